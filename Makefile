@@ -1,0 +1,100 @@
+# luacuda: build, test, demo and bench.
+#
+#   make demo    set up a fresh Debian 12 machine if needed, build, run the demo
+#   make test    the same set-up, then every spec (and the C unit tests)
+#   make check   build and run the specs without the set-up step (for a
+#                machine where Lua comes from elsewhere, e.g. the GPU devkit)
+#   make         just build build/luacuda/core.so (needs a C compiler and
+#                Lua 5.4's headers; luarocks calls this same Makefile)
+
+LUA        ?= lua5.4
+LUA_INCDIR ?= /usr/include/lua5.4
+CC         ?= cc
+CFLAGS     ?= -O2 -g
+LIBFLAG    ?= -shared
+BUILD      ?= build
+BUSTED     ?= $(shell command -v busted 2>/dev/null)
+PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks
+
+LC_CFLAGS  = -std=c11 -Wall -Wextra -Wpedantic -Werror=implicit-function-declaration \
+             -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden -I$(LUA_INCDIR) -Isrc
+LC_LIBS    = -lpthread -lm
+
+SRC  = $(wildcard src/*.c)
+HDR  = $(wildcard src/*.h)
+OBJ  = $(SRC:src/%.c=$(BUILD)/obj/%.o)
+LIB  = $(BUILD)/luacuda/core.so
+UNIT = $(BUILD)/layout_test
+
+# the spec runner sees the in-tree Lua files and the module just built
+RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
+
+.PHONY: all install deps check test demo bench test-asan rock clean
+
+all: $(LIB)
+
+$(BUILD)/obj/%.o: src/%.c $(HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LC_CFLAGS) -c $< -o $@
+
+$(LIB): $(OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LIBFLAG) $(OBJ) -o $@ $(LDFLAGS) $(LC_LIBS)
+
+$(UNIT): spec/c/layout_test.c src/layout.c src/layout.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/layout_test.c src/layout.c -o $@ $(LDFLAGS)
+
+# luarocks make: INST_LIBDIR and INST_LUADIR come from the rockspec
+install: $(LIB)
+	mkdir -p $(INST_LIBDIR)/luacuda $(INST_LUADIR)/luacuda
+	cp $(LIB) $(INST_LIBDIR)/luacuda/core.so
+	cp lua/luacuda/*.lua $(INST_LUADIR)/luacuda/
+
+# Install the Debian packages that are missing: with apt as root, otherwise
+# print the command and stop.
+deps:
+	@missing=""; \
+	for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -q $$missing >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null && apt-get install -y -q $$missing; } || exit 1; \
+	  else \
+	    echo "luacuda needs these Debian packages:$$missing"; \
+	    echo "  sudo apt-get install -y$$missing"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+check: $(LIB) $(UNIT)
+	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
+	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
+
+test: deps
+	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)"
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	$(RUN_ENV) $(LUA) examples/demo.lua
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	$(RUN_ENV) $(LUA) bench/host_arrays.lua
+
+# The specs against a module built with AddressSanitizer and UBSan; the
+# runtime is preloaded into the (uninstrumented) interpreter.
+SAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+test-asan: deps
+	@$(MAKE) --no-print-directory check BUILD=build-asan CFLAGS="$(SAN_FLAGS)" \
+	  LDFLAGS="-fsanitize=address,undefined" BUSTED="$$(command -v busted)" \
+	  LUA="env LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=1 LUACUDA_SANITIZED=1 $(LUA)"
+
+# build and install the rock into a local tree, as a user would
+rock:
+	luarocks --lua-version=5.4 make --tree=$(BUILD)/rocks luacuda-scm-1.rockspec
+
+clean:
+	rm -rf build build-asan

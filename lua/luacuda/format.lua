@@ -1,0 +1,127 @@
+-- format: tostring(array). Prints the kind, dtype and shape, then the
+-- values as a nested Lua table constructor; past 1000 elements only the
+-- first and last 3 entries of each long axis are shown (as NumPy does).
+local core = require "luacuda.core"
+
+local M = {}
+
+local THRESHOLD, EDGE = 1000, 3
+local ELLIPSIS = {}
+
+local function shape_string(shape)
+  return "{" .. table.concat(shape, ", ") .. "}"
+end
+
+-- Does the decimal s read back as v in the dtype?
+local function reads_back(s, v, dtype)
+  local x = tonumber(s)
+  if dtype == "float64" then return x == v end
+  if dtype == "float32" then return string.unpack("f", string.pack("f", x)) == v end
+  -- float16: within half a unit in the last place (11-bit significand)
+  local e = v == 0 and -24 or math.max(math.floor(math.log(math.abs(v), 2)) - 10, -24)
+  return math.abs(x - v) < 2.0^e / 2
+end
+
+-- The shortest decimal that reads back as the same value of the dtype,
+-- without an exponent for moderate magnitudes.
+local function float_string(v, dtype)
+  if v ~= v then return "nan" end
+  if v == math.huge then return "inf" elseif v == -math.huge then return "-inf" end
+  local p, s = 1
+  repeat
+    s = string.format("%." .. p .. "g", v)
+    p = p + 1
+  until p > 17 or reads_back(s, v, dtype)
+  local exp = tonumber(s:match("e([-+]%d+)$"))
+  if exp and exp >= -4 and exp < 16 then
+    s = string.format("%." .. math.max(p - 1, exp + 1) .. "g", v)
+  end
+  if not s:find("[%.eni]") then s = s .. ".0" end
+  return s
+end
+
+local function value_string(v, dtype)
+  if math.type(v) == "float" then return float_string(v, dtype) end
+  return tostring(v)
+end
+
+-- The indices of an axis of length n to show.
+local function picks(n, summarize)
+  local list = {}
+  if summarize and n > 2 * EDGE then
+    for i = 1, EDGE do list[#list + 1] = i end
+    list[#list + 1] = ELLIPSIS
+    for i = n - EDGE + 1, n do list[#list + 1] = i end
+  else
+    for i = 1, n do list[#list + 1] = i end
+  end
+  return list
+end
+
+-- Nested lists of value strings (or ELLIPSIS) for the view a.
+local function gather(a, summarize, dtype, width)
+  local n = a.shape[1]
+  local out = {}
+  if a.ndim == 1 then
+    local values
+    if summarize and n > 2 * EDGE then
+      local head = a[{{1, EDGE}}]:totable()
+      local tail = a[{{n - EDGE + 1, n}}]:totable()
+      values = {}
+      for _, v in ipairs(head) do values[#values + 1] = v end
+      values[#values + 1] = ELLIPSIS
+      for _, v in ipairs(tail) do values[#values + 1] = v end
+    else
+      values = a:totable()
+    end
+    for i, v in ipairs(values) do
+      if v == ELLIPSIS then
+        out[i] = ELLIPSIS
+      else
+        out[i] = value_string(v, dtype)
+        if #out[i] > width[1] then width[1] = #out[i] end
+      end
+    end
+    return out
+  end
+  for i, k in ipairs(picks(n, summarize)) do
+    out[i] = k == ELLIPSIS and ELLIPSIS or gather(a[k], summarize, dtype, width)
+  end
+  return out
+end
+
+local function render(node, depth, ndim, indent, width)
+  local parts = {}
+  for i, child in ipairs(node) do
+    if child == ELLIPSIS then
+      parts[i] = "..."
+    elseif depth == ndim then
+      parts[i] = string.rep(" ", width - #child) .. child
+    else
+      parts[i] = render(child, depth + 1, ndim, indent .. " ", width)
+    end
+  end
+  local sep = depth == ndim and ", " or ("," .. string.rep("\n", ndim - depth) .. indent .. " ")
+  return "{" .. table.concat(parts, sep) .. "}"
+end
+
+local function body(a)
+  local dtype = a.dtype
+  if a.ndim == 0 then return value_string(a:item(), dtype) end
+  local width = {0}
+  local nodes = gather(a, a.size > THRESHOLD, dtype, width)
+  return render(nodes, 1, a.ndim, "", width[1])
+end
+
+-- __tostring: never raises
+function M.array(a)
+  if core.type(a) == "closed array" then return "luacuda.array (closed)" end
+  local ok, text = pcall(function()
+    return string.format("luacuda.array(kind=%s, dtype=%s, shape=%s)\n%s",
+                         a.kind, a.dtype, shape_string(a.shape), body(a))
+  end)
+  if ok then return text end
+  return "luacuda.array (unprintable: " .. tostring(text) .. ")"
+end
+
+return M

@@ -1,0 +1,31 @@
+rockspec_format = "3.0"
+package = "luacuda"
+version = "scm-1"
+source = {
+  url = "git+https://github.com/luacuda/luacuda.git",
+}
+description = {
+  summary = "GPU arrays and GPU kernels for Lua 5.4",
+  detailed = [[
+Device arrays, pinned and mapped host memory, streams and kernels written as
+CUDA C strings and compiled at run time, with a CPU simulator backend that
+runs the same scripts where there is no GPU.]],
+  license = "MIT",
+  labels = { "cuda", "gpu", "array" },
+}
+dependencies = {
+  "lua >= 5.4, < 5.5",
+}
+build = {
+  type = "make",
+  -- the Makefile is the one build; luarocks passes its compiler settings
+  build_variables = {
+    CFLAGS = "$(CFLAGS)",
+    LIBFLAG = "$(LIBFLAG)",
+    LUA_INCDIR = "$(LUA_INCDIR)",
+  },
+  install_variables = {
+    INST_LIBDIR = "$(LIBDIR)",
+    INST_LUADIR = "$(LUADIR)",
+  },
+}

@@ -1,0 +1,67 @@
+-- The module loads, reports its backend, and installs as a rock.
+local luacuda = require "luacuda"
+
+local function sh(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  return ok == true, out, code
+end
+
+describe("the module", function()
+  it("loads the C part through require 'luacuda'", function()
+    assert.is_table(luacuda)
+    assert.is_function(luacuda.to_device)
+    assert.equal(package.loaded["luacuda.core"].to_device, luacuda.to_device)
+    assert.is_nil(rawget(_G, "luacuda"), "require must not set globals")
+  end)
+
+  it("names its backend and why", function()
+    local name, why = luacuda.backend()
+    assert.truthy(name == "sim" or name == "cuda")
+    assert.is_string(why)
+    if os.getenv("LUACUDA_BACKEND") == "sim" then
+      assert.equal("sim", name)
+      assert.equal("LUACUDA_BACKEND=sim", why)
+    end
+  end)
+
+  it("refuses an unknown LUACUDA_BACKEND at require time", function()
+    local ok, out = sh("LUACUDA_BACKEND=opencl lua5.4 -e 'require \"luacuda\"'")
+    assert.is_false(ok)
+    assert.truthy(out:find("LUACUDA_BACKEND=opencl is not one of auto, cuda, sim", 1, true), out)
+  end)
+
+  it("reports memory in use, total and free", function()
+    local info = luacuda.memory_info()
+    assert.is_true(info.total > 0)
+    assert.is_true(info.free <= info.total)
+    local before = info.used
+    local a = luacuda.device_array(1 << 20, "uint8")
+    assert.is_true(luacuda.memory_info().used >= before + (1 << 20))
+    a:close()
+    assert.equal(before, luacuda.memory_info().used)
+  end)
+end)
+
+describe("the rockspec", function()
+  local have = sh("command -v luarocks")
+  local it_rock = (have and not os.getenv("LUACUDA_SANITIZED")) and it or pending
+
+  it_rock("installs with luarocks make into a tree that plain lua5.4 can require", function()
+    local tmp = os.tmpname()
+    os.remove(tmp)
+    -- build in a copy of the sources, so the module under test is untouched
+    local ok, out = sh(("mkdir -p %s/src && cp -r Makefile luacuda-scm-1.rockspec src lua spec %s/src/ && " ..
+      "cd %s/src && env -u LD_PRELOAD luarocks --lua-version=5.4 make --tree=%s/tree luacuda-scm-1.rockspec")
+      :format(tmp, tmp, tmp, tmp))
+    assert.is_true(ok, out)
+    ok, out = sh(("cd / && eval \"$(luarocks --lua-version=5.4 path --tree=%s/tree)\" && " ..
+      "env -u LD_PRELOAD lua5.4 -e 'local l = require \"luacuda\"; print(l.backend(), l.to_device({1, 2, 3}):copy_to_host()[3])'")
+      :format(tmp))
+    sh("rm -rf " .. tmp)
+    assert.is_true(ok, out)
+    assert.truthy(out:find("sim") or out:find("cuda"), out)
+    assert.truthy(out:find("%f[%d]3%f[%D]"), out)
+  end)
+end)

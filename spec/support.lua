@@ -1,0 +1,47 @@
+-- Helpers shared by the specs.
+local luacuda = require "luacuda"
+
+local S = {}
+
+-- A comparable snapshot of a value: arrays by kind, dtype, layout and
+-- contents; tables deeply; anything else as is.
+function S.snapshot(v, seen)
+  if luacuda.type(v) == "array" then
+    return { kind = v.kind, dtype = v.dtype, shape = v.shape, strides = v.strides,
+             values = v:totable() }
+  elseif type(v) == "table" then
+    seen = seen or {}
+    if seen[v] then return seen[v] end
+    local t = {}
+    seen[v] = t
+    for k, x in pairs(v) do t[k] = S.snapshot(x, seen) end
+    return t
+  end
+  return v
+end
+
+-- Call fn(...) and expect an error whose message contains every string
+-- in patterns (plain text), with all arguments unchanged afterwards.
+function S.misuse(patterns, fn, ...)
+  if type(patterns) == "string" then patterns = { patterns } end
+  local args = table.pack(...)
+  local before = {}
+  for i = 1, args.n do before[i] = S.snapshot(args[i]) end
+  local ok, err = pcall(fn, ...)
+  assert(not ok, "expected an error containing " .. table.concat(patterns, " / "))
+  err = tostring(err)
+  for _, p in ipairs(patterns) do
+    assert(err:find(p, 1, true), ("error %q does not contain %q"):format(err, p))
+  end
+  for i = 1, args.n do
+    assert.same(before[i], S.snapshot(args[i]), "argument " .. i .. " changed by a failed call")
+  end
+  return err
+end
+
+-- Element-wise equality of an array's contents with a nested table.
+function S.values(a)
+  return a:totable()
+end
+
+return S

@@ -1,0 +1,217 @@
+/*
+** array: the Array userdata's life cycle (construction, release by __gc
+** and __close, the closed state), its fields, and the argument readers the
+** other files share.
+*/
+#include "array.h"
+
+#include <string.h>
+
+#include "internal.h"
+
+#define METHODS_KEY "luacuda.array.methods"
+
+lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt) {
+  lc_array *a = lua_newuserdatauv(L, sizeof *a, 1);
+  a->magic = LC_ARRAY_MAGIC;
+  a->buf = NULL;
+  a->dtype = dt;
+  a->lay.ndim = 0;
+  a->lay.size = 1;
+  a->lay.offset = 0;
+  luaL_setmetatable(L, LC_ARRAY_MT);
+  return a;
+}
+
+lc_array *lc_array_alloc(lua_State *L, lc_kind kind, const lc_dtype *dt,
+                         const lc_layout *lay, int64_t nbytes, const char *fname) {
+  lc_array *a = lc_array_push_closed(L, dt);
+  a->lay = *lay;
+  a->buf = lc_buffer_new(L, kind, (size_t)nbytes, 0, fname);
+  return a;
+}
+
+lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndim,
+                         const int64_t *shape, char order, const char *fname) {
+  lc_layout lay;
+  char err[LC_ERRLEN];
+  if (lc_layout_contiguous(&lay, ndim, shape, dt->size, order, err))
+    lc_error(L, fname, "%s", err);
+  return lc_array_alloc(L, kind, dt, &lay, lay.size * dt->size, fname);
+}
+
+lc_array *lc_array_push_view(lua_State *L, const lc_array *base,
+                             const lc_layout *lay, const lc_dtype *dt) {
+  lc_array *v = lc_array_push_closed(L, dt);
+  v->lay = *lay;
+  lc_buffer_retain(base->buf);
+  v->buf = base->buf;
+  return v;
+}
+
+lc_array *lc_array_test(lua_State *L, int idx) {
+  return luaL_testudata(L, idx, LC_ARRAY_MT);
+}
+
+lc_array *lc_array_check(lua_State *L, int idx, const char *fname) {
+  lc_array *a = lc_array_test(L, idx);
+  if (a == NULL)
+    lc_error(L, fname, "expected an array, got %s", luaL_typename(L, idx));
+  if (a->buf == NULL) lc_error(L, fname, "attempt to use a closed array");
+  return a;
+}
+
+/* __gc and __close: idempotent, never raises */
+static int array_release(lua_State *L) {
+  lc_array *a = lc_array_test(L, 1);
+  if (a && a->buf) {
+    lc_buffer *b = a->buf;
+    a->buf = NULL;
+    lc_buffer_release(b);
+  }
+  return 0;
+}
+
+static int array_len(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "len");
+  if (a->lay.ndim == 0) lc_error(L, "len", "a 0-d array has no length");
+  lua_pushinteger(L, a->lay.shape[0]);
+  return 1;
+}
+
+void lc_push_int64s(lua_State *L, int n, const int64_t *v) {
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushinteger(L, v[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+/* Push field key of a; returns 0 when key is not a field. */
+int lc_array_getfield(lua_State *L, const lc_array *a, const char *key);
+int lc_array_getfield(lua_State *L, const lc_array *a, const char *key) {
+  switch (key[0]) {
+    case 's':
+      if (strcmp(key, "shape") == 0) { lc_push_int64s(L, a->lay.ndim, a->lay.shape); return 1; }
+      if (strcmp(key, "strides") == 0) { lc_push_int64s(L, a->lay.ndim, a->lay.strides); return 1; }
+      if (strcmp(key, "size") == 0) { lua_pushinteger(L, a->lay.size); return 1; }
+      break;
+    case 'd':
+      if (strcmp(key, "dtype") == 0) { lua_pushstring(L, a->dtype->name); return 1; }
+      break;
+    case 'n':
+      if (strcmp(key, "ndim") == 0) { lua_pushinteger(L, a->lay.ndim); return 1; }
+      if (strcmp(key, "nbytes") == 0) { lua_pushinteger(L, a->lay.size * a->dtype->size); return 1; }
+      break;
+    case 'i':
+      if (strcmp(key, "itemsize") == 0) { lua_pushinteger(L, a->dtype->size); return 1; }
+      break;
+    case 'k':
+      if (strcmp(key, "kind") == 0) { lua_pushstring(L, lc_kind_names[a->buf->kind]); return 1; }
+      break;
+    case 'T':
+      if (key[1] == '\0') {
+        lc_layout t = a->lay;
+        char err[LC_ERRLEN];
+        lc_layout_transpose(&t, NULL, err);     /* reversing cannot fail */
+        lc_array_push_view(L, a, &t, a->dtype);
+        return 1;
+      }
+      break;
+  }
+  return 0;
+}
+
+void lc_array_add_methods(lua_State *L, const luaL_Reg *fns) {
+  lua_getfield(L, LUA_REGISTRYINDEX, METHODS_KEY);
+  luaL_setfuncs(L, fns, 0);
+  lua_pop(L, 1);
+}
+
+static int64_t check_dim(lua_State *L, int idx, int pos, bool allow_infer,
+                         const char *fname) {
+  int ok;
+  lua_Integer d = lua_tointegerx(L, idx, &ok);
+  if (!ok || lua_type(L, idx) != LUA_TNUMBER)
+    lc_error(L, fname, "shape entry %d must be an integer, got %s", pos,
+             lua_type(L, idx) == LUA_TNUMBER ? "a fraction" : luaL_typename(L, idx));
+  if (d < 0 && !(allow_infer && d == -1))
+    lc_error(L, fname, "shape entry %d is negative (%lld)", pos, (long long)d);
+  return d;
+}
+
+int lc_check_dims(lua_State *L, int idx, bool spread, bool allow_infer,
+                  int64_t *shape, const char *fname) {
+  if (spread && lua_type(L, idx) == LUA_TNUMBER) {
+    int top = lua_gettop(L), n = 0;
+    for (int i = idx; i <= top && lua_type(L, i) == LUA_TNUMBER; i++) {
+      if (n == LC_MAXDIM) lc_error(L, fname, "more than %d dimensions", LC_MAXDIM);
+      shape[n] = check_dim(L, i, n + 1, allow_infer, fname);
+      n++;
+    }
+    return n;
+  }
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    shape[0] = check_dim(L, idx, 1, allow_infer, fname);
+    return 1;
+  }
+  if (lua_type(L, idx) != LUA_TTABLE)
+    lc_error(L, fname, "shape must be a number or a table of numbers, got %s",
+             luaL_typename(L, idx));
+  lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+  if (n > LC_MAXDIM) lc_error(L, fname, "more than %d dimensions", LC_MAXDIM);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, idx, i);
+    shape[i - 1] = check_dim(L, -1, (int)i, allow_infer, fname);
+    lua_pop(L, 1);
+  }
+  return (int)n;
+}
+
+char lc_check_order(lua_State *L, int idx, const char *fname) {
+  if (lua_isnoneornil(L, idx)) return 'C';
+  const char *o = lua_tostring(L, idx);
+  if (lua_type(L, idx) != LUA_TSTRING || (strcmp(o, "C") != 0 && strcmp(o, "F") != 0))
+    lc_error(L, fname, "order must be \"C\" or \"F\", got %s",
+             lua_type(L, idx) == LUA_TSTRING ? o : luaL_typename(L, idx));
+  return o[0];
+}
+
+lc_stream *lc_opt_stream(lua_State *L, int idx, const char *fname) {
+  if (lua_isnoneornil(L, idx)) return NULL;
+  /* Stream objects come with the streams issue; nothing else is a stream. */
+  lc_error(L, fname, "expected a stream, got %s", luaL_typename(L, idx));
+}
+
+static const luaL_Reg meta[] = {
+  {"__gc", array_release},
+  {"__close", array_release},
+  {"__len", array_len},
+  {NULL, NULL}
+};
+
+static int array_close(lua_State *L) {
+  lc_array_check(L, 1, "close");
+  return array_release(L);
+}
+
+static const luaL_Reg methods[] = {
+  {"close", array_close},
+  {NULL, NULL}
+};
+
+void lc_array_open(lua_State *L) {
+  luaL_newmetatable(L, LC_ARRAY_MT);
+  luaL_setfuncs(L, meta, 0);
+  /* getmetatable(a) gives this name, not the table: the metamethods trust
+  ** that their first argument is an array */
+  lua_pushliteral(L, LC_ARRAY_MT);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+  lua_newtable(L);
+  luaL_setfuncs(L, methods, 0);
+  lua_setfield(L, LUA_REGISTRYINDEX, METHODS_KEY);
+  lc_index_open(L);
+  lc_shape_open(L);
+  lc_copy_open(L);
+}

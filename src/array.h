@@ -1,0 +1,119 @@
+/*
+** array: the one Array userdata, for every memory kind. An array is a
+** dtype, a layout, and a counted reference to the buffer holding the data;
+** views are arrays that share the buffer.
+*/
+#ifndef LUACUDA_ARRAY_H
+#define LUACUDA_ARRAY_H
+
+#include "backend.h"
+#include "buffer.h"
+#include "dtype.h"
+#include "layout.h"
+#include "lua.h"
+#include "lauxlib.h"
+
+#define LC_ARRAY_MAGIC 0x4c434152u   /* "LCAR": cheap identity check */
+
+typedef struct lc_array {
+  uint32_t magic;
+  lc_buffer *buf;              /* NULL once closed (or before allocation) */
+  const lc_dtype *dtype;
+  lc_layout lay;
+} lc_array;
+
+static inline char *lc_array_data(const lc_array *a) {
+  return (char *)a->buf->ptr + a->lay.offset;
+}
+
+static inline lc_kind lc_array_kind(const lc_array *a) { return a->buf->kind; }
+
+/* ---- the type (array.c) ---- */
+
+/* Push a new array userdata with no buffer yet: if what follows fails, the
+** object is still consistent and its finalizer does nothing. */
+lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt);
+
+/* Push a new array of the given kind and layout, allocating nbytes for it. */
+lc_array *lc_array_alloc(lua_State *L, lc_kind kind, const lc_dtype *dt,
+                         const lc_layout *lay, int64_t nbytes, const char *fname);
+
+/* Push a new contiguous array (order 'C' or 'F'). */
+lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndim,
+                         const int64_t *shape, char order, const char *fname);
+
+/* Push a view of base's buffer with another layout (and dtype). */
+lc_array *lc_array_push_view(lua_State *L, const lc_array *base,
+                             const lc_layout *lay, const lc_dtype *dt);
+
+/* The open array at idx, or an error naming fname. */
+lc_array *lc_array_check(lua_State *L, int idx, const char *fname);
+
+/* The array at idx (open or closed), or NULL for any other value. */
+lc_array *lc_array_test(lua_State *L, int idx);
+
+/* Add functions to the array method table. */
+void lc_array_add_methods(lua_State *L, const luaL_Reg *fns);
+
+/* Read a shape argument: a number, or a sequence of integers (a table, or
+** the arguments idx..top when spread is set). Entries must be >= 0, or
+** -1 too when allow_infer is set. Returns ndim. */
+int lc_check_dims(lua_State *L, int idx, bool spread, bool allow_infer,
+                  int64_t *shape, const char *fname);
+
+/* An order argument: nil gives 'C'; otherwise "C" or "F". */
+char lc_check_order(lua_State *L, int idx, const char *fname);
+
+/* The optional stream argument at idx: nil/none gives NULL (synchronous). */
+lc_stream *lc_opt_stream(lua_State *L, int idx, const char *fname);
+
+/* Push a Lua sequence of n integers. */
+void lc_push_int64s(lua_State *L, int n, const int64_t *v);
+
+/* ---- copies (copy.c) ---- */
+
+/* Copy src into dst: same dtype, same shape after dropping size-1 axes,
+** any layouts and kinds; overlapping views are handled. */
+void lc_copy_array(lua_State *L, lc_array *dst, const lc_array *src,
+                   lc_stream *s, const char *fname);
+
+/* Set every element of dst to the Lua value at vidx (checked first). */
+void lc_fill_array(lua_State *L, lc_array *dst, int vidx, lc_stream *s,
+                   const char *fname);
+
+/* One element at byte offset off from the buffer start, any kind. */
+void lc_elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
+                  const char *fname);
+void lc_elem_write(lua_State *L, const lc_array *a, int64_t off, const void *in,
+                   const char *fname);
+
+/* Assign the Lua value at vidx to the view of a described by lay: a scalar
+** is broadcast, an array or nested table of the same shape is copied. */
+void lc_assign(lua_State *L, const lc_array *a, const lc_layout *lay, int vidx,
+               lc_stream *s, const char *fname);
+
+/* Push a new host array, C-contiguous, holding a copy of a. */
+lc_array *lc_copy_to_new(lua_State *L, const lc_array *a, lc_kind kind,
+                         lc_stream *s, const char *fname);
+
+/* ---- Lua tables (convert.c) ---- */
+
+/* Push a new array of the given kind from the nested table at idx; dt NULL
+** infers bool, int64 or float64 from the values. */
+lc_array *lc_from_table(lua_State *L, int idx, const lc_dtype *dt, lc_kind kind,
+                        lc_stream *s, const char *fname);
+
+/* Push a 0-d array holding the scalar at idx; dt NULL infers bool, int64
+** or float64. */
+lc_array *lc_from_scalar(lua_State *L, int idx, const lc_dtype *dt, lc_kind kind,
+                         const char *fname);
+
+/* Push the elements of a as nested Lua tables (a 0-d array: its value). */
+void lc_to_table(lua_State *L, const lc_array *a, const char *fname);
+
+/* ---- indexing (index.c) ---- */
+void lc_index_open(lua_State *L);     /* installs __index / __newindex */
+void lc_shape_open(lua_State *L);     /* reshape, transpose, ... */
+void lc_copy_open(lua_State *L);      /* copy methods */
+
+#endif

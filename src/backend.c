@@ -1,0 +1,42 @@
+/*
+** backend: choosing the process-wide backend, once, from LUACUDA_BACKEND.
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+const char *const lc_kind_names[LC_NKINDS] = {
+  "host", "pinned", "mapped", "managed", "device"
+};
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static const lc_backend *chosen;
+static char why[512];
+
+static void choose(void) {
+  const char *env = getenv("LUACUDA_BACKEND");
+  if (env == NULL || *env == '\0' || strcmp(env, "auto") == 0) {
+    chosen = &lc_backend_sim;
+    snprintf(why, sizeof why, "the cuda backend is not part of this build yet");
+  } else if (strcmp(env, "sim") == 0) {
+    chosen = &lc_backend_sim;
+    snprintf(why, sizeof why, "LUACUDA_BACKEND=sim");
+  } else if (strcmp(env, "cuda") == 0) {
+    chosen = NULL;
+    snprintf(why, sizeof why,
+             "LUACUDA_BACKEND=cuda, but the cuda backend is not part of this build yet");
+  } else {
+    chosen = NULL;
+    snprintf(why, sizeof why,
+             "LUACUDA_BACKEND=%.200s is not one of auto, cuda, sim", env);
+  }
+}
+
+const lc_backend *lc_backend_get(const char **reason) {
+  pthread_once(&once, choose);
+  if (reason) *reason = why;
+  return chosen;
+}

@@ -1,0 +1,113 @@
+/*
+** backend: the interface every backend implements. Only backend_*.c files
+** call a device API; everything above sees memory as (kind, pointer, layout)
+** and asks the backend to move it.
+**
+** Conventions: functions return 0 on success, or an LC_E* code with a
+** message (naming the failing call) in err[LC_ERRLEN]. A NULL stream means
+** "synchronous": the call returns when the work is done. Slots a backend
+** does not provide yet are NULL; callers check with lc_backend_need().
+*/
+#ifndef LUACUDA_BACKEND_H
+#define LUACUDA_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include "layout.h"
+
+typedef enum lc_kind {
+  LC_HOST,       /* malloc'd host memory */
+  LC_PINNED,     /* page-locked host memory */
+  LC_MAPPED,     /* page-locked host memory mapped into the device */
+  LC_MANAGED,    /* unified memory */
+  LC_DEVICE,     /* device memory */
+  LC_NKINDS
+} lc_kind;
+
+extern const char *const lc_kind_names[LC_NKINDS];
+
+/* May the host read and write this memory through a plain pointer? */
+static inline bool lc_kind_host_accessible(lc_kind k) { return k != LC_DEVICE; }
+/* May a kernel read and write it? */
+static inline bool lc_kind_device_accessible(lc_kind k) { return k >= LC_MAPPED; }
+
+enum { LC_OK = 0, LC_EFAIL = -1, LC_ENOMEM = -2, LC_ENOTSUP = -3 };
+
+/* One strided region of memory: the buffer start, its kind, and the view. */
+typedef struct lc_region {
+  void *base;
+  lc_kind kind;
+  const lc_layout *layout;
+} lc_region;
+
+typedef struct lc_stream lc_stream;   /* backend-defined */
+typedef struct lc_event lc_event;     /* backend-defined */
+typedef struct lc_module lc_module;   /* backend-defined */
+typedef struct lc_function lc_function;
+
+typedef struct lc_launch {
+  unsigned grid[3], block[3];
+  unsigned shared_bytes;
+  lc_stream *stream;
+  void **args;                        /* one pointer per parameter value */
+} lc_launch;
+
+typedef struct lc_backend {
+  const char *name;
+
+  /* memory; flags are LC_ALLOC_* */
+  int (*mem_alloc)(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err);
+  void (*mem_free)(lc_kind kind, void *ptr, size_t nbytes);
+  int (*mem_info)(size_t *free_bytes, size_t *total_bytes, size_t *used_bytes);
+
+  /* copy nbytes between contiguous ranges of any two kinds */
+  int (*copy)(void *dst, lc_kind dkind, const void *src, lc_kind skind,
+              size_t nbytes, lc_stream *s, char *err);
+  /* copy between two views of the same shape (size-1 axes already dropped,
+  ** never overlapping); never writes between the elements of dst */
+  int (*copy_strided)(const lc_region *dst, const lc_region *src,
+                      int64_t itemsize, lc_stream *s, char *err);
+  /* set every element of a view to the itemsize bytes at value */
+  int (*fill)(const lc_region *dst, const void *value, int64_t itemsize,
+              lc_stream *s, char *err);
+
+  /* streams and events (the streams issue) */
+  int (*stream_create)(lc_stream **s, char *err);
+  int (*stream_destroy)(lc_stream *s, char *err);
+  int (*stream_synchronize)(lc_stream *s, char *err);
+  int (*stream_query)(lc_stream *s, bool *done, char *err);
+  int (*event_create)(lc_event **e, bool timing, char *err);
+  int (*event_destroy)(lc_event *e, char *err);
+  int (*event_record)(lc_event *e, lc_stream *s, char *err);
+  int (*event_wait)(lc_event *e, lc_stream *s, char *err);
+  int (*event_synchronize)(lc_event *e, char *err);
+  int (*event_elapsed)(lc_event *start, lc_event *end, float *ms, char *err);
+  /* wait for everything queued on the default stream */
+  int (*synchronize)(char *err);
+
+  /* modules and launches (the kernels issue) */
+  int (*module_load)(const char *source, const char *name,
+                     const char *const *options, int noptions,
+                     lc_module **m, char **log, char *err);
+  int (*module_unload)(lc_module *m, char *err);
+  int (*module_function)(lc_module *m, const char *name, lc_function **f, char *err);
+  int (*launch)(lc_function *f, const lc_launch *cfg, char *err);
+} lc_backend;
+
+enum { LC_ALLOC_PORTABLE = 1, LC_ALLOC_WRITECOMBINED = 2 };
+
+/* The process-wide backend, chosen once from LUACUDA_BACKEND. Returns NULL
+** with the reason in *why when the requested backend cannot be used.
+** *why also explains, for sim chosen by auto, why CUDA was not used. */
+const lc_backend *lc_backend_get(const char **why);
+
+extern const lc_backend lc_backend_sim;
+
+/* Host copy between two views of the same shape, used by the simulator and
+** for host-accessible memory on every backend. */
+void lc_copy_strided_host(char *dst, const lc_layout *dl,
+                          const char *src, const lc_layout *sl, int64_t itemsize);
+void lc_fill_host(char *dst, const lc_layout *dl, const void *value, int64_t itemsize);
+
+#endif

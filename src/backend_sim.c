@@ -1,0 +1,132 @@
+/*
+** backend_sim: the simulator. "Device" memory is host memory (256-byte
+** aligned, like cudaMalloc's), but it stays a separate kind: only this file
+** touches it directly. Its capacity is the machine's memory, or
+** LUACUDA_SIM_MEMORY bytes (suffix K, M or G) to simulate a smaller GPU.
+*/
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+
+static atomic_size_t used;          /* bytes in live device allocations */
+static size_t capacity;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static size_t physical_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : SIZE_MAX;
+}
+
+static void init_capacity(void) {
+  const char *env = getenv("LUACUDA_SIM_MEMORY");
+  capacity = physical_memory();
+  if (env && *env) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(env, &end, 10);
+    size_t mul = 1;
+    switch (*end) {
+      case 'K': case 'k': mul = (size_t)1 << 10; end++; break;
+      case 'M': case 'm': mul = (size_t)1 << 20; end++; break;
+      case 'G': case 'g': mul = (size_t)1 << 30; end++; break;
+    }
+    if (errno == 0 && *end == '\0' && v > 0 && v <= SIZE_MAX / mul)
+      capacity = (size_t)v * mul;
+  }
+}
+
+static bool counted(lc_kind kind) { return kind == LC_DEVICE || kind == LC_MANAGED; }
+
+static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err) {
+  (void)flags;
+  pthread_once(&once, init_capacity);
+  size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
+  if (n < nbytes) n = SIZE_MAX;
+  if (counted(kind)) {
+    size_t before = atomic_fetch_add(&used, n);
+    if (before + n > capacity || before + n < before) {
+      atomic_fetch_sub(&used, n);
+      snprintf(err, LC_ERRLEN,
+               "out of %s memory allocating %zu bytes (%zu of %zu in use)",
+               lc_kind_names[kind], nbytes, before, capacity);
+      return LC_ENOMEM;
+    }
+  }
+  *ptr = n == SIZE_MAX ? NULL : aligned_alloc(256, n);
+  if (*ptr == NULL) {
+    if (counted(kind)) atomic_fetch_sub(&used, n);
+    snprintf(err, LC_ERRLEN, "out of %s memory allocating %zu bytes",
+             lc_kind_names[kind], nbytes);
+    return LC_ENOMEM;
+  }
+  return LC_OK;
+}
+
+static void sim_free(lc_kind kind, void *ptr, size_t nbytes) {
+  if (counted(kind)) {
+    size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
+    atomic_fetch_sub(&used, n);
+  }
+  free(ptr);
+}
+
+static int sim_mem_info(size_t *free_bytes, size_t *total, size_t *in_use) {
+  pthread_once(&once, init_capacity);
+  size_t u = atomic_load(&used);
+  *total = capacity;
+  *free_bytes = u < capacity ? capacity - u : 0;
+  *in_use = u;
+  return LC_OK;
+}
+
+/* Streams arrive with the streams issue; until then every operation is
+** synchronous and a stream here is a caller bug. */
+static int no_stream(lc_stream *s, char *err) {
+  if (s == NULL) return LC_OK;
+  snprintf(err, LC_ERRLEN, "streams are not supported by the sim backend yet");
+  return LC_ENOTSUP;
+}
+
+static int sim_copy(void *dst, lc_kind dkind, const void *src, lc_kind skind,
+                    size_t nbytes, lc_stream *s, char *err) {
+  (void)dkind; (void)skind;
+  if (no_stream(s, err)) return LC_ENOTSUP;
+  memmove(dst, src, nbytes);
+  return LC_OK;
+}
+
+static int sim_copy_strided(const lc_region *dst, const lc_region *src,
+                            int64_t itemsize, lc_stream *s, char *err) {
+  if (no_stream(s, err)) return LC_ENOTSUP;
+  lc_copy_strided_host(dst->base, dst->layout, src->base, src->layout, itemsize);
+  return LC_OK;
+}
+
+static int sim_fill(const lc_region *dst, const void *value, int64_t itemsize,
+                    lc_stream *s, char *err) {
+  if (no_stream(s, err)) return LC_ENOTSUP;
+  lc_fill_host(dst->base, dst->layout, value, itemsize);
+  return LC_OK;
+}
+
+static int sim_synchronize(char *err) {
+  (void)err;
+  return LC_OK;
+}
+
+const lc_backend lc_backend_sim = {
+  .name = "sim",
+  .mem_alloc = sim_alloc,
+  .mem_free = sim_free,
+  .mem_info = sim_mem_info,
+  .copy = sim_copy,
+  .copy_strided = sim_copy_strided,
+  .fill = sim_fill,
+  .synchronize = sim_synchronize,
+};

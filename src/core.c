@@ -1,0 +1,82 @@
+/*
+** core: luaopen_luacuda_core assembles the module from the per-file
+** *_open functions, and holds the few functions about the device itself.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "array.h"
+#include "internal.h"
+
+void lc_error(lua_State *L, const char *fname, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  luaL_error(L, "luacuda.%s: %s", fname, msg);
+  for (;;) {}   /* not reached: luaL_error does not return */
+}
+
+/* backend() -> name, reason */
+static int l_backend(lua_State *L) {
+  const char *why;
+  const lc_backend *be = lc_backend_get(&why);
+  lua_pushstring(L, be->name);
+  lua_pushstring(L, why);
+  return 2;
+}
+
+/* memory_info() -> {free=, total=, used=}: device memory, in bytes */
+static int l_memory_info(lua_State *L) {
+  size_t free_b, total, used;
+  lc_backend_get(NULL)->mem_info(&free_b, &total, &used);
+  lua_createtable(L, 0, 3);
+  lua_pushinteger(L, (lua_Integer)free_b);
+  lua_setfield(L, -2, "free");
+  lua_pushinteger(L, (lua_Integer)total);
+  lua_setfield(L, -2, "total");
+  lua_pushinteger(L, (lua_Integer)used);
+  lua_setfield(L, -2, "used");
+  return 1;
+}
+
+/* synchronize(): wait for all queued device work */
+static int l_synchronize(lua_State *L) {
+  char err[LC_ERRLEN];
+  if (lc_backend_get(NULL)->synchronize(err)) lc_error(L, "synchronize", "%s", err);
+  return 0;
+}
+
+/* type(x) -> "array" | "closed array" | fail, as io.type does for files */
+static int l_type(lua_State *L) {
+  luaL_checkany(L, 1);
+  lc_array *a = lc_array_test(L, 1);
+  if (a == NULL) luaL_pushfail(L);
+  else lua_pushstring(L, a->buf ? "array" : "closed array");
+  return 1;
+}
+
+static const luaL_Reg fns[] = {
+  {"backend", l_backend},
+  {"memory_info", l_memory_info},
+  {"synchronize", l_synchronize},
+  {"type", l_type},
+  {NULL, NULL}
+};
+
+LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
+  const char *why;
+  if (lc_backend_get(&why) == NULL) return luaL_error(L, "luacuda: %s", why);
+  lua_newtable(L);
+  luaL_setfuncs(L, fns, 0);
+  lc_array_open(L);
+  lc_create_open(L);
+  lc_convert_open(L);
+  /* for init.lua, which adds the methods that are clearer in Lua */
+  luaL_getmetatable(L, LC_ARRAY_MT);
+  lua_setfield(L, -2, "_array_metatable");
+  lua_getfield(L, LUA_REGISTRYINDEX, "luacuda.array.methods");
+  lua_setfield(L, -2, "_array_methods");
+  return 1;
+}

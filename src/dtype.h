@@ -1,0 +1,57 @@
+/*
+** dtype: element types: size, alignment, names, and conversion between
+** Lua values and stored elements.
+*/
+#ifndef LUACUDA_DTYPE_H
+#define LUACUDA_DTYPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "lua.h"
+
+typedef enum lc_typecode {
+  LC_BOOL, LC_INT8, LC_INT16, LC_INT32, LC_INT64,
+  LC_UINT8, LC_UINT16, LC_UINT32, LC_UINT64,
+  LC_FLOAT16, LC_FLOAT32, LC_FLOAT64,
+  LC_NTYPES
+} lc_typecode;
+
+typedef struct lc_dtype {
+  lc_typecode code;
+  const char *name;     /* canonical name, the value of a.dtype */
+  const char *ctype;    /* spelling in kernel source */
+  int64_t size;
+  int64_t align;
+  char kind;            /* 'b' bool, 'i' signed, 'u' unsigned, 'f' float */
+} lc_dtype;
+
+extern const lc_dtype lc_dtypes[LC_NTYPES];
+
+/* By canonical name or NumPy alias ("f4", "i8", ...); NULL if unknown. */
+const lc_dtype *lc_dtype_lookup(const char *name);
+
+/* The dtype named by the string at idx; raises "luacuda.<fname>: ..." */
+const lc_dtype *lc_dtype_check(lua_State *L, int idx, const char *fname);
+
+/* The dtype at idx, or dflt when the value there is nil or absent. */
+const lc_dtype *lc_dtype_opt(lua_State *L, int idx, const lc_dtype *dflt,
+                             const char *fname);
+
+/* Push the element at p as a Lua value. */
+void lc_elem_push(lua_State *L, const lc_dtype *dt, const void *p);
+
+/* Convert the Lua value at idx into an element at out. Returns 0, or -1
+** with a message (without function name) in err[LC_ERRLEN]. Writes out
+** only on success. */
+int lc_elem_convert(lua_State *L, int idx, const lc_dtype *dt, void *out,
+                    char *err);
+
+/* Same, raising "luacuda.<fname>: <cause>". */
+void lc_elem_check(lua_State *L, int idx, const lc_dtype *dt, void *out,
+                   const char *fname);
+
+/* IEEE binary16 <-> binary32/64, round to nearest even. */
+uint16_t lc_half_from_double(double d);
+double lc_half_to_double(uint16_t h);
+
+#endif

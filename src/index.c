@@ -1,0 +1,236 @@
+/*
+** index: a[i], a[{i, j}], a[{{first, last, step}, {}}] and their
+** assignments. Lua's 1-based, inclusive, negative-from-the-end indices are
+** turned into layout operations here. The metamethods keep an integer fast
+** path for 1-D host-addressable arrays, the case loops hit.
+*/
+#include "array.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+int lc_array_getfield(lua_State *L, const lc_array *a, const char *key);
+
+/* Normalize a 1-based index that may count from the end (-1 is the last). */
+static int64_t norm_index(int64_t i, int64_t n) { return i < 0 ? n + 1 + i : i; }
+
+static int64_t check_integer(lua_State *L, int idx, const char *what, int pos,
+                             const char *fname) {
+  int ok;
+  lua_Integer v = lua_tointegerx(L, idx, &ok);
+  if (!ok || lua_type(L, idx) != LUA_TNUMBER) {
+    char where[64] = "";
+    if (pos > 0) snprintf(where, sizeof where, " %d", pos);
+    if (lua_type(L, idx) == LUA_TNUMBER)
+      lc_error(L, fname, "%s%s must be an integer, got %g", what, where, lua_tonumber(L, idx));
+    lc_error(L, fname, "%s%s must be an integer, got %s", what, where, luaL_typename(L, idx));
+  }
+  return v;
+}
+
+static void select_axis(lua_State *L, lc_layout *lay, int axis, int64_t i,
+                        const char *fname) {
+  int64_t n = lay->shape[axis];
+  int64_t k = norm_index(i, n);
+  char err[LC_ERRLEN];
+  if (k < 1 || k > n)
+    lc_error(L, fname, "index %lld out of bounds for axis %d of size %lld",
+             (long long)i, axis + 1, (long long)n);
+  if (lc_layout_select(lay, axis, k - 1, err)) lc_error(L, fname, "%s", err);
+}
+
+/* The range table at idx, {first, last, step} with each entry optional,
+** applied to axis. Inclusive bounds; empty when last is before first. */
+static void slice_axis(lua_State *L, lc_layout *lay, int axis, int idx,
+                       int pos, const char *fname) {
+  int64_t n = lay->shape[axis], v[3];
+  bool given[3];
+  if (lua_rawlen(L, idx) > 3)
+    lc_error(L, fname, "range in index entry %d has more than 3 entries {first, last, step}", pos);
+  for (int k = 0; k < 3; k++) {
+    lua_rawgeti(L, idx, k + 1);
+    given[k] = !lua_isnil(L, -1);
+    if (given[k]) v[k] = check_integer(L, -1, "range entry of index entry", pos, fname);
+    lua_pop(L, 1);
+  }
+  int64_t step = given[2] ? v[2] : 1;
+  if (step == 0) lc_error(L, fname, "range in index entry %d has step 0", pos);
+  int64_t first = given[0] ? norm_index(v[0], n) : (step > 0 ? 1 : n);
+  int64_t last = given[1] ? norm_index(v[1], n) : (step > 0 ? n : 1);
+  bool empty = step > 0 ? last < first : last > first;
+  bool ok = empty ? (step > 0 ? first >= 1 && first <= n + 1 && last >= 0 && last <= n
+                              : first >= 0 && first <= n && last >= 1 && last <= n + 1)
+                  : first >= 1 && first <= n && last >= 1 && last <= n;
+  if (!ok)
+    lc_error(L, fname, "range {%lld, %lld} out of bounds for axis %d of size %lld",
+             (long long)(given[0] ? v[0] : first), (long long)(given[1] ? v[1] : last),
+             axis + 1, (long long)n);
+  int64_t count = empty ? 0 : (last - first) / step + 1;
+  char err[LC_ERRLEN];
+  if (lc_layout_slice(lay, axis, empty ? 0 : first - 1, count, step, err))
+    lc_error(L, fname, "%s", err);
+}
+
+/* Resolve the key at kidx. Returns true when it names one element, whose
+** byte offset is then lay->offset; otherwise lay is the view. */
+static bool resolve(lua_State *L, const lc_array *a, int kidx, lc_layout *lay,
+                    const char *fname) {
+  *lay = a->lay;
+  int nd = a->lay.ndim;
+  if (lua_type(L, kidx) == LUA_TNUMBER) {
+    if (nd == 0) lc_error(L, fname, "a 0-d array is indexed with a[{}], not a number");
+    select_axis(L, lay, 0, check_integer(L, kidx, "index", 0, fname), fname);
+    return nd == 1;
+  }
+  if (lua_type(L, kidx) != LUA_TTABLE)
+    lc_error(L, fname, "bad index type %s (a number or a table)", luaL_typename(L, kidx));
+  int n = (int)lua_rawlen(L, kidx);
+  if (n > nd) lc_error(L, fname, "too many indices (%d) for a %d-d array", n, nd);
+  int axis = 0, picked = 0;
+  for (int k = 1; k <= n; k++) {
+    int t = lua_rawgeti(L, kidx, k);
+    if (t == LUA_TNUMBER) {
+      select_axis(L, lay, axis, check_integer(L, -1, "index entry", k, fname), fname);
+      picked++;
+    } else if (t == LUA_TTABLE) {
+      slice_axis(L, lay, axis, lua_gettop(L), k, fname);
+      axis++;
+    } else {
+      lc_error(L, fname, "index entry %d is %s (a number, or a range table)",
+               k, luaL_typename(L, -1));
+    }
+    lua_pop(L, 1);
+  }
+  return picked == nd;
+}
+
+static void push_element(lua_State *L, const lc_array *a, int64_t off,
+                         const char *fname) {
+  if (lc_kind_host_accessible(lc_array_kind(a))) {
+    lc_elem_push(L, a->dtype, (char *)a->buf->ptr + off);
+  } else {
+    char tmp[16];
+    lc_elem_read(L, a, off, tmp, fname);
+    lc_elem_push(L, a->dtype, tmp);
+  }
+}
+
+static void store_element(lua_State *L, const lc_array *a, int64_t off, int vidx,
+                          const char *fname) {
+  char tmp[16];
+  lc_elem_check(L, vidx, a->dtype, tmp, fname);
+  if (lc_kind_host_accessible(lc_array_kind(a)))
+    memcpy((char *)a->buf->ptr + off, tmp, (size_t)a->dtype->size);
+  else
+    lc_elem_write(L, a, off, tmp, fname);
+}
+
+/* a[key] for number and table keys */
+static int getitem(lua_State *L, const lc_array *a, int kidx, const char *fname) {
+  lc_layout lay;
+  if (resolve(L, a, kidx, &lay, fname)) push_element(L, a, lay.offset, fname);
+  else lc_array_push_view(L, a, &lay, a->dtype);
+  return 1;
+}
+
+static void setitem(lua_State *L, const lc_array *a, int kidx, int vidx,
+                    lc_stream *s, const char *fname) {
+  lc_layout lay;
+  if (resolve(L, a, kidx, &lay, fname)) store_element(L, a, lay.offset, vidx, fname);
+  else lc_assign(L, a, &lay, vidx, s, fname);
+}
+
+/* 1-D host-addressable array and an in-range integer: the loop case */
+static inline char *fast_element(const lc_array *a, lua_State *L) {
+  int isint;
+  lua_Integer i = lua_tointegerx(L, 2, &isint);
+  if (!isint || a == NULL || a->magic != LC_ARRAY_MAGIC || a->buf == NULL ||
+      a->lay.ndim != 1 || !lc_kind_host_accessible(a->buf->kind))
+    return NULL;
+  int64_t n = a->lay.shape[0];
+  if (i < 0) i += n + 1;
+  if ((uint64_t)(i - 1) >= (uint64_t)n) return NULL;
+  return (char *)a->buf->ptr + a->lay.offset + (i - 1) * a->lay.strides[0];
+}
+
+/* __index: upvalue 1 is the method table */
+static int array_index(lua_State *L) {
+  lc_array *a = lua_touserdata(L, 1);
+  int kt = lua_type(L, 2);
+  if (kt == LUA_TNUMBER) {
+    char *p = fast_element(a, L);
+    if (p) {
+      lc_elem_push(L, a->dtype, p);
+      return 1;
+    }
+  } else if (kt == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+    a = lc_array_check(L, 1, "index");
+    if (lc_array_getfield(L, a, lua_tostring(L, 2))) return 1;
+    lua_pushnil(L);
+    return 1;
+  }
+  return getitem(L, lc_array_check(L, 1, "index"), 2, "index");
+}
+
+static int array_newindex(lua_State *L) {
+  lc_array *a = lua_touserdata(L, 1);
+  int kt = lua_type(L, 2);
+  if (kt == LUA_TNUMBER) {
+    char *p = fast_element(a, L);
+    if (p) {
+      lc_elem_check(L, 3, a->dtype, p, "setitem");   /* writes only when valid */
+      return 0;
+    }
+  } else if (kt == LUA_TSTRING) {
+    lc_error(L, "setitem", "cannot assign to field '%s' of an array", lua_tostring(L, 2));
+  }
+  setitem(L, lc_array_check(L, 1, "setitem"), 2, 3, NULL, "setitem");
+  return 0;
+}
+
+/* a:getitem(key [, stream]) */
+static int array_getitem(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "getitem");
+  lc_opt_stream(L, 3, "getitem");
+  return getitem(L, a, 2, "getitem");
+}
+
+/* a:setitem(key, value [, stream]) */
+static int array_setitem(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "setitem");
+  lc_stream *s = lc_opt_stream(L, 4, "setitem");
+  setitem(L, a, 2, 3, s, "setitem");
+  return 0;
+}
+
+/* a:item(): the one element of a size-1 array */
+static int array_item(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "item");
+  if (a->lay.size != 1)
+    lc_error(L, "item", "the array has %lld elements, item needs exactly 1",
+             (long long)a->lay.size);
+  push_element(L, a, a->lay.offset, "item");
+  return 1;
+}
+
+static const luaL_Reg methods[] = {
+  {"getitem", array_getitem},
+  {"setitem", array_setitem},
+  {"item", array_item},
+  {NULL, NULL}
+};
+
+void lc_index_open(lua_State *L) {
+  lc_array_add_methods(L, methods);
+  luaL_getmetatable(L, LC_ARRAY_MT);
+  lua_getfield(L, LUA_REGISTRYINDEX, "luacuda.array.methods");
+  lua_pushcclosure(L, array_index, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, array_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pop(L, 1);
+}

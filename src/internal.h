@@ -1,0 +1,29 @@
+/*
+** internal: what the files of luacuda.core share and nothing outside sees.
+** The module is built with -fvisibility=hidden; only LC_EXPORT symbols are
+** visible to the program that loads it.
+*/
+#ifndef LUACUDA_INTERNAL_H
+#define LUACUDA_INTERNAL_H
+
+#include "lua.h"
+#include "lauxlib.h"
+
+#define LC_EXPORT __attribute__((visibility("default")))
+#define LC_NORETURN __attribute__((noreturn))
+#define LC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+/* Raise "luacuda.<fname>: <formatted cause>" (printf formats, %lld works). */
+LC_NORETURN LC_PRINTF(3, 4)
+void lc_error(lua_State *L, const char *fname, const char *fmt, ...);
+
+/* Registry names of the userdata types. */
+#define LC_ARRAY_MT  "luacuda.array"
+#define LC_STREAM_MT "luacuda.stream"
+
+/* One *_open per file; each adds its functions to the table on top. */
+void lc_array_open(lua_State *L);
+void lc_create_open(lua_State *L);
+void lc_convert_open(lua_State *L);
+
+#endif
