@@ -1,5 +1,6 @@
 -- Helpers shared by the specs.
 local luacuda = require "luacuda"
+local assert = require "luassert"   -- a required module does not see busted's assert
 
 local S = {}
 

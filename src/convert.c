@@ -78,8 +78,11 @@ static void leaf_error(conv *c, int depth, int idx) {
   char msg[LC_ERRLEN];
   if (t == LUA_TTABLE) {
     snprintf(msg, sizeof msg, "is a table where a value is expected (ragged nested table)");
-  } else if (c->mode == AS_BOOL || (c->mode != AS_GIVEN && t == LUA_TBOOLEAN)) {
-    snprintf(msg, sizeof msg, "mixes booleans and numbers (got %s)", lua_typename(L, t));
+  } else if ((c->mode == AS_BOOL && t == LUA_TNUMBER) ||
+             (c->mode != AS_GIVEN && c->mode != AS_BOOL && t == LUA_TBOOLEAN)) {
+    snprintf(msg, sizeof msg, "mixes booleans and numbers (got a %s)", lua_typename(L, t));
+  } else if (c->mode == AS_BOOL) {
+    snprintf(msg, sizeof msg, "expected a boolean, got %s", lua_typename(L, t));
   } else if (c->mode != AS_GIVEN) {
     snprintf(msg, sizeof msg, "expected a number or a boolean, got %s", lua_typename(L, t));
   } else if (lc_elem_convert(L, idx, c->dt, c->out, msg) == 0) {
@@ -88,52 +91,57 @@ static void leaf_error(conv *c, int depth, int idx) {
   elem_error(c, depth, msg);
 }
 
-/* Convert m values at stack slots base.. (leaf positions first..). */
-static void convert_run(conv *c, int base, int m, int64_t first, int depth) {
+/* Convert m leaves at stack slots base.., whose Lua types are in types[]
+** (lua_rawgeti returned them); first is the 0-based position of the first.
+** One loop per mode, so the mode is not decided per element. */
+static void convert_run(conv *c, int base, int m, const int *types, int64_t first,
+                        int depth) {
   lua_State *L = c->L;
-  for (int k = 0; k < m; k++) {
-    int idx = base + k;
-    c->pos[depth] = first + k + 1;
-    switch (c->mode) {
-      case AS_INT:
-        if (lua_isinteger(L, idx)) {
-          int64_t v = lua_tointeger(L, idx);
-          memcpy(c->out, &v, 8);
-          break;
-        }
-        if (lua_type(L, idx) != LUA_TNUMBER) leaf_error(c, depth + 1, idx);
-        widen_to_float(c);
-        /* fall through */
-      case AS_FLOAT:
-        if (lua_type(L, idx) == LUA_TNUMBER) {
-          double v = lua_tonumber(L, idx);
-          memcpy(c->out, &v, 8);
-        } else {
-          leaf_error(c, depth + 1, idx);
-        }
-        break;
-      case AS_BOOL:
-        if (lua_type(L, idx) != LUA_TBOOLEAN) leaf_error(c, depth + 1, idx);
-        *c->out = (char)lua_toboolean(L, idx);
-        break;
-      case AS_GIVEN:
-        if (c->dt->code == LC_FLOAT64 && lua_type(L, idx) == LUA_TNUMBER) {
-          double v = lua_tonumber(L, idx);
-          memcpy(c->out, &v, 8);
-        } else if (c->dt->code == LC_FLOAT32 && lua_type(L, idx) == LUA_TNUMBER) {
-          float v = (float)lua_tonumber(L, idx);
-          memcpy(c->out, &v, 4);
-        } else if (c->dt->code == LC_INT64 && lua_isinteger(L, idx)) {
-          int64_t v = lua_tointeger(L, idx);
-          memcpy(c->out, &v, 8);
-        } else {
-          char err[LC_ERRLEN];
-          if (lc_elem_convert(L, idx, c->dt, c->out, err)) leaf_error(c, depth + 1, idx);
-        }
-        break;
+  int k = 0;
+#define FAIL(k_) do { c->pos[depth] = first + (k_) + 1; leaf_error(c, depth + 1, base + (k_)); } while (0)
+  if (c->mode == AS_INT) {
+    for (; k < m; k++) {
+      if (!lua_isinteger(L, base + k)) break;
+      int64_t v = lua_tointeger(L, base + k);
+      memcpy(c->out, &v, 8);
+      c->out += 8;
     }
-    c->out += c->dt->size;
+    if (k == m) return;
+    if (types[k] != LUA_TNUMBER) FAIL(k);
+    widen_to_float(c);          /* a float: the rest is float64 too */
   }
+  switch (c->mode) {
+    case AS_FLOAT:
+      for (; k < m; k++) {
+        if (types[k] != LUA_TNUMBER) FAIL(k);
+        double v = lua_tonumber(L, base + k);
+        memcpy(c->out, &v, 8);
+        c->out += 8;
+      }
+      return;
+    case AS_BOOL:
+      for (; k < m; k++) {
+        if (types[k] != LUA_TBOOLEAN) FAIL(k);
+        *c->out++ = (char)lua_toboolean(L, base + k);
+      }
+      return;
+    default: break;
+  }
+  int64_t size = c->dt->size;
+  for (; k < m; k++, c->out += size) {
+    int idx = base + k;
+    if (c->dt->code == LC_FLOAT64 && types[k] == LUA_TNUMBER) {
+      double v = lua_tonumber(L, idx);
+      memcpy(c->out, &v, 8);
+    } else if (c->dt->code == LC_FLOAT32 && types[k] == LUA_TNUMBER) {
+      float v = (float)lua_tonumber(L, idx);
+      memcpy(c->out, &v, 4);
+    } else {
+      char err[LC_ERRLEN];
+      if (lc_elem_convert(L, idx, c->dt, c->out, err)) FAIL(k);
+    }
+  }
+#undef FAIL
 }
 
 static void convert_level(conv *c, int tidx, int depth) {
@@ -146,12 +154,13 @@ static void convert_level(conv *c, int tidx, int depth) {
     ragged(c, depth, msg);
   }
   if (depth == c->ndim - 1) {
+    int types[CHUNK];
     luaL_checkstack(L, CHUNK, c->fname);
     for (int64_t i = 0; i < n; i += CHUNK) {
       int m = (int)(n - i < CHUNK ? n - i : CHUNK);
-      for (int k = 0; k < m; k++) lua_rawgeti(L, tidx, i + k + 1);
+      for (int k = 0; k < m; k++) types[k] = lua_rawgeti(L, tidx, i + k + 1);
       int base = lua_gettop(L) - m + 1;
-      convert_run(c, base, m, i, depth);
+      convert_run(c, base, m, types, i, depth);
       lua_settop(L, base - 1);
     }
     return;

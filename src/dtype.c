@@ -126,12 +126,14 @@ void lc_elem_push(lua_State *L, const lc_dtype *dt, const void *p) {
 #define STORE(T, v) do { T x_ = (T)(v); memcpy(out, &x_, sizeof x_); } while (0)
 
 static int integer_error(char *err, const lc_dtype *dt, lua_State *L, int idx) {
+  lua_Number f = lua_tonumber(L, idx);
   if (lua_isinteger(L, idx))
     snprintf(err, LC_ERRLEN, "%lld is out of range for %s",
              (long long)lua_tointeger(L, idx), dt->name);
+  else if (f == floor(f) && isfinite(f))      /* integral, but too large */
+    snprintf(err, LC_ERRLEN, "%.17g is out of range for %s", (double)f, dt->name);
   else
-    snprintf(err, LC_ERRLEN, "%s needs an integer, got %.17g", dt->name,
-             (double)lua_tonumber(L, idx));
+    snprintf(err, LC_ERRLEN, "%s needs an integer, got %.17g", dt->name, (double)f);
   return -1;
 }
 

@@ -40,6 +40,17 @@ const lc_dtype *lc_dtype_opt(lua_State *L, int idx, const lc_dtype *dflt,
 /* Push the element at p as a Lua value. */
 void lc_elem_push(lua_State *L, const lc_dtype *dt, const void *p);
 
+/* The same, inlined for the common dtypes (element loops). */
+static inline void lc_elem_push_fast(lua_State *L, const lc_dtype *dt, const void *p) {
+  switch (dt->code) {
+    case LC_FLOAT64: { double v; __builtin_memcpy(&v, p, 8); lua_pushnumber(L, v); return; }
+    case LC_FLOAT32: { float v; __builtin_memcpy(&v, p, 4); lua_pushnumber(L, v); return; }
+    case LC_INT64: { int64_t v; __builtin_memcpy(&v, p, 8); lua_pushinteger(L, v); return; }
+    case LC_INT32: { int32_t v; __builtin_memcpy(&v, p, 4); lua_pushinteger(L, v); return; }
+    default: lc_elem_push(L, dt, p);
+  }
+}
+
 /* Convert the Lua value at idx into an element at out. Returns 0, or -1
 ** with a message (without function name) in err[LC_ERRLEN]. Writes out
 ** only on success. */

@@ -42,7 +42,8 @@ static void select_axis(lua_State *L, lc_layout *lay, int axis, int64_t i,
 }
 
 /* The range table at idx, {first, last, step} with each entry optional,
-** applied to axis. Inclusive bounds; empty when last is before first. */
+** applied to axis. Inclusive bounds; empty when last is before first
+** (after first, for a negative step). */
 static void slice_axis(lua_State *L, lc_layout *lay, int axis, int idx,
                        int pos, const char *fname) {
   int64_t n = lay->shape[axis], v[3];
@@ -58,7 +59,10 @@ static void slice_axis(lua_State *L, lc_layout *lay, int axis, int idx,
   int64_t step = given[2] ? v[2] : 1;
   if (step == 0) lc_error(L, fname, "range in index entry %d has step 0", pos);
   int64_t first = given[0] ? norm_index(v[0], n) : (step > 0 ? 1 : n);
-  int64_t last = given[1] ? norm_index(v[1], n) : (step > 0 ? n : 1);
+  /* {i} alone is the one-element range {i, i} (Torch's convention: it
+  ** keeps the axis); with no first either, the range runs to the end */
+  int64_t last = given[1] ? norm_index(v[1], n)
+               : given[0] ? first : (step > 0 ? n : 1);
   bool empty = step > 0 ? last < first : last > first;
   bool ok = empty ? (step > 0 ? first >= 1 && first <= n + 1 && last >= 0 && last <= n
                               : first >= 0 && first <= n && last >= 1 && last <= n + 1)
@@ -142,30 +146,49 @@ static void setitem(lua_State *L, const lc_array *a, int kidx, int vidx,
   else lc_assign(L, a, &lay, vidx, s, fname);
 }
 
-/* 1-D host-addressable array and an in-range integer: the loop case */
+/* 1-D host-addressable array and an in-range Lua integer key: the case
+** loops hit, kept to the fewest API calls */
 static inline char *fast_element(const lc_array *a, lua_State *L) {
-  int isint;
-  lua_Integer i = lua_tointegerx(L, 2, &isint);
-  if (!isint || a == NULL || a->magic != LC_ARRAY_MAGIC || a->buf == NULL ||
-      a->lay.ndim != 1 || !lc_kind_host_accessible(a->buf->kind))
+  if (!lua_isinteger(L, 2) || a == NULL || a->magic != LC_ARRAY_MAGIC ||
+      a->buf == NULL || a->lay.ndim != 1 || !lc_kind_host_accessible(a->buf->kind))
     return NULL;
+  lua_Integer i = lua_tointeger(L, 2);
   int64_t n = a->lay.shape[0];
   if (i < 0) i += n + 1;
   if ((uint64_t)(i - 1) >= (uint64_t)n) return NULL;
   return (char *)a->buf->ptr + a->lay.offset + (i - 1) * a->lay.strides[0];
 }
 
+/* Store the value at index 3 into p for the common dtypes; 0 if the value
+** needs the general conversion (or is invalid). */
+static inline int store_fast(lua_State *L, const lc_dtype *dt, char *p) {
+  switch (dt->code) {
+    case LC_FLOAT64:
+      if (lua_type(L, 3) != LUA_TNUMBER) return 0;
+      { double v = lua_tonumber(L, 3); memcpy(p, &v, 8); }
+      return 1;
+    case LC_FLOAT32:
+      if (lua_type(L, 3) != LUA_TNUMBER) return 0;
+      { float v = (float)lua_tonumber(L, 3); memcpy(p, &v, 4); }
+      return 1;
+    case LC_INT64:
+      if (!lua_isinteger(L, 3)) return 0;
+      { int64_t v = lua_tointeger(L, 3); memcpy(p, &v, 8); }
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 /* __index: upvalue 1 is the method table */
 static int array_index(lua_State *L) {
   lc_array *a = lua_touserdata(L, 1);
-  int kt = lua_type(L, 2);
-  if (kt == LUA_TNUMBER) {
-    char *p = fast_element(a, L);
-    if (p) {
-      lc_elem_push(L, a->dtype, p);
-      return 1;
-    }
-  } else if (kt == LUA_TSTRING) {
+  char *p = fast_element(a, L);
+  if (p) {
+    lc_elem_push_fast(L, a->dtype, p);
+    return 1;
+  }
+  if (lua_type(L, 2) == LUA_TSTRING) {
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     a = lc_array_check(L, 1, "index");
@@ -178,16 +201,14 @@ static int array_index(lua_State *L) {
 
 static int array_newindex(lua_State *L) {
   lc_array *a = lua_touserdata(L, 1);
-  int kt = lua_type(L, 2);
-  if (kt == LUA_TNUMBER) {
-    char *p = fast_element(a, L);
-    if (p) {
+  char *p = fast_element(a, L);
+  if (p) {
+    if (!store_fast(L, a->dtype, p))
       lc_elem_check(L, 3, a->dtype, p, "setitem");   /* writes only when valid */
-      return 0;
-    }
-  } else if (kt == LUA_TSTRING) {
-    lc_error(L, "setitem", "cannot assign to field '%s' of an array", lua_tostring(L, 2));
+    return 0;
   }
+  if (lua_type(L, 2) == LUA_TSTRING)
+    lc_error(L, "setitem", "cannot assign to field '%s' of an array", lua_tostring(L, 2));
   setitem(L, lc_array_check(L, 1, "setitem"), 2, 3, NULL, "setitem");
   return 0;
 }

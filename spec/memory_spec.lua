@@ -1,0 +1,127 @@
+-- Freeing: __gc, <close>, views keeping their buffer, and the collector
+-- kept aware of memory it cannot see.
+local luacuda = require "luacuda"
+
+local MiB = 1 << 20
+
+local function used() return luacuda.memory_info().used end
+
+local function lua_run(env, code)
+  local f = io.popen(("%s lua5.4 -e %q 2>&1"):format(env, code))
+  local out = f:read("a")
+  local ok = f:close()
+  return ok == true, out
+end
+
+describe("freeing", function()
+  it("__gc frees device memory", function()
+    collectgarbage()
+    local before = used()
+    do local _ = luacuda.device_array(4 * MiB, "uint8") end
+    collectgarbage()
+    collectgarbage()
+    assert.equal(before, used())
+  end)
+
+  it("<close> frees at the end of the scope, also when left by an error", function()
+    local before = used()
+    do
+      local a <close> = luacuda.device_array(MiB, "uint8")
+      assert.is_true(used() >= before + MiB)
+    end
+    assert.equal(before, used())
+    local ok = pcall(function()
+      local a <close> = luacuda.device_array(MiB, "uint8")
+      error("boom")
+    end)
+    assert.is_false(ok)
+    assert.equal(before, used())
+  end)
+
+  it("a closed array is a clear error when used again, as a closed file is", function()
+    local a = luacuda.to_device({1, 2, 3})
+    a:close()
+    assert.equal("closed array", luacuda.type(a))
+    do local again <close> = a end     -- __close (and __gc) stay harmless
+    local uses = {
+      function() a:close() end,
+      function() return a[1] end,
+      function() a[1] = 5 end,
+      function() return a.shape end,
+      function() return #a end,
+      function() return a:copy_to_host() end,
+      function() return a:reshape(3) end,
+      function() return luacuda.to_device(a) end,
+      function() luacuda.to_device({1, 2, 3}):copy_to_host(a) end,
+    }
+    for i, use in ipairs(uses) do
+      local ok, err = pcall(use)
+      assert.is_false(ok, "use " .. i)
+      assert.truthy(tostring(err):find("attempt to use a closed array", 1, true), err)
+    end
+    assert.equal("luacuda.array (closed)", tostring(a))
+  end)
+
+  it("views keep the buffer alive after the base is closed or collected", function()
+    local before = used()
+    local base = luacuda.to_device({1, 2, 3, 4})
+    local v = base[{{2, 3}}]
+    base:close()
+    assert.same({2, 3}, v:copy_to_host():totable())
+    assert.is_true(used() > before)
+    v:close()
+    assert.equal(before, used())
+    local w = luacuda.to_device({{1, 2}, {3, 4}})[2]
+    collectgarbage()
+    collectgarbage()
+    assert.same({3, 4}, w:copy_to_host():totable())
+  end)
+end)
+
+describe("the collector", function()
+  it("keeps up with 10,000 dropped 8 MiB device arrays", function()
+    collectgarbage()
+    local before, peak = used(), 0
+    for i = 1, 10000 do
+      local a = luacuda.device_array(8 * MiB, "uint8")
+      if i % 100 == 0 then a[1] = 1 end
+      local u = used()
+      if u > peak then peak = u end
+    end
+    collectgarbage()
+    collectgarbage()
+    assert.equal(before, used())
+    -- without the accounting, all 80 GB would still be allocated
+    assert.is_true(peak - before < 2048 * MiB, ("peak %d MiB"):format((peak - before) // MiB))
+  end)
+
+  it("keeps views of dropped arrays intact while the loop frees the rest", function()
+    local kept = {}
+    for i = 1, 300 do
+      local a = luacuda.device_array({MiB}, "int32")
+      if i % 50 == 0 then
+        a[{{1, 2}}] = {i, -i}
+        kept[#kept + 1] = a[{{1, 2}}]
+      end
+    end
+    collectgarbage()
+    for k, v in ipairs(kept) do
+      assert.same({50 * k, -50 * k}, v:copy_to_host():totable())
+    end
+  end)
+
+  it("fits a loop into a small simulated device, and reports a real out-of-memory", function()
+    local ok, out = lua_run("LUACUDA_SIM_MEMORY=64M", [[
+      local luacuda = require "luacuda"
+      for i = 1, 500 do luacuda.device_array(8 << 20, "uint8"):fill(i % 256) end
+      print("loop done", luacuda.memory_info().total)
+      local ok, err = pcall(luacuda.device_array, 100 << 20, "uint8")
+      print(ok, err)
+      print("after", luacuda.to_device({1, 2, 3}):copy_to_host()[3])
+    ]])
+    assert.is_true(ok, out)
+    assert.truthy(out:find("loop done\t67108864", 1, true), out)
+    assert.truthy(out:find("false\tluacuda.device_array: out of device memory allocating 104857600 bytes", 1, true), out)
+    assert.truthy(out:find("after\t3", 1, true), out)
+  end)
+end)
