@@ -107,6 +107,14 @@ for kind, make in pairs(kinds) do
       assert.equal(8.25, v[2])
     end)
 
+    it("assigns a size-1 array of the same dtype to an element", function()
+      m[{2, 2}] = make({{-7}})
+      assert.equal(-7, m[{2, 2}])
+      local v = make({1, 2, 3})
+      v[3] = luacuda.array(9)
+      assert.equal(9, v[3])
+    end)
+
     it("broadcasts a scalar into a view, touching nothing else", function()
       m[{{}, {2, 4, 2}}] = 0
       assert.same({{11, 0, 13, 0}, {21, 0, 23, 0}, {31, 0, 33, 0}}, values(m))

@@ -129,40 +129,44 @@ void lc_array_add_methods(lua_State *L, const luaL_Reg *fns) {
 }
 
 static int64_t check_dim(lua_State *L, int idx, int pos, bool allow_infer,
-                         const char *fname) {
+                         const char *what, const char *fname) {
   int ok;
   lua_Integer d = lua_tointegerx(L, idx, &ok);
-  if (!ok || lua_type(L, idx) != LUA_TNUMBER)
-    lc_error(L, fname, "shape entry %d must be an integer, got %s", pos,
-             lua_type(L, idx) == LUA_TNUMBER ? "a fraction" : luaL_typename(L, idx));
+  if (!ok || lua_type(L, idx) != LUA_TNUMBER) {
+    if (lua_type(L, idx) == LUA_TNUMBER)
+      lc_error(L, fname, "%s entry %d must be an integer, got %g", what, pos,
+               lua_tonumber(L, idx));
+    lc_error(L, fname, "%s entry %d must be an integer, got %s", what, pos,
+             luaL_typename(L, idx));
+  }
   if (d < 0 && !(allow_infer && d == -1))
-    lc_error(L, fname, "shape entry %d is negative (%lld)", pos, (long long)d);
+    lc_error(L, fname, "%s entry %d is negative (%lld)", what, pos, (long long)d);
   return d;
 }
 
 int lc_check_dims(lua_State *L, int idx, bool spread, bool allow_infer,
-                  int64_t *shape, const char *fname) {
+                  int64_t *shape, const char *what, const char *fname) {
   if (spread && lua_type(L, idx) == LUA_TNUMBER) {
     int top = lua_gettop(L), n = 0;
     for (int i = idx; i <= top && lua_type(L, i) == LUA_TNUMBER; i++) {
       if (n == LC_MAXDIM) lc_error(L, fname, "more than %d dimensions", LC_MAXDIM);
-      shape[n] = check_dim(L, i, n + 1, allow_infer, fname);
+      shape[n] = check_dim(L, i, n + 1, allow_infer, what, fname);
       n++;
     }
     return n;
   }
   if (lua_type(L, idx) == LUA_TNUMBER) {
-    shape[0] = check_dim(L, idx, 1, allow_infer, fname);
+    shape[0] = check_dim(L, idx, 1, allow_infer, what, fname);
     return 1;
   }
   if (lua_type(L, idx) != LUA_TTABLE)
-    lc_error(L, fname, "shape must be a number or a table of numbers, got %s",
+    lc_error(L, fname, "%s must be a number or a table of numbers, got %s", what,
              luaL_typename(L, idx));
   lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
   if (n > LC_MAXDIM) lc_error(L, fname, "more than %d dimensions", LC_MAXDIM);
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, idx, i);
-    shape[i - 1] = check_dim(L, -1, (int)i, allow_infer, fname);
+    shape[i - 1] = check_dim(L, -1, (int)i, allow_infer, what, fname);
     lua_pop(L, 1);
   }
   return (int)n;
@@ -175,6 +179,24 @@ char lc_check_order(lua_State *L, int idx, const char *fname) {
     lc_error(L, fname, "order must be \"C\" or \"F\", got %s",
              lua_type(L, idx) == LUA_TSTRING ? o : luaL_typename(L, idx));
   return o[0];
+}
+
+bool lc_check_opts(lua_State *L, int idx, const char *const *known,
+                       const char *fname) {
+  if (lua_isnoneornil(L, idx)) return false;
+  if (lua_type(L, idx) != LUA_TTABLE)
+    lc_error(L, fname, "options must be a table, got %s", luaL_typename(L, idx));
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    bool ok = false;
+    if (lua_type(L, -2) == LUA_TSTRING)
+      for (int i = 0; known[i]; i++) ok = ok || strcmp(lua_tostring(L, -2), known[i]) == 0;
+    if (!ok)
+      lc_error(L, fname, "unknown option %s", lua_type(L, -2) == LUA_TSTRING
+               ? lua_tostring(L, -2) : luaL_typename(L, -2));
+    lua_pop(L, 1);
+  }
+  return true;
 }
 
 lc_stream *lc_opt_stream(lua_State *L, int idx, const char *fname) {

@@ -57,9 +57,14 @@ void lc_array_add_methods(lua_State *L, const luaL_Reg *fns);
 
 /* Read a shape argument: a number, or a sequence of integers (a table, or
 ** the arguments idx..top when spread is set). Entries must be >= 0, or
-** -1 too when allow_infer is set. Returns ndim. */
+** -1 too when allow_infer is set. Messages call it what ("shape"...).
+** Returns ndim. */
 int lc_check_dims(lua_State *L, int idx, bool spread, bool allow_infer,
-                  int64_t *shape, const char *fname);
+                  int64_t *shape, const char *what, const char *fname);
+
+/* An options table at idx: false for nil/none; an error for another type
+** or for a key not in known (a NULL-terminated list). */
+bool lc_check_opts(lua_State *L, int idx, const char *const *known, const char *fname);
 
 /* An order argument: nil gives 'C'; otherwise "C" or "F". */
 char lc_check_order(lua_State *L, int idx, const char *fname);

@@ -191,7 +191,7 @@ lc_array *lc_from_table(lua_State *L, int idx, const lc_dtype *dt, lc_kind kind,
   }
   lc_array *h = lc_array_empty(L, LC_HOST, c.dt, nd, shape, 'C', fname);
   c.start = c.out = lc_array_data(h);
-  if (h->lay.size > 0) convert_level(&c, idx, 0);
+  convert_level(&c, idx, 0);     /* a size-0 table may still be ragged: {{}, {1}} */
   h->dtype = c.dt;                        /* int64 may have become float64 */
   if (kind == LC_HOST) return h;
   lc_array *d = lc_copy_to_new(L, h, kind, s, fname);

@@ -163,7 +163,7 @@ static int array_copy_to_host(lua_State *L) {
     lua_settop(L, 2);
     return 1;
   }
-  lc_stream *s = lc_opt_stream(L, 2, "copy_to_host");
+  lc_stream *s = lc_opt_stream(L, lua_isnil(L, 2) ? 3 : 2, "copy_to_host");
   lc_copy_to_new(L, a, LC_HOST, s, "copy_to_host");
   return 1;
 }

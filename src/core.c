@@ -50,7 +50,7 @@ static int l_synchronize(lua_State *L) {
 
 /* type(x) -> "array" | "closed array" | fail, as io.type does for files */
 static int l_type(lua_State *L) {
-  luaL_checkany(L, 1);
+  if (lua_isnone(L, 1)) lc_error(L, "type", "expected a value, got no value");
   lc_array *a = lc_array_test(L, 1);
   if (a == NULL) luaL_pushfail(L);
   else lua_pushstring(L, a->buf ? "array" : "closed array");

@@ -10,25 +10,6 @@
 
 #define F64 (&lc_dtypes[LC_FLOAT64])
 
-/* Options table at idx (or nil); checks that every key is one we know. */
-static bool check_opts(lua_State *L, int idx, const char *const *known,
-                       const char *fname) {
-  if (lua_isnoneornil(L, idx)) return false;
-  if (lua_type(L, idx) != LUA_TTABLE)
-    lc_error(L, fname, "options must be a table, got %s", luaL_typename(L, idx));
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    bool ok = false;
-    if (lua_type(L, -2) == LUA_TSTRING)
-      for (int i = 0; known[i]; i++) ok = ok || strcmp(lua_tostring(L, -2), known[i]) == 0;
-    if (!ok)
-      lc_error(L, fname, "unknown option %s", lua_type(L, -2) == LUA_TSTRING
-               ? lua_tostring(L, -2) : luaL_typename(L, -2));
-    lua_pop(L, 1);
-  }
-  return true;
-}
-
 /* Push the field of the options table at idx (nil when there is none). */
 static int opt_field(lua_State *L, int idx, bool have, const char *key) {
   if (!have) {
@@ -47,7 +28,7 @@ static int l_new_host(lua_State *L) {
   const char *fname = lua_tostring(L, lua_upvalueindex(1));
   new_fill fill = (new_fill)lua_tointeger(L, lua_upvalueindex(2));
   int64_t shape[LC_MAXDIM];
-  int nd = lc_check_dims(L, 1, false, false, shape, fname);
+  int nd = lc_check_dims(L, 1, false, false, shape, "shape", fname);
   const lc_dtype *dt = lc_dtype_opt(L, 2, F64, fname);
   char order = lc_check_order(L, 3, fname);
   lc_array *a = lc_array_empty(L, LC_HOST, dt, nd, shape, order, fname);
@@ -65,7 +46,7 @@ static int l_new_host(lua_State *L) {
 /* full(shape, value [, dtype] [, order]): dtype from the value if absent */
 static int l_full(lua_State *L) {
   int64_t shape[LC_MAXDIM];
-  int nd = lc_check_dims(L, 1, false, false, shape, "full");
+  int nd = lc_check_dims(L, 1, false, false, shape, "shape", "full");
   const lc_dtype *dt = lc_dtype_opt(L, 3, NULL, "full");
   char order = lc_check_order(L, 4, "full");
   if (dt == NULL) {
@@ -86,8 +67,11 @@ static int l_full(lua_State *L) {
 static int l_arange(lua_State *L) {
   int ok;
   lua_Integer n = lua_tointegerx(L, 1, &ok);
-  if (!ok || lua_type(L, 1) != LUA_TNUMBER)
+  if (!ok || lua_type(L, 1) != LUA_TNUMBER) {
+    if (lua_type(L, 1) == LUA_TNUMBER)
+      lc_error(L, "arange", "n must be an integer, got %g", lua_tonumber(L, 1));
     lc_error(L, "arange", "n must be an integer, got %s", luaL_typename(L, 1));
+  }
   if (n < 0) lc_error(L, "arange", "n must not be negative, got %lld", (long long)n);
   const lc_dtype *dt = lc_dtype_opt(L, 2, &lc_dtypes[LC_INT64], "arange");
   if (dt->code == LC_BOOL) lc_error(L, "arange", "dtype bool has no range of values");
@@ -124,14 +108,14 @@ static const char *const device_array_opts[] = {"strides", "order", "stream", NU
 /* device_array(shape [, dtype] [, {strides=, order=, stream=} | order]) */
 static int l_device_array(lua_State *L) {
   int64_t shape[LC_MAXDIM];
-  int nd = lc_check_dims(L, 1, false, false, shape, "device_array");
+  int nd = lc_check_dims(L, 1, false, false, shape, "shape", "device_array");
   const lc_dtype *dt = lc_dtype_opt(L, 2, F64, "device_array");
   if (lua_type(L, 3) == LUA_TSTRING) {
     lc_array_empty(L, LC_DEVICE, dt, nd, shape, lc_check_order(L, 3, "device_array"),
                    "device_array");
     return 1;
   }
-  bool have = check_opts(L, 3, device_array_opts, "device_array");
+  bool have = lc_check_opts(L, 3, device_array_opts, "device_array");
   opt_field(L, 3, have, "order");
   char order = lc_check_order(L, -1, "device_array");
   opt_field(L, 3, have, "stream");
@@ -187,12 +171,14 @@ static int l_to_device(lua_State *L) {
     oidx = 2;
   }
   lc_stream *s = sidx ? lc_opt_stream(L, sidx, fn) : NULL;
-  bool have = check_opts(L, oidx, to_device_opts, fn);
+  bool have = lc_check_opts(L, oidx, to_device_opts, fn);
   int top = lua_gettop(L);
   opt_field(L, oidx, have, "dtype");
   const lc_dtype *dt = lc_dtype_opt(L, top + 1, NULL, fn);
-  opt_field(L, oidx, have, "copy");
-  bool copy = lua_isnil(L, top + 2) || lua_toboolean(L, top + 2);
+  int ct = opt_field(L, oidx, have, "copy");
+  if (ct != LUA_TNIL && ct != LUA_TBOOLEAN)
+    lc_error(L, fn, "option copy must be a boolean, got %s", luaL_typename(L, -1));
+  bool copy = ct == LUA_TNIL || lua_toboolean(L, top + 2);
   lc_array *to = NULL;
   if (opt_field(L, oidx, have, "to") != LUA_TNIL) {
     to = lc_array_check(L, top + 3, fn);

@@ -41,6 +41,22 @@ static void select_axis(lua_State *L, lc_layout *lay, int axis, int64_t i,
   if (lc_layout_select(lay, axis, k - 1, err)) lc_error(L, fname, "%s", err);
 }
 
+/* Every key of the table at idx must be a position 1..n: a named key
+** ({row = 1}) would otherwise be ignored silently. */
+static void check_positions(lua_State *L, int idx, lua_Integer n, const char *what,
+                            const char *fname) {
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > n) {
+      if (lua_type(L, -1) == LUA_TSTRING)
+        lc_error(L, fname, "%s has a key '%s'; only positions 1..%lld are allowed",
+                 what, lua_tostring(L, -1), (long long)n);
+      lc_error(L, fname, "%s has a key that is not a position 1..%lld", what, (long long)n);
+    }
+  }
+}
+
 /* The range table at idx, {first, last, step} with each entry optional,
 ** applied to axis. Inclusive bounds; empty when last is before first
 ** (after first, for a negative step). */
@@ -50,6 +66,7 @@ static void slice_axis(lua_State *L, lc_layout *lay, int axis, int idx,
   bool given[3];
   if (lua_rawlen(L, idx) > 3)
     lc_error(L, fname, "range in index entry %d has more than 3 entries {first, last, step}", pos);
+  check_positions(L, idx, 3, "a range table", fname);
   for (int k = 0; k < 3; k++) {
     lua_rawgeti(L, idx, k + 1);
     given[k] = !lua_isnil(L, -1);
@@ -91,6 +108,7 @@ static bool resolve(lua_State *L, const lc_array *a, int kidx, lc_layout *lay,
   if (lua_type(L, kidx) != LUA_TTABLE)
     lc_error(L, fname, "bad index type %s (a number or a table)", luaL_typename(L, kidx));
   int n = (int)lua_rawlen(L, kidx);
+  check_positions(L, kidx, n, "the index table", fname);
   if (n > nd) lc_error(L, fname, "too many indices (%d) for a %d-d array", n, nd);
   int axis = 0, picked = 0;
   for (int k = 1; k <= n; k++) {
@@ -142,8 +160,12 @@ static int getitem(lua_State *L, const lc_array *a, int kidx, const char *fname)
 static void setitem(lua_State *L, const lc_array *a, int kidx, int vidx,
                     lc_stream *s, const char *fname) {
   lc_layout lay;
-  if (resolve(L, a, kidx, &lay, fname)) store_element(L, a, lay.offset, vidx, fname);
-  else lc_assign(L, a, &lay, vidx, s, fname);
+  /* an array value goes through the copy rules even into one element
+  ** (a size-1 array of the same dtype fits there) */
+  if (resolve(L, a, kidx, &lay, fname) && lc_array_test(L, vidx) == NULL)
+    store_element(L, a, lay.offset, vidx, fname);
+  else
+    lc_assign(L, a, &lay, vidx, s, fname);
 }
 
 /* 1-D host-addressable array and an in-range Lua integer key: the case
@@ -203,9 +225,11 @@ static int array_newindex(lua_State *L) {
   lc_array *a = lua_touserdata(L, 1);
   char *p = fast_element(a, L);
   if (p) {
-    if (!store_fast(L, a->dtype, p))
+    if (store_fast(L, a->dtype, p)) return 0;
+    if (lua_type(L, 3) != LUA_TUSERDATA) {     /* arrays take the copy path */
       lc_elem_check(L, 3, a->dtype, p, "setitem");   /* writes only when valid */
-    return 0;
+      return 0;
+    }
   }
   if (lua_type(L, 2) == LUA_TSTRING)
     lc_error(L, "setitem", "cannot assign to field '%s' of an array", lua_tostring(L, 2));
@@ -224,6 +248,7 @@ static int array_getitem(lua_State *L) {
 static int array_setitem(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "setitem");
   lc_stream *s = lc_opt_stream(L, 4, "setitem");
+  if (lua_isnone(L, 3)) lc_error(L, "setitem", "expected a key and a value");
   setitem(L, a, 2, 3, s, "setitem");
   return 0;
 }

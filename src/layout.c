@@ -94,7 +94,8 @@ int lc_layout_strided(lc_layout *l, int ndim, const int64_t *shape,
       return fail(err, "strides overflow");
   }
   int64_t total;
-  if (!add_ok(hi - lo, itemsize, &total)) return fail(err, "strides overflow");
+  if (__builtin_sub_overflow(hi, lo, &total) || !add_ok(total, itemsize, &total))
+    return fail(err, "strides overflow");
   l->ndim = ndim;
   l->size = size;
   l->offset = -lo;
@@ -104,7 +105,8 @@ int lc_layout_strided(lc_layout *l, int ndim, const int64_t *shape,
   return 0;
 }
 
-static int64_t iabs64(int64_t v) { return v < 0 ? -v : v; }
+/* |v| without overflow: a size-0 or size-1 axis may hold INT64_MIN */
+static uint64_t iabs64(int64_t v) { return v < 0 ? 0 - (uint64_t)v : (uint64_t)v; }
 
 void lc_layout_like(lc_layout *dst, const lc_layout *src, int64_t itemsize) {
   int perm[LC_MAXDIM];
@@ -172,9 +174,9 @@ int lc_shape_infer(int ndim, int64_t *shape, int64_t size, char *err) {
   char want[256];
   int unknown = -1;
   int64_t known = 1;
-  lc_shape_format(want, sizeof want, ndim, shape);
-  if (ndim > LC_MAXDIM)
+  if (ndim < 0 || ndim > LC_MAXDIM)
     return fail(err, "%d dimensions (at most %d)", ndim, LC_MAXDIM);
+  lc_shape_format(want, sizeof want, ndim, shape);
   for (int i = 0; i < ndim; i++) {
     if (shape[i] == -1) {
       if (unknown >= 0) return fail(err, "only one dimension can be -1, in %s", want);

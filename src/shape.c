@@ -11,7 +11,9 @@
 
 /* An options table's order field, or a bare order string. */
 static char opt_order(lua_State *L, int idx, const char *fname) {
+  static const char *const known[] = {"order", NULL};
   if (lua_type(L, idx) == LUA_TTABLE) {
+    lc_check_opts(L, idx, known, fname);
     lua_getfield(L, idx, "order");
     char o = lc_check_order(L, -1, fname);
     lua_pop(L, 1);
@@ -44,7 +46,7 @@ static int array_reshape(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "reshape");
   int64_t shape[LC_MAXDIM];
   bool spread = lua_type(L, 2) == LUA_TNUMBER;
-  int nd = lc_check_dims(L, 2, true, true, shape, "reshape");
+  int nd = lc_check_dims(L, 2, true, true, shape, "shape", "reshape");
   char order = opt_order(L, spread ? 2 + nd : 3, "reshape");
   char err[LC_ERRLEN];
   if (lc_shape_infer(nd, shape, a->lay.size, err)) lc_error(L, "reshape", "%s", err);
@@ -72,7 +74,7 @@ static int array_transpose(lua_State *L) {
   } else {
     int64_t axes[LC_MAXDIM];
     int perm[LC_MAXDIM];
-    int n = lc_check_dims(L, 2, true, false, axes, "transpose");
+    int n = lc_check_dims(L, 2, true, false, axes, "permutation", "transpose");
     if (n != a->lay.ndim)
       lc_error(L, "transpose", "permutation has %d axes, the array has %d", n, a->lay.ndim);
     for (int i = 0; i < n; i++) perm[i] = axes[i] > LC_MAXDIM ? LC_MAXDIM : (int)axes[i] - 1;
@@ -112,6 +114,13 @@ static int array_view(lua_State *L) {
   char err[LC_ERRLEN];
   if (lc_layout_view_itemsize(&t, a->dtype->size, dt->size, err))
     lc_error(L, "view", "%s", err);
+  /* a misaligned element faults in a kernel: refuse it here instead */
+  bool aligned = t.offset % dt->align == 0;
+  for (int i = 0; i < t.ndim; i++)
+    if (t.shape[i] > 1 && t.strides[i] % dt->align != 0) aligned = false;
+  if (!aligned)
+    lc_error(L, "view", "%s elements would be misaligned (byte offset %lld, strides "
+             "not all multiples of %lld)", dt->name, (long long)t.offset, (long long)dt->align);
   lc_array_push_view(L, a, &t, dt);
   return 1;
 }
