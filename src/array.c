@@ -87,8 +87,6 @@ void lc_push_int64s(lua_State *L, int n, const int64_t *v) {
   }
 }
 
-/* Push field key of a; returns 0 when key is not a field. */
-int lc_array_getfield(lua_State *L, const lc_array *a, const char *key);
 int lc_array_getfield(lua_State *L, const lc_array *a, const char *key) {
   switch (key[0]) {
     case 's':

@@ -52,6 +52,10 @@ lc_array *lc_array_check(lua_State *L, int idx, const char *fname);
 /* The array at idx (open or closed), or NULL for any other value. */
 lc_array *lc_array_test(lua_State *L, int idx);
 
+/* Push the field key of a (shape, strides, dtype, ...); 0 if key is not
+** a field. */
+int lc_array_getfield(lua_State *L, const lc_array *a, const char *key);
+
 /* Add functions to the array method table. */
 void lc_array_add_methods(lua_State *L, const luaL_Reg *fns);
 

@@ -11,8 +11,6 @@
 
 #include "internal.h"
 
-int lc_array_getfield(lua_State *L, const lc_array *a, const char *key);
-
 /* Normalize a 1-based index that may count from the end (-1 is the last). */
 static int64_t norm_index(int64_t i, int64_t n) { return i < 0 ? n + 1 + i : i; }
 

@@ -17,9 +17,8 @@
 LC_NORETURN LC_PRINTF(3, 4)
 void lc_error(lua_State *L, const char *fname, const char *fmt, ...);
 
-/* Registry names of the userdata types. */
+/* Registry name of the array userdata type. */
 #define LC_ARRAY_MT  "luacuda.array"
-#define LC_STREAM_MT "luacuda.stream"
 
 /* One *_open per file; each adds its functions to the table on top. */
 void lc_array_open(lua_State *L);
