@@ -37,6 +37,9 @@ $(BUILD)/obj/%.o: src/%.c $(HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LC_CFLAGS) -c $< -o $@
 
+# the kernel headers are assembled into embed.o
+$(BUILD)/obj/embed.o: $(wildcard kernels/*.cuh kernels/*.h)
+
 $(LIB): $(OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIBFLAG) $(OBJ) -o $@ $(LDFLAGS) $(LC_LIBS)

@@ -20,6 +20,9 @@ void lc_error(lua_State *L, const char *fname, const char *fmt, ...);
 /* Registry name of the array userdata type. */
 #define LC_ARRAY_MT  "luacuda.array"
 
+/* The kernel headers, NUL-terminated (embed.c). */
+extern const char lc_prelude_source[];
+
 /* One *_open per file; each adds its functions to the table on top. */
 void lc_array_open(lua_State *L);
 void lc_create_open(lua_State *L);

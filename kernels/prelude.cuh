@@ -1,0 +1,124 @@
+// luacuda prelude: Numba's (and ROC's) kernel vocabulary for CUDA C++.
+// Injected before every user kernel on both backends. It is written only
+// in terms of CUDA's own built-ins, which NVRTC provides on the GPU and
+// kernels/sim_runtime.h provides on the simulator, so both backends compile
+// the very same text.
+#ifndef LUACUDA_PRELUDE
+#define LUACUDA_PRELUDE
+
+#ifndef __LC_SIM__
+// NVRTC has no C library headers: the fixed-width types kernels use.
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#endif
+
+// ---- shared, local and dynamic shared arrays --------------------------
+#define LC_DIMS1_(a) [a]
+#define LC_DIMS2_(a, b) [a][b]
+#define LC_DIMS3_(a, b, c) [a][b][c]
+#define LC_PICK_(a, b, c, f, ...) f
+#define LC_DIMS_(...) LC_PICK_(__VA_ARGS__, LC_DIMS3_, LC_DIMS2_, LC_DIMS1_, )(__VA_ARGS__)
+
+// cuda.shared.array(shape, type): one per block
+#define SHARED_ARRAY(type, name, ...) __shared__ type name LC_DIMS_(__VA_ARGS__)
+// cuda.local.array(shape, type): one per thread
+#define LOCAL_ARRAY(type, name, ...) type name LC_DIMS_(__VA_ARGS__)
+
+#ifndef __LC_SIM__
+__device__ __forceinline__ unsigned char *__lc_dynamic_shared() {
+  extern __shared__ __align__(16) unsigned char __lc_dynamic_smem[];
+  return __lc_dynamic_smem;
+}
+#endif
+// the launch's dynamic shared memory; every declaration shares it
+#define DYNAMIC_SHARED(type, name) type *name = reinterpret_cast<type *>(__lc_dynamic_shared())
+
+// ---- barriers and fences ----------------------------------------------
+__device__ __forceinline__ void syncthreads() { __syncthreads(); }
+__device__ __forceinline__ int syncthreads_count(int p) { return __syncthreads_count(p); }
+__device__ __forceinline__ int syncthreads_and(int p) { return __syncthreads_and(p); }
+__device__ __forceinline__ int syncthreads_or(int p) { return __syncthreads_or(p); }
+__device__ __forceinline__ void threadfence() { __threadfence(); }
+__device__ __forceinline__ void threadfence_block() { __threadfence_block(); }
+
+// ROC / OpenCL spellings
+#define CLK_LOCAL_MEM_FENCE 1
+#define CLK_GLOBAL_MEM_FENCE 2
+__device__ __forceinline__ void mem_fence(int flags) {
+  if (flags & CLK_GLOBAL_MEM_FENCE) __threadfence();
+  else __threadfence_block();
+}
+__device__ __forceinline__ void barrier(int flags = CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE) {
+  if (flags & CLK_GLOBAL_MEM_FENCE) __threadfence();
+  __syncthreads();
+}
+// synchronises the threads of one warp
+__device__ __forceinline__ void wavebarrier() { __syncwarp(); }
+
+// ---- thread positions -------------------------------------------------
+__device__ __forceinline__ int grid1() { return blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ int2 grid2() {
+  return make_int2(blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y * blockDim.y + threadIdx.y);
+}
+__device__ __forceinline__ int3 grid3() {
+  return make_int3(blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y * blockDim.y + threadIdx.y,
+                   blockIdx.z * blockDim.z + threadIdx.z);
+}
+__device__ __forceinline__ int gridsize1() { return blockDim.x * gridDim.x; }
+__device__ __forceinline__ int2 gridsize2() {
+  return make_int2(blockDim.x * gridDim.x, blockDim.y * gridDim.y);
+}
+__device__ __forceinline__ int3 gridsize3() {
+  return make_int3(blockDim.x * gridDim.x, blockDim.y * gridDim.y, blockDim.z * gridDim.z);
+}
+// the lane within the warp: warps are cut from the linear thread index
+__device__ __forceinline__ int laneid() {
+  return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & (warpSize - 1);
+}
+
+// OpenCL / ROC ids; dimension d is 0, 1 or 2 (others give 0, or 1 for sizes)
+#define LC_DIM_(v, d) ((d) == 0 ? (v).x : (d) == 1 ? (v).y : (d) == 2 ? (v).z : 0)
+__device__ __forceinline__ int get_local_id(int d) { return LC_DIM_(threadIdx, d); }
+__device__ __forceinline__ int get_group_id(int d) { return LC_DIM_(blockIdx, d); }
+__device__ __forceinline__ int get_local_size(int d) { return d >= 0 && d < 3 ? LC_DIM_(blockDim, d) : 1; }
+__device__ __forceinline__ int get_num_groups(int d) { return d >= 0 && d < 3 ? LC_DIM_(gridDim, d) : 1; }
+__device__ __forceinline__ int get_global_id(int d) {
+  return get_group_id(d) * get_local_size(d) + get_local_id(d);
+}
+__device__ __forceinline__ int get_global_size(int d) { return get_num_groups(d) * get_local_size(d); }
+
+// ---- strided views ----------------------------------------------------
+// Array<T, N>: what a luacuda array passed to an Array<T, N> parameter
+// becomes: the address of its first element, its shape, and its strides
+// in bytes (any sign). a(i, j) is a reference to element (i, j), 0-based.
+template <typename T, int N>
+struct Array {
+  T *data;
+  long long shape[N];
+  long long strides[N];
+
+  static constexpr int ndim = N;
+
+  __device__ __forceinline__ long long size() const {
+    long long n = 1;
+    for (int k = 0; k < N; k++) n *= shape[k];
+    return n;
+  }
+
+  template <typename... I>
+  __device__ __forceinline__ T &operator()(I... idx) const {
+    static_assert(sizeof...(I) == N, "Array<T, N>: give exactly N indices");
+    const long long at[] = {static_cast<long long>(idx)...};
+    char *p = reinterpret_cast<char *>(data);
+    for (int k = 0; k < N; k++) p += at[k] * strides[k];
+    return *reinterpret_cast<T *>(p);
+  }
+};
+
+#endif  // LUACUDA_PRELUDE
