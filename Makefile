@@ -18,7 +18,7 @@ PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks
 
 LC_CFLAGS  = -std=c11 -Wall -Wextra -Wpedantic -Werror=implicit-function-declaration \
              -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden -I$(LUA_INCDIR) -Isrc
-LC_LIBS    = -lpthread -lm
+LC_LIBS    = -lpthread -ldl -lm
 
 SRC  = $(wildcard src/*.c)
 HDR  = $(wildcard src/*.h)

@@ -1,0 +1,46 @@
+/*
+** nvrtc: NVIDIA's run-time compiler, opened with dlopen at first use, once
+** per process, and never closed. Nothing of CUDA is needed at build time.
+**
+** Where it is looked for: $LUACUDA_NVRTC when set (a path; then it alone
+** is tried, so a wrong path is reported, not silently replaced), otherwise
+** the sonames newest first (libnvrtc.so.13, .12, .11.2, .11.1, .11.0, then
+** libnvrtc.so) through the dynamic loader's own search, then the same names
+** under $CUDA_HOME/lib64, $CUDA_PATH/lib64 and /usr/local/cuda/lib64.
+**
+** Every function is thread-safe: several lua_States on several threads may
+** compile at once (each compilation has its own nvrtcProgram).
+**
+** err is a buffer of LC_NVRTC_ERRLEN bytes (larger than LC_ERRLEN: the load
+** failure lists every path tried with its dlerror()).
+*/
+#ifndef LUACUDA_NVRTC_H
+#define LUACUDA_NVRTC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define LC_NVRTC_ERRLEN 4096
+
+/* Load NVRTC if not done yet. 0 when usable; otherwise nonzero, with the
+** reason (the same on every call) in err. */
+int lc_nvrtc_load(char *err);
+
+/* The NVRTC version, e.g. 13 and 0. 0 on success; otherwise nonzero with
+** the reason in err. */
+int lc_nvrtc_version(int *major, int *minor, char *err);
+
+/* Compile source (named name in messages) with the NVRTC options given,
+** which must include the architecture. Gives the PTX text, or with cubin
+** set the cubin (needs an sm_XX architecture), in *out (malloc'd, *outlen
+** bytes, also NUL-terminated) and the compiler's log in *log (malloc'd,
+** trailing blank lines cut; NULL when empty). The caller frees both.
+** Returns LC_OK (the log then holds warnings, if any); LC_ENOTSUP when
+** NVRTC cannot be loaded; LC_EFAIL when compilation failed (the log holds
+** the errors, when NVRTC wrote any) or a later step did (no log then);
+** LC_ENOMEM. err is set on every failure, and *out is NULL then. */
+int lc_nvrtc_compile(const char *source, const char *name,
+                     const char *const *options, int noptions, bool cubin,
+                     char **out, size_t *outlen, char **log, char *err);
+
+#endif
