@@ -1,0 +1,156 @@
+/*
+** scan: reads CUDA C++ kernel source WITHOUT compiling it, to find
+**   - the kernels (`__global__` function definitions) and their parameter
+**     lists, so launch arguments can be checked and packed;
+**   - the `__shared__` declarations (dynamic `extern __shared__ T x[];` and
+**     static ones), which the simulator backend rewrites and sizes;
+**   - the namespace-scope `__constant__` / `__device__` / `__managed__`
+**     variables, for m:get_global(name).
+** Pure C, no Lua, no allocation, no recursion: the source is untrusted and
+** need not be NUL-terminated (only src[0 .. len) is read).
+**
+** What it understands: // and block comments, string / char / raw string
+** literals with escapes, preprocessor lines (with continuations; the dead
+** branch of a literal `#if 0` / `#if 1` is skipped), `extern "C"` on a
+** declaration or as a block (`extern "C++"` too), namespaces, attributes
+** (`__launch_bounds__(256, 2)`, `__attribute__((...))`, `[[...]]`,
+** `__align__(16)`, `alignas(16)`, `__grid_constant__`), `static`,
+** `template<...>` kernels. It does not expand macros: a kernel hidden
+** behind a macro (`#define KERNEL extern "C" __global__`) or declared with
+** SHARED_ARRAY / DYNAMIC_SHARED is not seen here.
+**
+** Every function returns 0 on success, or -1 with a message in
+** err[LC_ERRLEN].
+*/
+#ifndef LUACUDA_SCAN_H
+#define LUACUDA_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include "dtype.h"       /* lc_typecode (the enum only: nothing here calls Lua) */
+#include "layout.h"      /* LC_ERRLEN */
+
+/* ---- kernels ------------------------------------------------------------ */
+
+typedef enum { LC_PARAM_SCALAR, LC_PARAM_POINTER, LC_PARAM_ARRAY } lc_param_kind;
+
+typedef struct lc_param {
+  char name[64];         /* parameter name, "" if unnamed */
+  char spelling[96];     /* the type as written, whitespace-normalized, for
+                         ** messages: "const float *", "Array<float, 2>";
+                         ** an over-long one ends in "..." */
+  lc_param_kind kind;
+  int type;              /* lc_typecode of the scalar / pointee / Array
+                         ** element; -1 for void * */
+  bool is_const;         /* pointee (or Array element) is const */
+  int ndim;              /* N of Array<T, N>; 0 otherwise */
+  int64_t size, align;   /* bytes the packed argument takes, and its
+                         ** alignment: scalars their C size (x86-64 LP64),
+                         ** pointers 8, Array<T, N> 8 + 16 N with align 8 */
+} lc_param;
+
+#define LC_MAXPARAMS 64
+
+typedef struct lc_kernel_sig {
+  char name[128];        /* the kernel's own name (unqualified) */
+  bool extern_c;         /* C linkage: findable by this name. False for
+                         ** C++ linkage and for template kernels */
+  bool is_template;
+  int line;              /* 1-based line of the name, for messages */
+  int nparams;           /* -1 when the parameter list is not understood */
+  lc_param params[LC_MAXPARAMS];
+  /* "" when the parameters were understood; otherwise why not, e.g.
+  ** "kernel 'foo' parameter 2: unsupported type 'MyStruct'". The kernel is
+  ** still reported, so that a signatures= override can stand in for it:
+  ** raise this message only when no override is given. */
+  char error[LC_ERRLEN];
+  size_t body_begin, body_end;   /* byte offsets of the body's '{' and its
+                                 ** matching '}' */
+} lc_kernel_sig;
+
+/* ---- declarations the simulator needs ----------------------------------- */
+
+/* One declarator of a `__shared__` declaration. A statement that declares
+** several (`__shared__ float a[4], b[8];`) gives one entry each, with the
+** same begin/end. Entries come in source order and the statements of
+** different entries never overlap, so a rewriter can splice them in one
+** pass. Only declarations that end in ';' with no brace in between are
+** read (a __shared__ variable has no initializer). */
+typedef struct lc_shared_decl {
+  size_t begin, end;     /* the whole declaration [begin, end): its first
+                         ** token (`extern`, `static`, `__shared__`, ...)
+                         ** through the ';' (src[end - 1] == ';') */
+  size_t decl_begin, decl_end;   /* this declarator, "tile[16][16]" */
+  int line;              /* of the name */
+  bool is_extern;        /* `extern __shared__`: dynamic shared memory */
+  bool in_function;      /* inside a function body (else namespace scope) */
+  int kernel;            /* index of the kernel whose body holds it, -1 if
+                         ** none (namespace scope, or another function) */
+  int64_t align;         /* N of __align__(N) / alignas(N); 0 if none; -1
+                         ** if not an integer literal */
+  char name[128];        /* "tile" */
+  char type[128];        /* the type without storage class, __shared__ and
+                         ** attributes, cv kept: "float", "volatile int" */
+  char dims[128];        /* the array bounds as written: "[16][16]", "[]",
+                         ** "" for a scalar */
+  char declarator[192];  /* "tile[16][16]", "*p" */
+  char text[320];        /* type and declarator: "float tile[16][16]" */
+} lc_shared_decl;
+
+/* One declarator of a namespace-scope `__constant__`, `__device__` or
+** `__managed__` variable (not a function). */
+typedef struct lc_global_decl {
+  char name[128];
+  char type_text[128];   /* the element type as written, normalized */
+  int type;              /* lc_typecode, or -1 if not a supported scalar
+                         ** (pointers, structs, vector types, ...) */
+  int ndim;              /* 0 (scalar) to 3 integer-literal dimensions;
+                         ** -1 when the bounds are not integer literals
+                         ** (`c[N]`, `c[]`) or there are more than 3 */
+  int64_t dims[3];
+  bool is_constant;      /* __constant__ (else __device__ / __managed__) */
+  bool is_managed;
+  bool is_extern;        /* a declaration only (`extern __device__ int x;`) */
+  bool is_static;
+  bool in_namespace;     /* inside a namespace (anonymous ones too): C++
+                         ** mangles its name */
+  int line;              /* of the name */
+  size_t begin, end;     /* the whole declaration, as in lc_shared_decl */
+} lc_global_decl;
+
+/* ---- scanning ----------------------------------------------------------- */
+
+/* Where lc_scan writes: three caller-owned arrays and their capacities.
+** An array left NULL is not written, only counted (so a first call with
+** all NULL sizes the arrays for a second; counting fails exactly where
+** filling would). More entries than a non-NULL array's capacity is an
+** error. Counts are set even on failure; the arrays' contents are then
+** unspecified. */
+typedef struct lc_scan_result {
+  lc_kernel_sig *kernels;  int max_kernels;  int nkernels;
+  lc_shared_decl *shared;  int max_shared;   int nshared;
+  lc_global_decl *globals; int max_globals;  int nglobals;
+} lc_scan_result;
+
+/* Scan src[0 .. len) in one pass; entries of each array come in source
+** order. Errors: a full array, a kernel body without its closing '}', a
+** name or declaration longer than its buffer. A kernel whose parameters
+** are not understood is not an error here (see lc_kernel_sig.error). */
+int lc_scan(const char *src, size_t len, lc_scan_result *r, char *err);
+
+/* Only the kernels: out[0 .. *n), at most max (out may be NULL to count). */
+int lc_scan_kernels(const char *src, size_t len, lc_kernel_sig *out, int max,
+                    int *n, char *err);
+
+/* The user's signature override: a comma-separated list of parameter
+** types, names optional: "int, float, const float*, float*, Array<float, 2>"
+** or "int n, float *y". "" (or "void") is zero parameters. On success
+** fills sig->nparams and sig->params and clears sig->error; the other
+** fields are left as the caller set them, and a failure changes nothing.
+** If sig->name is set, messages name the kernel ("kernel 'foo' parameter
+** 2: ..."), else "signature parameter 2: ...". */
+int lc_parse_signature(const char *text, size_t len, lc_kernel_sig *sig,
+                       char *err);
+
+#endif
