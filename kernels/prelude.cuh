@@ -115,9 +115,10 @@ struct Array {
   __device__ __forceinline__ T &operator()(I... idx) const {
     static_assert(sizeof...(I) == N, "Array<T, N>: give exactly N indices");
     const long long at[] = {static_cast<long long>(idx)...};
-    char *p = reinterpret_cast<char *>(data);
+    // byte arithmetic; the C casts keep T's own qualifiers (Array<const T, N>)
+    char *p = (char *)data;
     for (int k = 0; k < N; k++) p += at[k] * strides[k];
-    return *reinterpret_cast<T *>(p);
+    return *(T *)p;
   }
 };
 

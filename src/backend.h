@@ -45,12 +45,24 @@ typedef struct lc_stream lc_stream;   /* backend-defined */
 typedef struct lc_event lc_event;     /* backend-defined */
 typedef struct lc_module lc_module;   /* backend-defined */
 typedef struct lc_function lc_function;
+struct lc_scan_result;
 
+/* A kernel source to compile, with what the scanner found in it. */
+typedef struct lc_source {
+  const char *text;
+  size_t len;
+  const char *name;                   /* for #line and messages */
+  const char *const *options;         /* NVRTC spellings */
+  int noptions;
+  const struct lc_scan_result *scan;
+} lc_source;
+
+/* One launch; args[i] points at parameter i's packed value. */
 typedef struct lc_launch {
   unsigned grid[3], block[3];
-  unsigned shared_bytes;
+  unsigned shared_bytes;              /* dynamic shared memory */
   lc_stream *stream;
-  void **args;                        /* one pointer per parameter value */
+  void **args;
 } lc_launch;
 
 typedef struct lc_backend {
@@ -86,12 +98,15 @@ typedef struct lc_backend {
   /* wait for everything queued on the default stream */
   int (*synchronize)(char *err);
 
-  /* modules and launches (the kernels issue) */
-  int (*module_load)(const char *source, const char *name,
-                     const char *const *options, int noptions,
-                     lc_module **m, char **log, char *err);
-  int (*module_unload)(lc_module *m, char *err);
-  int (*module_function)(lc_module *m, const char *name, lc_function **f, char *err);
+  /* modules and launches. A failed compilation returns its log (malloc'd,
+  ** the caller frees it). A function stays valid while its module is
+  ** loaded; sizes gives its parameters' sizes in bytes, then -1, when
+  ** the backend knows them (to check a parsed signature), else NULL. */
+  int (*module_load)(const lc_source *src, lc_module **m, char **log, char *err);
+  void (*module_unload)(lc_module *m);
+  int (*module_function)(lc_module *m, const char *name, lc_function **f,
+                         const long long **sizes, char *err);
+  int (*module_global)(lc_module *m, const char *name, void **ptr, char *err);
   int (*launch)(lc_function *f, const lc_launch *cfg, char *err);
 } lc_backend;
 

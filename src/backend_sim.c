@@ -12,7 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include <dlfcn.h>
+
+#include "sim.h"
 
 static atomic_size_t used;          /* bytes in live device allocations */
 static size_t capacity;
@@ -115,6 +117,60 @@ static int sim_fill(const lc_region *dst, const void *value, int64_t itemsize,
   return LC_OK;
 }
 
+/* ---- modules and launches (sim_compile.c, sim_pool.c) ---- */
+
+/* A module is its dlopen handle; a function, its block entry point. */
+static int sim_module_load(const lc_source *src, lc_module **m, char **log, char *err) {
+  void *handle;
+  int rc = lc_sim_compile(src, &handle, log, err);
+  if (rc == LC_OK) *m = handle;
+  return rc;
+}
+
+static void sim_module_unload(lc_module *m) { dlclose(m); }
+
+static int sim_module_function(lc_module *m, const char *name, lc_function **f,
+                               const long long **sizes, char *err) {
+  char sym[200];
+  snprintf(sym, sizeof sym, "__lc_block_%s", name);
+  void *entry = dlsym(m, sym);
+  snprintf(sym, sizeof sym, "__lc_sizes_%s", name);
+  const long long *const *sz = dlsym(m, sym);
+  if (entry == NULL || sz == NULL) {
+    snprintf(err, LC_ERRLEN, "the compiled module has no kernel '%s'", name);
+    return LC_EFAIL;
+  }
+  *f = entry;
+  *sizes = *sz;
+  return LC_OK;
+}
+
+static int sim_module_global(lc_module *m, const char *name, void **ptr, char *err) {
+  char sym[200];
+  snprintf(sym, sizeof sym, "__lc_global_%s", name);
+  void *accessor = dlsym(m, sym);
+  if (accessor == NULL) {
+    snprintf(err, LC_ERRLEN, "the compiled module has no global '%s'", name);
+    return LC_EFAIL;
+  }
+  void *(*get)(void);
+  memcpy(&get, &accessor, sizeof get);     /* object to function pointer, as POSIX allows */
+  *ptr = get();
+  return LC_OK;
+}
+
+static int sim_launch(lc_function *f, const lc_launch *cfg, char *err) {
+  if (no_stream(cfg->stream, err)) return LC_ENOTSUP;
+  lc_sim_block_fn fn;
+  memcpy(&fn, &f, sizeof fn);
+  lc_sim_launch l = {
+    {cfg->grid[0], cfg->grid[1], cfg->grid[2]},
+    {cfg->block[0], cfg->block[1], cfg->block[2]},
+    cfg->args, cfg->shared_bytes
+  };
+  return lc_sim_run(fn, &l, err);
+}
+
 static int sim_synchronize(char *err) {
   (void)err;
   return LC_OK;
@@ -129,4 +185,9 @@ const lc_backend lc_backend_sim = {
   .copy_strided = sim_copy_strided,
   .fill = sim_fill,
   .synchronize = sim_synchronize,
+  .module_load = sim_module_load,
+  .module_unload = sim_module_unload,
+  .module_function = sim_module_function,
+  .module_global = sim_module_global,
+  .launch = sim_launch,
 };

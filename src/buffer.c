@@ -54,6 +54,25 @@ lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
   b->ptr = ptr;
   b->nbytes = nbytes;
   b->backend = be;
+  b->release = NULL;
+  b->release_ud = NULL;
+  return b;
+}
+
+lc_buffer *lc_buffer_wrap(lua_State *L, lc_kind kind, void *ptr, size_t nbytes,
+                          void (*release)(void *ud), void *ud, const char *fname) {
+  lc_buffer *b = malloc(sizeof *b);
+  if (b == NULL) {
+    release(ud);
+    lc_error(L, fname, "out of host memory");
+  }
+  atomic_init(&b->refs, 1);
+  b->kind = kind;
+  b->ptr = ptr;
+  b->nbytes = nbytes;
+  b->backend = lc_backend_get(NULL);
+  b->release = release;
+  b->release_ud = ud;
   return b;
 }
 
@@ -63,7 +82,8 @@ void lc_buffer_retain(lc_buffer *b) {
 
 void lc_buffer_release(lc_buffer *b) {
   if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1) return;
-  if (b->kind == LC_HOST) free(b->ptr);
+  if (b->release) b->release(b->release_ud);
+  else if (b->kind == LC_HOST) free(b->ptr);
   else b->backend->mem_free(b->kind, b->ptr, b->nbytes);
   free(b);
 }

@@ -15,6 +15,9 @@ typedef struct lc_buffer {
   void *ptr;
   size_t nbytes;
   const lc_backend *backend;
+  /* memory owned elsewhere: called (once) instead of freeing ptr */
+  void (*release)(void *ud);
+  void *release_ud;
 } lc_buffer;
 
 /* Allocate nbytes of the given kind. Steps the Lua collector in proportion
@@ -23,6 +26,12 @@ typedef struct lc_buffer {
 ** "luacuda.<fname>: out of ... memory". */
 lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
                          unsigned flags, const char *fname);
+
+/* A buffer over memory that something else owns; release(ud) is called
+** when the last reference goes. Raises on allocation failure, after
+** calling release(ud) so that the caller's reference is not lost. */
+lc_buffer *lc_buffer_wrap(lua_State *L, lc_kind kind, void *ptr, size_t nbytes,
+                          void (*release)(void *ud), void *ud, const char *fname);
 
 void lc_buffer_retain(lc_buffer *b);
 void lc_buffer_release(lc_buffer *b);

@@ -4,6 +4,7 @@
 */
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "array.h"
 #include "internal.h"
@@ -57,8 +58,18 @@ static int l_type(lua_State *L) {
   return 1;
 }
 
+/* clock() -> seconds from a monotonic clock, for timing (os.clock is the
+** CPU time of all threads, and the simulator runs many) */
+static int l_clock(lua_State *L) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  lua_pushnumber(L, (lua_Number)t.tv_sec + (lua_Number)t.tv_nsec * 1e-9);
+  return 1;
+}
+
 static const luaL_Reg fns[] = {
   {"backend", l_backend},
+  {"clock", l_clock},
   {"memory_info", l_memory_info},
   {"synchronize", l_synchronize},
   {"type", l_type},
@@ -73,6 +84,7 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_array_open(L);
   lc_create_open(L);
   lc_convert_open(L);
+  lc_module_open(L);
   lc_ptx_open(L);
   /* for init.lua, which adds the methods that are clearer in Lua */
   luaL_getmetatable(L, LC_ARRAY_MT);

@@ -17,3 +17,5 @@
           ".previous\n")
 
 LC_EMBED(lc_prelude_source, "kernels/prelude.cuh");
+LC_EMBED(lc_sim_abi_source, "kernels/sim_abi.h");
+LC_EMBED(lc_sim_runtime_source, "kernels/sim_runtime.h");

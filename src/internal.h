@@ -27,6 +27,7 @@ extern const char lc_prelude_source[];
 void lc_array_open(lua_State *L);
 void lc_create_open(lua_State *L);
 void lc_convert_open(lua_State *L);
+void lc_module_open(lua_State *L);
 void lc_ptx_open(lua_State *L);
 
 #endif

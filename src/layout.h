@@ -14,7 +14,7 @@
 #include <stdbool.h>
 
 #define LC_MAXDIM 32     /* NumPy's historical limit */
-#define LC_ERRLEN 200
+#define LC_ERRLEN 512
 
 typedef struct lc_layout {
   int ndim;

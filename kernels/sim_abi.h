@@ -1,0 +1,49 @@
+/* sim_abi.h: the C interface between luacuda's core and a kernel module
+** compiled for the simulator. Included by src/backend_sim.c and, as text,
+** at the top of every simulated kernel module; both sides check
+** LC_SIM_ABI when a module is loaded. */
+#ifndef LUACUDA_SIM_ABI_H
+#define LUACUDA_SIM_ABI_H
+
+#include <stddef.h>
+
+#define LC_SIM_ABI 1
+#define LC_SIM_MAX_SHARED (48 * 1024)   /* static + dynamic, as on CUDA */
+#define LC_SIM_ERRLEN 512
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lc_sim_dim { unsigned x, y, z; } lc_sim_dim;
+
+/* One launch, shared by every block. */
+typedef struct lc_sim_launch {
+  lc_sim_dim grid, block;
+  void **args;                 /* one pointer per parameter, to its value */
+  unsigned dynamic_shared;     /* bytes of dynamic shared memory */
+} lc_sim_launch;
+
+/* One worker thread of the core; a block runs entirely on one worker. */
+typedef struct lc_sim_worker {
+  unsigned char *dynamic_shared;   /* LC_SIM_MAX_SHARED bytes, 16-aligned */
+  /* n fiber stacks of stack_size bytes each (lowest addresses), or NULL
+  ** with error set; the core keeps them for later blocks */
+  void **(*stacks)(struct lc_sim_worker *w, unsigned n);
+  size_t stack_size;
+  char error[LC_SIM_ERRLEN];       /* why a block failed */
+  void *core;                      /* the core's own state */
+} lc_sim_worker;
+
+/* Every module exports, for each kernel K:
+**   int __lc_block_K(const lc_sim_launch *, lc_sim_worker *, lc_sim_dim block)
+**     runs one block; 0, or -1 with w->error set;
+**   const long long __lc_sizes_K[]: the size of each parameter, then -1;
+** and int __lc_sim_abi(void), returning LC_SIM_ABI. */
+typedef int (*lc_sim_block_fn)(const lc_sim_launch *, lc_sim_worker *, lc_sim_dim);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

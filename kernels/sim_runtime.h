@@ -1,0 +1,604 @@
+// sim_runtime.h: CUDA's built-ins for the host C++ compiler, and the block
+// scheduler of luacuda's simulator. Compiled (after sim_abi.h, before the
+// prelude and the user's source) into every simulated kernel module.
+//
+// Execution model. A block runs on one worker thread of the core. Its
+// threads run as a plain loop, the kernel inlined into it, until a thread
+// reaches a barrier. Then the block becomes fibers: thread 0 stays on the
+// worker's stack and coordinates, the others run on pooled stacks and switch
+// back to it when they wait. __shared__ is thread_local: every thread of a
+// block runs on the same OS thread, so that is one copy per block.
+#ifndef LUACUDA_SIM_RUNTIME_H
+#define LUACUDA_SIM_RUNTIME_H
+
+#define __LC_SIM__ 1
+
+#include <assert.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+// ---- CUDA keywords ------------------------------------------------------
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __shared__ thread_local
+#define __managed__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+#define __CUDA_ARCH__ 750
+#define __CUDACC__ 1
+
+// ---- vector types -----------------------------------------------------
+#define LC_VEC_(T, N, A)                                                     \
+  struct __attribute__((aligned(A))) N##1 { T x; };                         \
+  struct __attribute__((aligned(A * 2 > 16 ? 16 : A * 2))) N##2 { T x, y; }; \
+  struct N##3 { T x, y, z; };                                                \
+  struct __attribute__((aligned(A * 4 > 16 ? 16 : A * 4))) N##4 { T x, y, z, w; }; \
+  static inline N##1 make_##N##1(T x) { return N##1{x}; }                   \
+  static inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }           \
+  static inline N##3 make_##N##3(T x, T y, T z) { return N##3{x, y, z}; }   \
+  static inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+LC_VEC_(signed char, char, 1)
+LC_VEC_(unsigned char, uchar, 1)
+LC_VEC_(short, short, 2)
+LC_VEC_(unsigned short, ushort, 2)
+LC_VEC_(int, int, 4)
+LC_VEC_(unsigned int, uint, 4)
+LC_VEC_(long, long, 8)
+LC_VEC_(unsigned long, ulong, 8)
+LC_VEC_(long long, longlong, 8)
+LC_VEC_(unsigned long long, ulonglong, 8)
+LC_VEC_(float, float, 4)
+LC_VEC_(double, double, 8)
+#undef LC_VEC_
+
+struct dim3 {
+  unsigned x, y, z;
+  constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+  constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+  constexpr operator uint3() const { return uint3{x, y, z}; }
+};
+
+static constexpr int warpSize = 32;
+
+// ---- the running block ------------------------------------------------
+enum { LC_RUNNABLE, LC_AT_BLOCK, LC_AT_WARP, LC_DONE };
+enum { LC_SYNC, LC_COUNT, LC_AND, LC_OR };
+
+struct __lc_fiber {
+  void *sp;        // saved context while switched out
+  uint3 tid;
+  int state;
+};
+
+struct __lc_block;
+typedef void (*__lc_thread_fn)(__lc_block *);
+
+struct __lc_block {
+  const lc_sim_launch *launch;
+  lc_sim_worker *worker;
+  unsigned nthreads;
+  unsigned cur;            // the thread running now
+  bool fibers;             // switched to fiber mode
+  bool failed;             // an error waits to unwind the block
+  __lc_fiber *f;           // [nthreads] in fiber mode; f[0] is the worker's stack
+  unsigned at_block;       // threads waiting at the block barrier
+  unsigned count;          // true predicates among them
+  unsigned done;           // threads that returned
+  int result;              // the last block barrier's predicate count
+  unsigned char warp_wait[32];   // threads waiting at each warp's barrier
+  unsigned char warp_done[32];   // threads of each warp that returned
+  __lc_thread_fn run;      // runs the kernel for the current thread
+  const void *args;        // the unpacked arguments, for run
+  jmp_buf abort;           // unwinds the block on an error
+};
+
+static thread_local uint3 __lc_threadIdx, __lc_blockIdx;
+static thread_local dim3 __lc_blockDim, __lc_gridDim;
+static thread_local __lc_block *__lc_current;
+static thread_local __lc_fiber __lc_fibers[1024];
+
+#define threadIdx __lc_threadIdx
+#define blockIdx __lc_blockIdx
+#define blockDim __lc_blockDim
+#define gridDim __lc_gridDim
+
+static inline uint3 __lc_tid_of(unsigned t) {
+  unsigned bx = __lc_blockDim.x, by = __lc_blockDim.y;
+  return uint3{t % bx, (t / bx) % by, t / (bx * by)};
+}
+
+static void __lc_vmessage(__lc_block *b, const char *fmt, va_list ap) {
+  vsnprintf(b->worker->error, LC_SIM_ERRLEN, fmt, ap);
+}
+
+// ---- context switch -----------------------------------------------------
+// __lc_jump(save, to) saves the running context in *save and resumes the
+// one saved in to. A context is a stack pointer; the stack holds the frame
+// pointer and the address to resume at. x86-64 does it inline, without
+// call/ret: every thread of a block resumes at the same few places, which
+// an indirect jump predicts well and a return mispredicts at every switch.
+// A new fiber's stack resumes at __lc_fiber_start with its argument.
+extern "C" void __lc_fiber_start(void);
+extern "C" __attribute__((used, noreturn)) void __lc_fiber_main(__lc_block *b);
+
+#if defined(__x86_64__)
+__attribute__((always_inline)) static inline void __lc_jump(void **save, void *to) {
+  // the compiler saves whatever is live in the clobbered registers; rbp is
+  // pushed by hand, and the red zone below rsp is stepped over
+  __asm__ volatile("leaq -128(%%rsp), %%rsp\n\t"
+                   "leaq 1f(%%rip), %%rax\n\t"
+                   "pushq %%rax\n\t"
+                   "pushq %%rbp\n\t"
+                   "movq %%rsp, (%0)\n\t"
+                   "movq %1, %%rsp\n\t"
+                   "popq %%rbp\n\t"
+                   "popq %%rax\n\t"
+                   "jmp *%%rax\n"
+                   "1:\n\t"
+                   "leaq 128(%%rsp), %%rsp\n\t"
+                   : "+D"(save), "+S"(to)
+                   :
+                   : "rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r14",
+                     "r15", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+                     "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
+                     "memory", "cc");
+}
+
+__asm__(".pushsection .text\n"
+        ".p2align 4\n"
+        ".globl __lc_fiber_start\n.hidden __lc_fiber_start\n.type __lc_fiber_start, @function\n"
+        "__lc_fiber_start:\n"
+        "  movq %rbp, %rdi\n"
+        "  xorl %ebp, %ebp\n"
+        "  andq $-16, %rsp\n"
+        "  call __lc_fiber_main\n"
+        "  ud2\n"
+        ".size __lc_fiber_start, . - __lc_fiber_start\n"
+        ".popsection\n");
+
+// A fresh stack: the argument where rbp is restored from, then the start.
+static void *__lc_stack_init(void *base, size_t size, void *arg) {
+  uintptr_t top = ((uintptr_t)base + size) & ~(uintptr_t)15;
+  void **sp = (void **)(top - 32);
+  sp[0] = arg;
+  sp[1] = (void *)__lc_fiber_start;
+  return sp;
+}
+#elif defined(__aarch64__)
+// aarch64: an out-of-line switch saving the callee-saved registers.
+extern "C" void __lc_switch(void **save, void *to);
+__asm__(".pushsection .text\n"
+        ".p2align 4\n"
+        ".globl __lc_switch\n.hidden __lc_switch\n.type __lc_switch, %function\n"
+        "__lc_switch:\n"
+        "  sub sp, sp, #160\n"
+        "  stp x19, x20, [sp, #0]\n  stp x21, x22, [sp, #16]\n  stp x23, x24, [sp, #32]\n"
+        "  stp x25, x26, [sp, #48]\n  stp x27, x28, [sp, #64]\n  stp x29, x30, [sp, #80]\n"
+        "  stp d8, d9, [sp, #96]\n  stp d10, d11, [sp, #112]\n  stp d12, d13, [sp, #128]\n"
+        "  stp d14, d15, [sp, #144]\n"
+        "  mov x2, sp\n  str x2, [x0]\n  mov sp, x1\n"
+        "  ldp x19, x20, [sp, #0]\n  ldp x21, x22, [sp, #16]\n  ldp x23, x24, [sp, #32]\n"
+        "  ldp x25, x26, [sp, #48]\n  ldp x27, x28, [sp, #64]\n  ldp x29, x30, [sp, #80]\n"
+        "  ldp d8, d9, [sp, #96]\n  ldp d10, d11, [sp, #112]\n  ldp d12, d13, [sp, #128]\n"
+        "  ldp d14, d15, [sp, #144]\n"
+        "  add sp, sp, #160\n"
+        "  ret\n"
+        ".size __lc_switch, . - __lc_switch\n"
+        ".globl __lc_fiber_start\n.hidden __lc_fiber_start\n.type __lc_fiber_start, %function\n"
+        "__lc_fiber_start:\n"
+        "  mov x0, x19\n"
+        "  bl __lc_fiber_main\n"
+        "  brk #0\n"
+        ".size __lc_fiber_start, . - __lc_fiber_start\n"
+        ".popsection\n");
+static inline void __lc_jump(void **save, void *to) { __lc_switch(save, to); }
+
+static void *__lc_stack_init(void *base, size_t size, void *arg) {
+  uintptr_t top = ((uintptr_t)base + size) & ~(uintptr_t)15;
+  void **sp = (void **)(top - 160);
+  for (int i = 0; i < 20; i++) sp[i] = 0;
+  sp[0] = arg;                                  // x19
+  sp[11] = (void *)__lc_fiber_start;            // x30, where ret goes
+  return sp;
+}
+#else
+// Elsewhere: one ucontext per fiber, kept at the top of its stack.
+#include <ucontext.h>
+static inline void __lc_jump(void **save, void *to) {
+  ucontext_t here;
+  *save = &here;
+  swapcontext(&here, (ucontext_t *)to);
+}
+static void __lc_ucontext_entry(unsigned lo, unsigned hi) {
+  __lc_fiber_main((__lc_block *)(((uintptr_t)hi << 32) | lo));
+}
+static void *__lc_stack_init(void *base, size_t size, void *arg) {
+  ucontext_t *uc = (ucontext_t *)(((uintptr_t)base + size - sizeof(ucontext_t)) & ~(uintptr_t)15);
+  getcontext(uc);
+  uc->uc_stack.ss_sp = base;
+  uc->uc_stack.ss_size = (char *)uc - (char *)base;
+  uc->uc_link = NULL;
+  uintptr_t a = (uintptr_t)arg;
+  makecontext(uc, (void (*)())__lc_ucontext_entry, 2, (unsigned)a, (unsigned)(a >> 32));
+  return uc;
+}
+#endif
+
+// Describe thread t as "(x, y, z)".
+static const char *__lc_thread_name(unsigned t, char *buf, size_t n) {
+  uint3 v = __lc_tid_of(t);
+  snprintf(buf, n, "(%u, %u, %u)", v.x, v.y, v.z);
+  return buf;
+}
+
+// Record an error and unwind the block: from the worker's own stack at
+// once, from a fiber by resuming the worker's stack, which then unwinds.
+__attribute__((noreturn, format(printf, 1, 2)))
+static void __lc_fail(const char *fmt, ...) {
+  __lc_block *b = __lc_current;
+  va_list ap;
+  va_start(ap, fmt);
+  __lc_vmessage(b, fmt, ap);
+  va_end(ap);
+  b->failed = true;
+  if (b->cur == 0 || !b->fibers) longjmp(b->abort, 1);
+  void *dead;
+  __lc_jump(&dead, b->f[0].sp);
+  __builtin_unreachable();
+}
+
+__attribute__((noinline, cold, noreturn))
+static void __lc_stuck(unsigned me) {
+  char t[48];
+  __lc_fail("barrier never completes in block (%u, %u, %u): thread %s waits while no "
+            "thread can reach it", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
+            __lc_thread_name(me, t, sizeof t));
+}
+
+// Switch from thread me (whose state is already set) to the next thread that
+// can run, or return at once when that is me. With nobody left, the
+// worker's stack (thread 0's context) is resumed to finish the block.
+__attribute__((always_inline)) static inline void __lc_yield(__lc_block *b, unsigned me) {
+  unsigned n = b->nthreads, u = me + 1 == n ? 0 : me + 1;
+  while (b->f[u].state != LC_RUNNABLE) {
+    if (u == me) {               // no other thread can run
+      if (b->done == n) break;   // all returned: back to the worker's stack
+      __lc_stuck(me);
+    }
+    u = u + 1 == n ? 0 : u + 1;
+  }
+  if (b->done == n) u = 0;
+  if (u == me) return;
+  b->cur = u;
+  __lc_threadIdx = b->f[u].tid;
+  __lc_jump(&b->f[me].sp, b->f[u].sp);
+  // resumed: an error found elsewhere unwinds from the worker's stack
+  if (b->failed && me == 0) longjmp(b->abort, 1);
+}
+
+// A fiber's life: run the kernel for its thread, then hand over.
+static void __lc_thread_exit(__lc_block *b, unsigned me);
+extern "C" void __lc_fiber_main(__lc_block *b) {
+  b->run(b);
+  __lc_thread_exit(b, b->cur);
+  __builtin_unreachable();
+}
+
+static void __lc_thread_exit(__lc_block *b, unsigned me) {
+  char t[48];
+  b->f[me].state = LC_DONE;
+  b->done++;
+  if (b->at_block)
+    __lc_fail("barrier never completes in block (%u, %u, %u): thread %s returned while "
+              "others wait at syncthreads", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
+              __lc_thread_name(me, t, sizeof t));
+  if (b->warp_wait[me / 32])
+    __lc_fail("warp barrier never completes in block (%u, %u, %u): thread %s returned while "
+              "others of its warp wait", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
+              __lc_thread_name(me, t, sizeof t));
+  b->warp_done[me / 32]++;
+  if (me != 0) __lc_yield(b, me);     // never comes back
+}
+
+// Turn a plain-loop block into fibers at its first barrier. Only thread 0
+// can get here first: the loop ran threads 0..cur-1 to their end, so they
+// can never reach this barrier.
+static void __lc_to_fibers(__lc_block *b) {
+  char t[48];
+  if (b->cur != 0)
+    __lc_fail("thread %s reached a barrier in block (%u, %u, %u) that threads before it "
+              "returned without reaching", __lc_thread_name(b->cur, t, sizeof t),
+              __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z);
+  void **stacks = b->worker->stacks(b->worker, b->nthreads);
+  if (stacks == NULL) longjmp(b->abort, 1);
+  b->f = __lc_fibers;
+  uint3 tid = {0, 0, 0};
+  for (unsigned i = 0; i < b->nthreads; i++) {
+    b->f[i].tid = tid;          // counted up: no division per thread
+    if (++tid.x == __lc_blockDim.x) {
+      tid.x = 0;
+      if (++tid.y == __lc_blockDim.y) { tid.y = 0; tid.z++; }
+    }
+    b->f[i].state = LC_RUNNABLE;
+    // stagger the stack tops: at the same page offset they would all fall
+    // into one cache set and evict each other at every switch
+    size_t color = (i * 192u) & 4095u;
+    b->f[i].sp = i ? __lc_stack_init(stacks[i], b->worker->stack_size - color, b) : NULL;
+  }
+  b->fibers = true;
+}
+
+// The cold ends of a barrier: errors, and the switch to fibers.
+__attribute__((noinline, cold, noreturn))
+static void __lc_barrier_after_return(unsigned me, bool warp) {
+  char t[48];
+  __lc_fail("%s never completes in block (%u, %u, %u): thread %s waits there after "
+            "others%s returned", warp ? "warp barrier" : "barrier", __lc_blockIdx.x,
+            __lc_blockIdx.y, __lc_blockIdx.z, __lc_thread_name(me, t, sizeof t),
+            warp ? " of its warp" : "");
+}
+
+__attribute__((noinline, cold))
+static void __lc_first_barrier(__lc_block *b) { __lc_to_fibers(b); }
+
+__attribute__((always_inline)) static inline int __lc_barrier(int kind, int op, int pred) {
+  __lc_block *b = __lc_current;
+  if (__builtin_expect(!b->fibers, 0)) __lc_first_barrier(b);
+  unsigned me = b->cur, n = b->nthreads;
+  if (kind == LC_AT_BLOCK) {
+    if (__builtin_expect(b->done != 0, 0)) __lc_barrier_after_return(me, false);
+    b->count += pred != 0;
+    if (++b->at_block == n) {        // the last to arrive releases everyone
+      for (unsigned i = 0; i < n; i++) b->f[i].state = LC_RUNNABLE;
+      b->result = (int)b->count;
+      b->at_block = b->count = 0;
+    } else {
+      b->f[me].state = LC_AT_BLOCK;
+      __lc_yield(b, me);
+    }
+    switch (op) {
+      case LC_COUNT: return b->result;
+      case LC_AND: return b->result == (int)n;
+      case LC_OR: return b->result != 0;
+      default: return 0;
+    }
+  }
+  unsigned w = me / 32, size = (w + 1) * 32 <= n ? 32 : n - w * 32;
+  if (__builtin_expect(b->warp_done[w] != 0, 0)) __lc_barrier_after_return(me, true);
+  if (++b->warp_wait[w] == size) {
+    for (unsigned i = w * 32; i < w * 32 + size; i++)
+      if (i != me) b->f[i].state = LC_RUNNABLE;
+    b->warp_wait[w] = 0;
+  } else {
+    b->f[me].state = LC_AT_WARP;
+    __lc_yield(b, me);
+  }
+  return 0;
+}
+
+// ---- CUDA functions -----------------------------------------------------
+static inline void __syncthreads() { __lc_barrier(LC_AT_BLOCK, LC_SYNC, 0); }
+static inline int __syncthreads_count(int p) { return __lc_barrier(LC_AT_BLOCK, LC_COUNT, p); }
+static inline int __syncthreads_and(int p) { return __lc_barrier(LC_AT_BLOCK, LC_AND, p); }
+static inline int __syncthreads_or(int p) { return __lc_barrier(LC_AT_BLOCK, LC_OR, p); }
+static inline void __syncwarp(unsigned mask = 0xffffffffu) { (void)mask; __lc_barrier(LC_AT_WARP, LC_SYNC, 0); }
+static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+// the threads of a block share one OS thread: only the compiler must not reorder
+static inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+
+static inline unsigned char *__lc_dynamic_shared() { return __lc_current->worker->dynamic_shared; }
+
+// atomics: blocks run on several OS threads at once, so they are real ones
+#define LC_ATOMIC_INT_(T)                                                                   \
+  static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); } \
+  static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); } \
+  static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); } \
+  static inline T atomicAnd(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); } \
+  static inline T atomicOr(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }   \
+  static inline T atomicXor(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); } \
+  static inline T atomicCAS(T *p, T cmp, T v) {                                             \
+    __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);     \
+    return cmp;                                                                             \
+  }                                                                                         \
+  static inline T atomicMin(T *p, T v) {                                                    \
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                           \
+    while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} \
+    return old;                                                                             \
+  }                                                                                         \
+  static inline T atomicMax(T *p, T v) {                                                    \
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                           \
+    while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} \
+    return old;                                                                             \
+  }
+LC_ATOMIC_INT_(int)
+LC_ATOMIC_INT_(unsigned int)
+LC_ATOMIC_INT_(long long)
+LC_ATOMIC_INT_(unsigned long long)
+#undef LC_ATOMIC_INT_
+
+// floats: compare-and-swap on the bit pattern
+#define LC_ATOMIC_FLOAT_(T, U)                                                              \
+  static inline T atomicAdd(T *p, T v) {                                                    \
+    U *q = (U *)p, old = __atomic_load_n(q, __ATOMIC_RELAXED), nw;                          \
+    T f;                                                                                    \
+    do {                                                                                    \
+      memcpy(&f, &old, sizeof f);                                                           \
+      f += v;                                                                               \
+      memcpy(&nw, &f, sizeof f);                                                            \
+    } while (!__atomic_compare_exchange_n(q, &old, nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
+    memcpy(&f, &old, sizeof f);                                                             \
+    return f;                                                                               \
+  }                                                                                         \
+  static inline T atomicSub(T *p, T v) { return atomicAdd(p, -v); }                          \
+  static inline T atomicExch(T *p, T v) {                                                   \
+    U nw, old;                                                                              \
+    memcpy(&nw, &v, sizeof v);                                                              \
+    old = __atomic_exchange_n((U *)p, nw, __ATOMIC_RELAXED);                                \
+    T f;                                                                                    \
+    memcpy(&f, &old, sizeof f);                                                             \
+    return f;                                                                               \
+  }
+LC_ATOMIC_FLOAT_(float, unsigned int)
+LC_ATOMIC_FLOAT_(double, unsigned long long)
+#undef LC_ATOMIC_FLOAT_
+
+static inline unsigned atomicInc(unsigned *p, unsigned v) {
+  unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED), nw;
+  do nw = old >= v ? 0 : old + 1;
+  while (!__atomic_compare_exchange_n(p, &old, nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return old;
+}
+static inline unsigned atomicDec(unsigned *p, unsigned v) {
+  unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED), nw;
+  do nw = (old == 0 || old > v) ? v : old - 1;
+  while (!__atomic_compare_exchange_n(p, &old, nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return old;
+}
+
+// math intrinsics and integer helpers
+#define LC_MINMAX_(T)                                          \
+  static inline T min(T a, T b) { return a < b ? a : b; }     \
+  static inline T max(T a, T b) { return a > b ? a : b; }
+LC_MINMAX_(int)
+LC_MINMAX_(unsigned int)
+LC_MINMAX_(long long)
+LC_MINMAX_(unsigned long long)
+LC_MINMAX_(float)
+LC_MINMAX_(double)
+#undef LC_MINMAX_
+#ifndef __GLIBC__   // glibc declares these itself, with the same meaning
+static inline float __expf(float x) { return expf(x); }
+static inline float __exp10f(float x) { return powf(10.0f, x); }
+static inline float exp10f(float x) { return powf(10.0f, x); }
+static inline float __logf(float x) { return logf(x); }
+static inline float __log2f(float x) { return log2f(x); }
+static inline float __log10f(float x) { return log10f(x); }
+static inline float __sinf(float x) { return sinf(x); }
+static inline float __cosf(float x) { return cosf(x); }
+static inline float __tanf(float x) { return tanf(x); }
+static inline float __powf(float x, float y) { return powf(x, y); }
+static inline void __sincosf(float x, float *s, float *c) { *s = sinf(x); *c = cosf(x); }
+#endif
+static inline float __fdividef(float x, float y) { return x / y; }
+static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+static inline float __frcp_rn(float x) { return 1.0f / x; }
+static inline float __fsqrt_rn(float x) { return sqrtf(x); }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline double __dmul_rn(double a, double b) { return a * b; }
+static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+static inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+static inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
+static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+static inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
+static inline long long __double_as_longlong(double d) { long long i; memcpy(&i, &d, 8); return i; }
+static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
+static inline int __float2int_rn(float x) { return (int)nearbyintf(x); }
+static inline int __float2int_rz(float x) { return (int)x; }
+static inline int __float2int_rd(float x) { return (int)floorf(x); }
+static inline int __float2int_ru(float x) { return (int)ceilf(x); }
+static inline float __int2float_rn(int x) { return (float)x; }
+static inline int __popc(unsigned x) { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
+static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+static inline unsigned __brev(unsigned x) {
+  x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+  x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+  x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+  return __builtin_bswap32(x);
+}
+static inline int __mul24(int a, int b) { return a * b; }
+static inline unsigned __umul24(unsigned a, unsigned b) { return a * b; }
+static inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
+static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+
+// ---- running a kernel ---------------------------------------------------
+template <typename T>
+using __lc_arg_t = typename std::remove_cv<typename std::remove_reference<T>::type>::type;
+
+template <auto K, typename Tuple>
+static void __lc_run_thread(__lc_block *b) {
+  std::apply(K, *static_cast<const Tuple *>(b->args));
+}
+
+// Defined by the generated tail: points namespace-scope `extern __shared__`
+// arrays at this worker's dynamic shared memory.
+static void __lc_bind_shared(void);
+
+// One block of kernel K: unpack the arguments once, then run the threads.
+template <auto K, typename... P, size_t... I>
+static int __lc_run_block(void (*)(P...), std::index_sequence<I...>, const lc_sim_launch *l,
+                          lc_sim_worker *w, lc_sim_dim bid) {
+  using Tuple = std::tuple<__lc_arg_t<P>...>;
+  const Tuple args(*static_cast<__lc_arg_t<P> *>(l->args[I])...);
+  __lc_block b;
+  memset(&b, 0, sizeof b);
+  b.launch = l;
+  b.worker = w;
+  b.nthreads = l->block.x * l->block.y * l->block.z;
+  b.run = __lc_run_thread<K, Tuple>;
+  b.args = &args;
+  __lc_current = &b;
+  __lc_bind_shared();
+  __lc_blockIdx = uint3{bid.x, bid.y, bid.z};
+  __lc_blockDim = dim3(l->block.x, l->block.y, l->block.z);
+  __lc_gridDim = dim3(l->grid.x, l->grid.y, l->grid.z);
+  if (setjmp(b.abort)) return -1;
+  const unsigned bx = l->block.x, by = l->block.y, bz = l->block.z;
+  unsigned t = 0;
+  for (unsigned z = 0; z < bz; z++)
+    for (unsigned y = 0; y < by; y++)
+      for (unsigned x = 0; x < bx; x++, t++) {
+        b.cur = t;
+        __lc_threadIdx = uint3{x, y, z};
+        std::apply(K, args);
+        if (b.fibers) goto drain;      // only thread 0 can have switched
+      }
+  return 0;
+drain:      // thread 0 returned: the others run until they all have
+  __lc_thread_exit(&b, 0);
+  __lc_yield(&b, 0);
+  return 0;
+}
+
+template <typename... P>
+struct __lc_signature {
+  static constexpr long long sizes[] = {(long long)sizeof(__lc_arg_t<P>)..., -1};
+};
+template <typename... P>
+static constexpr const long long *__lc_sizes_of(void (*)(P...)) { return __lc_signature<P...>::sizes; }
+template <typename... P>
+static constexpr size_t __lc_arity(void (*)(P...)) { return sizeof...(P); }
+
+// Modules are built with hidden visibility (so kernels inline into the
+// block loop); only these entry points are exported.
+#define LC_SIM_EXPORT extern "C" __attribute__((visibility("default")))
+#define LC_SIM_KERNEL(K)                                                                  \
+  LC_SIM_EXPORT int __lc_block_##K(const lc_sim_launch *l, lc_sim_worker *w, lc_sim_dim b) { \
+    return __lc_run_block<K>(K, std::make_index_sequence<__lc_arity(K)>(), l, w, b);     \
+  }                                                                                       \
+  LC_SIM_EXPORT const long long *const __lc_sizes_##K = __lc_sizes_of(K);
+LC_SIM_EXPORT int __lc_sim_abi(void) { return LC_SIM_ABI; }
+
+#endif  // LUACUDA_SIM_RUNTIME_H

@@ -1,0 +1,150 @@
+-- The compile cache: the same source is compiled once per process, and
+-- once per machine through the disk cache; a corrupt entry is recompiled.
+-- A wrapper around the compiler counts the real compilations.
+local luacuda = require "luacuda"
+
+local function sh(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("a")
+  local ok = p:close()
+  return ok == true, out
+end
+
+local backend = luacuda.backend()
+local it_sim = backend == "sim" and it or pending
+
+describe("the compile cache", function()
+  local dir, wrapper, count_file
+
+  before_each(function()
+    dir = os.tmpname()
+    os.remove(dir)
+    assert(sh("mkdir -p " .. dir))
+    count_file = dir .. "/compiles"
+    wrapper = dir .. "/cxx"
+    local f = assert(io.open(wrapper, "w"))
+    -- counts compilations (-c), not the --version probe or the link step
+    f:write("#!/bin/sh\ncase \" $* \" in *\" -c \"*) echo x >> " .. count_file
+            .. " ;; esac\nexec c++ \"$@\"\n")
+    f:close()
+    assert(sh("chmod +x " .. wrapper))
+  end)
+
+  after_each(function() sh("rm -rf " .. dir) end)
+
+  local function compiles()
+    local f = io.open(count_file)
+    if not f then return 0 end
+    local n = select(2, f:read("a"):gsub("\n", ""))
+    f:close()
+    return n
+  end
+
+  -- run a script in a fresh lua5.4 with the cache in dir/cache
+  local function fresh(script, env)
+    return sh(("LUACUDA_CACHE_DIR=%s/cache LUACUDA_CXX=%s %s lua5.4 -e %q")
+              :format(dir, wrapper, env or "", script))
+  end
+
+  local SCRIPT = [[
+    local luacuda = require "luacuda"
+    local src = 'extern "C" __global__ void k(int *o) { o[threadIdx.x] = threadIdx.x * 3; }'
+    local a = luacuda.compile(src)
+    local b = luacuda.compile(src)
+    local o = luacuda.device_array(4, "int32")
+    b.k[{1, 4}](o)
+    print(table.concat(o:copy_to_host():totable(), ","), a == b)
+  ]]
+
+  it_sim("compiles a source once per process and once per cache", function()
+    local ok, out = fresh(SCRIPT)
+    assert.is_true(ok, out)
+    assert.truthy(out:find("0,3,6,9", 1, true), out)
+    assert.equal(1, compiles())
+    ok, out = fresh(SCRIPT)                 -- a new process: a disk cache hit
+    assert.is_true(ok, out)
+    assert.truthy(out:find("0,3,6,9", 1, true), out)
+    assert.equal(1, compiles())
+  end)
+
+  it_sim("recompiles, and does not trust, a corrupt entry", function()
+    assert.is_true((fresh(SCRIPT)))
+    local ok, files = sh("ls " .. dir .. "/cache")
+    local entry = dir .. "/cache/" .. files:match("(sim%-%x+%.so)")
+    -- flip bytes in the middle of the object
+    local f = assert(io.open(entry, "r+b"))
+    f:seek("set", 2000)
+    f:write(("\255"):rep(64))
+    f:close()
+    local out
+    ok, out = fresh(SCRIPT)
+    assert.is_true(ok, out)
+    assert.truthy(out:find("0,3,6,9", 1, true), out)
+    assert.equal(2, compiles())
+    -- a truncated one too
+    assert(sh("truncate -s 100 " .. entry))
+    ok, out = fresh(SCRIPT)
+    assert.is_true(ok, out)
+    assert.equal(3, compiles())
+  end)
+
+  it_sim("recompiles when the options or the name change", function()
+    local script = [[
+      local luacuda = require "luacuda"
+      local src = 'extern "C" __global__ void k(int *o) { o[0] = V; }'
+      for _, v in ipairs({1, 2, 1}) do
+        local o = luacuda.device_array(1, "int32")
+        luacuda.compile(src, {options = {"-DV=" .. v}}).k[{1, 1}](o)
+        io.write(o[1], " ")
+      end
+      luacuda.compile(src, {options = {"-DV=1"}, name = "other.cu"})
+    ]]
+    local ok, out = fresh(script)
+    assert.is_true(ok, out)
+    assert.truthy(out:find("1 2 1", 1, true), out)
+    assert.equal(3, compiles())
+  end)
+
+  it_sim("is shared by processes compiling at the same time", function()
+    local cmds = {}
+    for i = 1, 4 do
+      cmds[i] = ("(LUACUDA_CACHE_DIR=%s/cache LUACUDA_CXX=%s lua5.4 -e %q > %s/out%d 2>&1)")
+                :format(dir, wrapper, SCRIPT, dir, i)
+    end
+    assert(sh(table.concat(cmds, " & ") .. "; wait"))
+    for i = 1, 4 do
+      local f = assert(io.open(dir .. "/out" .. i))
+      local out = f:read("a")
+      f:close()
+      assert.truthy(out:find("0,3,6,9", 1, true), out)
+    end
+    local ok, files = sh("ls " .. dir .. "/cache")
+    assert.is_true(ok)
+    assert.is_nil(files:find("tmp-", 1, true), files)
+    assert.equal(1, select(2, files:gsub("sim%-", "")))
+  end)
+
+  it_sim("can be cleared and turned off", function()
+    assert.is_true((fresh(SCRIPT)))
+    local ok, out = fresh([[
+      local luacuda = require "luacuda"
+      print(luacuda.cache_dir())
+      print(luacuda.clear_cache())
+    ]])
+    assert.is_true(ok, out)
+    assert.truthy(out:find(dir .. "/cache\n1\n", 1, true), out)
+    ok, out = fresh(SCRIPT)
+    assert.equal(2, compiles())
+    ok, out = fresh("print(require 'luacuda'.cache_dir())", "LUACUDA_CACHE=0")
+    assert.is_true(ok, out)
+    assert.truthy(out:find("nil"), out)
+    ok, out = fresh(SCRIPT, "LUACUDA_CACHE=0")
+    assert.is_true(ok, out)
+    assert.equal(3, compiles())
+  end)
+
+  it("reports where it is", function()
+    local d = luacuda.cache_dir()
+    assert.truthy(d == nil or type(d) == "string")
+  end)
+end)

@@ -1,0 +1,363 @@
+/*
+** sim_compile: turning a kernel source into a loaded shared object for the
+** simulator. The text compiled is the ABI, the CPU runtime and the prelude,
+** then the user's source behind a #line directive (so the compiler's
+** messages give the user's lines), then a generated tail with one entry
+** point per kernel. The host C++ compiler (LUACUDA_CXX, else c++) is run
+** without a shell; its output is the log of a failed compilation.
+*/
+#include "sim.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "internal.h"
+
+extern char **environ;
+
+/* ---- a growing string --------------------------------------------------- */
+
+typedef struct sbuf {
+  char *p;
+  size_t n, cap;
+  bool oom;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *s, size_t n) {
+  if (b->oom) return;
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + n + 1) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (p == NULL) {
+      b->oom = true;
+      return;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = '\0';
+}
+
+static void sb_str(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+
+LC_PRINTF(2, 3) static void sb_fmt(sbuf *b, const char *fmt, ...) {
+  char tmp[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  sb_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* ---- composing the source ------------------------------------------------ */
+
+/* The user's source with each `extern __shared__ T x[];` replaced, on the
+** same line: in a function by a pointer to the block's dynamic shared
+** memory, at namespace scope by a thread_local pointer that the generated
+** __lc_bind_shared points there at the start of every block. */
+static void add_user_source(sbuf *b, const lc_source *src, sbuf *bind) {
+  const lc_scan_result *sc = src->scan;
+  size_t at = 0;
+  for (int i = 0; i < sc->nshared; i++) {
+    const lc_shared_decl *d = &sc->shared[i];
+    if (!d->is_extern) continue;
+    if (d->begin >= at) {            /* first declarator of this statement */
+      sb_add(b, src->text + at, d->begin - at);
+      at = d->end;
+    }
+    if (d->in_function) {
+      sb_fmt(b, "%s *const %s = reinterpret_cast<%s *>(__lc_dynamic_shared()); ",
+             d->type, d->name, d->type);
+    } else {
+      sb_fmt(b, "static thread_local %s *%s; ", d->type, d->name);
+      sb_fmt(bind, "  %s = reinterpret_cast<%s *>(__lc_dynamic_shared());\n", d->name, d->type);
+    }
+    /* after the statement's last declarator, restore its line breaks */
+    if (i + 1 == sc->nshared || sc->shared[i + 1].begin != d->begin)
+      for (size_t k = d->begin; k < d->end; k++)
+        if (src->text[k] == '\n') sb_str(b, "\n");
+  }
+  sb_add(b, src->text + at, src->len - at);
+}
+
+static void add_tail(sbuf *b, const lc_source *src, const sbuf *bind) {
+  const lc_scan_result *sc = src->scan;
+  sb_str(b, "\n#line 1 \"luacuda-generated\"\n");
+  sb_str(b, "static void __lc_bind_shared(void) {\n");
+  if (bind->p) sb_str(b, bind->p);
+  sb_str(b, "}\n");
+  for (int i = 0; i < sc->nkernels; i++)
+    if (sc->kernels[i].extern_c && !sc->kernels[i].is_template)
+      sb_fmt(b, "LC_SIM_KERNEL(%s)\n", sc->kernels[i].name);
+  /* the module is built with hidden visibility: globals get accessors */
+  for (int i = 0; i < sc->nglobals; i++) {
+    const lc_global_decl *g = &sc->globals[i];
+    if (!g->in_namespace && !g->is_extern)
+      sb_fmt(b, "LC_SIM_EXPORT void *__lc_global_%s(void) { return (void *)&%s; }\n",
+             g->name, g->name);
+  }
+}
+
+static void compose(sbuf *b, const lc_source *src) {
+  sbuf bind = {0};
+  sb_str(b, "#line 1 \"luacuda/sim_abi.h\"\n");
+  sb_str(b, lc_sim_abi_source);
+  sb_str(b, "\n#line 1 \"luacuda/sim_runtime.h\"\n");
+  sb_str(b, lc_sim_runtime_source);
+  sb_str(b, "\n#line 1 \"luacuda/prelude.cuh\"\n");
+  sb_str(b, lc_prelude_source);
+  sb_fmt(b, "\n#line 1 \"%s\"\n", src->name);
+  add_user_source(b, src, &bind);
+  add_tail(b, src, &bind);
+  if (bind.oom) b->oom = true;
+  free(bind.p);
+}
+
+/* ---- running the compiler ------------------------------------------------- */
+
+/* The compiler's arguments: ours, then the user's options that mean the
+** same to a host compiler (-D, -I, -std, -use_fast_math); the rest are
+** NVRTC's own and do not apply here. This compiles only (-c): see
+** link_argv for why. */
+static int build_argv(const char **argv, int max, const char *cxx, const char *out,
+                      const char *in, const lc_source *src) {
+  int n = 0;
+  bool has_std = false;
+  for (int i = 0; i < src->noptions; i++)
+    if (strncmp(src->options[i], "-std=", 5) == 0) has_std = true;
+  argv[n++] = cxx;
+  if (!has_std) argv[n++] = "-std=c++17";
+  static const char *const fixed[] = {
+    "-c", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-semantic-interposition",
+    "-fno-exceptions", "-fdiagnostics-color=never", "-pthread", NULL
+  };
+  for (int i = 0; fixed[i]; i++) argv[n++] = fixed[i];
+  for (int i = 0; i < src->noptions && n < max - 4; i++) {
+    const char *o = src->options[i];
+    if (strncmp(o, "-D", 2) == 0 || strncmp(o, "-I", 2) == 0 || strncmp(o, "-U", 2) == 0 ||
+        strncmp(o, "-std=", 5) == 0)
+      argv[n++] = o;
+    else if (strcmp(o, "-use_fast_math") == 0 || strcmp(o, "--use_fast_math") == 0)
+      argv[n++] = "-ffast-math";
+  }
+  argv[n++] = "-o";
+  argv[n++] = out;
+  argv[n++] = in;
+  argv[n] = NULL;
+  return n;
+}
+
+/* Linking is a step of its own, with no optimisation flags: given
+** -ffast-math (or -funsafe-math-optimizations) at link time, GCC before 13
+** links crtfastmath into shared objects too, whose constructor turns on
+** flush-to-zero in the thread that loads the module: the host program's. */
+static void link_argv(const char **argv, const char *cxx, const char *out, const char *obj) {
+  int n = 0;
+  argv[n++] = cxx;
+  argv[n++] = "-shared";
+  argv[n++] = "-pthread";
+  argv[n++] = "-o";
+  argv[n++] = out;
+  argv[n++] = obj;
+  argv[n] = NULL;
+}
+
+/* Run argv, collecting its stdout and stderr into log. Returns the exit
+** status (0 is success), or -1 when it could not be run. */
+static int run_compiler(const char *const *argv, sbuf *log, char *err) {
+  int fd[2];
+  if (pipe(fd) != 0) {
+    snprintf(err, LC_ERRLEN, "pipe: %s", strerror(errno));
+    return -1;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
+  posix_spawn_file_actions_addclose(&fa, fd[0]);
+  /* the host program's LD_PRELOAD (a sanitizer, a profiler) is not meant
+  ** for the compiler */
+  size_t nenv = 0;
+  while (environ[nenv]) nenv++;
+  char **envp = malloc((nenv + 1) * sizeof *envp);
+  if (envp == NULL) {
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd[0]);
+    close(fd[1]);
+    snprintf(err, LC_ERRLEN, "out of memory");
+    return -1;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < nenv; i++)
+    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0) envp[k++] = environ[i];
+  envp[k] = NULL;
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, envp);
+  free(envp);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fd[1]);
+  if (rc != 0) {
+    close(fd[0]);
+    snprintf(err, LC_ERRLEN, "cannot run the C++ compiler '%.200s': %s (set LUACUDA_CXX)",
+             argv[0], strerror(rc));
+    return -1;
+  }
+  char chunk[4096];
+  ssize_t got;
+  while ((got = read(fd[0], chunk, sizeof chunk)) != 0) {
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    sb_add(log, chunk, (size_t)got);
+  }
+  close(fd[0]);
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) {
+      snprintf(err, LC_ERRLEN, "waitpid: %s", strerror(errno));
+      return -1;
+    }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int write_file(const char *path, const char *data, size_t n, char *err) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    snprintf(err, LC_ERRLEN, "cannot write %.300s: %s", path, strerror(errno));
+    return -1;
+  }
+  size_t off = 0;
+  while (off < n) {
+    ssize_t w = write(fd, data + off, n - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      snprintf(err, LC_ERRLEN, "cannot write %.300s: %s", path, strerror(errno));
+      close(fd);
+      return -1;
+    }
+    off += (size_t)w;
+  }
+  return close(fd) == 0 ? 0 : -1;
+}
+
+/* The compiler's own description (its --version output), asked once per
+** compiler per process: part of every cache key. */
+static const char *compiler_identity(const char *cxx) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  static char who[1024], identity[1024];
+  pthread_mutex_lock(&mu);
+  if (strcmp(who, cxx) != 0) {
+    const char *argv[] = {cxx, "--version", NULL};
+    sbuf out = {0};
+    char err[LC_ERRLEN];
+    int status = run_compiler(argv, &out, err);
+    snprintf(identity, sizeof identity, "%s", status == 0 && out.p ? out.p : "unknown");
+    snprintf(who, sizeof who, "%s", cxx);
+    free(out.p);
+  }
+  pthread_mutex_unlock(&mu);
+  return identity;
+}
+
+static bool load(const char *path, void **handle, char *err) {
+  *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (*handle == NULL) {
+    snprintf(err, LC_ERRLEN, "cannot load the compiled module: %.400s", dlerror());
+    return false;
+  }
+  void *sym = dlsym(*handle, "__lc_sim_abi");
+  int (*abi)(void) = NULL;
+  if (sym) memcpy(&abi, &sym, sizeof abi);     /* as POSIX allows */
+  if (abi == NULL || abi() != LC_SIM_ABI) {
+    snprintf(err, LC_ERRLEN, "the compiled module has another ABI version");
+    dlclose(*handle);
+    *handle = NULL;
+    return false;
+  }
+  return true;
+}
+
+int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
+  *handle = NULL;
+  *log = NULL;
+  sbuf text = {0}, out = {0};
+  compose(&text, src);
+  if (text.oom) {
+    free(text.p);
+    snprintf(err, LC_ERRLEN, "out of memory composing the source");
+    return LC_ENOMEM;
+  }
+  const char *cxx = getenv("LUACUDA_CXX");
+  if (cxx == NULL || *cxx == '\0') cxx = "c++";
+  const char *tmp = getenv("TMPDIR");
+  char dir[512], in[600], obj[600], so[1200], entry[1200];
+  snprintf(dir, sizeof dir, "%s/luacuda-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (mkdtemp(dir) == NULL) {
+    snprintf(err, LC_ERRLEN, "cannot make a directory in %.300s: %s",
+             tmp && *tmp ? tmp : "/tmp", strerror(errno));
+    free(text.p);
+    return LC_EFAIL;
+  }
+  snprintf(in, sizeof in, "%s/kernel.cc", dir);
+  snprintf(obj, sizeof obj, "%s/kernel.o", dir);
+  const char *argv[32 + 64], *largv[8];
+  int argc = build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, obj, in, src);
+  /* the key: what is compiled, how, and by which compiler */
+  lc_hash key;
+  lc_hash_init(&key);
+  lc_hash_add(&key, text.p, text.n);
+  for (int i = 0; i < argc - 3; i++) lc_hash_add_str(&key, argv[i]);
+  lc_hash_add_str(&key, compiler_identity(cxx));
+  const char *cache = lc_cache_dir();
+  int rc = LC_EFAIL;
+  if (cache) {
+    lc_cache_path(cache, "sim", &key, ".so", entry, sizeof entry);
+    if (lc_cache_valid(entry, &key)) {       /* compiled before */
+      rc = load(entry, handle, err) ? LC_OK : LC_EFAIL;
+      goto done;
+    }
+    static atomic_uint serial;
+    snprintf(so, sizeof so, "%s/tmp-%ld-%u.so", cache, (long)getpid(), atomic_fetch_add(&serial, 1));
+  } else {
+    snprintf(so, sizeof so, "%s/kernel.so", dir);
+  }
+  link_argv(largv, cxx, so, obj);
+  if (write_file(in, text.p, text.n, err) == 0) {
+    int status = run_compiler(argv, &out, err);
+    if (status == 0) status = run_compiler(largv, &out, err);
+    if (status > 0) {
+      snprintf(err, LC_ERRLEN, "compilation of %.300s failed", src->name);
+      *log = out.p;
+      out.p = NULL;
+    } else if (status == 0) {
+      if (cache == NULL) rc = load(so, handle, err) ? LC_OK : LC_EFAIL;
+      else if (lc_cache_commit(so, entry, &key, err) == 0)
+        rc = load(entry, handle, err) ? LC_OK : LC_EFAIL;
+    }
+  }
+done:
+  unlink(in);
+  unlink(obj);
+  if (cache == NULL) unlink(so);
+  rmdir(dir);
+  free(text.p);
+  free(out.p);
+  return rc;
+}

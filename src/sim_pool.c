@@ -1,0 +1,196 @@
+/*
+** sim_pool: the simulator's worker threads, one per core (or
+** LUACUDA_SIM_THREADS), started at the first launch and kept. A launch
+** hands out its blocks in chunks through an atomic counter; a block runs
+** entirely on one worker, which owns its dynamic shared memory and the
+** fiber stacks its blocks need. One launch runs at a time.
+*/
+#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS, MAP_NORESERVE */
+#include "sim.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Tell valgrind (when built where its header exists) that fiber stacks are
+** stacks: it then follows the switches instead of reporting every access.
+** The request is a no-op outside valgrind. */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define REGISTER_STACK(lo, hi) VALGRIND_STACK_REGISTER(lo, hi)
+#endif
+#endif
+#ifndef REGISTER_STACK
+#define REGISTER_STACK(lo, hi) ((void)0)
+#endif
+
+#define MAX_FIBERS 1024
+
+typedef struct worker {
+  lc_sim_worker w;           /* what the runtime sees */
+  pthread_t thread;
+  char *region;              /* room for MAX_FIBERS stacks, each over a guard page */
+  size_t stride;             /* stack size plus its guard page */
+  unsigned nstacks;          /* how many are usable */
+  void *stack[MAX_FIBERS];
+} worker;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static const char *init_error;
+static unsigned nworkers;
+static worker *workers;
+static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;   /* one launch at a time */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t go = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
+static unsigned long generation;
+static unsigned running;
+/* the current launch */
+static lc_sim_block_fn cur_fn;
+static const lc_sim_launch *cur_launch;
+static uint64_t cur_total, cur_chunk;
+static atomic_uint_fast64_t cur_next;
+static bool cur_failed;
+static char cur_error[LC_SIM_ERRLEN];
+
+static size_t env_size(const char *name, size_t dflt) {
+  const char *v = getenv(name);
+  if (v == NULL || *v == '\0') return dflt;
+  char *end;
+  unsigned long long n = strtoull(v, &end, 10);
+  size_t mul = 1;
+  if (*end == 'K' || *end == 'k') { mul = 1024; end++; }
+  else if (*end == 'M' || *end == 'm') { mul = 1024 * 1024; end++; }
+  return *end == '\0' && n > 0 ? (size_t)n * mul : dflt;
+}
+
+/* The runtime's request for n fiber stacks. They are laid out one stack
+** plus one guard page apart: the guard turns an overflow into a fault, and
+** the odd spacing keeps the stack tops out of each other's TLB sets. */
+static void **worker_stacks(lc_sim_worker *lw, unsigned n) {
+  worker *me = (worker *)lw;
+  if (n > MAX_FIBERS) {
+    snprintf(lw->error, LC_SIM_ERRLEN, "a block of %u threads needs more than %d fibers",
+             n, MAX_FIBERS);
+    return NULL;
+  }
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  if (me->region == NULL) {
+    me->stride = lw->stack_size + page;
+    void *r = mmap(NULL, me->stride * MAX_FIBERS, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED) {
+      snprintf(lw->error, LC_SIM_ERRLEN, "cannot reserve fiber stacks: %s", strerror(errno));
+      return NULL;
+    }
+    me->region = r;
+  }
+  while (me->nstacks < n) {
+    char *base = me->region + me->stride * me->nstacks + page;
+    if (mprotect(base, lw->stack_size, PROT_READ | PROT_WRITE) != 0) {
+      snprintf(lw->error, LC_SIM_ERRLEN, "cannot make fiber stacks: %s", strerror(errno));
+      return NULL;
+    }
+    REGISTER_STACK(base, base + lw->stack_size);
+    me->stack[me->nstacks++] = base;
+  }
+  return me->stack;
+}
+
+static void *worker_main(void *arg) {
+  worker *me = arg;
+  unsigned long seen = 0;
+  for (;;) {
+    pthread_mutex_lock(&lock);
+    while (generation == seen) pthread_cond_wait(&go, &lock);
+    seen = generation;
+    lc_sim_block_fn fn = cur_fn;
+    const lc_sim_launch *l = cur_launch;
+    uint64_t total = cur_total, chunk = cur_chunk;
+    pthread_mutex_unlock(&lock);
+    uint64_t gx = l->grid.x, gxy = (uint64_t)l->grid.x * l->grid.y;
+    for (;;) {
+      uint64_t first = atomic_fetch_add(&cur_next, chunk);
+      if (first >= total) break;
+      uint64_t last = first + chunk < total ? first + chunk : total;
+      for (uint64_t b = first; b < last; b++) {
+        lc_sim_dim bid = {(unsigned)(b % gx), (unsigned)(b % gxy / gx), (unsigned)(b / gxy)};
+        if (fn(l, &me->w, bid) != 0) {
+          pthread_mutex_lock(&lock);
+          if (!cur_failed) {
+            cur_failed = true;
+            memcpy(cur_error, me->w.error, LC_SIM_ERRLEN);
+          }
+          pthread_mutex_unlock(&lock);
+          atomic_store(&cur_next, total);     /* hand out no more blocks */
+          break;
+        }
+      }
+    }
+    pthread_mutex_lock(&lock);
+    if (--running == 0) pthread_cond_signal(&done);
+    pthread_mutex_unlock(&lock);
+  }
+  return NULL;
+}
+
+static void start_pool(void) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  nworkers = (unsigned)env_size("LUACUDA_SIM_THREADS", cores > 0 ? (size_t)cores : 1);
+  if (nworkers > 256) nworkers = 256;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t stack = env_size("LUACUDA_SIM_STACK", 128 * 1024);
+  if (stack < 16 * 1024) stack = 16 * 1024;
+  stack = (stack + page - 1) / page * page;
+  workers = calloc(nworkers, sizeof *workers);
+  if (workers == NULL) {
+    init_error = "out of memory starting the simulator's workers";
+    return;
+  }
+  for (unsigned i = 0; i < nworkers; i++) {
+    worker *me = &workers[i];
+    me->w.dynamic_shared = aligned_alloc(64, LC_SIM_MAX_SHARED);
+    me->w.stacks = worker_stacks;
+    me->w.stack_size = stack;
+    me->w.core = me;
+    if (me->w.dynamic_shared == NULL ||
+        pthread_create(&me->thread, NULL, worker_main, me) != 0) {
+      init_error = "cannot start the simulator's worker threads";
+      nworkers = i;      /* those started stay, idle */
+      return;
+    }
+  }
+}
+
+int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err) {
+  pthread_once(&once, start_pool);
+  if (init_error) {
+    snprintf(err, LC_ERRLEN, "%s", init_error);
+    return LC_EFAIL;
+  }
+  uint64_t total = (uint64_t)l->grid.x * l->grid.y * l->grid.z;
+  pthread_mutex_lock(&run_lock);
+  pthread_mutex_lock(&lock);
+  cur_fn = fn;
+  cur_launch = l;
+  cur_total = total;
+  /* enough chunks to balance the load, few enough to keep the counter cool */
+  cur_chunk = total / (nworkers * 16u) + 1;
+  atomic_store(&cur_next, 0);
+  cur_failed = false;
+  running = nworkers;
+  generation++;
+  pthread_cond_broadcast(&go);
+  while (running > 0) pthread_cond_wait(&done, &lock);
+  bool failed = cur_failed;
+  if (failed) snprintf(err, LC_ERRLEN, "%s", cur_error);
+  pthread_mutex_unlock(&lock);
+  pthread_mutex_unlock(&run_lock);
+  return failed ? LC_EFAIL : LC_OK;
+}
