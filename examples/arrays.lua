@@ -1,6 +1,6 @@
--- The main demo: device arrays with Numba's semantics, on the GPU when
+-- A tour of the arrays: device arrays with Numba's semantics, on the GPU when
 -- there is one and on the CPU simulator otherwise.
---   make demo
+--   lua5.4 examples/arrays.lua
 local luacuda = require "luacuda"
 
 local backend, why = luacuda.backend()
