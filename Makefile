@@ -48,12 +48,12 @@ $(LIB): $(OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIBFLAG) $(OBJ) -o $@ $(LDFLAGS) $(LC_LDFLAGS) $(LC_LIBS)
 
-$(UNIT): spec/c/layout_test.c src/layout.c src/layout.h
+$(UNIT): spec/c/layout_test.c spec/c/unit.h src/layout.c src/layout.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/layout_test.c src/layout.c -o $@ $(LDFLAGS)
 
 # the source scanner: pure C, built without Lua (its headers only)
-$(SCAN_UNIT): spec/c/scan_test.c src/scan.c src/scan.h src/dtype.h src/layout.h
+$(SCAN_UNIT): spec/c/scan_test.c spec/c/unit.h src/scan.c src/scan.h src/dtype.h src/layout.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/scan_test.c src/scan.c -o $@ $(LDFLAGS)
 

@@ -1,70 +1,16 @@
 /*
-** Unit tests for src/layout.c.
-**
-**   layout_test --list   the test names, one a line
-**   layout_test NAME     run one test: exit 0, or print the failing check
-**                        (file:line, expression and values) and exit 1
-**   layout_test          run them all: "ok NAME" / "not ok NAME: reason"
-**
+** Unit tests for src/layout.c (run them as unit.h says).
 ** Strides and offsets are in bytes; most layouts use itemsize 8.
 */
 #include "layout.h"
+
+#include "unit.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- checks -------------------------------------------------------- */
-
-static char why[1024];          /* the first failed check of a test */
-static char err[LC_ERRLEN];     /* the message of the last layout call */
-
-__attribute__((format(printf, 3, 4)))
-static int failf(const char *file, int line, const char *fmt, ...) {
-  int n = snprintf(why, sizeof why, "%s:%d: ", file, line);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why + n, sizeof why - (size_t)n, fmt, ap);
-  va_end(ap);
-  return 1;
-}
-
-#define CHECK(c) do { \
-    if (!(c)) return failf(__FILE__, __LINE__, "CHECK(%s) failed", #c); \
-  } while (0)
-
-#define CHECK_EQ(got, want) do { \
-    long long g_ = (long long)(got), w_ = (long long)(want); \
-    if (g_ != w_) \
-      return failf(__FILE__, __LINE__, "%s is %lld, expected %lld", #got, g_, w_); \
-  } while (0)
-
-#define CHECK_STR(got, want) do { \
-    const char *g_ = (got), *w_ = (want); \
-    if (strcmp(g_, w_) != 0) \
-      return failf(__FILE__, __LINE__, "%s is \"%s\", expected \"%s\"", #got, g_, w_); \
-  } while (0)
-
-/* call returns 0 (layout calls report failure as -1 with a message) */
-#define CHECK_OK(call) do { \
-    err[0] = '\0'; \
-    int rc_ = (call); \
-    if (rc_ != 0) \
-      return failf(__FILE__, __LINE__, "%s returned %d: %s", #call, rc_, err); \
-  } while (0)
-
-/* call fails (-1) with a message that contains msg */
-#define CHECK_ERR(call, msg) do { \
-    strcpy(err, "(no message)"); \
-    int rc_ = (call); \
-    if (rc_ != -1) \
-      return failf(__FILE__, __LINE__, "%s returned %d, expected an error containing \"%s\"", \
-                   #call, rc_, msg); \
-    if (!strstr(err, msg)) \
-      return failf(__FILE__, __LINE__, "%s: error \"%s\" does not contain \"%s\"", \
-                   #call, err, msg); \
-  } while (0)
 
 /* A literal int64 vector as the two arguments (pointer, count); NONE is
 ** the empty one (0-d shapes), ANY skips the strides in CHECK_LAYOUT. */
@@ -1064,7 +1010,7 @@ static int test_overflow(void) {
 /* ---- the table ------------------------------------------------------------------------------- */
 
 #define T(name) { #name, test_##name }
-static const struct { const char *name; int (*fn)(void); } tests[] = {
+static const unit_test tests[] = {
   T(contiguous_c), T(contiguous_f), T(contiguous_zero_dims), T(contiguous_0d),
   T(contiguity_basic), T(contiguity_size1_axes), T(contiguity_size0_and_0d),
   T(contiguity_negative_strides), T(contiguity_transposed),
@@ -1085,42 +1031,6 @@ static const struct { const char *name; int (*fn)(void); } tests[] = {
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 
-static int run(int i) {
-  why[0] = '\0';
-  return tests[i].fn();
-}
-
 int main(int argc, char **argv) {
-  if (argc == 2 && strcmp(argv[1], "--list") == 0) {
-    for (int i = 0; i < NTESTS; i++) puts(tests[i].name);
-    return 0;
-  }
-  if (argc == 2) {
-    for (int i = 0; i < NTESTS; i++)
-      if (strcmp(argv[1], tests[i].name) == 0) {
-        if (run(i) == 0) {
-          printf("ok %s\n", tests[i].name);
-          return 0;
-        }
-        printf("not ok %s: %s\n", tests[i].name, why);
-        return 1;
-      }
-    fprintf(stderr, "layout_test: no test named %s (see --list)\n", argv[1]);
-    return 2;
-  }
-  if (argc > 2) {
-    fprintf(stderr, "usage: layout_test [--list | NAME]\n");
-    return 2;
-  }
-  int failed = 0;
-  for (int i = 0; i < NTESTS; i++) {
-    if (run(i) == 0) {
-      printf("ok %s\n", tests[i].name);
-    } else {
-      printf("not ok %s: %s\n", tests[i].name, why);
-      failed++;
-    }
-  }
-  printf("%d of %d tests failed\n", failed, NTESTS);
-  return failed ? 1 : 0;
+  return unit_main("layout_test", tests, NTESTS, argc, argv);
 }

@@ -1,10 +1,5 @@
 /*
-** Unit tests for src/scan.c.
-**
-**   scan_test --list             the test names, one a line
-**   scan_test NAME               run one test: exit 0, or print the failing check
-**                                (file:line, expression and values) and exit 1
-**   scan_test                    run them all: "ok NAME" / "not ok NAME: reason"
+** Unit tests for src/scan.c (run them as unit.h says), and:
 **   scan_test --stress N [SEED]  scan N random mutations of the test sources and
 **                                check that every result is well formed (build
 **                                with -fsanitize=address,undefined to catch bad
@@ -15,61 +10,13 @@
 */
 #include "scan.h"
 
+#include "unit.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- checks -------------------------------------------------------- */
-
-static char why[2048];          /* the first failed check of a test */
-static char err[LC_ERRLEN];     /* the message of the last scan call */
-
-__attribute__((format(printf, 3, 4)))
-static int failf(const char *file, int line, const char *fmt, ...) {
-  int n = snprintf(why, sizeof why, "%s:%d: ", file, line);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why + n, sizeof why - (size_t)n, fmt, ap);
-  va_end(ap);
-  return 1;
-}
-
-#define CHECK(c) do { \
-    if (!(c)) return failf(__FILE__, __LINE__, "CHECK(%s) failed", #c); \
-  } while (0)
-
-#define CHECK_EQ(got, want) do { \
-    long long g_ = (long long)(got), w_ = (long long)(want); \
-    if (g_ != w_) \
-      return failf(__FILE__, __LINE__, "%s is %lld, expected %lld", #got, g_, w_); \
-  } while (0)
-
-#define CHECK_STR(got, want) do { \
-    const char *g_ = (got), *w_ = (want); \
-    if (strcmp(g_, w_) != 0) \
-      return failf(__FILE__, __LINE__, "%s is \"%s\", expected \"%s\"", #got, g_, w_); \
-  } while (0)
-
-/* call returns 0 (scan calls report failure as -1 with a message) */
-#define CHECK_OK(call) do { \
-    err[0] = '\0'; \
-    int rc_ = (call); \
-    if (rc_ != 0) \
-      return failf(__FILE__, __LINE__, "%s returned %d: %s", #call, rc_, err); \
-  } while (0)
-
-/* call fails (-1) with a message that contains msg */
-#define CHECK_ERR(call, msg) do { \
-    strcpy(err, "(no message)"); \
-    int rc_ = (call); \
-    if (rc_ != -1) \
-      return failf(__FILE__, __LINE__, "%s returned %d, expected an error containing \"%s\"", \
-                   #call, rc_, msg); \
-    if (!strstr(err, msg)) \
-      return failf(__FILE__, __LINE__, "%s: error \"%s\" does not contain \"%s\"", \
-                   #call, err, msg); \
-  } while (0)
 
 /* ---- scanning -------------------------------------------------------- */
 
@@ -1421,7 +1368,7 @@ static int test_stress_small(void) {
 /* ---- the table ------------------------------------------------------------------------------- */
 
 #define T(name) { #name, test_##name }
-static const struct { const char *name; int (*fn)(void); } tests[] = {
+static const unit_test tests[] = {
   T(sample), T(comments), T(strings_and_chars), T(preprocessor), T(line_numbers),
   T(extern_c_forms), T(attributes), T(templates), T(declarations_skipped), T(body_offsets),
   T(unterminated_body), T(zero_params), T(scalar_types), T(pointer_types), T(array_types),
@@ -1433,44 +1380,8 @@ static const struct { const char *name; int (*fn)(void); } tests[] = {
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 
-static int run(int i) {
-  why[0] = '\0';
-  return tests[i].fn();
-}
-
 int main(int argc, char **argv) {
-  if (argc == 2 && strcmp(argv[1], "--list") == 0) {
-    for (int i = 0; i < NTESTS; i++) puts(tests[i].name);
-    return 0;
-  }
   if ((argc == 3 || argc == 4) && strcmp(argv[1], "--stress") == 0)
     return stress(atol(argv[2]), argc == 4 ? strtoull(argv[3], NULL, 0) : 0);
-  if (argc == 2) {
-    for (int i = 0; i < NTESTS; i++)
-      if (strcmp(argv[1], tests[i].name) == 0) {
-        if (run(i) == 0) {
-          printf("ok %s\n", tests[i].name);
-          return 0;
-        }
-        printf("not ok %s: %s\n", tests[i].name, why);
-        return 1;
-      }
-    fprintf(stderr, "scan_test: no test named %s (see --list)\n", argv[1]);
-    return 2;
-  }
-  if (argc > 2) {
-    fprintf(stderr, "usage: scan_test [--list | NAME | --stress N [SEED]]\n");
-    return 2;
-  }
-  int failed = 0;
-  for (int i = 0; i < NTESTS; i++) {
-    if (run(i) == 0) {
-      printf("ok %s\n", tests[i].name);
-    } else {
-      printf("not ok %s: %s\n", tests[i].name, why);
-      failed++;
-    }
-  }
-  printf("%d of %d tests failed\n", failed, NTESTS);
-  return failed ? 1 : 0;
+  return unit_main("scan_test", tests, NTESTS, argc, argv);
 }

@@ -1,0 +1,48 @@
+-- The C unit tests (spec/c/*_test.c), one busted test per C test. The
+-- Makefile builds the binaries next to the module and passes its build
+-- directory in LUACUDA_BUILD.
+local build = os.getenv("LUACUDA_BUILD") or "build"
+
+-- Run bin with args; true only on exit status 0, and the output (stdout
+-- and stderr together).
+local function run(bin, args)
+  local quoted = "'" .. bin:gsub("'", "'\\''") .. "'"
+  local p = io.popen(quoted .. " " .. args .. " 2>&1")
+  local out = p:read("a")
+  local ok, how, code = p:close()
+  return ok == true and how == "exit" and code == 0, out, how, code
+end
+
+for _, unit in ipairs({"layout", "scan"}) do
+  local bin = build .. "/" .. unit .. "_test"
+  describe(unit .. ".c unit tests (" .. bin .. ")", function()
+    local f = io.open(bin, "rb")
+    if not f then
+      it("finds the test binary", function()
+        assert.is_true(false, bin .. " is missing: build it with `make check`")
+      end)
+      return
+    end
+    f:close()
+
+    local listed, out = run(bin, "--list")
+    local names = {}
+    if listed then
+      for name in out:gmatch("[^\r\n]+") do names[#names + 1] = name end
+    end
+    if #names == 0 then
+      it("lists its tests", function()
+        assert.is_true(false, ("%s --list failed or listed nothing:\n%s"):format(bin, out))
+      end)
+      return
+    end
+
+    for _, name in ipairs(names) do
+      it(name, function()
+        assert(name:match("^[%w_]+$"), "odd test name " .. name)
+        local ok, res, how, code = run(bin, name)
+        assert(ok, ("%s %s: %s %s\n%s"):format(bin, name, tostring(how), tostring(code), res))
+      end)
+    end
+  end)
+end
