@@ -5,6 +5,7 @@
 */
 #include "array.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -168,6 +169,20 @@ int lc_check_dims(lua_State *L, int idx, bool spread, bool allow_infer,
     lua_pop(L, 1);
   }
   return (int)n;
+}
+
+int64_t lc_check_integer(lua_State *L, int idx, const char *what, int pos,
+                         const char *fname) {
+  int ok;
+  lua_Integer v = lua_tointegerx(L, idx, &ok);
+  if (!ok || lua_type(L, idx) != LUA_TNUMBER) {
+    char where[64] = "";
+    if (pos > 0) snprintf(where, sizeof where, " %d", pos);
+    if (lua_type(L, idx) == LUA_TNUMBER)
+      lc_error(L, fname, "%s%s must be an integer, got %g", what, where, lua_tonumber(L, idx));
+    lc_error(L, fname, "%s%s must be an integer, got %s", what, where, luaL_typename(L, idx));
+  }
+  return v;
 }
 
 char lc_check_order(lua_State *L, int idx, const char *fname) {

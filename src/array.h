@@ -70,6 +70,11 @@ int lc_check_dims(lua_State *L, int idx, bool spread, bool allow_infer,
 ** or for a key not in known (a NULL-terminated list). */
 bool lc_check_opts(lua_State *L, int idx, const char *const *known, const char *fname);
 
+/* The integer at idx (a number with an integral value), or the error
+** "<what>[ <pos>] must be an integer, got ..." (pos 0 leaves it out). */
+int64_t lc_check_integer(lua_State *L, int idx, const char *what, int pos,
+                         const char *fname);
+
 /* An order argument: nil gives 'C'; otherwise "C" or "F". */
 char lc_check_order(lua_State *L, int idx, const char *fname);
 

@@ -1,7 +1,9 @@
 /*
 ** backend: choosing the process-wide backend, once, from LUACUDA_BACKEND.
 */
+#include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,4 +41,20 @@ const lc_backend *lc_backend_get(const char **reason) {
   pthread_once(&once, choose);
   if (reason) *reason = why;
   return chosen;
+}
+
+size_t lc_env_size(const char *name, size_t dflt) {
+  const char *v = getenv(name);
+  if (v == NULL || *v == '\0') return dflt;
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  size_t mul = 1;
+  switch (*end) {
+    case 'K': case 'k': mul = (size_t)1 << 10; end++; break;
+    case 'M': case 'm': mul = (size_t)1 << 20; end++; break;
+    case 'G': case 'g': mul = (size_t)1 << 30; end++; break;
+  }
+  if (errno != 0 || *end != '\0' || n == 0 || n > SIZE_MAX / mul) return dflt;
+  return (size_t)n * mul;
 }

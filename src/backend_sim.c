@@ -4,7 +4,6 @@
 ** touches it directly. Its capacity is the machine's memory, or
 ** LUACUDA_SIM_MEMORY bytes (suffix K, M or G) to simulate a smaller GPU.
 */
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -26,21 +25,7 @@ static size_t physical_memory(void) {
 }
 
 static void init_capacity(void) {
-  const char *env = getenv("LUACUDA_SIM_MEMORY");
-  capacity = physical_memory();
-  if (env && *env) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(env, &end, 10);
-    size_t mul = 1;
-    switch (*end) {
-      case 'K': case 'k': mul = (size_t)1 << 10; end++; break;
-      case 'M': case 'm': mul = (size_t)1 << 20; end++; break;
-      case 'G': case 'g': mul = (size_t)1 << 30; end++; break;
-    }
-    if (errno == 0 && *end == '\0' && v > 0 && v <= SIZE_MAX / mul)
-      capacity = (size_t)v * mul;
-  }
+  capacity = lc_env_size("LUACUDA_SIM_MEMORY", physical_memory());
 }
 
 static bool counted(lc_kind kind) { return kind == LC_DEVICE || kind == LC_MANAGED; }

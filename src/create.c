@@ -65,13 +65,7 @@ static int l_full(lua_State *L) {
 
 /* arange(n [, dtype]): 0, 1, ..., n-1 */
 static int l_arange(lua_State *L) {
-  int ok;
-  lua_Integer n = lua_tointegerx(L, 1, &ok);
-  if (!ok || lua_type(L, 1) != LUA_TNUMBER) {
-    if (lua_type(L, 1) == LUA_TNUMBER)
-      lc_error(L, "arange", "n must be an integer, got %g", lua_tonumber(L, 1));
-    lc_error(L, "arange", "n must be an integer, got %s", luaL_typename(L, 1));
-  }
+  int64_t n = lc_check_integer(L, 1, "n", 0, "arange");
   if (n < 0) lc_error(L, "arange", "n must not be negative, got %lld", (long long)n);
   const lc_dtype *dt = lc_dtype_opt(L, 2, &lc_dtypes[LC_INT64], "arange");
   if (dt->code == LC_BOOL) lc_error(L, "arange", "dtype bool has no range of values");

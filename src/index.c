@@ -6,27 +6,12 @@
 */
 #include "array.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
 
 /* Normalize a 1-based index that may count from the end (-1 is the last). */
 static int64_t norm_index(int64_t i, int64_t n) { return i < 0 ? n + 1 + i : i; }
-
-static int64_t check_integer(lua_State *L, int idx, const char *what, int pos,
-                             const char *fname) {
-  int ok;
-  lua_Integer v = lua_tointegerx(L, idx, &ok);
-  if (!ok || lua_type(L, idx) != LUA_TNUMBER) {
-    char where[64] = "";
-    if (pos > 0) snprintf(where, sizeof where, " %d", pos);
-    if (lua_type(L, idx) == LUA_TNUMBER)
-      lc_error(L, fname, "%s%s must be an integer, got %g", what, where, lua_tonumber(L, idx));
-    lc_error(L, fname, "%s%s must be an integer, got %s", what, where, luaL_typename(L, idx));
-  }
-  return v;
-}
 
 static void select_axis(lua_State *L, lc_layout *lay, int axis, int64_t i,
                         const char *fname) {
@@ -68,7 +53,7 @@ static void slice_axis(lua_State *L, lc_layout *lay, int axis, int idx,
   for (int k = 0; k < 3; k++) {
     lua_rawgeti(L, idx, k + 1);
     given[k] = !lua_isnil(L, -1);
-    if (given[k]) v[k] = check_integer(L, -1, "range entry of index entry", pos, fname);
+    if (given[k]) v[k] = lc_check_integer(L, -1, "range entry of index entry", pos, fname);
     lua_pop(L, 1);
   }
   int64_t step = given[2] ? v[2] : 1;
@@ -100,7 +85,7 @@ static bool resolve(lua_State *L, const lc_array *a, int kidx, lc_layout *lay,
   int nd = a->lay.ndim;
   if (lua_type(L, kidx) == LUA_TNUMBER) {
     if (nd == 0) lc_error(L, fname, "a 0-d array is indexed with a[{}], not a number");
-    select_axis(L, lay, 0, check_integer(L, kidx, "index", 0, fname), fname);
+    select_axis(L, lay, 0, lc_check_integer(L, kidx, "index", 0, fname), fname);
     return nd == 1;
   }
   if (lua_type(L, kidx) != LUA_TTABLE)
@@ -112,7 +97,7 @@ static bool resolve(lua_State *L, const lc_array *a, int kidx, lc_layout *lay,
   for (int k = 1; k <= n; k++) {
     int t = lua_rawgeti(L, kidx, k);
     if (t == LUA_TNUMBER) {
-      select_axis(L, lay, axis, check_integer(L, -1, "index entry", k, fname), fname);
+      select_axis(L, lay, axis, lc_check_integer(L, -1, "index entry", k, fname), fname);
       picked++;
     } else if (t == LUA_TTABLE) {
       slice_axis(L, lay, axis, lua_gettop(L), k, fname);

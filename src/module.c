@@ -166,6 +166,9 @@ static void apply_signatures(lua_State *L, int idx, lc_modref *m, const char *fn
 
 /* compile(source, opts) with the source at 1 and its name in name. */
 static int compile_source(lua_State *L, const char *name, const char *fname) {
+  /* the name goes into a #line directive */
+  if (strpbrk(name, "\"\\\n"))
+    lc_error(L, fname, "name must not contain quotes, backslashes or newlines");
   size_t len;
   const char *src = lua_tolstring(L, 1, &len);
   bool has_opts = lc_check_opts(L, 2, compile_keys, fname);
@@ -240,7 +243,6 @@ static int l_compile(lua_State *L) {
   }
   char copy[256];
   snprintf(copy, sizeof copy, "%s", name);
-  if (strpbrk(copy, "\"\\\n")) lc_error(L, "compile", "name must not contain quotes, backslashes or newlines");
   return compile_source(L, copy, "compile");
 }
 
@@ -268,7 +270,6 @@ static int l_compile_file(lua_State *L) {
     if (lua_type(L, -1) == LUA_TSTRING) snprintf(name, sizeof name, "%s", lua_tostring(L, -1));
     lua_pop(L, 1);
   }
-  if (strpbrk(name, "\"\\\n")) lc_error(L, "compile_file", "name must not contain quotes, backslashes or newlines");
   return compile_source(L, name, "compile_file");
 }
 

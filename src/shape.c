@@ -90,10 +90,7 @@ static int array_squeeze(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "squeeze");
   int axis = -1;
   if (!lua_isnoneornil(L, 2)) {
-    int ok;
-    lua_Integer ax = lua_tointegerx(L, 2, &ok);
-    if (!ok || lua_type(L, 2) != LUA_TNUMBER)
-      lc_error(L, "squeeze", "axis must be an integer, got %s", luaL_typename(L, 2));
+    int64_t ax = lc_check_integer(L, 2, "axis", 0, "squeeze");
     if (ax < 1 || ax > a->lay.ndim)
       lc_error(L, "squeeze", "axis %lld out of range for %d dimensions",
                (long long)ax, a->lay.ndim);
@@ -129,10 +126,7 @@ static int array_view(lua_State *L) {
 ** axis (the last one shorter when section does not divide the length) */
 static int array_split(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "split");
-  int ok;
-  lua_Integer sec = lua_tointegerx(L, 2, &ok);
-  if (!ok || lua_type(L, 2) != LUA_TNUMBER)
-    lc_error(L, "split", "section must be an integer, got %s", luaL_typename(L, 2));
+  int64_t sec = lc_check_integer(L, 2, "section", 0, "split");
   if (sec < 1) lc_error(L, "split", "section must be positive, got %lld", (long long)sec);
   lc_opt_stream(L, 3, "split");
   if (a->lay.ndim == 0) lc_error(L, "split", "a 0-d array cannot be split");

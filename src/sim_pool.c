@@ -59,17 +59,6 @@ static atomic_uint_fast64_t cur_next;
 static bool cur_failed;
 static char cur_error[LC_SIM_ERRLEN];
 
-static size_t env_size(const char *name, size_t dflt) {
-  const char *v = getenv(name);
-  if (v == NULL || *v == '\0') return dflt;
-  char *end;
-  unsigned long long n = strtoull(v, &end, 10);
-  size_t mul = 1;
-  if (*end == 'K' || *end == 'k') { mul = 1024; end++; }
-  else if (*end == 'M' || *end == 'm') { mul = 1024 * 1024; end++; }
-  return *end == '\0' && n > 0 ? (size_t)n * mul : dflt;
-}
-
 /* The runtime's request for n fiber stacks. They are laid out one stack
 ** plus one guard page apart: the guard turns an overflow into a fault, and
 ** the odd spacing keeps the stack tops out of each other's TLB sets. */
@@ -142,10 +131,10 @@ static void *worker_main(void *arg) {
 
 static void start_pool(void) {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  nworkers = (unsigned)env_size("LUACUDA_SIM_THREADS", cores > 0 ? (size_t)cores : 1);
+  nworkers = (unsigned)lc_env_size("LUACUDA_SIM_THREADS", cores > 0 ? (size_t)cores : 1);
   if (nworkers > 256) nworkers = 256;
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  size_t stack = env_size("LUACUDA_SIM_STACK", 128 * 1024);
+  size_t stack = lc_env_size("LUACUDA_SIM_STACK", 128 * 1024);
   if (stack < 16 * 1024) stack = 16 * 1024;
   stack = (stack + page - 1) / page * page;
   workers = calloc(nworkers, sizeof *workers);
