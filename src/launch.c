@@ -5,6 +5,8 @@
 */
 #include "kernel.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -93,19 +95,35 @@ void lc_launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel_ref
   lua_settop(L, top);
 }
 
-/* The array for a pointer or Array<T, N> parameter, checked. */
-static const lc_array *device_array_arg(lua_State *L, int idx, const lc_param *p,
-                                        const char *where, const char *fname) {
+/* Raise "<fname>: kernel 'k' argument i 'name' (type): <cause>". The
+** argument is described only here, off the launch path. */
+LC_NORETURN LC_PRINTF(5, 6)
+static void arg_error(lua_State *L, const char *fname, const lc_kernel_sig *sig, int i,
+                      const char *fmt, ...) {
+  const lc_param *p = &sig->params[i];
+  char cause[LC_ERRLEN];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cause, sizeof cause, fmt, ap);
+  va_end(ap);
+  lc_error(L, fname, "kernel '%s' argument %d%s%s%s (%s): %s", sig->name, i + 1,
+           p->name[0] ? " '" : "", p->name, p->name[0] ? "'" : "", p->spelling, cause);
+}
+
+/* The array for a pointer or Array<T, N> parameter i, checked. */
+static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_sig *sig, int i,
+                                        const char *fname) {
+  const lc_param *p = &sig->params[i];
   const lc_array *a = lc_array_test(L, idx);
   if (a == NULL)
-    lc_error(L, fname, "%s: expected a device array, got %s", where, luaL_typename(L, idx));
-  if (a->buf == NULL) lc_error(L, fname, "%s: attempt to use a closed array", where);
+    arg_error(L, fname, sig, i, "expected a device array, got %s", luaL_typename(L, idx));
+  if (a->buf == NULL) arg_error(L, fname, sig, i, "attempt to use a closed array");
   if (!lc_kind_device_accessible(lc_array_kind(a)))
-    lc_error(L, fname, "%s: a %s array cannot be passed to a kernel (copy it to the "
-             "device first: to_device)", where, lc_kind_names[lc_array_kind(a)]);
+    arg_error(L, fname, sig, i, "a %s array cannot be passed to a kernel (copy it to the "
+              "device first: to_device)", lc_kind_names[lc_array_kind(a)]);
   if (p->type >= 0 && a->dtype->code != (lc_typecode)p->type)
-    lc_error(L, fname, "%s: expected a %s array, got %s", where, lc_dtypes[p->type].name,
-             a->dtype->name);
+    arg_error(L, fname, sig, i, "expected a %s array, got %s", lc_dtypes[p->type].name,
+              a->dtype->name);
   return a;
 }
 
@@ -119,9 +137,7 @@ size_t lc_pack_args(lua_State *L, int first, int nargs, const lc_kernel_ref *k,
   for (int i = 0; i < sig->nparams; i++) {
     const lc_param *p = &sig->params[i];
     int idx = first + i;
-    char where[256], err[LC_ERRLEN];
-    snprintf(where, sizeof where, "kernel '%s' argument %d%s%s%s (%s)", sig->name, i + 1,
-             p->name[0] ? " '" : "", p->name, p->name[0] ? "'" : "", p->spelling);
+    char err[LC_ERRLEN];
     off = (off + (size_t)p->align - 1) / (size_t)p->align * (size_t)p->align;
     if (off + (size_t)p->size > buflen)
       lc_error(L, fname, "kernel '%s': the arguments take more than %zu bytes", sig->name, buflen);
@@ -130,19 +146,19 @@ size_t lc_pack_args(lua_State *L, int first, int nargs, const lc_kernel_ref *k,
     off += (size_t)p->size;
     if (p->kind == LC_PARAM_SCALAR) {
       if (lc_elem_convert(L, idx, &lc_dtypes[p->type], slot, err))
-        lc_error(L, fname, "%s: %s", where, err);
+        arg_error(L, fname, sig, i, "%s", err);
     } else if (p->kind == LC_PARAM_POINTER) {
-      const lc_array *a = device_array_arg(L, idx, p, where, fname);
+      const lc_array *a = device_array_arg(L, idx, sig, i, fname);
       if (!lc_layout_is_c_contiguous(&a->lay, a->dtype->size) &&
           !lc_layout_is_f_contiguous(&a->lay, a->dtype->size))
-        lc_error(L, fname, "%s: a non-contiguous view cannot be passed as a pointer "
-                 "(declare the parameter Array<T, N>)", where);
+        arg_error(L, fname, sig, i, "a non-contiguous view cannot be passed as a pointer "
+                  "(declare the parameter Array<T, N>)");
       void *ptr = lc_array_data(a);
       memcpy(slot, &ptr, sizeof ptr);
     } else {
-      const lc_array *a = device_array_arg(L, idx, p, where, fname);
+      const lc_array *a = device_array_arg(L, idx, sig, i, fname);
       if (a->lay.ndim != p->ndim)
-        lc_error(L, fname, "%s: expected a %d-d array, got %d-d", where, p->ndim, a->lay.ndim);
+        arg_error(L, fname, sig, i, "expected a %d-d array, got %d-d", p->ndim, a->lay.ndim);
       void *ptr = lc_array_data(a);
       memcpy(slot, &ptr, sizeof ptr);
       memcpy(slot + 8, a->lay.shape, 8 * (size_t)p->ndim);
