@@ -558,8 +558,15 @@ describe("launch errors", function()
 
   it("report a barrier some threads can never reach, and the state carries on", function()
     local out = luacuda.device_array(8, "int32")
-    S.misuse({"luacuda.launch: kernel 'early_return'", "barrier never completes",
-              "thread (3, 0, 0)"}, launch, m.early_return, {2, 8}, out)
+    -- launches are queued: the failure comes with the next synchronization
+    launch(m.early_return, {2, 8}, out)
+    S.misuse({"luacuda.synchronize: kernel 'early_return' failed", "barrier never completes",
+              "thread (3, 0, 0)"}, luacuda.synchronize)
+    luacuda.synchronize()              -- reported once
+    launch(m.early_return, {2, 8}, out)
+    local ok, err = pcall(out.copy_to_host, out)   -- a synchronous copy reports it too
+    assert.is_false(ok)
+    assert.truthy(err:find("luacuda.copy_to_host: kernel 'early_return' failed", 1, true), err)
     local o = luacuda.to_device({0}, {dtype = "int32"})
     m.use_globals[{1, 1}](luacuda.device_array(1, "float32"))
     m.fill2d[{1, 1}](o:reshape(1, 1))

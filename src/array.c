@@ -212,12 +212,6 @@ bool lc_check_opts(lua_State *L, int idx, const char *const *known,
   return true;
 }
 
-lc_stream *lc_opt_stream(lua_State *L, int idx, const char *fname) {
-  if (lua_isnoneornil(L, idx)) return NULL;
-  /* Stream objects come with the streams issue; nothing else is a stream. */
-  lc_error(L, fname, "expected a stream, got %s", luaL_typename(L, idx));
-}
-
 static const luaL_Reg meta[] = {
   {"__gc", array_release},
   {"__close", array_release},

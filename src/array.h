@@ -78,8 +78,21 @@ int64_t lc_check_integer(lua_State *L, int idx, const char *what, int pos,
 /* An order argument: nil gives 'C'; otherwise "C" or "F". */
 char lc_check_order(lua_State *L, int idx, const char *fname);
 
+/* ---- streams (stream.c) ---- */
+
 /* The optional stream argument at idx: nil/none gives NULL (synchronous). */
 lc_stream *lc_opt_stream(lua_State *L, int idx, const char *fname);
+
+/* Before the host reads or writes memory of kind k with no stream: memory a
+** kernel may be using (mapped, managed) waits for the queued work first,
+** and a failure of that work is raised. */
+void lc_sync_host_slow(lua_State *L, const char *fname);
+static inline void lc_sync_host(lua_State *L, lc_kind k, const char *fname) {
+  if (k == LC_MAPPED || k == LC_MANAGED) lc_sync_host_slow(L, fname);
+}
+
+/* May the host touch memory of kind k at any time, with no wait? */
+static inline bool lc_kind_host_only(lc_kind k) { return k == LC_HOST || k == LC_PINNED; }
 
 /* Push a Lua sequence of n integers. */
 void lc_push_int64s(lua_State *L, int n, const int64_t *v);
@@ -95,11 +108,12 @@ void lc_copy_array(lua_State *L, lc_array *dst, const lc_array *src,
 void lc_fill_array(lua_State *L, lc_array *dst, int vidx, lc_stream *s,
                    const char *fname);
 
-/* One element at byte offset off from the buffer start, any kind. */
+/* One element at byte offset off from the buffer start, any kind. With a
+** stream, the read waits for that stream only; the write is queued. */
 void lc_elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
-                  const char *fname);
+                  lc_stream *s, const char *fname);
 void lc_elem_write(lua_State *L, const lc_array *a, int64_t off, const void *in,
-                   const char *fname);
+                   lc_stream *s, const char *fname);
 
 /* Assign the Lua value at vidx to the view of a described by lay: a scalar
 ** is broadcast, an array or nested table of the same shape is copied. */
@@ -129,5 +143,6 @@ void lc_to_table(lua_State *L, const lc_array *a, const char *fname);
 void lc_index_open(lua_State *L);     /* installs __index / __newindex */
 void lc_shape_open(lua_State *L);     /* reshape, transpose, ... */
 void lc_copy_open(lua_State *L);      /* copy methods */
+void lc_stream_open(lua_State *L);    /* Stream and Event */
 
 #endif

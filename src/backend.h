@@ -4,9 +4,16 @@
 ** and asks the backend to move it.
 **
 ** Conventions: functions return 0 on success, or an LC_E* code with a
-** message (naming the failing call) in err[LC_ERRLEN]. A NULL stream means
-** "synchronous": the call returns when the work is done. Slots a backend
-** does not provide yet are NULL; callers check with lc_backend_need().
+** message (naming the failing call) in err[LC_ERRLEN].
+**
+** Streams: a NULL stream means "synchronous": the call first waits for all
+** work already queued (on every stream, as CUDA's legacy default stream
+** does), reports a failure of that work as its own error, and returns when
+** its own work is done. A stream (the default stream included) means the
+** work is queued on it and the call returns at once; work on one stream
+** runs in order. Memory an operation uses must outlive it: whoever frees
+** memory, a module, a stream or an event does it through defer(), which
+** waits for the work queued before it.
 */
 #ifndef LUACUDA_BACKEND_H
 #define LUACUDA_BACKEND_H
@@ -32,7 +39,7 @@ static inline bool lc_kind_host_accessible(lc_kind k) { return k != LC_DEVICE; }
 /* May a kernel read and write it? */
 static inline bool lc_kind_device_accessible(lc_kind k) { return k >= LC_MAPPED; }
 
-enum { LC_OK = 0, LC_EFAIL = -1, LC_ENOMEM = -2, LC_ENOTSUP = -3 };
+enum { LC_OK = 0, LC_EFAIL = -1, LC_ENOMEM = -2, LC_ENOTSUP = -3, LC_ENOTREADY = -4 };
 
 /* One strided region of memory: the buffer start, its kind, and the view. */
 typedef struct lc_region {
@@ -57,12 +64,17 @@ typedef struct lc_source {
   const struct lc_scan_result *scan;
 } lc_source;
 
-/* One launch; args[i] points at parameter i's packed value. */
+/* One launch; args[i] points at parameter i's packed value, inside the
+** argbuf[arglen] block (so a backend that queues the launch can copy it). */
 typedef struct lc_launch {
   unsigned grid[3], block[3];
   unsigned shared_bytes;              /* dynamic shared memory */
-  lc_stream *stream;
+  lc_stream *stream;                  /* never NULL: launches are always queued */
   void **args;
+  int nargs;
+  const void *argbuf;
+  size_t arglen;
+  const char *kernel_name;            /* for errors found later */
 } lc_launch;
 
 typedef struct lc_backend {
@@ -84,19 +96,29 @@ typedef struct lc_backend {
   int (*fill)(const lc_region *dst, const void *value, int64_t itemsize,
               lc_stream *s, char *err);
 
-  /* streams and events (the streams issue) */
+  /* Streams and events. A stream's synchronize and query report the first
+  ** failure of its queued work not reported yet (and forget it); destroy
+  ** returns at once, the stream goes when its queued work is done. */
+  lc_stream *(*default_stream)(void);
   int (*stream_create)(lc_stream **s, char *err);
-  int (*stream_destroy)(lc_stream *s, char *err);
+  void (*stream_destroy)(lc_stream *s);
   int (*stream_synchronize)(lc_stream *s, char *err);
   int (*stream_query)(lc_stream *s, bool *done, char *err);
   int (*event_create)(lc_event **e, bool timing, char *err);
-  int (*event_destroy)(lc_event *e, char *err);
+  void (*event_destroy)(lc_event *e);
   int (*event_record)(lc_event *e, lc_stream *s, char *err);
+  /* work queued on s from now on waits for e's last record */
   int (*event_wait)(lc_event *e, lc_stream *s, char *err);
   int (*event_synchronize)(lc_event *e, char *err);
+  int (*event_query)(lc_event *e, bool *done, char *err);
+  /* LC_ENOTREADY while either event's record has not happened yet */
   int (*event_elapsed)(lc_event *start, lc_event *end, float *ms, char *err);
-  /* wait for everything queued on the default stream */
+  /* Wait for all queued work, on every stream; then report the first
+  ** failure not reported yet, from any stream. err NULL: wait only. */
   int (*synchronize)(char *err);
+  /* Call release(ud) once all work queued so far is done: at once when
+  ** nothing is queued, else later and perhaps on another thread. */
+  void (*defer)(void (*release)(void *ud), void *ud);
 
   /* modules and launches. A failed compilation returns its log (malloc'd,
   ** the caller frees it). A function stays valid while its module is

@@ -72,34 +72,101 @@ static int sim_mem_info(size_t *free_bytes, size_t *total, size_t *in_use) {
   return LC_OK;
 }
 
-/* Streams arrive with the streams issue; until then every operation is
-** synchronous and a stream here is a caller bug. */
-static int no_stream(lc_stream *s, char *err) {
-  if (s == NULL) return LC_OK;
-  snprintf(err, LC_ERRLEN, "streams are not supported by the sim backend yet");
-  return LC_ENOTSUP;
+/* ---- copies and fills: done at once without a stream (after the queued
+** work), else queued with copies of the layouts they need ------------- */
+
+typedef struct copy_work {
+  lc_sim_work w;
+  void *dst;
+  const void *src;
+  size_t nbytes;
+} copy_work;
+
+static int run_copy(lc_sim_work *w, char *err) {
+  (void)err;
+  copy_work *c = (copy_work *)w;
+  memmove(c->dst, c->src, c->nbytes);
+  return LC_OK;
 }
 
 static int sim_copy(void *dst, lc_kind dkind, const void *src, lc_kind skind,
                     size_t nbytes, lc_stream *s, char *err) {
   (void)dkind; (void)skind;
-  if (no_stream(s, err)) return LC_ENOTSUP;
-  memmove(dst, src, nbytes);
+  if (s == NULL) {
+    int rc = lc_sim_synchronize(err);
+    if (rc == LC_OK) memmove(dst, src, nbytes);
+    return rc;
+  }
+  copy_work *c = (copy_work *)lc_sim_work_new(sizeof *c - sizeof c->w, run_copy, err);
+  if (c == NULL) return LC_ENOMEM;
+  c->dst = dst;
+  c->src = src;
+  c->nbytes = nbytes;
+  return lc_sim_submit(s, &c->w, NULL, err);
+}
+
+typedef struct strided_work {
+  lc_sim_work w;
+  void *dbase, *sbase;
+  lc_layout dl, sl;
+  int64_t itemsize;
+} strided_work;
+
+static int run_strided(lc_sim_work *w, char *err) {
+  (void)err;
+  strided_work *c = (strided_work *)w;
+  lc_copy_strided_host(c->dbase, &c->dl, c->sbase, &c->sl, c->itemsize);
   return LC_OK;
 }
 
 static int sim_copy_strided(const lc_region *dst, const lc_region *src,
                             int64_t itemsize, lc_stream *s, char *err) {
-  if (no_stream(s, err)) return LC_ENOTSUP;
-  lc_copy_strided_host(dst->base, dst->layout, src->base, src->layout, itemsize);
+  if (s == NULL) {
+    int rc = lc_sim_synchronize(err);
+    if (rc == LC_OK)
+      lc_copy_strided_host(dst->base, dst->layout, src->base, src->layout, itemsize);
+    return rc;
+  }
+  strided_work *c = (strided_work *)lc_sim_work_new(sizeof *c - sizeof c->w, run_strided, err);
+  if (c == NULL) return LC_ENOMEM;
+  c->dbase = dst->base;
+  c->sbase = src->base;
+  c->dl = *dst->layout;
+  c->sl = *src->layout;
+  c->itemsize = itemsize;
+  return lc_sim_submit(s, &c->w, NULL, err);
+}
+
+typedef struct fill_work {
+  lc_sim_work w;
+  void *base;
+  lc_layout l;
+  int64_t itemsize;
+  unsigned char value[];       /* itemsize bytes */
+} fill_work;
+
+static int run_fill(lc_sim_work *w, char *err) {
+  (void)err;
+  fill_work *f = (fill_work *)w;
+  lc_fill_host(f->base, &f->l, f->value, f->itemsize);
   return LC_OK;
 }
 
 static int sim_fill(const lc_region *dst, const void *value, int64_t itemsize,
                     lc_stream *s, char *err) {
-  if (no_stream(s, err)) return LC_ENOTSUP;
-  lc_fill_host(dst->base, dst->layout, value, itemsize);
-  return LC_OK;
+  if (s == NULL) {
+    int rc = lc_sim_synchronize(err);
+    if (rc == LC_OK) lc_fill_host(dst->base, dst->layout, value, itemsize);
+    return rc;
+  }
+  fill_work *f = (fill_work *)lc_sim_work_new(sizeof *f - sizeof f->w + (size_t)itemsize,
+                                              run_fill, err);
+  if (f == NULL) return LC_ENOMEM;
+  f->base = dst->base;
+  f->l = *dst->layout;
+  f->itemsize = itemsize;
+  memcpy(f->value, value, (size_t)itemsize);
+  return lc_sim_submit(s, &f->w, NULL, err);
 }
 
 /* ---- modules and launches (sim_compile.c, sim_pool.c) ---- */
@@ -144,21 +211,45 @@ static int sim_module_global(lc_module *m, const char *name, void **ptr, char *e
   return LC_OK;
 }
 
-static int sim_launch(lc_function *f, const lc_launch *cfg, char *err) {
-  if (no_stream(cfg->stream, err)) return LC_ENOTSUP;
+/* A queued launch: its configuration, and a copy of the packed arguments
+** (the caller's buffer is gone by the time it runs). */
+typedef struct launch_work {
+  lc_sim_work w;
   lc_sim_block_fn fn;
-  memcpy(&fn, &f, sizeof fn);
-  lc_sim_launch l = {
-    {cfg->grid[0], cfg->grid[1], cfg->grid[2]},
-    {cfg->block[0], cfg->block[1], cfg->block[2]},
-    cfg->args, cfg->shared_bytes
-  };
-  return lc_sim_run(fn, &l, err);
+  lc_sim_launch l;
+  char kernel[128];
+  void **args;                 /* nargs pointers, then the argument bytes */
+} launch_work;
+
+static int run_launch(lc_sim_work *w, char *err) {
+  launch_work *k = (launch_work *)w;
+  char cause[LC_ERRLEN];
+  if (lc_sim_run(k->fn, &k->l, cause) == LC_OK) return LC_OK;
+  snprintf(err, LC_ERRLEN, "kernel '%.100s' failed: %.380s", k->kernel, cause);
+  return LC_EFAIL;
 }
 
-static int sim_synchronize(char *err) {
-  (void)err;
-  return LC_OK;
+static int sim_launch(lc_function *f, const lc_launch *cfg, char *err) {
+  size_t ptrs = sizeof(void *) * (size_t)cfg->nargs;
+  /* the argument bytes keep the alignment they were packed with */
+  size_t head = (sizeof(launch_work) + 15) & ~(size_t)15;
+  size_t arglen = (cfg->arglen + 15) & ~(size_t)15;
+  launch_work *k = (launch_work *)lc_sim_work_new(head - sizeof k->w + arglen + ptrs,
+                                                  run_launch, err);
+  if (k == NULL) return LC_ENOMEM;
+  char *bytes = (char *)k + head;
+  memcpy(bytes, cfg->argbuf, cfg->arglen);
+  k->args = (void **)(bytes + arglen);
+  for (int i = 0; i < cfg->nargs; i++)
+    k->args[i] = bytes + ((const char *)cfg->args[i] - (const char *)cfg->argbuf);
+  memcpy(&k->fn, &f, sizeof k->fn);
+  k->l = (lc_sim_launch){
+    {cfg->grid[0], cfg->grid[1], cfg->grid[2]},
+    {cfg->block[0], cfg->block[1], cfg->block[2]},
+    k->args, cfg->shared_bytes
+  };
+  snprintf(k->kernel, sizeof k->kernel, "%s", cfg->kernel_name ? cfg->kernel_name : "?");
+  return lc_sim_submit(cfg->stream, &k->w, NULL, err);
 }
 
 const lc_backend lc_backend_sim = {
@@ -169,7 +260,20 @@ const lc_backend lc_backend_sim = {
   .copy = sim_copy,
   .copy_strided = sim_copy_strided,
   .fill = sim_fill,
-  .synchronize = sim_synchronize,
+  .default_stream = lc_sim_default_stream,
+  .stream_create = lc_sim_stream_create,
+  .stream_destroy = lc_sim_stream_destroy,
+  .stream_synchronize = lc_sim_stream_synchronize,
+  .stream_query = lc_sim_stream_query,
+  .event_create = lc_sim_event_create,
+  .event_destroy = lc_sim_event_destroy,
+  .event_record = lc_sim_event_record,
+  .event_wait = lc_sim_event_wait,
+  .event_synchronize = lc_sim_event_synchronize,
+  .event_query = lc_sim_event_query,
+  .event_elapsed = lc_sim_event_elapsed,
+  .synchronize = lc_sim_synchronize,
+  .defer = lc_sim_defer,
   .module_load = sim_module_load,
   .module_unload = sim_module_unload,
   .module_function = sim_module_function,

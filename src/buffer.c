@@ -42,7 +42,9 @@ lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
   void *ptr = NULL;
   int rc = alloc_once(be, kind, nbytes, flags, &ptr, err);
   if (rc == LC_ENOMEM) {
+    /* collect, and let the frees held back behind queued work happen */
     lua_gc(L, LUA_GCCOLLECT, 0);
+    be->synchronize(NULL);
     rc = alloc_once(be, kind, nbytes, flags, &ptr, err);
   }
   if (rc != LC_OK) {
@@ -80,10 +82,17 @@ void lc_buffer_retain(lc_buffer *b) {
   atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
 }
 
-void lc_buffer_release(lc_buffer *b) {
-  if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1) return;
+static void buffer_free(void *ud) {
+  lc_buffer *b = ud;
   if (b->release) b->release(b->release_ud);
   else if (b->kind == LC_HOST) free(b->ptr);
   else b->backend->mem_free(b->kind, b->ptr, b->nbytes);
   free(b);
+}
+
+/* The memory goes once the work queued so far, which may still read or
+** write it, is done. */
+void lc_buffer_release(lc_buffer *b) {
+  if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1) return;
+  b->backend->defer(buffer_free, b);
 }

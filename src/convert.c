@@ -236,6 +236,7 @@ void lc_to_table(lua_State *L, const lc_array *a, const char *fname) {
     lua_remove(L, -2);
     return;
   }
+  lc_sync_host(L, lc_array_kind(a), fname);
   if (a->lay.ndim == 0) lc_elem_push(L, a->dtype, lc_array_data(a));
   else push_level(L, a, lc_array_data(a), 0);
 }
@@ -260,7 +261,7 @@ lc_array *lc_from_scalar(lua_State *L, int idx, const lc_dtype *dt, lc_kind kind
   char value[16];
   lc_elem_check(L, idx, dt, value, fname);
   lc_array *a = lc_array_empty(L, kind, dt, 0, NULL, 'C', fname);
-  lc_elem_write(L, a, a->lay.offset, value, fname);
+  lc_elem_write(L, a, a->lay.offset, value, NULL, fname);
   return a;
 }
 

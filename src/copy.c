@@ -18,19 +18,41 @@ static void region_of(lc_region *r, const lc_array *a, const lc_layout *lay) {
 }
 
 void lc_elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
-                  const char *fname) {
+                  lc_stream *s, const char *fname) {
+  const lc_backend *be = backend_of(a);
   char err[LC_ERRLEN];
-  if (backend_of(a)->copy(out, LC_HOST, (char *)a->buf->ptr + off, lc_array_kind(a),
-                          (size_t)a->dtype->size, NULL, err))
+  char *p = (char *)a->buf->ptr + off;
+  size_t n = (size_t)a->dtype->size;
+  if (s == NULL) {
+    if (lc_kind_host_accessible(lc_array_kind(a))) {
+      lc_sync_host(L, lc_array_kind(a), fname);
+      memcpy(out, p, n);
+    } else if (be->copy(out, LC_HOST, p, lc_array_kind(a), n, NULL, err)) {
+      lc_error(L, fname, "%s", err);
+    }
+    return;
+  }
+  /* queued behind the stream's work, and waited for: out is the caller's */
+  if (be->copy(out, LC_HOST, p, lc_array_kind(a), n, s, err) ||
+      be->stream_synchronize(s, err))
     lc_error(L, fname, "%s", err);
 }
 
 void lc_elem_write(lua_State *L, const lc_array *a, int64_t off, const void *in,
-                   const char *fname) {
+                   lc_stream *s, const char *fname) {
+  const lc_backend *be = backend_of(a);
   char err[LC_ERRLEN];
-  if (backend_of(a)->copy((char *)a->buf->ptr + off, lc_array_kind(a), in, LC_HOST,
-                          (size_t)a->dtype->size, NULL, err))
-    lc_error(L, fname, "%s", err);
+  char *p = (char *)a->buf->ptr + off;
+  if (s == NULL && lc_kind_host_accessible(lc_array_kind(a))) {
+    lc_sync_host(L, lc_array_kind(a), fname);
+    memcpy(p, in, (size_t)a->dtype->size);
+    return;
+  }
+  /* a fill of the one element: the backend keeps the value, so a queued
+  ** write does not read the caller's stack later */
+  lc_layout one = {.ndim = 0, .offset = off, .size = 1};
+  lc_region r = {a->buf->ptr, lc_array_kind(a), &one};
+  if (be->fill(&r, in, a->dtype->size, s, err)) lc_error(L, fname, "%s", err);
 }
 
 static bool overlap(const lc_array *d, const lc_layout *dl,
@@ -68,6 +90,8 @@ static void copy_views(lua_State *L, const lc_array *dst, const lc_layout *dl,
   int64_t isz = dst->dtype->size;
   if (s == NULL && lc_kind_host_accessible(lc_array_kind(dst)) &&
       lc_kind_host_accessible(lc_array_kind(src))) {
+    lc_sync_host(L, lc_array_kind(dst), fname);
+    lc_sync_host(L, lc_array_kind(src), fname);
     lc_copy_strided_host(dst->buf->ptr, dl, src->buf->ptr, sl, isz);
     return;
   }
@@ -108,6 +132,7 @@ lc_array *lc_copy_to_new(lua_State *L, const lc_array *a, lc_kind kind,
 static void fill_view(lua_State *L, const lc_array *a, const lc_layout *lay,
                       const void *value, lc_stream *s, const char *fname) {
   if (s == NULL && lc_kind_host_accessible(lc_array_kind(a))) {
+    lc_sync_host(L, lc_array_kind(a), fname);
     lc_fill_host(a->buf->ptr, lay, value, a->dtype->size);
     return;
   }

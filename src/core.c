@@ -42,7 +42,8 @@ static int l_memory_info(lua_State *L) {
   return 1;
 }
 
-/* synchronize(): wait for all queued device work */
+/* synchronize(): wait for all queued device work, on every stream, and
+** raise the first failure of it not reported yet */
 static int l_synchronize(lua_State *L) {
   char err[LC_ERRLEN];
   if (lc_backend_get(NULL)->synchronize(err)) lc_error(L, "synchronize", "%s", err);
@@ -85,6 +86,7 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_create_open(L);
   lc_convert_open(L);
   lc_module_open(L);
+  lc_stream_open(L);
   lc_ptx_open(L);
   /* for init.lua, which adds the methods that are clearer in Lua */
   luaL_getmetatable(L, LC_ARRAY_MT);

@@ -111,31 +111,32 @@ static bool resolve(lua_State *L, const lc_array *a, int kidx, lc_layout *lay,
   return picked == nd;
 }
 
-static void push_element(lua_State *L, const lc_array *a, int64_t off,
+static void push_element(lua_State *L, const lc_array *a, int64_t off, lc_stream *s,
                          const char *fname) {
-  if (lc_kind_host_accessible(lc_array_kind(a))) {
+  if (s == NULL && lc_kind_host_only(lc_array_kind(a))) {
     lc_elem_push(L, a->dtype, (char *)a->buf->ptr + off);
   } else {
     char tmp[16];
-    lc_elem_read(L, a, off, tmp, fname);
+    lc_elem_read(L, a, off, tmp, s, fname);
     lc_elem_push(L, a->dtype, tmp);
   }
 }
 
 static void store_element(lua_State *L, const lc_array *a, int64_t off, int vidx,
-                          const char *fname) {
+                          lc_stream *s, const char *fname) {
   char tmp[16];
   lc_elem_check(L, vidx, a->dtype, tmp, fname);
-  if (lc_kind_host_accessible(lc_array_kind(a)))
+  if (s == NULL && lc_kind_host_only(lc_array_kind(a)))
     memcpy((char *)a->buf->ptr + off, tmp, (size_t)a->dtype->size);
   else
-    lc_elem_write(L, a, off, tmp, fname);
+    lc_elem_write(L, a, off, tmp, s, fname);
 }
 
 /* a[key] for number and table keys */
-static int getitem(lua_State *L, const lc_array *a, int kidx, const char *fname) {
+static int getitem(lua_State *L, const lc_array *a, int kidx, lc_stream *s,
+                   const char *fname) {
   lc_layout lay;
-  if (resolve(L, a, kidx, &lay, fname)) push_element(L, a, lay.offset, fname);
+  if (resolve(L, a, kidx, &lay, fname)) push_element(L, a, lay.offset, s, fname);
   else lc_array_push_view(L, a, &lay, a->dtype);
   return 1;
 }
@@ -146,16 +147,17 @@ static void setitem(lua_State *L, const lc_array *a, int kidx, int vidx,
   /* an array value goes through the copy rules even into one element
   ** (a size-1 array of the same dtype fits there) */
   if (resolve(L, a, kidx, &lay, fname) && lc_array_test(L, vidx) == NULL)
-    store_element(L, a, lay.offset, vidx, fname);
+    store_element(L, a, lay.offset, vidx, s, fname);
   else
     lc_assign(L, a, &lay, vidx, s, fname);
 }
 
-/* 1-D host-addressable array and an in-range Lua integer key: the case
-** loops hit, kept to the fewest API calls */
+/* 1-D host array and an in-range Lua integer key: the case loops hit,
+** kept to the fewest API calls (mapped and managed memory, which kernels
+** may be using, take the general path and its wait) */
 static inline char *fast_element(const lc_array *a, lua_State *L) {
   if (!lua_isinteger(L, 2) || a == NULL || a->magic != LC_ARRAY_MAGIC ||
-      a->buf == NULL || a->lay.ndim != 1 || !lc_kind_host_accessible(a->buf->kind))
+      a->buf == NULL || a->lay.ndim != 1 || !lc_kind_host_only(a->buf->kind))
     return NULL;
   lua_Integer i = lua_tointeger(L, 2);
   int64_t n = a->lay.shape[0];
@@ -201,7 +203,7 @@ static int array_index(lua_State *L) {
     lua_pushnil(L);
     return 1;
   }
-  return getitem(L, lc_array_check(L, 1, "index"), 2, "index");
+  return getitem(L, lc_array_check(L, 1, "index"), 2, NULL, "index");
 }
 
 static int array_newindex(lua_State *L) {
@@ -223,8 +225,8 @@ static int array_newindex(lua_State *L) {
 /* a:getitem(key [, stream]) */
 static int array_getitem(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "getitem");
-  lc_opt_stream(L, 3, "getitem");
-  return getitem(L, a, 2, "getitem");
+  lc_stream *s = lc_opt_stream(L, 3, "getitem");
+  return getitem(L, a, 2, s, "getitem");
 }
 
 /* a:setitem(key, value [, stream]) */
@@ -242,7 +244,7 @@ static int array_item(lua_State *L) {
   if (a->lay.size != 1)
     lc_error(L, "item", "the array has %lld elements, item needs exactly 1",
              (long long)a->lay.size);
-  push_element(L, a, a->lay.offset, "item");
+  push_element(L, a, a->lay.offset, NULL, "item");
   return 1;
 }
 

@@ -20,13 +20,20 @@
 
 /* ---- the counted module ------------------------------------------------- */
 
-static void modref_release(void *ud) {
+static void modref_free(void *ud) {
   lc_modref *m = ud;
-  if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1) return;
   if (m->handle) m->be->module_unload(m->handle);
   free(m->kernels);
   free(m->globals);
   free(m);
+}
+
+/* The last reference unloads the module once the launches queued so far,
+** which may be running its code, are done. */
+static void modref_release(void *ud) {
+  lc_modref *m = ud;
+  if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1) return;
+  m->be->defer(modref_free, m);
 }
 
 static void modref_retain(lc_modref *m) {
@@ -344,16 +351,35 @@ static void push_kernel(lua_State *L, int midx, const char *name, const char *fn
   lua_remove(L, -2);
 }
 
+/* LUACUDA_SYNC=1 waits after every launch, so that a failure is reported
+** by the launch that caused it rather than by a later call. */
+static bool sync_launches(void) {
+  static int cached = -1;
+  if (cached < 0) {
+    const char *v = getenv("LUACUDA_SYNC");
+    cached = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+  }
+  return cached;
+}
+
+/* Launches are queued, as in CUDA: without a stream on the default one. */
 static void launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int nargs) {
+  const lc_backend *be = k->mod->be;
   lc_launch cfg;
   lc_launch_config(L, cfgidx, &cfg, k, "launch");
+  if (cfg.stream == NULL) cfg.stream = be->default_stream();
   char buf[LC_MAXPARAMS * (8 + 16 * LC_MAXDIM)] __attribute__((aligned(16)));
   void *args[LC_MAXPARAMS];
-  lc_pack_args(L, first, nargs, k, buf, sizeof buf, args, "launch");
+  cfg.arglen = lc_pack_args(L, first, nargs, k, buf, sizeof buf, args, "launch");
   cfg.args = args;
+  cfg.nargs = k->sig->nparams;
+  cfg.argbuf = buf;
+  cfg.kernel_name = k->sig->name;
   char err[LC_ERRLEN];
-  if (k->mod->be->launch(k->fn, &cfg, err))
+  if (be->launch(k->fn, &cfg, err))
     lc_error(L, "launch", "kernel '%s': %s", k->sig->name, err);
+  if (sync_launches() && be->stream_synchronize(cfg.stream, err))
+    lc_error(L, "launch", "%s", err);
 }
 
 /* k:launch(cfg, args...) */

@@ -21,4 +21,36 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err);
 ** them; the first failing block's message comes back in err. */
 int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err);
 
+/* ---- streams and events (sim_stream.c) ----
+** Work queued on a stream: run() is called on the executor thread, in
+** queue order; the struct is freed after it. A work type embeds this as
+** its first member and its payload follows. */
+typedef struct lc_sim_work lc_sim_work;
+struct lc_sim_work {
+  lc_sim_work *next;
+  uint64_t ticket;
+  lc_stream *stream;           /* where a failure is reported; NULL: nowhere */
+  int (*run)(lc_sim_work *w, char *err);
+};
+
+/* calloc'd work with payload bytes after the header (NULL: out of memory) */
+lc_sim_work *lc_sim_work_new(size_t payload, int (*run)(lc_sim_work *, char *), char *err);
+/* Queue w on s (taking it, also on failure); its ticket in *ticket. */
+int lc_sim_submit(lc_stream *s, lc_sim_work *w, uint64_t *ticket, char *err);
+
+int lc_sim_synchronize(char *err);
+void lc_sim_defer(void (*release)(void *), void *ud);
+lc_stream *lc_sim_default_stream(void);
+int lc_sim_stream_create(lc_stream **s, char *err);
+void lc_sim_stream_destroy(lc_stream *s);
+int lc_sim_stream_synchronize(lc_stream *s, char *err);
+int lc_sim_stream_query(lc_stream *s, bool *idle, char *err);
+int lc_sim_event_create(lc_event **e, bool timing, char *err);
+void lc_sim_event_destroy(lc_event *e);
+int lc_sim_event_record(lc_event *e, lc_stream *s, char *err);
+int lc_sim_event_wait(lc_event *e, lc_stream *s, char *err);
+int lc_sim_event_synchronize(lc_event *e, char *err);
+int lc_sim_event_query(lc_event *e, bool *complete, char *err);
+int lc_sim_event_elapsed(lc_event *a, lc_event *b, float *ms, char *err);
+
 #endif

@@ -1,0 +1,328 @@
+/*
+** sim_stream: the simulator's streams and events. One executor thread runs
+** queued work in the order it was queued, whatever its stream: that order
+** keeps every rule CUDA gives (work on one stream in order, the legacy
+** default stream after everything before it, a wait on an event after its
+** record) without tracking dependencies. Streams make no concurrency
+** promise on a GPU either; what they promise, they keep here.
+**
+** Each piece of work gets a ticket, 1, 2, 3, ...; "done" is the ticket of
+** the last piece finished, so a stream is idle when done reaches the
+** ticket of its last work, and an event is complete when done reaches the
+** ticket of its record.
+*/
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim.h"
+
+struct lc_stream {
+  lc_stream *prev, *next;        /* every live stream, for synchronize() */
+  uint64_t last;                 /* ticket of its last queued work */
+  bool failed;                   /* a failure not reported yet, in error */
+  char error[LC_ERRLEN];
+};
+
+struct lc_event {
+  bool timing;
+  uint64_t ticket;               /* of its last record; 0: never recorded */
+  double when;                   /* seconds, set when the record runs */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work_ready = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t progress = PTHREAD_COND_INITIALIZER;
+static pthread_once_t started = PTHREAD_ONCE_INIT;
+static bool start_failed;
+static lc_sim_work *head, *tail;
+static uint64_t next_ticket = 1;
+static atomic_uint_fast64_t queued;       /* tickets handed out */
+static atomic_uint_fast64_t done;         /* ticket of the last work done */
+static atomic_int unreported;             /* streams with failed set */
+static unsigned waiters;
+static lc_stream default_stream = {NULL, NULL, 0, false, ""};
+static lc_stream *streams = &default_stream;
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void *executor(void *arg) {
+  (void)arg;
+  char err[LC_ERRLEN];
+  pthread_mutex_lock(&lock);
+  for (;;) {
+    while (head == NULL) pthread_cond_wait(&work_ready, &lock);
+    lc_sim_work *w = head;
+    head = w->next;
+    if (head == NULL) tail = NULL;
+    pthread_mutex_unlock(&lock);
+    err[0] = '\0';
+    int rc = w->run(w, err);
+    pthread_mutex_lock(&lock);
+    if (rc != LC_OK && w->stream && !w->stream->failed) {
+      w->stream->failed = true;
+      snprintf(w->stream->error, LC_ERRLEN, "%s", err);
+      atomic_fetch_add(&unreported, 1);
+    }
+    atomic_store(&done, w->ticket);
+    if (waiters) pthread_cond_broadcast(&progress);
+    pthread_mutex_unlock(&lock);
+    free(w);
+    pthread_mutex_lock(&lock);
+  }
+  return NULL;
+}
+
+static void start(void) {
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  start_failed = pthread_create(&t, &attr, executor, NULL) != 0;
+  pthread_attr_destroy(&attr);
+}
+
+lc_sim_work *lc_sim_work_new(size_t payload, int (*run)(lc_sim_work *, char *),
+                             char *err) {
+  lc_sim_work *w = calloc(1, sizeof *w + payload);
+  if (w == NULL) snprintf(err, LC_ERRLEN, "out of host memory queueing work");
+  else w->run = run;
+  return w;
+}
+
+int lc_sim_submit(lc_stream *s, lc_sim_work *w, uint64_t *ticket, char *err) {
+  pthread_once(&started, start);
+  if (start_failed) {
+    free(w);
+    snprintf(err, LC_ERRLEN, "cannot start the simulator's stream executor");
+    return LC_EFAIL;
+  }
+  w->stream = s;
+  w->next = NULL;
+  pthread_mutex_lock(&lock);
+  w->ticket = next_ticket++;
+  if (s) s->last = w->ticket;
+  if (ticket) *ticket = w->ticket;
+  atomic_store(&queued, w->ticket);
+  if (tail) tail->next = w;
+  else head = w;
+  tail = w;
+  pthread_cond_signal(&work_ready);
+  pthread_mutex_unlock(&lock);
+  return LC_OK;
+}
+
+/* Block until the work with this ticket is done. */
+static void wait_for(uint64_t ticket) {
+  if (atomic_load(&done) >= ticket) return;
+  pthread_mutex_lock(&lock);
+  waiters++;
+  while (atomic_load(&done) < ticket) pthread_cond_wait(&progress, &lock);
+  waiters--;
+  pthread_mutex_unlock(&lock);
+}
+
+/* Move s's unreported failure into err (caller holds the lock). */
+static int take_failure(lc_stream *s, char *err) {
+  if (!s->failed) return LC_OK;
+  s->failed = false;
+  atomic_fetch_sub(&unreported, 1);
+  if (err) snprintf(err, LC_ERRLEN, "%s", s->error);
+  return LC_EFAIL;
+}
+
+int lc_sim_synchronize(char *err) {
+  /* the common case, nothing queued and nothing failed, takes no lock */
+  if (atomic_load(&done) >= atomic_load(&queued) && atomic_load(&unreported) == 0)
+    return LC_OK;
+  wait_for(atomic_load(&queued));
+  if (err == NULL) return LC_OK;
+  int rc = LC_OK;
+  pthread_mutex_lock(&lock);
+  for (lc_stream *s = streams; s && rc == LC_OK; s = s->next) rc = take_failure(s, err);
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+/* ---- deferred release ---------------------------------------------------- */
+
+typedef struct release_work {
+  lc_sim_work w;
+  void (*release)(void *);
+  void *ud;
+} release_work;
+
+static int run_release(lc_sim_work *w, char *err) {
+  (void)err;
+  release_work *r = (release_work *)w;
+  r->release(r->ud);
+  return LC_OK;
+}
+
+void lc_sim_defer(void (*release)(void *), void *ud) {
+  char err[LC_ERRLEN];
+  if (atomic_load(&done) >= atomic_load(&queued)) {
+    release(ud);
+    return;
+  }
+  release_work *r = (release_work *)lc_sim_work_new(sizeof *r - sizeof r->w, run_release, err);
+  if (r == NULL) {
+    /* no memory to queue it: waiting is the safe fallback */
+    wait_for(atomic_load(&queued));
+    release(ud);
+    return;
+  }
+  r->release = release;
+  r->ud = ud;
+  if (lc_sim_submit(NULL, &r->w, NULL, err) != LC_OK) release(ud);
+}
+
+/* ---- streams -------------------------------------------------------------- */
+
+lc_stream *lc_sim_default_stream(void) { return &default_stream; }
+
+int lc_sim_stream_create(lc_stream **out, char *err) {
+  lc_stream *s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    snprintf(err, LC_ERRLEN, "out of host memory creating a stream");
+    return LC_ENOMEM;
+  }
+  pthread_mutex_lock(&lock);
+  s->prev = &default_stream;
+  s->next = default_stream.next;
+  if (s->next) s->next->prev = s;
+  default_stream.next = s;
+  pthread_mutex_unlock(&lock);
+  *out = s;
+  return LC_OK;
+}
+
+static void stream_free(void *ud) {
+  lc_stream *s = ud;
+  pthread_mutex_lock(&lock);
+  take_failure(s, NULL);           /* nobody is left to report it to */
+  s->prev->next = s->next;
+  if (s->next) s->next->prev = s->prev;
+  pthread_mutex_unlock(&lock);
+  free(s);
+}
+
+void lc_sim_stream_destroy(lc_stream *s) {
+  if (s != &default_stream) lc_sim_defer(stream_free, s);
+}
+
+int lc_sim_stream_synchronize(lc_stream *s, char *err) {
+  pthread_mutex_lock(&lock);
+  uint64_t last = s->last;
+  pthread_mutex_unlock(&lock);
+  wait_for(last);
+  pthread_mutex_lock(&lock);
+  int rc = take_failure(s, err);
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+int lc_sim_stream_query(lc_stream *s, bool *idle, char *err) {
+  pthread_mutex_lock(&lock);
+  *idle = atomic_load(&done) >= s->last;
+  int rc = *idle ? take_failure(s, err) : LC_OK;
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+/* ---- events ----------------------------------------------------------------- */
+
+int lc_sim_event_create(lc_event **out, bool timing, char *err) {
+  lc_event *e = calloc(1, sizeof *e);
+  if (e == NULL) {
+    snprintf(err, LC_ERRLEN, "out of host memory creating an event");
+    return LC_ENOMEM;
+  }
+  e->timing = timing;
+  *out = e;
+  return LC_OK;
+}
+
+void lc_sim_event_destroy(lc_event *e) { lc_sim_defer(free, e); }
+
+typedef struct record_work {
+  lc_sim_work w;
+  lc_event *e;
+} record_work;
+
+static int run_record(lc_sim_work *w, char *err) {
+  (void)err;
+  record_work *r = (record_work *)w;
+  double t = now();
+  pthread_mutex_lock(&lock);
+  r->e->when = t;
+  pthread_mutex_unlock(&lock);
+  return LC_OK;
+}
+
+int lc_sim_event_record(lc_event *e, lc_stream *s, char *err) {
+  record_work *r = (record_work *)lc_sim_work_new(sizeof *r - sizeof r->w, run_record, err);
+  if (r == NULL) return LC_ENOMEM;
+  r->e = e;
+  uint64_t ticket;
+  int rc = lc_sim_submit(s, &r->w, &ticket, err);
+  if (rc == LC_OK) {
+    pthread_mutex_lock(&lock);
+    if (ticket > e->ticket) e->ticket = ticket;
+    pthread_mutex_unlock(&lock);
+  }
+  return rc;
+}
+
+int lc_sim_event_wait(lc_event *e, lc_stream *s, char *err) {
+  /* work queued on s from now on runs after everything queued before,
+  ** the event's record included: the one executor's order gives it */
+  (void)e; (void)s; (void)err;
+  return LC_OK;
+}
+
+int lc_sim_event_synchronize(lc_event *e, char *err) {
+  (void)err;
+  pthread_mutex_lock(&lock);
+  uint64_t t = e->ticket;
+  pthread_mutex_unlock(&lock);
+  wait_for(t);
+  return LC_OK;
+}
+
+int lc_sim_event_query(lc_event *e, bool *complete, char *err) {
+  (void)err;
+  pthread_mutex_lock(&lock);
+  *complete = atomic_load(&done) >= e->ticket;
+  pthread_mutex_unlock(&lock);
+  return LC_OK;
+}
+
+int lc_sim_event_elapsed(lc_event *a, lc_event *b, float *ms, char *err) {
+  int rc = LC_OK;
+  pthread_mutex_lock(&lock);
+  uint64_t d = atomic_load(&done);
+  if (!a->timing || !b->timing) {
+    snprintf(err, LC_ERRLEN, "an event created with {timing=false} has no time");
+    rc = LC_EFAIL;
+  } else if (a->ticket == 0 || b->ticket == 0) {
+    snprintf(err, LC_ERRLEN, "the %s event has not been recorded",
+             a->ticket == 0 ? "start" : "end");
+    rc = LC_EFAIL;
+  } else if (d < a->ticket || d < b->ticket) {
+    snprintf(err, LC_ERRLEN, "the %s event has not happened yet (synchronize it first)",
+             d < a->ticket ? "start" : "end");
+    rc = LC_ENOTREADY;
+  } else {
+    *ms = (float)((b->when - a->when) * 1e3);
+  }
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
