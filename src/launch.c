@@ -115,6 +115,18 @@ static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_s
                                         const char *fname) {
   const lc_param *p = &sig->params[i];
   const lc_array *a = lc_array_test(L, idx);
+  if (a == NULL && lua_type(L, idx) == LUA_TTABLE &&
+      luaL_getmetafield(L, idx, "__kernel_arg") != LUA_TNIL) {
+    /* a stand-in for a device array (SmartArray) gives its array, which
+    ** stays on the stack for the rest of the launch */
+    luaL_checkstack(L, 2, "too many arguments");
+    lua_pushvalue(L, idx);
+    lua_call(L, 1, 1);
+    a = lc_array_test(L, -1);
+    if (a == NULL)
+      arg_error(L, fname, sig, i, "its __kernel_arg gave %s, not an array",
+                luaL_typename(L, -1));
+  }
   if (a == NULL)
     arg_error(L, fname, sig, i, "expected a device array, got %s", luaL_typename(L, idx));
   if (a->buf == NULL) arg_error(L, fname, sig, i, "attempt to use a closed array");

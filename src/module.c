@@ -378,6 +378,10 @@ static void launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int na
   char err[LC_ERRLEN];
   if (be->launch(k->fn, &cfg, err))
     lc_error(L, "launch", "kernel '%s': %s", k->sig->name, err);
+  /* stand-ins for arrays learn that the kernel may have written them */
+  for (int i = 0; i < nargs; i++)
+    if (lua_type(L, first + i) == LUA_TTABLE && luaL_callmeta(L, first + i, "__kernel_launched"))
+      lua_pop(L, 1);
   if (sync_launches() && be->stream_synchronize(cfg.stream, err))
     lc_error(L, "launch", "%s", err);
 }

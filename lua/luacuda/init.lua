@@ -11,6 +11,9 @@ end
 
 M._VERSION = "luacuda scm"
 
+local smart = require "luacuda.smart"
+M.smart_array = smart.smart_array
+
 local meta = core._array_metatable
 meta.__tostring = format.array
 meta.__name = "luacuda.array"
