@@ -189,7 +189,7 @@ describe("streams", function()
   end)
 
   it("reject what is not a stream", function()
-    local d = luacuda.device_array(2)
+    local d = luacuda.to_device({1, 2})
     S.misuse("luacuda.copy_to_host: expected a stream, got number", d.copy_to_host, d, nil, 1)
     S.misuse("luacuda.fill: expected a stream, got table", d.fill, d, 1, {})
     S.misuse("luacuda.launch: expected a stream, got string",

@@ -19,6 +19,15 @@ void lc_error(lua_State *L, const char *fname, const char *fmt, ...) {
   for (;;) {}   /* not reached: luaL_error does not return */
 }
 
+const char *lc_typename(lua_State *L, int idx) {
+  if (lua_type(L, idx) == LUA_TUSERDATA && luaL_getmetafield(L, idx, "__name") != LUA_TNIL) {
+    const char *name = lua_tostring(L, -1);    /* kept alive by the metatable */
+    lua_pop(L, 1);
+    if (name) return name;
+  }
+  return luaL_typename(L, idx);
+}
+
 /* backend() -> name, reason */
 static int l_backend(lua_State *L) {
   const char *why;

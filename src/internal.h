@@ -17,6 +17,10 @@
 LC_NORETURN LC_PRINTF(3, 4)
 void lc_error(lua_State *L, const char *fname, const char *fmt, ...);
 
+/* The type of the value at idx for messages: a userdata's __name (such as
+** "luacuda.event") when it has one, else Lua's type name. */
+const char *lc_typename(lua_State *L, int idx);
+
 /* Registry name of the array userdata type. */
 #define LC_ARRAY_MT  "luacuda.array"
 

@@ -29,14 +29,14 @@ static const lc_backend *backend(void) { return lc_backend_get(NULL); }
 
 static stream_ud *check_stream(lua_State *L, int idx, const char *fname) {
   stream_ud *u = luaL_testudata(L, idx, STREAM_MT);
-  if (u == NULL) lc_error(L, fname, "expected a stream, got %s", luaL_typename(L, idx));
+  if (u == NULL) lc_error(L, fname, "expected a stream, got %s", lc_typename(L, idx));
   if (u->s == NULL) lc_error(L, fname, "attempt to use a closed stream");
   return u;
 }
 
 static event_ud *check_event(lua_State *L, int idx, const char *fname) {
   event_ud *u = luaL_testudata(L, idx, EVENT_MT);
-  if (u == NULL) lc_error(L, fname, "expected an event, got %s", luaL_typename(L, idx));
+  if (u == NULL) lc_error(L, fname, "expected an event, got %s", lc_typename(L, idx));
   if (u->e == NULL) lc_error(L, fname, "attempt to use a closed event");
   return u;
 }
