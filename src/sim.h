@@ -21,4 +21,14 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err);
 ** them; the first failing block's message comes back in err. */
 int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err);
 
+/* Page-locked host memory (sim_hostmem.c): the record of what the driver
+** would have locked. Allocations of LC_PINNED and LC_MAPPED memory enter
+** it with their flags; the others are the backend's host_* slots. */
+int lc_sim_locked_alloc(void *p, size_t n, unsigned flags, char *err);
+void lc_sim_locked_free(void *p);
+int lc_sim_host_register(void *p, size_t n, unsigned flags, char *err);
+int lc_sim_host_unregister(void *p, char *err);
+int lc_sim_host_device_pointer(void *p, void **dev, char *err);
+int lc_sim_host_flags(void *p, unsigned *flags, char *err);
+
 #endif
