@@ -70,6 +70,9 @@ static int l_mapped_array(lua_State *L) {
 /* The buffers of the host arrays at 1..top (at most max of them), checked:
 ** open, of kind host, no buffer twice. Returns their count. */
 static int host_args(lua_State *L, lc_buffer **bufs, int max, const char *fname) {
+  const lc_backend *be = lc_backend_get(NULL);
+  if (!be->host_register || !be->host_unregister || !be->host_device_pointer)
+    lc_error(L, fname, "the %s backend cannot page-lock host memory yet", be->name);
   int n = lua_gettop(L);
   if (n == 0) lc_error(L, fname, "expected at least one host array");
   if (n > max) lc_error(L, fname, "more than %d arrays at once", max);
@@ -110,11 +113,16 @@ static int lock_buffer(lc_buffer *b, unsigned flags, bool mapped, uint64_t *lock
   return LC_OK;
 }
 
-/* Unregister b if lock is still its registration. Under mu. */
+/* Unregister b if lock is still its registration. Under mu. Queued work
+** (a kernel writing mapped memory, a copy from pinned memory) is waited
+** for first: it may still be using the memory. */
 static int unlock_buffer(lc_buffer *b, uint64_t lock, char *err) {
   if (atomic_load(&b->lock) != lock) return LC_OK;
   atomic_store(&b->lock, 0);
-  return b->backend->host_unregister(b->ptr, err);
+  char later[LC_ERRLEN];
+  int rc = b->backend->synchronize(err);
+  int rc2 = b->backend->host_unregister(b->ptr, rc ? later : err);   /* the first error */
+  return rc ? rc : rc2;
 }
 
 /* ---- Registration: pinned, register, deregister ----------------------- */
@@ -310,6 +318,8 @@ static int l_host_flags(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "_host_flags");
   unsigned flags;
   char err[LC_ERRLEN];
+  if (a->buf->backend->host_flags == NULL)
+    lc_error(L, "_host_flags", "the %s backend has no host_flags", a->buf->backend->name);
   if (a->buf->backend->host_flags(a->buf->ptr, &flags, err))
     lc_error(L, "_host_flags", "%s", err);
   lua_createtable(L, 0, 3);
