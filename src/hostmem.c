@@ -86,7 +86,7 @@ static int host_args(lua_State *L, lc_buffer **bufs, int max, const char *fname)
                lc_kind_names[lc_array_kind(a)]);
     for (int j = 1; j < i; j++)
       if (bufs[j - 1] == a->buf)
-        lc_error(L, fname, "arguments %d and %d share memory (register it once)", j, i);
+        lc_error(L, fname, "arguments %d and %d share memory (page-lock it once)", j, i);
     bufs[i - 1] = a->buf;
   }
   return n;
