@@ -96,6 +96,7 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	$(RUN_ENV) $(LUA) bench/host_arrays.lua
 	$(RUN_ENV) $(LUA) bench/sim_kernels.lua
+	$(RUN_ENV) CC="$(CC)" $(LUA) bench/transfers.lua
 
 # The specs against a module built with AddressSanitizer and UBSan; the
 # runtime is preloaded into the (uninstrumented) interpreter. libasan's

@@ -258,6 +258,34 @@ describe("constructors", function()
     end)
   end)
 
+  describe("pinned_array, mapped_array and managed_array", function()
+    it("refuse a bad shape, dtype or order as device_array does", function()
+      for _, name in ipairs({ "pinned_array", "mapped_array", "managed_array" }) do
+        local f = luacuda[name]
+        misuse(name, "shape entry 2 is negative (-1)", f, { 2, -1 })
+        misuse(name, "unknown dtype 'float128'", f, 3, "float128")
+        misuse(name, 'order must be "C" or "F", got X', f, { 2, 2 }, "f4", { order = "X" })
+        misuse(name, "stride 2 of axis 2 is not a multiple of the itemsize 4",
+               f, { 2, 2 }, "f4", { strides = { 8, 2 } })
+        misuse(name, "options must be a table, got number", f, 3, "f4", 5)
+      end
+    end)
+
+    it("pinned_array and managed_array refuse the options of mapped_array", function()
+      misuse("pinned_array", "unknown option wc", luacuda.pinned_array, 3, "f4", { wc = true })
+      misuse("managed_array", "unknown option portable", luacuda.managed_array, 3, "f4",
+             { portable = true })
+      misuse("pinned_array", "unknown option stream", luacuda.pinned_array, 3, "f4", { stream = 0 })
+    end)
+
+    it("mapped_array refuses portable and wc that are not booleans", function()
+      misuse("mapped_array", "option wc must be a boolean, got number",
+             luacuda.mapped_array, 3, "f4", { wc = 1 })
+      misuse("mapped_array", "option portable must be a boolean, got string",
+             luacuda.mapped_array, 3, "f4", { portable = "yes" })
+    end)
+  end)
+
   describe("host arrays", function()
     it("array refuses a function", function()
       misuse("array", "expected a table, number, boolean or array, got function", luacuda.array, print)
@@ -1020,6 +1048,54 @@ describe("assignment", function()
   it("setitem refuses a missing value", function()
     local h = host2x3()
     misuse("setitem", "expected a key and a value", h.setitem, h, { 1 })
+  end)
+end)
+
+describe("host memory scopes", function()
+  it("refuse no arguments", function()
+    misuse("pinned", "expected at least one host array", luacuda.pinned)
+    misuse("mapped", "expected at least one host array", luacuda.mapped)
+    misuse("deregister", "expected at least one host array", luacuda.deregister)
+  end)
+
+  it("refuse a table", function()
+    misuse("register", "argument 1: expected a host array, got table", luacuda.register, { 1, 2 })
+  end)
+
+  it("refuse a closed array", function()
+    misuse("pinned", "argument 2: attempt to use a closed array", luacuda.pinned,
+           luacuda.zeros(2), closed())
+  end)
+
+  it("refuse a device array", function()
+    misuse("mapped", "argument 1 is a device array (only host arrays can be page-locked)",
+           luacuda.mapped, dev2x3())
+  end)
+
+  it("refuse a pinned array, page-locked already by allocation", function()
+    misuse("register", "argument 1 is a pinned array", luacuda.register, luacuda.pinned_array(2))
+  end)
+
+  it("refuse the same memory twice in one call", function()
+    local h = host2x3()
+    misuse("register", "arguments 1 and 2 share memory", luacuda.register, h, h[2])
+  end)
+
+  it("refuse a second registration", function()
+    local h = host2x3()
+    local _ <close> = luacuda.register(h)
+    misuse("pinned", "argument 1 is registered already (deregister it first)", luacuda.pinned, h)
+    misuse("mapped", "argument 1 is registered already", luacuda.mapped, h)
+  end)
+
+  it("deregister refuses memory that is not registered", function()
+    misuse("deregister", "argument 1 is not registered", luacuda.deregister, host2x3())
+  end)
+
+  it("a registration's close refuses anything else", function()
+    local r = luacuda.register(luacuda.zeros(2))
+    misuse("close", "expected a registration, got number", r.close, 5)
+    r:close()
   end)
 end)
 

@@ -285,3 +285,51 @@ describe("events", function()
     do local _ <close> = luacuda.event() end
   end)
 end)
+
+describe("host memory and queued work", function()
+  it("a mapped array read from Lua waits for a kernel queued on it", function()
+    local mp = luacuda.mapped_array(2, "float32")
+    mp[1], mp[2] = 0, 5
+    slow(mp, 31)                            -- queued; no synchronize before the reads
+    assert.equal(31, mp[1])
+    slow(mp, 32)
+    assert.same({32, 5}, mp:totable())
+    slow(mp, 33)
+    mp[2] = 6                               -- a write waits too
+    assert.same({33, 6}, mp:totable())
+  end)
+
+  it("a managed array read from Lua waits for a kernel queued on it", function()
+    local g = luacuda.managed_array(1, "float32")
+    slow(g, 34)
+    assert.equal(34, g[1])
+    slow(g, 35)
+    assert.equal(35, g:copy_to_host()[1])
+  end)
+
+  it("maps the same array again straight after a scope whose kernel is still queued", function()
+    local a = luacuda.zeros(1, "float32")
+    for round = 1, 3 do
+      local m <close> = luacuda.mapped(a)
+      slow(m, round)
+      m:close()
+      local again <close> = luacuda.mapped(a)
+      assert.equal(round, again[1])
+    end
+  end)
+
+  it("pins an array and copies into it on a stream", function()
+    local h = luacuda.zeros(3, "float64")
+    local s = luacuda.stream()
+    do
+      local _ <close> = luacuda.pinned(h)
+      luacuda.to_device({1.0, 2, 3}):copy_to_host(h, s)
+      s:synchronize()
+    end
+    assert.same({1, 2, 3}, h:totable())
+    local p = luacuda.pinned_array(3)
+    luacuda.to_device({4.0, 5, 6}):copy_to_host(p, s)
+    s:synchronize()
+    assert.same({4, 5, 6}, p:totable())
+  end)
+end)

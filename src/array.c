@@ -108,6 +108,13 @@ int lc_array_getfield(lua_State *L, const lc_array *a, const char *key) {
     case 'k':
       if (strcmp(key, "kind") == 0) { lua_pushstring(L, lc_kind_names[a->buf->kind]); return 1; }
       break;
+    case 'p':     /* page-locked: allocated so, or a host array registered */
+      if (strcmp(key, "pinned") == 0) {
+        lc_kind k = a->buf->kind;
+        lua_pushboolean(L, k == LC_PINNED || k == LC_MAPPED || atomic_load(&a->buf->lock) != 0);
+        return 1;
+      }
+      break;
     case 'T':
       if (key[1] == '\0') {
         lc_layout t = a->lay;

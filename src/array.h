@@ -42,6 +42,13 @@ lc_array *lc_array_alloc(lua_State *L, lc_kind kind, const lc_dtype *dt,
 lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndim,
                          const int64_t *shape, char order, const char *fname);
 
+/* The array constructors' arguments (shape [, dtype] [, opts | order]):
+** reads shape, dtype (float64 by default) and the options strides= and
+** order= (stream= too), refusing keys not in known (the caller reads its
+** own); pushes a new array of kind, allocated with the LC_ALLOC_* flags. */
+lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
+                       const char *const *known, const char *fname);
+
 /* Push a view of base's buffer with another layout (and dtype). */
 lc_array *lc_array_push_view(lua_State *L, const lc_array *base,
                              const lc_layout *lay, const lc_dtype *dt);

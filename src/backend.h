@@ -84,6 +84,17 @@ typedef struct lc_backend {
   int (*mem_alloc)(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err);
   void (*mem_free)(lc_kind kind, void *ptr, size_t nbytes);
   int (*mem_info)(size_t *free_bytes, size_t *total_bytes, size_t *used_bytes);
+  /* page-locking host memory allocated elsewhere (cuMemHostRegister); flags
+  ** are LC_ALLOC_PORTABLE and LC_ALLOC_DEVICEMAP; nbytes > 0. unregister
+  ** takes the pointer that was registered. */
+  int (*host_register)(void *p, size_t nbytes, unsigned flags, char *err);
+  int (*host_unregister)(void *p, char *err);
+  /* the device address of p in mapped memory: a mapped allocation, or a
+  ** range registered with LC_ALLOC_DEVICEMAP */
+  int (*host_device_pointer)(void *p, void **dev, char *err);
+  /* the LC_ALLOC_* flags the page-locked memory holding p was allocated or
+  ** registered with (LC_ALLOC_DEVICEMAP for mapped memory) */
+  int (*host_flags)(void *p, unsigned *flags, char *err);
 
   /* copy nbytes between contiguous ranges of any two kinds */
   int (*copy)(void *dst, lc_kind dkind, const void *src, lc_kind skind,
@@ -132,7 +143,10 @@ typedef struct lc_backend {
   int (*launch)(lc_function *f, const lc_launch *cfg, char *err);
 } lc_backend;
 
-enum { LC_ALLOC_PORTABLE = 1, LC_ALLOC_WRITECOMBINED = 2 };
+/* Page-locked memory, shared by every context (PORTABLE), write-combined
+** (WRITECOMBINED: fast to write from the host, slow to read), mapped into
+** the device (DEVICEMAP: implied by LC_MAPPED, asked for by a register). */
+enum { LC_ALLOC_PORTABLE = 1, LC_ALLOC_WRITECOMBINED = 2, LC_ALLOC_DEVICEMAP = 4 };
 
 /* The process-wide backend, chosen once from LUACUDA_BACKEND. Returns NULL
 ** with the reason in *why when the requested backend cannot be used.

@@ -29,10 +29,15 @@ static void init_capacity(void) {
 }
 
 static bool counted(lc_kind kind) { return kind == LC_DEVICE || kind == LC_MANAGED; }
+static bool locked(lc_kind kind) { return kind == LC_PINNED || kind == LC_MAPPED; }
 
 static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err) {
-  (void)flags;
   pthread_once(&once, init_capacity);
+  if ((flags && !locked(kind)) ||
+      (flags & ~(unsigned)(LC_ALLOC_PORTABLE | LC_ALLOC_WRITECOMBINED))) {
+    snprintf(err, LC_ERRLEN, "invalid flags %#x for %s memory", flags, lc_kind_names[kind]);
+    return LC_EFAIL;
+  }
   size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
   if (n < nbytes) n = SIZE_MAX;
   if (counted(kind)) {
@@ -52,10 +57,17 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, ch
              lc_kind_names[kind], nbytes);
     return LC_ENOMEM;
   }
+  if (locked(kind)) {     /* never counted, so only the block to give back */
+    unsigned f = kind == LC_MAPPED ? flags | LC_ALLOC_DEVICEMAP : flags;
+    int rc = lc_sim_locked_alloc(*ptr, n, f, err);
+    if (rc != LC_OK) free(*ptr);
+    return rc;
+  }
   return LC_OK;
 }
 
 static void sim_free(lc_kind kind, void *ptr, size_t nbytes) {
+  if (locked(kind)) lc_sim_locked_free(ptr);
   if (counted(kind)) {
     size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
     atomic_fetch_sub(&used, n);
@@ -257,6 +269,10 @@ const lc_backend lc_backend_sim = {
   .mem_alloc = sim_alloc,
   .mem_free = sim_free,
   .mem_info = sim_mem_info,
+  .host_register = lc_sim_host_register,
+  .host_unregister = lc_sim_host_unregister,
+  .host_device_pointer = lc_sim_host_device_pointer,
+  .host_flags = lc_sim_host_flags,
   .copy = sim_copy,
   .copy_strided = sim_copy_strided,
   .fill = sim_fill,

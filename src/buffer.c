@@ -58,6 +58,7 @@ lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
   b->backend = be;
   b->release = NULL;
   b->release_ud = NULL;
+  atomic_init(&b->lock, 0);
   return b;
 }
 
@@ -75,6 +76,7 @@ lc_buffer *lc_buffer_wrap(lua_State *L, lc_kind kind, void *ptr, size_t nbytes,
   b->backend = lc_backend_get(NULL);
   b->release = release;
   b->release_ud = ud;
+  atomic_init(&b->lock, 0);
   return b;
 }
 
@@ -84,6 +86,10 @@ void lc_buffer_retain(lc_buffer *b) {
 
 static void buffer_free(void *ud) {
   lc_buffer *b = ud;
+  if (atomic_load(&b->lock)) {    /* registered and never deregistered */
+    char err[LC_ERRLEN];
+    b->backend->host_unregister(b->ptr, err);
+  }
   if (b->release) b->release(b->release_ud);
   else if (b->kind == LC_HOST) free(b->ptr);
   else b->backend->mem_free(b->kind, b->ptr, b->nbytes);

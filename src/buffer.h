@@ -18,6 +18,11 @@ typedef struct lc_buffer {
   /* memory owned elsewhere: called (once) instead of freeing ptr */
   void (*release)(void *ud);
   void *release_ud;
+  /* host memory page-locked in place (luacuda.register, pinned, mapped):
+  ** the registration's number, shifted left once, with bit 0 set when a
+  ** mapped array is over it; 0 when not registered. Unregistered, at the
+  ** latest, when the buffer goes. */
+  atomic_uint_fast64_t lock;
 } lc_buffer;
 
 /* Allocate nbytes of the given kind. Steps the Lua collector in proportion

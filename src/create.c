@@ -97,48 +97,70 @@ static int l_arange(lua_State *L) {
 
 /* ---- device ----------------------------------------------------------- */
 
-static const char *const device_array_opts[] = {"strides", "order", "stream", NULL};
+/* Push a new array of kind with the given layout, allocated with flags. */
+static lc_array *alloc_flags(lua_State *L, lc_kind kind, unsigned flags, const lc_dtype *dt,
+                             const lc_layout *lay, int64_t nbytes, const char *fname) {
+  lc_array *a = lc_array_push_closed(L, dt);
+  a->lay = *lay;
+  a->buf = lc_buffer_new(L, kind, (size_t)nbytes, flags, fname);
+  return a;
+}
 
-/* device_array(shape [, dtype] [, {strides=, order=, stream=} | order]) */
-static int l_device_array(lua_State *L) {
+lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
+                       const char *const *known, const char *fname) {
   int64_t shape[LC_MAXDIM];
-  int nd = lc_check_dims(L, 1, false, false, shape, "shape", "device_array");
-  const lc_dtype *dt = lc_dtype_opt(L, 2, F64, "device_array");
+  lc_layout lay;
+  char err[LC_ERRLEN];
+  int nd = lc_check_dims(L, 1, false, false, shape, "shape", fname);
+  const lc_dtype *dt = lc_dtype_opt(L, 2, F64, fname);
+  char order;
+  int top = lua_gettop(L);
   if (lua_type(L, 3) == LUA_TSTRING) {
-    lc_array_empty(L, LC_DEVICE, dt, nd, shape, lc_check_order(L, 3, "device_array"),
-                   "device_array");
-    return 1;
+    order = lc_check_order(L, 3, fname);
+    lua_pushnil(L);
+  } else {
+    bool have = lc_check_opts(L, 3, known, fname);
+    opt_field(L, 3, have, "order");
+    order = lc_check_order(L, -1, fname);
+    opt_field(L, 3, have, "stream");          /* nil unless known */
+    lc_opt_stream(L, -1, fname);
+    opt_field(L, 3, have, "strides");
   }
-  bool have = lc_check_opts(L, 3, device_array_opts, "device_array");
-  opt_field(L, 3, have, "order");
-  char order = lc_check_order(L, -1, "device_array");
-  opt_field(L, 3, have, "stream");
-  lc_opt_stream(L, -1, "device_array");
-  if (opt_field(L, 3, have, "strides") == LUA_TNIL) {
-    lc_array_empty(L, LC_DEVICE, dt, nd, shape, order, "device_array");
-    return 1;
+  if (lua_isnil(L, -1)) {
+    if (lc_layout_contiguous(&lay, nd, shape, dt->size, order, err))
+      lc_error(L, fname, "%s", err);
+    lc_array *a = alloc_flags(L, kind, flags, dt, &lay, lay.size * dt->size, fname);
+    lua_replace(L, top + 1);
+    lua_settop(L, top + 1);
+    return a;
   }
   int64_t strides[LC_MAXDIM];
   if (lua_type(L, -1) != LUA_TTABLE)
-    lc_error(L, "device_array", "strides must be a table of integers, got %s",
-             luaL_typename(L, -1));
+    lc_error(L, fname, "strides must be a table of integers, got %s", luaL_typename(L, -1));
   int ns = (int)lua_rawlen(L, -1);
-  if (ns > LC_MAXDIM) lc_error(L, "device_array", "more than %d strides", LC_MAXDIM);
+  if (ns > LC_MAXDIM) lc_error(L, fname, "more than %d strides", LC_MAXDIM);
   for (int i = 0; i < ns; i++) {
     int ok;
     lua_rawgeti(L, -1, i + 1);
     strides[i] = lua_tointegerx(L, -1, &ok);
     if (!ok || lua_type(L, -1) != LUA_TNUMBER)
-      lc_error(L, "device_array", "stride %d must be an integer, got %s", i + 1,
-               luaL_typename(L, -1));
+      lc_error(L, fname, "stride %d must be an integer, got %s", i + 1, luaL_typename(L, -1));
     lua_pop(L, 1);
   }
-  lc_layout lay;
   int64_t span;
-  char err[LC_ERRLEN];
   if (lc_layout_strided(&lay, nd, shape, ns, strides, dt->size, &span, err))
-    lc_error(L, "device_array", "%s", err);
-  lc_array_alloc(L, LC_DEVICE, dt, &lay, span, "device_array");
+    lc_error(L, fname, "%s", err);
+  lc_array *a = alloc_flags(L, kind, flags, dt, &lay, span, fname);
+  lua_replace(L, top + 1);
+  lua_settop(L, top + 1);
+  return a;
+}
+
+static const char *const device_array_opts[] = {"strides", "order", "stream", NULL};
+
+/* device_array(shape [, dtype] [, {strides=, order=, stream=} | order]) */
+static int l_device_array(lua_State *L) {
+  lc_array_new(L, LC_DEVICE, 0, device_array_opts, "device_array");
   return 1;
 }
 

@@ -33,5 +33,6 @@ void lc_create_open(lua_State *L);
 void lc_convert_open(lua_State *L);
 void lc_module_open(lua_State *L);
 void lc_ptx_open(lua_State *L);
+void lc_hostmem_open(lua_State *L);
 
 #endif

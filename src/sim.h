@@ -53,4 +53,14 @@ int lc_sim_event_synchronize(lc_event *e, char *err);
 int lc_sim_event_query(lc_event *e, bool *complete, char *err);
 int lc_sim_event_elapsed(lc_event *a, lc_event *b, float *ms, char *err);
 
+/* Page-locked host memory (sim_hostmem.c): the record of what the driver
+** would have locked. Allocations of LC_PINNED and LC_MAPPED memory enter
+** it with their flags; the others are the backend's host_* slots. */
+int lc_sim_locked_alloc(void *p, size_t n, unsigned flags, char *err);
+void lc_sim_locked_free(void *p);
+int lc_sim_host_register(void *p, size_t n, unsigned flags, char *err);
+int lc_sim_host_unregister(void *p, char *err);
+int lc_sim_host_device_pointer(void *p, void **dev, char *err);
+int lc_sim_host_flags(void *p, unsigned *flags, char *err);
+
 #endif
