@@ -182,7 +182,7 @@ describe("constructors", function()
     end)
 
     it("refuses a dtype that is not a string", function()
-      misuse("device_array", "dtype must be a string such as 'float32', got number",
+      misuse("device_array", "dtype must be a string such as 'float32' or a record, got number",
              luacuda.device_array, 3, 4)
     end)
 
@@ -739,7 +739,7 @@ describe("methods", function()
 
     it("refuses a missing dtype", function()
       local h = host2x3()
-      misuse("view", "dtype must be a string such as 'float32', got no value", h.view, h)
+      misuse("view", "dtype must be a string such as 'float32' or a record, got no value", h.view, h)
     end)
 
     it("refuses a last axis that is not a multiple of the new itemsize", function()
