@@ -244,9 +244,7 @@ describe("record arrays", function()
     assert.same(a:totable(), d:totable())
   end)
 
-  it("read and write module globals of a record's struct", function()
-    -- a struct global is not a dtype luacuda reads from the declaration,
-    -- so it is reached with a kernel
+  it("are read and written by a kernel through a pointer to the struct", function()
     local point = records()
     local src = point:c_declaration("Point") .. [[
       extern "C" __global__ void shift(Point *p, int n, float dx) {
