@@ -364,6 +364,9 @@ describe("field names that are also array fields", function()
     assert.truthy(tostring(a):find("size = 8", 1, true))
     -- other names stay the array's
     assert.equal(1, a.ndim)
+    -- a failed call on such an array leaves it as it was (S.misuse snapshots it)
+    S.misuse({ "luacuda.setitem", "missing field 'copy'" },
+             function(arr) arr[1] = { size = 1, shape = { 1, 1 } } end, a)
   end)
 end)
 

@@ -154,8 +154,7 @@ static void push_fields(lua_State *L, const lc_record *r) {
 /* __index: the record's fields, then its methods (upvalue 1) */
 static int record_index(lua_State *L) {
   const lc_record *r = check_record(L, 1, "record");
-  const char *key = lua_tostring(L, 2);
-  if (lua_type(L, 2) != LUA_TSTRING) key = "";
+  const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
   if (strcmp(key, "size") == 0 || strcmp(key, "itemsize") == 0)
     lua_pushinteger(L, r->dt.size);
   else if (strcmp(key, "align") == 0) lua_pushinteger(L, r->dt.align);
