@@ -182,7 +182,7 @@ describe("constructors", function()
     end)
 
     it("refuses a dtype that is not a string", function()
-      misuse("device_array", "dtype must be a string such as 'float32', got number",
+      misuse("device_array", "dtype must be a string such as 'float32' or a record, got number",
              luacuda.device_array, 3, 4)
     end)
 
@@ -767,7 +767,7 @@ describe("methods", function()
 
     it("refuses a missing dtype", function()
       local h = host2x3()
-      misuse("view", "dtype must be a string such as 'float32', got no value", h.view, h)
+      misuse("view", "dtype must be a string such as 'float32' or a record, got no value", h.view, h)
     end)
 
     it("refuses a last axis that is not a multiple of the new itemsize", function()
@@ -1200,5 +1200,79 @@ describe("streams and events", function()
     local e = luacuda.event()
     e:close()
     misuse("close", "attempt to use a closed event", e.close, e)
+  end)
+end)
+
+describe("records", function()
+  local function rec()
+    return luacuda.record { { "x", "float32" }, { "n", "int32" }, { "v", "float32", 2 } }
+  end
+  local function good(x) return { x = x, n = 1, v = { 1, 2 } } end
+
+  it("refuse a definition with no fields", function()
+    misuse("record", "a record needs at least one field", luacuda.record, {})
+  end)
+
+  it("refuse a duplicate field name", function()
+    local fields = { { "x", "float32" }, { "x", "float64" } }
+    misuse("record", "duplicate field name 'x'", luacuda.record, fields)
+  end)
+
+  it("refuse an unknown field dtype, naming the field", function()
+    local fields = { { "x", "float32" }, { "y", "complex64" } }
+    misuse("record", "field 'y': unknown dtype 'complex64'", luacuda.record, fields)
+  end)
+
+  it("refuse a field name that C cannot spell", function()
+    misuse("record", "'x-y' is not a usable field name", luacuda.record, { { "x-y", "int8" } })
+    misuse("record", "'__x' is not a usable field name", luacuda.record, { { "__x", "int8" } })
+  end)
+
+  it("refuse a sub-array shape that is not a positive count or shape table", function()
+    misuse("record", "field 'v': shape must be a number or a table of numbers, got string",
+           luacuda.record, { { "v", "float32", "3" } })
+    misuse("record", "field 'v': shape entry 1 is negative (-2)",
+           luacuda.record, { { "v", "float32", -2 } })
+  end)
+
+  it("refuse a value with a missing field, leaving the element as it was", function()
+    local a = luacuda.array({ good(1), good(2) }, rec())
+    misuse("setitem", "missing field 'v'", set, a, 2, { x = 3, n = 4 })
+  end)
+
+  it("refuse a value with an unknown field, on the device too", function()
+    local d = luacuda.to_device({ good(1) }, { dtype = rec() })
+    local v = good(5)
+    v.w = 0
+    misuse("setitem", "unknown field 'w'", set, d, 1, v)
+  end)
+
+  it("refuse a mistyped field", function()
+    local a = luacuda.array({ good(1) }, rec())
+    local v = good(1)
+    v.v = { 1, "2" }
+    misuse("setitem", "field 'v': float32 needs a number, got string", set, a, 1, v)
+  end)
+
+  it("refuse an array of another record or dtype in a copy", function()
+    local a = luacuda.zeros(2, rec())
+    local b = luacuda.zeros(2, luacuda.record { { "x", "float64" } })
+    misuse("copy_to_host", "dtype mismatch", a.copy_to_host, b, a)
+    misuse("array", "dtype mismatch", luacuda.array, a, "float32")
+  end)
+
+  it("refuse a record array where a kernel takes float*", function()
+    local m = luacuda.compile([[extern "C" __global__ void k(float *y) { y[0] = 1; }]])
+    local d = luacuda.device_array(2, rec())
+    misuse("launch", { "kernel 'k' argument 1 'y' (float *)", "expected a float32 array, got record{" },
+           function(x) m.k[{ 1, 1 }](x) end, d)
+  end)
+
+  it("refuse a float array where a kernel takes a pointer to a struct", function()
+    local src = rec():c_declaration("R") .. [[extern "C" __global__ void k(R *r) { r->n = 1; }]]
+    local m = luacuda.compile(src)
+    local f = luacuda.device_array(2, "float32")
+    misuse("launch", { "kernel 'k' argument 1 'r' (R *)", "expected an array of records (struct R)" },
+           function(x) m.k[{ 1, 1 }](x) end, f)
   end)
 end)

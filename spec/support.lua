@@ -8,8 +8,9 @@ local S = {}
 -- contents; tables deeply; anything else as is.
 function S.snapshot(v, seen)
   if luacuda.type(v) == "array" then
-    return { kind = v.kind, dtype = v.dtype, shape = v.shape, strides = v.strides,
-             values = v:totable() }
+    local A = luacuda.attr      -- a record field may hide a.shape and the like
+    return { kind = A(v, "kind"), dtype = A(v, "dtype"), shape = A(v, "shape"),
+             strides = A(v, "strides"), values = A(v, "totable")(v) }
   elseif type(v) == "table" then
     seen = seen or {}
     if seen[v] then return seen[v] end

@@ -16,11 +16,13 @@ lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt) {
   lc_array *a = lua_newuserdatauv(L, sizeof *a, 1);
   a->magic = LC_ARRAY_MAGIC;
   a->buf = NULL;
-  a->dtype = dt;
+  a->dtype = NULL;
   a->lay.ndim = 0;
   a->lay.size = 1;
   a->lay.offset = 0;
   luaL_setmetatable(L, LC_ARRAY_MT);
+  lc_dtype_retain(dt);       /* a record lives as long as its arrays */
+  a->dtype = dt;
   return a;
 }
 
@@ -62,13 +64,26 @@ lc_array *lc_array_check(lua_State *L, int idx, const char *fname) {
   return a;
 }
 
-/* __gc and __close: idempotent, never raises */
+/* __close (and the first half of __gc): idempotent, never raises */
 static int array_release(lua_State *L) {
   lc_array *a = lc_array_test(L, 1);
   if (a && a->buf) {
     lc_buffer *b = a->buf;
     a->buf = NULL;
     lc_buffer_release(b);
+  }
+  return 0;
+}
+
+/* __gc: a closed array still answers tostring and luacuda.type with its
+** dtype; only the finalizer lets go of it */
+static int array_gc(lua_State *L) {
+  array_release(L);
+  lc_array *a = lc_array_test(L, 1);
+  if (a && a->dtype) {
+    const lc_dtype *dt = a->dtype;
+    a->dtype = NULL;
+    lc_dtype_release(dt);
   }
   return 0;
 }
@@ -96,7 +111,7 @@ int lc_array_getfield(lua_State *L, const lc_array *a, const char *key) {
       if (strcmp(key, "size") == 0) { lua_pushinteger(L, a->lay.size); return 1; }
       break;
     case 'd':
-      if (strcmp(key, "dtype") == 0) { lua_pushstring(L, a->dtype->name); return 1; }
+      if (strcmp(key, "dtype") == 0) { lc_dtype_push(L, a->dtype); return 1; }
       break;
     case 'n':
       if (strcmp(key, "ndim") == 0) { lua_pushinteger(L, a->lay.ndim); return 1; }
@@ -220,7 +235,7 @@ bool lc_check_opts(lua_State *L, int idx, const char *const *known,
 }
 
 static const luaL_Reg meta[] = {
-  {"__gc", array_release},
+  {"__gc", array_gc},
   {"__close", array_release},
   {"__len", array_len},
   {NULL, NULL}
@@ -229,6 +244,17 @@ static const luaL_Reg meta[] = {
 static int array_close(lua_State *L) {
   lc_array_check(L, 1, "close");
   return array_release(L);
+}
+
+/* luacuda.attr(a, name): the array's own field or method, which a record
+** field of the same name hides from a.name */
+static int l_attr(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "attr");
+  const char *key = luaL_checkstring(L, 2);
+  lua_getfield(L, LUA_REGISTRYINDEX, METHODS_KEY);
+  if (lua_getfield(L, -1, key) != LUA_TNIL) return 1;
+  if (!lc_array_getfield(L, a, key)) lua_pushnil(L);
+  return 1;
 }
 
 static const luaL_Reg methods[] = {
@@ -247,6 +273,8 @@ void lc_array_open(lua_State *L) {
   lua_newtable(L);
   luaL_setfuncs(L, methods, 0);
   lua_setfield(L, LUA_REGISTRYINDEX, METHODS_KEY);
+  lua_pushcfunction(L, l_attr);
+  lua_setfield(L, -2, "attr");
   lc_index_open(L);
   lc_shape_open(L);
   lc_copy_open(L);

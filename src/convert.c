@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "record.h"
 
 #define CHUNK 64
 
@@ -45,12 +46,15 @@ LC_NORETURN static void ragged(conv *c, int depth, const char *msg) {
 }
 
 /* The shape of the nested table at idx, from its first entries; *leaf gets
-** the Lua type of the first leaf (LUA_TNONE if the table is empty). */
-static int table_shape(lua_State *L, int idx, int64_t *shape, int *leaf,
-                       const char *fname) {
+** the Lua type of the first leaf (LUA_TNONE if the table is empty). For a
+** record dtype, a table without an entry [1] is a leaf: one record. */
+static int table_shape(lua_State *L, int idx, const lc_dtype *dt, int64_t *shape,
+                       int *leaf, const char *fname) {
   int nd = 0;
+  bool rec = dt && dt->rec;
   lua_pushvalue(L, idx);
   for (;;) {
+    if (rec && lc_record_is_value(L, -1)) { *leaf = LUA_TTABLE; break; }
     if (nd == LC_MAXDIM) lc_error(L, fname, "table nested deeper than %d levels", LC_MAXDIM);
     int64_t n = (int64_t)lua_rawlen(L, -1);
     shape[nd++] = n;
@@ -76,7 +80,7 @@ static void leaf_error(conv *c, int depth, int idx) {
   lua_State *L = c->L;
   int t = lua_type(L, idx);
   char msg[LC_ERRLEN];
-  if (t == LUA_TTABLE) {
+  if (t == LUA_TTABLE && c->dt->rec == NULL) {
     snprintf(msg, sizeof msg, "is a table where a value is expected (ragged nested table)");
   } else if ((c->mode == AS_BOOL && t == LUA_TNUMBER) ||
              (c->mode != AS_GIVEN && c->mode != AS_BOOL && t == LUA_TBOOLEAN)) {
@@ -182,7 +186,7 @@ lc_array *lc_from_table(lua_State *L, int idx, const lc_dtype *dt, lc_kind kind,
   idx = lua_absindex(L, idx);
   int64_t shape[LC_MAXDIM];
   int leaf;
-  int nd = table_shape(L, idx, shape, &leaf, fname);
+  int nd = table_shape(L, idx, dt, shape, &leaf, fname);
   conv c = {.L = L, .dt = dt, .mode = AS_GIVEN, .ndim = nd, .shape = shape, .fname = fname};
   if (dt == NULL) {
     if (leaf == LUA_TBOOLEAN) { c.mode = AS_BOOL; c.dt = &lc_dtypes[LC_BOOL]; }
@@ -191,7 +195,14 @@ lc_array *lc_from_table(lua_State *L, int idx, const lc_dtype *dt, lc_kind kind,
   }
   lc_array *h = lc_array_empty(L, LC_HOST, c.dt, nd, shape, 'C', fname);
   c.start = c.out = lc_array_data(h);
-  convert_level(&c, idx, 0);     /* a size-0 table may still be ragged: {{}, {1}} */
+  if (c.dt->rec) {               /* padding bytes are zeros, not garbage */
+    memset(c.start, 0, (size_t)(h->lay.size * c.dt->size));
+    if (nd == 0) {
+      char err[LC_ERRLEN];
+      if (lc_elem_convert(L, idx, c.dt, c.out, err)) lc_error(L, fname, "%s", err);
+    }
+  }
+  if (nd > 0) convert_level(&c, idx, 0);   /* a size-0 table may still be ragged: {{}, {1}} */
   h->dtype = c.dt;                        /* int64 may have become float64 */
   if (kind == LC_HOST) return h;
   lc_array *d = lc_copy_to_new(L, h, kind, s, fname);
@@ -280,7 +291,7 @@ static int l_array(lua_State *L) {
       lc_error(L, "array", "expected a table, number, boolean or array, got %s",
                luaL_typename(L, 1));
     a = lc_array_check(L, 1, "array");
-    if (dt && dt != a->dtype)
+    if (dt && !lc_dtype_equal(dt, a->dtype))
       lc_error(L, "array", "dtype mismatch: the array is %s, not %s (no implicit casting)",
                a->dtype->name, dt->name);
     lc_copy_to_new(L, a, LC_HOST, NULL, "array");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "record.h"
 
 static const lc_backend *backend_of(const lc_array *a) { return a->buf->backend; }
 
@@ -106,7 +107,7 @@ static void copy_views(lua_State *L, const lc_array *dst, const lc_layout *dl,
 
 void lc_copy_array(lua_State *L, lc_array *dst, const lc_array *src,
                    lc_stream *s, const char *fname) {
-  if (dst->dtype != src->dtype)
+  if (!lc_dtype_equal(dst->dtype, src->dtype))
     lc_error(L, fname, "dtype mismatch: cannot copy %s into %s (no implicit casting)",
              src->dtype->name, dst->dtype->name);
   if (!lc_layout_same_shape(&dst->lay, &src->lay)) {
@@ -144,9 +145,13 @@ static void fill_view(lua_State *L, const lc_array *a, const lc_layout *lay,
 
 void lc_fill_array(lua_State *L, lc_array *dst, int vidx, lc_stream *s,
                    const char *fname) {
-  char value[16];
+  char small[16];
+  int top = lua_gettop(L);
+  vidx = lua_absindex(L, vidx);
+  void *value = lc_elem_room(L, dst->dtype, small, sizeof small);
   lc_elem_check(L, vidx, dst->dtype, value, fname);
   fill_view(L, dst, &dst->lay, value, s, fname);
+  lua_settop(L, top);
 }
 
 void lc_assign(lua_State *L, const lc_array *a, const lc_layout *lay, int vidx,
@@ -154,7 +159,16 @@ void lc_assign(lua_State *L, const lc_array *a, const lc_layout *lay, int vidx,
   lc_array view = *a;          /* a stays referenced by the caller's stack */
   view.lay = *lay;
   int t = lua_type(L, vidx);
-  if (t == LUA_TNUMBER || t == LUA_TBOOLEAN) {
+  vidx = lua_absindex(L, vidx);
+  if (t == LUA_TTABLE && a->dtype->rec && lc_record_is_value(L, vidx)) {
+    /* one record value: broadcast, as a scalar is */
+    char small[16];
+    int top = lua_gettop(L);
+    void *value = lc_elem_room(L, a->dtype, small, sizeof small);
+    lc_elem_check(L, vidx, a->dtype, value, fname);
+    fill_view(L, a, lay, value, s, fname);
+    lua_settop(L, top);
+  } else if (t == LUA_TNUMBER || t == LUA_TBOOLEAN) {
     char value[16];
     lc_elem_check(L, vidx, a->dtype, value, fname);
     fill_view(L, a, lay, value, s, fname);

@@ -92,6 +92,7 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lua_newtable(L);
   luaL_setfuncs(L, fns, 0);
   lc_array_open(L);
+  lc_record_open(L);
   lc_create_open(L);
   lc_convert_open(L);
   lc_module_open(L);

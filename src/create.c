@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "record.h"
 
 #define F64 (&lc_dtypes[LC_FLOAT64])
 
@@ -35,6 +36,7 @@ static int l_new_host(lua_State *L) {
   if (fill == NEW_ZEROS) {
     memset(a->buf->ptr, 0, a->buf->nbytes);
   } else if (fill == NEW_ONES) {
+    if (dt->rec) lc_error(L, fname, "a record dtype has no one (use full or zeros)");
     if (dt->code == LC_BOOL) lua_pushboolean(L, 1);
     else lua_pushinteger(L, 1);
     lc_fill_array(L, a, lua_gettop(L), NULL, fname);
@@ -56,7 +58,8 @@ static int l_full(lua_State *L) {
     else if (t == LUA_TNUMBER) dt = F64;
     else lc_error(L, "full", "value must be a number or a boolean, got %s", luaL_typename(L, 2));
   }
-  char value[16];
+  char small[16];
+  void *value = lc_elem_room(L, dt, small, sizeof small);
   lc_elem_check(L, 2, dt, value, "full");       /* before allocating */
   lc_array *a = lc_array_empty(L, LC_HOST, dt, nd, shape, order, "full");
   lc_fill_host(a->buf->ptr, &a->lay, value, dt->size);
@@ -68,7 +71,8 @@ static int l_arange(lua_State *L) {
   int64_t n = lc_check_integer(L, 1, "n", 0, "arange");
   if (n < 0) lc_error(L, "arange", "n must not be negative, got %lld", (long long)n);
   const lc_dtype *dt = lc_dtype_opt(L, 2, &lc_dtypes[LC_INT64], "arange");
-  if (dt->code == LC_BOOL) lc_error(L, "arange", "dtype bool has no range of values");
+  if (dt->code == LC_BOOL || dt->rec)
+    lc_error(L, "arange", "dtype %s has no range of values", dt->name);
   char tmp[16];
   if (n > 0) {        /* the largest value must fit the dtype */
     lua_pushinteger(L, n - 1);
@@ -202,14 +206,14 @@ static int l_to_device(lua_State *L) {
       lc_error(L, fn, "option to must be a device array, got a %s array",
                lc_kind_names[lc_array_kind(to)]);
   }
-  if (to && dt && dt != to->dtype)
+  if (to && dt && !lc_dtype_equal(dt, to->dtype))
     lc_error(L, fn, "dtype mismatch: option to is %s, option dtype is %s",
              to->dtype->name, dt->name);
   int t = lua_type(L, 1);
   lc_array *src = lc_array_test(L, 1);
   if (src) {
     src = lc_array_check(L, 1, fn);
-    if (dt && dt != src->dtype)
+    if (dt && !lc_dtype_equal(dt, src->dtype))
       lc_error(L, fn, "dtype mismatch: the array is %s, not %s (no implicit casting)",
                src->dtype->name, dt->name);
     if (to) {

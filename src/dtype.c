@@ -11,20 +11,21 @@
 
 #include "internal.h"
 #include "layout.h"
+#include "record.h"
 
 const lc_dtype lc_dtypes[LC_NTYPES] = {
-  {LC_BOOL,    "bool",    "bool",     1, 1, 'b'},
-  {LC_INT8,    "int8",    "int8_t",   1, 1, 'i'},
-  {LC_INT16,   "int16",   "int16_t",  2, 2, 'i'},
-  {LC_INT32,   "int32",   "int32_t",  4, 4, 'i'},
-  {LC_INT64,   "int64",   "int64_t",  8, 8, 'i'},
-  {LC_UINT8,   "uint8",   "uint8_t",  1, 1, 'u'},
-  {LC_UINT16,  "uint16",  "uint16_t", 2, 2, 'u'},
-  {LC_UINT32,  "uint32",  "uint32_t", 4, 4, 'u'},
-  {LC_UINT64,  "uint64",  "uint64_t", 8, 8, 'u'},
-  {LC_FLOAT16, "float16", "__half",   2, 2, 'f'},
-  {LC_FLOAT32, "float32", "float",    4, 4, 'f'},
-  {LC_FLOAT64, "float64", "double",   8, 8, 'f'},
+  {LC_BOOL,    "bool",    "bool",     1, 1, 'b', NULL},
+  {LC_INT8,    "int8",    "int8_t",   1, 1, 'i', NULL},
+  {LC_INT16,   "int16",   "int16_t",  2, 2, 'i', NULL},
+  {LC_INT32,   "int32",   "int32_t",  4, 4, 'i', NULL},
+  {LC_INT64,   "int64",   "int64_t",  8, 8, 'i', NULL},
+  {LC_UINT8,   "uint8",   "uint8_t",  1, 1, 'u', NULL},
+  {LC_UINT16,  "uint16",  "uint16_t", 2, 2, 'u', NULL},
+  {LC_UINT32,  "uint32",  "uint32_t", 4, 4, 'u', NULL},
+  {LC_UINT64,  "uint64",  "uint64_t", 8, 8, 'u', NULL},
+  {LC_FLOAT16, "float16", "__half",   2, 2, 'f', NULL},
+  {LC_FLOAT32, "float32", "float",    4, 4, 'f', NULL},
+  {LC_FLOAT64, "float64", "double",   8, 8, 'f', NULL},
 };
 
 static const struct { const char *alias; lc_typecode code; } aliases[] = {
@@ -43,8 +44,10 @@ const lc_dtype *lc_dtype_lookup(const char *name) {
 }
 
 const lc_dtype *lc_dtype_check(lua_State *L, int idx, const char *fname) {
+  const lc_record *r = lc_record_test(L, idx);
+  if (r) return &r->dt;
   if (lua_type(L, idx) != LUA_TSTRING)
-    lc_error(L, fname, "dtype must be a string such as 'float32', got %s",
+    lc_error(L, fname, "dtype must be a string such as 'float32' or a record, got %s",
              luaL_typename(L, idx));
   const char *name = lua_tostring(L, idx);
   const lc_dtype *dt = lc_dtype_lookup(name);
@@ -119,6 +122,7 @@ void lc_elem_push(lua_State *L, const lc_dtype *dt, const void *p) {
     case LC_FLOAT16: { uint16_t h; memcpy(&h, p, 2); lua_pushnumber(L, lc_half_to_double(h)); return; }
     case LC_FLOAT32: { lua_Number v_; LOAD(float);  lua_pushnumber(L, v_); return; }
     case LC_FLOAT64: { lua_Number v_; LOAD(double); lua_pushnumber(L, v_); return; }
+    case LC_RECORD: lc_record_push_value(L, dt->rec, p); return;
     default: lua_pushnil(L);
   }
 }
@@ -139,6 +143,7 @@ static int integer_error(char *err, const lc_dtype *dt, lua_State *L, int idx) {
 
 int lc_elem_convert(lua_State *L, int idx, const lc_dtype *dt, void *out,
                     char *err) {
+  if (dt->rec) return lc_record_convert(L, idx, dt->rec, out, err);
   int t = lua_type(L, idx);
   if (dt->code == LC_BOOL) {
     if (t != LUA_TBOOLEAN) {

@@ -5,6 +5,7 @@
 #ifndef LUACUDA_DTYPE_H
 #define LUACUDA_DTYPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "lua.h"
@@ -13,8 +14,11 @@ typedef enum lc_typecode {
   LC_BOOL, LC_INT8, LC_INT16, LC_INT32, LC_INT64,
   LC_UINT8, LC_UINT16, LC_UINT32, LC_UINT64,
   LC_FLOAT16, LC_FLOAT32, LC_FLOAT64,
-  LC_NTYPES
+  LC_NTYPES,
+  LC_RECORD = LC_NTYPES     /* a record (record.c): not in lc_dtypes[] */
 } lc_typecode;
+
+struct lc_record;
 
 typedef struct lc_dtype {
   lc_typecode code;
@@ -22,15 +26,30 @@ typedef struct lc_dtype {
   const char *ctype;    /* spelling in kernel source */
   int64_t size;
   int64_t align;
-  char kind;            /* 'b' bool, 'i' signed, 'u' unsigned, 'f' float */
+  char kind;            /* 'b' bool, 'i' signed, 'u' unsigned, 'f' float,
+                        ** 'V' record */
+  const struct lc_record *rec;   /* the record this is, NULL for the builtins */
 } lc_dtype;
 
 extern const lc_dtype lc_dtypes[LC_NTYPES];
 
+/* Builtin dtypes are static; records are counted (record.c): an array
+** holds a reference to its dtype. Both are no-ops for the builtins. */
+void lc_dtype_retain(const lc_dtype *dt);
+void lc_dtype_release(const lc_dtype *dt);
+
+/* The same dtype: the same builtin, or records with the same fields
+** (names, dtypes, shapes, offsets), size and alignment. */
+bool lc_dtype_equal(const lc_dtype *a, const lc_dtype *b);
+
+/* Push dt as Lua sees it: a builtin's name, a record's object. */
+void lc_dtype_push(lua_State *L, const lc_dtype *dt);
+
 /* By canonical name or NumPy alias ("f4", "i8", ...); NULL if unknown. */
 const lc_dtype *lc_dtype_lookup(const char *name);
 
-/* The dtype named by the string at idx; raises "luacuda.<fname>: ..." */
+/* The dtype named by the string (or the record object) at idx; a
+** record's stays valid while that object is alive. Raises "luacuda.<fname>: ..." */
 const lc_dtype *lc_dtype_check(lua_State *L, int idx, const char *fname);
 
 /* The dtype at idx, or dflt when the value there is nil or absent. */

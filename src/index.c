@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "record.h"
 
 /* Normalize a 1-based index that may count from the end (-1 is the last). */
 static int64_t norm_index(int64_t i, int64_t n) { return i < 0 ? n + 1 + i : i; }
@@ -124,20 +125,26 @@ static void push_element(lua_State *L, const lc_array *a, int64_t off, lc_stream
 
 static void store_element(lua_State *L, const lc_array *a, int64_t off, int vidx,
                           lc_stream *s, const char *fname) {
-  char tmp[16];
+  char small[16];
+  int top = lua_gettop(L);
+  void *tmp = lc_elem_room(L, a->dtype, small, sizeof small);
   lc_elem_check(L, vidx, a->dtype, tmp, fname);
   if (s == NULL && lc_kind_host_only(lc_array_kind(a)))
     memcpy((char *)a->buf->ptr + off, tmp, (size_t)a->dtype->size);
   else
     lc_elem_write(L, a, off, tmp, s, fname);
+  lua_settop(L, top);
 }
 
-/* a[key] for number and table keys */
+/* a[key] for number and table keys; one element of a record array is a
+** 0-d view of it */
 static int getitem(lua_State *L, const lc_array *a, int kidx, lc_stream *s,
                    const char *fname) {
   lc_layout lay;
-  if (resolve(L, a, kidx, &lay, fname)) push_element(L, a, lay.offset, s, fname);
-  else lc_array_push_view(L, a, &lay, a->dtype);
+  if (resolve(L, a, kidx, &lay, fname) && a->dtype->rec == NULL)
+    push_element(L, a, lay.offset, s, fname);
+  else
+    lc_array_push_view(L, a, &lay, a->dtype);
   return 1;
 }
 
@@ -191,11 +198,13 @@ static inline int store_fast(lua_State *L, const lc_dtype *dt, char *p) {
 static int array_index(lua_State *L) {
   lc_array *a = lua_touserdata(L, 1);
   char *p = fast_element(a, L);
-  if (p) {
+  if (p && a->dtype->rec == NULL) {
     lc_elem_push_fast(L, a->dtype, p);
     return 1;
   }
   if (lua_type(L, 2) == LUA_TSTRING) {
+    /* a record's field names come before the array's fields and methods */
+    if (lc_record_index(L, a, lua_tostring(L, 2), "index")) return 1;
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     a = lc_array_check(L, 1, "index");
@@ -216,8 +225,10 @@ static int array_newindex(lua_State *L) {
       return 0;
     }
   }
-  if (lua_type(L, 2) == LUA_TSTRING)
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    if (lc_record_newindex(L, a, lua_tostring(L, 2), 3, "setitem")) return 0;
     lc_error(L, "setitem", "cannot assign to field '%s' of an array", lua_tostring(L, 2));
+  }
   setitem(L, lc_array_check(L, 1, "setitem"), 2, 3, NULL, "setitem");
   return 0;
 }
@@ -244,6 +255,13 @@ static int array_item(lua_State *L) {
   if (a->lay.size != 1)
     lc_error(L, "item", "the array has %lld elements, item needs exactly 1",
              (long long)a->lay.size);
+  if (a->dtype->rec) {          /* a record: the table of its fields */
+    lc_array one = *a;
+    char err[LC_ERRLEN];
+    lc_layout_squeeze(&one.lay, -1, err);
+    lc_to_table(L, &one, "item");
+    return 1;
+  }
   push_element(L, a, a->lay.offset, NULL, "item");
   return 1;
 }

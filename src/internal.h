@@ -34,5 +34,6 @@ void lc_convert_open(lua_State *L);
 void lc_module_open(lua_State *L);
 void lc_ptx_open(lua_State *L);
 void lc_hostmem_open(lua_State *L);
+void lc_record_open(lua_State *L);    /* record.h */
 
 #endif

@@ -136,6 +136,12 @@ static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_s
   if (p->type >= 0 && a->dtype->code != (lc_typecode)p->type)
     arg_error(L, fname, sig, i, "expected a %s array, got %s", lc_dtypes[p->type].name,
               a->dtype->name);
+  /* a struct's layout is the source's business: rec:c_declaration keeps
+  ** the two in step */
+  if (p->type == LC_PARAM_STRUCT && a->dtype->rec == NULL)
+    arg_error(L, fname, sig, i, "expected an array of records (struct %s), got %s; if %s "
+              "is not a record's struct but a macro or typedef, give the parameter types "
+              "with signatures=", p->type_name, a->dtype->name, p->type_name);
   return a;
 }
 

@@ -636,7 +636,8 @@ static int skip_group(const char *s, const tok *t, int nt, int i) {
 }
 
 /* One parameter from its tokens. Returns 0, or -1 with the reason in why. */
-static int parse_param(const char *s, const tok *t, int nt, bool more, lc_param *p, char *why) {
+static int parse_param(const char *s, const tok *t, int nt, bool more, bool structs, lc_param *p,
+                       char *why) {
   char text[96];
   memset(p, 0, sizeof *p);
   for (int i = 0; i < nt; i++) {
@@ -721,6 +722,22 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, lc_param 
         i += 3;
         continue;
       }
+      if (structs && !qualified && !ts_any(&ts) && !is_array &&
+          (teq(s, a, "struct") || teq(s, a, "class")) && i + 1 < nt && t[i + 1].k == T_ID &&
+          !is_keyword(s, &t[i + 1])) {
+        i++;                                               /* struct Point */
+        continue;
+      }
+      if (structs && !qualified && !ts_any(&ts) && !is_array && !is_keyword(s, a)) {
+        /* a type we do not know: a record's struct, if it is pointed to */
+        size_t nl = a->e - a->b;
+        if (nl >= sizeof p->type_name) goto unsupported;
+        memcpy(p->type_name, s + a->b, nl);
+        p->type_name[nl] = '\0';
+        ts.named = LC_PARAM_STRUCT;
+        i++;
+        continue;
+      }
       if (!ts_any(&ts) && !is_array) goto unsupported;     /* a type we do not know */
       break;                                               /* the name */
     }
@@ -780,6 +797,8 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, lc_param 
   int code = is_array ? ts_resolve(&et) : ts_resolve(&ts);
   if (code == -2 || (is_array && code == -1)) return whyf(why, "unsupported type '%s'", text);
   if (code == -1 && stars + brackets == 0) return whyf(why, "a parameter cannot be void");
+  if (code == LC_PARAM_STRUCT && stars + brackets == 0)
+    return whyf(why, "unsupported type '%s' (a struct is passed by pointer)", text);
   if (name >= 0) {
     size_t nl = t[name].e - t[name].b;
     if (nl >= sizeof p->name) return whyf(why, "the name is longer than %d bytes", (int)sizeof p->name - 1);
@@ -788,6 +807,7 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, lc_param 
   }
   memcpy(p->spelling, text, sizeof p->spelling);
   p->type = code;
+  if (code != LC_PARAM_STRUCT) p->type_name[0] = '\0';
   if (is_array) {
     p->kind = LC_PARAM_ARRAY;
     p->is_const = et.cnst;
@@ -815,8 +835,8 @@ unsupported_all:
 /* The parameter list from lexer state y (just past '(' or at the start of
 ** a signature) up to offset end, into params[0 .. *np). Returns 0, or -1
 ** with the message (prefixed by who) in msg[LC_ERRLEN]. */
-static int parse_params(lx *y, size_t end, lc_param *params, int *nparams, const char *who,
-                        char *msg) {
+static int parse_params(lx *y, size_t end, bool structs, lc_param *params, int *nparams,
+                        const char *who, char *msg) {
   const char *s = y->s;
   tok pt[MAXPTOK];
   char why[WHYLEN];
@@ -843,7 +863,7 @@ static int parse_params(lx *y, size_t end, lc_param *params, int *nparams, const
         snprintf(msg, LC_ERRLEN, "%s parameter %d: missing", who, np + 1);
         return -1;
       }
-      if (parse_param(s, pt, nt, more, &params[np], why) != 0) {
+      if (parse_param(s, pt, nt, more, structs, &params[np], why) != 0) {
         snprintf(msg, LC_ERRLEN, "%s parameter %d: %s", who, np + 1, why);
         return -1;
       }
@@ -876,7 +896,7 @@ int lc_parse_signature(const char *text, size_t len, lc_kernel_sig *sig, char *e
     snprintf(who, sizeof who, "kernel '%s'", sig->name);
   else
     snprintf(who, sizeof who, "signature");
-  if (parse_params(&y, len, params, &np, who, err) != 0) return -1;
+  if (parse_params(&y, len, true, params, &np, who, err) != 0) return -1;
   /* only a signature that parsed replaces the old one */
   sig->nparams = np;
   memcpy(sig->params, params, sizeof params[0] * (size_t)np);
@@ -1376,7 +1396,8 @@ static int open_body(scanner *sc, const tok *t) {
       char who[160];
       snprintf(who, sizeof who, "kernel '%s'", k->name);
       lx y = d->plx;
-      if (parse_params(&y, d->pclose, k->params, &k->nparams, who, k->error) != 0)
+      /* in a template, an unknown name may be a type parameter */
+      if (parse_params(&y, d->pclose, !d->templ, k->params, &k->nparams, who, k->error) != 0)
         k->nparams = -1;
       memcpy(sc->open_name, k->name, sizeof sc->open_name);
       sc->open_line = k->line;

@@ -42,13 +42,17 @@ typedef struct lc_param {
                          ** an over-long one ends in "..." */
   lc_param_kind kind;
   int type;              /* lc_typecode of the scalar / pointee / Array
-                         ** element; -1 for void * */
+                         ** element; -1 for void *; LC_PARAM_STRUCT for
+                         ** a pointer to a named type (a record) */
+  char type_name[64];    /* that type's name: "Point" */
   bool is_const;         /* pointee (or Array element) is const */
   int ndim;              /* N of Array<T, N>; 0 otherwise */
   int64_t size, align;   /* bytes the packed argument takes, and its
                          ** alignment: scalars their C size (x86-64 LP64),
                          ** pointers 8, Array<T, N> 8 + 16 N with align 8 */
 } lc_param;
+
+#define LC_PARAM_STRUCT (-3)
 
 #define LC_MAXPARAMS 64
 

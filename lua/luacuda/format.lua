@@ -5,6 +5,11 @@ local core = require "luacuda.core"
 
 local M = {}
 
+-- An array's own fields and methods: on a record array a field of the
+-- record may hide them (a record with a field called "shape").
+local attr = core.attr
+local function totable(a) return attr(a, "totable")(a) end
+
 local THRESHOLD, EDGE = 1000, 3
 local ELLIPSIS = {}
 
@@ -40,7 +45,25 @@ local function float_string(v, dtype)
   return s
 end
 
-local function value_string(v, dtype)
+local value_string
+
+-- A record value: its fields in the record's order, {x = 1.0, n = 2}.
+local function record_string(v, rec)
+  local parts = {}
+  for i, f in ipairs(rec.fields) do
+    parts[i] = f.name .. " = " .. value_string(v[f.name], f.dtype)
+  end
+  return "{" .. table.concat(parts, ", ") .. "}"
+end
+
+-- v a value of the dtype; a table is a record, or a sub-array of one field
+function value_string(v, dtype)
+  if type(v) == "table" then
+    if type(dtype) ~= "string" and (#v == 0 or v[1] == nil) then return record_string(v, dtype) end
+    local parts = {}
+    for i, x in ipairs(v) do parts[i] = value_string(x, dtype) end
+    return "{" .. table.concat(parts, ", ") .. "}"
+  end
   if math.type(v) == "float" then return float_string(v, dtype) end
   return tostring(v)
 end
@@ -60,19 +83,19 @@ end
 
 -- Nested lists of value strings (or ELLIPSIS) for the view a.
 local function gather(a, summarize, dtype, width)
-  local n = a.shape[1]
+  local n = attr(a, "shape")[1]
   local out = {}
-  if a.ndim == 1 then
+  if attr(a, "ndim") == 1 then
     local values
     if summarize and n > 2 * EDGE then
-      local head = a[{{1, EDGE}}]:totable()
-      local tail = a[{{n - EDGE + 1, n}}]:totable()
+      local head = totable(a[{{1, EDGE}}])
+      local tail = totable(a[{{n - EDGE + 1, n}}])
       values = {}
       for _, v in ipairs(head) do values[#values + 1] = v end
       values[#values + 1] = ELLIPSIS
       for _, v in ipairs(tail) do values[#values + 1] = v end
     else
-      values = a:totable()
+      values = totable(a)
     end
     for i, v in ipairs(values) do
       if v == ELLIPSIS then
@@ -85,7 +108,7 @@ local function gather(a, summarize, dtype, width)
     return out
   end
   for i, k in ipairs(picks(n, summarize)) do
-    out[i] = k == ELLIPSIS and ELLIPSIS or gather(a[k], summarize, dtype, width)
+    out[i] = k == ELLIPSIS and ELLIPSIS or gather(a[{k}], summarize, dtype, width)
   end
   return out
 end
@@ -106,11 +129,15 @@ local function render(node, depth, ndim, indent, width)
 end
 
 local function body(a)
-  local dtype = a.dtype
-  if a.ndim == 0 then return value_string(a:item(), dtype) end
+  local dtype, ndim = attr(a, "dtype"), attr(a, "ndim")
+  if ndim == 0 then return value_string(attr(a, "item")(a), dtype) end
   local width = {0}
-  local nodes = gather(a, a.size > THRESHOLD, dtype, width)
-  return render(nodes, 1, a.ndim, "", width[1])
+  local nodes = gather(a, attr(a, "size") > THRESHOLD, dtype, width)
+  return render(nodes, 1, ndim, "", width[1])
+end
+
+local function dtype_string(dtype)
+  return type(dtype) == "string" and dtype or dtype.name
 end
 
 -- __tostring: never raises
@@ -118,7 +145,8 @@ function M.array(a)
   if core.type(a) == "closed array" then return "luacuda.array (closed)" end
   local ok, text = pcall(function()
     return string.format("luacuda.array(kind=%s, dtype=%s, shape=%s)\n%s",
-                         a.kind, a.dtype, shape_string(a.shape), body(a))
+                         attr(a, "kind"), dtype_string(attr(a, "dtype")),
+                         shape_string(attr(a, "shape")), body(a))
   end)
   if ok then return text end
   return "luacuda.array (unprintable: " .. tostring(text) .. ")"

@@ -3,6 +3,7 @@
 -- assembles the public module and adds what is clearer in Lua.
 local core = require "luacuda.core"
 local format = require "luacuda.format"
+local record = require "luacuda.record"
 
 local M = {}
 for name, value in pairs(core) do
@@ -17,5 +18,7 @@ M.smart_array = smart.smart_array
 local meta = core._array_metatable
 meta.__tostring = format.array
 meta.__name = "luacuda.array"
+
+core._record_methods.c_declaration = record.c_declaration
 
 return M

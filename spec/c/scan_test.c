@@ -579,6 +579,19 @@ static int test_pointer_types(void) {
            "[[maybe_unused]] float *", "x");
   CHECK_P1("float *x __attribute__((unused))", POINTER, LC_FLOAT32, 0, 0, 8, 8,
            "float *__attribute__((unused))", "x");
+  /* a pointer to a named type: a record's struct */
+  CHECK_P1("Point *p", POINTER, LC_PARAM_STRUCT, 0, 0, 8, 8, "Point *", "p");
+  CHECK_P1("const MyStruct *s", POINTER, LC_PARAM_STRUCT, 1, 0, 8, 8, "const MyStruct *", "s");
+  CHECK_P1("struct Point *__restrict__ p", POINTER, LC_PARAM_STRUCT, 0, 0, 8, 8,
+           "struct Point *__restrict__", "p");
+  CHECK_P1("Point p[]", POINTER, LC_PARAM_STRUCT, 0, 0, 8, 8, "Point[]", "p");
+  {
+    lc_param p_;
+    if (param1("const struct Pair *q", &p_)) return 1;
+    CHECK_STR(p_.type_name, "Pair");
+    if (param1("float *q", &p_)) return 1;
+    CHECK_STR(p_.type_name, "");
+  }
   return 0;
 }
 
@@ -613,11 +626,12 @@ static int bad1(const char *file, int line, const char *text, const char *msg) {
 #define CHECK_BAD(text, msg) do { if (bad1(__FILE__, __LINE__, text, msg)) return 1; } while (0)
 
 static int test_param_errors(void) {
-  CHECK_BAD("MyStruct s", "kernel 'foo' parameter 2: unsupported type 'MyStruct'");
-  CHECK_BAD("MyStruct", "kernel 'foo' parameter 2: unsupported type 'MyStruct'");
-  CHECK_BAD("const MyStruct *s", "kernel 'foo' parameter 2: unsupported type 'const MyStruct *'");
-  CHECK_BAD("struct S s", "kernel 'foo' parameter 2: unsupported type 'struct S'");
-  CHECK_BAD("float2 v", "kernel 'foo' parameter 2: unsupported type 'float2'");
+  CHECK_BAD("MyStruct s", "kernel 'foo' parameter 2: unsupported type 'MyStruct' (a struct is passed by pointer)");
+  CHECK_BAD("MyStruct", "kernel 'foo' parameter 2: unsupported type 'MyStruct' (a struct is passed by pointer)");
+  CHECK_BAD("MyStruct **s", "kernel 'foo' parameter 2: unsupported type 'MyStruct **' (only one level of pointer)");
+  CHECK_BAD("Point int *p", "kernel 'foo' parameter 2: unsupported type 'Point int *'");
+  CHECK_BAD("struct S s", "kernel 'foo' parameter 2: unsupported type 'struct S' (a struct is passed by pointer)");
+  CHECK_BAD("float2 v", "kernel 'foo' parameter 2: unsupported type 'float2' (a struct is passed by pointer)");
   CHECK_BAD("std::vector<int> v", "kernel 'foo' parameter 2: unsupported type 'std::vector<int>'");
   CHECK_BAD("float **p",
             "kernel 'foo' parameter 2: unsupported type 'float **' (only one level of pointer)");
@@ -810,7 +824,7 @@ static int test_signature(void) {
 static int test_signature_errors(void) {
   lc_kernel_sig s;
   memset(&s, 0, sizeof s);
-  CHECK_ERR(sig("int, MyStruct", &s), "signature parameter 2: unsupported type 'MyStruct'");
+  CHECK_ERR(sig("int, MyStruct", &s), "signature parameter 2: unsupported type 'MyStruct' (a struct is passed by pointer)");
   CHECK_ERR(sig("int,", &s), "signature parameter 2: missing");
   CHECK_ERR(sig(",int", &s), "signature parameter 1: missing");
   CHECK_ERR(sig("float**", &s), "signature parameter 1: unsupported type 'float **' (only one level");
@@ -839,7 +853,7 @@ static int test_signature_override(void) {
   CHECK_OK(scan("struct P { float x, y; };\nextern \"C\" __global__ void k(P p, float *out) {}"));
   CHECK_EQ(res.nkernels, 1);
   CHECK_EQ(ks[0].nparams, -1);
-  CHECK_STR(ks[0].error, "kernel 'k' parameter 1: unsupported type 'P'");
+  CHECK_STR(ks[0].error, "kernel 'k' parameter 1: unsupported type 'P' (a struct is passed by pointer)");
   CHECK_OK(sig("float, float, float *", &ks[0]));
   CHECK_EQ(ks[0].nparams, 3);
   CHECK_STR(ks[0].error, "");
@@ -1088,7 +1102,10 @@ static int check_result(const char *src, size_t n, const lc_scan_result *r) {
       const lc_param *p = &k->params[j];
       if (!memchr(p->name, '\0', sizeof p->name) || !memchr(p->spelling, '\0', sizeof p->spelling))
         return failf(__FILE__, __LINE__, "kernel %d parameter %d: unterminated text", i, j);
-      if (p->type < -1 || p->type >= LC_NTYPES || (p->type == -1 && p->kind != LC_PARAM_POINTER))
+      if ((p->type < -1 && p->type != LC_PARAM_STRUCT) || p->type >= LC_NTYPES ||
+          (p->type < 0 && p->kind != LC_PARAM_POINTER) ||
+          !memchr(p->type_name, '\0', sizeof p->type_name) ||
+          (p->type == LC_PARAM_STRUCT) != (p->type_name[0] != '\0'))
         return failf(__FILE__, __LINE__, "kernel %d parameter %d: type %d", i, j, p->type);
       if (p->size < 1 || p->align < 1 || p->size % p->align)
         return failf(__FILE__, __LINE__, "kernel %d parameter %d: size %lld", i, j, (long long)p->size);
