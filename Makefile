@@ -33,7 +33,7 @@ SCAN_UNIT = $(BUILD)/scan_test
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
-.PHONY: all install deps check test demo bench test-asan rock clean
+.PHONY: all install deps check test demo bench bench-gpu test-asan rock clean
 
 all: $(LIB)
 
@@ -97,6 +97,11 @@ bench: deps
 	$(RUN_ENV) $(LUA) bench/host_arrays.lua
 	$(RUN_ENV) $(LUA) bench/sim_kernels.lua
 	$(RUN_ENV) CC="$(CC)" $(LUA) bench/transfers.lua
+
+# on a GPU machine (no deps step: it may have no apt): luacuda against C,
+# CuPy and numba-cuda, side by side
+bench-gpu: $(LIB)
+	$(RUN_ENV) $(LUA) bench/gpu.lua
 
 # The specs against a module built with AddressSanitizer and UBSan; the
 # runtime is preloaded into the (uninstrumented) interpreter. libasan's

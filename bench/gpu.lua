@@ -1,0 +1,163 @@
+-- bench/gpu.lua: luacuda on a GPU against the C driver API, CuPy and
+-- numba-cuda, measured side by side in one run on the same machine:
+--   launch cost of an empty 4-argument kernel (bench/gpu_driver.c calling
+--     cuLaunchKernel in a loop; bench/gpu_ref.py for CuPy and numba-cuda);
+--   host-to-device and device-to-host copies of 256 MiB, pageable and
+--     pinned, against cuMemcpyHtoD/DtoH in C;
+--   saxpy over 2^28 floats as a fraction of the device-to-device copy
+--     bandwidth (bytes moved per second);
+--   device_array of 1 MiB in a loop;
+--   compiling the saxpy module: cold, a disk-cache hit in a new process
+--     (including module load), an in-process hit.
+-- Prints "name: value (target: ...)" and "bench: N of M targets met".
+-- Run from the repository root: lua5.4 bench/gpu.lua (make bench-gpu).
+local luacuda = require "luacuda"
+
+local backend, why = luacuda.backend()
+if backend ~= "cuda" then
+  print(("bench: the GPU benchmark needs the cuda backend (running %s: %s)"):format(backend, why))
+  print("bench: 0 of 0 targets met")
+  return
+end
+
+local REPEAT = tonumber(os.getenv("BENCH_REPEAT")) or 5
+local LAUNCHES = tonumber(os.getenv("BENCH_LAUNCHES")) or 20000
+local COPY_BYTES = 256 << 20
+local SAXPY_N = 1 << 28
+
+local function sh(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("a")
+  return p:close() == true, out
+end
+
+local function best(f)
+  local t = math.huge
+  for _ = 1, REPEAT do
+    local t0 = luacuda.clock()
+    f()
+    luacuda.synchronize()
+    t = math.min(t, luacuda.clock() - t0)
+  end
+  return t
+end
+
+local met, total = 0, 0
+local function target(name, value, fmt, ok, text)
+  total = total + 1
+  if ok then met = met + 1 end
+  print(("%s: " .. fmt .. " (target: %s)%s"):format(name, value, text, ok and "" or " MISSED"))
+end
+
+local dev = luacuda.devices and luacuda.devices()[1] or {}
+print(("device: %s, %s"):format(dev.name or "?", os.date("!%Y-%m-%d")))
+
+-- ---- launch cost -----------------------------------------------------------
+local EMPTY = [[extern "C" __global__ void empty4(float *a, float b, int c, int d) {}]]
+local m = luacuda.compile(EMPTY)
+local a = luacuda.device_array(4, "float32")
+local launch = m.empty4[{1, 1}]
+for _ = 1, 1000 do launch(a, 1, 2, 3) end
+luacuda.synchronize()
+local t_lua = best(function() for _ = 1, LAUNCHES do launch(a, 1, 2, 3) end end) / LAUNCHES * 1e6
+
+local cc = dev.compute_capability
+local arch = cc and ("compute_%d%d"):format(cc[1], cc[2]) or "compute_75"
+local ptxfile, exe = os.tmpname(), os.tmpname()
+local f = assert(io.open(ptxfile, "w"))
+f:write(luacuda.ptx(EMPTY, {arch = arch}))
+f:close()
+local ok, out = sh(("cc -O2 -o %s bench/gpu_driver.c -ldl"):format(exe))
+assert(ok, out)
+ok, out = sh(("%s launch %s %d"):format(exe, ptxfile, LAUNCHES))
+assert(ok, out)
+local t_c = tonumber(out:match("launch_us ([%d.]+)"))
+print(("launch: luacuda %.2f us, C cuLaunchKernel %.2f us"):format(t_lua, t_c))
+target("launch luacuda / C", t_lua / t_c, "%.2fx", t_lua / t_c <= 1.25, "<= 1.25x")
+
+local _, ref = sh(("python3 bench/gpu_ref.py %d"):format(LAUNCHES))
+for _, name in ipairs({"cupy", "numba"}) do
+  local us = tonumber(ref:match(name .. "_launch_us ([%d.]+)"))
+  if us then
+    print(("launch: %s %.2f us"):format(name, us))
+    target("launch speedup over " .. name, us / t_lua, "%.1fx", us / t_lua >= 3, ">= 3x")
+  else
+    print(("launch: %s not measured: %s"):format(name,
+          ref:match(name .. "_unavailable ([^\n]*)") or ref:sub(1, 200)))
+  end
+end
+
+-- ---- copies ------------------------------------------------------------------
+ok, out = sh(("%s copy %d %d"):format(exe, COPY_BYTES, REPEAT))
+assert(ok, out)
+local c_gbs = {}
+for k, v in out:gmatch("(%S+)_gbs ([%d.]+)") do c_gbs[k] = tonumber(v) end
+local n = COPY_BYTES // 4
+local d = luacuda.device_array(n, "float32")
+for _, kind in ipairs({"pageable", "pinned"}) do
+  local h = kind == "pinned" and luacuda.pinned_array(n, "float32") or luacuda.empty(n, "float32")
+  h:fill(1)
+  local t_h2d = best(function() d:copy_to_device(h) end)
+  local t_d2h = best(function() d:copy_to_host(h) end)
+  for dir, t in pairs({h2d = t_h2d, d2h = t_d2h}) do
+    local gbs = COPY_BYTES / t * 1e-9
+    local base = c_gbs[dir .. "_" .. kind]
+    print(("%s %s: luacuda %.2f GB/s, C %.2f GB/s"):format(dir, kind, gbs, base))
+    target(("%s %s luacuda / C"):format(dir, kind), gbs / base, "%.3fx", gbs / base >= 0.97, ">= 0.97x")
+  end
+end
+os.remove(ptxfile)
+os.remove(exe)
+d, a = nil, nil
+
+-- ---- saxpy against the copy bandwidth ----------------------------------------
+local ms = luacuda.compile_file("examples/kernels/saxpy.cu")
+local x = luacuda.device_array(SAXPY_N, "float32"):fill(1)
+local y = luacuda.device_array(SAXPY_N, "float32"):fill(2)
+local t_saxpy = best(function() ms.saxpy[{SAXPY_N // 256, 256}](SAXPY_N, 2.0, x, y) end)
+local t_copy = best(function() y:copy_to_device(x) end)
+local bytes = SAXPY_N * 4
+local frac = (3 * bytes / t_saxpy) / (2 * bytes / t_copy)
+print(("saxpy of 2^28 floats: %.2f ms, %.0f GB/s; device-to-device copy %.0f GB/s"):format(
+      t_saxpy * 1e3, 3 * bytes / t_saxpy * 1e-9, 2 * bytes / t_copy * 1e-9))
+target("saxpy bandwidth / copy bandwidth", frac, "%.2f", frac >= 0.9, ">= 0.9")
+x, y = nil, nil
+collectgarbage()
+
+-- ---- allocation --------------------------------------------------------------
+local ALLOCS = 10000
+for _ = 1, 100 do luacuda.device_array(1 << 18, "float32") end
+local t_alloc = best(function()
+  for _ = 1, ALLOCS do luacuda.device_array(1 << 18, "float32") end
+end) / ALLOCS * 1e6
+target("device_array(1 MiB)", t_alloc, "%.2f us", t_alloc < 3, "< 3 us")
+
+-- ---- compiling -----------------------------------------------------------------
+local dir = os.tmpname()
+os.remove(dir)
+local env = ("LUA_PATH=%q LUA_CPATH=%q LUACUDA_CACHE_DIR=%q "):format(
+  package.path, package.cpath, dir)
+local script = [[lua5.4 -e '
+  local luacuda = require "luacuda"
+  local t0 = luacuda.clock()
+  local m = luacuda.compile_file("examples/kernels/saxpy.cu")
+  local t1 = luacuda.clock()
+  luacuda.compile_file("examples/kernels/saxpy.cu")
+  print(("compile_ms %.4f %.4f"):format((t1 - t0) * 1e3, (luacuda.clock() - t1) * 1e3))']]
+local function compile_times()
+  local okc, o = sh(env .. script)
+  assert(okc, o)
+  local cold, again = o:match("compile_ms ([%d.]+) ([%d.]+)")
+  return tonumber(cold), tonumber(again)
+end
+local t_cold = compile_times()
+local t_disk, t_mem = math.huge, math.huge
+for _ = 1, REPEAT do
+  local td, tm = compile_times()
+  t_disk, t_mem = math.min(t_disk, td), math.min(t_mem, tm)
+end
+sh("rm -rf " .. dir)
+print(("compile saxpy: cold %.1f ms, in-process hit %.3f ms"):format(t_cold, t_mem))
+target("compile saxpy, disk-cache hit in a new process", t_disk, "%.3f ms", t_disk < 1, "< 1 ms")
+
+print(("bench: %d of %d targets met"):format(met, total))
