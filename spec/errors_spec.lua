@@ -1073,7 +1073,7 @@ describe("host memory scopes", function()
   end)
 
   it("refuse a pinned array, page-locked already by allocation", function()
-    misuse("register", "argument 1 is a pinned array", luacuda.register, luacuda.pinned_array(2))
+    misuse("register", "argument 1 is a pinned array", luacuda.register, luacuda.pinned_array(2):fill(0))
   end)
 
   it("refuse the same memory twice in one call", function()
@@ -1263,7 +1263,8 @@ describe("records", function()
 
   it("refuse a record array where a kernel takes float*", function()
     local m = luacuda.compile([[extern "C" __global__ void k(float *y) { y[0] = 1; }]])
-    local d = luacuda.device_array(2, rec())
+    local d = luacuda.to_device({ { x = 1, n = 2, v = { 3, 4 } }, { x = 5, n = 6, v = { 7, 8 } } },
+                                { dtype = rec() })
     misuse("launch", { "kernel 'k' argument 1 'y' (float *)", "expected a float32 array, got record{" },
            function(x) m.k[{ 1, 1 }](x) end, d)
   end)
@@ -1271,7 +1272,7 @@ describe("records", function()
   it("refuse a float array where a kernel takes a pointer to a struct", function()
     local src = rec():c_declaration("R") .. [[extern "C" __global__ void k(R *r) { r->n = 1; }]]
     local m = luacuda.compile(src)
-    local f = luacuda.device_array(2, "float32")
+    local f = luacuda.device_array(2, "float32"):fill(0)
     misuse("launch", { "kernel 'k' argument 1 'r' (R *)", "expected an array of records (struct R)" },
            function(x) m.k[{ 1, 1 }](x) end, f)
   end)
