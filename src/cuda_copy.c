@@ -77,6 +77,26 @@ static host_work *host_work_new(int op, size_t extra, char *err) {
   return w;
 }
 
+/* Copy n bytes of host memory at src to device memory t on st, through a
+** buffer of our own that a host function frees once the copy is done: the
+** copy never reads src (perhaps the caller's stack) later. Takes buf when
+** given (malloc'd, already filled), else copies src into a new one. */
+static int upload(CUdeviceptr t, void *buf, const void *src, size_t n, CUstream st, char *err) {
+  if (buf == NULL) {
+    buf = malloc(n ? n : 1);
+    if (buf == NULL) {
+      snprintf(err, LC_ERRLEN, "out of host memory staging %zu bytes", n);
+      return LC_ENOMEM;
+    }
+    memcpy(buf, src, n);
+  }
+  int rc = lc_cuda_check(lc_cu.MemcpyAsync(t, lc_cuda_ptr(buf), n, st), "cuMemcpyAsync", err);
+  if (rc == LC_OK && lc_cu.LaunchHostFunc(st, free, buf) == CUDA_SUCCESS) return LC_OK;
+  lc_cu.StreamSynchronize(st);     /* not queued: free it once the copy is done */
+  free(buf);
+  return rc;
+}
+
 /* ---- contiguous copies ------------------------------------------------------ */
 
 int lc_cuda_copy(void *dst, lc_kind dkind, const void *src, lc_kind skind,
@@ -215,8 +235,8 @@ static int staged(const lc_region *dst, char *d0, const lc_region *src, const ch
   char *tp = (char *)(uintptr_t)t;
   if (dst->kind == LC_DEVICE) {
     lc_copy_strided_host(h, &cl, src->base, sl, isz);
-    /* from pageable memory: the driver has taken the bytes when it returns */
-    rc = lc_cuda_check(lc_cu.MemcpyAsync(t, lc_cuda_ptr(h), nbytes, st), "cuMemcpyAsync", err);
+    rc = upload(t, h, NULL, nbytes, st, err);
+    h = NULL;                      /* upload took it */
     if (rc == LC_OK) rc = launch_copy(d0, dl, tp, cl.strides, isz, st, err);
   } else {
     rc = launch_copy(tp, &cl, s0, sl->strides, isz, st, err);
@@ -312,16 +332,16 @@ int lc_cuda_fill(const lc_region *dst, const void *value, int64_t itemsize,
       return lc_cuda_finish(lc_cu.MemsetD32Async(d, u, nbytes / 4, st), "cuMemsetD32Async", s,
                             err);
     }
-    if (l->size == 1)      /* one element (a write from Lua): the driver takes the bytes now */
-      return lc_cuda_finish(lc_cu.MemcpyAsync(d, lc_cuda_ptr(value), nbytes, st),
-                            "cuMemcpyAsync", s, err);
+    if (l->size == 1) {    /* one element (a write from Lua) */
+      rc = upload(d, NULL, value, nbytes, st, err);
+      return rc != LC_OK ? rc : lc_cuda_finish(CUDA_SUCCESS, "cuMemcpyAsync", s, err);
+    }
   }
   /* the kernel, copying one element with zero source strides */
   CUdeviceptr t;
   rc = lc_cuda_temp_alloc((size_t)itemsize, st, &t, err);
   if (rc != LC_OK) return rc;
-  rc = lc_cuda_check(lc_cu.MemcpyAsync(t, lc_cuda_ptr(value), (size_t)itemsize, st),
-                     "cuMemcpyAsync", err);
+  rc = upload(t, NULL, value, (size_t)itemsize, st, err);
   int64_t zero[LC_MAXDIM] = {0};
   if (rc == LC_OK) rc = launch_copy(d0, l, (const char *)(uintptr_t)t, zero, itemsize, st, err);
   lc_cuda_temp_free(t, st);
