@@ -42,7 +42,7 @@ $(BUILD)/obj/%.o: src/%.c $(HDR)
 	$(CC) $(CFLAGS) $(LC_CFLAGS) -c $< -o $@
 
 # the kernel headers are assembled into embed.o
-$(BUILD)/obj/embed.o: $(wildcard kernels/*.cuh kernels/*.h)
+$(BUILD)/obj/embed.o: $(wildcard kernels/*.cuh kernels/*.h kernels/*.cu)
 
 $(LIB): $(OBJ)
 	@mkdir -p $(@D)

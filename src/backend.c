@@ -20,16 +20,26 @@ static char why[512];
 
 static void choose(void) {
   const char *env = getenv("LUACUDA_BACKEND");
+  char reason[sizeof why - 64];
   if (env == NULL || *env == '\0' || strcmp(env, "auto") == 0) {
-    chosen = &lc_backend_sim;
-    snprintf(why, sizeof why, "the cuda backend is not part of this build yet");
+    if (lc_cuda_init(reason, sizeof reason) == 0) {
+      chosen = &lc_backend_cuda;
+      snprintf(why, sizeof why, "a CUDA device is usable");
+    } else {
+      chosen = &lc_backend_sim;
+      snprintf(why, sizeof why, "%s", reason);
+    }
   } else if (strcmp(env, "sim") == 0) {
     chosen = &lc_backend_sim;
     snprintf(why, sizeof why, "LUACUDA_BACKEND=sim");
   } else if (strcmp(env, "cuda") == 0) {
-    chosen = NULL;
-    snprintf(why, sizeof why,
-             "LUACUDA_BACKEND=cuda, but the cuda backend is not part of this build yet");
+    if (lc_cuda_init(reason, sizeof reason) == 0) {
+      chosen = &lc_backend_cuda;
+      snprintf(why, sizeof why, "LUACUDA_BACKEND=cuda");
+    } else {
+      chosen = NULL;
+      snprintf(why, sizeof why, "LUACUDA_BACKEND=cuda, but CUDA is not usable: %s", reason);
+    }
   } else {
     chosen = NULL;
     snprintf(why, sizeof why,

@@ -77,13 +77,36 @@ typedef struct lc_launch {
   const char *kernel_name;            /* for errors found later */
 } lc_launch;
 
+/* One device, as devices() reports it. */
+typedef struct lc_device_info {
+  char name[256];
+  int cc_major, cc_minor;           /* compute capability */
+  size_t memory;                    /* bytes */
+  int multiprocessors;
+} lc_device_info;
+
 typedef struct lc_backend {
   const char *name;
+
+  /* devices, 0-based here. select_device makes device i current for the
+  ** whole process: allocations, modules and launches from then on go to
+  ** it. */
+  int (*device_count)(void);
+  int (*device_info)(int i, lc_device_info *info, char *err);
+  int (*select_device)(int i, char *err);
+  int (*current_device)(void);
 
   /* memory; flags are LC_ALLOC_* */
   int (*mem_alloc)(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err);
   void (*mem_free)(lc_kind kind, void *ptr, size_t nbytes);
   int (*mem_info)(size_t *free_bytes, size_t *total_bytes, size_t *used_bytes);
+  /* the allocator's pool: bytes it holds from the device and bytes in use
+  ** (NULL where there is no pool); trim gives back what it holds unused */
+  int (*pool_info)(size_t *reserved, size_t *in_use);
+  int (*trim_pool)(char *err);
+  /* true when mem_free of this kind is itself ordered after the queued
+  ** work (stream-ordered frees), so it needs no defer; NULL: never */
+  bool (*ordered_free)(lc_kind kind);
   /* page-locking host memory allocated elsewhere (cuMemHostRegister); flags
   ** are LC_ALLOC_PORTABLE and LC_ALLOC_DEVICEMAP; nbytes > 0. unregister
   ** takes the pointer that was registered. */
@@ -154,6 +177,12 @@ enum { LC_ALLOC_PORTABLE = 1, LC_ALLOC_WRITECOMBINED = 2, LC_ALLOC_DEVICEMAP = 4
 const lc_backend *lc_backend_get(const char **why);
 
 extern const lc_backend lc_backend_sim;
+extern const lc_backend lc_backend_cuda;
+
+/* Load the driver, initialise it and make the first device's primary
+** context current. 0 when CUDA is usable; else nonzero with why (for
+** luacuda.backend() and LUACUDA_BACKEND=cuda's error) in why[len]. */
+int lc_cuda_init(char *why, size_t len);
 
 /* The byte count in environment variable name ("64M": suffix K, M or G),
 ** or dflt when it is unset or not a positive count. */

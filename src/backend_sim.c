@@ -264,8 +264,43 @@ static int sim_launch(lc_function *f, const lc_launch *cfg, char *err) {
   return lc_sim_submit(cfg->stream, &k->w, NULL, err);
 }
 
+/* ---- the one simulated device ---- */
+
+static int sim_device_count(void) { return 1; }
+static int sim_current_device(void) { return 0; }
+
+static int sim_device_info(int i, lc_device_info *info, char *err) {
+  if (i != 0) {
+    snprintf(err, LC_ERRLEN, "no device %d (the simulator has one)", i + 1);
+    return LC_EFAIL;
+  }
+  pthread_once(&once, init_capacity);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  snprintf(info->name, sizeof info->name, "luacuda simulator");
+  info->cc_major = 7;          /* the simulator's __CUDA_ARCH__ is 750 */
+  info->cc_minor = 5;
+  info->memory = capacity;
+  info->multiprocessors = cores > 0 ? (int)cores : 1;
+  return LC_OK;
+}
+
+static int sim_select_device(int i, char *err) {
+  lc_device_info info;
+  return sim_device_info(i, &info, err);
+}
+
+static int sim_trim_pool(char *err) {
+  (void)err;             /* no pool: memory goes back to the system when freed */
+  return LC_OK;
+}
+
 const lc_backend lc_backend_sim = {
   .name = "sim",
+  .device_count = sim_device_count,
+  .device_info = sim_device_info,
+  .select_device = sim_select_device,
+  .current_device = sim_current_device,
+  .trim_pool = sim_trim_pool,
   .mem_alloc = sim_alloc,
   .mem_free = sim_free,
   .mem_info = sim_mem_info,

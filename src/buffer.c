@@ -56,6 +56,7 @@ lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
   b->ptr = ptr;
   b->nbytes = nbytes;
   b->backend = be;
+  b->device = be->current_device();
   b->release = NULL;
   b->release_ud = NULL;
   atomic_init(&b->lock, 0);
@@ -74,6 +75,7 @@ lc_buffer *lc_buffer_wrap(lua_State *L, lc_kind kind, void *ptr, size_t nbytes,
   b->ptr = ptr;
   b->nbytes = nbytes;
   b->backend = lc_backend_get(NULL);
+  b->device = b->backend->current_device();
   b->release = release;
   b->release_ud = ud;
   atomic_init(&b->lock, 0);
@@ -100,5 +102,11 @@ static void buffer_free(void *ud) {
 ** write it, is done. */
 void lc_buffer_release(lc_buffer *b) {
   if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1) return;
-  b->backend->defer(buffer_free, b);
+  const lc_backend *be = b->backend;
+  /* a stream-ordered free waits by itself, and frees at once */
+  if (b->release == NULL && atomic_load(&b->lock) == 0 && be->ordered_free &&
+      be->ordered_free(b->kind))
+    buffer_free(b);
+  else
+    be->defer(buffer_free, b);
 }

@@ -15,6 +15,7 @@ typedef struct lc_buffer {
   void *ptr;
   size_t nbytes;
   const lc_backend *backend;
+  int device;                   /* 0-based: the device current at allocation */
   /* memory owned elsewhere: called (once) instead of freeing ptr */
   void (*release)(void *ud);
   void *release_ud;

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,10 +138,10 @@ static unsigned char *read_all(const char *path, size_t *n) {
   return buf;
 }
 
-bool lc_cache_valid(const char *path, const lc_hash *key) {
+unsigned char *lc_cache_load(const char *path, const lc_hash *key, size_t *len) {
   size_t n;
   unsigned char *buf = read_all(path, &n);
-  if (buf == NULL) return false;
+  if (buf == NULL) return NULL;
   trailer t;
   bool ok = n >= sizeof t;
   if (ok) {
@@ -153,8 +154,35 @@ bool lc_cache_valid(const char *path, const lc_hash *key) {
       ok = a == t.sum_a && b == t.sum_b;
     }
   }
+  if (!ok) {
+    free(buf);
+    return NULL;
+  }
+  *len = (size_t)t.length;
+  return buf;
+}
+
+bool lc_cache_valid(const char *path, const lc_hash *key) {
+  size_t n;
+  unsigned char *buf = lc_cache_load(path, key, &n);
   free(buf);
-  return ok;
+  return buf != NULL;
+}
+
+int lc_cache_store(const char *dir, const char *path, const lc_hash *key,
+                   const void *data, size_t n, char *err) {
+  static atomic_uint serial;
+  char tmp[1200];
+  snprintf(tmp, sizeof tmp, "%s/tmp-%ld-%u", dir, (long)getpid(), atomic_fetch_add(&serial, 1));
+  FILE *f = fopen(tmp, "wb");
+  bool ok = f && fwrite(data, 1, n, f) == n;
+  if (f && fclose(f) != 0) ok = false;
+  if (!ok) {
+    snprintf(err, LC_ERRLEN, "cannot write %.400s: %s", tmp, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  return lc_cache_commit(tmp, path, key, err);
 }
 
 int lc_cache_commit(const char *tmp, const char *path, const lc_hash *key, char *err) {

@@ -35,6 +35,15 @@ void lc_cache_path(const char *dir, const char *kind, const lc_hash *key,
 /* Is there a valid entry for key at path? */
 bool lc_cache_valid(const char *path, const lc_hash *key);
 
+/* The contents of a valid entry for key at path (malloc'd, *len bytes
+** before the trailer), or NULL. */
+unsigned char *lc_cache_load(const char *path, const lc_hash *key, size_t *len);
+
+/* Write data as the entry for key at path (through a temporary file in dir,
+** renamed into place). 0 on success. */
+int lc_cache_store(const char *dir, const char *path, const lc_hash *key,
+                   const void *data, size_t n, char *err);
+
 /* Append the trailer to the finished object at tmp and rename it to path. */
 int lc_cache_commit(const char *tmp, const char *path, const lc_hash *key, char *err);
 

@@ -96,6 +96,14 @@ static void copy_views(lua_State *L, const lc_array *dst, const lc_layout *dl,
     lc_copy_strided_host(dst->buf->ptr, dl, src->buf->ptr, sl, isz);
     return;
   }
+  const lc_array *sides[2] = {dst, src};
+  for (int i = 0; i < 2; i++) {
+    const lc_buffer *b = sides[i]->buf;
+    if (b->kind == LC_DEVICE && b->device != b->backend->current_device())
+      lc_error(L, fname, "the %s array is on device %d, but device %d is current "
+               "(luacuda.select_device)", i == 0 ? "destination" : "source", b->device + 1,
+               b->backend->current_device() + 1);
+  }
   lc_region rd, rs;
   region_of(&rd, dst, dl);
   region_of(&rs, src, sl);

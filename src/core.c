@@ -48,6 +48,71 @@ static int l_memory_info(lua_State *L) {
   lua_setfield(L, -2, "total");
   lua_pushinteger(L, (lua_Integer)used);
   lua_setfield(L, -2, "used");
+  const lc_backend *be = lc_backend_get(NULL);
+  size_t reserved, in_use;
+  if (be->pool_info && be->pool_info(&reserved, &in_use) == LC_OK) {
+    lua_pushinteger(L, (lua_Integer)reserved);
+    lua_setfield(L, -2, "pool_reserved");
+    lua_pushinteger(L, (lua_Integer)in_use);
+    lua_setfield(L, -2, "pool_used");
+  }
+  return 1;
+}
+
+/* trim_pool(): give the memory the allocator's pool holds unused back to
+** the device (a no-op where there is no pool) */
+static int l_trim_pool(lua_State *L) {
+  char err[LC_ERRLEN];
+  const lc_backend *be = lc_backend_get(NULL);
+  if (be->trim_pool && be->trim_pool(err)) lc_error(L, "trim_pool", "%s", err);
+  return 0;
+}
+
+/* devices() -> {{name=, compute_capability={maj, min}, memory=,
+** multiprocessors=}, ...} */
+static int l_devices(lua_State *L) {
+  const lc_backend *be = lc_backend_get(NULL);
+  int n = be->device_count();
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lc_device_info info;
+    char err[LC_ERRLEN];
+    if (be->device_info(i, &info, err)) lc_error(L, "devices", "%s", err);
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, info.name);
+    lua_setfield(L, -2, "name");
+    lua_createtable(L, 2, 0);
+    lua_pushinteger(L, info.cc_major);
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, info.cc_minor);
+    lua_rawseti(L, -2, 2);
+    lua_setfield(L, -2, "compute_capability");
+    lua_pushinteger(L, (lua_Integer)info.memory);
+    lua_setfield(L, -2, "memory");
+    lua_pushinteger(L, info.multiprocessors);
+    lua_setfield(L, -2, "multiprocessors");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* select_device(i): make device i (1-based) current for the process */
+static int l_select_device(lua_State *L) {
+  lua_Integer i = luaL_checkinteger(L, 1);
+  const lc_backend *be = lc_backend_get(NULL);
+  char err[LC_ERRLEN];
+  if (i < 1 || i > be->device_count()) {
+    int n = be->device_count();
+    lc_error(L, "select_device", "no device %lld (there %s %d)", (long long)i,
+             n == 1 ? "is" : "are", n);
+  }
+  if (be->select_device((int)i - 1, err)) lc_error(L, "select_device", "%s", err);
+  return 0;
+}
+
+/* current_device() -> the 1-based index of the current device */
+static int l_current_device(lua_State *L) {
+  lua_pushinteger(L, lc_backend_get(NULL)->current_device() + 1);
   return 1;
 }
 
@@ -80,8 +145,12 @@ static int l_clock(lua_State *L) {
 static const luaL_Reg fns[] = {
   {"backend", l_backend},
   {"clock", l_clock},
+  {"current_device", l_current_device},
+  {"devices", l_devices},
   {"memory_info", l_memory_info},
+  {"select_device", l_select_device},
   {"synchronize", l_synchronize},
+  {"trim_pool", l_trim_pool},
   {"type", l_type},
   {NULL, NULL}
 };

@@ -19,3 +19,4 @@
 LC_EMBED(lc_prelude_source, "kernels/prelude.cuh");
 LC_EMBED(lc_sim_abi_source, "kernels/sim_abi.h");
 LC_EMBED(lc_sim_runtime_source, "kernels/sim_runtime.h");
+LC_EMBED(lc_strided_source, "kernels/strided.cu");

@@ -26,6 +26,8 @@ const char *lc_typename(lua_State *L, int idx);
 
 /* The kernel headers, NUL-terminated (embed.c). */
 extern const char lc_prelude_source[];
+/* The library's own kernels, compiled for the device at first use. */
+extern const char lc_strided_source[];
 
 /* One *_open per file; each adds its functions to the table on top. */
 void lc_array_open(lua_State *L);

@@ -133,6 +133,10 @@ static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_s
   if (!lc_kind_device_accessible(lc_array_kind(a)))
     arg_error(L, fname, sig, i, "a %s array cannot be passed to a kernel (copy it to the "
               "device first: to_device)", lc_kind_names[lc_array_kind(a)]);
+  if (lc_array_kind(a) == LC_DEVICE && a->buf->device != a->buf->backend->current_device())
+    arg_error(L, fname, sig, i, "the array is on device %d, but device %d is current "
+              "(luacuda.select_device)", a->buf->device + 1,
+              a->buf->backend->current_device() + 1);
   if (p->type >= 0 && a->dtype->code != (lc_typecode)p->type)
     arg_error(L, fname, sig, i, "expected a %s array, got %s", lc_dtypes[p->type].name,
               a->dtype->name);

@@ -103,7 +103,10 @@ static int compare_names(const void *a, const void *b) {
 static void module_key(lua_State *L, lc_hash *key, const char *name, const char *src,
                        size_t len, const char *const *opts, int nopts, int sigidx) {
   lc_hash_init(key);
-  lc_hash_add_str(key, lc_backend_get(NULL)->name);
+  const lc_backend *be = lc_backend_get(NULL);
+  int device = be->current_device();      /* a module is loaded on one device */
+  lc_hash_add_str(key, be->name);
+  lc_hash_add(key, &device, sizeof device);
   lc_hash_add_str(key, name);
   lc_hash_add(key, src, len);
   for (int i = 0; i < nopts; i++) lc_hash_add_str(key, opts[i]);
