@@ -12,6 +12,7 @@
 -- Prints "name: value (target: ...)" and "bench: N of M targets met".
 -- Run from the repository root: lua5.4 bench/gpu.lua (make bench-gpu).
 local luacuda = require "luacuda"
+local B = require "bench.common"
 
 local backend, why = luacuda.backend()
 if backend ~= "cuda" then
@@ -20,27 +21,12 @@ if backend ~= "cuda" then
   return
 end
 
-local REPEAT = tonumber(os.getenv("BENCH_REPEAT")) or 5
+local REPEAT = B.REPEAT
 local LAUNCHES = tonumber(os.getenv("BENCH_LAUNCHES")) or 20000
 local COPY_BYTES = 256 << 20
 local SAXPY_N = 1 << 28
 
-local function sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
-  local out = p:read("a")
-  return p:close() == true, out
-end
-
-local function best(f)
-  local t = math.huge
-  for _ = 1, REPEAT do
-    local t0 = luacuda.clock()
-    f()
-    luacuda.synchronize()
-    t = math.min(t, luacuda.clock() - t0)
-  end
-  return t
-end
+local sh, best = B.sh, B.best
 
 local met, total = 0, 0
 local function target(name, value, fmt, ok, text)

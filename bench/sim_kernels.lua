@@ -6,6 +6,7 @@
 -- worker thread: simulator threads/s over workers, against one native core.
 -- Prints "name: value (target: ...)" and "bench: N of M targets met".
 local luacuda = require "luacuda"
+local B = require "bench.common"
 
 if luacuda.backend() ~= "sim" then
   print("bench: the simulator benchmark needs the sim backend (LUACUDA_BACKEND=sim)")
@@ -13,13 +14,8 @@ if luacuda.backend() ~= "sim" then
 end
 
 local NS, NR, NM = 1 << 24, 1 << 22, 512
-local REPEAT = tonumber(os.getenv("BENCH_REPEAT")) or 5
 
-local function sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
-  local out = p:read("a")
-  return p:close() == true, out
-end
+local sh, best = B.sh, B.best
 
 -- the native loops, built like a kernel module is (-O2, the same compiler)
 local cxx = os.getenv("LUACUDA_CXX") or "c++"
@@ -36,17 +32,6 @@ local workers = tonumber(os.getenv("LUACUDA_SIM_THREADS"))
 if not workers then
   local _, n = sh("nproc")
   workers = tonumber(n) or 1
-end
-
-local function best(f)
-  local t = math.huge
-  for _ = 1, REPEAT do
-    local t0 = luacuda.clock()
-    f()
-    luacuda.synchronize()
-    t = math.min(t, luacuda.clock() - t0)
-  end
-  return t
 end
 
 local function kernels(file) return luacuda.compile_file("examples/kernels/" .. file) end

@@ -5,17 +5,14 @@
 -- is memcpy's time over the transfer's: 1 is memcpy's speed.
 -- Prints "name: value (target: ...)" and "bench: N of M targets met".
 local luacuda = require "luacuda"
+local B = require "bench.common"
 
 local MIB = tonumber(os.getenv("BENCH_TRANSFER_MIB")) or 256
 local N = MIB << 20
-local REPEAT = tonumber(os.getenv("BENCH_REPEAT")) or 5
+local REPEAT = B.REPEAT
 local TARGET = 0.8
 
-local function sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
-  local out = p:read("a")
-  return p:close() == true, out
-end
+local sh, best = B.sh, B.best
 
 -- the baseline: memcpy between two touched host blocks, best of REPEAT
 local cc = os.getenv("CC") or "cc"
@@ -27,17 +24,6 @@ os.remove(exe)
 assert(ok, out)
 local t_memcpy = tonumber(out:match("memcpy (%d+)")) * 1e-9
 local t_memcpy64 = tonumber(out:match("memcpy%+64 (%d+)")) * 1e-9
-
-local function best(f)
-  local t = math.huge
-  for _ = 1, REPEAT do
-    local t0 = luacuda.clock()
-    f()
-    luacuda.synchronize()
-    t = math.min(t, luacuda.clock() - t0)
-  end
-  return t
-end
 
 -- every block touched before timing (fill), as the baseline's are
 local d = luacuda.device_array(N, "uint8")
