@@ -39,6 +39,17 @@ void lc_elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
     lc_error(L, fname, "%s", err);
 }
 
+void lc_elem_push_at(lua_State *L, const lc_array *a, int64_t off, lc_stream *s,
+                     const char *fname) {
+  if (s == NULL && lc_kind_host_only(lc_array_kind(a))) {
+    lc_elem_push(L, a->dtype, (char *)a->buf->ptr + off);
+  } else {
+    char tmp[16];
+    lc_elem_read(L, a, off, tmp, s, fname);
+    lc_elem_push(L, a->dtype, tmp);
+  }
+}
+
 void lc_elem_write(lua_State *L, const lc_array *a, int64_t off, const void *in,
                    lc_stream *s, const char *fname) {
   const lc_backend *be = backend_of(a);

@@ -94,13 +94,17 @@ static int host_args(lua_State *L, lc_buffer **bufs, int max, const char *fname)
 
 #define MAX_ARGS 64
 
+/* Wait for the queued work, reporting nothing: its failures belong to
+** whoever synchronizes next. */
+static void wait_for_queued(void) { lc_backend_get(NULL)->synchronize(NULL); }
+
 /* A registration being ended may wait behind queued work (a mapped array
 ** closed after a launch on it is unregistered once the launch has run):
 ** when one of bufs is still locked, let that happen before judging. */
 static void settle(lc_buffer *const *bufs, int n) {
   for (int i = 0; i < n; i++)
     if (atomic_load(&bufs[i]->lock) != 0) {
-      lc_backend_get(NULL)->synchronize(NULL);
+      wait_for_queued();
       return;
     }
 }
@@ -135,9 +139,6 @@ static int unlock_buffer(lc_buffer *b, uint64_t lock, char *err) {
   return b->backend->host_unregister(b->ptr, err);
 }
 
-/* Wait for the queued work, reporting nothing: its failures belong to
-** whoever synchronizes next. */
-static void wait_for_queued(void) { lc_backend_get(NULL)->synchronize(NULL); }
 
 /* ---- Registration: pinned, register, deregister ----------------------- */
 

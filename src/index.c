@@ -112,17 +112,6 @@ static bool resolve(lua_State *L, const lc_array *a, int kidx, lc_layout *lay,
   return picked == nd;
 }
 
-static void push_element(lua_State *L, const lc_array *a, int64_t off, lc_stream *s,
-                         const char *fname) {
-  if (s == NULL && lc_kind_host_only(lc_array_kind(a))) {
-    lc_elem_push(L, a->dtype, (char *)a->buf->ptr + off);
-  } else {
-    char tmp[16];
-    lc_elem_read(L, a, off, tmp, s, fname);
-    lc_elem_push(L, a->dtype, tmp);
-  }
-}
-
 static void store_element(lua_State *L, const lc_array *a, int64_t off, int vidx,
                           lc_stream *s, const char *fname) {
   char small[16];
@@ -142,7 +131,7 @@ static int getitem(lua_State *L, const lc_array *a, int kidx, lc_stream *s,
                    const char *fname) {
   lc_layout lay;
   if (resolve(L, a, kidx, &lay, fname) && a->dtype->rec == NULL)
-    push_element(L, a, lay.offset, s, fname);
+    lc_elem_push_at(L, a, lay.offset, s, fname);
   else
     lc_array_push_view(L, a, &lay, a->dtype);
   return 1;
@@ -262,7 +251,7 @@ static int array_item(lua_State *L) {
     lc_to_table(L, &one, "item");
     return 1;
   }
-  push_element(L, a, a->lay.offset, NULL, "item");
+  lc_elem_push_at(L, a, a->lay.offset, NULL, "item");
   return 1;
 }
 

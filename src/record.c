@@ -528,13 +528,7 @@ int lc_record_index(lua_State *L, const lc_array *a, const char *key, const char
   lc_array v;
   field_view(L, a, f, &v, fname);
   if (v.lay.ndim == 0 && f->dtype->rec == NULL) {   /* one value */
-    if (lc_kind_host_only(lc_array_kind(a))) {
-      lc_elem_push(L, f->dtype, lc_array_data(&v));
-    } else {                 /* device memory, or memory a kernel may be using */
-      char tmp[16];
-      lc_elem_read(L, &v, v.lay.offset, tmp, NULL, fname);
-      lc_elem_push(L, f->dtype, tmp);
-    }
+    lc_elem_push_at(L, &v, v.lay.offset, NULL, fname);
   } else {
     lc_array_push_view(L, a, &v.lay, f->dtype);
   }
