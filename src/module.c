@@ -357,12 +357,14 @@ static void push_kernel(lua_State *L, int midx, const char *name, const char *fn
 /* LUACUDA_SYNC=1 waits after every launch, so that a failure is reported
 ** by the launch that caused it rather than by a later call. */
 static bool sync_launches(void) {
-  static int cached = -1;
-  if (cached < 0) {
+  static atomic_int cached = -1;         /* states on several threads launch */
+  int c = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (c < 0) {
     const char *v = getenv("LUACUDA_SYNC");
-    cached = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+    c = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+    atomic_store_explicit(&cached, c, memory_order_relaxed);
   }
-  return cached;
+  return c;
 }
 
 /* Launches are queued, as in CUDA: without a stream on the default one. */
