@@ -29,6 +29,10 @@ OBJ  = $(SRC:src/%.c=$(BUILD)/obj/%.o)
 LIB  = $(BUILD)/luacuda/core.so
 UNIT = $(BUILD)/layout_test
 SCAN_UNIT = $(BUILD)/scan_test
+# a fake CUDA driver for spec/cuda_fake_spec.lua, built against the toolkit's
+# cuda.h where there is one (test code: never installed)
+CUDA_INC  ?= /usr/local/cuda/include
+FAKE_CUDA  = $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/fake/libcuda.so.1)
 
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
@@ -57,6 +61,11 @@ $(SCAN_UNIT): spec/c/scan_test.c spec/c/unit.h src/scan.c src/scan.h src/dtype.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/scan_test.c src/scan.c -o $@ $(LDFLAGS)
 
+$(BUILD)/fake/libcuda.so.1: spec/c/fake_cuda.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
+	  -I$(CUDA_INC) $(LIBFLAG) $< -o $@ $(LDFLAGS) -lpthread
+
 # luarocks make: INST_LIBDIR and INST_LUADIR come from the rockspec
 install: $(LIB)
 	mkdir -p $(INST_LIBDIR)/luacuda $(INST_LUADIR)/luacuda
@@ -81,7 +90,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(UNIT) $(SCAN_UNIT)
+check: $(LIB) $(UNIT) $(SCAN_UNIT) $(FAKE_CUDA)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
 
