@@ -607,9 +607,24 @@ static int cuda_event_elapsed(lc_event *a, lc_event *b, float *ms, char *err) {
 
 struct lc_module { CUmodule m; };
 
+/* LUACUDA_PTX=1 loads PTX (the driver JITs it) instead of cubins: for
+** tools that read the PTX, such as the fake driver of the specs. */
+static bool want_ptx(void) {
+  static atomic_int cached = -1;
+  int c = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (c < 0) {
+    const char *v = getenv("LUACUDA_PTX");
+    c = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+    atomic_store_explicit(&cached, c, memory_order_relaxed);
+  }
+  return c;
+}
+
 /* Compile text for the current device into a cubin (or take it from the
 ** disk cache, keyed by the text, the options and NVRTC's version) and load
-** it. options are the user's; the architecture and -std are added. */
+** it. options are the user's; the architecture and -std are added. PTX
+** when asked (LUACUDA_PTX), or when NVRTC is older than the device: then
+** for the newest architecture it knows, and the driver JITs it. */
 static int load_source(const char *text, const char *name, const char *const *options,
                        int noptions, CUmodule *mod, char **log, char *err) {
   *log = NULL;
@@ -620,8 +635,14 @@ static int load_source(const char *text, const char *name, const char *const *op
     return LC_ENOTSUP;
   }
   const device *d = &devices[atomic_load(&current)];
+  int want = d->cc_major * 10 + d->cc_minor, target;
+  if (lc_nvrtc_arch_for(want, &target, nerr) != LC_OK) {
+    snprintf(err, LC_ERRLEN, "%.500s", nerr);
+    return LC_ENOTSUP;
+  }
+  bool cubin = target == want && !want_ptx();
   char arch[32];
-  snprintf(arch, sizeof arch, "-arch=sm_%d%d", d->cc_major, d->cc_minor);
+  snprintf(arch, sizeof arch, "-arch=%s_%d", cubin ? "sm" : "compute", target);
   const char *opts[72];
   int n = 0;
   bool has_std = false;
@@ -644,12 +665,14 @@ static int load_source(const char *text, const char *name, const char *const *op
   unsigned char *image = NULL;
   size_t len = 0;
   if (cache) {
-    lc_cache_path(cache, "cuda", &key, ".cubin", entry, sizeof entry);
+    lc_cache_path(cache, "cuda", &key, cubin ? ".cubin" : ".ptx", entry, sizeof entry);
     image = lc_cache_load(entry, &key, &len);
+    /* the driver reads PTX up to its NUL; the entry's trailer follows it */
+    if (image && !cubin) image[len] = '\0';
   }
   if (image == NULL) {
     char *out = NULL;
-    int rc = lc_nvrtc_compile(text, name, opts, n, true, &out, &len, log, nerr);
+    int rc = lc_nvrtc_compile(text, name, opts, n, cubin, &out, &len, log, nerr);
     if (rc != LC_OK) {
       if (*log) snprintf(err, LC_ERRLEN, "compilation of %.300s failed", name);
       else snprintf(err, LC_ERRLEN, "%.500s", nerr);

@@ -35,6 +35,8 @@ typedef struct nvrtc_fns {
   nvrtcResult (*DestroyProgram)(nvrtcProgram *prog);
   nvrtcResult (*Version)(int *major, int *minor);
   const char *(*GetErrorString)(nvrtcResult r);
+  nvrtcResult (*GetNumSupportedArchs)(int *n);                     /* 11.2+ */
+  nvrtcResult (*GetSupportedArchs)(int *archs);                    /* 11.2+ */
 } nvrtc_fns;
 
 static nvrtc_fns nv;
@@ -49,6 +51,7 @@ static const struct { const char *name; size_t off; bool optional; } syms[] = {
   LC_SYM(GetCUBINSize, true), LC_SYM(GetCUBIN, true),
   LC_SYM(DestroyProgram, false), LC_SYM(Version, false),
   LC_SYM(GetErrorString, false),
+  LC_SYM(GetNumSupportedArchs, true), LC_SYM(GetSupportedArchs, true),
 };
 #undef LC_SYM
 
@@ -160,6 +163,31 @@ int lc_nvrtc_version(int *major, int *minor, char *err) {
   if (rc != LC_OK) return rc;
   *major = ver_major;
   *minor = ver_minor;
+  return LC_OK;
+}
+
+int lc_nvrtc_arch_for(int want, int *arch, char *err) {
+  int rc = lc_nvrtc_load(err);
+  if (rc != LC_OK) return rc;
+  *arch = want;
+  int n = 0;
+  if (nv.GetNumSupportedArchs == NULL || nv.GetSupportedArchs == NULL ||
+      nv.GetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256)
+    return LC_OK;                 /* cannot tell: try the device's own */
+  int archs[256];
+  if (nv.GetSupportedArchs(archs) != NVRTC_SUCCESS) return LC_OK;
+  int best = 0, oldest = archs[0];
+  for (int i = 0; i < n; i++) {
+    if (archs[i] == want) return LC_OK;
+    if (archs[i] < want && archs[i] > best) best = archs[i];
+    if (archs[i] < oldest) oldest = archs[i];
+  }
+  if (best == 0) {
+    snprintf(err, LC_NVRTC_ERRLEN, "NVRTC %d.%d cannot compile for sm_%d (the oldest it knows "
+             "is sm_%d)", ver_major, ver_minor, want, oldest);
+    return LC_ENOTSUP;
+  }
+  *arch = best;
   return LC_OK;
 }
 

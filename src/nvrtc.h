@@ -30,6 +30,12 @@ int lc_nvrtc_load(char *err);
 ** the reason in err. */
 int lc_nvrtc_version(int *major, int *minor, char *err);
 
+/* The architecture to compile for a device of architecture want (90 for
+** 9.0): want itself when NVRTC knows it (or cannot tell), else the newest
+** older one it knows, whose PTX the driver can JIT for the device. 0, or
+** LC_ENOTSUP with err set when NVRTC knows no architecture as old. */
+int lc_nvrtc_arch_for(int want, int *arch, char *err);
+
 /* Compile source (named name in messages) with the NVRTC options given,
 ** which must include the architecture. Gives the PTX text, or with cubin
 ** set the cubin (needs an sm_XX architecture), in *out (malloc'd, *outlen
