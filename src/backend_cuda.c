@@ -605,7 +605,17 @@ static int cuda_event_elapsed(lc_event *a, lc_event *b, float *ms, char *err) {
 
 /* ---- modules ------------------------------------------------------------------ */
 
-struct lc_module { CUmodule m; };
+/* The parameter sizes of a kernel got from the module (then -1), kept
+** while the module is loaded. */
+typedef struct param_sizes {
+  struct param_sizes *next;
+  long long sizes[];
+} param_sizes;
+
+struct lc_module {
+  CUmodule m;
+  param_sizes *sizes;        /* under mu */
+};
 
 /* LUACUDA_PTX=1 loads PTX (the driver JITs it) instead of cubins: for
 ** tools that read the PTX, such as the fake driver of the specs. */
@@ -704,7 +714,7 @@ static int cuda_module_load(const lc_source *src, lc_module **m, char **log, cha
   /* the prelude, then the user's source behind a #line directive */
   size_t plen = strlen(lc_prelude_source), nlen = strlen(src->name);
   char *text = malloc(plen + nlen + src->len + 32);
-  lc_module *mod = malloc(sizeof *mod);
+  lc_module *mod = calloc(1, sizeof *mod);
   if (text == NULL || mod == NULL) {
     free(text);
     free(mod);
@@ -723,7 +733,39 @@ static int cuda_module_load(const lc_source *src, lc_module **m, char **log, cha
 
 static void cuda_module_unload(lc_module *m) {
   if (enter_quietly()) lc_cu.ModuleUnload(m->m);
+  while (m->sizes) {
+    param_sizes *p = m->sizes;
+    m->sizes = p->next;
+    free(p);
+  }
   free(m);
+}
+
+/* The sizes of fn's parameters from the driver (cuFuncGetParamInfo, CUDA
+** 12.4), so that a signature misread from the source is caught when the
+** kernel is got rather than by a launch that reads garbage; NULL where the
+** driver cannot tell. */
+static const long long *param_sizes_of(lc_module *m, CUfunction fn) {
+  enum { MAXP = 512 };
+  if (lc_cu.FuncGetParamInfo == NULL) return NULL;
+  long long tmp[MAXP];
+  int n = 0;
+  for (; n < MAXP - 1; n++) {
+    size_t off, size;
+    CUresult r = lc_cu.FuncGetParamInfo(fn, (size_t)n, &off, &size);
+    if (r == 1) break;                   /* CUDA_ERROR_INVALID_VALUE: past the last */
+    if (r != CUDA_SUCCESS) return NULL;
+    tmp[n] = (long long)size;
+  }
+  tmp[n] = -1;
+  param_sizes *p = malloc(sizeof *p + (size_t)(n + 1) * sizeof tmp[0]);
+  if (p == NULL) return NULL;
+  memcpy(p->sizes, tmp, (size_t)(n + 1) * sizeof tmp[0]);
+  pthread_mutex_lock(&mu);
+  p->next = m->sizes;
+  m->sizes = p;
+  pthread_mutex_unlock(&mu);
+  return p->sizes;
 }
 
 static int cuda_module_function(lc_module *m, const char *name, lc_function **f,
@@ -733,7 +775,10 @@ static int cuda_module_function(lc_module *m, const char *name, lc_function **f,
   if (rc != LC_OK) return rc;
   CUfunction fn;
   rc = lc_cuda_check(lc_cu.ModuleGetFunction(&fn, m->m, name), "cuModuleGetFunction", err);
-  if (rc == LC_OK) *f = (lc_function *)fn;
+  if (rc == LC_OK) {
+    *f = (lc_function *)fn;
+    *sizes = param_sizes_of(m, fn);
+  }
   return rc;
 }
 

@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,10 @@ static char load_err[LC_ERRLEN];
 typedef struct sym {
   void *slot;
   const char *name, *fallback;
+  bool optional;          /* newer than the oldest driver we take: may be missing */
 } sym;
 
-#define S(field, name) {&lc_cu.field, name, NULL}
+#define S(field, name) {&lc_cu.field, name, NULL, false}
 
 static void load(void) {
   const char *path = getenv("LUACUDA_LIBCUDA");
@@ -68,6 +70,7 @@ static void load(void) {
     S(MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2"),
     S(MemcpyAsync, "cuMemcpyAsync"),
     S(Memcpy2DAsync, "cuMemcpy2DAsync_v2"),
+    S(Memcpy3DAsync, "cuMemcpy3DAsync_v2"),
     S(MemsetD8Async, "cuMemsetD8Async"),
     S(MemsetD16Async, "cuMemsetD16Async"),
     S(MemsetD32Async, "cuMemsetD32Async"),
@@ -82,17 +85,19 @@ static void load(void) {
     S(EventSynchronize, "cuEventSynchronize"),
     S(EventQuery, "cuEventQuery"),
     /* _v2 since CUDA 12.8, same parameters; older drivers have only the first */
-    {&lc_cu.EventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime"},
+    {&lc_cu.EventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime", false},
     S(ModuleLoadDataEx, "cuModuleLoadDataEx"),
     S(ModuleUnload, "cuModuleUnload"),
     S(ModuleGetFunction, "cuModuleGetFunction"),
     S(ModuleGetGlobal, "cuModuleGetGlobal_v2"),
     S(LaunchKernel, "cuLaunchKernel"),
     S(LaunchHostFunc, "cuLaunchHostFunc"),
+    {&lc_cu.FuncGetParamInfo, "cuFuncGetParamInfo", NULL, true},     /* CUDA 12.4 */
   };
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
     void *f = dlsym(h, syms[i].name);
     if (f == NULL && syms[i].fallback) f = dlsym(h, syms[i].fallback);
+    if (f == NULL && syms[i].optional) continue;
     if (f == NULL) {
       snprintf(load_err, sizeof load_err,
                "%.300s has no function %s (not a CUDA driver, or one too old)", path,

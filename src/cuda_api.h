@@ -79,6 +79,25 @@ typedef struct lc_cu_memcpy2d {
   size_t WidthInBytes, Height;
 } lc_cu_memcpy2d;
 
+/* CUDA_MEMCPY3D (cuda.h's CUDA_MEMCPY3D_v2) */
+typedef struct lc_cu_memcpy3d {
+  size_t srcXInBytes, srcY, srcZ, srcLOD;
+  int srcMemoryType;
+  const void *srcHost;
+  CUdeviceptr srcDevice;
+  CUarray srcArray;
+  void *reserved0;
+  size_t srcPitch, srcHeight;
+  size_t dstXInBytes, dstY, dstZ, dstLOD;
+  int dstMemoryType;
+  void *dstHost;
+  CUdeviceptr dstDevice;
+  CUarray dstArray;
+  void *reserved1;
+  size_t dstPitch, dstHeight;
+  size_t WidthInBytes, Height, Depth;
+} lc_cu_memcpy3d;
+
 /* The driver's functions, by the name they are exported under. */
 typedef struct lc_cu_api {
   CUresult (*Init)(unsigned flags);                                     /* cuInit */
@@ -110,6 +129,7 @@ typedef struct lc_cu_api {
   CUresult (*MemHostGetDevicePointer)(CUdeviceptr *d, void *p, unsigned flags); /* _v2 */
   CUresult (*MemcpyAsync)(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
   CUresult (*Memcpy2DAsync)(const lc_cu_memcpy2d *c, CUstream s);      /* _v2 */
+  CUresult (*Memcpy3DAsync)(const lc_cu_memcpy3d *c, CUstream s);      /* _v2 */
   CUresult (*MemsetD8Async)(CUdeviceptr d, unsigned char v, size_t n, CUstream s);
   CUresult (*MemsetD16Async)(CUdeviceptr d, unsigned short v, size_t n, CUstream s);
   CUresult (*MemsetD32Async)(CUdeviceptr d, unsigned v, size_t n, CUstream s);
@@ -134,6 +154,8 @@ typedef struct lc_cu_api {
                            unsigned bx, unsigned by, unsigned bz, unsigned shared,
                            CUstream s, void **params, void **extra);
   CUresult (*LaunchHostFunc)(CUstream s, CUhostFn fn, void *ud);
+  /* NULL where the driver is older than CUDA 12.4 */
+  CUresult (*FuncGetParamInfo)(CUfunction f, size_t i, size_t *offset, size_t *size);
 } lc_cu_api;
 
 extern lc_cu_api lc_cu;
