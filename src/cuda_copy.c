@@ -2,8 +2,8 @@
 ** cuda_copy: copies and fills on the CUDA backend.
 **
 ** Contiguous copies are one cuMemcpyAsync (unified addressing tells the
-** driver which side is which). Strided copies use cuMemcpy2DAsync where
-** the views are rows at a pitch, the library kernel (kernels/strided.cu)
+** driver which side is which). Strided copies use cuMemcpy2DAsync or
+** cuMemcpy3DAsync where the views are rows at a pitch (in planes), the library kernel (kernels/strided.cu)
 ** where both sides are device-accessible, and otherwise stage the host side
 ** through a contiguous buffer. Fills are cuMemsetD8/16/32 where the value
 ** repeats and the view is contiguous, else the same kernel copying from
@@ -151,7 +151,7 @@ static int launch_copy(char *dst, const lc_layout *dl, const char *src, const in
   return rc;
 }
 
-/* One side of a 2-D copy: host pointers as host memory, device memory as
+/* One side of a 2-D or 3-D copy: host pointers as host memory, device memory as
 ** such. Mapped and managed memory take the kernel instead. */
 static bool side_2d(const lc_region *r, const char *p, int *type, const void **host,
                     CUdeviceptr *dev) {
@@ -168,43 +168,93 @@ static bool side_2d(const lc_region *r, const char *p, int *type, const void **h
   return false;
 }
 
-/* Rows at a pitch: 1-D views (rows of one element) and 2-D views whose
-** inner axis is contiguous on both sides, positive pitches. Returns true
-** and fills c when the copy has that form. */
-static bool as_2d(const lc_region *dst, char *d0, const lc_region *src, const char *s0,
-                  int64_t isz, lc_cu_memcpy2d *c) {
+/* The copy as rows of bytes at a pitch, repeated along at most one more
+** axis: a 2-D or 3-D memcpy. Axes where both sides step backwards are
+** walked forwards from their last element, axes are put in the order of
+** the destination's strides, and axes that both sides lay out one after
+** the other are merged. Fills c (a 2-D copy has Depth 1) and returns true
+** when the copy has that form with positive pitches. */
+static bool as_memcpy(const lc_region *dst, char *d0, const lc_region *src, const char *s0,
+                      int64_t isz, lc_cu_memcpy3d *c) {
   const lc_layout *dl = dst->layout, *sl = src->layout;
-  int64_t width, height, dp, sp;
-  if (dl->ndim == 1) {
-    width = isz;
-    height = dl->shape[0];
-    dp = dl->strides[0];
-    sp = sl->strides[0];
-  } else if (dl->ndim == 2 && dl->strides[1] == isz && sl->strides[1] == isz) {
-    width = dl->shape[1] * isz;
-    height = dl->shape[0];
-    dp = dl->strides[0];
-    sp = sl->strides[0];
-  } else if (dl->ndim == 2 && dl->strides[0] == isz && sl->strides[0] == isz) {
-    width = dl->shape[0] * isz;
-    height = dl->shape[1];
-    dp = dl->strides[1];
-    sp = sl->strides[1];
-  } else {
-    return false;
+  int64_t shape[LC_MAXDIM], ds[LC_MAXDIM], ss[LC_MAXDIM];
+  int n = 0;
+  for (int i = 0; i < dl->ndim; i++) {
+    if (dl->shape[i] == 1) continue;
+    int64_t d = dl->strides[i], s = sl->strides[i];
+    if ((d < 0) != (s < 0)) return false;
+    if (d < 0) {                   /* the same elements, walked the other way */
+      d0 += (dl->shape[i] - 1) * d;
+      s0 += (dl->shape[i] - 1) * s;
+      d = -d;
+      s = -s;
+    }
+    int j = n++;                   /* insertion by descending destination stride */
+    while (j > 0 && ds[j - 1] < d) {
+      shape[j] = shape[j - 1];
+      ds[j] = ds[j - 1];
+      ss[j] = ss[j - 1];
+      j--;
+    }
+    shape[j] = dl->shape[i];
+    ds[j] = d;
+    ss[j] = s;
   }
+  int m = 0;                       /* merge axis i into the one before when contiguous */
+  for (int i = 0; i < n; i++) {
+    if (m > 0 && ds[m - 1] == ds[i] * shape[i] && ss[m - 1] == ss[i] * shape[i]) {
+      shape[m - 1] *= shape[i];
+      ds[m - 1] = ds[i];
+      ss[m - 1] = ss[i];
+    } else {
+      shape[m] = shape[i];
+      ds[m] = ds[i];
+      ss[m] = ss[i];
+      m++;
+    }
+  }
+  int64_t width = isz;
+  if (m > 0 && ds[m - 1] == isz && ss[m - 1] == isz) width = shape[--m] * isz;
+  if (m == 0 || m > 2) return false;          /* contiguous (done elsewhere), or 4-D */
+  int64_t dp = ds[m - 1], sp = ss[m - 1], height = shape[m - 1], depth = 1, dh = 0, sh = 0;
   if (dp < width || sp < width || dp > INT_MAX || sp > INT_MAX) return false;
+  if (m == 2) {                   /* planes: a whole number of rows apart, not overlapping */
+    if (ds[0] % dp != 0 || ss[0] % sp != 0) return false;
+    depth = shape[0];
+    dh = ds[0] / dp;
+    sh = ss[0] / sp;
+    if (dh < height || sh < height) return false;
+  }
   memset(c, 0, sizeof *c);
-  const void *dh = NULL;
-  if (!side_2d(dst, d0, &c->dstMemoryType, &dh, &c->dstDevice) ||
+  const void *dhost = NULL;
+  if (!side_2d(dst, d0, &c->dstMemoryType, &dhost, &c->dstDevice) ||
       !side_2d(src, s0, &c->srcMemoryType, &c->srcHost, &c->srcDevice))
     return false;
-  c->dstHost = (void *)(uintptr_t)dh;
+  c->dstHost = (void *)(uintptr_t)dhost;
   c->dstPitch = (size_t)dp;
   c->srcPitch = (size_t)sp;
+  c->dstHeight = (size_t)dh;
+  c->srcHeight = (size_t)sh;
   c->WidthInBytes = (size_t)width;
   c->Height = (size_t)height;
+  c->Depth = (size_t)depth;
   return true;
+}
+
+/* c as a 2-D or a 3-D copy on st. */
+static CUresult memcpy_nd(const lc_cu_memcpy3d *c, CUstream st, const char **call) {
+  if (c->Depth > 1) {
+    *call = "cuMemcpy3DAsync";
+    return lc_cu.Memcpy3DAsync(c, st);
+  }
+  lc_cu_memcpy2d c2 = {
+    .srcMemoryType = c->srcMemoryType, .srcHost = c->srcHost, .srcDevice = c->srcDevice,
+    .srcPitch = c->srcPitch, .dstMemoryType = c->dstMemoryType, .dstHost = c->dstHost,
+    .dstDevice = c->dstDevice, .dstPitch = c->dstPitch, .WidthInBytes = c->WidthInBytes,
+    .Height = c->Height,
+  };
+  *call = "cuMemcpy2DAsync";
+  return lc_cu.Memcpy2DAsync(&c2, st);
 }
 
 /* Device memory on one side, host-only memory on the other: the host side
@@ -272,9 +322,12 @@ int lc_cuda_copy_strided(const lc_region *dst, const lc_region *src,
   }
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
-  lc_cu_memcpy2d c;
-  if (as_2d(dst, d0, src, s0, itemsize, &c))
-    return lc_cuda_finish(lc_cu.Memcpy2DAsync(&c, lc_cuda_stream(s)), "cuMemcpy2DAsync", s, err);
+  lc_cu_memcpy3d c;
+  if (as_memcpy(dst, d0, src, s0, itemsize, &c)) {
+    const char *call;
+    CUresult r = memcpy_nd(&c, lc_cuda_stream(s), &call);
+    return lc_cuda_finish(r, call, s, err);
+  }
   if (lc_kind_device_accessible(dst->kind) && lc_kind_device_accessible(src->kind)) {
     rc = launch_copy(d0, dl, s0, sl->strides, itemsize, lc_cuda_stream(s), err);
     return rc != LC_OK ? rc : lc_cuda_finish(CUDA_SUCCESS, "cuLaunchKernel", s, err);
