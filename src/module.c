@@ -387,8 +387,11 @@ static void launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int na
   for (int i = 0; i < nargs; i++)
     if (lua_type(L, first + i) == LUA_TTABLE && luaL_callmeta(L, first + i, "__kernel_launched"))
       lua_pop(L, 1);
-  if (sync_launches() && be->stream_synchronize(cfg.stream, err))
-    lc_error(L, "launch", "%s", err);
+  if (sync_launches() && be->stream_synchronize(cfg.stream, err)) {
+    if (strncmp(err, "kernel '", 8) == 0) lc_error(L, "launch", "%s", err);
+    /* a driver's error names its call, not the kernel */
+    lc_error(L, "launch", "kernel '%s' failed: %s", k->sig->name, err);
+  }
 }
 
 /* k:launch(cfg, args...) */
