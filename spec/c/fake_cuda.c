@@ -22,8 +22,9 @@
 **   FAKE_CUDA_MEMORY=256M        memory of each device
 **   FAKE_CUDA_NO_POOLS=1         no stream-ordered allocator
 **   FAKE_CUDA_FAIL=fn:N[:code]   the Nth call of fn returns code (999)
-**   FAKE_CUDA_TRACE=path         append each call's name (and each launch
-**                                with its parameter bytes in hex) to path
+**   FAKE_CUDA_TRACE=path         append each call's name, "  -> code" after
+**                                a failed one, and each launch with its
+**                                parameter bytes in hex, to path
 ** A kernel whose name starts with fake_fault launches and then fails the
 ** context with CUDA_ERROR_ILLEGAL_ADDRESS, as a faulting kernel does.
 */
@@ -115,11 +116,16 @@ static CUresult enter(const char *fn, bool need_ctx) {
   else if (sticky) r = sticky;
   else if (fail_at && strcmp(fn, fail_fn) == 0 && ++fail_calls == fail_at) r = fail_code;
   else if (need_ctx && current == NULL) r = CUDA_ERROR_INVALID_CONTEXT;
+  if (r != CUDA_SUCCESS && trace) fprintf(trace, "  -> %d\n", (int)r);
   if (r != CUDA_SUCCESS) pthread_mutex_unlock(&mu);
   return r;
 }
 #define ENTER(ctx) do { CUresult r_ = enter(__func__, ctx); if (r_) return r_; } while (0)
-static CUresult leave(CUresult r) { pthread_mutex_unlock(&mu); return r; }
+static CUresult leave(CUresult r) {
+  if (r != CUDA_SUCCESS && trace) fprintf(trace, "  -> %d\n", (int)r);
+  pthread_mutex_unlock(&mu);
+  return r;
+}
 static int curdev(void) { return current->dev; }
 
 /* The allocation holding [p, p + n), or NULL. */

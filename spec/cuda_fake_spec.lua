@@ -1,0 +1,266 @@
+-- The CUDA backend against a fake driver (spec/c/fake_cuda.c, built by make
+-- check where the toolkit's cuda.h is): each scenario runs in a fresh
+-- interpreter with LUACUDA_BACKEND=cuda, checks its results through the
+-- public API and prints "ok"; the fake's trace says which driver calls did
+-- the work. The fake runs the library's copy kernel, and checks and traces
+-- (but does not run) user kernels.
+local BUILD = os.getenv("LUACUDA_BUILD") or "build"
+local FAKE = BUILD .. "/fake/libcuda.so.1"
+
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+local PRELUDE = [[
+local l = require "luacuda"
+local function eq(want, got, what)
+  local function flat(t, out)
+    if type(t) ~= "table" then
+      out[#out + 1] = type(t) == "number" and ("%.17g"):format(t) or tostring(t)
+      return out
+    end
+    for _, v in ipairs(t) do flat(v, out) end
+    return out
+  end
+  local a, b = table.concat(flat(want, {}), ","), table.concat(flat(got, {}), ",")
+  if a ~= b then error((what or "values") .. ": want " .. a .. ", got " .. b, 2) end
+end
+local function fails(pattern, f, ...)
+  local ok, e = pcall(f, ...)
+  if ok then error("no error, expected " .. pattern, 2) end
+  if not tostring(e):find(pattern, 1, true) then error("error " .. tostring(e) .. " lacks " .. pattern, 2) end
+  return e
+end
+]]
+
+-- Run code with env (a string of VAR=value) and the fake; returns its
+-- output and the trace's lines.
+local function run(code, env)
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p " .. dir))
+  local f = assert(io.open(dir .. "/s.lua", "w"))
+  f:write(PRELUDE, code, "\nprint('ok')\n")
+  f:close()
+  local p = io.popen(("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 LUACUDA_CACHE_DIR=%s "
+                      .. "FAKE_CUDA_TRACE=%s/trace %s lua5.4 %s/s.lua 2>&1"):format(
+                       FAKE, dir .. "/cache", dir, env or "", dir))
+  local out = p:read("a")
+  p:close()
+  local trace = {}
+  local t = io.open(dir .. "/trace")
+  if t then
+    for line in t:lines() do trace[#trace + 1] = line end
+    t:close()
+  end
+  os.execute("rm -rf " .. dir)
+  return out, trace
+end
+
+local function count(trace, name)
+  local n = 0
+  for _, l in ipairs(trace) do if l == name or l:find("^launch " .. name .. " ") then n = n + 1 end end
+  return n
+end
+
+-- run, expecting "ok" as the last line
+local function scenario(code, env)
+  local out, trace = run(code, env)
+  assert(out:find("ok\n$"), out)
+  return trace, out
+end
+
+describe("the cuda backend on the fake driver", function()
+  if not exists(FAKE) then
+    it("needs the fake driver", function() pending("no " .. FAKE .. " (no cuda.h here)") end)
+    return
+  end
+
+  it("lists, selects and keeps apart the devices", function()
+    scenario([==[
+      assert(l.backend() == "cuda")
+      local d = l.devices()
+      eq({2, "luacuda fake GPU 0", 9, 0, 132, 256 << 20}, {#d, d[1].name, d[1].compute_capability[1],
+         d[1].compute_capability[2], d[1].multiprocessors, d[1].memory})
+      eq({"luacuda fake GPU 1", 8, 6, 84}, {d[2].name, d[2].compute_capability[1],
+         d[2].compute_capability[2], d[2].multiprocessors})
+      local a = l.to_device({1, 2, 3})
+      l.select_device(2)
+      eq({2}, {l.current_device()})
+      local b = l.to_device({4, 5, 6})
+      eq({4, 5, 6}, b:totable())
+      fails("the source array is on device 1, but device 2 is current", function() return a:totable() end)
+      fails("on device 1, but device 2 is current", function() b:copy_to_device(a) end)
+      eq({4, 5, 6}, b:totable(), "b after a failed copy")
+      local m = l.compile([[extern "C" __global__ void k(long long *x) {}]])
+      fails("the array is on device 1, but device 2 is current", function() m.k[{1, 1}](a) end)
+      m.k[{1, 1}](b)
+      l.select_device(1)
+      eq({1, 2, 3}, a:totable())
+      fails("luacuda.select_device: no device 3 (there are 2)", l.select_device, 3)
+    ]==])
+  end)
+
+  it("allocates from the pool, reports it and trims it", function()
+    local trace = scenario([==[
+      local keep = l.device_array(1000, "uint8")
+      local info = l.memory_info()
+      eq({256 << 20, 1000, 1000}, {info.total, info.pool_used, info.pool_reserved})
+      do local _ <close> = l.device_array(1 << 20, "uint8") end
+      info = l.memory_info()
+      -- freed memory stays in the pool (release threshold) until trimmed
+      eq({1000, 1000 + (1 << 20)}, {info.pool_used, info.pool_reserved})
+      assert(info.free == info.total - info.pool_reserved, info.free)
+      l.trim_pool()
+      info = l.memory_info()
+      eq({1000, 1000}, {info.pool_used, info.pool_reserved})
+      keep[{}] = 7
+      eq(7, keep[1000])
+    ]==])
+    assert.equal(2, count(trace, "cuMemAllocAsync"))
+    assert.equal(1, count(trace, "cuMemPoolTrimTo"))
+  end)
+
+  it("uses cuMemAlloc where the device has no memory pools", function()
+    local trace = scenario([==[
+      local a = l.to_device({1.5, 2.5})
+      eq({1.5, 2.5}, a:totable())
+      assert(l.memory_info().pool_used == nil)
+      l.trim_pool()
+      a = nil
+      collectgarbage()
+    ]==], "FAKE_CUDA_NO_POOLS=1")
+    assert.equal(0, count(trace, "cuMemAllocAsync"))
+    assert.equal(1, count(trace, "cuMemAlloc_v2"))
+    assert.equal(1, count(trace, "cuMemFree_v2"))
+  end)
+
+  it("retries an allocation once after a full collection, then names the error", function()
+    local trace = scenario([==[
+      for i = 1, 3 do local _ = l.device_array(1000, "uint8") end    -- the third is refused once
+      fails("luacuda.device_array: ", l.device_array, 2^30, "uint8")
+      local e = fails("CUDA_ERROR_OUT_OF_MEMORY", l.device_array, 2^30, "uint8")
+      assert(e:find("cuMemAllocAsync", 1, true), e)
+    ]==], "FAKE_CUDA_FAIL=cuMemAllocAsync:3:2")
+    -- the injected failure, then the same allocation again, which succeeds
+    local i = 1
+    while trace[i] ~= "  -> 2" do i = i + 1 end
+    assert.equal("cuMemAllocAsync", trace[i - 1])
+    repeat i = i + 1 until trace[i] == "cuMemAllocAsync"
+    assert.not_matches("^  %->", trace[i + 1])
+  end)
+
+  it("reports a failed driver call with its name and leaves the arguments unchanged", function()
+    scenario([==[
+      local d = l.to_device({1, 2, 3})
+      local h = l.array({7, 8, 9})
+      local e = fails("luacuda.copy_to_device: cuMemcpyAsync: CUDA_ERROR_INVALID_VALUE",
+                      function() d:copy_to_device(h) end)
+      eq({1, 2, 3}, d:totable())
+    ]==], "FAKE_CUDA_FAIL=cuMemcpyAsync:2:1")
+  end)
+
+  it("copies contiguous arrays in every direction, with and without a stream", function()
+    local trace = scenario([==[
+      local h = l.array({{1, 2, 3}, {4, 5, 6}}, "int32")
+      local d = l.to_device(h)
+      eq({1, 2, 3, 4, 5, 6}, d:totable())
+      local d2 = l.device_array_like(d)
+      d2:copy_to_device(d)
+      eq({1, 2, 3, 4, 5, 6}, d2:copy_to_host():totable())
+      local s = l.stream()
+      local p = l.pinned_array({2, 3}, "int32")
+      d2:copy_to_device(l.array({{6, 5, 4}, {3, 2, 1}}, "int32"), s)
+      d2:copy_to_host(p, s)
+      s:synchronize()
+      eq({6, 5, 4, 3, 2, 1}, p:totable())
+      eq({5}, {d2[{1, 2}]})
+      d2[{2, 3}] = 42
+      eq({6, 5, 4, 3, 2, 42}, d2:totable())
+    ]==])
+    assert.equal(0, count(trace, "lc_copy_strided"))
+    assert.equal(0, count(trace, "cuMemcpy2DAsync_v2"))
+  end)
+
+  it("copies 2-D and 3-D strided views with cuMemcpy2D/3D, negative strides included", function()
+    local trace = scenario([==[
+      local t = {}
+      for i = 1, 4 do t[i] = {} for j = 1, 5 do t[i][j] = {} for k = 1, 6 do
+        t[i][j][k] = i * 100 + j * 10 + k end end end
+      local d = l.to_device(t, nil, {dtype = "float64"})
+      local h = l.array(t, "float64")
+      -- rows of a 2-D slice, device to host and host to device
+      local v = d[{2, {2, 4}, {3, 5}}]
+      eq({223, 224, 225, 233, 234, 235, 243, 244, 245}, v:copy_to_host():totable())
+      local planes = d[{{1, 4, 2}, {1, 5, 2}, {2, 6}}]       -- planes of rows: 3-D
+      local want = {}
+      for i = 1, 4, 2 do for j = 1, 5, 2 do for k = 2, 6 do want[#want + 1] = i * 100 + j * 10 + k end end end
+      eq(want, planes:copy_to_host():totable())
+      -- both sides walked backwards: the same rows, forwards
+      local back = d[{{4, 1, -1}, 3, {6, 1, -1}}]
+      local hb = h[{{4, 1, -1}, 3, {6, 1, -1}}]
+      local out = l.array({{0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}}, "float64")
+      out[{{4, 1, -1}, {6, 1, -1}}] = back
+      eq(h[{{}, 3, {}}]:totable(), out:totable())
+      -- host to device into a strided view; elements between are untouched
+      local z = l.to_device(l.zeros({4, 5, 6}, "float64"))
+      z[{{1, 4, 2}, {1, 5, 2}, {2, 6}}] = h[{{1, 4, 2}, {1, 5, 2}, {2, 6}}]
+      local zt = z:totable()
+      eq({132, 0, 0}, {zt[1][3][2], zt[1][3][1], zt[2][3][2]})
+      -- device to device on a stream
+      local s = l.stream()
+      local e = l.device_array({3, 3}, "float64")
+      e:copy_to_device(v, s)
+      s:synchronize()
+      eq({223, 224, 225, 233, 234, 235, 243, 244, 245}, e:totable())
+    ]==])
+    assert.is_true(count(trace, "cuMemcpy2DAsync_v2") >= 3)
+    assert.is_true(count(trace, "cuMemcpy3DAsync_v2") >= 2)
+    assert.equal(0, count(trace, "lc_copy_strided"))
+  end)
+
+  it("copies other layouts through the library kernel", function()
+    local trace = scenario([==[
+      local d = l.to_device({{1, 2, 3}, {4, 5, 6}}, nil, {dtype = "int16"})
+      local t = l.device_array({3, 2}, "int16")
+      t:copy_to_device(d:transpose())                       -- device to device
+      eq({1, 4, 2, 5, 3, 6}, t:totable())
+      eq({1, 4, 2, 5, 3, 6}, d:transpose():copy_to_host():totable())   -- staged to the host
+      local h = l.array({{1, 2, 3}, {4, 5, 6}}, "int16")
+      local u = l.device_array({3, 2}, "int16")
+      u:copy_to_device(h:transpose())                       -- staged from the host
+      eq({1, 4, 2, 5, 3, 6}, u:totable())
+      local m = l.mapped_array({2, 3}, "int16")
+      m[{}] = 9
+      t:copy_to_device(m:transpose())                        -- mapped memory: the kernel reads it
+      eq({9, 9, 9, 9, 9, 9}, t:totable())
+      local r = l.to_device({{1, 2, 3}, {4, 5, 6}}, nil, {dtype = "int16"})
+      r[{{}, {3, 1, -1}}] = d[{{2, 1, -1}, {}}]              -- mixed directions
+      eq({6, 5, 4, 3, 2, 1}, r:totable())
+      eq({3, 2, 1}, d[{1, {3, 1, -1}}]:copy_to_host():totable())
+    ]==])
+    assert.is_true(count(trace, "lc_copy_strided") >= 5)
+  end)
+
+  it("fills with memsets where the value repeats and with the kernel otherwise", function()
+    local trace = scenario([==[
+      local a = l.device_array({5}, "int32"); a[{}] = -1; eq({-1, -1, -1, -1, -1}, a:totable())
+      local b = l.device_array({4}, "int16"); b[{}] = 258; eq({258, 258, 258, 258}, b:totable())
+      local c = l.device_array({3}, "float32"); c[{}] = 1.5; eq({1.5, 1.5, 1.5}, c:totable())
+      local d = l.device_array({3}, "float64"); d[{}] = 2.25; eq({2.25, 2.25, 2.25}, d:totable())
+      local e = l.to_device({{1, 2, 3}, {4, 5, 6}}, nil, {dtype = "float32"})
+      e[{{}, 2}] = 7
+      eq({1, 7, 3, 4, 7, 6}, e:totable())
+      local s = l.stream()
+      e:setitem({2, 3}, 8, s)
+      s:synchronize()
+      eq(8, e[{2, 3}])
+    ]==])
+    assert.equal(1, count(trace, "cuMemsetD8Async"))
+    assert.equal(1, count(trace, "cuMemsetD16Async"))
+    assert.equal(2, count(trace, "cuMemsetD32Async"))     -- 1.5 and 8 as float32
+    assert.is_true(count(trace, "lc_copy_strided") >= 1)
+  end)
+end)
