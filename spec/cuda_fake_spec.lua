@@ -65,6 +65,15 @@ local function count(trace, name)
   return n
 end
 
+-- the calls that failed, but for cuFuncGetParamInfo's end of the list
+local function failures(trace)
+  local f = {}
+  for i, l in ipairs(trace) do
+    if l:find("^  %->") and trace[i - 1] ~= "cuFuncGetParamInfo" then f[#f + 1] = trace[i - 1] .. l end
+  end
+  return f
+end
+
 -- run, expecting "ok" as the last line
 local function scenario(code, env)
   local out, trace = run(code, env)
@@ -182,6 +191,7 @@ describe("the cuda backend on the fake driver", function()
     ]==])
     assert.equal(0, count(trace, "lc_copy_strided"))
     assert.equal(0, count(trace, "cuMemcpy2DAsync_v2"))
+    assert.same({}, failures(trace))
   end)
 
   it("copies 2-D and 3-D strided views with cuMemcpy2D/3D, negative strides included", function()
@@ -219,6 +229,7 @@ describe("the cuda backend on the fake driver", function()
     assert.is_true(count(trace, "cuMemcpy2DAsync_v2") >= 3)
     assert.is_true(count(trace, "cuMemcpy3DAsync_v2") >= 2)
     assert.equal(0, count(trace, "lc_copy_strided"))
+    assert.same({}, failures(trace))
   end)
 
   it("copies other layouts through the library kernel", function()
@@ -242,6 +253,7 @@ describe("the cuda backend on the fake driver", function()
       eq({3, 2, 1}, d[{1, {3, 1, -1}}]:copy_to_host():totable())
     ]==])
     assert.is_true(count(trace, "lc_copy_strided") >= 5)
+    assert.same({}, failures(trace))
   end)
 
   it("fills with memsets where the value repeats and with the kernel otherwise", function()
@@ -262,5 +274,146 @@ describe("the cuda backend on the fake driver", function()
     assert.equal(1, count(trace, "cuMemsetD16Async"))
     assert.equal(2, count(trace, "cuMemsetD32Async"))     -- 1.5 and 8 as float32
     assert.is_true(count(trace, "lc_copy_strided") >= 1)
+  end)
+
+  it("page-locks, maps, registers and manages host memory", function()
+    local trace = scenario([==[
+      local p = l.pinned_array({4}, "float32")
+      p[{}] = 1.5
+      eq({1.5, 1.5, 1.5, 1.5}, l.to_device(p):totable())
+      local m = l.mapped_array({2, 2}, "int32", {wc = true})
+      m[{}] = 3
+      local d = l.device_array({2, 2}, "int32")
+      d:copy_to_device(m)
+      eq({3, 3, 3, 3}, d:totable())
+      local km = l.compile([[extern "C" __global__ void k(int *x) {}]])
+      km.k[{1, 1}](m)                           -- mapped memory goes to a kernel
+      local h = l.array({5, 6, 7, 8}, "int32")
+      do
+        local mh <close> = l.mapped(h)
+        km.k[{1, 1}](mh)                        -- registered with DEVICEMAP
+        local d2 = l.to_device(mh)
+        eq({5, 6, 7, 8}, d2:totable())
+      end
+      fails("a host array cannot be passed to a kernel", function() km.k[{1, 1}](h) end)
+      do local _ <close> = l.register(h) end
+      local g = l.managed_array({3}, "int32")
+      g[{}] = 4
+      km.k[{1, 1}](g)
+      eq({4, 4, 4}, g:totable())
+    ]==])
+    assert.equal(2, count(trace, "cuMemHostAlloc"))
+    assert.equal(2, count(trace, "cuMemHostRegister_v2"))
+    assert.equal(2, count(trace, "cuMemHostUnregister"))
+    assert.equal(1, count(trace, "cuMemAllocManaged"))
+    assert.same({}, failures(trace))
+  end)
+
+  it("orders work on streams and times it with events", function()
+    local trace = scenario([==[
+      local s1, s2 = l.stream(), l.stream()
+      local e1, e2 = l.event(), l.event()
+      local d = l.device_array({1000}, "float32")
+      e1:record(s1)
+      d:copy_to_device(l.zeros({1000}, "float32"), s1)
+      e2:record(s1)
+      e2:wait(s2)
+      e2:synchronize()
+      assert(e1:query() and e2:query() and s1:query())
+      local ms = e1:elapsed_time(e2)
+      assert(type(ms) == "number" and ms >= 0, ms)
+      local nt = l.event({timing = false})
+      nt:record(s2)
+      fails("has no time", e1.elapsed_time, e1, nt)
+      fails("has not been recorded", e1.elapsed_time, e1, l.event())
+      s2:synchronize()
+      l.synchronize()
+      s1:close()
+      s2:close()
+    ]==])
+    assert.equal(1, count(trace, "cuStreamWaitEvent"))
+    assert.equal(1, count(trace, "cuEventElapsedTime_v2"))
+    assert.equal(2, count(trace, "cuStreamDestroy_v2"))
+  end)
+
+  it("packs a user kernel's parameters as its PTX declares them", function()
+    local trace = scenario([==[
+      local m = l.compile([[
+        struct P { double a; int b; };
+        extern "C" __global__ void k(float *x, float a, int n, Array<int, 2> v, char c,
+                                     double d, bool f, P *rec) {}]])
+      local x = l.device_array({4}, "float32")
+      local v = l.device_array({3, 5}, "int32")
+      local r = l.to_device({{a = 1.0, b = 2}}, nil, {dtype = l.record({{"a", "float64"}, {"b", "int32"}})})
+      m.k[{{2, 3}, {32, 2}}](x, 2.5, -7, v[{{}, {2, 5, 2}}], 65, 1.25, true, r)
+    ]==])
+    local line
+    for _, l in ipairs(trace) do if l:find("^launch k ") then line = l end end
+    assert.truthy(line, "no launch of k in the trace")
+    local words = {}
+    for w in line:gmatch("%S+") do words[#words + 1] = w end
+    assert.same({"launch", "k", "2,3,1", "32,2,1", "0"}, {table.unpack(words, 1, 5)})
+    local function bytes(hex) return (hex:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end)) end
+    local p = {}
+    for i = 6, #words do p[#p + 1] = bytes(words[i]) end
+    assert.equal(8, #p, line)
+    assert.equal(2.5, (string.unpack("<f", p[2])))
+    assert.equal(-7, (string.unpack("<i4", p[3])))
+    assert.equal(40, #p[4])                              -- Array<int, 2>: data, shape, strides
+    local _, s1, s2, st1, st2 = string.unpack("<i8i8i8i8i8", p[4])
+    assert.same({3, 2, 20, 8}, {s1, s2, st1, st2})
+    assert.equal(65, p[5]:byte())
+    assert.equal(1.25, (string.unpack("<d", p[6])))
+    assert.equal(1, p[7]:byte())
+    assert.equal(8, #p[8])
+  end)
+
+  it("makes the context unusable after a sticky error, and finalizers call nothing", function()
+    local out, trace = run([==[
+      local m = l.compile([[extern "C" __global__ void fake_fault(int *x) {}]])
+      local d = l.to_device({1, 2, 3}, nil, {dtype = "int32"})
+      local s = l.stream()
+      local e = l.event()
+      m.fake_fault[{1, 1}](d)
+      local err = fails("CUDA_ERROR_ILLEGAL_ADDRESS", l.synchronize)
+      assert(err:find("luacuda.synchronize", 1, true), err)
+      err = fails("the CUDA context is unusable after an earlier error", function() return d:totable() end)
+      assert(err:find("CUDA_ERROR_ILLEGAL_ADDRESS", 1, true), err)
+      fails("unusable", l.device_array, 4, "int32")
+      fails("unusable", function() m.fake_fault[{1, 1}](d) end)
+      print("ok")
+    ]==])
+    assert.matches("ok\n$", out)
+    local i = 1
+    while trace[i] and trace[i] ~= "  -> 700" do i = i + 1 end
+    assert.is_true(i < #trace or trace[i] == "  -> 700", "no call failed with 700")
+    assert.equal(#trace, i, "calls after the sticky error: " .. table.concat(trace, " ", i + 1))
+  end)
+
+  it("LUACUDA_SYNC=1 reports a kernel's failure at its own launch", function()
+    scenario([==[
+      local m = l.compile([[extern "C" __global__ void fake_fault_now(int *x) {}]])
+      local err = fails("luacuda.launch: kernel 'fake_fault_now' failed: ", function()
+        m.fake_fault_now[{1, 1}](l.device_array(1, "int32")) end)
+      assert(err:find("CUDA_ERROR_ILLEGAL_ADDRESS", 1, true), err)
+    ]==], "LUACUDA_SYNC=1")
+  end)
+
+  it("loads cubins by default, and PTX for a device newer than NVRTC", function()
+    if not require("luacuda").nvrtc_version() then pending("no NVRTC") return end
+    local code = [==[
+      local m = l.compile([[extern "C" __global__ void k(int *x) {}]])
+      local d = l.to_device({{1, 2}, {3, 4}}, nil, {dtype = "int32"})
+      m.k[{1, 1}](d)
+      local t = l.device_array({2, 2}, "int32")
+      t:copy_to_device(d:transpose())
+      eq({1, 3, 2, 4}, t:totable())
+    ]==]
+    local trace = scenario(code, "LUACUDA_PTX=0")
+    assert.is_true(count(trace, "lc_copy_strided") >= 1)
+    -- compute capability 99.0: no NVRTC knows it; the fake takes PTX for an older one
+    trace = scenario(code, "LUACUDA_PTX=0 FAKE_CUDA_CC=99.0")
+    assert.equal(2, count(trace, "cuModuleLoadDataEx"))
+    assert.equal(0, count(trace, "  -> 209"))
   end)
 end)
