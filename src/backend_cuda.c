@@ -109,6 +109,7 @@ static bool enter_quietly(void) {
 typedef struct pending {
   struct pending *next;
   CUevent ev;
+  int dev;                      /* whose context the event belongs to */
   void (*release)(void *);
   void *ud;
 } pending;
@@ -116,6 +117,11 @@ typedef struct pending {
 static pthread_mutex_t pend_mu = PTHREAD_MUTEX_INITIALIZER;
 static pending *phead, **ptail = &phead;
 static atomic_int npending;
+/* Drained records keep their events for the next release: creating an
+** event per free would cost a driver call pair each. Under pend_mu. */
+static pending *spare;
+static int nspare;
+enum { MAX_SPARE = 64 };
 static atomic_uint_fast64_t queued_count, settled_count;
 
 void lc_cuda_queued(void) { atomic_fetch_add(&queued_count, 1); }
@@ -150,10 +156,45 @@ static void drain(void) {
   while (ready) {      /* outside the lock: a release may defer again */
     pending *p = ready;
     ready = p->next;
-    if (!atomic_load(&broken)) lc_cu.EventDestroy(p->ev);
     p->release(p->ud);
-    free(p);
+    if (atomic_load(&broken)) {          /* the driver may not be called */
+      free(p);
+      continue;
+    }
+    pthread_mutex_lock(&pend_mu);
+    bool keep = nspare < MAX_SPARE;
+    if (keep) {
+      p->next = spare;
+      spare = p;
+      nspare++;
+    }
+    pthread_mutex_unlock(&pend_mu);
+    if (!keep) {
+      lc_cu.EventDestroy(p->ev);
+      free(p);
+    }
   }
+}
+
+/* A record with an event of the current device, from the spares when
+** there is one. */
+static pending *pending_new(void) {
+  int dev = atomic_load(&current);
+  pthread_mutex_lock(&pend_mu);
+  pending *p = spare && spare->dev == dev ? spare : NULL;
+  if (p) {
+    spare = p->next;
+    nspare--;
+  }
+  pthread_mutex_unlock(&pend_mu);
+  if (p) return p;
+  p = malloc(sizeof *p);
+  if (p && lc_cu.EventCreate(&p->ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+    free(p);
+    p = NULL;
+  }
+  if (p) p->dev = dev;
+  return p;
 }
 
 static void cuda_defer(void (*release)(void *), void *ud) {
@@ -167,8 +208,8 @@ static void cuda_defer(void (*release)(void *), void *ud) {
     release(ud);
     return;
   }
-  pending *p = malloc(sizeof *p);
-  bool ok = p != NULL && lc_cu.EventCreate(&p->ev, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS;
+  pending *p = pending_new();
+  bool ok = p != NULL;
   if (ok && lc_cu.EventRecord(p->ev, LC_CU_STREAM_LEGACY) != CUDA_SUCCESS) {
     lc_cu.EventDestroy(p->ev);
     ok = false;
