@@ -78,7 +78,7 @@ static int run(lua_State *L) {
   int M = lua_gettop(L);
 
   /* 1. the host's buffer, wrapped zero-copy; a script kernel scales it */
-  float *x = aligned_alloc(64, N * sizeof *x);
+  float *x = malloc(N * sizeof *x);
   if (x == NULL) return luaL_error(L, "out of memory");
   for (int i = 0; i < N; i++) x[i] = (float)i;
   int64_t n = N;
