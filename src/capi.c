@@ -110,6 +110,7 @@ LUACUDA_API void luacuda_setstream(lua_State *L, void *stream) {
 }
 
 LUACUDA_API void *luacuda_getstream(lua_State *L) {
+  lc_capi_ensure_open(L);      /* raises when no backend can be used */
   return lc_host_stream_native(L);
 }
 
