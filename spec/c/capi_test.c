@@ -367,6 +367,46 @@ static int test_dlpack_export_device(void) {
   return 0;
 }
 
+static int export_number(lua_State *L) {
+  lua_pushinteger(L, 7);
+  luacuda_to_dlpack(L, -1);
+  return 0;
+}
+
+static int test_dlpack_export_errors(void) {
+  lua_State *L = new_state();
+  CHECK_ERR(protect(L, export_number), "luacuda.to_dlpack: expected an array, got number");
+  CHECK_OK(run(L, "a = require('luacuda').zeros(4, require('luacuda').record({{'x', 'int8'}}))"));
+  CHECK_ERR(protect(L, export_a), "luacuda.to_dlpack: dtype");
+  lua_close(L);
+  return 0;
+}
+
+/* sim: "device" memory is host memory, so the host's buffer can be a
+** device array that kernels use in place */
+static int test_wrap_device_memory_kernel(void) {
+  lua_State *L = new_state();
+  if (luaL_dostring(L, "return (require('luacuda').backend())") != LUA_OK ||
+      strcmp(lua_tostring(L, -1), "sim") != 0) {
+    lua_close(L);
+    puts("(on a GPU backend: malloc'd memory is no device memory there; skipped)");
+    return 0;
+  }
+  lua_settop(L, 0);
+  for (int i = 0; i < 8; i++) buf[i] = (float)i;
+  int64_t n = 8;
+  luacuda_wrap(L, buf, LUACUDA_DEVICE, "float32", 1, &n, NULL, count_release, NULL);
+  lua_setglobal(L, "d");
+  CHECK_OK(run(L, "local luacuda = require 'luacuda'\n"
+                  "local m = luacuda.compile[[extern \"C\" __global__ void twice(float *x) { x[threadIdx.x] *= 2; }]]\n"
+                  "m.twice[{1, 8}](d)\n"
+                  "luacuda.synchronize()"));
+  CHECK(buf[3] == 6.0f && buf[7] == 14.0f);
+  lua_close(L);
+  CHECK_EQ(released, 1);
+  return 0;
+}
+
 static int test_capsules_at_close(void) {
   lua_State *L = new_state();
   wrap_global(L, "a", 8);
@@ -433,7 +473,8 @@ static const unit_test tests[] = {
   T(checkarray_reads_views), T(checkarray_type_errors), T(host_stream),
   T(dlpack_import_deleter_at_close), T(dlpack_import_deleter_when_dropped),
   T(dlpack_import_errors_keep_ownership), T(dlpack_export_outlives_state),
-  T(dlpack_export_device), T(capsules_at_close),
+  T(dlpack_export_device), T(dlpack_export_errors), T(wrap_device_memory_kernel),
+  T(capsules_at_close),
   T(preload_every_lua_file), T(requiref),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
