@@ -14,7 +14,7 @@ CFLAGS     ?= -O2 -g
 LIBFLAG    ?= -shared
 BUILD      ?= build
 BUSTED     ?= $(shell command -v busted 2>/dev/null)
-PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks g++
+PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks g++ libdlpack-dev
 
 LC_CFLAGS  = -std=c11 -Wall -Wextra -Wpedantic -Werror=implicit-function-declaration \
              -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden -I$(LUA_INCDIR) -Isrc
@@ -33,11 +33,16 @@ SCAN_UNIT = $(BUILD)/scan_test
 # cuda.h where there is one (test code: never installed)
 CUDA_INC  ?= /usr/local/cuda/include
 FAKE_CUDA  = $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/fake/libcuda.so.1)
+CAPI_UNIT = $(BUILD)/capi_test
+EMBED_HOST = $(BUILD)/embed_host
+
+# C programs that embed Lua and link the module; they find it next to them
+HOST_LINK = -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN/luacuda' -llua5.4 -lm
 
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
-.PHONY: all install deps check test demo bench bench-gpu test-asan rock clean
+.PHONY: all install deps check test demo bench bench-gpu test-asan rock clean embed
 
 all: $(LIB)
 
@@ -45,8 +50,8 @@ $(BUILD)/obj/%.o: src/%.c $(HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LC_CFLAGS) -c $< -o $@
 
-# the kernel headers are assembled into embed.o
-$(BUILD)/obj/embed.o: $(wildcard kernels/*.cuh kernels/*.h kernels/*.cu)
+# the kernel headers and the Lua files are assembled into embed.o
+$(BUILD)/obj/embed.o: $(wildcard kernels/*.cuh kernels/*.h kernels/*.cu lua/luacuda/*.lua)
 
 $(LIB): $(OBJ)
 	@mkdir -p $(@D)
@@ -66,11 +71,26 @@ $(BUILD)/fake/libcuda.so.1: spec/c/fake_cuda.c
 	$(CC) $(CFLAGS) -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
 	  -I$(CUDA_INC) $(LIBFLAG) $< -o $@ $(LDFLAGS) -lpthread
 
-# luarocks make: INST_LIBDIR and INST_LUADIR come from the rockspec
+# the C API's test: release callbacks, DLPack deleters, accessors
+$(CAPI_UNIT): spec/c/capi_test.c spec/c/unit.h src/luacuda.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=c11 -Wall -Wextra -D_DEFAULT_SOURCE -I$(LUA_INCDIR) -Isrc \
+	  spec/c/capi_test.c -o $@ $(LDFLAGS) $(HOST_LINK)
+
+# examples/embed: a host program that embeds Lua and luacuda
+embed: $(EMBED_HOST)
+$(EMBED_HOST): examples/embed/host.c src/luacuda.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=c11 -Wall -Wextra -I$(LUA_INCDIR) -Isrc examples/embed/host.c \
+	  -o $@ $(LDFLAGS) $(HOST_LINK)
+
+# luarocks make: INST_LIBDIR and INST_LUADIR come from the rockspec; the C
+# API's header goes to INST_INCDIR (the rock's include/ directory)
 install: $(LIB)
-	mkdir -p $(INST_LIBDIR)/luacuda $(INST_LUADIR)/luacuda
+	mkdir -p $(INST_LIBDIR)/luacuda $(INST_LUADIR)/luacuda $(INST_INCDIR)
 	cp $(LIB) $(INST_LIBDIR)/luacuda/core.so
 	cp lua/luacuda/*.lua $(INST_LUADIR)/luacuda/
+	cp src/luacuda.h $(INST_INCDIR)/
 
 # Install the Debian packages that are missing: with apt as root, otherwise
 # print the command and stop.
@@ -90,7 +110,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(UNIT) $(SCAN_UNIT) $(FAKE_CUDA)
+check: $(LIB) $(UNIT) $(SCAN_UNIT) $(FAKE_CUDA) $(CAPI_UNIT) $(EMBED_HOST)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
 

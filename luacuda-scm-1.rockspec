@@ -27,5 +27,8 @@ build = {
   install_variables = {
     INST_LIBDIR = "$(LIBDIR)",
     INST_LUADIR = "$(LUADIR)",
+    -- the C API's header (luacuda.h), in the rock's own directory:
+    -- `luarocks show --rock-dir luacuda`/include
+    INST_INCDIR = "$(PREFIX)/include",
   },
 }

@@ -1,6 +1,6 @@
--- The C unit tests (spec/c/*_test.c), one busted test per C test. The
--- Makefile builds the binaries next to the module and passes its build
--- directory in LUACUDA_BUILD.
+-- The C unit tests (spec/c/*_test.c), one busted test per C test; capi_test
+-- is a host program on luacuda.h. The Makefile builds the binaries next to
+-- the module and passes its build directory in LUACUDA_BUILD.
 local build = os.getenv("LUACUDA_BUILD") or "build"
 
 -- Run bin with args; true only on exit status 0, and the output (stdout
@@ -13,7 +13,7 @@ local function run(bin, args)
   return ok == true and how == "exit" and code == 0, out, how, code
 end
 
-for _, unit in ipairs({"layout", "scan"}) do
+for _, unit in ipairs({"layout", "scan", "capi"}) do
   local bin = build .. "/" .. unit .. "_test"
   describe(unit .. ".c unit tests (" .. bin .. ")", function()
     local f = io.open(bin, "rb")

@@ -90,6 +90,15 @@ char lc_check_order(lua_State *L, int idx, const char *fname);
 /* The optional stream argument at idx: nil/none gives NULL (synchronous). */
 lc_stream *lc_opt_stream(lua_State *L, int idx, const char *fname);
 
+/* The stream host_stream() returns in this state: the host program's
+** (a backend handle, see backend.h's stream_wrap), or with NULL the
+** default stream again. */
+void lc_set_host_stream(lua_State *L, void *native, const char *fname);
+/* The backend handle of the stream host_stream() returns. */
+void *lc_host_stream_native(lua_State *L);
+/* The backend handle of the open stream at idx; NULL for anything else. */
+void *lc_stream_native_at(lua_State *L, int idx);
+
 /* Before the host reads or writes memory of kind k with no stream: memory a
 ** kernel may be using (mapped, managed) waits for the queued work first,
 ** and a failure of that work is raised. */
@@ -149,6 +158,19 @@ lc_array *lc_from_scalar(lua_State *L, int idx, const lc_dtype *dt, lc_kind kind
 
 /* Push the elements of a as nested Lua tables (a 0-d array: its value). */
 void lc_to_table(lua_State *L, const lc_array *a, const char *fname);
+
+/* ---- host programs (capi.c) ---- */
+
+/* Open luacuda in L (require "luacuda") unless its types are there. */
+void lc_capi_ensure_open(lua_State *L);
+
+/* Push an array over memory something else owns: data is element 0,
+** strides in bytes (NULL: C order). release(ud) is called once when the
+** last reference goes; never when this raises (the memory stays the
+** caller's then). */
+lc_array *lc_wrap_memory(lua_State *L, void *data, lc_kind kind, const lc_dtype *dt,
+                         int ndim, const int64_t *shape, const int64_t *strides,
+                         void (*release)(void *ud), void *ud, const char *fname);
 
 /* ---- indexing (index.c) ---- */
 void lc_index_open(lua_State *L);     /* installs __index / __newindex */

@@ -136,6 +136,13 @@ typedef struct lc_backend {
   lc_stream *(*default_stream)(void);
   int (*stream_create)(lc_stream **s, char *err);
   void (*stream_destroy)(lc_stream *s);
+  /* a stream a host program made (a CUstream on cuda; on sim, a stream of
+  ** this backend from stream_native): wrap gives an lc_stream for it, which
+  ** stream_unwrap lets go of without destroying the stream; stream_native
+  ** is the reverse (the handle a host program uses) */
+  int (*stream_wrap)(void *native, lc_stream **s, char *err);
+  void (*stream_unwrap)(lc_stream *s);
+  void *(*stream_native)(lc_stream *s);
   int (*stream_synchronize)(lc_stream *s, char *err);
   int (*stream_query)(lc_stream *s, bool *done, char *err);
   int (*event_create)(lc_event **e, bool timing, char *err);

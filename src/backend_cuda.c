@@ -550,6 +550,25 @@ static void cuda_stream_destroy(lc_stream *s) {
   free(s);
 }
 
+/* A host program's CUstream: a holder it keeps owning the stream of. */
+static int cuda_stream_wrap(void *native, lc_stream **out, char *err) {
+  lc_stream *s = malloc(sizeof *s);
+  if (s == NULL) {
+    snprintf(err, LC_ERRLEN, "out of host memory wrapping a stream");
+    return LC_ENOMEM;
+  }
+  s->s = (CUstream)native;
+  *out = s;
+  return LC_OK;
+}
+
+/* the holder may be named by work still queued: it goes after that work */
+static void cuda_stream_unwrap(lc_stream *s) {
+  if (s != &default_stream) cuda_defer(free, s);
+}
+
+static void *cuda_stream_native(lc_stream *s) { return (void *)s->s; }
+
 static int cuda_stream_synchronize(lc_stream *s, char *err) {
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
@@ -885,6 +904,9 @@ const lc_backend lc_backend_cuda = {
   .default_stream = cuda_default_stream,
   .stream_create = cuda_stream_create,
   .stream_destroy = cuda_stream_destroy,
+  .stream_wrap = cuda_stream_wrap,
+  .stream_unwrap = cuda_stream_unwrap,
+  .stream_native = cuda_stream_native,
   .stream_synchronize = cuda_stream_synchronize,
   .stream_query = cuda_stream_query,
   .event_create = cuda_event_create,

@@ -294,6 +294,18 @@ static int sim_trim_pool(char *err) {
   return LC_OK;
 }
 
+/* On the simulator the host's handle is the stream itself (from
+** stream_native), which the host keeps alive while it is in use. */
+static int sim_stream_wrap(void *native, lc_stream **s, char *err) {
+  (void)err;
+  *s = native;
+  return LC_OK;
+}
+
+static void sim_stream_unwrap(lc_stream *s) { (void)s; }
+
+static void *sim_stream_native(lc_stream *s) { return s; }
+
 const lc_backend lc_backend_sim = {
   .name = "sim",
   .device_count = sim_device_count,
@@ -314,6 +326,9 @@ const lc_backend lc_backend_sim = {
   .default_stream = lc_sim_default_stream,
   .stream_create = lc_sim_stream_create,
   .stream_destroy = lc_sim_stream_destroy,
+  .stream_wrap = sim_stream_wrap,
+  .stream_unwrap = sim_stream_unwrap,
+  .stream_native = sim_stream_native,
   .stream_synchronize = lc_sim_stream_synchronize,
   .stream_query = lc_sim_stream_query,
   .event_create = lc_sim_event_create,

@@ -168,6 +168,7 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_stream_open(L);
   lc_ptx_open(L);
   lc_hostmem_open(L);
+  lc_dlpack_open(L);
   /* for init.lua, which adds the methods that are clearer in Lua */
   luaL_getmetatable(L, LC_ARRAY_MT);
   lua_setfield(L, -2, "_array_metatable");

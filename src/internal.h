@@ -29,6 +29,18 @@ extern const char lc_prelude_source[];
 /* The library's own kernels, compiled for the device at first use. */
 extern const char lc_strided_source[];
 
+/* The Lua files of lua/luacuda/, NUL-terminated (embed.c): module name,
+** file name (for messages) and source; the list ends with a NULL name. */
+typedef struct lc_embedded {
+  const char *module;
+  const char *file;
+  const char *source;
+} lc_embedded;
+extern const lc_embedded lc_lua_sources[];
+
+/* The C part, require "luacuda.core" (core.c). */
+int luaopen_luacuda_core(lua_State *L);
+
 /* One *_open per file; each adds its functions to the table on top. */
 void lc_array_open(lua_State *L);
 void lc_create_open(lua_State *L);
@@ -37,5 +49,6 @@ void lc_module_open(lua_State *L);
 void lc_ptx_open(lua_State *L);
 void lc_hostmem_open(lua_State *L);
 void lc_record_open(lua_State *L);    /* record.h */
+void lc_dlpack_open(lua_State *L);
 
 #endif

@@ -14,10 +14,12 @@
 #define EVENT_MT "luacuda.event"
 #define SCOPE_MT "luacuda.stream_scope"
 #define DEFAULT_KEY "luacuda.default_stream"
+#define HOST_KEY "luacuda.host_stream"
 
 typedef struct stream_ud {
   lc_stream *s;                /* NULL once closed */
   bool is_default;
+  bool borrowed;               /* the host program's: never destroyed here */
 } stream_ud;
 
 typedef struct event_ud {
@@ -63,6 +65,7 @@ static stream_ud *push_stream(lua_State *L) {
   stream_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->s = NULL;
   u->is_default = false;
+  u->borrowed = false;
   luaL_setmetatable(L, STREAM_MT);
   return u;
 }
@@ -87,11 +90,53 @@ static int l_default_stream(lua_State *L) {
   return 1;
 }
 
+/* __close and close(): the default stream and the host program's stream
+** cannot be closed (scripts share them) */
 static int stream_release(lua_State *L) {
   stream_ud *u = luaL_checkudata(L, 1, STREAM_MT);
-  if (u->s && !u->is_default) backend()->stream_destroy(u->s);
-  if (!u->is_default) u->s = NULL;     /* the default stream cannot be closed */
+  if (u->is_default || u->borrowed) return 0;
+  if (u->s) backend()->stream_destroy(u->s);
+  u->s = NULL;
   return 0;
+}
+
+static int stream_gc(lua_State *L) {
+  stream_ud *u = luaL_checkudata(L, 1, STREAM_MT);
+  if (u->borrowed && u->s) backend()->stream_unwrap(u->s);
+  if (u->borrowed) u->s = NULL;
+  return stream_release(L);
+}
+
+/* host_stream(): the stream the host program set for scripts (the C API's
+** luacuda_setstream), else the default stream */
+static int l_host_stream(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, HOST_KEY) != LUA_TNIL) return 1;
+  lua_pop(L, 1);
+  return l_default_stream(L);
+}
+
+void lc_set_host_stream(lua_State *L, void *native, const char *fname) {
+  if (native == NULL) {
+    lua_pushnil(L);
+  } else {
+    stream_ud *u = push_stream(L);
+    char err[LC_ERRLEN];
+    if (backend()->stream_wrap(native, &u->s, err)) lc_error(L, fname, "%s", err);
+    u->borrowed = true;
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, HOST_KEY);
+}
+
+void *lc_host_stream_native(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, HOST_KEY);
+  stream_ud *u = luaL_testudata(L, -1, STREAM_MT);
+  lua_pop(L, 1);       /* the registry keeps it alive */
+  return backend()->stream_native(u ? u->s : backend()->default_stream());
+}
+
+void *lc_stream_native_at(lua_State *L, int idx) {
+  stream_ud *u = luaL_testudata(L, idx, STREAM_MT);
+  return u && u->s ? backend()->stream_native(u->s) : NULL;
 }
 
 /* s:close() */
@@ -293,7 +338,7 @@ static void new_type(lua_State *L, const char *name, const luaL_Reg *meta,
 
 void lc_stream_open(lua_State *L) {
   static const luaL_Reg stream_meta[] = {
-    {"__gc", stream_release}, {"__close", stream_release},
+    {"__gc", stream_gc}, {"__close", stream_release},
     {"__tostring", stream_tostring}, {NULL, NULL}
   };
   static const luaL_Reg stream_methods[] = {
@@ -313,6 +358,7 @@ void lc_stream_open(lua_State *L) {
   static const luaL_Reg scope_meta[] = {{"__close", scope_close}, {NULL, NULL}};
   static const luaL_Reg fns[] = {
     {"stream", l_stream}, {"default_stream", l_default_stream},
+    {"host_stream", l_host_stream},
     {"event", l_event}, {"event_elapsed_time", l_event_elapsed_time},
     {NULL, NULL}
   };

@@ -1,0 +1,484 @@
+/*
+** capi_test: the C API of luacuda.h as a host program uses it. Release
+** callbacks and DLPack deleters are counted: each is called exactly once,
+** also when the state closes with arrays, views and capsules alive, and
+** never when the call that would take ownership fails. Every test has a
+** state of its own.
+*/
+#include <dirent.h>
+#include <dlpack/dlpack.h>
+#include <stdint.h>
+
+#include "lauxlib.h"
+#include "lua.h"
+#include "lualib.h"
+#include "luacuda.h"
+#include "unit.h"
+
+static int released;           /* release callbacks called */
+static int deleted;            /* deleters of the host's tensors called */
+static float buf[64];
+
+static void count_release(void *ud) {
+  (void)ud;
+  released++;
+}
+
+static lua_State *new_state(void) {
+  released = deleted = 0;
+  lua_State *L = luaL_newstate();
+  luaL_openlibs(L);
+  luacuda_openlibs(L);
+  return L;
+}
+
+/* Run Lua code: 0, or -1 with the error in err. */
+static int run(lua_State *L, const char *code) {
+  if (luaL_dostring(L, code) == LUA_OK) {
+    lua_settop(L, 0);
+    return 0;
+  }
+  snprintf(err, sizeof err, "%s", lua_tostring(L, -1));
+  lua_settop(L, 0);
+  return -1;
+}
+
+/* Call fn under lua_pcall: 0, or -1 with the error in err. */
+static int protect(lua_State *L, lua_CFunction fn) {
+  lua_pushcfunction(L, fn);
+  if (lua_pcall(L, 0, 0, 0) == LUA_OK) return 0;
+  snprintf(err, sizeof err, "%s", lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return -1;
+}
+
+/* Collect, and let the releases held back behind queued work happen. */
+static int settle(lua_State *L) { return run(L, "collectgarbage() collectgarbage() require('luacuda').synchronize()"); }
+
+/* Wrap buf as a float32 array in global name. */
+static void wrap_global(lua_State *L, const char *name, int64_t n) {
+  luacuda_wrap(L, buf, LUACUDA_HOST, "float32", 1, &n, NULL, count_release, NULL);
+  lua_setglobal(L, name);
+}
+
+/* ---- wrapping -------------------------------------------------------------------- */
+
+static int test_wrap_shares_memory(void) {
+  lua_State *L = new_state();
+  for (int i = 0; i < 6; i++) buf[i] = (float)i;
+  int64_t shape[2] = {2, 3}, strides[2] = {4, 8};       /* Fortran order */
+  luacuda_wrap(L, buf, LUACUDA_HOST, "float32", 2, shape, strides, count_release, NULL);
+  lua_setglobal(L, "a");
+  CHECK_OK(run(L, "assert(a.dtype == 'float32' and a.kind == 'host')\n"
+                  "assert(a.shape[1] == 2 and a.shape[2] == 3)\n"
+                  "assert(a.strides[1] == 4 and a.strides[2] == 8)\n"
+                  "assert(a[{2, 1}] == 1 and a[{1, 2}] == 2)\n"
+                  "a[{2, 3}] = 42"));
+  CHECK(buf[5] == 42.0f);
+  buf[0] = -1;
+  CHECK_OK(run(L, "assert(a[{1, 1}] == -1)"));
+  CHECK_EQ(released, 0);
+  lua_close(L);
+  CHECK_EQ(released, 1);
+  return 0;
+}
+
+static int test_wrap_release_after_views(void) {
+  lua_State *L = new_state();
+  wrap_global(L, "a", 16);
+  CHECK_OK(run(L, "v = a[{{3, 10, 2}}]  t = a:reshape(4, 4).T  a = nil"));
+  CHECK_OK(settle(L));
+  CHECK_EQ(released, 0);                    /* the views hold the memory */
+  CHECK_OK(run(L, "v = nil"));
+  CHECK_OK(settle(L));
+  CHECK_EQ(released, 0);
+  CHECK_OK(run(L, "t = nil"));
+  CHECK_OK(settle(L));
+  CHECK_EQ(released, 1);
+  lua_close(L);
+  CHECK_EQ(released, 1);
+  return 0;
+}
+
+static int test_wrap_release_at_close(void) {
+  lua_State *L = new_state();
+  wrap_global(L, "a", 16);
+  CHECK_OK(run(L, "v = a[{{2, 5}}]  w = v:reshape(2, 2)  d = require('luacuda').to_device(a)"));
+  lua_close(L);
+  CHECK_EQ(released, 1);
+  return 0;
+}
+
+static int test_wrap_closed_releases(void) {
+  lua_State *L = new_state();
+  wrap_global(L, "a", 4);
+  CHECK_OK(run(L, "a:close()"));
+  CHECK_OK(settle(L));
+  CHECK_EQ(released, 1);
+  lua_close(L);
+  CHECK_EQ(released, 1);
+  return 0;
+}
+
+static int wrap_bad_dtype(lua_State *L) {
+  int64_t n = 4;
+  luacuda_wrap(L, buf, LUACUDA_HOST, "complex64", 1, &n, NULL, count_release, NULL);
+  return 0;
+}
+static int wrap_negative(lua_State *L) {
+  int64_t n = -4;
+  luacuda_wrap(L, buf, LUACUDA_HOST, "float32", 1, &n, NULL, count_release, NULL);
+  return 0;
+}
+static int wrap_null(lua_State *L) {
+  int64_t n = 4;
+  luacuda_wrap(L, NULL, LUACUDA_HOST, "float32", 1, &n, NULL, count_release, NULL);
+  return 0;
+}
+static int wrap_kind(lua_State *L) {
+  int64_t n = 4;
+  luacuda_wrap(L, buf, (luacuda_kind)17, "float32", 1, &n, NULL, count_release, NULL);
+  return 0;
+}
+static int wrap_ndim(lua_State *L) {
+  int64_t n[40] = {0};
+  luacuda_wrap(L, buf, LUACUDA_HOST, "float32", 40, n, NULL, count_release, NULL);
+  return 0;
+}
+
+static int test_wrap_errors_keep_ownership(void) {
+  lua_State *L = new_state();
+  CHECK_ERR(protect(L, wrap_bad_dtype), "luacuda.wrap: unknown dtype 'complex64'");
+  CHECK_ERR(protect(L, wrap_negative), "luacuda.wrap: shape entry 1 is negative");
+  CHECK_ERR(protect(L, wrap_null), "luacuda.wrap: data is NULL");
+  CHECK_ERR(protect(L, wrap_kind), "luacuda.wrap: unknown memory kind 17");
+  CHECK_ERR(protect(L, wrap_ndim), "luacuda.wrap: ndim must be 0..32, got 40");
+  lua_close(L);
+  CHECK_EQ(released, 0);
+  return 0;
+}
+
+/* ---- reading arrays from C --------------------------------------------------------- */
+
+static luacuda_arrayinfo seen;
+
+static int probe(lua_State *L) {
+  lua_pushlightuserdata(L, luacuda_checkarray(L, 1, &seen));
+  return 1;
+}
+
+static int test_checkarray_reads_views(void) {
+  lua_State *L = new_state();
+  lua_register(L, "probe", probe);
+  wrap_global(L, "a", 12);
+  CHECK_OK(run(L, "p = probe(a:reshape(3, 4)[{{2, 3}, {2, 4, 2}}])"));
+  CHECK(seen.data == (void *)(buf + 5));           /* element (2, 2), 1-based */
+  CHECK_EQ(seen.kind, LUACUDA_HOST);
+  CHECK_STR(seen.dtype, "float32");
+  CHECK_EQ(seen.itemsize, 4);
+  CHECK_EQ(seen.ndim, 2);
+  CHECK_EQ(seen.size, 4);
+  CHECK_EQ(seen.shape[0], 2);
+  CHECK_EQ(seen.shape[1], 2);
+  CHECK_EQ(seen.strides[0], 16);
+  CHECK_EQ(seen.strides[1], 8);
+  CHECK_OK(run(L, "probe(require('luacuda').device_array({2, 2}, 'int16'))"));
+  CHECK_EQ(seen.kind, LUACUDA_DEVICE);
+  CHECK_STR(seen.dtype, "int16");
+  lua_close(L);
+  CHECK_EQ(released, 1);
+  return 0;
+}
+
+static int test_checkarray_type_errors(void) {
+  lua_State *L = new_state();
+  lua_register(L, "probe", probe);
+  CHECK_ERR(run(L, "probe(5)"), "bad argument #1 to 'probe' (luacuda.array expected, got number)");
+  CHECK_ERR(run(L, "probe(require('luacuda').stream())"),
+            "bad argument #1 to 'probe' (luacuda.array expected, got luacuda.stream)");
+  CHECK_ERR(run(L, "local a = require('luacuda').zeros(3, 'int32') a:close() probe(a)"),
+            "bad argument #1 to 'probe' (closed luacuda.array)");
+  lua_pushinteger(L, 3);
+  CHECK(luacuda_toarray(L, -1, NULL) == NULL);
+  lua_close(L);
+  return 0;
+}
+
+/* ---- streams --------------------------------------------------------------------- */
+
+static int tostream_number(lua_State *L) {
+  lua_pushinteger(L, 1);
+  luacuda_tostream(L, -1);
+  return 0;
+}
+
+static int test_host_stream(void) {
+  lua_State *L = new_state();
+  CHECK_OK(run(L, "luacuda = require 'luacuda'"));
+  void *dflt = luacuda_getstream(L);
+  CHECK(dflt != NULL);
+  CHECK_OK(run(L, "assert(luacuda.host_stream() == luacuda.default_stream())"));
+  CHECK_OK(run(L, "s = luacuda.stream()"));
+  lua_getglobal(L, "s");
+  void *s = luacuda_tostream(L, -1);
+  lua_pop(L, 1);
+  CHECK(s != NULL && s != dflt);
+  luacuda_setstream(L, s);
+  CHECK(luacuda_getstream(L) == s);
+  CHECK_OK(run(L, "local h = luacuda.host_stream()\n"
+                  "assert(h ~= luacuda.default_stream())\n"
+                  "h:close()   -- the host's: closing it does nothing\n"
+                  "local a = luacuda.to_device({1, 2, 3}, h, {dtype = 'int32'})\n"
+                  "local m = luacuda.compile[[extern \"C\" __global__ void inc(int *x) { x[threadIdx.x] += 1; }]]\n"
+                  "m.inc[{1, 3, h}](a)\n"
+                  "h:synchronize()\n"
+                  "local r = a:copy_to_host()\n"
+                  "assert(r[1] == 2 and r[3] == 4)"));
+  CHECK(luacuda_getstream(L) == s);
+  luacuda_setstream(L, NULL);
+  CHECK(luacuda_getstream(L) == dflt);
+  CHECK_ERR(protect(L, tostream_number), "luacuda.stream expected, got number");
+  lua_close(L);
+  return 0;
+}
+
+/* ---- DLPack ---------------------------------------------------------------------- */
+
+static int64_t tshape[2] = {2, 3};
+
+static void delete_tensor(DLManagedTensor *t) {
+  deleted++;
+  free(t);
+}
+
+static DLManagedTensor *host_tensor(DLDataType dtype, int device) {
+  DLManagedTensor *t = calloc(1, sizeof *t);
+  t->dl_tensor = (DLTensor){.data = buf, .device = {(DLDeviceType)device, 0}, .ndim = 2,
+                            .dtype = dtype, .shape = tshape};
+  t->deleter = delete_tensor;
+  return t;
+}
+
+static DLManagedTensor *pending;
+
+static int import_pending(lua_State *L) {
+  luacuda_from_dlpack(L, pending);
+  lua_setglobal(L, "t");
+  return 0;
+}
+
+static int test_dlpack_import_deleter_at_close(void) {
+  lua_State *L = new_state();
+  for (int i = 0; i < 6; i++) buf[i] = (float)i;
+  pending = host_tensor((DLDataType){kDLFloat, 32, 1}, kDLCPU);
+  CHECK_OK(protect(L, import_pending));
+  CHECK_OK(run(L, "assert(t.dtype == 'float32' and t.kind == 'host' and t[{2, 3}] == 5)\n"
+                  "v = t.T  t = nil  cap = v:to_dlpack()  collectgarbage()"));
+  CHECK_OK(settle(L));
+  CHECK_EQ(deleted, 0);
+  lua_close(L);                             /* a view and a capsule alive */
+  CHECK_EQ(deleted, 1);
+  return 0;
+}
+
+static int test_dlpack_import_deleter_when_dropped(void) {
+  lua_State *L = new_state();
+  pending = host_tensor((DLDataType){kDLInt, 32, 1}, kDLCPU);
+  CHECK_OK(protect(L, import_pending));
+  CHECK_OK(run(L, "w = t[{2}]  t = nil"));
+  CHECK_OK(settle(L));
+  CHECK_EQ(deleted, 0);
+  CHECK_OK(run(L, "w = nil"));
+  CHECK_OK(settle(L));
+  CHECK_EQ(deleted, 1);
+  lua_close(L);
+  CHECK_EQ(deleted, 1);
+  return 0;
+}
+
+static int test_dlpack_import_errors_keep_ownership(void) {
+  lua_State *L = new_state();
+  struct { DLDataType dt; int dev; const char *msg; } bad[] = {
+    {{kDLComplex, 64, 1}, kDLCPU, "luacuda.from_dlpack: complex64 is not supported"},
+    {{kDLBfloat, 16, 1}, kDLCPU, "luacuda.from_dlpack: bfloat16 is not supported"},
+    {{kDLFloat, 32, 4}, kDLCPU, "luacuda.from_dlpack: vector dtypes (4 lanes)"},
+    {{kDLInt, 24, 1}, kDLCPU, "luacuda.from_dlpack: 24-bit int is not supported"},
+    {{kDLFloat, 32, 1}, kDLOpenCL, "luacuda.from_dlpack: device type 4 (OpenCL) is not supported"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    pending = host_tensor(bad[i].dt, bad[i].dev);
+    CHECK_ERR(protect(L, import_pending), bad[i].msg);
+    CHECK_EQ(deleted, 0);
+    delete_tensor(pending);                 /* still the caller's */
+    deleted = 0;
+  }
+  pending = host_tensor((DLDataType){kDLFloat, 32, 1}, kDLCUDA);
+  pending->dl_tensor.device.device_id = 3;
+  CHECK_ERR(protect(L, import_pending), "tensor is on device 3, the current device is 0");
+  delete_tensor(pending);
+  lua_close(L);
+  return 0;
+}
+
+static DLManagedTensor *exported;
+
+static int export_a(lua_State *L) {
+  lua_getglobal(L, "a");
+  exported = luacuda_to_dlpack(L, -1);
+  return 0;
+}
+
+static int test_dlpack_export_outlives_state(void) {
+  lua_State *L = new_state();
+  for (int i = 0; i < 16; i++) buf[i] = (float)i;
+  wrap_global(L, "a", 16);
+  CHECK_OK(run(L, "a = a:reshape(4, 4)[{{1, 4, 2}, {2, 3}}]"));   /* rows 1, 3; cols 2, 3 */
+  CHECK_OK(protect(L, export_a));
+  lua_close(L);
+  CHECK_EQ(released, 0);                    /* the tensor holds the memory */
+  const DLTensor *d = &exported->dl_tensor;
+  CHECK_EQ(d->device.device_type, kDLCPU);
+  CHECK_EQ(d->dtype.code, kDLFloat);
+  CHECK_EQ(d->dtype.bits, 32);
+  CHECK_EQ(d->ndim, 2);
+  CHECK_EQ(d->shape[0], 2);
+  CHECK_EQ(d->shape[1], 2);
+  CHECK_EQ(d->strides[0], 8);
+  CHECK_EQ(d->strides[1], 1);
+  const float *p = (const float *)((const char *)d->data + d->byte_offset);
+  CHECK(p[0] == 1.0f && p[1] == 2.0f && p[8] == 9.0f && p[9] == 10.0f);
+  exported->deleter(exported);
+  CHECK_EQ(released, 1);
+  return 0;
+}
+
+static int test_dlpack_export_device(void) {
+  lua_State *L = new_state();
+  CHECK_OK(run(L, "a = require('luacuda').to_device({{1, 2}, {3, 4}}, nil, {dtype = 'int64'})"));
+  CHECK_OK(protect(L, export_a));
+  const DLTensor *d = &exported->dl_tensor;
+  /* sim: device memory is host memory, exported as CUDA device 0 */
+  CHECK_EQ(d->device.device_type, kDLCUDA);
+  CHECK_EQ(d->device.device_id, 0);
+  CHECK_EQ(d->dtype.code, kDLInt);
+  CHECK_EQ(d->dtype.bits, 64);
+  lua_close(L);
+  exported->deleter(exported);
+  return 0;
+}
+
+static int export_number(lua_State *L) {
+  lua_pushinteger(L, 7);
+  luacuda_to_dlpack(L, -1);
+  return 0;
+}
+
+static int test_dlpack_export_errors(void) {
+  lua_State *L = new_state();
+  CHECK_ERR(protect(L, export_number), "luacuda.to_dlpack: expected an array, got number");
+  CHECK_OK(run(L, "a = require('luacuda').zeros(4, require('luacuda').record({{'x', 'int8'}}))"));
+  CHECK_ERR(protect(L, export_a), "luacuda.to_dlpack: dtype");
+  lua_close(L);
+  return 0;
+}
+
+/* sim: "device" memory is host memory, so the host's buffer can be a
+** device array that kernels use in place */
+static int test_wrap_device_memory_kernel(void) {
+  lua_State *L = new_state();
+  if (luaL_dostring(L, "return (require('luacuda').backend())") != LUA_OK ||
+      strcmp(lua_tostring(L, -1), "sim") != 0) {
+    lua_close(L);
+    puts("(on a GPU backend: malloc'd memory is no device memory there; skipped)");
+    return 0;
+  }
+  lua_settop(L, 0);
+  for (int i = 0; i < 8; i++) buf[i] = (float)i;
+  int64_t n = 8;
+  luacuda_wrap(L, buf, LUACUDA_DEVICE, "float32", 1, &n, NULL, count_release, NULL);
+  lua_setglobal(L, "d");
+  CHECK_OK(run(L, "local luacuda = require 'luacuda'\n"
+                  "local m = luacuda.compile[[extern \"C\" __global__ void twice(float *x) { x[threadIdx.x] *= 2; }]]\n"
+                  "m.twice[{1, 8}](d)\n"
+                  "luacuda.synchronize()"));
+  CHECK(buf[3] == 6.0f && buf[7] == 14.0f);
+  lua_close(L);
+  CHECK_EQ(released, 1);
+  return 0;
+}
+
+static int test_capsules_at_close(void) {
+  lua_State *L = new_state();
+  wrap_global(L, "a", 8);
+  /* one capsule never consumed, one consumed into an array still alive */
+  CHECK_OK(run(L, "local luacuda = require 'luacuda'\n"
+                  "c1 = a:to_dlpack()\n"
+                  "b = luacuda.from_dlpack(a[{{2, 7}}]:to_dlpack())\n"
+                  "a = nil"));
+  CHECK_OK(settle(L));
+  CHECK_EQ(released, 0);
+  lua_close(L);
+  CHECK_EQ(released, 1);
+  return 0;
+}
+
+/* ---- opening ---------------------------------------------------------------------- */
+
+static int test_preload_every_lua_file(void) {
+  lua_State *L = new_state();
+  /* no search path at all: everything must come from package.preload */
+  CHECK_OK(run(L, "package.path = '' package.cpath = ''\n"
+                  "local luacuda = require 'luacuda'\n"
+                  "assert(luacuda.to_device({1, 2}):copy_to_host()[2] == 2)\n"
+                  "assert(tostring(luacuda.zeros(2, 'int8')):find('int8'))"));
+  DIR *dir = opendir("lua/luacuda");
+  CHECK(dir != NULL);
+  int files = 0;
+  for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+    size_t n = strlen(e->d_name);
+    if (n < 5 || strcmp(e->d_name + n - 4, ".lua") != 0) continue;
+    char mod[300];
+    if (strcmp(e->d_name, "init.lua") == 0) snprintf(mod, sizeof mod, "luacuda");
+    else snprintf(mod, sizeof mod, "luacuda.%.*s", (int)(n - 4), e->d_name);
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    int t = lua_getfield(L, -1, mod);
+    lua_pop(L, 2);
+    if (t != LUA_TFUNCTION) {
+      closedir(dir);
+      return failf(__FILE__, __LINE__, "%s is not in package.preload", mod);
+    }
+    files++;
+  }
+  closedir(dir);
+  CHECK(files >= 4);
+  lua_close(L);
+  return 0;
+}
+
+static int test_requiref(void) {
+  lua_State *L = luaL_newstate();
+  luaL_openlibs(L);
+  luaL_requiref(L, "luacuda", luaopen_luacuda, 1);
+  lua_pop(L, 1);
+  CHECK_OK(run(L, "assert(luacuda == require 'luacuda')\n"
+                  "assert(luacuda.stream and luacuda.from_dlpack and luacuda.host_stream)"));
+  lua_close(L);
+  return 0;
+}
+
+#define T(name) { #name, test_##name }
+static const unit_test tests[] = {
+  T(wrap_shares_memory), T(wrap_release_after_views), T(wrap_release_at_close),
+  T(wrap_closed_releases), T(wrap_errors_keep_ownership),
+  T(checkarray_reads_views), T(checkarray_type_errors), T(host_stream),
+  T(dlpack_import_deleter_at_close), T(dlpack_import_deleter_when_dropped),
+  T(dlpack_import_errors_keep_ownership), T(dlpack_export_outlives_state),
+  T(dlpack_export_device), T(dlpack_export_errors), T(wrap_device_memory_kernel),
+  T(capsules_at_close),
+  T(preload_every_lua_file), T(requiref),
+};
+#define NTESTS ((int)(sizeof tests / sizeof tests[0]))
+
+int main(int argc, char **argv) {
+  return unit_main("capi_test", tests, NTESTS, argc, argv);
+}

@@ -1,0 +1,111 @@
+/*
+** luacuda.h: the C API for programs that embed Lua and want their scripts
+** to work on the program's own memory. Link the program with luacuda's
+** core.so (it holds the whole module, its Lua parts included) and Lua 5.4.
+**
+**   luaL_openlibs(L);
+**   luacuda_openlibs(L);              -- require "luacuda" now works
+**
+** Errors are Lua errors, as in the Lua C API: call these functions from a
+** protected call (lua_pcall of a C function) where one may fail.
+*/
+#ifndef LUACUDA_H
+#define LUACUDA_H
+
+#include <stdint.h>
+
+#include "lua.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define LUACUDA_API __attribute__((visibility("default")))
+#else
+#define LUACUDA_API
+#endif
+
+/* DLPack's tensor (dlpack/dlpack.h); declared here so that including this
+** header does not need DLPack's. */
+struct DLManagedTensor;
+
+/* Where an array's memory lies. The values are luacuda's own. */
+typedef enum luacuda_kind {
+  LUACUDA_HOST,     /* ordinary host memory */
+  LUACUDA_PINNED,   /* page-locked host memory */
+  LUACUDA_MAPPED,   /* page-locked host memory mapped into the device */
+  LUACUDA_MANAGED,  /* unified memory */
+  LUACUDA_DEVICE    /* device memory (host memory on the simulator) */
+} luacuda_kind;
+
+/* An array's memory and layout, as luacuda_checkarray reads it. shape and
+** strides point into the array object: valid while it is alive. */
+typedef struct luacuda_arrayinfo {
+  void *data;              /* element 0 (a CUdeviceptr for device memory) */
+  luacuda_kind kind;
+  const char *dtype;       /* "float32", ... as a.dtype; "record" for records */
+  int64_t itemsize;        /* bytes */
+  int ndim;
+  const int64_t *shape;
+  const int64_t *strides;  /* bytes, may be negative or zero */
+  int64_t size;            /* elements */
+} luacuda_arrayinfo;
+
+/* Push the module, as require "luacuda" returns it (for luaL_requiref). */
+LUACUDA_API int luaopen_luacuda(lua_State *L);
+
+/* Put luacuda and its parts (luacuda.core and the Lua files) into
+** package.preload, so that require "luacuda" needs no LUA_PATH or
+** LUA_CPATH. Needs the package library (luaL_openlibs). */
+LUACUDA_API void luacuda_openlibs(lua_State *L);
+
+/* Push an array over memory the host owns, zero-copy. dtype is a name
+** such as "float32"; strides are in bytes, NULL for C order; data points
+** at element 0. release(ud), unless NULL, is called exactly once, when
+** the last Lua reference to this memory (views and DLPack tensors made
+** from it included) is gone: perhaps after lua_close, or on another
+** thread, once the device work queued before it is done. On an error
+** (raised as luacuda.wrap: cause) the memory stays the host's and
+** release is not called. */
+LUACUDA_API void luacuda_wrap(lua_State *L, void *data, luacuda_kind kind,
+                              const char *dtype, int ndim, const int64_t *shape,
+                              const int64_t *strides, void (*release)(void *ud),
+                              void *ud);
+
+/* The open array at arg: fills *info (when not NULL) and returns its data
+** pointer; anything else raises a Lua argument error, as luaL_checkudata. */
+LUACUDA_API void *luacuda_checkarray(lua_State *L, int arg, luacuda_arrayinfo *info);
+
+/* The same, returning NULL (and leaving *info) for anything but an open
+** array. */
+LUACUDA_API void *luacuda_toarray(lua_State *L, int idx, luacuda_arrayinfo *info);
+
+/* The stream scripts should use: luacuda.host_stream() returns it. On the
+** CUDA backend the handle is a CUstream, which the host keeps owning and
+** must keep alive while it is set; on the simulator it is one of
+** luacuda's own streams, from luacuda_tostream (keep that Lua object
+** alive). NULL sets the default stream back. */
+LUACUDA_API void luacuda_setstream(lua_State *L, void *stream);
+/* The handle of the stream luacuda.host_stream() returns (the default
+** stream's handle when none was set). */
+LUACUDA_API void *luacuda_getstream(lua_State *L);
+/* The handle of the luacuda stream object at arg, or an argument error. */
+LUACUDA_API void *luacuda_tostream(lua_State *L, int arg);
+
+/* The array at arg as a new DLPack tensor that the caller owns: call its
+** deleter once when done with it (the array's memory stays alive until
+** then, also after lua_close). Arrays whose dtype or strides DLPack cannot
+** describe raise luacuda.to_dlpack: cause. */
+LUACUDA_API struct DLManagedTensor *luacuda_to_dlpack(lua_State *L, int arg);
+
+/* Push an array sharing t's memory. On success luacuda owns t and calls
+** its deleter exactly once, when the last reference is gone; on an error
+** (luacuda.from_dlpack: cause) t is still the caller's. */
+LUACUDA_API void luacuda_from_dlpack(lua_State *L, struct DLManagedTensor *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
