@@ -33,7 +33,8 @@ SCAN_UNIT = $(BUILD)/scan_test
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
-.PHONY: all install deps check test demo bench bench-gpu test-asan rock clean
+.PHONY: all install deps check test demo bench bench-chart bench-gpu test-asan rock clean \
+        errors-catalogue
 
 all: $(LIB)
 
@@ -97,6 +98,13 @@ bench: deps
 	$(RUN_ENV) $(LUA) bench/host_arrays.lua
 	$(RUN_ENV) $(LUA) bench/sim_kernels.lua
 	$(RUN_ENV) CC="$(CC)" $(LUA) bench/transfers.lua
+
+# docs/errors.md from the error sites in src/ and lua/, with a spec test for
+# each found by running the specs with a helper that logs the errors caught
+errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT)
+	$(RUN_ENV) LUACUDA_ERRLOG=$(BUILD)/errors.log $(LUA) $(BUSTED) --helper=tools/errors_harvest.lua >/dev/null || true
+	$(LUA) tools/errors_catalogue.lua $(BUILD)/errors.log > docs/errors.md
+	@tail -2 docs/errors.md
 
 # on a GPU machine (no deps step: it may have no apt): luacuda against C,
 # CuPy and numba-cuda, side by side

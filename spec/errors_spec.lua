@@ -1472,6 +1472,12 @@ describe("records, more", function()
     misuse("offsetof", "expected a record, got number", R.offsetof, 5, "x")
   end)
 
+  it("refuse more than 4096 fields", function()
+    local fields = {}
+    for i = 1, 4097 do fields[i] = { "f" .. i, "int8" } end
+    misuse("record", "more than 4096 fields", luacuda.record, fields)
+  end)
+
   it("refuse an empty sub-array shape", function()
     misuse("record", "field 'v': the shape is empty", luacuda.record, { { "v", "float32", {} } })
   end)
@@ -1518,5 +1524,63 @@ describe("device memory", function()
     if luacuda.backend() ~= "sim" then return pending("the simulator's capacity") end
     misuse("device_array", "out of device memory allocating 140737488355328 bytes (",
            luacuda.device_array, 2 ^ 47, "uint8")
+  end)
+end)
+
+describe("kernels, more", function()
+  it("refuse a __kernel_arg that does not give an array", function()
+    local m = luacuda.compile('extern "C" __global__ void k(float *x) {}')
+    local arg = setmetatable({}, { __kernel_arg = function() return 5 end })
+    misuse("launch", "kernel 'k' argument 1 'x' (float *): its __kernel_arg gave number, not an array",
+           function(a) m.k[{ 1, 1 }](a) end, arg)
+  end)
+
+  it("refuse a declaration of more than 64 type tokens", function()
+    misuse("compile", "line 1: declaration type too long", luacuda.compile,
+           "__constant__ " .. ("const "):rep(100) .. "int x = 1;")
+  end)
+
+  it("refuse a declaration type longer than 127 bytes", function()
+    misuse("compile", "line 1: declaration type longer than 127 bytes", luacuda.compile,
+           "__constant__ " .. ("long_type_name_"):rep(10) .. " x;")
+  end)
+
+  it("name the C++ compiler the simulator cannot run", function()
+    if luacuda.backend() ~= "sim" then return pending("the simulator's compiler") end
+    -- a fresh process, so the compiler is looked up again; a fresh cache, so it is needed
+    local dir = os.tmpname()
+    os.remove(dir)
+    local script = [[local ok, e = pcall(require "luacuda".compile, 'extern "C" __global__ void k() {}')
+                     print(e)]]
+    local p = io.popen(("LUACUDA_CACHE_DIR=%s LUACUDA_CXX=/nonexistent/c++ lua5.4 -e %q 2>&1")
+                       :format(dir, script))
+    local out = p:read("a")
+    p:close()
+    os.execute("rm -rf '" .. dir .. "'")
+    assert.truthy(out:find("luacuda.compile: cannot run the C++ compiler '/nonexistent/c++': ", 1, true), out)
+    assert.truthy(out:find("(set LUACUDA_CXX)", 1, true), out)
+  end)
+end)
+
+describe("tables as sources, more", function()
+  it("refuse a string among booleans", function()
+    local t = { true, "false" }
+    misuse("array", "element {2}: expected a boolean, got string", luacuda.array, t)
+  end)
+end)
+
+describe("shapes, more", function()
+  it("refuse a split into more than 2^31 parts", function()
+    local d = luacuda.device_array(2 ^ 32, "uint8", { strides = { 0 } })   -- one byte, broadcast
+    -- not S.misuse: a snapshot of 2^32 elements would not fit in memory
+    local ok, err = pcall(d.split, d, 1)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("luacuda.split: too many parts (4294967296)", 1, true), err)
+    assert.same({ 2 ^ 32 }, d.shape)
+  end)
+
+  it("refuse host flags of memory that is not page-locked", function()
+    local core = require "luacuda.core"
+    misuse("_host_flags", "is not page-locked", core._host_flags, luacuda.zeros(2))
   end)
 end)
