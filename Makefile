@@ -93,11 +93,19 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	$(RUN_ENV) $(LUA) examples/saxpy.lua
 
+# the benches also write their figures to bench/results/*.dat, which
+# bench-chart draws into bench/results/bench.png (gnuplot-nox)
 bench: deps
 	@$(MAKE) --no-print-directory all
-	$(RUN_ENV) $(LUA) bench/host_arrays.lua
-	$(RUN_ENV) $(LUA) bench/sim_kernels.lua
-	$(RUN_ENV) CC="$(CC)" $(LUA) bench/transfers.lua
+	@mkdir -p bench/results
+	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/host_arrays.lua
+	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/sim_kernels.lua
+	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/transfers.lua
+	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
+	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi
+
+bench-chart:
+	gnuplot bench/chart.gp
 
 # docs/errors.md from the error sites in src/ and lua/, with a spec test for
 # each found by running the specs with a helper that logs the errors caught
