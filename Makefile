@@ -42,7 +42,8 @@ HOST_LINK = -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN/luacuda' -llua5.4
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
-.PHONY: all install deps check test demo bench bench-gpu test-asan rock clean embed
+.PHONY: all install deps check test demo bench bench-chart bench-gpu test-asan rock clean \
+        embed errors-catalogue
 
 all: $(LIB)
 
@@ -121,11 +122,26 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	$(RUN_ENV) $(LUA) examples/saxpy.lua
 
+# the benches also write their figures to bench/results/*.dat, which
+# bench-chart draws into bench/results/bench.png (gnuplot-nox)
 bench: deps
 	@$(MAKE) --no-print-directory all
-	$(RUN_ENV) $(LUA) bench/host_arrays.lua
-	$(RUN_ENV) $(LUA) bench/sim_kernels.lua
-	$(RUN_ENV) CC="$(CC)" $(LUA) bench/transfers.lua
+	@mkdir -p bench/results
+	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/host_arrays.lua
+	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/sim_kernels.lua
+	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/transfers.lua
+	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
+	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi
+
+bench-chart:
+	gnuplot bench/chart.gp
+
+# docs/errors.md from the error sites in src/ and lua/, with a spec test for
+# each found by running the specs with a helper that logs the errors caught
+errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT)
+	$(RUN_ENV) LUACUDA_ERRLOG=$(BUILD)/errors.log $(LUA) $(BUSTED) --helper=tools/errors_harvest.lua >/dev/null || true
+	$(LUA) tools/errors_catalogue.lua $(BUILD)/errors.log > docs/errors.md
+	@tail -2 docs/errors.md
 
 # on a GPU machine (no deps step: it may have no apt): luacuda against C,
 # CuPy and numba-cuda, side by side

@@ -26,4 +26,23 @@ function B.best(f)
   return t
 end
 
+-- Figures for the README's table and chart: with BENCH_RESULTS set (make
+-- bench sets bench/results), B.results(bench) starts $BENCH_RESULTS/<bench>.dat
+-- and B.record appends one line: "label" ratio target direction, the ratio
+-- against the baseline measured in the same run (gnuplot reads the quotes).
+local results
+function B.results(bench)
+  local dir = os.getenv("BENCH_RESULTS")
+  if not dir or dir == "" then return end
+  results = assert(io.open(dir .. "/" .. bench .. ".dat", "w"))
+  results:write("# ", bench, ".lua, ", os.date("!%Y-%m-%d"), ", ", luacuda.backend(),
+                " backend: label, ratio, target, <= or >= (which side meets it)\n")
+end
+
+function B.record(label, ratio, target, dir)
+  if not results then return end
+  results:write(('"%s" %.4g %g %s\n'):format(label, ratio, target, dir))
+  results:flush()
+end
+
 return B

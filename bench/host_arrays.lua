@@ -3,6 +3,8 @@
 -- Run with `make bench`. Prints "name: ratio (target: ...)" per figure and
 -- "bench: N of M targets met" last.
 local luacuda = require "luacuda"
+local B = require "bench.common"
+B.results("host_arrays")
 
 local N = 1000000
 local REPEAT = tonumber(os.getenv("BENCH_REPEAT")) or 7
@@ -81,6 +83,7 @@ for _, f in ipairs(figures) do
   local name, ratio, target = f[1], f[2], f[3]
   if ratio <= target then met = met + 1 end
   print(("%s: %.2fx (target: <= %gx)"):format(name, ratio, target))
+  B.record(name, ratio, target, "<=")
 end
 print(("floor (not a target): an empty C __index / t[i] read: %.2fx"):format(floor_read))
 print(("floor (not a target): an empty C __newindex / t[i] = v write: %.2fx"):format(floor_write))

@@ -7,6 +7,7 @@
 -- Prints "name: value (target: ...)" and "bench: N of M targets met".
 local luacuda = require "luacuda"
 local B = require "bench.common"
+B.results("sim_kernels")
 
 if luacuda.backend() ~= "sim" then
   print("bench: the simulator benchmark needs the sim backend (LUACUDA_BACKEND=sim)")
@@ -62,6 +63,7 @@ local function figure(name, value, target, unit)
   local pass = value >= target
   if pass then met = met + 1 end
   figures[#figures + 1] = ("%s: %.3g%s (target: >= %g%s)"):format(name, value, unit, target, unit)
+  B.record(name, value, target, ">=")
 end
 
 local function rates(label, threads, t_sim, t_native, target)

@@ -6,6 +6,7 @@
 -- Prints "name: value (target: ...)" and "bench: N of M targets met".
 local luacuda = require "luacuda"
 local B = require "bench.common"
+B.results("transfers")
 
 local MIB = tonumber(os.getenv("BENCH_TRANSFER_MIB")) or 256
 local N = MIB << 20
@@ -51,6 +52,7 @@ for _, s in ipairs(sources) do
     print(("%s %s: %.2f GB/s"):format(f[1], name, gbs(f[2])))
     figures[#figures + 1] = ("%s %s / memcpy: %.2fx (target: >= %gx)")
       :format(f[1], name, ratio, TARGET)
+    B.record(("%s %s / memcpy"):format(f[1], name), ratio, TARGET, ">=")
   end
 end
 for _, line in ipairs(figures) do print(line) end

@@ -1277,3 +1277,310 @@ describe("records", function()
            function(x) m.k[{ 1, 1 }](x) end, f)
   end)
 end)
+
+describe("kernels", function()
+  local K = [[extern "C" __global__ void k(int n, float *x) { if (grid1() < n) x[grid1()] = 1; }
+__device__ float *ptr;
+]]
+  local m
+  setup(function() m = luacuda.compile(K, { name = "errors.cu" }) end)
+  teardown(function() m = nil end)
+  local function x3() return luacuda.device_array(3, "float32"):fill(0) end
+  local function launch(cfg, ...) m.k[cfg](...) end
+
+  describe("compile", function()
+    it("refuses signatures that are not a table", function()
+      misuse("compile", 'signatures must be a table of kernel name = "types", got number',
+             luacuda.compile, K, { signatures = 5 })
+    end)
+
+    it("refuses signatures that do not map names to strings", function()
+      local opts = { signatures = { k = 5 } }
+      misuse("compile", "signatures must map kernel names to strings of parameter types",
+             luacuda.compile, K, opts)
+    end)
+
+    it("refuses a name that would break the #line directive", function()
+      misuse("compile", "name must not contain quotes, backslashes or newlines",
+             luacuda.compile, K, { name = 'a"b.cu' })
+    end)
+
+    it("refuses more than 64 options", function()
+      local opts = {}
+      for i = 1, 65 do opts[i] = "-DX" .. i end
+      misuse("compile", "more than 64 options", luacuda.compile, K, { options = opts })
+    end)
+
+    it("refuses a path that is not a string in compile_file", function()
+      misuse("compile_file", "path must be a string, got table", luacuda.compile_file, { "k.cu" })
+    end)
+
+    it("refuses a kernel whose body is never closed", function()
+      misuse("compile", "kernel 'k' (line 2): no '}' closes its body",
+             luacuda.compile, '\nextern "C" __global__ void k(int n) { if (n) { }\n')
+    end)
+
+    it("refuses a kernel name longer than 127 bytes", function()
+      misuse("compile", "line 1: a kernel name longer than 127 bytes",
+             luacuda.compile, 'extern "C" __global__ void ' .. ("k"):rep(128) .. "(int n) {}")
+    end)
+  end)
+
+  describe("signatures=", function()
+    local S1 = 'extern "C" __global__ void k(int n) {}'
+    local function sig(text, cause)
+      misuse("compile", { "kernel 'k' parameter ", cause }, luacuda.compile, S1,
+             { signatures = { k = text } })
+    end
+
+    it("refuses a default argument", function()
+      sig("int n = 4", "default arguments are not supported ('int n = 4')")
+    end)
+
+    it("refuses variadic parameters", function()
+      sig("int n, ...", "parameter 2: variadic parameters are not supported")
+    end)
+
+    it("refuses a reference", function()
+      sig("float &x", "unsupported type 'float &' (references are not supported)")
+    end)
+
+    it("refuses a pointer to a pointer", function()
+      sig("float **x", "unsupported type 'float **' (only one level of pointer)")
+    end)
+
+    it("refuses a struct by value", function()
+      sig("float2 x", "unsupported type 'float2' (a struct is passed by pointer)")
+    end)
+
+    it("refuses a void parameter", function()
+      sig("void x", "a parameter cannot be void")
+    end)
+
+    it("refuses an Array of rank 0", function()
+      sig("Array<float, 0> a", "unsupported type 'Array<float, 0>' (the rank of an Array is 1 to 32)")
+    end)
+
+    it("refuses a pointer to an Array", function()
+      sig("Array<float, 2> *a", "unsupported type 'Array<float, 2> *' (pointers to Array are not supported)")
+    end)
+
+    it("refuses a type it cannot pass", function()
+      sig("std::vector<int> v", "unsupported type 'std::vector<int>'")
+    end)
+
+    it("refuses a parameter name longer than 63 bytes", function()
+      sig("int " .. ("n"):rep(64), "the name is longer than 63 bytes")
+    end)
+
+    it("refuses an empty parameter", function()
+      sig("int,", "parameter 2: missing")
+    end)
+
+    it("refuses parameters that do not match the compiled kernel", function()
+      local mm = luacuda.compile(S1, { signatures = { k = "double" } })
+      misuse("index", { "kernel 'k': the parameters read from the source do not match",
+                        'pass signatures={k = "..."}' }, function(mod) return mod.k end, mm)
+    end)
+  end)
+
+  describe("get and get_global", function()
+    it("refuses a kernel name that is not a string", function()
+      misuse("get", "kernel name must be a string, got number", m.get, m, 5)
+    end)
+
+    it("refuses a global with no array form", function()
+      misuse("get_global", "global 'ptr' (float *) has no array form", m.get_global, m, "ptr")
+    end)
+
+    it("refuses a module that is not a module", function()
+      misuse("get_global", "expected a module, got number", m.get_global, 5, "ptr")
+    end)
+  end)
+
+  describe("launch", function()
+    it("refuses a kernel that is not a kernel", function()
+      misuse("launch", "expected a kernel, got number", m.k.launch, 5, { grid = 1, block = 1 })
+    end)
+
+    it("refuses a launch configuration that is not a table", function()
+      local x = x3()
+      misuse("launch", "kernel 'k': the launch configuration must be a table, got number",
+             m.k.launch, m.k, 1, 3, x)
+    end)
+
+    it("refuses a fractional grid", function()
+      local x = x3()
+      misuse("launch", "kernel 'k': grid must be an integer, got 1.5", launch, { 1.5, 1 }, 3, x)
+    end)
+
+    it("refuses a grid entry that is not a number", function()
+      local x = x3()
+      misuse("launch", "kernel 'k': grid y must be an integer, got string", launch,
+             { { 1, "2" }, 1 }, 3, x)
+    end)
+
+    it("refuses a grid that is neither a number nor a table", function()
+      local x = x3()
+      misuse("launch", "kernel 'k': grid must be a number or {x, y, z}, got string",
+             launch, { "1", 1 }, 3, x)
+    end)
+
+    it("refuses a negative amount of dynamic shared memory", function()
+      local x = x3()
+      misuse("launch", "kernel 'k': shared memory must be a non-negative integer of bytes",
+             launch, { 1, 1, nil, -1 }, 3, x)
+    end)
+  end)
+end)
+
+describe("SmartArray", function()
+  it("refuses a second argument after the {shape=} form", function()
+    misuse("smart_array", "the {shape=} form takes no second argument",
+           luacuda.smart_array, { shape = { 3 } }, { where = "gpu" })
+  end)
+
+  it("refuses a mapped array, which both sides already see", function()
+    local a = luacuda.mapped_array(3, "float32")
+    misuse("smart_array", "a mapped array is already visible on both sides", luacuda.smart_array, a)
+  end)
+end)
+
+describe("devices and options", function()
+  it("refuses more than 32 strides", function()
+    local strides = {}
+    for i = 1, 33 do strides[i] = 4 end
+    misuse("device_array", "more than 32 strides", luacuda.device_array, 3, "float32",
+           { strides = strides })
+  end)
+
+  it("refuses an index table with a key that is not a position", function()
+    local a = host2x3()
+    misuse("index", "the index table has a key that is not a position 1..1", get, a, { 1, [true] = 2 })
+  end)
+
+  it("refuses more than 64 arrays to page-lock at once", function()
+    local t = {}
+    for i = 1, 65 do t[i] = luacuda.zeros(1) end
+    misuse("pinned", "more than 64 arrays at once", luacuda.pinned, table.unpack(t))
+  end)
+end)
+
+describe("records, more", function()
+  it("refuse offsetof on something that is not a record", function()
+    local R = luacuda.record { { "x", "float32" } }
+    misuse("offsetof", "expected a record, got number", R.offsetof, 5, "x")
+  end)
+
+  it("refuse more than 4096 fields", function()
+    local fields = {}
+    for i = 1, 4097 do fields[i] = { "f" .. i, "int8" } end
+    misuse("record", "more than 4096 fields", luacuda.record, fields)
+  end)
+
+  it("refuse an empty sub-array shape", function()
+    misuse("record", "field 'v': the shape is empty", luacuda.record, { { "v", "float32", {} } })
+  end)
+
+  it("refuse a sub-array too large to address", function()
+    misuse("record", "field 'v': the sub-array is too large", luacuda.record,
+           { { "v", "float64", { 2 ^ 40, 2 ^ 30 } } })
+  end)
+
+  it("refuse fields that together are too large", function()
+    local fields = {}
+    for i = 1, 33 do fields[i] = { "f" .. i, "float64", { 2 ^ 16, 2 ^ 16 } } end   -- 2^35 bytes each
+    local err = misuse("record", "the record is too large", luacuda.record, fields)
+    assert.is_nil(err:find("field '", 1, true))
+  end)
+
+  it("refuse a field of nested records too large to address", function()
+    local huge = luacuda.record { { "m", "float64", { 2 ^ 16, 2 ^ 16 } } }
+    misuse("record", "field 'r': the record is too large", luacuda.record, { { "r", huge, 2 ^ 10 } })
+  end)
+
+  it("refuse a record value with a key that is not a field name", function()
+    local a = luacuda.array({ { x = 1 } }, luacuda.record { { "x", "float32" } })
+    misuse("setitem", "a record table has a number key; it takes field names", set, a, 1, { x = 2, 3 })
+  end)
+
+  it("refuse a nested record value with a key that is not a field name", function()
+    local inner = luacuda.record { { "x", "float32" } }
+    local a = luacuda.array({ { p = { x = 1 } } }, luacuda.record { { "p", inner } })
+    misuse("setitem", "field 'p' has a boolean key; a record takes field names", set, a, 1,
+           { p = { x = 2, [true] = 1 } })
+  end)
+
+  it("refuse a field view with more than 32 dimensions", function()
+    local shape = { 0 }
+    for i = 2, 31 do shape[i] = 2 end
+    local a = luacuda.zeros(shape, luacuda.record { { "m", "float32", { 2, 2 } } })
+    misuse("index", "field 'm' of a 31-d array would have more than 32 dimensions", get, a, "m")
+  end)
+end)
+
+describe("device memory", function()
+  it("refuses a device array larger than the simulator's memory", function()
+    if luacuda.backend() ~= "sim" then return pending("the simulator's capacity") end
+    misuse("device_array", "out of device memory allocating 140737488355328 bytes (",
+           luacuda.device_array, 2 ^ 47, "uint8")
+  end)
+end)
+
+describe("kernels, more", function()
+  it("refuse a __kernel_arg that does not give an array", function()
+    local m = luacuda.compile('extern "C" __global__ void k(float *x) {}')
+    local arg = setmetatable({}, { __kernel_arg = function() return 5 end })
+    misuse("launch", "kernel 'k' argument 1 'x' (float *): its __kernel_arg gave number, not an array",
+           function(a) m.k[{ 1, 1 }](a) end, arg)
+  end)
+
+  it("refuse a declaration of more than 64 type tokens", function()
+    misuse("compile", "line 1: declaration type too long", luacuda.compile,
+           "__constant__ " .. ("const "):rep(100) .. "int x = 1;")
+  end)
+
+  it("refuse a declaration type longer than 127 bytes", function()
+    misuse("compile", "line 1: declaration type longer than 127 bytes", luacuda.compile,
+           "__constant__ " .. ("long_type_name_"):rep(10) .. " x;")
+  end)
+
+  it("name the C++ compiler the simulator cannot run", function()
+    if luacuda.backend() ~= "sim" then return pending("the simulator's compiler") end
+    -- a fresh process, so the compiler is looked up again; a fresh cache, so it is needed
+    local dir = os.tmpname()
+    os.remove(dir)
+    local script = [[local ok, e = pcall(require "luacuda".compile, 'extern "C" __global__ void k() {}')
+                     print(e)]]
+    local p = io.popen(("LUACUDA_CACHE_DIR=%s LUACUDA_CXX=/nonexistent/c++ lua5.4 -e %q 2>&1")
+                       :format(dir, script))
+    local out = p:read("a")
+    p:close()
+    os.execute("rm -rf '" .. dir .. "'")
+    assert.truthy(out:find("luacuda.compile: cannot run the C++ compiler '/nonexistent/c++': ", 1, true), out)
+    assert.truthy(out:find("(set LUACUDA_CXX)", 1, true), out)
+  end)
+end)
+
+describe("tables as sources, more", function()
+  it("refuse a string among booleans", function()
+    local t = { true, "false" }
+    misuse("array", "element {2}: expected a boolean, got string", luacuda.array, t)
+  end)
+end)
+
+describe("shapes, more", function()
+  it("refuse a split into more than 2^31 parts", function()
+    local d = luacuda.device_array(2 ^ 32, "uint8", { strides = { 0 } })   -- one byte, broadcast
+    -- not S.misuse: a snapshot of 2^32 elements would not fit in memory
+    local ok, err = pcall(d.split, d, 1)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("luacuda.split: too many parts (4294967296)", 1, true), err)
+    assert.same({ 2 ^ 32 }, d.shape)
+  end)
+
+  it("refuse host flags of memory that is not page-locked", function()
+    local core = require "luacuda.core"
+    misuse("_host_flags", "is not page-locked", core._host_flags, luacuda.zeros(2))
+  end)
+end)

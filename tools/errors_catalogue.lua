@@ -1,0 +1,240 @@
+-- Writes docs/errors.md: every error format in src/ and lua/luacuda/ (read
+-- by spec/catalogue.lua), grouped by area, each with the functions seen
+-- raising it and one spec test that triggers it. The tests are found by
+-- running the specs with tools/errors_harvest.lua, which logs every luacuda
+-- error a test catches. `make errors-catalogue` runs both;
+-- spec/errors_catalogue_spec.lua fails when the file is out of date.
+--   lua5.4 tools/errors_catalogue.lua ERRLOG > docs/errors.md
+package.path = "spec/?.lua;" .. package.path
+local C = require "catalogue"
+
+local errlog = assert(arg[1], "usage: errors_catalogue.lua ERRLOG")
+
+-- Areas, in the order of the catalogue: title and the files they cover.
+local AREAS = {
+  { "Arrays: arguments every function checks", { "src/array.c", "src/buffer.c" } },
+  { "Element types (dtype) and values", { "src/dtype.c" } },
+  { "Creating arrays: to_device, array, full, arange, ...", { "src/create.c", "src/convert.c" } },
+  { "Copies, fill and assignment", { "src/copy.c" } },
+  { "Indexing and item", { "src/index.c" } },
+  { "Shapes: reshape, transpose, squeeze, view, split (and layout arithmetic)",
+    { "src/shape.c", "src/layout.c" } },
+  { "Records", { "src/record.c", "lua/luacuda/record.lua" } },
+  { "Host memory: pinned, mapped, register", { "src/hostmem.c", "src/sim_hostmem.c" } },
+  { "Streams and events", { "src/stream.c", "src/sim_stream.c" } },
+  { "Devices and the module", { "src/core.c", "src/backend_sim.c", "src/sim_pool.c" } },
+  { "Kernels: compile, signatures, get, get_global", { "src/module.c", "src/scan.c" } },
+  { "Kernel launches and arguments", { "src/launch.c" } },
+  { "Compiling: ptx, cubin, the simulator's compiler, the cache",
+    { "src/ptx.c", "src/nvrtc.c", "src/sim_compile.c", "src/cache.c" } },
+  { "SmartArray", { "lua/luacuda/smart.lua" } },
+  { "CUDA backend only", { "src/backend_cuda.c", "src/cuda_copy.c", "src/cuda_api.c" } },
+}
+
+-- Errors no spec can provoke on a working machine: the reason, by key.
+-- (Out-of-memory and system-call failures; the fault-injection specs may
+-- reach some of them later.)
+local UNTESTABLE = {}
+for _, k in ipairs {
+  "out of host memory", "out of memory", "out of host memory allocating <> bytes",
+  "out of host memory queueing work", "out of host memory creating a stream",
+  "out of host memory creating an event", "out of host memory page-locking <> bytes",
+  "out of memory composing the source", "records nested too deeply",
+  "pipe: <>", "waitpid: <>", "cannot start the simulator's stream executor",
+  "the compiled module has another ABI version", "cannot load the compiled module: <>",
+  "nvrtcCreateProgram failed for <>", "out of memory for the log of <>",
+  "nvrtcGetCUBINSize failed for <>", "nvrtcGetPTXSize failed for <>",
+  "nvrtcGetCUBIN failed for <>", "nvrtcGetPTX failed for <>",
+  "NVRTC made no <> for <><>", "out of memory for the output of <> (<> bytes)",
+  "NVRTC <>.<> cannot make cubins (11.1 or newer can)",
+  "cannot read <>", "cannot write <>: <>", "cannot store <>: <>",
+  "cannot make a directory in <>: <>",
+} do UNTESTABLE[k] = true end
+
+-- Errors only a GPU machine can provoke, wherever they are raised (several
+-- devices, or what the simulator does differently).
+local GPU_ONLY = {}
+for _, k in ipairs {
+  "the <> array is on device <>, but device <> is current (luacuda.select_device)",
+  "the array is on device <>, but device <> is current (luacuda.select_device)",
+  "the <> backend cannot page-lock host memory yet",
+  "the device address of mapped memory differs from its host address (the device has no unified addressing)",
+  "the <> backend has no host_flags",
+} do GPU_ONLY[k] = true end
+
+-- Errors the public API cannot reach because a caller checks first (kept
+-- as defence in depth); the pure-C ones are covered by spec/c/*_test.c.
+local GUARDED = {}
+for _, k in ipairs {
+  "expected a number, boolean, table or array, got <>",
+  "invalid flags <> for <> memory", "the compiled module has no kernel '<>'",
+  "the compiled module has no global '<>'", "no device <> (the simulator has one)",
+  "host memory at <> (<> bytes) is already page-locked", "host memory at <> is not registered",
+  "invalid host_register arguments (<> bytes, flags <>)",
+  "host memory at <> is not mapped into the device",
+  "kernel '<>': the arguments take more than <> bytes",
+  "the name is longer than <> bytes",
+  -- counts past INT_MAX, behind the smaller limits checked first
+  "too many __shared__ declarations", "too many global variables", "too many kernels",
+} do GUARDED[k] = true end
+
+-- A C unit test (spec/c/*_test.c) that checks a message holding the
+-- format's longest literal part: "file", "test name", or nil.
+local ctests = {}
+for _, path in ipairs { "spec/c/layout_test.c", "spec/c/scan_test.c" } do
+  local name, n = nil, 0
+  for l in io.lines(path) do
+    n = n + 1
+    name = l:match("^static int test_([%w_]+)%(void%)") or name
+    if name and l:find('"', 1, true) then ctests[#ctests + 1] = { file = path, test = name, line = l } end
+  end
+end
+local function c_unit(fmt)
+  local pat = C.matcher(fmt)
+  for _, t in ipairs(ctests) do
+    if t.line:find(pat) then return t end
+  end
+end
+
+-- Errors a spec provokes in a child process, where the harvest cannot see
+-- them: key -> {spec file, test}.
+local CHILD = {
+  ["cannot run the C++ compiler '<>': <> (set LUACUDA_CXX)"] =
+    { file = "spec/errors_spec.lua", test = "kernels, more name the C++ compiler the simulator cannot run",
+      fn = "compile" },
+}
+
+-- the placeholder a conversion stands for in the catalogue
+local function readable(fmt)
+  local s = fmt:gsub("%%%%", "\0")
+  s = s:gsub("%%[-#+ 0]*%d*%.?%d*[hlzjt]*([diouxXeEfgGcsp])", function(c)
+    if c == "s" then return "<…>" elseif c == "p" then return "<address>"
+    elseif c == "x" or c == "X" then return "<flags>" elseif c == "c" then return "<axis>"
+    elseif c:match("[eEfgG]") then return "<x>" else return "<n>" end
+  end)
+  return (s:gsub("%z", "%%"):gsub("|", "\\|"))
+end
+
+-- harvested errors: {file=, test=, fn=, body=}
+local seen = {}
+for l in io.lines(errlog) do
+  local file, test, msg = l:match("^(.-)\t(.-)\t(.*)$")
+  local fn, body = msg:match("luacuda%.([%w_]+): (.*)$")
+  if fn then
+    -- the innermost "luacuda.fn: " is the raiser ("luacuda.x: luacuda.y: ..." is rare)
+    seen[#seen + 1] = { file = file, test = test, fn = fn, body = body }
+  end
+end
+
+-- distinct formats by key, in area order
+local by_key, order = {}, {}
+local area_of = {}
+for i, a in ipairs(AREAS) do for _, f in ipairs(a[2]) do area_of[f] = i end end
+for _, f in ipairs(C.formats(".")) do
+  local k = C.key(f.format, true)
+  local e = by_key[k]
+  if not e then
+    e = { key = k, format = f.format, files = {}, area = area_of[f.file] or #AREAS - 1,
+          pat = C.matcher(f.format), lits = #f.format:gsub("%%[^%s]*", "") }
+    by_key[k] = e
+    order[#order + 1] = e
+  end
+  e.files[#e.files + 1] = f.file
+  -- an error both backends raise belongs with the simulator's area
+  if area_of[f.file] and area_of[f.file] < e.area then e.area = area_of[f.file] end
+  if GPU_ONLY[k] then e.area = #AREAS end
+end
+
+-- each harvested error: the formats it matches; its best is the most specific
+for _, s in ipairs(seen) do
+  local best
+  for _, e in ipairs(order) do
+    if s.body:find(e.pat) then
+      e.any = e.any or {}
+      e.any[#e.any + 1] = s
+      if not best or e.lits > best.lits then best = e end
+    end
+  end
+  if best then
+    best.own = best.own or {}
+    best.own[#best.own + 1] = s
+  end
+end
+
+-- a test the catalogue's checker can find (not one named by a loop)
+local names = {}
+local function findable(s)
+  names[s.file] = names[s.file] or C.test_names(s.file)
+  return names[s.file][s.test]
+end
+local function pick(list)
+  if not list then return nil end
+  for _, s in ipairs(list) do if s.file == "spec/errors_spec.lua" and findable(s) then return s end end
+  for _, s in ipairs(list) do if findable(s) then return s end end
+end
+
+local out = {}
+local function w(...) out[#out + 1] = table.concat({ ... }) end
+w("# Errors luacuda raises")
+w("")
+w("Every error message luacuda raises, generated from the error sites in `src/*.c`")
+w("and `lua/luacuda/*.lua` by `make errors-catalogue` (which runs the specs to find")
+w("a test for each). A message reads `luacuda.<function>: <cause>`; the table gives the")
+w("cause, with `<…>` for text and `<n>`, `<x>` for numbers filled in at run time,")
+w("the functions seen raising it in the specs, and one spec test that triggers it.")
+w("`spec/errors_catalogue_spec.lua` fails when a listed test no longer exists or an")
+w("error site in the sources has no row here.")
+w("")
+w("Messages from outside luacuda are passed on after the cause: the C++ compiler's")
+w("or NVRTC's log after `compilation of <…> failed`, `strerror` after system calls,")
+w("and the `CUDA_ERROR_*` name after the driver call that failed (`cuMemAlloc:")
+w("CUDA_ERROR_OUT_OF_MEMORY`, CUDA backend only).")
+local counts = { tested = 0, unit = 0, gpu = 0, untested = 0, guarded = 0 }
+for ai, a in ipairs(AREAS) do
+  local rows = {}
+  for _, e in ipairs(order) do if e.area == ai then rows[#rows + 1] = e end end
+  if #rows > 0 then
+    w("")
+    w("## ", a[1], ai == #AREAS and " (needs a GPU: no spec runs it on the simulator)" or "")
+    w("")
+    w("| cause | raised by | spec |")
+    w("| --- | --- | --- |")
+    for _, e in ipairs(rows) do
+      local s = pick(e.own) or pick(e.any) or CHILD[e.key]
+      if CHILD[e.key] and not e.own then e.own = { CHILD[e.key] } end
+      local fns, fset = {}, {}
+      for _, x in ipairs(e.own or e.any or {}) do
+        if not fset[x.fn] then fset[x.fn] = true; fns[#fns + 1] = x.fn end
+      end
+      table.sort(fns)
+      if #fns > 4 then fns = { fns[1], fns[2], fns[3], "… (" .. #fns .. " functions)" } end
+      local spec
+      local cu = not s and c_unit(e.format)
+      if s then
+        spec = ('`%s`: "%s"'):format(s.file, s.test:gsub("|", "\\|"))
+        counts.tested = counts.tested + 1
+      elseif cu then
+        spec = ('`%s`: "%s" (C unit test; %s)'):format(cu.file, cu.test,
+          GUARDED[e.key] and "the API checks first" or "not reachable from Lua")
+        counts.unit = counts.unit + 1
+      elseif GUARDED[e.key] then
+        spec = "not provoked: the API checks first (defence in depth)"
+        counts.guarded = counts.guarded + 1
+      elseif ai == #AREAS then
+        spec = "needs a GPU"
+        counts.gpu = counts.gpu + 1
+      elseif UNTESTABLE[e.key] then
+        spec = "not provoked: a failure of the system, not of the caller"
+        counts.untested = counts.untested + 1
+      else
+        spec = "MISSING"
+      end
+      w("| `", readable(e.format), "` | ", table.concat(fns, ", "), " | ", spec, " |")
+    end
+  end
+end
+w("")
+w(("%d messages: %d triggered by a busted spec, %d by a C unit test only, %d need a GPU,")
+  :format(#order, counts.tested, counts.unit, counts.gpu))
+w(("%d are failures of the system, %d are guarded by earlier checks."):format(counts.untested, counts.guarded))
+io.write(table.concat(out, "\n"), "\n")
