@@ -43,7 +43,7 @@ HOST_LINK = -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN/luacuda' -llua5.4
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
 .PHONY: all install deps check test demo bench bench-chart bench-gpu test-asan rock clean \
-        embed errors-catalogue
+        embed errors-catalogue devkit
 
 all: $(LIB)
 
@@ -92,6 +92,13 @@ install: $(LIB)
 	cp $(LIB) $(INST_LIBDIR)/luacuda/core.so
 	cp lua/luacuda/*.lua $(INST_LUADIR)/luacuda/
 	cp src/luacuda.h $(INST_INCDIR)/
+
+# For a GPU machine (no apt there): the shared devkit (Lua, busted) plus the
+# packages the build needs beyond Lua; tools/devkit-env sets the paths.
+devkit:
+	mkdir -p "$$(git rev-parse --git-path info)"
+	../shared/devkit/prepare
+	cd .devkit/debs && { ls libdlpack-dev_*.deb >/dev/null 2>&1 || apt-get download libdlpack-dev; }
 
 # Install the Debian packages that are missing: with apt as root, otherwise
 # print the command and stop.
