@@ -3,7 +3,15 @@
 ** aligned, like cudaMalloc's), but it stays a separate kind: only this file
 ** touches it directly. Its capacity is the machine's memory, or
 ** LUACUDA_SIM_MEMORY bytes (suffix K, M or G) to simulate a smaller GPU.
+**
+** Allocations of LUACUDA_SIM_GUARD bytes or more (default 64K; 1: all of
+** them; off: none) are mapped pages of their own, placed so that an
+** inaccessible guard page follows them: a kernel reading or writing past
+** the end (by more than the rounding to 256 bytes) faults, and the fault
+** becomes a launch error (sim_fault.c) instead of silent corruption of
+** the host heap. Below that size a mapping costs more than malloc.
 */
+#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -12,11 +20,28 @@
 #include <unistd.h>
 
 #include <dlfcn.h>
+#include <sys/mman.h>
 
 #include "sim.h"
 
+/* Under valgrind, guarded blocks are heap blocks to memcheck: their
+** contents start undefined and a lost one is a leak. No-ops elsewhere. */
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define BLOCK_ALLOCATED(p, n) VALGRIND_MALLOCLIKE_BLOCK(p, n, 0, 0)
+#define BLOCK_FREED(p) VALGRIND_FREELIKE_BLOCK(p, 0)
+#endif
+#endif
+#ifndef BLOCK_ALLOCATED
+#define BLOCK_ALLOCATED(p, n) ((void)0)
+#define BLOCK_FREED(p) ((void)0)
+#endif
+
 static atomic_size_t used;          /* bytes in live device allocations */
 static size_t capacity;
+static size_t guard_from;           /* the smallest allocation with a guard page */
+static size_t page;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static size_t physical_memory(void) {
@@ -26,6 +51,34 @@ static size_t physical_memory(void) {
 
 static void init_capacity(void) {
   capacity = lc_env_size("LUACUDA_SIM_MEMORY", physical_memory());
+  const char *g = getenv("LUACUDA_SIM_GUARD");
+  guard_from = g && strcmp(g, "off") == 0 ? SIZE_MAX : lc_env_size("LUACUDA_SIM_GUARD", 64 * 1024);
+  page = (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* n bytes (a multiple of 256) ending where a PROT_NONE page begins */
+static void *guarded_alloc(size_t n) {
+  size_t body = (n + page - 1) & ~(page - 1);
+  if (body < n || body + page < body) return NULL;
+  char *base = mmap(NULL, body + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) return NULL;
+  if (mprotect(base + body, page, PROT_NONE) != 0) {
+    munmap(base, body + page);
+    return NULL;
+  }
+  BLOCK_ALLOCATED(base + (body - n), n);
+  return base + (body - n);
+}
+
+static void guarded_free(void *p, size_t n) {
+  size_t body = (n + page - 1) & ~(page - 1);
+  BLOCK_FREED(p);
+  munmap((char *)p - (body - n), body + page);
+}
+
+static void release(void *p, size_t n) {
+  if (n >= guard_from) guarded_free(p, n);
+  else free(p);
 }
 
 static bool counted(lc_kind kind) { return kind == LC_DEVICE || kind == LC_MANAGED; }
@@ -50,7 +103,7 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, ch
       return LC_ENOMEM;
     }
   }
-  *ptr = n == SIZE_MAX ? NULL : aligned_alloc(256, n);
+  *ptr = n == SIZE_MAX ? NULL : n >= guard_from ? guarded_alloc(n) : aligned_alloc(256, n);
   if (*ptr == NULL) {
     if (counted(kind)) atomic_fetch_sub(&used, n);
     snprintf(err, LC_ERRLEN, "out of %s memory allocating %zu bytes",
@@ -60,19 +113,17 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, ch
   if (locked(kind)) {     /* never counted, so only the block to give back */
     unsigned f = kind == LC_MAPPED ? flags | LC_ALLOC_DEVICEMAP : flags;
     int rc = lc_sim_locked_alloc(*ptr, n, f, err);
-    if (rc != LC_OK) free(*ptr);
+    if (rc != LC_OK) release(*ptr, n);
     return rc;
   }
   return LC_OK;
 }
 
 static void sim_free(lc_kind kind, void *ptr, size_t nbytes) {
+  size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
   if (locked(kind)) lc_sim_locked_free(ptr);
-  if (counted(kind)) {
-    size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
-    atomic_fetch_sub(&used, n);
-  }
-  free(ptr);
+  if (counted(kind)) atomic_fetch_sub(&used, n);
+  release(ptr, n);
 }
 
 static int sim_mem_info(size_t *free_bytes, size_t *total, size_t *in_use) {
