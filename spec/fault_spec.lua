@@ -221,7 +221,9 @@ describe("a fault in a kernel on the simulator", function()
 
   it("leaves another lua_State of the process, on another thread, running", function()
     -- a host program with two states: one launches faulting kernels while
-    -- the other launches good ones and checks their results
+    -- the other launches good ones and checks their results. Each uses a
+    -- stream of its own: luacuda.synchronize() and the legacy default
+    -- stream are the device's, so they report a failure from any state.
     local dir = os.tmpname()
     os.remove(dir)
     assert(os.execute("mkdir -p " .. dir))
@@ -235,14 +237,17 @@ describe("a fault in a kernel on the simulator", function()
 static const char *scripts[2] = {
   "local l = require 'luacuda'\n"
   "local m = l.compile([=[extern \"C\" __global__ void bad(int *a, int d) { a[threadIdx.x] = 100 / d; }]=])\n"
-  "local a, n = l.device_array(32, 'int32'), 0\n"
-  "for i = 1, 30 do m.bad[{4, 32}](a, 0) if not pcall(l.synchronize) then n = n + 1 end end\n"
+  "local a, n, s = l.device_array(32, 'int32'), 0, l.stream()\n"
+  "for i = 1, 30 do m.bad[{4, 32, s}](a, 0) if not pcall(s.synchronize, s) then n = n + 1 end end\n"
   "return 'faulted ' .. n\n",
   "local l = require 'luacuda'\n"
   "local m = l.compile([=[extern \"C\" __global__ void add(int *a) { a[threadIdx.x] += 1; }]=])\n"
-  "local a = l.to_device(l.zeros(32, 'int32'))\n"
-  "for i = 1, 30 do m.add[{1, 32}](a) l.synchronize() end\n"
-  "return 'counted ' .. a[32]\n"};
+  "local a, s = l.device_array(32, 'int32'), l.stream()\n"
+  "a:copy_to_device(l.zeros(32, 'int32'), s)\n"
+  "for i = 1, 30 do m.add[{1, 32, s}](a) s:synchronize() end\n"
+  "local h = l.zeros(32, 'int32')\n"
+  "a:copy_to_host(h, s) s:synchronize()\n"
+  "return 'counted ' .. h[32]\n"};
 static char results[2][200];
 static void *run(void *arg) {
   int i = (int)(long)arg;
