@@ -5,13 +5,10 @@
 ** LUACUDA_SIM_MEMORY bytes (suffix K, M or G) to simulate a smaller GPU.
 **
 ** Allocations of LUACUDA_SIM_GUARD bytes or more (default 64K; 1: all of
-** them; off: none) are mapped pages of their own, placed so that an
-** inaccessible guard page follows them: a kernel reading or writing past
-** the end (by more than the rounding to 256 bytes) faults, and the fault
-** becomes a launch error (sim_fault.c) instead of silent corruption of
-** the host heap. Below that size a mapping costs more than malloc.
+** them; off: none) are followed by a guard page (sim_guard.c): a kernel
+** reading or writing past the end (by more than the rounding to 256
+** bytes) faults. Below that size a mapping costs more than malloc.
 */
-#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -20,28 +17,12 @@
 #include <unistd.h>
 
 #include <dlfcn.h>
-#include <sys/mman.h>
 
 #include "sim.h"
-
-/* Under valgrind, guarded blocks are heap blocks to memcheck: their
-** contents start undefined and a lost one is a leak. No-ops elsewhere. */
-#if defined(__has_include)
-#if __has_include(<valgrind/memcheck.h>)
-#include <valgrind/memcheck.h>
-#define BLOCK_ALLOCATED(p, n) VALGRIND_MALLOCLIKE_BLOCK(p, n, 0, 0)
-#define BLOCK_FREED(p) VALGRIND_FREELIKE_BLOCK(p, 0)
-#endif
-#endif
-#ifndef BLOCK_ALLOCATED
-#define BLOCK_ALLOCATED(p, n) ((void)0)
-#define BLOCK_FREED(p) ((void)0)
-#endif
 
 static atomic_size_t used;          /* bytes in live device allocations */
 static size_t capacity;
 static size_t guard_from;           /* the smallest allocation with a guard page */
-static size_t page;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static size_t physical_memory(void) {
@@ -53,31 +34,10 @@ static void init_capacity(void) {
   capacity = lc_env_size("LUACUDA_SIM_MEMORY", physical_memory());
   const char *g = getenv("LUACUDA_SIM_GUARD");
   guard_from = g && strcmp(g, "off") == 0 ? SIZE_MAX : lc_env_size("LUACUDA_SIM_GUARD", 64 * 1024);
-  page = (size_t)sysconf(_SC_PAGESIZE);
-}
-
-/* n bytes (a multiple of 256) ending where a PROT_NONE page begins */
-static void *guarded_alloc(size_t n) {
-  size_t body = (n + page - 1) & ~(page - 1);
-  if (body < n || body + page < body) return NULL;
-  char *base = mmap(NULL, body + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (base == MAP_FAILED) return NULL;
-  if (mprotect(base + body, page, PROT_NONE) != 0) {
-    munmap(base, body + page);
-    return NULL;
-  }
-  BLOCK_ALLOCATED(base + (body - n), n);
-  return base + (body - n);
-}
-
-static void guarded_free(void *p, size_t n) {
-  size_t body = (n + page - 1) & ~(page - 1);
-  BLOCK_FREED(p);
-  munmap((char *)p - (body - n), body + page);
 }
 
 static void release(void *p, size_t n) {
-  if (n >= guard_from) guarded_free(p, n);
+  if (n >= guard_from) lc_sim_guard_free(p, n);
   else free(p);
 }
 
@@ -103,7 +63,7 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, ch
       return LC_ENOMEM;
     }
   }
-  *ptr = n == SIZE_MAX ? NULL : n >= guard_from ? guarded_alloc(n) : aligned_alloc(256, n);
+  *ptr = n == SIZE_MAX ? NULL : n >= guard_from ? lc_sim_guard_alloc(n) : aligned_alloc(256, n);
   if (*ptr == NULL) {
     if (counted(kind)) atomic_fetch_sub(&used, n);
     snprintf(err, LC_ERRLEN, "out of %s memory allocating %zu bytes",
@@ -341,7 +301,8 @@ static int sim_select_device(int i, char *err) {
 }
 
 static int sim_trim_pool(char *err) {
-  (void)err;             /* no pool: memory goes back to the system when freed */
+  (void)err;             /* no pool but the guarded blocks kept for reuse */
+  lc_sim_guard_trim();
   return LC_OK;
 }
 

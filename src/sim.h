@@ -48,6 +48,12 @@ void lc_sim_fault_stop(lc_sim_fault *f);
 /* The recorded signal as a cause, e.g. "integer division by zero (SIGFPE)". */
 void lc_sim_fault_describe(const lc_sim_fault *f, char *buf, size_t n);
 
+/* ---- device memory followed by a guard page (sim_guard.c) ----
+** n is a multiple of 256; free takes the same n. */
+void *lc_sim_guard_alloc(size_t n);
+void lc_sim_guard_free(void *p, size_t n);
+void lc_sim_guard_trim(void);           /* unmap the blocks kept for reuse */
+
 /* ---- streams and events (sim_stream.c) ----
 ** Work queued on a stream: run() is called on the executor thread, in
 ** queue order; the struct is freed after it. A work type embeds this as
