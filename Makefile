@@ -33,7 +33,7 @@ SCAN_UNIT = $(BUILD)/scan_test
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
-.PHONY: all install deps check test demo bench bench-gpu test-asan rock clean
+.PHONY: all install deps check test demo bench bench-gpu test-asan test-valgrind rock clean
 
 all: $(LIB)
 
@@ -114,6 +114,17 @@ test-asan: deps
 	@$(MAKE) --no-print-directory check BUILD=build-asan CFLAGS="$(SAN_FLAGS)" \
 	  LDFLAGS="-fsanitize=address,undefined" BUSTED="$$(command -v busted)" \
 	  LUA="env LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 LUACUDA_SANITIZED=1 $(LUA)"
+
+# The specs under valgrind's memcheck: any error, or a definite leak, fails.
+# Children (the C++ compiler, the specs' subprocesses) run without it. The
+# specs tagged #oob make invalid accesses on purpose (kernel faults caught
+# by the simulator), which memcheck rightly reports, so they are left out.
+VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
+           --error-exitcode=99 --trace-children=no
+test-valgrind: deps
+	@$(MAKE) --no-print-directory deps PACKAGES=valgrind
+	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)" \
+	  LUA="$(VALGRIND) $(LUA)" BUSTED_ARGS="--exclude-tags=oob $(BUSTED_ARGS)"
 
 # build and install the rock into a local tree, as a user would
 rock:

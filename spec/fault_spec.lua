@@ -1,7 +1,9 @@
 -- Faults inside kernels on the simulator: a fault, a trap, a failed assert
 -- or a kernel stopped by the watchdog ends its launch with an error naming
 -- the kernel and the cause; the state, the process and other states carry
--- on (the simulator is not poisoned, unlike a CUDA context).
+-- on (the simulator is not poisoned, unlike a CUDA context). Tests tagged
+-- #oob make invalid accesses in this process on purpose: memcheck reports
+-- them, so make test-valgrind leaves them out.
 local luacuda = require "luacuda"
 local S = require "spec.support"
 
@@ -47,6 +49,11 @@ extern "C" __global__ void overflow(int *a, int n) {
   volatile char c = 1;
   a[threadIdx.x] = deep(&c, n);
 }
+extern "C" __global__ void fiber_divide(int *a, int d) {
+  __syncthreads();
+  a[threadIdx.x] = 100 / (d + 0 * (int)threadIdx.x);
+  __syncthreads();
+}
 extern "C" __global__ void iota(int *a) { a[threadIdx.x] = threadIdx.x; }
 ]]
 
@@ -67,7 +74,7 @@ describe("a fault in a kernel on the simulator", function()
     assert.equal(31, t[32])
   end
 
-  it("just past the end of an array is an illegal address naming the kernel", function()
+  it("just past the end of an array is an illegal address naming the kernel #oob", function()
     local a = luacuda.device_array(N, "float32")
     m.oob[{1, 32}](a, N)
     S.misuse({"luacuda.synchronize: kernel 'oob' failed: illegal memory access at address",
@@ -76,7 +83,7 @@ describe("a fault in a kernel on the simulator", function()
     carries_on()
   end)
 
-  it("reading far outside any allocation faults too", function()
+  it("reading far outside any allocation faults too #oob", function()
     local a = luacuda.device_array(N, "float32")
     local out = luacuda.device_array(32, "float32")
     m.oob_read[{{2, 3}, 32}](a, 1 << 40, out)
@@ -115,7 +122,7 @@ describe("a fault in a kernel on the simulator", function()
     carries_on()
   end)
 
-  it("on a fiber, after a barrier, is caught the same way", function()
+  it("on a fiber, after a barrier, is caught the same way #oob", function()
     local a = luacuda.device_array(N, "float32")
     m.fiber_oob[{{1, 2}, 64}](a, N + 8)
     S.misuse({"kernel 'fiber_oob' failed: illegal memory access", "in block (0, "},
@@ -123,7 +130,7 @@ describe("a fault in a kernel on the simulator", function()
     carries_on()
   end)
 
-  it("a GPU thread that overflows its stack is a stack overflow", function()
+  it("a GPU thread that overflows its stack is a stack overflow #oob", function()
     local a = luacuda.device_array(32, "int32")
     m.overflow[{1, 32}](a, 100000)
     S.misuse({"kernel 'overflow' failed: stack overflow in a GPU thread",
@@ -132,7 +139,7 @@ describe("a fault in a kernel on the simulator", function()
     assert.equal(4, a[1])
   end)
 
-  it("is reported by the stream it was queued on", function()
+  it("is reported by the stream it was queued on #oob", function()
     local s = luacuda.stream()
     local a = luacuda.device_array(N, "float32")
     m.oob[{1, 32, s}](a, N)
@@ -144,12 +151,14 @@ describe("a fault in a kernel on the simulator", function()
   it("many times over leaves the workers, stacks and memory as they were", function()
     collectgarbage()
     local before = luacuda.memory_info().used
-    local a = luacuda.device_array(N, "float32")
+    local a = luacuda.device_array(64, "int32")
     for i = 1, 40 do
-      if i % 2 == 0 then m.fiber_oob[{3, 64}](a, N + i)
+      if i % 2 == 0 then m.fiber_divide[{3, 64}](a, 0)
       else m.divide[{3, 32}](luacuda.device_array(32, "int32"), 0) end
       assert.is_false((pcall(luacuda.synchronize)))
     end
+    m.fiber_divide[{1, 64}](a, 4)
+    assert.equal(25, a[64])
     carries_on()
     a = nil
     collectgarbage()
