@@ -29,6 +29,7 @@ OBJ  = $(SRC:src/%.c=$(BUILD)/obj/%.o)
 LIB  = $(BUILD)/luacuda/core.so
 UNIT = $(BUILD)/layout_test
 SCAN_UNIT = $(BUILD)/scan_test
+GUARD_UNIT = $(BUILD)/guard_test
 
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
@@ -57,6 +58,12 @@ $(SCAN_UNIT): spec/c/scan_test.c spec/c/unit.h src/scan.c src/scan.h src/dtype.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/scan_test.c src/scan.c -o $@ $(LDFLAGS)
 
+# the simulator's guarded blocks, with mmap wrapped so a test can fail it
+$(GUARD_UNIT): spec/c/guard_test.c spec/c/unit.h src/sim_guard.c $(HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/guard_test.c src/sim_guard.c -o $@ $(LDFLAGS) \
+	  -Wl,--wrap=mmap -lpthread
+
 # luarocks make: INST_LIBDIR and INST_LUADIR come from the rockspec
 install: $(LIB)
 	mkdir -p $(INST_LIBDIR)/luacuda $(INST_LUADIR)/luacuda
@@ -81,7 +88,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(UNIT) $(SCAN_UNIT)
+check: $(LIB) $(UNIT) $(SCAN_UNIT) $(GUARD_UNIT)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
 

@@ -9,13 +9,15 @@
 ** touched (measured: allocating and filling 1 MiB takes 35 times as long as
 ** with malloc, which reuses its memory). So freed blocks are kept for reuse
 ** by an allocation of the same size, as malloc keeps its own, up to
-** CACHE_BYTES in all; trim_pool() gives them back.
+** CACHE_BYTES in all; trim_pool() gives them back. Guards are best
+** effort: when no mapping can be made, the block comes from malloc.
 */
 #define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
 #include "sim.h"
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -75,17 +77,29 @@ static mapping take(size_t body) {
   return m;
 }
 
+/* Without a mapping (the process may have used up vm.max_map_count, two
+** per block), a block from malloc, unguarded. A guarded block ends on a
+** page boundary; this one never does, so free tells them apart: it
+** starts at a page boundary, or 256 bytes after one when n is a multiple
+** of the page. */
+static void *unguarded(size_t n) {
+  size_t page = page_size(), shift = n % page == 0 ? 256 : 0;
+  void *p;
+  if (n + shift < n || posix_memalign(&p, page, n + shift) != 0) return NULL;
+  return (char *)p + shift;
+}
+
 void *lc_sim_guard_alloc(size_t n) {
   size_t body = body_of(n), page = page_size();
   if (body < n || body + page < body) return NULL;
   mapping m = take(body);
   if (m.base == NULL) {
     char *base = mmap(NULL, body + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED) return NULL;
-    if (mprotect(base + body, page, PROT_NONE) != 0) {
+    if (base != MAP_FAILED && mprotect(base + body, page, PROT_NONE) != 0) {
       munmap(base, body + page);
-      return NULL;
+      base = MAP_FAILED;
     }
+    if (base == MAP_FAILED) return unguarded(n);
     m.base = base;
   }
   /* n is a multiple of 256, so the block stays 256-byte aligned */
@@ -94,7 +108,11 @@ void *lc_sim_guard_alloc(size_t n) {
 }
 
 void lc_sim_guard_free(void *p, size_t n) {
-  size_t body = body_of(n);
+  size_t body = body_of(n), page = page_size();
+  if (((uintptr_t)p + n) % page != 0) {
+    free((char *)p - (uintptr_t)p % page);
+    return;
+  }
   mapping m = {(char *)p - (body - n), body};
   BLOCK_FREED(p);
   if (body > CACHE_BYTES / 2) {
