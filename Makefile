@@ -127,7 +127,7 @@ test-asan: deps
 # specs tagged #oob make invalid accesses on purpose (kernel faults caught
 # by the simulator), which memcheck rightly reports, so they are left out.
 VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
-           --error-exitcode=99 --trace-children=no
+           --show-leak-kinds=definite --error-exitcode=99 --trace-children=no
 test-valgrind: deps
 	@$(MAKE) --no-print-directory deps PACKAGES=valgrind
 	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)" \
