@@ -38,12 +38,13 @@ EMBED_HOST = $(BUILD)/embed_host
 
 # C programs that embed Lua and link the module; they find it next to them
 HOST_LINK = -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN/luacuda' -llua5.4 -lm
+GUARD_UNIT = $(BUILD)/guard_test
 
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
-.PHONY: all install deps check test demo bench bench-chart bench-gpu test-asan rock clean \
-        embed errors-catalogue devkit
+.PHONY: all install deps check test demo bench bench-chart bench-gpu test-asan test-valgrind \
+        rock clean embed errors-catalogue devkit
 
 all: $(LIB)
 
@@ -66,6 +67,12 @@ $(UNIT): spec/c/layout_test.c spec/c/unit.h src/layout.c src/layout.h
 $(SCAN_UNIT): spec/c/scan_test.c spec/c/unit.h src/scan.c src/scan.h src/dtype.h src/layout.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/scan_test.c src/scan.c -o $@ $(LDFLAGS)
+
+# the simulator's guarded blocks, with mmap wrapped so a test can fail it
+$(GUARD_UNIT): spec/c/guard_test.c spec/c/unit.h src/sim_guard.c $(HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/guard_test.c src/sim_guard.c -o $@ $(LDFLAGS) \
+	  -Wl,--wrap=mmap -lpthread
 
 $(BUILD)/fake/libcuda.so.1: spec/c/fake_cuda.c
 	@mkdir -p $(@D)
@@ -118,7 +125,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(UNIT) $(SCAN_UNIT) $(FAKE_CUDA) $(CAPI_UNIT) $(EMBED_HOST)
+check: $(LIB) $(UNIT) $(SCAN_UNIT) $(GUARD_UNIT) $(FAKE_CUDA) $(CAPI_UNIT) $(EMBED_HOST)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
 
@@ -166,6 +173,17 @@ test-asan: deps
 	@$(MAKE) --no-print-directory check BUILD=build-asan CFLAGS="$(SAN_FLAGS)" \
 	  LDFLAGS="-fsanitize=address,undefined" BUSTED="$$(command -v busted)" \
 	  LUA="env LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 LUACUDA_SANITIZED=1 $(LUA)"
+
+# The specs under valgrind's memcheck: any error, or a definite leak, fails.
+# Children (the C++ compiler, the specs' subprocesses) run without it. The
+# specs tagged #oob make invalid accesses on purpose (kernel faults caught
+# by the simulator), which memcheck rightly reports, so they are left out.
+VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
+           --show-leak-kinds=definite --error-exitcode=99 --trace-children=no
+test-valgrind: deps
+	@$(MAKE) --no-print-directory deps PACKAGES=valgrind
+	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)" \
+	  LUA="$(VALGRIND) $(LUA)" BUSTED_ARGS="--exclude-tags=oob $(BUSTED_ARGS)"
 
 # build and install the rock into a local tree, as a user would
 rock:

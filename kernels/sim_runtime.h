@@ -260,6 +260,30 @@ static void __lc_fail(const char *fmt, ...) {
   __builtin_unreachable();
 }
 
+// __trap() and a failed assert end the launch with an error naming the
+// thread, as on a GPU (where they are launch failures). An <assert.h>
+// included again by the kernel source restores the C library's assert,
+// whose abort() is caught as a fault (sim_fault.c).
+__attribute__((noinline, cold, noreturn))
+static void __lc_assert_fail(const char *expr, const char *file, int line) {
+  char t[48];
+  __lc_fail("assertion '%s' failed at %s:%d in block (%u, %u, %u), thread %s", expr, file,
+            line, __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
+            __lc_thread_name(__lc_current->cur, t, sizeof t));
+}
+__attribute__((noinline, cold, noreturn))
+static void __trap() {
+  char t[48];
+  __lc_fail("__trap() called in block (%u, %u, %u), thread %s", __lc_blockIdx.x,
+            __lc_blockIdx.y, __lc_blockIdx.z, __lc_thread_name(__lc_current->cur, t, sizeof t));
+}
+#undef assert
+#ifdef NDEBUG
+#define assert(e) ((void)0)
+#else
+#define assert(e) ((e) ? (void)0 : __lc_assert_fail(#e, __FILE__, __LINE__))
+#endif
+
 __attribute__((noinline, cold, noreturn))
 static void __lc_stuck(unsigned me) {
   char t[48];

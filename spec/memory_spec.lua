@@ -110,6 +110,42 @@ describe("the collector", function()
     end
   end)
 
+  it("finishes 10^5 dropped 8 MiB device arrays (800 GB), keeping views of some", function()
+    -- the memory is never touched but for one page of each kept view, so
+    -- the loop takes seconds; every array is a real allocation all the same
+    local function vm_kb()
+      local f = io.open("/proc/self/status")
+      if not f then return 0 end
+      local kb = f:read("a"):match("VmSize:%s*(%d+)")
+      f:close()
+      return tonumber(kb) or 0
+    end
+    collectgarbage()
+    luacuda.synchronize()
+    local before, vm_before, peak, kept = used(), vm_kb(), 0, {}
+    for i = 1, 100000 do
+      local a = luacuda.device_array(8 * MiB, "uint8")
+      if i % 1000 == 0 then
+        local v = a[{{8 * MiB - 15, 8 * MiB}}]       -- the last 16 bytes
+        v[16] = #kept + 1
+        kept[#kept + 1] = v
+      end
+      local u = used()
+      if u > peak then peak = u end
+    end
+    -- the 100 kept views hold 800 MiB; the collector kept the rest in bounds
+    assert.is_true(peak - before < 4096 * MiB, ("peak %d MiB"):format((peak - before) // MiB))
+    for k, v in ipairs(kept) do assert.equal(k, v[16]) end
+    kept = nil
+    collectgarbage()
+    collectgarbage()
+    luacuda.synchronize()
+    assert.equal(before, used())
+    -- nor is the address space left holding them (10^5 lost blocks: 800 GB)
+    local grown = vm_kb() - vm_before
+    assert.is_true(grown < 1024 * 1024, ("address space grew by %d KiB"):format(grown))
+  end)
+
   it("fits a loop into a small simulated device, and reports a real out-of-memory", function()
     local ok, out = lua_run("LUACUDA_SIM_MEMORY=64M", [[
       local luacuda = require "luacuda"

@@ -3,6 +3,11 @@
 ** aligned, like cudaMalloc's), but it stays a separate kind: only this file
 ** touches it directly. Its capacity is the machine's memory, or
 ** LUACUDA_SIM_MEMORY bytes (suffix K, M or G) to simulate a smaller GPU.
+**
+** Allocations of LUACUDA_SIM_GUARD bytes or more (default 64K; 1: all of
+** them; off: none) are followed by a guard page (sim_guard.c): a kernel
+** reading or writing past the end (by more than the rounding to 256
+** bytes) faults. Below that size a mapping costs more than malloc.
 */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,6 +22,7 @@
 
 static atomic_size_t used;          /* bytes in live device allocations */
 static size_t capacity;
+static size_t guard_from;           /* the smallest allocation with a guard page */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static size_t physical_memory(void) {
@@ -26,6 +32,13 @@ static size_t physical_memory(void) {
 
 static void init_capacity(void) {
   capacity = lc_env_size("LUACUDA_SIM_MEMORY", physical_memory());
+  const char *g = getenv("LUACUDA_SIM_GUARD");
+  guard_from = g && strcmp(g, "off") == 0 ? SIZE_MAX : lc_env_size("LUACUDA_SIM_GUARD", 64 * 1024);
+}
+
+static void release(void *p, size_t n) {
+  if (n >= guard_from) lc_sim_guard_free(p, n);
+  else free(p);
 }
 
 static bool counted(lc_kind kind) { return kind == LC_DEVICE || kind == LC_MANAGED; }
@@ -50,7 +63,7 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, ch
       return LC_ENOMEM;
     }
   }
-  *ptr = n == SIZE_MAX ? NULL : aligned_alloc(256, n);
+  *ptr = n == SIZE_MAX ? NULL : n >= guard_from ? lc_sim_guard_alloc(n) : aligned_alloc(256, n);
   if (*ptr == NULL) {
     if (counted(kind)) atomic_fetch_sub(&used, n);
     snprintf(err, LC_ERRLEN, "out of %s memory allocating %zu bytes",
@@ -60,19 +73,17 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, ch
   if (locked(kind)) {     /* never counted, so only the block to give back */
     unsigned f = kind == LC_MAPPED ? flags | LC_ALLOC_DEVICEMAP : flags;
     int rc = lc_sim_locked_alloc(*ptr, n, f, err);
-    if (rc != LC_OK) free(*ptr);
+    if (rc != LC_OK) release(*ptr, n);
     return rc;
   }
   return LC_OK;
 }
 
 static void sim_free(lc_kind kind, void *ptr, size_t nbytes) {
+  size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
   if (locked(kind)) lc_sim_locked_free(ptr);
-  if (counted(kind)) {
-    size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
-    atomic_fetch_sub(&used, n);
-  }
-  free(ptr);
+  if (counted(kind)) atomic_fetch_sub(&used, n);
+  release(ptr, n);
 }
 
 static int sim_mem_info(size_t *free_bytes, size_t *total, size_t *in_use) {
@@ -290,7 +301,8 @@ static int sim_select_device(int i, char *err) {
 }
 
 static int sim_trim_pool(char *err) {
-  (void)err;             /* no pool: memory goes back to the system when freed */
+  (void)err;             /* no pool but the guarded blocks kept for reuse */
+  lc_sim_guard_trim();
   return LC_OK;
 }
 

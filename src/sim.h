@@ -5,6 +5,10 @@
 #ifndef LUACUDA_SIM_H
 #define LUACUDA_SIM_H
 
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+
 #include "backend.h"
 #include "scan.h"
 #include "../kernels/sim_abi.h"
@@ -20,6 +24,35 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err);
 /* Run every block of a launch of fn on the worker threads and wait for
 ** them; the first failing block's message comes back in err. */
 int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err);
+
+/* ---- faults in kernels (sim_fault.c) ----
+** Each worker thread registers one of these. While armed, a fault raised
+** on that thread (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT), or the stop
+** signal after lc_sim_fault_stop, records the signal and siglongjmps to
+** jump; lc_sim_fault_recover must then be called on that thread. */
+#define LC_SIM_STOP_SIGNAL SIGURG      /* ignored by default, so a late one is harmless */
+typedef struct lc_sim_fault {
+  sigjmp_buf jump;
+  volatile sig_atomic_t armed;     /* kernel code runs on this thread */
+  volatile sig_atomic_t stop;      /* the watchdog wants the kernel stopped */
+  int signo, code;                 /* what happened */
+  void *addr;
+  pthread_t self;
+} lc_sim_fault;
+
+/* On the worker thread itself: its signal stack, the handlers (once). */
+int lc_sim_fault_thread(lc_sim_fault *f, char *err);
+void lc_sim_fault_recover(lc_sim_fault *f);
+/* Stop the kernel running on f's thread (the watchdog's request). */
+void lc_sim_fault_stop(lc_sim_fault *f);
+/* The recorded signal as a cause, e.g. "integer division by zero (SIGFPE)". */
+void lc_sim_fault_describe(const lc_sim_fault *f, char *buf, size_t n);
+
+/* ---- device memory followed by a guard page (sim_guard.c) ----
+** n is a multiple of 256; free takes the same n. */
+void *lc_sim_guard_alloc(size_t n);
+void lc_sim_guard_free(void *p, size_t n);
+void lc_sim_guard_trim(void);           /* unmap the blocks kept for reuse */
 
 /* ---- streams and events (sim_stream.c) ----
 ** Work queued on a stream: run() is called on the executor thread, in

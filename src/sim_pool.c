@@ -4,18 +4,33 @@
 ** hands out its blocks in chunks through an atomic counter; a block runs
 ** entirely on one worker, which owns its dynamic shared memory and the
 ** fiber stacks its blocks need. One launch runs at a time.
+**
+** A fault in a kernel (sim_fault.c) ends its launch with an error and
+** leaves the pool as it was: the worker resumes in its block loop, the
+** block's frames and fibers are abandoned (the fiber stacks are reused as
+** they are by the next block), and no other block of that launch starts.
+** The simulator is not poisoned afterwards, unlike a CUDA context after
+** CUDA_ERROR_ILLEGAL_ADDRESS: the faulting access itself never happened,
+** and one backend serves every lua_State of the process, so a poisoned one
+** would take down states that did nothing wrong. Writes a kernel made
+** before it faulted stay, as they would on a GPU.
+**
+** LUACUDA_SIM_TIMEOUT (seconds, default none) is a watchdog: a launch still
+** running after it is stopped by signalling the workers running it.
 */
 #define _DEFAULT_SOURCE   /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include "sim.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Tell valgrind (when built where its header exists) that fiber stacks are
@@ -35,6 +50,8 @@
 
 typedef struct worker {
   lc_sim_worker w;           /* what the runtime sees */
+  lc_sim_fault fault;        /* where a fault in its kernel code lands */
+  lc_sim_dim block;          /* the block it runs, for a fault's message */
   pthread_t thread;
   char *region;              /* room for MAX_FIBERS stacks, each over a guard page */
   size_t stride;             /* stack size plus its guard page */
@@ -44,6 +61,7 @@ typedef struct worker {
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *init_error;
+static double timeout;       /* LUACUDA_SIM_TIMEOUT in seconds; 0: none */
 static unsigned nworkers;
 static worker *workers;
 static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;   /* one launch at a time */
@@ -92,9 +110,71 @@ static void **worker_stacks(lc_sim_worker *lw, unsigned n) {
   return me->stack;
 }
 
+/* Record the launch's first failure and hand out no more blocks. */
+static void fail_launch(worker *me, uint64_t total) {
+  pthread_mutex_lock(&lock);
+  if (!cur_failed) {
+    cur_failed = true;
+    memcpy(cur_error, me->w.error, LC_SIM_ERRLEN);
+  }
+  pthread_mutex_unlock(&lock);
+  atomic_store(&cur_next, total);
+}
+
+/* A fault in kernel code as the launch's error. */
+static void describe_fault(worker *me) {
+  char cause[LC_SIM_ERRLEN - 64];     /* room for the block */
+  const lc_sim_fault *f = &me->fault;
+  const char *addr = f->addr;
+  if (f->signo == LC_SIM_STOP_SIGNAL)
+    snprintf(cause, sizeof cause, "stopped by the watchdog after running longer than "
+             "LUACUDA_SIM_TIMEOUT (%g s)", timeout);
+  else if (f->signo == SIGSEGV && me->region && addr >= me->region &&
+           addr < me->region + me->stride * MAX_FIBERS)
+    snprintf(cause, sizeof cause, "stack overflow in a GPU thread (SIGSEGV; each thread "
+             "has %zu bytes of stack, LUACUDA_SIM_STACK)", me->w.stack_size);
+  else
+    lc_sim_fault_describe(f, cause, sizeof cause);
+  snprintf(me->w.error, LC_SIM_ERRLEN, "%.440s in block (%u, %u, %u)", cause,
+           me->block.x, me->block.y, me->block.z);
+}
+
+/* Run blocks until none is left. A fault in a kernel resumes at the
+** sigsetjmp, once per launch rather than per block: saving the signal
+** mask there would cost a system call, so recover() unblocks instead. */
+static void run_blocks(worker *me, lc_sim_block_fn fn, const lc_sim_launch *l,
+                       uint64_t total, uint64_t chunk) {
+  if (sigsetjmp(me->fault.jump, 0)) {
+    lc_sim_fault_recover(&me->fault);
+    describe_fault(me);
+    fail_launch(me, total);
+    return;
+  }
+  uint64_t gx = l->grid.x, gxy = (uint64_t)l->grid.x * l->grid.y;
+  for (;;) {
+    uint64_t first = atomic_fetch_add(&cur_next, chunk);
+    if (first >= total) break;
+    uint64_t last = first + chunk < total ? first + chunk : total;
+    for (uint64_t b = first; b < last; b++) {
+      lc_sim_dim bid = {(unsigned)(b % gx), (unsigned)(b % gxy / gx), (unsigned)(b / gxy)};
+      me->block = bid;
+      me->fault.armed = 1;
+      int rc = fn(l, &me->w, bid);
+      me->fault.armed = 0;
+      if (rc != 0) {
+        fail_launch(me, total);
+        return;
+      }
+    }
+  }
+}
+
 static void *worker_main(void *arg) {
   worker *me = arg;
   unsigned long seen = 0;
+  char err[LC_ERRLEN];
+  /* without a handler a fault still crashes, as it did before; say why */
+  if (lc_sim_fault_thread(&me->fault, err) != LC_OK) fprintf(stderr, "luacuda: %s\n", err);
   for (;;) {
     pthread_mutex_lock(&lock);
     while (generation == seen) pthread_cond_wait(&go, &lock);
@@ -102,26 +182,9 @@ static void *worker_main(void *arg) {
     lc_sim_block_fn fn = cur_fn;
     const lc_sim_launch *l = cur_launch;
     uint64_t total = cur_total, chunk = cur_chunk;
+    me->fault.stop = 0;
     pthread_mutex_unlock(&lock);
-    uint64_t gx = l->grid.x, gxy = (uint64_t)l->grid.x * l->grid.y;
-    for (;;) {
-      uint64_t first = atomic_fetch_add(&cur_next, chunk);
-      if (first >= total) break;
-      uint64_t last = first + chunk < total ? first + chunk : total;
-      for (uint64_t b = first; b < last; b++) {
-        lc_sim_dim bid = {(unsigned)(b % gx), (unsigned)(b % gxy / gx), (unsigned)(b / gxy)};
-        if (fn(l, &me->w, bid) != 0) {
-          pthread_mutex_lock(&lock);
-          if (!cur_failed) {
-            cur_failed = true;
-            memcpy(cur_error, me->w.error, LC_SIM_ERRLEN);
-          }
-          pthread_mutex_unlock(&lock);
-          atomic_store(&cur_next, total);     /* hand out no more blocks */
-          break;
-        }
-      }
-    }
+    run_blocks(me, fn, l, total, chunk);
     pthread_mutex_lock(&lock);
     if (--running == 0) pthread_cond_signal(&done);
     pthread_mutex_unlock(&lock);
@@ -137,6 +200,18 @@ static void start_pool(void) {
   size_t stack = lc_env_size("LUACUDA_SIM_STACK", 128 * 1024);
   if (stack < 16 * 1024) stack = 16 * 1024;
   stack = (stack + page - 1) / page * page;
+  const char *t = getenv("LUACUDA_SIM_TIMEOUT");
+  if (t && *t) {
+    char *end;
+    timeout = strtod(t, &end);
+    if (*end != '\0' || !(timeout > 0 && timeout < 1e9)) timeout = 0;
+  }
+  /* the watchdog's deadline must not move with the wall clock */
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&done, &ca);
+  pthread_condattr_destroy(&ca);
   workers = calloc(nworkers, sizeof *workers);
   if (workers == NULL) {
     init_error = "out of memory starting the simulator's workers";
@@ -154,6 +229,32 @@ static void start_pool(void) {
       nworkers = i;      /* those started stay, idle */
       return;
     }
+  }
+}
+
+static struct timespec after(double seconds) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  long long ns = t.tv_nsec + (long long)(seconds * 1e9);
+  t.tv_sec += (time_t)(ns / 1000000000);
+  t.tv_nsec = (long)(ns % 1000000000);
+  return t;
+}
+
+/* The watchdog (the launching thread, holding lock): wait for the launch
+** until the timeout, then stop it. Fibers cannot be preempted, so each
+** worker still in kernel code is signalled, again every 10 ms: a worker
+** that fetched a block just before the stop may enter it just after. */
+static void watch(uint64_t total) {
+  struct timespec deadline = after(timeout);
+  while (running > 0 && pthread_cond_timedwait(&done, &lock, &deadline) != ETIMEDOUT) {}
+  if (running == 0) return;
+  atomic_store(&cur_next, total);       /* no more blocks */
+  while (running > 0) {
+    for (unsigned i = 0; i < nworkers; i++)
+      if (workers[i].fault.armed) lc_sim_fault_stop(&workers[i].fault);
+    deadline = after(0.01);
+    pthread_cond_timedwait(&done, &lock, &deadline);
   }
 }
 
@@ -176,6 +277,7 @@ int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err) {
   running = nworkers;
   generation++;
   pthread_cond_broadcast(&go);
+  if (timeout > 0) watch(total);
   while (running > 0) pthread_cond_wait(&done, &lock);
   bool failed = cur_failed;
   if (failed) snprintf(err, LC_ERRLEN, "%s", cur_error);

@@ -1,0 +1,329 @@
+-- Faults inside kernels on the simulator: a fault, a trap, a failed assert
+-- or a kernel stopped by the watchdog ends its launch with an error naming
+-- the kernel and the cause; the state, the process and other states carry
+-- on (the simulator is not poisoned, unlike a CUDA context). Tests tagged
+-- #oob make invalid accesses in this process on purpose: memcheck reports
+-- them, so make test-valgrind leaves them out.
+local luacuda = require "luacuda"
+local S = require "spec.support"
+
+local sim = luacuda.backend() == "sim"
+local BUILD = os.getenv("LUACUDA_BUILD") or "build"
+
+-- Run a Lua chunk in a fresh process (from a file: kernel sources need
+-- their line breaks); its output and whether it exited with status 0.
+local function lua_run(env, code)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(code)
+  f:close()
+  local p = io.popen(("%s lua5.4 %s 2>&1"):format(env, path))
+  local out = p:read("a")
+  local ok = p:close()
+  os.remove(path)
+  return ok == true, out
+end
+
+local SOURCE = [[
+extern "C" __global__ void oob(float *a, long long off) { a[off + threadIdx.x] = 1.0f; }
+extern "C" __global__ void oob_read(float *a, long long off, float *out) {
+  out[threadIdx.x] = a[off + threadIdx.x];
+}
+extern "C" __global__ void divide(int *a, int d) { a[threadIdx.x] = 100 / (d + 0 * (int)threadIdx.x); }
+extern "C" __global__ void check(int *a) { assert(a[threadIdx.x] == 0); }
+extern "C" __global__ void trap(int *a) { if (threadIdx.x == 3) __trap(); a[threadIdx.x] = 7; }
+extern "C" __global__ void builtin_trap(int *a) { if (threadIdx.x == 2) __builtin_trap(); }
+// faults after a barrier, while the block's threads are fibers
+extern "C" __global__ void fiber_oob(float *a, long long off) {
+  __syncthreads();
+  if (threadIdx.x == 5) a[off] = 1.0f;
+  __syncthreads();
+}
+__device__ __noinline__ int deep(volatile char *p, int n) {
+  volatile char pad[1024];
+  pad[0] = p[0];
+  return n == 0 ? pad[0] : deep(pad, n - 1) + pad[0];
+}
+extern "C" __global__ void overflow(int *a, int n) {
+  __syncthreads();
+  volatile char c = 1;
+  a[threadIdx.x] = deep(&c, n);
+}
+extern "C" __global__ void fiber_divide(int *a, int d) {
+  __syncthreads();
+  a[threadIdx.x] = 100 / (d + 0 * (int)threadIdx.x);
+  __syncthreads();
+}
+extern "C" __global__ void iota(int *a) { a[threadIdx.x] = threadIdx.x; }
+]]
+
+describe("a fault in a kernel on the simulator", function()
+  if not sim then
+    it("needs the simulator", function() pending("not on the simulator") end)
+    return
+  end
+  local m = luacuda.compile(SOURCE, {name = "faults.cu"})
+  local N = 1 << 16               -- 256 KiB of float32: a guarded allocation
+
+  -- a launch after the fault runs and gives the right answer
+  local function carries_on()
+    local out = luacuda.device_array(32, "int32")
+    m.iota[{1, 32}](out)
+    local t = out:copy_to_host():totable()
+    assert.equal(0, t[1])
+    assert.equal(31, t[32])
+  end
+
+  it("just past the end of an array is an illegal address naming the kernel #oob", function()
+    local a = luacuda.device_array(N, "float32")
+    m.oob[{1, 32}](a, N)
+    S.misuse({"luacuda.synchronize: kernel 'oob' failed: illegal memory access at address",
+              "SIGSEGV", "CUDA_ERROR_ILLEGAL_ADDRESS", "in block (0, 0, 0)"}, luacuda.synchronize)
+    luacuda.synchronize()                    -- reported once
+    carries_on()
+  end)
+
+  it("reading far outside any allocation faults too #oob", function()
+    local a = luacuda.device_array(N, "float32")
+    local out = luacuda.device_array(32, "float32")
+    m.oob_read[{{2, 3}, 32}](a, 1 << 40, out)
+    S.misuse({"kernel 'oob_read' failed: illegal memory access", "SIGSEGV"},
+             luacuda.synchronize)
+    carries_on()
+  end)
+
+  it("an integer division by zero traps", function()
+    local a = luacuda.device_array(32, "int32")
+    m.divide[{1, 32}](a, 0)
+    S.misuse({"luacuda.synchronize: kernel 'divide' failed: integer division by zero (SIGFPE)"},
+             luacuda.synchronize)
+    m.divide[{1, 32}](a, 5)
+    assert.equal(20, a[32])
+  end)
+
+  it("a failed assert names the expression, the line and the thread", function()
+    local a = luacuda.to_device(luacuda.zeros(32, "int32"))
+    a[8] = 1
+    m.check[{1, 32}](a)
+    S.misuse({"kernel 'check' failed: assertion 'a[threadIdx.x] == 0' failed at faults.cu:6",
+              "thread (7, 0, 0)"}, luacuda.synchronize)
+    a[8] = 0
+    m.check[{1, 32}](a)
+    luacuda.synchronize()
+  end)
+
+  it("__trap() and __builtin_trap() end the launch", function()
+    local a = luacuda.device_array(32, "int32")
+    m.trap[{1, 32}](a)
+    S.misuse({"kernel 'trap' failed: __trap() called in block (0, 0, 0), thread (3, 0, 0)"},
+             luacuda.synchronize)
+    m.builtin_trap[{1, 32}](a)
+    S.misuse({"kernel 'builtin_trap' failed: illegal instruction", "SIGILL"}, luacuda.synchronize)
+    carries_on()
+  end)
+
+  it("on a fiber, after a barrier, is caught the same way #oob", function()
+    local a = luacuda.device_array(N, "float32")
+    m.fiber_oob[{{1, 2}, 64}](a, N + 8)
+    S.misuse({"kernel 'fiber_oob' failed: illegal memory access", "in block (0, "},
+             luacuda.synchronize)
+    carries_on()
+  end)
+
+  it("a GPU thread that overflows its stack is a stack overflow #oob", function()
+    local a = luacuda.device_array(32, "int32")
+    m.overflow[{1, 32}](a, 100000)
+    S.misuse({"kernel 'overflow' failed: stack overflow in a GPU thread",
+              "LUACUDA_SIM_STACK"}, luacuda.synchronize)
+    m.overflow[{1, 32}](a, 3)               -- the same stacks, reused
+    assert.equal(4, a[1])
+  end)
+
+  it("is reported by the stream it was queued on #oob", function()
+    local s = luacuda.stream()
+    local a = luacuda.device_array(N, "float32")
+    m.oob[{1, 32, s}](a, N)
+    S.misuse({"kernel 'oob' failed: illegal memory access"}, s.synchronize, s)
+    s:synchronize()
+    carries_on()
+  end)
+
+  it("many times over leaves the workers, stacks and memory as they were", function()
+    collectgarbage()
+    local before = luacuda.memory_info().used
+    local a = luacuda.device_array(64, "int32")
+    for i = 1, 40 do
+      if i % 2 == 0 then m.fiber_divide[{3, 64}](a, 0)
+      else m.divide[{3, 32}](luacuda.device_array(32, "int32"), 0) end
+      assert.is_false((pcall(luacuda.synchronize)))
+    end
+    m.fiber_divide[{1, 64}](a, 4)
+    assert.equal(25, a[64])
+    carries_on()
+    a = nil
+    collectgarbage()
+    collectgarbage()
+    luacuda.synchronize()
+    assert.equal(before, luacuda.memory_info().used)
+  end)
+
+  it("from assert in <assert.h>, included by the kernel, is an abort", function()
+    local ok, out = lua_run("", [[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile([=[
+        #include <assert.h>
+        extern "C" __global__ void k(int *a) { assert(a[threadIdx.x] == 0); }
+        extern "C" __global__ void ok(int *a) { a[threadIdx.x] = 3; }]=], {name = "abort.cu"})
+      local a = luacuda.to_device({0, 1, 0, 0}, {dtype = "int32"})
+      m.k[{1, 4}](a)
+      print(pcall(luacuda.synchronize))
+      m.ok[{1, 4}](a)
+      print("after", a[2])]])
+    assert.is_true(ok, out)
+    assert.truthy(out:find("kernel 'k' failed: abort() called", 1, true), out)
+    assert.truthy(out:find("CUDA_ERROR_ASSERT", 1, true), out)
+    assert.truthy(out:find("after\t3", 1, true), out)
+  end)
+
+  it("that runs past LUACUDA_SIM_TIMEOUT is stopped, with or without fibers", function()
+    local t0 = os.time()
+    local ok, out = lua_run("LUACUDA_SIM_TIMEOUT=0.2", [[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile([=[
+        extern "C" __global__ void spin(int *a) { while (((volatile int *)a)[0] == 0) {} }
+        extern "C" __global__ void spin_fibers(int *a) {
+          __syncthreads();
+          while (((volatile int *)a)[0] == 0) {}
+        }
+        extern "C" __global__ void quick(int *a) { a[threadIdx.x] += 1; }]=], {name = "spin.cu"})
+      local a = luacuda.device_array(64, "int32")
+      a[{}] = 0
+      m.spin[{16, 8}](a)
+      print(pcall(luacuda.synchronize))
+      m.spin_fibers[{16, 64}](a)
+      print(pcall(luacuda.synchronize))
+      m.quick[{1, 64}](a)
+      print("after", a[64])]])
+    assert.is_true(ok, out)
+    assert.truthy(out:find("kernel 'spin' failed: stopped by the watchdog after running longer "
+                           .. "than LUACUDA_SIM_TIMEOUT (0.2 s)", 1, true), out)
+    assert.truthy(out:find("kernel 'spin_fibers' failed: stopped by the watchdog", 1, true), out)
+    assert.truthy(out:find("after\t1", 1, true), out)
+    assert.is_true(os.time() - t0 < 20)
+  end)
+
+  it("does not hide a fault outside kernel code: that still ends the process", function()
+    -- the handlers are installed by the first launch; the signal then goes
+    -- to any thread of the process, a worker between launches included
+    local ok, out = lua_run("", [[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile([=[extern "C" __global__ void k(int *a) { a[0] = 1; }]=])
+      m.k[{4, 1}](luacuda.device_array(1, "int32"))
+      luacuda.synchronize()
+      local pid = io.open("/proc/self/stat"):read("n")
+      os.execute("kill -SEGV " .. pid .. "; sleep 1")
+      print("survived")]])
+    assert.is_false(ok, out)
+    assert.falsy(out:find("survived", 1, true), out)
+    assert.falsy(out:find("kernel 'k' failed", 1, true), out)
+  end)
+
+  it("leaves another lua_State of the process, on another thread, running", function()
+    -- a host program with two states: one launches faulting kernels while
+    -- the other launches good ones and checks their results. Each uses a
+    -- stream of its own: luacuda.synchronize() and the legacy default
+    -- stream are the device's, so they report a failure from any state.
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. dir))
+    local c = dir .. "/two_states.c"
+    local f = assert(io.open(c, "w"))
+    f:write([[
+#include <lauxlib.h>
+#include <lualib.h>
+#include <pthread.h>
+#include <stdio.h>
+static const char *scripts[2] = {
+  "local l = require 'luacuda'\n"
+  "local m = l.compile([=[extern \"C\" __global__ void bad(int *a, int d) { a[threadIdx.x] = 100 / d; }]=])\n"
+  "local a, n, s = l.device_array(32, 'int32'), 0, l.stream()\n"
+  "for i = 1, 30 do m.bad[{4, 32, s}](a, 0) if not pcall(s.synchronize, s) then n = n + 1 end end\n"
+  "return 'faulted ' .. n\n",
+  "local l = require 'luacuda'\n"
+  "local m = l.compile([=[extern \"C\" __global__ void add(int *a) { a[threadIdx.x] += 1; }]=])\n"
+  "local a, s = l.device_array(32, 'int32'), l.stream()\n"
+  "a:copy_to_device(l.zeros(32, 'int32'), s)\n"
+  "for i = 1, 30 do m.add[{1, 32, s}](a) s:synchronize() end\n"
+  "local h = l.zeros(32, 'int32')\n"
+  "a:copy_to_host(h, s) s:synchronize()\n"
+  "return 'counted ' .. h[32]\n"};
+static char results[2][200];
+static void *run(void *arg) {
+  int i = (int)(long)arg;
+  lua_State *L = luaL_newstate();
+  luaL_openlibs(L);
+  if (luaL_dostring(L, scripts[i]) != 0) snprintf(results[i], 200, "error %s", lua_tostring(L, -1));
+  else snprintf(results[i], 200, "%s", lua_tostring(L, -1));
+  lua_close(L);
+  return NULL;
+}
+int main(void) {
+  pthread_t t[2];
+  for (long i = 0; i < 2; i++) pthread_create(&t[i], NULL, run, (void *)i);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  printf("%s\n%s\n", results[0], results[1]);
+  return 0;
+}
+]])
+    f:close()
+    local exe = dir .. "/two_states"
+    local built = os.execute(("env -u LD_PRELOAD cc -o %s %s -I/usr/include/lua5.4 -llua5.4 -lpthread 2>&1")
+                             :format(exe, c))
+    assert.is_true(built == true, "cannot build the two-state host")
+    local p = io.popen(exe .. " 2>&1")
+    local out = p:read("a")
+    local ok = p:close()
+    os.execute("rm -rf " .. dir)
+    assert.is_true(ok == true, out)
+    assert.truthy(out:find("faulted 30", 1, true), out)
+    assert.truthy(out:find("counted 30", 1, true), out)
+  end)
+end)
+
+describe("guard pages after simulated device memory", function()
+  if not sim then
+    it("needs the simulator", function() pending("not on the simulator") end)
+    return
+  end
+
+  it("LUACUDA_SIM_GUARD=1 guards small arrays too", function()
+    local code = [[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile([=[
+        extern "C" __global__ void past(float *a, int n) { a[n + 64] = 1.0f; }]=])
+      local a = luacuda.device_array(256, "float32")      -- 1 KiB
+      m.past[{1, 1}](a, 256 + 1024)                        -- 5 KiB in: beyond its page
+      print(pcall(luacuda.synchronize))]]
+    local ok, out = lua_run("LUACUDA_SIM_GUARD=1", code)
+    assert.is_true(ok, out)
+    assert.truthy(out:find("kernel 'past' failed: illegal memory access", 1, true), out)
+  end)
+
+  it("leave the arrays' contents and 256-byte alignment as before", function()
+    local m = luacuda.compile([=[
+      extern "C" __global__ void align(unsigned char *a, int *out) {
+        out[0] = (int)((unsigned long long)a % 256);
+      }]=])
+    local out = luacuda.device_array(1, "int32")
+    for _, n in ipairs({2, 255, 257, 4096, 1 << 16, (1 << 16) + 3, 1 << 20}) do
+      local h = luacuda.zeros(n, "uint8")
+      h[1], h[n] = 7, 9
+      local d = luacuda.to_device(h)
+      local back = d:copy_to_host()
+      assert.equal(7, back[1])
+      assert.equal(9, back[n])
+      m.align[{1, 1}](d, out)
+      assert.equal(0, out[1])
+    end
+  end)
+end)

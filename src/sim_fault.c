@@ -1,0 +1,175 @@
+/*
+** sim_fault: faults inside simulated kernels. A kernel that touches memory
+** it does not own, divides an integer by zero, traps or aborts raises a
+** signal on the worker thread running it. While a worker runs kernel code
+** (its lc_sim_fault is armed) the handler records the signal and jumps
+** back to the worker's block loop, which reports it as that launch's
+** failure; a signal anywhere else goes to the handler that was there
+** before, or gets its default action, as if luacuda were not loaded.
+**
+** The handler runs on an alternate stack of the worker's own, so a fiber
+** whose stack overflowed into its guard page can still be reported. The
+** watchdog (sim_pool.c) stops a kernel that runs too long the same way,
+** with LC_SIM_STOP_SIGNAL sent to the worker.
+*/
+#define _DEFAULT_SOURCE   /* sigaltstack, SA_ONSTACK, MAP_ANONYMOUS */
+#include "sim.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define MAX_THREADS 256     /* the pool's own limit */
+
+static const int caught[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, LC_SIM_STOP_SIGNAL};
+#define NCAUGHT (sizeof caught / sizeof caught[0])
+static struct sigaction previous[NCAUGHT];
+
+/* the registered workers; the handler finds its own by thread id (no
+** thread-local storage: a dlopen'ed module's TLS may be allocated lazily,
+** which a signal handler must not do) */
+static lc_sim_fault *_Atomic threads[MAX_THREADS];
+static atomic_int nthreads;
+
+static lc_sim_fault *current(void) {
+  pthread_t self = pthread_self();
+  int n = atomic_load(&nthreads);
+  for (int i = 0; i < n && i < MAX_THREADS; i++) {
+    lc_sim_fault *f = atomic_load(&threads[i]);
+    if (f && pthread_equal(f->self, self)) return f;
+  }
+  return NULL;
+}
+
+/* Hand the signal on as if we had never installed a handler. */
+static void chain(int sig, siginfo_t *si, void *uc) {
+  const struct sigaction *old = NULL;
+  for (size_t i = 0; i < NCAUGHT; i++)
+    if (caught[i] == sig) old = &previous[i];
+  if (old == NULL) return;
+  if (old->sa_flags & SA_SIGINFO) {
+    if (old->sa_sigaction) old->sa_sigaction(sig, si, uc);
+    return;
+  }
+  if (old->sa_handler == SIG_IGN) return;
+  if (old->sa_handler != SIG_DFL) {
+    old->sa_handler(sig);
+    return;
+  }
+  if (sig == LC_SIM_STOP_SIGNAL) return;      /* its default is to ignore it */
+  /* the default action: reinstate it and re-raise; the signal stays
+  ** blocked until this handler returns, then ends the process as usual */
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, NULL);
+  raise(sig);
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc) {
+  int saved = errno;
+  bool ours = sig == LC_SIM_STOP_SIGNAL && si->si_code == SI_TKILL && si->si_pid == getpid();
+  lc_sim_fault *f = current();
+  if (f && f->armed && (sig != LC_SIM_STOP_SIGNAL || (ours && f->stop))) {
+    f->armed = 0;
+    f->signo = sig;
+    f->code = si->si_code;
+    f->addr = si->si_addr;
+    siglongjmp(f->jump, 1);     /* the mask is not restored: see lc_sim_fault_recover */
+  }
+  if (!ours) chain(sig, si, uc);
+  errno = saved;
+}
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int install_error;
+
+static void install(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  /* the stop signal must not interrupt the handling of a fault */
+  sigaddset(&sa.sa_mask, LC_SIM_STOP_SIGNAL);
+  for (size_t i = 0; i < NCAUGHT; i++)
+    if (sigaction(caught[i], &sa, &previous[i]) != 0) install_error = errno;
+}
+
+int lc_sim_fault_thread(lc_sim_fault *f, char *err) {
+  pthread_once(&once, install);
+  if (install_error) {
+    snprintf(err, LC_ERRLEN, "cannot install the simulator's fault handlers: %s",
+             strerror(install_error));
+    return LC_EFAIL;
+  }
+  /* SIGSTKSZ is not a constant in every libc; the handler needs little */
+  size_t size = 64 * 1024;
+  if ((size_t)SIGSTKSZ > size) size = (size_t)SIGSTKSZ;
+  void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (stack == MAP_FAILED) {
+    snprintf(err, LC_ERRLEN, "cannot make a signal stack: %s", strerror(errno));
+    return LC_EFAIL;
+  }
+  stack_t ss = {.ss_sp = stack, .ss_size = size, .ss_flags = 0};
+  int slot = atomic_fetch_add(&nthreads, 1);
+  if (sigaltstack(&ss, NULL) != 0 || slot >= MAX_THREADS) {
+    snprintf(err, LC_ERRLEN, "cannot set up a signal stack for a worker");
+    munmap(stack, size);
+    return LC_EFAIL;
+  }
+  f->self = pthread_self();
+  f->armed = 0;
+  f->stop = 0;
+  atomic_store(&threads[slot], f);
+  return LC_OK;
+}
+
+void lc_sim_fault_recover(lc_sim_fault *f) {
+  /* siglongjmp left the handler with its signals still blocked */
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, f->signo);
+  sigaddset(&set, LC_SIM_STOP_SIGNAL);
+  pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+void lc_sim_fault_stop(lc_sim_fault *f) {
+  f->stop = 1;
+  pthread_kill(f->self, LC_SIM_STOP_SIGNAL);
+}
+
+void lc_sim_fault_describe(const lc_sim_fault *f, char *buf, size_t n) {
+  switch (f->signo) {
+    case SIGSEGV:
+    case SIGBUS: {
+      /* a non-canonical address faults without one */
+      char at[48] = "";
+      if (f->addr) snprintf(at, sizeof at, " at address %p", f->addr);
+      snprintf(buf, n, "illegal memory access%s (%s; CUDA_ERROR_ILLEGAL_ADDRESS on a GPU)",
+               at, f->signo == SIGSEGV ? "SIGSEGV" : "SIGBUS");
+      break;
+    }
+    case SIGFPE:
+      snprintf(buf, n, "%s (SIGFPE)",
+               f->code == FPE_INTDIV ? "integer division by zero" :
+               f->code == FPE_INTOVF ? "integer overflow" : "arithmetic exception");
+      break;
+    case SIGILL:
+      snprintf(buf, n, "illegal instruction, as __builtin_trap() executes (SIGILL; "
+               "CUDA_ERROR_ILLEGAL_INSTRUCTION on a GPU)");
+      break;
+    case SIGABRT:
+      snprintf(buf, n, "abort() called, as a failed assert from <assert.h> does (SIGABRT; "
+               "CUDA_ERROR_ASSERT on a GPU)");
+      break;
+    default:
+      snprintf(buf, n, "signal %d", f->signo);
+  }
+}
