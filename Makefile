@@ -29,11 +29,12 @@ OBJ  = $(SRC:src/%.c=$(BUILD)/obj/%.o)
 LIB  = $(BUILD)/luacuda/core.so
 UNIT = $(BUILD)/layout_test
 SCAN_UNIT = $(BUILD)/scan_test
+THREADS_TEST = $(BUILD)/threads_test
 
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
-.PHONY: all install deps check test demo bench bench-gpu test-asan rock clean
+.PHONY: all install deps check test demo bench bench-gpu test-asan test-tsan rock clean
 
 all: $(LIB)
 
@@ -56,6 +57,16 @@ $(UNIT): spec/c/layout_test.c spec/c/unit.h src/layout.c src/layout.h
 $(SCAN_UNIT): spec/c/scan_test.c spec/c/unit.h src/scan.c src/scan.h src/dtype.h src/layout.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/scan_test.c src/scan.c -o $@ $(LDFLAGS)
+
+# several lua_States on several threads (spec/threads_spec.lua runs it): a
+# C program that links Lua itself and requires the module from $(BUILD).
+# The -L list is the loader's path, so a Lua found through LD_LIBRARY_PATH
+# (the GPU devkit's) links too.
+LUA_LIB ?= -llua5.4
+$(THREADS_TEST): spec/c/threads_test.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LC_CFLAGS) -DLC_BUILD_DIR='"$(BUILD)"' spec/c/threads_test.c -o $@ \
+	  $(LDFLAGS) $(addprefix -L,$(subst :, ,$(LD_LIBRARY_PATH))) $(LUA_LIB) -lpthread
 
 # luarocks make: INST_LIBDIR and INST_LUADIR come from the rockspec
 install: $(LIB)
@@ -81,7 +92,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(UNIT) $(SCAN_UNIT)
+check: $(LIB) $(UNIT) $(SCAN_UNIT) $(THREADS_TEST)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
 
@@ -115,9 +126,20 @@ test-asan: deps
 	  LDFLAGS="-fsanitize=address,undefined" BUSTED="$$(command -v busted)" \
 	  LUA="env LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 LUACUDA_SANITIZED=1 $(LUA)"
 
+# The threads program against a module built with ThreadSanitizer: the
+# program links Lua (uninstrumented, but each state stays on its thread)
+# and the TSan runtime, so nothing is preloaded. A report fails the run.
+TSAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+TSAN_ITERATIONS ?= 1000
+test-tsan: deps
+	@$(MAKE) --no-print-directory build-tsan/luacuda/core.so build-tsan/threads_test \
+	  BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" LDFLAGS="-fsanitize=thread"
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+	  LUACUDA_BUILD=build-tsan build-tsan/threads_test $(TSAN_ITERATIONS)
+
 # build and install the rock into a local tree, as a user would
 rock:
 	luarocks --lua-version=5.4 make --tree=$(BUILD)/rocks luacuda-scm-1.rockspec
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan
