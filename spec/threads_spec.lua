@@ -28,14 +28,19 @@ describe("several states on several threads", function()
 
   after_each(function() sh("rm -rf " .. dir) end)
 
-  -- run the program with an empty cache; its output and the compilations
+  -- run the program with an empty cache; its output, the compilations, and
+  -- for each run of the compiler its stdout pipe and every pipe it holds
   local function run(args, env)
-    local count = dir .. "/compiles"
+    local count, fds = dir .. "/compiles", dir .. "/fds"
     local cxx = dir .. "/cxx"
     local f = assert(io.open(cxx, "w"))
     -- counts compilations (-c), not the --version probe or the link step
-    f:write("#!/bin/sh\ncase \" $* \" in *\" -c \"*) echo x >> " .. count
-            .. " ;; esac\nexec c++ \"$@\"\n")
+    f:write("#!/bin/sh\n",
+            "own=$(readlink /proc/$$/fd/1)\n",
+            "held=$(for f in /proc/$$/fd/*; do readlink \"$f\"; done | grep '^pipe:' | tr '\\n' ' ')\n",
+            "echo \"$own $held\" >> " .. fds .. "\n",
+            "case \" $* \" in *\" -c \"*) echo x >> " .. count .. " ;; esac\n",
+            "exec c++ \"$@\"\n")
     f:close()
     assert(sh("chmod +x " .. cxx))
     local ok, out = sh(("LUACUDA_CACHE_DIR=%s/cache LUACUDA_CXX=%s LUACUDA_BUILD=%s %s %s %s")
@@ -49,6 +54,28 @@ describe("several states on several threads", function()
     return ok, out, n
   end
 
+  -- the compilers that held another compiler's output pipe (inherited
+  -- from a thread that spawned it meanwhile), as "held by / belongs to"
+  local function leaked_pipes()
+    local runs, outputs, leaks = {}, {}, {}
+    local f = io.open(dir .. "/fds")
+    if not f then return leaks end
+    for line in f:lines() do
+      local own, held = line:match("^(%S+)%s*(.*)$")
+      if own then
+        runs[#runs + 1] = {own, held}
+        outputs[own] = true
+      end
+    end
+    f:close()
+    for _, r in ipairs(runs) do
+      for p in r[2]:gmatch("%S+") do
+        if p ~= r[1] and outputs[p] then leaks[#leaks + 1] = r[1] .. " holds " .. p end
+      end
+    end
+    return leaks
+  end
+
   it("run 4 threads x 1000 iterations, every value right", function()
     local ok, out, compiles = run("1000 4")
     assert.is_true(ok, out)
@@ -58,6 +85,8 @@ describe("several states on several threads", function()
     if luacuda.backend() == "sim" then
       -- one shared source, compiled once for all, and one per thread
       assert.equal(1 + 4, compiles)
+      -- four threads compiled at once, each compiler with its own pipe only
+      assert.same({}, leaked_pipes())
     end
   end)
 

@@ -6,6 +6,7 @@
 ** point per kernel. The host C++ compiler (LUACUDA_CXX, else c++) is run
 ** without a shell; its output is the log of a failed compilation.
 */
+#define _GNU_SOURCE       /* pipe2 */
 #include "sim.h"
 
 #include <dlfcn.h>
@@ -181,8 +182,11 @@ static void link_argv(const char **argv, const char *cxx, const char *out, const
 /* Run argv, collecting its stdout and stderr into log. Returns the exit
 ** status (0 is success), or -1 when it could not be run. */
 static int run_compiler(const char *const *argv, sbuf *log, char *err) {
+  /* close-on-exec: a compiler that another thread spawns meanwhile must
+  ** not inherit this pipe, or our read would wait for that compiler too
+  ** (the dup2 onto the child's 1 and 2 clears the flag there) */
   int fd[2];
-  if (pipe(fd) != 0) {
+  if (pipe2(fd, O_CLOEXEC) != 0) {
     snprintf(err, LC_ERRLEN, "pipe: %s", strerror(errno));
     return -1;
   }
@@ -190,7 +194,6 @@ static int run_compiler(const char *const *argv, sbuf *log, char *err) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
   posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
-  posix_spawn_file_actions_addclose(&fa, fd[0]);
   /* the host program's LD_PRELOAD (a sanitizer, a profiler) is not meant
   ** for the compiler */
   size_t nenv = 0;
