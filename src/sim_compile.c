@@ -261,22 +261,23 @@ static int write_file(const char *path, const char *data, size_t n, char *err) {
 }
 
 /* The compiler's own description (its --version output), asked once per
-** compiler per process: part of every cache key. */
-static const char *compiler_identity(const char *cxx) {
+** compiler per process: part of every cache key. Copied out under the lock:
+** another thread naming another compiler (LUACUDA_CXX changed) rewrites it. */
+static void compiler_identity(const char *cxx, char *out, size_t len) {
   static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   static char who[1024], identity[1024];
   pthread_mutex_lock(&mu);
   if (strcmp(who, cxx) != 0) {
     const char *argv[] = {cxx, "--version", NULL};
-    sbuf out = {0};
+    sbuf version = {0};
     char err[LC_ERRLEN];
-    int status = run_compiler(argv, &out, err);
-    snprintf(identity, sizeof identity, "%s", status == 0 && out.p ? out.p : "unknown");
+    int status = run_compiler(argv, &version, err);
+    snprintf(identity, sizeof identity, "%s", status == 0 && version.p ? version.p : "unknown");
     snprintf(who, sizeof who, "%s", cxx);
-    free(out.p);
+    free(version.p);
   }
+  snprintf(out, len, "%s", identity);
   pthread_mutex_unlock(&mu);
-  return identity;
 }
 
 static bool load(const char *path, void **handle, char *err) {
@@ -327,7 +328,9 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   lc_hash_init(&key);
   lc_hash_add(&key, text.p, text.n);
   for (int i = 0; i < argc - 3; i++) lc_hash_add_str(&key, argv[i]);
-  lc_hash_add_str(&key, compiler_identity(cxx));
+  char identity[1024];
+  compiler_identity(cxx, identity, sizeof identity);
+  lc_hash_add_str(&key, identity);
   const char *cache = lc_cache_dir();
   int rc = LC_EFAIL;
   if (cache) {
