@@ -101,6 +101,20 @@ describe("several states on several threads", function()
     end
   end)
 
+  -- the in-process cache is the states' too: what one compiles another
+  -- gets, globals included, unless its source has a name of its own
+  it("shares a module's globals by source and name, as the README says", function()
+    local src = "__device__ int g[1];\n"
+    local a = luacuda.compile(src):get_global("g")
+    local b = luacuda.compile(src):get_global("g")
+    local own = luacuda.compile(src, {name = "state2.cu"}):get_global("g")
+    a[1] = 5
+    own[1] = 7
+    assert.equal(5, b[1])
+    assert.equal(7, own[1])
+    assert.equal(5, a[1])
+  end)
+
   it("rejects a bad count", function()
     local ok, out = run("0")
     assert.is_false(ok)
