@@ -39,12 +39,13 @@ EMBED_HOST = $(BUILD)/embed_host
 # C programs that embed Lua and link the module; they find it next to them
 HOST_LINK = -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN/luacuda' -llua5.4 -lm
 GUARD_UNIT = $(BUILD)/guard_test
+THREADS_TEST = $(BUILD)/threads_test
 
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
-.PHONY: all install deps check test demo bench bench-chart bench-gpu test-asan test-valgrind \
-        rock clean embed errors-catalogue devkit
+.PHONY: all install deps check test demo bench bench-chart bench-gpu test-asan test-tsan \
+        test-valgrind rock clean embed errors-catalogue devkit
 
 all: $(LIB)
 
@@ -67,6 +68,16 @@ $(UNIT): spec/c/layout_test.c spec/c/unit.h src/layout.c src/layout.h
 $(SCAN_UNIT): spec/c/scan_test.c spec/c/unit.h src/scan.c src/scan.h src/dtype.h src/layout.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/scan_test.c src/scan.c -o $@ $(LDFLAGS)
+
+# several lua_States on several threads (spec/threads_spec.lua runs it): a
+# C program that links Lua itself and requires the module from $(BUILD).
+# The -L list is the loader's path, so a Lua found through LD_LIBRARY_PATH
+# (the GPU devkit's) links too.
+LUA_LIB ?= -llua5.4
+$(THREADS_TEST): spec/c/threads_test.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LC_CFLAGS) -DLC_BUILD_DIR='"$(BUILD)"' spec/c/threads_test.c -o $@ \
+	  $(LDFLAGS) $(addprefix -L,$(subst :, ,$(LD_LIBRARY_PATH))) $(LUA_LIB) -lpthread
 
 # the simulator's guarded blocks, with mmap wrapped so a test can fail it
 $(GUARD_UNIT): spec/c/guard_test.c spec/c/unit.h src/sim_guard.c $(HDR)
@@ -125,7 +136,8 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(UNIT) $(SCAN_UNIT) $(GUARD_UNIT) $(FAKE_CUDA) $(CAPI_UNIT) $(EMBED_HOST)
+check: $(LIB) $(UNIT) $(SCAN_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
+       $(EMBED_HOST)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
 
@@ -185,9 +197,20 @@ test-valgrind: deps
 	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)" \
 	  LUA="$(VALGRIND) $(LUA)" BUSTED_ARGS="--exclude-tags=oob $(BUSTED_ARGS)"
 
+# The threads program against a module built with ThreadSanitizer: the
+# program links Lua (uninstrumented, but each state stays on its thread)
+# and the TSan runtime, so nothing is preloaded. A report fails the run.
+TSAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+TSAN_ITERATIONS ?= 1000
+test-tsan: deps
+	@$(MAKE) --no-print-directory build-tsan/luacuda/core.so build-tsan/threads_test \
+	  BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" LDFLAGS="-fsanitize=thread"
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+	  LUACUDA_BUILD=build-tsan build-tsan/threads_test $(TSAN_ITERATIONS)
+
 # build and install the rock into a local tree, as a user would
 rock:
 	luarocks --lua-version=5.4 make --tree=$(BUILD)/rocks luacuda-scm-1.rockspec
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan

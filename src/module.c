@@ -58,39 +58,79 @@ static lc_modref *check_module(lua_State *L, int idx, const char *fname) {
 }
 
 /* ---- the in-process cache: modules by what made them; each entry holds a
-** reference, so a module compiled once stays for the process ---------- */
+** reference, so a module compiled once stays for the process. States on
+** several threads share it: an entry without a module is being compiled,
+** and a thread that wants the same key waits for it rather than compiling
+** it again. -------------------------------------------------------------- */
 
-typedef struct cached { lc_hash key; lc_modref *mod; } cached;
+typedef struct cached { lc_hash key; lc_modref *mod; } cached;   /* mod NULL: in flight */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cache_settled = PTHREAD_COND_INITIALIZER;
 static cached *cache;
 static size_t ncache, capcache;
 
+/* The entry for key, or NULL (caller holds the lock). */
+static cached *cache_entry(const lc_hash *key) {
+  for (size_t i = 0; i < ncache; i++)
+    if (cache[i].key.a == key->a && cache[i].key.b == key->b) return &cache[i];
+  return NULL;
+}
+
+/* The compiled module for key, retained; NULL when there is none yet. */
 static lc_modref *cache_find(const lc_hash *key) {
-  lc_modref *m = NULL;
   pthread_mutex_lock(&cache_lock);
-  for (size_t i = 0; i < ncache && m == NULL; i++)
-    if (cache[i].key.a == key->a && cache[i].key.b == key->b) {
-      m = cache[i].mod;
-      modref_retain(m);
-    }
+  cached *c = cache_entry(key);
+  lc_modref *m = c ? c->mod : NULL;
+  if (m) modref_retain(m);
   pthread_mutex_unlock(&cache_lock);
   return m;
 }
 
-static void cache_add(const lc_hash *key, lc_modref *m) {
+/* The module for key, retained, once any compilation of it in flight has
+** settled; or NULL, and then *claimed says whether the caller now owns the
+** key's compilation: it must end it with cache_fill or cache_drop, raising
+** no Lua error in between (waiting threads would wait forever). Without
+** room for the entry the caller compiles without caching. */
+static lc_modref *cache_claim(const lc_hash *key, bool *claimed) {
+  lc_modref *m = NULL;
+  *claimed = false;
   pthread_mutex_lock(&cache_lock);
-  if (ncache == capcache) {
-    size_t cap = capcache ? 2 * capcache : 16;
-    cached *c = realloc(cache, cap * sizeof *c);
-    if (c) {
-      cache = c;
-      capcache = cap;
+  cached *c;
+  while ((c = cache_entry(key)) != NULL && c->mod == NULL)
+    pthread_cond_wait(&cache_settled, &cache_lock);
+  if (c) {
+    m = c->mod;
+    modref_retain(m);
+  } else {
+    if (ncache == capcache) {
+      size_t cap = capcache ? 2 * capcache : 16;
+      cached *grown = realloc(cache, cap * sizeof *grown);
+      if (grown) {
+        cache = grown;
+        capcache = cap;
+      }
+    }
+    if (ncache < capcache) {
+      cache[ncache++] = (cached){*key, NULL};
+      *claimed = true;
     }
   }
-  if (ncache < capcache) {       /* without room it is simply not cached */
+  pthread_mutex_unlock(&cache_lock);
+  return m;
+}
+
+/* End a claimed compilation: m compiled (the cache takes a reference) or,
+** with m NULL, failed (the entry goes; a waiting thread tries itself). */
+static void cache_settle(const lc_hash *key, lc_modref *m) {
+  pthread_mutex_lock(&cache_lock);
+  cached *c = cache_entry(key);
+  if (m) {
     modref_retain(m);
-    cache[ncache++] = (cached){*key, m};
+    c->mod = m;
+  } else {
+    *c = cache[--ncache];
   }
+  pthread_cond_broadcast(&cache_settled);
   pthread_mutex_unlock(&cache_lock);
 }
 
@@ -222,9 +262,19 @@ static int compile_source(lua_State *L, const char *name, const char *fname) {
   lc_scan_result r;
   scan_source(L, m, src, len, &r, fname);   /* 6: the shared declarations */
   apply_signatures(L, 4, m, fname);
+  /* another state may have compiled it meanwhile, or be compiling it */
+  bool claimed;
+  lc_modref *done = cache_claim(&key, &claimed);
+  if (done) {
+    h->mod = done;
+    modref_release(m);
+    lua_settop(L, 5);
+    return 1;
+  }
   lc_source s = {src, len, m->name, opts, nopts, &r};
   char err[LC_ERRLEN], *log = NULL;
   int rc = m->be->module_load(&s, &m->handle, &log, err);
+  if (claimed) cache_settle(&key, rc == LC_OK ? m : NULL);
   lua_pop(L, 1);
   if (rc != LC_OK) {
     if (log) {
@@ -234,7 +284,6 @@ static int compile_source(lua_State *L, const char *name, const char *fname) {
     }
     lc_error(L, fname, "%s", err);
   }
-  cache_add(&key, m);
   lua_settop(L, 5);
   return 1;
 }

@@ -6,6 +6,7 @@
 ** point per kernel. The host C++ compiler (LUACUDA_CXX, else c++) is run
 ** without a shell; its output is the log of a failed compilation.
 */
+#define _GNU_SOURCE       /* pipe2 */
 #include "sim.h"
 
 #include <dlfcn.h>
@@ -181,8 +182,11 @@ static void link_argv(const char **argv, const char *cxx, const char *out, const
 /* Run argv, collecting its stdout and stderr into log. Returns the exit
 ** status (0 is success), or -1 when it could not be run. */
 static int run_compiler(const char *const *argv, sbuf *log, char *err) {
+  /* close-on-exec: a compiler that another thread spawns meanwhile must
+  ** not inherit this pipe, or our read would wait for that compiler too
+  ** (the dup2 onto the child's 1 and 2 clears the flag there) */
   int fd[2];
-  if (pipe(fd) != 0) {
+  if (pipe2(fd, O_CLOEXEC) != 0) {
     snprintf(err, LC_ERRLEN, "pipe: %s", strerror(errno));
     return -1;
   }
@@ -190,7 +194,6 @@ static int run_compiler(const char *const *argv, sbuf *log, char *err) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
   posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
-  posix_spawn_file_actions_addclose(&fa, fd[0]);
   /* the host program's LD_PRELOAD (a sanitizer, a profiler) is not meant
   ** for the compiler */
   size_t nenv = 0;
@@ -258,22 +261,23 @@ static int write_file(const char *path, const char *data, size_t n, char *err) {
 }
 
 /* The compiler's own description (its --version output), asked once per
-** compiler per process: part of every cache key. */
-static const char *compiler_identity(const char *cxx) {
+** compiler per process: part of every cache key. Copied out under the lock:
+** another thread naming another compiler (LUACUDA_CXX changed) rewrites it. */
+static void compiler_identity(const char *cxx, char *out, size_t len) {
   static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   static char who[1024], identity[1024];
   pthread_mutex_lock(&mu);
   if (strcmp(who, cxx) != 0) {
     const char *argv[] = {cxx, "--version", NULL};
-    sbuf out = {0};
+    sbuf version = {0};
     char err[LC_ERRLEN];
-    int status = run_compiler(argv, &out, err);
-    snprintf(identity, sizeof identity, "%s", status == 0 && out.p ? out.p : "unknown");
+    int status = run_compiler(argv, &version, err);
+    snprintf(identity, sizeof identity, "%s", status == 0 && version.p ? version.p : "unknown");
     snprintf(who, sizeof who, "%s", cxx);
-    free(out.p);
+    free(version.p);
   }
+  snprintf(out, len, "%s", identity);
   pthread_mutex_unlock(&mu);
-  return identity;
 }
 
 static bool load(const char *path, void **handle, char *err) {
@@ -324,7 +328,9 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   lc_hash_init(&key);
   lc_hash_add(&key, text.p, text.n);
   for (int i = 0; i < argc - 3; i++) lc_hash_add_str(&key, argv[i]);
-  lc_hash_add_str(&key, compiler_identity(cxx));
+  char identity[1024];
+  compiler_identity(cxx, identity, sizeof identity);
+  lc_hash_add_str(&key, identity);
   const char *cache = lc_cache_dir();
   int rc = LC_EFAIL;
   if (cache) {
