@@ -4,6 +4,7 @@
 #   make test    the same set-up, then every spec (and the C unit tests)
 #   make check   build and run the specs without the set-up step (for a
 #                machine where Lua comes from elsewhere, e.g. the GPU devkit)
+#   make fuzz-long   the differential test's long run (SEED=n replays one)
 #   make         just build build/luacuda/core.so (needs a C compiler and
 #                Lua 5.4's headers; luarocks calls this same Makefile)
 
@@ -33,7 +34,7 @@ SCAN_UNIT = $(BUILD)/scan_test
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
-.PHONY: all install deps check test demo bench bench-gpu test-asan rock clean
+.PHONY: all install deps check test demo bench bench-gpu test-asan rock clean fuzz-long
 
 all: $(LIB)
 
@@ -114,6 +115,14 @@ test-asan: deps
 	@$(MAKE) --no-print-directory check BUILD=build-asan CFLAGS="$(SAN_FLAGS)" \
 	  LDFLAGS="-fsanitize=address,undefined" BUSTED="$$(command -v busted)" \
 	  LUA="env LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 LUACUDA_SANITIZED=1 $(LUA)"
+
+# The long differential run (make test runs 2,000 of these sequences):
+# DIFF_COUNT sequences from seed DIFF_FIRST, each failing seed printed;
+# SEED=n replays that one sequence and prints its operations.
+DIFF_COUNT ?= 100000
+DIFF_FIRST ?= 1
+fuzz-long: $(LIB)
+	$(RUN_ENV) SEED="$(SEED)" $(LUA) spec/fuzz_long.lua $(DIFF_COUNT) $(DIFF_FIRST)
 
 # build and install the rock into a local tree, as a user would
 rock:
