@@ -229,20 +229,23 @@ static bool reshape_view(const lc_layout *src, int nnd, const int64_t *nd,
         op *= od[oj++];
       }
     }
-    /* a product that overflows is no stride: the group is not contiguous
-    ** (the new strides below then stay within the group's old ones) */
+    /* a product that overflows is no stride: the group is not contiguous */
     for (int ok = oi; ok < oj - 1; ok++) {
       int64_t next;
       if (f ? !mul_ok(od[ok], os[ok], &next) || os[ok + 1] != next
             : !mul_ok(od[ok + 1], os[ok + 1], &next) || os[ok] != next)
         return false;
     }
+    /* the stride of a new size-1 axis can exceed every old one (it is any
+    ** value); one that overflows gives up the view, and a copy is made */
     if (f) {
       ns[ni] = os[oi];
-      for (int nk = ni + 1; nk < nj; nk++) ns[nk] = ns[nk - 1] * nd[nk - 1];
+      for (int nk = ni + 1; nk < nj; nk++)
+        if (!mul_ok(ns[nk - 1], nd[nk - 1], &ns[nk])) return false;
     } else {
       ns[nj - 1] = os[oj - 1];
-      for (int nk = nj - 1; nk > ni; nk--) ns[nk - 1] = ns[nk] * nd[nk];
+      for (int nk = nj - 1; nk > ni; nk--)
+        if (!mul_ok(ns[nk], nd[nk], &ns[nk - 1])) return false;
     }
     ni = nj++;
     oi = oj++;

@@ -1039,8 +1039,9 @@ static int test_extreme_axis_and_index(void) {
   return 0;
 }
 
-/* Found by fuzz/layout_fuzz.c: the contiguity test of a reshape multiplied
-** a dimension by a stride without checking; a huge stride overflowed. */
+/* Found by fuzz/layout_fuzz.c: reshape multiplied dimensions by strides
+** without checking (the contiguity test, and the strides of new axes); a
+** huge stride overflowed. */
 static int test_reshape_huge_strides(void) {
   lc_layout a, d;
   int64_t span;
@@ -1049,6 +1050,12 @@ static int test_reshape_huge_strides(void) {
   CHECK_OK(strided(&a, &span, 8, V(2, 2), V(P2(62), 8)));
   CHECK_EQ(reshape(&a, &d, 'F', V(4)), LC_RESHAPE_COPY);
   CHECK_EQ(reshape(&a, &d, 'C', V(2, 1, 2)), LC_RESHAPE_VIEW);
+  /* a new size-1 axis takes the group's whole extent as its stride */
+  CHECK_OK(strided(&a, &span, 8, V(4), V(P2(61))));
+  CHECK_EQ(reshape(&a, &d, 'C', V(1, 4)), LC_RESHAPE_COPY);
+  CHECK_EQ(reshape(&a, &d, 'F', V(1, 4)), LC_RESHAPE_VIEW);   /* F starts at the smallest */
+  CHECK_EQ(reshape(&a, &d, 'C', V(2, 2)), LC_RESHAPE_VIEW);
+  CHECK_LAYOUT(d, 0, 4, V(2, 2), V(P2(62), P2(61)));
   return 0;
 }
 
