@@ -5,6 +5,7 @@
 #   make check   build and run the specs without the set-up step (for a
 #                machine where Lua comes from elsewhere, e.g. the GPU devkit)
 #   make fuzz-long   the differential test's long run (SEED=n replays one)
+#   make fuzz        the libFuzzer targets, FUZZ_TIME seconds each (clang)
 #   make         just build build/luacuda/core.so (needs a C compiler and
 #                Lua 5.4's headers; luarocks calls this same Makefile)
 
@@ -34,7 +35,7 @@ SCAN_UNIT = $(BUILD)/scan_test
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
-.PHONY: all install deps check test demo bench bench-gpu test-asan rock clean fuzz-long
+.PHONY: all install deps check test demo bench bench-gpu test-asan rock clean fuzz-long fuzz
 
 all: $(LIB)
 
@@ -123,6 +124,36 @@ DIFF_COUNT ?= 100000
 DIFF_FIRST ?= 1
 fuzz-long: $(LIB)
 	$(RUN_ENV) SEED="$(SEED)" $(LUA) spec/fuzz_long.lua $(DIFF_COUNT) $(DIFF_FIRST)
+
+# libFuzzer targets (clang) for the pure-C parts that read user input: the
+# layout arithmetic and the kernel source scanner. Each runs FUZZ_TIME
+# seconds over the corpus kept in fuzz/corpus/<target> (read only: what it
+# finds goes to $(BUILD)/fuzz/corpus-<target>, a crash to
+# $(BUILD)/fuzz/<target>-crash-*).
+FUZZ_CC    ?= clang
+FUZZ_TIME  ?= 60
+FUZZ_FLAGS  = -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+              -fno-sanitize-recover=undefined -std=c11 -Wall -Wextra -Wpedantic \
+              -D_POSIX_C_SOURCE=200809L -I$(LUA_INCDIR) -Isrc
+FUZZ_TARGETS = layout scan
+
+$(BUILD)/fuzz/layout_fuzz: fuzz/layout_fuzz.c src/layout.c src/layout.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/layout_fuzz.c src/layout.c -o $@
+
+$(BUILD)/fuzz/scan_fuzz: fuzz/scan_fuzz.c src/scan.c src/scan.h src/dtype.h src/layout.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/scan_fuzz.c src/scan.c -o $@
+
+fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%_fuzz)
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(BUILD)/fuzz/corpus-$$t; \
+	  echo "== fuzz $$t: $(FUZZ_TIME) s over fuzz/corpus/$$t"; \
+	  $(BUILD)/fuzz/$${t}_fuzz -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+	    -artifact_prefix=$(BUILD)/fuzz/$$t- $(BUILD)/fuzz/corpus-$$t fuzz/corpus/$$t \
+	    > $(BUILD)/fuzz/$$t.log 2>&1 || { tail -25 $(BUILD)/fuzz/$$t.log; exit 1; }; \
+	  grep -E '^stat::(number_of_executed_units|new_units_added)' $(BUILD)/fuzz/$$t.log; \
+	done
 
 # build and install the rock into a local tree, as a user would
 rock:
