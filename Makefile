@@ -4,6 +4,8 @@
 #   make test    the same set-up, then every spec (and the C unit tests)
 #   make check   build and run the specs without the set-up step (for a
 #                machine where Lua comes from elsewhere, e.g. the GPU devkit)
+#   make fuzz-long   the differential test's long run (SEED=n replays one)
+#   make fuzz        the libFuzzer targets, FUZZ_TIME seconds each (clang)
 #   make         just build build/luacuda/core.so (needs a C compiler and
 #                Lua 5.4's headers; luarocks calls this same Makefile)
 
@@ -45,7 +47,7 @@ THREADS_TEST = $(BUILD)/threads_test
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
 .PHONY: all install deps check test demo bench bench-chart bench-gpu test-asan test-tsan \
-        test-valgrind rock clean embed errors-catalogue devkit
+        test-valgrind rock clean embed errors-catalogue devkit fuzz-long fuzz
 
 all: $(LIB)
 
@@ -207,6 +209,44 @@ test-tsan: deps
 	  BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" LDFLAGS="-fsanitize=thread"
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
 	  LUACUDA_BUILD=build-tsan build-tsan/threads_test $(TSAN_ITERATIONS)
+
+# The long differential run (make test runs 2,000 of these sequences):
+# DIFF_COUNT sequences from seed DIFF_FIRST, each failing seed printed;
+# SEED=n replays that one sequence and prints its operations.
+DIFF_COUNT ?= 100000
+DIFF_FIRST ?= 1
+fuzz-long: $(LIB)
+	$(RUN_ENV) SEED="$(SEED)" $(LUA) spec/fuzz_long.lua $(DIFF_COUNT) $(DIFF_FIRST)
+
+# libFuzzer targets (clang) for the pure-C parts that read user input: the
+# layout arithmetic and the kernel source scanner. Each runs FUZZ_TIME
+# seconds over the corpus kept in fuzz/corpus/<target> (read only: what it
+# finds goes to $(BUILD)/fuzz/corpus-<target>, a crash to
+# $(BUILD)/fuzz/<target>-crash-*).
+FUZZ_CC    ?= clang
+FUZZ_TIME  ?= 60
+FUZZ_FLAGS  = -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+              -fno-sanitize-recover=undefined -std=c11 -Wall -Wextra -Wpedantic \
+              -D_POSIX_C_SOURCE=200809L -I$(LUA_INCDIR) -Isrc
+FUZZ_TARGETS = layout scan
+
+$(BUILD)/fuzz/layout_fuzz: fuzz/layout_fuzz.c src/layout.c src/layout.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/layout_fuzz.c src/layout.c -o $@
+
+$(BUILD)/fuzz/scan_fuzz: fuzz/scan_fuzz.c src/scan.c src/scan.h src/dtype.h src/layout.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/scan_fuzz.c src/scan.c -o $@
+
+fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%_fuzz)
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(BUILD)/fuzz/corpus-$$t; \
+	  echo "== fuzz $$t: $(FUZZ_TIME) s over fuzz/corpus/$$t"; \
+	  $(BUILD)/fuzz/$${t}_fuzz -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+	    -artifact_prefix=$(BUILD)/fuzz/$$t- $(BUILD)/fuzz/corpus-$$t fuzz/corpus/$$t \
+	    > $(BUILD)/fuzz/$$t.log 2>&1 || { tail -25 $(BUILD)/fuzz/$$t.log; exit 1; }; \
+	  grep -E '^stat::(number_of_executed_units|new_units_added)' $(BUILD)/fuzz/$$t.log; \
+	done
 
 # build and install the rock into a local tree, as a user would
 rock:

@@ -17,6 +17,9 @@ static int fail(char *err, const char *fmt, ...) {
   return -1;
 }
 
+/* an index as the 1-based messages show it (the C API takes any int64) */
+static long long one_based(int64_t i) { return i == INT64_MAX ? (long long)i : (long long)i + 1; }
+
 static bool mul_ok(int64_t a, int64_t b, int64_t *r) {
   return !__builtin_mul_overflow(a, b, r);
 }
@@ -36,6 +39,8 @@ static int check_shape(int ndim, const int64_t *shape, int64_t itemsize,
                        int64_t *size, char *err) {
   if (ndim < 0 || ndim > LC_MAXDIM)
     return fail(err, "%d dimensions (at most %d)", ndim, LC_MAXDIM);
+  /* the byte count below is what bounds the element count */
+  if (itemsize < 1) return fail(err, "itemsize %lld is not positive", (long long)itemsize);
   int64_t n = 1, bytes = itemsize;
   for (int i = 0; i < ndim; i++) {
     if (shape[i] < 0)
@@ -224,16 +229,23 @@ static bool reshape_view(const lc_layout *src, int nnd, const int64_t *nd,
         op *= od[oj++];
       }
     }
+    /* a product that overflows is no stride: the group is not contiguous */
     for (int ok = oi; ok < oj - 1; ok++) {
-      if (f ? os[ok + 1] != od[ok] * os[ok] : os[ok] != od[ok + 1] * os[ok + 1])
+      int64_t next;
+      if (f ? !mul_ok(od[ok], os[ok], &next) || os[ok + 1] != next
+            : !mul_ok(od[ok + 1], os[ok + 1], &next) || os[ok] != next)
         return false;
     }
+    /* the stride of a new size-1 axis can exceed every old one (it is any
+    ** value); one that overflows gives up the view, and a copy is made */
     if (f) {
       ns[ni] = os[oi];
-      for (int nk = ni + 1; nk < nj; nk++) ns[nk] = ns[nk - 1] * nd[nk - 1];
+      for (int nk = ni + 1; nk < nj; nk++)
+        if (!mul_ok(ns[nk - 1], nd[nk - 1], &ns[nk])) return false;
     } else {
       ns[nj - 1] = os[oj - 1];
-      for (int nk = nj - 1; nk > ni; nk--) ns[nk - 1] = ns[nk] * nd[nk];
+      for (int nk = nj - 1; nk > ni; nk--)
+        if (!mul_ok(ns[nk], nd[nk], &ns[nk - 1])) return false;
     }
     ni = nj++;
     oi = oj++;
@@ -277,7 +289,7 @@ int lc_layout_transpose(lc_layout *l, const int *perm, char *err) {
   for (int i = 0; i < l->ndim; i++) {
     int p = perm ? perm[i] : l->ndim - 1 - i;
     if (p < 0 || p >= l->ndim)
-      return fail(err, "axis %d out of range for %d dimensions", p + 1, l->ndim);
+      return fail(err, "axis %lld out of range for %d dimensions", (long long)p + 1, l->ndim);
     if (seen[p]) return fail(err, "axis %d repeated in permutation", p + 1);
     seen[p] = true;
     t.shape[i] = l->shape[p];
@@ -290,7 +302,7 @@ int lc_layout_transpose(lc_layout *l, const int *perm, char *err) {
 int lc_layout_slice(lc_layout *l, int axis, int64_t start, int64_t count,
                     int64_t step, char *err) {
   if (axis < 0 || axis >= l->ndim)
-    return fail(err, "axis %d out of range for %d dimensions", axis + 1, l->ndim);
+    return fail(err, "axis %lld out of range for %d dimensions", (long long)axis + 1, l->ndim);
   if (step == 0) return fail(err, "step cannot be zero");
   if (count < 0) return fail(err, "negative count %lld", (long long)count);
   int64_t n = l->shape[axis], stride;
@@ -312,10 +324,10 @@ int lc_layout_slice(lc_layout *l, int axis, int64_t start, int64_t count,
 
 int lc_layout_select(lc_layout *l, int axis, int64_t i, char *err) {
   if (axis < 0 || axis >= l->ndim)
-    return fail(err, "axis %d out of range for %d dimensions", axis + 1, l->ndim);
+    return fail(err, "axis %lld out of range for %d dimensions", (long long)axis + 1, l->ndim);
   if (i < 0 || i >= l->shape[axis])
     return fail(err, "index %lld out of bounds for axis %d of size %lld",
-                (long long)i + 1, axis + 1, (long long)l->shape[axis]);
+                one_based(i), axis + 1, (long long)l->shape[axis]);
   l->offset += i * l->strides[axis];
   for (int k = axis; k < l->ndim - 1; k++) {
     l->shape[k] = l->shape[k + 1];
@@ -329,7 +341,7 @@ int lc_layout_select(lc_layout *l, int axis, int64_t i, char *err) {
 int lc_layout_squeeze(lc_layout *l, int axis, char *err) {
   if (axis >= 0) {
     if (axis >= l->ndim)
-      return fail(err, "axis %d out of range for %d dimensions", axis + 1, l->ndim);
+      return fail(err, "axis %lld out of range for %d dimensions", (long long)axis + 1, l->ndim);
     if (l->shape[axis] != 1)
       return fail(err, "cannot squeeze axis %d of size %lld", axis + 1,
                   (long long)l->shape[axis]);
@@ -348,6 +360,9 @@ int lc_layout_squeeze(lc_layout *l, int axis, char *err) {
 
 int lc_layout_view_itemsize(lc_layout *l, int64_t old_itemsize,
                             int64_t new_itemsize, char *err) {
+  if (old_itemsize < 1 || new_itemsize < 1)
+    return fail(err, "itemsize %lld is not positive",
+                (long long)(old_itemsize < 1 ? old_itemsize : new_itemsize));
   if (old_itemsize == new_itemsize) return 0;
   if (l->ndim == 0)
     return fail(err, "a 0-d array cannot change its itemsize from %lld to %lld",

@@ -111,10 +111,11 @@ static int array_view(lua_State *L) {
   char err[LC_ERRLEN];
   if (lc_layout_view_itemsize(&t, a->dtype->size, dt->size, err))
     lc_error(L, "view", "%s", err);
-  /* a misaligned element faults in a kernel: refuse it here instead */
-  bool aligned = t.offset % dt->align == 0;
+  /* a misaligned element faults in a kernel: refuse it here instead (an
+  ** empty view has no element, and its strides are arbitrary) */
+  bool aligned = t.size == 0 || t.offset % dt->align == 0;
   for (int i = 0; i < t.ndim; i++)
-    if (t.shape[i] > 1 && t.strides[i] % dt->align != 0) aligned = false;
+    if (t.size > 0 && t.shape[i] > 1 && t.strides[i] % dt->align != 0) aligned = false;
   if (!aligned)
     lc_error(L, "view", "%s elements would be misaligned (byte offset %lld, strides "
              "not all multiples of %lld)", dt->name, (long long)t.offset, (long long)dt->align);

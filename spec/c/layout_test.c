@@ -6,6 +6,7 @@
 
 #include "unit.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1007,6 +1008,57 @@ static int test_overflow(void) {
   return 0;
 }
 
+/* Found by fuzz/layout_fuzz.c: with itemsize 0 the byte count never
+** overflowed, so a product of huge dimensions did (undefined behaviour). */
+static int test_itemsize_not_positive(void) {
+  lc_layout l;
+  int64_t span;
+  CHECK_ERR(contig(&l, 'C', 0, V(P2(40), P2(40), 6)), "itemsize 0 is not positive");
+  CHECK_ERR(contig(&l, 'F', -8, V(2, 3)), "itemsize -8 is not positive");
+  CHECK_ERR(strided(&l, &span, 0, V(P2(40), P2(40)), V(0, 0)), "itemsize 0 is not positive");
+  C8(l, 2, 3);
+  lc_layout before = l;
+  CHECK_ERR(lc_layout_view_itemsize(&l, 8, 0, err), "itemsize 0 is not positive");
+  CHECK_SAME(l, before);
+  return 0;
+}
+
+/* Found by fuzz/layout_fuzz.c: the 1-based numbers in messages overflowed
+** for an axis of INT_MAX or an index of INT64_MAX. */
+static int test_extreme_axis_and_index(void) {
+  lc_layout l, before;
+  C8(l, 2, 3);
+  before = l;
+  CHECK_ERR(lc_layout_slice(&l, INT_MAX, 0, 1, 1, err), "axis 2147483648 out of range for 2 dimensions");
+  CHECK_ERR(lc_layout_select(&l, INT_MAX, 0, err), "axis 2147483648 out of range");
+  CHECK_ERR(lc_layout_squeeze(&l, INT_MAX, err), "axis 2147483648 out of range");
+  CHECK_ERR(lc_layout_select(&l, 0, INT64_MAX, err), "index 9223372036854775807 out of bounds");
+  int perm[2] = {0, INT_MAX};
+  CHECK_ERR(lc_layout_transpose(&l, perm, err), "axis 2147483648 out of range");
+  CHECK_SAME(l, before);
+  return 0;
+}
+
+/* Found by fuzz/layout_fuzz.c: reshape multiplied dimensions by strides
+** without checking (the contiguity test, and the strides of new axes); a
+** huge stride overflowed. */
+static int test_reshape_huge_strides(void) {
+  lc_layout a, d;
+  int64_t span;
+  CHECK_OK(strided(&a, &span, 8, V(2, 2), V(8, P2(62))));
+  CHECK_EQ(reshape(&a, &d, 'C', V(4)), LC_RESHAPE_COPY);
+  CHECK_OK(strided(&a, &span, 8, V(2, 2), V(P2(62), 8)));
+  CHECK_EQ(reshape(&a, &d, 'F', V(4)), LC_RESHAPE_COPY);
+  CHECK_EQ(reshape(&a, &d, 'C', V(2, 1, 2)), LC_RESHAPE_VIEW);
+  /* a new size-1 axis takes the group's whole extent as its stride */
+  CHECK_OK(strided(&a, &span, 8, V(4), V(P2(61))));
+  CHECK_EQ(reshape(&a, &d, 'C', V(1, 4)), LC_RESHAPE_COPY);
+  CHECK_EQ(reshape(&a, &d, 'F', V(1, 4)), LC_RESHAPE_VIEW);   /* F starts at the smallest */
+  CHECK_EQ(reshape(&a, &d, 'C', V(2, 2)), LC_RESHAPE_VIEW);
+  CHECK_LAYOUT(d, 0, 4, V(2, 2), V(P2(62), P2(61)));
+  return 0;
+}
+
 /* ---- the table ------------------------------------------------------------------------------- */
 
 #define T(name) { #name, test_##name }
@@ -1027,7 +1079,8 @@ static const unit_test tests[] = {
   T(select), T(select_errors), T(squeeze), T(squeeze_errors),
   T(view_itemsize), T(view_itemsize_errors),
   T(same_shape), T(shape_format),
-  T(maxdim), T(negative_dims), T(overflow),
+  T(maxdim), T(negative_dims), T(overflow), T(itemsize_not_positive),
+  T(extreme_axis_and_index), T(reshape_huge_strides),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 

@@ -1,0 +1,1 @@
+extern "C" __global__ void k(Array<float, 33> a, Array<int, 0> b, Array<float> c) {}

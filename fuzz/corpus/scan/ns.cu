@@ -1,0 +1,1 @@
+namespace a { namespace b { extern "C++" { __global__ void k(int x = 3, ...) {} } } }

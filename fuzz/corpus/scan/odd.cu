@@ -1,0 +1,1 @@
+__global__ void k(int a[4], float (*f)(int), struct S s, enum E e, unsigned long long int **pp) {}
