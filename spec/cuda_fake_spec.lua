@@ -416,4 +416,12 @@ describe("the cuda backend on the fake driver", function()
     assert.equal(2, count(trace, "cuModuleLoadDataEx"))
     assert.equal(0, count(trace, "  -> 209"))
   end)
+
+  it("names the architecture when the device is older than anything NVRTC knows", function()
+    if not require("luacuda").nvrtc_version() then pending("no NVRTC") return end
+    scenario([==[
+      local e = fails("luacuda.compile: NVRTC ", l.compile, [[extern "C" __global__ void k(int *x) {}]])
+      assert(e:find("cannot compile for sm_30 (the oldest it knows is sm_", 1, true), e)
+    ]==], "LUACUDA_PTX=0 FAKE_CUDA_CC=3.0")
+  end)
 end)

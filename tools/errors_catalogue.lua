@@ -49,6 +49,8 @@ for _, k in ipairs {
   "NVRTC <>.<> cannot make cubins (11.1 or newer can)",
   "cannot read <>", "cannot write <>: <>", "cannot store <>: <>",
   "cannot make a directory in <>: <>",
+  "cannot install the simulator's fault handlers: <>", "cannot make a signal stack: <>",
+  "cannot set up a signal stack for a worker",
 } do UNTESTABLE[k] = true end
 
 -- Errors only a GPU machine can provoke, wherever they are raised (several
@@ -81,7 +83,7 @@ for _, k in ipairs {
 -- A C unit test (spec/c/*_test.c) that checks a message holding the
 -- format's longest literal part: "file", "test name", or nil.
 local ctests = {}
-for _, path in ipairs { "spec/c/layout_test.c", "spec/c/scan_test.c" } do
+for _, path in ipairs { "spec/c/layout_test.c", "spec/c/scan_test.c", "spec/c/capi_test.c" } do
   local name, n = nil, 0
   for l in io.lines(path) do
     n = n + 1
@@ -101,6 +103,10 @@ end
 local CHILD = {
   ["cannot run the C++ compiler '<>': <> (set LUACUDA_CXX)"] =
     { file = "spec/errors_spec.lua", test = "kernels, more name the C++ compiler the simulator cannot run",
+      fn = "compile" },
+  ["NVRTC <>.<> cannot compile for sm_<> (the oldest it knows is sm_<>)"] =
+    { file = "spec/cuda_fake_spec.lua",
+      test = "the cuda backend on the fake driver names the architecture when the device is older than anything NVRTC knows",
       fn = "compile" },
 }
 

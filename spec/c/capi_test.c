@@ -146,6 +146,11 @@ static int wrap_ndim(lua_State *L) {
   return 0;
 }
 
+static int wrap_no_shape(lua_State *L) {
+  luacuda_wrap(L, buf, LUACUDA_HOST, "float32", 2, NULL, NULL, count_release, NULL);
+  return 0;
+}
+
 static int test_wrap_errors_keep_ownership(void) {
   lua_State *L = new_state();
   CHECK_ERR(protect(L, wrap_bad_dtype), "luacuda.wrap: unknown dtype 'complex64'");
@@ -153,6 +158,7 @@ static int test_wrap_errors_keep_ownership(void) {
   CHECK_ERR(protect(L, wrap_null), "luacuda.wrap: data is NULL");
   CHECK_ERR(protect(L, wrap_kind), "luacuda.wrap: unknown memory kind 17");
   CHECK_ERR(protect(L, wrap_ndim), "luacuda.wrap: ndim must be 0..32, got 40");
+  CHECK_ERR(protect(L, wrap_no_shape), "luacuda.wrap: shape is NULL");
   lua_close(L);
   CHECK_EQ(released, 0);
   return 0;
@@ -296,14 +302,20 @@ static int test_dlpack_import_deleter_when_dropped(void) {
   return 0;
 }
 
+static int import_null(lua_State *L) {
+  luacuda_from_dlpack(L, NULL);
+  return 0;
+}
+
 static int test_dlpack_import_errors_keep_ownership(void) {
   lua_State *L = new_state();
   struct { DLDataType dt; int dev; const char *msg; } bad[] = {
-    {{kDLComplex, 64, 1}, kDLCPU, "luacuda.from_dlpack: complex64 is not supported"},
+    {{kDLComplex, 64, 1}, kDLCPU, "luacuda.from_dlpack: complex64 is not supported (luacuda has no complex dtypes)"},
     {{kDLBfloat, 16, 1}, kDLCPU, "luacuda.from_dlpack: bfloat16 is not supported"},
-    {{kDLFloat, 32, 4}, kDLCPU, "luacuda.from_dlpack: vector dtypes (4 lanes)"},
+    {{kDLFloat, 32, 4}, kDLCPU, "luacuda.from_dlpack: vector dtypes (4 lanes) are not supported"},
     {{kDLInt, 24, 1}, kDLCPU, "luacuda.from_dlpack: 24-bit int is not supported"},
-    {{kDLFloat, 32, 1}, kDLOpenCL, "luacuda.from_dlpack: device type 4 (OpenCL) is not supported"},
+    {{kDLFloat, 32, 1}, kDLOpenCL, "luacuda.from_dlpack: device type 4 (OpenCL) is not supported (CPU, CUDA, CUDA host or CUDA managed)"},
+    {{9, 32, 1}, kDLCPU, "luacuda.from_dlpack: DLPack type code 9 is not supported"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     pending = host_tensor(bad[i].dt, bad[i].dev);
@@ -314,8 +326,16 @@ static int test_dlpack_import_errors_keep_ownership(void) {
   }
   pending = host_tensor((DLDataType){kDLFloat, 32, 1}, kDLCUDA);
   pending->dl_tensor.device.device_id = 3;
-  CHECK_ERR(protect(L, import_pending), "tensor is on device 3, the current device is 0");
+  CHECK_ERR(protect(L, import_pending),
+            "tensor is on device 3, the current device is 0 (luacuda.select_device numbers from 1)");
   delete_tensor(pending);
+  static int64_t huge[2] = {INT64_MAX / 2, 1};
+  pending = host_tensor((DLDataType){kDLFloat, 32, 1}, kDLCPU);
+  pending->dl_tensor.strides = huge;
+  CHECK_ERR(protect(L, import_pending), "luacuda.from_dlpack: stride 4611686018427387903 of axis 1 overflows");
+  delete_tensor(pending);
+  CHECK_ERR(protect(L, import_null), "luacuda.from_dlpack: tensor is NULL");
+  deleted = 0;
   lua_close(L);
   return 0;
 }
