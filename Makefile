@@ -47,7 +47,7 @@ THREADS_TEST = $(BUILD)/threads_test
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
 .PHONY: all install deps check test demo bench bench-chart bench-gpu test-asan test-tsan \
-        test-valgrind rock clean embed errors-catalogue devkit fuzz-long fuzz
+        test-valgrind rock clean embed errors-catalogue devkit fuzz-long fuzz fuzz-run
 
 all: $(LIB)
 
@@ -238,7 +238,11 @@ $(BUILD)/fuzz/scan_fuzz: fuzz/scan_fuzz.c src/scan.c src/scan.h src/dtype.h src/
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/scan_fuzz.c src/scan.c -o $@
 
-fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%_fuzz)
+fuzz:
+	@$(MAKE) --no-print-directory deps PACKAGES=clang
+	@$(MAKE) --no-print-directory fuzz-run
+
+fuzz-run: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%_fuzz)
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(BUILD)/fuzz/corpus-$$t; \
 	  echo "== fuzz $$t: $(FUZZ_TIME) s over fuzz/corpus/$$t"; \
