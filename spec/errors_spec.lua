@@ -1585,3 +1585,39 @@ describe("shapes, more", function()
     misuse("_host_flags", "is not page-locked", core._host_flags, luacuda.zeros(2))
   end)
 end)
+
+describe("tables with keys that are not positions", function()
+  it("refuse a named key in a table of values (it would be dropped)", function()
+    misuse("array", "the table has a key 'dtype'; only positions 1..3 are read",
+           luacuda.array, { 1, 2, 3, dtype = "int32" })
+  end)
+
+  it("refuse a named key in a nested row", function()
+    misuse("array", "entry {2} has a key 'y'; only positions 1..2 are read",
+           luacuda.array, { { 1, 2 }, { 3, 4, y = 5 } })
+  end)
+
+  it("refuse a key that is neither a position nor a name", function()
+    misuse("to_device", "the table has a key 2.5; only positions 1..2 are read",
+           luacuda.to_device, { 1, 2, [2.5] = 3 })
+  end)
+
+  it("refuse a named key in a row assigned to an array", function()
+    local a = host2x3()
+    misuse("setitem", "the table has a key 'y'; only positions 1..3 are read",
+           set, a, 1, { 7, 8, 9, y = 0 })
+  end)
+
+  it("refuse a named key in a record's sub-array field", function()
+    local R = luacuda.record { { "x", "float32" }, { "v", "int32", { 2 } } }
+    local r = luacuda.zeros(2, R)
+    misuse("setitem", "field 'v' has a key 'y'; only positions 1..2 are read",
+           set, r, 1, { x = 1, v = { 1, 2, y = 3 } })
+  end)
+
+  it("still read a sequence whose positions sit in the hash part", function()
+    local t = {}
+    for i = 10, 1, -1 do t[i] = i * 2 end
+    assert.same({ 2, 4, 6, 8, 10, 12, 14, 16, 18, 20 }, luacuda.array(t, "int32"):totable())
+  end)
+end)

@@ -157,6 +157,18 @@ static void convert_level(conv *c, int tidx, int depth) {
              (long long)lua_rawlen(L, tidx), (long long)n);
     ragged(c, depth, msg);
   }
+  char key[64];
+  if (lc_table_extra_key(L, tidx, (lua_Integer)n, key, sizeof key)) {
+    char where[256] = "the table";
+    if (depth > 0) {
+      strcpy(where, "entry ");
+      format_pos(where + 6, sizeof where - 6, c, depth);
+    }
+    if (n > 0)
+      lc_error(L, c->fname, "%s has %s; only positions 1..%lld are read", where, key,
+               (long long)n);
+    lc_error(L, c->fname, "%s has %s; only positions are read", where, key);
+  }
   if (depth == c->ndim - 1) {
     int types[CHUNK];
     luaL_checkstack(L, CHUNK, c->fname);

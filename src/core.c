@@ -28,6 +28,24 @@ const char *lc_typename(lua_State *L, int idx) {
   return luaL_typename(L, idx);
 }
 
+bool lc_table_extra_key(lua_State *L, int idx, lua_Integer n, char *buf, size_t len) {
+  idx = lua_absindex(L, idx);
+  /* Traversal visits the array part first, so starting after key n
+  ** usually ends at once; positions kept in the hash part are passed over. */
+  if (n > 0) lua_pushinteger(L, n);
+  else lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= n) continue;
+    if (lua_type(L, -1) == LUA_TSTRING) snprintf(buf, len, "a key '%.40s'", lua_tostring(L, -1));
+    else if (lua_type(L, -1) == LUA_TNUMBER) snprintf(buf, len, "a key %.40s", lua_tostring(L, -1));
+    else snprintf(buf, len, "a %s key", luaL_typename(L, -1));
+    lua_pop(L, 1);
+    return true;
+  }
+  return false;
+}
+
 /* backend() -> name, reason */
 static int l_backend(lua_State *L) {
   const char *why;

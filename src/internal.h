@@ -6,6 +6,9 @@
 #ifndef LUACUDA_INTERNAL_H
 #define LUACUDA_INTERNAL_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "lua.h"
 #include "lauxlib.h"
 
@@ -20,6 +23,12 @@ void lc_error(lua_State *L, const char *fname, const char *fmt, ...);
 /* The type of the value at idx for messages: a userdata's __name (such as
 ** "luacuda.event") when it has one, else Lua's type name. */
 const char *lc_typename(lua_State *L, int idx);
+
+/* Whether the table at idx, a sequence of length n (lua_rawlen), has any
+** key but the positions 1..n, such as {1, 2, y = 3}: the conversions read
+** only positions, so such a key would be dropped silently. When it has,
+** writes "a key 'y'" (or "a <type> key") into buf. */
+bool lc_table_extra_key(lua_State *L, int idx, lua_Integer n, char *buf, size_t len);
 
 /* Registry name of the array userdata type. */
 #define LC_ARRAY_MT  "luacuda.array"

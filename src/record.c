@@ -384,6 +384,12 @@ static int conv_sub(lua_State *L, int idx, const lc_field *f, int d, char *out,
              (long long)f->shape[d], (long long)lua_rawlen(L, idx));
     return -1;
   }
+  char key[64];
+  if (lc_table_extra_key(L, idx, (lua_Integer)f->shape[d], key, sizeof key)) {
+    snprintf(err, LC_ERRLEN, "field '%s' has %s; only positions 1..%lld are read", path, key,
+             (long long)f->shape[d]);
+    return -1;
+  }
   int64_t step = f->dtype->size;
   for (int k = d + 1; k < f->ndim; k++) step *= f->shape[k];
   for (int64_t i = 0; i < f->shape[d]; i++) {
