@@ -1592,6 +1592,10 @@ describe("tables with keys that are not positions", function()
            luacuda.array, { 1, 2, 3, dtype = "int32" })
   end)
 
+  it("refuse a named key in a table with no positions", function()
+    misuse("array", "the table has a key 'x'; only positions are read", luacuda.array, { x = 1 })
+  end)
+
   it("refuse a named key in a nested row", function()
     misuse("array", "entry {2} has a key 'y'; only positions 1..2 are read",
            luacuda.array, { { 1, 2 }, { 3, 4, y = 5 } })
