@@ -8,6 +8,23 @@ local function round_trip(a)
 end
 
 describe("DLPack", function()
+  it("waits in to_dlpack for the work queued before (the consumer may read at once)", function()
+    local m = luacuda.compile([[
+      extern "C" __global__ void spin(long long n, float *out, float v) {
+        volatile long long acc = 0;          // a kernel that takes a while
+        for (long long i = 0; i < n; i++) acc = acc + 1;
+        out[0] = v + (acc != n);
+      }
+    ]])
+    local s = luacuda.stream()
+    local a = luacuda.device_array(1, "float32")
+    m.spin[{1, 1, s}](40000000, a, 5)
+    assert.is_false(s:query())             -- still running
+    local cap = a:to_dlpack()
+    assert.is_true(s:query())
+    assert.equal(5, luacuda.from_dlpack(cap)[1])
+  end)
+
   it("round-trips a host array, sharing its memory", function()
     local a = luacuda.array({{1, 2, 3}, {4, 5, 6}}, "float64")
     local b = round_trip(a)

@@ -101,6 +101,9 @@ static DLManagedTensor *to_dlpack(lua_State *L, int arg, const char *fname) {
     case LC_MANAGED: dev.device_type = kDLCUDAManaged; dev.device_id = a->buf->device; break;
     default: dev.device_type = kDLCUDA; dev.device_id = a->buf->device; break;
   }
+  /* DLPack 0.6 carries no stream: the consumer may read at once, on any
+  ** stream or on the host, so the work queued before must be done */
+  lc_sync_host_slow(L, fname);
   export_ctx *c = malloc(sizeof *c);
   if (c == NULL) lc_error(L, fname, "out of host memory");
   for (int i = 0; i < a->lay.ndim; i++) {

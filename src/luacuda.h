@@ -95,13 +95,17 @@ LUACUDA_API void *luacuda_tostream(lua_State *L, int arg);
 
 /* The array at arg as a new DLPack tensor that the caller owns: call its
 ** deleter once when done with it (the array's memory stays alive until
-** then, also after lua_close). Arrays whose dtype or strides DLPack cannot
+** then, also after lua_close). Waits for the work queued so far, on every
+** stream, so the data is ready to read when this returns (DLPack 0.6 has
+** no way to hand over a stream). Arrays whose dtype or strides DLPack cannot
 ** describe raise luacuda.to_dlpack: cause. */
 LUACUDA_API struct DLManagedTensor *luacuda_to_dlpack(lua_State *L, int arg);
 
-/* Push an array sharing t's memory. On success luacuda owns t and calls
-** its deleter exactly once, when the last reference is gone; on an error
-** (luacuda.from_dlpack: cause) t is still the caller's. */
+/* Push an array sharing t's memory, which must be ready to read (the
+** producer's work on it done, or queued on the legacy default stream). On
+** success luacuda owns t and calls its deleter exactly once, when the last
+** reference is gone; on an error (luacuda.from_dlpack: cause) t is still
+** the caller's. */
 LUACUDA_API void luacuda_from_dlpack(lua_State *L, struct DLManagedTensor *t);
 
 #ifdef __cplusplus
