@@ -36,7 +36,8 @@ end
 ]]
 
 -- Run code with env (a string of VAR=value) and the fake; returns its
--- output and the trace's lines.
+-- output and the trace's lines. The fake's default memory is set again,
+-- as make check-fake-cuda gives the other specs more.
 local function run(code, env)
   local dir = os.tmpname()
   os.remove(dir)
@@ -45,7 +46,7 @@ local function run(code, env)
   f:write(PRELUDE, code, "\nprint('ok')\n")
   f:close()
   local p = io.popen(("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 LUACUDA_CACHE_DIR=%s "
-                      .. "FAKE_CUDA_TRACE=%s/trace %s lua5.4 %s/s.lua 2>&1"):format(
+                      .. "FAKE_CUDA_TRACE=%s/trace FAKE_CUDA_MEMORY=256M %s lua5.4 %s/s.lua 2>&1"):format(
                        FAKE, dir .. "/cache", dir, env or "", dir))
   local out = p:read("a")
   p:close()
