@@ -4,6 +4,7 @@
 #   make test    the same set-up, then every spec (and the C unit tests)
 #   make check   build and run the specs without the set-up step (for a
 #                machine where Lua comes from elsewhere, e.g. the GPU devkit)
+#   make check-fake-cuda   the specs on the CUDA backend against the fake driver
 #   make fuzz-long   the differential test's long run (SEED=n replays one)
 #   make fuzz        the libFuzzer targets, FUZZ_TIME seconds each (clang)
 #   make         just build build/luacuda/core.so (needs a C compiler and
@@ -46,7 +47,7 @@ THREADS_TEST = $(BUILD)/threads_test
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
-.PHONY: all install deps check test demo bench bench-chart bench-gpu test-asan test-tsan \
+.PHONY: all install deps check check-fake-cuda test demo bench bench-chart bench-gpu test-asan test-tsan \
         test-valgrind rock clean embed errors-catalogue devkit fuzz-long fuzz fuzz-run
 
 all: $(LIB)
@@ -142,6 +143,16 @@ check: $(LIB) $(UNIT) $(SCAN_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(
        $(EMBED_HOST)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
+
+# Every spec on the CUDA backend against the fake driver (spec/c/fake_cuda.c):
+# the tests of what a user kernel computed are pending there (S.fake in
+# spec/support.lua), so this checks the backend's copies, memory, streams,
+# errors and driver calls. The fake's device has room for the memory specs.
+FAKE_ENV = LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=$(abspath $(BUILD))/fake/libcuda.so.1 \
+           LUACUDA_PTX=1 FAKE_CUDA_MEMORY=4G
+check-fake-cuda:
+	@test -f $(CUDA_INC)/cuda.h || { echo "no $(CUDA_INC)/cuda.h: the fake driver cannot be built"; exit 1; }
+	@$(MAKE) --no-print-directory check $(FAKE_ENV)
 
 test: deps
 	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)"

@@ -36,7 +36,8 @@ end
 ]]
 
 -- Run code with env (a string of VAR=value) and the fake; returns its
--- output and the trace's lines.
+-- output and the trace's lines. The fake's default memory is set again,
+-- as make check-fake-cuda gives the other specs more.
 local function run(code, env)
   local dir = os.tmpname()
   os.remove(dir)
@@ -45,7 +46,7 @@ local function run(code, env)
   f:write(PRELUDE, code, "\nprint('ok')\n")
   f:close()
   local p = io.popen(("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 LUACUDA_CACHE_DIR=%s "
-                      .. "FAKE_CUDA_TRACE=%s/trace %s lua5.4 %s/s.lua 2>&1"):format(
+                      .. "FAKE_CUDA_TRACE=%s/trace FAKE_CUDA_MEMORY=256M %s lua5.4 %s/s.lua 2>&1"):format(
                        FAKE, dir .. "/cache", dir, env or "", dir))
   local out = p:read("a")
   p:close()
@@ -80,6 +81,30 @@ local function scenario(code, env)
   assert(out:find("ok\n$"), out)
   return trace, out
 end
+
+-- The driver calls traced between the lines a scenario wrote with
+-- mark(name) and the next mark, as a table of call name -> count
+-- (a launch is counted under "launch", its "launch k ..." line).
+local function between(trace, name)
+  local calls, inside = {}, false
+  for _, l in ipairs(trace) do
+    if l:find("^mark ") then
+      inside = l == "mark " .. name
+    elseif inside then
+      local k = l:find("^launch ") and "launch" or l
+      calls[k] = (calls[k] or 0) + 1
+    end
+  end
+  return calls
+end
+
+local MARK = [[
+local function mark(name)    -- a line in the fake's trace, between the calls
+  local f = assert(io.open(os.getenv("FAKE_CUDA_TRACE"), "a"))
+  f:write("mark ", name, "\n")
+  f:close()
+end
+]]
 
 describe("the cuda backend on the fake driver", function()
   if not exists(FAKE) then
@@ -366,6 +391,65 @@ describe("the cuda backend on the fake driver", function()
     assert.equal(1.25, (string.unpack("<d", p[6])))
     assert.equal(1, p[7]:byte())
     assert.equal(8, #p[8])
+  end)
+
+  -- the launch path the issue asks for: nothing per launch or per
+  -- allocation but the one driver call that does the work
+  it("launches a kernel in a loop with one cuLaunchKernel each and nothing else", function()
+    local trace = scenario(MARK .. [==[
+      local m = l.compile([[extern "C" __global__ void k(float *x, float a, int n, double d) {}]])
+      local x = l.device_array(1024, "float32")
+      local s = l.stream()
+      m.k[{4, 256}](x, 2.5, 1024, 1.0)          -- the first launch may look things up
+      m.k[{4, 256, s}](x, 2.5, 1024, 1.0)
+      mark("loop")
+      for _ = 1, 100 do m.k[{4, 256}](x, 2.5, 1024, 1.0) end
+      for _ = 1, 100 do m.k[{4, 256, s}](x, 2.5, 1024, 1.0) end
+      mark("end")
+    ]==])
+    assert.same({cuLaunchKernel = 200, launch = 200}, between(trace, "loop"))
+  end)
+
+  it("allocates and frees a 1 MiB device array in a loop with the stream-ordered calls only", function()
+    local trace = scenario(MARK .. [==[
+      l.device_array(1 << 20, "uint8")
+      collectgarbage()
+      mark("loop")
+      for _ = 1, 100 do
+        local a <close> = l.device_array(1 << 20, "uint8")
+      end
+      mark("end")
+    ]==])
+    assert.same({cuMemAllocAsync = 100, cuMemFreeAsync = 100}, between(trace, "loop"))
+  end)
+
+  it("compiles a cached source with no driver call, and loads a disk-cached one once", function()
+    local src = [==[
+      local src = [[extern "C" __global__ void k(float *x, float a, int n, double d) {}]]
+      local m1 = l.compile(src)
+      m1.k[{1, 1}](l.device_array(1, "float32"), 1, 2, 3)
+      mark("again")
+      local m2 = l.compile(src)
+      m2.k[{1, 1}](l.device_array(1, "float32"), 1, 2, 3)
+      mark("end")
+    ]==]
+    local dir = os.tmpname()
+    os.remove(dir)
+    local env = "LUACUDA_CACHE_DIR=" .. dir
+    local trace = scenario(MARK .. src, env)
+    -- the same CUmodule again: no load (the new module object looks its
+    -- kernel up once, with cuModuleGetFunction and cuFuncGetParamInfo)
+    local again = between(trace, "again")
+    assert.equal(1, count(trace, "cuModuleLoadDataEx"))
+    assert.is_nil(again.cuModuleLoadDataEx)
+    assert.is_nil(again.cuModuleLoadData)
+    assert.equal(1, again.cuLaunchKernel)
+    -- a new process on the same cache: one module load, and nothing more
+    -- to compile (NVRTC is not traced: the fake sees the driver only)
+    trace = scenario(MARK .. src, env)
+    assert.equal(1, count(trace, "cuModuleLoadDataEx"))
+    assert.is_nil(between(trace, "again").cuModuleLoadDataEx)
+    os.execute("rm -rf " .. dir)
   end)
 
   it("makes the context unusable after a sticky error, and finalizers call nothing", function()

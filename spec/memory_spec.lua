@@ -147,6 +147,7 @@ describe("the collector", function()
   end)
 
   it("fits a loop into a small simulated device, and reports a real out-of-memory", function()
+    if luacuda.backend() ~= "sim" then return pending("simulator only: LUACUDA_SIM_MEMORY sizes the simulated device") end
     local ok, out = lua_run("LUACUDA_SIM_MEMORY=64M", [[
       local luacuda = require "luacuda"
       for i = 1, 500 do luacuda.device_array(8 << 20, "uint8"):fill(i % 256) end

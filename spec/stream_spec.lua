@@ -49,6 +49,7 @@ describe("streams", function()
   end)
 
   it("return at once from a launch and run it later", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
     local s = luacuda.stream()
     local out = luacuda.device_array(1, "float32")
     slow(out, 7, s)
@@ -59,6 +60,7 @@ describe("streams", function()
   end)
 
   it("run their work in order: a kernel, then a copy, with no synchronize between", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
     local s = luacuda.stream()
     local d = luacuda.to_device({1, 2, 3, 4}, {dtype = "float32"})
     local h = luacuda.zeros(4, "float32")
@@ -90,6 +92,7 @@ describe("streams", function()
   end)
 
   it("read an element with a stream after that stream's work", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
     local s = luacuda.stream()
     local d = luacuda.to_device({0}, {dtype = "float32"})
     slow(d, 42, s)
@@ -107,6 +110,7 @@ describe("streams", function()
   end)
 
   it("auto_synchronize waits also when the scope ends by an error", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
     local s = luacuda.stream()
     local out = luacuda.device_array(1, "float32")
     local ok, err = pcall(function()
@@ -142,6 +146,7 @@ describe("streams", function()
   end)
 
   it("report a kernel's failure at the stream's next synchronize, once", function()
+    if S.backend ~= "sim" then return pending("simulator only: a barrier some threads never reach is the simulator's diagnosis; a GPU may hang or carry on") end
     local s = luacuda.stream()
     local out = luacuda.device_array(8, "int32")
     m.stuck[{1, 8, s}](out)
@@ -155,6 +160,7 @@ describe("streams", function()
   end)
 
   it("make a launch without a stream visible to the next synchronous operation", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
     local d = luacuda.to_device({0, 0}, {dtype = "float32"})
     slow(d, 8)                               -- the default stream
     assert.equal(8, d[1])
@@ -167,6 +173,7 @@ describe("streams", function()
   end)
 
   it("wait for work on every stream before a synchronous operation", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
     local s = luacuda.stream()
     local d = luacuda.to_device({0}, {dtype = "float32"})
     slow(d, 12, s)
@@ -174,6 +181,7 @@ describe("streams", function()
   end)
 
   it("keep arrays and modules a queued launch uses until it has run", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
     local s = luacuda.stream()
     local keep = luacuda.device_array(1, "float32")
     do
@@ -200,6 +208,7 @@ describe("streams", function()
   end)
 
   it("honour LUACUDA_SYNC=1: a launch reports its own failure", function()
+    if S.backend ~= "sim" then return pending("simulator only: the failing kernel is a barrier some threads never reach, which only the simulator diagnoses") end
     local p = io.popen([[LUACUDA_SYNC=1 lua5.4 -e '
       local luacuda = require "luacuda"
       local m = luacuda.compile([=[extern "C" __global__ void stuck(int *o) {
@@ -212,6 +221,7 @@ describe("streams", function()
   end)
 
   it("finish queued work before the state closes", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
     local p = io.popen([[lua5.4 -e '
       local luacuda = require "luacuda"
       local m = luacuda.compile([=[extern "C" __global__ void hi() { printf("done\n"); }]=])
@@ -224,6 +234,7 @@ end)
 
 describe("events", function()
   it("time a kernel, in milliseconds", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
     local s = luacuda.stream()
     local out = luacuda.device_array(1, "float32")
     local e1, e2 = luacuda.event(), luacuda.event()
@@ -243,6 +254,7 @@ describe("events", function()
   end)
 
   it("record on the default stream when given none", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
     local out = luacuda.device_array(1, "float32")
     local e = luacuda.event()
     slow(out, 2)
@@ -253,6 +265,7 @@ describe("events", function()
   end)
 
   it("make another stream wait", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
     local s1, s2 = luacuda.stream(), luacuda.stream()
     local d = luacuda.to_device({0}, {dtype = "float32"})
     local h = luacuda.zeros(1, "float32")
@@ -288,6 +301,7 @@ end)
 
 describe("host memory and queued work", function()
   it("a mapped array read from Lua waits for a kernel queued on it", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
     local mp = luacuda.mapped_array(2, "float32")
     mp[1], mp[2] = 0, 5
     slow(mp, 31)                            -- queued; no synchronize before the reads
@@ -300,6 +314,7 @@ describe("host memory and queued work", function()
   end)
 
   it("a managed array read from Lua waits for a kernel queued on it", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
     local g = luacuda.managed_array(1, "float32")
     slow(g, 34)
     assert.equal(34, g[1])
@@ -308,6 +323,7 @@ describe("host memory and queued work", function()
   end)
 
   it("maps the same array again straight after a scope whose kernel is still queued", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
     local a = luacuda.zeros(1, "float32")
     for round = 1, 3 do
       local m <close> = luacuda.mapped(a)
