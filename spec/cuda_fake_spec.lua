@@ -452,6 +452,31 @@ describe("the cuda backend on the fake driver", function()
     os.execute("rm -rf " .. dir)
   end)
 
+  it("takes a disk-cached module without loading NVRTC (its facts are remembered)", function()
+    local src = [==[
+      local m = l.compile([[extern "C" __global__ void k(float *x) {}]])
+      m.k[{1, 1}](l.device_array(1, "float32"))
+      local maps = io.open("/proc/self/maps"):read("a")
+      print(maps:find("libnvrtc", 1, true) and "nvrtc loaded" or "nvrtc not loaded")
+    ]==]
+    local dir = os.tmpname()
+    os.remove(dir)
+    local env = "LUACUDA_CACHE_DIR=" .. dir
+    local _, out = scenario(src, env)             -- compiles: NVRTC is loaded
+    assert.truthy(out:find("nvrtc loaded", 1, true), out)
+    _, out = scenario(src, env)                   -- a new process, a disk-cache hit
+    assert.truthy(out:find("nvrtc not loaded", 1, true), out)
+    -- what picks the library is part of the facts' key: another choice loads it
+    local lib = io.popen("ls /usr/local/cuda/lib64/libnvrtc.so.* 2>/dev/null | head -1"):read("l")
+    if lib then
+      _, out = scenario(src, env .. " LUACUDA_NVRTC=" .. lib)
+      assert.truthy(out:find("nvrtc loaded", 1, true), out)
+      _, out = scenario(src, env .. " LUACUDA_NVRTC=" .. lib)
+      assert.truthy(out:find("nvrtc not loaded", 1, true), out)
+    end
+    os.execute("rm -rf " .. dir)
+  end)
+
   it("makes the context unusable after a sticky error, and finalizers call nothing", function()
     local out, trace = run([==[
       local m = l.compile([[extern "C" __global__ void fake_fault(int *x) {}]])

@@ -691,22 +691,24 @@ static bool want_ptx(void) {
 }
 
 /* Compile text for the current device into a cubin (or take it from the
-** disk cache, keyed by the text, the options and NVRTC's version) and load
-** it. options are the user's; the architecture and -std are added. PTX
+** disk cache, keyed by the text, the options and NVRTC's version, which
+** lc_nvrtc_facts_get knows without loading NVRTC) and load it. options are the user's; the architecture and -std are added. PTX
 ** when asked (LUACUDA_PTX), or when NVRTC is older than the device: then
 ** for the newest architecture it knows, and the driver JITs it. */
 static int load_source(const char *text, const char *name, const char *const *options,
                        int noptions, CUmodule *mod, char **log, char *err) {
   *log = NULL;
   char nerr[LC_NVRTC_ERRLEN];
-  int major, minor;
-  if (lc_nvrtc_version(&major, &minor, nerr) != LC_OK) {
+  /* NVRTC's facts, remembered: a disk-cache hit then never loads NVRTC */
+  lc_nvrtc_facts facts;
+  if (lc_nvrtc_facts_get(&facts, nerr) != LC_OK) {
     snprintf(err, LC_ERRLEN, "NVRTC is not available: %.440s", nerr);
     return LC_ENOTSUP;
   }
+  int major = facts.major, minor = facts.minor;
   const device *d = &devices[atomic_load(&current)];
   int want = d->cc_major * 10 + d->cc_minor, target;
-  if (lc_nvrtc_arch_for(want, &target, nerr) != LC_OK) {
+  if (lc_nvrtc_arch_pick(&facts, want, &target, nerr) != LC_OK) {
     snprintf(err, LC_ERRLEN, "%.500s", nerr);
     return LC_ENOTSUP;
   }

@@ -3,15 +3,18 @@
 ** declared here, resolved by their exact names, so the module builds
 ** without CUDA. The library is loaded once per process and never closed.
 */
+#define _GNU_SOURCE        /* dladdr: which file the loader picked */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "backend.h"
+#include "cache.h"
 #include "internal.h"
 #include "nvrtc.h"
 
@@ -66,6 +69,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int load_rc = LC_ENOTSUP;
 static int ver_major, ver_minor;
 static char load_err[LC_NVRTC_ERRLEN];
+static atomic_bool loaded;      /* load() succeeded: the statics above are set */
 
 /* Append to buf (of LC_NVRTC_ERRLEN bytes), marking a cut with "...". */
 LC_PRINTF(2, 3)
@@ -110,6 +114,7 @@ static bool try_open(const char *path) {
   nv = t;
   ver_major = major;
   ver_minor = minor;
+  atomic_store(&loaded, true);
   return true;
 }
 
@@ -166,29 +171,107 @@ int lc_nvrtc_version(int *major, int *minor, char *err) {
   return LC_OK;
 }
 
-int lc_nvrtc_arch_for(int want, int *arch, char *err) {
+/* The facts of the loaded library (loaded must be true). */
+static void loaded_facts(lc_nvrtc_facts *f) {
+  memset(f, 0, sizeof *f);
+  f->major = ver_major;
+  f->minor = ver_minor;
+  int n = 0;
+  if (nv.GetNumSupportedArchs && nv.GetSupportedArchs && nv.GetNumSupportedArchs(&n) == NVRTC_SUCCESS &&
+      n > 0 && n <= (int)(sizeof f->archs / sizeof f->archs[0]) &&
+      nv.GetSupportedArchs(f->archs) == NVRTC_SUCCESS)
+    f->narchs = n;
+}
+
+/* The remembered facts: where they came from, so that a change is seen. */
+typedef struct facts_record {
+  char path[1024];              /* the library the loader picked */
+  long long size, mtime_s, mtime_ns;
+  lc_nvrtc_facts facts;
+} facts_record;
+
+/* The cache entry for the facts in this environment: what picks the
+** library is part of its key. */
+static void facts_key(lc_hash *key) {
+  static const char *const vars[] = {"LUACUDA_NVRTC", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH"};
+  lc_hash_init(key);
+  lc_hash_add_str(key, "luacuda nvrtc facts 1");
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *v = getenv(vars[i]);
+    lc_hash_add_str(key, v ? v : "\001unset");
+  }
+}
+
+static bool stat_matches(const facts_record *r) {
+  struct stat st;
+  return stat(r->path, &st) == 0 && st.st_size == r->size && st.st_mtim.tv_sec == r->mtime_s &&
+         st.st_mtim.tv_nsec == r->mtime_ns;
+}
+
+int lc_nvrtc_facts_get(lc_nvrtc_facts *f, char *err) {
+  if (atomic_load(&loaded)) {
+    loaded_facts(f);
+    return LC_OK;
+  }
+  const char *dir = lc_cache_dir();
+  lc_hash key;
+  char entry[1200];
+  if (dir) {
+    facts_key(&key);
+    lc_cache_path(dir, "nvrtc", &key, ".facts", entry, sizeof entry);
+    size_t len = 0;
+    facts_record *r = (facts_record *)lc_cache_load(entry, &key, &len);
+    bool ok = r && len == sizeof *r && memchr(r->path, '\0', sizeof r->path) && stat_matches(r);
+    if (ok) *f = r->facts;
+    free(r);
+    if (ok) return LC_OK;
+  }
   int rc = lc_nvrtc_load(err);
   if (rc != LC_OK) return rc;
+  loaded_facts(f);
+  Dl_info info;
+  struct stat st;
+  facts_record r;
+  memset(&r, 0, sizeof r);
+  void *sym;                    /* POSIX: a function pointer fits a void * */
+  memcpy(&sym, &nv.Version, sizeof sym);
+  if (dir && dladdr(sym, &info) && info.dli_fname &&
+      strlen(info.dli_fname) < sizeof r.path && stat(info.dli_fname, &st) == 0) {
+    strcpy(r.path, info.dli_fname);
+    r.size = st.st_size;
+    r.mtime_s = st.st_mtim.tv_sec;
+    r.mtime_ns = st.st_mtim.tv_nsec;
+    r.facts = *f;
+    char ignored[LC_ERRLEN];      /* a cache that cannot be written only costs time */
+    lc_cache_store(dir, entry, &key, &r, sizeof r, ignored);
+  }
+  return LC_OK;
+}
+
+int lc_nvrtc_arch_pick(const lc_nvrtc_facts *f, int want, int *arch, char *err) {
   *arch = want;
-  int n = 0;
-  if (nv.GetNumSupportedArchs == NULL || nv.GetSupportedArchs == NULL ||
-      nv.GetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256)
-    return LC_OK;                 /* cannot tell: try the device's own */
-  int archs[256];
-  if (nv.GetSupportedArchs(archs) != NVRTC_SUCCESS) return LC_OK;
-  int best = 0, oldest = archs[0];
-  for (int i = 0; i < n; i++) {
-    if (archs[i] == want) return LC_OK;
-    if (archs[i] < want && archs[i] > best) best = archs[i];
-    if (archs[i] < oldest) oldest = archs[i];
+  if (f->narchs <= 0) return LC_OK;      /* cannot tell: try the device's own */
+  int best = 0, oldest = f->archs[0];
+  for (int i = 0; i < f->narchs; i++) {
+    if (f->archs[i] == want) return LC_OK;
+    if (f->archs[i] < want && f->archs[i] > best) best = f->archs[i];
+    if (f->archs[i] < oldest) oldest = f->archs[i];
   }
   if (best == 0) {
     snprintf(err, LC_NVRTC_ERRLEN, "NVRTC %d.%d cannot compile for sm_%d (the oldest it knows "
-             "is sm_%d)", ver_major, ver_minor, want, oldest);
+             "is sm_%d)", f->major, f->minor, want, oldest);
     return LC_ENOTSUP;
   }
   *arch = best;
   return LC_OK;
+}
+
+int lc_nvrtc_arch_for(int want, int *arch, char *err) {
+  int rc = lc_nvrtc_load(err);
+  if (rc != LC_OK) return rc;
+  lc_nvrtc_facts f;
+  loaded_facts(&f);
+  return lc_nvrtc_arch_pick(&f, want, arch, err);
 }
 
 static int fail(char *err, nvrtcResult r, const char *fmt, const char *what) {

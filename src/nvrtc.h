@@ -36,6 +36,24 @@ int lc_nvrtc_version(int *major, int *minor, char *err);
 ** LC_ENOTSUP with err set when NVRTC knows no architecture as old. */
 int lc_nvrtc_arch_for(int want, int *arch, char *err);
 
+/* What choosing a compile's target and cache key needs of NVRTC, without
+** necessarily loading it: loading the library costs milliseconds, more
+** than a whole disk-cache hit. Remembered in the cache directory (with the
+** library's path, size and time, and the environment that chose it) by the
+** first process that loads NVRTC, and trusted while all of those match.
+** archs is empty when NVRTC cannot list them. */
+typedef struct lc_nvrtc_facts {
+  int major, minor;
+  int narchs;
+  int archs[128];
+} lc_nvrtc_facts;
+
+/* Fills *f; 0, or nonzero with err set as lc_nvrtc_load does. */
+int lc_nvrtc_facts_get(lc_nvrtc_facts *f, char *err);
+
+/* lc_nvrtc_arch_for's choice from facts (no loading). */
+int lc_nvrtc_arch_pick(const lc_nvrtc_facts *f, int want, int *arch, char *err);
+
 /* Compile source (named name in messages) with the NVRTC options given,
 ** which must include the architecture. Gives the PTX text, or with cubin
 ** set the cubin (needs an sm_XX architecture), in *out (malloc'd, *outlen
