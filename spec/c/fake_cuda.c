@@ -428,6 +428,8 @@ API CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) {
   return leave(CUDA_SUCCESS);
 }
 
+API CUresult cuMemAllocHost_v2(void **p, size_t n) { return cuMemHostAlloc(p, n, 0); }
+
 API CUresult cuMemFreeHost(void *p) {
   ENTER(true);
   alloc *a = find(p, 0);
@@ -474,6 +476,21 @@ API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream 
   if (!stream_ok(s)) return leave(CUDA_ERROR_INVALID_HANDLE);
   if (!check_range(dst, n) || !check_range(src, n)) return leave(CUDA_ERROR_INVALID_VALUE);
   memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+  return leave(CUDA_SUCCESS);
+}
+
+/* The synchronous calls bench/gpu_driver.c (the C baseline) makes. */
+API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+  ENTER(true);
+  if (!check_range(dst, n)) return leave(CUDA_ERROR_INVALID_VALUE);
+  memmove((void *)(uintptr_t)dst, src, n);
+  return leave(CUDA_SUCCESS);
+}
+
+API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+  ENTER(true);
+  if (!check_range(src, n)) return leave(CUDA_ERROR_INVALID_VALUE);
+  memmove(dst, (const void *)(uintptr_t)src, n);
   return leave(CUDA_SUCCESS);
 }
 
@@ -795,6 +812,12 @@ static void load_cubin(struct CUmod_st *m, const unsigned char *img) {
     snprintf(f->e.name, sizeof f->e.name, "%s", nm + 6);
     f->e.nparams = -1;
   }
+}
+
+API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
+                                CUjit_option *opts, void **vals);
+API CUresult cuModuleLoadData(CUmodule *mod, const void *image) {
+  return cuModuleLoadDataEx(mod, image, 0, NULL, NULL);
 }
 
 API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
