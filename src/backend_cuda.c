@@ -692,9 +692,10 @@ static bool want_ptx(void) {
 
 /* Compile text for the current device into a cubin (or take it from the
 ** disk cache, keyed by the text, the options and NVRTC's version, which
-** lc_nvrtc_facts_get knows without loading NVRTC) and load it. options are the user's; the architecture and -std are added. PTX
-** when asked (LUACUDA_PTX), or when NVRTC is older than the device: then
-** for the newest architecture it knows, and the driver JITs it. */
+** lc_nvrtc_facts_get knows without loading NVRTC) and load it. options
+** are the user's; the architecture and -std are added. PTX when asked
+** (LUACUDA_PTX), or when NVRTC is older than the device: then for the
+** newest architecture it knows, and the driver JITs it. */
 static int load_source(const char *text, const char *name, const char *const *options,
                        int noptions, CUmodule *mod, char **log, char *err) {
   *log = NULL;

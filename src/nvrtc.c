@@ -67,9 +67,9 @@ static const char *const sonames[] = {
 /* Written once under pthread_once, read-only afterwards. */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int load_rc = LC_ENOTSUP;
-static int ver_major, ver_minor;
+static lc_nvrtc_facts facts;    /* of the library loaded */
 static char load_err[LC_NVRTC_ERRLEN];
-static atomic_bool loaded;      /* load() succeeded: the statics above are set */
+static atomic_bool loaded;      /* load() succeeded: facts and nv are set */
 
 /* Append to buf (of LC_NVRTC_ERRLEN bytes), marking a cut with "...". */
 LC_PRINTF(2, 3)
@@ -112,8 +112,14 @@ static bool try_open(const char *path) {
     return false;
   }
   nv = t;
-  ver_major = major;
-  ver_minor = minor;
+  facts.major = major;
+  facts.minor = minor;
+  int n = 0;                    /* archs stay empty where NVRTC cannot list them */
+  if (nv.GetNumSupportedArchs && nv.GetSupportedArchs &&
+      nv.GetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0 &&
+      n <= (int)(sizeof facts.archs / sizeof facts.archs[0]) &&
+      nv.GetSupportedArchs(facts.archs) == NVRTC_SUCCESS)
+    facts.narchs = n;
   atomic_store(&loaded, true);
   return true;
 }
@@ -166,21 +172,9 @@ int lc_nvrtc_load(char *err) {
 int lc_nvrtc_version(int *major, int *minor, char *err) {
   int rc = lc_nvrtc_load(err);
   if (rc != LC_OK) return rc;
-  *major = ver_major;
-  *minor = ver_minor;
+  *major = facts.major;
+  *minor = facts.minor;
   return LC_OK;
-}
-
-/* The facts of the loaded library (loaded must be true). */
-static void loaded_facts(lc_nvrtc_facts *f) {
-  memset(f, 0, sizeof *f);
-  f->major = ver_major;
-  f->minor = ver_minor;
-  int n = 0;
-  if (nv.GetNumSupportedArchs && nv.GetSupportedArchs && nv.GetNumSupportedArchs(&n) == NVRTC_SUCCESS &&
-      n > 0 && n <= (int)(sizeof f->archs / sizeof f->archs[0]) &&
-      nv.GetSupportedArchs(f->archs) == NVRTC_SUCCESS)
-    f->narchs = n;
 }
 
 /* The remembered facts: where they came from, so that a change is seen. */
@@ -210,7 +204,7 @@ static bool stat_matches(const facts_record *r) {
 
 int lc_nvrtc_facts_get(lc_nvrtc_facts *f, char *err) {
   if (atomic_load(&loaded)) {
-    loaded_facts(f);
+    *f = facts;
     return LC_OK;
   }
   const char *dir = lc_cache_dir();
@@ -228,7 +222,7 @@ int lc_nvrtc_facts_get(lc_nvrtc_facts *f, char *err) {
   }
   int rc = lc_nvrtc_load(err);
   if (rc != LC_OK) return rc;
-  loaded_facts(f);
+  *f = facts;
   Dl_info info;
   struct stat st;
   facts_record r;
@@ -266,14 +260,6 @@ int lc_nvrtc_arch_pick(const lc_nvrtc_facts *f, int want, int *arch, char *err) 
   return LC_OK;
 }
 
-int lc_nvrtc_arch_for(int want, int *arch, char *err) {
-  int rc = lc_nvrtc_load(err);
-  if (rc != LC_OK) return rc;
-  lc_nvrtc_facts f;
-  loaded_facts(&f);
-  return lc_nvrtc_arch_pick(&f, want, arch, err);
-}
-
 static int fail(char *err, nvrtcResult r, const char *fmt, const char *what) {
   char msg[256];
   snprintf(msg, sizeof msg, fmt, what);
@@ -291,7 +277,7 @@ int lc_nvrtc_compile(const char *source, const char *name,
   if (rc != LC_OK) return rc;
   if (cubin && nv.GetCUBIN == NULL) {
     snprintf(err, LC_NVRTC_ERRLEN, "NVRTC %d.%d cannot make cubins (11.1 or newer can)",
-             ver_major, ver_minor);
+             facts.major, facts.minor);
     return LC_ENOTSUP;
   }
   nvrtcProgram prog = NULL;

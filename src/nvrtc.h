@@ -30,12 +30,6 @@ int lc_nvrtc_load(char *err);
 ** the reason in err. */
 int lc_nvrtc_version(int *major, int *minor, char *err);
 
-/* The architecture to compile for a device of architecture want (90 for
-** 9.0): want itself when NVRTC knows it (or cannot tell), else the newest
-** older one it knows, whose PTX the driver can JIT for the device. 0, or
-** LC_ENOTSUP with err set when NVRTC knows no architecture as old. */
-int lc_nvrtc_arch_for(int want, int *arch, char *err);
-
 /* What choosing a compile's target and cache key needs of NVRTC, without
 ** necessarily loading it: loading the library costs milliseconds, more
 ** than a whole disk-cache hit. Remembered in the cache directory (with the
@@ -51,7 +45,10 @@ typedef struct lc_nvrtc_facts {
 /* Fills *f; 0, or nonzero with err set as lc_nvrtc_load does. */
 int lc_nvrtc_facts_get(lc_nvrtc_facts *f, char *err);
 
-/* lc_nvrtc_arch_for's choice from facts (no loading). */
+/* The architecture to compile for a device of architecture want (90 for
+** 9.0), from f: want itself when NVRTC knows it (or cannot tell), else the
+** newest older one it knows, whose PTX the driver can JIT for the device.
+** 0, or LC_ENOTSUP with err set when NVRTC knows no architecture as old. */
 int lc_nvrtc_arch_pick(const lc_nvrtc_facts *f, int want, int *arch, char *err);
 
 /* Compile source (named name in messages) with the NVRTC options given,
