@@ -31,7 +31,9 @@ const char *lc_typename(lua_State *L, int idx) {
 bool lc_table_extra_key(lua_State *L, int idx, lua_Integer n, char *buf, size_t len) {
   idx = lua_absindex(L, idx);
   /* Traversal visits the array part first, so starting after key n
-  ** usually ends at once; positions kept in the hash part are passed over. */
+  ** usually ends at once. Where positions live in the hash part (a table
+  ** filled backwards), keys Lua keeps before key n are not seen: a walk
+  ** from the start would double the cost of every conversion. */
   if (n > 0) lua_pushinteger(L, n);
   else lua_pushnil(L);
   while (lua_next(L, idx)) {

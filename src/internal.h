@@ -27,7 +27,9 @@ const char *lc_typename(lua_State *L, int idx);
 /* Whether the table at idx, a sequence of length n (lua_rawlen), has any
 ** key but the positions 1..n, such as {1, 2, y = 3}: the conversions read
 ** only positions, so such a key would be dropped silently. When it has,
-** writes "a key 'y'" (or "a <type> key") into buf. */
+** writes "a key 'y'" (or "a <type> key") into buf. Only the keys Lua's
+** traversal puts after key n are looked at (all of them, unless positions
+** live in Lua's hash part). */
 bool lc_table_extra_key(lua_State *L, int idx, lua_Integer n, char *buf, size_t len);
 
 /* Registry name of the array userdata type. */
