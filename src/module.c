@@ -88,7 +88,7 @@ static lc_modref *cache_find(const lc_hash *key) {
 
 /* The module for key, retained, once any compilation of it in flight has
 ** settled; or NULL, and then *claimed says whether the caller now owns the
-** key's compilation: it must end it with cache_fill or cache_drop, raising
+** key's compilation: it must end it with cache_settle, raising
 ** no Lua error in between (waiting threads would wait forever). Without
 ** room for the entry the caller compiles without caching. */
 static lc_modref *cache_claim(const lc_hash *key, bool *claimed) {
