@@ -8,19 +8,24 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gate.h"
 #include "internal.h"
 
 #define METHODS_KEY "luacuda.array.methods"
 
+static const char metatable_key = 0;    /* the registry's key for the metatable */
+
 lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt) {
   lc_array *a = lua_newuserdatauv(L, sizeof *a, 1);
   a->magic = LC_ARRAY_MAGIC;
+  a->closing = false;
   a->buf = NULL;
   a->dtype = NULL;
   a->lay.ndim = 0;
   a->lay.size = 1;
   a->lay.offset = 0;
-  luaL_setmetatable(L, LC_ARRAY_MT);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
+  lua_setmetatable(L, -2);
   lc_dtype_retain(dt);       /* a record lives as long as its arrays */
   a->dtype = dt;
   return a;
@@ -53,33 +58,48 @@ lc_array *lc_array_push_view(lua_State *L, const lc_array *base,
 }
 
 lc_array *lc_array_test(lua_State *L, int idx) {
-  return luaL_testudata(L, idx, LC_ARRAY_MT);
+  if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return NULL;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
+  bool ours = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return ours ? lua_touserdata(L, idx) : NULL;
 }
 
 lc_array *lc_array_check(lua_State *L, int idx, const char *fname) {
   lc_array *a = lc_array_test(L, idx);
   if (a == NULL)
     lc_error(L, fname, "expected an array, got %s", luaL_typename(L, idx));
-  if (a->buf == NULL) lc_error(L, fname, "attempt to use a closed array");
+  if (!lc_array_is_open(a)) lc_error(L, fname, "attempt to use a closed array");
   return a;
 }
 
-/* __close (and the first half of __gc): idempotent, never raises */
+/* Let go of the buffer (a closed array keeps its dtype and layout). */
+static void array_finish(lua_State *L, int idx) {
+  lc_array *a = lua_touserdata(L, idx);
+  lc_buffer *b = a->buf;
+  a->buf = NULL;
+  a->closing = false;
+  if (b) lc_buffer_release(b);
+}
+
+static const lc_closer array_closer = {array_finish};
+
+/* __close and close(): idempotent. While another call runs, which may hold
+** the buffer, the array only reads as closed; the buffer goes after. */
 static int array_release(lua_State *L) {
   lc_array *a = lc_array_test(L, 1);
-  if (a && a->buf) {
-    lc_buffer *b = a->buf;
-    a->buf = NULL;
-    lc_buffer_release(b);
-  }
+  if (a == NULL || !lc_array_is_open(a)) return 0;
+  if (lc_close_deferred(L, 1, &array_closer)) a->closing = true;
+  else array_finish(L, 1);
   return 0;
 }
 
 /* __gc: a closed array still answers tostring and luacuda.type with its
-** dtype; only the finalizer lets go of it */
+** dtype; only the finalizer lets go of it. Nothing holds an array being
+** finalized, so its buffer goes at once. */
 static int array_gc(lua_State *L) {
-  array_release(L);
   lc_array *a = lc_array_test(L, 1);
+  if (a) array_finish(L, 1);
   if (a && a->dtype) {
     const lc_dtype *dt = a->dtype;
     a->dtype = NULL;
@@ -145,7 +165,7 @@ int lc_array_getfield(lua_State *L, const lc_array *a, const char *key) {
 
 void lc_array_add_methods(lua_State *L, const luaL_Reg *fns) {
   lua_getfield(L, LUA_REGISTRYINDEX, METHODS_KEY);
-  luaL_setfuncs(L, fns, 0);
+  lc_setfuncs(L, fns);
   lua_pop(L, 1);
 }
 
@@ -216,6 +236,12 @@ char lc_check_order(lua_State *L, int idx, const char *fname) {
   return o[0];
 }
 
+int lc_opt_get(lua_State *L, int idx, const char *key) {
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, key);
+  return lua_rawget(L, idx);
+}
+
 bool lc_check_opts(lua_State *L, int idx, const char *const *known,
                        const char *fname) {
   if (lua_isnoneornil(L, idx)) return false;
@@ -234,8 +260,19 @@ bool lc_check_opts(lua_State *L, int idx, const char *const *known,
   return true;
 }
 
+/* __tostring: format.lua's */
+static int array_tostring(lua_State *L) {
+  if (lc_array_test(L, 1) == NULL)
+    lc_error(L, "tostring", "expected an array, got %s", lc_typename(L, 1));
+  lc_push_lua_part(L, "luacuda.format", "array");
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
 static const luaL_Reg meta[] = {
   {"__gc", array_gc},
+  {"__tostring", array_tostring},
   {"__close", array_release},
   {"__len", array_len},
   {NULL, NULL}
@@ -264,17 +301,19 @@ static const luaL_Reg methods[] = {
 
 void lc_array_open(lua_State *L) {
   luaL_newmetatable(L, LC_ARRAY_MT);
-  luaL_setfuncs(L, meta, 0);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &metatable_key);
+  lc_setfuncs(L, meta);
   /* getmetatable(a) gives this name, not the table: the metamethods trust
   ** that their first argument is an array */
   lua_pushliteral(L, LC_ARRAY_MT);
   lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
   lua_newtable(L);
-  luaL_setfuncs(L, methods, 0);
+  lc_setfuncs(L, methods);
   lua_setfield(L, LUA_REGISTRYINDEX, METHODS_KEY);
-  lua_pushcfunction(L, l_attr);
-  lua_setfield(L, -2, "attr");
+  static const luaL_Reg fns[] = {{"attr", l_attr}, {NULL, NULL}};
+  lc_setfuncs(L, fns);
   lc_index_open(L);
   lc_shape_open(L);
   lc_copy_open(L);

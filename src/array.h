@@ -17,10 +17,14 @@
 
 typedef struct lc_array {
   uint32_t magic;
+  bool closing;                /* closed while a call ran: buf goes later (gate.h) */
   lc_buffer *buf;              /* NULL once closed (or before allocation) */
   const lc_dtype *dtype;
   lc_layout lay;
 } lc_array;
+
+/* Not closed, and not waiting to be (gate.h): the only test of openness. */
+static inline bool lc_array_is_open(const lc_array *a) { return a->buf != NULL && !a->closing; }
 
 static inline char *lc_array_data(const lc_array *a) {
   return (char *)a->buf->ptr + a->lay.offset;
@@ -76,6 +80,11 @@ int lc_check_dims(lua_State *L, int idx, bool spread, bool allow_infer,
 /* An options table at idx: false for nil/none; an error for another type
 ** or for a key not in known (a NULL-terminated list). */
 bool lc_check_opts(lua_State *L, int idx, const char *const *known, const char *fname);
+
+/* Push the option key of the options table at idx, read raw: options are
+** plain data, and a metamethod run here could close what the caller holds
+** (gate.h). Returns its type. */
+int lc_opt_get(lua_State *L, int idx, const char *key);
 
 /* The integer at idx (a number with an integral value), or the error
 ** "<what>[ <pos>] must be an integer, got ..." (pos 0 leaves it out). */

@@ -94,13 +94,13 @@ static void *array_info(lc_array *a, luacuda_arrayinfo *info) {
 
 LUACUDA_API void *luacuda_toarray(lua_State *L, int idx, luacuda_arrayinfo *info) {
   lc_array *a = lc_array_test(L, idx);
-  return a && a->buf ? array_info(a, info) : NULL;
+  return a && lc_array_is_open(a) ? array_info(a, info) : NULL;
 }
 
 LUACUDA_API void *luacuda_checkarray(lua_State *L, int arg, luacuda_arrayinfo *info) {
   lc_array *a = lc_array_test(L, arg);
   if (a == NULL) luaL_typeerror(L, arg, LC_ARRAY_MT);
-  if (a->buf == NULL) luaL_argerror(L, arg, "closed " LC_ARRAY_MT);
+  if (!lc_array_is_open(a)) luaL_argerror(L, arg, "closed " LC_ARRAY_MT);
   return array_info(a, info);
 }
 

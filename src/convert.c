@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gate.h"
 #include "internal.h"
 #include "record.h"
 
@@ -252,7 +253,26 @@ static void push_level(lua_State *L, const lc_array *a, const char *p, int d) {
   }
 }
 
+/* A Lua table holds at most INT_MAX entries; and an empty array, which
+** holds no memory, may still ask for more tables than memory can hold
+** ({2^40, 0}: 2^40 empty rows). Refuse both before making any. */
+static void check_table_sizes(lua_State *L, const lc_array *a, const char *fname) {
+  int64_t tables = 1;
+  for (int d = 0; d < a->lay.ndim; d++) {
+    if (a->lay.shape[d] > INT_MAX)
+      lc_error(L, fname, "axis %d has %lld entries, more than a Lua table holds (%d)", d + 1,
+               (long long)a->lay.shape[d], INT_MAX);
+    if (d + 1 < a->lay.ndim && (tables *= a->lay.shape[d]) > INT_MAX) {
+      char shape[256];
+      lc_shape_format(shape, sizeof shape, a->lay.ndim, a->lay.shape);
+      lc_error(L, fname, "an array of shape %s would make more than %d Lua tables", shape,
+               INT_MAX);
+    }
+  }
+}
+
 void lc_to_table(lua_State *L, const lc_array *a, const char *fname) {
+  check_table_sizes(L, a, fname);
   if (!lc_kind_host_accessible(lc_array_kind(a))) {
     lc_array *h = lc_copy_to_new(L, a, LC_HOST, NULL, fname);
     lc_to_table(L, h, fname);
@@ -318,6 +338,6 @@ static const luaL_Reg methods[] = {
 
 void lc_convert_open(lua_State *L) {
   lc_array_add_methods(L, methods);
-  lua_pushcfunction(L, l_array);
-  lua_setfield(L, -2, "array");
+  static const luaL_Reg fns[] = {{"array", l_array}, {NULL, NULL}};
+  lc_setfuncs(L, fns);
 }

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "array.h"
+#include "gate.h"
 #include "internal.h"
 
 void lc_error(lua_State *L, const char *fname, const char *fmt, ...) {
@@ -46,6 +47,20 @@ bool lc_table_extra_key(lua_State *L, int idx, lua_Integer n, char *buf, size_t 
     return true;
   }
   return false;
+}
+
+void lc_push_lua_part(lua_State *L, const char *module, const char *field) {
+  luaL_checkstack(L, 3, NULL);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, module) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_getglobal(L, "require");
+    lua_pushstring(L, module);
+    lua_call(L, 1, 1);
+  }
+  lua_getfield(L, -1, field);
+  lua_replace(L, -3);
+  lua_pop(L, 1);
 }
 
 /* backend() -> name, reason */
@@ -149,7 +164,7 @@ static int l_type(lua_State *L) {
   if (lua_isnone(L, 1)) lc_error(L, "type", "expected a value, got no value");
   lc_array *a = lc_array_test(L, 1);
   if (a == NULL) luaL_pushfail(L);
-  else lua_pushstring(L, a->buf ? "array" : "closed array");
+  else lua_pushstring(L, lc_array_is_open(a) ? "array" : "closed array");
   return 1;
 }
 
@@ -178,8 +193,9 @@ static const luaL_Reg fns[] = {
 LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   const char *why;
   if (lc_backend_get(&why) == NULL) return luaL_error(L, "luacuda: %s", why);
+  lc_gate_open(L);
   lua_newtable(L);
-  luaL_setfuncs(L, fns, 0);
+  lc_setfuncs(L, fns);
   lc_array_open(L);
   lc_record_open(L);
   lc_create_open(L);
@@ -189,10 +205,5 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_ptx_open(L);
   lc_hostmem_open(L);
   lc_dlpack_open(L);
-  /* for init.lua, which adds the methods that are clearer in Lua */
-  luaL_getmetatable(L, LC_ARRAY_MT);
-  lua_setfield(L, -2, "_array_metatable");
-  lua_getfield(L, LUA_REGISTRYINDEX, "luacuda.array.methods");
-  lua_setfield(L, -2, "_array_methods");
   return 1;
 }

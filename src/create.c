@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "gate.h"
 #include "internal.h"
 #include "record.h"
 
@@ -17,7 +18,7 @@ static int opt_field(lua_State *L, int idx, bool have, const char *key) {
     lua_pushnil(L);
     return LUA_TNIL;
   }
-  return lua_getfield(L, idx, key);
+  return lc_opt_get(L, idx, key);
 }
 
 /* ---- host ------------------------------------------------------------- */
@@ -26,8 +27,8 @@ typedef enum { NEW_EMPTY, NEW_ZEROS, NEW_ONES } new_fill;
 
 /* empty/zeros/ones(shape [, dtype] [, order]); upvalues: name, fill */
 static int l_new_host(lua_State *L) {
-  const char *fname = lua_tostring(L, lua_upvalueindex(1));
-  new_fill fill = (new_fill)lua_tointeger(L, lua_upvalueindex(2));
+  const char *fname = lua_tostring(L, lc_upvalueindex(1));
+  new_fill fill = (new_fill)lua_tointeger(L, lc_upvalueindex(2));
   int64_t shape[LC_MAXDIM];
   int nd = lc_check_dims(L, 1, false, false, shape, "shape", fname);
   const lc_dtype *dt = lc_dtype_opt(L, 2, F64, fname);
@@ -255,10 +256,11 @@ void lc_create_open(lua_State *L) {
   static const struct { const char *name; new_fill fill; } host[] = {
     {"empty", NEW_EMPTY}, {"zeros", NEW_ZEROS}, {"ones", NEW_ONES},
   };
+  static const luaL_Reg new_host = {"new_host", l_new_host};
   for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) {
     lua_pushstring(L, host[i].name);
     lua_pushinteger(L, host[i].fill);
-    lua_pushcclosure(L, l_new_host, 2);
+    lc_pushfunction(L, &new_host, 2);
     lua_setfield(L, -2, host[i].name);
   }
   static const luaL_Reg fns[] = {
@@ -269,5 +271,5 @@ void lc_create_open(lua_State *L) {
     {"to_device", l_to_device},
     {NULL, NULL}
   };
-  luaL_setfuncs(L, fns, 0);
+  lc_setfuncs(L, fns);
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "array.h"
+#include "gate.h"
 #include "internal.h"
 #include "luacuda.h"
 
@@ -255,11 +256,11 @@ void lc_dlpack_open(lua_State *L) {
   };
   static const luaL_Reg methods[] = {{"to_dlpack", array_to_dlpack}, {NULL, NULL}};
   luaL_newmetatable(L, CAPSULE_MT);
-  luaL_setfuncs(L, meta, 0);
+  lc_setfuncs(L, meta);
   lua_pushliteral(L, CAPSULE_MT);
   lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
   lc_array_add_methods(L, methods);
-  lua_pushcfunction(L, l_from_dlpack);
-  lua_setfield(L, -2, "from_dlpack");
+  static const luaL_Reg fns[] = {{"from_dlpack", l_from_dlpack}, {NULL, NULL}};
+  lc_setfuncs(L, fns);
 }

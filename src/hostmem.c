@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "gate.h"
 #include "internal.h"
 
 #define REG_MT "luacuda.registration"
@@ -46,7 +47,7 @@ static int l_managed_array(lua_State *L) {
 /* The boolean option key of the options table at idx as flag (0 if absent). */
 static unsigned bool_flag(lua_State *L, int idx, const char *key, unsigned flag,
                           const char *fname) {
-  int t = lua_getfield(L, idx, key);
+  int t = lc_opt_get(L, idx, key);
   if (t != LUA_TNIL && t != LUA_TBOOLEAN)
     lc_error(L, fname, "option %s must be a boolean, got %s", key, luaL_typename(L, -1));
   unsigned f = lua_toboolean(L, -1) ? flag : 0;
@@ -80,7 +81,7 @@ static int host_args(lua_State *L, lc_buffer **bufs, int max, const char *fname)
     lc_array *a = lc_array_test(L, i);
     if (a == NULL)
       lc_error(L, fname, "argument %d: expected a host array, got %s", i, luaL_typename(L, i));
-    if (a->buf == NULL) lc_error(L, fname, "argument %d: attempt to use a closed array", i);
+    if (!lc_array_is_open(a)) lc_error(L, fname, "argument %d: attempt to use a closed array", i);
     if (lc_array_kind(a) != LC_HOST)
       lc_error(L, fname, "argument %d is a %s array (only host arrays can be page-locked)", i,
                lc_kind_names[lc_array_kind(a)]);
@@ -149,6 +150,7 @@ typedef struct reg_entry {
 
 typedef struct lc_registration {
   int n;                       /* 0 once closed */
+  bool closing;                /* closed while a call ran: ends later */
   reg_entry e[];
 } lc_registration;
 
@@ -175,11 +177,12 @@ static void reg_end(lua_State *L, lc_registration *r, bool unlock) {
 
 /* pinned(a, ...) and register(a, ...) -> a Registration; upvalue: the name */
 static int l_register(lua_State *L) {
-  const char *fname = lua_tostring(L, lua_upvalueindex(1));
+  const char *fname = lua_tostring(L, lc_upvalueindex(1));
   lc_buffer *bufs[MAX_ARGS];
   int n = host_args(L, bufs, MAX_ARGS, fname);
   lc_registration *r = lua_newuserdatauv(L, sizeof *r + (size_t)n * sizeof r->e[0], 0);
   r->n = 0;
+  r->closing = false;
   luaL_setmetatable(L, REG_MT);
   char err[LC_ERRLEN];
   int rc = LC_OK, i;
@@ -233,9 +236,21 @@ static lc_registration *reg_check(lua_State *L, const char *fname) {
   return r;
 }
 
-/* __close and r:close(): unregister now (idempotent) */
+static void reg_finish(lua_State *L, int idx) {
+  lc_registration *r = lua_touserdata(L, idx);
+  r->closing = false;
+  reg_end(L, r, true);
+}
+
+static const lc_closer reg_closer = {reg_finish};
+
+/* __close and r:close(): unregister now, or once the calls running (which
+** may be copying through the memory) have returned; idempotent */
 static int reg_close(lua_State *L) {
-  reg_end(L, reg_check(L, "close"), true);
+  lc_registration *r = reg_check(L, "close");
+  if (r->n == 0 || r->closing) return 0;
+  if (lc_close_deferred(L, 1, &reg_closer)) r->closing = true;
+  else reg_finish(L, 1);
   return 0;
 }
 
@@ -248,7 +263,7 @@ static int reg_gc(lua_State *L) {
 
 static int reg_tostring(lua_State *L) {
   lc_registration *r = reg_check(L, "tostring");
-  if (r->n == 0) lua_pushliteral(L, REG_MT " (closed)");
+  if (r->n == 0 || r->closing) lua_pushliteral(L, REG_MT " (closed)");
   else lua_pushfstring(L, REG_MT " (%d array%s)", r->n, r->n == 1 ? "" : "s");
   return 1;
 }
@@ -363,16 +378,18 @@ void lc_hostmem_open(lua_State *L) {
     {NULL, NULL}
   };
   luaL_newmetatable(L, REG_MT);
-  luaL_setfuncs(L, meta, 0);
-  luaL_newlib(L, methods);
+  lc_setfuncs(L, meta);
+  lua_newtable(L);
+  lc_setfuncs(L, methods);
   lua_setfield(L, -2, "__index");
   lua_pushliteral(L, REG_MT);
   lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
   static const char *const scopes[] = {"pinned", "register"};
+  static const luaL_Reg reg = {"register", l_register};
   for (int i = 0; i < 2; i++) {
     lua_pushstring(L, scopes[i]);
-    lua_pushcclosure(L, l_register, 1);
+    lc_pushfunction(L, &reg, 1);
     lua_setfield(L, -2, scopes[i]);
   }
   static const luaL_Reg fns[] = {
@@ -384,5 +401,5 @@ void lc_hostmem_open(lua_State *L) {
     {"_host_flags", l_host_flags},
     {NULL, NULL}
   };
-  luaL_setfuncs(L, fns, 0);
+  lc_setfuncs(L, fns);
 }

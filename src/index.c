@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "gate.h"
 #include "internal.h"
 #include "record.h"
 
@@ -152,8 +153,8 @@ static void setitem(lua_State *L, const lc_array *a, int kidx, int vidx,
 ** kept to the fewest API calls (mapped and managed memory, which kernels
 ** may be using, take the general path and its wait) */
 static inline char *fast_element(const lc_array *a, lua_State *L) {
-  if (!lua_isinteger(L, 2) || a == NULL || a->magic != LC_ARRAY_MAGIC ||
-      a->buf == NULL || a->lay.ndim != 1 || !lc_kind_host_only(a->buf->kind))
+  if (!lua_isinteger(L, 2) || !lc_array_is_open(a) || a->lay.ndim != 1 ||
+      !lc_kind_host_only(a->buf->kind))
     return NULL;
   lua_Integer i = lua_tointeger(L, 2);
   int64_t n = a->lay.shape[0];
@@ -183,9 +184,16 @@ static inline int store_fast(lua_State *L, const lc_dtype *dt, char *p) {
   }
 }
 
+/* The array that is argument 1 of a metamethod, open or closed. */
+static lc_array *self(lua_State *L, const char *fname) {
+  lc_array *a = lc_array_test(L, 1);
+  if (a == NULL) lc_error(L, fname, "expected an array, got %s", lc_typename(L, 1));
+  return a;
+}
+
 /* __index: upvalue 1 is the method table */
 static int array_index(lua_State *L) {
-  lc_array *a = lua_touserdata(L, 1);
+  lc_array *a = self(L, "index");
   char *p = fast_element(a, L);
   if (p && a->dtype->rec == NULL) {
     lc_elem_push_fast(L, a->dtype, p);
@@ -195,7 +203,7 @@ static int array_index(lua_State *L) {
     /* a record's field names come before the array's fields and methods */
     if (lc_record_index(L, a, lua_tostring(L, 2), "index")) return 1;
     lua_pushvalue(L, 2);
-    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+    if (lua_rawget(L, lc_upvalueindex(1)) != LUA_TNIL) return 1;
     a = lc_array_check(L, 1, "index");
     if (lc_array_getfield(L, a, lua_tostring(L, 2))) return 1;
     lua_pushnil(L);
@@ -205,7 +213,7 @@ static int array_index(lua_State *L) {
 }
 
 static int array_newindex(lua_State *L) {
-  lc_array *a = lua_touserdata(L, 1);
+  lc_array *a = self(L, "setitem");
   char *p = fast_element(a, L);
   if (p) {
     if (store_fast(L, a->dtype, p)) return 0;
@@ -263,12 +271,13 @@ static const luaL_Reg methods[] = {
 };
 
 void lc_index_open(lua_State *L) {
+  static const luaL_Reg index = {"__index", array_index};
+  static const luaL_Reg newindex[] = {{"__newindex", array_newindex}, {NULL, NULL}};
   lc_array_add_methods(L, methods);
   luaL_getmetatable(L, LC_ARRAY_MT);
   lua_getfield(L, LUA_REGISTRYINDEX, "luacuda.array.methods");
-  lua_pushcclosure(L, array_index, 1);
+  lc_pushfunction(L, &index, 1);
   lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, array_newindex);
-  lua_setfield(L, -2, "__newindex");
+  lc_setfuncs(L, newindex);
   lua_pop(L, 1);
 }

@@ -32,6 +32,10 @@ const char *lc_typename(lua_State *L, int idx);
 ** live in Lua's hash part). */
 bool lc_table_extra_key(lua_State *L, int idx, lua_Integer n, char *buf, size_t len);
 
+/* Push module.field, module being one of luacuda's Lua parts (such as
+** "luacuda.format"), required on first use. */
+void lc_push_lua_part(lua_State *L, const char *module, const char *field);
+
 /* Registry name of the array userdata type. */
 #define LC_ARRAY_MT  "luacuda.array"
 

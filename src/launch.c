@@ -68,7 +68,7 @@ void lc_launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel_ref
   } else {
     static const char *const keys[] = {"grid", "block", "stream", "shared", NULL};
     lc_check_opts(L, idx, keys, fname);
-    for (int i = 0; i < 4; i++) lua_getfield(L, idx, keys[i]);
+    for (int i = 0; i < 4; i++) lc_opt_get(L, idx, keys[i]);
   }
   if (lua_isnil(L, top + 1) || lua_isnil(L, top + 2))
     lc_error(L, fname, "kernel '%s': the launch configuration needs a grid and a block",
@@ -92,7 +92,9 @@ void lc_launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel_ref
                k->sig->name, (long long)sh, MAX_SHARED);
     cfg->shared_bytes = (unsigned)sh;
   }
-  lua_settop(L, top);
+  lua_pushvalue(L, top + 3);              /* the stream, kept */
+  lua_replace(L, top + 1);
+  lua_settop(L, top + 1);
 }
 
 /* Raise "<fname>: kernel 'k' argument i 'name' (type): <cause>". The
@@ -110,26 +112,35 @@ static void arg_error(lua_State *L, const char *fname, const lc_kernel_sig *sig,
            p->name[0] ? " '" : "", p->name, p->name[0] ? "'" : "", p->spelling, cause);
 }
 
+void lc_resolve_args(lua_State *L, int first, int nargs, const lc_kernel_ref *k,
+                     const char *fname) {
+  const lc_kernel_sig *sig = k->sig;
+  if (nargs != sig->nparams)
+    lc_error(L, fname, "kernel '%s' takes %d argument%s, got %d", sig->name, sig->nparams,
+             sig->nparams == 1 ? "" : "s", nargs);
+  luaL_checkstack(L, nargs + 2, "too many arguments");
+  for (int i = 0; i < nargs; i++) {
+    int idx = first + i;
+    if (lua_type(L, idx) == LUA_TTABLE && luaL_getmetafield(L, idx, "__kernel_arg") != LUA_TNIL) {
+      lua_pushvalue(L, idx);
+      lua_call(L, 1, 1);
+      if (lc_array_test(L, -1) == NULL)
+        arg_error(L, fname, sig, i, "its __kernel_arg gave %s, not an array",
+                  luaL_typename(L, -1));
+    } else {
+      lua_pushvalue(L, idx);
+    }
+  }
+}
+
 /* The array for a pointer or Array<T, N> parameter i, checked. */
 static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_sig *sig, int i,
                                         const char *fname) {
   const lc_param *p = &sig->params[i];
   const lc_array *a = lc_array_test(L, idx);
-  if (a == NULL && lua_type(L, idx) == LUA_TTABLE &&
-      luaL_getmetafield(L, idx, "__kernel_arg") != LUA_TNIL) {
-    /* a stand-in for a device array (SmartArray) gives its array, which
-    ** stays on the stack for the rest of the launch */
-    luaL_checkstack(L, 2, "too many arguments");
-    lua_pushvalue(L, idx);
-    lua_call(L, 1, 1);
-    a = lc_array_test(L, -1);
-    if (a == NULL)
-      arg_error(L, fname, sig, i, "its __kernel_arg gave %s, not an array",
-                luaL_typename(L, -1));
-  }
   if (a == NULL)
     arg_error(L, fname, sig, i, "expected a device array, got %s", luaL_typename(L, idx));
-  if (a->buf == NULL) arg_error(L, fname, sig, i, "attempt to use a closed array");
+  if (!lc_array_is_open(a)) arg_error(L, fname, sig, i, "attempt to use a closed array");
   if (!lc_kind_device_accessible(lc_array_kind(a)))
     arg_error(L, fname, sig, i, "a %s array cannot be passed to a kernel (copy it to the "
               "device first: to_device)", lc_kind_names[lc_array_kind(a)]);

@@ -13,6 +13,7 @@
 #include <pthread.h>
 
 #include "cache.h"
+#include "gate.h"
 #include "internal.h"
 
 #define MODULE_MT "luacuda.module"
@@ -45,15 +46,18 @@ static void modref_retain(lc_modref *m) {
 typedef struct holder { lc_modref *mod; } holder;
 
 static int holder_gc(lua_State *L) {
-  holder *h = lua_touserdata(L, 1);
-  if (h->mod) modref_release(h->mod);
-  h->mod = NULL;
+  holder *h = luaL_testudata(L, 1, MODULE_MT);
+  if (h && h->mod) modref_release(h->mod);
+  if (h) h->mod = NULL;
   return 0;
 }
 
+/* A module object resurrected by a finalizer after its own (an object
+** collected in the same cycle may keep it) holds nothing any more. */
 static lc_modref *check_module(lua_State *L, int idx, const char *fname) {
   holder *h = luaL_testudata(L, idx, MODULE_MT);
   if (h == NULL) lc_error(L, fname, "expected a module, got %s", luaL_typename(L, idx));
+  if (h->mod == NULL) lc_error(L, fname, "attempt to use a module after its finalizer ran");
   return h->mod;
 }
 
@@ -160,7 +164,7 @@ static void module_key(lua_State *L, lc_hash *key, const char *name, const char 
   }
   qsort(names, (size_t)n, sizeof names[0], compare_names);
   for (int i = 0; i < n; i++) {
-    lua_getfield(L, sigidx, names[i]);
+    lc_opt_get(L, sigidx, names[i]);
     lc_hash_add_str(key, names[i]);
     if (lua_type(L, -1) == LUA_TSTRING) lc_hash_add_str(key, lua_tostring(L, -1));
     lua_pop(L, 1);
@@ -224,8 +228,8 @@ static int compile_source(lua_State *L, const char *name, const char *fname) {
   bool has_opts = lc_check_opts(L, 2, compile_keys, fname);
   lua_settop(L, 2);
   if (has_opts) {
-    lua_getfield(L, 2, "options");       /* 3 */
-    lua_getfield(L, 2, "signatures");    /* 4 */
+    lc_opt_get(L, 2, "options");         /* 3 */
+    lc_opt_get(L, 2, "signatures");      /* 4 */
   } else {
     lua_settop(L, 4);
   }
@@ -294,7 +298,7 @@ static int l_compile(lua_State *L) {
     lc_error(L, "compile", "source must be a string, got %s", luaL_typename(L, 1));
   const char *name = "kernel.cu";
   if (lua_type(L, 2) == LUA_TTABLE) {
-    lua_getfield(L, 2, "name");
+    lc_opt_get(L, 2, "name");
     if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
       lc_error(L, "compile", "name must be a string, got %s", luaL_typename(L, -1));
     if (lua_isstring(L, -1)) name = lua_tostring(L, -1);
@@ -325,7 +329,7 @@ static int l_compile_file(lua_State *L) {
   snprintf(name, sizeof name, "%s", path);
   lua_replace(L, 1);                      /* the source takes the path's place */
   if (lua_type(L, 2) == LUA_TTABLE) {
-    lua_getfield(L, 2, "name");
+    lc_opt_get(L, 2, "name");
     if (lua_type(L, -1) == LUA_TSTRING) snprintf(name, sizeof name, "%s", lua_tostring(L, -1));
     lua_pop(L, 1);
   }
@@ -337,13 +341,14 @@ static int l_compile_file(lua_State *L) {
 static lc_kernel_ref *check_kernel(lua_State *L, int idx, const char *fname) {
   lc_kernel_ref *k = luaL_testudata(L, idx, KERNEL_MT);
   if (k == NULL) lc_error(L, fname, "expected a kernel, got %s", luaL_typename(L, idx));
+  if (k->mod == NULL) lc_error(L, fname, "attempt to use a kernel after its finalizer ran");
   return k;
 }
 
 static int kernel_gc(lua_State *L) {
-  lc_kernel_ref *k = lua_touserdata(L, 1);
-  if (k->mod) modref_release(k->mod);
-  k->mod = NULL;
+  lc_kernel_ref *k = luaL_testudata(L, 1, KERNEL_MT);
+  if (k && k->mod) modref_release(k->mod);
+  if (k) k->mod = NULL;
   return 0;
 }
 
@@ -420,11 +425,13 @@ static bool sync_launches(void) {
 static void launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int nargs) {
   const lc_backend *be = k->mod->be;
   lc_launch cfg;
+  int resolved = lua_gettop(L) + 1;
+  lc_resolve_args(L, first, nargs, k, "launch");
   lc_launch_config(L, cfgidx, &cfg, k, "launch");
   if (cfg.stream == NULL) cfg.stream = be->default_stream();
   char buf[LC_MAXPARAMS * (8 + 16 * LC_MAXDIM)] __attribute__((aligned(16)));
   void *args[LC_MAXPARAMS];
-  cfg.arglen = lc_pack_args(L, first, nargs, k, buf, sizeof buf, args, "launch");
+  cfg.arglen = lc_pack_args(L, resolved, nargs, k, buf, sizeof buf, args, "launch");
   cfg.args = args;
   cfg.nargs = k->sig->nparams;
   cfg.argbuf = buf;
@@ -452,21 +459,22 @@ static int kernel_launch(lua_State *L) {
 
 /* the function k[cfg] gives: upvalues kernel and configuration */
 static int configured_launch(lua_State *L) {
-  lc_kernel_ref *k = lua_touserdata(L, lua_upvalueindex(1));
-  launch(L, k, lua_upvalueindex(2), 1, lua_gettop(L));
+  lc_kernel_ref *k = check_kernel(L, lc_upvalueindex(1), "launch");
+  launch(L, k, lc_upvalueindex(2), 1, lua_gettop(L));
   return 0;
 }
 
 static int kernel_index(lua_State *L) {
   lc_kernel_ref *k = check_kernel(L, 1, "index");
   if (lua_type(L, 2) == LUA_TTABLE) {     /* k[{grid, block}]: a launcher */
+    static const luaL_Reg launcher = {"launcher", configured_launch};
     lua_settop(L, 2);
-    lua_pushcclosure(L, configured_launch, 2);
+    lc_pushfunction(L, &launcher, 2);
     return 1;
   }
   const char *key = lua_tostring(L, 2);
   if (lua_type(L, 2) != LUA_TSTRING) return 0;
-  if (strcmp(key, "launch") == 0) lua_pushcfunction(L, kernel_launch);
+  if (strcmp(key, "launch") == 0) lua_pushvalue(L, lc_upvalueindex(1));
   else if (strcmp(key, "name") == 0) lua_pushstring(L, k->sig->name);
   else if (strcmp(key, "nparams") == 0) lua_pushinteger(L, k->sig->nparams);
   else if (strcmp(key, "signature") == 0) {
@@ -558,7 +566,7 @@ static int module_index(lua_State *L) {
   check_module(L, 1, "index");
   if (lua_type(L, 2) != LUA_TSTRING) return 0;
   lua_pushvalue(L, 2);
-  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+  if (lua_rawget(L, lc_upvalueindex(1)) != LUA_TNIL) return 1;
   push_kernel(L, 1, lua_tostring(L, 2), "index");
   return 1;
 }
@@ -587,25 +595,36 @@ static int l_clear_cache(lua_State *L) {
 }
 
 void lc_module_open(lua_State *L) {
+  static const luaL_Reg mindex = {"__index", module_index};
+  static const luaL_Reg mmeta[] = {
+    {"__gc", holder_gc},
+    {"__tostring", module_tostring},
+    {NULL, NULL}
+  };
   luaL_newmetatable(L, MODULE_MT);
   lua_newtable(L);
-  luaL_setfuncs(L, module_methods, 0);
-  lua_pushcclosure(L, module_index, 1);
+  lc_setfuncs(L, module_methods);
+  lc_pushfunction(L, &mindex, 1);
   lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, holder_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, module_tostring);
-  lua_setfield(L, -2, "__tostring");
+  lc_setfuncs(L, mmeta);
+  lua_pushliteral(L, MODULE_MT);
+  lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
-  luaL_newmetatable(L, KERNEL_MT);
+  static const luaL_Reg kindex = {"__index", kernel_index};
+  static const luaL_Reg klaunch = {"launch", kernel_launch};
   static const luaL_Reg kmeta[] = {
-    {"__index", kernel_index},
     {"__gc", kernel_gc},
     {"__call", kernel_call},
     {"__tostring", kernel_tostring},
     {NULL, NULL}
   };
-  luaL_setfuncs(L, kmeta, 0);
+  luaL_newmetatable(L, KERNEL_MT);
+  lc_pushfunction(L, &klaunch, 0);        /* k.launch, upvalue of __index */
+  lc_pushfunction(L, &kindex, 1);
+  lua_setfield(L, -2, "__index");
+  lc_setfuncs(L, kmeta);
+  lua_pushliteral(L, KERNEL_MT);
+  lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
   static const luaL_Reg fns[] = {
     {"compile", l_compile},
@@ -614,5 +633,5 @@ void lc_module_open(lua_State *L) {
     {"clear_cache", l_clear_cache},
     {NULL, NULL}
   };
-  luaL_setfuncs(L, fns, 0);
+  lc_setfuncs(L, fns);
 }

@@ -8,6 +8,7 @@
 
 #include "array.h"
 #include "backend.h"
+#include "gate.h"
 #include "internal.h"
 #include "nvrtc.h"
 
@@ -69,9 +70,9 @@ static int compile(lua_State *L, const char *fname, bool cubin) {
   bool has_opts = lc_check_opts(L, 2, compile_keys, fname);
   lua_settop(L, 2);
   if (has_opts) {
-    lua_getfield(L, 2, "arch");      /* 3 */
-    lua_getfield(L, 2, "name");      /* 4 */
-    lua_getfield(L, 2, "options");   /* 5 */
+    lc_opt_get(L, 2, "arch");        /* 3 */
+    lc_opt_get(L, 2, "name");        /* 4 */
+    lc_opt_get(L, 2, "options");     /* 5 */
   } else {
     lua_settop(L, 5);
   }
@@ -205,9 +206,11 @@ static const luaL_Reg fns[] = {
 
 void lc_ptx_open(lua_State *L) {
   if (luaL_newmetatable(L, OUTPUT_MT)) {
-    lua_pushcfunction(L, output_release);
-    lua_setfield(L, -2, "__gc");
+    static const luaL_Reg meta[] = {{"__gc", output_release}, {NULL, NULL}};
+    lc_setfuncs(L, meta);
+    lua_pushliteral(L, OUTPUT_MT);
+    lua_setfield(L, -2, "__metatable");
   }
   lua_pop(L, 1);
-  luaL_setfuncs(L, fns, 0);
+  lc_setfuncs(L, fns);
 }

@@ -17,10 +17,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gate.h"
 #include "internal.h"
 
 #define CACHE_KEY "luacuda.records"     /* weak: record pointer -> object */
-#define METHODS_KEY "luacuda.record.methods"
 #define MAXFIELDS 4096
 #define MAXNAME 63
 
@@ -169,7 +169,7 @@ static int record_index(lua_State *L) {
     }
   } else {
     lua_pushvalue(L, 2);
-    lua_rawget(L, lua_upvalueindex(1));
+    lua_rawget(L, lc_upvalueindex(1));
   }
   return 1;
 }
@@ -241,6 +241,8 @@ static void read_field(lua_State *L, int i, lc_field *f, const lc_field *before,
     if (inner == NULL)
       lc_error(L, fn, "field '%s': the dtype must be a dtype name or a record, got %s",
                name, luaL_typename(L, -1));
+    if (inner->depth >= LC_RECORD_MAXDEPTH)
+      lc_error(L, fn, "field '%s': records nest at most %d deep", name, LC_RECORD_MAXDEPTH);
     f->dtype = &inner->dt;
   }
   f->ndim = 0;
@@ -279,7 +281,7 @@ static int l_record(lua_State *L) {
   static const char *const known[] = {"align", NULL};
   bool packed = false;
   if (lc_check_opts(L, 2, known, fn)) {
-    int t = lua_getfield(L, 2, "align");
+    int t = lc_opt_get(L, 2, "align");
     if (t != LUA_TNIL && t != LUA_TBOOLEAN)
       lc_error(L, fn, "option align must be a boolean, got %s", luaL_typename(L, -1));
     packed = t == LUA_TBOOLEAN && !lua_toboolean(L, -1);
@@ -348,7 +350,12 @@ static int l_record(lua_State *L) {
   atomic_init(&r->refs, 1);
   r->packed = packed;
   r->nfields = (int)n;
-  for (int i = 0; i < n; i++) lc_dtype_retain(r->fields[i].dtype);
+  r->depth = 1;
+  for (int i = 0; i < n; i++) {
+    lc_dtype_retain(r->fields[i].dtype);
+    const lc_record *inner = r->fields[i].dtype->rec;
+    if (inner && inner->depth >= r->depth) r->depth = inner->depth + 1;
+  }
   push_box(L, r, box);
   return 1;
 }
@@ -561,8 +568,18 @@ static const luaL_Reg meta[] = {
   {NULL, NULL}
 };
 
+/* rec:c_declaration([name]): record.lua's */
+static int record_c_declaration(lua_State *L) {
+  check_record(L, 1, "c_declaration");
+  lc_push_lua_part(L, "luacuda.record", "c_declaration");
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
 static const luaL_Reg methods[] = {
   {"offsetof", record_offsetof},
+  {"c_declaration", record_c_declaration},
   {NULL, NULL}
 };
 
@@ -574,18 +591,15 @@ void lc_record_open(lua_State *L) {
   lua_setmetatable(L, -2);
   lua_setfield(L, LUA_REGISTRYINDEX, CACHE_KEY);
   luaL_newmetatable(L, LC_RECORD_MT);
-  luaL_setfuncs(L, meta, 0);
+  lc_setfuncs(L, meta);
   lua_pushliteral(L, LC_RECORD_MT);
   lua_setfield(L, -2, "__metatable");
   lua_newtable(L);
-  luaL_setfuncs(L, methods, 0);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, LUA_REGISTRYINDEX, METHODS_KEY);
-  lua_pushcclosure(L, record_index, 1);
+  lc_setfuncs(L, methods);
+  static const luaL_Reg index = {"__index", record_index};
+  lc_pushfunction(L, &index, 1);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
-  lua_pushcfunction(L, l_record);
-  lua_setfield(L, -2, "record");
-  lua_getfield(L, LUA_REGISTRYINDEX, METHODS_KEY);   /* for init.lua */
-  lua_setfield(L, -2, "_record_methods");
+  static const luaL_Reg fns[] = {{"record", l_record}, {NULL, NULL}};
+  lc_setfuncs(L, fns);
 }

@@ -25,11 +25,16 @@ typedef struct lc_record {
                                ** the fields, for messages */
   atomic_int refs;
   bool packed;                 /* {align = false}: no padding, alignment 1 */
+  int depth;                   /* 1, or one more than its deepest record field */
   int nfields;
   lc_field fields[];
 } lc_record;
 
 #define LC_RECORD_MT "luacuda.record"
+
+/* Records nest at most this deep: conversions recurse once per level, and
+** each level's description holds the one below it. */
+#define LC_RECORD_MAXDEPTH 64
 
 /* The field called name (a NUL-terminated string), or NULL. */
 const lc_field *lc_record_field(const lc_record *r, const char *name);

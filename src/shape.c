@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "gate.h"
 #include "internal.h"
 
 /* An options table's order field, or a bare order string. */
@@ -14,7 +15,7 @@ static char opt_order(lua_State *L, int idx, const char *fname) {
   static const char *const known[] = {"order", NULL};
   if (lua_type(L, idx) == LUA_TTABLE) {
     lc_check_opts(L, idx, known, fname);
-    lua_getfield(L, idx, "order");
+    lc_opt_get(L, idx, "order");
     char o = lc_check_order(L, -1, fname);
     lua_pop(L, 1);
     return o;

@@ -1,13 +1,15 @@
 /*
 ** stream: the Stream and Event userdata, the stream argument every copy
 ** and launch takes, and the wait a host access does for queued work.
-** Streams and events go by __gc or, at once, by <close>; the backend keeps
-** them alive until the work queued on them is done.
+** Streams and events go by __gc or, at once, by <close> (after the calls
+** running, gate.h); the backend keeps them alive until the work queued on
+** them is done.
 */
 #include "array.h"
 
 #include <string.h>
 
+#include "gate.h"
 #include "internal.h"
 
 #define STREAM_MT "luacuda.stream"
@@ -20,11 +22,13 @@ typedef struct stream_ud {
   lc_stream *s;                /* NULL once closed */
   bool is_default;
   bool borrowed;               /* the host program's: never destroyed here */
+  bool closing;                /* closed while a call ran: s goes later */
 } stream_ud;
 
 typedef struct event_ud {
   lc_event *e;                 /* NULL once closed */
   bool timing;
+  bool closing;
 } event_ud;
 
 static const lc_backend *backend(void) { return lc_backend_get(NULL); }
@@ -32,14 +36,14 @@ static const lc_backend *backend(void) { return lc_backend_get(NULL); }
 static stream_ud *check_stream(lua_State *L, int idx, const char *fname) {
   stream_ud *u = luaL_testudata(L, idx, STREAM_MT);
   if (u == NULL) lc_error(L, fname, "expected a stream, got %s", lc_typename(L, idx));
-  if (u->s == NULL) lc_error(L, fname, "attempt to use a closed stream");
+  if (u->s == NULL || u->closing) lc_error(L, fname, "attempt to use a closed stream");
   return u;
 }
 
 static event_ud *check_event(lua_State *L, int idx, const char *fname) {
   event_ud *u = luaL_testudata(L, idx, EVENT_MT);
   if (u == NULL) lc_error(L, fname, "expected an event, got %s", lc_typename(L, idx));
-  if (u->e == NULL) lc_error(L, fname, "attempt to use a closed event");
+  if (u->e == NULL || u->closing) lc_error(L, fname, "attempt to use a closed event");
   return u;
 }
 
@@ -66,6 +70,7 @@ static stream_ud *push_stream(lua_State *L) {
   u->s = NULL;
   u->is_default = false;
   u->borrowed = false;
+  u->closing = false;
   luaL_setmetatable(L, STREAM_MT);
   return u;
 }
@@ -90,21 +95,34 @@ static int l_default_stream(lua_State *L) {
   return 1;
 }
 
+/* Let go of the stream: destroy one of ours, unwrap the host's. */
+static void stream_finish(lua_State *L, int idx) {
+  stream_ud *u = lua_touserdata(L, idx);
+  lc_stream *s = u->s;
+  u->closing = false;
+  if (s == NULL || u->is_default) return;
+  u->s = NULL;
+  if (u->borrowed) backend()->stream_unwrap(s);
+  else backend()->stream_destroy(s);
+}
+
+static const lc_closer stream_closer = {stream_finish};
+
 /* __close and close(): the default stream and the host program's stream
-** cannot be closed (scripts share them) */
+** cannot be closed (scripts share them); while another call runs, which
+** may hold the stream, it only reads as closed */
 static int stream_release(lua_State *L) {
   stream_ud *u = luaL_checkudata(L, 1, STREAM_MT);
-  if (u->is_default || u->borrowed) return 0;
-  if (u->s) backend()->stream_destroy(u->s);
-  u->s = NULL;
+  if (u->is_default || u->borrowed || u->s == NULL || u->closing) return 0;
+  if (lc_close_deferred(L, 1, &stream_closer)) u->closing = true;
+  else stream_finish(L, 1);
   return 0;
 }
 
 static int stream_gc(lua_State *L) {
-  stream_ud *u = luaL_checkudata(L, 1, STREAM_MT);
-  if (u->borrowed && u->s) backend()->stream_unwrap(u->s);
-  if (u->borrowed) u->s = NULL;
-  return stream_release(L);
+  luaL_checkudata(L, 1, STREAM_MT);
+  stream_finish(L, 1);
+  return 0;
 }
 
 /* host_stream(): the stream the host program set for scripts (the C API's
@@ -136,7 +154,7 @@ void *lc_host_stream_native(lua_State *L) {
 
 void *lc_stream_native_at(lua_State *L, int idx) {
   stream_ud *u = luaL_testudata(L, idx, STREAM_MT);
-  return u && u->s ? backend()->stream_native(u->s) : NULL;
+  return u && u->s && !u->closing ? backend()->stream_native(u->s) : NULL;
 }
 
 /* s:close() */
@@ -168,8 +186,9 @@ static int stream_query(lua_State *L) {
 }
 
 static int scope_close(lua_State *L) {
+  luaL_checkudata(L, 1, SCOPE_MT);
   lua_getiuservalue(L, 1, 1);
-  stream_ud *u = lua_touserdata(L, -1);
+  stream_ud *u = luaL_testudata(L, -1, STREAM_MT);
   if (u && u->s) stream_sync(L, u->s, "auto_synchronize");
   return 0;
 }
@@ -211,7 +230,7 @@ static int stream_auto_synchronize(lua_State *L) {
 static int stream_tostring(lua_State *L) {
   stream_ud *u = luaL_checkudata(L, 1, STREAM_MT);
   if (u->is_default) lua_pushliteral(L, "luacuda.stream(default)");
-  else if (u->s == NULL) lua_pushliteral(L, "luacuda.stream(closed)");
+  else if (u->s == NULL || u->closing) lua_pushliteral(L, "luacuda.stream(closed)");
   else lua_pushfstring(L, "luacuda.stream(%p)", (void *)u->s);
   return 1;
 }
@@ -223,7 +242,7 @@ static int l_event(lua_State *L) {
   static const char *const keys[] = {"timing", NULL};
   bool timing = true;
   if (lc_check_opts(L, 1, keys, "event")) {
-    int t = lua_getfield(L, 1, "timing");
+    int t = lc_opt_get(L, 1, "timing");
     if (t != LUA_TNIL && t != LUA_TBOOLEAN)
       lc_error(L, "event", "option timing must be a boolean, got %s", luaL_typename(L, -1));
     if (t == LUA_TBOOLEAN) timing = lua_toboolean(L, -1);
@@ -232,16 +251,35 @@ static int l_event(lua_State *L) {
   event_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->e = NULL;
   u->timing = timing;
+  u->closing = false;
   luaL_setmetatable(L, EVENT_MT);
   char err[LC_ERRLEN];
   if (backend()->event_create(&u->e, timing, err)) lc_error(L, "event", "%s", err);
   return 1;
 }
 
+static void event_finish(lua_State *L, int idx) {
+  event_ud *u = lua_touserdata(L, idx);
+  lc_event *e = u->e;
+  u->e = NULL;
+  u->closing = false;
+  if (e) backend()->event_destroy(e);
+}
+
+static const lc_closer event_closer = {event_finish};
+
+/* __close and close(); after the calls running, as streams */
 static int event_release(lua_State *L) {
   event_ud *u = luaL_checkudata(L, 1, EVENT_MT);
-  if (u->e) backend()->event_destroy(u->e);
-  u->e = NULL;
+  if (u->e == NULL || u->closing) return 0;
+  if (lc_close_deferred(L, 1, &event_closer)) u->closing = true;
+  else event_finish(L, 1);
+  return 0;
+}
+
+static int event_gc(lua_State *L) {
+  luaL_checkudata(L, 1, EVENT_MT);
+  event_finish(L, 1);
   return 0;
 }
 
@@ -307,7 +345,7 @@ static int l_event_elapsed_time(lua_State *L) { return elapsed(L, "event_elapsed
 
 static int event_tostring(lua_State *L) {
   event_ud *u = luaL_checkudata(L, 1, EVENT_MT);
-  if (u->e == NULL) lua_pushliteral(L, "luacuda.event(closed)");
+  if (u->e == NULL || u->closing) lua_pushliteral(L, "luacuda.event(closed)");
   else lua_pushfstring(L, "luacuda.event(%p%s)", (void *)u->e, u->timing ? "" : ", no timing");
   return 1;
 }
@@ -325,10 +363,10 @@ static int wait_at_close(lua_State *L) {
 static void new_type(lua_State *L, const char *name, const luaL_Reg *meta,
                      const luaL_Reg *methods) {
   luaL_newmetatable(L, name);
-  luaL_setfuncs(L, meta, 0);
+  lc_setfuncs(L, meta);
   if (methods) {
     lua_newtable(L);
-    luaL_setfuncs(L, methods, 0);
+    lc_setfuncs(L, methods);
     lua_setfield(L, -2, "__index");
   }
   lua_pushstring(L, name);
@@ -347,7 +385,7 @@ void lc_stream_open(lua_State *L) {
     {NULL, NULL}
   };
   static const luaL_Reg event_meta[] = {
-    {"__gc", event_release}, {"__close", event_release},
+    {"__gc", event_gc}, {"__close", event_release},
     {"__tostring", event_tostring}, {NULL, NULL}
   };
   static const luaL_Reg event_methods[] = {
@@ -365,12 +403,14 @@ void lc_stream_open(lua_State *L) {
   new_type(L, STREAM_MT, stream_meta, stream_methods);
   new_type(L, EVENT_MT, event_meta, event_methods);
   new_type(L, SCOPE_MT, scope_meta, NULL);
-  luaL_setfuncs(L, fns, 0);
+  lc_setfuncs(L, fns);
   if (lua_getfield(L, LUA_REGISTRYINDEX, "luacuda.wait_at_close") == LUA_TNIL) {
+    static const luaL_Reg wait_meta[] = {{"__gc", wait_at_close}, {NULL, NULL}};
     lua_newuserdatauv(L, 0, 0);
-    lua_createtable(L, 0, 1);
-    lua_pushcfunction(L, wait_at_close);
-    lua_setfield(L, -2, "__gc");
+    lua_createtable(L, 0, 2);
+    lc_setfuncs(L, wait_meta);
+    lua_pushliteral(L, "luacuda.wait_at_close");
+    lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
     lua_setfield(L, LUA_REGISTRYINDEX, "luacuda.wait_at_close");
   }

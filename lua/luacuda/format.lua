@@ -128,11 +128,19 @@ local function render(node, depth, ndim, indent, width)
   return "{" .. table.concat(parts, sep) .. "}"
 end
 
+-- Too much to print in full: many values, or many rows (an empty array
+-- has no values, but may have 2^40 rows of none).
+local function summarize(shape, size)
+  local rows = 1.0                 -- a float: products past 2^63 only compare
+  for i = 1, #shape - 1 do rows = rows * shape[i] end
+  return size > THRESHOLD or rows > THRESHOLD
+end
+
 local function body(a)
   local dtype, ndim = attr(a, "dtype"), attr(a, "ndim")
   if ndim == 0 then return value_string(attr(a, "item")(a), dtype) end
   local width = {0}
-  local nodes = gather(a, attr(a, "size") > THRESHOLD, dtype, width)
+  local nodes = gather(a, summarize(attr(a, "shape"), attr(a, "size")), dtype, width)
   return render(nodes, 1, ndim, "", width[1])
 end
 

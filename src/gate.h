@@ -1,0 +1,56 @@
+/*
+** gate: every C function of luacuda that Lua can call goes through one
+** gate, which keeps, per Lua state, the frames of the luacuda calls now
+** running.
+**
+** Why: Lua code can run in the middle of a call. A finalizer runs when the
+** call allocates (the collector's step), a metamethod runs when the call
+** reads a table or an argument's __kernel_arg; and that code may close an
+** array, a stream or a registration whose memory the call already holds.
+** So a close made while another luacuda call is running is only a mark: the
+** object reads as closed at once, and what it holds is let go when the
+** calls around it have returned (lc_close_deferred). A finalizer needs no
+** such care: an object the collector finalizes is unreachable, so no call
+** holds it, as long as a call keeps on its stack every object whose memory
+** it uses (the rule of every file here).
+*/
+#ifndef LUACUDA_GATE_H
+#define LUACUDA_GATE_H
+
+#include <stdbool.h>
+
+#include "lua.h"
+#include "lauxlib.h"
+
+/* The state's record of running calls, made once per state (luaopen). */
+void lc_gate_open(lua_State *L);
+
+/* luaL_setfuncs(L, fns, 0), with each function behind the gate. */
+void lc_setfuncs(lua_State *L, const luaL_Reg *fns);
+
+/* Push r->func behind the gate as a closure whose upvalues are the nup
+** values on top of the stack; it reads them with lc_upvalueindex. r must
+** outlive the state (a static). */
+void lc_pushfunction(lua_State *L, const luaL_Reg *r, int nup);
+
+/* Upvalue i (1-based) of a function pushed by lc_pushfunction: the gate
+** keeps its own two first. */
+#define lc_upvalueindex(i) lua_upvalueindex((i) + 2)
+
+/* How an object whose close was put off is closed later: finish(L, idx)
+** lets go of what the object at idx holds. It must not raise, run Lua code
+** or allocate Lua memory, and must do nothing for an object finished
+** already. */
+typedef struct lc_closer {
+  void (*finish)(lua_State *L, int idx);
+} lc_closer;
+
+/* For a close function (behind the gate) closing the object at idx: false
+** when no other luacuda call is running, and the caller finishes the
+** object now; true when one is, and then the object has been queued to be
+** finished by closer once those calls have returned: the caller marks it
+** closed and lets go of nothing. May raise only for lack of memory, before
+** anything was queued. */
+bool lc_close_deferred(lua_State *L, int idx, const lc_closer *closer);
+
+#endif
