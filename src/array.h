@@ -181,6 +181,16 @@ lc_array *lc_wrap_memory(lua_State *L, void *data, lc_kind kind, const lc_dtype 
                          int ndim, const int64_t *shape, const int64_t *strides,
                          void (*release)(void *ud), void *ud, const char *fname);
 
+/* lc_wrap_memory in two steps, for a caller that must act between them:
+** check the arguments and compute the layout (raises only for bad
+** arguments), then give the closed array a (its lay set to out) a buffer
+** over data (raises only for lack of memory, release not called then). */
+void lc_wrap_layout(lua_State *L, const void *data, lc_kind kind, const lc_dtype *dt,
+                    int ndim, const int64_t *shape, const int64_t *strides, lc_layout *out,
+                    int64_t *span, const char *fname);
+void lc_wrap_attach(lua_State *L, lc_array *a, void *data, lc_kind kind, int64_t span,
+                    void (*release)(void *ud), void *ud, const char *fname);
+
 /* ---- indexing (index.c) ---- */
 void lc_index_open(lua_State *L);     /* installs __index / __newindex */
 void lc_shape_open(lua_State *L);     /* reshape, transpose, ... */

@@ -527,6 +527,12 @@ static int cuda_host_device_pointer(void *p, void **dev, char *err) {
 
 static lc_stream *cuda_default_stream(void) { return &default_stream; }
 
+/* The streams made here: a host program may hand one back (luacuda_tostream,
+** then luacuda_setstream), and the wrap shares it, so that a script closing
+** the stream's object does not destroy it under the host's slot. */
+static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
+static lc_stream *owned_streams;
+
 static int cuda_stream_create(lc_stream **out, char *err) {
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
@@ -538,33 +544,64 @@ static int cuda_stream_create(lc_stream **out, char *err) {
   /* a blocking stream: ordered with the legacy default stream, as the
   ** interface's NULL stream and defer need */
   rc = lc_cuda_check(lc_cu.StreamCreate(&s->s, CU_STREAM_DEFAULT), "cuStreamCreate", err);
-  if (rc != LC_OK) free(s);
-  else *out = s;
-  return rc;
+  if (rc != LC_OK) {
+    free(s);
+    return rc;
+  }
+  s->owned = true;
+  s->refs = 1;
+  pthread_mutex_lock(&streams_lock);
+  s->next = owned_streams;
+  owned_streams = s;
+  pthread_mutex_unlock(&streams_lock);
+  *out = s;
+  return LC_OK;
 }
 
-/* The driver destroys the stream once its queued work is done. */
+/* Drop a reference to an owned stream; the driver destroys the stream once
+** its queued work is done. */
 static void cuda_stream_destroy(lc_stream *s) {
   if (s == &default_stream) return;
+  pthread_mutex_lock(&streams_lock);
+  bool last = --s->refs == 0;
+  if (last) {
+    lc_stream **p = &owned_streams;
+    while (*p != s) p = &(*p)->next;
+    *p = s->next;
+  }
+  pthread_mutex_unlock(&streams_lock);
+  if (!last) return;
   if (enter_quietly()) lc_cu.StreamDestroy(s->s);
   free(s);
 }
 
-/* A host program's CUstream: a holder it keeps owning the stream of. */
+/* A host program's CUstream: one of ours, shared, or else a holder of the
+** host's, which the host keeps owning. */
 static int cuda_stream_wrap(void *native, lc_stream **out, char *err) {
-  lc_stream *s = malloc(sizeof *s);
+  pthread_mutex_lock(&streams_lock);
+  lc_stream *s = owned_streams;
+  while (s && s->s != (CUstream)native) s = s->next;
+  if (s) s->refs++;
+  pthread_mutex_unlock(&streams_lock);
+  if (s) {
+    *out = s;
+    return LC_OK;
+  }
+  s = malloc(sizeof *s);
   if (s == NULL) {
     snprintf(err, LC_ERRLEN, "out of host memory wrapping a stream");
     return LC_ENOMEM;
   }
-  s->s = (CUstream)native;
+  *s = (lc_stream){.s = (CUstream)native};
   *out = s;
   return LC_OK;
 }
 
 /* the holder may be named by work still queued: it goes after that work */
 static void cuda_stream_unwrap(lc_stream *s) {
-  if (s != &default_stream) cuda_defer(free, s);
+  if (s == &default_stream) return;
+  if (s->owned) cuda_stream_destroy(s);
+  else cuda_defer(free, s);
 }
 
 static void *cuda_stream_native(lc_stream *s) { return (void *)s->s; }

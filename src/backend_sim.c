@@ -307,14 +307,16 @@ static int sim_trim_pool(char *err) {
 }
 
 /* On the simulator the host's handle is the stream itself (from
-** stream_native), which the host keeps alive while it is in use. */
+** stream_native); the wrap holds a reference, so a script that closes the
+** stream's object does not free it under the host's slot. */
 static int sim_stream_wrap(void *native, lc_stream **s, char *err) {
   (void)err;
+  lc_sim_stream_retain(native);
   *s = native;
   return LC_OK;
 }
 
-static void sim_stream_unwrap(lc_stream *s) { (void)s; }
+static void sim_stream_unwrap(lc_stream *s) { lc_sim_stream_destroy(s); }
 
 static void *sim_stream_native(lc_stream *s) { return s; }
 

@@ -36,9 +36,9 @@ static void call_host_release(void *p) {
   free(h);
 }
 
-lc_array *lc_wrap_memory(lua_State *L, void *data, lc_kind kind, const lc_dtype *dt,
-                         int ndim, const int64_t *shape, const int64_t *strides,
-                         void (*release)(void *ud), void *ud, const char *fname) {
+void lc_wrap_layout(lua_State *L, const void *data, lc_kind kind, const lc_dtype *dt,
+                    int ndim, const int64_t *shape, const int64_t *strides, lc_layout *out,
+                    int64_t *span, const char *fname) {
   if ((int)kind < 0 || kind >= LC_NKINDS) lc_error(L, fname, "unknown memory kind %d", (int)kind);
   if (ndim < 0 || ndim > LC_MAXDIM)
     lc_error(L, fname, "ndim must be 0..%d, got %d", LC_MAXDIM, ndim);
@@ -46,26 +46,37 @@ lc_array *lc_wrap_memory(lua_State *L, void *data, lc_kind kind, const lc_dtype 
   for (int i = 0; i < ndim; i++)
     if (shape[i] < 0)
       lc_error(L, fname, "shape entry %d is negative (%lld)", i + 1, (long long)shape[i]);
-  lc_layout lay;
-  int64_t span;
   char err[LC_ERRLEN];
-  int rc = strides ? lc_layout_strided(&lay, ndim, shape, ndim, strides, dt->size, &span, err)
-                   : lc_layout_contiguous(&lay, ndim, shape, dt->size, 'C', err);
+  int rc = strides ? lc_layout_strided(out, ndim, shape, ndim, strides, dt->size, span, err)
+                   : lc_layout_contiguous(out, ndim, shape, dt->size, 'C', err);
   if (rc) lc_error(L, fname, "%s", err);
-  if (!strides) span = lay.size * dt->size;
-  if (data == NULL && lay.size > 0) lc_error(L, fname, "data is NULL");
-  lc_capi_ensure_open(L);
-  lc_array *a = lc_array_push_closed(L, dt);
-  a->lay = lay;
+  if (!strides) *span = out->size * dt->size;
+  if (data == NULL && out->size > 0) lc_error(L, fname, "data is NULL");
+}
+
+void lc_wrap_attach(lua_State *L, lc_array *a, void *data, lc_kind kind, int64_t span,
+                    void (*release)(void *ud), void *ud, const char *fname) {
   host_release *h = malloc(sizeof *h);
   if (h == NULL) lc_error(L, fname, "out of host memory");
   h->fn = release;
   h->ud = ud;
   h->armed = false;
   /* the buffer starts at the lowest element the view touches */
-  void *base = data ? (char *)data - lay.offset : NULL;
+  void *base = data ? (char *)data - a->lay.offset : NULL;
   a->buf = lc_buffer_wrap(L, kind, base, (size_t)span, call_host_release, h, fname);
   h->armed = true;
+}
+
+lc_array *lc_wrap_memory(lua_State *L, void *data, lc_kind kind, const lc_dtype *dt,
+                         int ndim, const int64_t *shape, const int64_t *strides,
+                         void (*release)(void *ud), void *ud, const char *fname) {
+  lc_layout lay;
+  int64_t span;
+  lc_wrap_layout(L, data, kind, dt, ndim, shape, strides, &lay, &span, fname);
+  lc_capi_ensure_open(L);
+  lc_array *a = lc_array_push_closed(L, dt);
+  a->lay = lay;
+  lc_wrap_attach(L, a, data, kind, span, release, ud, fname);
   return a;
 }
 

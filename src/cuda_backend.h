@@ -9,7 +9,15 @@
 #include "backend.h"
 #include "cuda_api.h"
 
-struct lc_stream { CUstream s; };                  /* the default: CU_STREAM_LEGACY */
+/* A stream: the default (CU_STREAM_LEGACY), one made here (owned, counted:
+** its object and each host slot that wraps it hold a reference), or a
+** holder of a host program's stream. */
+struct lc_stream {
+  CUstream s;
+  bool owned;
+  int refs;                    /* owned streams, under the backend's lock */
+  lc_stream *next;             /* the owned streams */
+};
 
 /* The CUstream for s: the legacy default stream for NULL (synchronous). */
 static inline CUstream lc_cuda_stream(const lc_stream *s) {

@@ -142,8 +142,15 @@ static const char *device_name(int type) {
   }
 }
 
-/* Push an array over t's memory; owns t only when it returns. */
-static lc_array *from_dlpack(lua_State *L, DLManagedTensor *t, const char *fname) {
+/* A capsule: a tensor that Lua code passes around, consumed once. */
+typedef struct capsule {
+  DLManagedTensor *t;          /* NULL once consumed */
+} capsule;
+
+/* Push an array over t's memory; owns t only when it returns. With c, t is
+** c's, and c is emptied at the moment the array takes t: the push of the
+** array may run a finalizer, which may have consumed c meanwhile. */
+static lc_array *from_dlpack(lua_State *L, DLManagedTensor *t, capsule *c, const char *fname) {
   if (t == NULL) lc_error(L, fname, "tensor is NULL");
   const DLTensor *d = &t->dl_tensor;
   lc_kind kind;
@@ -168,6 +175,7 @@ static lc_array *from_dlpack(lua_State *L, DLManagedTensor *t, const char *fname
   if (dt == NULL) lc_error(L, fname, "%s", err);
   if (d->ndim < 0 || d->ndim > LC_MAXDIM)
     lc_error(L, fname, "ndim must be 0..%d, got %d", LC_MAXDIM, d->ndim);
+  if (d->ndim > 0 && d->shape == NULL) lc_error(L, fname, "shape is NULL");
   int64_t strides[LC_MAXDIM];
   if (d->strides) {
     for (int i = 0; i < d->ndim; i++)
@@ -175,23 +183,34 @@ static lc_array *from_dlpack(lua_State *L, DLManagedTensor *t, const char *fname
         lc_error(L, fname, "stride %lld of axis %d overflows", (long long)d->strides[i], i + 1);
   }
   char *data = (char *)d->data + d->byte_offset;
-  if (t->deleter != export_delete)
-    return lc_wrap_memory(L, data, kind, dt, d->ndim, d->shape, d->strides ? strides : NULL,
-                          call_deleter, t, fname);
-  /* one of ours: share its buffer, which keeps the exact memory kind */
-  export_ctx *c = t->manager_ctx;
   lc_layout lay;
   int64_t span;
-  int rc = d->strides ? lc_layout_strided(&lay, d->ndim, d->shape, d->ndim, strides, dt->size,
-                                          &span, err)
-                      : lc_layout_contiguous(&lay, d->ndim, d->shape, dt->size, 'C', err);
-  if (rc) lc_error(L, fname, "%s", err);
-  lay.offset = data - (char *)c->buf->ptr;     /* element 0 in the buffer */
+  lc_wrap_layout(L, data, kind, dt, d->ndim, d->shape, d->strides ? strides : NULL, &lay, &span,
+                 fname);
+  /* one of ours: it shares its buffer, which keeps the exact memory kind,
+  ** so whatever its fields now say must lie within that buffer */
+  export_ctx *x = t->deleter == export_delete ? t->manager_ctx : NULL;
+  if (x) {
+    if (x != (export_ctx *)t)
+      lc_error(L, fname, "the tensor was made by luacuda, but its manager_ctx was changed");
+    uintptr_t base = (uintptr_t)x->buf->ptr, lo = (uintptr_t)data - (uintptr_t)lay.offset;
+    if (lo < base || lo - base > x->buf->nbytes || (uint64_t)span > x->buf->nbytes - (lo - base))
+      lc_error(L, fname, "the tensor's data, shape and strides reach outside the %zu bytes "
+               "of the array it was made from", x->buf->nbytes);
+    lay.offset = (int64_t)((uintptr_t)data - base);     /* element 0 in the buffer */
+  }
   lc_array *a = lc_array_push_closed(L, dt);
   a->lay = lay;
-  lc_buffer_retain(c->buf);
-  a->buf = c->buf;
-  export_delete(t);
+  if (c && c->t != t) lc_error(L, fname, "the capsule was consumed already");
+  if (x) {
+    lc_buffer_retain(x->buf);
+    a->buf = x->buf;
+    if (c) c->t = NULL;
+    export_delete(t);
+  } else {
+    lc_wrap_attach(L, a, data, kind, span, call_deleter, t, fname);
+    if (c) c->t = NULL;
+  }
   return a;
 }
 
@@ -203,14 +222,10 @@ LUACUDA_API struct DLManagedTensor *luacuda_to_dlpack(lua_State *L, int arg) {
 
 LUACUDA_API void luacuda_from_dlpack(lua_State *L, struct DLManagedTensor *t) {
   lc_capi_ensure_open(L);
-  from_dlpack(L, t, "from_dlpack");
+  from_dlpack(L, t, NULL, "from_dlpack");
 }
 
 /* ---- capsules --------------------------------------------------------------- */
-
-typedef struct capsule {
-  DLManagedTensor *t;          /* NULL once consumed */
-} capsule;
 
 /* a:to_dlpack() -> a capsule holding a new tensor */
 static int array_to_dlpack(lua_State *L) {
@@ -229,8 +244,7 @@ static int l_from_dlpack(lua_State *L) {
     lc_error(L, "from_dlpack", "expected a DLPack capsule (from to_dlpack), got %s",
              lc_typename(L, 1));
   if (c->t == NULL) lc_error(L, "from_dlpack", "the capsule was consumed already");
-  from_dlpack(L, c->t, "from_dlpack");
-  c->t = NULL;                 /* the array owns the tensor now */
+  from_dlpack(L, c->t, c, "from_dlpack");    /* the array owns the tensor now */
   return 1;
 }
 

@@ -75,6 +75,10 @@ int lc_sim_synchronize(char *err);
 void lc_sim_defer(void (*release)(void *), void *ud);
 lc_stream *lc_sim_default_stream(void);
 int lc_sim_stream_create(lc_stream **s, char *err);
+/* Streams are counted: the script's object holds one reference, and each
+** host slot that wraps the stream (luacuda_setstream) another; destroy
+** drops one, and the last goes once the work queued on the stream is done. */
+void lc_sim_stream_retain(lc_stream *s);
 void lc_sim_stream_destroy(lc_stream *s);
 int lc_sim_stream_synchronize(lc_stream *s, char *err);
 int lc_sim_stream_query(lc_stream *s, bool *idle, char *err);

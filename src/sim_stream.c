@@ -22,6 +22,7 @@
 
 struct lc_stream {
   lc_stream *prev, *next;        /* every live stream, for synchronize() */
+  int refs;                      /* its object, and the host's slots (wrap) */
   uint64_t last;                 /* ticket of its last queued work */
   bool failed;                   /* a failure not reported yet, in error */
   char error[LC_ERRLEN];
@@ -44,7 +45,7 @@ static atomic_uint_fast64_t queued;       /* tickets handed out */
 static atomic_uint_fast64_t done;         /* ticket of the last work done */
 static atomic_int unreported;             /* streams with failed set */
 static unsigned waiters;
-static lc_stream default_stream = {NULL, NULL, 0, false, ""};
+static lc_stream default_stream = {NULL, NULL, 1, 0, false, ""};
 static lc_stream *streams = &default_stream;
 
 static double now(void) {
@@ -194,6 +195,7 @@ int lc_sim_stream_create(lc_stream **out, char *err) {
     snprintf(err, LC_ERRLEN, "out of host memory creating a stream");
     return LC_ENOMEM;
   }
+  s->refs = 1;
   pthread_mutex_lock(&lock);
   s->prev = &default_stream;
   s->next = default_stream.next;
@@ -214,8 +216,19 @@ static void stream_free(void *ud) {
   free(s);
 }
 
+void lc_sim_stream_retain(lc_stream *s) {
+  if (s == &default_stream) return;
+  pthread_mutex_lock(&lock);
+  s->refs++;
+  pthread_mutex_unlock(&lock);
+}
+
 void lc_sim_stream_destroy(lc_stream *s) {
-  if (s != &default_stream) lc_sim_defer(stream_free, s);
+  if (s == &default_stream) return;
+  pthread_mutex_lock(&lock);
+  bool last = --s->refs == 0;
+  pthread_mutex_unlock(&lock);
+  if (last) lc_sim_defer(stream_free, s);
 }
 
 int lc_sim_stream_synchronize(lc_stream *s, char *err) {

@@ -248,6 +248,29 @@ static int test_host_stream(void) {
   return 0;
 }
 
+/* The script closes (and drops) the stream object the host set: the slot
+** keeps the stream alive until the host sets another. */
+static int test_host_stream_closed_by_script(void) {
+  lua_State *L = new_state();
+  CHECK_OK(run(L, "luacuda = require 'luacuda'\n s = luacuda.stream()"));
+  lua_getglobal(L, "s");
+  void *s = luacuda_tostream(L, -1);
+  lua_pop(L, 1);
+  luacuda_setstream(L, s);
+  CHECK_OK(run(L, "s:close()  s = nil  collectgarbage()  collectgarbage()\n"
+                  "luacuda.synchronize()\n"
+                  "local h = luacuda.host_stream()\n"
+                  "local a = luacuda.to_device({1, 2, 3}, h, {dtype = 'int32'})\n"
+                  "local b = a:copy_to_host(nil, h)\n"
+                  "h:synchronize()\n"
+                  "assert(b[3] == 3)"));
+  CHECK(luacuda_getstream(L) == s);
+  luacuda_setstream(L, NULL);
+  CHECK_OK(settle(L));
+  lua_close(L);
+  return 0;
+}
+
 /* ---- DLPack ---------------------------------------------------------------------- */
 
 static int64_t tshape[2] = {2, 3};
@@ -345,6 +368,82 @@ static DLManagedTensor *exported;
 static int export_a(lua_State *L) {
   lua_getglobal(L, "a");
   exported = luacuda_to_dlpack(L, -1);
+  return 0;
+}
+
+/* A tensor luacuda made, edited by the host before it comes back: its
+** fields are bounded by the array it was made from. */
+static int test_dlpack_import_edited_tensor(void) {
+  lua_State *L = new_state();
+  CHECK_OK(run(L, "a = require('luacuda').arange(12, 'float32'):reshape({3, 4})"));
+  static int64_t wide[2] = {3, 5}, big_stride[2] = {40, 1}, back[2] = {-4, 1};
+  struct { const char *what; int edit; const char *msg; } cases[] = {
+    {"a larger shape", 0, "the tensor's data, shape and strides reach outside the 48 bytes of the array it was made from"},
+    {"a larger stride", 1, "the tensor's data, shape and strides reach outside the 48 bytes of the array it was made from"},
+    {"an offset past the end", 2, "the tensor's data, shape and strides reach outside the 48 bytes of the array it was made from"},
+    {"a negative stride from the start", 3, "the tensor's data, shape and strides reach outside the 48 bytes of the array it was made from"},
+    {"data before the buffer", 4, "the tensor's data, shape and strides reach outside the 48 bytes of the array it was made from"},
+    {"no shape", 5, "luacuda.from_dlpack: shape is NULL"},
+    {"another manager_ctx", 6, "luacuda.from_dlpack: the tensor was made by luacuda, but its manager_ctx was changed"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    CHECK_OK(protect(L, export_a));
+    DLTensor *d = &exported->dl_tensor;
+    DLTensor saved = *d;
+    void *ctx = exported->manager_ctx;
+    switch (cases[i].edit) {
+      case 0: d->shape = wide; break;
+      case 1: d->strides = big_stride; break;
+      case 2: d->byte_offset = 48; break;
+      case 3: d->strides = back; break;
+      case 4: d->data = (char *)d->data - 4; break;
+      case 5: d->shape = NULL; break;
+      case 6: exported->manager_ctx = buf; break;
+    }
+    pending = exported;
+    if (protect(L, import_pending) == 0) {
+      fprintf(stderr, "  %s: imported\n", cases[i].what);
+      return 1;
+    }
+    CHECK(strstr(err, cases[i].msg) != NULL);
+    *d = saved;                         /* still the caller's: give it back */
+    exported->manager_ctx = ctx;
+    exported->deleter(exported);
+  }
+  /* unedited, and a view that stays inside, still import */
+  CHECK_OK(protect(L, export_a));
+  static int64_t row[1] = {4};
+  exported->dl_tensor.ndim = 1;
+  exported->dl_tensor.shape = row;
+  exported->dl_tensor.strides = NULL;
+  exported->dl_tensor.byte_offset = 32;
+  pending = exported;
+  CHECK_OK(protect(L, import_pending));
+  CHECK_OK(run(L, "assert(t.size == 4 and t[1] == 8 and t[4] == 11)"));
+  lua_close(L);
+  return 0;
+}
+
+/* A capsule consumed by a finalizer while from_dlpack of it runs: the
+** array made there takes the tensor, the outer call fails cleanly, and the
+** deleter runs once. */
+static int test_dlpack_capsule_consumed_meanwhile(void) {
+  lua_State *L = new_state();
+  CHECK_OK(run(L, "luacuda = require 'luacuda'\n"
+                  "local cap = luacuda.arange(4, 'float32'):to_dlpack()\n"
+                  "collectgarbage('incremental', 100, 1000)\n"
+                  "collectgarbage()\n"
+                  "setmetatable({}, {__gc = function()\n"
+                  "  where = debug.traceback()\n"
+                  "  inner = luacuda.from_dlpack(cap)\n"
+                  "end})\n"
+                  "collectgarbage('restart')   -- no debt: the next allocation steps\n"
+                  "ok, e = pcall(luacuda.from_dlpack, cap)\n"
+                  "collectgarbage('incremental', 200, 100)\n"
+                  "assert(where and where:find('from_dlpack'), where)\n"
+                  "assert(inner[4] == 3)\n"
+                  "assert(not ok and e:find('the capsule was consumed already'), e)"));
+  lua_close(L);
   return 0;
 }
 
@@ -491,6 +590,8 @@ static const unit_test tests[] = {
   T(wrap_shares_memory), T(wrap_release_after_views), T(wrap_release_at_close),
   T(wrap_closed_releases), T(wrap_errors_keep_ownership),
   T(checkarray_reads_views), T(checkarray_type_errors), T(host_stream),
+  T(host_stream_closed_by_script), T(dlpack_import_edited_tensor),
+  T(dlpack_capsule_consumed_meanwhile),
   T(dlpack_import_deleter_at_close), T(dlpack_import_deleter_when_dropped),
   T(dlpack_import_errors_keep_ownership), T(dlpack_export_outlives_state),
   T(dlpack_export_device), T(dlpack_export_errors), T(wrap_device_memory_kernel),
