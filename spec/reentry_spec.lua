@@ -31,6 +31,7 @@ end
 local function running_call()
   local tb = debug.traceback()
   return tb:match("in method '([%w_]+)'") or tb:match("in function 'luacuda[%w_.]*%.([%w_]+)'")
+      or tb:match("in metamethod '([%w_]+)'", (tb:find("__gc", 1, true) or 0) + 4)
 end
 
 describe("a close made by a finalizer in the middle of a call", function()
@@ -81,6 +82,22 @@ describe("a close made by a finalizer in the middle of a call", function()
     assert.matches("no array today", err)
     assert.equal("closed array", luacuda.type(a))
     assert.equal(before, luacuda.memory_info().used)
+  end)
+
+  it("waits for the call when indexing makes a view (the collector's next allocation)",
+     function()
+    local a = luacuda.to_device(luacuda.arange(8, "float32"))
+    local seen
+    local key = {{2, 4}}
+    collectgarbage("incremental", 100, 1000)
+    collectgarbage()
+    setmetatable({}, {__gc = function() seen = running_call(); a:close() end})
+    collectgarbage("restart")         -- no debt: the next allocation steps
+    local v = a[key]
+    collectgarbage("incremental", 200, 100)
+    assert.equal("index", seen)
+    assert.equal("closed array", luacuda.type(a))
+    assert.same({1, 2, 3}, v:copy_to_host():totable())
   end)
 
   it("waits for the call when the finalizer closes a stream the call uses", function()

@@ -78,18 +78,24 @@ static inline int forget_below(lc_gate *g, uintptr_t fp) {
   return g->nframes = n;
 }
 
-static int gate(lua_State *L) {
+int lc_gate_run(lua_State *L, lua_CFunction fn) {
   lc_gate *g = lua_touserdata(L, lua_upvalueindex(1));
-  const luaL_Reg *r = lua_touserdata(L, lua_upvalueindex(2));
   uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
   if (g->nframes > 0 && g->frame[g->nframes - 1] <= fp &&
       forget_below(g, fp) == 0 && g->npending > 0)
     drain(L, g, lua_upvalueindex(1));       /* left by calls that raised */
   if (g->nframes < MAX_FRAMES) g->frame[g->nframes++] = fp;
-  int nresults = r->func(L);
+  int nresults = fn(L);
   if (forget_below(g, fp) == 0 && g->npending > 0) drain(L, g, lua_upvalueindex(1));
   return nresults;
 }
+
+static int gate(lua_State *L) {
+  const luaL_Reg *r = lua_touserdata(L, lua_upvalueindex(2));
+  return lc_gate_run(L, r->func);
+}
+
+void lc_gate_push(lua_State *L) { push_gate(L); }
 
 void lc_setfuncs(lua_State *L, const luaL_Reg *fns) {
   push_gate(L);
@@ -110,44 +116,45 @@ void lc_pushfunction(lua_State *L, const luaL_Reg *r, int nup) {
   lua_pushcclosure(L, gate, nup + 2);
 }
 
+/* Whether the function running at level is one that enters the gate: a C
+** function whose upvalue 1 is the gate (at gidx). */
+static bool gated_at(lua_State *L, int level, int gidx) {
+  lua_Debug ar;
+  if (!lua_getstack(L, level, &ar)) return false;
+  lua_getinfo(L, "f", &ar);
+  bool ours = lua_iscfunction(L, -1) && lua_getupvalue(L, -1, 1) != NULL;
+  if (ours) {
+    ours = lua_rawequal(L, -1, gidx);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return ours;
+}
+
 /* On the main thread, whether no luacuda call is running below the one at
 ** level 0 (its records are leftovers). A coroutine cannot see who resumed
 ** it, so there the records are believed. */
-static bool outer_calls_gone(lua_State *L) {
+static bool outer_calls_gone(lua_State *L, int gidx) {
   if (!lua_pushthread(L)) {
     lua_pop(L, 1);
     return false;
   }
   lua_pop(L, 1);
   lua_Debug ar;
-  for (int level = 1; lua_getstack(L, level, &ar); level++) {
-    lua_getinfo(L, "f", &ar);
-    bool ours = lua_tocfunction(L, -1) == gate;
-    lua_pop(L, 1);
-    if (ours) return false;
-  }
+  for (int level = 1; lua_getstack(L, level, &ar); level++)
+    if (gated_at(L, level, gidx)) return false;
   return true;
-}
-
-/* Whether the function running at level 0 is behind the gate. */
-static bool running_behind_gate(lua_State *L) {
-  lua_Debug ar;
-  if (!lua_getstack(L, 0, &ar)) return false;
-  lua_getinfo(L, "f", &ar);
-  bool ours = lua_tocfunction(L, -1) == gate;
-  lua_pop(L, 1);
-  return ours;
 }
 
 bool lc_close_deferred(lua_State *L, int idx, const lc_closer *closer) {
   idx = lua_absindex(L, idx);
   int top = lua_gettop(L);
-  luaL_checkstack(L, 3, NULL);
+  luaL_checkstack(L, 4, NULL);
   lc_gate *g = push_gate(L);
   int gidx = lua_gettop(L);
-  int own = running_behind_gate(L);     /* the close function's own record */
+  int own = gated_at(L, 0, gidx);       /* the close function's own record */
   bool later = g->nframes > own;
-  if (later && outer_calls_gone(L)) {
+  if (later && outer_calls_gone(L, gidx)) {
     if (own) g->frame[0] = g->frame[g->nframes - 1];
     g->nframes = own;
     drain(L, g, gidx);

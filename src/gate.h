@@ -37,6 +37,14 @@ void lc_pushfunction(lua_State *L, const luaL_Reg *r, int nup);
 ** keeps its own two first. */
 #define lc_upvalueindex(i) lua_upvalueindex((i) + 2)
 
+/* For a function with a fast path that runs no Lua code and allocates
+** nothing (a[i] in a loop), which would pay for the gate on every call:
+** it is pushed with the gate as its upvalue 1 (lc_gate_push), and runs the
+** rest of its work behind the gate with lc_gate_run(L, fn), fn running in
+** its own frame (same stack, same upvalues). */
+void lc_gate_push(lua_State *L);
+int lc_gate_run(lua_State *L, lua_CFunction fn);
+
 /* How an object whose close was put off is closed later: finish(L, idx)
 ** lets go of what the object at idx holds. It must not raise, run Lua code
 ** or allocate Lua memory, and must do nothing for an object finished

@@ -191,30 +191,70 @@ static lc_array *self(lua_State *L, const char *fname) {
   return a;
 }
 
-/* __index: upvalue 1 is the method table */
-static int array_index(lua_State *L) {
+/* The array at 1 when it is one, cheaply: a userdata of an array's size
+** that starts with its magic (loops index arrays); NULL leaves the question
+** to self. */
+static inline lc_array *quick_self(lua_State *L) {
+  lc_array *a = lua_touserdata(L, 1);
+  return a && lua_rawlen(L, 1) == sizeof *a && a->magic == LC_ARRAY_MAGIC ? a : NULL;
+}
+
+/* __index, all of it, behind the gate (in array_index's frame) */
+static int index_slow(lua_State *L) {
   lc_array *a = self(L, "index");
-  char *p = fast_element(a, L);
-  if (p && a->dtype->rec == NULL) {
-    lc_elem_push_fast(L, a->dtype, p);
-    return 1;
-  }
   if (lua_type(L, 2) == LUA_TSTRING) {
     /* a record's field names come before the array's fields and methods */
     if (lc_record_index(L, a, lua_tostring(L, 2), "index")) return 1;
     lua_pushvalue(L, 2);
-    if (lua_rawget(L, lc_upvalueindex(1)) != LUA_TNIL) return 1;
-    a = lc_array_check(L, 1, "index");
+    if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL) return 1;
+    if (!lc_array_is_open(a)) lc_error(L, "index", "attempt to use a closed array");
     if (lc_array_getfield(L, a, lua_tostring(L, 2))) return 1;
     lua_pushnil(L);
     return 1;
   }
-  return getitem(L, lc_array_check(L, 1, "index"), 2, NULL, "index");
+  if (!lc_array_is_open(a)) lc_error(L, "index", "attempt to use a closed array");
+  return getitem(L, a, 2, NULL, "index");
 }
 
-static int array_newindex(lua_State *L) {
+/* __index: first what loops and method calls hit, which runs no Lua code
+** and allocates nothing, so it needs no gate: an element of a 1-D host
+** array at an integer key, a method, size and ndim. Upvalues: the gate
+** (gate.h), the method table. */
+static int array_index(lua_State *L) {
+  lc_array *a = quick_self(L);
+  if (a) {
+    char *p = fast_element(a, L);
+    if (p && a->dtype->rec == NULL) {
+      lc_elem_push_fast(L, a->dtype, p);
+      return 1;
+    }
+    if (lua_type(L, 2) == LUA_TSTRING && a->dtype && a->dtype->rec == NULL) {
+      lua_pushvalue(L, 2);
+      if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL) return 1;
+      lua_pop(L, 1);
+      const char *k = lua_tostring(L, 2);
+      if (a->buf && !a->closing && (strcmp(k, "size") == 0 || strcmp(k, "ndim") == 0))
+        return lc_array_getfield(L, a, k);         /* integers: nothing allocated */
+    }
+  }
+  return lc_gate_run(L, index_slow);
+}
+
+static int newindex_slow(lua_State *L) {
   lc_array *a = self(L, "setitem");
-  char *p = fast_element(a, L);
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    if (lc_record_newindex(L, a, lua_tostring(L, 2), 3, "setitem")) return 0;
+    lc_error(L, "setitem", "cannot assign to field '%s' of an array", lua_tostring(L, 2));
+  }
+  setitem(L, lc_array_check(L, 1, "setitem"), 2, 3, NULL, "setitem");
+  return 0;
+}
+
+/* __newindex: an element of a 1-D host array at an integer key at once
+** (no gate needed, as for __index); upvalue 1: the gate */
+static int array_newindex(lua_State *L) {
+  lc_array *a = quick_self(L);
+  char *p = a ? fast_element(a, L) : NULL;
   if (p) {
     if (store_fast(L, a->dtype, p)) return 0;
     if (lua_type(L, 3) != LUA_TUSERDATA) {     /* arrays take the copy path */
@@ -222,12 +262,7 @@ static int array_newindex(lua_State *L) {
       return 0;
     }
   }
-  if (lua_type(L, 2) == LUA_TSTRING) {
-    if (lc_record_newindex(L, a, lua_tostring(L, 2), 3, "setitem")) return 0;
-    lc_error(L, "setitem", "cannot assign to field '%s' of an array", lua_tostring(L, 2));
-  }
-  setitem(L, lc_array_check(L, 1, "setitem"), 2, 3, NULL, "setitem");
-  return 0;
+  return lc_gate_run(L, newindex_slow);
 }
 
 /* a:getitem(key [, stream]) */
@@ -271,13 +306,14 @@ static const luaL_Reg methods[] = {
 };
 
 void lc_index_open(lua_State *L) {
-  static const luaL_Reg index = {"__index", array_index};
-  static const luaL_Reg newindex[] = {{"__newindex", array_newindex}, {NULL, NULL}};
   lc_array_add_methods(L, methods);
   luaL_getmetatable(L, LC_ARRAY_MT);
+  lc_gate_push(L);
   lua_getfield(L, LUA_REGISTRYINDEX, "luacuda.array.methods");
-  lc_pushfunction(L, &index, 1);
+  lua_pushcclosure(L, array_index, 2);
   lua_setfield(L, -2, "__index");
-  lc_setfuncs(L, newindex);
+  lc_gate_push(L);
+  lua_pushcclosure(L, array_newindex, 1);
+  lua_setfield(L, -2, "__newindex");
   lua_pop(L, 1);
 }
