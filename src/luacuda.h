@@ -84,8 +84,9 @@ LUACUDA_API void *luacuda_toarray(lua_State *L, int idx, luacuda_arrayinfo *info
 /* The stream scripts should use: luacuda.host_stream() returns it. On the
 ** CUDA backend the handle is a CUstream, which the host keeps owning and
 ** must keep alive while it is set; on the simulator it is one of
-** luacuda's own streams, from luacuda_tostream (keep that Lua object
-** alive). NULL sets the default stream back. */
+** luacuda's own streams, from luacuda_tostream. A stream of luacuda's own
+** (on either backend) is kept alive while it is set, also when the script
+** closes its object. NULL sets the default stream back. */
 LUACUDA_API void luacuda_setstream(lua_State *L, void *stream);
 /* The handle of the stream luacuda.host_stream() returns (the default
 ** stream's handle when none was set). */
