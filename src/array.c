@@ -88,9 +88,7 @@ static const lc_closer array_closer = {array_finish};
 ** the buffer, the array only reads as closed; the buffer goes after. */
 static int array_release(lua_State *L) {
   lc_array *a = lc_array_test(L, 1);
-  if (a == NULL || !lc_array_is_open(a)) return 0;
-  if (lc_close_deferred(L, 1, &array_closer)) a->closing = true;
-  else array_finish(L, 1);
+  if (a && lc_array_is_open(a)) lc_close(L, 1, &array_closer, &a->closing);
   return 0;
 }
 

@@ -146,7 +146,7 @@ static bool outer_calls_gone(lua_State *L, int gidx) {
   return true;
 }
 
-bool lc_close_deferred(lua_State *L, int idx, const lc_closer *closer) {
+void lc_close(lua_State *L, int idx, const lc_closer *closer, bool *closing) {
   idx = lua_absindex(L, idx);
   int top = lua_gettop(L);
   luaL_checkstack(L, 4, NULL);
@@ -168,7 +168,8 @@ bool lc_close_deferred(lua_State *L, int idx, const lc_closer *closer) {
     lua_pushlightuserdata(L, (void *)closer);
     lua_rawseti(L, -2, 2 * n + 2);
     g->npending = n + 1;
+    *closing = true;
   }
   lua_settop(L, top);
-  return later;
+  if (!later) closer->finish(L, idx);
 }

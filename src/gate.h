@@ -9,7 +9,7 @@
 ** array, a stream or a registration whose memory the call already holds.
 ** So a close made while another luacuda call is running is only a mark: the
 ** object reads as closed at once, and what it holds is let go when the
-** calls around it have returned (lc_close_deferred). A finalizer needs no
+** calls around it have returned (lc_close). A finalizer needs no
 ** such care: an object the collector finalizes is unreachable, so no call
 ** holds it, as long as a call keeps on its stack every object whose memory
 ** it uses (the rule of every file here).
@@ -53,12 +53,11 @@ typedef struct lc_closer {
   void (*finish)(lua_State *L, int idx);
 } lc_closer;
 
-/* For a close function (behind the gate) closing the object at idx: false
-** when no other luacuda call is running, and the caller finishes the
-** object now; true when one is, and then the object has been queued to be
-** finished by closer once those calls have returned: the caller marks it
-** closed and lets go of nothing. May raise only for lack of memory, before
-** anything was queued. */
-bool lc_close_deferred(lua_State *L, int idx, const lc_closer *closer);
+/* Close the object at idx, from a close function (__close, close()): when
+** no other luacuda call is running, finish it now; when one is, set
+** *closing (the object then reads as closed) and queue it to be finished
+** once those calls have returned. May raise only for lack of memory, with
+** nothing done. */
+void lc_close(lua_State *L, int idx, const lc_closer *closer, bool *closing);
 
 #endif

@@ -248,9 +248,7 @@ static const lc_closer reg_closer = {reg_finish};
 ** may be copying through the memory) have returned; idempotent */
 static int reg_close(lua_State *L) {
   lc_registration *r = reg_check(L, "close");
-  if (r->n == 0 || r->closing) return 0;
-  if (lc_close_deferred(L, 1, &reg_closer)) r->closing = true;
-  else reg_finish(L, 1);
+  if (r->n > 0 && !r->closing) lc_close(L, 1, &reg_closer, &r->closing);
   return 0;
 }
 

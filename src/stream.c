@@ -113,9 +113,8 @@ static const lc_closer stream_closer = {stream_finish};
 ** may hold the stream, it only reads as closed */
 static int stream_release(lua_State *L) {
   stream_ud *u = luaL_checkudata(L, 1, STREAM_MT);
-  if (u->is_default || u->borrowed || u->s == NULL || u->closing) return 0;
-  if (lc_close_deferred(L, 1, &stream_closer)) u->closing = true;
-  else stream_finish(L, 1);
+  if (!u->is_default && !u->borrowed && u->s && !u->closing)
+    lc_close(L, 1, &stream_closer, &u->closing);
   return 0;
 }
 
@@ -271,9 +270,7 @@ static const lc_closer event_closer = {event_finish};
 /* __close and close(); after the calls running, as streams */
 static int event_release(lua_State *L) {
   event_ud *u = luaL_checkudata(L, 1, EVENT_MT);
-  if (u->e == NULL || u->closing) return 0;
-  if (lc_close_deferred(L, 1, &event_closer)) u->closing = true;
-  else event_finish(L, 1);
+  if (u->e && !u->closing) lc_close(L, 1, &event_closer, &u->closing);
   return 0;
 }
 
