@@ -32,6 +32,36 @@ describe("the module", function()
     assert.truthy(out:find("LUACUDA_BACKEND=opencl is not one of auto, cuda, sim", 1, true), out)
   end)
 
+  -- each numeric setting is parsed once, checked: never wrapped, misread
+  -- or ignored (issue 12: -5 gave a total of -5, 2^64-1 a stack of 0)
+  it("refuses a bad numeric LUACUDA_SIM_* setting at require time, naming it", function()
+    local bad = {
+      {"LUACUDA_SIM_MEMORY=-5", "LUACUDA_SIM_MEMORY=-5 is not a size (a whole number of bytes, "
+                                .. "with an optional K, M or G)"},
+      {"LUACUDA_SIM_MEMORY=1.5G", "LUACUDA_SIM_MEMORY=1.5G is not a size"},
+      {"LUACUDA_SIM_MEMORY=99999999999G", "LUACUDA_SIM_MEMORY=99999999999G is out of range"},
+      {"LUACUDA_SIM_STACK=18446744073709551615",
+       "LUACUDA_SIM_STACK=18446744073709551615 is out of range (16384 to 1073741824 bytes)"},
+      {"LUACUDA_SIM_STACK=8K", "LUACUDA_SIM_STACK=8K is out of range (16384 to 1073741824 bytes)"},
+      {"LUACUDA_SIM_THREADS=0", "LUACUDA_SIM_THREADS=0 is out of range (1 to 256)"},
+      {"LUACUDA_SIM_THREADS=' 4'", "LUACUDA_SIM_THREADS= 4 is not a whole number"},
+      {"LUACUDA_SIM_GUARD=4x", "LUACUDA_SIM_GUARD=4x is not a size"},
+      {"LUACUDA_SIM_TIMEOUT=-1", "LUACUDA_SIM_TIMEOUT=-1 is not a number of seconds (more than "
+                                 .. "0, less than 1000000)"},
+      {"LUACUDA_SIM_TIMEOUT=nan", "LUACUDA_SIM_TIMEOUT=nan is not a number of seconds"},
+    }
+    for _, case in ipairs(bad) do
+      local ok, out = sh(case[1] .. " lua5.4 -e 'require \"luacuda\"'")
+      assert.is_false(ok, case[1])
+      assert.truthy(out:find("luacuda: " .. case[2], 1, true), out)
+    end
+    local ok, out = sh("LUACUDA_BACKEND=sim LUACUDA_SIM_MEMORY=64M LUACUDA_SIM_GUARD=off "
+                       .. "LUACUDA_SIM_STACK=1m LUACUDA_SIM_THREADS=3 LUACUDA_SIM_TIMEOUT=0.5 "
+                       .. "lua5.4 -e 'print(require \"luacuda\".memory_info().total)'")
+    assert.is_true(ok, out)
+    assert.equal("67108864\n", out)
+  end)
+
   it("reports memory in use, total and free", function()
     local info = luacuda.memory_info()
     assert.is_true(info.total > 0)

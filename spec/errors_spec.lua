@@ -1301,8 +1301,11 @@ __device__ float *ptr;
     end)
 
     it("refuses a name that would break the #line directive", function()
-      misuse("compile", "name must not contain quotes, backslashes or newlines",
-             luacuda.compile, K, { name = 'a"b.cu' })
+      for _, name in ipairs({'a"b.cu', "a\\b.cu", "a\nb.cu", "a\rb.cu", "a\tb.cu", "a\0b.cu",
+                             "a\127b.cu", "k.cu\r#define x y"}) do
+        misuse("compile", "name must not hold quotes, backslashes or control characters",
+               luacuda.compile, K, { name = name })
+      end
     end)
 
     it("refuses more than 64 options", function()

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "env.h"
 
 const char *const lc_kind_names[LC_NKINDS] = {
   "host", "pinned", "mapped", "managed", "device"
@@ -21,7 +22,9 @@ static char why[512];
 static void choose(void) {
   const char *env = getenv("LUACUDA_BACKEND");
   char reason[sizeof why - 64];
-  if (env == NULL || *env == '\0' || strcmp(env, "auto") == 0) {
+  if (lc_settings_load(why, sizeof why)) {
+    chosen = NULL;
+  } else if (env == NULL || *env == '\0' || strcmp(env, "auto") == 0) {
     if (lc_cuda_init(reason, sizeof reason) == 0) {
       chosen = &lc_backend_cuda;
       snprintf(why, sizeof why, "a CUDA device is usable");
@@ -53,18 +56,3 @@ const lc_backend *lc_backend_get(const char **reason) {
   return chosen;
 }
 
-size_t lc_env_size(const char *name, size_t dflt) {
-  const char *v = getenv(name);
-  if (v == NULL || *v == '\0') return dflt;
-  char *end;
-  errno = 0;
-  unsigned long long n = strtoull(v, &end, 10);
-  size_t mul = 1;
-  switch (*end) {
-    case 'K': case 'k': mul = (size_t)1 << 10; end++; break;
-    case 'M': case 'm': mul = (size_t)1 << 20; end++; break;
-    case 'G': case 'g': mul = (size_t)1 << 30; end++; break;
-  }
-  if (errno != 0 || *end != '\0' || n == 0 || n > SIZE_MAX / mul) return dflt;
-  return (size_t)n * mul;
-}

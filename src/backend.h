@@ -191,10 +191,6 @@ extern const lc_backend lc_backend_cuda;
 ** luacuda.backend() and LUACUDA_BACKEND=cuda's error) in why[len]. */
 int lc_cuda_init(char *why, size_t len);
 
-/* The byte count in environment variable name ("64M": suffix K, M or G),
-** or dflt when it is unset or not a positive count. */
-size_t lc_env_size(const char *name, size_t dflt);
-
 /* Host copy between two views of the same shape, used by the simulator and
 ** for host-accessible memory on every backend. */
 void lc_copy_strided_host(char *dst, const lc_layout *dl,

@@ -18,6 +18,7 @@
 
 #include <dlfcn.h>
 
+#include "env.h"
 #include "sim.h"
 
 static atomic_size_t used;          /* bytes in live device allocations */
@@ -31,9 +32,9 @@ static size_t physical_memory(void) {
 }
 
 static void init_capacity(void) {
-  capacity = lc_env_size("LUACUDA_SIM_MEMORY", physical_memory());
-  const char *g = getenv("LUACUDA_SIM_GUARD");
-  guard_from = g && strcmp(g, "off") == 0 ? SIZE_MAX : lc_env_size("LUACUDA_SIM_GUARD", 64 * 1024);
+  const lc_settings *s = lc_settings_get();
+  capacity = s->sim_memory ? s->sim_memory : physical_memory();
+  guard_from = s->sim_guard;
 }
 
 static void release(void *p, size_t n) {

@@ -49,6 +49,17 @@ bool lc_table_extra_key(lua_State *L, int idx, lua_Integer n, char *buf, size_t 
   return false;
 }
 
+const char *lc_check_source_name(lua_State *L, int idx, const char *fname) {
+  size_t len;
+  const char *name = lua_tolstring(L, idx, &len);
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)name[i];
+    if (c == '"' || c == '\\' || c < 0x20 || c == 0x7f)
+      lc_error(L, fname, "name must not hold quotes, backslashes or control characters");
+  }
+  return name;
+}
+
 void lc_push_lua_part(lua_State *L, const char *module, const char *field) {
   luaL_checkstack(L, 3, NULL);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);

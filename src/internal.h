@@ -32,6 +32,13 @@ const char *lc_typename(lua_State *L, int idx);
 ** live in Lua's hash part). */
 bool lc_table_extra_key(lua_State *L, int idx, lua_Integer n, char *buf, size_t len);
 
+/* A kernel source's name (name=, or compile_file's path) goes into a
+** #line directive's string: refuse quotes, backslashes and every control
+** character (a carriage return would start a preprocessor line of its
+** own) or NUL (it would cut the name short), with an error naming fname.
+** The string at idx. */
+const char *lc_check_source_name(lua_State *L, int idx, const char *fname);
+
 /* Push module.field, module being one of luacuda's Lua parts (such as
 ** "luacuda.format"), required on first use. */
 void lc_push_lua_part(lua_State *L, const char *module, const char *field);

@@ -220,9 +220,6 @@ static void apply_signatures(lua_State *L, int idx, lc_modref *m, const char *fn
 
 /* compile(source, opts) with the source at 1 and its name in name. */
 static int compile_source(lua_State *L, const char *name, const char *fname) {
-  /* the name goes into a #line directive */
-  if (strpbrk(name, "\"\\\n"))
-    lc_error(L, fname, "name must not contain quotes, backslashes or newlines");
   size_t len;
   const char *src = lua_tolstring(L, 1, &len);
   bool has_opts = lc_check_opts(L, 2, compile_keys, fname);
@@ -301,7 +298,7 @@ static int l_compile(lua_State *L) {
     lc_opt_get(L, 2, "name");
     if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
       lc_error(L, "compile", "name must be a string, got %s", luaL_typename(L, -1));
-    if (lua_isstring(L, -1)) name = lua_tostring(L, -1);
+    if (lua_isstring(L, -1)) name = lc_check_source_name(L, -1, "compile");
     lua_pop(L, 1);
   }
   char copy[256];
@@ -314,6 +311,11 @@ static int l_compile_file(lua_State *L) {
   if (lua_type(L, 1) != LUA_TSTRING)
     lc_error(L, "compile_file", "path must be a string, got %s", luaL_typename(L, 1));
   const char *path = lua_tostring(L, 1);
+  char name[256];
+  int named = lua_type(L, 2) == LUA_TTABLE ? lc_opt_get(L, 2, "name") : LUA_TNIL;
+  snprintf(name, sizeof name, "%s", lc_check_source_name(L, named == LUA_TSTRING ? -1 : 1,
+                                                         "compile_file"));
+  if (lua_type(L, 2) == LUA_TTABLE) lua_pop(L, 1);
   FILE *f = fopen(path, "rb");
   if (f == NULL) lc_error(L, "compile_file", "cannot open %s", path);
   luaL_Buffer b;
@@ -325,14 +327,7 @@ static int l_compile_file(lua_State *L) {
   fclose(f);
   if (bad) lc_error(L, "compile_file", "cannot read %s", path);
   luaL_pushresult(&b);
-  char name[256];
-  snprintf(name, sizeof name, "%s", path);
   lua_replace(L, 1);                      /* the source takes the path's place */
-  if (lua_type(L, 2) == LUA_TTABLE) {
-    lc_opt_get(L, 2, "name");
-    if (lua_type(L, -1) == LUA_TSTRING) snprintf(name, sizeof name, "%s", lua_tostring(L, -1));
-    lua_pop(L, 1);
-  }
   return compile_source(L, name, "compile_file");
 }
 

@@ -96,11 +96,8 @@ static int compile(lua_State *L, const char *fname, bool cubin) {
   if (!lua_isnil(L, 4)) {
     if (lua_type(L, 4) != LUA_TSTRING)
       lc_error(L, fname, "name must be a string, got %s", luaL_typename(L, 4));
-    name = lua_tostring(L, 4);
+    name = lc_check_source_name(L, 4, fname);
     if (name[0] == '\0') lc_error(L, fname, "name must not be empty");
-    for (const char *c = name; *c; c++)   /* it goes into a #line string literal */
-      if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
-        lc_error(L, fname, "name must not hold quotes, backslashes or control characters");
   }
 
   /* the options: -arch first, the user's, then -std unless given */

@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "env.h"
+
 /* Tell valgrind (when built where its header exists) that fiber stacks are
 ** stacks: it then follows the switches instead of reporting every access.
 ** The request is a no-op outside valgrind. */
@@ -193,19 +195,13 @@ static void *worker_main(void *arg) {
 }
 
 static void start_pool(void) {
+  const lc_settings *s = lc_settings_get();
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  nworkers = (unsigned)lc_env_size("LUACUDA_SIM_THREADS", cores > 0 ? (size_t)cores : 1);
+  nworkers = s->sim_threads ? s->sim_threads : cores > 0 ? (unsigned)cores : 1;
   if (nworkers > 256) nworkers = 256;
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  size_t stack = lc_env_size("LUACUDA_SIM_STACK", 128 * 1024);
-  if (stack < 16 * 1024) stack = 16 * 1024;
-  stack = (stack + page - 1) / page * page;
-  const char *t = getenv("LUACUDA_SIM_TIMEOUT");
-  if (t && *t) {
-    char *end;
-    timeout = strtod(t, &end);
-    if (*end != '\0' || !(timeout > 0 && timeout < 1e9)) timeout = 0;
-  }
+  size_t stack = (s->sim_stack + page - 1) / page * page;   /* at most 1 GiB: no wrap */
+  timeout = s->sim_timeout;
   /* the watchdog's deadline must not move with the wall clock */
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);

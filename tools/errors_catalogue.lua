@@ -22,7 +22,7 @@ local AREAS = {
   { "Records", { "src/record.c", "lua/luacuda/record.lua" } },
   { "Host memory: pinned, mapped, register", { "src/hostmem.c", "src/sim_hostmem.c" } },
   { "Streams and events", { "src/stream.c", "src/sim_stream.c" } },
-  { "Devices and the module", { "src/core.c", "src/backend_sim.c", "src/sim_pool.c" } },
+  { "Devices and the module", { "src/core.c", "src/env.c", "src/backend_sim.c", "src/sim_pool.c" } },
   { "Kernels: compile, signatures, get, get_global", { "src/module.c", "src/scan.c" } },
   { "Kernel launches and arguments", { "src/launch.c" } },
   { "Compiling: ptx, cubin, the simulator's compiler, the cache",
@@ -101,6 +101,26 @@ end
 -- Errors a spec provokes in a child process, where the harvest cannot see
 -- them: key -> {spec file, test}.
 local CHILD = {
+  ["<>=<> is not a size (a whole number of bytes, with an optional K, M or G)"] =
+    { file = "spec/build_spec.lua",
+      test = "the module refuses a bad numeric LUACUDA_SIM_* setting at require time, naming it",
+      fn = "require" },
+  ["<>=<> is out of range (<> to <> bytes)"] =
+    { file = "spec/build_spec.lua",
+      test = "the module refuses a bad numeric LUACUDA_SIM_* setting at require time, naming it",
+      fn = "require" },
+  ["<>=<> is not a whole number"] =
+    { file = "spec/build_spec.lua",
+      test = "the module refuses a bad numeric LUACUDA_SIM_* setting at require time, naming it",
+      fn = "require" },
+  ["<>=<> is out of range (<> to <>)"] =
+    { file = "spec/build_spec.lua",
+      test = "the module refuses a bad numeric LUACUDA_SIM_* setting at require time, naming it",
+      fn = "require" },
+  ["<>=<> is not a number of seconds (more than 0, less than 1000000)"] =
+    { file = "spec/build_spec.lua",
+      test = "the module refuses a bad numeric LUACUDA_SIM_* setting at require time, naming it",
+      fn = "require" },
   ["cannot run the C++ compiler '<>': <> (set LUACUDA_CXX)"] =
     { file = "spec/errors_spec.lua", test = "kernels, more name the C++ compiler the simulator cannot run",
       fn = "compile" },

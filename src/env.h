@@ -1,0 +1,28 @@
+/*
+** env: the numeric LUACUDA_* settings, parsed once per process when the
+** backend is chosen. A value that is not a number of the right kind, or is
+** out of range, is an error naming the variable and its value, and require
+** "luacuda" fails with it (as for LUACUDA_BACKEND): a setting is never
+** misread, wrapped or ignored.
+*/
+#ifndef LUACUDA_ENV_H
+#define LUACUDA_ENV_H
+
+#include <stddef.h>
+
+typedef struct lc_settings {
+  size_t sim_memory;       /* LUACUDA_SIM_MEMORY: bytes; 0 for the machine's memory */
+  size_t sim_guard;        /* LUACUDA_SIM_GUARD: the smallest guarded block; SIZE_MAX: off */
+  unsigned sim_threads;    /* LUACUDA_SIM_THREADS: 0 for one per core */
+  size_t sim_stack;        /* LUACUDA_SIM_STACK: bytes per fiber */
+  double sim_timeout;      /* LUACUDA_SIM_TIMEOUT: seconds; 0 for none */
+} lc_settings;
+
+/* Read the settings (called once, by the backend's choice): 0, or -1 with
+** the cause in err[len]. */
+int lc_settings_load(char *err, size_t len);
+
+/* The settings read at load. */
+const lc_settings *lc_settings_get(void);
+
+#endif
