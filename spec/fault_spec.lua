@@ -212,6 +212,40 @@ describe("a fault in a kernel on the simulator", function()
     assert.is_true(os.time() - t0 < 20)
   end)
 
+  -- a kernel stopped inside malloc would leave the arena's lock held, and
+  -- the next kernel that allocates on that worker would hang (issue 12)
+  it("is never stopped inside the C library: kernels after it still allocate", function()
+    if S.backend ~= "sim" then return pending("simulator only: its watchdog") end
+    local ok, out = lua_run("timeout 120 env LUACUDA_SIM_TIMEOUT=0.05 LUACUDA_SIM_THREADS=2", [[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile([=[
+        // large enough for the arena (and its lock), past malloc's thread cache
+        extern "C" __global__ void churn(int *a) {
+          while (((volatile int *)a)[0] == 0) {
+            char *p = (char *)malloc(100000);
+            ((volatile char *)p)[0] = 1;      // used: not optimized away
+            free(p);
+          }
+        }
+        extern "C" __global__ void alloc(int *a) {
+          char *p = (char *)malloc(100000);
+          ((volatile char *)p)[0] = 1;
+          a[threadIdx.x + 1] = p != 0;
+          free(p);
+        }]=], {name = "churn.cu"})
+      local a = luacuda.device_array(64, "int32")
+      a[{}] = 0
+      for i = 1, 8 do
+        m.churn[{2, 32}](a)
+        assert(not pcall(luacuda.synchronize))
+        m.alloc[{1, 32}](a)
+        luacuda.synchronize()
+      end
+      print("after", a[32])]])
+    assert.is_true(ok, out)
+    assert.truthy(out:find("after\t1", 1, true), out)
+  end)
+
   it("does not hide a fault outside kernel code: that still ends the process", function()
     -- the handlers are installed by the first launch; the signal then goes
     -- to any thread of the process, a worker between launches included

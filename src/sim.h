@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdint.h>
 
 #include "backend.h"
 #include "scan.h"
@@ -35,6 +36,9 @@ typedef struct lc_sim_fault {
   sigjmp_buf jump;
   volatile sig_atomic_t armed;     /* kernel code runs on this thread */
   volatile sig_atomic_t stop;      /* the watchdog wants the kernel stopped */
+  /* the running kernel module's code: the watchdog stops a kernel only
+  ** there, never inside the C library (malloc's lock would stay held) */
+  uintptr_t code_lo, code_hi;
   int signo, code;                 /* what happened */
   void *addr;
   pthread_t self;
@@ -43,8 +47,13 @@ typedef struct lc_sim_fault {
 /* On the worker thread itself: its signal stack, the handlers (once). */
 int lc_sim_fault_thread(lc_sim_fault *f, char *err);
 void lc_sim_fault_recover(lc_sim_fault *f);
-/* Stop the kernel running on f's thread (the watchdog's request). */
+/* Stop the kernel running on f's thread (the watchdog's request): at once
+** when it runs its module's code, else at a later request (the watchdog
+** asks every 10 ms). */
 void lc_sim_fault_stop(lc_sim_fault *f);
+/* The executable code of the loaded module holding address addr, into
+** [lo, hi); both 0 when it cannot be found (a stop may then land anywhere). */
+void lc_sim_code_range(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 /* The recorded signal as a cause, e.g. "integer division by zero (SIGFPE)". */
 void lc_sim_fault_describe(const lc_sim_fault *f, char *buf, size_t n);
 

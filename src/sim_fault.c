@@ -12,16 +12,18 @@
 ** watchdog (sim_pool.c) stops a kernel that runs too long the same way,
 ** with LC_SIM_STOP_SIGNAL sent to the worker.
 */
-#define _DEFAULT_SOURCE   /* sigaltstack, SA_ONSTACK, MAP_ANONYMOUS */
+#define _GNU_SOURCE       /* sigaltstack, SA_ONSTACK, MAP_ANONYMOUS, REG_RIP, dladdr */
 #include "sim.h"
 
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define MAX_THREADS 256     /* the pool's own limit */
@@ -72,19 +74,73 @@ static void chain(int sig, siginfo_t *si, void *uc) {
   raise(sig);
 }
 
+/* Where the interrupted code was; 0 where this machine's context is not
+** known here. */
+static uintptr_t interrupted_pc(const void *uc) {
+#if defined(__x86_64__)
+  return (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+  return (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.pc;
+#else
+  (void)uc;
+  return 0;
+#endif
+}
+
+/* A stop may end the kernel here: in its module's code, or anywhere when
+** that code or the interrupted address is unknown. */
+static bool stoppable(const lc_sim_fault *f, const void *uc) {
+  uintptr_t pc = interrupted_pc(uc);
+  return pc == 0 || f->code_hi == 0 || (pc >= f->code_lo && pc < f->code_hi);
+}
+
+/* The stop signal is ours only on a worker the watchdog asked to stop
+** (the flag is taken); the same signal from anyone else, a host program
+** preempting its threads with SIGURG as Go's runtime does, goes on to the
+** handler that was there before. */
 static void on_signal(int sig, siginfo_t *si, void *uc) {
   int saved = errno;
-  bool ours = sig == LC_SIM_STOP_SIGNAL && si->si_code == SI_TKILL && si->si_pid == getpid();
   lc_sim_fault *f = current();
-  if (f && f->armed && (sig != LC_SIM_STOP_SIGNAL || (ours && f->stop))) {
+  bool stop = sig == LC_SIM_STOP_SIGNAL && f && f->stop;
+  if (stop && f->armed && !stoppable(f, uc)) {
+    errno = saved;               /* in the C library: the next request stops it */
+    return;
+  }
+  if (stop) f->stop = 0;
+  if (f && f->armed && (sig != LC_SIM_STOP_SIGNAL || stop)) {
     f->armed = 0;
     f->signo = sig;
     f->code = si->si_code;
     f->addr = si->si_addr;
     siglongjmp(f->jump, 1);     /* the mask is not restored: see lc_sim_fault_recover */
   }
-  if (!ours) chain(sig, si, uc);
+  if (!stop) chain(sig, si, uc);
   errno = saved;
+}
+
+/* the module's PT_LOAD segment that is executable and holds addr */
+typedef struct code_search { uintptr_t addr, lo, hi; } code_search;
+
+static int find_code(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  code_search *s = arg;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && s->addr >= lo && s->addr < hi) {
+      s->lo = lo;
+      s->hi = hi;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void lc_sim_code_range(uintptr_t addr, uintptr_t *lo, uintptr_t *hi) {
+  code_search s = {addr, 0, 0};
+  dl_iterate_phdr(find_code, &s);
+  *lo = s.lo;
+  *hi = s.hi;
 }
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -127,6 +183,7 @@ int lc_sim_fault_thread(lc_sim_fault *f, char *err) {
   f->self = pthread_self();
   f->armed = 0;
   f->stop = 0;
+  f->code_lo = f->code_hi = 0;
   atomic_store(&threads[slot], f);
   return LC_OK;
 }

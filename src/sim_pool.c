@@ -73,6 +73,7 @@ static unsigned long generation;
 static unsigned running;
 /* the current launch */
 static lc_sim_block_fn cur_fn;
+static uintptr_t cur_code_lo, cur_code_hi;   /* cur_fn's module's code */
 static const lc_sim_launch *cur_launch;
 static uint64_t cur_total, cur_chunk;
 static atomic_uint_fast64_t cur_next;
@@ -185,6 +186,8 @@ static void *worker_main(void *arg) {
     const lc_sim_launch *l = cur_launch;
     uint64_t total = cur_total, chunk = cur_chunk;
     me->fault.stop = 0;
+    me->fault.code_lo = cur_code_lo;
+    me->fault.code_hi = cur_code_hi;
     pthread_mutex_unlock(&lock);
     run_blocks(me, fn, l, total, chunk);
     pthread_mutex_lock(&lock);
@@ -262,6 +265,11 @@ int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err) {
   }
   uint64_t total = (uint64_t)l->grid.x * l->grid.y * l->grid.z;
   pthread_mutex_lock(&run_lock);
+  if (timeout > 0) {                     /* where the watchdog may stop it */
+    uintptr_t addr;
+    memcpy(&addr, &fn, sizeof addr);
+    lc_sim_code_range(addr, &cur_code_lo, &cur_code_hi);
+  }
   pthread_mutex_lock(&lock);
   cur_fn = fn;
   cur_launch = l;

@@ -7,6 +7,8 @@
 */
 #include <dirent.h>
 #include <dlpack/dlpack.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "lauxlib.h"
@@ -574,6 +576,40 @@ static int test_preload_every_lua_file(void) {
   return 0;
 }
 
+/* A host that preempts its threads with SIGURG (Go's runtime does): the
+** simulator's handlers, installed at the first launch, pass it on. */
+static volatile sig_atomic_t urgent;
+static void on_urgent(int sig) { (void)sig; urgent++; }
+
+static int test_sigurg_reaches_the_host(void) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_urgent;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGURG, &sa, &old);
+  lua_State *L = new_state();
+  CHECK_OK(run(L, "local luacuda = require 'luacuda'\n"
+                  "local m = luacuda.compile[[extern \"C\" __global__ void k(int *a) { a[0] = 1; }]]\n"
+                  "local a = luacuda.device_array(1, 'int32')\n"
+                  "m.k[{1, 1}](a)\n"
+                  "luacuda.synchronize()\n"
+                  "assert(a[1] == 1)"));
+  urgent = 0;
+  pthread_kill(pthread_self(), SIGURG);
+  CHECK_EQ(urgent, 1);
+  raise(SIGURG);
+  CHECK_EQ(urgent, 2);
+  CHECK_OK(run(L, "local luacuda = require 'luacuda'\n"
+                  "local m = luacuda.compile[[extern \"C\" __global__ void k(int *a) { a[0] = 2; }]]\n"
+                  "local a = luacuda.device_array(1, 'int32')\n"
+                  "m.k[{1, 1}](a)\n"
+                  "luacuda.synchronize()\n"
+                  "assert(a[1] == 2)"));
+  lua_close(L);
+  sigaction(SIGURG, &old, NULL);
+  return 0;
+}
+
 static int test_requiref(void) {
   lua_State *L = luaL_newstate();
   luaL_openlibs(L);
@@ -596,7 +632,7 @@ static const unit_test tests[] = {
   T(dlpack_import_errors_keep_ownership), T(dlpack_export_outlives_state),
   T(dlpack_export_device), T(dlpack_export_errors), T(wrap_device_memory_kernel),
   T(capsules_at_close),
-  T(preload_every_lua_file), T(requiref),
+  T(preload_every_lua_file), T(requiref), T(sigurg_reaches_the_host),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 
