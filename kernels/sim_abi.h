@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#define LC_SIM_ABI 1
+#define LC_SIM_ABI 2
 #define LC_SIM_MAX_SHARED (48 * 1024)   /* static + dynamic, as on CUDA */
 #define LC_SIM_ERRLEN 512
 

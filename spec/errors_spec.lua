@@ -1399,6 +1399,23 @@ __device__ float *ptr;
     it("refuses a module that is not a module", function()
       misuse("get_global", "expected a module, got number", m.get_global, 5, "ptr")
     end)
+
+    -- the scanner reads the source, the compiler the preprocessed source: a
+    -- macro that renames a type makes them differ, and the array would
+    -- reach past the object (fill wrote past it before, issue 12)
+    it("refuses a global whose compiled size differs from its declaration", function()
+      local g = luacuda.compile("#define double float\n__device__ double coef[4];\n"
+                                .. "#undef double\n__device__ double ok[4];\n",
+                                {name = "macro_type.cu"})
+      misuse("get_global", "global 'coef' (double) has 16 bytes in the compiled module, but "
+             .. "its declaration reads as 32 (a macro or typedef may change its type)",
+             g.get_global, g, "coef")
+      local bigger = luacuda.compile("#define float double\n__device__ float w[2];\n",
+                                     {name = "macro_type2.cu"})
+      misuse("get_global", "global 'w' (float) has 16 bytes in the compiled module, but "
+             .. "its declaration reads as 8", bigger.get_global, bigger, "w")
+      assert.same({4}, g:get_global("ok").shape)
+    end)
   end)
 
   describe("launch", function()

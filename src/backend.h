@@ -169,7 +169,10 @@ typedef struct lc_backend {
   void (*module_unload)(lc_module *m);
   int (*module_function)(lc_module *m, const char *name, lc_function **f,
                          const long long **sizes, char *err);
-  int (*module_global)(lc_module *m, const char *name, void **ptr, char *err);
+  /* the address of a __device__ or __constant__ variable, and its size in
+  ** the compiled module (the declaration read from the source may differ:
+  ** a macro may change its type) */
+  int (*module_global)(lc_module *m, const char *name, void **ptr, size_t *bytes, char *err);
   int (*launch)(lc_function *f, const lc_launch *cfg, char *err);
 } lc_backend;
 

@@ -882,12 +882,12 @@ static int cuda_module_function(lc_module *m, const char *name, lc_function **f,
   return rc;
 }
 
-static int cuda_module_global(lc_module *m, const char *name, void **ptr, char *err) {
+static int cuda_module_global(lc_module *m, const char *name, void **ptr, size_t *bytes,
+                              char *err) {
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
   CUdeviceptr p = 0;
-  size_t bytes = 0;
-  rc = lc_cuda_check(lc_cu.ModuleGetGlobal(&p, &bytes, m->m, name), "cuModuleGetGlobal", err);
+  rc = lc_cuda_check(lc_cu.ModuleGetGlobal(&p, bytes, m->m, name), "cuModuleGetGlobal", err);
   if (rc == LC_OK) *ptr = (void *)(uintptr_t)p;
   return rc;
 }

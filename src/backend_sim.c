@@ -221,7 +221,8 @@ static int sim_module_function(lc_module *m, const char *name, lc_function **f,
   return LC_OK;
 }
 
-static int sim_module_global(lc_module *m, const char *name, void **ptr, char *err) {
+static int sim_module_global(lc_module *m, const char *name, void **ptr, size_t *bytes,
+                             char *err) {
   char sym[200];
   snprintf(sym, sizeof sym, "__lc_global_%s", name);
   void *accessor = dlsym(m, sym);
@@ -229,9 +230,9 @@ static int sim_module_global(lc_module *m, const char *name, void **ptr, char *e
     snprintf(err, LC_ERRLEN, "the compiled module has no global '%s'", name);
     return LC_EFAIL;
   }
-  void *(*get)(void);
+  void *(*get)(size_t *);
   memcpy(&get, &accessor, sizeof get);     /* object to function pointer, as POSIX allows */
-  *ptr = get();
+  *ptr = get(bytes);
   return LC_OK;
 }
 

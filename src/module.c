@@ -540,7 +540,14 @@ static int module_get_global(lua_State *L) {
   if (lc_layout_contiguous(&lay, g->ndim, g->dims, dt->size, 'C', err))
     lc_error(L, "get_global", "%s", err);
   void *ptr;
-  if (m->be->module_global(m->handle, name, &ptr, err)) lc_error(L, "get_global", "%s", err);
+  size_t bytes = 0;
+  if (m->be->module_global(m->handle, name, &ptr, &bytes, err))
+    lc_error(L, "get_global", "%s", err);
+  /* as kernel parameters are: the array must be the object, byte for byte */
+  if ((int64_t)bytes != lay.size * dt->size)
+    lc_error(L, "get_global", "global '%s' (%s) has %zu bytes in the compiled module, but its "
+             "declaration reads as %lld (a macro or typedef may change its type)", name,
+             g->type_text, bytes, (long long)(lay.size * dt->size));
   lc_array *a = lc_array_push_closed(L, dt);
   a->lay = lay;
   modref_retain(m);

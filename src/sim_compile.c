@@ -110,8 +110,8 @@ static void add_tail(sbuf *b, const lc_source *src, const sbuf *bind) {
   for (int i = 0; i < sc->nglobals; i++) {
     const lc_global_decl *g = &sc->globals[i];
     if (!g->in_namespace && !g->is_extern)
-      sb_fmt(b, "LC_SIM_EXPORT void *__lc_global_%s(void) { return (void *)&%s; }\n",
-             g->name, g->name);
+      sb_fmt(b, "LC_SIM_EXPORT void *__lc_global_%s(size_t *bytes) "
+             "{ *bytes = sizeof %s; return (void *)&%s; }\n", g->name, g->name, g->name);
   }
 }
 
