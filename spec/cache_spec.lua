@@ -143,6 +143,66 @@ describe("the compile cache", function()
     assert.equal(3, compiles())
   end)
 
+  -- Whoever can write the cache runs code in every process that loads from
+  -- it: a directory or an entry that is not the user's, or that others may
+  -- write, is not used (issue 12). Root can give files away, so the specs
+  -- play the other user (uid 65534) when they run as root.
+  local as_root = sh("test \"$(id -u)\" = 0")
+  local it_root = (backend == "sim" and as_root) and it or pending
+
+  it_root("refuses a directory owned by another user, with a warning", function()
+    assert(sh(("mkdir -p %s/cache && chown 65534 %s/cache"):format(dir, dir)))
+    local ok, out = fresh(SCRIPT)
+    assert.is_true(ok, out)
+    assert.truthy(out:find("0,3,6,9", 1, true), out)
+    assert.truthy(out:find("luacuda: not using the compile cache " .. dir .. "/cache: it belongs "
+                           .. "to uid 65534, not to this process's user (uid 0)", 1, true), out)
+    ok, out = fresh(SCRIPT)
+    assert.equal(2, compiles())
+    local _, files = sh("ls -A " .. dir .. "/cache")
+    assert.equal("", files)
+    ok, out = fresh("print(require 'luacuda'.cache_dir())")
+    assert.truthy(out:find("nil", 1, true), out)
+  end)
+
+  it_sim("refuses a directory others may write, with a warning", function()
+    assert(sh(("mkdir -p %s/cache && chmod 0777 %s/cache"):format(dir, dir)))
+    local ok, out = fresh(SCRIPT)
+    assert.is_true(ok, out)
+    assert.truthy(out:find("not using the compile cache " .. dir .. "/cache: others may write "
+                           .. "it (mode 777)", 1, true), out)
+    assert.is_true((fresh(SCRIPT)))
+    assert.equal(2, compiles())
+  end)
+
+  it_root("ignores an entry another user owns or others may write, and a link", function()
+    assert.is_true((fresh(SCRIPT)))
+    local _, files = sh("ls " .. dir .. "/cache")
+    local name = files:match("(sim%-%x+%.so)")
+    local entry = dir .. "/cache/" .. name
+    -- a valid entry (its checksum is anyone's to recompute), given away
+    assert(sh("chown 65534 " .. entry))
+    local ok, out = fresh(SCRIPT)
+    assert.is_true(ok, out)
+    assert.truthy(out:find("luacuda: ignoring the cache entry " .. entry .. ": it belongs to "
+                           .. "uid 65534", 1, true), out)
+    assert.equal(2, compiles())     -- compiled anew, and stored as the user's
+    assert(sh("chmod 0666 " .. entry))
+    ok, out = fresh(SCRIPT)
+    assert.truthy(out:find("ignoring the cache entry " .. entry .. ": others may write it "
+                           .. "(mode 666)", 1, true), out)
+    assert.equal(3, compiles())
+    assert(sh(("mv %s %s/elsewhere.so && ln -s %s/elsewhere.so %s"):format(entry, dir, dir, entry)))
+    ok, out = fresh(SCRIPT)
+    assert.truthy(out:find("ignoring the cache entry " .. entry .. ": it is a symbolic link",
+                           1, true), out)
+    assert.equal(4, compiles())
+    ok, out = fresh(SCRIPT)         -- the link was replaced by a real entry
+    assert.is_true(ok, out)
+    assert.equal(4, compiles())
+    assert.falsy(out:find("ignoring", 1, true), out)
+  end)
+
   it("reports where it is", function()
     local d = luacuda.cache_dir()
     assert.truthy(d == nil or type(d) == "string")

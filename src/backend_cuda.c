@@ -770,16 +770,11 @@ static int load_source(const char *text, const char *name, const char *const *op
   for (int i = 0; i < n; i++) lc_hash_add_str(&key, opts[i]);
   lc_hash_add(&key, &major, sizeof major);
   lc_hash_add(&key, &minor, sizeof minor);
-  const char *cache = lc_cache_dir();
-  char entry[1200];
-  unsigned char *image = NULL;
+  const char *suffix = cubin ? ".cubin" : ".ptx";
   size_t len = 0;
-  if (cache) {
-    lc_cache_path(cache, "cuda", &key, cubin ? ".cubin" : ".ptx", entry, sizeof entry);
-    image = lc_cache_load(entry, &key, &len);
-    /* the driver reads PTX up to its NUL; the entry's trailer follows it */
-    if (image && !cubin) image[len] = '\0';
-  }
+  unsigned char *image = lc_cache_load("cuda", &key, suffix, &len);
+  /* the driver reads PTX up to its NUL; the entry's trailer follows it */
+  if (image && !cubin) image[len] = '\0';
   if (image == NULL) {
     char *out = NULL;
     int rc = lc_nvrtc_compile(text, name, opts, n, cubin, &out, &len, log, nerr);
@@ -792,7 +787,7 @@ static int load_source(const char *text, const char *name, const char *const *op
     *log = NULL;
     image = (unsigned char *)out;
     char ignored[LC_ERRLEN];
-    if (cache) lc_cache_store(cache, entry, &key, image, len, ignored);
+    lc_cache_store("cuda", &key, suffix, image, len, ignored);
   }
   char jitlog[1024] = "";
   int jopts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};

@@ -3,10 +3,12 @@
 ** (see cache.h).
 */
 #define _DEFAULT_SOURCE    /* d_type, and mkdir/realpath with -std=c11 */
+#define _ATFILE_SOURCE     /* openat, renameat, unlinkat, fdopendir */
 #include "cache.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -63,9 +65,12 @@ void lc_hash_hex(const lc_hash *h, char out[33]) {
 
 /* ---- the directory ------------------------------------------------------- */
 
+/* The directory is opened once and used through its descriptor, so that
+** what was checked is what is used: a directory renamed or replaced later
+** is not followed. */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char dir[1024];
-static bool enabled;
+static int dfd = -1;             /* -1: no disk cache */
 
 /* mkdir -p */
 static bool make_dirs(char *path) {
@@ -79,6 +84,21 @@ static bool make_dirs(char *path) {
   return mkdir(path, 0700) == 0 || errno == EEXIST;
 }
 
+/* Why a file or directory of the cache cannot be trusted: not the user's,
+** or writable by others (they could put their code in it); NULL if it can. */
+static const char *untrusted(const struct stat *st, char *why, size_t len) {
+  if (st->st_uid != geteuid()) {
+    snprintf(why, len, "it belongs to uid %ld, not to this process's user (uid %ld)",
+             (long)st->st_uid, (long)geteuid());
+    return why;
+  }
+  if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+    snprintf(why, len, "others may write it (mode %03o)", (unsigned)(st->st_mode & 0777));
+    return why;
+  }
+  return NULL;
+}
+
 static void find_dir(void) {
   const char *off = getenv("LUACUDA_CACHE");
   if (off && strcmp(off, "0") == 0) return;
@@ -88,19 +108,33 @@ static void find_dir(void) {
   else if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/luacuda", xdg);
   else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/luacuda", home);
   else return;
-  enabled = make_dirs(dir);
+  if (!make_dirs(dir)) return;
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct stat st;
+  char why[128];
+  const char *bad = fd < 0 || fstat(fd, &st) != 0 ? "it cannot be opened"
+                  : !S_ISDIR(st.st_mode) ? "it is not a directory"
+                  : untrusted(&st, why, sizeof why);
+  if (bad) {
+    /* a cache is an optimisation: without it, everything still works */
+    fprintf(stderr, "luacuda: not using the compile cache %s: %s (compiling without it; "
+            "LUACUDA_CACHE_DIR names another, LUACUDA_CACHE=0 turns it off)\n", dir, bad);
+    if (fd >= 0) close(fd);
+    return;
+  }
+  dfd = fd;
 }
 
 const char *lc_cache_dir(void) {
   pthread_once(&once, find_dir);
-  return enabled ? dir : NULL;
+  return dfd >= 0 ? dir : NULL;
 }
 
-void lc_cache_path(const char *d, const char *kind, const lc_hash *key, const char *suffix,
-                   char *path, size_t len) {
+static void entry_name(const char *kind, const lc_hash *key, const char *suffix, char *name,
+                       size_t len) {
   char hex[33];
   lc_hash_hex(key, hex);
-  snprintf(path, len, "%s/%s-%s%s", d, kind, hex, suffix);
+  snprintf(name, len, "%s-%s%s", kind, hex, suffix);
 }
 
 /* ---- entries ----------------------------------------------------------- */
@@ -122,28 +156,47 @@ static void checksum(const unsigned char *p, size_t n, uint64_t *a, uint64_t *b)
   *b = h.b;
 }
 
-/* Read a whole file (malloc'd); NULL on any failure. */
-static unsigned char *read_all(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  unsigned char *buf = NULL;
-  long size;
-  if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-      (buf = malloc((size_t)size + 1)) != NULL && fread(buf, 1, (size_t)size, f) != (size_t)size) {
-    free(buf);
-    buf = NULL;
+/* The entry opened without following a link, if it is a file the user
+** owns and only the user may write; else -1, with a warning for a file
+** that is there but cannot be trusted. */
+static int open_entry(const char *name) {
+  if (lc_cache_dir() == NULL) return -1;
+  int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP)
+      fprintf(stderr, "luacuda: ignoring the cache entry %s/%s: it is a symbolic link\n", dir,
+              name);
+    return -1;
   }
-  fclose(f);
-  *n = buf ? (size_t)size : 0;
-  return buf;
+  struct stat st;
+  char why[128];
+  const char *bad = fstat(fd, &st) != 0 ? "it cannot be read"
+                  : !S_ISREG(st.st_mode) ? "it is not a file"
+                  : untrusted(&st, why, sizeof why);
+  if (bad) {
+    fprintf(stderr, "luacuda: ignoring the cache entry %s/%s: %s\n", dir, name, bad);
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
-unsigned char *lc_cache_load(const char *path, const lc_hash *key, size_t *len) {
-  size_t n;
-  unsigned char *buf = read_all(path, &n);
-  if (buf == NULL) return NULL;
+/* The contents of the entry at fd (malloc'd, one byte to spare) if its
+** trailer is whole and for key; else NULL. Read through fd, so what is
+** checked is what the caller then uses. */
+static unsigned char *read_entry(int fd, const lc_hash *key, size_t *len) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(trailer)) return NULL;
+  size_t n = (size_t)st.st_size;
+  unsigned char *buf = malloc(n + 1);
+  size_t got = 0;
+  while (buf && got < n) {
+    ssize_t r = pread(fd, buf + got, n - got, (off_t)got);
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
   trailer t;
-  bool ok = n >= sizeof t;
+  bool ok = buf && got == n;
   if (ok) {
     memcpy(&t, buf + n - sizeof t, sizeof t);
     uint64_t a, b;
@@ -162,67 +215,88 @@ unsigned char *lc_cache_load(const char *path, const lc_hash *key, size_t *len) 
   return buf;
 }
 
-bool lc_cache_valid(const char *path, const lc_hash *key) {
-  size_t n;
-  unsigned char *buf = lc_cache_load(path, key, &n);
-  free(buf);
-  return buf != NULL;
+unsigned char *lc_cache_load(const char *kind, const lc_hash *key, const char *suffix,
+                             size_t *len) {
+  char name[256];
+  entry_name(kind, key, suffix, name, sizeof name);
+  int fd = open_entry(name);
+  if (fd < 0) return NULL;
+  unsigned char *buf = read_entry(fd, key, len);
+  close(fd);
+  return buf;
 }
 
-int lc_cache_store(const char *dir, const char *path, const lc_hash *key,
-                   const void *data, size_t n, char *err) {
-  static atomic_uint serial;
-  char tmp[1200];
-  snprintf(tmp, sizeof tmp, "%s/tmp-%ld-%u", dir, (long)getpid(), atomic_fetch_add(&serial, 1));
-  FILE *f = fopen(tmp, "wb");
-  bool ok = f && fwrite(data, 1, n, f) == n;
-  if (f && fclose(f) != 0) ok = false;
-  if (!ok) {
-    snprintf(err, LC_ERRLEN, "cannot write %.400s: %s", tmp, strerror(errno));
-    unlink(tmp);
-    return -1;
-  }
-  return lc_cache_commit(tmp, path, key, err);
-}
-
-int lc_cache_commit(const char *tmp, const char *path, const lc_hash *key, char *err) {
-  size_t n;
-  unsigned char *buf = read_all(tmp, &n);
+int lc_cache_open(const char *kind, const lc_hash *key, const char *suffix) {
+  char name[256];
+  entry_name(kind, key, suffix, name, sizeof name);
+  int fd = open_entry(name);
+  if (fd < 0) return -1;
+  size_t len;
+  unsigned char *buf = read_entry(fd, key, &len);
   if (buf == NULL) {
-    snprintf(err, LC_ERRLEN, "cannot read %.400s", tmp);
+    close(fd);
     return -1;
   }
+  free(buf);
+  return fd;
+}
+
+int lc_cache_store(const char *kind, const lc_hash *key, const char *suffix, const void *data,
+                   size_t n, char *err) {
+  static atomic_uint serial;
+  if (lc_cache_dir() == NULL) return -1;      /* off: nothing to say */
+  char name[256], tmp[256];
+  entry_name(kind, key, suffix, name, sizeof name);
+  snprintf(tmp, sizeof tmp, "tmp-%ld-%u%s", (long)getpid(), atomic_fetch_add(&serial, 1),
+           suffix);
   trailer t;
   memcpy(t.magic, MAGIC, 8);
   t.key_a = key->a;
   t.key_b = key->b;
   t.length = n;
-  checksum(buf, n, &t.sum_a, &t.sum_b);
-  free(buf);
-  FILE *f = fopen(tmp, "ab");
-  bool ok = f && fwrite(&t, sizeof t, 1, f) == 1;
-  if (f && fclose(f) != 0) ok = false;
-  if (!ok || rename(tmp, path) != 0) {
-    snprintf(err, LC_ERRLEN, "cannot store %.400s: %s", path, strerror(errno));
-    unlink(tmp);
+  checksum(data, n, &t.sum_a, &t.sum_b);
+  int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  bool ok = fd >= 0;
+  const unsigned char *parts[2] = {data, (const unsigned char *)&t};
+  size_t sizes[2] = {n, sizeof t};
+  for (int i = 0; ok && i < 2; i++) {
+    for (size_t off = 0; ok && off < sizes[i];) {
+      ssize_t w = write(fd, parts[i] + off, sizes[i] - off);
+      ok = w > 0;
+      if (ok) off += (size_t)w;
+    }
+  }
+  if (fd >= 0 && close(fd) != 0) ok = false;
+  if (!ok) {
+    snprintf(err, LC_ERRLEN, "cannot write %.400s: %s", tmp, strerror(errno));
+    unlinkat(dfd, tmp, 0);
+    return -1;
+  }
+  if (renameat(dfd, tmp, dfd, name) != 0) {
+    snprintf(err, LC_ERRLEN, "cannot store %.400s: %s", name, strerror(errno));
+    unlinkat(dfd, tmp, 0);
     return -1;
   }
   return 0;
 }
 
-int lc_cache_clear(const char *d) {
-  DIR *dp = opendir(d);
-  if (dp == NULL) return 0;
+int lc_cache_clear(void) {
+  if (lc_cache_dir() == NULL) return 0;
+  int fd = dup(dfd);
+  DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+  if (dp == NULL) {
+    if (fd >= 0) close(fd);
+    return 0;
+  }
+  rewinddir(dp);
   int removed = 0;
   struct dirent *e;
-  char path[2048];
   while ((e = readdir(dp)) != NULL) {
     /* only our own files: sim-<key>.so, cuda-<key>.cubin, tmp-... */
     if (strncmp(e->d_name, "sim-", 4) != 0 && strncmp(e->d_name, "cuda-", 5) != 0 &&
-        strncmp(e->d_name, "tmp-", 4) != 0)
+        strncmp(e->d_name, "nvrtc-", 6) != 0 && strncmp(e->d_name, "tmp-", 4) != 0)
       continue;
-    snprintf(path, sizeof path, "%s/%s", d, e->d_name);
-    if (unlink(path) == 0) removed++;
+    if (unlinkat(dfd, e->d_name, 0) == 0) removed++;
   }
   closedir(dp);
   return removed;

@@ -4,8 +4,6 @@
 ** for CUDA) followed by a trailer with its key, length and checksum, so a
 ** truncated or corrupt file is recompiled, never trusted. Loaders ignore
 ** bytes past the end of an ELF file's contents, so entries load in place.
-** Entries are written to a temporary name and renamed: several processes
-** may fill the cache at once.
 */
 #ifndef LUACUDA_CACHE_H
 #define LUACUDA_CACHE_H
@@ -25,29 +23,33 @@ void lc_hash_hex(const lc_hash *h, char out[33]);
 
 /* The cache directory (LUACUDA_CACHE_DIR, else $XDG_CACHE_HOME/luacuda, else
 ** ~/.cache/luacuda), created if needed; NULL when caching is off
-** (LUACUDA_CACHE=0) or the directory cannot be made. */
+** (LUACUDA_CACHE=0), the directory cannot be made, or it cannot be trusted:
+** a directory not owned by this process's user, or that others may write,
+** is not used (with a warning on stderr): whoever can write the cache runs
+** code in every process that loads from it. */
 const char *lc_cache_dir(void);
 
-/* The path of the entry for key (kind is a file prefix such as "sim"). */
-void lc_cache_path(const char *dir, const char *kind, const lc_hash *key,
-                   const char *suffix, char *path, size_t len);
+/* Entries are named by kind (a prefix such as "sim"), key and suffix, and
+** used only when they are files the user owns and only the user may write,
+** reached without following a link, whose trailer is whole and for key.
+** (The checksum finds corruption; it is no protection from someone who may
+** write the directory: that is the ownership rule's job.) */
 
-/* Is there a valid entry for key at path? */
-bool lc_cache_valid(const char *path, const lc_hash *key);
+/* The contents of the entry (malloc'd, *len bytes before the trailer, a
+** byte to spare after them), or NULL. */
+unsigned char *lc_cache_load(const char *kind, const lc_hash *key, const char *suffix,
+                             size_t *len);
 
-/* The contents of a valid entry for key at path (malloc'd, *len bytes
-** before the trailer), or NULL. */
-unsigned char *lc_cache_load(const char *path, const lc_hash *key, size_t *len);
+/* A descriptor open on the entry, checked through that descriptor (load
+** /proc/self/fd/N to load what was checked), or -1. */
+int lc_cache_open(const char *kind, const lc_hash *key, const char *suffix);
 
-/* Write data as the entry for key at path (through a temporary file in dir,
-** renamed into place). 0 on success. */
-int lc_cache_store(const char *dir, const char *path, const lc_hash *key,
-                   const void *data, size_t n, char *err);
+/* Write data as the entry for key (through a temporary file, renamed into
+** place: several processes may fill the cache at once). 0 on success. */
+int lc_cache_store(const char *kind, const lc_hash *key, const char *suffix, const void *data,
+                   size_t n, char *err);
 
-/* Append the trailer to the finished object at tmp and rename it to path. */
-int lc_cache_commit(const char *tmp, const char *path, const lc_hash *key, char *err);
-
-/* Remove every entry (and stale temporary file) in dir; returns how many. */
-int lc_cache_clear(const char *dir);
+/* Remove every entry (and stale temporary file); returns how many. */
+int lc_cache_clear(void);
 
 #endif

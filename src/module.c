@@ -591,8 +591,7 @@ static int l_cache_dir(lua_State *L) {
 
 /* clear_cache() -> the number of files removed from the disk cache */
 static int l_clear_cache(lua_State *L) {
-  const char *d = lc_cache_dir();
-  lua_pushinteger(L, d ? lc_cache_clear(d) : 0);
+  lua_pushinteger(L, lc_cache_clear());
   return 1;
 }
 

@@ -209,12 +209,10 @@ int lc_nvrtc_facts_get(lc_nvrtc_facts *f, char *err) {
   }
   const char *dir = lc_cache_dir();
   lc_hash key;
-  char entry[1200];
   if (dir) {
     facts_key(&key);
-    lc_cache_path(dir, "nvrtc", &key, ".facts", entry, sizeof entry);
     size_t len = 0;
-    facts_record *r = (facts_record *)lc_cache_load(entry, &key, &len);
+    facts_record *r = (facts_record *)lc_cache_load("nvrtc", &key, ".facts", &len);
     bool ok = r && len == sizeof *r && memchr(r->path, '\0', sizeof r->path) && stat_matches(r);
     if (ok) *f = r->facts;
     free(r);
@@ -237,7 +235,7 @@ int lc_nvrtc_facts_get(lc_nvrtc_facts *f, char *err) {
     r.mtime_ns = st.st_mtim.tv_nsec;
     r.facts = *f;
     char ignored[LC_ERRLEN];      /* a cache that cannot be written only costs time */
-    lc_cache_store(dir, entry, &key, &r, sizeof r, ignored);
+    lc_cache_store("nvrtc", &key, ".facts", &r, sizeof r, ignored);
   }
   return LC_OK;
 }

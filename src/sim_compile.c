@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <spawn.h>
-#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,6 +279,22 @@ static void compiler_identity(const char *cxx, char *out, size_t len) {
   pthread_mutex_unlock(&mu);
 }
 
+/* A copy of the object just compiled goes into the disk cache; a cache that
+** cannot be written only costs time. */
+static void store_in_cache(const char *so, const lc_hash *key) {
+  if (lc_cache_dir() == NULL) return;
+  FILE *f = fopen(so, "rb");
+  sbuf data = {0};
+  char chunk[65536];
+  size_t n;
+  while (f && (n = fread(chunk, 1, sizeof chunk, f)) > 0) sb_add(&data, chunk, n);
+  bool ok = f && !ferror(f) && !data.oom;
+  if (f) fclose(f);
+  char ignored[LC_ERRLEN];
+  if (ok) lc_cache_store("sim", key, ".so", data.p, data.n, ignored);
+  free(data.p);
+}
+
 static bool load(const char *path, void **handle, char *err) {
   *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (*handle == NULL) {
@@ -311,7 +326,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   const char *cxx = getenv("LUACUDA_CXX");
   if (cxx == NULL || *cxx == '\0') cxx = "c++";
   const char *tmp = getenv("TMPDIR");
-  char dir[512], in[600], obj[600], so[1200], entry[1200];
+  char dir[512], in[600], obj[600], so[600];
   snprintf(dir, sizeof dir, "%s/luacuda-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (mkdtemp(dir) == NULL) {
     snprintf(err, LC_ERRLEN, "cannot make a directory in %.300s: %s",
@@ -331,19 +346,22 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   char identity[1024];
   compiler_identity(cxx, identity, sizeof identity);
   lc_hash_add_str(&key, identity);
-  const char *cache = lc_cache_dir();
   int rc = LC_EFAIL;
-  if (cache) {
-    lc_cache_path(cache, "sim", &key, ".so", entry, sizeof entry);
-    if (lc_cache_valid(entry, &key)) {       /* compiled before */
-      rc = load(entry, handle, err) ? LC_OK : LC_EFAIL;
+  /* compiled before: load the entry through the descriptor it was checked
+  ** by, never by its name again; one that does not load is compiled anew */
+  int fd = lc_cache_open("sim", &key, ".so");
+  if (fd >= 0) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    char ignored[LC_ERRLEN];
+    bool hit = load(path, handle, ignored);
+    close(fd);
+    if (hit) {
+      rc = LC_OK;
       goto done;
     }
-    static atomic_uint serial;
-    snprintf(so, sizeof so, "%s/tmp-%ld-%u.so", cache, (long)getpid(), atomic_fetch_add(&serial, 1));
-  } else {
-    snprintf(so, sizeof so, "%s/kernel.so", dir);
   }
+  snprintf(so, sizeof so, "%s/kernel.so", dir);     /* this process's own directory */
   link_argv(largv, cxx, so, obj);
   if (write_file(in, text.p, text.n, err) == 0) {
     int status = run_compiler(argv, &out, err);
@@ -352,16 +370,15 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
       snprintf(err, LC_ERRLEN, "compilation of %.300s failed", src->name);
       *log = out.p;
       out.p = NULL;
-    } else if (status == 0) {
-      if (cache == NULL) rc = load(so, handle, err) ? LC_OK : LC_EFAIL;
-      else if (lc_cache_commit(so, entry, &key, err) == 0)
-        rc = load(entry, handle, err) ? LC_OK : LC_EFAIL;
+    } else if (status == 0 && load(so, handle, err)) {
+      rc = LC_OK;
+      store_in_cache(so, &key);
     }
   }
 done:
   unlink(in);
   unlink(obj);
-  if (cache == NULL) unlink(so);
+  unlink(so);
   rmdir(dir);
   free(text.p);
   free(out.p);
