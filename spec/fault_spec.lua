@@ -212,6 +212,37 @@ describe("a fault in a kernel on the simulator", function()
     assert.is_true(os.time() - t0 < 20)
   end)
 
+  -- device memory under 64 KiB came from the host heap: a kernel writing
+  -- past such an array overwrote malloc's metadata, and the process aborted
+  -- in a later free (issue 12)
+  it("cannot corrupt the host heap by writing past a small array #oob", function()
+    if S.backend ~= "sim" then return pending("simulator only: its device memory") end
+    local ok, out = lua_run("", [[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile([=[
+        extern "C" __global__ void past(float *a, int n) {
+          for (int i = threadIdx.x; i < n; i += blockDim.x) a[16 + i] = -1.0f;
+        }]=], {name = "past.cu"})
+      for round = 1, 5 do
+        local keep = {}
+        for i = 1, 200 do
+          keep[i] = luacuda.device_array(16, "float32")
+          keep[#keep + 1] = luacuda.zeros(i % 7 + 1)        -- host heap blocks between
+        end
+        m.past[{1, 64}](keep[100], 4000)     -- 16 KB past a 64-byte array
+        luacuda.synchronize()
+        for _, a in ipairs(keep) do a:close() end
+        collectgarbage()
+      end
+      local t = {}
+      for i = 1, 10000 do t[i] = luacuda.device_array(i % 50 + 1, "float64") end
+      t = nil
+      collectgarbage()
+      print("survived")]])
+    assert.is_true(ok, out)
+    assert.truthy(out:find("survived", 1, true), out)
+  end)
+
   -- a kernel stopped inside malloc would leave the arena's lock held, and
   -- the next kernel that allocates on that worker would hang (issue 12)
   it("is never stopped inside the C library: kernels after it still allocate", function()

@@ -7,13 +7,16 @@
 ** Allocations of LUACUDA_SIM_GUARD bytes or more (default 64K; 1: all of
 ** them; off: none) are followed by a guard page (sim_guard.c): a kernel
 ** reading or writing past the end (by more than the rounding to 256
-** bytes) faults. Below that size a mapping costs more than malloc.
+** bytes) faults. Below that size a mapping of its own costs more than the
+** block; they come from sim_arena.c's slabs, out of the host heap.
 */
+#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <dlfcn.h>
@@ -37,9 +40,21 @@ static void init_capacity(void) {
   guard_from = s->sim_guard;
 }
 
+/* Device memory never comes from the host heap, whose metadata a kernel
+** writing past an array would corrupt: guarded blocks from the guarded size
+** on, the arena below it, and a mapping of its own for a larger block
+** when guards are off. */
+static void *block_alloc(size_t n) {
+  if (n >= guard_from) return lc_sim_guard_alloc(n);
+  if (n <= lc_sim_arena_max()) return lc_sim_arena_alloc(n);
+  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
 static void release(void *p, size_t n) {
   if (n >= guard_from) lc_sim_guard_free(p, n);
-  else free(p);
+  else if (n <= lc_sim_arena_max()) lc_sim_arena_free(p, n);
+  else munmap(p, n);
 }
 
 static bool counted(lc_kind kind) { return kind == LC_DEVICE || kind == LC_MANAGED; }
@@ -64,7 +79,7 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, ch
       return LC_ENOMEM;
     }
   }
-  *ptr = n == SIZE_MAX ? NULL : n >= guard_from ? lc_sim_guard_alloc(n) : aligned_alloc(256, n);
+  *ptr = n == SIZE_MAX ? NULL : block_alloc(n);
   if (*ptr == NULL) {
     if (counted(kind)) atomic_fetch_sub(&used, n);
     snprintf(err, LC_ERRLEN, "out of %s memory allocating %zu bytes",

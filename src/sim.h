@@ -63,6 +63,12 @@ void *lc_sim_guard_alloc(size_t n);
 void lc_sim_guard_free(void *p, size_t n);
 void lc_sim_guard_trim(void);           /* unmap the blocks kept for reuse */
 
+/* ---- smaller device memory, out of the host heap (sim_arena.c) ----
+** n is a multiple of 256, at most lc_sim_arena_max(); free takes the same n. */
+size_t lc_sim_arena_max(void);
+void *lc_sim_arena_alloc(size_t n);
+void lc_sim_arena_free(void *p, size_t n);
+
 /* ---- streams and events (sim_stream.c) ----
 ** Work queued on a stream: run() is called on the executor thread, in
 ** queue order; the struct is freed after it. A work type embeds this as
