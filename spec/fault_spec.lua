@@ -212,6 +212,59 @@ describe("a fault in a kernel on the simulator", function()
     assert.is_true(os.time() - t0 < 20)
   end)
 
+  -- a frame larger than the stack skipped the guard page and wrote into
+  -- whatever lay below, a device array here; kernels are now built with
+  -- stack-clash protection, so the frame probes its way into the guard
+  -- (issue 12)
+  it("cannot reach other memory with a frame larger than its stack #oob", function()
+    if S.backend ~= "sim" then return pending("simulator only: its stacks") end
+    local ok, out = lua_run("LUACUDA_SIM_THREADS=1", [[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile([=[
+        extern "C" __global__ void where(long long *out) {
+          volatile char x[16];
+          x[0] = 1;
+          out[0] = (long long)&x[0];
+        }
+        // n bytes of frame, written from its lowest address up
+        extern "C" __global__ void big(int *out, long long n) {
+          volatile char frame[n];
+          for (long long i = 0; i < n; i += 4096) frame[i] = 7;
+          out[threadIdx.x] = frame[0];
+        }]=], {name = "clash.cu"})
+      local w = luacuda.device_array(1, "int64")
+      m.where[{1, 1}](w)                      -- the worker starts, with its stack
+      luacuda.synchronize()
+      local victim = luacuda.device_array(512 << 20, "uint8")   -- mapped below it
+      victim:fill(0)
+      local addr = luacuda.device_array(1, "int64")
+      m.where[{1, 1}](addr)
+      luacuda.synchronize()
+      local sp = addr[1]
+      -- where the victim lies: a kernel's pointer argument is its address
+      local vm = luacuda.compile([=[
+        extern "C" __global__ void at(long long *out, unsigned char *v) { out[0] = (long long)v; }
+        extern "C" __global__ void nonzero(const unsigned char *v, long long n, int *count) {
+          for (long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+               i += (long long)gridDim.x * blockDim.x)
+            if (v[i]) atomicAdd(count, 1);
+        }
+      ]=], {name = "at.cu"})
+      vm.at[{1, 1}](addr, victim)
+      luacuda.synchronize()
+      local v = addr[1]
+      assert(sp > v + (256 << 20), "the victim is not below the stack")
+      local n = sp - (v + (256 << 20))         -- the frame starts in the victim's middle
+      print(pcall(function() m.big[{1, 1}](luacuda.device_array(1, "int32"), n)
+                             luacuda.synchronize() end))
+      local count = luacuda.to_device({0}, nil, {dtype = "int32"})
+      vm.nonzero[{64, 256}](victim, 512 << 20, count)
+      print("changed", count:copy_to_host()[1])]])
+    assert.is_true(ok, out)
+    assert.truthy(out:find("kernel 'big' failed: stack overflow in a GPU thread", 1, true), out)
+    assert.truthy(out:find("changed\t0\n", 1, true), out)
+  end)
+
   -- device memory under 64 KiB came from the host heap: a kernel writing
   -- past such an array overwrote malloc's metadata, and the process aborted
   -- in a later free (issue 12)

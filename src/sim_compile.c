@@ -145,7 +145,10 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *o
   if (!has_std) argv[n++] = "-std=c++17";
   static const char *const fixed[] = {
     "-c", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-semantic-interposition",
-    "-fno-exceptions", "-fdiagnostics-color=never", "-pthread", NULL
+    "-fno-exceptions", "-fdiagnostics-color=never", "-pthread",
+    /* a frame larger than its stack touches every page on the way down, so
+    ** it faults in the guard page instead of landing in other memory */
+    "-fstack-clash-protection", NULL
   };
   for (int i = 0; fixed[i]; i++) argv[n++] = fixed[i];
   for (int i = 0; i < src->noptions && n < max - 4; i++) {

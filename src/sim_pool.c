@@ -18,7 +18,7 @@
 ** LUACUDA_SIM_TIMEOUT (seconds, default none) is a watchdog: a launch still
 ** running after it is stopped by signalling the workers running it.
 */
-#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS, MAP_NORESERVE */
+#define _GNU_SOURCE       /* MAP_ANONYMOUS, MAP_NORESERVE, pthread_getattr_np */
 #include "sim.h"
 
 #include <errno.h>
@@ -55,6 +55,8 @@ typedef struct worker {
   lc_sim_fault fault;        /* where a fault in its kernel code lands */
   lc_sim_dim block;          /* the block it runs, for a fault's message */
   pthread_t thread;
+  char *own_stack;           /* the thread's own stack (its lowest byte), where thread */
+  size_t own_size, own_guard;  /* 0 of a block runs, and its guard below it */
   char *region;              /* room for MAX_FIBERS stacks, each over a guard page */
   size_t stride;             /* stack size plus its guard page */
   unsigned nstacks;          /* how many are usable */
@@ -136,6 +138,10 @@ static void describe_fault(worker *me) {
            addr < me->region + me->stride * MAX_FIBERS)
     snprintf(cause, sizeof cause, "stack overflow in a GPU thread (SIGSEGV; each thread "
              "has %zu bytes of stack, LUACUDA_SIM_STACK)", me->w.stack_size);
+  else if (f->signo == SIGSEGV && me->own_stack && addr < me->own_stack &&
+           addr >= me->own_stack - me->own_guard)
+    snprintf(cause, sizeof cause, "stack overflow in a GPU thread (SIGSEGV; its frame needs "
+             "more than the %zu bytes of stack the worker running it has)", me->own_size);
   else
     lc_sim_fault_describe(f, cause, sizeof cause);
   snprintf(me->w.error, LC_SIM_ERRLEN, "%.440s in block (%u, %u, %u)", cause,
@@ -178,6 +184,17 @@ static void *worker_main(void *arg) {
   char err[LC_ERRLEN];
   /* without a handler a fault still crashes, as it did before; say why */
   if (lc_sim_fault_thread(&me->fault, err) != LC_OK) fprintf(stderr, "luacuda: %s\n", err);
+  /* kernels are built with stack-clash protection, so a frame larger than
+  ** the stack probes its way into the guard below it (not past it, into
+  ** other memory): where that is, for the message */
+  pthread_attr_t attr;
+  void *lo;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    if (pthread_attr_getstack(&attr, &lo, &me->own_size) == 0 &&
+        pthread_attr_getguardsize(&attr, &me->own_guard) == 0)
+      me->own_stack = lo;
+    pthread_attr_destroy(&attr);
+  }
   for (;;) {
     pthread_mutex_lock(&lock);
     while (generation == seen) pthread_cond_wait(&go, &lock);
