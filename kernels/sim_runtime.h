@@ -566,9 +566,22 @@ static void __lc_run_thread(__lc_block *b) {
   std::apply(K, *static_cast<const Tuple *>(b->args));
 }
 
-// Defined by the generated tail: points namespace-scope `extern __shared__`
-// arrays at this worker's dynamic shared memory.
-static void __lc_bind_shared(void);
+// Namespace-scope `extern __shared__` arrays point at this worker's dynamic
+// shared memory: each declaration registers, where it stands (so only the
+// declarations of the #if branches compiled), a binder run at every block.
+struct __lc_binder {
+  void (*bind)(void);
+  __lc_binder *next;
+};
+static __lc_binder *__lc_binders;
+static bool __lc_add_binder(__lc_binder *b) {
+  b->next = __lc_binders;
+  __lc_binders = b;
+  return true;
+}
+static void __lc_bind_shared(void) {
+  for (__lc_binder *b = __lc_binders; b; b = b->next) b->bind();
+}
 
 // One block of kernel K: unpack the arguments once, then run the threads.
 template <auto K, typename... P, size_t... I>

@@ -255,6 +255,78 @@ describe("compile", function()
     assert.equal(42, o[1])
   end)
 
+  -- the same kernel, global or shared array in both branches of an #ifdef
+  -- is valid CUDA; the generated code stood apart from the source and named
+  -- both, and the module did not compile (issue 12)
+  local BRANCHES = [==[
+#ifdef WIDE
+extern "C" __global__ void k(double *x, int n) { if (threadIdx.x < n) x[threadIdx.x] = 2 * threadIdx.x; }
+__device__ double coef[4];
+extern __shared__ double dyn[];
+#else
+extern "C" __global__ void k(float *x, int n) { if (threadIdx.x < n) x[threadIdx.x] = threadIdx.x; }
+__device__ float coef[2];
+extern __shared__ float dyn[];
+#endif
+extern "C" __global__ void through_shared(int *out) {
+  dyn[threadIdx.x] = threadIdx.x + 1;
+  __syncthreads();
+  out[threadIdx.x] = (int)dyn[blockDim.x - 1 - threadIdx.x];
+}
+]==]
+
+  it("compiles a kernel, global and shared array defined in both branches of an #ifdef",
+     function()
+    local narrow = luacuda.compile(BRANCHES, {name = "branches.cu"})
+    local wide = luacuda.compile(BRANCHES, {name = "branches.cu", options = {"-DWIDE"}})
+    assert.same({"k", "through_shared"}, narrow:kernels())
+    assert.equal("float *, int", narrow.k.signature)
+    assert.equal("double *, int", wide.k.signature)
+    assert.equal("float32", narrow:get_global("coef").dtype)
+    assert.same({2}, narrow:get_global("coef").shape)
+    assert.equal("float64", wide:get_global("coef").dtype)
+    assert.same({4}, wide:get_global("coef").shape)
+    S.misuse("kernel 'k' argument 1 'x' (double *): expected a float64 array, got float32",
+             function(x) wide.k[{1, 4}](x, 4) end, luacuda.device_array(4, "float32"))
+    if S.fake then return end
+    local f, d = luacuda.device_array(4, "float32"), luacuda.device_array(4, "float64")
+    narrow.k[{1, 4}](f, 4)
+    wide.k[{1, 4}](d, 4)
+    assert.same({0, 1, 2, 3}, f:copy_to_host():totable())
+    assert.same({0, 2, 4, 6}, d:copy_to_host():totable())
+    for _, m in ipairs({narrow, wide}) do
+      local out = luacuda.device_array(4, "int32")
+      m.through_shared[{1, 4, nil, 64}](out)
+      assert.same({4, 3, 2, 1}, out:copy_to_host():totable())
+    end
+  end)
+
+  it("tells apart definitions in #if branches whose parameters differ only in type", function()
+    local src = [==[
+#ifdef INTS
+extern "C" __global__ void k(int *x) { x[threadIdx.x] = 7; }
+#else
+extern "C" __global__ void k(float *x) { x[threadIdx.x] = 2.5f; }
+#endif
+]==]
+    local same = luacuda.compile("#ifdef INTS\n__device__ int g[4];\n#else\n"
+                                 .. "__device__ float g[4];\n#endif\n", {name = "same_size.cu"})
+    S.misuse("luacuda.get_global: global 'g' is declared more than once in same_size.cu (in #if "
+             .. "branches), as types of the same size; rename one", same.get_global, same, "g")
+    local floats = luacuda.compile(src, {name = "pointers.cu"})
+    local ints = luacuda.compile(src, {name = "pointers.cu", options = {"-DINTS"}})
+    assert.equal("float *", floats.k.signature)
+    assert.equal("int *", ints.k.signature)
+    S.misuse("kernel 'k' argument 1 'x' (int *): expected a int32 array, got float32",
+             function(x) ints.k[{1, 2}](x) end, luacuda.device_array(2, "float32"))
+    if S.fake then return end
+    local x, n = luacuda.device_array(2, "float32"), luacuda.device_array(2, "int32")
+    floats.k[{1, 2}](x)
+    ints.k[{1, 2}](n)
+    assert.same({2.5, 2.5}, x:copy_to_host():totable())
+    assert.same({7, 7}, n:copy_to_host():totable())
+  end)
+
   it("takes signatures= where the source is too clever to read", function()
     if S.fake then return pending(S.FAKE_SKIP) end
     local src = [[

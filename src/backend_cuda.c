@@ -806,9 +806,14 @@ static int cuda_module_load(const lc_source *src, lc_module **m, char **log, cha
   *log = NULL;
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
-  /* the prelude, then the user's source behind a #line directive */
+  /* the prelude, then the user's source behind a #line directive, with a
+  ** marker after each definition of a kernel defined in several #if
+  ** branches (scan.h), on the same line */
+  const lc_scan_result *sc = src->scan;
+  int marks = 0;
+  for (int i = 0; i < sc->nkernels; i++) marks += lc_scan_defined_twice(sc, i);
   size_t plen = strlen(lc_prelude_source), nlen = strlen(src->name);
-  char *text = malloc(plen + nlen + src->len + 32);
+  char *text = malloc(plen + nlen + src->len + 32 + (size_t)marks * 64);
   lc_module *mod = calloc(1, sizeof *mod);
   if (text == NULL || mod == NULL) {
     free(text);
@@ -816,9 +821,18 @@ static int cuda_module_load(const lc_source *src, lc_module **m, char **log, cha
     snprintf(err, LC_ERRLEN, "out of host memory");
     return LC_ENOMEM;
   }
-  int k = sprintf(text, "%s\n#line 1 \"%s\"\n", lc_prelude_source, src->name);
-  memcpy(text + k, src->text, src->len);
-  text[(size_t)k + src->len] = '\0';
+  size_t k = (size_t)sprintf(text, "%s\n#line 1 \"%s\"\n", lc_prelude_source, src->name);
+  size_t at = 0;
+  for (int i = 0; i < sc->nkernels; i++) {     /* kernels come in source order */
+    if (!lc_scan_defined_twice(sc, i)) continue;
+    size_t end = sc->kernels[i].body_end + 1;
+    memcpy(text + k, src->text + at, end - at);
+    k += end - at;
+    k += (size_t)sprintf(text + k, " extern \"C\" { __device__ int " LC_DEFINED_MARK "%d; }", i);
+    at = end;
+  }
+  memcpy(text + k, src->text + at, src->len - at);
+  text[k + src->len - at] = '\0';
   rc = load_source(text, src->name, src->options, src->noptions, &mod->m, log, err);
   free(text);
   if (rc != LC_OK) free(mod);

@@ -226,21 +226,6 @@ unsigned char *lc_cache_load(const char *kind, const lc_hash *key, const char *s
   return buf;
 }
 
-int lc_cache_open(const char *kind, const lc_hash *key, const char *suffix) {
-  char name[256];
-  entry_name(kind, key, suffix, name, sizeof name);
-  int fd = open_entry(name);
-  if (fd < 0) return -1;
-  size_t len;
-  unsigned char *buf = read_entry(fd, key, &len);
-  if (buf == NULL) {
-    close(fd);
-    return -1;
-  }
-  free(buf);
-  return fd;
-}
-
 int lc_cache_store(const char *kind, const lc_hash *key, const char *suffix, const void *data,
                    size_t n, char *err) {
   static atomic_uint serial;

@@ -40,10 +40,6 @@ const char *lc_cache_dir(void);
 unsigned char *lc_cache_load(const char *kind, const lc_hash *key, const char *suffix,
                              size_t *len);
 
-/* A descriptor open on the entry, checked through that descriptor (load
-** /proc/self/fd/N to load what was checked), or -1. */
-int lc_cache_open(const char *kind, const lc_hash *key, const char *suffix);
-
 /* Write data as the entry for key (through a temporary file, renamed into
 ** place: several processes may fill the cache at once). 0 on success. */
 int lc_cache_store(const char *kind, const lc_hash *key, const char *suffix, const void *data,

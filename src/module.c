@@ -204,16 +204,18 @@ static void apply_signatures(lua_State *L, int idx, lc_modref *m, const char *fn
     if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
       lc_error(L, fname, "signatures must map kernel names to strings of parameter types");
     const char *name = lua_tostring(L, -2);
-    lc_kernel_sig *sig = NULL;
-    for (int i = 0; i < m->nkernels; i++)
-      if (strcmp(m->kernels[i].name, name) == 0) sig = &m->kernels[i];
-    if (sig == NULL)
-      lc_error(L, fname, "signatures names kernel '%s', which %s does not define", name,
-               m->name);
     size_t len;
     const char *text = lua_tolstring(L, -1, &len);
-    char err[LC_ERRLEN];
-    if (lc_parse_signature(text, len, sig, err)) lc_error(L, fname, "%s", err);
+    int found = 0;
+    for (int i = 0; i < m->nkernels; i++) {    /* each definition, in every #if branch */
+      if (strcmp(m->kernels[i].name, name) != 0) continue;
+      char err[LC_ERRLEN];
+      if (lc_parse_signature(text, len, &m->kernels[i], err)) lc_error(L, fname, "%s", err);
+      found++;
+    }
+    if (found == 0)
+      lc_error(L, fname, "signatures names kernel '%s', which %s does not define", name,
+               m->name);
     lua_pop(L, 1);
   }
 }
@@ -348,12 +350,85 @@ static int kernel_gc(lua_State *L) {
 }
 
 /* The kernels of m, as "a, b, c". */
+/* Whether kernel i's name came before it (defined in another #if branch). */
+static bool named_before(const lc_modref *m, int i) {
+  for (int j = 0; j < i; j++)
+    if (strcmp(m->kernels[j].name, m->kernels[i].name) == 0) return true;
+  return false;
+}
+
 static void kernel_names(const lc_modref *m, char *buf, size_t len) {
   size_t n = 0;
   buf[0] = '\0';
   for (int i = 0; i < m->nkernels && n < len; i++)
-    n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", m->kernels[i].name);
+    if (!named_before(m, i))
+      n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", m->kernels[i].name);
   if (m->nkernels == 0) snprintf(buf, len, "none");
+}
+
+static bool same_params(const lc_kernel_sig *a, const lc_kernel_sig *b) {
+  if (a->nparams != b->nparams) return false;
+  for (int i = 0; i < a->nparams; i++) {
+    const lc_param *p = &a->params[i], *q = &b->params[i];
+    if (p->kind != q->kind || p->type != q->type || p->ndim != q->ndim ||
+        p->is_const != q->is_const || p->size != q->size ||
+        strcmp(p->type_name, q->type_name) != 0)
+      return false;
+  }
+  return true;
+}
+
+static bool sizes_match(const lc_kernel_sig *sig, const long long *sizes) {
+  int n = 0;
+  while (sizes[n] >= 0) n++;
+  bool same = n == sig->nparams;
+  for (int i = 0; same && i < n; i++) same = sizes[i] == sig->params[i].size;
+  return same;
+}
+
+/* The definition of kernel name that was compiled: the only one; or, for a
+** kernel defined in several #if branches, the one whose parameter sizes
+** are the compiled kernel's (sizes, NULL when the backend cannot tell). */
+static const lc_kernel_sig *compiled_definition(lua_State *L, const lc_modref *m,
+                                                 const char *name, const long long *sizes,
+                                                 const char *fname) {
+  const lc_kernel_sig *unread = NULL, *pick = NULL;
+  /* a definition in one of several #if branches: its marker says whether it
+  ** is the one compiled */
+  lc_scan_result r = {.kernels = m->kernels, .nkernels = m->nkernels};
+  bool marked = false;
+  for (int i = 0; i < m->nkernels && !marked; i++) {
+    if (strcmp(m->kernels[i].name, name) != 0 || !lc_scan_defined_twice(&r, i)) continue;
+    char mark[64], ignored[LC_ERRLEN];
+    void *ptr;
+    size_t bytes;
+    snprintf(mark, sizeof mark, LC_DEFINED_MARK "%d", i);
+    marked = m->be->module_global(m->handle, mark, &ptr, &bytes, ignored) == LC_OK;
+    if (marked) pick = &m->kernels[i];
+  }
+  if (pick && pick->nparams >= 0 && (sizes == NULL || sizes_match(pick, sizes))) return pick;
+  if (pick) {
+    if (pick->nparams < 0)
+      lc_error(L, fname, "%s; pass signatures={%s = \"...\"} to compile", pick->error, name);
+    lc_error(L, fname, "kernel '%s': the parameters read from the source do not match the "
+             "compiled kernel; pass signatures={%s = \"...\"} to compile", name, name);
+  }
+  for (int i = 0; i < m->nkernels; i++) {
+    const lc_kernel_sig *sig = &m->kernels[i];
+    if (strcmp(sig->name, name) != 0) continue;
+    if (sig->nparams < 0) unread = sig;
+    if (sig->nparams < 0 || (sizes && !sizes_match(sig, sizes))) continue;
+    if (pick && !same_params(pick, sig))
+      lc_error(L, fname, "kernel '%s' is defined more than once in %s (in #if branches), with "
+               "parameters the compiled kernel cannot tell apart; pass signatures={%s = "
+               "\"...\"} to compile", name, m->name, name);
+    if (pick == NULL) pick = sig;
+  }
+  if (pick) return pick;
+  if (unread)    /* perhaps the compiled one: say why it was not understood */
+    lc_error(L, fname, "%s; pass signatures={%s = \"...\"} to compile", unread->error, name);
+  lc_error(L, fname, "kernel '%s': the parameters read from the source do not match the "
+           "compiled kernel; pass signatures={%s = \"...\"} to compile", name, name);
 }
 
 /* Push the kernel object for name (made once, then cached in the module). */
@@ -366,7 +441,7 @@ static void push_kernel(lua_State *L, int midx, const char *name, const char *fn
   }
   lua_pop(L, 1);
   const lc_kernel_sig *sig = NULL;
-  for (int i = 0; i < m->nkernels; i++)
+  for (int i = 0; i < m->nkernels && sig == NULL; i++)
     if (strcmp(m->kernels[i].name, name) == 0) sig = &m->kernels[i];
   if (sig == NULL) {
     char names[512];
@@ -376,21 +451,18 @@ static void push_kernel(lua_State *L, int midx, const char *name, const char *fn
   if (!sig->extern_c || sig->is_template)
     lc_error(L, fname, "kernel '%s' in %s has C++ linkage; declare it extern \"C\" __global__",
              name, m->name);
-  if (sig->nparams < 0)
-    lc_error(L, fname, "%s; pass signatures={%s = \"...\"} to compile", sig->error, name);
   lc_function *fn;
   const long long *sizes = NULL;
   char err[LC_ERRLEN];
+  bool once = true;
+  for (int i = 0; i < m->nkernels && once; i++)
+    if (&m->kernels[i] != sig && strcmp(m->kernels[i].name, name) == 0) once = false;
+  /* a kernel the source does not describe fails before the module is asked */
+  if (once && sig->nparams < 0)
+    lc_error(L, fname, "%s; pass signatures={%s = \"...\"} to compile", sig->error, name);
   if (m->be->module_function(m->handle, name, &fn, &sizes, err)) lc_error(L, fname, "%s", err);
-  if (sizes) {      /* the compiled kernel tells its real parameter sizes */
-    int n = 0;
-    while (sizes[n] >= 0) n++;
-    bool same = n == sig->nparams;
-    for (int i = 0; same && i < n; i++) same = sizes[i] == sig->params[i].size;
-    if (!same)
-      lc_error(L, fname, "kernel '%s': the parameters read from the source do not match the "
-               "compiled kernel; pass signatures={%s = \"...\"} to compile", name, name);
-  }
+  /* the compiled kernel tells its real parameter sizes */
+  sig = compiled_definition(L, m, name, sizes, fname);
   lc_kernel_ref *k = lua_newuserdatauv(L, sizeof *k, 0);
   k->mod = NULL;
   luaL_setmetatable(L, KERNEL_MT);
@@ -512,9 +584,11 @@ static int module_get(lua_State *L) {
 static int module_kernels(lua_State *L) {
   lc_modref *m = check_module(L, 1, "kernels");
   lua_createtable(L, m->nkernels, 0);
+  int n = 0;
   for (int i = 0; i < m->nkernels; i++) {
+    if (named_before(m, i)) continue;
     lua_pushstring(L, m->kernels[i].name);
-    lua_rawseti(L, -2, i + 1);
+    lua_rawseti(L, -2, ++n);
   }
   return 1;
 }
@@ -527,21 +601,37 @@ static int module_get_global(lua_State *L) {
     lc_error(L, "get_global", "name must be a string, got %s", luaL_typename(L, 2));
   const char *name = lua_tostring(L, 2);
   const lc_global_decl *g = NULL;
-  for (int i = 0; i < m->nglobals; i++)
+  for (int i = 0; i < m->nglobals && g == NULL; i++)
     if (strcmp(m->globals[i].name, name) == 0 && !m->globals[i].is_extern) g = &m->globals[i];
   if (g == NULL) lc_error(L, "get_global", "%s has no __constant__ or __device__ variable '%s'",
                           m->name, name);
+  void *ptr;
+  size_t bytes = 0;
+  char err[LC_ERRLEN];
+  if (m->be->module_global(m->handle, name, &ptr, &bytes, err))
+    lc_error(L, "get_global", "%s", err);
+  /* declared in several #if branches: the declaration of the compiled size */
+  for (int i = (int)(g - m->globals) + 1; i < m->nglobals; i++) {
+    const lc_global_decl *o = &m->globals[i];
+    if (strcmp(o->name, name) != 0 || o->is_extern || o->type < 0 || o->ndim < 0) continue;
+    int64_t n = lc_dtypes[o->type].size;
+    for (int d = 0; d < o->ndim; d++) n *= o->dims[d];
+    if ((int64_t)bytes != n) continue;
+    bool same = g->type == o->type && g->ndim == o->ndim &&
+                memcmp(g->dims, o->dims, sizeof g->dims) == 0;
+    int64_t gn = g->type >= 0 && g->ndim >= 0 ? lc_dtypes[g->type].size : -1;
+    for (int d = 0; gn >= 0 && d < g->ndim; d++) gn *= g->dims[d];
+    if (gn == (int64_t)bytes && !same)
+      lc_error(L, "get_global", "global '%s' is declared more than once in %s (in #if "
+               "branches), as types of the same size; rename one", name, m->name);
+    g = o;
+  }
   if (g->type < 0 || g->ndim < 0 || g->in_namespace)
     lc_error(L, "get_global", "global '%s' (%s) has no array form: its type must be a "
              "scalar type and its bounds integer literals", name, g->type_text);
   const lc_dtype *dt = &lc_dtypes[g->type];
   lc_layout lay;
-  char err[LC_ERRLEN];
   if (lc_layout_contiguous(&lay, g->ndim, g->dims, dt->size, 'C', err))
-    lc_error(L, "get_global", "%s", err);
-  void *ptr;
-  size_t bytes = 0;
-  if (m->be->module_global(m->handle, name, &ptr, &bytes, err))
     lc_error(L, "get_global", "%s", err);
   /* as kernel parameters are: the array must be the object, byte for byte */
   if ((int64_t)bytes != lay.size * dt->size)

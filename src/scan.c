@@ -1619,6 +1619,16 @@ int lc_scan(const char *src, size_t len, lc_scan_result *r, char *err) {
   return 0;
 }
 
+bool lc_scan_defined_twice(const lc_scan_result *r, int i) {
+  const lc_kernel_sig *k = &r->kernels[i];
+  if (!k->extern_c || k->is_template) return false;
+  for (int j = 0; j < r->nkernels; j++)
+    if (j != i && r->kernels[j].extern_c && !r->kernels[j].is_template &&
+        strcmp(r->kernels[j].name, k->name) == 0)
+      return true;
+  return false;
+}
+
 int lc_scan_kernels(const char *src, size_t len, lc_kernel_sig *out, int max, int *n,
                     char *err) {
   lc_scan_result r;

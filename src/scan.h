@@ -17,7 +17,11 @@
 ** `__align__(16)`, `alignas(16)`, `__grid_constant__`), `static`,
 ** `template<...>` kernels. It does not expand macros: a kernel hidden
 ** behind a macro (`#define KERNEL extern "C" __global__`) or declared with
-** SHARED_ARRAY / DYNAMIC_SHARED is not seen here.
+** SHARED_ARRAY / DYNAMIC_SHARED is not seen here. Conditionals other
+** than literal ones are not evaluated: a kernel defined in both branches
+** of an #ifdef is reported twice, and the backends put what they generate
+** for a definition next to it, so it is compiled with it (a marker tells
+** which definition was: lc_scan_defined_twice).
 **
 ** Every function returns 0 on success, or -1 with a message in
 ** err[LC_ERRLEN].
@@ -142,6 +146,14 @@ typedef struct lc_scan_result {
 ** name or declaration longer than its buffer. A kernel whose parameters
 ** are not understood is not an error here (see lc_kernel_sig.error). */
 int lc_scan(const char *src, size_t len, lc_scan_result *r, char *err);
+
+/* Whether kernel i of r shares its name with another kernel of r that can
+** be launched by name (extern "C", not a template): a definition in each
+** branch of an #if. The backends then compile a marker next to each,
+** LC_DEFINED_MARK followed by i, a variable that exists only when that
+** definition was compiled. */
+bool lc_scan_defined_twice(const lc_scan_result *r, int i);
+#define LC_DEFINED_MARK "__lc_defined_"
 
 /* Only the kernels: out[0 .. *n), at most max (out may be NULL to count). */
 int lc_scan_kernels(const char *src, size_t len, lc_kernel_sig *out, int max,

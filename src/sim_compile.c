@@ -67,55 +67,94 @@ LC_PRINTF(2, 3) static void sb_fmt(sbuf *b, const char *fmt, ...) {
 
 /* ---- composing the source ------------------------------------------------ */
 
-/* The user's source with each `extern __shared__ T x[];` replaced, on the
-** same line: in a function by a pointer to the block's dynamic shared
-** memory, at namespace scope by a thread_local pointer that the generated
-** __lc_bind_shared points there at the start of every block. */
-static void add_user_source(sbuf *b, const lc_source *src, sbuf *bind) {
-  const lc_scan_result *sc = src->scan;
-  size_t at = 0;
-  for (int i = 0; i < sc->nshared; i++) {
-    const lc_shared_decl *d = &sc->shared[i];
-    if (!d->is_extern) continue;
-    if (d->begin >= at) {            /* first declarator of this statement */
-      sb_add(b, src->text + at, d->begin - at);
-      at = d->end;
-    }
-    if (d->in_function) {
-      sb_fmt(b, "%s *const %s = reinterpret_cast<%s *>(__lc_dynamic_shared()); ",
-             d->type, d->name, d->type);
-    } else {
-      sb_fmt(b, "static thread_local %s *%s; ", d->type, d->name);
-      sb_fmt(bind, "  %s = reinterpret_cast<%s *>(__lc_dynamic_shared());\n", d->name, d->type);
-    }
-    /* after the statement's last declarator, restore its line breaks */
-    if (i + 1 == sc->nshared || sc->shared[i + 1].begin != d->begin)
-      for (size_t k = d->begin; k < d->end; k++)
-        if (src->text[k] == '\n') sb_str(b, "\n");
-  }
-  sb_add(b, src->text + at, src->len - at);
+/* What the user's source gets, at a byte offset of it: the rewrite of a
+** `extern __shared__` declarator, or a kernel's or global's entry point
+** just after its definition. Generated code stands next to what it names,
+** on the same line, so it is compiled exactly when that is: a kernel
+** defined once in each branch of an #ifdef gets one entry point, the one of
+** the branch compiled. */
+typedef struct edit { size_t at; int kind, index; } edit;
+enum { EDIT_SHARED, EDIT_KERNEL, EDIT_GLOBAL };
+
+static int edit_order(const void *pa, const void *pb) {
+  const edit *a = pa, *b = pb;
+  if (a->at != b->at) return a->at < b->at ? -1 : 1;
+  if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+  return a->index - b->index;
 }
 
-static void add_tail(sbuf *b, const lc_source *src, const sbuf *bind) {
+/* One `extern __shared__ T x[];` declarator: in a function, a pointer to the
+** block's dynamic shared memory; at namespace scope, a thread_local pointer
+** and a binder that points it there at the start of every block. */
+static void rewrite_shared(sbuf *b, const lc_shared_decl *d, int i) {
+  if (d->in_function) {
+    sb_fmt(b, "%s *const %s = reinterpret_cast<%s *>(__lc_dynamic_shared()); ",
+           d->type, d->name, d->type);
+    return;
+  }
+  sb_fmt(b, "static thread_local %s *%s; ", d->type, d->name);
+  sb_fmt(b, "static void __lc_bind_%d(void) { %s = reinterpret_cast<%s *>("
+         "__lc_dynamic_shared()); } static __lc_binder __lc_binder_%d = {__lc_bind_%d, "
+         "nullptr}; static const bool __lc_bound_%d = __lc_add_binder(&__lc_binder_%d); ",
+         i, d->name, d->type, i, i, i, i);
+}
+
+static void add_user_source(sbuf *b, const lc_source *src) {
   const lc_scan_result *sc = src->scan;
-  sb_str(b, "\n#line 1 \"luacuda-generated\"\n");
-  sb_str(b, "static void __lc_bind_shared(void) {\n");
-  if (bind->p) sb_str(b, bind->p);
-  sb_str(b, "}\n");
+  size_t max = (size_t)sc->nshared + (size_t)sc->nkernels + (size_t)sc->nglobals, n = 0;
+  edit *edits = max ? malloc(max * sizeof *edits) : NULL;
+  if (max && edits == NULL) {
+    b->oom = true;
+    return;
+  }
+  for (int i = 0; i < sc->nshared; i++)
+    if (sc->shared[i].is_extern) edits[n++] = (edit){sc->shared[i].begin, EDIT_SHARED, i};
   for (int i = 0; i < sc->nkernels; i++)
     if (sc->kernels[i].extern_c && !sc->kernels[i].is_template)
-      sb_fmt(b, "LC_SIM_KERNEL(%s)\n", sc->kernels[i].name);
+      edits[n++] = (edit){sc->kernels[i].body_end + 1, EDIT_KERNEL, i};
   /* the module is built with hidden visibility: globals get accessors */
-  for (int i = 0; i < sc->nglobals; i++) {
-    const lc_global_decl *g = &sc->globals[i];
-    if (!g->in_namespace && !g->is_extern)
-      sb_fmt(b, "LC_SIM_EXPORT void *__lc_global_%s(size_t *bytes) "
-             "{ *bytes = sizeof %s; return (void *)&%s; }\n", g->name, g->name, g->name);
+  for (int i = 0; i < sc->nglobals; i++)
+    if (!sc->globals[i].in_namespace && !sc->globals[i].is_extern)
+      edits[n++] = (edit){sc->globals[i].end, EDIT_GLOBAL, i};
+  qsort(edits, n, sizeof *edits, edit_order);
+  size_t at = 0;
+  for (size_t e = 0; e < n; e++) {
+    if (edits[e].kind == EDIT_SHARED) {
+      const lc_shared_decl *d = &sc->shared[edits[e].index];
+      if (d->begin >= at) {            /* first declarator of this statement */
+        sb_add(b, src->text + at, d->begin - at);
+        at = d->end;
+      }
+      rewrite_shared(b, d, edits[e].index);
+      /* after the statement's last declarator, restore its line breaks */
+      int next = edits[e].index + 1;
+      if (next == sc->nshared || sc->shared[next].begin != d->begin)
+        for (size_t k = d->begin; k < d->end; k++)
+          if (src->text[k] == '\n') sb_str(b, "\n");
+      continue;
+    }
+    if (edits[e].at > at) {
+      sb_add(b, src->text + at, edits[e].at - at);
+      at = edits[e].at;
+    }
+    if (edits[e].kind == EDIT_KERNEL) {
+      int i = edits[e].index;
+      sb_fmt(b, " LC_SIM_KERNEL(%s)", sc->kernels[i].name);
+      if (lc_scan_defined_twice(sc, i))
+        sb_fmt(b, " static int " LC_DEFINED_MARK "%d; LC_SIM_EXPORT void *__lc_global_"
+               LC_DEFINED_MARK "%d(size_t *bytes) { *bytes = sizeof(int); return &"
+               LC_DEFINED_MARK "%d; }", i, i, i);
+    } else {
+      const char *name = sc->globals[edits[e].index].name;
+      sb_fmt(b, " LC_SIM_EXPORT void *__lc_global_%s(size_t *bytes) "
+             "{ *bytes = sizeof %s; return (void *)&%s; }", name, name, name);
+    }
   }
+  sb_add(b, src->text + at, src->len - at);
+  free(edits);
 }
 
 static void compose(sbuf *b, const lc_source *src) {
-  sbuf bind = {0};
   sb_str(b, "#line 1 \"luacuda/sim_abi.h\"\n");
   sb_str(b, lc_sim_abi_source);
   sb_str(b, "\n#line 1 \"luacuda/sim_runtime.h\"\n");
@@ -123,10 +162,7 @@ static void compose(sbuf *b, const lc_source *src) {
   sb_str(b, "\n#line 1 \"luacuda/prelude.cuh\"\n");
   sb_str(b, lc_prelude_source);
   sb_fmt(b, "\n#line 1 \"%s\"\n", src->name);
-  add_user_source(b, src, &bind);
-  add_tail(b, src, &bind);
-  if (bind.oom) b->oom = true;
-  free(bind.p);
+  add_user_source(b, src);
 }
 
 /* ---- running the compiler ------------------------------------------------- */
@@ -350,21 +386,23 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   compiler_identity(cxx, identity, sizeof identity);
   lc_hash_add_str(&key, identity);
   int rc = LC_EFAIL;
-  /* compiled before: load the entry through the descriptor it was checked
-  ** by, never by its name again; one that does not load is compiled anew */
-  int fd = lc_cache_open("sim", &key, ".so");
-  if (fd >= 0) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  /* compiled before: the bytes checked are written to this compilation's
+  ** own directory and loaded from there, so what is loaded is what was
+  ** checked (the entry is never opened by name again), under a name no
+  ** other module had (dlopen takes a name it has loaded for that module);
+  ** an entry that does not load is compiled anew */
+  snprintf(so, sizeof so, "%s/kernel.so", dir);
+  size_t len;
+  unsigned char *image = lc_cache_load("sim", &key, ".so", &len);
+  if (image) {
     char ignored[LC_ERRLEN];
-    bool hit = load(path, handle, ignored);
-    close(fd);
+    bool hit = write_file(so, (const char *)image, len, ignored) == 0 && load(so, handle, ignored);
+    free(image);
     if (hit) {
       rc = LC_OK;
       goto done;
     }
   }
-  snprintf(so, sizeof so, "%s/kernel.so", dir);     /* this process's own directory */
   link_argv(largv, cxx, so, obj);
   if (write_file(in, text.p, text.n, err) == 0) {
     int status = run_compiler(argv, &out, err);

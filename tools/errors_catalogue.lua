@@ -78,6 +78,7 @@ for _, k in ipairs {
   "the name is longer than <> bytes",
   -- counts past INT_MAX, behind the smaller limits checked first
   "too many __shared__ declarations", "too many global variables", "too many kernels",
+  "kernel '<>' is defined more than once in <> (in #if branches), with parameters the compiled kernel cannot tell apart; pass signatures={<> = \"...\"} to compile",
 } do GUARDED[k] = true end
 
 -- A C unit test (spec/c/*_test.c) that checks a message holding the
