@@ -32,6 +32,7 @@ OBJ  = $(SRC:src/%.c=$(BUILD)/obj/%.o)
 LIB  = $(BUILD)/luacuda/core.so
 UNIT = $(BUILD)/layout_test
 SCAN_UNIT = $(BUILD)/scan_test
+DEPS_UNIT = $(BUILD)/deps_test
 # a fake CUDA driver for spec/cuda_fake_spec.lua, built against the toolkit's
 # cuda.h where there is one (test code: never installed)
 CUDA_INC  ?= /usr/local/cuda/include
@@ -71,6 +72,13 @@ $(UNIT): spec/c/layout_test.c spec/c/unit.h src/layout.c src/layout.h
 $(SCAN_UNIT): spec/c/scan_test.c spec/c/unit.h src/scan.c src/scan.h src/dtype.h src/layout.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/scan_test.c src/scan.c -o $@ $(LDFLAGS)
+
+# the record of the headers a compilation read: pure C, no Lua
+$(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h src/deps.c src/deps.h src/includes.c src/includes.h \
+              src/cache.c src/cache.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/deps_test.c src/deps.c src/includes.c src/cache.c -o $@ \
+	  $(LDFLAGS) -lpthread
 
 # several lua_States on several threads (spec/threads_spec.lua runs it): a
 # C program that links Lua itself and requires the module from $(BUILD).
@@ -139,7 +147,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(UNIT) $(SCAN_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
+check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
        $(EMBED_HOST)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
@@ -177,7 +185,7 @@ bench-chart:
 
 # docs/errors.md from the error sites in src/ and lua/, with a spec test for
 # each found by running the specs with a helper that logs the errors caught
-errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT)
+errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT)
 	$(RUN_ENV) LUACUDA_ERRLOG=$(BUILD)/errors.log $(LUA) $(BUSTED) --helper=tools/errors_harvest.lua >/dev/null || true
 	$(LUA) tools/errors_catalogue.lua $(BUILD)/errors.log > docs/errors.md
 	@tail -2 docs/errors.md

@@ -105,6 +105,44 @@ describe("the compile cache", function()
     assert.equal(3, compiles())
   end)
 
+  -- An entry records every header its compilation read, with its contents,
+  -- and a hit re-reads them (issue 12: an edited header kept the old kernel
+  -- running until the cache was cleared).
+  it_sim("recompiles when a header the source includes, or one it includes, changes", function()
+    local function write(path, text)
+      local f = assert(io.open(path, "w"))
+      f:write(text)
+      f:close()
+    end
+    assert(sh("mkdir -p " .. dir .. "/inc"))
+    write(dir .. "/inc/v.h", '#include "w.h"\n#define V 1\n')
+    write(dir .. "/inc/w.h", "#define W 10\n")
+    local script = ([[
+      local luacuda = require "luacuda"
+      local src = '#include "v.h"\nextern "C" __global__ void k(int *o) { o[0] = V + W; }'
+      local o = luacuda.device_array(1, "int32")
+      luacuda.compile(src, {options = {"-I%s/inc"}}).k[{1, 1}](o)
+      print("value " .. o[1])
+    ]]):format(dir)
+    local function value()
+      local ok, out = fresh(script)
+      assert.is_true(ok, out)
+      return tonumber(out:match("value (%d+)")), compiles()
+    end
+    assert.same({11, 1}, {value()})
+    assert.same({11, 1}, {value()})          -- unchanged: a hit
+    write(dir .. "/inc/v.h", '#include "w.h"\n#define V 2\n')
+    assert.same({12, 2}, {value()})
+    assert.same({12, 2}, {value()})
+    write(dir .. "/inc/w.h", "#define W 20\n")   -- included by the included header
+    assert.same({22, 3}, {value()})
+    assert.same({22, 3}, {value()})
+    assert(sh("rm " .. dir .. "/inc/w.h"))       -- gone: the compiler says so
+    local ok, out = fresh(script)
+    assert.is_false(ok)
+    assert.truthy(out:find("w.h", 1, true), out)
+  end)
+
   it_sim("is shared by processes compiling at the same time", function()
     local cmds = {}
     for i = 1, 4 do

@@ -477,6 +477,52 @@ describe("the cuda backend on the fake driver", function()
     os.execute("rm -rf " .. dir)
   end)
 
+  -- NVRTC tells no dependencies: the headers an entry records are those its
+  -- #include lines can name along the include path (issue 12: an edited
+  -- header kept the old module until the cache was cleared).
+  it("compiles anew when a header the source includes, or one it includes, changes", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. dir .. "/inc"))
+    local function write(path, text)
+      local f = assert(io.open(path, "w"))
+      f:write(text)
+      f:close()
+    end
+    write(dir .. "/inc/v.h", '#include "w.h"\n#define V 1\n')
+    write(dir .. "/inc/w.h", "#define W 10\n")
+    local src = MARK .. ([==[
+      mark("compile")
+      local m = l.compile('#include <v.h>\n__device__ int v = V + W;\n', {options = {"-I%s/inc"}})
+      mark("end")
+      print("value " .. m:get_global("v")[{}])
+    ]==]):format(dir)
+    local env = "LUACUDA_CACHE_DIR=" .. dir .. "/cache"
+    local function value()
+      local trace, out = scenario(src, env)
+      -- a compiled module is loaded once, from the cache or not; NVRTC is
+      -- not traced, so a hit shows as the facts and entry read, nothing more
+      assert.equal(1, between(trace, "compile").cuModuleLoadDataEx)
+      return tonumber(out:match("value (%d+)"))
+    end
+    local function entry()
+      local p = io.popen("ls -i " .. dir .. "/cache | grep cuda-")
+      local s = p:read("a")
+      p:close()
+      return s
+    end
+    assert.equal(11, value())
+    local first = entry()
+    assert.equal(11, value())
+    assert.equal(first, entry())                 -- a hit: the same entry, untouched
+    write(dir .. "/inc/v.h", '#include "w.h"\n#define V 2\n')
+    assert.equal(12, value())
+    assert.not_equal(first, entry())             -- compiled anew, stored again
+    write(dir .. "/inc/w.h", "#define W 20\n")
+    assert.equal(22, value())
+    os.execute("rm -rf " .. dir)
+  end)
+
   it("makes the context unusable after a sticky error, and finalizers call nothing", function()
     local out, trace = run([==[
       local m = l.compile([[extern "C" __global__ void fake_fault(int *x) {}]])

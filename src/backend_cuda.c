@@ -19,8 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache.h"
+#include "deps.h"
+#include "includes.h"
 #include "internal.h"
 #include "nvrtc.h"
 #include "sim.h"          /* the record of page-locked ranges (sim_hostmem.c) */
@@ -776,9 +779,17 @@ static int load_source(const char *text, const char *name, const char *const *op
   /* the driver reads PTX up to its NUL; the entry's trailer follows it */
   if (image && !cubin) image[len] = '\0';
   if (image == NULL) {
+    /* the headers it may read, as they are before it compiles; if one
+    ** changes meanwhile, what it read is not known, and nothing is stored */
+    lc_deps deps = {0};
+    struct timespec start;
+    clock_gettime(CLOCK_REALTIME, &start);
+    bool caching = lc_cache_dir() != NULL;
+    if (caching) lc_includes_nvrtc(&deps, text, strlen(text), name, opts, n);
     char *out = NULL;
     int rc = lc_nvrtc_compile(text, name, opts, n, cubin, &out, &len, log, nerr);
     if (rc != LC_OK) {
+      lc_deps_free(&deps);
       if (*log) snprintf(err, LC_ERRLEN, "compilation of %.300s failed", name);
       else snprintf(err, LC_ERRLEN, "%.500s", nerr);
       return rc;
@@ -787,7 +798,9 @@ static int load_source(const char *text, const char *name, const char *const *op
     *log = NULL;
     image = (unsigned char *)out;
     char ignored[LC_ERRLEN];
-    lc_cache_store("cuda", &key, suffix, image, len, ignored);
+    if (caching && !deps.failed && lc_deps_settled(&deps, &start))
+      lc_cache_store("cuda", &key, suffix, image, len, &deps, ignored);
+    lc_deps_free(&deps);
   }
   char jitlog[1024] = "";
   int jopts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};

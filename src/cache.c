@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "deps.h"
 #include "layout.h"   /* LC_ERRLEN */
 
 /* ---- the hash: two 64-bit lanes, each word mixed in with a strong
@@ -139,19 +140,26 @@ static void entry_name(const char *kind, const lc_hash *key, const char *suffix,
 
 /* ---- entries ----------------------------------------------------------- */
 
-#define MAGIC "LCCACHE1"
+/* An entry: the object, the record of the headers its compilation read
+** (deps.h), then the trailer. Version 2 added the record. */
+#define MAGIC "LCCACHE2"
 
 typedef struct trailer {
   char magic[8];
   uint64_t key_a, key_b;
-  uint64_t length;        /* bytes before the trailer */
-  uint64_t sum_a, sum_b;  /* their hash */
+  uint64_t length;        /* the object's bytes */
+  uint64_t deps_length;   /* the record's, after them */
+  uint64_t sum_a, sum_b;  /* the hash of both */
 } trailer;
 
-static void checksum(const unsigned char *p, size_t n, uint64_t *a, uint64_t *b) {
+/* The object and the record as two fields (lc_hash_add takes each with
+** its length), so the store need not copy them together. */
+static void checksum(const void *p, size_t n, const void *deps, size_t ndeps, uint64_t *a,
+                     uint64_t *b) {
   lc_hash h;
   lc_hash_init(&h);
   lc_hash_add(&h, p, n);
+  lc_hash_add(&h, deps, ndeps);
   *a = h.a;
   *b = h.b;
 }
@@ -182,8 +190,9 @@ static int open_entry(const char *name) {
 }
 
 /* The contents of the entry at fd (malloc'd, one byte to spare) if its
-** trailer is whole and for key; else NULL. Read through fd, so what is
-** checked is what the caller then uses. */
+** trailer is whole and for key, and the headers it records read as they
+** did; else NULL. Read through fd, so what is checked is what the caller
+** then uses. */
 static unsigned char *read_entry(int fd, const lc_hash *key, size_t *len) {
   struct stat st;
   if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(trailer)) return NULL;
@@ -201,11 +210,13 @@ static unsigned char *read_entry(int fd, const lc_hash *key, size_t *len) {
     memcpy(&t, buf + n - sizeof t, sizeof t);
     uint64_t a, b;
     ok = memcmp(t.magic, MAGIC, 8) == 0 && t.key_a == key->a && t.key_b == key->b &&
-         t.length == n - sizeof t;
+         t.length <= n - sizeof t && t.deps_length == n - sizeof t - t.length;
     if (ok) {
-      checksum(buf, (size_t)t.length, &a, &b);
+      checksum(buf, (size_t)t.length, buf + t.length, (size_t)t.deps_length, &a, &b);
       ok = a == t.sum_a && b == t.sum_b;
     }
+    /* last: it reads every header again */
+    if (ok) ok = lc_deps_check(buf + t.length, (size_t)t.deps_length);
   }
   if (!ok) {
     free(buf);
@@ -227,7 +238,7 @@ unsigned char *lc_cache_load(const char *kind, const lc_hash *key, const char *s
 }
 
 int lc_cache_store(const char *kind, const lc_hash *key, const char *suffix, const void *data,
-                   size_t n, char *err) {
+                   size_t n, const lc_deps *deps, char *err) {
   static atomic_uint serial;
   if (lc_cache_dir() == NULL) return -1;      /* off: nothing to say */
   char name[256], tmp[256];
@@ -239,12 +250,14 @@ int lc_cache_store(const char *kind, const lc_hash *key, const char *suffix, con
   t.key_a = key->a;
   t.key_b = key->b;
   t.length = n;
-  checksum(data, n, &t.sum_a, &t.sum_b);
+  t.deps_length = deps ? deps->n : 0;
+  const unsigned char *rec = deps ? deps->p : NULL;
+  checksum(data, n, rec, (size_t)t.deps_length, &t.sum_a, &t.sum_b);
   int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   bool ok = fd >= 0;
-  const unsigned char *parts[2] = {data, (const unsigned char *)&t};
-  size_t sizes[2] = {n, sizeof t};
-  for (int i = 0; ok && i < 2; i++) {
+  const unsigned char *parts[3] = {data, rec, (const unsigned char *)&t};
+  size_t sizes[3] = {n, (size_t)t.deps_length, sizeof t};
+  for (int i = 0; ok && i < 3; i++) {
     for (size_t off = 0; ok && off < sizes[i];) {
       ssize_t w = write(fd, parts[i] + off, sizes[i] - off);
       ok = w > 0;

@@ -1,9 +1,16 @@
 /*
 ** cache: the on-disk compile cache, and the hash that keys it. An entry is
 ** the compiled object (a shared object for the simulator, a cubin or PTX
-** for CUDA) followed by a trailer with its key, length and checksum, so a
-** truncated or corrupt file is recompiled, never trusted. Loaders ignore
-** bytes past the end of an ELF file's contents, so entries load in place.
+** for CUDA), the record of the headers its compilation read (deps.h), then
+** a trailer with its key, lengths and checksum, so a truncated or corrupt
+** file is recompiled, never trusted. Loaders ignore bytes past the end of
+** an ELF file's contents, so entries load in place.
+**
+** The key is what was compiled, how and by which compiler; the headers'
+** contents cannot be part of it (which headers a source reads is known
+** only once it is compiled), so an entry is valid only while every header
+** it records reads as it did when it was compiled. A header that changes
+** makes the entry a miss: compiled again, and replaced.
 */
 #ifndef LUACUDA_CACHE_H
 #define LUACUDA_CACHE_H
@@ -11,6 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct lc_deps;
 
 /* 128 bits of a keyed, length-aware hash (not cryptographic). */
 typedef struct lc_hash { uint64_t a, b; } lc_hash;
@@ -31,19 +40,21 @@ const char *lc_cache_dir(void);
 
 /* Entries are named by kind (a prefix such as "sim"), key and suffix, and
 ** used only when they are files the user owns and only the user may write,
-** reached without following a link, whose trailer is whole and for key.
+** reached without following a link, whose trailer is whole and for key,
+** and whose headers read as they did.
 ** (The checksum finds corruption; it is no protection from someone who may
 ** write the directory: that is the ownership rule's job.) */
 
-/* The contents of the entry (malloc'd, *len bytes before the trailer, a
-** byte to spare after them), or NULL. */
+/* The contents of the entry (malloc'd, *len bytes before the record and
+** the trailer, a byte to spare after them), or NULL. */
 unsigned char *lc_cache_load(const char *kind, const lc_hash *key, const char *suffix,
                              size_t *len);
 
-/* Write data as the entry for key (through a temporary file, renamed into
-** place: several processes may fill the cache at once). 0 on success. */
+/* Write data as the entry for key, with the record of the headers read to
+** make it (NULL: none), through a temporary file renamed into place:
+** several processes may fill the cache at once. 0 on success. */
 int lc_cache_store(const char *kind, const lc_hash *key, const char *suffix, const void *data,
-                   size_t n, char *err);
+                   size_t n, const struct lc_deps *deps, char *err);
 
 /* Remove every entry (and stale temporary file); returns how many. */
 int lc_cache_clear(void);

@@ -235,7 +235,7 @@ int lc_nvrtc_facts_get(lc_nvrtc_facts *f, char *err) {
     r.mtime_ns = st.st_mtim.tv_nsec;
     r.facts = *f;
     char ignored[LC_ERRLEN];      /* a cache that cannot be written only costs time */
-    lc_cache_store("nvrtc", &key, ".facts", &r, sizeof r, ignored);
+    lc_cache_store("nvrtc", &key, ".facts", &r, sizeof r, NULL, ignored);
   }
   return LC_OK;
 }

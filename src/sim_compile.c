@@ -20,9 +20,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache.h"
+#include "deps.h"
 #include "internal.h"
 
 extern char **environ;
@@ -170,9 +172,11 @@ static void compose(sbuf *b, const lc_source *src) {
 /* The compiler's arguments: ours, then the user's options that mean the
 ** same to a host compiler (-D, -I, -std, -use_fast_math); the rest are
 ** NVRTC's own and do not apply here. This compiles only (-c): see
-** link_argv for why. */
+** link_argv for why. The first *nkey arguments are what the cache key
+** takes; the rest name this compilation's own files: the object, the
+** source, and the list of the headers read (-MD), which an entry keeps. */
 static int build_argv(const char **argv, int max, const char *cxx, const char *out,
-                      const char *in, const lc_source *src) {
+                      const char *in, const char *deps, const lc_source *src, int *nkey) {
   int n = 0;
   bool has_std = false;
   for (int i = 0; i < src->noptions; i++)
@@ -187,7 +191,7 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *o
     "-fstack-clash-protection", NULL
   };
   for (int i = 0; fixed[i]; i++) argv[n++] = fixed[i];
-  for (int i = 0; i < src->noptions && n < max - 4; i++) {
+  for (int i = 0; i < src->noptions && n < max - 9; i++) {
     const char *o = src->options[i];
     if (strncmp(o, "-D", 2) == 0 || strncmp(o, "-I", 2) == 0 || strncmp(o, "-U", 2) == 0 ||
         strncmp(o, "-std=", 5) == 0)
@@ -195,6 +199,12 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *o
     else if (strcmp(o, "-use_fast_math") == 0 || strcmp(o, "--use_fast_math") == 0)
       argv[n++] = "-ffast-math";
   }
+  *nkey = n;
+  argv[n++] = "-MD";
+  argv[n++] = "-MF";
+  argv[n++] = deps;
+  argv[n++] = "-MT";
+  argv[n++] = "lc";
   argv[n++] = "-o";
   argv[n++] = out;
   argv[n++] = in;
@@ -318,19 +328,36 @@ static void compiler_identity(const char *cxx, char *out, size_t len) {
   pthread_mutex_unlock(&mu);
 }
 
-/* A copy of the object just compiled goes into the disk cache; a cache that
-** cannot be written only costs time. */
-static void store_in_cache(const char *so, const lc_hash *key) {
-  if (lc_cache_dir() == NULL) return;
-  FILE *f = fopen(so, "rb");
-  sbuf data = {0};
+/* The whole file at path appended to b; false when it cannot be read. */
+static bool read_into(sbuf *b, const char *path) {
+  FILE *f = fopen(path, "rb");
   char chunk[65536];
   size_t n;
-  while (f && (n = fread(chunk, 1, sizeof chunk, f)) > 0) sb_add(&data, chunk, n);
-  bool ok = f && !ferror(f) && !data.oom;
+  while (f && (n = fread(chunk, 1, sizeof chunk, f)) > 0) sb_add(b, chunk, n);
+  bool ok = f && !ferror(f) && !b->oom;
   if (f) fclose(f);
+  return ok;
+}
+
+/* A copy of the object just compiled goes into the disk cache with the
+** headers the compiler says it read (depfile; in, the source, is not one of
+** them), unless one of them changed while it compiled (since: when it
+** started): then what it read is not known. A cache that cannot be written
+** only costs time. */
+static void store_in_cache(const char *so, const lc_hash *key, const char *depfile,
+                           const char *in, const struct timespec *since) {
+  if (lc_cache_dir() == NULL) return;
+  sbuf rule = {0}, data = {0};
+  lc_deps deps = {0};
+  bool ok = read_into(&rule, depfile);
+  if (ok) {
+    lc_deps_add_rule(&deps, rule.p, rule.n, in);
+    ok = !deps.failed && lc_deps_settled(&deps, since) && read_into(&data, so);
+  }
   char ignored[LC_ERRLEN];
-  if (ok) lc_cache_store("sim", key, ".so", data.p, data.n, ignored);
+  if (ok) lc_cache_store("sim", key, ".so", data.p, data.n, &deps, ignored);
+  lc_deps_free(&deps);
+  free(rule.p);
   free(data.p);
 }
 
@@ -365,7 +392,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   const char *cxx = getenv("LUACUDA_CXX");
   if (cxx == NULL || *cxx == '\0') cxx = "c++";
   const char *tmp = getenv("TMPDIR");
-  char dir[512], in[600], obj[600], so[600];
+  char dir[512], in[600], obj[600], so[600], depfile[600];
   snprintf(dir, sizeof dir, "%s/luacuda-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (mkdtemp(dir) == NULL) {
     snprintf(err, LC_ERRLEN, "cannot make a directory in %.300s: %s",
@@ -375,13 +402,16 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   }
   snprintf(in, sizeof in, "%s/kernel.cc", dir);
   snprintf(obj, sizeof obj, "%s/kernel.o", dir);
+  snprintf(depfile, sizeof depfile, "%s/kernel.d", dir);
   const char *argv[32 + 64], *largv[8];
-  int argc = build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, obj, in, src);
-  /* the key: what is compiled, how, and by which compiler */
+  int nkey;
+  build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, obj, in, depfile, src, &nkey);
+  /* the key: what is compiled, how, and by which compiler (the headers
+  ** read are checked by the entry: cache.h) */
   lc_hash key;
   lc_hash_init(&key);
   lc_hash_add(&key, text.p, text.n);
-  for (int i = 0; i < argc - 3; i++) lc_hash_add_str(&key, argv[i]);
+  for (int i = 0; i < nkey; i++) lc_hash_add_str(&key, argv[i]);
   char identity[1024];
   compiler_identity(cxx, identity, sizeof identity);
   lc_hash_add_str(&key, identity);
@@ -404,6 +434,8 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
     }
   }
   link_argv(largv, cxx, so, obj);
+  struct timespec start;
+  clock_gettime(CLOCK_REALTIME, &start);
   if (write_file(in, text.p, text.n, err) == 0) {
     int status = run_compiler(argv, &out, err);
     if (status == 0) status = run_compiler(largv, &out, err);
@@ -413,12 +445,13 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
       out.p = NULL;
     } else if (status == 0 && load(so, handle, err)) {
       rc = LC_OK;
-      store_in_cache(so, &key);
+      store_in_cache(so, &key, depfile, in, &start);
     }
   }
 done:
   unlink(in);
   unlink(obj);
+  unlink(depfile);
   unlink(so);
   rmdir(dir);
   free(text.p);
