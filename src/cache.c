@@ -54,7 +54,7 @@ void lc_hash_add(lc_hash *h, const void *data, size_t n) {
     n -= 8;
   }
   uint64_t w = 0;
-  memcpy(&w, p, n);
+  if (n) memcpy(&w, p, n);        /* an empty field may have no pointer */
   add_word(h, w);
 }
 
