@@ -67,6 +67,28 @@ describe("the compile cache", function()
     assert.equal(1, compiles())
   end)
 
+  -- Entries are loaded from a copy in the process's own directory: the
+  -- loader knows a module by its name, and /proc/self/fd/N names another
+  -- module each time the descriptor number is reused.
+  it_sim("loads each of several modules from the cache as itself", function()
+    local script = [[
+      local luacuda = require "luacuda"
+      local o = luacuda.device_array(3, "int32")
+      for v = 1, 3 do
+        local src = 'extern "C" __global__ void k(int *o) { o[%d] = %d; }'
+        luacuda.compile(src:format(v - 1, v)).k[{1, 1}](o)
+      end
+      print(table.concat(o:copy_to_host():totable(), ","))
+    ]]
+    local ok, out = fresh(script)
+    assert.is_true(ok, out)
+    assert.truthy(out:find("1,2,3", 1, true), out)
+    ok, out = fresh(script)                 -- three hits in one process
+    assert.is_true(ok, out)
+    assert.truthy(out:find("1,2,3", 1, true), out)
+    assert.equal(3, compiles())
+  end)
+
   it_sim("recompiles, and does not trust, a corrupt entry", function()
     assert.is_true((fresh(SCRIPT)))
     local ok, files = sh("ls " .. dir .. "/cache")
