@@ -287,7 +287,7 @@ extern "C" __global__ void through_shared(int *out) {
     assert.equal("float64", wide:get_global("coef").dtype)
     assert.same({4}, wide:get_global("coef").shape)
     S.misuse("kernel 'k' argument 1 'x' (double *): expected a float64 array, got float32",
-             function(x) wide.k[{1, 4}](x, 4) end, luacuda.device_array(4, "float32"))
+             function(x) wide.k[{1, 4}](x, 4) end, luacuda.device_array(4, "float32"):fill(0))
     if S.fake then return end
     local f, d = luacuda.device_array(4, "float32"), luacuda.device_array(4, "float64")
     narrow.k[{1, 4}](f, 4)
@@ -318,7 +318,7 @@ extern "C" __global__ void k(float *x) { x[threadIdx.x] = 2.5f; }
     assert.equal("float *", floats.k.signature)
     assert.equal("int *", ints.k.signature)
     S.misuse("kernel 'k' argument 1 'x' (int *): expected a int32 array, got float32",
-             function(x) ints.k[{1, 2}](x) end, luacuda.device_array(2, "float32"))
+             function(x) ints.k[{1, 2}](x) end, luacuda.device_array(2, "float32"):fill(0))
     if S.fake then return end
     local x, n = luacuda.device_array(2, "float32"), luacuda.device_array(2, "int32")
     floats.k[{1, 2}](x)
