@@ -57,6 +57,20 @@ void lc_sim_code_range(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 /* The recorded signal as a cause, e.g. "integer division by zero (SIGFPE)". */
 void lc_sim_fault_describe(const lc_sim_fault *f, char *buf, size_t n);
 
+/* Under valgrind, device blocks are heap blocks to memcheck: their contents
+** start undefined and a lost one is a leak. No-ops elsewhere. */
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define LC_SIM_BLOCK_ALLOCATED(p, n) VALGRIND_MALLOCLIKE_BLOCK(p, n, 0, 0)
+#define LC_SIM_BLOCK_FREED(p) VALGRIND_FREELIKE_BLOCK(p, 0)
+#endif
+#endif
+#ifndef LC_SIM_BLOCK_ALLOCATED
+#define LC_SIM_BLOCK_ALLOCATED(p, n) ((void)0)
+#define LC_SIM_BLOCK_FREED(p) ((void)0)
+#endif
+
 /* ---- device memory followed by a guard page (sim_guard.c) ----
 ** n is a multiple of 256; free takes the same n. */
 void *lc_sim_guard_alloc(size_t n);

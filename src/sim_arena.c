@@ -20,18 +20,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* Under valgrind, blocks are heap blocks to memcheck (see sim_guard.c). */
-#if defined(__has_include)
-#if __has_include(<valgrind/memcheck.h>)
-#include <valgrind/memcheck.h>
-#define BLOCK_ALLOCATED(p, n) VALGRIND_MALLOCLIKE_BLOCK(p, n, 0, 0)
-#define BLOCK_FREED(p) VALGRIND_FREELIKE_BLOCK(p, 0)
-#endif
-#endif
-#ifndef BLOCK_ALLOCATED
-#define BLOCK_ALLOCATED(p, n) ((void)0)
-#define BLOCK_FREED(p) ((void)0)
-#endif
 
 #define MIN_SHIFT 8                  /* 256 bytes */
 #define NCLASSES 9                   /* up to 64 KiB */
@@ -80,13 +68,13 @@ void *lc_sim_arena_alloc(size_t n) {
   pthread_mutex_lock(&lock);
   if (k->nfree > 0 || grow(c)) p = k->free[--k->nfree];
   pthread_mutex_unlock(&lock);
-  if (p) BLOCK_ALLOCATED(p, n);
+  if (p) LC_SIM_BLOCK_ALLOCATED(p, n);
   return p;
 }
 
 void lc_sim_arena_free(void *p, size_t n) {
   size_class *k = &classes[class_of(n)];
-  BLOCK_FREED(p);
+  LC_SIM_BLOCK_FREED(p);
   pthread_mutex_lock(&lock);
   /* room was made when the block's slab was mapped */
   k->free[k->nfree++] = p;

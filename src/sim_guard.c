@@ -22,19 +22,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Under valgrind, blocks are heap blocks to memcheck: their contents start
-** undefined and a lost one is a leak. No-ops elsewhere. */
-#if defined(__has_include)
-#if __has_include(<valgrind/memcheck.h>)
-#include <valgrind/memcheck.h>
-#define BLOCK_ALLOCATED(p, n) VALGRIND_MALLOCLIKE_BLOCK(p, n, 0, 0)
-#define BLOCK_FREED(p) VALGRIND_FREELIKE_BLOCK(p, 0)
-#endif
-#endif
-#ifndef BLOCK_ALLOCATED
-#define BLOCK_ALLOCATED(p, n) ((void)0)
-#define BLOCK_FREED(p) ((void)0)
-#endif
 
 #define CACHE_SLOTS 32
 #define CACHE_BYTES ((size_t)64 << 20)
@@ -103,7 +90,7 @@ void *lc_sim_guard_alloc(size_t n) {
     m.base = base;
   }
   /* n is a multiple of 256, so the block stays 256-byte aligned */
-  BLOCK_ALLOCATED(m.base + (body - n), n);
+  LC_SIM_BLOCK_ALLOCATED(m.base + (body - n), n);
   return m.base + (body - n);
 }
 
@@ -114,7 +101,7 @@ void lc_sim_guard_free(void *p, size_t n) {
     return;
   }
   mapping m = {(char *)p - (body - n), body};
-  BLOCK_FREED(p);
+  LC_SIM_BLOCK_FREED(p);
   if (body > CACHE_BYTES / 2) {
     unmap(m);
     return;

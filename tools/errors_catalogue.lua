@@ -102,26 +102,6 @@ end
 -- Errors a spec provokes in a child process, where the harvest cannot see
 -- them: key -> {spec file, test}.
 local CHILD = {
-  ["<>=<> is not a size (a whole number of bytes, with an optional K, M or G)"] =
-    { file = "spec/build_spec.lua",
-      test = "the module refuses a bad numeric LUACUDA_SIM_* setting at require time, naming it",
-      fn = "require" },
-  ["<>=<> is out of range (<> to <> bytes)"] =
-    { file = "spec/build_spec.lua",
-      test = "the module refuses a bad numeric LUACUDA_SIM_* setting at require time, naming it",
-      fn = "require" },
-  ["<>=<> is not a whole number"] =
-    { file = "spec/build_spec.lua",
-      test = "the module refuses a bad numeric LUACUDA_SIM_* setting at require time, naming it",
-      fn = "require" },
-  ["<>=<> is out of range (<> to <>)"] =
-    { file = "spec/build_spec.lua",
-      test = "the module refuses a bad numeric LUACUDA_SIM_* setting at require time, naming it",
-      fn = "require" },
-  ["<>=<> is not a number of seconds (more than 0, less than 1000000)"] =
-    { file = "spec/build_spec.lua",
-      test = "the module refuses a bad numeric LUACUDA_SIM_* setting at require time, naming it",
-      fn = "require" },
   ["cannot run the C++ compiler '<>': <> (set LUACUDA_CXX)"] =
     { file = "spec/errors_spec.lua", test = "kernels, more name the C++ compiler the simulator cannot run",
       fn = "compile" },
@@ -130,6 +110,17 @@ local CHILD = {
       test = "the cuda backend on the fake driver names the architecture when the device is older than anything NVRTC knows",
       fn = "compile" },
 }
+
+-- the numeric settings refused at require time (src/env.c)
+local SETTINGS = { file = "spec/build_spec.lua",
+  test = "the module refuses a bad numeric LUACUDA_SIM_* setting at require time, naming it",
+  fn = "require" }
+for _, k in ipairs {
+  "<>=<> is not a size (a whole number of bytes, with an optional K, M or G)",
+  "<>=<> is out of range (<> to <> bytes)", "<>=<> is not a whole number",
+  "<>=<> is out of range (<> to <>)",
+  "<>=<> is not a number of seconds (more than 0, less than 1000000)",
+} do CHILD[k] = SETTINGS end
 
 -- the placeholder a conversion stands for in the catalogue
 local function readable(fmt)
