@@ -4,7 +4,8 @@
 local S = require "spec.support"
 local build = os.getenv("LUACUDA_BUILD") or "build"
 -- the tests that check what a user kernel computed (not on the fake driver)
-local RUNS_KERNELS = { capi = { host_stream = true, sigurg_reaches_the_host = true } }
+local RUNS_KERNELS = { capi = { host_stream = true, sigurg_reaches_the_host = true,
+                                fault_signal_sent_is_the_hosts = true } }
 
 -- Run bin with args; true only on exit status 0, and the output (stdout
 -- and stderr together).

@@ -64,11 +64,18 @@ void lc_sim_fault_describe(const lc_sim_fault *f, char *buf, size_t n);
 #include <valgrind/memcheck.h>
 #define LC_SIM_BLOCK_ALLOCATED(p, n) VALGRIND_MALLOCLIKE_BLOCK(p, n, 0, 0)
 #define LC_SIM_BLOCK_FREED(p) VALGRIND_FREELIKE_BLOCK(p, 0)
+/* A stack the simulator uses (a fiber's, a worker's, a signal stack): a
+** move of the stack pointer between two of them is a switch to valgrind,
+** not a frame pushed (which would make it take the live frames between them
+** for undefined memory: after a fault's siglongjmp from the signal stack,
+** when the two lie within 2 MiB). */
+#define LC_SIM_STACK(lo, hi) ((void)VALGRIND_STACK_REGISTER(lo, hi))
 #endif
 #endif
 #ifndef LC_SIM_BLOCK_ALLOCATED
 #define LC_SIM_BLOCK_ALLOCATED(p, n) ((void)0)
 #define LC_SIM_BLOCK_FREED(p) ((void)0)
+#define LC_SIM_STACK(lo, hi) ((void)0)
 #endif
 
 /* ---- device memory followed by a guard page (sim_guard.c) ----

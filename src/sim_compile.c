@@ -118,7 +118,7 @@ static void add_user_source(sbuf *b, const lc_source *src) {
   for (int i = 0; i < sc->nglobals; i++)
     if (!sc->globals[i].in_namespace && !sc->globals[i].is_extern)
       edits[n++] = (edit){sc->globals[i].end, EDIT_GLOBAL, i};
-  qsort(edits, n, sizeof *edits, edit_order);
+  if (n > 0) qsort(edits, n, sizeof *edits, edit_order);
   size_t at = 0;
   for (size_t e = 0; e < n; e++) {
     if (edits[e].kind == EDIT_SHARED) {

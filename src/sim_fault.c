@@ -94,10 +94,18 @@ static bool stoppable(const lc_sim_fault *f, const void *uc) {
   return pc == 0 || f->code_hi == 0 || (pc >= f->code_lo && pc < f->code_hi);
 }
 
+/* A fault the kernel's own code raised: the CPU's (a positive si_code), or
+** abort() on this thread (an assert); not the same signal sent by kill()
+** from elsewhere, which is the host's business. */
+static bool raised_here(int sig, const siginfo_t *si) {
+  if (sig == SIGABRT) return si->si_code == SI_TKILL && si->si_pid == getpid();
+  return si->si_code > 0;
+}
+
 /* The stop signal is ours only on a worker the watchdog asked to stop
 ** (the flag is taken); the same signal from anyone else, a host program
 ** preempting its threads with SIGURG as Go's runtime does, goes on to the
-** handler that was there before. */
+** handler that was there before, as does a fault signal kill() sent. */
 static void on_signal(int sig, siginfo_t *si, void *uc) {
   int saved = errno;
   lc_sim_fault *f = current();
@@ -107,7 +115,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc) {
     return;
   }
   if (stop) f->stop = 0;
-  if (f && f->armed && (sig != LC_SIM_STOP_SIGNAL || stop)) {
+  if (f && f->armed && (stop || (sig != LC_SIM_STOP_SIGNAL && raised_here(sig, si)))) {
     f->armed = 0;
     f->signo = sig;
     f->code = si->si_code;
@@ -180,6 +188,7 @@ int lc_sim_fault_thread(lc_sim_fault *f, char *err) {
     munmap(stack, size);
     return LC_EFAIL;
   }
+  LC_SIM_STACK((char *)stack, (char *)stack + size);
   f->self = pthread_self();
   f->armed = 0;
   f->stop = 0;

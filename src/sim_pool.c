@@ -35,18 +35,6 @@
 
 #include "env.h"
 
-/* Tell valgrind (when built where its header exists) that fiber stacks are
-** stacks: it then follows the switches instead of reporting every access.
-** The request is a no-op outside valgrind. */
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#define REGISTER_STACK(lo, hi) VALGRIND_STACK_REGISTER(lo, hi)
-#endif
-#endif
-#ifndef REGISTER_STACK
-#define REGISTER_STACK(lo, hi) ((void)0)
-#endif
 
 #define MAX_FIBERS 1024
 
@@ -109,7 +97,7 @@ static void **worker_stacks(lc_sim_worker *lw, unsigned n) {
       snprintf(lw->error, LC_SIM_ERRLEN, "cannot make fiber stacks: %s", strerror(errno));
       return NULL;
     }
-    REGISTER_STACK(base, base + lw->stack_size);
+    LC_SIM_STACK(base, base + lw->stack_size);
     me->stack[me->nstacks++] = base;
   }
   return me->stack;
@@ -191,8 +179,10 @@ static void *worker_main(void *arg) {
   void *lo;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
     if (pthread_attr_getstack(&attr, &lo, &me->own_size) == 0 &&
-        pthread_attr_getguardsize(&attr, &me->own_guard) == 0)
+        pthread_attr_getguardsize(&attr, &me->own_guard) == 0) {
       me->own_stack = lo;
+      LC_SIM_STACK(me->own_stack, me->own_stack + me->own_size);
+    }
     pthread_attr_destroy(&attr);
   }
   for (;;) {

@@ -10,6 +10,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "lauxlib.h"
 #include "lua.h"
@@ -610,6 +612,51 @@ static int test_sigurg_reaches_the_host(void) {
   return 0;
 }
 
+/* A fault signal that another thread sends (kill, tgkill) to a worker
+** running a kernel is the host's, not the kernel's fault. */
+static volatile sig_atomic_t segv_sent;
+static void on_segv_sent(int sig) { (void)sig; segv_sent++; }
+
+static void *signal_workers(void *arg) {
+  (void)arg;
+  usleep(200000);                       /* the kernel runs by now */
+  DIR *d = opendir("/proc/self/task");
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL) {
+    long tid = atol(e->d_name);
+    if (tid > 0 && tid != (long)getpid() && tid != (long)syscall(SYS_gettid))
+      syscall(SYS_tgkill, (long)getpid(), tid, SIGSEGV);
+  }
+  if (d) closedir(d);
+  return NULL;
+}
+
+static int test_fault_signal_sent_is_the_hosts(void) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_segv_sent;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &old);
+  lua_State *L = new_state();
+  CHECK_OK(run(L, "luacuda = require 'luacuda'\n"
+                  "m = luacuda.compile[[extern \"C\" __global__ void busy(int *a) {\n"
+                  "  for (volatile long i = 0; i < 400000000; i++) {}\n"
+                  "  a[blockIdx.x] = 1;\n"
+                  "}]]\n"
+                  "a = luacuda.device_array(4, 'int32')\n"
+                  "m.busy[{4, 1}](a)   -- queued: runs while this thread goes on"));
+  segv_sent = 0;
+  pthread_t t;
+  pthread_create(&t, NULL, signal_workers, NULL);
+  pthread_join(t, NULL);
+  CHECK_OK(run(L, "luacuda.synchronize()\n"
+                  "assert(a:copy_to_host()[4] == 1)"));
+  CHECK(segv_sent > 0);
+  lua_close(L);
+  sigaction(SIGSEGV, &old, NULL);
+  return 0;
+}
+
 static int test_requiref(void) {
   lua_State *L = luaL_newstate();
   luaL_openlibs(L);
@@ -633,6 +680,7 @@ static const unit_test tests[] = {
   T(dlpack_export_device), T(dlpack_export_errors), T(wrap_device_memory_kernel),
   T(capsules_at_close),
   T(preload_every_lua_file), T(requiref), T(sigurg_reaches_the_host),
+  T(fault_signal_sent_is_the_hosts),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 
