@@ -258,10 +258,15 @@ bool lc_check_opts(lua_State *L, int idx, const char *const *known,
   return true;
 }
 
+lc_array *lc_array_self(lua_State *L, const char *fname) {
+  lc_array *a = lc_array_test(L, 1);
+  if (a == NULL) lc_error(L, fname, "expected an array, got %s", lc_typename(L, 1));
+  return a;
+}
+
 /* __tostring: format.lua's */
 static int array_tostring(lua_State *L) {
-  if (lc_array_test(L, 1) == NULL)
-    lc_error(L, "tostring", "expected an array, got %s", lc_typename(L, 1));
+  lc_array_self(L, "tostring");
   lc_push_lua_part(L, "luacuda.format", "array");
   lua_pushvalue(L, 1);
   lua_call(L, 1, 1);

@@ -63,6 +63,10 @@ lc_array *lc_array_check(lua_State *L, int idx, const char *fname);
 /* The array at idx (open or closed), or NULL for any other value. */
 lc_array *lc_array_test(lua_State *L, int idx);
 
+/* The array that is argument 1 of a metamethod, open or closed, or an
+** error naming fname and what it is instead. */
+lc_array *lc_array_self(lua_State *L, const char *fname);
+
 /* Push the field key of a (shape, strides, dtype, ...); 0 if key is not
 ** a field. */
 int lc_array_getfield(lua_State *L, const lc_array *a, const char *key);

@@ -204,7 +204,6 @@ static const luaL_Reg fns[] = {
 LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   const char *why;
   if (lc_backend_get(&why) == NULL) return luaL_error(L, "luacuda: %s", why);
-  lc_gate_open(L);
   lua_newtable(L);
   lc_setfuncs(L, fns);
   lc_array_open(L);

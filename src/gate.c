@@ -42,11 +42,6 @@ static lc_gate *push_gate(lua_State *L) {
   return g;
 }
 
-void lc_gate_open(lua_State *L) {
-  push_gate(L);
-  lua_pop(L, 1);
-}
-
 /* Finish the closes put off, now that no call is running. gidx: the gate
 ** userdata. Raises nothing, allocates nothing, so the collector cannot run
 ** Lua code in the middle. */

@@ -22,9 +22,6 @@
 #include "lua.h"
 #include "lauxlib.h"
 
-/* The state's record of running calls, made once per state (luaopen). */
-void lc_gate_open(lua_State *L);
-
 /* luaL_setfuncs(L, fns, 0), with each function behind the gate. */
 void lc_setfuncs(lua_State *L, const luaL_Reg *fns);
 

@@ -184,16 +184,9 @@ static inline int store_fast(lua_State *L, const lc_dtype *dt, char *p) {
   }
 }
 
-/* The array that is argument 1 of a metamethod, open or closed. */
-static lc_array *self(lua_State *L, const char *fname) {
-  lc_array *a = lc_array_test(L, 1);
-  if (a == NULL) lc_error(L, fname, "expected an array, got %s", lc_typename(L, 1));
-  return a;
-}
-
 /* The array at 1 when it is one, cheaply: a userdata of an array's size
 ** that starts with its magic (loops index arrays); NULL leaves the question
-** to self. */
+** to lc_array_self. */
 static inline lc_array *quick_self(lua_State *L) {
   lc_array *a = lua_touserdata(L, 1);
   return a && lua_rawlen(L, 1) == sizeof *a && a->magic == LC_ARRAY_MAGIC ? a : NULL;
@@ -201,7 +194,7 @@ static inline lc_array *quick_self(lua_State *L) {
 
 /* __index, all of it, behind the gate (in array_index's frame) */
 static int index_slow(lua_State *L) {
-  lc_array *a = self(L, "index");
+  lc_array *a = lc_array_self(L, "index");
   if (lua_type(L, 2) == LUA_TSTRING) {
     /* a record's field names come before the array's fields and methods */
     if (lc_record_index(L, a, lua_tostring(L, 2), "index")) return 1;
@@ -241,7 +234,7 @@ static int array_index(lua_State *L) {
 }
 
 static int newindex_slow(lua_State *L) {
-  lc_array *a = self(L, "setitem");
+  lc_array *a = lc_array_self(L, "setitem");
   if (lua_type(L, 2) == LUA_TSTRING) {
     if (lc_record_newindex(L, a, lua_tostring(L, 2), 3, "setitem")) return 0;
     lc_error(L, "setitem", "cannot assign to field '%s' of an array", lua_tostring(L, 2));

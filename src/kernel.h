@@ -36,18 +36,19 @@ typedef struct lc_kernel_ref {
 void lc_launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel_ref *k,
                       const char *fname);
 
-/* Push, for each of the nargs arguments from stack index first, the value
-** the kernel is given: the argument itself, or the array a stand-in's
-** __kernel_arg metamethod gives (SmartArray). Every metamethod a launch
-** runs runs here, before anything is packed. */
+/* Check that nargs is k's parameter count, then push, for each of the
+** arguments from stack index first, the value the kernel is given: the
+** argument itself, or the array a stand-in's __kernel_arg metamethod gives
+** (SmartArray). Every metamethod a launch runs runs here, before anything
+** is packed. */
 void lc_resolve_args(lua_State *L, int first, int nargs, const lc_kernel_ref *k,
                      const char *fname);
 
-/* Check the nargs values from stack index first (resolved) against k's
-** parameters and pack them into buf, args[i] pointing at each. Returns
-** bytes used. */
-size_t lc_pack_args(lua_State *L, int first, int nargs, const lc_kernel_ref *k,
-                    char *buf, size_t buflen, void **args, const char *fname);
+/* Check the values from stack index first (lc_resolve_args's, one per
+** parameter) against k's parameters and pack them into buf, args[i]
+** pointing at each. Returns bytes used. */
+size_t lc_pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *buf,
+                    size_t buflen, void **args, const char *fname);
 
 void lc_module_open(lua_State *L);
 

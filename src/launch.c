@@ -160,12 +160,9 @@ static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_s
   return a;
 }
 
-size_t lc_pack_args(lua_State *L, int first, int nargs, const lc_kernel_ref *k,
-                    char *buf, size_t buflen, void **args, const char *fname) {
+size_t lc_pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *buf,
+                    size_t buflen, void **args, const char *fname) {
   const lc_kernel_sig *sig = k->sig;
-  if (nargs != sig->nparams)
-    lc_error(L, fname, "kernel '%s' takes %d argument%s, got %d", sig->name, sig->nparams,
-             sig->nparams == 1 ? "" : "s", nargs);
   size_t off = 0;
   for (int i = 0; i < sig->nparams; i++) {
     const lc_param *p = &sig->params[i];

@@ -386,43 +386,50 @@ static bool sizes_match(const lc_kernel_sig *sig, const long long *sizes) {
   return same;
 }
 
-/* The definition of kernel name that was compiled: the only one; or, for a
-** kernel defined in several #if branches, the one whose parameter sizes
-** are the compiled kernel's (sizes, NULL when the backend cannot tell). */
-static const lc_kernel_sig *compiled_definition(lua_State *L, const lc_modref *m,
-                                                 const char *name, const long long *sizes,
-                                                 const char *fname) {
-  const lc_kernel_sig *unread = NULL, *pick = NULL;
-  /* a definition in one of several #if branches: its marker says whether it
-  ** is the one compiled */
+/* Kernel i of m as lc_scan_defined_twice sees it. */
+static bool defined_twice(const lc_modref *m, int i) {
   lc_scan_result r = {.kernels = m->kernels, .nkernels = m->nkernels};
-  bool marked = false;
-  for (int i = 0; i < m->nkernels && !marked; i++) {
-    if (strcmp(m->kernels[i].name, name) != 0 || !lc_scan_defined_twice(&r, i)) continue;
+  return lc_scan_defined_twice(&r, i);
+}
+
+/* Of a kernel defined in several #if branches, the definition whose marker
+** the compiled module holds; NULL for any other kernel. */
+static const lc_kernel_sig *marked_definition(const lc_modref *m, const char *name) {
+  for (int i = 0; i < m->nkernels; i++) {
+    if (strcmp(m->kernels[i].name, name) != 0 || !defined_twice(m, i)) continue;
     char mark[64], ignored[LC_ERRLEN];
     void *ptr;
     size_t bytes;
     snprintf(mark, sizeof mark, LC_DEFINED_MARK "%d", i);
-    marked = m->be->module_global(m->handle, mark, &ptr, &bytes, ignored) == LC_OK;
-    if (marked) pick = &m->kernels[i];
+    if (m->be->module_global(m->handle, mark, &ptr, &bytes, ignored) == LC_OK)
+      return &m->kernels[i];
   }
-  if (pick && pick->nparams >= 0 && (sizes == NULL || sizes_match(pick, sizes))) return pick;
-  if (pick) {
-    if (pick->nparams < 0)
-      lc_error(L, fname, "%s; pass signatures={%s = \"...\"} to compile", pick->error, name);
-    lc_error(L, fname, "kernel '%s': the parameters read from the source do not match the "
-             "compiled kernel; pass signatures={%s = \"...\"} to compile", name, name);
-  }
-  for (int i = 0; i < m->nkernels; i++) {
-    const lc_kernel_sig *sig = &m->kernels[i];
-    if (strcmp(sig->name, name) != 0) continue;
-    if (sig->nparams < 0) unread = sig;
-    if (sig->nparams < 0 || (sizes && !sizes_match(sig, sizes))) continue;
-    if (pick && !same_params(pick, sig))
-      lc_error(L, fname, "kernel '%s' is defined more than once in %s (in #if branches), with "
-               "parameters the compiled kernel cannot tell apart; pass signatures={%s = "
-               "\"...\"} to compile", name, m->name, name);
-    if (pick == NULL) pick = sig;
+  return NULL;
+}
+
+/* The definition of kernel name that was compiled, checked against the
+** compiled kernel's parameter sizes (sizes, NULL when the backend cannot
+** tell): the only one, the one its marker names, or else the one whose
+** sizes match. */
+static const lc_kernel_sig *compiled_definition(lua_State *L, const lc_modref *m,
+                                                 const char *name, const long long *sizes,
+                                                 const char *fname) {
+  const lc_kernel_sig *unread = NULL, *pick = marked_definition(m, name);
+  if (pick && (pick->nparams < 0 || (sizes && !sizes_match(pick, sizes)))) {
+    if (pick->nparams < 0) unread = pick;
+    pick = NULL;
+  } else if (pick == NULL) {
+    for (int i = 0; i < m->nkernels; i++) {
+      const lc_kernel_sig *sig = &m->kernels[i];
+      if (strcmp(sig->name, name) != 0) continue;
+      if (sig->nparams < 0) unread = sig;
+      if (sig->nparams < 0 || (sizes && !sizes_match(sig, sizes))) continue;
+      if (pick && !same_params(pick, sig))
+        lc_error(L, fname, "kernel '%s' is defined more than once in %s (in #if branches), "
+                 "with parameters the compiled kernel cannot tell apart; pass "
+                 "signatures={%s = \"...\"} to compile", name, m->name, name);
+      if (pick == NULL) pick = sig;
+    }
   }
   if (pick) return pick;
   if (unread)    /* perhaps the compiled one: say why it was not understood */
@@ -454,11 +461,8 @@ static void push_kernel(lua_State *L, int midx, const char *name, const char *fn
   lc_function *fn;
   const long long *sizes = NULL;
   char err[LC_ERRLEN];
-  bool once = true;
-  for (int i = 0; i < m->nkernels && once; i++)
-    if (&m->kernels[i] != sig && strcmp(m->kernels[i].name, name) == 0) once = false;
   /* a kernel the source does not describe fails before the module is asked */
-  if (once && sig->nparams < 0)
+  if (!defined_twice(m, (int)(sig - m->kernels)) && sig->nparams < 0)
     lc_error(L, fname, "%s; pass signatures={%s = \"...\"} to compile", sig->error, name);
   if (m->be->module_function(m->handle, name, &fn, &sizes, err)) lc_error(L, fname, "%s", err);
   /* the compiled kernel tells its real parameter sizes */
@@ -498,7 +502,7 @@ static void launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int na
   if (cfg.stream == NULL) cfg.stream = be->default_stream();
   char buf[LC_MAXPARAMS * (8 + 16 * LC_MAXDIM)] __attribute__((aligned(16)));
   void *args[LC_MAXPARAMS];
-  cfg.arglen = lc_pack_args(L, resolved, nargs, k, buf, sizeof buf, args, "launch");
+  cfg.arglen = lc_pack_args(L, resolved, k, buf, sizeof buf, args, "launch");
   cfg.args = args;
   cfg.nargs = k->sig->nparams;
   cfg.argbuf = buf;
@@ -593,6 +597,15 @@ static int module_kernels(lua_State *L) {
   return 1;
 }
 
+/* The bytes a global's declaration reads as; -1 when it has no array form
+** (a type that is not a scalar, bounds that are not integer literals). */
+static int64_t decl_bytes(const lc_global_decl *g) {
+  if (g->type < 0 || g->ndim < 0) return -1;
+  int64_t n = lc_dtypes[g->type].size;
+  for (int d = 0; d < g->ndim; d++) n *= g->dims[d];
+  return n;
+}
+
 /* m:get_global(name): a device array over a __constant__ or __device__
 ** variable, with the dtype and shape of its declaration */
 static int module_get_global(lua_State *L) {
@@ -613,15 +626,10 @@ static int module_get_global(lua_State *L) {
   /* declared in several #if branches: the declaration of the compiled size */
   for (int i = (int)(g - m->globals) + 1; i < m->nglobals; i++) {
     const lc_global_decl *o = &m->globals[i];
-    if (strcmp(o->name, name) != 0 || o->is_extern || o->type < 0 || o->ndim < 0) continue;
-    int64_t n = lc_dtypes[o->type].size;
-    for (int d = 0; d < o->ndim; d++) n *= o->dims[d];
-    if ((int64_t)bytes != n) continue;
+    if (strcmp(o->name, name) != 0 || o->is_extern || decl_bytes(o) != (int64_t)bytes) continue;
     bool same = g->type == o->type && g->ndim == o->ndim &&
                 memcmp(g->dims, o->dims, sizeof g->dims) == 0;
-    int64_t gn = g->type >= 0 && g->ndim >= 0 ? lc_dtypes[g->type].size : -1;
-    for (int d = 0; gn >= 0 && d < g->ndim; d++) gn *= g->dims[d];
-    if (gn == (int64_t)bytes && !same)
+    if (decl_bytes(g) == (int64_t)bytes && !same)
       lc_error(L, "get_global", "global '%s' is declared more than once in %s (in #if "
                "branches), as types of the same size; rename one", name, m->name);
     g = o;
