@@ -19,15 +19,24 @@ BUILD      ?= build
 BUSTED     ?= $(shell command -v busted 2>/dev/null)
 PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks g++ libdlpack-dev
 
-LC_CFLAGS  = -std=c11 -Wall -Wextra -Wpedantic -Werror=implicit-function-declaration \
-             -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden -I$(LUA_INCDIR) -Isrc
+# One set of warning flags for every C file built here.
+WARN       = -std=c11 -Wall -Wextra -Wpedantic -Werror=implicit-function-declaration
+LC_CFLAGS  = $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden -MMD -MP
 LC_LIBS    = -lpthread -ldl -lm
 # lua_close dlcloses C modules; the simulator's worker threads (and the
 # CUDA driver's callbacks) live in this one, so it must stay mapped
 LC_LDFLAGS = -Wl,-z,nodelete
 
-SRC  = $(wildcard src/*.c)
-HDR  = $(wildcard src/*.h)
+# The layers (docs/architecture.md), each built with only the include
+# paths of the layers below it, so the compiler keeps them apart:
+#   src/base      pure C: knows neither Lua nor a device
+#   src/backend   the backend interface, cuda/ and sim/ behind it: no Lua
+#   src/binding   the Lua binding, the only layer that sees Lua's headers
+BASE_INC    = -Isrc/base
+BACKEND_INC = $(BASE_INC) -Isrc/backend
+BINDING_INC = -Isrc $(BACKEND_INC) -I$(LUA_INCDIR)
+
+SRC  = $(wildcard src/base/*.c src/backend/*.c src/backend/*/*.c src/binding/*.c)
 OBJ  = $(SRC:src/%.c=$(BUILD)/obj/%.o)
 LIB  = $(BUILD)/luacuda/core.so
 UNIT = $(BUILD)/layout_test
@@ -53,32 +62,46 @@ RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUAC
 
 all: $(LIB)
 
-$(BUILD)/obj/%.o: src/%.c $(HDR)
+$(BUILD)/obj/base/%.o: src/base/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LC_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(LC_CFLAGS) $(BASE_INC) -c $< -o $@
 
-# the kernel headers and the Lua files are assembled into embed.o
-$(BUILD)/obj/embed.o: $(wildcard kernels/*.cuh kernels/*.h kernels/*.cu lua/luacuda/*.lua)
+$(BUILD)/obj/backend/%.o: src/backend/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LC_CFLAGS) $(BACKEND_INC) -c $< -o $@
+
+$(BUILD)/obj/binding/%.o: src/binding/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LC_CFLAGS) $(BINDING_INC) -c $< -o $@
+
+# header dependencies, written by -MMD
+-include $(OBJ:.o=.d)
+
+# the files built in with .incbin (common.h's LC_EMBED)
+$(BUILD)/obj/base/kernels.o: $(wildcard kernels/*.cuh kernels/*.cu)
+$(BUILD)/obj/backend/sim/compile.o: kernels/sim_abi.h kernels/sim_runtime.h
+$(BUILD)/obj/binding/embed.o: $(wildcard lua/luacuda/*.lua)
 
 $(LIB): $(OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIBFLAG) $(OBJ) -o $@ $(LDFLAGS) $(LC_LDFLAGS) $(LC_LIBS)
 
-$(UNIT): spec/c/layout_test.c spec/c/unit.h src/layout.c src/layout.h
+# the C units of src/base: pure C, built without Lua's include path
+UNIT_CFLAGS = $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L
+$(UNIT): spec/c/layout_test.c spec/c/unit.h src/base/layout.c src/base/layout.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/layout_test.c src/layout.c -o $@ $(LDFLAGS)
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/layout_test.c src/base/layout.c -o $@ $(LDFLAGS)
 
-# the source scanner: pure C, built without Lua (its headers only)
-$(SCAN_UNIT): spec/c/scan_test.c spec/c/unit.h src/scan.c src/scan.h src/dtype.h src/layout.h
+$(SCAN_UNIT): spec/c/scan_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/scan_test.c src/scan.c -o $@ $(LDFLAGS)
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/scan_test.c src/base/scan.c src/base/dtype.c -o $@ \
+	  $(LDFLAGS) -lm
 
 # the record of the headers a compilation read: pure C, no Lua
-$(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h src/deps.c src/deps.h src/includes.c src/includes.h \
-              src/cache.c src/cache.h
+$(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/deps_test.c src/deps.c src/includes.c src/cache.c -o $@ \
-	  $(LDFLAGS) -lpthread
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/deps_test.c src/base/deps.c src/base/includes.c \
+	  src/base/cache.c -o $@ $(LDFLAGS) -lpthread
 
 # several lua_States on several threads (spec/threads_spec.lua runs it): a
 # C program that links Lua itself and requires the module from $(BUILD).
@@ -87,31 +110,33 @@ $(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h src/deps.c src/deps.h src/include
 LUA_LIB ?= -llua5.4
 $(THREADS_TEST): spec/c/threads_test.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LC_CFLAGS) -DLC_BUILD_DIR='"$(BUILD)"' spec/c/threads_test.c -o $@ \
+	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -I$(LUA_INCDIR) -Isrc \
+	  -DLC_BUILD_DIR='"$(BUILD)"' spec/c/threads_test.c -o $@ \
 	  $(LDFLAGS) $(addprefix -L,$(subst :, ,$(LD_LIBRARY_PATH))) $(LUA_LIB) -lpthread
 
 # the simulator's guarded blocks, with mmap wrapped so a test can fail it
-$(GUARD_UNIT): spec/c/guard_test.c spec/c/unit.h src/sim_guard.c $(HDR)
+$(GUARD_UNIT): spec/c/guard_test.c spec/c/unit.h src/backend/sim/guard.c src/backend/sim/sim.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LC_CFLAGS) spec/c/guard_test.c src/sim_guard.c -o $@ $(LDFLAGS) \
+	$(CC) $(UNIT_CFLAGS) $(BACKEND_INC) -Isrc/backend/sim spec/c/guard_test.c src/backend/sim/guard.c \
+	  -o $@ $(LDFLAGS) \
 	  -Wl,--wrap=mmap -lpthread
 
 $(BUILD)/fake/libcuda.so.1: spec/c/fake_cuda.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
+	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
 	  -I$(CUDA_INC) $(LIBFLAG) $< -o $@ $(LDFLAGS) -lpthread
 
 # the C API's test: release callbacks, DLPack deleters, accessors
 $(CAPI_UNIT): spec/c/capi_test.c spec/c/unit.h src/luacuda.h $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=c11 -Wall -Wextra -D_DEFAULT_SOURCE -I$(LUA_INCDIR) -Isrc \
+	$(CC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE -I$(LUA_INCDIR) -Isrc \
 	  spec/c/capi_test.c -o $@ $(LDFLAGS) $(HOST_LINK)
 
 # examples/embed: a host program that embeds Lua and luacuda
 embed: $(EMBED_HOST)
 $(EMBED_HOST): examples/embed/host.c src/luacuda.h $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=c11 -Wall -Wextra -I$(LUA_INCDIR) -Isrc examples/embed/host.c \
+	$(CC) $(CFLAGS) $(WARN) -I$(LUA_INCDIR) -Isrc examples/embed/host.c \
 	  -o $@ $(LDFLAGS) $(HOST_LINK)
 
 # luarocks make: INST_LIBDIR and INST_LUADIR come from the rockspec; the C
@@ -255,17 +280,16 @@ fuzz-long: $(LIB)
 FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_FLAGS  = -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
-              -fno-sanitize-recover=undefined -std=c11 -Wall -Wextra -Wpedantic \
-              -D_POSIX_C_SOURCE=200809L -I$(LUA_INCDIR) -Isrc
+              -fno-sanitize-recover=undefined $(WARN) -D_POSIX_C_SOURCE=200809L $(BASE_INC)
 FUZZ_TARGETS = layout scan
 
-$(BUILD)/fuzz/layout_fuzz: fuzz/layout_fuzz.c src/layout.c src/layout.h
+$(BUILD)/fuzz/layout_fuzz: fuzz/layout_fuzz.c src/base/layout.c src/base/layout.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/layout_fuzz.c src/layout.c -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/layout_fuzz.c src/base/layout.c -o $@
 
-$(BUILD)/fuzz/scan_fuzz: fuzz/scan_fuzz.c src/scan.c src/scan.h src/dtype.h src/layout.h
+$(BUILD)/fuzz/scan_fuzz: fuzz/scan_fuzz.c $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/scan_fuzz.c src/scan.c -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/scan_fuzz.c src/base/scan.c src/base/dtype.c -o $@ -lm
 
 fuzz:
 	@$(MAKE) --no-print-directory deps PACKAGES=clang

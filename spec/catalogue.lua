@@ -136,10 +136,10 @@ local function informative(fmt)
   return fmt:gsub(CONV, ""):gsub("^luacuda%.", ""):find("%a%a") ~= nil
 end
 
--- Every error format in src/*.c: list of {file=, line=, format=}.
+-- Every error format in src/**/*.c: list of {file=, line=, format=}.
 function C.c_formats(root)
   local out = {}
-  for _, path in ipairs(lines_of("ls " .. root .. "/src/*.c")) do
+  for _, path in ipairs(lines_of("find " .. root .. "/src -name '*.c' | sort")) do
     local s = strip_c_comments(slurp(path))
     local file = path:match("src/.*$")
     for pos, name, open in s:gmatch("()([%a_][%w_]*)%s*()%(") do

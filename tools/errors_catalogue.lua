@@ -12,23 +12,23 @@ local errlog = assert(arg[1], "usage: errors_catalogue.lua ERRLOG")
 
 -- Areas, in the order of the catalogue: title and the files they cover.
 local AREAS = {
-  { "Arrays: arguments every function checks", { "src/array.c", "src/buffer.c" } },
-  { "Element types (dtype) and values", { "src/dtype.c" } },
-  { "Creating arrays: to_device, array, full, arange, ...", { "src/create.c", "src/convert.c" } },
-  { "Copies, fill and assignment", { "src/copy.c" } },
-  { "Indexing and item", { "src/index.c" } },
+  { "Arrays: arguments every function checks", { "src/binding/aux.c", "src/binding/array.c", "src/binding/buffer.c" } },
+  { "Element types (dtype) and values", { "src/binding/element.c" } },
+  { "Creating arrays: to_device, array, full, arange, ...", { "src/binding/create.c", "src/binding/convert.c" } },
+  { "Copies, fill and assignment", { "src/binding/copy.c" } },
+  { "Indexing and item", { "src/binding/index.c" } },
   { "Shapes: reshape, transpose, squeeze, view, split (and layout arithmetic)",
-    { "src/shape.c", "src/layout.c" } },
-  { "Records", { "src/record.c", "lua/luacuda/record.lua" } },
-  { "Host memory: pinned, mapped, register", { "src/hostmem.c", "src/sim_hostmem.c" } },
-  { "Streams and events", { "src/stream.c", "src/sim_stream.c" } },
-  { "Devices and the module", { "src/core.c", "src/env.c", "src/backend_sim.c", "src/sim_pool.c" } },
-  { "Kernels: compile, signatures, get, get_global", { "src/module.c", "src/scan.c" } },
-  { "Kernel launches and arguments", { "src/launch.c" } },
+    { "src/binding/shape.c", "src/base/layout.c" } },
+  { "Records", { "src/binding/record.c", "lua/luacuda/record.lua" } },
+  { "Host memory: pinned, mapped, register", { "src/binding/hostmem.c", "src/backend/hostreg.c" } },
+  { "Streams and events", { "src/binding/stream.c", "src/backend/sim/stream.c" } },
+  { "Devices and the module", { "src/binding/core.c", "src/base/env.c", "src/backend/sim/backend.c", "src/backend/sim/pool.c" } },
+  { "Kernels: compile, signatures, get, get_global", { "src/binding/module.c", "src/base/scan.c" } },
+  { "Kernel launches and arguments", { "src/binding/launch.c" } },
   { "Compiling: ptx, cubin, the simulator's compiler, the cache",
-    { "src/ptx.c", "src/nvrtc.c", "src/sim_compile.c", "src/cache.c" } },
+    { "src/binding/ptx.c", "src/backend/cuda/nvrtc.c", "src/backend/sim/compile.c", "src/base/cache.c" } },
   { "SmartArray", { "lua/luacuda/smart.lua" } },
-  { "CUDA backend only", { "src/backend_cuda.c", "src/cuda_copy.c", "src/cuda_api.c" } },
+  { "CUDA backend only", { "src/backend/cuda/backend.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c" } },
 }
 
 -- Errors no spec can provoke on a working machine: the reason, by key.
@@ -111,7 +111,7 @@ local CHILD = {
       fn = "compile" },
 }
 
--- the numeric settings refused at require time (src/env.c)
+-- the numeric settings refused at require time (src/base/env.c)
 local SETTINGS = { file = "spec/build_spec.lua",
   test = "the module refuses a bad numeric LUACUDA_SIM_* setting at require time, naming it",
   fn = "require" }
@@ -195,7 +195,7 @@ local out = {}
 local function w(...) out[#out + 1] = table.concat({ ... }) end
 w("# Errors luacuda raises")
 w("")
-w("Every error message luacuda raises, generated from the error sites in `src/*.c`")
+w("Every error message luacuda raises, generated from the error sites in `src/**/*.c`")
 w("and `lua/luacuda/*.lua` by `make errors-catalogue` (which runs the specs to find")
 w("a test for each). A message reads `luacuda.<function>: <cause>`; the table gives the")
 w("cause, with `<…>` for text and `<n>`, `<x>` for numbers filled in at run time,")

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h"   /* LC_ERRLEN */
+#include "../../src/base/common.h"   /* LC_ERRLEN */
 
 static char why[2048];          /* the first failed check of a test */
 static char err[LC_ERRLEN];     /* the message of the last checked call */

@@ -1,0 +1,345 @@
+/*
+** nvrtc: NVRTC through dlopen. Only the few types and functions used are
+** declared here, resolved by their exact names, so the module builds
+** without CUDA. The library is loaded once per process and never closed.
+*/
+#define _GNU_SOURCE        /* dladdr: which file the loader picked */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "backend.h"
+#include "cache.h"
+#include "common.h"
+#include "nvrtc.h"
+
+/* From nvrtc.h: the result is a C enum (an int), a program an opaque
+** pointer. Only the codes we tell apart are named. */
+typedef int nvrtcResult;
+typedef struct _nvrtcProgram *nvrtcProgram;
+enum { NVRTC_SUCCESS = 0, NVRTC_ERROR_OUT_OF_MEMORY = 1 };
+
+typedef struct nvrtc_fns {
+  nvrtcResult (*CreateProgram)(nvrtcProgram *prog, const char *src, const char *name,
+                               int nheaders, const char *const *headers,
+                               const char *const *include_names);
+  nvrtcResult (*CompileProgram)(nvrtcProgram prog, int nopts, const char *const *opts);
+  nvrtcResult (*GetProgramLogSize)(nvrtcProgram prog, size_t *size);
+  nvrtcResult (*GetProgramLog)(nvrtcProgram prog, char *log);
+  nvrtcResult (*GetPTXSize)(nvrtcProgram prog, size_t *size);
+  nvrtcResult (*GetPTX)(nvrtcProgram prog, char *ptx);
+  nvrtcResult (*GetCUBINSize)(nvrtcProgram prog, size_t *size);   /* 11.1+ */
+  nvrtcResult (*GetCUBIN)(nvrtcProgram prog, char *cubin);         /* 11.1+ */
+  nvrtcResult (*DestroyProgram)(nvrtcProgram *prog);
+  nvrtcResult (*Version)(int *major, int *minor);
+  const char *(*GetErrorString)(nvrtcResult r);
+  nvrtcResult (*GetNumSupportedArchs)(int *n);                     /* 11.2+ */
+  nvrtcResult (*GetSupportedArchs)(int *archs);                    /* 11.2+ */
+} nvrtc_fns;
+
+static nvrtc_fns nv;
+
+/* What nv holds, by exact symbol name. The cubin pair is optional: 11.0
+** has none, and still makes PTX. */
+#define LC_SYM(f, opt) {"nvrtc" #f, offsetof(nvrtc_fns, f), opt}
+static const struct { const char *name; size_t off; bool optional; } syms[] = {
+  LC_SYM(CreateProgram, false), LC_SYM(CompileProgram, false),
+  LC_SYM(GetProgramLogSize, false), LC_SYM(GetProgramLog, false),
+  LC_SYM(GetPTXSize, false), LC_SYM(GetPTX, false),
+  LC_SYM(GetCUBINSize, true), LC_SYM(GetCUBIN, true),
+  LC_SYM(DestroyProgram, false), LC_SYM(Version, false),
+  LC_SYM(GetErrorString, false),
+  LC_SYM(GetNumSupportedArchs, true), LC_SYM(GetSupportedArchs, true),
+};
+#undef LC_SYM
+
+static const char *const sonames[] = {
+  "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so.11.1",
+  "libnvrtc.so.11.0", "libnvrtc.so",
+};
+#define NSONAMES (sizeof sonames / sizeof sonames[0])
+
+/* Written once under pthread_once, read-only afterwards. */
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int load_rc = LC_ENOTSUP;
+static lc_nvrtc_facts facts;    /* of the library loaded */
+static char load_err[LC_NVRTC_ERRLEN];
+static atomic_bool loaded;      /* load() succeeded: facts and nv are set */
+
+/* Append to buf (of LC_NVRTC_ERRLEN bytes), marking a cut with "...". */
+LC_PRINTF(2, 3)
+static void append(char *buf, const char *fmt, ...) {
+  size_t len = strlen(buf), room = LC_NVRTC_ERRLEN - len;
+  if (room <= 1) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf + len, room, fmt, ap);
+  va_end(ap);
+  if (n >= 0 && (size_t)n >= room) memcpy(buf + LC_NVRTC_ERRLEN - 4, "...", 4);
+}
+
+/* Open path and resolve every symbol; on failure add a line saying why to
+** load_err. A library without our symbols is left open, not closed: what
+** it ran at load time stays valid. */
+static bool try_open(const char *path) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) {
+    const char *e = dlerror();
+    if (e == NULL) e = "unknown dlopen error";
+    /* dlerror usually starts with the path already */
+    if (strncmp(e, path, strlen(path)) == 0) append(load_err, "\n  %s", e);
+    else append(load_err, "\n  %s: %s", path, e);
+    return false;
+  }
+  nvrtc_fns t;
+  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+    void *p = dlsym(h, syms[i].name);
+    if (p == NULL && !syms[i].optional) {
+      append(load_err, "\n  %s: has no %s", path, syms[i].name);
+      return false;
+    }
+    /* POSIX: a data pointer from dlsym holds a function pointer */
+    memcpy((char *)&t + syms[i].off, &p, sizeof p);
+  }
+  int major = 0, minor = 0;
+  if (t.Version(&major, &minor) != NVRTC_SUCCESS) {
+    append(load_err, "\n  %s: nvrtcVersion failed", path);
+    return false;
+  }
+  nv = t;
+  facts.major = major;
+  facts.minor = minor;
+  int n = 0;                    /* archs stay empty where NVRTC cannot list them */
+  if (nv.GetNumSupportedArchs && nv.GetSupportedArchs &&
+      nv.GetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0 &&
+      n <= (int)(sizeof facts.archs / sizeof facts.archs[0]) &&
+      nv.GetSupportedArchs(facts.archs) == NVRTC_SUCCESS)
+    facts.narchs = n;
+  atomic_store(&loaded, true);
+  return true;
+}
+
+static bool is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void load(void) {
+  const char *explicit = getenv("LUACUDA_NVRTC");
+  if (explicit != NULL && explicit[0] != '\0') {
+    /* the user's choice alone: a wrong path is reported, not replaced */
+    snprintf(load_err, sizeof load_err, "cannot load NVRTC from LUACUDA_NVRTC:");
+    if (try_open(explicit)) load_rc = LC_OK;
+    return;
+  }
+  snprintf(load_err, sizeof load_err, "cannot load NVRTC; tried:");
+  for (size_t i = 0; i < NSONAMES; i++)
+    if (try_open(sonames[i])) { load_rc = LC_OK; return; }
+  const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+  char dirs[3][1024];
+  for (int r = 0; r < 3; r++) {
+    dirs[r][0] = '\0';
+    if (roots[r] == NULL || roots[r][0] == '\0') continue;
+    size_t len = strlen(roots[r]);   /* "/usr/local/cuda/" is "/usr/local/cuda" */
+    while (len > 1 && roots[r][len - 1] == '/') len--;
+    snprintf(dirs[r], sizeof dirs[r], "%.*s/lib64", (int)len, roots[r]);
+    bool seen = false;
+    for (int q = 0; q < r; q++) seen = seen || strcmp(dirs[q], dirs[r]) == 0;
+    if (seen) continue;
+    if (!is_dir(dirs[r])) {   /* one line for the directory, not six */
+      append(load_err, "\n  %s/: no such directory", dirs[r]);
+      continue;
+    }
+    for (size_t i = 0; i < NSONAMES; i++) {
+      char path[1200];
+      int n = snprintf(path, sizeof path, "%s/%s", dirs[r], sonames[i]);
+      if (n > 0 && (size_t)n < sizeof path && try_open(path)) { load_rc = LC_OK; return; }
+    }
+  }
+}
+
+int lc_nvrtc_load(char *err) {
+  pthread_once(&once, load);
+  if (load_rc != LC_OK) snprintf(err, LC_NVRTC_ERRLEN, "%s", load_err);
+  return load_rc;
+}
+
+int lc_nvrtc_version(int *major, int *minor, char *err) {
+  int rc = lc_nvrtc_load(err);
+  if (rc != LC_OK) return rc;
+  *major = facts.major;
+  *minor = facts.minor;
+  return LC_OK;
+}
+
+/* The remembered facts: where they came from, so that a change is seen. */
+typedef struct facts_record {
+  char path[1024];              /* the library the loader picked */
+  long long size, mtime_s, mtime_ns;
+  lc_nvrtc_facts facts;
+} facts_record;
+
+/* The cache entry for the facts in this environment: what picks the
+** library is part of its key. */
+static void facts_key(lc_hash *key) {
+  static const char *const vars[] = {"LUACUDA_NVRTC", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH"};
+  lc_hash_init(key);
+  lc_hash_add_str(key, "luacuda nvrtc facts 1");
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *v = getenv(vars[i]);
+    lc_hash_add_str(key, v ? v : "\001unset");
+  }
+}
+
+static bool stat_matches(const facts_record *r) {
+  struct stat st;
+  return stat(r->path, &st) == 0 && st.st_size == r->size && st.st_mtim.tv_sec == r->mtime_s &&
+         st.st_mtim.tv_nsec == r->mtime_ns;
+}
+
+int lc_nvrtc_facts_get(lc_nvrtc_facts *f, char *err) {
+  if (atomic_load(&loaded)) {
+    *f = facts;
+    return LC_OK;
+  }
+  const char *dir = lc_cache_dir();
+  lc_hash key;
+  if (dir) {
+    facts_key(&key);
+    size_t len = 0;
+    facts_record *r = (facts_record *)lc_cache_load("nvrtc", &key, ".facts", &len);
+    bool ok = r && len == sizeof *r && memchr(r->path, '\0', sizeof r->path) && stat_matches(r);
+    if (ok) *f = r->facts;
+    free(r);
+    if (ok) return LC_OK;
+  }
+  int rc = lc_nvrtc_load(err);
+  if (rc != LC_OK) return rc;
+  *f = facts;
+  Dl_info info;
+  struct stat st;
+  facts_record r;
+  memset(&r, 0, sizeof r);
+  void *sym;                    /* POSIX: a function pointer fits a void * */
+  memcpy(&sym, &nv.Version, sizeof sym);
+  if (dir && dladdr(sym, &info) && info.dli_fname &&
+      strlen(info.dli_fname) < sizeof r.path && stat(info.dli_fname, &st) == 0) {
+    strcpy(r.path, info.dli_fname);
+    r.size = st.st_size;
+    r.mtime_s = st.st_mtim.tv_sec;
+    r.mtime_ns = st.st_mtim.tv_nsec;
+    r.facts = *f;
+    char ignored[LC_ERRLEN];      /* a cache that cannot be written only costs time */
+    lc_cache_store("nvrtc", &key, ".facts", &r, sizeof r, NULL, ignored);
+  }
+  return LC_OK;
+}
+
+int lc_nvrtc_arch_pick(const lc_nvrtc_facts *f, int want, int *arch, char *err) {
+  *arch = want;
+  if (f->narchs <= 0) return LC_OK;      /* cannot tell: try the device's own */
+  int best = 0, oldest = f->archs[0];
+  for (int i = 0; i < f->narchs; i++) {
+    if (f->archs[i] == want) return LC_OK;
+    if (f->archs[i] < want && f->archs[i] > best) best = f->archs[i];
+    if (f->archs[i] < oldest) oldest = f->archs[i];
+  }
+  if (best == 0) {
+    snprintf(err, LC_NVRTC_ERRLEN, "NVRTC %d.%d cannot compile for sm_%d (the oldest it knows "
+             "is sm_%d)", f->major, f->minor, want, oldest);
+    return LC_ENOTSUP;
+  }
+  *arch = best;
+  return LC_OK;
+}
+
+static int fail(char *err, nvrtcResult r, const char *fmt, const char *what) {
+  char msg[256];
+  snprintf(msg, sizeof msg, fmt, what);
+  snprintf(err, LC_NVRTC_ERRLEN, "%s (%s)", msg, nv.GetErrorString(r));
+  return r == NVRTC_ERROR_OUT_OF_MEMORY ? LC_ENOMEM : LC_EFAIL;
+}
+
+int lc_nvrtc_compile(const char *source, const char *name,
+                     const char *const *options, int noptions, bool cubin,
+                     char **out, size_t *outlen, char **log, char *err) {
+  *out = NULL;
+  *outlen = 0;
+  *log = NULL;
+  int rc = lc_nvrtc_load(err);
+  if (rc != LC_OK) return rc;
+  if (cubin && nv.GetCUBIN == NULL) {
+    snprintf(err, LC_NVRTC_ERRLEN, "NVRTC %d.%d cannot make cubins (11.1 or newer can)",
+             facts.major, facts.minor);
+    return LC_ENOTSUP;
+  }
+  nvrtcProgram prog = NULL;
+  nvrtcResult r = nv.CreateProgram(&prog, source, name, 0, NULL, NULL);
+  if (r != NVRTC_SUCCESS) return fail(err, r, "nvrtcCreateProgram failed for %s", name);
+
+  nvrtcResult cr = nv.CompileProgram(prog, noptions, options);
+  /* the log also holds the warnings of a successful compilation */
+  size_t n = 0;
+  if (nv.GetProgramLogSize(prog, &n) == NVRTC_SUCCESS && n > 1) {
+    *log = malloc(n);
+    if (*log == NULL) {
+      snprintf(err, LC_NVRTC_ERRLEN, "out of memory for the log of %s", name);
+      rc = LC_ENOMEM;
+      goto done;
+    }
+    if (nv.GetProgramLog(prog, *log) != NVRTC_SUCCESS) (*log)[0] = '\0';
+    (*log)[n - 1] = '\0';
+    /* the log ends in blank lines; one of nothing but those is no log */
+    size_t len = strlen(*log);
+    while (len > 0 && strchr(" \t\r\n", (*log)[len - 1])) len--;
+    (*log)[len] = '\0';
+    if (len == 0) { free(*log); *log = NULL; }
+  }
+  if (cr != NVRTC_SUCCESS) {
+    rc = fail(err, cr, "compilation of %s failed", name);
+    goto done;   /* the log says why */
+  }
+
+  r = cubin ? nv.GetCUBINSize(prog, &n) : nv.GetPTXSize(prog, &n);
+  if (r != NVRTC_SUCCESS) {
+    rc = fail(err, r, cubin ? "nvrtcGetCUBINSize failed for %s"
+                            : "nvrtcGetPTXSize failed for %s", name);
+    goto done;
+  }
+  if (n == 0) {   /* NVRTC makes a cubin only for a real architecture */
+    snprintf(err, LC_NVRTC_ERRLEN, "NVRTC made no %s for %s%s", cubin ? "cubin" : "PTX", name,
+             cubin ? " (a cubin needs an sm_XX architecture)" : "");
+    rc = LC_EFAIL;
+    goto done;
+  }
+  *out = malloc(n + 1);
+  if (*out == NULL) {
+    snprintf(err, LC_NVRTC_ERRLEN, "out of memory for the output of %s (%zu bytes)", name, n);
+    rc = LC_ENOMEM;
+    goto done;
+  }
+  r = cubin ? nv.GetCUBIN(prog, *out) : nv.GetPTX(prog, *out);
+  if (r != NVRTC_SUCCESS) {
+    free(*out);
+    *out = NULL;
+    rc = fail(err, r, cubin ? "nvrtcGetCUBIN failed for %s" : "nvrtcGetPTX failed for %s", name);
+    goto done;
+  }
+  (*out)[n] = '\0';
+  /* the PTX size counts its terminating NUL */
+  *outlen = !cubin && (*out)[n - 1] == '\0' ? n - 1 : n;
+  rc = LC_OK;
+
+done:
+  nv.DestroyProgram(&prog);   /* at once: a program holds a lot of memory */
+  if (rc != LC_OK && cr == NVRTC_SUCCESS) {   /* a log of warnings would mislead */
+    free(*log);
+    *log = NULL;
+  }
+  return rc;
+}

@@ -1,0 +1,121 @@
+/*
+** hostreg: the record of page-locked host memory. On the simulator nothing
+** is locked for real, but the driver's rules are kept, so that a script
+** that misuses registration fails there as it would on a GPU; the CUDA
+** backend keeps the same record next to the driver's, for the flags.
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "hostreg.h"
+
+#include <stdbool.h>
+
+#include "backend.h"
+
+typedef struct range {
+  char *p;
+  size_t n;
+  unsigned flags;
+  bool allocated;          /* by mem_alloc (else by host_register) */
+} range;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static range *ranges;
+static size_t nranges, cap;
+
+/* The range holding p, or NULL; under mu. */
+static range *find(const void *p) {
+  for (size_t i = 0; i < nranges; i++)
+    if ((const char *)p >= ranges[i].p && (const char *)p < ranges[i].p + ranges[i].n)
+      return &ranges[i];
+  return NULL;
+}
+
+static int add(void *p, size_t n, unsigned flags, bool allocated, char *err) {
+  int rc = LC_OK;
+  pthread_mutex_lock(&mu);
+  for (size_t i = 0; i < nranges; i++) {
+    if ((char *)p < ranges[i].p + ranges[i].n && ranges[i].p < (char *)p + n) {
+      snprintf(err, LC_ERRLEN, "host memory at %p (%zu bytes) is already page-locked", p, n);
+      rc = LC_EFAIL;
+      goto done;
+    }
+  }
+  if (nranges == cap) {
+    size_t ncap = cap ? 2 * cap : 16;
+    range *r = realloc(ranges, ncap * sizeof *r);
+    if (r == NULL) {
+      snprintf(err, LC_ERRLEN, "out of host memory page-locking %zu bytes", n);
+      rc = LC_ENOMEM;
+      goto done;
+    }
+    ranges = r;
+    cap = ncap;
+  }
+  ranges[nranges++] = (range){p, n, flags, allocated};
+done:
+  pthread_mutex_unlock(&mu);
+  return rc;
+}
+
+static int drop(void *p, bool allocated, char *err) {
+  int rc = LC_OK;
+  pthread_mutex_lock(&mu);
+  range *r = find(p);
+  if (r == NULL || r->p != (char *)p || r->allocated != allocated) {
+    snprintf(err, LC_ERRLEN, "host memory at %p is not registered", p);
+    rc = LC_EFAIL;
+  } else {
+    *r = ranges[--nranges];
+  }
+  pthread_mutex_unlock(&mu);
+  return rc;
+}
+
+int lc_hostreg_add_allocated(void *p, size_t n, unsigned flags, char *err) {
+  return add(p, n, flags, true, err);
+}
+
+void lc_hostreg_remove_allocated(void *p) {
+  char err[LC_ERRLEN];
+  drop(p, true, err);
+}
+
+int lc_hostreg_register(void *p, size_t n, unsigned flags, char *err) {
+  if (n == 0 || (flags & ~(unsigned)(LC_ALLOC_PORTABLE | LC_ALLOC_DEVICEMAP))) {
+    snprintf(err, LC_ERRLEN, "invalid host_register arguments (%zu bytes, flags %#x)", n, flags);
+    return LC_EFAIL;
+  }
+  return add(p, n, flags, false, err);
+}
+
+int lc_hostreg_unregister(void *p, char *err) {
+  return drop(p, false, err);
+}
+
+int lc_hostreg_device_pointer(void *p, void **dev, char *err) {
+  pthread_mutex_lock(&mu);
+  range *r = find(p);
+  bool mapped = r && (r->flags & LC_ALLOC_DEVICEMAP);
+  pthread_mutex_unlock(&mu);
+  if (!mapped) {
+    snprintf(err, LC_ERRLEN, "host memory at %p is not mapped into the device", p);
+    return LC_EFAIL;
+  }
+  *dev = p;         /* one address space */
+  return LC_OK;
+}
+
+int lc_hostreg_flags(void *p, unsigned *flags, char *err) {
+  pthread_mutex_lock(&mu);
+  range *r = find(p);
+  if (r) *flags = r->flags;
+  pthread_mutex_unlock(&mu);
+  if (r == NULL) {
+    snprintf(err, LC_ERRLEN, "host memory at %p is not page-locked", p);
+    return LC_EFAIL;
+  }
+  return LC_OK;
+}

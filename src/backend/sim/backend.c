@@ -1,0 +1,380 @@
+/*
+** backend_sim: the simulator. "Device" memory is host memory (256-byte
+** aligned, like cudaMalloc's), but it stays a separate kind: only this file
+** touches it directly. Its capacity is the machine's memory, or
+** LUACUDA_SIM_MEMORY bytes (suffix K, M or G) to simulate a smaller GPU.
+**
+** Allocations of LUACUDA_SIM_GUARD bytes or more (default 64K; 1: all of
+** them; off: none) are followed by a guard page (sim_guard.c): a kernel
+** reading or writing past the end (by more than the rounding to 256
+** bytes) faults. Below that size a mapping of its own costs more than the
+** block; they come from sim_arena.c's slabs, out of the host heap.
+*/
+#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <dlfcn.h>
+
+#include "env.h"
+#include "sim.h"
+#include "hostreg.h"
+
+static atomic_size_t used;          /* bytes in live device allocations */
+static size_t capacity;
+static size_t guard_from;           /* the smallest allocation with a guard page */
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static size_t physical_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : SIZE_MAX;
+}
+
+static void init_capacity(void) {
+  const lc_settings *s = lc_settings_get();
+  capacity = s->sim_memory ? s->sim_memory : physical_memory();
+  guard_from = s->sim_guard;
+}
+
+/* Device memory never comes from the host heap, whose metadata a kernel
+** writing past an array would corrupt: guarded blocks from the guarded size
+** on, the arena below it, and a mapping of its own for a larger block
+** when guards are off. */
+static void *block_alloc(size_t n) {
+  if (n >= guard_from) return lc_sim_guard_alloc(n);
+  if (n <= lc_sim_arena_max()) return lc_sim_arena_alloc(n);
+  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+static void release(void *p, size_t n) {
+  if (n >= guard_from) lc_sim_guard_free(p, n);
+  else if (n <= lc_sim_arena_max()) lc_sim_arena_free(p, n);
+  else munmap(p, n);
+}
+
+static bool counted(lc_kind kind) { return kind == LC_DEVICE || kind == LC_MANAGED; }
+static bool locked(lc_kind kind) { return kind == LC_PINNED || kind == LC_MAPPED; }
+
+static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err) {
+  pthread_once(&once, init_capacity);
+  if ((flags && !locked(kind)) ||
+      (flags & ~(unsigned)(LC_ALLOC_PORTABLE | LC_ALLOC_WRITECOMBINED))) {
+    snprintf(err, LC_ERRLEN, "invalid flags %#x for %s memory", flags, lc_kind_names[kind]);
+    return LC_EFAIL;
+  }
+  size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
+  if (n < nbytes) n = SIZE_MAX;
+  if (counted(kind)) {
+    size_t before = atomic_fetch_add(&used, n);
+    if (before + n > capacity || before + n < before) {
+      atomic_fetch_sub(&used, n);
+      snprintf(err, LC_ERRLEN,
+               "out of %s memory allocating %zu bytes (%zu of %zu in use)",
+               lc_kind_names[kind], nbytes, before, capacity);
+      return LC_ENOMEM;
+    }
+  }
+  *ptr = n == SIZE_MAX ? NULL : block_alloc(n);
+  if (*ptr == NULL) {
+    if (counted(kind)) atomic_fetch_sub(&used, n);
+    snprintf(err, LC_ERRLEN, "out of %s memory allocating %zu bytes",
+             lc_kind_names[kind], nbytes);
+    return LC_ENOMEM;
+  }
+  if (locked(kind)) {     /* never counted, so only the block to give back */
+    unsigned f = kind == LC_MAPPED ? flags | LC_ALLOC_DEVICEMAP : flags;
+    int rc = lc_hostreg_add_allocated(*ptr, n, f, err);
+    if (rc != LC_OK) release(*ptr, n);
+    return rc;
+  }
+  return LC_OK;
+}
+
+static void sim_free(lc_kind kind, void *ptr, size_t nbytes) {
+  size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
+  if (locked(kind)) lc_hostreg_remove_allocated(ptr);
+  if (counted(kind)) atomic_fetch_sub(&used, n);
+  release(ptr, n);
+}
+
+static int sim_mem_info(size_t *free_bytes, size_t *total, size_t *in_use) {
+  pthread_once(&once, init_capacity);
+  size_t u = atomic_load(&used);
+  *total = capacity;
+  *free_bytes = u < capacity ? capacity - u : 0;
+  *in_use = u;
+  return LC_OK;
+}
+
+/* ---- copies and fills: done at once without a stream (after the queued
+** work), else queued with copies of the layouts they need ------------- */
+
+typedef struct copy_work {
+  lc_sim_work w;
+  void *dst;
+  const void *src;
+  size_t nbytes;
+} copy_work;
+
+static int run_copy(lc_sim_work *w, char *err) {
+  (void)err;
+  copy_work *c = (copy_work *)w;
+  memmove(c->dst, c->src, c->nbytes);
+  return LC_OK;
+}
+
+static int sim_copy(void *dst, lc_kind dkind, const void *src, lc_kind skind,
+                    size_t nbytes, lc_stream *s, char *err) {
+  (void)dkind; (void)skind;
+  if (s == NULL) {
+    int rc = lc_sim_synchronize(err);
+    if (rc == LC_OK) memmove(dst, src, nbytes);
+    return rc;
+  }
+  copy_work *c = (copy_work *)lc_sim_work_new(sizeof *c - sizeof c->w, run_copy, err);
+  if (c == NULL) return LC_ENOMEM;
+  c->dst = dst;
+  c->src = src;
+  c->nbytes = nbytes;
+  return lc_sim_submit(s, &c->w, NULL, err);
+}
+
+typedef struct strided_work {
+  lc_sim_work w;
+  void *dbase, *sbase;
+  lc_layout dl, sl;
+  int64_t itemsize;
+} strided_work;
+
+static int run_strided(lc_sim_work *w, char *err) {
+  (void)err;
+  strided_work *c = (strided_work *)w;
+  lc_copy_strided_host(c->dbase, &c->dl, c->sbase, &c->sl, c->itemsize);
+  return LC_OK;
+}
+
+static int sim_copy_strided(const lc_region *dst, const lc_region *src,
+                            int64_t itemsize, lc_stream *s, char *err) {
+  if (s == NULL) {
+    int rc = lc_sim_synchronize(err);
+    if (rc == LC_OK)
+      lc_copy_strided_host(dst->base, dst->layout, src->base, src->layout, itemsize);
+    return rc;
+  }
+  strided_work *c = (strided_work *)lc_sim_work_new(sizeof *c - sizeof c->w, run_strided, err);
+  if (c == NULL) return LC_ENOMEM;
+  c->dbase = dst->base;
+  c->sbase = src->base;
+  c->dl = *dst->layout;
+  c->sl = *src->layout;
+  c->itemsize = itemsize;
+  return lc_sim_submit(s, &c->w, NULL, err);
+}
+
+typedef struct fill_work {
+  lc_sim_work w;
+  void *base;
+  lc_layout l;
+  int64_t itemsize;
+  unsigned char value[];       /* itemsize bytes */
+} fill_work;
+
+static int run_fill(lc_sim_work *w, char *err) {
+  (void)err;
+  fill_work *f = (fill_work *)w;
+  lc_fill_host(f->base, &f->l, f->value, f->itemsize);
+  return LC_OK;
+}
+
+static int sim_fill(const lc_region *dst, const void *value, int64_t itemsize,
+                    lc_stream *s, char *err) {
+  if (s == NULL) {
+    int rc = lc_sim_synchronize(err);
+    if (rc == LC_OK) lc_fill_host(dst->base, dst->layout, value, itemsize);
+    return rc;
+  }
+  fill_work *f = (fill_work *)lc_sim_work_new(sizeof *f - sizeof f->w + (size_t)itemsize,
+                                              run_fill, err);
+  if (f == NULL) return LC_ENOMEM;
+  f->base = dst->base;
+  f->l = *dst->layout;
+  f->itemsize = itemsize;
+  memcpy(f->value, value, (size_t)itemsize);
+  return lc_sim_submit(s, &f->w, NULL, err);
+}
+
+/* ---- modules and launches (sim_compile.c, sim_pool.c) ---- */
+
+/* A module is its dlopen handle; a function, its block entry point. */
+static int sim_module_load(const lc_source *src, lc_module **m, char **log, char *err) {
+  void *handle;
+  int rc = lc_sim_compile(src, &handle, log, err);
+  if (rc == LC_OK) *m = handle;
+  return rc;
+}
+
+static void sim_module_unload(lc_module *m) { dlclose(m); }
+
+static int sim_module_function(lc_module *m, const char *name, lc_function **f,
+                               const long long **sizes, char *err) {
+  char sym[200];
+  snprintf(sym, sizeof sym, "__lc_block_%s", name);
+  void *entry = dlsym(m, sym);
+  snprintf(sym, sizeof sym, "__lc_sizes_%s", name);
+  const long long *const *sz = dlsym(m, sym);
+  if (entry == NULL || sz == NULL) {
+    snprintf(err, LC_ERRLEN, "the compiled module has no kernel '%s'", name);
+    return LC_EFAIL;
+  }
+  *f = entry;
+  *sizes = *sz;
+  return LC_OK;
+}
+
+static int sim_module_global(lc_module *m, const char *name, void **ptr, size_t *bytes,
+                             char *err) {
+  char sym[200];
+  snprintf(sym, sizeof sym, "__lc_global_%s", name);
+  void *accessor = dlsym(m, sym);
+  if (accessor == NULL) {
+    snprintf(err, LC_ERRLEN, "the compiled module has no global '%s'", name);
+    return LC_EFAIL;
+  }
+  void *(*get)(size_t *);
+  memcpy(&get, &accessor, sizeof get);     /* object to function pointer, as POSIX allows */
+  *ptr = get(bytes);
+  return LC_OK;
+}
+
+/* A queued launch: its configuration, and a copy of the packed arguments
+** (the caller's buffer is gone by the time it runs). */
+typedef struct launch_work {
+  lc_sim_work w;
+  lc_sim_block_fn fn;
+  lc_sim_launch l;
+  char kernel[128];
+  void **args;                 /* nargs pointers, then the argument bytes */
+} launch_work;
+
+static int run_launch(lc_sim_work *w, char *err) {
+  launch_work *k = (launch_work *)w;
+  char cause[LC_ERRLEN];
+  if (lc_sim_run(k->fn, &k->l, cause) == LC_OK) return LC_OK;
+  snprintf(err, LC_ERRLEN, "kernel '%.100s' failed: %.380s", k->kernel, cause);
+  return LC_EFAIL;
+}
+
+static int sim_launch(lc_function *f, const lc_launch *cfg, char *err) {
+  size_t ptrs = sizeof(void *) * (size_t)cfg->nargs;
+  /* the argument bytes keep the alignment they were packed with */
+  size_t head = (sizeof(launch_work) + 15) & ~(size_t)15;
+  size_t arglen = (cfg->arglen + 15) & ~(size_t)15;
+  launch_work *k = (launch_work *)lc_sim_work_new(head - sizeof k->w + arglen + ptrs,
+                                                  run_launch, err);
+  if (k == NULL) return LC_ENOMEM;
+  char *bytes = (char *)k + head;
+  memcpy(bytes, cfg->argbuf, cfg->arglen);
+  k->args = (void **)(bytes + arglen);
+  for (int i = 0; i < cfg->nargs; i++)
+    k->args[i] = bytes + ((const char *)cfg->args[i] - (const char *)cfg->argbuf);
+  memcpy(&k->fn, &f, sizeof k->fn);
+  k->l = (lc_sim_launch){
+    {cfg->grid[0], cfg->grid[1], cfg->grid[2]},
+    {cfg->block[0], cfg->block[1], cfg->block[2]},
+    k->args, cfg->shared_bytes
+  };
+  snprintf(k->kernel, sizeof k->kernel, "%s", cfg->kernel_name ? cfg->kernel_name : "?");
+  return lc_sim_submit(cfg->stream, &k->w, NULL, err);
+}
+
+/* ---- the one simulated device ---- */
+
+static int sim_device_count(void) { return 1; }
+static int sim_current_device(void) { return 0; }
+
+static int sim_device_info(int i, lc_device_info *info, char *err) {
+  if (i != 0) {
+    snprintf(err, LC_ERRLEN, "no device %d (the simulator has one)", i + 1);
+    return LC_EFAIL;
+  }
+  pthread_once(&once, init_capacity);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  snprintf(info->name, sizeof info->name, "luacuda simulator");
+  info->cc_major = 7;          /* the simulator's __CUDA_ARCH__ is 750 */
+  info->cc_minor = 5;
+  info->memory = capacity;
+  info->multiprocessors = cores > 0 ? (int)cores : 1;
+  return LC_OK;
+}
+
+static int sim_select_device(int i, char *err) {
+  lc_device_info info;
+  return sim_device_info(i, &info, err);
+}
+
+static int sim_trim_pool(char *err) {
+  (void)err;             /* no pool but the guarded blocks kept for reuse */
+  lc_sim_guard_trim();
+  return LC_OK;
+}
+
+/* On the simulator the host's handle is the stream itself (from
+** stream_native); the wrap holds a reference, so a script that closes the
+** stream's object does not free it under the host's slot. */
+static int sim_stream_wrap(void *native, lc_stream **s, char *err) {
+  (void)err;
+  lc_sim_stream_retain(native);
+  *s = native;
+  return LC_OK;
+}
+
+static void sim_stream_unwrap(lc_stream *s) { lc_sim_stream_destroy(s); }
+
+static void *sim_stream_native(lc_stream *s) { return s; }
+
+const lc_backend lc_backend_sim = {
+  .name = "sim",
+  .device_count = sim_device_count,
+  .device_info = sim_device_info,
+  .select_device = sim_select_device,
+  .current_device = sim_current_device,
+  .trim_pool = sim_trim_pool,
+  .mem_alloc = sim_alloc,
+  .mem_free = sim_free,
+  .mem_info = sim_mem_info,
+  .host_register = lc_hostreg_register,
+  .host_unregister = lc_hostreg_unregister,
+  .host_device_pointer = lc_hostreg_device_pointer,
+  .host_flags = lc_hostreg_flags,
+  .copy = sim_copy,
+  .copy_strided = sim_copy_strided,
+  .fill = sim_fill,
+  .default_stream = lc_sim_default_stream,
+  .stream_create = lc_sim_stream_create,
+  .stream_destroy = lc_sim_stream_destroy,
+  .stream_wrap = sim_stream_wrap,
+  .stream_unwrap = sim_stream_unwrap,
+  .stream_native = sim_stream_native,
+  .stream_synchronize = lc_sim_stream_synchronize,
+  .stream_query = lc_sim_stream_query,
+  .event_create = lc_sim_event_create,
+  .event_destroy = lc_sim_event_destroy,
+  .event_record = lc_sim_event_record,
+  .event_wait = lc_sim_event_wait,
+  .event_synchronize = lc_sim_event_synchronize,
+  .event_query = lc_sim_event_query,
+  .event_elapsed = lc_sim_event_elapsed,
+  .synchronize = lc_sim_synchronize,
+  .defer = lc_sim_defer,
+  .module_load = sim_module_load,
+  .module_unload = sim_module_unload,
+  .module_function = sim_module_function,
+  .module_global = sim_module_global,
+  .launch = sim_launch,
+};

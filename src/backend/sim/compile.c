@@ -1,0 +1,467 @@
+/*
+** sim_compile: turning a kernel source into a loaded shared object for the
+** simulator. The text compiled is the ABI, the CPU runtime and the prelude,
+** then the user's source behind a #line directive (so the compiler's
+** messages give the user's lines), then a generated tail with one entry
+** point per kernel. The host C++ compiler (LUACUDA_CXX, else c++) is run
+** without a shell; its output is the log of a failed compilation.
+*/
+#define _GNU_SOURCE       /* pipe2 */
+#include "sim.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "common.h"
+#include "deps.h"
+#include "kernels.h"
+
+extern char **environ;
+
+/* The headers compiled into every module before the prelude: the kernel
+** ABI and the CPU runtime (the CUDA names on the host). */
+LC_EMBED(lc_sim_abi_source, "kernels/sim_abi.h");
+LC_EMBED(lc_sim_runtime_source, "kernels/sim_runtime.h");
+extern const char lc_sim_abi_source[], lc_sim_runtime_source[];
+
+/* ---- a growing string --------------------------------------------------- */
+
+typedef struct sbuf {
+  char *p;
+  size_t n, cap;
+  bool oom;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *s, size_t n) {
+  if (b->oom) return;
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + n + 1) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (p == NULL) {
+      b->oom = true;
+      return;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = '\0';
+}
+
+static void sb_str(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+
+LC_PRINTF(2, 3) static void sb_fmt(sbuf *b, const char *fmt, ...) {
+  char tmp[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  sb_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* ---- composing the source ------------------------------------------------ */
+
+/* What the user's source gets, at a byte offset of it: the rewrite of a
+** `extern __shared__` declarator, or a kernel's or global's entry point
+** just after its definition. Generated code stands next to what it names,
+** on the same line, so it is compiled exactly when that is: a kernel
+** defined once in each branch of an #ifdef gets one entry point, the one of
+** the branch compiled. */
+typedef struct edit { size_t at; int kind, index; } edit;
+enum { EDIT_SHARED, EDIT_KERNEL, EDIT_GLOBAL };
+
+static int edit_order(const void *pa, const void *pb) {
+  const edit *a = pa, *b = pb;
+  if (a->at != b->at) return a->at < b->at ? -1 : 1;
+  if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+  return a->index - b->index;
+}
+
+/* One `extern __shared__ T x[];` declarator: in a function, a pointer to the
+** block's dynamic shared memory; at namespace scope, a thread_local pointer
+** and a binder that points it there at the start of every block. */
+static void rewrite_shared(sbuf *b, const lc_shared_decl *d, int i) {
+  if (d->in_function) {
+    sb_fmt(b, "%s *const %s = reinterpret_cast<%s *>(__lc_dynamic_shared()); ",
+           d->type, d->name, d->type);
+    return;
+  }
+  sb_fmt(b, "static thread_local %s *%s; ", d->type, d->name);
+  sb_fmt(b, "static void __lc_bind_%d(void) { %s = reinterpret_cast<%s *>("
+         "__lc_dynamic_shared()); } static __lc_binder __lc_binder_%d = {__lc_bind_%d, "
+         "nullptr}; static const bool __lc_bound_%d = __lc_add_binder(&__lc_binder_%d); ",
+         i, d->name, d->type, i, i, i, i);
+}
+
+static void add_user_source(sbuf *b, const lc_source *src) {
+  const lc_scan_result *sc = src->scan;
+  size_t max = (size_t)sc->nshared + (size_t)sc->nkernels + (size_t)sc->nglobals, n = 0;
+  edit *edits = max ? malloc(max * sizeof *edits) : NULL;
+  if (max && edits == NULL) {
+    b->oom = true;
+    return;
+  }
+  for (int i = 0; i < sc->nshared; i++)
+    if (sc->shared[i].is_extern) edits[n++] = (edit){sc->shared[i].begin, EDIT_SHARED, i};
+  for (int i = 0; i < sc->nkernels; i++)
+    if (sc->kernels[i].extern_c && !sc->kernels[i].is_template)
+      edits[n++] = (edit){sc->kernels[i].body_end + 1, EDIT_KERNEL, i};
+  /* the module is built with hidden visibility: globals get accessors */
+  for (int i = 0; i < sc->nglobals; i++)
+    if (!sc->globals[i].in_namespace && !sc->globals[i].is_extern)
+      edits[n++] = (edit){sc->globals[i].end, EDIT_GLOBAL, i};
+  if (n > 0) qsort(edits, n, sizeof *edits, edit_order);
+  size_t at = 0;
+  for (size_t e = 0; e < n; e++) {
+    if (edits[e].kind == EDIT_SHARED) {
+      const lc_shared_decl *d = &sc->shared[edits[e].index];
+      if (d->begin >= at) {            /* first declarator of this statement */
+        sb_add(b, src->text + at, d->begin - at);
+        at = d->end;
+      }
+      rewrite_shared(b, d, edits[e].index);
+      /* after the statement's last declarator, restore its line breaks */
+      int next = edits[e].index + 1;
+      if (next == sc->nshared || sc->shared[next].begin != d->begin)
+        for (size_t k = d->begin; k < d->end; k++)
+          if (src->text[k] == '\n') sb_str(b, "\n");
+      continue;
+    }
+    if (edits[e].at > at) {
+      sb_add(b, src->text + at, edits[e].at - at);
+      at = edits[e].at;
+    }
+    if (edits[e].kind == EDIT_KERNEL) {
+      int i = edits[e].index;
+      sb_fmt(b, " LC_SIM_KERNEL(%s)", sc->kernels[i].name);
+      if (lc_scan_defined_twice(sc, i))
+        sb_fmt(b, " static int " LC_DEFINED_MARK "%d; LC_SIM_EXPORT void *__lc_global_"
+               LC_DEFINED_MARK "%d(size_t *bytes) { *bytes = sizeof(int); return &"
+               LC_DEFINED_MARK "%d; }", i, i, i);
+    } else {
+      const char *name = sc->globals[edits[e].index].name;
+      sb_fmt(b, " LC_SIM_EXPORT void *__lc_global_%s(size_t *bytes) "
+             "{ *bytes = sizeof %s; return (void *)&%s; }", name, name, name);
+    }
+  }
+  sb_add(b, src->text + at, src->len - at);
+  free(edits);
+}
+
+static void compose(sbuf *b, const lc_source *src) {
+  sb_str(b, "#line 1 \"luacuda/sim_abi.h\"\n");
+  sb_str(b, lc_sim_abi_source);
+  sb_str(b, "\n#line 1 \"luacuda/sim_runtime.h\"\n");
+  sb_str(b, lc_sim_runtime_source);
+  sb_str(b, "\n#line 1 \"luacuda/prelude.cuh\"\n");
+  sb_str(b, lc_prelude_source);
+  sb_fmt(b, "\n#line 1 \"%s\"\n", src->name);
+  add_user_source(b, src);
+}
+
+/* ---- running the compiler ------------------------------------------------- */
+
+/* The compiler's arguments: ours, then the user's options that mean the
+** same to a host compiler (-D, -I, -std, -use_fast_math); the rest are
+** NVRTC's own and do not apply here. This compiles only (-c): see
+** link_argv for why. The first *nkey arguments are what the cache key
+** takes; the rest name this compilation's own files: the object, the
+** source, and the list of the headers read (-MD), which an entry keeps. */
+static int build_argv(const char **argv, int max, const char *cxx, const char *out,
+                      const char *in, const char *deps, const lc_source *src, int *nkey) {
+  int n = 0;
+  bool has_std = false;
+  for (int i = 0; i < src->noptions; i++)
+    if (strncmp(src->options[i], "-std=", 5) == 0) has_std = true;
+  argv[n++] = cxx;
+  if (!has_std) argv[n++] = "-std=c++17";
+  static const char *const fixed[] = {
+    "-c", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-semantic-interposition",
+    "-fno-exceptions", "-fdiagnostics-color=never", "-pthread",
+    /* a frame larger than its stack touches every page on the way down, so
+    ** it faults in the guard page instead of landing in other memory */
+    "-fstack-clash-protection", NULL
+  };
+  for (int i = 0; fixed[i]; i++) argv[n++] = fixed[i];
+  for (int i = 0; i < src->noptions && n < max - 9; i++) {
+    const char *o = src->options[i];
+    if (strncmp(o, "-D", 2) == 0 || strncmp(o, "-I", 2) == 0 || strncmp(o, "-U", 2) == 0 ||
+        strncmp(o, "-std=", 5) == 0)
+      argv[n++] = o;
+    else if (strcmp(o, "-use_fast_math") == 0 || strcmp(o, "--use_fast_math") == 0)
+      argv[n++] = "-ffast-math";
+  }
+  *nkey = n;
+  argv[n++] = "-MD";
+  argv[n++] = "-MF";
+  argv[n++] = deps;
+  argv[n++] = "-MT";
+  argv[n++] = "lc";
+  argv[n++] = "-o";
+  argv[n++] = out;
+  argv[n++] = in;
+  argv[n] = NULL;
+  return n;
+}
+
+/* Linking is a step of its own, with no optimisation flags: given
+** -ffast-math (or -funsafe-math-optimizations) at link time, GCC before 13
+** links crtfastmath into shared objects too, whose constructor turns on
+** flush-to-zero in the thread that loads the module: the host program's. */
+static void link_argv(const char **argv, const char *cxx, const char *out, const char *obj) {
+  int n = 0;
+  argv[n++] = cxx;
+  argv[n++] = "-shared";
+  argv[n++] = "-pthread";
+  argv[n++] = "-o";
+  argv[n++] = out;
+  argv[n++] = obj;
+  argv[n] = NULL;
+}
+
+/* Run argv, collecting its stdout and stderr into log. Returns the exit
+** status (0 is success), or -1 when it could not be run. */
+static int run_compiler(const char *const *argv, sbuf *log, char *err) {
+  /* close-on-exec: a compiler that another thread spawns meanwhile must
+  ** not inherit this pipe, or our read would wait for that compiler too
+  ** (the dup2 onto the child's 1 and 2 clears the flag there) */
+  int fd[2];
+  if (pipe2(fd, O_CLOEXEC) != 0) {
+    snprintf(err, LC_ERRLEN, "pipe: %s", strerror(errno));
+    return -1;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
+  /* the host program's LD_PRELOAD (a sanitizer, a profiler) is not meant
+  ** for the compiler */
+  size_t nenv = 0;
+  while (environ[nenv]) nenv++;
+  char **envp = malloc((nenv + 1) * sizeof *envp);
+  if (envp == NULL) {
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd[0]);
+    close(fd[1]);
+    snprintf(err, LC_ERRLEN, "out of memory");
+    return -1;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < nenv; i++)
+    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0) envp[k++] = environ[i];
+  envp[k] = NULL;
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, envp);
+  free(envp);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fd[1]);
+  if (rc != 0) {
+    close(fd[0]);
+    snprintf(err, LC_ERRLEN, "cannot run the C++ compiler '%.200s': %s (set LUACUDA_CXX)",
+             argv[0], strerror(rc));
+    return -1;
+  }
+  char chunk[4096];
+  ssize_t got;
+  while ((got = read(fd[0], chunk, sizeof chunk)) != 0) {
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    sb_add(log, chunk, (size_t)got);
+  }
+  close(fd[0]);
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) {
+      snprintf(err, LC_ERRLEN, "waitpid: %s", strerror(errno));
+      return -1;
+    }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int write_file(const char *path, const char *data, size_t n, char *err) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    snprintf(err, LC_ERRLEN, "cannot write %.300s: %s", path, strerror(errno));
+    return -1;
+  }
+  size_t off = 0;
+  while (off < n) {
+    ssize_t w = write(fd, data + off, n - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      snprintf(err, LC_ERRLEN, "cannot write %.300s: %s", path, strerror(errno));
+      close(fd);
+      return -1;
+    }
+    off += (size_t)w;
+  }
+  return close(fd) == 0 ? 0 : -1;
+}
+
+/* The compiler's own description (its --version output), asked once per
+** compiler per process: part of every cache key. Copied out under the lock:
+** another thread naming another compiler (LUACUDA_CXX changed) rewrites it. */
+static void compiler_identity(const char *cxx, char *out, size_t len) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  static char who[1024], identity[1024];
+  pthread_mutex_lock(&mu);
+  if (strcmp(who, cxx) != 0) {
+    const char *argv[] = {cxx, "--version", NULL};
+    sbuf version = {0};
+    char err[LC_ERRLEN];
+    int status = run_compiler(argv, &version, err);
+    snprintf(identity, sizeof identity, "%s", status == 0 && version.p ? version.p : "unknown");
+    snprintf(who, sizeof who, "%s", cxx);
+    free(version.p);
+  }
+  snprintf(out, len, "%s", identity);
+  pthread_mutex_unlock(&mu);
+}
+
+/* The whole file at path appended to b; false when it cannot be read. */
+static bool read_into(sbuf *b, const char *path) {
+  FILE *f = fopen(path, "rb");
+  char chunk[65536];
+  size_t n;
+  while (f && (n = fread(chunk, 1, sizeof chunk, f)) > 0) sb_add(b, chunk, n);
+  bool ok = f && !ferror(f) && !b->oom;
+  if (f) fclose(f);
+  return ok;
+}
+
+/* A copy of the object just compiled goes into the disk cache with the
+** headers the compiler says it read (depfile; in, the source, is not one of
+** them), unless one of them changed while it compiled (since: when it
+** started): then what it read is not known. A cache that cannot be written
+** only costs time. */
+static void store_in_cache(const char *so, const lc_hash *key, const char *depfile,
+                           const char *in, const struct timespec *since) {
+  if (lc_cache_dir() == NULL) return;
+  sbuf rule = {0}, data = {0};
+  lc_deps deps = {0};
+  bool ok = read_into(&rule, depfile);
+  if (ok) {
+    lc_deps_add_rule(&deps, rule.p, rule.n, in);
+    ok = !deps.failed && lc_deps_settled(&deps, since) && read_into(&data, so);
+  }
+  char ignored[LC_ERRLEN];
+  if (ok) lc_cache_store("sim", key, ".so", data.p, data.n, &deps, ignored);
+  lc_deps_free(&deps);
+  free(rule.p);
+  free(data.p);
+}
+
+static bool load(const char *path, void **handle, char *err) {
+  *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (*handle == NULL) {
+    snprintf(err, LC_ERRLEN, "cannot load the compiled module: %.400s", dlerror());
+    return false;
+  }
+  void *sym = dlsym(*handle, "__lc_sim_abi");
+  int (*abi)(void) = NULL;
+  if (sym) memcpy(&abi, &sym, sizeof abi);     /* as POSIX allows */
+  if (abi == NULL || abi() != LC_SIM_ABI) {
+    snprintf(err, LC_ERRLEN, "the compiled module has another ABI version");
+    dlclose(*handle);
+    *handle = NULL;
+    return false;
+  }
+  return true;
+}
+
+int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
+  *handle = NULL;
+  *log = NULL;
+  sbuf text = {0}, out = {0};
+  compose(&text, src);
+  if (text.oom) {
+    free(text.p);
+    snprintf(err, LC_ERRLEN, "out of memory composing the source");
+    return LC_ENOMEM;
+  }
+  const char *cxx = getenv("LUACUDA_CXX");
+  if (cxx == NULL || *cxx == '\0') cxx = "c++";
+  const char *tmp = getenv("TMPDIR");
+  char dir[512], in[600], obj[600], so[600], depfile[600];
+  snprintf(dir, sizeof dir, "%s/luacuda-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (mkdtemp(dir) == NULL) {
+    snprintf(err, LC_ERRLEN, "cannot make a directory in %.300s: %s",
+             tmp && *tmp ? tmp : "/tmp", strerror(errno));
+    free(text.p);
+    return LC_EFAIL;
+  }
+  snprintf(in, sizeof in, "%s/kernel.cc", dir);
+  snprintf(obj, sizeof obj, "%s/kernel.o", dir);
+  snprintf(depfile, sizeof depfile, "%s/kernel.d", dir);
+  const char *argv[32 + 64], *largv[8];
+  int nkey;
+  build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, obj, in, depfile, src, &nkey);
+  /* the key: what is compiled, how, and by which compiler (the headers
+  ** read are checked by the entry: cache.h) */
+  lc_hash key;
+  lc_hash_init(&key);
+  lc_hash_add(&key, text.p, text.n);
+  for (int i = 0; i < nkey; i++) lc_hash_add_str(&key, argv[i]);
+  char identity[1024];
+  compiler_identity(cxx, identity, sizeof identity);
+  lc_hash_add_str(&key, identity);
+  int rc = LC_EFAIL;
+  /* compiled before: the bytes checked are written to this compilation's
+  ** own directory and loaded from there, so what is loaded is what was
+  ** checked (the entry is never opened by name again), under a name no
+  ** other module had (dlopen takes a name it has loaded for that module);
+  ** an entry that does not load is compiled anew */
+  snprintf(so, sizeof so, "%s/kernel.so", dir);
+  size_t len;
+  unsigned char *image = lc_cache_load("sim", &key, ".so", &len);
+  if (image) {
+    char ignored[LC_ERRLEN];
+    bool hit = write_file(so, (const char *)image, len, ignored) == 0 && load(so, handle, ignored);
+    free(image);
+    if (hit) {
+      rc = LC_OK;
+      goto done;
+    }
+  }
+  link_argv(largv, cxx, so, obj);
+  struct timespec start;
+  clock_gettime(CLOCK_REALTIME, &start);
+  if (write_file(in, text.p, text.n, err) == 0) {
+    int status = run_compiler(argv, &out, err);
+    if (status == 0) status = run_compiler(largv, &out, err);
+    if (status > 0) {
+      snprintf(err, LC_ERRLEN, "compilation of %.300s failed", src->name);
+      *log = out.p;
+      out.p = NULL;
+    } else if (status == 0 && load(so, handle, err)) {
+      rc = LC_OK;
+      store_in_cache(so, &key, depfile, in, &start);
+    }
+  }
+done:
+  unlink(in);
+  unlink(obj);
+  unlink(depfile);
+  unlink(so);
+  rmdir(dir);
+  free(text.p);
+  free(out.p);
+  return rc;
+}

@@ -1,0 +1,125 @@
+/*
+** sim: what the simulator's files share: compiling a kernel module with the
+** host compiler, and running a launch's blocks on the worker threads.
+*/
+#ifndef LUACUDA_SIM_H
+#define LUACUDA_SIM_H
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "scan.h"
+#include "../../../kernels/sim_abi.h"
+
+/* Compile src into a shared object and dlopen it. On a compile error the
+** compiler's output comes back in *log (malloc'd). */
+int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err);
+
+/* Run every block of a launch of fn on the worker threads and wait for
+** them; the first failing block's message comes back in err. */
+int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err);
+
+/* ---- faults in kernels (sim_fault.c) ----
+** Each worker thread registers one of these. While armed, a fault raised
+** on that thread (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT), or the stop
+** signal after lc_sim_fault_stop, records the signal and siglongjmps to
+** jump; lc_sim_fault_recover must then be called on that thread. */
+#define LC_SIM_STOP_SIGNAL SIGURG      /* ignored by default, so a late one is harmless */
+typedef struct lc_sim_fault {
+  sigjmp_buf jump;
+  volatile sig_atomic_t armed;     /* kernel code runs on this thread */
+  volatile sig_atomic_t stop;      /* the watchdog wants the kernel stopped */
+  /* the running kernel module's code: the watchdog stops a kernel only
+  ** there, never inside the C library (malloc's lock would stay held) */
+  uintptr_t code_lo, code_hi;
+  int signo, code;                 /* what happened */
+  void *addr;
+  pthread_t self;
+} lc_sim_fault;
+
+/* On the worker thread itself: its signal stack, the handlers (once). */
+int lc_sim_fault_thread(lc_sim_fault *f, char *err);
+void lc_sim_fault_recover(lc_sim_fault *f);
+/* Stop the kernel running on f's thread (the watchdog's request): at once
+** when it runs its module's code, else at a later request (the watchdog
+** asks every 10 ms). */
+void lc_sim_fault_stop(lc_sim_fault *f);
+/* The executable code of the loaded module holding address addr, into
+** [lo, hi); both 0 when it cannot be found (a stop may then land anywhere). */
+void lc_sim_code_range(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
+/* The recorded signal as a cause, e.g. "integer division by zero (SIGFPE)". */
+void lc_sim_fault_describe(const lc_sim_fault *f, char *buf, size_t n);
+
+/* Under valgrind, device blocks are heap blocks to memcheck: their contents
+** start undefined and a lost one is a leak. No-ops elsewhere. */
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define LC_SIM_BLOCK_ALLOCATED(p, n) VALGRIND_MALLOCLIKE_BLOCK(p, n, 0, 0)
+#define LC_SIM_BLOCK_FREED(p) VALGRIND_FREELIKE_BLOCK(p, 0)
+/* A stack the simulator uses (a fiber's, a worker's, a signal stack): a
+** move of the stack pointer between two of them is a switch to valgrind,
+** not a frame pushed (which would make it take the live frames between them
+** for undefined memory: after a fault's siglongjmp from the signal stack,
+** when the two lie within 2 MiB). */
+#define LC_SIM_STACK(lo, hi) ((void)VALGRIND_STACK_REGISTER(lo, hi))
+#endif
+#endif
+#ifndef LC_SIM_BLOCK_ALLOCATED
+#define LC_SIM_BLOCK_ALLOCATED(p, n) ((void)0)
+#define LC_SIM_BLOCK_FREED(p) ((void)0)
+#define LC_SIM_STACK(lo, hi) ((void)0)
+#endif
+
+/* ---- device memory followed by a guard page (sim_guard.c) ----
+** n is a multiple of 256; free takes the same n. */
+void *lc_sim_guard_alloc(size_t n);
+void lc_sim_guard_free(void *p, size_t n);
+void lc_sim_guard_trim(void);           /* unmap the blocks kept for reuse */
+
+/* ---- smaller device memory, out of the host heap (sim_arena.c) ----
+** n is a multiple of 256, at most lc_sim_arena_max(); free takes the same n. */
+size_t lc_sim_arena_max(void);
+void *lc_sim_arena_alloc(size_t n);
+void lc_sim_arena_free(void *p, size_t n);
+
+/* ---- streams and events (sim_stream.c) ----
+** Work queued on a stream: run() is called on the executor thread, in
+** queue order; the struct is freed after it. A work type embeds this as
+** its first member and its payload follows. */
+typedef struct lc_sim_work lc_sim_work;
+struct lc_sim_work {
+  lc_sim_work *next;
+  uint64_t ticket;
+  lc_stream *stream;           /* where a failure is reported; NULL: nowhere */
+  int (*run)(lc_sim_work *w, char *err);
+};
+
+/* calloc'd work with payload bytes after the header (NULL: out of memory) */
+lc_sim_work *lc_sim_work_new(size_t payload, int (*run)(lc_sim_work *, char *), char *err);
+/* Queue w on s (taking it, also on failure); its ticket in *ticket. */
+int lc_sim_submit(lc_stream *s, lc_sim_work *w, uint64_t *ticket, char *err);
+
+int lc_sim_synchronize(char *err);
+void lc_sim_defer(void (*release)(void *), void *ud);
+lc_stream *lc_sim_default_stream(void);
+int lc_sim_stream_create(lc_stream **s, char *err);
+/* Streams are counted: the script's object holds one reference, and each
+** host slot that wraps the stream (luacuda_setstream) another; destroy
+** drops one, and the last goes once the work queued on the stream is done. */
+void lc_sim_stream_retain(lc_stream *s);
+void lc_sim_stream_destroy(lc_stream *s);
+int lc_sim_stream_synchronize(lc_stream *s, char *err);
+int lc_sim_stream_query(lc_stream *s, bool *idle, char *err);
+int lc_sim_event_create(lc_event **e, bool timing, char *err);
+void lc_sim_event_destroy(lc_event *e);
+int lc_sim_event_record(lc_event *e, lc_stream *s, char *err);
+int lc_sim_event_wait(lc_event *e, lc_stream *s, char *err);
+int lc_sim_event_synchronize(lc_event *e, char *err);
+int lc_sim_event_query(lc_event *e, bool *complete, char *err);
+int lc_sim_event_elapsed(lc_event *a, lc_event *b, float *ms, char *err);
+
+#endif

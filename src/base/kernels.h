@@ -1,0 +1,13 @@
+/*
+** kernels: the files of kernels/, built into the module (kernels.c), so
+** that nothing has to be found on disk at run time.
+*/
+#ifndef LUACUDA_KERNELS_H
+#define LUACUDA_KERNELS_H
+
+/* The prelude every kernel source is compiled with (kernels/prelude.cuh). */
+extern const char lc_prelude_source[];
+/* The library's own kernels, compiled for the device at first use. */
+extern const char lc_strided_source[];
+
+#endif

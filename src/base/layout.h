@@ -1,0 +1,87 @@
+/*
+** layout: shape and byte-stride arithmetic for N-d views.
+** Pure C, no Lua and no memory: a layout says where each element of a view
+** lies, as a byte offset from the start of the buffer that holds it.
+** Axes are 0-based here; the Lua layer translates from Lua's 1-based API.
+** Every function that can fail returns 0 on success and writes a message
+** (without the function name, which the caller adds) into err.
+*/
+#ifndef LUACUDA_LAYOUT_H
+#define LUACUDA_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define LC_MAXDIM 32     /* NumPy's historical limit */
+#include "common.h"       /* LC_ERRLEN */
+
+typedef struct lc_layout {
+  int ndim;
+  int64_t size;                  /* product of shape, cached */
+  int64_t offset;                /* bytes from the buffer start to element 0 */
+  int64_t shape[LC_MAXDIM];
+  int64_t strides[LC_MAXDIM];    /* bytes; may be zero or negative */
+} lc_layout;
+
+/* A reshape may be satisfied by a view or may need a copy. */
+enum { LC_RESHAPE_VIEW = 0, LC_RESHAPE_COPY = 1, LC_RESHAPE_ERROR = -1 };
+
+/* Contiguous layout of the given shape; order is 'C' or 'F'. */
+int lc_layout_contiguous(lc_layout *l, int ndim, const int64_t *shape,
+                         int64_t itemsize, char order, char *err);
+
+/* Explicit strides. Offset is set so the lowest element is at byte 0;
+** *span receives the bytes a buffer needs to hold every element. */
+int lc_layout_strided(lc_layout *l, int ndim, const int64_t *shape,
+                      int nstrides, const int64_t *strides, int64_t itemsize,
+                      int64_t *span, char *err);
+
+/* Contiguous layout whose axes are ordered like src's strides
+** (NumPy's empty_like with order 'K'). */
+void lc_layout_like(lc_layout *dst, const lc_layout *src, int64_t itemsize);
+
+bool lc_layout_is_c_contiguous(const lc_layout *l, int64_t itemsize);
+bool lc_layout_is_f_contiguous(const lc_layout *l, int64_t itemsize);
+
+/* Byte range [lo, hi) of the buffer that the view touches; empty (lo == hi)
+** for size-0 views. */
+void lc_layout_extent(const lc_layout *l, int64_t itemsize,
+                      int64_t *lo, int64_t *hi);
+
+/* Fill one -1 entry of shape from the total size; other negatives, a
+** second -1, or a size that does not divide are errors. */
+int lc_shape_infer(int ndim, int64_t *shape, int64_t size, char *err);
+
+/* Reshape src into newshape (already inferred). On LC_RESHAPE_VIEW dst is
+** the view; on LC_RESHAPE_COPY dst is the contiguous layout (offset 0) that
+** a copy must be written in. */
+int lc_layout_reshape(const lc_layout *src, int ndim, const int64_t *newshape,
+                      int64_t itemsize, char order, lc_layout *dst, char *err);
+
+/* perm is 0-based; NULL reverses the axes. */
+int lc_layout_transpose(lc_layout *l, const int *perm, char *err);
+
+/* Keep count elements of axis, starting at index start, every step
+** (step != 0, may be negative). start must lie in the axis unless
+** count == 0. */
+int lc_layout_slice(lc_layout *l, int axis, int64_t start, int64_t count,
+                    int64_t step, char *err);
+
+/* Select index i of axis and drop the axis. */
+int lc_layout_select(lc_layout *l, int axis, int64_t i, char *err);
+
+/* Drop size-1 axes: all of them (axis < 0) or only the given one. */
+int lc_layout_squeeze(lc_layout *l, int axis, char *err);
+
+/* Reinterpret the elements with another itemsize (NumPy's view(dtype)). */
+int lc_layout_view_itemsize(lc_layout *l, int64_t old_itemsize,
+                            int64_t new_itemsize, char *err);
+
+/* Do a and b have the same shape once size-1 axes are dropped? */
+bool lc_layout_same_shape(const lc_layout *a, const lc_layout *b);
+
+/* Write "{2, 3}" into buf (truncated to len). */
+void lc_shape_format(char *buf, size_t len, int ndim, const int64_t *shape);
+
+#endif

@@ -1,0 +1,223 @@
+/*
+** array: the Array userdata's life cycle (construction, release by __gc
+** and __close, the closed state), its fields, and the argument readers the
+** other files share.
+*/
+#include "array.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gate.h"
+#include "record.h"
+#include "aux.h"
+#include "parts.h"
+
+#define METHODS_KEY "luacuda.array.methods"
+
+static const char metatable_key = 0;    /* the registry's key for the metatable */
+
+lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt) {
+  lc_array *a = lua_newuserdatauv(L, sizeof *a, 1);
+  a->magic = LC_ARRAY_MAGIC;
+  a->closing = false;
+  a->buf = NULL;
+  a->dtype = NULL;
+  a->lay.ndim = 0;
+  a->lay.size = 1;
+  a->lay.offset = 0;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
+  lua_setmetatable(L, -2);
+  lc_dtype_retain(dt);       /* a record lives as long as its arrays */
+  a->dtype = dt;
+  return a;
+}
+
+lc_array *lc_array_alloc(lua_State *L, lc_kind kind, const lc_dtype *dt,
+                         const lc_layout *lay, int64_t nbytes, const char *fname) {
+  lc_array *a = lc_array_push_closed(L, dt);
+  a->lay = *lay;
+  a->buf = lc_buffer_new(L, kind, (size_t)nbytes, 0, fname);
+  return a;
+}
+
+lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndim,
+                         const int64_t *shape, char order, const char *fname) {
+  lc_layout lay;
+  char err[LC_ERRLEN];
+  if (lc_layout_contiguous(&lay, ndim, shape, dt->size, order, err))
+    lc_error(L, fname, "%s", err);
+  return lc_array_alloc(L, kind, dt, &lay, lay.size * dt->size, fname);
+}
+
+lc_array *lc_array_push_view(lua_State *L, const lc_array *base,
+                             const lc_layout *lay, const lc_dtype *dt) {
+  lc_array *v = lc_array_push_closed(L, dt);
+  v->lay = *lay;
+  lc_buffer_retain(base->buf);
+  v->buf = base->buf;
+  return v;
+}
+
+lc_array *lc_array_test(lua_State *L, int idx) {
+  if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return NULL;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
+  bool ours = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return ours ? lua_touserdata(L, idx) : NULL;
+}
+
+lc_array *lc_array_check(lua_State *L, int idx, const char *fname) {
+  lc_array *a = lc_array_test(L, idx);
+  if (a == NULL)
+    lc_error(L, fname, "expected an array, got %s", luaL_typename(L, idx));
+  if (!lc_array_is_open(a)) lc_error(L, fname, "attempt to use a closed array");
+  return a;
+}
+
+/* Let go of the buffer (a closed array keeps its dtype and layout). */
+static void array_finish(lua_State *L, int idx) {
+  lc_array *a = lua_touserdata(L, idx);
+  lc_buffer *b = a->buf;
+  a->buf = NULL;
+  a->closing = false;
+  if (b) lc_buffer_release(b);
+}
+
+static const lc_closer array_closer = {array_finish};
+
+/* __close and close(): idempotent. While another call runs, which may hold
+** the buffer, the array only reads as closed; the buffer goes after. */
+static int array_release(lua_State *L) {
+  lc_array *a = lc_array_test(L, 1);
+  if (a && lc_array_is_open(a)) lc_close(L, 1, &array_closer, &a->closing);
+  return 0;
+}
+
+/* __gc: a closed array still answers tostring and luacuda.type with its
+** dtype; only the finalizer lets go of it. Nothing holds an array being
+** finalized, so its buffer goes at once. */
+static int array_gc(lua_State *L) {
+  lc_array *a = lc_array_test(L, 1);
+  if (a) array_finish(L, 1);
+  if (a && a->dtype) {
+    const lc_dtype *dt = a->dtype;
+    a->dtype = NULL;
+    lc_dtype_release(dt);
+  }
+  return 0;
+}
+
+static int array_len(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "len");
+  if (a->lay.ndim == 0) lc_error(L, "len", "a 0-d array has no length");
+  lua_pushinteger(L, a->lay.shape[0]);
+  return 1;
+}
+
+int lc_array_getfield(lua_State *L, const lc_array *a, const char *key) {
+  switch (key[0]) {
+    case 's':
+      if (strcmp(key, "shape") == 0) { lc_push_int64s(L, a->lay.ndim, a->lay.shape); return 1; }
+      if (strcmp(key, "strides") == 0) { lc_push_int64s(L, a->lay.ndim, a->lay.strides); return 1; }
+      if (strcmp(key, "size") == 0) { lua_pushinteger(L, a->lay.size); return 1; }
+      break;
+    case 'd':
+      if (strcmp(key, "dtype") == 0) { lc_dtype_push(L, a->dtype); return 1; }
+      break;
+    case 'n':
+      if (strcmp(key, "ndim") == 0) { lua_pushinteger(L, a->lay.ndim); return 1; }
+      if (strcmp(key, "nbytes") == 0) { lua_pushinteger(L, a->lay.size * a->dtype->size); return 1; }
+      break;
+    case 'i':
+      if (strcmp(key, "itemsize") == 0) { lua_pushinteger(L, a->dtype->size); return 1; }
+      break;
+    case 'k':
+      if (strcmp(key, "kind") == 0) { lua_pushstring(L, lc_kind_names[a->buf->kind]); return 1; }
+      break;
+    case 'p':     /* page-locked: allocated so, or a host array registered */
+      if (strcmp(key, "pinned") == 0) {
+        lc_kind k = a->buf->kind;
+        lua_pushboolean(L, k == LC_PINNED || k == LC_MAPPED || atomic_load(&a->buf->lock) != 0);
+        return 1;
+      }
+      break;
+    case 'T':
+      if (key[1] == '\0') {
+        lc_layout t = a->lay;
+        char err[LC_ERRLEN];
+        lc_layout_transpose(&t, NULL, err);     /* reversing cannot fail */
+        lc_array_push_view(L, a, &t, a->dtype);
+        return 1;
+      }
+      break;
+  }
+  return 0;
+}
+
+void lc_array_add_methods(lua_State *L, const luaL_Reg *fns) {
+  lua_getfield(L, LUA_REGISTRYINDEX, METHODS_KEY);
+  lc_setfuncs(L, fns);
+  lua_pop(L, 1);
+}
+
+lc_array *lc_array_self(lua_State *L, const char *fname) {
+  lc_array *a = lc_array_test(L, 1);
+  if (a == NULL) lc_error(L, fname, "expected an array, got %s", lc_typename(L, 1));
+  return a;
+}
+
+/* __tostring: format.lua's */
+static int array_tostring(lua_State *L) {
+  lc_array_self(L, "tostring");
+  lc_push_lua_part(L, "luacuda.format", "array");
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+static const luaL_Reg meta[] = {
+  {"__gc", array_gc},
+  {"__tostring", array_tostring},
+  {"__close", array_release},
+  {"__len", array_len},
+  {NULL, NULL}
+};
+
+static int array_close(lua_State *L) {
+  lc_array_check(L, 1, "close");
+  return array_release(L);
+}
+
+/* luacuda.attr(a, name): the array's own field or method, which a record
+** field of the same name hides from a.name */
+static int l_attr(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "attr");
+  const char *key = luaL_checkstring(L, 2);
+  lua_getfield(L, LUA_REGISTRYINDEX, METHODS_KEY);
+  if (lua_getfield(L, -1, key) != LUA_TNIL) return 1;
+  if (!lc_array_getfield(L, a, key)) lua_pushnil(L);
+  return 1;
+}
+
+static const luaL_Reg methods[] = {
+  {"close", array_close},
+  {NULL, NULL}
+};
+
+void lc_array_open(lua_State *L) {
+  luaL_newmetatable(L, LC_ARRAY_MT);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &metatable_key);
+  lc_setfuncs(L, meta);
+  /* getmetatable(a) gives this name, not the table: the metamethods trust
+  ** that their first argument is an array */
+  lua_pushliteral(L, LC_ARRAY_MT);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lc_setfuncs(L, methods);
+  lua_setfield(L, LUA_REGISTRYINDEX, METHODS_KEY);
+  static const luaL_Reg fns[] = {{"attr", l_attr}, {NULL, NULL}};
+  lc_setfuncs(L, fns);
+}

@@ -1,0 +1,272 @@
+/*
+** copy: moving elements between arrays of any kinds and layouts, filling,
+** and the copy methods. Everything is checked before the first byte moves,
+** so a failed copy leaves the target as it was.
+*/
+#include "array.h"
+
+#include <string.h>
+
+#include "aux.h"
+#include "record.h"
+
+static const lc_backend *backend_of(const lc_array *a) { return a->buf->backend; }
+
+static void region_of(lc_region *r, const lc_array *a, const lc_layout *lay) {
+  r->base = a->buf->ptr;
+  r->kind = a->buf->kind;
+  r->layout = lay;
+}
+
+void lc_elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
+                  lc_stream *s, const char *fname) {
+  const lc_backend *be = backend_of(a);
+  char err[LC_ERRLEN];
+  char *p = (char *)a->buf->ptr + off;
+  size_t n = (size_t)a->dtype->size;
+  if (s == NULL) {
+    if (lc_kind_host_accessible(lc_array_kind(a))) {
+      lc_sync_host(L, lc_array_kind(a), fname);
+      memcpy(out, p, n);
+    } else if (be->copy(out, LC_HOST, p, lc_array_kind(a), n, NULL, err)) {
+      lc_error(L, fname, "%s", err);
+    }
+    return;
+  }
+  /* queued behind the stream's work, and waited for: out is the caller's */
+  if (be->copy(out, LC_HOST, p, lc_array_kind(a), n, s, err) ||
+      be->stream_synchronize(s, err))
+    lc_error(L, fname, "%s", err);
+}
+
+void lc_elem_push_at(lua_State *L, const lc_array *a, int64_t off, lc_stream *s,
+                     const char *fname) {
+  if (s == NULL && lc_kind_host_only(lc_array_kind(a))) {
+    lc_elem_push(L, a->dtype, (char *)a->buf->ptr + off);
+  } else {
+    char tmp[16];
+    lc_elem_read(L, a, off, tmp, s, fname);
+    lc_elem_push(L, a->dtype, tmp);
+  }
+}
+
+void lc_elem_write(lua_State *L, const lc_array *a, int64_t off, const void *in,
+                   lc_stream *s, const char *fname) {
+  const lc_backend *be = backend_of(a);
+  char err[LC_ERRLEN];
+  char *p = (char *)a->buf->ptr + off;
+  if (s == NULL && lc_kind_host_accessible(lc_array_kind(a))) {
+    lc_sync_host(L, lc_array_kind(a), fname);
+    memcpy(p, in, (size_t)a->dtype->size);
+    return;
+  }
+  /* a fill of the one element: the backend keeps the value, so a queued
+  ** write does not read the caller's stack later */
+  lc_layout one = {.ndim = 0, .offset = off, .size = 1};
+  lc_region r = {a->buf->ptr, lc_array_kind(a), &one};
+  if (be->fill(&r, in, a->dtype->size, s, err)) lc_error(L, fname, "%s", err);
+}
+
+static bool overlap(const lc_array *d, const lc_layout *dl,
+                    const lc_array *s, const lc_layout *sl) {
+  if (d->buf != s->buf) return false;
+  int64_t dlo, dhi, slo, shi;
+  lc_layout_extent(dl, d->dtype->size, &dlo, &dhi);
+  lc_layout_extent(sl, s->dtype->size, &slo, &shi);
+  return dlo < shi && slo < dhi;
+}
+
+static bool same_view(const lc_layout *a, const lc_layout *b) {
+  if (a->ndim != b->ndim || a->offset != b->offset) return false;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i] || a->strides[i] != b->strides[i]) return false;
+  return true;
+}
+
+/* The copy proper, on layouts already checked and squeezed. */
+static void copy_views(lua_State *L, const lc_array *dst, const lc_layout *dl,
+                       const lc_array *src, const lc_layout *sl, lc_stream *s,
+                       const char *fname) {
+  if (dl->size == 0) return;
+  if (overlap(dst, dl, src, sl)) {
+    if (same_view(dl, sl)) return;
+    /* stage through a copy so no element is read after being overwritten */
+    lc_array view = *src;
+    view.lay = *sl;
+    lc_array *tmp = lc_copy_to_new(L, &view, lc_array_kind(src), s, fname);
+    lc_layout tl = tmp->lay;
+    copy_views(L, dst, dl, tmp, &tl, s, fname);
+    lua_pop(L, 1);
+    return;
+  }
+  int64_t isz = dst->dtype->size;
+  if (s == NULL && lc_kind_host_accessible(lc_array_kind(dst)) &&
+      lc_kind_host_accessible(lc_array_kind(src))) {
+    lc_sync_host(L, lc_array_kind(dst), fname);
+    lc_sync_host(L, lc_array_kind(src), fname);
+    lc_copy_strided_host(dst->buf->ptr, dl, src->buf->ptr, sl, isz);
+    return;
+  }
+  const lc_array *sides[2] = {dst, src};
+  for (int i = 0; i < 2; i++) {
+    const lc_buffer *b = sides[i]->buf;
+    if (b->kind == LC_DEVICE && b->device != b->backend->current_device())
+      lc_error(L, fname, "the %s array is on device %d, but device %d is current "
+               "(luacuda.select_device)", i == 0 ? "destination" : "source", b->device + 1,
+               b->backend->current_device() + 1);
+  }
+  lc_region rd, rs;
+  region_of(&rd, dst, dl);
+  region_of(&rs, src, sl);
+  /* a device side decides which backend moves the data */
+  const lc_backend *be = lc_array_kind(dst) == LC_DEVICE ? backend_of(dst) : backend_of(src);
+  char err[LC_ERRLEN];
+  if (be->copy_strided(&rd, &rs, isz, s, err)) lc_error(L, fname, "%s", err);
+}
+
+void lc_copy_array(lua_State *L, lc_array *dst, const lc_array *src,
+                   lc_stream *s, const char *fname) {
+  if (!lc_dtype_equal(dst->dtype, src->dtype))
+    lc_error(L, fname, "dtype mismatch: cannot copy %s into %s (no implicit casting)",
+             src->dtype->name, dst->dtype->name);
+  if (!lc_layout_same_shape(&dst->lay, &src->lay)) {
+    char ds[256], ss[256];
+    lc_shape_format(ds, sizeof ds, dst->lay.ndim, dst->lay.shape);
+    lc_shape_format(ss, sizeof ss, src->lay.ndim, src->lay.shape);
+    lc_error(L, fname, "shape mismatch: cannot copy %s into %s", ss, ds);
+  }
+  lc_layout dl = dst->lay, sl = src->lay;
+  char err[LC_ERRLEN];
+  lc_layout_squeeze(&dl, -1, err);
+  lc_layout_squeeze(&sl, -1, err);
+  copy_views(L, dst, &dl, src, &sl, s, fname);
+}
+
+lc_array *lc_copy_to_new(lua_State *L, const lc_array *a, lc_kind kind,
+                         lc_stream *s, const char *fname) {
+  lc_array *c = lc_array_empty(L, kind, a->dtype, a->lay.ndim, a->lay.shape, 'C', fname);
+  lc_copy_array(L, c, a, s, fname);
+  return c;
+}
+
+static void fill_view(lua_State *L, const lc_array *a, const lc_layout *lay,
+                      const void *value, lc_stream *s, const char *fname) {
+  if (s == NULL && lc_kind_host_accessible(lc_array_kind(a))) {
+    lc_sync_host(L, lc_array_kind(a), fname);
+    lc_fill_host(a->buf->ptr, lay, value, a->dtype->size);
+    return;
+  }
+  lc_region r;
+  region_of(&r, a, lay);
+  char err[LC_ERRLEN];
+  if (backend_of(a)->fill(&r, value, a->dtype->size, s, err)) lc_error(L, fname, "%s", err);
+}
+
+void lc_fill_array(lua_State *L, lc_array *dst, int vidx, lc_stream *s,
+                   const char *fname) {
+  char small[16];
+  int top = lua_gettop(L);
+  vidx = lua_absindex(L, vidx);
+  void *value = lc_elem_room(L, dst->dtype, small, sizeof small);
+  lc_elem_check(L, vidx, dst->dtype, value, fname);
+  fill_view(L, dst, &dst->lay, value, s, fname);
+  lua_settop(L, top);
+}
+
+void lc_assign(lua_State *L, const lc_array *a, const lc_layout *lay, int vidx,
+               lc_stream *s, const char *fname) {
+  lc_array view = *a;          /* a stays referenced by the caller's stack */
+  view.lay = *lay;
+  int t = lua_type(L, vidx);
+  vidx = lua_absindex(L, vidx);
+  if (t == LUA_TTABLE && a->dtype->rec && lc_record_is_value(L, vidx)) {
+    /* one record value: broadcast, as a scalar is */
+    char small[16];
+    int top = lua_gettop(L);
+    void *value = lc_elem_room(L, a->dtype, small, sizeof small);
+    lc_elem_check(L, vidx, a->dtype, value, fname);
+    fill_view(L, a, lay, value, s, fname);
+    lua_settop(L, top);
+  } else if (t == LUA_TNUMBER || t == LUA_TBOOLEAN) {
+    char value[16];
+    lc_elem_check(L, vidx, a->dtype, value, fname);
+    fill_view(L, a, lay, value, s, fname);
+  } else if (t == LUA_TTABLE) {
+    /* convert into a temporary first: a bad value must not leave the
+    ** target half written */
+    lc_array *tmp = lc_from_table(L, vidx, a->dtype, LC_HOST, NULL, fname);
+    lc_copy_array(L, &view, tmp, s, fname);
+    lua_pop(L, 1);
+  } else {
+    lc_array *src = lc_array_test(L, vidx);
+    if (src == NULL)
+      lc_error(L, fname, "cannot assign a %s to an array (a number, boolean, "
+               "table or array)", luaL_typename(L, vidx));
+    lc_copy_array(L, &view, lc_array_check(L, vidx, fname), s, fname);
+  }
+}
+
+/* ---- methods ---------------------------------------------------------- */
+
+/* a:copy_to_host([ary] [, stream]) */
+static int array_copy_to_host(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "copy_to_host");
+  if (lc_array_test(L, 2)) {
+    lc_array *t = lc_array_check(L, 2, "copy_to_host");
+    lc_stream *s = lc_opt_stream(L, 3, "copy_to_host");
+    if (!lc_kind_host_accessible(lc_array_kind(t)))
+      lc_error(L, "copy_to_host", "the target must be host memory, got a %s array",
+               lc_kind_names[lc_array_kind(t)]);
+    lc_copy_array(L, t, a, s, "copy_to_host");
+    lua_settop(L, 2);
+    return 1;
+  }
+  lc_stream *s = lc_opt_stream(L, lua_isnil(L, 2) ? 3 : 2, "copy_to_host");
+  lc_copy_to_new(L, a, LC_HOST, s, "copy_to_host");
+  return 1;
+}
+
+/* a:copy_to_device(src [, stream]): src an array or a nested table */
+static int array_copy_to_device(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "copy_to_device");
+  lc_stream *s = lc_opt_stream(L, 3, "copy_to_device");
+  if (!lc_kind_device_accessible(lc_array_kind(a)))
+    lc_error(L, "copy_to_device", "the target is a %s array, not device memory",
+             lc_kind_names[lc_array_kind(a)]);
+  int t = lua_type(L, 2);
+  if (t != LUA_TTABLE && lc_array_test(L, 2) == NULL)
+    lc_error(L, "copy_to_device", "the source must be an array or a table, got %s",
+             luaL_typename(L, 2));
+  lc_assign(L, a, &a->lay, 2, s, "copy_to_device");
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* a:copy([stream]): a C-contiguous copy in the same kind of memory */
+static int array_copy(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "copy");
+  lc_stream *s = lc_opt_stream(L, 2, "copy");
+  lc_copy_to_new(L, a, lc_array_kind(a), s, "copy");
+  return 1;
+}
+
+/* a:fill(value [, stream]) */
+static int array_fill(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "fill");
+  lc_stream *s = lc_opt_stream(L, 3, "fill");
+  lc_fill_array(L, a, 2, s, "fill");
+  lua_settop(L, 1);
+  return 1;
+}
+
+static const luaL_Reg methods[] = {
+  {"copy_to_host", array_copy_to_host},
+  {"copy_to_device", array_copy_to_device},
+  {"copy", array_copy},
+  {"fill", array_fill},
+  {NULL, NULL}
+};
+
+void lc_copy_open(lua_State *L) {
+  lc_array_add_methods(L, methods);
+}

@@ -1,0 +1,160 @@
+/*
+** core: the assembler. luaopen_luacuda_core builds the module from the
+** parts (parts.h), in one place; it also holds the few functions about
+** the device itself.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "array.h"
+#include "gate.h"
+#include "aux.h"
+#include "parts.h"
+
+/* backend() -> name, reason */
+static int l_backend(lua_State *L) {
+  const char *why;
+  const lc_backend *be = lc_backend_get(&why);
+  lua_pushstring(L, be->name);
+  lua_pushstring(L, why);
+  return 2;
+}
+
+/* memory_info() -> {free=, total=, used=}: device memory, in bytes */
+static int l_memory_info(lua_State *L) {
+  size_t free_b, total, used;
+  lc_backend_get(NULL)->mem_info(&free_b, &total, &used);
+  lua_createtable(L, 0, 3);
+  lua_pushinteger(L, (lua_Integer)free_b);
+  lua_setfield(L, -2, "free");
+  lua_pushinteger(L, (lua_Integer)total);
+  lua_setfield(L, -2, "total");
+  lua_pushinteger(L, (lua_Integer)used);
+  lua_setfield(L, -2, "used");
+  const lc_backend *be = lc_backend_get(NULL);
+  size_t reserved, in_use;
+  if (be->pool_info && be->pool_info(&reserved, &in_use) == LC_OK) {
+    lua_pushinteger(L, (lua_Integer)reserved);
+    lua_setfield(L, -2, "pool_reserved");
+    lua_pushinteger(L, (lua_Integer)in_use);
+    lua_setfield(L, -2, "pool_used");
+  }
+  return 1;
+}
+
+/* trim_pool(): give the memory the allocator's pool holds unused back to
+** the device (a no-op where there is no pool) */
+static int l_trim_pool(lua_State *L) {
+  char err[LC_ERRLEN];
+  const lc_backend *be = lc_backend_get(NULL);
+  if (be->trim_pool && be->trim_pool(err)) lc_error(L, "trim_pool", "%s", err);
+  return 0;
+}
+
+/* devices() -> {{name=, compute_capability={maj, min}, memory=,
+** multiprocessors=}, ...} */
+static int l_devices(lua_State *L) {
+  const lc_backend *be = lc_backend_get(NULL);
+  int n = be->device_count();
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lc_device_info info;
+    char err[LC_ERRLEN];
+    if (be->device_info(i, &info, err)) lc_error(L, "devices", "%s", err);
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, info.name);
+    lua_setfield(L, -2, "name");
+    lua_createtable(L, 2, 0);
+    lua_pushinteger(L, info.cc_major);
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, info.cc_minor);
+    lua_rawseti(L, -2, 2);
+    lua_setfield(L, -2, "compute_capability");
+    lua_pushinteger(L, (lua_Integer)info.memory);
+    lua_setfield(L, -2, "memory");
+    lua_pushinteger(L, info.multiprocessors);
+    lua_setfield(L, -2, "multiprocessors");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* select_device(i): make device i (1-based) current for the process */
+static int l_select_device(lua_State *L) {
+  lua_Integer i = luaL_checkinteger(L, 1);
+  const lc_backend *be = lc_backend_get(NULL);
+  char err[LC_ERRLEN];
+  if (i < 1 || i > be->device_count()) {
+    int n = be->device_count();
+    lc_error(L, "select_device", "no device %lld (there %s %d)", (long long)i,
+             n == 1 ? "is" : "are", n);
+  }
+  if (be->select_device((int)i - 1, err)) lc_error(L, "select_device", "%s", err);
+  return 0;
+}
+
+/* current_device() -> the 1-based index of the current device */
+static int l_current_device(lua_State *L) {
+  lua_pushinteger(L, lc_backend_get(NULL)->current_device() + 1);
+  return 1;
+}
+
+/* synchronize(): wait for all queued device work, on every stream, and
+** raise the first failure of it not reported yet */
+static int l_synchronize(lua_State *L) {
+  char err[LC_ERRLEN];
+  if (lc_backend_get(NULL)->synchronize(err)) lc_error(L, "synchronize", "%s", err);
+  return 0;
+}
+
+/* type(x) -> "array" | "closed array" | fail, as io.type does for files */
+static int l_type(lua_State *L) {
+  if (lua_isnone(L, 1)) lc_error(L, "type", "expected a value, got no value");
+  lc_array *a = lc_array_test(L, 1);
+  if (a == NULL) luaL_pushfail(L);
+  else lua_pushstring(L, lc_array_is_open(a) ? "array" : "closed array");
+  return 1;
+}
+
+/* clock() -> seconds from a monotonic clock, for timing (os.clock is the
+** CPU time of all threads, and the simulator runs many) */
+static int l_clock(lua_State *L) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  lua_pushnumber(L, (lua_Number)t.tv_sec + (lua_Number)t.tv_nsec * 1e-9);
+  return 1;
+}
+
+static const luaL_Reg fns[] = {
+  {"backend", l_backend},
+  {"clock", l_clock},
+  {"current_device", l_current_device},
+  {"devices", l_devices},
+  {"memory_info", l_memory_info},
+  {"select_device", l_select_device},
+  {"synchronize", l_synchronize},
+  {"trim_pool", l_trim_pool},
+  {"type", l_type},
+  {NULL, NULL}
+};
+
+LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
+  const char *why;
+  if (lc_backend_get(&why) == NULL) return luaL_error(L, "luacuda: %s", why);
+  lua_newtable(L);
+  lc_setfuncs(L, fns);
+  lc_array_open(L);
+  lc_index_open(L);
+  lc_shape_open(L);
+  lc_copy_open(L);
+  lc_record_open(L);
+  lc_create_open(L);
+  lc_convert_open(L);
+  lc_module_open(L);
+  lc_stream_open(L);
+  lc_ptx_open(L);
+  lc_hostmem_open(L);
+  lc_dlpack_open(L);
+  return 1;
+}

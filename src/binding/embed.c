@@ -1,0 +1,22 @@
+/*
+** embed: the Lua files in lua/luacuda/, built into the module, so a host
+** program needs no LUA_PATH (preload.c puts them in package.preload).
+*/
+#include "common.h"
+#include "parts.h"
+
+LC_EMBED(lc_lua_init, "lua/luacuda/init.lua");
+LC_EMBED(lc_lua_format, "lua/luacuda/format.lua");
+LC_EMBED(lc_lua_record, "lua/luacuda/record.lua");
+LC_EMBED(lc_lua_smart, "lua/luacuda/smart.lua");
+
+extern const char lc_lua_init[], lc_lua_format[], lc_lua_record[], lc_lua_smart[];
+
+/* every file of lua/luacuda/, by module name (the preload spec checks) */
+const lc_embedded lc_lua_sources[] = {
+  {"luacuda", "luacuda/init.lua", lc_lua_init},
+  {"luacuda.format", "luacuda/format.lua", lc_lua_format},
+  {"luacuda.record", "luacuda/record.lua", lc_lua_record},
+  {"luacuda.smart", "luacuda/smart.lua", lc_lua_smart},
+  {NULL, NULL, NULL}
+};

@@ -1,0 +1,736 @@
+/*
+** module: luacuda.compile / compile_file, Module and Kernel objects, and the
+** two launch forms k[{grid, block, ...}](args...) and k:launch(cfg, args...).
+** The source is scanned for kernels and their parameters before the
+** backend compiles it; signatures= replaces what the scanner read.
+*/
+#include "kernel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pthread.h>
+
+#include "cache.h"
+#include "gate.h"
+#include "aux.h"
+
+#define MODULE_MT "luacuda.module"
+#define KERNEL_MT "luacuda.kernel"
+
+/* ---- the counted module ------------------------------------------------- */
+
+static void modref_free(void *ud) {
+  lc_modref *m = ud;
+  if (m->handle) m->be->module_unload(m->handle);
+  free(m->kernels);
+  free(m->globals);
+  free(m);
+}
+
+/* The last reference unloads the module once the launches queued so far,
+** which may be running its code, are done. */
+static void modref_release(void *ud) {
+  lc_modref *m = ud;
+  if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1) return;
+  m->be->defer(modref_free, m);
+}
+
+static void modref_retain(lc_modref *m) {
+  atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
+}
+
+/* A userdata holding one module reference, released by __gc; pushed before
+** anything is allocated, so an error at any later step frees everything. */
+typedef struct holder { lc_modref *mod; } holder;
+
+static int holder_gc(lua_State *L) {
+  holder *h = luaL_testudata(L, 1, MODULE_MT);
+  if (h && h->mod) modref_release(h->mod);
+  if (h) h->mod = NULL;
+  return 0;
+}
+
+/* A module object resurrected by a finalizer after its own (an object
+** collected in the same cycle may keep it) holds nothing any more. */
+static lc_modref *check_module(lua_State *L, int idx, const char *fname) {
+  holder *h = luaL_testudata(L, idx, MODULE_MT);
+  if (h == NULL) lc_error(L, fname, "expected a module, got %s", luaL_typename(L, idx));
+  if (h->mod == NULL) lc_error(L, fname, "attempt to use a module after its finalizer ran");
+  return h->mod;
+}
+
+/* ---- the in-process cache: modules by what made them; each entry holds a
+** reference, so a module compiled once stays for the process. States on
+** several threads share it: an entry without a module is being compiled,
+** and a thread that wants the same key waits for it rather than compiling
+** it again. -------------------------------------------------------------- */
+
+typedef struct cached { lc_hash key; lc_modref *mod; } cached;   /* mod NULL: in flight */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cache_settled = PTHREAD_COND_INITIALIZER;
+static cached *cache;
+static size_t ncache, capcache;
+
+/* The entry for key, or NULL (caller holds the lock). */
+static cached *cache_entry(const lc_hash *key) {
+  for (size_t i = 0; i < ncache; i++)
+    if (cache[i].key.a == key->a && cache[i].key.b == key->b) return &cache[i];
+  return NULL;
+}
+
+/* The compiled module for key, retained; NULL when there is none yet. */
+static lc_modref *cache_find(const lc_hash *key) {
+  pthread_mutex_lock(&cache_lock);
+  cached *c = cache_entry(key);
+  lc_modref *m = c ? c->mod : NULL;
+  if (m) modref_retain(m);
+  pthread_mutex_unlock(&cache_lock);
+  return m;
+}
+
+/* The module for key, retained, once any compilation of it in flight has
+** settled; or NULL, and then *claimed says whether the caller now owns the
+** key's compilation: it must end it with cache_settle, raising
+** no Lua error in between (waiting threads would wait forever). Without
+** room for the entry the caller compiles without caching. */
+static lc_modref *cache_claim(const lc_hash *key, bool *claimed) {
+  lc_modref *m = NULL;
+  *claimed = false;
+  pthread_mutex_lock(&cache_lock);
+  cached *c;
+  while ((c = cache_entry(key)) != NULL && c->mod == NULL)
+    pthread_cond_wait(&cache_settled, &cache_lock);
+  if (c) {
+    m = c->mod;
+    modref_retain(m);
+  } else {
+    if (ncache == capcache) {
+      size_t cap = capcache ? 2 * capcache : 16;
+      cached *grown = realloc(cache, cap * sizeof *grown);
+      if (grown) {
+        cache = grown;
+        capcache = cap;
+      }
+    }
+    if (ncache < capcache) {
+      cache[ncache++] = (cached){*key, NULL};
+      *claimed = true;
+    }
+  }
+  pthread_mutex_unlock(&cache_lock);
+  return m;
+}
+
+/* End a claimed compilation: m compiled (the cache takes a reference) or,
+** with m NULL, failed (the entry goes; a waiting thread tries itself). */
+static void cache_settle(const lc_hash *key, lc_modref *m) {
+  pthread_mutex_lock(&cache_lock);
+  cached *c = cache_entry(key);
+  if (m) {
+    modref_retain(m);
+    c->mod = m;
+  } else {
+    *c = cache[--ncache];
+  }
+  pthread_cond_broadcast(&cache_settled);
+  pthread_mutex_unlock(&cache_lock);
+}
+
+static int compare_names(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The in-process key: backend, name, source, options, and the signature
+** overrides at sigidx in name order (table order is arbitrary). */
+static void module_key(lua_State *L, lc_hash *key, const char *name, const char *src,
+                       size_t len, const char *const *opts, int nopts, int sigidx) {
+  lc_hash_init(key);
+  const lc_backend *be = lc_backend_get(NULL);
+  int device = be->current_device();      /* a module is loaded on one device */
+  lc_hash_add_str(key, be->name);
+  lc_hash_add(key, &device, sizeof device);
+  lc_hash_add_str(key, name);
+  lc_hash_add(key, src, len);
+  for (int i = 0; i < nopts; i++) lc_hash_add_str(key, opts[i]);
+  if (lua_type(L, sigidx) != LUA_TTABLE) return;
+  const char *names[256];
+  int n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, sigidx) && n < 256) {
+    if (lua_type(L, -2) == LUA_TSTRING) names[n++] = lua_tostring(L, -2);
+    lua_pop(L, 1);
+  }
+  qsort(names, (size_t)n, sizeof names[0], compare_names);
+  for (int i = 0; i < n; i++) {
+    lc_opt_get(L, sigidx, names[i]);
+    lc_hash_add_str(key, names[i]);
+    if (lua_type(L, -1) == LUA_TSTRING) lc_hash_add_str(key, lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+}
+
+/* ---- compiling ------------------------------------------------------------ */
+
+static const char *const compile_keys[] = {"name", "options", "signatures", NULL};
+
+/* Scan src into m's arrays: once to count, once to fill. */
+static void scan_source(lua_State *L, lc_modref *m, const char *src, size_t len,
+                        lc_scan_result *r, const char *fname) {
+  char err[LC_ERRLEN];
+  memset(r, 0, sizeof *r);
+  if (lc_scan(src, len, r, err)) lc_error(L, fname, "%s: %s", m->name, err);
+  int nk = r->nkernels, ns = r->nshared, ng = r->nglobals;
+  m->kernels = calloc((size_t)nk + 1, sizeof *m->kernels);
+  m->globals = calloc((size_t)ng + 1, sizeof *m->globals);
+  if (!m->kernels || !m->globals) lc_error(L, fname, "out of host memory");
+  /* only needed while compiling: left to the collector, whatever happens */
+  lc_shared_decl *shared = lua_newuserdatauv(L, ((size_t)ns + 1) * sizeof *shared, 0);
+  *r = (lc_scan_result){m->kernels, nk, 0, shared, ns, 0, m->globals, ng, 0};
+  if (lc_scan(src, len, r, err)) lc_error(L, fname, "%s: %s", m->name, err);
+  m->nkernels = r->nkernels;
+  m->nglobals = r->nglobals;
+}
+
+/* Apply opts.signatures (at idx, a table name -> "int, float*"). */
+static void apply_signatures(lua_State *L, int idx, lc_modref *m, const char *fname) {
+  if (lua_isnil(L, idx)) return;
+  if (lua_type(L, idx) != LUA_TTABLE)
+    lc_error(L, fname, "signatures must be a table of kernel name = \"types\", got %s",
+             luaL_typename(L, idx));
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+      lc_error(L, fname, "signatures must map kernel names to strings of parameter types");
+    const char *name = lua_tostring(L, -2);
+    size_t len;
+    const char *text = lua_tolstring(L, -1, &len);
+    int found = 0;
+    for (int i = 0; i < m->nkernels; i++) {    /* each definition, in every #if branch */
+      if (strcmp(m->kernels[i].name, name) != 0) continue;
+      char err[LC_ERRLEN];
+      if (lc_parse_signature(text, len, &m->kernels[i], err)) lc_error(L, fname, "%s", err);
+      found++;
+    }
+    if (found == 0)
+      lc_error(L, fname, "signatures names kernel '%s', which %s does not define", name,
+               m->name);
+    lua_pop(L, 1);
+  }
+}
+
+/* compile(source, opts) with the source at 1 and its name in name. */
+static int compile_source(lua_State *L, const char *name, const char *fname) {
+  size_t len;
+  const char *src = lua_tolstring(L, 1, &len);
+  bool has_opts = lc_check_opts(L, 2, compile_keys, fname);
+  lua_settop(L, 2);
+  if (has_opts) {
+    lc_opt_get(L, 2, "options");         /* 3 */
+    lc_opt_get(L, 2, "signatures");      /* 4 */
+  } else {
+    lua_settop(L, 4);
+  }
+  /* options: a sequence of strings, gathered into an array of pointers */
+  const char *opts[64];
+  int nopts = 0;
+  if (!lua_isnil(L, 3)) {
+    if (lua_type(L, 3) != LUA_TTABLE)
+      lc_error(L, fname, "options must be a table of strings, got %s", luaL_typename(L, 3));
+    size_t n = lua_rawlen(L, 3);
+    if (n > 64) lc_error(L, fname, "more than 64 options");
+    for (size_t i = 0; i < n; i++) {
+      lua_rawgeti(L, 3, (lua_Integer)i + 1);
+      if (lua_type(L, -1) != LUA_TSTRING)
+        lc_error(L, fname, "options[%zu] must be a string, got %s", i + 1, luaL_typename(L, -1));
+      opts[nopts++] = lua_tostring(L, -1);
+      lua_pop(L, 1);                      /* still referenced by the table */
+    }
+  }
+  holder *h = lua_newuserdatauv(L, sizeof *h, 1);    /* 5: the module object */
+  h->mod = NULL;
+  luaL_setmetatable(L, MODULE_MT);
+  lua_newtable(L);                        /* kernel objects, made on demand */
+  lua_setiuservalue(L, 5, 1);
+  lc_hash key;
+  module_key(L, &key, name, src, len, opts, nopts, 4);
+  if ((h->mod = cache_find(&key)) != NULL) return 1;
+  lc_modref *m = calloc(1, sizeof *m);
+  if (m == NULL) lc_error(L, fname, "out of host memory");
+  atomic_init(&m->refs, 1);
+  m->be = lc_backend_get(NULL);
+  snprintf(m->name, sizeof m->name, "%s", name);
+  h->mod = m;
+  lc_scan_result r;
+  scan_source(L, m, src, len, &r, fname);   /* 6: the shared declarations */
+  apply_signatures(L, 4, m, fname);
+  /* another state may have compiled it meanwhile, or be compiling it */
+  bool claimed;
+  lc_modref *done = cache_claim(&key, &claimed);
+  if (done) {
+    h->mod = done;
+    modref_release(m);
+    lua_settop(L, 5);
+    return 1;
+  }
+  lc_source s = {src, len, m->name, opts, nopts, &r};
+  char err[LC_ERRLEN], *log = NULL;
+  int rc = m->be->module_load(&s, &m->handle, &log, err);
+  if (claimed) cache_settle(&key, rc == LC_OK ? m : NULL);
+  lua_pop(L, 1);
+  if (rc != LC_OK) {
+    if (log) {
+      lua_pushfstring(L, "luacuda.%s: %s:\n%s", fname, err, log);
+      free(log);
+      lua_error(L);
+    }
+    lc_error(L, fname, "%s", err);
+  }
+  lua_settop(L, 5);
+  return 1;
+}
+
+/* compile(source [, {name=, options=, signatures=}]) */
+static int l_compile(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TSTRING)
+    lc_error(L, "compile", "source must be a string, got %s", luaL_typename(L, 1));
+  const char *name = "kernel.cu";
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    lc_opt_get(L, 2, "name");
+    if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
+      lc_error(L, "compile", "name must be a string, got %s", luaL_typename(L, -1));
+    if (lua_isstring(L, -1)) name = lc_check_source_name(L, -1, "compile");
+    lua_pop(L, 1);
+  }
+  char copy[256];
+  snprintf(copy, sizeof copy, "%s", name);
+  return compile_source(L, copy, "compile");
+}
+
+/* compile_file(path [, opts]): the name defaults to the path */
+static int l_compile_file(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TSTRING)
+    lc_error(L, "compile_file", "path must be a string, got %s", luaL_typename(L, 1));
+  const char *path = lua_tostring(L, 1);
+  char name[256];
+  int named = lua_type(L, 2) == LUA_TTABLE ? lc_opt_get(L, 2, "name") : LUA_TNIL;
+  snprintf(name, sizeof name, "%s", lc_check_source_name(L, named == LUA_TSTRING ? -1 : 1,
+                                                         "compile_file"));
+  if (lua_type(L, 2) == LUA_TTABLE) lua_pop(L, 1);
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) lc_error(L, "compile_file", "cannot open %s", path);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  size_t n;
+  char chunk[4096];
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) luaL_addlstring(&b, chunk, n);
+  bool bad = ferror(f);
+  fclose(f);
+  if (bad) lc_error(L, "compile_file", "cannot read %s", path);
+  luaL_pushresult(&b);
+  lua_replace(L, 1);                      /* the source takes the path's place */
+  return compile_source(L, name, "compile_file");
+}
+
+/* ---- kernels ----------------------------------------------------------------- */
+
+static lc_kernel_ref *check_kernel(lua_State *L, int idx, const char *fname) {
+  lc_kernel_ref *k = luaL_testudata(L, idx, KERNEL_MT);
+  if (k == NULL) lc_error(L, fname, "expected a kernel, got %s", luaL_typename(L, idx));
+  if (k->mod == NULL) lc_error(L, fname, "attempt to use a kernel after its finalizer ran");
+  return k;
+}
+
+static int kernel_gc(lua_State *L) {
+  lc_kernel_ref *k = luaL_testudata(L, 1, KERNEL_MT);
+  if (k && k->mod) modref_release(k->mod);
+  if (k) k->mod = NULL;
+  return 0;
+}
+
+/* The kernels of m, as "a, b, c". */
+/* Whether kernel i's name came before it (defined in another #if branch). */
+static bool named_before(const lc_modref *m, int i) {
+  for (int j = 0; j < i; j++)
+    if (strcmp(m->kernels[j].name, m->kernels[i].name) == 0) return true;
+  return false;
+}
+
+static void kernel_names(const lc_modref *m, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < m->nkernels && n < len; i++)
+    if (!named_before(m, i))
+      n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", m->kernels[i].name);
+  if (m->nkernels == 0) snprintf(buf, len, "none");
+}
+
+static bool same_params(const lc_kernel_sig *a, const lc_kernel_sig *b) {
+  if (a->nparams != b->nparams) return false;
+  for (int i = 0; i < a->nparams; i++) {
+    const lc_param *p = &a->params[i], *q = &b->params[i];
+    if (p->kind != q->kind || p->type != q->type || p->ndim != q->ndim ||
+        p->is_const != q->is_const || p->size != q->size ||
+        strcmp(p->type_name, q->type_name) != 0)
+      return false;
+  }
+  return true;
+}
+
+static bool sizes_match(const lc_kernel_sig *sig, const long long *sizes) {
+  int n = 0;
+  while (sizes[n] >= 0) n++;
+  bool same = n == sig->nparams;
+  for (int i = 0; same && i < n; i++) same = sizes[i] == sig->params[i].size;
+  return same;
+}
+
+/* Kernel i of m as lc_scan_defined_twice sees it. */
+static bool defined_twice(const lc_modref *m, int i) {
+  lc_scan_result r = {.kernels = m->kernels, .nkernels = m->nkernels};
+  return lc_scan_defined_twice(&r, i);
+}
+
+/* Of a kernel defined in several #if branches, the definition whose marker
+** the compiled module holds; NULL for any other kernel. */
+static const lc_kernel_sig *marked_definition(const lc_modref *m, const char *name) {
+  for (int i = 0; i < m->nkernels; i++) {
+    if (strcmp(m->kernels[i].name, name) != 0 || !defined_twice(m, i)) continue;
+    char mark[64], ignored[LC_ERRLEN];
+    void *ptr;
+    size_t bytes;
+    snprintf(mark, sizeof mark, LC_DEFINED_MARK "%d", i);
+    if (m->be->module_global(m->handle, mark, &ptr, &bytes, ignored) == LC_OK)
+      return &m->kernels[i];
+  }
+  return NULL;
+}
+
+/* The definition of kernel name that was compiled, checked against the
+** compiled kernel's parameter sizes (sizes, NULL when the backend cannot
+** tell): the only one, the one its marker names, or else the one whose
+** sizes match. */
+static const lc_kernel_sig *compiled_definition(lua_State *L, const lc_modref *m,
+                                                 const char *name, const long long *sizes,
+                                                 const char *fname) {
+  const lc_kernel_sig *unread = NULL, *pick = marked_definition(m, name);
+  if (pick && (pick->nparams < 0 || (sizes && !sizes_match(pick, sizes)))) {
+    if (pick->nparams < 0) unread = pick;
+    pick = NULL;
+  } else if (pick == NULL) {
+    for (int i = 0; i < m->nkernels; i++) {
+      const lc_kernel_sig *sig = &m->kernels[i];
+      if (strcmp(sig->name, name) != 0) continue;
+      if (sig->nparams < 0) unread = sig;
+      if (sig->nparams < 0 || (sizes && !sizes_match(sig, sizes))) continue;
+      if (pick && !same_params(pick, sig))
+        lc_error(L, fname, "kernel '%s' is defined more than once in %s (in #if branches), "
+                 "with parameters the compiled kernel cannot tell apart; pass "
+                 "signatures={%s = \"...\"} to compile", name, m->name, name);
+      if (pick == NULL) pick = sig;
+    }
+  }
+  if (pick) return pick;
+  if (unread)    /* perhaps the compiled one: say why it was not understood */
+    lc_error(L, fname, "%s; pass signatures={%s = \"...\"} to compile", unread->error, name);
+  lc_error(L, fname, "kernel '%s': the parameters read from the source do not match the "
+           "compiled kernel; pass signatures={%s = \"...\"} to compile", name, name);
+}
+
+/* Push the kernel object for name (made once, then cached in the module). */
+static void push_kernel(lua_State *L, int midx, const char *name, const char *fname) {
+  lc_modref *m = check_module(L, midx, fname);
+  lua_getiuservalue(L, midx, 1);
+  if (lua_getfield(L, -1, name) != LUA_TNIL) {
+    lua_remove(L, -2);
+    return;
+  }
+  lua_pop(L, 1);
+  const lc_kernel_sig *sig = NULL;
+  for (int i = 0; i < m->nkernels && sig == NULL; i++)
+    if (strcmp(m->kernels[i].name, name) == 0) sig = &m->kernels[i];
+  if (sig == NULL) {
+    char names[512];
+    kernel_names(m, names, sizeof names);
+    lc_error(L, fname, "%s has no kernel '%s' (its kernels: %s)", m->name, name, names);
+  }
+  if (!sig->extern_c || sig->is_template)
+    lc_error(L, fname, "kernel '%s' in %s has C++ linkage; declare it extern \"C\" __global__",
+             name, m->name);
+  lc_function *fn;
+  const long long *sizes = NULL;
+  char err[LC_ERRLEN];
+  /* a kernel the source does not describe fails before the module is asked */
+  if (!defined_twice(m, (int)(sig - m->kernels)) && sig->nparams < 0)
+    lc_error(L, fname, "%s; pass signatures={%s = \"...\"} to compile", sig->error, name);
+  if (m->be->module_function(m->handle, name, &fn, &sizes, err)) lc_error(L, fname, "%s", err);
+  /* the compiled kernel tells its real parameter sizes */
+  sig = compiled_definition(L, m, name, sizes, fname);
+  lc_kernel_ref *k = lua_newuserdatauv(L, sizeof *k, 0);
+  k->mod = NULL;
+  luaL_setmetatable(L, KERNEL_MT);
+  modref_retain(m);
+  k->mod = m;
+  k->sig = sig;
+  k->fn = fn;
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, name);
+  lua_remove(L, -2);
+}
+
+/* LUACUDA_SYNC=1 waits after every launch, so that a failure is reported
+** by the launch that caused it rather than by a later call. */
+static bool sync_launches(void) {
+  static atomic_int cached = -1;         /* states on several threads launch */
+  int c = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (c < 0) {
+    const char *v = getenv("LUACUDA_SYNC");
+    c = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+    atomic_store_explicit(&cached, c, memory_order_relaxed);
+  }
+  return c;
+}
+
+/* Launches are queued, as in CUDA: without a stream on the default one. */
+static void launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int nargs) {
+  const lc_backend *be = k->mod->be;
+  lc_launch cfg;
+  int resolved = lua_gettop(L) + 1;
+  lc_resolve_args(L, first, nargs, k, "launch");
+  lc_launch_config(L, cfgidx, &cfg, k, "launch");
+  if (cfg.stream == NULL) cfg.stream = be->default_stream();
+  char buf[LC_MAXPARAMS * (8 + 16 * LC_MAXDIM)] __attribute__((aligned(16)));
+  void *args[LC_MAXPARAMS];
+  cfg.arglen = lc_pack_args(L, resolved, k, buf, sizeof buf, args, "launch");
+  cfg.args = args;
+  cfg.nargs = k->sig->nparams;
+  cfg.argbuf = buf;
+  cfg.kernel_name = k->sig->name;
+  char err[LC_ERRLEN];
+  if (be->launch(k->fn, &cfg, err))
+    lc_error(L, "launch", "kernel '%s': %s", k->sig->name, err);
+  /* stand-ins for arrays learn that the kernel may have written them */
+  for (int i = 0; i < nargs; i++)
+    if (lua_type(L, first + i) == LUA_TTABLE && luaL_callmeta(L, first + i, "__kernel_launched"))
+      lua_pop(L, 1);
+  if (sync_launches() && be->stream_synchronize(cfg.stream, err)) {
+    if (strncmp(err, "kernel '", 8) == 0) lc_error(L, "launch", "%s", err);
+    /* a driver's error names its call, not the kernel */
+    lc_error(L, "launch", "kernel '%s' failed: %s", k->sig->name, err);
+  }
+}
+
+/* k:launch(cfg, args...) */
+static int kernel_launch(lua_State *L) {
+  lc_kernel_ref *k = check_kernel(L, 1, "launch");
+  launch(L, k, 2, 3, lua_gettop(L) - 2);
+  return 0;
+}
+
+/* the function k[cfg] gives: upvalues kernel and configuration */
+static int configured_launch(lua_State *L) {
+  lc_kernel_ref *k = check_kernel(L, lc_upvalueindex(1), "launch");
+  launch(L, k, lc_upvalueindex(2), 1, lua_gettop(L));
+  return 0;
+}
+
+static int kernel_index(lua_State *L) {
+  lc_kernel_ref *k = check_kernel(L, 1, "index");
+  if (lua_type(L, 2) == LUA_TTABLE) {     /* k[{grid, block}]: a launcher */
+    static const luaL_Reg launcher = {"launcher", configured_launch};
+    lua_settop(L, 2);
+    lc_pushfunction(L, &launcher, 2);
+    return 1;
+  }
+  const char *key = lua_tostring(L, 2);
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;
+  if (strcmp(key, "launch") == 0) lua_pushvalue(L, lc_upvalueindex(1));
+  else if (strcmp(key, "name") == 0) lua_pushstring(L, k->sig->name);
+  else if (strcmp(key, "nparams") == 0) lua_pushinteger(L, k->sig->nparams);
+  else if (strcmp(key, "signature") == 0) {
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int i = 0; i < k->sig->nparams; i++) {
+      if (i) luaL_addstring(&b, ", ");
+      luaL_addstring(&b, k->sig->params[i].spelling);
+    }
+    luaL_pushresult(&b);
+  } else lua_pushnil(L);
+  return 1;
+}
+
+static int kernel_call(lua_State *L) {
+  lc_kernel_ref *k = check_kernel(L, 1, "launch");
+  lc_error(L, "launch", "kernel '%s' needs a launch configuration: k[{grid, block}](...) "
+           "or k:launch({grid=, block=}, ...)", k->sig->name);
+}
+
+static int kernel_tostring(lua_State *L) {
+  lc_kernel_ref *k = check_kernel(L, 1, "tostring");
+  lua_pushfstring(L, "luacuda.kernel(%s, %d parameters)", k->sig->name, k->sig->nparams);
+  return 1;
+}
+
+/* ---- module methods ------------------------------------------------------- */
+
+/* m:get(name) */
+static int module_get(lua_State *L) {
+  check_module(L, 1, "get");
+  if (lua_type(L, 2) != LUA_TSTRING)
+    lc_error(L, "get", "kernel name must be a string, got %s", luaL_typename(L, 2));
+  const char *name = lua_tostring(L, 2);
+  push_kernel(L, 1, name, "get");
+  return 1;
+}
+
+/* m:kernels() -> {names} */
+static int module_kernels(lua_State *L) {
+  lc_modref *m = check_module(L, 1, "kernels");
+  lua_createtable(L, m->nkernels, 0);
+  int n = 0;
+  for (int i = 0; i < m->nkernels; i++) {
+    if (named_before(m, i)) continue;
+    lua_pushstring(L, m->kernels[i].name);
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
+/* The bytes a global's declaration reads as; -1 when it has no array form
+** (a type that is not a scalar, bounds that are not integer literals). */
+static int64_t decl_bytes(const lc_global_decl *g) {
+  if (g->type < 0 || g->ndim < 0) return -1;
+  int64_t n = lc_dtypes[g->type].size;
+  for (int d = 0; d < g->ndim; d++) n *= g->dims[d];
+  return n;
+}
+
+/* m:get_global(name): a device array over a __constant__ or __device__
+** variable, with the dtype and shape of its declaration */
+static int module_get_global(lua_State *L) {
+  lc_modref *m = check_module(L, 1, "get_global");
+  if (lua_type(L, 2) != LUA_TSTRING)
+    lc_error(L, "get_global", "name must be a string, got %s", luaL_typename(L, 2));
+  const char *name = lua_tostring(L, 2);
+  const lc_global_decl *g = NULL;
+  for (int i = 0; i < m->nglobals && g == NULL; i++)
+    if (strcmp(m->globals[i].name, name) == 0 && !m->globals[i].is_extern) g = &m->globals[i];
+  if (g == NULL) lc_error(L, "get_global", "%s has no __constant__ or __device__ variable '%s'",
+                          m->name, name);
+  void *ptr;
+  size_t bytes = 0;
+  char err[LC_ERRLEN];
+  if (m->be->module_global(m->handle, name, &ptr, &bytes, err))
+    lc_error(L, "get_global", "%s", err);
+  /* declared in several #if branches: the declaration of the compiled size */
+  for (int i = (int)(g - m->globals) + 1; i < m->nglobals; i++) {
+    const lc_global_decl *o = &m->globals[i];
+    if (strcmp(o->name, name) != 0 || o->is_extern || decl_bytes(o) != (int64_t)bytes) continue;
+    bool same = g->type == o->type && g->ndim == o->ndim &&
+                memcmp(g->dims, o->dims, sizeof g->dims) == 0;
+    if (decl_bytes(g) == (int64_t)bytes && !same)
+      lc_error(L, "get_global", "global '%s' is declared more than once in %s (in #if "
+               "branches), as types of the same size; rename one", name, m->name);
+    g = o;
+  }
+  if (g->type < 0 || g->ndim < 0 || g->in_namespace)
+    lc_error(L, "get_global", "global '%s' (%s) has no array form: its type must be a "
+             "scalar type and its bounds integer literals", name, g->type_text);
+  const lc_dtype *dt = &lc_dtypes[g->type];
+  lc_layout lay;
+  if (lc_layout_contiguous(&lay, g->ndim, g->dims, dt->size, 'C', err))
+    lc_error(L, "get_global", "%s", err);
+  /* as kernel parameters are: the array must be the object, byte for byte */
+  if ((int64_t)bytes != lay.size * dt->size)
+    lc_error(L, "get_global", "global '%s' (%s) has %zu bytes in the compiled module, but its "
+             "declaration reads as %lld (a macro or typedef may change its type)", name,
+             g->type_text, bytes, (long long)(lay.size * dt->size));
+  lc_array *a = lc_array_push_closed(L, dt);
+  a->lay = lay;
+  modref_retain(m);
+  a->buf = lc_buffer_wrap(L, LC_DEVICE, ptr, (size_t)(lay.size * dt->size), modref_release, m,
+                          "get_global");
+  return 1;
+}
+
+static const luaL_Reg module_methods[] = {
+  {"get", module_get},
+  {"get_global", module_get_global},
+  {"kernels", module_kernels},
+  {NULL, NULL}
+};
+
+/* m.name: a method, else the kernel of that name */
+static int module_index(lua_State *L) {
+  check_module(L, 1, "index");
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lc_upvalueindex(1)) != LUA_TNIL) return 1;
+  push_kernel(L, 1, lua_tostring(L, 2), "index");
+  return 1;
+}
+
+static int module_tostring(lua_State *L) {
+  lc_modref *m = check_module(L, 1, "tostring");
+  char names[512];
+  kernel_names(m, names, sizeof names);
+  lua_pushfstring(L, "luacuda.module(%s: %s)", m->name, names);
+  return 1;
+}
+
+/* cache_dir() -> the directory, or nil when the disk cache is off */
+static int l_cache_dir(lua_State *L) {
+  const char *d = lc_cache_dir();
+  if (d) lua_pushstring(L, d);
+  else luaL_pushfail(L);
+  return 1;
+}
+
+/* clear_cache() -> the number of files removed from the disk cache */
+static int l_clear_cache(lua_State *L) {
+  lua_pushinteger(L, lc_cache_clear());
+  return 1;
+}
+
+void lc_module_open(lua_State *L) {
+  static const luaL_Reg mindex = {"__index", module_index};
+  static const luaL_Reg mmeta[] = {
+    {"__gc", holder_gc},
+    {"__tostring", module_tostring},
+    {NULL, NULL}
+  };
+  luaL_newmetatable(L, MODULE_MT);
+  lua_newtable(L);
+  lc_setfuncs(L, module_methods);
+  lc_pushfunction(L, &mindex, 1);
+  lua_setfield(L, -2, "__index");
+  lc_setfuncs(L, mmeta);
+  lua_pushliteral(L, MODULE_MT);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+  static const luaL_Reg kindex = {"__index", kernel_index};
+  static const luaL_Reg klaunch = {"launch", kernel_launch};
+  static const luaL_Reg kmeta[] = {
+    {"__gc", kernel_gc},
+    {"__call", kernel_call},
+    {"__tostring", kernel_tostring},
+    {NULL, NULL}
+  };
+  luaL_newmetatable(L, KERNEL_MT);
+  lc_pushfunction(L, &klaunch, 0);        /* k.launch, upvalue of __index */
+  lc_pushfunction(L, &kindex, 1);
+  lua_setfield(L, -2, "__index");
+  lc_setfuncs(L, kmeta);
+  lua_pushliteral(L, KERNEL_MT);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+  static const luaL_Reg fns[] = {
+    {"compile", l_compile},
+    {"compile_file", l_compile_file},
+    {"cache_dir", l_cache_dir},
+    {"clear_cache", l_clear_cache},
+    {NULL, NULL}
+  };
+  lc_setfuncs(L, fns);
+}

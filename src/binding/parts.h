@@ -1,0 +1,36 @@
+/*
+** parts: what the module is assembled from. Each *_open adds one file's
+** functions to the table on top (and registers its types); only core.c,
+** the assembler, calls them. The Lua files come built in (embed.c).
+*/
+#ifndef LUACUDA_PARTS_H
+#define LUACUDA_PARTS_H
+
+#include "lua.h"
+
+/* The C part, require "luacuda.core" (core.c). */
+int luaopen_luacuda_core(lua_State *L);
+
+void lc_array_open(lua_State *L);     /* array.c: the type, attr */
+void lc_index_open(lua_State *L);     /* index.c: __index, __newindex */
+void lc_shape_open(lua_State *L);     /* shape.c: reshape, transpose, ... */
+void lc_copy_open(lua_State *L);      /* copy.c: copy methods */
+void lc_record_open(lua_State *L);    /* record.c */
+void lc_create_open(lua_State *L);    /* create.c */
+void lc_convert_open(lua_State *L);   /* convert.c */
+void lc_module_open(lua_State *L);    /* module.c: compile, Module, Kernel */
+void lc_stream_open(lua_State *L);    /* stream.c: Stream and Event */
+void lc_ptx_open(lua_State *L);       /* ptx.c */
+void lc_hostmem_open(lua_State *L);   /* hostmem.c */
+void lc_dlpack_open(lua_State *L);    /* dlpack.c */
+
+/* The Lua files of lua/luacuda/, NUL-terminated (embed.c): module name,
+** file name (for messages) and source; the list ends with a NULL name. */
+typedef struct lc_embedded {
+  const char *module;
+  const char *file;
+  const char *source;
+} lc_embedded;
+extern const lc_embedded lc_lua_sources[];
+
+#endif

@@ -1,0 +1,214 @@
+/*
+** ptx: luacuda.ptx, luacuda.cubin and luacuda.nvrtc_version, NVRTC as a
+** Lua function. The source compiled is the prelude, a #line directive and
+** the user's source, so messages point at the user's own lines.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "backend.h"
+#include "gate.h"
+#include "aux.h"
+#include "kernels.h"
+#include "cuda/nvrtc.h"   /* NVRTC runs whichever backend runs kernels */
+
+#define OUTPUT_MT "luacuda.nvrtc_output"
+
+/* What lc_nvrtc_compile malloc'd, held by a userdata made before the call,
+** so that a Lua error (even a memory error while pushing) cannot leak it. */
+typedef struct output {
+  char *out, *log;
+} output;
+
+static int output_release(lua_State *L) {
+  output *o = luaL_checkudata(L, 1, OUTPUT_MT);
+  free(o->out);
+  free(o->log);
+  o->out = o->log = NULL;
+  return 0;
+}
+
+/* An architecture NVRTC may know: compute_XX or sm_XX, with 2 or 3 digits
+** and an optional family suffix (sm_90a, sm_100f). Returns the prefix
+** length, or 0 when arch is not of that form. */
+static size_t arch_prefix(const char *arch) {
+  size_t p = strncmp(arch, "compute_", 8) == 0 ? 8 : strncmp(arch, "sm_", 3) == 0 ? 3 : 0;
+  if (p == 0) return 0;
+  size_t d = 0;
+  while (arch[p + d] >= '0' && arch[p + d] <= '9') d++;
+  if (d < 2 || d > 3) return 0;
+  const char *rest = arch + p + d;
+  if (rest[0] == '\0' || ((rest[0] == 'a' || rest[0] == 'f') && rest[1] == '\0')) return p;
+  return 0;
+}
+
+static bool starts(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Raise "luacuda.<fname>: <msg>" with no length limit (lc_error cuts at
+** 512 bytes; a compiler log is longer), after freeing what o holds. */
+static LC_NORETURN void raise_freeing(lua_State *L, output *o, const char *fname,
+                                      const char *msg) {
+  lua_pushfstring(L, "luacuda.%s: %s", fname, msg);
+  free(o->out);
+  free(o->log);
+  o->out = o->log = NULL;
+  lua_error(L);
+  for (;;) {}   /* not reached */
+}
+
+static const char *const compile_keys[] = {"arch", "options", "name", NULL};
+
+/* source [, opts] -> the PTX text (or cubin bytes), the log or nil */
+static int compile(lua_State *L, const char *fname, bool cubin) {
+  if (lua_type(L, 1) != LUA_TSTRING)
+    lc_error(L, fname, "source must be a string, got %s", luaL_typename(L, 1));
+  size_t srclen;
+  const char *src = lua_tolstring(L, 1, &srclen);
+  if (strlen(src) != srclen) lc_error(L, fname, "source contains a NUL byte");
+  bool has_opts = lc_check_opts(L, 2, compile_keys, fname);
+  lua_settop(L, 2);
+  if (has_opts) {
+    lc_opt_get(L, 2, "arch");        /* 3 */
+    lc_opt_get(L, 2, "name");        /* 4 */
+    lc_opt_get(L, 2, "options");     /* 5 */
+  } else {
+    lua_settop(L, 5);
+  }
+
+  const char *arch = cubin ? NULL : "compute_75";   /* the oldest CUDA 13 knows */
+  if (!lua_isnil(L, 3)) {
+    if (lua_type(L, 3) != LUA_TSTRING)
+      lc_error(L, fname, "arch must be a string, got %s", luaL_typename(L, 3));
+    arch = lua_tostring(L, 3);
+  }
+  if (arch == NULL)   /* a cubin runs on one GPU family only: no default */
+    lc_error(L, fname, "arch is required, e.g. {arch = \"sm_90\"}");
+  size_t p = arch_prefix(arch);
+  if (p == 0)
+    lc_error(L, fname, "arch must be \"compute_XX\" or \"sm_XX\" (e.g. \"sm_90\"), got \"%s\"",
+             arch);
+  if (cubin && p != 3)
+    lc_error(L, fname, "a cubin needs a real architecture \"sm_XX\", got \"%s\"", arch);
+
+  const char *name = "kernel.cu";
+  if (!lua_isnil(L, 4)) {
+    if (lua_type(L, 4) != LUA_TSTRING)
+      lc_error(L, fname, "name must be a string, got %s", luaL_typename(L, 4));
+    name = lc_check_source_name(L, 4, fname);
+    if (name[0] == '\0') lc_error(L, fname, "name must not be empty");
+  }
+
+  /* the options: -arch first, the user's, then -std unless given */
+  int nuser = 0;
+  bool has_std = false;
+  if (!lua_isnil(L, 5)) {
+    if (lua_type(L, 5) != LUA_TTABLE)
+      lc_error(L, fname, "options must be a table of strings, got %s", luaL_typename(L, 5));
+    lua_Integer len = (lua_Integer)lua_rawlen(L, 5), count = 0;
+    lua_pushnil(L);
+    while (lua_next(L, 5)) {   /* key value */
+      if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > len) {
+        lua_pop(L, 1);
+        lc_error(L, fname, "options must be a sequence of strings, got key %s",
+                 luaL_tolstring(L, -1, NULL));
+      }
+      if (lua_type(L, -1) != LUA_TSTRING)
+        lc_error(L, fname, "options[%lld] must be a string, got %s",
+                 (long long)lua_tointeger(L, -2), luaL_typename(L, -1));
+      const char *o = lua_tostring(L, -1);
+      if (starts(o, "-arch") || starts(o, "--gpu-architecture"))
+        lc_error(L, fname, "give the architecture as arch=, not as option \"%s\"", o);
+      has_std = has_std || starts(o, "-std") || starts(o, "--std");
+      count++;
+      lua_pop(L, 1);
+    }
+    if (count != len)   /* a hole the length operator stepped over */
+      lc_error(L, fname, "options must be a sequence of strings, with no holes");
+    nuser = (int)len;
+  }
+  lua_settop(L, 5);
+  const char **opts = lua_newuserdatauv(L, sizeof(char *) * (size_t)(nuser + 2), 0);   /* 6 */
+  int nopts = 0;
+  opts[nopts++] = lua_pushfstring(L, "-arch=%s", arch);   /* 7 */
+  for (int i = 1; i <= nuser; i++) {
+    lua_rawgeti(L, 5, i);   /* the table keeps the string alive */
+    opts[nopts++] = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  if (!has_std) opts[nopts++] = "-std=c++17";
+
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, lc_prelude_source);
+  luaL_addstring(&b, "\n#line 1 \"");
+  luaL_addstring(&b, name);
+  luaL_addstring(&b, "\"\n");
+  luaL_addlstring(&b, src, srclen);
+  luaL_pushresult(&b);   /* 8 */
+  const char *full = lua_tostring(L, -1);
+
+  output *o = lua_newuserdatauv(L, sizeof *o, 0);   /* 9 */
+  o->out = o->log = NULL;
+  luaL_setmetatable(L, OUTPUT_MT);
+
+  char err[LC_NVRTC_ERRLEN];
+  if (lc_nvrtc_load(err) != LC_OK) {
+    lua_pushfstring(L, "NVRTC is not available: %s", err);
+    raise_freeing(L, o, fname, lua_tostring(L, -1));
+  }
+  size_t outlen;
+  int rc = lc_nvrtc_compile(full, name, opts, nopts, cubin, &o->out, &outlen, &o->log, err);
+  if (rc != LC_OK) {
+    if (o->log == NULL) raise_freeing(L, o, fname, err);
+    lua_pushfstring(L, "compilation of %s failed:\n%s", name, o->log);
+    raise_freeing(L, o, fname, lua_tostring(L, -1));
+  }
+  lua_pushlstring(L, o->out, outlen);
+  if (o->log) lua_pushstring(L, o->log);
+  else lua_pushnil(L);
+  free(o->out);
+  free(o->log);
+  o->out = o->log = NULL;
+  return 2;
+}
+
+/* ptx(source [, {arch=, options=, name=}]) -> PTX text, log or nil */
+static int l_ptx(lua_State *L) { return compile(L, "ptx", false); }
+
+/* cubin(source, {arch="sm_XX", options=, name=}) -> cubin bytes, log or nil */
+static int l_cubin(lua_State *L) { return compile(L, "cubin", true); }
+
+/* nvrtc_version() -> major, minor; or fail, reason: a probe, it never raises */
+static int l_nvrtc_version(lua_State *L) {
+  char err[LC_NVRTC_ERRLEN];
+  int major, minor;
+  if (lc_nvrtc_version(&major, &minor, err) != LC_OK) {
+    luaL_pushfail(L);
+    lua_pushstring(L, err);
+    return 2;
+  }
+  lua_pushinteger(L, major);
+  lua_pushinteger(L, minor);
+  return 2;
+}
+
+static const luaL_Reg fns[] = {
+  {"nvrtc_version", l_nvrtc_version},
+  {"ptx", l_ptx},
+  {"cubin", l_cubin},
+  {NULL, NULL}
+};
+
+void lc_ptx_open(lua_State *L) {
+  if (luaL_newmetatable(L, OUTPUT_MT)) {
+    static const luaL_Reg meta[] = {{"__gc", output_release}, {NULL, NULL}};
+    lc_setfuncs(L, meta);
+    lua_pushliteral(L, OUTPUT_MT);
+    lua_setfield(L, -2, "__metatable");
+  }
+  lua_pop(L, 1);
+  lc_setfuncs(L, fns);
+}

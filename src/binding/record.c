@@ -1,0 +1,605 @@
+/*
+** record: record dtypes. A record is a C structure (lc_record) counted by
+** everything that uses it; its Lua face is a "luacuda.record" userdata
+** holding one reference. A weak table maps each record to its live Lua
+** object, so that a.dtype gives back the very object the array was made
+** with while that object lives (and an equal one after).
+**
+** Layout rules: each field at the next multiple of its alignment (a
+** record's alignment is its largest field's), the size a multiple of the
+** alignment; a packed record ({align = false}) has neither padding nor
+** alignment. Records are equal when their fields, offsets, size and
+** alignment are, whichever luacuda.record call made them.
+*/
+#include "record.h"
+
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gate.h"
+#include "aux.h"
+
+#define CACHE_KEY "luacuda.records"     /* weak: record pointer -> object */
+#define MAXFIELDS 4096
+#define MAXNAME 63
+
+/* ---- counting and equality ---------------------------------------------- */
+
+void lc_dtype_retain(const lc_dtype *dt) {
+  if (dt && dt->rec) atomic_fetch_add(&((lc_record *)dt->rec)->refs, 1);
+}
+
+void lc_dtype_release(const lc_dtype *dt) {
+  if (dt == NULL || dt->rec == NULL) return;
+  lc_record *r = (lc_record *)dt->rec;
+  if (atomic_fetch_sub(&r->refs, 1) != 1) return;
+  for (int i = 0; i < r->nfields; i++) {
+    lc_dtype_release(r->fields[i].dtype);
+    free(r->fields[i].name);
+  }
+  free((char *)r->dt.name);
+  free(r);
+}
+
+bool lc_dtype_equal(const lc_dtype *a, const lc_dtype *b) {
+  if (a == b) return true;
+  if (a->rec == NULL || b->rec == NULL) return false;
+  const lc_record *x = a->rec, *y = b->rec;
+  if (x->dt.size != y->dt.size || x->dt.align != y->dt.align || x->nfields != y->nfields)
+    return false;
+  for (int i = 0; i < x->nfields; i++) {
+    const lc_field *f = &x->fields[i], *g = &y->fields[i];
+    if (strcmp(f->name, g->name) != 0 || f->offset != g->offset || f->ndim != g->ndim ||
+        memcmp(f->shape, g->shape, sizeof f->shape[0] * (size_t)f->ndim) != 0 ||
+        !lc_dtype_equal(f->dtype, g->dtype))
+      return false;
+  }
+  return true;
+}
+
+const lc_field *lc_record_field(const lc_record *r, const char *name) {
+  for (int i = 0; i < r->nfields; i++)
+    if (strcmp(r->fields[i].name, name) == 0) return &r->fields[i];
+  return NULL;
+}
+
+/* ---- the Lua object ------------------------------------------------------ */
+
+const lc_record *lc_record_test(lua_State *L, int idx) {
+  lc_record **box = luaL_testudata(L, idx, LC_RECORD_MT);
+  return box ? *box : NULL;
+}
+
+static const lc_record *check_record(lua_State *L, int idx, const char *fname) {
+  const lc_record *r = lc_record_test(L, idx);
+  if (r == NULL) lc_error(L, fname, "expected a record, got %s", luaL_typename(L, idx));
+  return r;
+}
+
+/* Push a new object for r, which already holds the reference it takes. */
+static void push_box(lua_State *L, lc_record *r, lc_record **box) {
+  *box = r;
+  lua_getfield(L, LUA_REGISTRYINDEX, CACHE_KEY);
+  lua_pushlightuserdata(L, r);
+  lua_pushvalue(L, -3);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+void lc_dtype_push(lua_State *L, const lc_dtype *dt) {
+  if (dt->rec == NULL) {
+    lua_pushstring(L, dt->name);
+    return;
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, CACHE_KEY);
+  if (lua_rawgetp(L, -1, dt->rec) != LUA_TNIL) {
+    lua_remove(L, -2);
+    return;
+  }
+  lua_pop(L, 2);
+  lc_record **box = lua_newuserdatauv(L, sizeof *box, 0);
+  *box = NULL;                       /* closed until it holds its reference */
+  luaL_setmetatable(L, LC_RECORD_MT);
+  lc_dtype_retain(dt);
+  push_box(L, (lc_record *)dt->rec, box);
+}
+
+static int record_gc(lua_State *L) {
+  lc_record **box = luaL_testudata(L, 1, LC_RECORD_MT);
+  if (box && *box) {
+    lc_record *r = *box;
+    *box = NULL;
+    lc_dtype_release(&r->dt);
+  }
+  return 0;
+}
+
+static int record_eq(lua_State *L) {
+  const lc_record *a = lc_record_test(L, 1), *b = lc_record_test(L, 2);
+  lua_pushboolean(L, a && b && lc_dtype_equal(&a->dt, &b->dt));
+  return 1;
+}
+
+static int record_tostring(lua_State *L) {
+  const lc_record *r = lc_record_test(L, 1);
+  if (r == NULL) lua_pushliteral(L, "luacuda.record (freed)");
+  else lua_pushfstring(L, "luacuda.%s (size %I, align %I)", r->dt.name,
+                       (lua_Integer)r->dt.size, (lua_Integer)r->dt.align);
+  return 1;
+}
+
+/* rec.fields: {{name=, dtype=, offset=, shape=, count=}, ...} in order */
+static void push_fields(lua_State *L, const lc_record *r) {
+  lua_createtable(L, r->nfields, 0);
+  for (int i = 0; i < r->nfields; i++) {
+    const lc_field *f = &r->fields[i];
+    lua_createtable(L, 0, 6);
+    lua_pushstring(L, f->name);
+    lua_setfield(L, -2, "name");
+    lc_dtype_push(L, f->dtype);
+    lua_setfield(L, -2, "dtype");
+    lua_pushinteger(L, f->offset);
+    lua_setfield(L, -2, "offset");
+    lc_push_int64s(L, f->ndim, f->shape);
+    lua_setfield(L, -2, "shape");
+    lua_pushinteger(L, f->count);
+    lua_setfield(L, -2, "count");
+    lua_pushinteger(L, f->dtype->size);
+    lua_setfield(L, -2, "itemsize");
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+/* __index: the record's fields, then its methods (upvalue 1) */
+static int record_index(lua_State *L) {
+  const lc_record *r = check_record(L, 1, "record");
+  const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+  if (strcmp(key, "size") == 0 || strcmp(key, "itemsize") == 0)
+    lua_pushinteger(L, r->dt.size);
+  else if (strcmp(key, "align") == 0) lua_pushinteger(L, r->dt.align);
+  else if (strcmp(key, "packed") == 0) lua_pushboolean(L, r->packed);
+  else if (strcmp(key, "name") == 0) lua_pushstring(L, r->dt.name);
+  else if (strcmp(key, "fields") == 0) push_fields(L, r);
+  else if (strcmp(key, "names") == 0) {
+    lua_createtable(L, r->nfields, 0);
+    for (int i = 0; i < r->nfields; i++) {
+      lua_pushstring(L, r->fields[i].name);
+      lua_rawseti(L, -2, i + 1);
+    }
+  } else {
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lc_upvalueindex(1));
+  }
+  return 1;
+}
+
+/* rec:offsetof(name) */
+static int record_offsetof(lua_State *L) {
+  const lc_record *r = check_record(L, 1, "offsetof");
+  const char *name = luaL_checkstring(L, 2);
+  const lc_field *f = lc_record_field(r, name);
+  if (f == NULL) lc_error(L, "offsetof", "the record has no field '%s'", name);
+  lua_pushinteger(L, f->offset);
+  return 1;
+}
+
+/* ---- luacuda.record(fields [, {align = false}]) ------------------------- */
+
+static bool is_identifier(const char *s) {
+  static const char *const reserved[] = {
+    "alignas", "alignof", "auto", "bool", "break", "case", "catch", "char", "class", "const",
+    "constexpr", "continue", "decltype", "default", "delete", "do", "double", "else", "enum",
+    "explicit", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int",
+    "long", "mutable", "namespace", "new", "noexcept", "nullptr", "operator", "private",
+    "protected", "public", "register", "restrict", "return", "short", "signed", "sizeof",
+    "static", "static_assert", "struct", "switch", "template", "this", "thread_local",
+    "throw", "true", "try", "typedef", "typename", "union", "unsigned", "using", "virtual",
+    "void", "volatile", "while", NULL,
+  };
+  size_t n = strlen(s);
+  if (n == 0 || n > MAXNAME || (s[0] >= '0' && s[0] <= '9') || strncmp(s, "__", 2) == 0)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+      return false;
+  }
+  for (int i = 0; reserved[i]; i++)
+    if (strcmp(s, reserved[i]) == 0) return false;
+  return true;
+}
+
+/* Read field i (the table on top) into f; names point into Lua strings
+** that the fields table keeps alive. */
+static void read_field(lua_State *L, int i, lc_field *f, const lc_field *before,
+                       const char *fn) {
+  int t = lua_gettop(L);
+  if (lua_type(L, t) != LUA_TTABLE)
+    lc_error(L, fn, "field %d must be a table {name, dtype [, shape]}, got %s", i,
+             luaL_typename(L, t));
+  size_t len = lua_rawlen(L, t);
+  if (len < 2 || len > 3)
+    lc_error(L, fn, "field %d must be a sequence {name, dtype [, shape]}, got %zu entries",
+             i, len);
+  if (lua_rawgeti(L, t, 1) != LUA_TSTRING)
+    lc_error(L, fn, "field %d: the name must be a string, got %s", i, luaL_typename(L, -1));
+  const char *name = lua_tostring(L, -1);
+  if (!is_identifier(name))
+    lc_error(L, fn, "field %d: '%s' is not a usable field name (a C identifier of at most "
+             "%d characters, not a keyword, not starting with __)", i, name, MAXNAME);
+  for (int k = 0; k < i - 1; k++)
+    if (strcmp(before[k].name, name) == 0) lc_error(L, fn, "duplicate field name '%s'", name);
+  f->name = (char *)name;
+  int dt_type = lua_rawgeti(L, t, 2);
+  if (dt_type == LUA_TSTRING) {
+    f->dtype = lc_dtype_lookup(lua_tostring(L, -1));
+    if (f->dtype == NULL)
+      lc_error(L, fn, "field '%s': unknown dtype '%s'", name, lua_tostring(L, -1));
+  } else {
+    const lc_record *inner = lc_record_test(L, -1);
+    if (inner == NULL)
+      lc_error(L, fn, "field '%s': the dtype must be a dtype name or a record, got %s",
+               name, luaL_typename(L, -1));
+    if (inner->depth >= LC_RECORD_MAXDEPTH)
+      lc_error(L, fn, "field '%s': records nest at most %d deep", name, LC_RECORD_MAXDEPTH);
+    f->dtype = &inner->dt;
+  }
+  f->ndim = 0;
+  f->count = 1;
+  if (lua_rawgeti(L, t, 3) != LUA_TNIL) {
+    char what[96];
+    snprintf(what, sizeof what, "field '%s': shape", name);
+    f->ndim = lc_check_dims(L, -1, false, false, f->shape, what, fn);
+    if (f->ndim == 0) lc_error(L, fn, "field '%s': the shape is empty", name);
+    for (int k = 0; k < f->ndim; k++) {
+      if (f->shape[k] < 1)
+        lc_error(L, fn, "field '%s': shape entry %d must be at least 1, got %lld", name,
+                 k + 1, (long long)f->shape[k]);
+      if (f->shape[k] > (INT64_C(1) << 32) / f->count)
+        lc_error(L, fn, "field '%s': the sub-array is too large", name);
+      f->count *= f->shape[k];
+    }
+  }
+  lua_settop(L, t);
+}
+
+static void add_desc(luaL_Buffer *b, const lc_field *f) {
+  luaL_addstring(b, f->name);
+  luaL_addstring(b, ": ");
+  luaL_addstring(b, f->dtype->name);
+  if (f->ndim) {
+    char dims[256];
+    lc_shape_format(dims, sizeof dims, f->ndim, f->shape);
+    if (f->ndim == 1) snprintf(dims, sizeof dims, "[%lld]", (long long)f->shape[0]);
+    luaL_addstring(b, dims);
+  }
+}
+
+static int l_record(lua_State *L) {
+  const char *fn = "record";
+  static const char *const known[] = {"align", NULL};
+  bool packed = false;
+  if (lc_check_opts(L, 2, known, fn)) {
+    int t = lc_opt_get(L, 2, "align");
+    if (t != LUA_TNIL && t != LUA_TBOOLEAN)
+      lc_error(L, fn, "option align must be a boolean, got %s", luaL_typename(L, -1));
+    packed = t == LUA_TBOOLEAN && !lua_toboolean(L, -1);
+  }
+  lua_settop(L, 2);
+  if (lua_type(L, 1) != LUA_TTABLE)
+    lc_error(L, fn, "expected a table of fields {{name, dtype [, shape]}, ...}, got %s",
+             luaL_typename(L, 1));
+  lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    lua_pop(L, 1);
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > n)
+      lc_error(L, fn, "the fields must be a sequence {{name, dtype [, shape]}, ...}, "
+               "got a key %s", lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+               : luaL_typename(L, -1));
+  }
+  if (n == 0) lc_error(L, fn, "a record needs at least one field");
+  if (n > MAXFIELDS) lc_error(L, fn, "more than %d fields", MAXFIELDS);
+  lc_field *tmp = lua_newuserdatauv(L, (size_t)n * sizeof *tmp, 0);   /* 3 */
+  int64_t off = 0, align = 1;
+  for (int i = 0; i < n; i++) {
+    lua_rawgeti(L, 1, i + 1);
+    read_field(L, i + 1, &tmp[i], tmp, fn);
+    lua_pop(L, 1);
+    lc_field *f = &tmp[i];
+    int64_t fa = packed ? 1 : f->dtype->align;
+    off = (off + fa - 1) / fa * fa;
+    f->offset = off;
+    if (f->count > (INT64_C(1) << 40) / f->dtype->size)
+      lc_error(L, fn, "field '%s': the record is too large", f->name);
+    off += f->count * f->dtype->size;
+    if (fa > align) align = fa;
+    if (off > (INT64_C(1) << 40)) lc_error(L, fn, "the record is too large");
+  }
+  int64_t size = (off + align - 1) / align * align;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, packed ? "packed record{" : "record{");
+  for (int i = 0; i < n; i++) {
+    if (i) luaL_addstring(&b, ", ");
+    add_desc(&b, &tmp[i]);
+  }
+  luaL_addchar(&b, '}');
+  luaL_pushresult(&b);                                            /* 4 */
+  lc_record **box = lua_newuserdatauv(L, sizeof *box, 0);          /* 5 */
+  *box = NULL;
+  luaL_setmetatable(L, LC_RECORD_MT);
+  /* from here to push_box nothing raises, except an out-of-memory that
+  ** frees what it took */
+  lc_record *r = calloc(1, sizeof *r + (size_t)n * sizeof r->fields[0]);
+  char *desc = r ? strdup(lua_tostring(L, 4)) : NULL;
+  bool ok = desc != NULL;
+  for (int i = 0; ok && i < n; i++) {
+    r->fields[i] = tmp[i];
+    r->fields[i].name = strdup(tmp[i].name);
+    ok = r->fields[i].name != NULL;
+  }
+  if (!ok) {
+    for (int i = 0; r && i < n; i++) free(r->fields[i].name);
+    free(desc);
+    free(r);
+    lc_error(L, fn, "out of memory");
+  }
+  r->dt = (lc_dtype){LC_RECORD, desc, "struct", size, align, 'V', r};
+  atomic_init(&r->refs, 1);
+  r->packed = packed;
+  r->nfields = (int)n;
+  r->depth = 1;
+  for (int i = 0; i < n; i++) {
+    lc_dtype_retain(r->fields[i].dtype);
+    const lc_record *inner = r->fields[i].dtype->rec;
+    if (inner && inner->depth >= r->depth) r->depth = inner->depth + 1;
+  }
+  push_box(L, r, box);
+  return 1;
+}
+
+/* ---- values: Lua tables <-> records -------------------------------------- */
+
+bool lc_record_is_value(lua_State *L, int idx) {
+  bool value = lua_rawgeti(L, idx, 1) == LUA_TNIL;
+  lua_pop(L, 1);
+  return value;
+}
+
+#define PATHLEN 200
+
+static int conv_value(lua_State *L, int idx, const lc_dtype *dt, char *out,
+                      const char *path, char *err);
+
+/* "inner.x": the path of field f under path ("" at the top) */
+static void sub_path(char *buf, const char *path, const char *name) {
+  snprintf(buf, PATHLEN, "%s%s%s", path, path[0] ? "." : "", name);
+}
+
+/* A sub-array field's value: nested sequences of shape f->shape[d..]. */
+static int conv_sub(lua_State *L, int idx, const lc_field *f, int d, char *out,
+                    const char *path, char *err) {
+  if (lua_type(L, idx) != LUA_TTABLE) {
+    snprintf(err, LC_ERRLEN, "field '%s' needs a table of %lld entries, got %s", path,
+             (long long)f->shape[d], luaL_typename(L, idx));
+    return -1;
+  }
+  if ((int64_t)lua_rawlen(L, idx) != f->shape[d]) {
+    snprintf(err, LC_ERRLEN, "field '%s' needs a table of %lld entries, got %lld", path,
+             (long long)f->shape[d], (long long)lua_rawlen(L, idx));
+    return -1;
+  }
+  char key[64];
+  if (lc_table_extra_key(L, idx, (lua_Integer)f->shape[d], key, sizeof key)) {
+    snprintf(err, LC_ERRLEN, "field '%s' has %s; only positions 1..%lld are read", path, key,
+             (long long)f->shape[d]);
+    return -1;
+  }
+  int64_t step = f->dtype->size;
+  for (int k = d + 1; k < f->ndim; k++) step *= f->shape[k];
+  for (int64_t i = 0; i < f->shape[d]; i++) {
+    lua_rawgeti(L, idx, i + 1);
+    int top = lua_gettop(L);
+    char *o = out ? out + i * step : NULL;
+    int rc = d + 1 < f->ndim ? conv_sub(L, top, f, d + 1, o, path, err)
+                             : conv_value(L, top, f->dtype, o, path, err);
+    lua_pop(L, 1);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* The record at idx into out (NULL: only check). */
+static int conv_record(lua_State *L, int idx, const lc_record *r, char *out,
+                       const char *path, char *err) {
+  if (lua_type(L, idx) != LUA_TTABLE) {
+    if (path[0]) snprintf(err, LC_ERRLEN, "field '%s' needs a table of fields, got %s", path,
+                          luaL_typename(L, idx));
+    else snprintf(err, LC_ERRLEN, "a record needs a table of fields, got %s",
+                  luaL_typename(L, idx));
+    return -1;
+  }
+  if (!lua_checkstack(L, 6)) {
+    snprintf(err, LC_ERRLEN, "records nested too deeply");
+    return -1;
+  }
+  char sub[PATHLEN];
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {         /* every key must be a field */
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING || !lc_record_field(r, lua_tostring(L, -1))) {
+      if (lua_type(L, -1) == LUA_TSTRING) {
+        sub_path(sub, path, lua_tostring(L, -1));
+        snprintf(err, LC_ERRLEN, "unknown field '%s'", sub);
+      } else if (path[0]) {
+        snprintf(err, LC_ERRLEN, "field '%s' has a %s key; a record takes field names",
+                 path, luaL_typename(L, -1));
+      } else {
+        snprintf(err, LC_ERRLEN, "a record table has a %s key; it takes field names",
+                 luaL_typename(L, -1));
+      }
+      lua_pop(L, 1);
+      return -1;
+    }
+  }
+  for (int i = 0; i < r->nfields; i++) {
+    const lc_field *f = &r->fields[i];
+    sub_path(sub, path, f->name);
+    lua_pushstring(L, f->name);
+    if (lua_rawget(L, idx) == LUA_TNIL) {
+      lua_pop(L, 1);
+      snprintf(err, LC_ERRLEN, "missing field '%s'", sub);
+      return -1;
+    }
+    int top = lua_gettop(L);
+    char *o = out ? out + f->offset : NULL;
+    int rc = f->ndim ? conv_sub(L, top, f, 0, o, sub, err) : conv_value(L, top, f->dtype, o, sub, err);
+    lua_pop(L, 1);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static int conv_value(lua_State *L, int idx, const lc_dtype *dt, char *out,
+                      const char *path, char *err) {
+  if (dt->rec) return conv_record(L, idx, dt->rec, out, path, err);
+  char tmp[16], why[LC_ERRLEN];
+  if (lc_elem_convert(L, idx, dt, out ? out : tmp, why) == 0) return 0;
+  snprintf(err, LC_ERRLEN, "field '%s': %.300s", path, why);
+  return -1;
+}
+
+int lc_record_convert(lua_State *L, int idx, const lc_record *r, void *out, char *err) {
+  idx = lua_absindex(L, idx);
+  if (conv_record(L, idx, r, NULL, "", err)) return -1;     /* all or nothing */
+  return conv_record(L, idx, r, out, "", err);
+}
+
+static void push_sub(lua_State *L, const lc_field *f, int d, const char *p) {
+  int64_t step = f->dtype->size;
+  for (int k = d + 1; k < f->ndim; k++) step *= f->shape[k];
+  lua_createtable(L, (int)f->shape[d], 0);
+  for (int64_t i = 0; i < f->shape[d]; i++) {
+    if (d + 1 < f->ndim) push_sub(L, f, d + 1, p + i * step);
+    else lc_elem_push(L, f->dtype, p + i * step);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+void lc_record_push_value(lua_State *L, const lc_record *r, const void *p) {
+  luaL_checkstack(L, 4, "records nested too deeply");
+  lua_createtable(L, 0, r->nfields);
+  for (int i = 0; i < r->nfields; i++) {
+    const lc_field *f = &r->fields[i];
+    const char *q = (const char *)p + f->offset;
+    if (f->ndim) push_sub(L, f, 0, q);
+    else lc_elem_push(L, f->dtype, q);
+    lua_setfield(L, -2, f->name);
+  }
+}
+
+void *lc_elem_room(lua_State *L, const lc_dtype *dt, void *buf, size_t n) {
+  void *p = buf;
+  if ((size_t)dt->size > n) p = lua_newuserdatauv(L, (size_t)dt->size, 0);
+  memset(p, 0, (size_t)dt->size);      /* a record's padding bytes stay zero */
+  return p;
+}
+
+/* ---- fields of record arrays ---------------------------------------------- */
+
+/* The view of field f across every element of a: a's axes, then f's. */
+static void field_view(lua_State *L, const lc_array *a, const lc_field *f, lc_array *v,
+                       const char *fname) {
+  int nd = a->lay.ndim;
+  if (nd + f->ndim > LC_MAXDIM)
+    lc_error(L, fname, "field '%s' of a %d-d array would have more than %d dimensions",
+             f->name, nd, LC_MAXDIM);
+  *v = *a;
+  v->dtype = f->dtype;
+  v->lay.offset += f->offset;
+  int64_t st = f->dtype->size;
+  for (int k = f->ndim - 1; k >= 0; k--) {
+    v->lay.shape[nd + k] = f->shape[k];
+    v->lay.strides[nd + k] = st;
+    st *= f->shape[k];
+  }
+  v->lay.ndim = nd + f->ndim;
+  v->lay.size *= f->count;
+}
+
+static const lc_field *array_field(const lc_array *a, const char *key) {
+  if (a == NULL || a->dtype == NULL || a->dtype->rec == NULL) return NULL;
+  return lc_record_field(a->dtype->rec, key);
+}
+
+int lc_record_index(lua_State *L, const lc_array *a, const char *key, const char *fname) {
+  const lc_field *f = array_field(a, key);
+  if (f == NULL) return 0;
+  a = lc_array_check(L, 1, fname);
+  lc_array v;
+  field_view(L, a, f, &v, fname);
+  if (v.lay.ndim == 0 && f->dtype->rec == NULL) {   /* one value */
+    lc_elem_push_at(L, &v, v.lay.offset, NULL, fname);
+  } else {
+    lc_array_push_view(L, a, &v.lay, f->dtype);
+  }
+  return 1;
+}
+
+int lc_record_newindex(lua_State *L, const lc_array *a, const char *key, int vidx,
+                       const char *fname) {
+  const lc_field *f = array_field(a, key);
+  if (f == NULL) return 0;
+  a = lc_array_check(L, 1, fname);
+  lc_array v;
+  field_view(L, a, f, &v, fname);
+  lc_assign(L, &v, &v.lay, vidx, NULL, fname);
+  return 1;
+}
+
+/* ---- the module ----------------------------------------------------------- */
+
+static const luaL_Reg meta[] = {
+  {"__gc", record_gc},
+  {"__eq", record_eq},
+  {"__tostring", record_tostring},
+  {NULL, NULL}
+};
+
+/* rec:c_declaration([name]): record.lua's */
+static int record_c_declaration(lua_State *L) {
+  check_record(L, 1, "c_declaration");
+  lc_push_lua_part(L, "luacuda.record", "c_declaration");
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+static const luaL_Reg methods[] = {
+  {"offsetof", record_offsetof},
+  {"c_declaration", record_c_declaration},
+  {NULL, NULL}
+};
+
+void lc_record_open(lua_State *L) {
+  lua_newtable(L);                               /* the weak cache */
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, CACHE_KEY);
+  luaL_newmetatable(L, LC_RECORD_MT);
+  lc_setfuncs(L, meta);
+  lua_pushliteral(L, LC_RECORD_MT);
+  lua_setfield(L, -2, "__metatable");
+  lua_newtable(L);
+  lc_setfuncs(L, methods);
+  static const luaL_Reg index = {"__index", record_index};
+  lc_pushfunction(L, &index, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  static const luaL_Reg fns[] = {{"record", l_record}, {NULL, NULL}};
+  lc_setfuncs(L, fns);
+}

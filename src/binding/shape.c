@@ -1,0 +1,176 @@
+/*
+** shape: the methods that make views: reshape, ravel, transpose, squeeze,
+** view, split, and the contiguity tests. The arithmetic is layout.c's;
+** this file reads Lua arguments (1-based axes) and pushes results.
+*/
+#include "array.h"
+
+#include <string.h>
+
+#include "gate.h"
+#include "aux.h"
+
+/* An options table's order field, or a bare order string. */
+static char opt_order(lua_State *L, int idx, const char *fname) {
+  static const char *const known[] = {"order", NULL};
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    lc_check_opts(L, idx, known, fname);
+    lc_opt_get(L, idx, "order");
+    char o = lc_check_order(L, -1, fname);
+    lua_pop(L, 1);
+    return o;
+  }
+  return lc_check_order(L, idx, fname);
+}
+
+/* Push a reshape of a: a view when the layout allows, else a copy. */
+static void push_reshaped(lua_State *L, const lc_array *a, int ndim,
+                          const int64_t *shape, char order, const char *fname) {
+  lc_layout dst;
+  char err[LC_ERRLEN];
+  int rc = lc_layout_reshape(&a->lay, ndim, shape, a->dtype->size, order, &dst, err);
+  if (rc == LC_RESHAPE_ERROR) lc_error(L, fname, "%s", err);
+  if (rc == LC_RESHAPE_VIEW) {
+    lc_array_push_view(L, a, &dst, a->dtype);
+    return;
+  }
+  /* copy a's elements in the reading order, then view them in the new shape */
+  lc_array *r = lc_array_alloc(L, lc_array_kind(a), a->dtype, &dst,
+                               dst.size * a->dtype->size, fname);
+  lc_array flat = *r;
+  lc_layout_contiguous(&flat.lay, a->lay.ndim, a->lay.shape, a->dtype->size, order, err);
+  lc_copy_array(L, &flat, a, NULL, fname);
+}
+
+/* a:reshape(d1, d2, ... | {dims} [, {order=}]) */
+static int array_reshape(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "reshape");
+  int64_t shape[LC_MAXDIM];
+  bool spread = lua_type(L, 2) == LUA_TNUMBER;
+  int nd = lc_check_dims(L, 2, true, true, shape, "shape", "reshape");
+  char order = opt_order(L, spread ? 2 + nd : 3, "reshape");
+  char err[LC_ERRLEN];
+  if (lc_shape_infer(nd, shape, a->lay.size, err)) lc_error(L, "reshape", "%s", err);
+  push_reshaped(L, a, nd, shape, order, "reshape");
+  return 1;
+}
+
+/* a:ravel([order]) */
+static int array_ravel(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "ravel");
+  char order = opt_order(L, 2, "ravel");
+  int64_t n = a->lay.size;
+  push_reshaped(L, a, 1, &n, order, "ravel");
+  return 1;
+}
+
+/* a:transpose([perm]) with perm a table or spread, 1-based */
+static int array_transpose(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "transpose");
+  lc_layout t = a->lay;
+  char err[LC_ERRLEN];
+  int rc;
+  if (lua_isnoneornil(L, 2)) {
+    rc = lc_layout_transpose(&t, NULL, err);
+  } else {
+    int64_t axes[LC_MAXDIM];
+    int perm[LC_MAXDIM];
+    int n = lc_check_dims(L, 2, true, false, axes, "permutation", "transpose");
+    if (n != a->lay.ndim)
+      lc_error(L, "transpose", "permutation has %d axes, the array has %d", n, a->lay.ndim);
+    for (int i = 0; i < n; i++) perm[i] = axes[i] > LC_MAXDIM ? LC_MAXDIM : (int)axes[i] - 1;
+    rc = lc_layout_transpose(&t, perm, err);
+  }
+  if (rc) lc_error(L, "transpose", "%s", err);
+  lc_array_push_view(L, a, &t, a->dtype);
+  return 1;
+}
+
+/* a:squeeze([axis]) */
+static int array_squeeze(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "squeeze");
+  int axis = -1;
+  if (!lua_isnoneornil(L, 2)) {
+    int64_t ax = lc_check_integer(L, 2, "axis", 0, "squeeze");
+    if (ax < 1 || ax > a->lay.ndim)
+      lc_error(L, "squeeze", "axis %lld out of range for %d dimensions",
+               (long long)ax, a->lay.ndim);
+    axis = (int)ax - 1;
+  }
+  lc_layout t = a->lay;
+  char err[LC_ERRLEN];
+  if (lc_layout_squeeze(&t, axis, err)) lc_error(L, "squeeze", "%s", err);
+  lc_array_push_view(L, a, &t, a->dtype);
+  return 1;
+}
+
+/* a:view(dtype): the same bytes read as another dtype */
+static int array_view(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "view");
+  const lc_dtype *dt = lc_dtype_check(L, 2, "view");
+  lc_layout t = a->lay;
+  char err[LC_ERRLEN];
+  if (lc_layout_view_itemsize(&t, a->dtype->size, dt->size, err))
+    lc_error(L, "view", "%s", err);
+  /* a misaligned element faults in a kernel: refuse it here instead (an
+  ** empty view has no element, and its strides are arbitrary) */
+  bool aligned = t.size == 0 || t.offset % dt->align == 0;
+  for (int i = 0; i < t.ndim; i++)
+    if (t.size > 0 && t.shape[i] > 1 && t.strides[i] % dt->align != 0) aligned = false;
+  if (!aligned)
+    lc_error(L, "view", "%s elements would be misaligned (byte offset %lld, strides "
+             "not all multiples of %lld)", dt->name, (long long)t.offset, (long long)dt->align);
+  lc_array_push_view(L, a, &t, dt);
+  return 1;
+}
+
+/* a:split(section [, stream]): views of section rows each along the first
+** axis (the last one shorter when section does not divide the length) */
+static int array_split(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "split");
+  int64_t sec = lc_check_integer(L, 2, "section", 0, "split");
+  if (sec < 1) lc_error(L, "split", "section must be positive, got %lld", (long long)sec);
+  lc_opt_stream(L, 3, "split");
+  if (a->lay.ndim == 0) lc_error(L, "split", "a 0-d array cannot be split");
+  int64_t n = a->lay.shape[0];
+  int64_t parts = n / sec + (n % sec != 0);
+  if (parts > INT32_MAX) lc_error(L, "split", "too many parts (%lld)", (long long)parts);
+  lua_createtable(L, (int)parts, 0);
+  char err[LC_ERRLEN];
+  for (int64_t k = 0; k < parts; k++) {
+    lc_layout t = a->lay;
+    int64_t count = n - k * sec < sec ? n - k * sec : sec;
+    lc_layout_slice(&t, 0, k * sec, count, 1, err);   /* in bounds by construction */
+    lc_array_push_view(L, a, &t, a->dtype);
+    lua_rawseti(L, -2, k + 1);
+  }
+  return 1;
+}
+
+static int array_is_c_contiguous(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "is_c_contiguous");
+  lua_pushboolean(L, lc_layout_is_c_contiguous(&a->lay, a->dtype->size));
+  return 1;
+}
+
+static int array_is_f_contiguous(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "is_f_contiguous");
+  lua_pushboolean(L, lc_layout_is_f_contiguous(&a->lay, a->dtype->size));
+  return 1;
+}
+
+static const luaL_Reg methods[] = {
+  {"reshape", array_reshape},
+  {"ravel", array_ravel},
+  {"transpose", array_transpose},
+  {"squeeze", array_squeeze},
+  {"view", array_view},
+  {"split", array_split},
+  {"is_c_contiguous", array_is_c_contiguous},
+  {"is_f_contiguous", array_is_f_contiguous},
+  {NULL, NULL}
+};
+
+void lc_shape_open(lua_State *L) {
+  lc_array_add_methods(L, methods);
+}

@@ -1,0 +1,415 @@
+/*
+** stream: the Stream and Event userdata, the stream argument every copy
+** and launch takes, and the wait a host access does for queued work.
+** Streams and events go by __gc or, at once, by <close> (after the calls
+** running, gate.h); the backend keeps them alive until the work queued on
+** them is done.
+*/
+#include "array.h"
+
+#include <string.h>
+
+#include "gate.h"
+#include "aux.h"
+
+#define STREAM_MT "luacuda.stream"
+#define EVENT_MT "luacuda.event"
+#define SCOPE_MT "luacuda.stream_scope"
+#define DEFAULT_KEY "luacuda.default_stream"
+#define HOST_KEY "luacuda.host_stream"
+
+typedef struct stream_ud {
+  lc_stream *s;                /* NULL once closed */
+  bool is_default;
+  bool borrowed;               /* the host program's: never destroyed here */
+  bool closing;                /* closed while a call ran: s goes later */
+} stream_ud;
+
+typedef struct event_ud {
+  lc_event *e;                 /* NULL once closed */
+  bool timing;
+  bool closing;
+} event_ud;
+
+static const lc_backend *backend(void) { return lc_backend_get(NULL); }
+
+static stream_ud *check_stream(lua_State *L, int idx, const char *fname) {
+  stream_ud *u = luaL_testudata(L, idx, STREAM_MT);
+  if (u == NULL) lc_error(L, fname, "expected a stream, got %s", lc_typename(L, idx));
+  if (u->s == NULL || u->closing) lc_error(L, fname, "attempt to use a closed stream");
+  return u;
+}
+
+static event_ud *check_event(lua_State *L, int idx, const char *fname) {
+  event_ud *u = luaL_testudata(L, idx, EVENT_MT);
+  if (u == NULL) lc_error(L, fname, "expected an event, got %s", lc_typename(L, idx));
+  if (u->e == NULL || u->closing) lc_error(L, fname, "attempt to use a closed event");
+  return u;
+}
+
+lc_stream *lc_opt_stream(lua_State *L, int idx, const char *fname) {
+  if (lua_isnoneornil(L, idx)) return NULL;
+  return check_stream(L, idx, fname)->s;
+}
+
+void lc_sync_host_slow(lua_State *L, const char *fname) {
+  char err[LC_ERRLEN];
+  if (backend()->synchronize(err)) lc_error(L, fname, "%s", err);
+}
+
+/* The stream at idx, or the default stream for nil. */
+static lc_stream *stream_or_default(lua_State *L, int idx, const char *fname) {
+  lc_stream *s = lc_opt_stream(L, idx, fname);
+  return s ? s : backend()->default_stream();
+}
+
+/* ---- streams ------------------------------------------------------------- */
+
+static stream_ud *push_stream(lua_State *L) {
+  stream_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->s = NULL;
+  u->is_default = false;
+  u->borrowed = false;
+  u->closing = false;
+  luaL_setmetatable(L, STREAM_MT);
+  return u;
+}
+
+/* stream() */
+static int l_stream(lua_State *L) {
+  stream_ud *u = push_stream(L);
+  char err[LC_ERRLEN];
+  if (backend()->stream_create(&u->s, err)) lc_error(L, "stream", "%s", err);
+  return 1;
+}
+
+/* default_stream(): one object per state */
+static int l_default_stream(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_KEY) != LUA_TNIL) return 1;
+  lua_pop(L, 1);
+  stream_ud *u = push_stream(L);
+  u->s = backend()->default_stream();
+  u->is_default = true;
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, DEFAULT_KEY);
+  return 1;
+}
+
+/* Let go of the stream: destroy one of ours, unwrap the host's. */
+static void stream_finish(lua_State *L, int idx) {
+  stream_ud *u = lua_touserdata(L, idx);
+  lc_stream *s = u->s;
+  u->closing = false;
+  if (s == NULL || u->is_default) return;
+  u->s = NULL;
+  if (u->borrowed) backend()->stream_unwrap(s);
+  else backend()->stream_destroy(s);
+}
+
+static const lc_closer stream_closer = {stream_finish};
+
+/* __close and close(): the default stream and the host program's stream
+** cannot be closed (scripts share them); while another call runs, which
+** may hold the stream, it only reads as closed */
+static int stream_release(lua_State *L) {
+  stream_ud *u = luaL_checkudata(L, 1, STREAM_MT);
+  if (!u->is_default && !u->borrowed && u->s && !u->closing)
+    lc_close(L, 1, &stream_closer, &u->closing);
+  return 0;
+}
+
+static int stream_gc(lua_State *L) {
+  luaL_checkudata(L, 1, STREAM_MT);
+  stream_finish(L, 1);
+  return 0;
+}
+
+/* host_stream(): the stream the host program set for scripts (the C API's
+** luacuda_setstream), else the default stream */
+static int l_host_stream(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, HOST_KEY) != LUA_TNIL) return 1;
+  lua_pop(L, 1);
+  return l_default_stream(L);
+}
+
+void lc_set_host_stream(lua_State *L, void *native, const char *fname) {
+  if (native == NULL) {
+    lua_pushnil(L);
+  } else {
+    stream_ud *u = push_stream(L);
+    char err[LC_ERRLEN];
+    if (backend()->stream_wrap(native, &u->s, err)) lc_error(L, fname, "%s", err);
+    u->borrowed = true;
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, HOST_KEY);
+}
+
+void *lc_host_stream_native(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, HOST_KEY);
+  stream_ud *u = luaL_testudata(L, -1, STREAM_MT);
+  lua_pop(L, 1);       /* the registry keeps it alive */
+  return backend()->stream_native(u ? u->s : backend()->default_stream());
+}
+
+void *lc_stream_native_at(lua_State *L, int idx) {
+  stream_ud *u = luaL_testudata(L, idx, STREAM_MT);
+  return u && u->s && !u->closing ? backend()->stream_native(u->s) : NULL;
+}
+
+/* s:close() */
+static int stream_close(lua_State *L) {
+  check_stream(L, 1, "close");
+  return stream_release(L);
+}
+
+static void stream_sync(lua_State *L, lc_stream *s, const char *fname) {
+  char err[LC_ERRLEN];
+  if (backend()->stream_synchronize(s, err)) lc_error(L, fname, "%s", err);
+}
+
+/* s:synchronize() */
+static int stream_synchronize(lua_State *L) {
+  stream_sync(L, check_stream(L, 1, "synchronize")->s, "synchronize");
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* s:query() -> true when everything queued on s is done */
+static int stream_query(lua_State *L) {
+  stream_ud *u = check_stream(L, 1, "query");
+  bool idle;
+  char err[LC_ERRLEN];
+  if (backend()->stream_query(u->s, &idle, err)) lc_error(L, "query", "%s", err);
+  lua_pushboolean(L, idle);
+  return 1;
+}
+
+static int scope_close(lua_State *L) {
+  luaL_checkudata(L, 1, SCOPE_MT);
+  lua_getiuservalue(L, 1, 1);
+  stream_ud *u = luaL_testudata(L, -1, STREAM_MT);
+  if (u && u->s) stream_sync(L, u->s, "auto_synchronize");
+  return 0;
+}
+
+/* with fn: call fn(s), then synchronize, also when fn raised */
+static int auto_call_finish(lua_State *L, int status, lua_KContext ctx) {
+  int base = (int)ctx;
+  stream_ud *u = lua_touserdata(L, 1);
+  char err[LC_ERRLEN];
+  bool synced = u->s == NULL || backend()->stream_synchronize(u->s, err) == LC_OK;
+  if (status != LUA_OK && status != LUA_YIELD) return lua_error(L);   /* fn's error first */
+  if (!synced) lc_error(L, "auto_synchronize", "%s", err);
+  return lua_gettop(L) - base;
+}
+
+/* s:auto_synchronize([fn]): without fn, a to-be-closed value that
+** synchronizes s when its scope ends, however it ends; with fn, fn(s)
+** followed by the same, returning fn's results */
+static int stream_auto_synchronize(lua_State *L) {
+  check_stream(L, 1, "auto_synchronize");
+  if (lua_isnoneornil(L, 2)) {
+    lua_newuserdatauv(L, 1, 1);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);
+    luaL_setmetatable(L, SCOPE_MT);
+    return 1;
+  }
+  if (lua_type(L, 2) != LUA_TFUNCTION)
+    lc_error(L, "auto_synchronize", "expected a function or nothing, got %s",
+             luaL_typename(L, 2));
+  lua_settop(L, 2);
+  int base = 2;
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 1);
+  int status = lua_pcallk(L, 1, LUA_MULTRET, 0, base, auto_call_finish);
+  return auto_call_finish(L, status, base);
+}
+
+static int stream_tostring(lua_State *L) {
+  stream_ud *u = luaL_checkudata(L, 1, STREAM_MT);
+  if (u->is_default) lua_pushliteral(L, "luacuda.stream(default)");
+  else if (u->s == NULL || u->closing) lua_pushliteral(L, "luacuda.stream(closed)");
+  else lua_pushfstring(L, "luacuda.stream(%p)", (void *)u->s);
+  return 1;
+}
+
+/* ---- events -------------------------------------------------------------- */
+
+/* event([{timing=true}]) */
+static int l_event(lua_State *L) {
+  static const char *const keys[] = {"timing", NULL};
+  bool timing = true;
+  if (lc_check_opts(L, 1, keys, "event")) {
+    int t = lc_opt_get(L, 1, "timing");
+    if (t != LUA_TNIL && t != LUA_TBOOLEAN)
+      lc_error(L, "event", "option timing must be a boolean, got %s", luaL_typename(L, -1));
+    if (t == LUA_TBOOLEAN) timing = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  event_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->e = NULL;
+  u->timing = timing;
+  u->closing = false;
+  luaL_setmetatable(L, EVENT_MT);
+  char err[LC_ERRLEN];
+  if (backend()->event_create(&u->e, timing, err)) lc_error(L, "event", "%s", err);
+  return 1;
+}
+
+static void event_finish(lua_State *L, int idx) {
+  event_ud *u = lua_touserdata(L, idx);
+  lc_event *e = u->e;
+  u->e = NULL;
+  u->closing = false;
+  if (e) backend()->event_destroy(e);
+}
+
+static const lc_closer event_closer = {event_finish};
+
+/* __close and close(); after the calls running, as streams */
+static int event_release(lua_State *L) {
+  event_ud *u = luaL_checkudata(L, 1, EVENT_MT);
+  if (u->e && !u->closing) lc_close(L, 1, &event_closer, &u->closing);
+  return 0;
+}
+
+static int event_gc(lua_State *L) {
+  luaL_checkudata(L, 1, EVENT_MT);
+  event_finish(L, 1);
+  return 0;
+}
+
+/* e:close() */
+static int event_close(lua_State *L) {
+  check_event(L, 1, "close");
+  return event_release(L);
+}
+
+/* e:record([stream]): on the default stream when none is given */
+static int event_record(lua_State *L) {
+  event_ud *u = check_event(L, 1, "record");
+  lc_stream *s = stream_or_default(L, 2, "record");
+  char err[LC_ERRLEN];
+  if (backend()->event_record(u->e, s, err)) lc_error(L, "record", "%s", err);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* e:wait([stream]): work queued on the stream from now on waits for e */
+static int event_wait(lua_State *L) {
+  event_ud *u = check_event(L, 1, "wait");
+  lc_stream *s = stream_or_default(L, 2, "wait");
+  char err[LC_ERRLEN];
+  if (backend()->event_wait(u->e, s, err)) lc_error(L, "wait", "%s", err);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* e:synchronize() */
+static int event_synchronize(lua_State *L) {
+  event_ud *u = check_event(L, 1, "synchronize");
+  char err[LC_ERRLEN];
+  if (backend()->event_synchronize(u->e, err)) lc_error(L, "synchronize", "%s", err);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* e:query() -> true when its last record has happened (or it has none) */
+static int event_query(lua_State *L) {
+  event_ud *u = check_event(L, 1, "query");
+  bool complete;
+  char err[LC_ERRLEN];
+  if (backend()->event_query(u->e, &complete, err)) lc_error(L, "query", "%s", err);
+  lua_pushboolean(L, complete);
+  return 1;
+}
+
+static int elapsed(lua_State *L, const char *fname) {
+  event_ud *a = check_event(L, 1, fname), *b = check_event(L, 2, fname);
+  float ms;
+  char err[LC_ERRLEN];
+  if (backend()->event_elapsed(a->e, b->e, &ms, err)) lc_error(L, fname, "%s", err);
+  lua_pushnumber(L, ms);
+  return 1;
+}
+
+/* e:elapsed_time(e2) -> milliseconds from e to e2 */
+static int event_elapsed_time(lua_State *L) { return elapsed(L, "elapsed_time"); }
+
+/* event_elapsed_time(e1, e2) */
+static int l_event_elapsed_time(lua_State *L) { return elapsed(L, "event_elapsed_time"); }
+
+static int event_tostring(lua_State *L) {
+  event_ud *u = luaL_checkudata(L, 1, EVENT_MT);
+  if (u->e == NULL || u->closing) lua_pushliteral(L, "luacuda.event(closed)");
+  else lua_pushfstring(L, "luacuda.event(%p%s)", (void *)u->e, u->timing ? "" : ", no timing");
+  return 1;
+}
+
+/* Closing the state waits for the work it queued, so a script's last
+** launches finish (and their printf output appears) before it ends. */
+static int wait_at_close(lua_State *L) {
+  (void)L;
+  backend()->synchronize(NULL);
+  return 0;
+}
+
+/* ---- registration ---------------------------------------------------------- */
+
+static void new_type(lua_State *L, const char *name, const luaL_Reg *meta,
+                     const luaL_Reg *methods) {
+  luaL_newmetatable(L, name);
+  lc_setfuncs(L, meta);
+  if (methods) {
+    lua_newtable(L);
+    lc_setfuncs(L, methods);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pushstring(L, name);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+}
+
+void lc_stream_open(lua_State *L) {
+  static const luaL_Reg stream_meta[] = {
+    {"__gc", stream_gc}, {"__close", stream_release},
+    {"__tostring", stream_tostring}, {NULL, NULL}
+  };
+  static const luaL_Reg stream_methods[] = {
+    {"synchronize", stream_synchronize}, {"query", stream_query},
+    {"auto_synchronize", stream_auto_synchronize}, {"close", stream_close},
+    {NULL, NULL}
+  };
+  static const luaL_Reg event_meta[] = {
+    {"__gc", event_gc}, {"__close", event_release},
+    {"__tostring", event_tostring}, {NULL, NULL}
+  };
+  static const luaL_Reg event_methods[] = {
+    {"record", event_record}, {"wait", event_wait}, {"synchronize", event_synchronize},
+    {"query", event_query}, {"elapsed_time", event_elapsed_time}, {"close", event_close},
+    {NULL, NULL}
+  };
+  static const luaL_Reg scope_meta[] = {{"__close", scope_close}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+    {"stream", l_stream}, {"default_stream", l_default_stream},
+    {"host_stream", l_host_stream},
+    {"event", l_event}, {"event_elapsed_time", l_event_elapsed_time},
+    {NULL, NULL}
+  };
+  new_type(L, STREAM_MT, stream_meta, stream_methods);
+  new_type(L, EVENT_MT, event_meta, event_methods);
+  new_type(L, SCOPE_MT, scope_meta, NULL);
+  lc_setfuncs(L, fns);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "luacuda.wait_at_close") == LUA_TNIL) {
+    static const luaL_Reg wait_meta[] = {{"__gc", wait_at_close}, {NULL, NULL}};
+    lua_newuserdatauv(L, 0, 0);
+    lua_createtable(L, 0, 2);
+    lc_setfuncs(L, wait_meta);
+    lua_pushliteral(L, "luacuda.wait_at_close");
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, "luacuda.wait_at_close");
+  }
+  lua_pop(L, 1);
+}
