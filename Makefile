@@ -100,7 +100,7 @@ $(SCAN_UNIT): spec/c/scan_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
 # the record of the headers a compilation read: pure C, no Lua
 $(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/deps_test.c src/base/deps.c src/base/includes.c \
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/deps_test.c src/base/deps.c src/base/includes.c src/base/strbuf.c \
 	  src/base/cache.c -o $@ $(LDFLAGS) -lpthread
 
 # several lua_States on several threads (spec/threads_spec.lua runs it): a

@@ -255,6 +255,55 @@ describe("compile", function()
     assert.equal(42, o[1])
   end)
 
+  -- every spelling NVRTC takes means the same on every backend: the
+  -- simulator compiled "--std=c++20" as C++17 and dropped "-I dir" and
+  -- "--include-path=dir" (issue 13)
+  it("takes every spelling of -std, -I and -D, on every backend", function()
+    if S.fake then return pending(S.FAKE_SKIP) end
+    local dialect = [[
+      extern "C" __global__ void k(long long *o) { o[0] = __cplusplus; }
+    ]]
+    local function cplusplus(options)
+      local o = luacuda.to_device({0}, {dtype = "int64"})
+      luacuda.compile(dialect, {options = options}).k[{1, 1}](o)
+      return o[1]
+    end
+    assert.equal(201703, cplusplus({}))
+    for _, spelling in ipairs({{"-std=c++20"}, {"--std=c++20"}, {"-std", "c++20"},
+                               {"--std", "c++20"}}) do
+      assert.is_true(cplusplus(spelling) > 201703, table.concat(spelling, " "))
+    end
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir " .. dir))
+    local f = assert(io.open(dir .. "/seven.h", "w"))
+    f:write("#define SEVEN 7\n")
+    f:close()
+    local src = [[
+      #include "seven.h"
+      extern "C" __global__ void k(int *o) { o[0] = SEVEN * TIMES; }
+    ]]
+    for i, spelling in ipairs({{"-I" .. dir, "-DTIMES=2"}, {"-I", dir, "-D", "TIMES=2"},
+                               {"--include-path=" .. dir, "--define-macro=TIMES=2"},
+                               {"--include-path", dir, "--define-macro", "TIMES=2"}}) do
+      local o = luacuda.to_device({0}, {dtype = "int32"})
+      luacuda.compile(src, {options = spelling, name = "spelling" .. i .. ".cu"}).k[{1, 1}](o)
+      assert.equal(14, o[1], table.concat(spelling, " "))
+    end
+    os.remove(dir .. "/seven.h")
+    os.remove(dir)
+  end)
+
+  it("refuses an option without its value, and a dialect not every backend knows", function()
+    local src = 'extern "C" __global__ void k() {}'
+    S.misuse("luacuda.compile: option -I needs a value", luacuda.compile, src,
+             {options = {"-DX", "-I"}})
+    S.misuse("luacuda.compile: option --include-path= needs a value", luacuda.compile, src,
+             {options = {"--include-path="}})
+    S.misuse("luacuda.compile: option -std=gnu++17: the C++ dialect must be one of",
+             luacuda.compile, src, {options = {"-std=gnu++17"}})
+  end)
+
   -- the same kernel, global or shared array in both branches of an #ifdef
   -- is valid CUDA; the generated code stood apart from the source and named
   -- both, and the module did not compile (issue 12)

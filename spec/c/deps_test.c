@@ -47,7 +47,7 @@ static void write_file(const char *name, const char *text) {
 static int kind_of(const lc_deps *d, const char *path) {
   size_t pos = 0;
   lc_dep e;
-  while (lc_deps_next(d->p, d->n, &pos, &e))
+  while (lc_deps_next(d->rec.p, d->rec.n, &pos, &e))
     if (strcmp(e.path, path) == 0) return (int)e.kind;
   return -1;
 }
@@ -65,22 +65,22 @@ static int test_record_and_check(void) {
   CHECK(!d.failed);
   CHECK_EQ(kind_of(&d, at("a.h")), LC_DEP_FILE);
   CHECK_EQ(kind_of(&d, at("b.h")), LC_DEP_ABSENT);
-  CHECK(lc_deps_check(d.p, d.n));
+  CHECK(lc_deps_check(d.rec.p, d.rec.n));
   write_file("a.h", "#define A 2\n");          /* same size, other contents */
-  CHECK(!lc_deps_check(d.p, d.n));
+  CHECK(!lc_deps_check(d.rec.p, d.rec.n));
   write_file("a.h", "#define A 1\n");
-  CHECK(lc_deps_check(d.p, d.n));
+  CHECK(lc_deps_check(d.rec.p, d.rec.n));
   write_file("b.h", "");                        /* one in front of another */
-  CHECK(!lc_deps_check(d.p, d.n));
+  CHECK(!lc_deps_check(d.rec.p, d.rec.n));
   CHECK_EQ(unlink(at("b.h")), 0);
-  CHECK(lc_deps_check(d.p, d.n));
+  CHECK(lc_deps_check(d.rec.p, d.rec.n));
   CHECK_EQ(unlink(at("a.h")), 0);
-  CHECK(!lc_deps_check(d.p, d.n));
+  CHECK(!lc_deps_check(d.rec.p, d.rec.n));
   /* a truncated record is no record */
   write_file("a.h", "#define A 1\n");
-  CHECK(lc_deps_check(d.p, d.n));
-  CHECK(!lc_deps_check(d.p, d.n - 1));
-  CHECK(lc_deps_check(d.p, 0));
+  CHECK(lc_deps_check(d.rec.p, d.rec.n));
+  CHECK(!lc_deps_check(d.rec.p, d.rec.n - 1));
+  CHECK(lc_deps_check(d.rec.p, 0));
   lc_deps_free(&d);
   cleanup();
   return 0;
@@ -173,9 +173,9 @@ static int test_nvrtc_includes(void) {
   CHECK_EQ(kind_of(&d, at("inc/leaf.h")), LC_DEP_ABSENT);
   CHECK_EQ(kind_of(&d, at("inc/maybe.h")), LC_DEP_ABSENT);
   CHECK_EQ(kind_of(&d, at("inc/nope.h")), -1);                /* a comment */
-  CHECK(lc_deps_check(d.p, d.n));
+  CHECK(lc_deps_check(d.rec.p, d.rec.n));
   write_file("inc/sub/leaf.h", "/* changed */\n");
-  CHECK(!lc_deps_check(d.p, d.n));
+  CHECK(!lc_deps_check(d.rec.p, d.rec.n));
   lc_deps_free(&d);
   /* without the source's directory, "local.h" is looked for in -I only */
   const char *opts2[] = {"--no-source-include", "--include-path", inc + 2};

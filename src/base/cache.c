@@ -250,8 +250,8 @@ int lc_cache_store(const char *kind, const lc_hash *key, const char *suffix, con
   t.key_a = key->a;
   t.key_b = key->b;
   t.length = n;
-  t.deps_length = deps ? deps->n : 0;
-  const unsigned char *rec = deps ? deps->p : NULL;
+  t.deps_length = deps ? deps->rec.n : 0;
+  const unsigned char *rec = deps ? (const unsigned char *)deps->rec.p : NULL;
   checksum(data, n, rec, (size_t)t.deps_length, &t.sum_a, &t.sum_b);
   int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   bool ok = fd >= 0;

@@ -15,25 +15,14 @@
 #include "cache.h"    /* lc_hash */
 
 void lc_deps_free(lc_deps *d) {
-  free(d->p);
+  lc_sb_free(&d->rec);
   *d = (lc_deps){0};
 }
 
 static void put(lc_deps *d, const void *data, size_t n) {
   if (d->failed) return;
-  if (d->cap - d->n < n) {
-    size_t cap = d->cap ? d->cap : 4096;
-    while (cap - d->n < n) cap *= 2;
-    unsigned char *p = realloc(d->p, cap);
-    if (p == NULL) {
-      d->failed = true;
-      return;
-    }
-    d->p = p;
-    d->cap = cap;
-  }
-  memcpy(d->p + d->n, data, n);
-  d->n += n;
+  lc_sb_add(&d->rec, data, n);
+  d->failed = d->rec.oom;
 }
 
 /* ---- hashes taken in this process ---------------------------------------
@@ -193,7 +182,7 @@ bool lc_deps_next(const void *rec, size_t n, size_t *at, lc_dep *out) {
 static bool recorded(const lc_deps *d, const char *path) {
   size_t at = 0;
   lc_dep e;
-  while (lc_deps_next(d->p, d->n, &at, &e))
+  while (lc_deps_next(d->rec.p, d->rec.n, &at, &e))
     if (strcmp(e.path, path) == 0) return true;
   return false;
 }
@@ -286,7 +275,7 @@ void lc_deps_add_rule(lc_deps *d, const char *text, size_t n, const char *skip) 
 bool lc_deps_settled(const lc_deps *d, const struct timespec *since) {
   size_t at = 0;
   lc_dep e;
-  while (lc_deps_next(d->p, d->n, &at, &e)) {
+  while (lc_deps_next(d->rec.p, d->rec.n, &at, &e)) {
     struct stat st;
     if (stat(e.path, &st) != 0) {
       if (e.kind == LC_DEP_ABSENT && (errno == ENOENT || errno == ENOTDIR)) continue;
@@ -296,7 +285,7 @@ bool lc_deps_settled(const lc_deps *d, const struct timespec *since) {
         (st.st_ctim.tv_sec == since->tv_sec && st.st_ctim.tv_nsec >= since->tv_nsec))
       return false;
   }
-  return at == d->n;
+  return at == d->rec.n;
 }
 
 bool lc_deps_check(const void *rec, size_t n) {

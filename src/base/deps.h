@@ -18,12 +18,13 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "strbuf.h"
+
 /* At most this many files: a compilation reading more is not cached. */
 #define LC_DEPS_MAX 4096
 
 typedef struct lc_deps {
-  unsigned char *p;       /* the record so far */
-  size_t n, cap;
+  lc_strbuf rec;          /* the record so far */
   int count;
   bool failed;            /* out of memory, too many files, or one that
                           ** could not be read: the compilation is not to

@@ -187,7 +187,7 @@ void lc_includes_nvrtc(lc_deps *d, const char *text, size_t len, const char *nam
   /* then each header found, in turn: the record is the work list */
   size_t at = 0;
   lc_dep e;
-  while (!d->failed && lc_deps_next(d->p, d->n, &at, &e)) {
+  while (!d->failed && lc_deps_next(d->rec.p, d->rec.n, &at, &e)) {
     if (e.kind != LC_DEP_FILE) continue;
     char path[4200];
     snprintf(path, sizeof path, "%s", e.path);  /* the record moves as it grows */

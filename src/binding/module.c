@@ -12,9 +12,10 @@
 
 #include <pthread.h>
 
+#include "aux.h"
 #include "cache.h"
 #include "gate.h"
-#include "aux.h"
+#include "ksource.h"
 
 #define MODULE_MT "luacuda.module"
 #define KERNEL_MT "luacuda.kernel"
@@ -233,21 +234,30 @@ static int compile_source(lua_State *L, const char *name, const char *fname) {
     lua_settop(L, 4);
   }
   /* options: a sequence of strings, gathered into an array of pointers */
-  const char *opts[64];
-  int nopts = 0;
+  const char *given[LC_KSOURCE_MAXOPTS];
+  int ngiven = 0;
   if (!lua_isnil(L, 3)) {
     if (lua_type(L, 3) != LUA_TTABLE)
       lc_error(L, fname, "options must be a table of strings, got %s", luaL_typename(L, 3));
     size_t n = lua_rawlen(L, 3);
-    if (n > 64) lc_error(L, fname, "more than 64 options");
+    if (n > LC_KSOURCE_MAXOPTS) lc_error(L, fname, "more than %d options", LC_KSOURCE_MAXOPTS);
     for (size_t i = 0; i < n; i++) {
       lua_rawgeti(L, 3, (lua_Integer)i + 1);
       if (lua_type(L, -1) != LUA_TSTRING)
         lc_error(L, fname, "options[%zu] must be a string, got %s", i + 1, luaL_typename(L, -1));
-      opts[nopts++] = lua_tostring(L, -1);
+      given[ngiven++] = lua_tostring(L, -1);
       lua_pop(L, 1);                      /* still referenced by the table */
     }
   }
+  /* in the one spelling every backend takes (ksource.h) */
+  lc_kopts *ko = lua_newuserdatauv(L, lc_kopts_size(given, ngiven), 1);
+  lua_pushvalue(L, 3);
+  lua_setiuservalue(L, -2, 1);            /* the given strings, alive while ko is */
+  lua_replace(L, 3);                      /* 3: ko */
+  char err[LC_ERRLEN];
+  if (lc_kopts_normalize(given, ngiven, ko, err)) lc_error(L, fname, "%s", err);
+  const char *const *opts = ko->v;
+  int nopts = ko->n;
   holder *h = lua_newuserdatauv(L, sizeof *h, 1);    /* 5: the module object */
   h->mod = NULL;
   luaL_setmetatable(L, MODULE_MT);
@@ -275,7 +285,7 @@ static int compile_source(lua_State *L, const char *name, const char *fname) {
     return 1;
   }
   lc_source s = {src, len, m->name, opts, nopts, &r};
-  char err[LC_ERRLEN], *log = NULL;
+  char *log = NULL;
   int rc = m->be->module_load(&s, &m->handle, &log, err);
   if (claimed) cache_settle(&key, rc == LC_OK ? m : NULL);
   lua_pop(L, 1);

@@ -1,7 +1,7 @@
 /*
 ** ptx: luacuda.ptx, luacuda.cubin and luacuda.nvrtc_version, NVRTC as a
-** Lua function. The source compiled is the prelude, a #line directive and
-** the user's source, so messages point at the user's own lines.
+** Lua function. The source compiled is the head every backend compiles
+** (the prelude and a #line directive, ksource.h) and the user's source.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 #include "backend.h"
 #include "gate.h"
 #include "aux.h"
-#include "kernels.h"
+#include "ksource.h"
 #include "cuda/nvrtc.h"   /* NVRTC runs whichever backend runs kernels */
 
 #define OUTPUT_MT "luacuda.nvrtc_output"
@@ -101,9 +101,10 @@ static int compile(lua_State *L, const char *fname, bool cubin) {
     if (name[0] == '\0') lc_error(L, fname, "name must not be empty");
   }
 
-  /* the options: -arch first, the user's, then -std unless given */
-  int nuser = 0;
-  bool has_std = false;
+  /* the options: -arch first, then the user's in the one spelling every
+  ** backend takes (ksource.h) */
+  const char *given[LC_KSOURCE_MAXOPTS];
+  int ngiven = 0;
   if (!lua_isnil(L, 5)) {
     if (lua_type(L, 5) != LUA_TTABLE)
       lc_error(L, fname, "options must be a table of strings, got %s", luaL_typename(L, 5));
@@ -121,36 +122,37 @@ static int compile(lua_State *L, const char *fname, bool cubin) {
       const char *o = lua_tostring(L, -1);
       if (starts(o, "-arch") || starts(o, "--gpu-architecture"))
         lc_error(L, fname, "give the architecture as arch=, not as option \"%s\"", o);
-      has_std = has_std || starts(o, "-std") || starts(o, "--std");
       count++;
       lua_pop(L, 1);
     }
     if (count != len)   /* a hole the length operator stepped over */
       lc_error(L, fname, "options must be a sequence of strings, with no holes");
-    nuser = (int)len;
+    if (len > LC_KSOURCE_MAXOPTS) lc_error(L, fname, "more than %d options", LC_KSOURCE_MAXOPTS);
+    for (lua_Integer i = 1; i <= len; i++) {
+      lua_rawgeti(L, 5, i);   /* the table keeps the string alive */
+      given[ngiven++] = lua_tostring(L, -1);
+      lua_pop(L, 1);
+    }
   }
   lua_settop(L, 5);
-  const char **opts = lua_newuserdatauv(L, sizeof(char *) * (size_t)(nuser + 2), 0);   /* 6 */
+  lc_kopts *ko = lua_newuserdatauv(L, lc_kopts_size(given, ngiven), 0);   /* 6 */
+  char kerr[LC_ERRLEN];
+  if (lc_kopts_normalize(given, ngiven, ko, kerr)) lc_error(L, fname, "%s", kerr);
+  const char **opts = lua_newuserdatauv(L, sizeof(char *) * (size_t)(ko->n + 1), 0);   /* 7 */
   int nopts = 0;
-  opts[nopts++] = lua_pushfstring(L, "-arch=%s", arch);   /* 7 */
-  for (int i = 1; i <= nuser; i++) {
-    lua_rawgeti(L, 5, i);   /* the table keeps the string alive */
-    opts[nopts++] = lua_tostring(L, -1);
-    lua_pop(L, 1);
-  }
-  if (!has_std) opts[nopts++] = "-std=c++17";
+  opts[nopts++] = lua_pushfstring(L, "-arch=%s", arch);   /* 8 */
+  for (int i = 0; i < ko->n; i++) opts[nopts++] = ko->v[i];
 
+  /* the prelude and a #line directive, then the user's source */
   luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  luaL_addstring(&b, lc_prelude_source);
-  luaL_addstring(&b, "\n#line 1 \"");
-  luaL_addstring(&b, name);
-  luaL_addstring(&b, "\"\n");
+  size_t head = lc_ksource_head_len(name);
+  lc_ksource_head(luaL_buffinitsize(L, &b, head + 1), name);
+  luaL_addsize(&b, head);
   luaL_addlstring(&b, src, srclen);
-  luaL_pushresult(&b);   /* 8 */
+  luaL_pushresult(&b);   /* 9 */
   const char *full = lua_tostring(L, -1);
 
-  output *o = lua_newuserdatauv(L, sizeof *o, 0);   /* 9 */
+  output *o = lua_newuserdatauv(L, sizeof *o, 0);   /* 10 */
   o->out = o->log = NULL;
   luaL_setmetatable(L, OUTPUT_MT);
 

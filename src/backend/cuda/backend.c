@@ -26,6 +26,7 @@
 #include "includes.h"
 #include "common.h"
 #include "kernels.h"
+#include "ksource.h"
 #include "nvrtc.h"
 #include "hostreg.h"
 #include "scan.h"
@@ -735,7 +736,7 @@ static bool want_ptx(void) {
 /* Compile text for the current device into a cubin (or take it from the
 ** disk cache, keyed by the text, the options and NVRTC's version, which
 ** lc_nvrtc_facts_get knows without loading NVRTC) and load it. options
-** are the user's; the architecture and -std are added. PTX when asked
+** are normalised (ksource.h); the architecture is added. PTX when asked
 ** (LUACUDA_PTX), or when NVRTC is older than the device: then for the
 ** newest architecture it knows, and the driver JITs it. */
 static int load_source(const char *text, const char *name, const char *const *options,
@@ -758,23 +759,14 @@ static int load_source(const char *text, const char *name, const char *const *op
   bool cubin = target == want && !want_ptx();
   char arch[32];
   snprintf(arch, sizeof arch, "-arch=%s_%d", cubin ? "sm" : "compute", target);
-  const char *opts[72];
+  const char *opts[LC_KSOURCE_MAXOPTS + 2];
   int n = 0;
-  bool has_std = false;
   opts[n++] = arch;
-  for (int i = 0; i < noptions && n < 70; i++) {
-    opts[n++] = options[i];
-    if (strncmp(options[i], "-std", 4) == 0 || strncmp(options[i], "--std", 5) == 0)
-      has_std = true;
-  }
-  if (!has_std) opts[n++] = "-std=c++17";
+  for (int i = 0; i < noptions && n < LC_KSOURCE_MAXOPTS + 2; i++) opts[n++] = options[i];
+  char identity[64];
+  snprintf(identity, sizeof identity, "NVRTC %d.%d", major, minor);
   lc_hash key;
-  lc_hash_init(&key);
-  lc_hash_add_str(&key, "luacuda cubin 1");
-  lc_hash_add_str(&key, text);
-  for (int i = 0; i < n; i++) lc_hash_add_str(&key, opts[i]);
-  lc_hash_add(&key, &major, sizeof major);
-  lc_hash_add(&key, &minor, sizeof minor);
+  lc_ksource_key(&key, "cuda 2", text, strlen(text), opts, n, identity);
   const char *suffix = cubin ? ".cubin" : ".ptx";
   size_t len = 0;
   unsigned char *image = lc_cache_load("cuda", &key, suffix, &len);
@@ -821,14 +813,14 @@ static int cuda_module_load(const lc_source *src, lc_module **m, char **log, cha
   *log = NULL;
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
-  /* the prelude, then the user's source behind a #line directive, with a
-  ** marker after each definition of a kernel defined in several #if
+  /* the head (ksource.h), then the user's source, with a marker after
+  ** each definition of a kernel defined in several #if
   ** branches (scan.h), on the same line */
   const lc_scan_result *sc = src->scan;
   int marks = 0;
   for (int i = 0; i < sc->nkernels; i++) marks += lc_scan_defined_twice(sc, i);
-  size_t plen = strlen(lc_prelude_source), nlen = strlen(src->name);
-  char *text = malloc(plen + nlen + src->len + 32 + (size_t)marks * 64);
+  size_t head = lc_ksource_head_len(src->name);
+  char *text = malloc(head + src->len + 1 + (size_t)marks * 64);
   lc_module *mod = calloc(1, sizeof *mod);
   if (text == NULL || mod == NULL) {
     free(text);
@@ -836,7 +828,8 @@ static int cuda_module_load(const lc_source *src, lc_module **m, char **log, cha
     snprintf(err, LC_ERRLEN, "out of host memory");
     return LC_ENOMEM;
   }
-  size_t k = (size_t)sprintf(text, "%s\n#line 1 \"%s\"\n", lc_prelude_source, src->name);
+  lc_ksource_head(text, src->name);
+  size_t k = head;
   size_t at = 0;
   for (int i = 0; i < sc->nkernels; i++) {     /* kernels come in source order */
     if (!lc_scan_defined_twice(sc, i)) continue;
@@ -922,7 +915,8 @@ int lc_cuda_copy_kernel(CUfunction *f, char *err) {
   int rc = LC_OK;
   if (d->copy_fn == NULL) {
     char *log = NULL;
-    rc = load_source(lc_strided_source, "luacuda/strided.cu", NULL, 0, &d->library, &log, err);
+    static const char *const std_only[] = {LC_KSOURCE_STD};
+    rc = load_source(lc_strided_source, "luacuda/strided.cu", std_only, 1, &d->library, &log, err);
     free(log);
     if (rc == LC_OK)
       rc = lc_cuda_check(lc_cu.ModuleGetFunction(&d->copy_fn, d->library, "lc_copy_strided"),

@@ -27,6 +27,8 @@
 #include "common.h"
 #include "deps.h"
 #include "kernels.h"
+#include "strbuf.h"
+#include "ksource.h"
 
 extern char **environ;
 
@@ -35,44 +37,6 @@ extern char **environ;
 LC_EMBED(lc_sim_abi_source, "kernels/sim_abi.h");
 LC_EMBED(lc_sim_runtime_source, "kernels/sim_runtime.h");
 extern const char lc_sim_abi_source[], lc_sim_runtime_source[];
-
-/* ---- a growing string --------------------------------------------------- */
-
-typedef struct sbuf {
-  char *p;
-  size_t n, cap;
-  bool oom;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n) {
-  if (b->oom) return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->n + n + 1) cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (p == NULL) {
-      b->oom = true;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->n, s, n);
-  b->n += n;
-  b->p[b->n] = '\0';
-}
-
-static void sb_str(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
-
-LC_PRINTF(2, 3) static void sb_fmt(sbuf *b, const char *fmt, ...) {
-  char tmp[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  sb_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
 
 /* ---- composing the source ------------------------------------------------ */
 
@@ -95,20 +59,20 @@ static int edit_order(const void *pa, const void *pb) {
 /* One `extern __shared__ T x[];` declarator: in a function, a pointer to the
 ** block's dynamic shared memory; at namespace scope, a thread_local pointer
 ** and a binder that points it there at the start of every block. */
-static void rewrite_shared(sbuf *b, const lc_shared_decl *d, int i) {
+static void rewrite_shared(lc_strbuf *b, const lc_shared_decl *d, int i) {
   if (d->in_function) {
-    sb_fmt(b, "%s *const %s = reinterpret_cast<%s *>(__lc_dynamic_shared()); ",
+    lc_sb_fmt(b, "%s *const %s = reinterpret_cast<%s *>(__lc_dynamic_shared()); ",
            d->type, d->name, d->type);
     return;
   }
-  sb_fmt(b, "static thread_local %s *%s; ", d->type, d->name);
-  sb_fmt(b, "static void __lc_bind_%d(void) { %s = reinterpret_cast<%s *>("
+  lc_sb_fmt(b, "static thread_local %s *%s; ", d->type, d->name);
+  lc_sb_fmt(b, "static void __lc_bind_%d(void) { %s = reinterpret_cast<%s *>("
          "__lc_dynamic_shared()); } static __lc_binder __lc_binder_%d = {__lc_bind_%d, "
          "nullptr}; static const bool __lc_bound_%d = __lc_add_binder(&__lc_binder_%d); ",
          i, d->name, d->type, i, i, i, i);
 }
 
-static void add_user_source(sbuf *b, const lc_source *src) {
+static void add_user_source(lc_strbuf *b, const lc_source *src) {
   const lc_scan_result *sc = src->scan;
   size_t max = (size_t)sc->nshared + (size_t)sc->nkernels + (size_t)sc->nglobals, n = 0;
   edit *edits = max ? malloc(max * sizeof *edits) : NULL;
@@ -131,7 +95,7 @@ static void add_user_source(sbuf *b, const lc_source *src) {
     if (edits[e].kind == EDIT_SHARED) {
       const lc_shared_decl *d = &sc->shared[edits[e].index];
       if (d->begin >= at) {            /* first declarator of this statement */
-        sb_add(b, src->text + at, d->begin - at);
+        lc_sb_add(b, src->text + at, d->begin - at);
         at = d->end;
       }
       rewrite_shared(b, d, edits[e].index);
@@ -139,57 +103,56 @@ static void add_user_source(sbuf *b, const lc_source *src) {
       int next = edits[e].index + 1;
       if (next == sc->nshared || sc->shared[next].begin != d->begin)
         for (size_t k = d->begin; k < d->end; k++)
-          if (src->text[k] == '\n') sb_str(b, "\n");
+          if (src->text[k] == '\n') lc_sb_str(b, "\n");
       continue;
     }
     if (edits[e].at > at) {
-      sb_add(b, src->text + at, edits[e].at - at);
+      lc_sb_add(b, src->text + at, edits[e].at - at);
       at = edits[e].at;
     }
     if (edits[e].kind == EDIT_KERNEL) {
       int i = edits[e].index;
-      sb_fmt(b, " LC_SIM_KERNEL(%s)", sc->kernels[i].name);
+      lc_sb_fmt(b, " LC_SIM_KERNEL(%s)", sc->kernels[i].name);
       if (lc_scan_defined_twice(sc, i))
-        sb_fmt(b, " static int " LC_DEFINED_MARK "%d; LC_SIM_EXPORT void *__lc_global_"
+        lc_sb_fmt(b, " static int " LC_DEFINED_MARK "%d; LC_SIM_EXPORT void *__lc_global_"
                LC_DEFINED_MARK "%d(size_t *bytes) { *bytes = sizeof(int); return &"
                LC_DEFINED_MARK "%d; }", i, i, i);
     } else {
       const char *name = sc->globals[edits[e].index].name;
-      sb_fmt(b, " LC_SIM_EXPORT void *__lc_global_%s(size_t *bytes) "
+      lc_sb_fmt(b, " LC_SIM_EXPORT void *__lc_global_%s(size_t *bytes) "
              "{ *bytes = sizeof %s; return (void *)&%s; }", name, name, name);
     }
   }
-  sb_add(b, src->text + at, src->len - at);
+  lc_sb_add(b, src->text + at, src->len - at);
   free(edits);
 }
 
-static void compose(sbuf *b, const lc_source *src) {
-  sb_str(b, "#line 1 \"luacuda/sim_abi.h\"\n");
-  sb_str(b, lc_sim_abi_source);
-  sb_str(b, "\n#line 1 \"luacuda/sim_runtime.h\"\n");
-  sb_str(b, lc_sim_runtime_source);
-  sb_str(b, "\n#line 1 \"luacuda/prelude.cuh\"\n");
-  sb_str(b, lc_prelude_source);
-  sb_fmt(b, "\n#line 1 \"%s\"\n", src->name);
+static void compose(lc_strbuf *b, const lc_source *src) {
+  lc_sb_str(b, "#line 1 \"luacuda/sim_abi.h\"\n");
+  lc_sb_str(b, lc_sim_abi_source);
+  lc_sb_str(b, "\n#line 1 \"luacuda/sim_runtime.h\"\n");
+  lc_sb_str(b, lc_sim_runtime_source);
+  lc_sb_str(b, "\n#line 1 \"luacuda/prelude.cuh\"\n");
+  size_t head = lc_ksource_head_len(src->name);
+  if (lc_sb_room(b, head + 1)) {
+    lc_ksource_head(b->p + b->n, src->name);
+    b->n += head;
+  }
   add_user_source(b, src);
 }
 
 /* ---- running the compiler ------------------------------------------------- */
 
-/* The compiler's arguments: ours, then the user's options that mean the
-** same to a host compiler (-D, -I, -std, -use_fast_math); the rest are
-** NVRTC's own and do not apply here. This compiles only (-c): see
+/* The compiler's arguments: ours, then the user's options (normalised,
+** ksource.h) that mean the same to a host compiler (-D, -I, -U, -std,
+** fast math); the rest are NVRTC's own and do not apply here. This compiles only (-c): see
 ** link_argv for why. The first *nkey arguments are what the cache key
 ** takes; the rest name this compilation's own files: the object, the
 ** source, and the list of the headers read (-MD), which an entry keeps. */
 static int build_argv(const char **argv, int max, const char *cxx, const char *out,
                       const char *in, const char *deps, const lc_source *src, int *nkey) {
   int n = 0;
-  bool has_std = false;
-  for (int i = 0; i < src->noptions; i++)
-    if (strncmp(src->options[i], "-std=", 5) == 0) has_std = true;
   argv[n++] = cxx;
-  if (!has_std) argv[n++] = "-std=c++17";
   static const char *const fixed[] = {
     "-c", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-semantic-interposition",
     "-fno-exceptions", "-fdiagnostics-color=never", "-pthread",
@@ -203,7 +166,7 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *o
     if (strncmp(o, "-D", 2) == 0 || strncmp(o, "-I", 2) == 0 || strncmp(o, "-U", 2) == 0 ||
         strncmp(o, "-std=", 5) == 0)
       argv[n++] = o;
-    else if (strcmp(o, "-use_fast_math") == 0 || strcmp(o, "--use_fast_math") == 0)
+    else if (strcmp(o, "--use_fast_math") == 0)
       argv[n++] = "-ffast-math";
   }
   *nkey = n;
@@ -236,7 +199,7 @@ static void link_argv(const char **argv, const char *cxx, const char *out, const
 
 /* Run argv, collecting its stdout and stderr into log. Returns the exit
 ** status (0 is success), or -1 when it could not be run. */
-static int run_compiler(const char *const *argv, sbuf *log, char *err) {
+static int run_compiler(const char *const *argv, lc_strbuf *log, char *err) {
   /* close-on-exec: a compiler that another thread spawns meanwhile must
   ** not inherit this pipe, or our read would wait for that compiler too
   ** (the dup2 onto the child's 1 and 2 clears the flag there) */
@@ -283,7 +246,7 @@ static int run_compiler(const char *const *argv, sbuf *log, char *err) {
       if (errno == EINTR) continue;
       break;
     }
-    sb_add(log, chunk, (size_t)got);
+    lc_sb_add(log, chunk, (size_t)got);
   }
   close(fd[0]);
   int status;
@@ -324,7 +287,7 @@ static void compiler_identity(const char *cxx, char *out, size_t len) {
   pthread_mutex_lock(&mu);
   if (strcmp(who, cxx) != 0) {
     const char *argv[] = {cxx, "--version", NULL};
-    sbuf version = {0};
+    lc_strbuf version = {0};
     char err[LC_ERRLEN];
     int status = run_compiler(argv, &version, err);
     snprintf(identity, sizeof identity, "%s", status == 0 && version.p ? version.p : "unknown");
@@ -336,11 +299,11 @@ static void compiler_identity(const char *cxx, char *out, size_t len) {
 }
 
 /* The whole file at path appended to b; false when it cannot be read. */
-static bool read_into(sbuf *b, const char *path) {
+static bool read_into(lc_strbuf *b, const char *path) {
   FILE *f = fopen(path, "rb");
   char chunk[65536];
   size_t n;
-  while (f && (n = fread(chunk, 1, sizeof chunk, f)) > 0) sb_add(b, chunk, n);
+  while (f && (n = fread(chunk, 1, sizeof chunk, f)) > 0) lc_sb_add(b, chunk, n);
   bool ok = f && !ferror(f) && !b->oom;
   if (f) fclose(f);
   return ok;
@@ -354,7 +317,7 @@ static bool read_into(sbuf *b, const char *path) {
 static void store_in_cache(const char *so, const lc_hash *key, const char *depfile,
                            const char *in, const struct timespec *since) {
   if (lc_cache_dir() == NULL) return;
-  sbuf rule = {0}, data = {0};
+  lc_strbuf rule = {0}, data = {0};
   lc_deps deps = {0};
   bool ok = read_into(&rule, depfile);
   if (ok) {
@@ -389,7 +352,7 @@ static bool load(const char *path, void **handle, char *err) {
 int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   *handle = NULL;
   *log = NULL;
-  sbuf text = {0}, out = {0};
+  lc_strbuf text = {0}, out = {0};
   compose(&text, src);
   if (text.oom) {
     free(text.p);
@@ -415,13 +378,10 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, obj, in, depfile, src, &nkey);
   /* the key: what is compiled, how, and by which compiler (the headers
   ** read are checked by the entry: cache.h) */
-  lc_hash key;
-  lc_hash_init(&key);
-  lc_hash_add(&key, text.p, text.n);
-  for (int i = 0; i < nkey; i++) lc_hash_add_str(&key, argv[i]);
   char identity[1024];
   compiler_identity(cxx, identity, sizeof identity);
-  lc_hash_add_str(&key, identity);
+  lc_hash key;
+  lc_ksource_key(&key, "sim 2", text.p, text.n, argv, nkey, identity);
   int rc = LC_EFAIL;
   /* compiled before: the bytes checked are written to this compilation's
   ** own directory and loaded from there, so what is loaded is what was
