@@ -38,6 +38,10 @@ extern const char *const lc_kind_names[LC_NKINDS];
 static inline bool lc_kind_host_accessible(lc_kind k) { return k != LC_DEVICE; }
 /* May a kernel read and write it? */
 static inline bool lc_kind_device_accessible(lc_kind k) { return k >= LC_MAPPED; }
+/* Is it page-locked host memory (the kinds LC_ALLOC_* flags apply to)? */
+static inline bool lc_kind_page_locked(lc_kind k) { return k == LC_PINNED || k == LC_MAPPED; }
+/* Does it count against the device's memory? */
+static inline bool lc_kind_on_device(lc_kind k) { return k == LC_DEVICE || k == LC_MANAGED; }
 
 enum { LC_OK = 0, LC_EFAIL = -1, LC_ENOMEM = -2, LC_ENOTSUP = -3, LC_ENOTREADY = -4 };
 
@@ -96,7 +100,8 @@ typedef struct lc_backend {
   int (*select_device)(int i, char *err);
   int (*current_device)(void);
 
-  /* memory; flags are LC_ALLOC_* */
+  /* memory; flags are LC_ALLOC_PORTABLE and LC_ALLOC_WRITECOMBINED, for
+  ** page-locked kinds only (the caller checks) */
   int (*mem_alloc)(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err);
   void (*mem_free)(lc_kind kind, void *ptr, size_t nbytes);
   int (*mem_info)(size_t *free_bytes, size_t *total_bytes, size_t *used_bytes);
@@ -152,7 +157,8 @@ typedef struct lc_backend {
   int (*event_wait)(lc_event *e, lc_stream *s, char *err);
   int (*event_synchronize)(lc_event *e, char *err);
   int (*event_query)(lc_event *e, bool *done, char *err);
-  /* LC_ENOTREADY while either event's record has not happened yet */
+  /* both events made with timing and recorded (the caller checks); then
+  ** LC_ENOTREADY while either event's record has not happened yet */
   int (*event_elapsed)(lc_event *start, lc_event *end, float *ms, char *err);
   /* Wait for all queued work, on every stream; then report the first
   ** failure not reported yet, from any stream. err NULL: wait only. */

@@ -28,6 +28,7 @@ typedef struct stream_ud {
 typedef struct event_ud {
   lc_event *e;                 /* NULL once closed */
   bool timing;
+  bool recorded;               /* at least once: it has a time */
   bool closing;
 } event_ud;
 
@@ -250,6 +251,7 @@ static int l_event(lua_State *L) {
   event_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->e = NULL;
   u->timing = timing;
+  u->recorded = false;
   u->closing = false;
   luaL_setmetatable(L, EVENT_MT);
   char err[LC_ERRLEN];
@@ -292,6 +294,7 @@ static int event_record(lua_State *L) {
   lc_stream *s = stream_or_default(L, 2, "record");
   char err[LC_ERRLEN];
   if (backend()->event_record(u->e, s, err)) lc_error(L, "record", "%s", err);
+  u->recorded = true;
   lua_settop(L, 1);
   return 1;
 }
@@ -327,6 +330,12 @@ static int event_query(lua_State *L) {
 
 static int elapsed(lua_State *L, const char *fname) {
   event_ud *a = check_event(L, 1, fname), *b = check_event(L, 2, fname);
+  /* what every backend would refuse, checked here once: the backends
+  ** tell only whether the records have happened */
+  if (!a->timing || !b->timing)
+    lc_error(L, fname, "an event created with {timing=false} has no time");
+  if (!a->recorded || !b->recorded)
+    lc_error(L, fname, "the %s event has not been recorded", a->recorded ? "end" : "start");
   float ms;
   char err[LC_ERRLEN];
   if (backend()->event_elapsed(a->e, b->e, &ms, err)) lc_error(L, fname, "%s", err);

@@ -400,15 +400,8 @@ static int cuda_select_device(int i, char *err) {
 
 /* ---- memory --------------------------------------------------------------- */
 
-static bool locked(lc_kind kind) { return kind == LC_PINNED || kind == LC_MAPPED; }
-static bool counted(lc_kind kind) { return kind == LC_DEVICE || kind == LC_MANAGED; }
 
 static int cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err) {
-  if ((flags && !locked(kind)) ||
-      (flags & ~(unsigned)(LC_ALLOC_PORTABLE | LC_ALLOC_WRITECOMBINED))) {
-    snprintf(err, LC_ERRLEN, "invalid flags %#x for %s memory", flags, lc_kind_names[kind]);
-    return LC_EFAIL;
-  }
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
   drain();
@@ -422,7 +415,7 @@ static int cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, c
   } else if (kind == LC_MANAGED) {
     rc = lc_cuda_check(lc_cu.MemAllocManaged(&p, n, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged",
                        err);
-  } else if (locked(kind)) {
+  } else if (lc_kind_page_locked(kind)) {
     unsigned f = (flags & LC_ALLOC_PORTABLE ? CU_MEMHOSTALLOC_PORTABLE : 0) |
                  (flags & LC_ALLOC_WRITECOMBINED ? CU_MEMHOSTALLOC_WRITECOMBINED : 0) |
                  (kind == LC_MAPPED ? CU_MEMHOSTALLOC_DEVICEMAP : 0);
@@ -441,20 +434,20 @@ static int cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, c
     return LC_EFAIL;
   }
   if (rc != LC_OK) return rc;
-  if (counted(kind)) atomic_fetch_add(&used, n);
+  if (lc_kind_on_device(kind)) atomic_fetch_add(&used, n);
   *ptr = (void *)(uintptr_t)p;
   return LC_OK;
 }
 
 static void cuda_free(lc_kind kind, void *ptr, size_t nbytes) {
-  if (counted(kind)) atomic_fetch_sub(&used, nbytes ? nbytes : 1);
-  if (locked(kind)) lc_hostreg_remove_allocated(ptr);
+  if (lc_kind_on_device(kind)) atomic_fetch_sub(&used, nbytes ? nbytes : 1);
+  if (lc_kind_page_locked(kind)) lc_hostreg_remove_allocated(ptr);
   if (!enter_quietly()) return;          /* a broken context frees nothing */
   if (kind == LC_DEVICE && devices[atomic_load(&current)].pool)
     lc_cu.MemFreeAsync(lc_cuda_ptr(ptr), LC_CU_STREAM_LEGACY);
   else if (kind == LC_DEVICE || kind == LC_MANAGED)
     lc_cu.MemFree(lc_cuda_ptr(ptr));
-  else if (locked(kind))
+  else if (lc_kind_page_locked(kind))
     lc_cu.MemFreeHost(ptr);
 }
 
@@ -628,8 +621,6 @@ static int cuda_stream_query(lc_stream *s, bool *done, char *err) {
 
 struct lc_event {
   CUevent e;
-  bool timing;
-  bool recorded;
 };
 
 static int cuda_event_create(lc_event **out, bool timing, char *err) {
@@ -640,7 +631,6 @@ static int cuda_event_create(lc_event **out, bool timing, char *err) {
     snprintf(err, LC_ERRLEN, "out of host memory creating an event");
     return LC_ENOMEM;
   }
-  e->timing = timing;
   rc = lc_cuda_check(lc_cu.EventCreate(&e->e, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING),
                      "cuEventCreate", err);
   if (rc != LC_OK) free(e);
@@ -658,10 +648,7 @@ static int cuda_event_record(lc_event *e, lc_stream *s, char *err) {
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
   rc = lc_cuda_check(lc_cu.EventRecord(e->e, s->s), "cuEventRecord", err);
-  if (rc == LC_OK) {
-    e->recorded = true;
-    lc_cuda_queued();
-  }
+  if (rc == LC_OK) lc_cuda_queued();
   return rc;
 }
 
@@ -686,14 +673,6 @@ static int cuda_event_query(lc_event *e, bool *done, char *err) {
 }
 
 static int cuda_event_elapsed(lc_event *a, lc_event *b, float *ms, char *err) {
-  if (!a->timing || !b->timing) {
-    snprintf(err, LC_ERRLEN, "an event created with {timing=false} has no time");
-    return LC_EFAIL;
-  }
-  if (!a->recorded || !b->recorded) {
-    snprintf(err, LC_ERRLEN, "the %s event has not been recorded", a->recorded ? "end" : "start");
-    return LC_EFAIL;
-  }
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
   CUresult r = lc_cu.EventElapsedTime(ms, a->e, b->e);

@@ -58,19 +58,12 @@ static void release(void *p, size_t n) {
   else munmap(p, n);
 }
 
-static bool counted(lc_kind kind) { return kind == LC_DEVICE || kind == LC_MANAGED; }
-static bool locked(lc_kind kind) { return kind == LC_PINNED || kind == LC_MAPPED; }
 
 static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err) {
   pthread_once(&once, init_capacity);
-  if ((flags && !locked(kind)) ||
-      (flags & ~(unsigned)(LC_ALLOC_PORTABLE | LC_ALLOC_WRITECOMBINED))) {
-    snprintf(err, LC_ERRLEN, "invalid flags %#x for %s memory", flags, lc_kind_names[kind]);
-    return LC_EFAIL;
-  }
   size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
   if (n < nbytes) n = SIZE_MAX;
-  if (counted(kind)) {
+  if (lc_kind_on_device(kind)) {
     size_t before = atomic_fetch_add(&used, n);
     if (before + n > capacity || before + n < before) {
       atomic_fetch_sub(&used, n);
@@ -82,12 +75,12 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, ch
   }
   *ptr = n == SIZE_MAX ? NULL : block_alloc(n);
   if (*ptr == NULL) {
-    if (counted(kind)) atomic_fetch_sub(&used, n);
+    if (lc_kind_on_device(kind)) atomic_fetch_sub(&used, n);
     snprintf(err, LC_ERRLEN, "out of %s memory allocating %zu bytes",
              lc_kind_names[kind], nbytes);
     return LC_ENOMEM;
   }
-  if (locked(kind)) {     /* never counted, so only the block to give back */
+  if (lc_kind_page_locked(kind)) {     /* never counted, so only the block to give back */
     unsigned f = kind == LC_MAPPED ? flags | LC_ALLOC_DEVICEMAP : flags;
     int rc = lc_hostreg_add_allocated(*ptr, n, f, err);
     if (rc != LC_OK) release(*ptr, n);
@@ -98,8 +91,8 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, ch
 
 static void sim_free(lc_kind kind, void *ptr, size_t nbytes) {
   size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
-  if (locked(kind)) lc_hostreg_remove_allocated(ptr);
-  if (counted(kind)) atomic_fetch_sub(&used, n);
+  if (lc_kind_page_locked(kind)) lc_hostreg_remove_allocated(ptr);
+  if (lc_kind_on_device(kind)) atomic_fetch_sub(&used, n);
   release(ptr, n);
 }
 
