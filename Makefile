@@ -32,7 +32,9 @@ LC_LDFLAGS = -Wl,-z,nodelete
 #   src/base      pure C: knows neither Lua nor a device
 #   src/backend   the backend interface, cuda/ and sim/ behind it: no Lua
 #   src/binding   the Lua binding, the only layer that sees Lua's headers
-BASE_INC    = -Isrc/base
+# kernels/ gives every layer abi.h, the kernel argument ABI that C and
+# kernel code share (and the simulator's sim_abi.h).
+BASE_INC    = -Isrc/base -Ikernels
 BACKEND_INC = $(BASE_INC) -Isrc/backend
 BINDING_INC = -Isrc $(BACKEND_INC) -I$(LUA_INCDIR)
 
@@ -78,8 +80,8 @@ $(BUILD)/obj/binding/%.o: src/binding/%.c
 -include $(OBJ:.o=.d)
 
 # the files built in with .incbin (common.h's LC_EMBED)
-$(BUILD)/obj/base/kernels.o: $(wildcard kernels/*.cuh kernels/*.cu)
-$(BUILD)/obj/backend/sim/compile.o: kernels/sim_abi.h kernels/sim_runtime.h
+$(BUILD)/obj/base/kernels.o: $(wildcard kernels/*.cuh kernels/*.cu) kernels/abi.h
+$(BUILD)/obj/backend/sim/compile.o: kernels/abi.h kernels/sim_abi.h kernels/sim_runtime.h
 $(BUILD)/obj/binding/embed.o: $(wildcard lua/luacuda/*.lua)
 
 $(LIB): $(OBJ)
@@ -121,10 +123,10 @@ $(GUARD_UNIT): spec/c/guard_test.c spec/c/unit.h src/backend/sim/guard.c src/bac
 	  -o $@ $(LDFLAGS) \
 	  -Wl,--wrap=mmap -lpthread
 
-$(BUILD)/fake/libcuda.so.1: spec/c/fake_cuda.c
+$(BUILD)/fake/libcuda.so.1: spec/c/fake_cuda.c kernels/abi.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
-	  -I$(CUDA_INC) $(LIBFLAG) $< -o $@ $(LDFLAGS) -lpthread
+	  -I$(CUDA_INC) -Ikernels $(LIBFLAG) $< -o $@ $(LDFLAGS) -lpthread
 
 # the C API's test: release callbacks, DLPack deleters, accessors
 $(CAPI_UNIT): spec/c/capi_test.c spec/c/unit.h src/luacuda.h $(LIB)

@@ -6,6 +6,13 @@
 #ifndef LUACUDA_PRELUDE
 #define LUACUDA_PRELUDE
 
+// The kernel argument ABI: built into the module in front of this file
+// (src/base/kernels.c), so only a compiler reading it from disk needs the
+// include.
+#ifndef LUACUDA_ABI_H
+#include "abi.h"
+#endif
+
 #ifndef __LC_SIM__
 // NVRTC has no C library headers: the fixed-width types kernels use.
 typedef signed char int8_t;
@@ -97,11 +104,10 @@ __device__ __forceinline__ int get_global_size(int d) { return get_num_groups(d)
 // Array<T, N>: what a luacuda array passed to an Array<T, N> parameter
 // becomes: the address of its first element, its shape, and its strides
 // in bytes (any sign). a(i, j) is a reference to element (i, j), 0-based.
+// The fields are abi.h's, which the launch packs.
 template <typename T, int N>
 struct Array {
-  T *data;
-  long long shape[N];
-  long long strides[N];
+  LC_ARRAY_FIELDS(T, N);
 
   static constexpr int ndim = N;
 
@@ -121,5 +127,11 @@ struct Array {
     return *(T *)p;
   }
 };
+// the template as abi.h lays the fields out, at the least and greatest
+// rank (no padding, so the offsets follow: abi.h's checks)
+static_assert(sizeof(Array<char, 1>) == LC_ARRAY_SIZE(1) &&
+              alignof(Array<char, 1>) == LC_ARRAY_ALIGN &&
+              sizeof(Array<double, LC_MAXDIM>) == LC_ARRAY_SIZE(LC_MAXDIM),
+              "Array<T, N> is not laid out as kernels/abi.h says");
 
 #endif  // LUACUDA_PRELUDE

@@ -1,14 +1,19 @@
 /* sim_abi.h: the C interface between luacuda's core and a kernel module
-** compiled for the simulator. Included by src/backend_sim.c and, as text,
-** at the top of every simulated kernel module; both sides check
+** compiled for the simulator. Included by src/backend/sim/sim.h and, as
+** text, at the top of every simulated kernel module; both sides check
 ** LC_SIM_ABI when a module is loaded. */
 #ifndef LUACUDA_SIM_ABI_H
 #define LUACUDA_SIM_ABI_H
 
 #include <stddef.h>
 
+/* the launch limits and Array<T, N>: as text, built in just before this
+** file (src/backend/sim/compile.c) */
+#ifndef LUACUDA_ABI_H
+#include "abi.h"
+#endif
+
 #define LC_SIM_ABI 2
-#define LC_SIM_MAX_SHARED (48 * 1024)   /* static + dynamic, as on CUDA */
 #define LC_SIM_ERRLEN 512
 
 #ifdef __cplusplus
@@ -26,7 +31,7 @@ typedef struct lc_sim_launch {
 
 /* One worker thread of the core; a block runs entirely on one worker. */
 typedef struct lc_sim_worker {
-  unsigned char *dynamic_shared;   /* LC_SIM_MAX_SHARED bytes, 16-aligned */
+  unsigned char *dynamic_shared;   /* LC_MAX_SHARED bytes, 16-aligned */
   /* n fiber stacks of stack_size bytes each (lowest addresses), or NULL
   ** with error set; the core keeps them for later blocks */
   void **(*stacks)(struct lc_sim_worker *w, unsigned n);

@@ -71,7 +71,7 @@ struct dim3 {
   constexpr operator uint3() const { return uint3{x, y, z}; }
 };
 
-static constexpr int warpSize = 32;
+static constexpr int warpSize = LC_WARP_SIZE;   // kernels/abi.h
 
 // ---- the running block ------------------------------------------------
 enum { LC_RUNNABLE, LC_AT_BLOCK, LC_AT_WARP, LC_DONE };
@@ -98,8 +98,9 @@ struct __lc_block {
   unsigned count;          // true predicates among them
   unsigned done;           // threads that returned
   int result;              // the last block barrier's predicate count
-  unsigned char warp_wait[32];   // threads waiting at each warp's barrier
-  unsigned char warp_done[32];   // threads of each warp that returned
+  // one entry per warp of the largest block (kernels/abi.h's limits)
+  unsigned char warp_wait[LC_MAX_BLOCK_THREADS / LC_WARP_SIZE];   // threads waiting at its barrier
+  unsigned char warp_done[LC_MAX_BLOCK_THREADS / LC_WARP_SIZE];   // its threads that returned
   __lc_thread_fn run;      // runs the kernel for the current thread
   const void *args;        // the unpacked arguments, for run
   jmp_buf abort;           // unwinds the block on an error
@@ -108,7 +109,7 @@ struct __lc_block {
 static thread_local uint3 __lc_threadIdx, __lc_blockIdx;
 static thread_local dim3 __lc_blockDim, __lc_gridDim;
 static thread_local __lc_block *__lc_current;
-static thread_local __lc_fiber __lc_fibers[1024];
+static thread_local __lc_fiber __lc_fibers[LC_MAX_BLOCK_THREADS];   // one per thread
 
 #define threadIdx __lc_threadIdx
 #define blockIdx __lc_blockIdx
@@ -329,11 +330,11 @@ static void __lc_thread_exit(__lc_block *b, unsigned me) {
     __lc_fail("barrier never completes in block (%u, %u, %u): thread %s returned while "
               "others wait at syncthreads", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
               __lc_thread_name(me, t, sizeof t));
-  if (b->warp_wait[me / 32])
+  if (b->warp_wait[me / warpSize])
     __lc_fail("warp barrier never completes in block (%u, %u, %u): thread %s returned while "
               "others of its warp wait", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
               __lc_thread_name(me, t, sizeof t));
-  b->warp_done[me / 32]++;
+  b->warp_done[me / warpSize]++;
   if (me != 0) __lc_yield(b, me);     // never comes back
 }
 
@@ -400,10 +401,10 @@ __attribute__((always_inline)) static inline int __lc_barrier(int kind, int op, 
       default: return 0;
     }
   }
-  unsigned w = me / 32, size = (w + 1) * 32 <= n ? 32 : n - w * 32;
+  unsigned w = me / warpSize, size = (w + 1) * warpSize <= n ? warpSize : n - w * warpSize;
   if (__builtin_expect(b->warp_done[w] != 0, 0)) __lc_barrier_after_return(me, true);
   if (++b->warp_wait[w] == size) {
-    for (unsigned i = w * 32; i < w * 32 + size; i++)
+    for (unsigned i = w * warpSize; i < w * warpSize + size; i++)
       if (i != me) b->f[i].state = LC_RUNNABLE;
     b->warp_wait[w] = 0;
   } else {

@@ -5,16 +5,12 @@
 // sign, zero for a source repeated: that is how a fill is done). A
 // grid-stride loop, so any grid size covers any n.
 
-#define LC_MAXDIM 32
-
-struct lc_strided_args {
-  long long n;
-  int ndim;
-  int itemsize;
-  long long shape[LC_MAXDIM];
-  long long dst_strides[LC_MAXDIM];
-  long long src_strides[LC_MAXDIM];
-};
+// lc_strided_args: built into the module in front of this file
+// (src/base/kernels.c), so only a compiler reading it from disk needs the
+// include.
+#ifndef LUACUDA_ABI_H
+#include "abi.h"
+#endif
 
 template <typename T>
 __device__ void lc_move(char *d, const char *s, int itemsize) {

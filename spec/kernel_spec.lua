@@ -207,6 +207,22 @@ describe("compile", function()
     assert.is_nil(err:find("sim_runtime", 1, true), err)
   end)
 
+  it("names the prelude's own lines in an error found there", function()
+    -- kernels/abi.h is built in ahead of the prelude: the lines the
+    -- compiler names must still be the prelude file's own
+    local line
+    local n = 0
+    for l in io.lines("kernels/prelude.cuh") do
+      n = n + 1
+      if l:find("give exactly N indices", 1, true) then line = n end
+    end
+    assert.truthy(line)
+    local at = S.backend == "sim" and ("luacuda/prelude.cuh:%d:"):format(line)
+      or ("luacuda/prelude.cuh(%d)"):format(line)
+    S.misuse({"luacuda.compile: compilation of kernel.cu failed", at, "exactly N indices"},
+      luacuda.compile, "extern \"C\" __global__ void k(Array<float, 2> a) { a(1) = 0; }")
+  end)
+
   it("checks its arguments", function()
     S.misuse("luacuda.compile: source must be a string, got number", luacuda.compile, 5)
     S.misuse("luacuda.compile: unknown option nmae", luacuda.compile, "", {nmae = "x"})

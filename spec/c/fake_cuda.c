@@ -30,6 +30,8 @@
 */
 #include <cuda.h>
 
+#include "abi.h"          /* the launch limits and lc_copy_strided's parameter, as luacuda's */
+
 #include <ctype.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -886,22 +888,15 @@ API CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *offset, size_t *
 
 /* ---- launches ------------------------------------------------------------------ */
 
-/* kernels/strided.cu's parameter */
-typedef struct strided_args {
-  long long n;
-  int ndim, itemsize;
-  long long shape[32], dst_strides[32], src_strides[32];
-} strided_args;
-
 /* lc_copy_strided, element by element; every element must lie in memory
 ** the device can reach, else the context fails as on a GPU. */
 static CUresult copy_strided(void **params) {
   char *dst, *src;
-  strided_args a;
+  lc_strided_args a;
   memcpy(&dst, params[0], 8);
   memcpy(&src, params[1], 8);
   memcpy(&a, params[2], sizeof a);
-  if (a.ndim < 0 || a.ndim > 32 || a.itemsize <= 0) return CUDA_ERROR_ILLEGAL_ADDRESS;
+  if (a.ndim < 0 || a.ndim > LC_MAXDIM || a.itemsize <= 0) return CUDA_ERROR_ILLEGAL_ADDRESS;
   for (long long i = 0; i < a.n; i++) {
     long long rest = i, d = 0, s = 0;
     for (int k = a.ndim - 1; k >= 0; k--) {
@@ -926,8 +921,10 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   ENTER(true);
   if (!stream_ok(s)) return leave(CUDA_ERROR_INVALID_HANDLE);
   if (f == NULL || f->mod->dev != curdev()) return leave(CUDA_ERROR_INVALID_HANDLE);
-  if (!gx || !gy || !gz || !bx || !by || !bz || gy > 65535 || gz > 65535 || bz > 64 ||
-      (unsigned long long)bx * by * bz > 1024 || shared > 48 * 1024 || extra != NULL)
+  if (!gx || !gy || !gz || !bx || !by || !bz || gx > LC_MAX_GRID_X || gy > LC_MAX_GRID_Y ||
+      gz > LC_MAX_GRID_Z || bx > LC_MAX_BLOCK_X || by > LC_MAX_BLOCK_Y || bz > LC_MAX_BLOCK_Z ||
+      (unsigned long long)bx * by * bz > LC_MAX_BLOCK_THREADS || shared > LC_MAX_SHARED ||
+      extra != NULL)
     return leave(CUDA_ERROR_INVALID_VALUE);
   const entry *e = &f->e;
   if (e->nparams > 0 && params == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
@@ -944,7 +941,7 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   if (strcmp(e->name, "lc_copy_strided") == 0) {
     /* the PTX must declare what the backend packs */
     if (e->nparams >= 0 && (e->nparams != 3 || e->size[0] != 8 || e->size[1] != 8 ||
-                            e->size[2] != sizeof(strided_args)))
+                            e->size[2] != sizeof(lc_strided_args)))
       return leave(CUDA_ERROR_INVALID_VALUE);
     CUresult r = copy_strided(params);
     if (r != CUDA_SUCCESS) sticky = r;      /* reported by later calls */

@@ -28,4 +28,24 @@
           ".size " #sym ", . - " #sym "\n"                           \
           ".previous\n")
 
+/* Build kernels/abi.h followed by kernels/<file> into the module as one
+** NUL-terminated string, the array sym: for a kernel-side file that is
+** compiled first (on its own, or at the head of a kernel source), so the
+** kernel argument ABI comes with it as the C side's #include brings it.
+** Each part follows a #line directive naming it luacuda/<name>, so that
+** a compiler's messages point at that file's own lines. */
+#define LC_EMBED_KERNEL(sym, file)                                   \
+  __asm__(".section .rodata\n"                                       \
+          ".global " #sym "\n"                                       \
+          ".hidden " #sym "\n"                                       \
+          ".type " #sym ", @object\n"                                \
+          ".balign 16\n" #sym ":\n"                                  \
+          ".ascii \"#line 1 \\\"luacuda/abi.h\\\"\\n\"\n"             \
+          ".incbin \"kernels/abi.h\"\n"                               \
+          ".ascii \"\\n#line 1 \\\"luacuda/" file "\\\"\\n\"\n"        \
+          ".incbin \"kernels/" file "\"\n"                            \
+          ".byte 0\n"                                                \
+          ".size " #sym ", . - " #sym "\n"                           \
+          ".previous\n")
+
 #endif

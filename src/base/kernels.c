@@ -1,8 +1,9 @@
 /*
-** kernels: the files of kernels/ as NUL-terminated strings (kernels.h).
+** kernels: the files of kernels/ as NUL-terminated strings (kernels.h),
+** each behind kernels/abi.h (common.h's LC_EMBED_KERNEL).
 */
 #include "common.h"
 #include "kernels.h"
 
-LC_EMBED(lc_prelude_source, "kernels/prelude.cuh");
-LC_EMBED(lc_strided_source, "kernels/strided.cu");
+LC_EMBED_KERNEL(lc_prelude_source, "prelude.cuh");
+LC_EMBED_KERNEL(lc_strided_source, "strided.cu");

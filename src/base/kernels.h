@@ -5,9 +5,11 @@
 #ifndef LUACUDA_KERNELS_H
 #define LUACUDA_KERNELS_H
 
-/* The prelude every kernel source is compiled with (kernels/prelude.cuh). */
+/* The prelude every kernel source is compiled with (kernels/prelude.cuh),
+** the kernel argument ABI (kernels/abi.h) in front of it. */
 extern const char lc_prelude_source[];
-/* The library's own kernels, compiled for the device at first use. */
+/* The library's own kernels, compiled for the device at first use; the
+** ABI in front too. */
 extern const char lc_strided_source[];
 
 #endif

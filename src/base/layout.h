@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-#define LC_MAXDIM 32     /* NumPy's historical limit */
+#include "abi.h"          /* LC_MAXDIM */
 #include "common.h"       /* LC_ERRLEN */
 
 typedef struct lc_layout {

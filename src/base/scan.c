@@ -713,9 +713,10 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
         }
         if (q2 || i + 3 > nt || t[i + 1].k != T_NUM || !tpun1(s, &t[i + 2], '>')) goto unsupported;
         int64_t v;
-        if (!int_literal(s + t[i + 1].b, t[i + 1].e - t[i + 1].b, &v) || v < 1 || v > 32) {
+        if (!int_literal(s + t[i + 1].b, t[i + 1].e - t[i + 1].b, &v) || v < 1 || v > LC_MAXDIM) {
           ptext(s, t, i + 3, -1, false, text, sizeof text);
-          return whyf(why, "unsupported type '%s' (the rank of an Array is 1 to 32)", text);
+          return whyf(why, "unsupported type '%s' (the rank of an Array is 1 to %d)", text,
+                      LC_MAXDIM);
         }
         ndim = (int)v;
         is_array = true;
@@ -812,8 +813,8 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
     p->kind = LC_PARAM_ARRAY;
     p->is_const = et.cnst;
     p->ndim = ndim;
-    p->size = 8 + 16 * (int64_t)ndim;
-    p->align = 8;
+    p->size = LC_ARRAY_SIZE((int64_t)ndim);
+    p->align = LC_ARRAY_ALIGN;
   } else if (stars + brackets == 1) {
     p->kind = LC_PARAM_POINTER;
     p->is_const = ts.cnst;

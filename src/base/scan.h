@@ -34,6 +34,7 @@
 #include <stdbool.h>
 #include "dtype.h"       /* lc_typecode (the enum only: nothing here calls Lua) */
 #include "layout.h"      /* LC_ERRLEN */
+#include "abi.h"         /* LC_MAXPARAMS, LC_MAXDIM, Array<T, N>'s size */
 
 /* ---- kernels ------------------------------------------------------------ */
 
@@ -53,12 +54,11 @@ typedef struct lc_param {
   int ndim;              /* N of Array<T, N>; 0 otherwise */
   int64_t size, align;   /* bytes the packed argument takes, and its
                          ** alignment: scalars their C size (x86-64 LP64),
-                         ** pointers 8, Array<T, N> 8 + 16 N with align 8 */
+                         ** pointers 8, Array<T, N> LC_ARRAY_SIZE(N) with
+                         ** align LC_ARRAY_ALIGN (kernels/abi.h) */
 } lc_param;
 
 #define LC_PARAM_STRUCT (-3)
-
-#define LC_MAXPARAMS 64
 
 typedef struct lc_kernel_sig {
   char name[128];        /* the kernel's own name (unqualified) */

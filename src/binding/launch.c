@@ -9,10 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "abi.h"        /* the launch limits, Array<T, N>'s layout */
 #include "aux.h"
 
-#define MAX_BLOCK_THREADS 1024u
-#define MAX_SHARED (48u * 1024u)
+/* a layout's int64_t shape and strides fill the ABI's long long fields */
+_Static_assert(sizeof(int64_t) == sizeof(long long), "int64_t and long long differ in size");
 
 /* A grid or block size: a number or {x [, y [, z]]}, each a positive
 ** integer within max[]. */
@@ -55,8 +56,8 @@ static void check_dims(lua_State *L, int idx, unsigned out[3], const char *what,
 
 void lc_launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel_ref *k,
                       const char *fname) {
-  static const unsigned long long grid_max[3] = {2147483647ull, 65535, 65535};
-  static const unsigned long long block_max[3] = {1024, 1024, 64};
+  static const unsigned long long grid_max[3] = {LC_MAX_GRID_X, LC_MAX_GRID_Y, LC_MAX_GRID_Z};
+  static const unsigned long long block_max[3] = {LC_MAX_BLOCK_X, LC_MAX_BLOCK_Y, LC_MAX_BLOCK_Z};
   if (lua_type(L, idx) != LUA_TTABLE)
     lc_error(L, fname, "kernel '%s': the launch configuration must be a table, got %s",
              k->sig->name, luaL_typename(L, idx));
@@ -76,9 +77,9 @@ void lc_launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel_ref
   check_dims(L, top + 1, cfg->grid, "grid", grid_max, k, fname);
   check_dims(L, top + 2, cfg->block, "block", block_max, k, fname);
   unsigned long long threads = (unsigned long long)cfg->block[0] * cfg->block[1] * cfg->block[2];
-  if (threads > MAX_BLOCK_THREADS)
+  if (threads > LC_MAX_BLOCK_THREADS)
     lc_error(L, fname, "kernel '%s': a block of %llu threads is more than %u",
-             k->sig->name, threads, MAX_BLOCK_THREADS);
+             k->sig->name, threads, LC_MAX_BLOCK_THREADS);
   cfg->stream = lc_opt_stream(L, top + 3, fname);
   cfg->shared_bytes = 0;
   if (!lua_isnil(L, top + 4)) {
@@ -87,9 +88,9 @@ void lc_launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel_ref
     if (!ok || lua_type(L, top + 4) != LUA_TNUMBER || sh < 0)
       lc_error(L, fname, "kernel '%s': shared memory must be a non-negative integer of bytes",
                k->sig->name);
-    if ((unsigned long long)sh > MAX_SHARED)
+    if ((unsigned long long)sh > LC_MAX_SHARED)
       lc_error(L, fname, "kernel '%s': %lld bytes of dynamic shared memory is more than %u",
-               k->sig->name, (long long)sh, MAX_SHARED);
+               k->sig->name, (long long)sh, LC_MAX_SHARED);
     cfg->shared_bytes = (unsigned)sh;
   }
   lua_pushvalue(L, top + 3);              /* the stream, kept */
@@ -190,9 +191,10 @@ size_t lc_pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *buf,
       if (a->lay.ndim != p->ndim)
         arg_error(L, fname, sig, i, "expected a %d-d array, got %d-d", p->ndim, a->lay.ndim);
       void *ptr = lc_array_data(a);
+      size_t dims = sizeof a->lay.shape[0] * (size_t)p->ndim;
       memcpy(slot, &ptr, sizeof ptr);
-      memcpy(slot + 8, a->lay.shape, 8 * (size_t)p->ndim);
-      memcpy(slot + 8 + 8 * (size_t)p->ndim, a->lay.strides, 8 * (size_t)p->ndim);
+      memcpy(slot + LC_ARRAY_SHAPE_OFFSET, a->lay.shape, dims);
+      memcpy(slot + LC_ARRAY_STRIDES_OFFSET((size_t)p->ndim), a->lay.strides, dims);
     }
   }
   return off;

@@ -510,7 +510,7 @@ static void launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int na
   lc_resolve_args(L, first, nargs, k, "launch");
   lc_launch_config(L, cfgidx, &cfg, k, "launch");
   if (cfg.stream == NULL) cfg.stream = be->default_stream();
-  char buf[LC_MAXPARAMS * (8 + 16 * LC_MAXDIM)] __attribute__((aligned(16)));
+  char buf[LC_MAX_ARG_BYTES] __attribute__((aligned(16)));
   void *args[LC_MAXPARAMS];
   cfg.arglen = lc_pack_args(L, resolved, k, buf, sizeof buf, args, "launch");
   cfg.args = args;

@@ -22,15 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The kernel's parameter (kernels/strided.cu, struct lc_strided_args). */
-typedef struct strided_args {
-  long long n;
-  int ndim;
-  int itemsize;
-  long long shape[LC_MAXDIM];
-  long long dst_strides[LC_MAXDIM];
-  long long src_strides[LC_MAXDIM];
-} strided_args;
+#include "abi.h"        /* lc_strided_args, the library kernel's parameter */
 
 /* ---- host memory on both sides ----------------------------------------- */
 
@@ -131,7 +123,7 @@ static int launch_copy(char *dst, const lc_layout *dl, const char *src, const in
   CUfunction f;
   int rc = lc_cuda_copy_kernel(&f, err);
   if (rc != LC_OK) return rc;
-  strided_args a;
+  lc_strided_args a;
   memset(&a, 0, sizeof a);
   a.n = dl->size;
   a.ndim = dl->ndim;

@@ -34,7 +34,7 @@ extern char **environ;
 
 /* The headers compiled into every module before the prelude: the kernel
 ** ABI and the CPU runtime (the CUDA names on the host). */
-LC_EMBED(lc_sim_abi_source, "kernels/sim_abi.h");
+LC_EMBED_KERNEL(lc_sim_abi_source, "sim_abi.h");   /* kernels/abi.h in front */
 LC_EMBED(lc_sim_runtime_source, "kernels/sim_runtime.h");
 extern const char lc_sim_abi_source[], lc_sim_runtime_source[];
 

@@ -36,7 +36,8 @@
 #include "env.h"
 
 
-#define MAX_FIBERS 1024
+/* a stack for each thread of the largest block (kernels/abi.h) */
+#define MAX_FIBERS LC_MAX_BLOCK_THREADS
 
 typedef struct worker {
   lc_sim_worker w;           /* what the runtime sees */
@@ -76,7 +77,7 @@ static char cur_error[LC_SIM_ERRLEN];
 static void **worker_stacks(lc_sim_worker *lw, unsigned n) {
   worker *me = (worker *)lw;
   if (n > MAX_FIBERS) {
-    snprintf(lw->error, LC_SIM_ERRLEN, "a block of %u threads needs more than %d fibers",
+    snprintf(lw->error, LC_SIM_ERRLEN, "a block of %u threads needs more than %u fibers",
              n, MAX_FIBERS);
     return NULL;
   }
@@ -225,7 +226,7 @@ static void start_pool(void) {
   }
   for (unsigned i = 0; i < nworkers; i++) {
     worker *me = &workers[i];
-    me->w.dynamic_shared = aligned_alloc(64, LC_SIM_MAX_SHARED);
+    me->w.dynamic_shared = aligned_alloc(64, LC_MAX_SHARED);
     me->w.stacks = worker_stacks;
     me->w.stack_size = stack;
     me->w.core = me;

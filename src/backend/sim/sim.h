@@ -12,7 +12,7 @@
 
 #include "backend.h"
 #include "scan.h"
-#include "../../../kernels/sim_abi.h"
+#include "sim_abi.h"      /* kernels/ */
 
 /* Compile src into a shared object and dlopen it. On a compile error the
 ** compiler's output comes back in *log (malloc'd). */

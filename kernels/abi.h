@@ -1,0 +1,105 @@
+/* abi.h: the kernel argument ABI, written once for both sides of a launch:
+** the C that checks launches and packs arguments (src/, the fake driver
+** in spec/c) includes it; the kernel code receives it as text, built into
+** the module in front of the prelude, the library's kernels and the
+** simulator's ABI (src/base/kernels.c, src/backend/sim/compile.c).
+**
+** So it must be valid C11, host C++ and CUDA C++ under NVRTC, which has
+** no C library headers: it includes nothing and uses built-in types only
+** (long long, not int64_t). Its names start with LC_ / lc_, which user
+** kernels see too. The checks at the end hold the layouts written here to
+** what each compiler makes of them. */
+#ifndef LUACUDA_ABI_H
+#define LUACUDA_ABI_H
+
+/* ---- sizes ------------------------------------------------------------ */
+
+/* The dimensions of a view at most (NumPy's historical limit), and so the
+** greatest N of an Array<T, N> parameter. */
+#define LC_MAXDIM 32
+/* The parameters of a kernel at most. */
+#define LC_MAXPARAMS 64
+
+/* ---- Array<T, N> --------------------------------------------------------
+** What an array passed to an Array<T, N> parameter becomes: the address of
+** its first element, its shape, then its strides in bytes (any sign). The
+** prelude's template declares its fields with LC_ARRAY_FIELDS; the packer
+** (src/binding/launch.c) writes them at the offsets below, and the scanner
+** (src/base/scan.c) gives the parameter LC_ARRAY_SIZE(N) bytes at
+** LC_ARRAY_ALIGN. A 64-bit device pointer, as on both backends. */
+#define LC_ARRAY_FIELDS(T, N) \
+  T *data;                    \
+  long long shape[N];         \
+  long long strides[N]
+#define LC_ARRAY_ALIGN 8
+#define LC_ARRAY_SHAPE_OFFSET 8
+#define LC_ARRAY_STRIDES_OFFSET(n) (8 + 8 * (n))
+#define LC_ARRAY_SIZE(n) (8 + 16 * (n))
+
+/* The bytes one launch's packed arguments may take: room for every
+** parameter an Array of the greatest rank (which needs no padding). */
+#define LC_MAX_ARG_BYTES (LC_MAXPARAMS * LC_ARRAY_SIZE(LC_MAXDIM))
+
+/* ---- launch limits ------------------------------------------------------
+** CUDA's for every device luacuda supports: checked for every launch above
+** the backends, kept by the simulator, and by the fake driver as a GPU's
+** driver keeps them. */
+#define LC_MAX_GRID_X 2147483647u
+#define LC_MAX_GRID_Y 65535u
+#define LC_MAX_GRID_Z 65535u
+#define LC_MAX_BLOCK_X 1024u
+#define LC_MAX_BLOCK_Y 1024u
+#define LC_MAX_BLOCK_Z 64u
+#define LC_MAX_BLOCK_THREADS 1024u
+/* shared memory of a block, static and dynamic together */
+#define LC_MAX_SHARED (48u * 1024u)
+#define LC_WARP_SIZE 32
+
+/* ---- the library's kernels' parameters ---------------------------------- */
+
+/* lc_copy_strided(char *dst, const char *src, lc_strided_args a)
+** (kernels/strided.cu): n elements of itemsize bytes in a view of this
+** shape, each side at its own byte strides from dst and src. */
+typedef struct lc_strided_args {
+  long long n;
+  int ndim;
+  int itemsize;
+  long long shape[LC_MAXDIM];
+  long long dst_strides[LC_MAXDIM];
+  long long src_strides[LC_MAXDIM];
+} lc_strided_args;
+
+/* ---- checks --------------------------------------------------------------
+** That every compiler here lays these out as written: C11's
+** _Static_assert, C++'s static_assert. A size equal to the sum of the
+** fields' sizes leaves no room for padding, so with the fields in the
+** order written the offsets follow; where the compiler knows
+** __builtin_offsetof (gcc and clang, not NVRTC, which has no <stddef.h>
+** either) they are checked too. The prelude checks its Array template
+** against the same sizes. */
+#ifdef __cplusplus
+#define LC_ABI_CHECK(cond, what) static_assert(cond, "kernels/abi.h: " what)
+#define LC_ABI_ALIGNOF alignof
+#else
+#define LC_ABI_CHECK(cond, what) _Static_assert(cond, "kernels/abi.h: " what)
+#define LC_ABI_ALIGNOF _Alignof
+#endif
+
+struct lc_abi_array1 { LC_ARRAY_FIELDS(char, 1); };
+struct lc_abi_array_max { LC_ARRAY_FIELDS(double, LC_MAXDIM); };
+LC_ABI_CHECK(sizeof(void *) == 8, "a pointer takes 8 bytes");
+LC_ABI_CHECK(sizeof(long long) == 8, "long long takes 8 bytes");
+LC_ABI_CHECK(sizeof(struct lc_abi_array1) == LC_ARRAY_SIZE(1), "Array<T, 1>'s size");
+LC_ABI_CHECK(sizeof(struct lc_abi_array_max) == LC_ARRAY_SIZE(LC_MAXDIM), "Array<T, N>'s size");
+LC_ABI_CHECK(LC_ABI_ALIGNOF(struct lc_abi_array_max) == LC_ARRAY_ALIGN, "Array<T, N>'s alignment");
+LC_ABI_CHECK(sizeof(lc_strided_args) == 16 + 3 * 8 * LC_MAXDIM, "lc_strided_args's size");
+#ifndef __CUDACC_RTC__
+LC_ABI_CHECK(__builtin_offsetof(struct lc_abi_array_max, shape) == LC_ARRAY_SHAPE_OFFSET,
+             "Array<T, N>'s shape");
+LC_ABI_CHECK(__builtin_offsetof(struct lc_abi_array_max, strides) ==
+                 LC_ARRAY_STRIDES_OFFSET(LC_MAXDIM),
+             "Array<T, N>'s strides");
+LC_ABI_CHECK(__builtin_offsetof(lc_strided_args, shape) == 16, "lc_strided_args's shape");
+#endif
+
+#endif
