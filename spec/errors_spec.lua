@@ -1148,6 +1148,20 @@ describe("closed arrays", function()
 end)
 
 describe("streams and events", function()
+  -- lauxlib's "bad argument #1 to ..." leaked through these (issue 13)
+  it("name the function and the cause when closed or shown wrongly", function()
+    local s, e = luacuda.stream(), luacuda.event()
+    misuse("close", "expected a stream, got number", s.close, 5)
+    misuse("close", "expected an event, got string", e.close, "e")
+    misuse("select_device", "device must be an integer, got string", luacuda.select_device,
+           "one")
+    misuse("attr", "name must be a string, got number", luacuda.attr, dev2x3(), 1)
+    misuse("offsetof", "field name must be a string, got no value",
+           luacuda.record({{"x", "float32"}}).offsetof, luacuda.record({{"x", "float32"}}))
+    s:close()
+    e:close()
+  end)
+
   it("refuse a number where a stream goes", function()
     local a = dev2x3()
     misuse("copy_to_host", "expected a stream, got number", a.copy_to_host, a, nil, 3)
@@ -1398,6 +1412,31 @@ __device__ float *ptr;
 
     it("refuses a module that is not a module", function()
       misuse("get_global", "expected a module, got number", m.get_global, 5, "ptr")
+    end)
+
+    -- Module and Kernel are closed as arrays are: by close() or <close>
+    -- (issue 13: every userdata type made one way)
+    it("refuses a closed module and a closed kernel", function()
+      local src = 'extern "C" __global__ void k(int *o) { o[0] = 1; }'
+      local cm = luacuda.compile(src, {name = "closed_module.cu"})
+      local k, get, close = cm.k, cm.get, cm.close
+      do local scoped <close> = cm end
+      misuse("get", "attempt to use a closed module", get, cm, "k")
+      misuse("index", "attempt to use a closed module", function() return cm.k end)
+      misuse("close", "expected a module, got number", close, 5)
+      close(cm)                                     -- twice is no error
+      local o = luacuda.device_array(1, "int32")
+      if not S.fake then
+        k[{1, 1}](o)                                -- the kernel holds its module
+        assert.equal(1, o[1])
+      end
+      local launch = k.launch
+      k:close()
+      misuse("launch", "attempt to use a closed kernel", launch, k, {1, 1}, o)
+      misuse("index", "attempt to use a closed kernel", function() return k.name end)
+      local again = luacuda.compile(src, {name = "closed_module.cu"})
+      assert.is_not.equal(k, again.k)               -- m.k makes a new kernel object
+      assert.equal("k", again.k.name)
     end)
 
     -- the scanner reads the source, the compiler the preprocessed source: a

@@ -310,6 +310,24 @@ describe("compile", function()
     os.remove(dir)
   end)
 
+  -- the in-process key took at most 256 override names: two compiles that
+  -- differed past them shared one module (issue 13)
+  it("keys a module by every signature override, however many", function()
+    local parts, sigs = {}, {}
+    for i = 1, 300 do
+      parts[i] = ('extern "C" __global__ void k%d(int a) {}'):format(i)
+      sigs["k" .. i] = "int"
+    end
+    local src = table.concat(parts, "\n")
+    local last
+    for name in pairs(sigs) do last = name end    -- the traversal's last name
+    local a = luacuda.compile(src, {name = "many.cu", signatures = sigs})
+    sigs[last] = "unsigned int"                   -- a value change keeps the order
+    local b = luacuda.compile(src, {name = "many.cu", signatures = sigs})
+    assert.equal("int", a[last].signature)
+    assert.equal("unsigned int", b[last].signature)
+  end)
+
   it("refuses an option without its value, and a dialect not every backend knows", function()
     local src = 'extern "C" __global__ void k() {}'
     S.misuse("luacuda.compile: option -I needs a value", luacuda.compile, src,

@@ -163,6 +163,28 @@ extern "C" __global__ void fill42(float *x, float *unused) {
     assert.matches("luacuda.launch: attempt to use a closed stream", err)
     assert.equal("luacuda.stream(closed)", tostring(s))
   end)
+
+  -- Module and Kernel close through the gate too (issue 13): closing the
+  -- kernel being launched, and its module, waits for the launch to end
+  it("closing the kernel being launched and its module lets the launch finish", function()
+    local own = luacuda.compile([==[
+extern "C" __global__ void fill7(float *x, float *unused) { x[threadIdx.x] = 7.0f; }
+]==], {name = "fill7.cu"})
+    local k = own.fill7
+    local x = luacuda.device_array(32, "float32")
+    local standin = setmetatable({}, {__kernel_arg = function()
+      k:close()
+      own:close()
+      collectgarbage()
+      collectgarbage()
+      return luacuda.device_array(1, "float32")
+    end})
+    k[{1, 32}](x, standin)
+    luacuda.synchronize()
+    assert.equal("luacuda.kernel(closed)", tostring(k))
+    if S.fake then return end
+    assert.equal(7, x:copy_to_host()[32])
+  end)
 end)
 
 describe("options tables", function()

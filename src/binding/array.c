@@ -193,7 +193,9 @@ static int array_close(lua_State *L) {
 ** field of the same name hides from a.name */
 static int l_attr(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "attr");
-  const char *key = luaL_checkstring(L, 2);
+  if (lua_type(L, 2) != LUA_TSTRING)
+    lc_error(L, "attr", "name must be a string, got %s", luaL_typename(L, 2));
+  const char *key = lua_tostring(L, 2);
   lua_getfield(L, LUA_REGISTRYINDEX, METHODS_KEY);
   if (lua_getfield(L, -1, key) != LUA_TNIL) return 1;
   if (!lc_array_getfield(L, a, key)) lua_pushnil(L);
@@ -206,15 +208,9 @@ static const luaL_Reg methods[] = {
 };
 
 void lc_array_open(lua_State *L) {
-  luaL_newmetatable(L, LC_ARRAY_MT);
-  lua_pushvalue(L, -1);
+  lc_new_type(L, LC_ARRAY_MT, meta, NULL);    /* index.c adds __index, __newindex */
+  luaL_getmetatable(L, LC_ARRAY_MT);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &metatable_key);
-  lc_setfuncs(L, meta);
-  /* getmetatable(a) gives this name, not the table: the metamethods trust
-  ** that their first argument is an array */
-  lua_pushliteral(L, LC_ARRAY_MT);
-  lua_setfield(L, -2, "__metatable");
-  lua_pop(L, 1);
   lua_newtable(L);
   lc_setfuncs(L, methods);
   lua_setfield(L, LUA_REGISTRYINDEX, METHODS_KEY);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gate.h"
 #include "layout.h"
 
 void lc_error(lua_State *L, const char *fname, const char *fmt, ...) {
@@ -172,4 +173,25 @@ void lc_push_int64s(lua_State *L, int n, const int64_t *v) {
     lua_pushinteger(L, v[i]);
     lua_rawseti(L, -2, i + 1);
   }
+}
+
+void *lc_check_userdata(lua_State *L, int idx, const char *tname, const char *what,
+                        const char *fname) {
+  void *p = luaL_testudata(L, idx, tname);
+  if (p == NULL) lc_error(L, fname, "expected %s, got %s", what, lc_typename(L, idx));
+  return p;
+}
+
+void lc_new_type(lua_State *L, const char *tname, const luaL_Reg *meta,
+                 const luaL_Reg *methods) {
+  luaL_newmetatable(L, tname);
+  lc_setfuncs(L, meta);
+  if (methods) {
+    lua_newtable(L);
+    lc_setfuncs(L, methods);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pushstring(L, tname);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
 }

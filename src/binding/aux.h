@@ -68,6 +68,19 @@ char lc_check_order(lua_State *L, int idx, const char *fname);
 void lc_push_int64s(lua_State *L, int n, const int64_t *v);
 
 
+/* The userdata of type tname (its registry name, such as "luacuda.stream")
+** at idx, or the error "expected <what>, got <type>" naming fname. */
+void *lc_check_userdata(lua_State *L, int idx, const char *tname, const char *what,
+                        const char *fname);
+
+/* Every userdata type is made this way: its metatable, registered as
+** tname, gets the metamethods meta (behind the gate), the methods as
+** __index when given (NULL: none, or set by the caller), and __metatable
+** = tname, so that getmetatable shows the name and no script can reach or
+** replace the metamethods, which trust their first argument. */
+void lc_new_type(lua_State *L, const char *tname, const luaL_Reg *meta,
+                 const luaL_Reg *methods);
+
 /* Registry name of the array userdata type. */
 #define LC_ARRAY_MT  "luacuda.array"
 

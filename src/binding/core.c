@@ -82,7 +82,7 @@ static int l_devices(lua_State *L) {
 
 /* select_device(i): make device i (1-based) current for the process */
 static int l_select_device(lua_State *L) {
-  lua_Integer i = luaL_checkinteger(L, 1);
+  lua_Integer i = lc_check_integer(L, 1, "device", 0, "select_device");
   const lc_backend *be = lc_backend_get(NULL);
   char err[LC_ERRLEN];
   if (i < 1 || i > be->device_count()) {

@@ -250,7 +250,7 @@ static int l_from_dlpack(lua_State *L) {
 
 /* a capsule never consumed gives its tensor back */
 static int capsule_gc(lua_State *L) {
-  capsule *c = luaL_checkudata(L, 1, CAPSULE_MT);
+  capsule *c = lua_touserdata(L, 1);
   DLManagedTensor *t = c->t;
   c->t = NULL;
   if (t && t->deleter) t->deleter(t);
@@ -258,7 +258,7 @@ static int capsule_gc(lua_State *L) {
 }
 
 static int capsule_tostring(lua_State *L) {
-  capsule *c = luaL_checkudata(L, 1, CAPSULE_MT);
+  capsule *c = lc_check_userdata(L, 1, CAPSULE_MT, "a DLPack capsule", "tostring");
   if (c->t == NULL) lua_pushliteral(L, "luacuda.dlpack(consumed)");
   else lua_pushfstring(L, "luacuda.dlpack(%p)", (void *)c->t);
   return 1;
@@ -269,11 +269,7 @@ void lc_dlpack_open(lua_State *L) {
     {"__gc", capsule_gc}, {"__tostring", capsule_tostring}, {NULL, NULL}
   };
   static const luaL_Reg methods[] = {{"to_dlpack", array_to_dlpack}, {NULL, NULL}};
-  luaL_newmetatable(L, CAPSULE_MT);
-  lc_setfuncs(L, meta);
-  lua_pushliteral(L, CAPSULE_MT);
-  lua_setfield(L, -2, "__metatable");
-  lua_pop(L, 1);
+  lc_new_type(L, CAPSULE_MT, meta, NULL);
   lc_array_add_methods(L, methods);
   static const luaL_Reg fns[] = {{"from_dlpack", l_from_dlpack}, {NULL, NULL}};
   lc_setfuncs(L, fns);

@@ -375,14 +375,7 @@ void lc_hostmem_open(lua_State *L) {
     {"close", reg_close},
     {NULL, NULL}
   };
-  luaL_newmetatable(L, REG_MT);
-  lc_setfuncs(L, meta);
-  lua_newtable(L);
-  lc_setfuncs(L, methods);
-  lua_setfield(L, -2, "__index");
-  lua_pushliteral(L, REG_MT);
-  lua_setfield(L, -2, "__metatable");
-  lua_pop(L, 1);
+  lc_new_type(L, REG_MT, meta, methods);
   static const char *const scopes[] = {"pinned", "register"};
   static const luaL_Reg reg = {"register", l_register};
   for (int i = 0; i < 2; i++) {

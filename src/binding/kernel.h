@@ -28,6 +28,8 @@ typedef struct lc_kernel_ref {
   lc_modref *mod;
   const lc_kernel_sig *sig;
   lc_function *fn;
+  bool closed;                 /* by close or <close> */
+  bool closing;                /* closed while a call ran: mod goes later (gate.h) */
 } lc_kernel_ref;
 
 /* Read the launch configuration at idx: Numba's {grid, block [, stream

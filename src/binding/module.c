@@ -44,20 +44,41 @@ static void modref_retain(lc_modref *m) {
 
 /* A userdata holding one module reference, released by __gc; pushed before
 ** anything is allocated, so an error at any later step frees everything. */
-typedef struct holder { lc_modref *mod; } holder;
+typedef struct holder {
+  lc_modref *mod;
+  bool closed;                 /* by close or <close>: reads as closed at once */
+  bool closing;                /* closed while a call ran: mod goes later (gate.h) */
+} holder;
+
+static void holder_finish(lua_State *L, int idx) {
+  holder *h = lua_touserdata(L, idx);
+  if (h->mod) modref_release(h->mod);
+  h->mod = NULL;
+}
 
 static int holder_gc(lua_State *L) {
-  holder *h = luaL_testudata(L, 1, MODULE_MT);
-  if (h && h->mod) modref_release(h->mod);
-  if (h) h->mod = NULL;
+  holder_finish(L, 1);
+  return 0;
+}
+
+static const lc_closer holder_closer = {holder_finish};
+
+/* __close and m:close(): the module object lets go of its module, which
+** is unloaded once the kernels and global arrays got from it are gone */
+static int module_close(lua_State *L) {
+  holder *h = lc_check_userdata(L, 1, MODULE_MT, "a module", "close");
+  if (!h->closed) {
+    h->closed = true;
+    lc_close(L, 1, &holder_closer, &h->closing);
+  }
   return 0;
 }
 
 /* A module object resurrected by a finalizer after its own (an object
 ** collected in the same cycle may keep it) holds nothing any more. */
 static lc_modref *check_module(lua_State *L, int idx, const char *fname) {
-  holder *h = luaL_testudata(L, idx, MODULE_MT);
-  if (h == NULL) lc_error(L, fname, "expected a module, got %s", luaL_typename(L, idx));
+  holder *h = lc_check_userdata(L, idx, MODULE_MT, "a module", fname);
+  if (h->closed) lc_error(L, fname, "attempt to use a closed module");
   if (h->mod == NULL) lc_error(L, fname, "attempt to use a module after its finalizer ran");
   return h->mod;
 }
@@ -156,11 +177,19 @@ static void module_key(lua_State *L, lc_hash *key, const char *name, const char 
   lc_hash_add(key, src, len);
   for (int i = 0; i < nopts; i++) lc_hash_add_str(key, opts[i]);
   if (lua_type(L, sigidx) != LUA_TTABLE) return;
-  const char *names[256];
+  /* every name: two compiles that differ in any override are two modules */
   int n = 0;
   lua_pushnil(L);
-  while (lua_next(L, sigidx) && n < 256) {
-    if (lua_type(L, -2) == LUA_TSTRING) names[n++] = lua_tostring(L, -2);
+  while (lua_next(L, sigidx)) {
+    n += lua_type(L, -2) == LUA_TSTRING;
+    lua_pop(L, 1);
+  }
+  const char **names = lua_newuserdatauv(L, sizeof *names * (size_t)(n + 1), 0);
+  int cap = n;                    /* a finalizer run by the allocation may add keys */
+  n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, sigidx)) {   /* the table keeps the names alive */
+    if (lua_type(L, -2) == LUA_TSTRING && n < cap) names[n++] = lua_tostring(L, -2);
     lua_pop(L, 1);
   }
   qsort(names, (size_t)n, sizeof names[0], compare_names);
@@ -170,6 +199,7 @@ static void module_key(lua_State *L, lc_hash *key, const char *name, const char 
     if (lua_type(L, -1) == LUA_TSTRING) lc_hash_add_str(key, lua_tostring(L, -1));
     lua_pop(L, 1);
   }
+  lua_pop(L, 1);
 }
 
 /* ---- compiling ------------------------------------------------------------ */
@@ -259,7 +289,7 @@ static int compile_source(lua_State *L, const char *name, const char *fname) {
   const char *const *opts = ko->v;
   int nopts = ko->n;
   holder *h = lua_newuserdatauv(L, sizeof *h, 1);    /* 5: the module object */
-  h->mod = NULL;
+  *h = (holder){0};
   luaL_setmetatable(L, MODULE_MT);
   lua_newtable(L);                        /* kernel objects, made on demand */
   lua_setiuservalue(L, 5, 1);
@@ -346,16 +376,33 @@ static int l_compile_file(lua_State *L) {
 /* ---- kernels ----------------------------------------------------------------- */
 
 static lc_kernel_ref *check_kernel(lua_State *L, int idx, const char *fname) {
-  lc_kernel_ref *k = luaL_testudata(L, idx, KERNEL_MT);
-  if (k == NULL) lc_error(L, fname, "expected a kernel, got %s", luaL_typename(L, idx));
+  lc_kernel_ref *k = lc_check_userdata(L, idx, KERNEL_MT, "a kernel", fname);
+  if (k->closed) lc_error(L, fname, "attempt to use a closed kernel");
   if (k->mod == NULL) lc_error(L, fname, "attempt to use a kernel after its finalizer ran");
   return k;
 }
 
+static void kernel_finish(lua_State *L, int idx) {
+  lc_kernel_ref *k = lua_touserdata(L, idx);
+  if (k->mod) modref_release(k->mod);
+  k->mod = NULL;
+}
+
 static int kernel_gc(lua_State *L) {
-  lc_kernel_ref *k = luaL_testudata(L, 1, KERNEL_MT);
-  if (k && k->mod) modref_release(k->mod);
-  if (k) k->mod = NULL;
+  kernel_finish(L, 1);
+  return 0;
+}
+
+static const lc_closer kernel_closer = {kernel_finish};
+
+/* __close and k:close(): the kernel lets go of its module (m.name then
+** gives a new kernel object) */
+static int kernel_close(lua_State *L) {
+  lc_kernel_ref *k = lc_check_userdata(L, 1, KERNEL_MT, "a kernel", "close");
+  if (!k->closed) {
+    k->closed = true;
+    lc_close(L, 1, &kernel_closer, &k->closing);
+  }
   return 0;
 }
 
@@ -452,7 +499,8 @@ static const lc_kernel_sig *compiled_definition(lua_State *L, const lc_modref *m
 static void push_kernel(lua_State *L, int midx, const char *name, const char *fname) {
   lc_modref *m = check_module(L, midx, fname);
   lua_getiuservalue(L, midx, 1);
-  if (lua_getfield(L, -1, name) != LUA_TNIL) {
+  if (lua_getfield(L, -1, name) != LUA_TNIL &&
+      !((lc_kernel_ref *)lua_touserdata(L, -1))->closed) {
     lua_remove(L, -2);
     return;
   }
@@ -478,7 +526,7 @@ static void push_kernel(lua_State *L, int midx, const char *name, const char *fn
   /* the compiled kernel tells its real parameter sizes */
   sig = compiled_definition(L, m, name, sizes, fname);
   lc_kernel_ref *k = lua_newuserdatauv(L, sizeof *k, 0);
-  k->mod = NULL;
+  *k = (lc_kernel_ref){0};
   luaL_setmetatable(L, KERNEL_MT);
   modref_retain(m);
   k->mod = m;
@@ -556,6 +604,7 @@ static int kernel_index(lua_State *L) {
   const char *key = lua_tostring(L, 2);
   if (lua_type(L, 2) != LUA_TSTRING) return 0;
   if (strcmp(key, "launch") == 0) lua_pushvalue(L, lc_upvalueindex(1));
+  else if (strcmp(key, "close") == 0) lua_pushvalue(L, lc_upvalueindex(2));
   else if (strcmp(key, "name") == 0) lua_pushstring(L, k->sig->name);
   else if (strcmp(key, "nparams") == 0) lua_pushinteger(L, k->sig->nparams);
   else if (strcmp(key, "signature") == 0) {
@@ -577,7 +626,12 @@ static int kernel_call(lua_State *L) {
 }
 
 static int kernel_tostring(lua_State *L) {
-  lc_kernel_ref *k = check_kernel(L, 1, "tostring");
+  lc_kernel_ref *k = lc_check_userdata(L, 1, KERNEL_MT, "a kernel", "tostring");
+  if (k->closed) {
+    lua_pushliteral(L, "luacuda.kernel(closed)");
+    return 1;
+  }
+  check_kernel(L, 1, "tostring");        /* after its finalizer: an error */
   lua_pushfstring(L, "luacuda.kernel(%s, %d parameters)", k->sig->name, k->sig->nparams);
   return 1;
 }
@@ -665,6 +719,7 @@ static int module_get_global(lua_State *L) {
 }
 
 static const luaL_Reg module_methods[] = {
+  {"close", module_close},
   {"get", module_get},
   {"get_global", module_get_global},
   {"kernels", module_kernels},
@@ -682,6 +737,11 @@ static int module_index(lua_State *L) {
 }
 
 static int module_tostring(lua_State *L) {
+  holder *h = lc_check_userdata(L, 1, MODULE_MT, "a module", "tostring");
+  if (h->closed) {
+    lua_pushliteral(L, "luacuda.module(closed)");
+    return 1;
+  }
   lc_modref *m = check_module(L, 1, "tostring");
   char names[512];
   kernel_names(m, names, sizeof names);
@@ -707,33 +767,33 @@ void lc_module_open(lua_State *L) {
   static const luaL_Reg mindex = {"__index", module_index};
   static const luaL_Reg mmeta[] = {
     {"__gc", holder_gc},
+    {"__close", module_close},
     {"__tostring", module_tostring},
     {NULL, NULL}
   };
-  luaL_newmetatable(L, MODULE_MT);
-  lua_newtable(L);
+  lc_new_type(L, MODULE_MT, mmeta, NULL);
+  luaL_getmetatable(L, MODULE_MT);
+  lua_newtable(L);                        /* the methods, upvalue of __index */
   lc_setfuncs(L, module_methods);
   lc_pushfunction(L, &mindex, 1);
   lua_setfield(L, -2, "__index");
-  lc_setfuncs(L, mmeta);
-  lua_pushliteral(L, MODULE_MT);
-  lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
   static const luaL_Reg kindex = {"__index", kernel_index};
   static const luaL_Reg klaunch = {"launch", kernel_launch};
+  static const luaL_Reg kclose = {"close", kernel_close};
   static const luaL_Reg kmeta[] = {
     {"__gc", kernel_gc},
     {"__call", kernel_call},
+    {"__close", kernel_close},
     {"__tostring", kernel_tostring},
     {NULL, NULL}
   };
-  luaL_newmetatable(L, KERNEL_MT);
-  lc_pushfunction(L, &klaunch, 0);        /* k.launch, upvalue of __index */
-  lc_pushfunction(L, &kindex, 1);
+  lc_new_type(L, KERNEL_MT, kmeta, NULL);
+  luaL_getmetatable(L, KERNEL_MT);
+  lc_pushfunction(L, &klaunch, 0);        /* k.launch and k.close, upvalues of __index */
+  lc_pushfunction(L, &kclose, 0);
+  lc_pushfunction(L, &kindex, 2);
   lua_setfield(L, -2, "__index");
-  lc_setfuncs(L, kmeta);
-  lua_pushliteral(L, KERNEL_MT);
-  lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
   static const luaL_Reg fns[] = {
     {"compile", l_compile},

@@ -22,7 +22,7 @@ typedef struct output {
 } output;
 
 static int output_release(lua_State *L) {
-  output *o = luaL_checkudata(L, 1, OUTPUT_MT);
+  output *o = lua_touserdata(L, 1);     /* __gc: always an output */
   free(o->out);
   free(o->log);
   o->out = o->log = NULL;
@@ -205,12 +205,7 @@ static const luaL_Reg fns[] = {
 };
 
 void lc_ptx_open(lua_State *L) {
-  if (luaL_newmetatable(L, OUTPUT_MT)) {
-    static const luaL_Reg meta[] = {{"__gc", output_release}, {NULL, NULL}};
-    lc_setfuncs(L, meta);
-    lua_pushliteral(L, OUTPUT_MT);
-    lua_setfield(L, -2, "__metatable");
-  }
-  lua_pop(L, 1);
+  static const luaL_Reg meta[] = {{"__gc", output_release}, {NULL, NULL}};
+  lc_new_type(L, OUTPUT_MT, meta, NULL);
   lc_setfuncs(L, fns);
 }

@@ -177,7 +177,9 @@ static int record_index(lua_State *L) {
 /* rec:offsetof(name) */
 static int record_offsetof(lua_State *L) {
   const lc_record *r = check_record(L, 1, "offsetof");
-  const char *name = luaL_checkstring(L, 2);
+  if (lua_type(L, 2) != LUA_TSTRING)
+    lc_error(L, "offsetof", "field name must be a string, got %s", luaL_typename(L, 2));
+  const char *name = lua_tostring(L, 2);
   const lc_field *f = lc_record_field(r, name);
   if (f == NULL) lc_error(L, "offsetof", "the record has no field '%s'", name);
   lua_pushinteger(L, f->offset);
@@ -590,10 +592,8 @@ void lc_record_open(lua_State *L) {
   lua_setfield(L, -2, "__mode");
   lua_setmetatable(L, -2);
   lua_setfield(L, LUA_REGISTRYINDEX, CACHE_KEY);
-  luaL_newmetatable(L, LC_RECORD_MT);
-  lc_setfuncs(L, meta);
-  lua_pushliteral(L, LC_RECORD_MT);
-  lua_setfield(L, -2, "__metatable");
+  lc_new_type(L, LC_RECORD_MT, meta, NULL);
+  luaL_getmetatable(L, LC_RECORD_MT);
   lua_newtable(L);
   lc_setfuncs(L, methods);
   static const luaL_Reg index = {"__index", record_index};

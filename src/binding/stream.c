@@ -113,14 +113,13 @@ static const lc_closer stream_closer = {stream_finish};
 ** cannot be closed (scripts share them); while another call runs, which
 ** may hold the stream, it only reads as closed */
 static int stream_release(lua_State *L) {
-  stream_ud *u = luaL_checkudata(L, 1, STREAM_MT);
+  stream_ud *u = lc_check_userdata(L, 1, STREAM_MT, "a stream", "close");
   if (!u->is_default && !u->borrowed && u->s && !u->closing)
     lc_close(L, 1, &stream_closer, &u->closing);
   return 0;
 }
 
 static int stream_gc(lua_State *L) {
-  luaL_checkudata(L, 1, STREAM_MT);
   stream_finish(L, 1);
   return 0;
 }
@@ -186,7 +185,7 @@ static int stream_query(lua_State *L) {
 }
 
 static int scope_close(lua_State *L) {
-  luaL_checkudata(L, 1, SCOPE_MT);
+  lc_check_userdata(L, 1, SCOPE_MT, "a stream scope", "close");
   lua_getiuservalue(L, 1, 1);
   stream_ud *u = luaL_testudata(L, -1, STREAM_MT);
   if (u && u->s) stream_sync(L, u->s, "auto_synchronize");
@@ -228,7 +227,7 @@ static int stream_auto_synchronize(lua_State *L) {
 }
 
 static int stream_tostring(lua_State *L) {
-  stream_ud *u = luaL_checkudata(L, 1, STREAM_MT);
+  stream_ud *u = lc_check_userdata(L, 1, STREAM_MT, "a stream", "tostring");
   if (u->is_default) lua_pushliteral(L, "luacuda.stream(default)");
   else if (u->s == NULL || u->closing) lua_pushliteral(L, "luacuda.stream(closed)");
   else lua_pushfstring(L, "luacuda.stream(%p)", (void *)u->s);
@@ -271,13 +270,12 @@ static const lc_closer event_closer = {event_finish};
 
 /* __close and close(); after the calls running, as streams */
 static int event_release(lua_State *L) {
-  event_ud *u = luaL_checkudata(L, 1, EVENT_MT);
+  event_ud *u = lc_check_userdata(L, 1, EVENT_MT, "an event", "close");
   if (u->e && !u->closing) lc_close(L, 1, &event_closer, &u->closing);
   return 0;
 }
 
 static int event_gc(lua_State *L) {
-  luaL_checkudata(L, 1, EVENT_MT);
   event_finish(L, 1);
   return 0;
 }
@@ -350,7 +348,7 @@ static int event_elapsed_time(lua_State *L) { return elapsed(L, "elapsed_time");
 static int l_event_elapsed_time(lua_State *L) { return elapsed(L, "event_elapsed_time"); }
 
 static int event_tostring(lua_State *L) {
-  event_ud *u = luaL_checkudata(L, 1, EVENT_MT);
+  event_ud *u = lc_check_userdata(L, 1, EVENT_MT, "an event", "tostring");
   if (u->e == NULL || u->closing) lua_pushliteral(L, "luacuda.event(closed)");
   else lua_pushfstring(L, "luacuda.event(%p%s)", (void *)u->e, u->timing ? "" : ", no timing");
   return 1;
@@ -365,20 +363,6 @@ static int wait_at_close(lua_State *L) {
 }
 
 /* ---- registration ---------------------------------------------------------- */
-
-static void new_type(lua_State *L, const char *name, const luaL_Reg *meta,
-                     const luaL_Reg *methods) {
-  luaL_newmetatable(L, name);
-  lc_setfuncs(L, meta);
-  if (methods) {
-    lua_newtable(L);
-    lc_setfuncs(L, methods);
-    lua_setfield(L, -2, "__index");
-  }
-  lua_pushstring(L, name);
-  lua_setfield(L, -2, "__metatable");
-  lua_pop(L, 1);
-}
 
 void lc_stream_open(lua_State *L) {
   static const luaL_Reg stream_meta[] = {
@@ -406,9 +390,9 @@ void lc_stream_open(lua_State *L) {
     {"event", l_event}, {"event_elapsed_time", l_event_elapsed_time},
     {NULL, NULL}
   };
-  new_type(L, STREAM_MT, stream_meta, stream_methods);
-  new_type(L, EVENT_MT, event_meta, event_methods);
-  new_type(L, SCOPE_MT, scope_meta, NULL);
+  lc_new_type(L, STREAM_MT, stream_meta, stream_methods);
+  lc_new_type(L, EVENT_MT, event_meta, event_methods);
+  lc_new_type(L, SCOPE_MT, scope_meta, NULL);
   lc_setfuncs(L, fns);
   if (lua_getfield(L, LUA_REGISTRYINDEX, "luacuda.wait_at_close") == LUA_TNIL) {
     static const luaL_Reg wait_meta[] = {{"__gc", wait_at_close}, {NULL, NULL}};
