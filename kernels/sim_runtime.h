@@ -264,7 +264,7 @@ static void __lc_fail(const char *fmt, ...) {
 // __trap() and a failed assert end the launch with an error naming the
 // thread, as on a GPU (where they are launch failures). An <assert.h>
 // included again by the kernel source restores the C library's assert,
-// whose abort() is caught as a fault (sim_fault.c).
+// whose abort() is caught as a fault (sim/fault.c).
 __attribute__((noinline, cold, noreturn))
 static void __lc_assert_fail(const char *expr, const char *file, int line) {
   char t[48];

@@ -22,7 +22,7 @@ local AREAS = {
   { "Records", { "src/binding/record.c", "lua/luacuda/record.lua" } },
   { "Host memory: pinned, mapped, register", { "src/binding/hostmem.c", "src/backend/hostreg.c" } },
   { "Streams and events", { "src/binding/stream.c", "src/backend/sim/stream.c" } },
-  { "Devices and the module", { "src/binding/core.c", "src/backend/choose.c", "src/base/env.c", "src/backend/sim/backend.c", "src/backend/sim/pool.c" } },
+  { "Devices and the module", { "src/binding/core.c", "src/backend/backend.c", "src/base/env.c", "src/backend/sim/backend.c", "src/backend/sim/pool.c" } },
   { "Kernels: compile, signatures, get, get_global", { "src/binding/module.c", "src/base/scan.c" } },
   { "Kernel launches and arguments", { "src/binding/launch.c" } },
   { "Compiling: ptx, cubin, the simulator's compiler, the cache",

@@ -1,5 +1,5 @@
 /*
-** Unit tests for src/sim_guard.c (run them as unit.h says): blocks end at
+** Unit tests for src/sim/guard.c (run them as unit.h says): blocks end at
 ** a guard page, freed ones are reused, and without mappings the blocks
 ** come from malloc and are told apart when freed. mmap is wrapped
 ** (-Wl,--wrap=mmap) so a test can make it fail.

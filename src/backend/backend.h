@@ -200,10 +200,4 @@ extern const lc_backend lc_backend_cuda;
 ** luacuda.backend() and LUACUDA_BACKEND=cuda's error) in why[len]. */
 int lc_cuda_init(char *why, size_t len);
 
-/* Host copy between two views of the same shape, used by the simulator and
-** for host-accessible memory on every backend. */
-void lc_copy_strided_host(char *dst, const lc_layout *dl,
-                          const char *src, const lc_layout *sl, int64_t itemsize);
-void lc_fill_host(char *dst, const lc_layout *dl, const void *value, int64_t itemsize);
-
 #endif

@@ -1,5 +1,5 @@
 /*
-** strided: element copies and fills between host-addressable views of the
+** host_copy: element copies and fills between host-addressable views of the
 ** same shape. The innermost axis is the loop; when both sides are
 ** contiguous along it, each row is one memcpy.
 */
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "host_copy.h"
 
 /* Copy one row of n elements with the given byte strides. */
 static void copy_row(char *d, int64_t ds, const char *s, int64_t ss,

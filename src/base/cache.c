@@ -60,7 +60,7 @@ void lc_hash_add(lc_hash *h, const void *data, size_t n) {
 
 void lc_hash_add_str(lc_hash *h, const char *s) { lc_hash_add(h, s, strlen(s)); }
 
-void lc_hash_hex(const lc_hash *h, char out[33]) {
+static void hash_hex(const lc_hash *h, char out[33]) {
   snprintf(out, 33, "%016llx%016llx", (unsigned long long)h->a, (unsigned long long)h->b);
 }
 
@@ -134,7 +134,7 @@ const char *lc_cache_dir(void) {
 static void entry_name(const char *kind, const lc_hash *key, const char *suffix, char *name,
                        size_t len) {
   char hex[33];
-  lc_hash_hex(key, hex);
+  hash_hex(key, hex);
   snprintf(name, len, "%s-%s%s", kind, hex, suffix);
 }
 

@@ -28,7 +28,6 @@ void lc_hash_init(lc_hash *h);
 /* Add one field: its length goes in too, so fields cannot run together. */
 void lc_hash_add(lc_hash *h, const void *data, size_t n);
 void lc_hash_add_str(lc_hash *h, const char *s);
-void lc_hash_hex(const lc_hash *h, char out[33]);
 
 /* The cache directory (LUACUDA_CACHE_DIR, else $XDG_CACHE_HOME/luacuda, else
 ** ~/.cache/luacuda), created if needed; NULL when caching is off

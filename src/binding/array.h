@@ -110,12 +110,9 @@ void lc_copy_array(lua_State *L, lc_array *dst, const lc_array *src,
 void lc_fill_array(lua_State *L, lc_array *dst, int vidx, lc_stream *s,
                    const char *fname);
 
-/* One element at byte offset off from the buffer start, any kind. With a
-** stream, the read waits for that stream only; the write is queued. */
-void lc_elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
-                  lc_stream *s, const char *fname);
 /* Push the element at byte offset off as a Lua value (a scalar dtype):
-** read in place from host memory, else through lc_elem_read. */
+** read in place from host memory, else copied out (with a stream, the
+** read waits for that stream only). lc_elem_write queues its write on s. */
 void lc_elem_push_at(lua_State *L, const lc_array *a, int64_t off, lc_stream *s,
                      const char *fname);
 void lc_elem_write(lua_State *L, const lc_array *a, int64_t off, const void *in,

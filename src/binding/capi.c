@@ -67,7 +67,11 @@ void lc_wrap_attach(lua_State *L, lc_array *a, void *data, lc_kind kind, int64_t
   h->armed = true;
 }
 
-lc_array *lc_wrap_memory(lua_State *L, void *data, lc_kind kind, const lc_dtype *dt,
+/* Push an array over memory something else owns: data is element 0,
+** strides in bytes (NULL: C order). release(ud) is called once when the
+** last reference goes; never when this raises (the memory stays the
+** caller's then). */
+static lc_array *wrap_memory(lua_State *L, void *data, lc_kind kind, const lc_dtype *dt,
                          int ndim, const int64_t *shape, const int64_t *strides,
                          void (*release)(void *ud), void *ud, const char *fname) {
   lc_layout lay;
@@ -86,7 +90,7 @@ LUACUDA_API void luacuda_wrap(lua_State *L, void *data, luacuda_kind kind,
                               void *ud) {
   const lc_dtype *dt = dtype ? lc_dtype_lookup(dtype) : NULL;
   if (dt == NULL) lc_error(L, "wrap", "unknown dtype '%s'", dtype ? dtype : "(null)");
-  lc_wrap_memory(L, data, (lc_kind)kind, dt, ndim, shape, strides, release, ud, "wrap");
+  wrap_memory(L, data, (lc_kind)kind, dt, ndim, shape, strides, release, ud, "wrap");
 }
 
 static void *array_info(lc_array *a, luacuda_arrayinfo *info) {

@@ -11,15 +11,7 @@
 void lc_capi_ensure_open(lua_State *L);
 
 
-/* Push an array over memory something else owns: data is element 0,
-** strides in bytes (NULL: C order). release(ud) is called once when the
-** last reference goes; never when this raises (the memory stays the
-** caller's then). */
-lc_array *lc_wrap_memory(lua_State *L, void *data, lc_kind kind, const lc_dtype *dt,
-                         int ndim, const int64_t *shape, const int64_t *strides,
-                         void (*release)(void *ud), void *ud, const char *fname);
-
-/* lc_wrap_memory in two steps, for a caller that must act between them:
+/* An array over memory something else owns, in two steps for a caller that must act between them:
 ** check the arguments and compute the layout (raises only for bad
 ** arguments), then give the closed array a (its lay set to out) a buffer
 ** over data (raises only for lack of memory, release not called then). */

@@ -9,6 +9,7 @@
 
 #include "aux.h"
 #include "record.h"
+#include "host_copy.h"
 
 static const lc_backend *backend_of(const lc_array *a) { return a->buf->backend; }
 
@@ -18,8 +19,10 @@ static void region_of(lc_region *r, const lc_array *a, const lc_layout *lay) {
   r->layout = lay;
 }
 
-void lc_elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
-                  lc_stream *s, const char *fname) {
+/* One element at byte offset off from the buffer start, any kind. With a
+** stream, the read waits for that stream only. */
+static void elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
+                      lc_stream *s, const char *fname) {
   const lc_backend *be = backend_of(a);
   char err[LC_ERRLEN];
   char *p = (char *)a->buf->ptr + off;
@@ -45,7 +48,7 @@ void lc_elem_push_at(lua_State *L, const lc_array *a, int64_t off, lc_stream *s,
     lc_elem_push(L, a->dtype, (char *)a->buf->ptr + off);
   } else {
     char tmp[16];
-    lc_elem_read(L, a, off, tmp, s, fname);
+    elem_read(L, a, off, tmp, s, fname);
     lc_elem_push(L, a->dtype, tmp);
   }
 }

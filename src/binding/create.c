@@ -9,6 +9,7 @@
 #include "gate.h"
 #include "aux.h"
 #include "record.h"
+#include "host_copy.h"
 
 #define F64 (&lc_dtypes[LC_FLOAT64])
 

@@ -58,7 +58,8 @@ bool lc_dtype_equal(const lc_dtype *a, const lc_dtype *b) {
   return true;
 }
 
-const lc_field *lc_record_field(const lc_record *r, const char *name) {
+/* The field called name (a NUL-terminated string), or NULL. */
+static const lc_field *record_field(const lc_record *r, const char *name) {
   for (int i = 0; i < r->nfields; i++)
     if (strcmp(r->fields[i].name, name) == 0) return &r->fields[i];
   return NULL;
@@ -180,7 +181,7 @@ static int record_offsetof(lua_State *L) {
   if (lua_type(L, 2) != LUA_TSTRING)
     lc_error(L, "offsetof", "field name must be a string, got %s", luaL_typename(L, 2));
   const char *name = lua_tostring(L, 2);
-  const lc_field *f = lc_record_field(r, name);
+  const lc_field *f = record_field(r, name);
   if (f == NULL) lc_error(L, "offsetof", "the record has no field '%s'", name);
   lua_pushinteger(L, f->offset);
   return 1;
@@ -431,7 +432,7 @@ static int conv_record(lua_State *L, int idx, const lc_record *r, char *out,
   lua_pushnil(L);
   while (lua_next(L, idx)) {         /* every key must be a field */
     lua_pop(L, 1);
-    if (lua_type(L, -1) != LUA_TSTRING || !lc_record_field(r, lua_tostring(L, -1))) {
+    if (lua_type(L, -1) != LUA_TSTRING || !record_field(r, lua_tostring(L, -1))) {
       if (lua_type(L, -1) == LUA_TSTRING) {
         sub_path(sub, path, lua_tostring(L, -1));
         snprintf(err, LC_ERRLEN, "unknown field '%s'", sub);
@@ -533,7 +534,7 @@ static void field_view(lua_State *L, const lc_array *a, const lc_field *f, lc_ar
 
 static const lc_field *array_field(const lc_array *a, const char *key) {
   if (a == NULL || a->dtype == NULL || a->dtype->rec == NULL) return NULL;
-  return lc_record_field(a->dtype->rec, key);
+  return record_field(a->dtype->rec, key);
 }
 
 int lc_record_index(lua_State *L, const lc_array *a, const char *key, const char *fname) {

@@ -46,9 +46,6 @@ bool lc_dtype_equal(const lc_dtype *a, const lc_dtype *b);
 ** each level's description holds the one below it. */
 #define LC_RECORD_MAXDEPTH 64
 
-/* The field called name (a NUL-terminated string), or NULL. */
-const lc_field *lc_record_field(const lc_record *r, const char *name);
-
 /* The record object at idx, or NULL. */
 const lc_record *lc_record_test(lua_State *L, int idx);
 

@@ -16,6 +16,7 @@
 ** the interface's sense.
 */
 #include "cuda.h"
+#include "host_copy.h"
 
 #include <limits.h>
 #include <stdio.h>

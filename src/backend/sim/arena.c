@@ -1,5 +1,5 @@
 /*
-** sim_arena: the simulator's small device allocations (below the guarded
+** arena: the simulator's small device allocations (below the guarded
 ** size, 64 KiB by default), kept out of the host heap. A kernel that writes
 ** past such an array must not reach malloc's metadata, or the process
 ** aborts later in free ("double free or corruption"). So blocks come from

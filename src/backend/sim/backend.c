@@ -1,14 +1,14 @@
 /*
-** backend_sim: the simulator. "Device" memory is host memory (256-byte
+** backend (sim): the simulator. "Device" memory is host memory (256-byte
 ** aligned, like cudaMalloc's), but it stays a separate kind: only this file
 ** touches it directly. Its capacity is the machine's memory, or
 ** LUACUDA_SIM_MEMORY bytes (suffix K, M or G) to simulate a smaller GPU.
 **
 ** Allocations of LUACUDA_SIM_GUARD bytes or more (default 64K; 1: all of
-** them; off: none) are followed by a guard page (sim_guard.c): a kernel
+** them; off: none) are followed by a guard page (guard.c): a kernel
 ** reading or writing past the end (by more than the rounding to 256
 ** bytes) faults. Below that size a mapping of its own costs more than the
-** block; they come from sim_arena.c's slabs, out of the host heap.
+** block; they come from arena.c's slabs, out of the host heap.
 */
 #define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
 #include <pthread.h>
@@ -24,6 +24,7 @@
 #include "env.h"
 #include "sim.h"
 #include "hostreg.h"
+#include "host_copy.h"
 
 static atomic_size_t used;          /* bytes in live device allocations */
 static size_t capacity;
@@ -202,7 +203,7 @@ static int sim_fill(const lc_region *dst, const void *value, int64_t itemsize,
   return lc_sim_submit(s, &f->w, NULL, err);
 }
 
-/* ---- modules and launches (sim_compile.c, sim_pool.c) ---- */
+/* ---- modules and launches (compile.c, pool.c) ---- */
 
 /* A module is its dlopen handle; a function, its block entry point. */
 static int sim_module_load(const lc_source *src, lc_module **m, char **log, char *err) {

@@ -1,5 +1,5 @@
 /*
-** sim_compile: turning a kernel source into a loaded shared object for the
+** compile: turning a kernel source into a loaded shared object for the
 ** simulator. The text compiled is the ABI, the CPU runtime and the prelude,
 ** then the user's source behind a #line directive (so the compiler's
 ** messages give the user's lines), then a generated tail with one entry

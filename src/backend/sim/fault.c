@@ -1,5 +1,5 @@
 /*
-** sim_fault: faults inside simulated kernels. A kernel that touches memory
+** fault: faults inside simulated kernels. A kernel that touches memory
 ** it does not own, divides an integer by zero, traps or aborts raises a
 ** signal on the worker thread running it. While a worker runs kernel code
 ** (its lc_sim_fault is armed) the handler records the signal and jumps
@@ -9,7 +9,7 @@
 **
 ** The handler runs on an alternate stack of the worker's own, so a fiber
 ** whose stack overflowed into its guard page can still be reported. The
-** watchdog (sim_pool.c) stops a kernel that runs too long the same way,
+** watchdog (pool.c) stops a kernel that runs too long the same way,
 ** with LC_SIM_STOP_SIGNAL sent to the worker.
 */
 #define _GNU_SOURCE       /* sigaltstack, SA_ONSTACK, MAP_ANONYMOUS, REG_RIP, dladdr */

@@ -1,8 +1,8 @@
 /*
-** sim_guard: simulated device memory followed by a guard page. A block is
+** guard: simulated device memory followed by a guard page. A block is
 ** a mapping of its own, placed so that an inaccessible page begins where
 ** its bytes end: a kernel that reads or writes past the end faults, and the
-** fault becomes a launch error (sim_fault.c) instead of silent corruption
+** fault becomes a launch error (fault.c) instead of silent corruption
 ** of the host heap.
 **
 ** A fresh mapping costs system calls and a page fault for every page first

@@ -1,11 +1,11 @@
 /*
-** sim_pool: the simulator's worker threads, one per core (or
+** pool: the simulator's worker threads, one per core (or
 ** LUACUDA_SIM_THREADS), started at the first launch and kept. A launch
 ** hands out its blocks in chunks through an atomic counter; a block runs
 ** entirely on one worker, which owns its dynamic shared memory and the
 ** fiber stacks its blocks need. One launch runs at a time.
 **
-** A fault in a kernel (sim_fault.c) ends its launch with an error and
+** A fault in a kernel (fault.c) ends its launch with an error and
 ** leaves the pool as it was: the worker resumes in its block loop, the
 ** block's frames and fibers are abandoned (the fiber stacks are reused as
 ** they are by the next block), and no other block of that launch starts.

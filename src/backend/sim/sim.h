@@ -22,7 +22,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err);
 ** them; the first failing block's message comes back in err. */
 int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err);
 
-/* ---- faults in kernels (sim_fault.c) ----
+/* ---- faults in kernels (fault.c) ----
 ** Each worker thread registers one of these. While armed, a fault raised
 ** on that thread (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT), or the stop
 ** signal after lc_sim_fault_stop, records the signal and siglongjmps to
@@ -74,19 +74,19 @@ void lc_sim_fault_describe(const lc_sim_fault *f, char *buf, size_t n);
 #define LC_SIM_STACK(lo, hi) ((void)0)
 #endif
 
-/* ---- device memory followed by a guard page (sim_guard.c) ----
+/* ---- device memory followed by a guard page (guard.c) ----
 ** n is a multiple of 256; free takes the same n. */
 void *lc_sim_guard_alloc(size_t n);
 void lc_sim_guard_free(void *p, size_t n);
 void lc_sim_guard_trim(void);           /* unmap the blocks kept for reuse */
 
-/* ---- smaller device memory, out of the host heap (sim_arena.c) ----
+/* ---- smaller device memory, out of the host heap (arena.c) ----
 ** n is a multiple of 256, at most lc_sim_arena_max(); free takes the same n. */
 size_t lc_sim_arena_max(void);
 void *lc_sim_arena_alloc(size_t n);
 void lc_sim_arena_free(void *p, size_t n);
 
-/* ---- streams and events (sim_stream.c) ----
+/* ---- streams and events (stream.c) ----
 ** Work queued on a stream: run() is called on the executor thread, in
 ** queue order; the struct is freed after it. A work type embeds this as
 ** its first member and its payload follows. */

@@ -1,5 +1,5 @@
 /*
-** sim_stream: the simulator's streams and events. One executor thread runs
+** stream: the simulator's streams and events. One executor thread runs
 ** queued work in the order it was queued, whatever its stream: that order
 ** keeps every rule CUDA gives (work on one stream in order, the legacy
 ** default stream after everything before it, a wait on an event after its

@@ -1,5 +1,6 @@
 /*
-** backend: choosing the process-wide backend, once, from LUACUDA_BACKEND.
+** backend: choosing the process-wide backend, once, from LUACUDA_BACKEND
+** (backend.h). A new backend is one folder and one line here.
 */
 #include <errno.h>
 #include <pthread.h>
