@@ -1413,6 +1413,143 @@ static int open_body(scanner *sc, const tok *t) {
   return 0;
 }
 
+/* Inside a bracket group of a declaration (parameters, an array bound,
+** an argument list): only the nesting is followed, and the group's end. */
+static void decl_in_group(decl *d, const char *s, const tok *t) {
+  if (tpun1(s, t, '(') || tpun1(s, t, '[') || tpun1(s, t, '{')) {
+    d->gdepth++;
+  } else if (tpun1(s, t, ')') || tpun1(s, t, ']') || tpun1(s, t, '}')) {
+    if (--d->gdepth == 0) {
+      if (d->group == G_PARAMS) d->pclose = t->b;
+      d->group = G_NONE;
+      d->prev = *t;
+      d->prevcls = PV_OTHER;
+    }
+  }
+}
+
+/* After `template`: the parameter list <...> is skipped, its angle
+** brackets counted outside any parentheses. Returns true when t was part
+** of it. */
+static bool decl_in_template(decl *d, const char *s, const tok *t) {
+  if (d->tstate == 1) {
+    if (tpun1(s, t, '<')) {
+      d->tstate = 2;
+      d->tdepth = 1;
+      d->tpar = 0;
+      return true;
+    }
+    d->tstate = 0;
+  } else if (d->tstate == 2 && !tpun1(s, t, ';')) {
+    if (tpun1(s, t, '(') || tpun1(s, t, '[') || tpun1(s, t, '{')) d->tpar++;
+    else if ((tpun1(s, t, ')') || tpun1(s, t, ']') || tpun1(s, t, '}')) && d->tpar > 0) d->tpar--;
+    else if (d->tpar == 0 && tpun1(s, t, '<')) d->tdepth++;
+    else if (d->tpar == 0 && tpun1(s, t, '>') && --d->tdepth == 0) d->tstate = 0;
+    return true;
+  }
+  return false;
+}
+
+/* A word of a declaration: a CUDA qualifier, a keyword that changes what
+** is declared, or a name. Returns the class the next token sees it as. */
+static int decl_word(decl *d, const char *s, const tok *t) {
+  /* (in an initializer they belong to something else: a lambda) */
+  if (teq(s, t, "__global__")) d->global = d->global || !d->eq_pre;
+  else if (teq(s, t, "__device__")) d->device = d->device || !d->eq_pre;
+  else if (teq(s, t, "__constant__")) d->constant = d->constant || !d->eq_pre;
+  else if (teq(s, t, "__managed__")) d->managed = d->managed || !d->eq_pre;
+  else if (teq(s, t, "__shared__")) d->shared = d->shared || !d->eq_pre;
+  else if (teq(s, t, "extern")) return PV_EXTERN;
+  else if (teq(s, t, "template")) {
+    d->templ = true;
+    d->tstate = 1;
+  } else if (teq(s, t, "typedef") || teq(s, t, "using") || teq(s, t, "friend")) d->tdef = true;
+  else if (teq(s, t, "namespace")) d->ns = true;
+  else if (teq(s, t, "operator")) d->op = true;
+  else if (is_attr_word(s, t)) return PV_ATTR;
+  else if (!is_keyword(s, t)) {
+    d->lastname = *t;
+    return PV_NAME;
+  }
+  return PV_OTHER;
+}
+
+/* A '{' in a declaration: a member initializer, a namespace or linkage
+** block, a function body, or a class body or initializer. */
+static int decl_brace(scanner *sc, const tok *t) {
+  const char *s = sc->s;
+  decl *d = &sc->d;
+  if (d->ctor && (d->prevcls == PV_NAME || tpun1(s, &d->prev, '>'))) {
+    d->gdepth = 1;                    /* a member initializer x{1} */
+    d->group = G_OTHER;
+    return 0;
+  }
+  if (d->ns && !d->params) {
+    if (push(sc, SC_NS) != 0) return -1;
+    sc->st[sc->depth].in_ns = true;
+    decl_reset(sc);
+    return 0;
+  }
+  if (d->prevcls == PV_LINKSTR) {
+    if (push(sc, SC_LINK) != 0) return -1;
+    sc->st[sc->depth].linkage_c = d->linkage == 1;
+    decl_reset(sc);
+    return 0;
+  }
+  if ((d->params || tpun1(s, &d->prev, ')')) && !d->eq_pre) return open_body(sc, t);
+  /* a class body or an initializer: the declaration goes on after it */
+  if (push(sc, SC_SUSPEND) != 0) return -1;
+  sc->st[sc->depth].in_func = false;
+  return 0;
+}
+
+/* Punctuation in a declaration. Returns 1 when the token was consumed
+** (the declaration's state already updated), 0 to record it as the
+** previous token, -1 on error. */
+static int decl_punct(scanner *sc, const lx *after, const tok *t) {
+  const char *s = sc->s;
+  decl *d = &sc->d;
+  if (tpun1(s, t, '(')) {
+    d->gdepth = 1;
+    d->group = G_OTHER;
+    if (d->prevcls != PV_ATTR && !d->eq_pre &&
+        (d->prevcls == PV_NAME || d->op ||
+         (d->global && tpun1(s, &d->prev, '>') && d->lastname.e > 0))) {
+      /* the parameter list: the last name( before the body */
+      d->group = G_PARAMS;
+      d->params = true;
+      d->name = d->prevcls == PV_NAME ? d->prev : d->lastname;
+      d->plx = *after;
+      d->pclose = t->b;
+    }
+    return 1;
+  }
+  if (tpun1(s, t, '[')) {
+    d->gdepth = 1;
+    d->group = G_OTHER;
+    return 1;
+  }
+  if (tpun1(s, t, '{')) return decl_brace(sc, t) ? -1 : 1;
+  if (tpun1(s, t, '}')) {
+    /* closes the namespace or linkage block we are in */
+    if (sc->depth > 0) sc->depth--;
+    decl_reset(sc);
+    return 1;
+  }
+  if (tpun1(s, t, ';')) {
+    int rc = decl_end(sc, t->b);
+    decl_reset(sc);
+    return rc ? -1 : 1;
+  }
+  if (tpun1(s, t, '=')) {
+    if (!d->params) d->eq_pre = true;
+  } else if (tpun1(s, t, ':')) {
+    if (d->params) d->ctor = true;
+  }
+  return 0;
+}
+
+/* One token of a declaration at namespace scope. */
 static int decl_token(scanner *sc, const lx *before, const lx *after, const tok *t) {
   const char *s = sc->s;
   decl *d = &sc->d;
@@ -1424,119 +1561,21 @@ static int decl_token(scanner *sc, const lx *before, const lx *after, const tok 
     d->nshared = sc->r->nshared;
   }
   if (d->group != G_NONE) {
-    if (tpun1(s, t, '(') || tpun1(s, t, '[') || tpun1(s, t, '{')) {
-      d->gdepth++;
-    } else if (tpun1(s, t, ')') || tpun1(s, t, ']') || tpun1(s, t, '}')) {
-      if (--d->gdepth == 0) {
-        if (d->group == G_PARAMS) d->pclose = t->b;
-        d->group = G_NONE;
-        d->prev = *t;
-        d->prevcls = PV_OTHER;
-      }
-    }
+    decl_in_group(d, s, t);
     return 0;
   }
-  if (d->tstate == 1) {
-    if (tpun1(s, t, '<')) {
-      d->tstate = 2;
-      d->tdepth = 1;
-      d->tpar = 0;
-      return 0;
-    }
-    d->tstate = 0;
-  } else if (d->tstate == 2 && !tpun1(s, t, ';')) {
-    if (tpun1(s, t, '(') || tpun1(s, t, '[') || tpun1(s, t, '{')) d->tpar++;
-    else if ((tpun1(s, t, ')') || tpun1(s, t, ']') || tpun1(s, t, '}')) && d->tpar > 0) d->tpar--;
-    else if (d->tpar == 0 && tpun1(s, t, '<')) d->tdepth++;
-    else if (d->tpar == 0 && tpun1(s, t, '>') && --d->tdepth == 0) d->tstate = 0;
-    return 0;
-  }
+  if (decl_in_template(d, s, t)) return 0;
   int cls = PV_OTHER;
   if (t->k == T_ID) {
-    /* (in an initializer they belong to something else: a lambda) */
-    if (teq(s, t, "__global__")) d->global = d->global || !d->eq_pre;
-    else if (teq(s, t, "__device__")) d->device = d->device || !d->eq_pre;
-    else if (teq(s, t, "__constant__")) d->constant = d->constant || !d->eq_pre;
-    else if (teq(s, t, "__managed__")) d->managed = d->managed || !d->eq_pre;
-    else if (teq(s, t, "__shared__")) d->shared = d->shared || !d->eq_pre;
-    else if (teq(s, t, "extern")) cls = PV_EXTERN;
-    else if (teq(s, t, "template")) {
-      d->templ = true;
-      d->tstate = 1;
-    } else if (teq(s, t, "typedef") || teq(s, t, "using") || teq(s, t, "friend")) d->tdef = true;
-    else if (teq(s, t, "namespace")) d->ns = true;
-    else if (teq(s, t, "operator")) d->op = true;
-    else if (is_attr_word(s, t)) cls = PV_ATTR;
-    else if (!is_keyword(s, t)) {
-      cls = PV_NAME;
-      d->lastname = *t;
-    }
+    cls = decl_word(d, s, t);
   } else if (t->k == T_STR) {
     if (d->prevcls == PV_EXTERN) {
       d->linkage = teq(s, t, "\"C\"") ? 1 : 0;
       cls = PV_LINKSTR;
     }
   } else if (t->k == T_PUN) {
-    if (tpun1(s, t, '(')) {
-      d->gdepth = 1;
-      d->group = G_OTHER;
-      if (d->prevcls != PV_ATTR && !d->eq_pre &&
-          (d->prevcls == PV_NAME || d->op ||
-           (d->global && tpun1(s, &d->prev, '>') && d->lastname.e > 0))) {
-        /* the parameter list: the last name( before the body */
-        d->group = G_PARAMS;
-        d->params = true;
-        d->name = d->prevcls == PV_NAME ? d->prev : d->lastname;
-        d->plx = *after;
-        d->pclose = t->b;
-      }
-      return 0;
-    }
-    if (tpun1(s, t, '[')) {
-      d->gdepth = 1;
-      d->group = G_OTHER;
-      return 0;
-    }
-    if (tpun1(s, t, '{')) {
-      if (d->ctor && (d->prevcls == PV_NAME || tpun1(s, &d->prev, '>'))) {
-        d->gdepth = 1;                    /* a member initializer x{1} */
-        d->group = G_OTHER;
-        return 0;
-      }
-      if (d->ns && !d->params) {
-        if (push(sc, SC_NS) != 0) return -1;
-        sc->st[sc->depth].in_ns = true;
-        decl_reset(sc);
-        return 0;
-      }
-      if (d->prevcls == PV_LINKSTR) {
-        if (push(sc, SC_LINK) != 0) return -1;
-        sc->st[sc->depth].linkage_c = d->linkage == 1;
-        decl_reset(sc);
-        return 0;
-      }
-      if ((d->params || tpun1(s, &d->prev, ')')) && !d->eq_pre) return open_body(sc, t);
-      /* a class body or an initializer: the declaration goes on after it */
-      if (push(sc, SC_SUSPEND) != 0) return -1;
-      sc->st[sc->depth].in_func = false;
-      return 0;
-    }
-    if (tpun1(s, t, '}')) {
-      /* closes the namespace or linkage block we are in */
-      if (sc->depth > 0) sc->depth--;
-      decl_reset(sc);
-      return 0;
-    }
-    if (tpun1(s, t, ';')) {
-      int rc = decl_end(sc, t->b);
-      decl_reset(sc);
-      return rc;
-    }
-    if (tpun1(s, t, '=')) {
-      if (!d->params) d->eq_pre = true;
-    } else if (tpun1(s, t, ':')) {
-      if (d->params) d->ctor = true;
-    }
+    int rc = decl_punct(sc, after, t);
+    if (rc) return rc < 0 ? -1 : 0;
   }
   d->prev = *t;
   d->prevcls = cls;
