@@ -8,6 +8,8 @@ local M = {}
 -- An array's own fields and methods: on a record array a field of the
 -- record may hide them (a record with a field called "shape").
 local attr = core.attr
+-- the dtype table (src/base/dtype.h): printing rules of the floats
+local DTYPES = core._dtypes()
 local function totable(a) return attr(a, "totable")(a) end
 
 local THRESHOLD, EDGE = 1000, 3
@@ -20,10 +22,12 @@ end
 -- Does the decimal s read back as v in the dtype?
 local function reads_back(s, v, dtype)
   local x = tonumber(s)
-  if dtype == "float64" then return x == v end
-  if dtype == "float32" then return string.unpack("f", string.pack("f", x)) == v end
-  -- float16: within half a unit in the last place (11-bit significand)
-  local e = v == 0 and -24 or math.max(math.floor(math.log(math.abs(v), 2)) - 10, -24)
+  local info = DTYPES[dtype]
+  if info.mant_bits == 53 then return x == v end
+  if info.mant_bits == 24 then return string.unpack("f", string.pack("f", x)) == v end
+  -- a narrower float: within half a unit in the last place
+  local e = v == 0 and info.min_exp
+            or math.max(math.floor(math.log(math.abs(v), 2)) - (info.mant_bits - 1), info.min_exp)
   return math.abs(x - v) < 2.0^e / 2
 end
 

@@ -2,14 +2,11 @@
 -- declaration of a record's struct, and printing record values.
 local M = {}
 
--- Spelling of a builtin dtype in kernel source (the prelude declares the
--- fixed-width names on NVRTC too). float16 is carried as its bits: the
--- simulator has no __half type.
-local CTYPE = {
-  bool = "bool", int8 = "int8_t", int16 = "int16_t", int32 = "int32_t", int64 = "int64_t",
-  uint8 = "uint8_t", uint16 = "uint16_t", uint32 = "uint32_t", uint64 = "uint64_t",
-  float16 = "uint16_t", float32 = "float", float64 = "double",
-}
+-- The C type of a record member of each builtin dtype, from the dtype
+-- table (src/base/dtype.h; the prelude declares the fixed-width names on
+-- NVRTC too). A float no C type holds on every backend (float16) is a
+-- member of its bits' integer type.
+local DTYPES = require("luacuda.core")._dtypes()
 
 local function is_identifier(s)
   return type(s) == "string" and s:match("^[%a_][%w_]*$") ~= nil and #s <= 100
@@ -28,12 +25,16 @@ local function declare(rec, name, out)
       members[#members + 1] = ("  unsigned char __lc_pad%d[%d];"):format(pad, f.offset - offset)
       pad = pad + 1
     end
-    local ctype, comment = CTYPE[f.dtype], ""
+    local ctype, comment = nil, ""
     if type(f.dtype) ~= "string" then
       ctype = name .. "_" .. f.name
       declare(f.dtype, ctype, out)
-    elseif f.dtype == "float16" then
-      comment = "  /* float16: IEEE binary16 bits */"
+    else
+      local info = DTYPES[f.dtype]
+      ctype = info.member
+      if info.kind == "f" and not ctype:find("^float") and ctype ~= "double" then
+        comment = ("  /* %s: its bits */"):format(f.dtype)
+      end
     end
     local dims = {}
     for i, d in ipairs(f.shape) do dims[i] = ("[%d]"):format(d) end

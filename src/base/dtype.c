@@ -1,7 +1,8 @@
 /*
-** dtype: the table of element types (the builtins: size, alignment,
-** names) and the IEEE half conversions. Knows no Lua: the rules between
-** Lua values and elements are element.c's.
+** dtype: the table of element types, built from LC_DTYPE_LIST, and the
+** raw loads and stores of elements (the IEEE half conversions among
+** them). Knows no Lua: the rules between Lua values and elements are
+** element.c's.
 */
 #include "dtype.h"
 
@@ -12,38 +13,28 @@
 #include "layout.h"     /* LC_ERRLEN */
 
 const lc_dtype lc_dtypes[LC_NTYPES] = {
-  {LC_BOOL,    "bool",    "bool",     1, 1, 'b', NULL},
-  {LC_INT8,    "int8",    "int8_t",   1, 1, 'i', NULL},
-  {LC_INT16,   "int16",   "int16_t",  2, 2, 'i', NULL},
-  {LC_INT32,   "int32",   "int32_t",  4, 4, 'i', NULL},
-  {LC_INT64,   "int64",   "int64_t",  8, 8, 'i', NULL},
-  {LC_UINT8,   "uint8",   "uint8_t",  1, 1, 'u', NULL},
-  {LC_UINT16,  "uint16",  "uint16_t", 2, 2, 'u', NULL},
-  {LC_UINT32,  "uint32",  "uint32_t", 4, 4, 'u', NULL},
-  {LC_UINT64,  "uint64",  "uint64_t", 8, 8, 'u', NULL},
-  {LC_FLOAT16, "float16", "__half",   2, 2, 'f', NULL},
-  {LC_FLOAT32, "float32", "float",    4, 4, 'f', NULL},
-  {LC_FLOAT64, "float64", "double",   8, 8, 'f', NULL},
+#define LC_DTYPE_ROW(code, name, size, kind, numpy, knames, member, dl, mant, exp) \
+  {LC_##code, name, size, size, kind, NULL, numpy, knames, member, dl, mant, exp},
+  LC_DTYPE_LIST(LC_DTYPE_ROW)
+#undef LC_DTYPE_ROW
 };
 
-static const struct { const char *alias; lc_typecode code; } aliases[] = {
-  {"?", LC_BOOL}, {"b1", LC_BOOL},
-  {"i1", LC_INT8}, {"i2", LC_INT16}, {"i4", LC_INT32}, {"i8", LC_INT64},
-  {"u1", LC_UINT8}, {"u2", LC_UINT16}, {"u4", LC_UINT32}, {"u8", LC_UINT64},
-  {"f2", LC_FLOAT16}, {"f4", LC_FLOAT32}, {"f8", LC_FLOAT64},
-};
+/* bool is also NumPy's '?' */
+static const struct { const char *alias; lc_typecode code; } aliases[] = {{"?", LC_BOOL}};
 
 const lc_dtype *lc_dtype_lookup(const char *name) {
   for (int i = 0; i < LC_NTYPES; i++)
-    if (strcmp(name, lc_dtypes[i].name) == 0) return &lc_dtypes[i];
+    if (strcmp(name, lc_dtypes[i].name) == 0 ||
+        (lc_dtypes[i].numpy && strcmp(name, lc_dtypes[i].numpy) == 0))
+      return &lc_dtypes[i];
   for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
     if (strcmp(name, aliases[i].alias) == 0) return &lc_dtypes[aliases[i].code];
   return NULL;
 }
 
-/* ---- float16 ---------------------------------------------------------- */
+/* ---- floats ------------------------------------------------------------ */
 
-/* Round the significand bits of a double down to 'keep' bits, nearest even. */
+/* Round the significand bits of a double down by shift bits, nearest even. */
 static uint64_t round_shift(uint64_t m, int shift) {
   if (shift >= 64) return 0;
   uint64_t q = m >> shift, rem = m & ((UINT64_C(1) << shift) - 1);
@@ -52,26 +43,84 @@ static uint64_t round_shift(uint64_t m, int shift) {
   return q;
 }
 
-uint16_t lc_half_from_double(double d) {
+/* A double as the bits of a binary float with mant significand bits (the
+** implicit one included) and ebits exponent bits. */
+static uint64_t narrow_from_double(double d, int mant, int ebits) {
   uint64_t b;
   memcpy(&b, &d, sizeof b);
-  uint16_t sign = (uint16_t)((b >> 48) & 0x8000);
+  int frac = mant - 1, emax = (1 << ebits) - 1, bias = (1 << (ebits - 1)) - 1;
+  uint64_t sign = (b >> 63) << (frac + ebits), inf = (uint64_t)emax << frac;
   int exp = (int)((b >> 52) & 0x7ff);
   uint64_t man = b & ((UINT64_C(1) << 52) - 1);
-  if (exp == 0x7ff) return sign | 0x7c00 | (man ? 0x200 : 0);   /* inf, nan */
-  int e = exp - 1023 + 15;
-  if (e >= 31) return sign | 0x7c00;                             /* overflow */
+  if (exp == 0x7ff) return sign | inf | (man ? UINT64_C(1) << (frac - 1) : 0);   /* inf, nan */
+  int e = exp - 1023 + bias;
+  if (e >= emax) return sign | inf;                              /* overflow */
   if (e >= 1)  /* normal: a carry out of the significand bumps the exponent */
-    return (uint16_t)(sign | (((uint64_t)e << 10) + round_shift(man, 42)));
+    return sign | (((uint64_t)e << frac) + round_shift(man, 52 - frac));
   if (exp == 0) return sign;                     /* double subnormal: tiny */
-  return (uint16_t)(sign | round_shift(man | (UINT64_C(1) << 52), 43 - e));
+  return sign | round_shift(man | (UINT64_C(1) << 52), 53 - frac - e);
 }
 
-double lc_half_to_double(uint16_t h) {
-  int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+static double narrow_to_double(uint64_t h, int mant, int ebits) {
+  int frac = mant - 1, emax = (1 << ebits) - 1, bias = (1 << (ebits - 1)) - 1;
+  int exp = (int)((h >> frac) & (uint64_t)emax);
+  uint64_t man = h & ((UINT64_C(1) << frac) - 1);
   double v;
-  if (exp == 0) v = ldexp(man, -24);
-  else if (exp == 31) v = man ? NAN : INFINITY;
-  else v = ldexp(man + 1024, exp - 25);
-  return (h & 0x8000) ? -v : v;
+  if (exp == 0) v = ldexp((double)man, 1 - bias - frac);
+  else if (exp == emax) v = man ? NAN : INFINITY;
+  else v = ldexp((double)(man + (UINT64_C(1) << frac)), exp - bias - frac);
+  return (h >> (frac + ebits)) & 1 ? -v : v;
+}
+
+double lc_dtype_load_float(const lc_dtype *dt, const void *p) {
+  if (dt->size == 8) { double d; memcpy(&d, p, 8); return d; }
+  if (dt->size == 4) { float f; memcpy(&f, p, 4); return f; }
+  uint64_t h = 0;
+  memcpy(&h, p, (size_t)dt->size);               /* the low bytes: little-endian */
+  return narrow_to_double(h, dt->mant_bits, dt->exp_bits);
+}
+
+void lc_dtype_store_float(const lc_dtype *dt, void *p, double v) {
+  if (dt->size == 8) { memcpy(p, &v, 8); return; }
+  if (dt->size == 4) { float f = (float)v; memcpy(p, &f, 4); return; }
+  uint64_t h = narrow_from_double(v, dt->mant_bits, dt->exp_bits);
+  memcpy(p, &h, (size_t)dt->size);
+}
+
+int lc_dtype_min_exp(const lc_dtype *dt) {
+  return 2 - (1 << (dt->exp_bits - 1)) - (dt->mant_bits - 1);
+}
+
+/* ---- integers ------------------------------------------------------------ */
+
+/* Integers are stored in the host's order, as the C types of their size. */
+void lc_dtype_store_int(const lc_dtype *dt, void *p, int64_t v) {
+  if (dt->kind == 'f') {
+    lc_dtype_store_float(dt, p, (double)v);
+    return;
+  }
+  switch (dt->size) {
+    case 1: { uint8_t x = (uint8_t)v; memcpy(p, &x, 1); return; }
+    case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); return; }
+    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); return; }
+    case 8: memcpy(p, &v, 8); return;
+  }
+}
+
+uint64_t lc_dtype_load_uint(const lc_dtype *dt, const void *p) {
+  switch (dt->size) {
+    case 1: { uint8_t x; memcpy(&x, p, 1); return x; }
+    case 2: { uint16_t x; memcpy(&x, p, 2); return x; }
+    case 4: { uint32_t x; memcpy(&x, p, 4); return x; }
+    default: { uint64_t x; memcpy(&x, p, 8); return x; }
+  }
+}
+
+int64_t lc_dtype_load_int(const lc_dtype *dt, const void *p) {
+  switch (dt->size) {
+    case 1: { int8_t x; memcpy(&x, p, 1); return x; }
+    case 2: { int16_t x; memcpy(&x, p, 2); return x; }
+    case 4: { int32_t x; memcpy(&x, p, 4); return x; }
+    default: { int64_t x; memcpy(&x, p, 8); return x; }
+  }
 }

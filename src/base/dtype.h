@@ -1,6 +1,7 @@
 /*
-** dtype: element types: size, alignment and names. Pure C; the
-** conversions between Lua values and elements are in element.h.
+** dtype: the table of element types (LC_DTYPE_LIST) and the raw loads and
+** stores of their elements. Pure C; the rules between Lua values and
+** elements are element.h's.
 */
 #ifndef LUACUDA_DTYPE_H
 #define LUACUDA_DTYPE_H
@@ -9,10 +10,38 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The builtin dtypes, one row each. Every place that needs a fact about a
+** dtype reads it from this list (through lc_dtypes[]), so adding one is a
+** row here and its type in kernels/prelude.cuh and kernels/sim_runtime.h.
+** Columns: code, name, size (= alignment), kind ('b', 'i', 'u', 'f'),
+** NumPy alias (NULL: none), the names a kernel spells it by other than
+** C's own words (space-separated; the scanner reads them), the C type of
+** a record member holding it (record.lua), DLPack type code, and for
+** floats the significand bits (with the implicit one) and exponent bits:
+** a float narrower than 32 bits is converted by these (round to nearest
+** even), and printed to the digits they hold. */
+#define LC_DTYPE_LIST(X)                                                               \
+  X(BOOL,    "bool",    1, 'b', "b1", NULL,          "bool",     LC_DL_BOOL,  0,  0)    \
+  X(INT8,    "int8",    1, 'i', "i1", "int8_t",      "int8_t",   LC_DL_INT,   0,  0)    \
+  X(INT16,   "int16",   2, 'i', "i2", "int16_t",     "int16_t",  LC_DL_INT,   0,  0)    \
+  X(INT32,   "int32",   4, 'i', "i4", "int32_t",     "int32_t",  LC_DL_INT,   0,  0)    \
+  X(INT64,   "int64",   8, 'i', "i8", "int64_t",     "int64_t",  LC_DL_INT,   0,  0)    \
+  X(UINT8,   "uint8",   1, 'u', "u1", "uint8_t",     "uint8_t",  LC_DL_UINT,  0,  0)    \
+  X(UINT16,  "uint16",  2, 'u', "u2", "uint16_t",    "uint16_t", LC_DL_UINT,  0,  0)    \
+  X(UINT32,  "uint32",  4, 'u', "u4", "uint32_t",    "uint32_t", LC_DL_UINT,  0,  0)    \
+  X(UINT64,  "uint64",  8, 'u', "u8", "uint64_t",    "uint64_t", LC_DL_UINT,  0,  0)    \
+  X(FLOAT16, "float16", 2, 'f', "f2", "__half half", "uint16_t", LC_DL_FLOAT, 11, 5)    \
+  X(FLOAT32, "float32", 4, 'f', "f4", NULL,          "float",    LC_DL_FLOAT, 24, 8)    \
+  X(FLOAT64, "float64", 8, 'f', "f8", NULL,          "double",   LC_DL_FLOAT, 53, 11)
+
+/* DLPack's type codes (dlpack.h's DLDataTypeCode; kDLBool is DLPack 0.8's,
+** newer than Debian 12's header). */
+enum { LC_DL_INT = 0, LC_DL_UINT = 1, LC_DL_FLOAT = 2, LC_DL_BFLOAT = 4, LC_DL_BOOL = 6 };
+
 typedef enum lc_typecode {
-  LC_BOOL, LC_INT8, LC_INT16, LC_INT32, LC_INT64,
-  LC_UINT8, LC_UINT16, LC_UINT32, LC_UINT64,
-  LC_FLOAT16, LC_FLOAT32, LC_FLOAT64,
+#define LC_DTYPE_CODE(code, ...) LC_##code,
+  LC_DTYPE_LIST(LC_DTYPE_CODE)
+#undef LC_DTYPE_CODE
   LC_NTYPES,
   LC_RECORD = LC_NTYPES     /* a record (record.c): not in lc_dtypes[] */
 } lc_typecode;
@@ -22,21 +51,40 @@ struct lc_record;
 typedef struct lc_dtype {
   lc_typecode code;
   const char *name;     /* canonical name, the value of a.dtype */
-  const char *ctype;    /* spelling in kernel source */
   int64_t size;
   int64_t align;
   char kind;            /* 'b' bool, 'i' signed, 'u' unsigned, 'f' float,
                         ** 'V' record */
   const struct lc_record *rec;   /* the record this is, NULL for the builtins */
+  /* the builtins' facts (LC_DTYPE_LIST) */
+  const char *numpy;    /* NumPy alias, or NULL */
+  const char *kernel_names;
+  const char *member;   /* C type of a record member */
+  int dl_code;
+  int mant_bits, exp_bits;   /* floats */
 } lc_dtype;
 
 extern const lc_dtype lc_dtypes[LC_NTYPES];
 
+/* An element of the float dtype dt as a double, and a double stored as
+** one (rounded to nearest even). */
+double lc_dtype_load_float(const lc_dtype *dt, const void *p);
+void lc_dtype_store_float(const lc_dtype *dt, void *p, double v);
+
+/* The least exponent of the float dtype dt: its smallest subnormal is
+** 2^lc_dtype_min_exp(dt). */
+int lc_dtype_min_exp(const lc_dtype *dt);
+
+/* Store the integer v (in range: the caller checked) as an element of the
+** builtin dt. */
+void lc_dtype_store_int(const lc_dtype *dt, void *p, int64_t v);
+/* Load an element of the integer dtype dt, widened (signed kinds sign-
+** extended). */
+int64_t lc_dtype_load_int(const lc_dtype *dt, const void *p);
+uint64_t lc_dtype_load_uint(const lc_dtype *dt, const void *p);
+
 /* By canonical name or NumPy alias ("f4", "i8", ...); NULL if unknown. */
 const lc_dtype *lc_dtype_lookup(const char *name);
 
-/* IEEE binary16 <-> binary32/64, round to nearest even. */
-uint16_t lc_half_from_double(double d);
-double lc_half_to_double(uint16_t h);
 
 #endif

@@ -512,16 +512,29 @@ static bool ts_word(tspec *ts, const char *s, const tok *t) {
   return true;
 }
 
+/* Names of integer types that are no dtype's own name in kernels. */
 static const struct { const char *name; int code; } typedef_names[] = {
-  { "int8_t", LC_INT8 }, { "int16_t", LC_INT16 }, { "int32_t", LC_INT32 },
-  { "int64_t", LC_INT64 }, { "uint8_t", LC_UINT8 }, { "uint16_t", LC_UINT16 },
-  { "uint32_t", LC_UINT32 }, { "uint64_t", LC_UINT64 }, { "size_t", LC_UINT64 },
-  { "ptrdiff_t", LC_INT64 }, { "intptr_t", LC_INT64 }, { "uintptr_t", LC_UINT64 },
-  { "__half", LC_FLOAT16 }, { "half", LC_FLOAT16 },
+  { "size_t", LC_UINT64 }, { "ptrdiff_t", LC_INT64 }, { "intptr_t", LC_INT64 },
+  { "uintptr_t", LC_UINT64 },
 };
 
+/* Whether t is one of the space-separated names in list. */
+static bool in_name_list(const char *s, const tok *t, const char *list) {
+  size_t n = t->e - t->b;
+  for (const char *w = list; w && *w;) {
+    size_t len = strcspn(w, " ");
+    if (len == n && memcmp(w, s + t->b, n) == 0) return true;
+    w += len + (w[len] == ' ');
+  }
+  return false;
+}
+
+/* The dtype a typedef name in a kernel means (the dtype table's names,
+** such as int32_t or __half), or -1. */
 static int typedef_code(const char *s, const tok *t) {
   if (t->k != T_ID) return -1;
+  for (int i = 0; i < LC_NTYPES; i++)
+    if (in_name_list(s, t, lc_dtypes[i].kernel_names)) return i;
   for (size_t i = 0; i < sizeof typedef_names / sizeof typedef_names[0]; i++)
     if (teq(s, t, typedef_names[i].name)) return typedef_names[i].code;
   return -1;
@@ -543,14 +556,7 @@ static int ts_resolve(const tspec *ts) {
   return -2;
 }
 
-static int64_t type_size(int code) {
-  switch (code) {
-    case LC_BOOL: case LC_INT8: case LC_UINT8: return 1;
-    case LC_INT16: case LC_UINT16: case LC_FLOAT16: return 2;
-    case LC_INT32: case LC_UINT32: case LC_FLOAT32: return 4;
-    default: return 8;
-  }
-}
+static int64_t type_size(int code) { return lc_dtypes[code].size; }
 
 /* cv and restrict spellings, and other words that do not change a type */
 static bool is_qual(const char *s, const tok *t) {

@@ -148,6 +148,7 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_index_open(L);
   lc_shape_open(L);
   lc_copy_open(L);
+  lc_element_open(L);
   lc_record_open(L);
   lc_create_open(L);
   lc_convert_open(L);

@@ -84,20 +84,8 @@ static int l_arange(lua_State *L) {
   int64_t shape[1] = {n};
   lc_array *a = lc_array_empty(L, LC_HOST, dt, 1, shape, 'C', "arange");
   char *p = a->buf->ptr;
-  for (int64_t i = 0; i < n; i++, p += dt->size) {   /* range checked above */
-    switch (dt->code) {
-      case LC_INT8:    { int8_t v = (int8_t)i; memcpy(p, &v, 1); break; }
-      case LC_UINT8:   { uint8_t v = (uint8_t)i; memcpy(p, &v, 1); break; }
-      case LC_INT16:   { int16_t v = (int16_t)i; memcpy(p, &v, 2); break; }
-      case LC_UINT16:  { uint16_t v = (uint16_t)i; memcpy(p, &v, 2); break; }
-      case LC_INT32:   { int32_t v = (int32_t)i; memcpy(p, &v, 4); break; }
-      case LC_UINT32:  { uint32_t v = (uint32_t)i; memcpy(p, &v, 4); break; }
-      case LC_INT64: case LC_UINT64: memcpy(p, &i, 8); break;
-      case LC_FLOAT16: { uint16_t v = lc_half_from_double((double)i); memcpy(p, &v, 2); break; }
-      case LC_FLOAT32: { float v = (float)i; memcpy(p, &v, 4); break; }
-      default:         { double v = (double)i; memcpy(p, &v, 8); break; }
-    }
-  }
+  for (int64_t i = 0; i < n; i++, p += dt->size)   /* range checked above */
+    lc_dtype_store_int(dt, p, i);
   return 1;
 }
 

@@ -22,38 +22,34 @@
 
 #define CAPSULE_MT "luacuda.dlpack"
 
-/* kDLBool of DLPack 0.8; Debian 12's 0.6 header predates it */
-enum { LC_DL_BOOL = 6 };
+/* dtype.h's DLPack codes are the header's */
+_Static_assert((int)LC_DL_INT == (int)kDLInt && (int)LC_DL_UINT == (int)kDLUInt &&
+               (int)LC_DL_FLOAT == (int)kDLFloat && (int)LC_DL_BFLOAT == (int)kDLBfloat,
+               "DLPack type codes");
 
 /* ---- dtypes ----------------------------------------------------------------- */
 
 static int dtype_to_dl(const lc_dtype *dt, DLDataType *out) {
-  switch (dt->kind) {
-    case 'b': out->code = LC_DL_BOOL; break;
-    case 'i': out->code = kDLInt; break;
-    case 'u': out->code = kDLUInt; break;
-    case 'f': out->code = kDLFloat; break;
-    default: return -1;               /* records */
-  }
+  if (dt->rec) return -1;
+  out->code = (uint8_t)dt->dl_code;
   out->bits = (uint8_t)(dt->size * 8);
   out->lanes = 1;
   return 0;
 }
 
 static const lc_dtype *dtype_from_dl(DLDataType t, char *err) {
-  static const lc_typecode ints[] = {LC_INT8, LC_INT16, LC_INT32, LC_INT64};
-  static const lc_typecode uints[] = {LC_UINT8, LC_UINT16, LC_UINT32, LC_UINT64};
-  static const lc_typecode floats[] = {LC_FLOAT16, LC_FLOAT32, LC_FLOAT64};
-  int log = t.bits == 8 ? 0 : t.bits == 16 ? 1 : t.bits == 32 ? 2 : t.bits == 64 ? 3 : -1;
   if (t.lanes != 1) {
     snprintf(err, LC_ERRLEN, "vector dtypes (%u lanes) are not supported", (unsigned)t.lanes);
     return NULL;
   }
+  for (int i = 0; i < LC_NTYPES; i++)
+    if (lc_dtypes[i].dl_code == t.code && lc_dtypes[i].size * 8 == t.bits) return &lc_dtypes[i];
   switch (t.code) {
-    case kDLInt: if (log >= 0) return &lc_dtypes[ints[log]]; break;
-    case kDLUInt: if (log >= 0) return &lc_dtypes[uints[log]]; break;
-    case kDLFloat: if (log >= 1) return &lc_dtypes[floats[log - 1]]; break;
-    case LC_DL_BOOL: if (t.bits == 8) return &lc_dtypes[LC_BOOL]; break;
+    case kDLInt: case kDLUInt: case kDLFloat: case LC_DL_BOOL:
+      snprintf(err, LC_ERRLEN, "%u-bit %s is not supported", (unsigned)t.bits,
+               t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint"
+               : t.code == kDLFloat ? "float" : "bool");
+      return NULL;
     case kDLBfloat:
       snprintf(err, LC_ERRLEN, "bfloat%u is not supported", (unsigned)t.bits);
       return NULL;
@@ -65,9 +61,6 @@ static const lc_dtype *dtype_from_dl(DLDataType t, char *err) {
       snprintf(err, LC_ERRLEN, "DLPack type code %u is not supported", (unsigned)t.code);
       return NULL;
   }
-  snprintf(err, LC_ERRLEN, "%u-bit %s is not supported", (unsigned)t.bits,
-           t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint" : t.code == kDLFloat ? "float" : "bool");
-  return NULL;
 }
 
 /* ---- out: an array as a tensor -------------------------------------------- */

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "aux.h"
+#include "gate.h"
+#include "parts.h"
 #include "record.h"
 
 const lc_dtype *lc_dtype_check(lua_State *L, int idx, const char *fname) {
@@ -33,35 +35,21 @@ const lc_dtype *lc_dtype_opt(lua_State *L, int idx, const lc_dtype *dflt,
 
 /* ---- Lua <-> element -------------------------------------------------- */
 
-#define LOAD(T) do { T x_; memcpy(&x_, p, sizeof x_); v_ = x_; } while (0)
-
 void lc_elem_push(lua_State *L, const lc_dtype *dt, const void *p) {
-  switch (dt->code) {
-    case LC_BOOL: { uint8_t b; memcpy(&b, p, 1); lua_pushboolean(L, b != 0); return; }
-    case LC_INT8:   { lua_Integer v_; LOAD(int8_t);   lua_pushinteger(L, v_); return; }
-    case LC_INT16:  { lua_Integer v_; LOAD(int16_t);  lua_pushinteger(L, v_); return; }
-    case LC_INT32:  { lua_Integer v_; LOAD(int32_t);  lua_pushinteger(L, v_); return; }
-    case LC_INT64:  { lua_Integer v_; LOAD(int64_t);  lua_pushinteger(L, v_); return; }
-    case LC_UINT8:  { lua_Integer v_; LOAD(uint8_t);  lua_pushinteger(L, v_); return; }
-    case LC_UINT16: { lua_Integer v_; LOAD(uint16_t); lua_pushinteger(L, v_); return; }
-    case LC_UINT32: { lua_Integer v_; LOAD(uint32_t); lua_pushinteger(L, v_); return; }
-    case LC_UINT64: {
+  switch (dt->kind) {
+    case 'b': { uint8_t b; memcpy(&b, p, 1); lua_pushboolean(L, b != 0); return; }
+    case 'i': lua_pushinteger(L, lc_dtype_load_int(dt, p)); return;
+    case 'u': {
       /* values past INT64_MAX have no Lua integer: they read as floats */
-      uint64_t u;
-      memcpy(&u, p, sizeof u);
+      uint64_t u = lc_dtype_load_uint(dt, p);
       if (u <= (uint64_t)INT64_MAX) lua_pushinteger(L, (lua_Integer)u);
       else lua_pushnumber(L, (lua_Number)u);
       return;
     }
-    case LC_FLOAT16: { uint16_t h; memcpy(&h, p, 2); lua_pushnumber(L, lc_half_to_double(h)); return; }
-    case LC_FLOAT32: { lua_Number v_; LOAD(float);  lua_pushnumber(L, v_); return; }
-    case LC_FLOAT64: { lua_Number v_; LOAD(double); lua_pushnumber(L, v_); return; }
-    case LC_RECORD: lc_record_push_value(L, dt->rec, p); return;
-    default: lua_pushnil(L);
+    case 'f': lua_pushnumber(L, lc_dtype_load_float(dt, p)); return;
+    default: lc_record_push_value(L, dt->rec, p); return;
   }
 }
-
-#define STORE(T, v) do { T x_ = (T)(v); memcpy(out, &x_, sizeof x_); } while (0)
 
 static int integer_error(char *err, const lc_dtype *dt, lua_State *L, int idx) {
   lua_Number f = lua_tonumber(L, idx);
@@ -79,7 +67,7 @@ int lc_elem_convert(lua_State *L, int idx, const lc_dtype *dt, void *out,
                     char *err) {
   if (dt->rec) return lc_record_convert(L, idx, dt->rec, out, err);
   int t = lua_type(L, idx);
-  if (dt->code == LC_BOOL) {
+  if (dt->kind == 'b') {
     if (t != LUA_TBOOLEAN) {
       snprintf(err, LC_ERRLEN, "bool needs a boolean, got %s", lua_typename(L, t));
       return -1;
@@ -93,12 +81,7 @@ int lc_elem_convert(lua_State *L, int idx, const lc_dtype *dt, void *out,
     return -1;
   }
   if (dt->kind == 'f') {
-    lua_Number v = lua_tonumber(L, idx);
-    switch (dt->code) {
-      case LC_FLOAT16: STORE(uint16_t, lc_half_from_double(v)); break;
-      case LC_FLOAT32: STORE(float, v); break;
-      default:         STORE(double, v); break;
-    }
+    lc_dtype_store_float(dt, out, lua_tonumber(L, idx));
     return 0;
   }
   /* integer types: take exact integers only, from either Lua subtype */
@@ -112,7 +95,7 @@ int lc_elem_convert(lua_State *L, int idx, const lc_dtype *dt, void *out,
     if (f != floor(f) || !(f >= -0x1p63 && f < 0x1p64))
       return integer_error(err, dt, L, idx);
     if (f >= 0x1p63) {
-      if (dt->code != LC_UINT64) return integer_error(err, dt, L, idx);
+      if (dt->kind != 'u' || dt->size != 8) return integer_error(err, dt, L, idx);
       big = true;
       u = (uint64_t)f;
       i = 0;
@@ -120,18 +103,15 @@ int lc_elem_convert(lua_State *L, int idx, const lc_dtype *dt, void *out,
       i = (int64_t)f;
     }
   }
+  /* the range from the size: the kinds are the C types of their size */
+  int bits = (int)dt->size * 8;
   bool ok;
-  switch (dt->code) {
-    case LC_INT8:   ok = i >= INT8_MIN && i <= INT8_MAX; if (ok) STORE(int8_t, i); break;
-    case LC_INT16:  ok = i >= INT16_MIN && i <= INT16_MAX; if (ok) STORE(int16_t, i); break;
-    case LC_INT32:  ok = i >= INT32_MIN && i <= INT32_MAX; if (ok) STORE(int32_t, i); break;
-    case LC_INT64:  ok = true; STORE(int64_t, i); break;
-    case LC_UINT8:  ok = i >= 0 && i <= UINT8_MAX; if (ok) STORE(uint8_t, i); break;
-    case LC_UINT16: ok = i >= 0 && i <= UINT16_MAX; if (ok) STORE(uint16_t, i); break;
-    case LC_UINT32: ok = i >= 0 && i <= UINT32_MAX; if (ok) STORE(uint32_t, i); break;
-    case LC_UINT64: ok = big || i >= 0; if (ok) STORE(uint64_t, big ? u : (uint64_t)i); break;
-    default: ok = false;
-  }
+  if (dt->kind == 'i')
+    ok = bits == 64 || (i >= -(INT64_C(1) << (bits - 1)) && i < (INT64_C(1) << (bits - 1)));
+  else
+    ok = big || (i >= 0 && (bits == 64 || i < (INT64_C(1) << bits)));
+  if (ok && big) memcpy(out, &u, 8);
+  else if (ok) lc_dtype_store_int(dt, out, i);
   return ok ? 0 : integer_error(err, dt, L, idx);
 }
 
@@ -139,4 +119,37 @@ void lc_elem_check(lua_State *L, int idx, const lc_dtype *dt, void *out,
                    const char *fname) {
   char err[LC_ERRLEN];
   if (lc_elem_convert(L, idx, dt, out, err)) lc_error(L, fname, "%s", err);
+}
+
+/* _dtypes() -> {name = {size=, kind=, numpy=, member=, mant_bits=, min_exp=}}:
+** the dtype table, for the Lua parts (record.lua, format.lua) */
+static int l_dtypes(lua_State *L) {
+  lua_createtable(L, 0, LC_NTYPES);
+  for (int i = 0; i < LC_NTYPES; i++) {
+    const lc_dtype *dt = &lc_dtypes[i];
+    lua_createtable(L, 0, 6);
+    lua_pushinteger(L, dt->size);
+    lua_setfield(L, -2, "size");
+    lua_pushlstring(L, &dt->kind, 1);
+    lua_setfield(L, -2, "kind");
+    if (dt->numpy) {
+      lua_pushstring(L, dt->numpy);
+      lua_setfield(L, -2, "numpy");
+    }
+    lua_pushstring(L, dt->member);
+    lua_setfield(L, -2, "member");
+    if (dt->kind == 'f') {
+      lua_pushinteger(L, dt->mant_bits);
+      lua_setfield(L, -2, "mant_bits");
+      lua_pushinteger(L, lc_dtype_min_exp(dt));
+      lua_setfield(L, -2, "min_exp");
+    }
+    lua_setfield(L, -2, dt->name);
+  }
+  return 1;
+}
+
+void lc_element_open(lua_State *L) {
+  static const luaL_Reg fns[] = {{"_dtypes", l_dtypes}, {NULL, NULL}};
+  lc_setfuncs(L, fns);
 }

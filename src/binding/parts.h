@@ -15,6 +15,7 @@ void lc_array_open(lua_State *L);     /* array.c: the type, attr */
 void lc_index_open(lua_State *L);     /* index.c: __index, __newindex */
 void lc_shape_open(lua_State *L);     /* shape.c: reshape, transpose, ... */
 void lc_copy_open(lua_State *L);      /* copy.c: copy methods */
+void lc_element_open(lua_State *L);   /* element.c: the dtype table for Lua */
 void lc_record_open(lua_State *L);    /* record.c */
 void lc_create_open(lua_State *L);    /* create.c */
 void lc_convert_open(lua_State *L);   /* convert.c */

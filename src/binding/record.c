@@ -349,7 +349,8 @@ static int l_record(lua_State *L) {
     free(r);
     lc_error(L, fn, "out of memory");
   }
-  r->dt = (lc_dtype){LC_RECORD, desc, "struct", size, align, 'V', r};
+  r->dt = (lc_dtype){.code = LC_RECORD, .name = desc, .size = size, .align = align,
+                     .kind = 'V', .rec = r};
   atomic_init(&r->refs, 1);
   r->packed = packed;
   r->nfields = (int)n;
