@@ -22,9 +22,14 @@ const lc_dtype *lc_dtype_check(lua_State *L, int idx, const char *fname) {
              luaL_typename(L, idx));
   const char *name = lua_tostring(L, idx);
   const lc_dtype *dt = lc_dtype_lookup(name);
-  if (dt == NULL)
-    lc_error(L, fname, "unknown dtype '%s' (bool, int8..int64, uint8..uint64, "
-             "float16, float32, float64, or a NumPy code such as 'f4')", name);
+  if (dt == NULL) {
+    char names[256] = "";      /* the table's, so that a new dtype is listed */
+    for (int i = 0; i < LC_NTYPES; i++) {
+      size_t at = strlen(names);
+      snprintf(names + at, sizeof names - at, "%s, ", lc_dtypes[i].name);
+    }
+    lc_error(L, fname, "unknown dtype '%s' (%sor a NumPy code such as 'f4')", name, names);
+  }
   return dt;
 }
 
