@@ -1,7 +1,7 @@
 /*
-** backend: the interface every backend implements. Only backend_*.c files
-** call a device API; everything above sees memory as (kind, pointer, layout)
-** and asks the backend to move it.
+** backend: the interface every backend implements. Only the files of a
+** backend's folder (cuda/, sim/) call a device API; everything above sees
+** memory as (kind, pointer, layout) and asks the backend to move it.
 **
 ** Conventions: functions return 0 on success, or an LC_E* code with a
 ** message (naming the failing call) in err[LC_ERRLEN].
