@@ -72,7 +72,7 @@ describe("backend selection", function()
     f:close()
     -- the compiler must not inherit a sanitizer preloaded into this process
     local built = os.execute(("env -u LD_PRELOAD cc -shared -fPIC -o %s %s 2>/dev/null"):format(so, c))
-    local lib, missing = so, "cuDriverGetVersion"
+    local lib, missing = so, "cuGetErrorName"
     if not built then lib, missing = "libm.so.6", "cuInit" end   -- no compiler: any other library
     local ok, out = lua_run("LUACUDA_BACKEND=auto LUACUDA_LIBCUDA=" .. lib, PRINT_BACKEND)
     os.execute("rm -rf " .. dir)

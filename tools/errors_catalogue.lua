@@ -33,7 +33,8 @@ local AREAS = {
   { "The simulator: faults in kernels, guarded memory",
     { "src/backend/sim/fault.c", "src/backend/sim/guard.c", "src/backend/sim/arena.c" } },
   { "SmartArray", { "lua/luacuda/smart.lua" } },
-  { "CUDA backend only", { "src/backend/cuda/backend.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c" } },
+  { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
+    "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c" } },
 }
 
 -- Errors no spec can provoke on a working machine: the reason, by key.

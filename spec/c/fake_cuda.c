@@ -69,8 +69,8 @@ struct CUfunc_st { struct CUmod_st *mod; entry e; };
 struct CUmod_st {
   int dev;
   char *image;               /* PTX text, or NULL for a cubin */
-  int nfuncs;
-  struct CUfunc_st funcs[64];
+  int nfuncs, capfuncs;
+  struct CUfunc_st *funcs;   /* a driver has no limit on a module's kernels */
   alloc *globals[64];
   char gnames[64][128];
   int nglobals;
@@ -761,6 +761,22 @@ static void parse_global(struct CUmod_st *m, const char *p, const char *end) {
   m->globals[m->nglobals++] = a;
 }
 
+/* Room for one more function (handed out only once the module is loaded,
+** so the array may move while it is read); NULL out of memory. */
+static struct CUfunc_st *new_func(struct CUmod_st *m) {
+  if (m->nfuncs == m->capfuncs) {
+    int cap = m->capfuncs ? 2 * m->capfuncs : 16;
+    struct CUfunc_st *g = realloc(m->funcs, (size_t)cap * sizeof *g);
+    if (g == NULL) return NULL;
+    m->funcs = g;
+    m->capfuncs = cap;
+  }
+  struct CUfunc_st *f = &m->funcs[m->nfuncs++];
+  memset(f, 0, sizeof *f);
+  f->mod = m;
+  return f;
+}
+
 static CUresult load_ptx(struct CUmod_st *m, const char *ptx, char *log, size_t loglen) {
   if (strstr(ptx, ".version") == NULL || strstr(ptx, ".target") == NULL) {
     snprintf(log, loglen, "fake_cuda: not PTX (no .version/.target)");
@@ -777,11 +793,11 @@ static CUresult load_ptx(struct CUmod_st *m, const char *ptx, char *log, size_t 
   for (const char *p = ptx; *p; p++) {
     if (*p == '{') depth++;
     else if (*p == '}') depth--;
-    else if (depth == 0 && strncmp(p, ".entry ", 7) == 0 && m->nfuncs < 64) {
+    else if (depth == 0 && strncmp(p, ".entry ", 7) == 0) {
       const char *name = p + 7;
       size_t nlen = strcspn(name, "( \t\n");
-      struct CUfunc_st *f = &m->funcs[m->nfuncs++];
-      f->mod = m;
+      struct CUfunc_st *f = new_func(m);
+      if (f == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
       parse_entry(p, name, nlen, &f->e);
       p = strchr(p, ')');
     } else if (depth == 0 && (p == ptx || p[-1] == '\n' || p[-1] == ' ') &&
@@ -804,13 +820,13 @@ static void load_cubin(struct CUmod_st *m, const unsigned char *img) {
   memcpy(&shnum, img + 0x3c, 2);
   memcpy(&shstrndx, img + 0x3e, 2);
   memcpy(&off, img + shoff + (size_t)shstrndx * shentsize + 0x18, 8);
-  for (unsigned i = 0; i < shnum && m->nfuncs < 64; i++) {
+  for (unsigned i = 0; i < shnum; i++) {
     uint32_t nameoff;
     memcpy(&nameoff, img + shoff + (size_t)i * shentsize, 4);
     const char *nm = (const char *)img + off + nameoff;
     if (strncmp(nm, ".text.", 6) != 0) continue;
-    struct CUfunc_st *f = &m->funcs[m->nfuncs++];
-    f->mod = m;
+    struct CUfunc_st *f = new_func(m);
+    if (f == NULL) return;
     snprintf(f->e.name, sizeof f->e.name, "%s", nm + 6);
     f->e.nparams = -1;
   }
@@ -839,6 +855,7 @@ API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
   if (memcmp(image, "\177ELF", 4) == 0) load_cubin(m, image);
   else r = load_ptx(m, image, log, loglen);
   if (r != CUDA_SUCCESS) {
+    free(m->funcs);
     free(m);
     return leave(r);
   }
@@ -852,6 +869,7 @@ API CUresult cuModuleUnload(CUmodule m) {
     free(m->globals[i]->p);
     drop(m->globals[i]);
   }
+  free(m->funcs);
   free(m);
   return leave(CUDA_SUCCESS);
 }

@@ -1,5 +1,5 @@
 /*
-** cuda_api: opening the CUDA driver with dlopen and resolving the table of
+** api: opening the CUDA driver with dlopen and resolving the table of
 ** functions luacuda calls (see cuda_api.h).
 */
 #include "api.h"
@@ -42,7 +42,6 @@ static void load(void) {
   }
   const sym syms[] = {
     S(Init, "cuInit"),
-    S(DriverGetVersion, "cuDriverGetVersion"),
     S(GetErrorName, "cuGetErrorName"),
     S(DeviceGetCount, "cuDeviceGetCount"),
     S(DeviceGet, "cuDeviceGet"),
@@ -50,7 +49,6 @@ static void load(void) {
     S(DeviceGetAttribute, "cuDeviceGetAttribute"),
     S(DeviceTotalMem, "cuDeviceTotalMem_v2"),
     S(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
-    S(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"),
     S(CtxSetCurrent, "cuCtxSetCurrent"),
     S(CtxSynchronize, "cuCtxSynchronize"),
     S(DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool"),

@@ -1,5 +1,5 @@
 /*
-** cuda_api: the few CUDA driver types, constants and functions luacuda
+** api: the few CUDA driver types, constants and functions luacuda
 ** calls, declared here so that the module builds without cuda.h, and the
 ** loader that opens libcuda.so.1 with dlopen (once, never closed: finalizers
 ** may run at lua_close, after exit hooks).
@@ -101,7 +101,6 @@ typedef struct lc_cu_memcpy3d {
 /* The driver's functions, by the name they are exported under. */
 typedef struct lc_cu_api {
   CUresult (*Init)(unsigned flags);                                     /* cuInit */
-  CUresult (*DriverGetVersion)(int *v);
   CUresult (*GetErrorName)(CUresult e, const char **s);
   CUresult (*DeviceGetCount)(int *n);
   CUresult (*DeviceGet)(CUdevice *d, int ordinal);
@@ -109,7 +108,6 @@ typedef struct lc_cu_api {
   CUresult (*DeviceGetAttribute)(int *v, int attr, CUdevice d);
   CUresult (*DeviceTotalMem)(size_t *bytes, CUdevice d);                /* _v2 */
   CUresult (*DevicePrimaryCtxRetain)(CUcontext *c, CUdevice d);
-  CUresult (*DevicePrimaryCtxRelease)(CUdevice d);                      /* _v2 */
   CUresult (*CtxSetCurrent)(CUcontext c);
   CUresult (*CtxSynchronize)(void);                                     /* no suffix */
   CUresult (*DeviceGetDefaultMemPool)(CUmemoryPool *p, CUdevice d);

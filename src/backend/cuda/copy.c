@@ -1,5 +1,5 @@
 /*
-** cuda_copy: copies and fills on the CUDA backend.
+** copy: copies and fills on the CUDA backend.
 **
 ** Contiguous copies are one cuMemcpyAsync (unified addressing tells the
 ** driver which side is which). Strided copies use cuMemcpy2DAsync or

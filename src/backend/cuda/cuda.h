@@ -1,13 +1,45 @@
 /*
-** cuda_backend: what the CUDA backend's files share (backend_cuda.c: the
-** context, memory, streams, modules and launches; cuda_copy.c: copies and
-** fills).
+** cuda: what the CUDA backend's files share. One file per driver concept:
+** api.c (the driver's function table), context.c (devices, contexts,
+** errors), memory.c, stream.c (streams, events, deferred releases),
+** module.c (modules, launches), copy.c, nvrtc.c; backend.c is the table.
 */
-#ifndef LUACUDA_CUDA_BACKEND_H
-#define LUACUDA_CUDA_BACKEND_H
+#ifndef LUACUDA_CUDA_H
+#define LUACUDA_CUDA_H
+
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include "backend.h"
 #include "api.h"
+
+/* ---- context.c ---- */
+
+/* A device: its primary context and allocator, and the library module. */
+typedef struct lc_cuda_device {
+  CUdevice dev;
+  CUcontext ctx;              /* retained at first use */
+  CUmemoryPool pool;          /* NULL: no stream-ordered allocator */
+  CUmodule library;           /* kernels/strided.cu, at first use */
+  CUfunction copy_fn;
+  int cc_major, cc_minor;
+} lc_cuda_device;
+
+extern lc_cuda_device *lc_cuda_devices;
+extern atomic_int lc_cuda_current;          /* 0-based index of the current device */
+extern pthread_mutex_t lc_cuda_mu;          /* retains, the library module */
+extern atomic_size_t lc_cuda_used;          /* device bytes allocated here */
+extern atomic_bool lc_cuda_broken;          /* a sticky error happened */
+
+/* Is r an error that leaves the context unusable? */
+bool lc_cuda_sticky(CUresult r);
+/* For finalizers: may the driver be called? (never reports) */
+bool lc_cuda_enter_quietly(void);
+
+int lc_cuda_device_count(void);
+int lc_cuda_current_device(void);
+int lc_cuda_device_info(int i, lc_device_info *info, char *err);
+int lc_cuda_select_device(int i, char *err);
 
 /* A stream: the default (CU_STREAM_LEGACY), one made here (owned, counted:
 ** its object and each host slot that wraps it hold a reference), or a
@@ -52,11 +84,55 @@ void lc_cuda_temp_free(CUdeviceptr p, CUstream st);
 /* Note that work was queued (defer then waits behind it). */
 void lc_cuda_queued(void);
 
+/* ---- memory.c: the memory slots ---- */
+int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err);
+void lc_cuda_free(lc_kind kind, void *ptr, size_t nbytes);
+bool lc_cuda_ordered_free(lc_kind kind);
+int lc_cuda_mem_info(size_t *free_bytes, size_t *total, size_t *in_use);
+int lc_cuda_pool_info(size_t *reserved, size_t *in_use);
+int lc_cuda_trim_pool(char *err);
+int lc_cuda_host_register(void *p, size_t n, unsigned flags, char *err);
+int lc_cuda_host_unregister(void *p, char *err);
+int lc_cuda_host_device_pointer(void *p, void **dev, char *err);
+
+/* ---- stream.c: the stream, event and release slots ---- */
+
+/* The legacy default stream, set by lc_cuda_init. */
+extern lc_stream lc_cuda_default;
+
+/* Run the deferred releases whose work is done. */
+void lc_cuda_drain(void);
+void lc_cuda_defer(void (*release)(void *), void *ud);
+lc_stream *lc_cuda_default_stream(void);
+int lc_cuda_stream_create(lc_stream **out, char *err);
+void lc_cuda_stream_destroy(lc_stream *s);
+int lc_cuda_stream_wrap(void *native, lc_stream **out, char *err);
+void lc_cuda_stream_unwrap(lc_stream *s);
+void *lc_cuda_stream_native(lc_stream *s);
+int lc_cuda_stream_synchronize(lc_stream *s, char *err);
+int lc_cuda_stream_query(lc_stream *s, bool *done, char *err);
+int lc_cuda_event_create(lc_event **out, bool timing, char *err);
+void lc_cuda_event_destroy(lc_event *e);
+int lc_cuda_event_record(lc_event *e, lc_stream *s, char *err);
+int lc_cuda_event_wait(lc_event *e, lc_stream *s, char *err);
+int lc_cuda_event_synchronize(lc_event *e, char *err);
+int lc_cuda_event_query(lc_event *e, bool *done, char *err);
+int lc_cuda_event_elapsed(lc_event *a, lc_event *b, float *ms, char *err);
+
+/* ---- module.c: the module and launch slots ---- */
+int lc_cuda_module_load(const lc_source *src, lc_module **m, char **log, char *err);
+void lc_cuda_module_unload(lc_module *m);
+int lc_cuda_module_function(lc_module *m, const char *name, lc_function **f,
+                            const long long **sizes, char *err);
+int lc_cuda_module_global(lc_module *m, const char *name, void **ptr, size_t *bytes,
+                          char *err);
+int lc_cuda_launch(lc_function *f, const lc_launch *cfg, char *err);
+
 /* The library's strided copy kernel (kernels/strided.cu) for the current
 ** device, compiled and loaded at first use. */
 int lc_cuda_copy_kernel(CUfunction *f, char *err);
 
-/* The copy slots (cuda_copy.c). */
+/* ---- copy.c: the copy slots ---- */
 int lc_cuda_copy(void *dst, lc_kind dkind, const void *src, lc_kind skind,
                  size_t nbytes, lc_stream *s, char *err);
 int lc_cuda_copy_strided(const lc_region *dst, const lc_region *src,

@@ -1,0 +1,203 @@
+/*
+** context: the driver (api.c opens it), its devices and their primary
+** contexts, made current on whichever thread calls in, and the state of
+** errors. A sticky error (an illegal address, a failed launch...) leaves
+** the context unusable: every later call fails saying so and naming the
+** first error, and finalizers free nothing (the driver cannot).
+*/
+#include "cuda.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+lc_cuda_device *lc_cuda_devices;
+static int ndevices;
+atomic_int lc_cuda_current;
+pthread_mutex_t lc_cuda_mu = PTHREAD_MUTEX_INITIALIZER;     /* retains, library */
+static _Thread_local CUcontext thread_ctx;                 /* current on this thread */
+atomic_size_t lc_cuda_used;                                 /* bytes we allocated */
+lc_stream lc_cuda_default;           /* the legacy stream, set by lc_cuda_init */
+
+/* ---- errors ------------------------------------------------------------ */
+
+atomic_bool lc_cuda_broken;
+static pthread_mutex_t broken_mu = PTHREAD_MUTEX_INITIALIZER;
+static char first_error[LC_ERRLEN];
+
+bool lc_cuda_sticky(CUresult r) {
+  switch (r) {
+    case 214: case 226:             /* ECC_UNCORRECTABLE, CONTAINED */
+    case 700: case 702:             /* ILLEGAL_ADDRESS, LAUNCH_TIMEOUT */
+    case 709: case 710:             /* CONTEXT_IS_DESTROYED, ASSERT */
+    case 714: case 715: case 716:   /* HARDWARE_STACK_ERROR, ILLEGAL_INSTRUCTION, MISALIGNED_ADDRESS */
+    case 717: case 718: case 719:   /* INVALID_ADDRESS_SPACE, INVALID_PC, LAUNCH_FAILED */
+    case 721:                       /* TENSOR_MEMORY_LEAK */
+      return true;
+    default:
+      return false;
+  }
+}
+
+int lc_cuda_check(CUresult r, const char *call, char *err) {
+  if (r == CUDA_SUCCESS) return LC_OK;
+  char buf[32];
+  const char *name = lc_cu_error_name(r, buf);
+  if (err) snprintf(err, LC_ERRLEN, "%s: %s", call, name);
+  if (lc_cuda_sticky(r)) {
+    pthread_mutex_lock(&broken_mu);
+    if (!atomic_load(&lc_cuda_broken)) {
+      snprintf(first_error, sizeof first_error, "%s: %s", call, name);
+      atomic_store(&lc_cuda_broken, true);     /* after the message: readers see both */
+    }
+    pthread_mutex_unlock(&broken_mu);
+  }
+  return r == CUDA_ERROR_OUT_OF_MEMORY ? LC_ENOMEM : LC_EFAIL;
+}
+
+int lc_cuda_enter(char *err) {
+  if (atomic_load(&lc_cuda_broken)) {
+    snprintf(err, LC_ERRLEN, "the CUDA context is unusable after an earlier error (%.300s); "
+             "start a new process", first_error);
+    return LC_EFAIL;
+  }
+  CUcontext ctx = lc_cuda_devices[atomic_load(&lc_cuda_current)].ctx;
+  if (thread_ctx != ctx) {
+    int rc = lc_cuda_check(lc_cu.CtxSetCurrent(ctx), "cuCtxSetCurrent", err);
+    if (rc != LC_OK) return rc;
+    thread_ctx = ctx;
+  }
+  return LC_OK;
+}
+
+/* For finalizers: may the driver be called? (never reports) */
+bool lc_cuda_enter_quietly(void) {
+  char err[LC_ERRLEN];
+  return lc_cuda_enter(err) == LC_OK;
+}
+
+/* ---- devices ------------------------------------------------------------------ */
+
+/* Retain device i's primary context and set up its pool (under mu). */
+static int activate(int i, char *err) {
+  lc_cuda_device *d = &lc_cuda_devices[i];
+  if (d->ctx) return LC_OK;
+  CUcontext ctx;
+  int rc = lc_cuda_check(lc_cu.DevicePrimaryCtxRetain(&ctx, d->dev), "cuDevicePrimaryCtxRetain", err);
+  if (rc == LC_OK) rc = lc_cuda_check(lc_cu.CtxSetCurrent(ctx), "cuCtxSetCurrent", err);
+  int uva = 0, pools = 0;
+  if (rc == LC_OK)
+    rc = lc_cuda_check(lc_cu.DeviceGetAttribute(&uva, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING,
+                                                d->dev), "cuDeviceGetAttribute", err);
+  if (rc == LC_OK && !uva) {
+    /* an array has one address for the host and the kernels */
+    snprintf(err, LC_ERRLEN, "device %d has no unified addressing", i + 1);
+    rc = LC_ENOTSUP;
+  }
+  if (rc != LC_OK) return rc;
+  thread_ctx = ctx;
+  if (lc_cu.DeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, d->dev) ==
+          CUDA_SUCCESS && pools &&
+      lc_cu.DeviceGetDefaultMemPool(&d->pool, d->dev) == CUDA_SUCCESS) {
+    /* keep freed memory in the pool: allocation then costs microseconds */
+    uint64_t threshold = UINT64_MAX;
+    if (lc_cu.MemPoolSetAttribute(d->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold) !=
+        CUDA_SUCCESS)
+      d->pool = NULL;
+  } else {
+    d->pool = NULL;
+  }
+  d->ctx = ctx;
+  return LC_OK;
+}
+
+int lc_cuda_init(char *why, size_t len) {
+  char err[LC_ERRLEN];
+  if (lc_cu_load(err) != 0) {
+    snprintf(why, len, "%s", err);
+    return -1;
+  }
+  CUresult r = lc_cu.Init(0);
+  if (r != CUDA_SUCCESS) {
+    char buf[32];
+    snprintf(why, len, "cuInit: %s%s", lc_cu_error_name(r, buf),
+             r == CUDA_ERROR_STUB_LIBRARY ? " (the CUDA toolkit's stub library, not a driver)" :
+             r == CUDA_ERROR_NO_DEVICE ? " (no CUDA device)" : "");
+    return -1;
+  }
+  int n = 0;
+  if (lc_cuda_check(lc_cu.DeviceGetCount(&n), "cuDeviceGetCount", err) != LC_OK) {
+    snprintf(why, len, "%s", err);
+    return -1;
+  }
+  if (n <= 0) {
+    snprintf(why, len, "the CUDA driver sees no device");
+    return -1;
+  }
+  lc_cuda_devices = calloc((size_t)n, sizeof *lc_cuda_devices);
+  if (lc_cuda_devices == NULL) {
+    snprintf(why, len, "out of host memory");
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    lc_cuda_device *d = &lc_cuda_devices[i];
+    if (lc_cuda_check(lc_cu.DeviceGet(&d->dev, i), "cuDeviceGet", err) != LC_OK ||
+        lc_cuda_check(lc_cu.DeviceGetAttribute(&d->cc_major,
+                        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev),
+                      "cuDeviceGetAttribute", err) != LC_OK ||
+        lc_cuda_check(lc_cu.DeviceGetAttribute(&d->cc_minor,
+                        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->dev),
+                      "cuDeviceGetAttribute", err) != LC_OK) {
+      snprintf(why, len, "%s", err);
+      return -1;
+    }
+  }
+  ndevices = n;
+  lc_cuda_default.s = LC_CU_STREAM_LEGACY;
+  if (activate(0, err) != LC_OK) {
+    snprintf(why, len, "%s", err);
+    return -1;
+  }
+  return 0;
+}
+
+int lc_cuda_device_count(void) { return ndevices; }
+int lc_cuda_current_device(void) { return atomic_load(&lc_cuda_current); }
+
+int lc_cuda_device_info(int i, lc_device_info *info, char *err) {
+  if (i < 0 || i >= ndevices) {
+    snprintf(err, LC_ERRLEN, "no device %d (there are %d)", i + 1, ndevices);
+    return LC_EFAIL;
+  }
+  const lc_cuda_device *d = &lc_cuda_devices[i];
+  int sms = 0;
+  int rc = lc_cuda_check(lc_cu.DeviceGetName(info->name, (int)sizeof info->name, d->dev),
+                         "cuDeviceGetName", err);
+  if (rc == LC_OK)
+    rc = lc_cuda_check(lc_cu.DeviceTotalMem(&info->memory, d->dev), "cuDeviceTotalMem", err);
+  if (rc == LC_OK)
+    rc = lc_cuda_check(lc_cu.DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                                d->dev), "cuDeviceGetAttribute", err);
+  info->name[sizeof info->name - 1] = '\0';
+  info->cc_major = d->cc_major;
+  info->cc_minor = d->cc_minor;
+  info->multiprocessors = sms;
+  return rc;
+}
+
+int lc_cuda_select_device(int i, char *err) {
+  if (i < 0 || i >= ndevices) {
+    snprintf(err, LC_ERRLEN, "no device %d (there %s %d)", i + 1, ndevices == 1 ? "is" : "are",
+             ndevices);
+    return LC_EFAIL;
+  }
+  pthread_mutex_lock(&lc_cuda_mu);
+  int rc = activate(i, err);
+  if (rc == LC_OK) atomic_store(&lc_cuda_current, i);
+  pthread_mutex_unlock(&lc_cuda_mu);
+  return rc;
+}

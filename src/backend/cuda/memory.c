@@ -1,0 +1,139 @@
+/*
+** memory: device memory from the stream-ordered allocator (the default
+** pool, with its release threshold raised so freed memory stays in the
+** pool), page-locked host memory, and host memory registered in place.
+*/
+#include "cuda.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "hostreg.h"
+
+/* ---- memory --------------------------------------------------------------- */
+
+
+int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  lc_cuda_drain();
+  size_t n = nbytes ? nbytes : 1;        /* the driver refuses empty blocks */
+  const lc_cuda_device *d = &lc_cuda_devices[atomic_load(&lc_cuda_current)];
+  CUdeviceptr p = 0;
+  if (kind == LC_DEVICE && d->pool) {
+    rc = lc_cuda_check(lc_cu.MemAllocAsync(&p, n, LC_CU_STREAM_LEGACY), "cuMemAllocAsync", err);
+  } else if (kind == LC_DEVICE) {
+    rc = lc_cuda_check(lc_cu.MemAlloc(&p, n), "cuMemAlloc", err);
+  } else if (kind == LC_MANAGED) {
+    rc = lc_cuda_check(lc_cu.MemAllocManaged(&p, n, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged",
+                       err);
+  } else if (lc_kind_page_locked(kind)) {
+    unsigned f = (flags & LC_ALLOC_PORTABLE ? CU_MEMHOSTALLOC_PORTABLE : 0) |
+                 (flags & LC_ALLOC_WRITECOMBINED ? CU_MEMHOSTALLOC_WRITECOMBINED : 0) |
+                 (kind == LC_MAPPED ? CU_MEMHOSTALLOC_DEVICEMAP : 0);
+    void *h = NULL;
+    rc = lc_cuda_check(lc_cu.MemHostAlloc(&h, n, f), "cuMemHostAlloc", err);
+    if (rc == LC_OK) {
+      /* the flags are kept for host_flags: the driver's own answer depends
+      ** on unified addressing */
+      unsigned lf = kind == LC_MAPPED ? flags | LC_ALLOC_DEVICEMAP : flags;
+      rc = lc_hostreg_add_allocated(h, n, lf, err);
+      if (rc != LC_OK) lc_cu.MemFreeHost(h);
+    }
+    p = lc_cuda_ptr(h);
+  } else {
+    snprintf(err, LC_ERRLEN, "the cuda backend does not allocate %s memory", lc_kind_names[kind]);
+    return LC_EFAIL;
+  }
+  if (rc != LC_OK) return rc;
+  if (lc_kind_on_device(kind)) atomic_fetch_add(&lc_cuda_used, n);
+  *ptr = (void *)(uintptr_t)p;
+  return LC_OK;
+}
+
+void lc_cuda_free(lc_kind kind, void *ptr, size_t nbytes) {
+  if (lc_kind_on_device(kind)) atomic_fetch_sub(&lc_cuda_used, nbytes ? nbytes : 1);
+  if (lc_kind_page_locked(kind)) lc_hostreg_remove_allocated(ptr);
+  if (!lc_cuda_enter_quietly()) return;          /* a broken context frees nothing */
+  if (kind == LC_DEVICE && lc_cuda_devices[atomic_load(&lc_cuda_current)].pool)
+    lc_cu.MemFreeAsync(lc_cuda_ptr(ptr), LC_CU_STREAM_LEGACY);
+  else if (kind == LC_DEVICE || kind == LC_MANAGED)
+    lc_cu.MemFree(lc_cuda_ptr(ptr));
+  else if (lc_kind_page_locked(kind))
+    lc_cu.MemFreeHost(ptr);
+}
+
+/* cuMemFreeAsync on the legacy stream runs after the work queued before it */
+bool lc_cuda_ordered_free(lc_kind kind) {
+  return kind == LC_DEVICE && lc_cuda_devices[atomic_load(&lc_cuda_current)].pool != NULL;
+}
+
+int lc_cuda_mem_info(size_t *free_bytes, size_t *total, size_t *in_use) {
+  char err[LC_ERRLEN];
+  *free_bytes = *total = 0;
+  *in_use = atomic_load(&lc_cuda_used);
+  if (lc_cuda_enter(err) != LC_OK) return LC_EFAIL;
+  return lc_cuda_check(lc_cu.MemGetInfo(free_bytes, total), "cuMemGetInfo", NULL);
+}
+
+int lc_cuda_pool_info(size_t *reserved, size_t *in_use) {
+  char err[LC_ERRLEN];
+  *reserved = *in_use = 0;
+  if (lc_cuda_enter(err) != LC_OK) return LC_EFAIL;
+  CUmemoryPool pool = lc_cuda_devices[atomic_load(&lc_cuda_current)].pool;
+  if (pool == NULL) return LC_ENOTSUP;
+  uint64_t r = 0, u = 0;
+  if (lc_cu.MemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &r) != CUDA_SUCCESS ||
+      lc_cu.MemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &u) != CUDA_SUCCESS)
+    return LC_EFAIL;
+  *reserved = (size_t)r;
+  *in_use = (size_t)u;
+  return LC_OK;
+}
+
+/* Give the pool's unused memory back to the device; frees still queued
+** return to the pool only when done, so wait for them first. */
+int lc_cuda_trim_pool(char *err) {
+  int rc = lc_cuda_synchronize(err);
+  if (rc != LC_OK) return rc;
+  CUmemoryPool pool = lc_cuda_devices[atomic_load(&lc_cuda_current)].pool;
+  if (pool == NULL) return LC_OK;
+  return lc_cuda_check(lc_cu.MemPoolTrimTo(pool, 0), "cuMemPoolTrimTo", err);
+}
+
+/* ---- page-locking memory allocated elsewhere ----------------------------- */
+
+int lc_cuda_host_register(void *p, size_t n, unsigned flags, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  rc = lc_hostreg_register(p, n, flags, err);     /* checks flags and overlaps */
+  if (rc != LC_OK) return rc;
+  unsigned f = (flags & LC_ALLOC_PORTABLE ? CU_MEMHOSTREGISTER_PORTABLE : 0) |
+               (flags & LC_ALLOC_DEVICEMAP ? CU_MEMHOSTREGISTER_DEVICEMAP : 0);
+  rc = lc_cuda_check(lc_cu.MemHostRegister(p, n, f), "cuMemHostRegister", err);
+  if (rc != LC_OK) {
+    char ignored[LC_ERRLEN];
+    lc_hostreg_unregister(p, ignored);
+  }
+  return rc;
+}
+
+int lc_cuda_host_unregister(void *p, char *err) {
+  int rc = lc_hostreg_unregister(p, err);
+  if (rc != LC_OK) return rc;
+  if (!lc_cuda_enter_quietly()) return LC_OK;      /* gone with the context */
+  return lc_cuda_check(lc_cu.MemHostUnregister(p), "cuMemHostUnregister", err);
+}
+
+int lc_cuda_host_device_pointer(void *p, void **dev, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  CUdeviceptr d = 0;
+  rc = lc_cuda_check(lc_cu.MemHostGetDevicePointer(&d, p, 0), "cuMemHostGetDevicePointer", err);
+  if (rc == LC_OK) *dev = (void *)(uintptr_t)d;
+  return rc;
+}

@@ -1,0 +1,256 @@
+/*
+** module: modules compiled by NVRTC into cubins for the device's
+** architecture (or PTX the driver JITs) and kept in the disk cache; their
+** functions and globals; launches; the library's own copy kernel.
+*/
+#include "cuda.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache.h"
+#include "common.h"
+#include "deps.h"
+#include "includes.h"
+#include "kernels.h"
+#include "ksource.h"
+#include "nvrtc.h"
+#include "scan.h"
+
+/* ---- modules ------------------------------------------------------------------ */
+
+/* The parameter sizes of a kernel got from the module (then -1), kept
+** while the module is loaded. */
+typedef struct param_sizes {
+  struct param_sizes *next;
+  long long sizes[];
+} param_sizes;
+
+struct lc_module {
+  CUmodule m;
+  param_sizes *sizes;        /* under mu */
+};
+
+/* LUACUDA_PTX=1 loads PTX (the driver JITs it) instead of cubins: for
+** tools that read the PTX, such as the fake driver of the specs. */
+static bool want_ptx(void) {
+  static atomic_int cached = -1;
+  int c = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (c < 0) {
+    const char *v = getenv("LUACUDA_PTX");
+    c = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+    atomic_store_explicit(&cached, c, memory_order_relaxed);
+  }
+  return c;
+}
+
+/* Compile text for the current device into a cubin (or take it from the
+** disk cache, keyed by the text, the options and NVRTC's version, which
+** lc_nvrtc_facts_get knows without loading NVRTC) and load it. options
+** are normalised (ksource.h); the architecture is added. PTX when asked
+** (LUACUDA_PTX), or when NVRTC is older than the device: then for the
+** newest architecture it knows, and the driver JITs it. */
+static int load_source(const char *text, const char *name, const char *const *options,
+                       int noptions, CUmodule *mod, char **log, char *err) {
+  *log = NULL;
+  char nerr[LC_NVRTC_ERRLEN];
+  /* NVRTC's facts, remembered: a disk-cache hit then never loads NVRTC */
+  lc_nvrtc_facts facts;
+  if (lc_nvrtc_facts_get(&facts, nerr) != LC_OK) {
+    snprintf(err, LC_ERRLEN, "NVRTC is not available: %.440s", nerr);
+    return LC_ENOTSUP;
+  }
+  int major = facts.major, minor = facts.minor;
+  const lc_cuda_device *d = &lc_cuda_devices[atomic_load(&lc_cuda_current)];
+  int want = d->cc_major * 10 + d->cc_minor, target;
+  if (lc_nvrtc_arch_pick(&facts, want, &target, nerr) != LC_OK) {
+    snprintf(err, LC_ERRLEN, "%.500s", nerr);
+    return LC_ENOTSUP;
+  }
+  bool cubin = target == want && !want_ptx();
+  char arch[32];
+  snprintf(arch, sizeof arch, "-arch=%s_%d", cubin ? "sm" : "compute", target);
+  const char *opts[LC_KSOURCE_MAXOPTS + 2];
+  int n = 0;
+  opts[n++] = arch;
+  for (int i = 0; i < noptions && n < LC_KSOURCE_MAXOPTS + 2; i++) opts[n++] = options[i];
+  char identity[64];
+  snprintf(identity, sizeof identity, "NVRTC %d.%d", major, minor);
+  lc_hash key;
+  lc_ksource_key(&key, "cuda 2", text, strlen(text), opts, n, identity);
+  const char *suffix = cubin ? ".cubin" : ".ptx";
+  size_t len = 0;
+  unsigned char *image = lc_cache_load("cuda", &key, suffix, &len);
+  /* the driver reads PTX up to its NUL; the entry's trailer follows it */
+  if (image && !cubin) image[len] = '\0';
+  if (image == NULL) {
+    /* the headers it may read, as they are before it compiles; if one
+    ** changes meanwhile, what it read is not known, and nothing is stored */
+    lc_deps deps = {0};
+    struct timespec start;
+    clock_gettime(CLOCK_REALTIME, &start);
+    bool caching = lc_cache_dir() != NULL;
+    if (caching) lc_includes_nvrtc(&deps, text, strlen(text), name, opts, n);
+    char *out = NULL;
+    int rc = lc_nvrtc_compile(text, name, opts, n, cubin, &out, &len, log, nerr);
+    if (rc != LC_OK) {
+      lc_deps_free(&deps);
+      if (*log) snprintf(err, LC_ERRLEN, "compilation of %.300s failed", name);
+      else snprintf(err, LC_ERRLEN, "%.500s", nerr);
+      return rc;
+    }
+    free(*log);            /* warnings: not reported for a module that loads */
+    *log = NULL;
+    image = (unsigned char *)out;
+    char ignored[LC_ERRLEN];
+    if (caching && !deps.failed && lc_deps_settled(&deps, &start))
+      lc_cache_store("cuda", &key, suffix, image, len, &deps, ignored);
+    lc_deps_free(&deps);
+  }
+  char jitlog[1024] = "";
+  int jopts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *jvals[2] = {jitlog, (void *)(uintptr_t)sizeof jitlog};
+  int rc = lc_cuda_check(lc_cu.ModuleLoadDataEx(mod, image, 2, jopts, jvals),
+                         "cuModuleLoadDataEx", err);
+  if (rc != LC_OK && jitlog[0]) {
+    size_t used_len = strlen(err);
+    snprintf(err + used_len, LC_ERRLEN - used_len, " (%s)", jitlog);
+  }
+  free(image);
+  return rc;
+}
+
+int lc_cuda_module_load(const lc_source *src, lc_module **m, char **log, char *err) {
+  *log = NULL;
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  /* the head (ksource.h), then the user's source, with a marker after
+  ** each definition of a kernel defined in several #if
+  ** branches (scan.h), on the same line */
+  const lc_scan_result *sc = src->scan;
+  int marks = 0;
+  for (int i = 0; i < sc->nkernels; i++) marks += lc_scan_defined_twice(sc, i);
+  size_t head = lc_ksource_head_len(src->name);
+  char *text = malloc(head + src->len + 1 + (size_t)marks * 64);
+  lc_module *mod = calloc(1, sizeof *mod);
+  if (text == NULL || mod == NULL) {
+    free(text);
+    free(mod);
+    snprintf(err, LC_ERRLEN, "out of host memory");
+    return LC_ENOMEM;
+  }
+  lc_ksource_head(text, src->name);
+  size_t k = head;
+  size_t at = 0;
+  for (int i = 0; i < sc->nkernels; i++) {     /* kernels come in source order */
+    if (!lc_scan_defined_twice(sc, i)) continue;
+    size_t end = sc->kernels[i].body_end + 1;
+    memcpy(text + k, src->text + at, end - at);
+    k += end - at;
+    k += (size_t)sprintf(text + k, " extern \"C\" { __device__ int " LC_DEFINED_MARK "%d; }", i);
+    at = end;
+  }
+  memcpy(text + k, src->text + at, src->len - at);
+  text[k + src->len - at] = '\0';
+  rc = load_source(text, src->name, src->options, src->noptions, &mod->m, log, err);
+  free(text);
+  if (rc != LC_OK) free(mod);
+  else *m = mod;
+  return rc;
+}
+
+void lc_cuda_module_unload(lc_module *m) {
+  if (lc_cuda_enter_quietly()) lc_cu.ModuleUnload(m->m);
+  while (m->sizes) {
+    param_sizes *p = m->sizes;
+    m->sizes = p->next;
+    free(p);
+  }
+  free(m);
+}
+
+/* The sizes of fn's parameters from the driver (cuFuncGetParamInfo, CUDA
+** 12.4), so that a signature misread from the source is caught when the
+** kernel is got rather than by a launch that reads garbage; NULL where the
+** driver cannot tell. */
+static const long long *param_sizes_of(lc_module *m, CUfunction fn) {
+  enum { MAXP = 512 };
+  if (lc_cu.FuncGetParamInfo == NULL) return NULL;
+  long long tmp[MAXP];
+  int n = 0;
+  for (; n < MAXP - 1; n++) {
+    size_t off, size;
+    CUresult r = lc_cu.FuncGetParamInfo(fn, (size_t)n, &off, &size);
+    if (r == 1) break;                   /* CUDA_ERROR_INVALID_VALUE: past the last */
+    if (r != CUDA_SUCCESS) return NULL;
+    tmp[n] = (long long)size;
+  }
+  tmp[n] = -1;
+  param_sizes *p = malloc(sizeof *p + (size_t)(n + 1) * sizeof tmp[0]);
+  if (p == NULL) return NULL;
+  memcpy(p->sizes, tmp, (size_t)(n + 1) * sizeof tmp[0]);
+  pthread_mutex_lock(&lc_cuda_mu);
+  p->next = m->sizes;
+  m->sizes = p;
+  pthread_mutex_unlock(&lc_cuda_mu);
+  return p->sizes;
+}
+
+int lc_cuda_module_function(lc_module *m, const char *name, lc_function **f,
+                                const long long **sizes, char *err) {
+  *sizes = NULL;
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  CUfunction fn;
+  rc = lc_cuda_check(lc_cu.ModuleGetFunction(&fn, m->m, name), "cuModuleGetFunction", err);
+  if (rc == LC_OK) {
+    *f = (lc_function *)fn;
+    *sizes = param_sizes_of(m, fn);
+  }
+  return rc;
+}
+
+int lc_cuda_module_global(lc_module *m, const char *name, void **ptr, size_t *bytes,
+                              char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  CUdeviceptr p = 0;
+  rc = lc_cuda_check(lc_cu.ModuleGetGlobal(&p, bytes, m->m, name), "cuModuleGetGlobal", err);
+  if (rc == LC_OK) *ptr = (void *)(uintptr_t)p;
+  return rc;
+}
+
+int lc_cuda_copy_kernel(CUfunction *f, char *err) {
+  pthread_mutex_lock(&lc_cuda_mu);
+  lc_cuda_device *d = &lc_cuda_devices[atomic_load(&lc_cuda_current)];
+  int rc = LC_OK;
+  if (d->copy_fn == NULL) {
+    char *log = NULL;
+    static const char *const std_only[] = {LC_KSOURCE_STD};
+    rc = load_source(lc_strided_source, "luacuda/strided.cu", std_only, 1, &d->library, &log, err);
+    free(log);
+    if (rc == LC_OK)
+      rc = lc_cuda_check(lc_cu.ModuleGetFunction(&d->copy_fn, d->library, "lc_copy_strided"),
+                         "cuModuleGetFunction", err);
+  }
+  *f = d->copy_fn;
+  pthread_mutex_unlock(&lc_cuda_mu);
+  return rc;
+}
+
+/* Launches take the packed arguments as they are: the driver copies them. */
+int lc_cuda_launch(lc_function *f, const lc_launch *cfg, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  lc_cuda_drain();
+  CUresult r = lc_cu.LaunchKernel((CUfunction)f, cfg->grid[0], cfg->grid[1], cfg->grid[2],
+                                  cfg->block[0], cfg->block[1], cfg->block[2],
+                                  cfg->shared_bytes, cfg->stream->s, cfg->args, NULL);
+  rc = lc_cuda_check(r, "cuLaunchKernel", err);
+  if (rc == LC_OK) lc_cuda_queued();
+  return rc;
+}

@@ -1,0 +1,347 @@
+/*
+** stream: streams and events as CUstream and CUevent (the default stream
+** is the legacy one), and the releases deferred behind queued work.
+*/
+#include "cuda.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+/* ---- deferred releases ------------------------------------------------------
+** A release waits for the work queued before it: an event recorded on the
+** legacy stream (which follows every blocking stream) marks that point, and
+** the list is drained, in order, at the start of later calls. Host
+** functions cannot be used: a release may call the driver. When nothing
+** has been queued since the last full synchronize, release at once. */
+
+typedef struct pending {
+  struct pending *next;
+  CUevent ev;
+  int dev;                      /* whose context the event belongs to */
+  void (*release)(void *);
+  void *ud;
+} pending;
+
+static pthread_mutex_t pend_mu = PTHREAD_MUTEX_INITIALIZER;
+static pending *phead, **ptail = &phead;
+static atomic_int npending;
+/* Drained records keep their events for the next release: creating an
+** event per free would cost a driver call pair each. Under pend_mu. */
+static pending *spare;
+static int nspare;
+enum { MAX_SPARE = 64 };
+static atomic_uint_fast64_t queued_count, settled_count;
+
+void lc_cuda_queued(void) { atomic_fetch_add(&queued_count, 1); }
+
+/* Everything counted up to g is done. */
+static void settle(uint_fast64_t g) {
+  uint_fast64_t s = atomic_load(&settled_count);
+  while (s < g && !atomic_compare_exchange_weak(&settled_count, &s, g)) {}
+}
+
+/* Run the releases whose events have completed (all of them once the
+** context is unusable: nothing is running any more). Callers have entered
+** the context, or found it broken. */
+void lc_cuda_drain(void) {
+  if (atomic_load(&npending) == 0) return;
+  pending *ready = NULL, **rt = &ready;
+  pthread_mutex_lock(&pend_mu);
+  while (phead) {
+    if (!atomic_load(&lc_cuda_broken)) {
+      CUresult r = lc_cu.EventQuery(phead->ev);
+      if (r == CUDA_ERROR_NOT_READY) break;
+      lc_cuda_check(r, "cuEventQuery", NULL);     /* a sticky error marks the context */
+    }
+    pending *p = phead;
+    phead = p->next;
+    atomic_fetch_sub(&npending, 1);
+    *rt = p;
+    rt = &p->next;
+  }
+  if (phead == NULL) ptail = &phead;
+  pthread_mutex_unlock(&pend_mu);
+  while (ready) {      /* outside the lock: a release may defer again */
+    pending *p = ready;
+    ready = p->next;
+    p->release(p->ud);
+    if (atomic_load(&lc_cuda_broken)) {          /* the driver may not be called */
+      free(p);
+      continue;
+    }
+    pthread_mutex_lock(&pend_mu);
+    bool keep = nspare < MAX_SPARE;
+    if (keep) {
+      p->next = spare;
+      spare = p;
+      nspare++;
+    }
+    pthread_mutex_unlock(&pend_mu);
+    if (!keep) {
+      lc_cu.EventDestroy(p->ev);
+      free(p);
+    }
+  }
+}
+
+/* A record with an event of the current device, from the spares when
+** there is one. */
+static pending *pending_new(void) {
+  int dev = atomic_load(&lc_cuda_current);
+  pthread_mutex_lock(&pend_mu);
+  pending *p = spare && spare->dev == dev ? spare : NULL;
+  if (p) {
+    spare = p->next;
+    nspare--;
+  }
+  pthread_mutex_unlock(&pend_mu);
+  if (p) return p;
+  p = malloc(sizeof *p);
+  if (p && lc_cu.EventCreate(&p->ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+    free(p);
+    p = NULL;
+  }
+  if (p) p->dev = dev;
+  return p;
+}
+
+void lc_cuda_defer(void (*release)(void *), void *ud) {
+  if (!lc_cuda_enter_quietly()) {            /* nothing runs on a broken context */
+    lc_cuda_drain();
+    release(ud);
+    return;
+  }
+  lc_cuda_drain();
+  if (atomic_load(&settled_count) >= atomic_load(&queued_count)) {
+    release(ud);
+    return;
+  }
+  pending *p = pending_new();
+  bool ok = p != NULL;
+  if (ok && lc_cu.EventRecord(p->ev, LC_CU_STREAM_LEGACY) != CUDA_SUCCESS) {
+    lc_cu.EventDestroy(p->ev);
+    ok = false;
+  }
+  if (!ok) {                         /* waiting is the safe fallback */
+    free(p);
+    lc_cu.CtxSynchronize();
+    release(ud);
+    return;
+  }
+  p->release = release;
+  p->ud = ud;
+  p->next = NULL;
+  pthread_mutex_lock(&pend_mu);
+  *ptail = p;
+  ptail = &p->next;
+  atomic_fetch_add(&npending, 1);
+  pthread_mutex_unlock(&pend_mu);
+}
+
+int lc_cuda_synchronize(char *err) {
+  char local[LC_ERRLEN];
+  int rc = lc_cuda_enter(err ? err : local);
+  if (rc != LC_OK) {
+    lc_cuda_drain();
+    return err ? rc : LC_OK;
+  }
+  uint_fast64_t g = atomic_load(&queued_count);
+  CUresult r = lc_cu.CtxSynchronize();
+  if (r == CUDA_SUCCESS) settle(g);
+  rc = lc_cuda_check(r, "cuCtxSynchronize", err ? err : local);
+  lc_cuda_drain();
+  return err ? rc : LC_OK;
+}
+
+int lc_cuda_temp_alloc(size_t n, CUstream st, CUdeviceptr *p, char *err) {
+  if (lc_cuda_devices[atomic_load(&lc_cuda_current)].pool)
+    return lc_cuda_check(lc_cu.MemAllocAsync(p, n ? n : 1, st), "cuMemAllocAsync", err);
+  return lc_cuda_check(lc_cu.MemAlloc(p, n ? n : 1), "cuMemAlloc", err);
+}
+
+static void free_now(void *ud) {
+  if (lc_cuda_enter_quietly()) lc_cu.MemFree(lc_cuda_ptr(ud));
+}
+
+void lc_cuda_temp_free(CUdeviceptr p, CUstream st) {
+  if (lc_cuda_devices[atomic_load(&lc_cuda_current)].pool) lc_cu.MemFreeAsync(p, st);
+  else lc_cuda_defer(free_now, (void *)(uintptr_t)p);
+}
+
+int lc_cuda_finish(CUresult r, const char *call, const lc_stream *s, char *err) {
+  int rc = lc_cuda_check(r, call, err);
+  if (rc != LC_OK) return rc;
+  if (s != NULL) {
+    lc_cuda_queued();
+    return LC_OK;
+  }
+  return lc_cuda_check(lc_cu.StreamSynchronize(LC_CU_STREAM_LEGACY), "cuStreamSynchronize", err);
+}
+
+/* ---- streams and events ------------------------------------------------------ */
+
+lc_stream *lc_cuda_default_stream(void) { return &lc_cuda_default; }
+
+/* The streams made here: a host program may hand one back (luacuda_tostream,
+** then luacuda_setstream), and the wrap shares it, so that a script closing
+** the stream's object does not destroy it under the host's slot. */
+static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
+static lc_stream *owned_streams;
+
+int lc_cuda_stream_create(lc_stream **out, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  lc_stream *s = malloc(sizeof *s);
+  if (s == NULL) {
+    snprintf(err, LC_ERRLEN, "out of host memory creating a stream");
+    return LC_ENOMEM;
+  }
+  /* a blocking stream: ordered with the legacy default stream, as the
+  ** interface's NULL stream and defer need */
+  rc = lc_cuda_check(lc_cu.StreamCreate(&s->s, CU_STREAM_DEFAULT), "cuStreamCreate", err);
+  if (rc != LC_OK) {
+    free(s);
+    return rc;
+  }
+  s->owned = true;
+  s->refs = 1;
+  pthread_mutex_lock(&streams_lock);
+  s->next = owned_streams;
+  owned_streams = s;
+  pthread_mutex_unlock(&streams_lock);
+  *out = s;
+  return LC_OK;
+}
+
+/* Drop a reference to an owned stream; the driver destroys the stream once
+** its queued work is done. */
+void lc_cuda_stream_destroy(lc_stream *s) {
+  if (s == &lc_cuda_default) return;
+  pthread_mutex_lock(&streams_lock);
+  bool last = --s->refs == 0;
+  if (last) {
+    lc_stream **p = &owned_streams;
+    while (*p != s) p = &(*p)->next;
+    *p = s->next;
+  }
+  pthread_mutex_unlock(&streams_lock);
+  if (!last) return;
+  if (lc_cuda_enter_quietly()) lc_cu.StreamDestroy(s->s);
+  free(s);
+}
+
+/* A host program's CUstream: one of ours, shared, or else a holder of the
+** host's, which the host keeps owning. */
+int lc_cuda_stream_wrap(void *native, lc_stream **out, char *err) {
+  pthread_mutex_lock(&streams_lock);
+  lc_stream *s = owned_streams;
+  while (s && s->s != (CUstream)native) s = s->next;
+  if (s) s->refs++;
+  pthread_mutex_unlock(&streams_lock);
+  if (s) {
+    *out = s;
+    return LC_OK;
+  }
+  s = malloc(sizeof *s);
+  if (s == NULL) {
+    snprintf(err, LC_ERRLEN, "out of host memory wrapping a stream");
+    return LC_ENOMEM;
+  }
+  *s = (lc_stream){.s = (CUstream)native};
+  *out = s;
+  return LC_OK;
+}
+
+/* the holder may be named by work still queued: it goes after that work */
+void lc_cuda_stream_unwrap(lc_stream *s) {
+  if (s == &lc_cuda_default) return;
+  if (s->owned) lc_cuda_stream_destroy(s);
+  else lc_cuda_defer(free, s);
+}
+
+void *lc_cuda_stream_native(lc_stream *s) { return (void *)s->s; }
+
+int lc_cuda_stream_synchronize(lc_stream *s, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  return lc_cuda_check(lc_cu.StreamSynchronize(s->s), "cuStreamSynchronize", err);
+}
+
+int lc_cuda_stream_query(lc_stream *s, bool *done, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  CUresult r = lc_cu.StreamQuery(s->s);
+  *done = r != CUDA_ERROR_NOT_READY;
+  return r == CUDA_ERROR_NOT_READY ? LC_OK : lc_cuda_check(r, "cuStreamQuery", err);
+}
+
+struct lc_event {
+  CUevent e;
+};
+
+int lc_cuda_event_create(lc_event **out, bool timing, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  lc_event *e = calloc(1, sizeof *e);
+  if (e == NULL) {
+    snprintf(err, LC_ERRLEN, "out of host memory creating an event");
+    return LC_ENOMEM;
+  }
+  rc = lc_cuda_check(lc_cu.EventCreate(&e->e, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING),
+                     "cuEventCreate", err);
+  if (rc != LC_OK) free(e);
+  else *out = e;
+  return rc;
+}
+
+/* The driver keeps a recorded event until its record has happened. */
+void lc_cuda_event_destroy(lc_event *e) {
+  if (lc_cuda_enter_quietly()) lc_cu.EventDestroy(e->e);
+  free(e);
+}
+
+int lc_cuda_event_record(lc_event *e, lc_stream *s, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  rc = lc_cuda_check(lc_cu.EventRecord(e->e, s->s), "cuEventRecord", err);
+  if (rc == LC_OK) lc_cuda_queued();
+  return rc;
+}
+
+int lc_cuda_event_wait(lc_event *e, lc_stream *s, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  return lc_cuda_check(lc_cu.StreamWaitEvent(s->s, e->e, 0), "cuStreamWaitEvent", err);
+}
+
+int lc_cuda_event_synchronize(lc_event *e, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  return lc_cuda_check(lc_cu.EventSynchronize(e->e), "cuEventSynchronize", err);
+}
+
+int lc_cuda_event_query(lc_event *e, bool *done, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  CUresult r = lc_cu.EventQuery(e->e);
+  *done = r != CUDA_ERROR_NOT_READY;
+  return r == CUDA_ERROR_NOT_READY ? LC_OK : lc_cuda_check(r, "cuEventQuery", err);
+}
+
+int lc_cuda_event_elapsed(lc_event *a, lc_event *b, float *ms, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  CUresult r = lc_cu.EventElapsedTime(ms, a->e, b->e);
+  if (r == CUDA_ERROR_NOT_READY) {
+    bool start_done = lc_cu.EventQuery(a->e) != CUDA_ERROR_NOT_READY;
+    snprintf(err, LC_ERRLEN, "the %s event has not happened yet (synchronize it first)",
+             start_done ? "end" : "start");
+    return LC_ENOTREADY;
+  }
+  return lc_cuda_check(r, "cuEventElapsedTime", err);
+}
