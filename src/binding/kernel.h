@@ -23,13 +23,19 @@ typedef struct lc_modref {
   char name[256];
 } lc_modref;
 
+/* A Lua object's reference to a module (the Module object, each Kernel):
+** let go of by __gc, or by close through the gate. First in the object. */
+typedef struct lc_modhold {
+  lc_modref *mod;              /* NULL once let go of */
+  bool closed;                 /* by close or <close>: reads as closed at once */
+  bool closing;                /* closed while a call ran: mod goes later (gate.h) */
+} lc_modhold;
+
 /* A kernel: its module, its signature and the backend's function. */
 typedef struct lc_kernel_ref {
-  lc_modref *mod;
+  lc_modhold hold;
   const lc_kernel_sig *sig;
   lc_function *fn;
-  bool closed;                 /* by close or <close> */
-  bool closing;                /* closed while a call ran: mod goes later (gate.h) */
 } lc_kernel_ref;
 
 /* Read the launch configuration at idx: Numba's {grid, block [, stream

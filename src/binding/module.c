@@ -42,35 +42,36 @@ static void modref_retain(lc_modref *m) {
   atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
 }
 
-/* A userdata holding one module reference, released by __gc; pushed before
-** anything is allocated, so an error at any later step frees everything. */
-typedef struct holder {
-  lc_modref *mod;
-  bool closed;                 /* by close or <close>: reads as closed at once */
-  bool closing;                /* closed while a call ran: mod goes later (gate.h) */
-} holder;
+/* The Module object is an lc_modhold, pushed before anything is
+** allocated, so an error at any later step frees everything. */
+typedef lc_modhold holder;
 
-static void holder_finish(lua_State *L, int idx) {
-  holder *h = lua_touserdata(L, idx);
+static void hold_finish(lua_State *L, int idx) {
+  lc_modhold *h = lua_touserdata(L, idx);
   if (h->mod) modref_release(h->mod);
   h->mod = NULL;
 }
 
-static int holder_gc(lua_State *L) {
-  holder_finish(L, 1);
+static int hold_gc(lua_State *L) {
+  hold_finish(L, 1);
   return 0;
 }
 
-static const lc_closer holder_closer = {holder_finish};
+static const lc_closer hold_closer = {hold_finish};
 
-/* __close and m:close(): the module object lets go of its module, which
-** is unloaded once the kernels and global arrays got from it are gone */
-static int module_close(lua_State *L) {
-  holder *h = lc_check_userdata(L, 1, MODULE_MT, "a module", "close");
+/* close(): the object lets go of its module, which is unloaded once
+** nothing holds it (kernels and global arrays hold it too) */
+static void hold_close(lua_State *L, const char *tname, const char *what) {
+  lc_modhold *h = lc_check_userdata(L, 1, tname, what, "close");
   if (!h->closed) {
     h->closed = true;
-    lc_close(L, 1, &holder_closer, &h->closing);
+    lc_close(L, 1, &hold_closer, &h->closing);
   }
+}
+
+/* __close and m:close() */
+static int module_close(lua_State *L) {
+  hold_close(L, MODULE_MT, "a module");
   return 0;
 }
 
@@ -377,32 +378,14 @@ static int l_compile_file(lua_State *L) {
 
 static lc_kernel_ref *check_kernel(lua_State *L, int idx, const char *fname) {
   lc_kernel_ref *k = lc_check_userdata(L, idx, KERNEL_MT, "a kernel", fname);
-  if (k->closed) lc_error(L, fname, "attempt to use a closed kernel");
-  if (k->mod == NULL) lc_error(L, fname, "attempt to use a kernel after its finalizer ran");
+  if (k->hold.closed) lc_error(L, fname, "attempt to use a closed kernel");
+  if (k->hold.mod == NULL) lc_error(L, fname, "attempt to use a kernel after its finalizer ran");
   return k;
 }
 
-static void kernel_finish(lua_State *L, int idx) {
-  lc_kernel_ref *k = lua_touserdata(L, idx);
-  if (k->mod) modref_release(k->mod);
-  k->mod = NULL;
-}
-
-static int kernel_gc(lua_State *L) {
-  kernel_finish(L, 1);
-  return 0;
-}
-
-static const lc_closer kernel_closer = {kernel_finish};
-
-/* __close and k:close(): the kernel lets go of its module (m.name then
-** gives a new kernel object) */
+/* __close and k:close(): m.name then gives a new kernel object */
 static int kernel_close(lua_State *L) {
-  lc_kernel_ref *k = lc_check_userdata(L, 1, KERNEL_MT, "a kernel", "close");
-  if (!k->closed) {
-    k->closed = true;
-    lc_close(L, 1, &kernel_closer, &k->closing);
-  }
+  hold_close(L, KERNEL_MT, "a kernel");
   return 0;
 }
 
@@ -500,7 +483,7 @@ static void push_kernel(lua_State *L, int midx, const char *name, const char *fn
   lc_modref *m = check_module(L, midx, fname);
   lua_getiuservalue(L, midx, 1);
   if (lua_getfield(L, -1, name) != LUA_TNIL &&
-      !((lc_kernel_ref *)lua_touserdata(L, -1))->closed) {
+      !((lc_modhold *)lua_touserdata(L, -1))->closed) {
     lua_remove(L, -2);
     return;
   }
@@ -529,7 +512,7 @@ static void push_kernel(lua_State *L, int midx, const char *name, const char *fn
   *k = (lc_kernel_ref){0};
   luaL_setmetatable(L, KERNEL_MT);
   modref_retain(m);
-  k->mod = m;
+  k->hold.mod = m;
   k->sig = sig;
   k->fn = fn;
   lua_pushvalue(L, -1);
@@ -552,7 +535,7 @@ static bool sync_launches(void) {
 
 /* Launches are queued, as in CUDA: without a stream on the default one. */
 static void launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int nargs) {
-  const lc_backend *be = k->mod->be;
+  const lc_backend *be = k->hold.mod->be;
   lc_launch cfg;
   int resolved = lua_gettop(L) + 1;
   lc_resolve_args(L, first, nargs, k, "launch");
@@ -627,7 +610,7 @@ static int kernel_call(lua_State *L) {
 
 static int kernel_tostring(lua_State *L) {
   lc_kernel_ref *k = lc_check_userdata(L, 1, KERNEL_MT, "a kernel", "tostring");
-  if (k->closed) {
+  if (k->hold.closed) {
     lua_pushliteral(L, "luacuda.kernel(closed)");
     return 1;
   }
@@ -766,7 +749,7 @@ static int l_clear_cache(lua_State *L) {
 void lc_module_open(lua_State *L) {
   static const luaL_Reg mindex = {"__index", module_index};
   static const luaL_Reg mmeta[] = {
-    {"__gc", holder_gc},
+    {"__gc", hold_gc},
     {"__close", module_close},
     {"__tostring", module_tostring},
     {NULL, NULL}
@@ -782,7 +765,7 @@ void lc_module_open(lua_State *L) {
   static const luaL_Reg klaunch = {"launch", kernel_launch};
   static const luaL_Reg kclose = {"close", kernel_close};
   static const luaL_Reg kmeta[] = {
-    {"__gc", kernel_gc},
+    {"__gc", hold_gc},
     {"__call", kernel_call},
     {"__close", kernel_close},
     {"__tostring", kernel_tostring},
