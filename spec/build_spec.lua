@@ -1,12 +1,8 @@
 -- The module loads, reports its backend, and installs as a rock.
 local luacuda = require "luacuda"
+local S = require "spec.support"
 
-local function sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
-  local out = p:read("a")
-  local ok, _, code = p:close()
-  return ok == true, out, code
-end
+local sh = S.sh
 
 describe("the module", function()
   it("loads the C part through require 'luacuda'", function()

@@ -2,13 +2,9 @@
 -- once per machine through the disk cache; a corrupt entry is recompiled.
 -- A wrapper around the compiler counts the real compilations.
 local luacuda = require "luacuda"
+local S = require "spec.support"
 
-local function sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
-  local out = p:read("a")
-  local ok = p:close()
-  return ok == true, out
-end
+local sh = S.sh
 
 local backend = luacuda.backend()
 local it_sim = backend == "sim" and it or pending

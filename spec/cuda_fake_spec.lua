@@ -4,14 +4,12 @@
 -- public API and prints "ok"; the fake's trace says which driver calls did
 -- the work. The fake runs the library's copy kernel, and checks and traces
 -- (but does not run) user kernels.
+local S = require "spec.support"
+
 local BUILD = os.getenv("LUACUDA_BUILD") or "build"
 local FAKE = BUILD .. "/fake/libcuda.so.1"
 
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
+local exists = S.exists
 
 local PRELUDE = [[
 local l = require "luacuda"
@@ -39,9 +37,7 @@ end
 -- output and the trace's lines. The fake's default memory is set again,
 -- as make check-fake-cuda gives the other specs more.
 local function run(code, env)
-  local dir = os.tmpname()
-  os.remove(dir)
-  assert(os.execute("mkdir -p " .. dir))
+  local dir = S.tmpdir()
   local f = assert(io.open(dir .. "/s.lua", "w"))
   f:write(PRELUDE, code, "\nprint('ok')\n")
   f:close()
@@ -481,9 +477,7 @@ describe("the cuda backend on the fake driver", function()
   -- #include lines can name along the include path (issue 12: an edited
   -- header kept the old module until the cache was cleared).
   it("compiles anew when a header the source includes, or one it includes, changes", function()
-    local dir = os.tmpname()
-    os.remove(dir)
-    assert(os.execute("mkdir -p " .. dir .. "/inc"))
+    local dir = S.tmpdir("inc")
     local function write(path, text)
       local f = assert(io.open(path, "w"))
       f:write(text)

@@ -2,23 +2,13 @@
 -- backend has. What runs on a GPU is checked by the whole suite run with
 -- LUACUDA_BACKEND=cuda; here, the ways CUDA can be missing.
 local luacuda = require "luacuda"
+local S = require "spec.support"
 
 local BUILD = os.getenv("LUACUDA_BUILD") or "build"
 local STUB = "/usr/local/cuda/lib64/stubs/libcuda.so"
 
 -- run code in a fresh interpreter with env prepended; ok, output
-local function lua_run(env, code)
-  local f = io.popen(("%s lua5.4 -e %q 2>&1"):format(env, code))
-  local out = f:read("a")
-  local ok = f:close()
-  return ok == true, out
-end
-
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
+local lua_run, exists = S.lua_run, S.exists
 
 local PRINT_BACKEND = [[local n, why = require("luacuda").backend() print(n) print(why)]]
 
@@ -63,9 +53,7 @@ describe("backend selection", function()
   end)
 
   it("names the missing symbol of a library that is not a driver", function()
-    local dir = os.tmpname()
-    os.remove(dir)
-    assert(os.execute("mkdir -p " .. dir))
+    local dir = S.tmpdir()
     local c, so = dir .. "/fake.c", dir .. "/libfake.so"
     local f = assert(io.open(c, "w"))
     f:write("int cuInit(unsigned flags) { (void)flags; return 0; }\n")

@@ -12,17 +12,7 @@ local BUILD = os.getenv("LUACUDA_BUILD") or "build"
 
 -- Run a Lua chunk in a fresh process (from a file: kernel sources need
 -- their line breaks); its output and whether it exited with status 0.
-local function lua_run(env, code)
-  local path = os.tmpname()
-  local f = assert(io.open(path, "w"))
-  f:write(code)
-  f:close()
-  local p = io.popen(("%s lua5.4 %s 2>&1"):format(env, path))
-  local out = p:read("a")
-  local ok = p:close()
-  os.remove(path)
-  return ok == true, out
-end
+local lua_run = S.lua_run
 
 local SOURCE = [[
 extern "C" __global__ void oob(float *a, long long off) { a[off + threadIdx.x] = 1.0f; }
@@ -357,9 +347,7 @@ describe("a fault in a kernel on the simulator", function()
     -- the other launches good ones and checks their results. Each uses a
     -- stream of its own: luacuda.synchronize() and the legacy default
     -- stream are the device's, so they report a failure from any state.
-    local dir = os.tmpname()
-    os.remove(dir)
-    assert(os.execute("mkdir -p " .. dir))
+    local dir = S.tmpdir()
     local c = dir .. "/two_states.c"
     local f = assert(io.open(c, "w"))
     f:write([[

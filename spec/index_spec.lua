@@ -1,13 +1,14 @@
 -- Indexing (1-based, inclusive ranges, negative from the end), views that
 -- share memory, views of views, and assignment, on host and device arrays.
 local luacuda = require "luacuda"
+local S = require "spec.support"
 
 local kinds = {
   host = function(t, dtype) return luacuda.array(t, dtype) end,
   device = function(t, dtype) return luacuda.to_device(t, {dtype = dtype}) end,
 }
 
-local function values(a) return a:copy_to_host():totable() end
+local values = S.host_values
 
 for kind, make in pairs(kinds) do
   describe("indexing a " .. kind .. " array", function()

@@ -4,7 +4,7 @@
 local luacuda = require "luacuda"
 local S = require "spec.support"
 
-local function values(a) return a:copy_to_host():totable() end
+local values = S.host_values
 
 -- One module with most test kernels, compiled once for the file.
 local SOURCE = [[
@@ -289,9 +289,7 @@ describe("compile", function()
                                {"--std", "c++20"}}) do
       assert.is_true(cplusplus(spelling) > 201703, table.concat(spelling, " "))
     end
-    local dir = os.tmpname()
-    os.remove(dir)
-    assert(os.execute("mkdir " .. dir))
+    local dir = S.tmpdir()
     local f = assert(io.open(dir .. "/seven.h", "w"))
     f:write("#define SEVEN 7\n")
     f:close()

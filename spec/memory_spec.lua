@@ -1,17 +1,13 @@
 -- Freeing: __gc, <close>, views keeping their buffer, and the collector
 -- kept aware of memory it cannot see.
 local luacuda = require "luacuda"
+local S = require "spec.support"
 
 local MiB = 1 << 20
 
 local function used() return luacuda.memory_info().used end
 
-local function lua_run(env, code)
-  local f = io.popen(("%s lua5.4 -e %q 2>&1"):format(env, code))
-  local out = f:read("a")
-  local ok = f:close()
-  return ok == true, out
-end
+local lua_run = S.lua_run
 
 describe("freeing", function()
   it("__gc frees device memory", function()

@@ -58,4 +58,45 @@ function S.values(a)
   return a:totable()
 end
 
+-- The contents of an array of any kind, copied to the host first.
+function S.host_values(a)
+  return a:copy_to_host():totable()
+end
+
+-- Run a shell command: whether it succeeded, its output (stderr too) and
+-- its exit code.
+function S.sh(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  return ok == true, out, code
+end
+
+-- Run a Lua chunk in a child interpreter with the environment assignments
+-- env ("NAME=value ..."): whether it succeeded, and its output.
+function S.lua_run(env, code)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(code)
+  f:close()
+  local ok, out = S.sh(("%s lua5.4 %s"):format(env, path))
+  os.remove(path)
+  return ok, out
+end
+
+-- Whether a file can be opened.
+function S.exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+-- A new empty directory (with its subdirectory sub, when given).
+function S.tmpdir(sub)
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p " .. dir .. (sub and "/" .. sub or "")))
+  return dir
+end
+
 return S
