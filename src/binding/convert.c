@@ -308,29 +308,6 @@ lc_array *lc_from_scalar(lua_State *L, int idx, const lc_dtype *dt, lc_kind kind
   return a;
 }
 
-/* luacuda.array(src [, dtype]): a host array from a table, a scalar or an
-** array (copied; dtypes must match) */
-static int l_array(lua_State *L) {
-  const lc_dtype *dt = lc_dtype_opt(L, 2, NULL, "array");
-  int t = lua_type(L, 1);
-  if (t == LUA_TTABLE) {
-    lc_from_table(L, 1, dt, LC_HOST, NULL, "array");
-  } else if (t == LUA_TNUMBER || t == LUA_TBOOLEAN) {
-    lc_from_scalar(L, 1, dt, LC_HOST, "array");
-  } else {
-    lc_array *a = lc_array_test(L, 1);
-    if (a == NULL)
-      lc_error(L, "array", "expected a table, number, boolean or array, got %s",
-               luaL_typename(L, 1));
-    a = lc_array_check(L, 1, "array");
-    if (dt && !lc_dtype_equal(dt, a->dtype))
-      lc_error(L, "array", "dtype mismatch: the array is %s, not %s (no implicit casting)",
-               a->dtype->name, dt->name);
-    lc_copy_to_new(L, a, LC_HOST, NULL, "array");
-  }
-  return 1;
-}
-
 static const luaL_Reg methods[] = {
   {"totable", array_totable},
   {NULL, NULL}
@@ -338,6 +315,4 @@ static const luaL_Reg methods[] = {
 
 void lc_convert_open(lua_State *L) {
   lc_array_add_methods(L, methods);
-  static const luaL_Reg fns[] = {{"array", l_array}, {NULL, NULL}};
-  lc_setfuncs(L, fns);
 }

@@ -172,6 +172,29 @@ static int l_device_array_like(lua_State *L) {
 
 static const char *const to_device_opts[] = {"copy", "to", "dtype", NULL};
 
+/* luacuda.array(src [, dtype]): a host array from a table, a scalar or an
+** array (copied; dtypes must match) */
+static int l_array(lua_State *L) {
+  const lc_dtype *dt = lc_dtype_opt(L, 2, NULL, "array");
+  int t = lua_type(L, 1);
+  if (t == LUA_TTABLE) {
+    lc_from_table(L, 1, dt, LC_HOST, NULL, "array");
+  } else if (t == LUA_TNUMBER || t == LUA_TBOOLEAN) {
+    lc_from_scalar(L, 1, dt, LC_HOST, "array");
+  } else {
+    lc_array *a = lc_array_test(L, 1);
+    if (a == NULL)
+      lc_error(L, "array", "expected a table, number, boolean or array, got %s",
+               luaL_typename(L, 1));
+    a = lc_array_check(L, 1, "array");
+    if (dt && !lc_dtype_equal(dt, a->dtype))
+      lc_error(L, "array", "dtype mismatch: the array is %s, not %s (no implicit casting)",
+               a->dtype->name, dt->name);
+    lc_copy_to_new(L, a, LC_HOST, NULL, "array");
+  }
+  return 1;
+}
+
 /* to_device(src [, stream] [, {copy=, to=, dtype=}]) */
 static int l_to_device(lua_State *L) {
   const char *fn = "to_device";
@@ -253,6 +276,7 @@ void lc_create_open(lua_State *L) {
     lua_setfield(L, -2, host[i].name);
   }
   static const luaL_Reg fns[] = {
+    {"array", l_array},
     {"full", l_full},
     {"arange", l_arange},
     {"device_array", l_device_array},

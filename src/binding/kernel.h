@@ -1,6 +1,7 @@
 /*
 ** kernel: compiled modules and their kernels as Lua objects (module.c), and
-** launching them with checked arguments (launch.c).
+** launching them with checked arguments (launch.c: the configuration, the
+** argument checks and packing, the argument buffer).
 */
 #ifndef LUACUDA_KERNEL_H
 #define LUACUDA_KERNEL_H
@@ -38,24 +39,11 @@ typedef struct lc_kernel_ref {
   lc_function *fn;
 } lc_kernel_ref;
 
-/* Read the launch configuration at idx: Numba's {grid, block [, stream
-** [, shared]]} or {grid=, block=, stream=, shared=}. Pushes the stream
-** object (or nil), which the launch keeps on its stack while it uses it. */
-void lc_launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel_ref *k,
-                      const char *fname);
-
-/* Check that nargs is k's parameter count, then push, for each of the
-** arguments from stack index first, the value the kernel is given: the
-** argument itself, or the array a stand-in's __kernel_arg metamethod gives
-** (SmartArray). Every metamethod a launch runs runs here, before anything
-** is packed. */
-void lc_resolve_args(lua_State *L, int first, int nargs, const lc_kernel_ref *k,
-                     const char *fname);
-
-/* Check the values from stack index first (lc_resolve_args's, one per
-** parameter) against k's parameters and pack them into buf, args[i]
-** pointing at each. Returns bytes used. */
-size_t lc_pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *buf,
-                    size_t buflen, void **args, const char *fname);
+/* Launch k (launch.c): the configuration at cfgidx (Numba's {grid, block
+** [, stream [, shared]]} or {grid=, block=, stream=, shared=}), the nargs
+** arguments from stack index first, checked against k's parameters and
+** packed into the argument buffer; queued, as in CUDA (without a stream,
+** on the default one). */
+void lc_kernel_launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int nargs);
 
 #endif

@@ -6,6 +6,8 @@
 #include "kernel.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,8 +56,11 @@ static void check_dims(lua_State *L, int idx, unsigned out[3], const char *what,
   }
 }
 
-void lc_launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel_ref *k,
-                      const char *fname) {
+/* Read the launch configuration at idx: Numba's {grid, block [, stream
+** [, shared]]} or {grid=, block=, stream=, shared=}. Pushes the stream
+** object (or nil), which the launch keeps on its stack while it uses it. */
+static void launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel_ref *k,
+                          const char *fname) {
   static const unsigned long long grid_max[3] = {LC_MAX_GRID_X, LC_MAX_GRID_Y, LC_MAX_GRID_Z};
   static const unsigned long long block_max[3] = {LC_MAX_BLOCK_X, LC_MAX_BLOCK_Y, LC_MAX_BLOCK_Z};
   if (lua_type(L, idx) != LUA_TTABLE)
@@ -113,8 +118,13 @@ static void arg_error(lua_State *L, const char *fname, const lc_kernel_sig *sig,
            p->name[0] ? " '" : "", p->name, p->name[0] ? "'" : "", p->spelling, cause);
 }
 
-void lc_resolve_args(lua_State *L, int first, int nargs, const lc_kernel_ref *k,
-                     const char *fname) {
+/* Check that nargs is k's parameter count, then push, for each of the
+** arguments from stack index first, the value the kernel is given: the
+** argument itself, or the array a stand-in's __kernel_arg metamethod gives
+** (SmartArray). Every metamethod a launch runs runs here, before anything
+** is packed. */
+static void resolve_args(lua_State *L, int first, int nargs, const lc_kernel_ref *k,
+                         const char *fname) {
   const lc_kernel_sig *sig = k->sig;
   if (nargs != sig->nparams)
     lc_error(L, fname, "kernel '%s' takes %d argument%s, got %d", sig->name, sig->nparams,
@@ -161,8 +171,11 @@ static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_s
   return a;
 }
 
-size_t lc_pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *buf,
-                    size_t buflen, void **args, const char *fname) {
+/* Check the values from stack index first (resolve_args's, one per
+** parameter) against k's parameters and pack them into buf, args[i]
+** pointing at each. Returns bytes used. */
+static size_t pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *buf,
+                      size_t buflen, void **args, const char *fname) {
   const lc_kernel_sig *sig = k->sig;
   size_t off = 0;
   for (int i = 0; i < sig->nparams; i++) {
@@ -198,4 +211,45 @@ size_t lc_pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *buf,
     }
   }
   return off;
+}
+
+/* LUACUDA_SYNC=1 waits after every launch, so that a failure is reported
+** by the launch that caused it rather than by a later call. */
+static bool sync_launches(void) {
+  static atomic_int cached = -1;         /* states on several threads launch */
+  int c = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (c < 0) {
+    const char *v = getenv("LUACUDA_SYNC");
+    c = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+    atomic_store_explicit(&cached, c, memory_order_relaxed);
+  }
+  return c;
+}
+
+void lc_kernel_launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int nargs) {
+  const lc_backend *be = k->hold.mod->be;
+  lc_launch cfg;
+  int resolved = lua_gettop(L) + 1;
+  resolve_args(L, first, nargs, k, "launch");
+  launch_config(L, cfgidx, &cfg, k, "launch");
+  if (cfg.stream == NULL) cfg.stream = be->default_stream();
+  char buf[LC_MAX_ARG_BYTES] __attribute__((aligned(16)));
+  void *args[LC_MAXPARAMS];
+  cfg.arglen = pack_args(L, resolved, k, buf, sizeof buf, args, "launch");
+  cfg.args = args;
+  cfg.nargs = k->sig->nparams;
+  cfg.argbuf = buf;
+  cfg.kernel_name = k->sig->name;
+  char err[LC_ERRLEN];
+  if (be->launch(k->fn, &cfg, err))
+    lc_error(L, "launch", "kernel '%s': %s", k->sig->name, err);
+  /* stand-ins for arrays learn that the kernel may have written them */
+  for (int i = 0; i < nargs; i++)
+    if (lua_type(L, first + i) == LUA_TTABLE && luaL_callmeta(L, first + i, "__kernel_launched"))
+      lua_pop(L, 1);
+  if (sync_launches() && be->stream_synchronize(cfg.stream, err)) {
+    if (strncmp(err, "kernel '", 8) == 0) lc_error(L, "launch", "%s", err);
+    /* a driver's error names its call, not the kernel */
+    lc_error(L, "launch", "kernel '%s' failed: %s", k->sig->name, err);
+  }
 }

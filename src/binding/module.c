@@ -520,59 +520,17 @@ static void push_kernel(lua_State *L, int midx, const char *name, const char *fn
   lua_remove(L, -2);
 }
 
-/* LUACUDA_SYNC=1 waits after every launch, so that a failure is reported
-** by the launch that caused it rather than by a later call. */
-static bool sync_launches(void) {
-  static atomic_int cached = -1;         /* states on several threads launch */
-  int c = atomic_load_explicit(&cached, memory_order_relaxed);
-  if (c < 0) {
-    const char *v = getenv("LUACUDA_SYNC");
-    c = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
-    atomic_store_explicit(&cached, c, memory_order_relaxed);
-  }
-  return c;
-}
-
-/* Launches are queued, as in CUDA: without a stream on the default one. */
-static void launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int nargs) {
-  const lc_backend *be = k->hold.mod->be;
-  lc_launch cfg;
-  int resolved = lua_gettop(L) + 1;
-  lc_resolve_args(L, first, nargs, k, "launch");
-  lc_launch_config(L, cfgidx, &cfg, k, "launch");
-  if (cfg.stream == NULL) cfg.stream = be->default_stream();
-  char buf[LC_MAX_ARG_BYTES] __attribute__((aligned(16)));
-  void *args[LC_MAXPARAMS];
-  cfg.arglen = lc_pack_args(L, resolved, k, buf, sizeof buf, args, "launch");
-  cfg.args = args;
-  cfg.nargs = k->sig->nparams;
-  cfg.argbuf = buf;
-  cfg.kernel_name = k->sig->name;
-  char err[LC_ERRLEN];
-  if (be->launch(k->fn, &cfg, err))
-    lc_error(L, "launch", "kernel '%s': %s", k->sig->name, err);
-  /* stand-ins for arrays learn that the kernel may have written them */
-  for (int i = 0; i < nargs; i++)
-    if (lua_type(L, first + i) == LUA_TTABLE && luaL_callmeta(L, first + i, "__kernel_launched"))
-      lua_pop(L, 1);
-  if (sync_launches() && be->stream_synchronize(cfg.stream, err)) {
-    if (strncmp(err, "kernel '", 8) == 0) lc_error(L, "launch", "%s", err);
-    /* a driver's error names its call, not the kernel */
-    lc_error(L, "launch", "kernel '%s' failed: %s", k->sig->name, err);
-  }
-}
-
 /* k:launch(cfg, args...) */
 static int kernel_launch(lua_State *L) {
   lc_kernel_ref *k = check_kernel(L, 1, "launch");
-  launch(L, k, 2, 3, lua_gettop(L) - 2);
+  lc_kernel_launch(L, k, 2, 3, lua_gettop(L) - 2);
   return 0;
 }
 
 /* the function k[cfg] gives: upvalues kernel and configuration */
 static int configured_launch(lua_State *L) {
   lc_kernel_ref *k = check_kernel(L, lc_upvalueindex(1), "launch");
-  launch(L, k, lc_upvalueindex(2), 1, lua_gettop(L));
+  lc_kernel_launch(L, k, lc_upvalueindex(2), 1, lua_gettop(L));
   return 0;
 }
 
