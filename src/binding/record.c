@@ -58,8 +58,7 @@ bool lc_dtype_equal(const lc_dtype *a, const lc_dtype *b) {
   return true;
 }
 
-/* The field called name (a NUL-terminated string), or NULL. */
-static const lc_field *record_field(const lc_record *r, const char *name) {
+const lc_field *lc_record_field(const lc_record *r, const char *name) {
   for (int i = 0; i < r->nfields; i++)
     if (strcmp(r->fields[i].name, name) == 0) return &r->fields[i];
   return NULL;
@@ -181,7 +180,7 @@ static int record_offsetof(lua_State *L) {
   if (lua_type(L, 2) != LUA_TSTRING)
     lc_error(L, "offsetof", "field name must be a string, got %s", luaL_typename(L, 2));
   const char *name = lua_tostring(L, 2);
-  const lc_field *f = record_field(r, name);
+  const lc_field *f = lc_record_field(r, name);
   if (f == NULL) lc_error(L, "offsetof", "the record has no field '%s'", name);
   lua_pushinteger(L, f->offset);
   return 1;
@@ -433,7 +432,7 @@ static int conv_record(lua_State *L, int idx, const lc_record *r, char *out,
   lua_pushnil(L);
   while (lua_next(L, idx)) {         /* every key must be a field */
     lua_pop(L, 1);
-    if (lua_type(L, -1) != LUA_TSTRING || !record_field(r, lua_tostring(L, -1))) {
+    if (lua_type(L, -1) != LUA_TSTRING || !lc_record_field(r, lua_tostring(L, -1))) {
       if (lua_type(L, -1) == LUA_TSTRING) {
         sub_path(sub, path, lua_tostring(L, -1));
         snprintf(err, LC_ERRLEN, "unknown field '%s'", sub);
@@ -509,58 +508,6 @@ void *lc_elem_room(lua_State *L, const lc_dtype *dt, void *buf, size_t n) {
   if ((size_t)dt->size > n) p = lua_newuserdatauv(L, (size_t)dt->size, 0);
   memset(p, 0, (size_t)dt->size);      /* a record's padding bytes stay zero */
   return p;
-}
-
-/* ---- fields of record arrays ---------------------------------------------- */
-
-/* The view of field f across every element of a: a's axes, then f's. */
-static void field_view(lua_State *L, const lc_array *a, const lc_field *f, lc_array *v,
-                       const char *fname) {
-  int nd = a->lay.ndim;
-  if (nd + f->ndim > LC_MAXDIM)
-    lc_error(L, fname, "field '%s' of a %d-d array would have more than %d dimensions",
-             f->name, nd, LC_MAXDIM);
-  *v = *a;
-  v->dtype = f->dtype;
-  v->lay.offset += f->offset;
-  int64_t st = f->dtype->size;
-  for (int k = f->ndim - 1; k >= 0; k--) {
-    v->lay.shape[nd + k] = f->shape[k];
-    v->lay.strides[nd + k] = st;
-    st *= f->shape[k];
-  }
-  v->lay.ndim = nd + f->ndim;
-  v->lay.size *= f->count;
-}
-
-static const lc_field *array_field(const lc_array *a, const char *key) {
-  if (a == NULL || a->dtype == NULL || a->dtype->rec == NULL) return NULL;
-  return record_field(a->dtype->rec, key);
-}
-
-int lc_record_index(lua_State *L, const lc_array *a, const char *key, const char *fname) {
-  const lc_field *f = array_field(a, key);
-  if (f == NULL) return 0;
-  a = lc_array_check(L, 1, fname);
-  lc_array v;
-  field_view(L, a, f, &v, fname);
-  if (v.lay.ndim == 0 && f->dtype->rec == NULL) {   /* one value */
-    lc_elem_push_at(L, &v, v.lay.offset, NULL, fname);
-  } else {
-    lc_array_push_view(L, a, &v.lay, f->dtype);
-  }
-  return 1;
-}
-
-int lc_record_newindex(lua_State *L, const lc_array *a, const char *key, int vidx,
-                       const char *fname) {
-  const lc_field *f = array_field(a, key);
-  if (f == NULL) return 0;
-  a = lc_array_check(L, 1, fname);
-  lc_array v;
-  field_view(L, a, f, &v, fname);
-  lc_assign(L, &v, &v.lay, vidx, NULL, fname);
-  return 1;
 }
 
 /* ---- the module ----------------------------------------------------------- */

@@ -46,6 +46,9 @@ bool lc_dtype_equal(const lc_dtype *a, const lc_dtype *b);
 ** each level's description holds the one below it. */
 #define LC_RECORD_MAXDEPTH 64
 
+/* The field called name (a NUL-terminated string), or NULL. */
+const lc_field *lc_record_field(const lc_record *r, const char *name);
+
 /* The record object at idx, or NULL. */
 const lc_record *lc_record_test(lua_State *L, int idx);
 
@@ -60,9 +63,10 @@ void lc_record_push_value(lua_State *L, const lc_record *r, const void *p);
 ** a sequence of them? (It has no entry [1].) */
 bool lc_record_is_value(lua_State *L, int idx);
 
-/* a.<key> and a.<key> = v on a record array: 0 if key is not a field of
-** a's record; otherwise pushes the field (index: a value for a scalar
-** field of a 0-d array, else a view) or assigns it, and returns 1. */
+/* a.<key> and a.<key> = v on a record array (shape.c, with the other
+** views): 0 if key is not a field of a's record; otherwise pushes the
+** field (index: a value for a scalar field of a 0-d array, else a view)
+** or assigns it, and returns 1. */
 int lc_record_index(lua_State *L, const lc_array *a, const char *key, const char *fname);
 int lc_record_newindex(lua_State *L, const lc_array *a, const char *key, int vidx,
                        const char *fname);

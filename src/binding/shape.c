@@ -1,6 +1,7 @@
 /*
 ** shape: the methods that make views: reshape, ravel, transpose, squeeze,
-** view, split, and the contiguity tests. The arithmetic is layout.c's;
+** view, split, the contiguity tests, and the views of a record array's
+** fields (a.x). The arithmetic is layout.c's;
 ** this file reads Lua arguments (1-based axes) and pushes results.
 */
 #include "array.h"
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "gate.h"
+#include "record.h"
 #include "aux.h"
 
 /* An options table's order field, or a bare order string. */
@@ -121,6 +123,58 @@ static int array_view(lua_State *L) {
     lc_error(L, "view", "%s elements would be misaligned (byte offset %lld, strides "
              "not all multiples of %lld)", dt->name, (long long)t.offset, (long long)dt->align);
   lc_array_push_view(L, a, &t, dt);
+  return 1;
+}
+
+/* ---- fields of record arrays: views too ---- */
+
+/* The view of field f across every element of a: a's axes, then f's. */
+static void field_view(lua_State *L, const lc_array *a, const lc_field *f, lc_array *v,
+                       const char *fname) {
+  int nd = a->lay.ndim;
+  if (nd + f->ndim > LC_MAXDIM)
+    lc_error(L, fname, "field '%s' of a %d-d array would have more than %d dimensions",
+             f->name, nd, LC_MAXDIM);
+  *v = *a;
+  v->dtype = f->dtype;
+  v->lay.offset += f->offset;
+  int64_t st = f->dtype->size;
+  for (int k = f->ndim - 1; k >= 0; k--) {
+    v->lay.shape[nd + k] = f->shape[k];
+    v->lay.strides[nd + k] = st;
+    st *= f->shape[k];
+  }
+  v->lay.ndim = nd + f->ndim;
+  v->lay.size *= f->count;
+}
+
+static const lc_field *array_field(const lc_array *a, const char *key) {
+  if (a == NULL || a->dtype == NULL || a->dtype->rec == NULL) return NULL;
+  return lc_record_field(a->dtype->rec, key);
+}
+
+int lc_record_index(lua_State *L, const lc_array *a, const char *key, const char *fname) {
+  const lc_field *f = array_field(a, key);
+  if (f == NULL) return 0;
+  a = lc_array_check(L, 1, fname);
+  lc_array v;
+  field_view(L, a, f, &v, fname);
+  if (v.lay.ndim == 0 && f->dtype->rec == NULL) {   /* one value */
+    lc_elem_push_at(L, &v, v.lay.offset, NULL, fname);
+  } else {
+    lc_array_push_view(L, a, &v.lay, f->dtype);
+  }
+  return 1;
+}
+
+int lc_record_newindex(lua_State *L, const lc_array *a, const char *key, int vidx,
+                       const char *fname) {
+  const lc_field *f = array_field(a, key);
+  if (f == NULL) return 0;
+  a = lc_array_check(L, 1, fname);
+  lc_array v;
+  field_view(L, a, f, &v, fname);
+  lc_assign(L, &v, &v.lay, vidx, NULL, fname);
   return 1;
 }
 
