@@ -222,6 +222,13 @@ describe("constructors", function()
       misuse("device_array", "1 strides for 2 dimensions", luacuda.device_array, { 2, 2 }, "f4", opts)
     end)
 
+    it("refuses a stride that is not an integer", function()
+      misuse("device_array", "stride 2 must be an integer, got 0.5", luacuda.device_array,
+             {2, 2}, "float32", {strides = {8, 0.5}})
+      misuse("device_array", "stride 1 must be an integer, got string", luacuda.device_array,
+             {2, 2}, "float32", {strides = {"8", 4}})
+    end)
+
     it("refuses a stride that is not a multiple of the itemsize", function()
       local opts = { strides = { 8, 2 } }
       misuse("device_array", "stride 2 of axis 2 is not a multiple of the itemsize 4",

@@ -134,11 +134,8 @@ lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
   int ns = (int)lua_rawlen(L, -1);
   if (ns > LC_MAXDIM) lc_error(L, fname, "more than %d strides", LC_MAXDIM);
   for (int i = 0; i < ns; i++) {
-    int ok;
     lua_rawgeti(L, -1, i + 1);
-    strides[i] = lua_tointegerx(L, -1, &ok);
-    if (!ok || lua_type(L, -1) != LUA_TNUMBER)
-      lc_error(L, fname, "stride %d must be an integer, got %s", i + 1, luaL_typename(L, -1));
+    strides[i] = lc_check_integer(L, -1, "stride", i + 1, fname);
     lua_pop(L, 1);
   }
   int64_t span;
