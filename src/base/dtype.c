@@ -6,6 +6,7 @@
 */
 #include "dtype.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,27 @@ const lc_dtype lc_dtypes[LC_NTYPES] = {
   LC_DTYPE_LIST(LC_DTYPE_ROW)
 #undef LC_DTYPE_ROW
 };
+
+/* What the loads and stores below take for granted of every row, checked
+** when a row is added rather than met as a wrong value later: bool and
+** the integers are the C types of their size (1, 2, 4 or 8 bytes); a
+** float's sign, exponent and significand bits fill its size exactly, and
+** it is C's float, C's double, or a format no wider in either part than a
+** double (narrow_from_double's conditions). */
+#define IS_SINGLE(mant, exp) ((mant) == FLT_MANT_DIG && (exp) == 8)
+#define IS_DOUBLE(mant, exp) ((mant) == DBL_MANT_DIG && (exp) == 11)
+_Static_assert(FLT_RADIX == 2 && FLT_MANT_DIG == 24 && DBL_MANT_DIG == 53,
+               "float and double are IEEE binary32 and binary64");
+#define LC_DTYPE_CHECK(code, name, size, kind, numpy, knames, member, dl, mant, exp)     \
+  _Static_assert((kind) == 'f'                                                           \
+                 ? (mant) + (exp) == 8 * (size) &&                                       \
+                   (IS_SINGLE(mant, exp) || IS_DOUBLE(mant, exp) ||                      \
+                    ((mant) >= 2 && (mant) < 53 && (exp) >= 2 && (exp) <= 11))           \
+                 : ((kind) == 'b' || (kind) == 'i' || (kind) == 'u') &&                  \
+                   ((size) == 1 || (size) == 2 || (size) == 4 || (size) == 8),           \
+                 "dtype " name ": a size, kind or float format the conversions lack");
+LC_DTYPE_LIST(LC_DTYPE_CHECK)
+#undef LC_DTYPE_CHECK
 
 /* bool is also NumPy's '?' */
 static const struct { const char *alias; lc_typecode code; } aliases[] = {{"?", LC_BOOL}};
@@ -72,17 +94,19 @@ static double narrow_to_double(uint64_t h, int mant, int ebits) {
   return (h >> (frac + ebits)) & 1 ? -v : v;
 }
 
+/* C's own float and double by their format, not their size: a 4-byte
+** float of another format is converted by its bits. */
 double lc_dtype_load_float(const lc_dtype *dt, const void *p) {
-  if (dt->size == 8) { double d; memcpy(&d, p, 8); return d; }
-  if (dt->size == 4) { float f; memcpy(&f, p, 4); return f; }
+  if (IS_DOUBLE(dt->mant_bits, dt->exp_bits)) { double d; memcpy(&d, p, 8); return d; }
+  if (IS_SINGLE(dt->mant_bits, dt->exp_bits)) { float f; memcpy(&f, p, 4); return f; }
   uint64_t h = 0;
   memcpy(&h, p, (size_t)dt->size);               /* the low bytes: little-endian */
   return narrow_to_double(h, dt->mant_bits, dt->exp_bits);
 }
 
 void lc_dtype_store_float(const lc_dtype *dt, void *p, double v) {
-  if (dt->size == 8) { memcpy(p, &v, 8); return; }
-  if (dt->size == 4) { float f = (float)v; memcpy(p, &f, 4); return; }
+  if (IS_DOUBLE(dt->mant_bits, dt->exp_bits)) { memcpy(p, &v, 8); return; }
+  if (IS_SINGLE(dt->mant_bits, dt->exp_bits)) { float f = (float)v; memcpy(p, &f, 4); return; }
   uint64_t h = narrow_from_double(v, dt->mant_bits, dt->exp_bits);
   memcpy(p, &h, (size_t)dt->size);
 }
@@ -104,7 +128,7 @@ void lc_dtype_store_int(const lc_dtype *dt, void *p, int64_t v) {
     case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); return; }
     case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); return; }
     case 8: memcpy(p, &v, 8); return;
-  }
+  }   /* no row has another size (LC_DTYPE_CHECK) */
 }
 
 uint64_t lc_dtype_load_uint(const lc_dtype *dt, const void *p) {
@@ -112,8 +136,9 @@ uint64_t lc_dtype_load_uint(const lc_dtype *dt, const void *p) {
     case 1: { uint8_t x; memcpy(&x, p, 1); return x; }
     case 2: { uint16_t x; memcpy(&x, p, 2); return x; }
     case 4: { uint32_t x; memcpy(&x, p, 4); return x; }
-    default: { uint64_t x; memcpy(&x, p, 8); return x; }
+    case 8: { uint64_t x; memcpy(&x, p, 8); return x; }
   }
+  return 0;   /* no row has another size (LC_DTYPE_CHECK) */
 }
 
 int64_t lc_dtype_load_int(const lc_dtype *dt, const void *p) {
@@ -121,6 +146,7 @@ int64_t lc_dtype_load_int(const lc_dtype *dt, const void *p) {
     case 1: { int8_t x; memcpy(&x, p, 1); return x; }
     case 2: { int16_t x; memcpy(&x, p, 2); return x; }
     case 4: { int32_t x; memcpy(&x, p, 4); return x; }
-    default: { int64_t x; memcpy(&x, p, 8); return x; }
+    case 8: { int64_t x; memcpy(&x, p, 8); return x; }
   }
+  return 0;   /* no row has another size (LC_DTYPE_CHECK) */
 }

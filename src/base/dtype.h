@@ -18,8 +18,9 @@
 ** C's own words (space-separated; the scanner reads them), the C type of
 ** a record member holding it (record.lua), DLPack type code, and for
 ** floats the significand bits (with the implicit one) and exponent bits:
-** a float narrower than 32 bits is converted by these (round to nearest
-** even), and printed to the digits they hold. */
+** a float other than C's float and double is converted by these (round
+** to nearest even), and printed to the digits they hold. dtype.c checks
+** at compile time that each row is one its conversions handle. */
 #define LC_DTYPE_LIST(X)                                                               \
   X(BOOL,    "bool",    1, 'b', "b1", NULL,          "bool",     LC_DL_BOOL,  0,  0)    \
   X(INT8,    "int8",    1, 'i', "i1", "int8_t",      "int8_t",   LC_DL_INT,   0,  0)    \
