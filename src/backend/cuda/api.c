@@ -1,6 +1,6 @@
 /*
 ** api: opening the CUDA driver with dlopen and resolving the table of
-** functions luacuda calls (see cuda_api.h).
+** functions luacuda calls (see api.h).
 */
 #include "api.h"
 
