@@ -539,6 +539,21 @@ describe("the cuda backend on the fake driver", function()
     assert.equal(#trace, i, "calls after the sticky error: " .. table.concat(trace, " ", i + 1))
   end)
 
+  -- the driver's documentation: after these the process must start again,
+  -- so they are sticky too (issue 14, item 14)
+  it("takes an NVLink, MPS or external-device failure as sticky", function()
+    for code, name in pairs({[220] = "CUDA_ERROR_NVLINK_UNCORRECTABLE",
+                             [810] = "CUDA_ERROR_MPS_CLIENT_TERMINATED",
+                             [911] = "CUDA_ERROR_EXTERNAL_DEVICE"}) do
+      scenario(([==[
+        fails("%s", l.synchronize)
+        local err = fails("the CUDA context is unusable after an earlier error",
+                          l.device_array, 4, "int32")
+        assert(err:find("%s", 1, true), err)
+      ]==]):format(name, name), "FAKE_CUDA_FAIL=cuCtxSynchronize:1:" .. code)
+    end
+  end)
+
   it("LUACUDA_SYNC=1 reports a kernel's failure at its own launch", function()
     scenario([==[
       local m = l.compile([[extern "C" __global__ void fake_fault_now(int *x) {}]])

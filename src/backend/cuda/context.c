@@ -31,12 +31,14 @@ static char first_error[LC_ERRLEN];
 
 bool lc_cuda_sticky(CUresult r) {
   switch (r) {
-    case 214: case 226:             /* ECC_UNCORRECTABLE, CONTAINED */
+    case 214: case 220: case 226:   /* ECC_UNCORRECTABLE, NVLINK_UNCORRECTABLE, CONTAINED */
     case 700: case 702:             /* ILLEGAL_ADDRESS, LAUNCH_TIMEOUT */
     case 709: case 710:             /* CONTEXT_IS_DESTROYED, ASSERT */
     case 714: case 715: case 716:   /* HARDWARE_STACK_ERROR, ILLEGAL_INSTRUCTION, MISALIGNED_ADDRESS */
     case 717: case 718: case 719:   /* INVALID_ADDRESS_SPACE, INVALID_PC, LAUNCH_FAILED */
     case 721:                       /* TENSOR_MEMORY_LEAK */
+    /* the process must be started again, the driver's documentation says */
+    case 810: case 911:             /* MPS_CLIENT_TERMINATED, EXTERNAL_DEVICE */
       return true;
     default:
       return false;
