@@ -21,7 +21,6 @@ atomic_int lc_cuda_current;
 pthread_mutex_t lc_cuda_mu = PTHREAD_MUTEX_INITIALIZER;     /* retains, library */
 static _Thread_local CUcontext thread_ctx;                 /* current on this thread */
 atomic_size_t lc_cuda_used;                                 /* bytes we allocated */
-lc_stream lc_cuda_default;           /* the legacy stream, set by lc_cuda_init */
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -29,7 +28,8 @@ atomic_bool lc_cuda_broken;
 static pthread_mutex_t broken_mu = PTHREAD_MUTEX_INITIALIZER;
 static char first_error[LC_ERRLEN];
 
-bool lc_cuda_sticky(CUresult r) {
+/* Is r an error that leaves the context unusable? */
+static bool sticky(CUresult r) {
   switch (r) {
     case 214: case 220: case 226:   /* ECC_UNCORRECTABLE, NVLINK_UNCORRECTABLE, CONTAINED */
     case 700: case 702:             /* ILLEGAL_ADDRESS, LAUNCH_TIMEOUT */
@@ -50,7 +50,7 @@ int lc_cuda_check(CUresult r, const char *call, char *err) {
   char buf[32];
   const char *name = lc_cu_error_name(r, buf);
   if (err) snprintf(err, LC_ERRLEN, "%s: %s", call, name);
-  if (lc_cuda_sticky(r)) {
+  if (sticky(r)) {
     pthread_mutex_lock(&broken_mu);
     if (!atomic_load(&lc_cuda_broken)) {
       snprintf(first_error, sizeof first_error, "%s: %s", call, name);

@@ -13,7 +13,7 @@
 #include "backend.h"
 #include "api.h"
 
-/* ---- context.c ---- */
+/* ---- context.c: devices, their contexts, errors ---- */
 
 /* A device: its primary context and allocator, and the library module. */
 typedef struct lc_cuda_device {
@@ -31,8 +31,6 @@ extern pthread_mutex_t lc_cuda_mu;          /* retains, the library module */
 extern atomic_size_t lc_cuda_used;          /* device bytes allocated here */
 extern atomic_bool lc_cuda_broken;          /* a sticky error happened */
 
-/* Is r an error that leaves the context unusable? */
-bool lc_cuda_sticky(CUresult r);
 /* For finalizers: may the driver be called? (never reports) */
 bool lc_cuda_enter_quietly(void);
 
@@ -40,6 +38,32 @@ int lc_cuda_device_count(void);
 int lc_cuda_current_device(void);
 int lc_cuda_device_info(int i, lc_device_info *info, char *err);
 int lc_cuda_select_device(int i, char *err);
+
+/* A pointer as the driver's device address (unified addressing: the same). */
+static inline CUdeviceptr lc_cuda_ptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
+
+/* Before any driver call: fails (with why in err) once the context is
+** unusable; makes the current device's context current on this thread
+** (a thread-local flag keeps that to one call per thread). */
+int lc_cuda_enter(char *err);
+
+/* LC_OK for CUDA_SUCCESS; else "call: CUDA_ERROR_..." in err (when err is
+** not NULL), the context marked unusable for a sticky error, and LC_ENOMEM
+** or LC_EFAIL. */
+int lc_cuda_check(CUresult r, const char *call, char *err);
+
+/* ---- memory.c: the memory slots (backend.h says what each does) ---- */
+int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err);
+void lc_cuda_free(lc_kind kind, void *ptr, size_t nbytes);
+bool lc_cuda_ordered_free(lc_kind kind);
+int lc_cuda_mem_info(size_t *free_bytes, size_t *total, size_t *in_use);
+int lc_cuda_pool_info(size_t *reserved, size_t *in_use);
+int lc_cuda_trim_pool(char *err);
+int lc_cuda_host_register(void *p, size_t n, unsigned flags, char *err);
+int lc_cuda_host_unregister(void *p, char *err);
+int lc_cuda_host_device_pointer(void *p, void **dev, char *err);
+
+/* ---- stream.c: streams, events, deferred releases, queued work ---- */
 
 /* A stream: the default (CU_STREAM_LEGACY), one made here (owned, counted:
 ** its object and each host slot that wraps it hold a reference), or a
@@ -55,18 +79,6 @@ struct lc_stream {
 static inline CUstream lc_cuda_stream(const lc_stream *s) {
   return s ? s->s : LC_CU_STREAM_LEGACY;
 }
-
-static inline CUdeviceptr lc_cuda_ptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
-
-/* Before any driver call: fails (with why in err) once the context is
-** unusable; makes the current device's context current on this thread
-** (a thread-local flag keeps that to one call per thread). */
-int lc_cuda_enter(char *err);
-
-/* LC_OK for CUDA_SUCCESS; else "call: CUDA_ERROR_..." in err (when err is
-** not NULL), the context marked unusable for a sticky error, and LC_ENOMEM
-** or LC_EFAIL. */
-int lc_cuda_check(CUresult r, const char *call, char *err);
 
 /* After queueing work on s with result r: on the legacy stream for a NULL
 ** s, wait for it (and what it waited for); else note that work is queued. */
@@ -84,24 +96,13 @@ void lc_cuda_temp_free(CUdeviceptr p, CUstream st);
 /* Note that work was queued (defer then waits behind it). */
 void lc_cuda_queued(void);
 
-/* ---- memory.c: the memory slots ---- */
-int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err);
-void lc_cuda_free(lc_kind kind, void *ptr, size_t nbytes);
-bool lc_cuda_ordered_free(lc_kind kind);
-int lc_cuda_mem_info(size_t *free_bytes, size_t *total, size_t *in_use);
-int lc_cuda_pool_info(size_t *reserved, size_t *in_use);
-int lc_cuda_trim_pool(char *err);
-int lc_cuda_host_register(void *p, size_t n, unsigned flags, char *err);
-int lc_cuda_host_unregister(void *p, char *err);
-int lc_cuda_host_device_pointer(void *p, void **dev, char *err);
-
-/* ---- stream.c: the stream, event and release slots ---- */
-
-/* The legacy default stream, set by lc_cuda_init. */
+/* The legacy default stream (lc_cuda_init sets its CUstream). */
 extern lc_stream lc_cuda_default;
 
 /* Run the deferred releases whose work is done. */
 void lc_cuda_drain(void);
+
+/* The stream, event and release slots (backend.h says what each does). */
 void lc_cuda_defer(void (*release)(void *), void *ud);
 lc_stream *lc_cuda_default_stream(void);
 int lc_cuda_stream_create(lc_stream **out, char *err);
@@ -119,7 +120,7 @@ int lc_cuda_event_synchronize(lc_event *e, char *err);
 int lc_cuda_event_query(lc_event *e, bool *done, char *err);
 int lc_cuda_event_elapsed(lc_event *a, lc_event *b, float *ms, char *err);
 
-/* ---- module.c: the module and launch slots ---- */
+/* ---- module.c: the module and launch slots (backend.h says what each does) ---- */
 int lc_cuda_module_load(const lc_source *src, lc_module **m, char **log, char *err);
 void lc_cuda_module_unload(lc_module *m);
 int lc_cuda_module_function(lc_module *m, const char *name, lc_function **f,
@@ -132,7 +133,7 @@ int lc_cuda_launch(lc_function *f, const lc_launch *cfg, char *err);
 ** device, compiled and loaded at first use. */
 int lc_cuda_copy_kernel(CUfunction *f, char *err);
 
-/* ---- copy.c: the copy slots ---- */
+/* ---- copy.c: the copy slots (backend.h says what each does) ---- */
 int lc_cuda_copy(void *dst, lc_kind dkind, const void *src, lc_kind skind,
                  size_t nbytes, lc_stream *s, char *err);
 int lc_cuda_copy_strided(const lc_region *dst, const lc_region *src,

@@ -185,6 +185,8 @@ int lc_cuda_finish(CUresult r, const char *call, const lc_stream *s, char *err) 
 
 /* ---- streams and events ------------------------------------------------------ */
 
+lc_stream lc_cuda_default;           /* the legacy stream, set by lc_cuda_init */
+
 lc_stream *lc_cuda_default_stream(void) { return &lc_cuda_default; }
 
 /* The streams made here: a host program may hand one back (luacuda_tostream,
