@@ -4,29 +4,48 @@
 ** never installed.
 **
 ** It is built against the toolkit's cuda.h, so its prototypes, structs and
-** constants are the driver's, and a mistake in src/cuda_api.h's copies of
-** them shows up as a wrong result. Semantics follow the driver's manual:
-** a context must be current, pointers are checked against the allocations
-** they fall in, pools keep freed memory up to their release threshold,
-** host functions may not call the driver, and a sticky error makes every
-** later call fail with it. Work runs at once, on the calling thread.
+** constants are the driver's, and a mistake in src/backend/cuda/api.h's
+** copies of them shows up as a wrong result. Semantics follow the driver's
+** manual, strictly, so that ordering mistakes show as wrong data:
+** - every stream is a queue run by a worker thread of its own, in order;
+**   the legacy default stream waits for the work queued before on every
+**   blocking stream of its context, and blocking streams wait for the
+**   legacy stream's; non-blocking streams wait for neither.
+**   cuStreamWaitEvent makes a stream wait for an event's last record;
+**   host functions run on the stream's worker (not the caller's thread)
+**   and may not call the driver;
+** - memory freed with cuMemFreeAsync is poisoned (0xA5 bytes) when its
+**   stream reaches the free, and the block goes to the next allocation
+**   that fits (on the freeing stream at once, as stream order allows);
+** - a copy from pageable host memory reads it at call time (the driver
+**   stages it); a copy to pageable host memory returns when done; the
+**   synchronous cuMemcpy* and cuMemFree wait as the manual says;
+** - the current context is per thread; pointers are checked against the
+**   allocations they fall in; pools keep freed memory up to their release
+**   threshold; a sticky error makes every later call fail with it.
 **
 ** Modules: PTX is parsed for its entries (parameter sizes, as the PTX
 ** declares them) and globals; a cubin is accepted with its entry names
-** only. cuLaunchKernel runs the library kernel lc_copy_strided natively;
-** other kernels are checked and traced, not run.
+** only. A launch of the library kernel lc_copy_strided is run, on its
+** stream; other kernels are checked and traced, not run.
 **
 ** Environment:
 **   FAKE_CUDA_DEVICES=2          number of devices (1 to 4)
 **   FAKE_CUDA_CC=9.0,8.6         compute capability of each device
 **   FAKE_CUDA_MEMORY=256M        memory of each device
 **   FAKE_CUDA_NO_POOLS=1         no stream-ordered allocator
+**   FAKE_CUDA_DELAY_US=N         every queued operation takes N more
+**                                microseconds (races become visible)
+**   FAKE_CUDA_SYNC=1             run each operation at once, on the calling
+**                                thread (for debugging; not the driver's rules)
 **   FAKE_CUDA_FAIL=fn:N[:code]   the Nth call of fn returns code (999)
 **   FAKE_CUDA_TRACE=path         append each call's name, "  -> code" after
 **                                a failed one, and each launch with its
 **                                parameter bytes in hex, to path
-** A kernel whose name starts with fake_fault launches and then fails the
-** context with CUDA_ERROR_ILLEGAL_ADDRESS, as a faulting kernel does.
+**   FAKE_CUDA_TRACE_STREAMS=1    calls that queue work say where:
+**                                "name @legacy", "@blocking" or "@nonblocking"
+** A kernel whose name starts with fake_fault fails the context with
+** CUDA_ERROR_ILLEGAL_ADDRESS when it runs, as a faulting kernel does.
 */
 #include <cuda.h>
 
@@ -42,6 +61,7 @@
 
 #define API __attribute__((visibility("default")))
 #define MAXDEV 4
+#define POISON 0xA5
 
 /* ---- state ----------------------------------------------------------------- */
 
@@ -53,12 +73,63 @@ typedef struct alloc {
   size_t n;
   int kind, dev;
   unsigned flags;            /* cuMemHostAlloc / cuMemHostRegister flags */
+  size_t cap;                /* a pool block's size */
+  bool freeing;              /* a pool block whose free is queued */
 } alloc;
 
-typedef struct pool { int dev; uint64_t threshold, reserved, used; } pool;
-struct CUctx_st { int dev; int retains; };
-struct CUstream_st { int dev; bool alive; struct CUstream_st *next; };
-struct CUevent_st { unsigned flags; bool recorded; double ms; struct CUevent_st *next; };
+/* A pool block not in use: freed (poisoned) once its stream reached the
+** free; until then only its own stream may take it again. */
+typedef struct block {
+  struct block *next;
+  char *p;
+  size_t cap;
+  struct CUstream_st *stream;   /* the stream whose free is pending; NULL: free */
+  struct alloc *owner;          /* the allocation that free ends */
+} block;
+
+typedef struct pool { int dev; uint64_t threshold, reserved, used; block *idle; } pool;
+struct CUctx_st { int dev; int retains; struct CUstream_st *legacy; };
+
+/* A point in a stream's queue: done once the stream has completed seq. */
+typedef struct point { struct CUstream_st *s; unsigned long long seq; } point;
+
+enum { OP_COPY, OP_MEMSET, OP_KERNEL, OP_FAULT, OP_RECORD, OP_HOSTFN, OP_FREE, OP_NOTHING };
+
+typedef struct op {
+  struct op *next;
+  int kind;
+  int dev;
+  unsigned long long seq;
+  point *deps;                  /* must be done before this runs */
+  int ndeps;
+  /* the work */
+  char *dst;
+  const char *src;
+  size_t n, width, height, depth, dpitch, spitch, dheight, sheight;
+  char *staged;                 /* pageable source bytes read at call time (freed after) */
+  unsigned char value[8];       /* a memset's element */
+  lc_strided_args args;         /* lc_copy_strided's */
+  struct CUevent_st *event;
+  CUhostFn fn;
+  void *ud;
+  alloc *freed;                 /* OP_FREE: the pool allocation */
+} op;
+
+struct CUstream_st {
+  int dev;
+  bool alive, nonblocking, legacy, worker;
+  unsigned long long enqueued, completed;
+  op *head, *tail;
+  struct CUstream_st *next;
+};
+struct CUevent_st {
+  unsigned flags;
+  bool alive;
+  point rec;                    /* the last record; rec.s NULL: never recorded */
+  double ms;                    /* when the last record ran */
+  unsigned long long ms_seq;    /* the record whose time ms is */
+  struct CUevent_st *next;
+};
 
 typedef struct entry {
   char name[128];
@@ -77,15 +148,17 @@ struct CUmod_st {
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t progress = PTHREAD_COND_INITIALIZER;   /* an op enqueued or done */
 static bool initialized;
 static int ndev = 2, ccmaj[MAXDEV] = {9, 8, 9, 9}, ccmin[MAXDEV] = {0, 6, 0, 0};
 static size_t devmem = 256u << 20;
-static bool no_pools;
+static bool no_pools, run_inline, trace_streams;
+static long delay_us;
 static struct CUctx_st ctxs[MAXDEV];
 static pool pools[MAXDEV];
 static alloc *allocs;
-static struct CUstream_st *streams;
-static struct CUevent_st *events;
+static struct CUstream_st *streams;   /* every stream ever made: a later use is reported */
+static struct CUevent_st *events;     /* likewise */
 static CUresult sticky;
 static char fail_fn[64];
 static int fail_at, fail_calls;
@@ -93,6 +166,7 @@ static CUresult fail_code = CUDA_ERROR_UNKNOWN;
 static FILE *trace;
 static _Thread_local CUcontext current;
 static _Thread_local bool in_host_fn;
+static _Thread_local struct CUstream_st *per_thread[MAXDEV];
 
 static size_t env_size(const char *s) {
   char *end;
@@ -144,6 +218,12 @@ static bool device_accessible(const alloc *a) {
                ((a->kind == A_HOST || a->kind == A_REGISTERED) && (a->flags & 2)));
 }
 
+/* Host memory the driver did not page-lock: copies from it are staged. */
+static bool pageable(const void *p, size_t n) {
+  const alloc *a = find(p, n ? n : 1);
+  return a == NULL;
+}
+
 /* Device memory a copy touches must lie in one allocation; other addresses
 ** are (pageable) host memory. */
 static bool check_range(CUdeviceptr p, size_t n) {
@@ -181,21 +261,250 @@ static size_t dev_used(int dev) {
   return n;
 }
 
-static bool stream_ok(CUstream s) {
-  if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) return true;
-  for (struct CUstream_st *t = streams; t; t = t->next)
-    if (t == s) return t->alive && t->dev == curdev();
-  return false;
+/* ---- the queues ---------------------------------------------------------------
+** Under mu. Each op names the points it waits for; a stream's worker runs
+** its ops in order, each once its points are done. With FAKE_CUDA_SYNC
+** an op runs as it is queued (every earlier op has run by then). */
+
+static void now_ms(double *ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  *ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* A synchronisation point: pools give back what is above their threshold. */
-static void settle(void) {
-  for (int i = 0; i < ndev; i++) {
-    pool *p = &pools[i];
-    if (p->reserved > p->threshold) p->reserved = p->used > p->threshold ? p->used : p->threshold;
+static bool point_done(point p) { return p.s == NULL || p.s->completed >= p.seq; }
+
+static bool deps_done(const op *o) {
+  for (int i = 0; i < o->ndeps; i++)
+    if (!point_done(o->deps[i])) return false;
+  return true;
+}
+
+static void wait_point(point p) {
+  while (!point_done(p)) pthread_cond_wait(&progress, &mu);
+}
+
+/* Everything queued on s so far. */
+static point last_of(struct CUstream_st *s) { return (point){s, s->enqueued}; }
+
+/* The stream a handle names on the current context: NULL and
+** CU_STREAM_LEGACY are its legacy stream, CU_STREAM_PER_THREAD this
+** thread's blocking stream; NULL for an unknown or destroyed one. */
+static struct CUstream_st *new_stream(int dev, bool nonblocking, bool legacy);
+static struct CUstream_st *stream_of(CUstream h) {
+  if (h == NULL || h == CU_STREAM_LEGACY) return current->legacy;
+  if (h == CU_STREAM_PER_THREAD) {
+    if (per_thread[curdev()] == NULL) per_thread[curdev()] = new_stream(curdev(), false, false);
+    return per_thread[curdev()];
+  }
+  for (struct CUstream_st *t = streams; t; t = t->next)
+    if (t == h) return t->alive && t->dev == curdev() ? t : NULL;
+  return NULL;
+}
+
+static struct CUstream_st *new_stream(int dev, bool nonblocking, bool legacy) {
+  struct CUstream_st *t = calloc(1, sizeof *t);
+  t->dev = dev;
+  t->alive = true;
+  t->nonblocking = nonblocking;
+  t->legacy = legacy;
+  t->next = streams;
+  streams = t;
+  return t;
+}
+
+static const char *stream_kind(const struct CUstream_st *s) {
+  return s->legacy ? "legacy" : s->nonblocking ? "nonblocking" : "blocking";
+}
+
+/* The entry's trace line, with the stream when asked. */
+static void trace_stream(const char *fn, const struct CUstream_st *s) {
+  if (trace && trace_streams) { fprintf(trace, "%s @%s\n", fn, stream_kind(s)); fflush(trace); }
+}
+
+static void run_op(op *o);
+
+static void *worker(void *arg) {
+  struct CUstream_st *s = arg;
+  pthread_mutex_lock(&mu);
+  for (;;) {
+    while (s->head == NULL || !deps_done(s->head)) {
+      if (s->head == NULL && !s->alive) {       /* destroyed, and its work done */
+        s->worker = false;
+        pthread_mutex_unlock(&mu);
+        return NULL;
+      }
+      pthread_cond_wait(&progress, &mu);
+    }
+    op *o = s->head;
+    if (delay_us > 0 && !sticky) {              /* the work takes time, the lock is free */
+      pthread_mutex_unlock(&mu);
+      struct timespec d = {delay_us / 1000000, (delay_us % 1000000) * 1000};
+      nanosleep(&d, NULL);
+      pthread_mutex_lock(&mu);
+    }
+    run_op(o);
+    s->head = o->next;
+    if (s->head == NULL) s->tail = NULL;
+    s->completed = o->seq;
+    free(o->deps);
+    free(o->staged);
+    free(o);
+    pthread_cond_broadcast(&progress);
   }
 }
 
+static op *new_op(int kind) {
+  op *o = calloc(1, sizeof *o);
+  o->kind = kind;
+  o->dev = current ? curdev() : 0;
+  return o;
+}
+
+static void add_dep(op *o, point p) {
+  if (point_done(p)) return;
+  o->deps = realloc(o->deps, (size_t)(o->ndeps + 1) * sizeof *o->deps);
+  o->deps[o->ndeps++] = p;
+}
+
+/* Queue o on s, after what the legacy stream's rules make it wait for;
+** returns its point. */
+static point enqueue(struct CUstream_st *s, op *o) {
+  if (s->legacy) {
+    for (struct CUstream_st *t = streams; t; t = t->next)
+      if (t != s && t->dev == s->dev && !t->nonblocking) add_dep(o, last_of(t));
+  } else if (!s->nonblocking) {
+    add_dep(o, last_of(ctxs[s->dev].legacy));
+  }
+  o->seq = ++s->enqueued;
+  point p = {s, o->seq};
+  if (run_inline) {
+    run_op(o);
+    s->completed = o->seq;
+    free(o->deps);
+    free(o->staged);
+    free(o);
+    pthread_cond_broadcast(&progress);
+    return p;
+  }
+  if (s->tail) s->tail->next = o;
+  else s->head = o;
+  s->tail = o;
+  if (!s->worker) {
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    s->worker = pthread_create(&t, &at, worker, s) == 0;
+    pthread_attr_destroy(&at);
+  }
+  pthread_cond_broadcast(&progress);
+  return p;
+}
+
+/* Wait for everything queued on device dev's streams. */
+static void drain_device(int dev) {
+  for (struct CUstream_st *t = streams; t; t = t->next)
+    if (t->dev == dev) wait_point(last_of(t));
+}
+
+/* A synchronisation point: pools give back what is above their threshold
+** (their idle blocks, whose frees have run). */
+static void settle(void) {
+  for (int i = 0; i < ndev; i++) {
+    pool *p = &pools[i];
+    for (block **bp = &p->idle; *bp && p->reserved > p->threshold;) {
+      block *b = *bp;
+      if (b->stream != NULL) { bp = &b->next; continue; }
+      *bp = b->next;
+      p->reserved -= b->cap;
+      free(b->p);
+      free(b);
+    }
+  }
+}
+
+/* ---- running queued work -------------------------------------------------------- */
+
+/* lc_copy_strided, element by element; every element must lie in memory
+** device dev can reach, else the context fails as on a GPU. */
+static CUresult copy_strided(char *dst, char *src, const lc_strided_args *a, int dev) {
+  if (a->ndim < 0 || a->ndim > LC_MAXDIM || a->itemsize <= 0) return CUDA_ERROR_ILLEGAL_ADDRESS;
+  for (long long i = 0; i < a->n; i++) {
+    long long rest = i, d = 0, s = 0;
+    for (int k = a->ndim - 1; k >= 0; k--) {
+      long long j = rest % a->shape[k];
+      rest /= a->shape[k];
+      d += j * a->dst_strides[k];
+      s += j * a->src_strides[k];
+    }
+    const alloc *da = find(dst + d, (size_t)a->itemsize), *sa = find(src + s, (size_t)a->itemsize);
+    if (!device_accessible(da) || !device_accessible(sa) ||
+        (da->kind != A_HOST && da->kind != A_REGISTERED && da->dev != dev) ||
+        (sa->kind != A_HOST && sa->kind != A_REGISTERED && sa->dev != dev))
+      return CUDA_ERROR_ILLEGAL_ADDRESS;
+    memcpy(dst + d, src + s, (size_t)a->itemsize);
+  }
+  return CUDA_SUCCESS;
+}
+
+static void copy_rows(char *d, size_t dp, size_t dh, const char *s, size_t sp, size_t sh,
+                      size_t width, size_t h, size_t depth) {
+  for (size_t k = 0; k < depth; k++)
+    for (size_t j = 0; j < h; j++)
+      memmove(d + (k * dh + j) * dp, s + (k * sh + j) * sp, width);
+}
+
+/* Under mu, on the stream's worker (or inline). After a sticky error
+** nothing runs any more. */
+static void run_op(op *o) {
+  if (sticky) return;
+  switch (o->kind) {
+    case OP_COPY: {
+      const char *src = o->staged ? o->staged : o->src;
+      copy_rows(o->dst, o->dpitch, o->dheight, src, o->spitch, o->sheight, o->width, o->height,
+                o->depth);
+      break;
+    }
+    case OP_MEMSET:
+      for (size_t i = 0; i < o->n; i++) memcpy(o->dst + i * o->width, o->value, o->width);
+      break;
+    case OP_KERNEL: {
+      CUresult r = copy_strided(o->dst, (char *)o->src, &o->args, o->dev);
+      if (r != CUDA_SUCCESS) sticky = r;      /* reported by later calls */
+      break;
+    }
+    case OP_FAULT:
+      sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+      break;
+    case OP_RECORD:
+      if (o->event->rec.seq == o->seq && o->event->rec.s != NULL) {
+        now_ms(&o->event->ms);
+        o->event->ms_seq = o->seq;
+      }
+      break;
+    case OP_HOSTFN:
+      pthread_mutex_unlock(&mu);
+      in_host_fn = true;           /* the driver may not be called from here */
+      o->fn(o->ud);
+      in_host_fn = false;
+      pthread_mutex_lock(&mu);
+      break;
+    case OP_FREE: {
+      /* poisoned, and the block goes back to its pool for anyone */
+      alloc *a = o->freed;
+      pool *q = &pools[a->dev];
+      memset(a->p, POISON, a->n);
+      for (block *b = q->idle; b; b = b->next)
+        if (b->owner == a) { b->stream = NULL; b->owner = NULL; }
+      q->used -= a->n;
+      drop(a);
+      break;
+    }
+    default:
+      break;
+  }
+}
 /* ---- init and devices -------------------------------------------------------- */
 
 API CUresult cuInit(unsigned flags) {
@@ -214,6 +523,9 @@ API CUresult cuInit(unsigned flags) {
     }
     if ((e = getenv("FAKE_CUDA_MEMORY"))) devmem = env_size(e);
     no_pools = getenv("FAKE_CUDA_NO_POOLS") != NULL;
+    run_inline = (e = getenv("FAKE_CUDA_SYNC")) && *e && strcmp(e, "0") != 0;
+    trace_streams = (e = getenv("FAKE_CUDA_TRACE_STREAMS")) && *e && strcmp(e, "0") != 0;
+    if ((e = getenv("FAKE_CUDA_DELAY_US"))) delay_us = atol(e);
     if ((e = getenv("FAKE_CUDA_FAIL")) && *e) {
       char code[16] = "";
       if (sscanf(e, "%63[^:]:%d:%15s", fail_fn, &fail_at, code) >= 2 && code[0])
@@ -222,6 +534,7 @@ API CUresult cuInit(unsigned flags) {
     if ((e = getenv("FAKE_CUDA_TRACE")) && *e) trace = fopen(e, "a");
     for (int i = 0; i < MAXDEV; i++) {
       ctxs[i].dev = pools[i].dev = i;
+      ctxs[i].legacy = new_stream(i, false, true);
     }
     initialized = true;
   }
@@ -305,15 +618,49 @@ API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
   return leave(CUDA_SUCCESS);
 }
 
+static bool ctx_ok(CUcontext c) { return c >= ctxs && c < ctxs + ndev && c->retains > 0; }
+
+/* The current context is per thread; a host program may change it. */
 API CUresult cuCtxSetCurrent(CUcontext c) {
   ENTER(false);
-  if (c != NULL && (c < ctxs || c >= ctxs + ndev || c->retains == 0))
-    return leave(CUDA_ERROR_INVALID_CONTEXT);
+  if (c != NULL && !ctx_ok(c)) return leave(CUDA_ERROR_INVALID_CONTEXT);
   current = c;
   return leave(CUDA_SUCCESS);
 }
 
-API CUresult cuCtxSynchronize(void) { ENTER(true); settle(); return leave(CUDA_SUCCESS); }
+API CUresult cuCtxGetCurrent(CUcontext *c) {
+  ENTER(false);
+  *c = current;
+  return leave(CUDA_SUCCESS);
+}
+
+/* A stack of one below the top is enough for a host program and luacuda:
+** a deeper push is refused rather than modelled wrongly. */
+static _Thread_local CUcontext below[8];
+static _Thread_local int depth;
+
+API CUresult cuCtxPushCurrent_v2(CUcontext c) {
+  ENTER(false);
+  if (!ctx_ok(c) || depth == 8) return leave(CUDA_ERROR_INVALID_VALUE);
+  below[depth++] = current;
+  current = c;
+  return leave(CUDA_SUCCESS);
+}
+
+API CUresult cuCtxPopCurrent_v2(CUcontext *c) {
+  ENTER(false);
+  if (current == NULL) return leave(CUDA_ERROR_INVALID_CONTEXT);
+  if (c) *c = current;
+  current = depth > 0 ? below[--depth] : NULL;
+  return leave(CUDA_SUCCESS);
+}
+
+API CUresult cuCtxSynchronize(void) {
+  ENTER(true);
+  drain_device(curdev());
+  settle();
+  return leave(sticky ? sticky : CUDA_SUCCESS);
+}
 
 /* ---- memory ------------------------------------------------------------------ */
 
@@ -352,12 +699,20 @@ API CUresult cuMemPoolGetAttribute(CUmemoryPool p, CUmemPool_attribute attr, voi
   return leave(CUDA_SUCCESS);
 }
 
+/* Idle blocks whose frees have run go back to the device, down to keep
+** bytes reserved (never below what is in use). */
 API CUresult cuMemPoolTrimTo(CUmemoryPool p, size_t keep) {
   ENTER(false);
   pool *q = as_pool(p);
   if (q == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
-  uint64_t floor = q->used > keep ? q->used : keep;
-  if (q->reserved > floor) q->reserved = floor;
+  for (block **bp = &q->idle; *bp && q->reserved > keep;) {
+    block *b = *bp;
+    if (b->stream != NULL) { bp = &b->next; continue; }
+    *bp = b->next;
+    q->reserved -= b->cap;
+    free(b->p);
+    free(b);
+  }
   return leave(CUDA_SUCCESS);
 }
 
@@ -387,41 +742,78 @@ API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned flags) {
   return leave(CUDA_SUCCESS);
 }
 
+/* cuMemFree synchronises the device first (the manual: it may), so that
+** the memory is not in use; freed memory is poisoned before it goes. */
 API CUresult cuMemFree_v2(CUdeviceptr p) {
   ENTER(true);
   alloc *a = find((void *)(uintptr_t)p, 0);
   if (a == NULL || a->p != (char *)(uintptr_t)p || (a->kind != A_DEVICE && a->kind != A_MANAGED))
     return leave(CUDA_ERROR_INVALID_VALUE);
+  drain_device(a->dev);
+  memset(a->p, POISON, a->n);
   free(a->p);
   drop(a);
   return leave(CUDA_SUCCESS);
 }
 
-API CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) {
+/* From the pool: a block whose free has run, or one freed on s itself
+** (stream order puts that free before this allocation's uses). */
+API CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream h) {
   ENTER(true);
   if (no_pools) return leave(CUDA_ERROR_NOT_SUPPORTED);
   if (n == 0) return leave(CUDA_ERROR_INVALID_VALUE);
-  if (!stream_ok(s)) return leave(CUDA_ERROR_INVALID_HANDLE);
+  struct CUstream_st *s = stream_of(h);
+  if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  trace_stream(__func__, s);
   pool *q = &pools[curdev()];
-  if (q->used + n > q->reserved) {
-    uint64_t grow = q->used + n - q->reserved;
-    if (!room(grow)) return leave(CUDA_ERROR_OUT_OF_MEMORY);
-    q->reserved += grow;
+  block **best = NULL;
+  for (block **bp = &q->idle; *bp; bp = &(*bp)->next)
+    if ((*bp)->cap >= n && ((*bp)->stream == NULL || (*bp)->stream == s) &&
+        (best == NULL || (*bp)->cap < (*best)->cap))
+      best = bp;
+  char *mem;
+  size_t cap;
+  if (best) {
+    block *b = *best;
+    *best = b->next;
+    mem = b->p;
+    cap = b->cap;
+    free(b);
+  } else {
+    if (!room(n)) return leave(CUDA_ERROR_OUT_OF_MEMORY);
+    mem = malloc(n);
+    cap = n;
+    q->reserved += n;
   }
   q->used += n;
-  *p = (CUdeviceptr)(uintptr_t)add(malloc(n), n, A_POOL, 0)->p;
+  alloc *a = add(mem, n, A_POOL, 0);
+  a->cap = cap;
+  *p = (CUdeviceptr)(uintptr_t)a->p;
   return leave(CUDA_SUCCESS);
 }
 
-API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) {
+/* The block is idle at once for s's later allocations, and for everyone
+** once the stream reaches the free, which poisons it. */
+API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream h) {
   ENTER(true);
-  if (!stream_ok(s)) return leave(CUDA_ERROR_INVALID_HANDLE);
-  alloc *a = find((void *)(uintptr_t)p, 0);
-  if (a == NULL || a->p != (char *)(uintptr_t)p || a->kind != A_POOL)
-    return leave(CUDA_ERROR_INVALID_VALUE);
-  pools[a->dev].used -= a->n;
-  free(a->p);
-  drop(a);
+  struct CUstream_st *s = stream_of(h);
+  if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  trace_stream(__func__, s);
+  alloc *a = NULL;
+  for (alloc *t = allocs; t; t = t->next)       /* the live allocation at p */
+    if (t->p == (char *)(uintptr_t)p && t->kind == A_POOL && !t->freeing) { a = t; break; }
+  if (a == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
+  a->freeing = true;
+  block *b = calloc(1, sizeof *b);
+  b->p = a->p;
+  b->cap = a->cap;
+  b->stream = s;
+  b->owner = a;
+  b->next = pools[a->dev].idle;
+  pools[a->dev].idle = b;
+  op *o = new_op(OP_FREE);
+  o->freed = a;
+  enqueue(s, o);
   return leave(CUDA_SUCCESS);
 }
 
@@ -434,10 +826,13 @@ API CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) {
 
 API CUresult cuMemAllocHost_v2(void **p, size_t n) { return cuMemHostAlloc(p, n, 0); }
 
+/* Page-locked memory goes after the work queued on it (the driver
+** synchronises). */
 API CUresult cuMemFreeHost(void *p) {
   ENTER(true);
   alloc *a = find(p, 0);
   if (a == NULL || a->p != p || a->kind != A_HOST) return leave(CUDA_ERROR_INVALID_VALUE);
+  drain_device(curdev());
   free(a->p);
   drop(a);
   return leave(CUDA_SUCCESS);
@@ -459,6 +854,7 @@ API CUresult cuMemHostUnregister(void *p) {
   alloc *a = find(p, 0);
   if (a == NULL || a->p != p || a->kind != A_REGISTERED)
     return leave(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+  drain_device(curdev());
   drop(a);
   return leave(CUDA_SUCCESS);
 }
@@ -475,26 +871,67 @@ API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flag
 
 /* ---- copies and memsets ---------------------------------------------------------- */
 
-API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+/* Queue a copy of rows on s. A pageable source is read now (the driver
+** stages it); a pageable destination is written before this returns (the
+** driver waits). */
+static void queue_copy(struct CUstream_st *s, op *o, bool src_pageable, bool dst_pageable) {
+  if (src_pageable) {
+    size_t span = ((o->depth - 1) * (o->sheight ? o->sheight : o->height) + (o->height - 1)) *
+                      o->spitch + o->width;
+    o->staged = malloc(span ? span : 1);
+    memcpy(o->staged, o->src, span);
+  }
+  point at = enqueue(s, o);
+  if (dst_pageable) wait_point(at);
+}
+
+static op *copy_op(void *dst, const void *src, size_t n) {
+  op *o = new_op(OP_COPY);
+  o->dst = dst;
+  o->src = src;
+  o->width = o->dpitch = o->spitch = n;
+  o->height = o->depth = 1;
+  return o;
+}
+
+API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h) {
   ENTER(true);
-  if (!stream_ok(s)) return leave(CUDA_ERROR_INVALID_HANDLE);
+  struct CUstream_st *s = stream_of(h);
+  if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  trace_stream(__func__, s);
   if (!check_range(dst, n) || !check_range(src, n)) return leave(CUDA_ERROR_INVALID_VALUE);
-  memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+  void *d = (void *)(uintptr_t)dst;
+  const void *sp = (const void *)(uintptr_t)src;
+  if (n) queue_copy(s, copy_op(d, sp, n), pageable(sp, n), pageable(d, n));
   return leave(CUDA_SUCCESS);
 }
 
-/* The synchronous calls bench/gpu_driver.c (the C baseline) makes. */
+/* The synchronous copies bench/gpu_driver.c (the C baseline) makes: on the
+** legacy stream; to the host they return when done, from pageable host
+** memory once it is staged. */
 API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
   ENTER(true);
   if (!check_range(dst, n)) return leave(CUDA_ERROR_INVALID_VALUE);
-  memmove((void *)(uintptr_t)dst, src, n);
+  struct CUstream_st *s = current->legacy;
+  point at = {NULL, 0};
+  if (n) {
+    bool staged = pageable(src, n);
+    op *o = copy_op((void *)(uintptr_t)dst, src, n);
+    queue_copy(s, o, staged, false);
+    at = (point){s, s->enqueued};
+    if (!staged) wait_point(at);
+  }
   return leave(CUDA_SUCCESS);
 }
 
 API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
   ENTER(true);
   if (!check_range(src, n)) return leave(CUDA_ERROR_INVALID_VALUE);
-  memmove(dst, (const void *)(uintptr_t)src, n);
+  struct CUstream_st *s = current->legacy;
+  if (n) {
+    queue_copy(s, copy_op(dst, (const void *)(uintptr_t)src, n), false, false);
+    wait_point(last_of(s));
+  }
   return leave(CUDA_SUCCESS);
 }
 
@@ -513,28 +950,39 @@ static char *side(CUmemorytype t, const void *host, CUdeviceptr dev, size_t x, s
   return first;
 }
 
-static void copy_rows(char *d, size_t dp, size_t dh, const char *s, size_t sp, size_t sh,
-                      size_t width, size_t h, size_t depth) {
-  for (size_t k = 0; k < depth; k++)
-    for (size_t j = 0; j < h; j++)
-      memmove(d + (k * dh + j) * dp, s + (k * sh + j) * sp, width);
+static bool host_side(CUmemorytype t, const char *p, size_t width) {
+  return t == CU_MEMORYTYPE_HOST && pageable(p, width);
 }
 
-API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s) {
+API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream h) {
   ENTER(true);
-  if (!stream_ok(s)) return leave(CUDA_ERROR_INVALID_HANDLE);
+  struct CUstream_st *s = stream_of(h);
+  if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  trace_stream(__func__, s);
   char *d = side(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, 0,
                  c->dstPitch, 0, c->WidthInBytes, c->Height, 1);
   char *src = side(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, 0,
                    c->srcPitch, 0, c->WidthInBytes, c->Height, 1);
   if (d == NULL || src == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
-  copy_rows(d, c->dstPitch, 0, src, c->srcPitch, 0, c->WidthInBytes, c->Height, 1);
+  if (c->WidthInBytes == 0 || c->Height == 0) return leave(CUDA_SUCCESS);
+  op *o = new_op(OP_COPY);
+  o->dst = d;
+  o->src = src;
+  o->dpitch = c->dstPitch;
+  o->spitch = c->srcPitch;
+  o->width = c->WidthInBytes;
+  o->height = c->Height;
+  o->depth = 1;
+  queue_copy(s, o, host_side(c->srcMemoryType, src, c->WidthInBytes),
+             host_side(c->dstMemoryType, d, c->WidthInBytes));
   return leave(CUDA_SUCCESS);
 }
 
-API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream s) {
+API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream h) {
   ENTER(true);
-  if (!stream_ok(s)) return leave(CUDA_ERROR_INVALID_HANDLE);
+  struct CUstream_st *s = stream_of(h);
+  if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  trace_stream(__func__, s);
   if (c->reserved0 || c->reserved1 || c->srcLOD || c->dstLOD ||
       (c->Depth > 1 && (c->srcHeight < c->Height || c->dstHeight < c->Height)))
     return leave(CUDA_ERROR_INVALID_VALUE);
@@ -543,75 +991,120 @@ API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream s) {
   char *src = side(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY,
                    c->srcZ, c->srcPitch, c->srcHeight, c->WidthInBytes, c->Height, c->Depth);
   if (d == NULL || src == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
-  copy_rows(d, c->dstPitch, c->dstHeight, src, c->srcPitch, c->srcHeight, c->WidthInBytes,
-            c->Height, c->Depth);
+  if (c->WidthInBytes == 0 || c->Height == 0 || c->Depth == 0) return leave(CUDA_SUCCESS);
+  op *o = new_op(OP_COPY);
+  o->dst = d;
+  o->src = src;
+  o->dpitch = c->dstPitch;
+  o->spitch = c->srcPitch;
+  o->dheight = c->dstHeight;
+  o->sheight = c->srcHeight;
+  o->width = c->WidthInBytes;
+  o->height = c->Height;
+  o->depth = c->Depth;
+  queue_copy(s, o, host_side(c->srcMemoryType, src, c->WidthInBytes),
+             host_side(c->dstMemoryType, d, c->WidthInBytes));
   return leave(CUDA_SUCCESS);
 }
 
-static CUresult memset_n(CUdeviceptr d, const void *v, size_t w, size_t n, CUstream s) {
-  if (!stream_ok(s)) return leave(CUDA_ERROR_INVALID_HANDLE);
+static CUresult memset_n(const char *fn, CUdeviceptr d, const void *v, size_t w, size_t n,
+                         CUstream h) {
+  struct CUstream_st *s = stream_of(h);
+  if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  trace_stream(fn, s);
   if (d % w) return leave(CUDA_ERROR_INVALID_VALUE);        /* misaligned */
   alloc *a = find((void *)(uintptr_t)d, n * w);
   if (!device_accessible(a)) return leave(CUDA_ERROR_INVALID_VALUE);
-  for (size_t i = 0; i < n; i++) memcpy((char *)(uintptr_t)d + i * w, v, w);
+  op *o = new_op(OP_MEMSET);
+  o->dst = (char *)(uintptr_t)d;
+  o->n = n;
+  o->width = w;
+  memcpy(o->value, v, w);
+  enqueue(s, o);
   return leave(CUDA_SUCCESS);
 }
 
 API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) {
   ENTER(true);
-  return memset_n(d, &v, 1, n, s);
+  return memset_n(__func__, d, &v, 1, n, s);
 }
 API CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) {
   ENTER(true);
-  return memset_n(d, &v, 2, n, s);
+  return memset_n(__func__, d, &v, 2, n, s);
 }
 API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s) {
   ENTER(true);
-  return memset_n(d, &v, 4, n, s);
+  return memset_n(__func__, d, &v, 4, n, s);
 }
 
 /* ---- streams and events ------------------------------------------------------------ */
 
 API CUresult cuStreamCreate(CUstream *s, unsigned flags) {
   ENTER(true);
-  if (flags > 1) return leave(CUDA_ERROR_INVALID_VALUE);
-  struct CUstream_st *t = calloc(1, sizeof *t);
-  t->dev = curdev();
-  t->alive = true;
-  t->next = streams;    /* kept after destroy: a later use is reported */
-  streams = t;
-  *s = t;
+  if (flags > CU_STREAM_NON_BLOCKING) return leave(CUDA_ERROR_INVALID_VALUE);
+  *s = new_stream(curdev(), flags == CU_STREAM_NON_BLOCKING, false);
   return leave(CUDA_SUCCESS);
 }
 
-API CUresult cuStreamDestroy_v2(CUstream s) {
+API CUresult cuStreamGetFlags(CUstream h, unsigned *flags) {
   ENTER(true);
-  if (s == NULL || s == CU_STREAM_LEGACY || !stream_ok(s)) return leave(CUDA_ERROR_INVALID_HANDLE);
+  struct CUstream_st *s = stream_of(h);
+  if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  *flags = s->nonblocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
+  return leave(CUDA_SUCCESS);
+}
+
+/* The stream goes once its queued work is done (its worker then ends). */
+API CUresult cuStreamDestroy_v2(CUstream h) {
+  ENTER(true);
+  struct CUstream_st *s = h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD
+                              ? NULL : stream_of(h);
+  if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
   s->alive = false;
+  pthread_cond_broadcast(&progress);
   return leave(CUDA_SUCCESS);
 }
 
-API CUresult cuStreamSynchronize(CUstream s) {
+/* Waiting for the legacy stream waits for what it follows too. */
+API CUresult cuStreamSynchronize(CUstream h) {
   ENTER(true);
-  if (!stream_ok(s)) return leave(CUDA_ERROR_INVALID_HANDLE);
+  struct CUstream_st *s = stream_of(h);
+  if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (s->legacy) {                      /* as an empty op queued there would */
+    for (struct CUstream_st *t = streams; t; t = t->next)
+      if (t->dev == s->dev && !t->nonblocking) wait_point(last_of(t));
+  } else {
+    wait_point(last_of(s));
+  }
   settle();
-  return leave(CUDA_SUCCESS);
+  return leave(sticky ? sticky : CUDA_SUCCESS);
 }
 
-API CUresult cuStreamQuery(CUstream s) {
+API CUresult cuStreamQuery(CUstream h) {
   ENTER(true);
-  return leave(stream_ok(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE);
+  struct CUstream_st *s = stream_of(h);
+  if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  return leave(point_done(last_of(s)) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY);
 }
 
-static bool event_ok(CUevent e) {
+static struct CUevent_st *event_of(CUevent e) {
   for (struct CUevent_st *t = events; t; t = t->next)
-    if (t == e) return true;
-  return false;
+    if (t == e) return t->alive ? t : NULL;
+  return NULL;
 }
 
-API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
+/* Work queued on s from now on waits for e's last record (none: no wait). */
+API CUresult cuStreamWaitEvent(CUstream h, CUevent e, unsigned flags) {
   ENTER(true);
-  if (!stream_ok(s) || !event_ok(e) || flags > 1) return leave(CUDA_ERROR_INVALID_HANDLE);
+  struct CUstream_st *s = stream_of(h);
+  struct CUevent_st *ev = event_of(e);
+  if (s == NULL || ev == NULL || flags > 1) return leave(CUDA_ERROR_INVALID_HANDLE);
+  trace_stream(__func__, s);
+  if (ev->rec.s != NULL) {
+    op *o = new_op(OP_NOTHING);
+    add_dep(o, ev->rec);
+    enqueue(s, o);
+  }
   return leave(CUDA_SUCCESS);
 }
 
@@ -620,64 +1113,73 @@ API CUresult cuEventCreate(CUevent *e, unsigned flags) {
   if (flags & ~0xfu) return leave(CUDA_ERROR_INVALID_VALUE);
   struct CUevent_st *t = calloc(1, sizeof *t);
   t->flags = flags;
+  t->alive = true;
   t->next = events;
   events = t;
   *e = t;
   return leave(CUDA_SUCCESS);
 }
 
+/* Kept, marked dead: a record still queued may name it. */
 API CUresult cuEventDestroy_v2(CUevent e) {
   ENTER(true);
-  for (struct CUevent_st **pp = &events; *pp; pp = &(*pp)->next)
-    if (*pp == e) {
-      *pp = e->next;
-      free(e);
-      return leave(CUDA_SUCCESS);
-    }
-  return leave(CUDA_ERROR_INVALID_HANDLE);
+  struct CUevent_st *ev = event_of(e);
+  if (ev == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  ev->alive = false;
+  return leave(CUDA_SUCCESS);
 }
 
-API CUresult cuEventRecord(CUevent e, CUstream s) {
+API CUresult cuEventRecord(CUevent e, CUstream h) {
   ENTER(true);
-  if (!event_ok(e) || !stream_ok(s)) return leave(CUDA_ERROR_INVALID_HANDLE);
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  e->ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-  e->recorded = true;
+  struct CUevent_st *ev = event_of(e);
+  struct CUstream_st *s = stream_of(h);
+  if (ev == NULL || s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  trace_stream(__func__, s);
+  op *o = new_op(OP_RECORD);
+  o->event = ev;
+  ev->rec = (point){s, s->enqueued + 1};     /* the op's own point, known before it runs */
+  enqueue(s, o);
   return leave(CUDA_SUCCESS);
 }
 
 API CUresult cuEventSynchronize(CUevent e) {
   ENTER(true);
-  if (!event_ok(e)) return leave(CUDA_ERROR_INVALID_HANDLE);
+  struct CUevent_st *ev = event_of(e);
+  if (ev == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  wait_point(ev->rec);
   settle();
-  return leave(CUDA_SUCCESS);
+  return leave(sticky ? sticky : CUDA_SUCCESS);
 }
 
 API CUresult cuEventQuery(CUevent e) {
   ENTER(true);
-  return leave(event_ok(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE);
+  struct CUevent_st *ev = event_of(e);
+  if (ev == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  return leave(point_done(ev->rec) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY);
 }
 
 API CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) {
   ENTER(true);
-  if (!event_ok(a) || !event_ok(b) || !a->recorded || !b->recorded ||
-      (a->flags & CU_EVENT_DISABLE_TIMING) || (b->flags & CU_EVENT_DISABLE_TIMING))
+  struct CUevent_st *x = event_of(a), *y = event_of(b);
+  if (x == NULL || y == NULL || x->rec.s == NULL || y->rec.s == NULL ||
+      (x->flags & CU_EVENT_DISABLE_TIMING) || (y->flags & CU_EVENT_DISABLE_TIMING))
     return leave(CUDA_ERROR_INVALID_HANDLE);
-  *ms = (float)(b->ms - a->ms);
+  if (!point_done(x->rec) || !point_done(y->rec)) return leave(CUDA_ERROR_NOT_READY);
+  *ms = (float)(y->ms - x->ms);
   return leave(CUDA_SUCCESS);
 }
 
-API CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *ud) {
+API CUresult cuLaunchHostFunc(CUstream h, CUhostFn fn, void *ud) {
   ENTER(true);
-  if (!stream_ok(s) || fn == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
-  pthread_mutex_unlock(&mu);
-  in_host_fn = true;               /* the driver may not be called from here */
-  fn(ud);
-  in_host_fn = false;
-  return CUDA_SUCCESS;
+  struct CUstream_st *s = stream_of(h);
+  if (s == NULL || fn == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
+  trace_stream(__func__, s);
+  op *o = new_op(OP_HOSTFN);
+  o->fn = fn;
+  o->ud = ud;
+  enqueue(s, o);
+  return leave(CUDA_SUCCESS);
 }
-
 /* ---- modules ------------------------------------------------------------------ */
 
 static size_t type_size(const char *t) {
@@ -906,40 +1408,17 @@ API CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *offset, size_t *
   return leave(CUDA_SUCCESS);
 }
 
+
 /* ---- launches ------------------------------------------------------------------ */
 
-/* lc_copy_strided, element by element; every element must lie in memory
-** the device can reach, else the context fails as on a GPU. */
-static CUresult copy_strided(void **params) {
-  char *dst, *src;
-  lc_strided_args a;
-  memcpy(&dst, params[0], 8);
-  memcpy(&src, params[1], 8);
-  memcpy(&a, params[2], sizeof a);
-  if (a.ndim < 0 || a.ndim > LC_MAXDIM || a.itemsize <= 0) return CUDA_ERROR_ILLEGAL_ADDRESS;
-  for (long long i = 0; i < a.n; i++) {
-    long long rest = i, d = 0, s = 0;
-    for (int k = a.ndim - 1; k >= 0; k--) {
-      long long j = rest % a.shape[k];
-      rest /= a.shape[k];
-      d += j * a.dst_strides[k];
-      s += j * a.src_strides[k];
-    }
-    const alloc *da = find(dst + d, (size_t)a.itemsize), *sa = find(src + s, (size_t)a.itemsize);
-    if (!device_accessible(da) || !device_accessible(sa) ||
-        (da->kind != A_HOST && da->kind != A_REGISTERED && da->dev != curdev()) ||
-        (sa->kind != A_HOST && sa->kind != A_REGISTERED && sa->dev != curdev()))
-      return CUDA_ERROR_ILLEGAL_ADDRESS;
-    memcpy(dst + d, src + s, (size_t)a.itemsize);
-  }
-  return CUDA_SUCCESS;
-}
-
+/* The parameters are read at the call, as the driver copies them; the
+** library's copy kernel then runs on its stream. */
 API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                            unsigned by, unsigned bz, unsigned shared, CUstream s,
+                            unsigned by, unsigned bz, unsigned shared, CUstream h,
                             void **params, void **extra) {
   ENTER(true);
-  if (!stream_ok(s)) return leave(CUDA_ERROR_INVALID_HANDLE);
+  struct CUstream_st *s = stream_of(h);
+  if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
   if (f == NULL || f->mod->dev != curdev()) return leave(CUDA_ERROR_INVALID_HANDLE);
   if (!gx || !gy || !gz || !bx || !by || !bz || gx > LC_MAX_GRID_X || gy > LC_MAX_GRID_Y ||
       gz > LC_MAX_GRID_Z || bx > LC_MAX_BLOCK_X || by > LC_MAX_BLOCK_Y || bz > LC_MAX_BLOCK_Z ||
@@ -958,15 +1437,22 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     fputc('\n', trace);
     fflush(trace);
   }
+  trace_stream(__func__, s);
+  op *o = NULL;
   if (strcmp(e->name, "lc_copy_strided") == 0) {
     /* the PTX must declare what the backend packs */
     if (e->nparams >= 0 && (e->nparams != 3 || e->size[0] != 8 || e->size[1] != 8 ||
                             e->size[2] != sizeof(lc_strided_args)))
       return leave(CUDA_ERROR_INVALID_VALUE);
-    CUresult r = copy_strided(params);
-    if (r != CUDA_SUCCESS) sticky = r;      /* reported by later calls */
+    o = new_op(OP_KERNEL);
+    memcpy(&o->dst, params[0], 8);
+    memcpy(&o->src, params[1], 8);
+    memcpy(&o->args, params[2], sizeof o->args);
   } else if (strncmp(e->name, "fake_fault", 10) == 0) {
-    sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+    o = new_op(OP_FAULT);
+  } else {
+    o = new_op(OP_NOTHING);       /* not run, but it takes its place in the stream */
   }
+  enqueue(s, o);
   return leave(CUDA_SUCCESS);
 }

@@ -64,6 +64,7 @@ void lc_cuda_drain(void) {
     *rt = p;
     rt = &p->next;
   }
+  *rt = NULL;                  /* the ready ones end here; the rest wait on */
   if (phead == NULL) ptail = &phead;
   pthread_mutex_unlock(&pend_mu);
   while (ready) {      /* outside the lock: a release may defer again */
