@@ -11,6 +11,9 @@ local FAKE = BUILD .. "/fake/libcuda.so.1"
 
 local exists = S.exists
 
+-- the toolkit's headers, where the specs that include them look
+local TOOLKIT_INC = (os.getenv("CUDA_HOME") or "/usr/local/cuda") .. "/include"
+
 local PRELUDE = [[
 local l = require "luacuda"
 local function eq(want, got, what)
@@ -514,6 +517,85 @@ describe("the cuda backend on the fake driver", function()
     assert.not_equal(first, entry())             -- compiled anew, stored again
     write(dir .. "/inc/w.h", "#define W 20\n")
     assert.equal(22, value())
+    os.execute("rm -rf " .. dir)
+  end)
+
+  -- issue 14, item 3: NVRTC searches no directory of its own; the toolkit
+  -- the loaded NVRTC belongs to (or $CUDA_HOME, $CUDA_PATH) gives include
+  -- and include/cccl
+  it("compiles a source that includes cuda_fp16.h and cooperative_groups.h", function()
+    if not require("luacuda").nvrtc_version() then pending("no NVRTC") return end
+    if not exists(TOOLKIT_INC .. "/cuda_fp16.h") then pending("no toolkit headers in " .. TOOLKIT_INC) return end
+    local src = [==[
+      local m = l.compile([[
+#include <cuda_fp16.h>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void half_sum(__half *x, float *out) {
+  cg::thread_block b = cg::this_thread_block();
+  b.sync();
+  out[b.thread_rank()] = __half2float(__hadd(x[0], x[1]));
+}
+]])
+      m.half_sum[{1, 1}](l.device_array(2, "float16"), l.device_array(1, "float32"))
+      local maps = io.open("/proc/self/maps"):read("a")
+      print(maps:find("libnvrtc", 1, true) and "nvrtc loaded" or "nvrtc not loaded")
+    ]==]
+    -- the toolkit's headers are recorded with the entry (libcu++ asks
+    -- __has_include through a macro): a new process takes it from the disk
+    local dir = S.tmpdir()
+    local _, out = scenario(src, "LUACUDA_CACHE_DIR=" .. dir)
+    assert.truthy(out:find("nvrtc loaded", 1, true), out)
+    _, out = scenario(src, "LUACUDA_CACHE_DIR=" .. dir)
+    assert.truthy(out:find("nvrtc not loaded", 1, true), out)
+    os.execute("rm -rf " .. dir)
+  end)
+
+  -- the toolkit is found from where NVRTC was loaded (a symlink in a made-up
+  -- toolkit here), else from $CUDA_HOME; its headers are in the cache key's
+  -- record, so an edited toolkit header compiles anew
+  it("finds the toolkit's headers beside NVRTC, else in CUDA_HOME, and recompiles when one changes", function()
+    local real = io.popen("ls /usr/local/cuda/lib64/libnvrtc.so.* 2>/dev/null | head -1"):read("l")
+    if not real then pending("no /usr/local/cuda/lib64/libnvrtc.so.*") return end
+    local dir = S.tmpdir("tk/lib64")
+    local function write(path, text)
+      local f = assert(io.open(path, "w"))
+      f:write(text)
+      f:close()
+    end
+    assert(os.execute(("mkdir -p %s/tk/include/cccl %s/other/lib %s/home/include/cccl"):format(dir, dir, dir)))
+    assert(os.execute(("ln -s %s %s/tk/lib64/libnvrtc.so && ln -s %s %s/other/lib/libnvrtc.so"):format(
+      real, dir, real, dir)))
+    write(dir .. "/tk/include/cuda_fp16.h", '#include <tk_cccl.h>\n#define TK 1\n')
+    write(dir .. "/tk/include/cccl/tk_cccl.h", '#define CCCL 10\n')
+    write(dir .. "/home/include/cuda_fp16.h", '#include <tk_cccl.h>\n#define TK 3\n')
+    write(dir .. "/home/include/cccl/tk_cccl.h", '#define CCCL 30\n')
+    local src = MARK .. [==[
+      mark("compile")
+      local m = l.compile('#include <cuda_fp16.h>\n__device__ int v = TK + CCCL;\n')
+      mark("end")
+      print("value " .. m:get_global("v")[{}])
+    ]==]
+    local function value(lib)
+      local env = ("LUACUDA_CACHE_DIR=%s/cache LUACUDA_NVRTC=%s CUDA_HOME=%s/home"):format(dir, lib, dir)
+      local trace, out = scenario(src, env)
+      assert.equal(1, between(trace, "compile").cuModuleLoadDataEx)
+      return tonumber(out:match("value (%d+)"))
+    end
+    local function entries()
+      local p = io.popen("ls -i " .. dir .. "/cache | grep cuda-")
+      local s = p:read("a")
+      p:close()
+      return s
+    end
+    local beside = dir .. "/tk/lib64/libnvrtc.so"
+    assert.equal(11, value(beside))              -- the toolkit above lib64/
+    local first = entries()
+    assert.equal(11, value(beside))
+    assert.equal(first, entries())               -- a hit: the same entry
+    write(dir .. "/tk/include/cccl/tk_cccl.h", '#define CCCL 20\n')
+    assert.equal(21, value(beside))              -- an edited toolkit header: compiled anew
+    assert.equal(33, value(dir .. "/other/lib/libnvrtc.so"))   -- no include/ above: CUDA_HOME
     os.execute("rm -rf " .. dir)
   end)
 

@@ -49,8 +49,9 @@ static bool want_ptx(void) {
 }
 
 /* Compile text for the current device into a cubin (or take it from the
-** disk cache, keyed by the text, the options and NVRTC's version, which
-** lc_nvrtc_facts_get knows without loading NVRTC) and load it. options
+** disk cache, keyed by the text, the options, the toolkit's include
+** directories and NVRTC's version, which lc_nvrtc_facts_get knows without
+** loading NVRTC) and load it. options
 ** are normalised (ksource.h); the architecture is added. PTX when asked
 ** (LUACUDA_PTX), or when NVRTC is older than the device: then for the
 ** newest architecture it knows, and the driver JITs it. */
@@ -74,10 +75,13 @@ static int load_source(const char *text, const char *name, const char *const *op
   bool cubin = target == want && !want_ptx();
   char arch[32];
   snprintf(arch, sizeof arch, "-arch=%s_%d", cubin ? "sm" : "compute", target);
-  const char *opts[LC_KSOURCE_MAXOPTS + 2];
+  /* the architecture, the user's options, then the toolkit's headers
+  ** (after the user's -I: a user's header of the same name wins) */
+  const char *opts[LC_KSOURCE_MAXOPTS + 2 + LC_NVRTC_MAXINC];
   int n = 0;
   opts[n++] = arch;
-  for (int i = 0; i < noptions && n < LC_KSOURCE_MAXOPTS + 2; i++) opts[n++] = options[i];
+  for (int i = 0; i < noptions && i < LC_KSOURCE_MAXOPTS + 1; i++) opts[n++] = options[i];
+  for (int i = 0; i < facts.nincludes; i++) opts[n++] = facts.includes[i];
   char identity[64];
   snprintf(identity, sizeof identity, "NVRTC %d.%d", major, minor);
   lc_hash key;

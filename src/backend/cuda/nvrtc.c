@@ -83,6 +83,48 @@ static void append(char *buf, const char *fmt, ...) {
   if (n >= 0 && (size_t)n >= room) memcpy(buf + LC_NVRTC_ERRLEN - 4, "...", 4);
 }
 
+static bool is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Is root (len bytes of it) a toolkit: does root/include hold cuda_fp16.h?
+** If so, its include directories go into f (nvrtc.h). */
+static bool toolkit_at(const char *root, size_t len, lc_nvrtc_facts *f) {
+  while (len > 1 && root[len - 1] == '/') len--;   /* "/usr/local/cuda/" too */
+  char path[1100];
+  struct stat st;
+  int n = snprintf(path, sizeof path, "%.*s/include/cuda_fp16.h", (int)len, root);
+  if (len == 0 || n < 0 || (size_t)n >= sizeof f->includes[0] || stat(path, &st) != 0)
+    return false;
+  snprintf(f->includes[0], sizeof f->includes[0], "-I%.*s/include", (int)len, root);
+  f->nincludes = 1;
+  snprintf(path, sizeof path, "%.*s/include/cccl", (int)len, root);
+  if (is_dir(path))
+    snprintf(f->includes[f->nincludes++], sizeof f->includes[0], "-I%.*s/include/cccl",
+             (int)len, root);
+  return true;
+}
+
+/* The toolkit of the NVRTC loaded (nv is set): the directory above the
+** library's own, else $CUDA_HOME, else $CUDA_PATH (nvrtc.h). */
+static void find_includes(lc_nvrtc_facts *f) {
+  f->nincludes = 0;
+  Dl_info info;
+  void *sym;                    /* POSIX: a function pointer fits a void * */
+  memcpy(&sym, &nv.Version, sizeof sym);
+  if (dladdr(sym, &info) && info.dli_fname) {
+    /* lib64/libnvrtc.so.13: two slashes from the end is the toolkit */
+    const char *p = info.dli_fname, *last = strrchr(p, '/'), *up = NULL;
+    for (const char *q = p; last && q < last; q++)
+      if (*q == '/') up = q;
+    if (up && toolkit_at(p, up == p ? 1 : (size_t)(up - p), f)) return;
+  }
+  const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH")};
+  for (int r = 0; r < 2; r++)
+    if (roots[r] && toolkit_at(roots[r], strlen(roots[r]), f)) return;
+}
+
 /* Open path and resolve every symbol; on failure add a line saying why to
 ** load_err. A library without our symbols is left open, not closed: what
 ** it ran at load time stays valid. */
@@ -120,13 +162,9 @@ static bool try_open(const char *path) {
       n <= (int)(sizeof facts.archs / sizeof facts.archs[0]) &&
       nv.GetSupportedArchs(facts.archs) == NVRTC_SUCCESS)
     facts.narchs = n;
+  find_includes(&facts);
   atomic_store(&loaded, true);
   return true;
-}
-
-static bool is_dir(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static void load(void) {
@@ -189,7 +227,7 @@ typedef struct facts_record {
 static void facts_key(lc_hash *key) {
   static const char *const vars[] = {"LUACUDA_NVRTC", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH"};
   lc_hash_init(key);
-  lc_hash_add_str(key, "luacuda nvrtc facts 1");
+  lc_hash_add_str(key, "luacuda nvrtc facts 2");
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
     const char *v = getenv(vars[i]);
     lc_hash_add_str(key, v ? v : "\001unset");

@@ -8,6 +8,13 @@
 ** libnvrtc.so) through the dynamic loader's own search, then the same names
 ** under $CUDA_HOME/lib64, $CUDA_PATH/lib64 and /usr/local/cuda/lib64.
 **
+** NVRTC searches no directory of its own for <cuda_fp16.h> and the like:
+** the toolkit's include directories are added to every compilation, after
+** the user's -I. The toolkit is the directory above the one NVRTC was
+** loaded from (/usr/local/cuda for /usr/local/cuda/lib64/libnvrtc.so.13;
+** targets/x86_64-linux for targets/x86_64-linux/lib), else $CUDA_HOME,
+** else $CUDA_PATH: the first whose include/ holds cuda_fp16.h.
+**
 ** Every function is thread-safe: several lua_States on several threads may
 ** compile at once (each compilation has its own nvrtcProgram).
 **
@@ -21,6 +28,7 @@
 #include <stddef.h>
 
 #define LC_NVRTC_ERRLEN 4096
+#define LC_NVRTC_MAXINC 2
 
 /* Load NVRTC if not done yet. 0 when usable; otherwise nonzero, with the
 ** reason (the same on every call) in err. */
@@ -40,6 +48,11 @@ typedef struct lc_nvrtc_facts {
   int major, minor;
   int narchs;
   int archs[128];
+  /* the toolkit's headers, as options: "-I<toolkit>/include", then
+  ** "-I<toolkit>/include/cccl" where it exists (CUDA 13 keeps libcu++,
+  ** CUB and Thrust there); none when no toolkit was found */
+  int nincludes;
+  char includes[LC_NVRTC_MAXINC][1040];
 } lc_nvrtc_facts;
 
 /* Fills *f; 0, or nonzero with err set as lc_nvrtc_load does. */
