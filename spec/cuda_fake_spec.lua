@@ -663,6 +663,59 @@ extern "C" __global__ void half_sum(__half *x, float *out) {
     assert.equal(0, count(trace, "  -> 209"))
   end)
 
+  -- issue 14, item 4: CUDA 13's NVRTC makes PTX 9.0 and cubins a 12.x
+  -- driver refuses; the fake refuses them as that driver would
+  it("names the driver's and NVRTC's versions when NVRTC is newer than the driver", function()
+    local maj, min = require("luacuda").nvrtc_version()
+    if not maj then pending("no NVRTC") return end
+    local older = ("%d040"):format(maj - 1)          -- e.g. 12040 below NVRTC 13
+    local code = ([==[
+      local e = fails("luacuda.compile: cuModuleLoadDataEx: CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+                      l.compile, [[extern "C" __global__ void k(int *x) {}]])
+      assert(e:find("(driver %d.4, NVRTC %d.%d)", 1, true), e)
+      assert(e:find("NVRTC is newer than the driver", 1, true), e)
+    ]==]):format(maj - 1, maj, min)
+    scenario(code, "FAKE_CUDA_DRIVER_VERSION=" .. older)               -- PTX
+    scenario(code, "LUACUDA_PTX=0 FAKE_CUDA_DRIVER_VERSION=" .. older) -- a cubin
+    -- a driver as new as NVRTC takes both
+    local ok = [==[ l.compile([[extern "C" __global__ void k(int *x) {}]]) ]==]
+    local trace = scenario(ok, ("FAKE_CUDA_DRIVER_VERSION=%d%03d"):format(maj, min * 10))
+    assert.equal(1, count(trace, "cuDriverGetVersion"))
+    scenario(ok, ("LUACUDA_PTX=0 FAKE_CUDA_DRIVER_VERSION=%d%03d"):format(maj, min * 10))
+  end)
+
+  -- which NVRTC is taken depends on the driver: the facts remembered for
+  -- one driver are not taken for another, nor is a module compiled for it
+  it("keys the remembered NVRTC facts and the compiled modules by the driver's version", function()
+    local maj, min = require("luacuda").nvrtc_version()
+    if not maj then pending("no NVRTC") return end
+    local src = [==[
+      local ok, e = pcall(l.compile, [[extern "C" __global__ void k(float *x) {}]])
+      local maps = io.open("/proc/self/maps"):read("a")
+      print(maps:find("libnvrtc", 1, true) and "nvrtc loaded" or "nvrtc not loaded")
+    ]==]
+    local dir = S.tmpdir()
+    local function run_with(version)
+      local _, out = scenario(src, ("LUACUDA_CACHE_DIR=%s FAKE_CUDA_DRIVER_VERSION=%s"):format(dir, version))
+      return out:match("nvrtc %a* ?loaded")
+    end
+    local function entries()
+      local p = io.popen("ls " .. dir .. " | grep -c '^cuda-'")
+      local n = tonumber(p:read("a"))
+      p:close()
+      return n
+    end
+    local same, newer = ("%d%03d"):format(maj, min * 10), ("%d%03d"):format(maj, min * 10 + 10)
+    assert.equal("nvrtc loaded", run_with(same))
+    assert.equal("nvrtc not loaded", run_with(same))
+    assert.equal(1, entries())
+    assert.equal("nvrtc loaded", run_with(newer))      -- other facts, another module
+    assert.equal(2, entries())
+    assert.equal("nvrtc not loaded", run_with(newer))
+    assert.equal("nvrtc loaded", run_with(("%d040"):format(maj - 1)))
+    os.execute("rm -rf " .. dir)
+  end)
+
   it("names the architecture when the device is older than anything NVRTC knows", function()
     if not require("luacuda").nvrtc_version() then pending("no NVRTC") return end
     scenario([==[

@@ -42,6 +42,7 @@ static void load(void) {
   }
   const sym syms[] = {
     S(Init, "cuInit"),
+    S(DriverGetVersion, "cuDriverGetVersion"),
     S(GetErrorName, "cuGetErrorName"),
     S(DeviceGetCount, "cuDeviceGetCount"),
     S(DeviceGet, "cuDeviceGet"),

@@ -70,6 +70,23 @@ static int load_rc = LC_ENOTSUP;
 static lc_nvrtc_facts facts;    /* of the library loaded */
 static char load_err[LC_NVRTC_ERRLEN];
 static atomic_bool loaded;      /* load() succeeded: facts and nv are set */
+static atomic_int driver;       /* the driver's version, 0 unknown */
+
+void lc_nvrtc_set_driver(int version) { atomic_store(&driver, version); }
+
+/* The CUDA major version of a soname (13 for libnvrtc.so.13), 0 for none. */
+static int soname_major(const char *soname) {
+  const char *v = soname + strlen("libnvrtc.so");
+  return *v == '.' ? atoi(v + 1) : 0;
+}
+
+/* Pass 0 tries the sonames no newer than the driver (all of them when its
+** version is unknown), pass 1 the newer ones. */
+static bool in_pass(const char *soname, int pass) {
+  int d = atomic_load(&driver) / 1000;
+  bool newer = d > 0 && soname_major(soname) > d;
+  return pass == 1 ? newer : !newer;
+}
 
 /* Append to buf (of LC_NVRTC_ERRLEN bytes), marking a cut with "...". */
 LC_PRINTF(2, 3)
@@ -176,8 +193,6 @@ static void load(void) {
     return;
   }
   snprintf(load_err, sizeof load_err, "cannot load NVRTC; tried:");
-  for (size_t i = 0; i < NSONAMES; i++)
-    if (try_open(sonames[i])) { load_rc = LC_OK; return; }
   const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
   char dirs[3][1024];
   for (int r = 0; r < 3; r++) {
@@ -188,15 +203,23 @@ static void load(void) {
     snprintf(dirs[r], sizeof dirs[r], "%.*s/lib64", (int)len, roots[r]);
     bool seen = false;
     for (int q = 0; q < r; q++) seen = seen || strcmp(dirs[q], dirs[r]) == 0;
-    if (seen) continue;
-    if (!is_dir(dirs[r])) {   /* one line for the directory, not six */
+    if (!seen && !is_dir(dirs[r]))   /* one line for the directory, not six */
       append(load_err, "\n  %s/: no such directory", dirs[r]);
-      continue;
-    }
-    for (size_t i = 0; i < NSONAMES; i++) {
-      char path[1200];
-      int n = snprintf(path, sizeof path, "%s/%s", dirs[r], sonames[i]);
-      if (n > 0 && (size_t)n < sizeof path && try_open(path)) { load_rc = LC_OK; return; }
+    if (seen || !is_dir(dirs[r])) dirs[r][0] = '\0';
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < NSONAMES; i++)
+      if (in_pass(sonames[i], pass) && try_open(sonames[i])) { load_rc = LC_OK; return; }
+    for (int r = 0; r < 3; r++) {
+      if (dirs[r][0] == '\0') continue;
+      for (size_t i = 0; i < NSONAMES; i++) {
+        char path[1200];
+        int n = snprintf(path, sizeof path, "%s/%s", dirs[r], sonames[i]);
+        if (in_pass(sonames[i], pass) && n > 0 && (size_t)n < sizeof path && try_open(path)) {
+          load_rc = LC_OK;
+          return;
+        }
+      }
     }
   }
 }
@@ -228,6 +251,8 @@ static void facts_key(lc_hash *key) {
   static const char *const vars[] = {"LUACUDA_NVRTC", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH"};
   lc_hash_init(key);
   lc_hash_add_str(key, "luacuda nvrtc facts 2");
+  int d = atomic_load(&driver);   /* it orders the sonames */
+  lc_hash_add(key, &d, sizeof d);
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
     const char *v = getenv(vars[i]);
     lc_hash_add_str(key, v ? v : "\001unset");

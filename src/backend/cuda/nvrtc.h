@@ -6,7 +6,12 @@
 ** is tried, so a wrong path is reported, not silently replaced), otherwise
 ** the sonames newest first (libnvrtc.so.13, .12, .11.2, .11.1, .11.0, then
 ** libnvrtc.so) through the dynamic loader's own search, then the same names
-** under $CUDA_HOME/lib64, $CUDA_PATH/lib64 and /usr/local/cuda/lib64.
+** under $CUDA_HOME/lib64, $CUDA_PATH/lib64 and /usr/local/cuda/lib64. When
+** the CUDA backend has told the driver's version (lc_nvrtc_set_driver),
+** the sonames no newer than the driver's major version are tried first,
+** everywhere: NVRTC 13's PTX (ISA 9.0) and cubins do not load on a 12.x
+** driver. A newer one is still taken when it is all there is; a module
+** that then fails to load says both versions (module.c).
 **
 ** NVRTC searches no directory of its own for <cuda_fp16.h> and the like:
 ** the toolkit's include directories are added to every compilation, after
@@ -29,6 +34,11 @@
 
 #define LC_NVRTC_ERRLEN 4096
 #define LC_NVRTC_MAXINC 2
+
+/* The driver's version (cuDriverGetVersion: 12040 for 12.4), before
+** NVRTC is loaded: it orders the sonames tried, and is part of the key
+** the facts are remembered under. */
+void lc_nvrtc_set_driver(int version);
 
 /* Load NVRTC if not done yet. 0 when usable; otherwise nonzero, with the
 ** reason (the same on every call) in err. */
