@@ -684,6 +684,31 @@ extern "C" __global__ void half_sum(__half *x, float *out) {
     scenario(ok, ("LUACUDA_PTX=0 FAKE_CUDA_DRIVER_VERSION=%d%03d"):format(maj, min * 10))
   end)
 
+  -- with a 12.x driver an NVRTC 12 is taken before a newer one found first
+  -- (build/fake/nvrtc/libnvrtc.so.12 says it is 12.9 and passes the rest on)
+  it("prefers the newest NVRTC no newer than the driver", function()
+    local maj = require("luacuda").nvrtc_version()
+    if not maj then pending("no NVRTC") return end
+    if maj < 13 then pending("needs an NVRTC newer than 12 (have " .. maj .. ")") return end
+    local shim = BUILD .. "/fake/nvrtc"
+    local env = "LUACUDA_CACHE=0 LD_LIBRARY_PATH=" .. shim .. " FAKE_CUDA_DRIVER_VERSION="
+    local code = [==[ print("NVRTC " .. table.concat({l.nvrtc_version()}, ".")) ]==]
+    local _, out = scenario(code, env .. "12040")
+    assert.truthy(out:find("NVRTC 12.9", 1, true), out)
+    -- its PTX (9.0 in truth, from the NVRTC behind it) is refused: the
+    -- message says what to update
+    scenario([==[
+      local e = fails("(driver 12.4, NVRTC 12.9): NVRTC is newer than the driver, which takes "
+                      .. "its cubins but not its PTX; update the driver",
+                      l.compile, [[extern "C" __global__ void k(int *x) {}]])
+    ]==], env .. "12040")
+    _, out = scenario(code, env .. "13000")         -- the newest, as the driver takes it
+    assert.truthy(out:find("NVRTC " .. maj .. ".", 1, true), out)
+    -- the same choice without the driver's order: LUACUDA_NVRTC alone decides
+    _, out = scenario(code, env .. "12040 LUACUDA_NVRTC=libnvrtc.so." .. maj)
+    assert.truthy(out:find("NVRTC " .. maj .. ".", 1, true), out)
+  end)
+
   -- which NVRTC is taken depends on the driver: the facts remembered for
   -- one driver are not taken for another, nor is a module compiled for it
   it("keys the remembered NVRTC facts and the compiled modules by the driver's version", function()

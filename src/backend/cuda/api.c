@@ -42,8 +42,8 @@ static void load(void) {
   }
   const sym syms[] = {
     S(Init, "cuInit"),
-    S(DriverGetVersion, "cuDriverGetVersion"),
     S(GetErrorName, "cuGetErrorName"),
+    S(DriverGetVersion, "cuDriverGetVersion"),
     S(DeviceGetCount, "cuDeviceGetCount"),
     S(DeviceGet, "cuDeviceGet"),
     S(DeviceGetName, "cuDeviceGetName"),

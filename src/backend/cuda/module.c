@@ -130,10 +130,13 @@ static int load_source(const char *text, const char *name, const char *const *op
     snprintf(err + used, LC_ERRLEN - used, " (driver %d.%d, NVRTC %d.%d)", dv / 1000,
              dv % 1000 / 10, major, minor);
     used = strlen(err);
-    if (dv > 0 && major * 1000 + minor * 10 > dv)
+    if (dv > 0 && major > dv / 1000)
       snprintf(err + used, LC_ERRLEN - used, ": NVRTC is newer than the driver; update the "
                "driver, or install NVRTC %d (libnvrtc.so.%d), which luacuda then prefers",
                dv / 1000, dv / 1000);
+    else if (dv > 0 && major * 1000 + minor * 10 > dv)
+      snprintf(err + used, LC_ERRLEN - used, ": NVRTC is newer than the driver, which takes "
+               "its cubins but not its PTX; update the driver");
     used = strlen(err);
     if (jitlog[0]) snprintf(err + used, LC_ERRLEN - used, " (%s)", jitlog);
   }
