@@ -48,6 +48,8 @@ DEPS_UNIT = $(BUILD)/deps_test
 # cuda.h where there is one (test code: never installed)
 CUDA_INC  ?= /usr/local/cuda/include
 FAKE_CUDA  = $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/fake/libcuda.so.1)
+# an NVRTC that says it is 12.9, for the spec of which NVRTC suits a driver
+FAKE_NVRTC = $(BUILD)/fake/nvrtc/libnvrtc.so.12
 CAPI_UNIT = $(BUILD)/capi_test
 EMBED_HOST = $(BUILD)/embed_host
 
@@ -128,6 +130,11 @@ $(BUILD)/fake/libcuda.so.1: spec/c/fake_cuda.c kernels/abi.h
 	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
 	  -I$(CUDA_INC) -Ikernels $(LIBFLAG) $< -o $@ $(LDFLAGS) -lpthread
 
+$(FAKE_NVRTC): spec/c/fake_nvrtc.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
+	  $(LIBFLAG) $< -o $@ $(LDFLAGS) -ldl -lpthread
+
 # the C API's test: release callbacks, DLPack deleters, accessors
 $(CAPI_UNIT): spec/c/capi_test.c spec/c/unit.h src/luacuda.h $(LIB)
 	@mkdir -p $(@D)
@@ -175,7 +182,7 @@ deps:
 	fi
 
 check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
-       $(EMBED_HOST)
+       $(EMBED_HOST) $(FAKE_NVRTC)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
 

@@ -2,8 +2,11 @@
 ** bench/gpu_driver.c: the C baseline for bench/gpu.lua, on the CUDA driver
 ** API opened with dlopen (no CUDA headers needed). It measures what
 ** luacuda is compared with, on the same machine, in the same run:
-**   launch PTXFILE N     microseconds per cuLaunchKernel of the kernel
-**                        empty4(float*, float, int, int), in a loop
+**   launch IMAGE N       microseconds per cuLaunchKernel of the kernel
+**                        empty4(float*, float, int, int), in a loop; IMAGE
+**                        is the cubin (or PTX) bench/gpu.lua chose as the
+**                        library does: a cubin loads where the driver is
+**                        older than NVRTC, NVRTC's PTX may not
 **   copy BYTES REPEAT    GB/s of host-to-device and device-to-host copies
 **                        with cuMemcpyHtoD/DtoH, pageable and pinned
 ** Each line printed is "name value".
@@ -25,6 +28,7 @@ typedef struct CUstream_st *CUstream;
 typedef unsigned long long CUdeviceptr;
 
 static CUresult (*cuInit)(unsigned);
+static CUresult (*cuDriverGetVersion)(int *);
 static CUresult (*cuDeviceGet)(CUdevice *, int);
 static CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
 static CUresult (*cuCtxSetCurrent)(CUcontext);
@@ -77,6 +81,7 @@ static void open_driver(void) {
   }
   LOAD(cuGetErrorName, "cuGetErrorName");
   LOAD(cuInit, "cuInit");
+  LOAD(cuDriverGetVersion, "cuDriverGetVersion");
   LOAD(cuDeviceGet, "cuDeviceGet");
   LOAD(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
   LOAD(cuCtxSetCurrent, "cuCtxSetCurrent");
@@ -111,11 +116,20 @@ static char *read_file(const char *path) {
   return s;
 }
 
-static void bench_launch(const char *ptxfile, long n) {
-  char *ptx = read_file(ptxfile);
+static void bench_launch(const char *imagefile, long n) {
+  char *image = read_file(imagefile);   /* NUL-terminated, as PTX must be */
   CUmodule mod;
   CUfunction fn;
-  CHECK(cuModuleLoadData(&mod, ptx));
+  CUresult rc = cuModuleLoadData(&mod, image);
+  if (rc != 0) {
+    const char *name = "?";
+    int v = 0;
+    cuGetErrorName(rc, &name);
+    cuDriverGetVersion(&v);
+    fprintf(stderr, "gpu_driver: cuModuleLoadData(%s): %s (driver %d.%d)\n", imagefile, name,
+            v / 1000, v % 1000 / 10);
+    exit(1);
+  }
   CHECK(cuModuleGetFunction(&fn, mod, "empty4"));
   CUdeviceptr a;
   CHECK(cuMemAlloc(&a, 16));
@@ -132,7 +146,7 @@ static void bench_launch(const char *ptxfile, long n) {
   }
   printf("launch_us %.4f\n", best * 1e6);
   CHECK(cuMemFree(a));
-  free(ptx);
+  free(image);
 }
 
 static double copy_gbs(CUdeviceptr d, void *h, size_t bytes, int repeat, int to_device) {
@@ -172,7 +186,7 @@ int main(int argc, char **argv) {
     open_driver();
     bench_copy((size_t)atoll(argv[2]), atoi(argv[3]));
   } else {
-    fprintf(stderr, "usage: gpu_driver launch PTXFILE N | copy BYTES REPEAT\n");
+    fprintf(stderr, "usage: gpu_driver launch IMAGE N | copy BYTES REPEAT\n");
     return 2;
   }
   return 0;

@@ -11,6 +11,9 @@ local FAKE = BUILD .. "/fake/libcuda.so.1"
 
 local exists = S.exists
 
+-- the toolkit's headers, where the specs that include them look
+local TOOLKIT_INC = (os.getenv("CUDA_HOME") or "/usr/local/cuda") .. "/include"
+
 local PRELUDE = [[
 local l = require "luacuda"
 local function eq(want, got, what)
@@ -543,6 +546,85 @@ describe("the cuda backend on the fake driver", function()
     ]==], "FAKE_CUDA_DELAY_US=200")
   end)
 
+  -- issue 14, item 3: NVRTC searches no directory of its own; the toolkit
+  -- the loaded NVRTC belongs to (or $CUDA_HOME, $CUDA_PATH) gives include
+  -- and include/cccl
+  it("compiles a source that includes cuda_fp16.h and cooperative_groups.h", function()
+    if not require("luacuda").nvrtc_version() then pending("no NVRTC") return end
+    if not exists(TOOLKIT_INC .. "/cuda_fp16.h") then pending("no toolkit headers in " .. TOOLKIT_INC) return end
+    local src = [==[
+      local m = l.compile([[
+#include <cuda_fp16.h>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void half_sum(__half *x, float *out) {
+  cg::thread_block b = cg::this_thread_block();
+  b.sync();
+  out[b.thread_rank()] = __half2float(__hadd(x[0], x[1]));
+}
+]])
+      m.half_sum[{1, 1}](l.device_array(2, "float16"), l.device_array(1, "float32"))
+      local maps = io.open("/proc/self/maps"):read("a")
+      print(maps:find("libnvrtc", 1, true) and "nvrtc loaded" or "nvrtc not loaded")
+    ]==]
+    -- the toolkit's headers are recorded with the entry (libcu++ asks
+    -- __has_include through a macro): a new process takes it from the disk
+    local dir = S.tmpdir()
+    local _, out = scenario(src, "LUACUDA_CACHE_DIR=" .. dir)
+    assert.truthy(out:find("nvrtc loaded", 1, true), out)
+    _, out = scenario(src, "LUACUDA_CACHE_DIR=" .. dir)
+    assert.truthy(out:find("nvrtc not loaded", 1, true), out)
+    os.execute("rm -rf " .. dir)
+  end)
+
+  -- the toolkit is found from where NVRTC was loaded (a symlink in a made-up
+  -- toolkit here), else from $CUDA_HOME; its headers are in the cache key's
+  -- record, so an edited toolkit header compiles anew
+  it("finds the toolkit's headers beside NVRTC, else in CUDA_HOME, and recompiles when one changes", function()
+    local real = io.popen("ls /usr/local/cuda/lib64/libnvrtc.so.* 2>/dev/null | head -1"):read("l")
+    if not real then pending("no /usr/local/cuda/lib64/libnvrtc.so.*") return end
+    local dir = S.tmpdir("tk/lib64")
+    local function write(path, text)
+      local f = assert(io.open(path, "w"))
+      f:write(text)
+      f:close()
+    end
+    assert(os.execute(("mkdir -p %s/tk/include/cccl %s/other/lib %s/home/include/cccl"):format(dir, dir, dir)))
+    assert(os.execute(("ln -s %s %s/tk/lib64/libnvrtc.so && ln -s %s %s/other/lib/libnvrtc.so"):format(
+      real, dir, real, dir)))
+    write(dir .. "/tk/include/cuda_fp16.h", '#include <tk_cccl.h>\n#define TK 1\n')
+    write(dir .. "/tk/include/cccl/tk_cccl.h", '#define CCCL 10\n')
+    write(dir .. "/home/include/cuda_fp16.h", '#include <tk_cccl.h>\n#define TK 3\n')
+    write(dir .. "/home/include/cccl/tk_cccl.h", '#define CCCL 30\n')
+    local src = MARK .. [==[
+      mark("compile")
+      local m = l.compile('#include <cuda_fp16.h>\n__device__ int v = TK + CCCL;\n')
+      mark("end")
+      print("value " .. m:get_global("v")[{}])
+    ]==]
+    local function value(lib)
+      local env = ("LUACUDA_CACHE_DIR=%s/cache LUACUDA_NVRTC=%s CUDA_HOME=%s/home"):format(dir, lib, dir)
+      local trace, out = scenario(src, env)
+      assert.equal(1, between(trace, "compile").cuModuleLoadDataEx)
+      return tonumber(out:match("value (%d+)"))
+    end
+    local function entries()
+      local p = io.popen("ls -i " .. dir .. "/cache | grep cuda-")
+      local s = p:read("a")
+      p:close()
+      return s
+    end
+    local beside = dir .. "/tk/lib64/libnvrtc.so"
+    assert.equal(11, value(beside))              -- the toolkit above lib64/
+    local first = entries()
+    assert.equal(11, value(beside))
+    assert.equal(first, entries())               -- a hit: the same entry
+    write(dir .. "/tk/include/cccl/tk_cccl.h", '#define CCCL 20\n')
+    assert.equal(21, value(beside))              -- an edited toolkit header: compiled anew
+    assert.equal(33, value(dir .. "/other/lib/libnvrtc.so"))   -- no include/ above: CUDA_HOME
+    os.execute("rm -rf " .. dir)
+  end)
+
   it("makes the context unusable after a sticky error, and finalizers call nothing", function()
     local out, trace = run([==[
       local m = l.compile([[extern "C" __global__ void fake_fault(int *x) {}]])
@@ -605,6 +687,84 @@ describe("the cuda backend on the fake driver", function()
     trace = scenario(code, "LUACUDA_PTX=0 FAKE_CUDA_CC=99.0")
     assert.equal(2, count(trace, "cuModuleLoadDataEx"))
     assert.equal(0, count(trace, "  -> 209"))
+  end)
+
+  -- issue 14, item 4: CUDA 13's NVRTC makes PTX 9.0 and cubins a 12.x
+  -- driver refuses; the fake refuses them as that driver would
+  it("names the driver's and NVRTC's versions when NVRTC is newer than the driver", function()
+    local maj, min = require("luacuda").nvrtc_version()
+    if not maj then pending("no NVRTC") return end
+    local older = ("%d040"):format(maj - 1)          -- e.g. 12040 below NVRTC 13
+    local code = ([==[
+      local e = fails("luacuda.compile: cuModuleLoadDataEx: CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+                      l.compile, [[extern "C" __global__ void k(int *x) {}]])
+      assert(e:find("(driver %d.4, NVRTC %d.%d)", 1, true), e)
+      assert(e:find("NVRTC is newer than the driver", 1, true), e)
+    ]==]):format(maj - 1, maj, min)
+    scenario(code, "FAKE_CUDA_DRIVER_VERSION=" .. older)               -- PTX
+    scenario(code, "LUACUDA_PTX=0 FAKE_CUDA_DRIVER_VERSION=" .. older) -- a cubin
+    -- a driver as new as NVRTC takes both
+    local ok = [==[ l.compile([[extern "C" __global__ void k(int *x) {}]]) ]==]
+    local trace = scenario(ok, ("FAKE_CUDA_DRIVER_VERSION=%d%03d"):format(maj, min * 10))
+    assert.equal(1, count(trace, "cuDriverGetVersion"))
+    scenario(ok, ("LUACUDA_PTX=0 FAKE_CUDA_DRIVER_VERSION=%d%03d"):format(maj, min * 10))
+  end)
+
+  -- with a 12.x driver an NVRTC 12 is taken before a newer one found first
+  -- (build/fake/nvrtc/libnvrtc.so.12 says it is 12.9 and passes the rest on)
+  it("prefers the newest NVRTC no newer than the driver", function()
+    local maj = require("luacuda").nvrtc_version()
+    if not maj then pending("no NVRTC") return end
+    if maj < 13 then pending("needs an NVRTC newer than 12 (have " .. maj .. ")") return end
+    local shim = BUILD .. "/fake/nvrtc"
+    local env = "LUACUDA_CACHE=0 LD_LIBRARY_PATH=" .. shim .. " FAKE_CUDA_DRIVER_VERSION="
+    local code = [==[ print("NVRTC " .. table.concat({l.nvrtc_version()}, ".")) ]==]
+    local _, out = scenario(code, env .. "12040")
+    assert.truthy(out:find("NVRTC 12.9", 1, true), out)
+    -- its PTX (9.0 in truth, from the NVRTC behind it) is refused: the
+    -- message says what to update
+    scenario([==[
+      local e = fails("(driver 12.4, NVRTC 12.9): NVRTC is newer than the driver, which takes "
+                      .. "its cubins but not its PTX; update the driver",
+                      l.compile, [[extern "C" __global__ void k(int *x) {}]])
+    ]==], env .. "12040")
+    _, out = scenario(code, env .. "13000")         -- the newest, as the driver takes it
+    assert.truthy(out:find("NVRTC " .. maj .. ".", 1, true), out)
+    -- the same choice without the driver's order: LUACUDA_NVRTC alone decides
+    _, out = scenario(code, env .. "12040 LUACUDA_NVRTC=libnvrtc.so." .. maj)
+    assert.truthy(out:find("NVRTC " .. maj .. ".", 1, true), out)
+  end)
+
+  -- which NVRTC is taken depends on the driver: the facts remembered for
+  -- one driver are not taken for another, nor is a module compiled for it
+  it("keys the remembered NVRTC facts and the compiled modules by the driver's version", function()
+    local maj, min = require("luacuda").nvrtc_version()
+    if not maj then pending("no NVRTC") return end
+    local src = [==[
+      local ok, e = pcall(l.compile, [[extern "C" __global__ void k(float *x) {}]])
+      local maps = io.open("/proc/self/maps"):read("a")
+      print(maps:find("libnvrtc", 1, true) and "nvrtc loaded" or "nvrtc not loaded")
+    ]==]
+    local dir = S.tmpdir()
+    local function run_with(version)
+      local _, out = scenario(src, ("LUACUDA_CACHE_DIR=%s FAKE_CUDA_DRIVER_VERSION=%s"):format(dir, version))
+      return out:match("nvrtc %a* ?loaded")
+    end
+    local function entries()
+      local p = io.popen("ls " .. dir .. " | grep -c '^cuda-'")
+      local n = tonumber(p:read("a"))
+      p:close()
+      return n
+    end
+    local same, newer = ("%d%03d"):format(maj, min * 10), ("%d%03d"):format(maj, min * 10 + 10)
+    assert.equal("nvrtc loaded", run_with(same))
+    assert.equal("nvrtc not loaded", run_with(same))
+    assert.equal(1, entries())
+    assert.equal("nvrtc loaded", run_with(newer))      -- other facts, another module
+    assert.equal(2, entries())
+    assert.equal("nvrtc not loaded", run_with(newer))
+    assert.equal("nvrtc loaded", run_with(("%d040"):format(maj - 1)))
+    os.execute("rm -rf " .. dir)
   end)
 
   it("names the architecture when the device is older than anything NVRTC knows", function()

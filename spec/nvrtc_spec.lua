@@ -178,6 +178,26 @@ extern "C" __global__ void k(int *o) {
            'extern "C" __global__ void k() {}', { arch = "compute_10" })
   end)
 
+  -- issue 14, item 3: the toolkit's include and include/cccl are searched
+  with_nvrtc("compiles a source that includes cuda_fp16.h and cooperative_groups.h", function()
+    local inc = (os.getenv("CUDA_HOME") or "/usr/local/cuda") .. "/include"
+    if not S.exists(inc .. "/cuda_fp16.h") then return pending("no toolkit headers in " .. inc) end
+    local src = [[
+#include <cuda_fp16.h>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void half_sum(__half *x, float *out) {
+  cg::thread_block b = cg::this_thread_block();
+  b.sync();
+  out[b.thread_rank()] = __half2float(__hadd(x[0], x[1]));
+}
+]]
+    local ptx = luacuda.ptx(src, { arch = "compute_80" })
+    assert.truthy(ptx:find("%.entry half_sum%("), "no .entry for half_sum")
+    local cubin = luacuda.cubin(src, { arch = "sm_80" })
+    assert.equal("\127ELF", cubin:sub(1, 4))
+  end)
+
   it("refuses a source that is not a string", function()
     misuse("ptx", "source must be a string, got number", luacuda.ptx, 42)
     misuse("ptx", "source must be a string, got no value", luacuda.ptx)

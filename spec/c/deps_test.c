@@ -196,9 +196,46 @@ static int test_nvrtc_includes(void) {
   return 0;
 }
 
+/* A function-like macro that stands for __has_include (libcu++'s
+** _CCCL_HAS_INCLUDE, in the toolkit's headers) asks too, even where it is
+** used before the header defining it is read; one that wraps it again as
+** well. A macro operand elsewhere still cannot be followed. */
+static int test_has_include_wrappers(void) {
+  fresh_dir();
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s/inc' '%s/src'", dir, dir);
+  CHECK_EQ(system(cmd), 0);
+  write_file("inc/use.h", "#if MY_HAS_INCLUDE(<probe.h>) && AGAIN(\"again.h\")\n#endif\n");
+  write_file("inc/def.h", "#  define MY_HAS_INCLUDE(_X) __has_include(_X)\n"
+                          "#define AGAIN(y) MY_HAS_INCLUDE(y)\n");
+  write_file("inc/again.h", "\n");
+  const char *text = "#include <use.h>\n#include <def.h>\n";
+  char name[1200], inc[1200];
+  snprintf(name, sizeof name, "%s/src/k.cu", dir);
+  snprintf(inc, sizeof inc, "-I%s/inc", dir);
+  const char *opts[] = {inc};
+  lc_deps d = {0};
+  lc_includes_nvrtc(&d, text, strlen(text), name, opts, 1);
+  CHECK(!d.failed);
+  CHECK_EQ(kind_of(&d, at("inc/probe.h")), LC_DEP_ABSENT);
+  CHECK_EQ(kind_of(&d, at("src/probe.h")), LC_DEP_ABSENT);
+  CHECK_EQ(kind_of(&d, at("inc/again.h")), LC_DEP_FILE);
+  lc_deps_free(&d);
+  const char *bad[] = {"#define H <x.h>\n#if __has_include(H)\n#endif\n",
+                       "#define HAS_X __has_include(X_HEADER)\n"};
+  for (int i = 0; i < 2; i++) {
+    lc_deps e = {0};
+    lc_includes_nvrtc(&e, bad[i], strlen(bad[i]), name, opts, 1);
+    CHECK(e.failed);
+    lc_deps_free(&e);
+  }
+  cleanup();
+  return 0;
+}
+
 #define T(name) { #name, test_##name }
 static const unit_test tests[] = {
-  T(record_and_check), T(settled), T(make_rule), T(nvrtc_includes),
+  T(record_and_check), T(settled), T(make_rule), T(nvrtc_includes), T(has_include_wrappers),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 

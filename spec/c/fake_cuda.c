@@ -26,8 +26,13 @@
 **
 ** Modules: PTX is parsed for its entries (parameter sizes, as the PTX
 ** declares them) and globals; a cubin is accepted with its entry names
-** only. A launch of the library kernel lc_copy_strided is run, on its
-** stream; other kernels are checked and traced, not run.
+** only. As a driver does, a PTX whose .version is newer than the driver's
+** PTX ISA fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION; so does a cubin
+** whose .note.nv.cuinfo names a toolkit of a newer major version (minor
+** version compatibility: a cubin of 12.8 loads on a 12.0 driver; which
+** code a real driver gives for a cubin is not documented). A launch of the
+** library kernel lc_copy_strided is run, on its stream; other kernels are
+** checked and traced, not run.
 **
 ** Environment:
 **   FAKE_CUDA_DEVICES=2          number of devices (1 to 4)
@@ -38,6 +43,8 @@
 **                                microseconds (races become visible)
 **   FAKE_CUDA_SYNC=1             run each operation at once, on the calling
 **                                thread (for debugging; not the driver's rules)
+**   FAKE_CUDA_DRIVER_VERSION=12040  what cuDriverGetVersion says (the
+**                                header's CUDA_VERSION by default)
 **   FAKE_CUDA_FAIL=fn:N[:code]   the Nth call of fn returns code (999)
 **   FAKE_CUDA_TRACE=path         append each call's name, "  -> code" after
 **                                a failed one, and each launch with its
@@ -543,7 +550,36 @@ API CUresult cuInit(unsigned flags) {
   return CUDA_SUCCESS;
 }
 
-API CUresult cuDriverGetVersion(int *v) { *v = CUDA_VERSION; return CUDA_SUCCESS; }
+/* FAKE_CUDA_DRIVER_VERSION, else the header's: callable before cuInit. */
+static int driver_version(void) {
+  const char *e = getenv("FAKE_CUDA_DRIVER_VERSION");
+  return e && atoi(e) > 0 ? atoi(e) : CUDA_VERSION;
+}
+
+API CUresult cuDriverGetVersion(int *v) {
+  if (v == NULL) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&mu);
+  trace_line("%s\n", __func__);
+  pthread_mutex_unlock(&mu);
+  *v = driver_version();
+  return CUDA_SUCCESS;
+}
+
+/* The newest PTX ISA (90 for 9.0) a driver of version v (12040) takes:
+** the PTX ISA's release notes. Newer than the table: anything. */
+static int ptx_isa_limit(int v) {
+  static const int table[][2] = {
+    {11000, 70}, {11010, 71}, {11020, 72}, {11030, 73}, {11040, 74}, {11050, 75},
+    {11060, 76}, {11070, 77}, {11080, 78}, {12000, 80}, {12010, 81}, {12020, 82},
+    {12030, 83}, {12040, 84}, {12050, 85}, {12060, 85}, {12070, 86}, {12080, 87},
+    {12090, 88}, {13000, 90}, {13010, 91},
+  };
+  int n = (int)(sizeof table / sizeof table[0]);
+  if (v >= table[n - 1][0] + 10) return 1000;
+  int limit = 65;                          /* CUDA 10.2 */
+  for (int i = 0; i < n && table[i][0] <= v; i++) limit = table[i][1];
+  return limit;
+}
 
 API CUresult cuGetErrorName(CUresult e, const char **s) {
   static const struct { CUresult r; const char *s; } names[] = {
@@ -553,6 +589,7 @@ API CUresult cuGetErrorName(CUresult e, const char **s) {
     {220, "CUDA_ERROR_NVLINK_UNCORRECTABLE"}, {810, "CUDA_ERROR_MPS_CLIENT_TERMINATED"},
     {911, "CUDA_ERROR_EXTERNAL_DEVICE"},
     {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"}, {218, "CUDA_ERROR_INVALID_PTX"},
+    {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
     {400, "CUDA_ERROR_INVALID_HANDLE"}, {500, "CUDA_ERROR_NOT_FOUND"},
     {600, "CUDA_ERROR_NOT_READY"}, {700, "CUDA_ERROR_ILLEGAL_ADDRESS"},
     {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}, {712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"},
@@ -1286,6 +1323,15 @@ static CUresult load_ptx(struct CUmod_st *m, const char *ptx, char *log, size_t 
     snprintf(log, loglen, "fake_cuda: not PTX (no .version/.target)");
     return CUDA_ERROR_INVALID_PTX;
   }
+  char *ver;
+  int isa = (int)strtol(strstr(ptx, ".version") + 8, &ver, 10) * 10;
+  if (*ver == '.') isa += atoi(ver + 1);
+  int dv = driver_version();
+  if (isa > ptx_isa_limit(dv)) {
+    snprintf(log, loglen, "fake_cuda: PTX ISA %d.%d is newer than driver %d.%d takes", isa / 10,
+             isa % 10, dv / 1000, dv % 1000 / 10);
+    return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+  }
   const char *tg = strstr(ptx, ".target");
   int arch = atoi(tg + strcspn(tg, "0123456789"));
   if (arch > ccmaj[m->dev] * 10 + ccmin[m->dev]) {
@@ -1315,8 +1361,12 @@ static CUresult load_ptx(struct CUmod_st *m, const char *ptx, char *log, size_t 
   return CUDA_SUCCESS;
 }
 
-/* A cubin: its entries' names only, from the ".text.<name>" section names. */
-static void load_cubin(struct CUmod_st *m, const unsigned char *img) {
+/* A cubin: its entries' names only, from the ".text.<name>" section names;
+** refused when its .note.nv.cuinfo (note version, virtual SM and toolkit
+** version as 10 * major + minor: 2, 90, 130) names a toolkit of a newer
+** major version than the driver's. */
+static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, char *log,
+                           size_t loglen) {
   uint64_t shoff, off;
   uint16_t shentsize, shnum, shstrndx;
   memcpy(&shoff, img + 0x28, 8);
@@ -1328,12 +1378,31 @@ static void load_cubin(struct CUmod_st *m, const unsigned char *img) {
     uint32_t nameoff;
     memcpy(&nameoff, img + shoff + (size_t)i * shentsize, 4);
     const char *nm = (const char *)img + off + nameoff;
+    if (strcmp(nm, ".note.nv.cuinfo") == 0) {
+      uint64_t at;
+      uint32_t namesz, toolkit;
+      memcpy(&at, img + shoff + (size_t)i * shentsize + 0x18, 8);
+      memcpy(&namesz, img + at, 4);
+      memcpy(&toolkit, img + at + 12 + (namesz + 3) / 4 * 4 + 4, 4);
+      int dv = driver_version();
+      if ((int)toolkit / 10 > dv / 1000) {
+        snprintf(log, loglen, "fake_cuda: a cubin of CUDA %u.%u is newer than driver %d.%d takes",
+                 toolkit / 10, toolkit % 10, dv / 1000, dv % 1000 / 10);
+        return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+      }
+    }
+  }
+  for (unsigned i = 0; i < shnum; i++) {
+    uint32_t nameoff;
+    memcpy(&nameoff, img + shoff + (size_t)i * shentsize, 4);
+    const char *nm = (const char *)img + off + nameoff;
     if (strncmp(nm, ".text.", 6) != 0) continue;
     struct CUfunc_st *f = new_func(m);
-    if (f == NULL) return;
+    if (f == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
     snprintf(f->e.name, sizeof f->e.name, "%s", nm + 6);
     f->e.nparams = -1;
   }
+  return CUDA_SUCCESS;
 }
 
 API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
@@ -1356,7 +1425,7 @@ API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
   struct CUmod_st *m = calloc(1, sizeof *m);
   m->dev = curdev();
   CUresult r = CUDA_SUCCESS;
-  if (memcmp(image, "\177ELF", 4) == 0) load_cubin(m, image);
+  if (memcmp(image, "\177ELF", 4) == 0) r = load_cubin(m, image, log, loglen);
   else r = load_ptx(m, image, log, loglen);
   if (r != CUDA_SUCCESS) {
     free(m->funcs);

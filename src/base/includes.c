@@ -10,12 +10,16 @@
 #include <string.h>
 
 #define MAXDIRS 80
+#define MAXWRAP 32
 
-/* Where names are looked up: the source's directory, then the -I ones. */
+/* Where names are looked up: the source's directory, then the -I ones;
+** and the function-like macros seen to stand for __has_include. */
 typedef struct search {
   const char *dir[MAXDIRS];
   size_t len[MAXDIRS];
   int n;
+  int nwrap;
+  char wrap[MAXWRAP][64];
 } search;
 
 static void add_dir(lc_deps *d, search *s, const char *dir, size_t len) {
@@ -68,11 +72,34 @@ static const char *blanks(const char *p, const char *end) {
   return p;
 }
 
+static bool ident_char(char c) {
+  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
 static bool is_word(const char *p, const char *end, const char *w) {
   size_t n = strlen(w);
   return (size_t)(end - p) >= n && memcmp(p, w, n) == 0 &&
-         ((size_t)(end - p) == n || !(p[n] == '_' || (p[n] >= 'a' && p[n] <= 'z') ||
-                                      (p[n] >= 'A' && p[n] <= 'Z') || (p[n] >= '0' && p[n] <= '9')));
+         ((size_t)(end - p) == n || !ident_char(p[n]));
+}
+
+/* Does the identifier [w, w + n) ask whether a header exists? */
+static bool asks(const search *s, const char *w, size_t n) {
+  if ((n == 13 && memcmp(w, "__has_include", 13) == 0) ||
+      (n == 18 && memcmp(w, "__has_include_next", 18) == 0))
+    return true;
+  for (int i = 0; i < s->nwrap; i++)
+    if (strlen(s->wrap[i]) == n && memcmp(s->wrap[i], w, n) == 0) return true;
+  return false;
+}
+
+static void add_wrapper(lc_deps *d, search *s, const char *w, size_t n) {
+  if (asks(s, w, n)) return;
+  if (s->nwrap == MAXWRAP || n >= sizeof s->wrap[0]) {
+    d->failed = true;
+    return;
+  }
+  memcpy(s->wrap[s->nwrap], w, n);
+  s->wrap[s->nwrap++][n] = '\0';
 }
 
 /* The literal operand at p ("name" or <name>), looked up; false when the
@@ -88,7 +115,7 @@ static bool operand(lc_deps *d, const search *s, const char *p, const char *end,
 }
 
 /* One directive line, [p, end) after its '#'. */
-static void directive(lc_deps *d, const search *s, const char *p, const char *end,
+static void directive(lc_deps *d, search *s, const char *p, const char *end,
                       const char *cur, size_t clen) {
   p = blanks(p, end);
   if (is_word(p, end, "include") || is_word(p, end, "include_next") || is_word(p, end, "import")) {
@@ -96,21 +123,35 @@ static void directive(lc_deps *d, const search *s, const char *p, const char *en
     if (!operand(d, s, blanks(p, end), end, cur, clen)) d->failed = true;
     return;
   }
+  /* the name a function-like #define defines: where its body asks about
+  ** a header named by a parameter, the macro asks too (libcu++'s
+  ** #define _CCCL_HAS_INCLUDE(_X) __has_include(_X)) */
+  const char *macro = NULL, *mend = NULL;
+  if (is_word(p, end, "define")) {
+    macro = mend = blanks(p + 6, end);
+    while (mend < end && ident_char(*mend)) mend++;
+    if (mend == macro || mend == end || *mend != '(') macro = NULL;
+  }
   /* a condition may ask whether a header exists */
-  for (const char *h = p; (h = memchr(h, '_', (size_t)(end - h))) != NULL; h++) {
-    static const char word[] = "__has_include";
-    if ((size_t)(end - h) < sizeof word - 1 || memcmp(h, word, sizeof word - 1) != 0) continue;
-    const char *q = h + sizeof word - 1;
-    if (is_word(q, end, "_next")) q += 5;
-    q = blanks(q, end);
+  for (const char *h = p; h < end;) {
+    if (!ident_char(*h)) {
+      h++;
+      continue;
+    }
+    const char *w = h;
+    while (h < end && ident_char(*h)) h++;
+    if (!asks(s, w, (size_t)(h - w))) continue;
+    const char *q = blanks(h, end);
     if (q == end || *q != '(') continue;   /* a mention, as in #ifdef __has_include */
-    if (!operand(d, s, blanks(q + 1, end), end, cur, clen)) d->failed = true;
+    if (operand(d, s, blanks(q + 1, end), end, cur, clen)) continue;
+    if (macro) add_wrapper(d, s, macro, (size_t)(mend - macro));
+    else d->failed = true;
   }
 }
 
 /* Every directive of text[0 .. len), the file being in cur (NULL: none),
 ** read with its line splices removed. */
-static void scan(lc_deps *d, const search *s, const char *text, size_t len, const char *cur,
+static void scan(lc_deps *d, search *s, const char *text, size_t len, const char *cur,
                  size_t clen) {
   char *t = malloc(len + 1);
   if (t == NULL) {
@@ -183,24 +224,30 @@ void lc_includes_nvrtc(lc_deps *d, const char *text, size_t len, const char *nam
     else if (strncmp(o, "--pre-include=", 14) == 0) h = o + 14;
     if (h) lookup(d, &s, h, strlen(h), true, own_dir ? srcdir : NULL, srclen);
   }
-  scan(d, &s, text, len, own_dir ? srcdir : NULL, srclen);
-  /* then each header found, in turn: the record is the work list */
-  size_t at = 0;
-  lc_dep e;
-  while (!d->failed && lc_deps_next(d->rec.p, d->rec.n, &at, &e)) {
-    if (e.kind != LC_DEP_FILE) continue;
-    char path[4200];
-    snprintf(path, sizeof path, "%s", e.path);  /* the record moves as it grows */
-    size_t n;
-    char *body = slurp(path, &n);
-    if (body == NULL) {
-      d->failed = true;
-      break;
+  /* the source, then each header found, in turn: the record is the work
+  ** list. A macro found to stand for __has_include may have been used in
+  ** a file read before its definition: then everything is read again. */
+  int nwrap;
+  do {
+    nwrap = s.nwrap;
+    scan(d, &s, text, len, own_dir ? srcdir : NULL, srclen);
+    size_t at = 0;
+    lc_dep e;
+    while (!d->failed && lc_deps_next(d->rec.p, d->rec.n, &at, &e)) {
+      if (e.kind != LC_DEP_FILE) continue;
+      char path[4200];
+      snprintf(path, sizeof path, "%s", e.path);  /* the record moves as it grows */
+      size_t n;
+      char *body = slurp(path, &n);
+      if (body == NULL) {
+        d->failed = true;
+        break;
+      }
+      const char *dir;
+      size_t dlen;
+      dir_of(path, &dir, &dlen);
+      scan(d, &s, body, n, dir, dlen);
+      free(body);
     }
-    const char *dir;
-    size_t dlen;
-    dir_of(path, &dir, &dlen);
-    scan(d, &s, body, n, dir, dlen);
-    free(body);
-  }
+  } while (!d->failed && s.nwrap != nwrap);
 }

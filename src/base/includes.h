@@ -12,11 +12,13 @@
 **
 ** It over-approximates: an #include in a branch not taken counts, as does
 ** a place NVRTC would not reach; that costs at most a needless
-** recompilation, never a stale module. NVRTC's built-in headers
-** (cuda_fp16.h and the like, when no -I names a toolkit) are part of the
-** library, whose version is in the key. An #include whose operand is a
-** macro cannot be followed: the record fails, and such a source is
-** compiled without the disk cache.
+** recompilation, never a stale module. A function-like macro whose body
+** asks __has_include about its parameter (libcu++'s _CCCL_HAS_INCLUDE, in
+** the toolkit's headers) asks too wherever it is used. NVRTC's built-in
+** headers are part of the library, whose version is in the key; the
+** toolkit's headers come through -I (nvrtc.h) and are recorded like any
+** other. An #include whose operand is a macro cannot be followed: the
+** record fails, and such a source is compiled without the disk cache.
 */
 #ifndef LUACUDA_INCLUDES_H
 #define LUACUDA_INCLUDES_H

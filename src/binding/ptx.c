@@ -138,7 +138,8 @@ static int compile(lua_State *L, const char *fname, bool cubin) {
   lc_kopts *ko = lua_newuserdatauv(L, lc_kopts_size(given, ngiven), 0);   /* 6 */
   char kerr[LC_ERRLEN];
   if (lc_kopts_normalize(given, ngiven, ko, kerr)) lc_error(L, fname, "%s", kerr);
-  const char **opts = lua_newuserdatauv(L, sizeof(char *) * (size_t)(ko->n + 1), 0);   /* 7 */
+  const char **opts =
+      lua_newuserdatauv(L, sizeof(char *) * (size_t)(ko->n + 1 + LC_NVRTC_MAXINC), 0);   /* 7 */
   int nopts = 0;
   opts[nopts++] = lua_pushfstring(L, "-arch=%s", arch);   /* 8 */
   for (int i = 0; i < ko->n; i++) opts[nopts++] = ko->v[i];
@@ -161,6 +162,10 @@ static int compile(lua_State *L, const char *fname, bool cubin) {
     lua_pushfstring(L, "NVRTC is not available: %s", err);
     raise_freeing(L, o, fname, lua_tostring(L, -1));
   }
+  /* the toolkit's headers after the user's -I, as compile does (nvrtc.h) */
+  lc_nvrtc_facts *facts = lua_newuserdatauv(L, sizeof *facts, 0);   /* 11 */
+  if (lc_nvrtc_facts_get(facts, err) != LC_OK) raise_freeing(L, o, fname, err);
+  for (int i = 0; i < facts->nincludes; i++) opts[nopts++] = facts->includes[i];
   size_t outlen;
   int rc = lc_nvrtc_compile(full, name, opts, nopts, cubin, &o->out, &outlen, &o->log, err);
   if (rc != LC_OK) {

@@ -43,6 +43,7 @@ static void load(void) {
   const sym syms[] = {
     S(Init, "cuInit"),
     S(GetErrorName, "cuGetErrorName"),
+    S(DriverGetVersion, "cuDriverGetVersion"),
     S(DeviceGetCount, "cuDeviceGetCount"),
     S(DeviceGet, "cuDeviceGet"),
     S(DeviceGetName, "cuDeviceGetName"),

@@ -101,6 +101,7 @@ typedef struct lc_cu_memcpy3d {
 /* The driver's functions, by the name they are exported under. */
 typedef struct lc_cu_api {
   CUresult (*Init)(unsigned flags);                                     /* cuInit */
+  CUresult (*DriverGetVersion)(int *version);                          /* 12040: 12.4 */
   CUresult (*GetErrorName)(CUresult e, const char **s);
   CUresult (*DeviceGetCount)(int *n);
   CUresult (*DeviceGet)(CUdevice *d, int ordinal);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "nvrtc.h"
 
 lc_cuda_device *lc_cuda_devices;
 static int ndevices;
@@ -21,6 +22,7 @@ atomic_int lc_cuda_current;
 pthread_mutex_t lc_cuda_mu = PTHREAD_MUTEX_INITIALIZER;     /* retains, library */
 static _Thread_local CUcontext thread_ctx;                 /* current on this thread */
 atomic_size_t lc_cuda_used;                                 /* bytes we allocated */
+int lc_cuda_driver_version;                                 /* written once, by lc_cuda_init */
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -130,6 +132,12 @@ int lc_cuda_init(char *why, size_t len) {
              r == CUDA_ERROR_STUB_LIBRARY ? " (the CUDA toolkit's stub library, not a driver)" :
              r == CUDA_ERROR_NO_DEVICE ? " (no CUDA device)" : "");
     return -1;
+  }
+  /* NVRTC is chosen to suit the driver (nvrtc.h) */
+  int version = 0;
+  if (lc_cu.DriverGetVersion(&version) == CUDA_SUCCESS && version > 0) {
+    lc_cuda_driver_version = version;
+    lc_nvrtc_set_driver(version);
   }
   int n = 0;
   if (lc_cuda_check(lc_cu.DeviceGetCount(&n), "cuDeviceGetCount", err) != LC_OK) {

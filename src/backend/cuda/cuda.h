@@ -30,6 +30,8 @@ extern atomic_int lc_cuda_current;          /* 0-based index of the current devi
 extern pthread_mutex_t lc_cuda_mu;          /* retains, the library module */
 extern atomic_size_t lc_cuda_used;          /* device bytes allocated here */
 extern atomic_bool lc_cuda_broken;          /* a sticky error happened */
+extern int lc_cuda_driver_version;          /* cuDriverGetVersion (12040: 12.4), 0 unknown;
+                                            ** set by lc_cuda_init */
 
 /* For finalizers: may the driver be called? (never reports) */
 bool lc_cuda_enter_quietly(void);

@@ -49,8 +49,9 @@ static bool want_ptx(void) {
 }
 
 /* Compile text for the current device into a cubin (or take it from the
-** disk cache, keyed by the text, the options and NVRTC's version, which
-** lc_nvrtc_facts_get knows without loading NVRTC) and load it. options
+** disk cache, keyed by the text, the options, the toolkit's include
+** directories and NVRTC's version, which lc_nvrtc_facts_get knows without
+** loading NVRTC) and load it. options
 ** are normalised (ksource.h); the architecture is added. PTX when asked
 ** (LUACUDA_PTX), or when NVRTC is older than the device: then for the
 ** newest architecture it knows, and the driver JITs it. */
@@ -74,12 +75,19 @@ static int load_source(const char *text, const char *name, const char *const *op
   bool cubin = target == want && !want_ptx();
   char arch[32];
   snprintf(arch, sizeof arch, "-arch=%s_%d", cubin ? "sm" : "compute", target);
-  const char *opts[LC_KSOURCE_MAXOPTS + 2];
+  /* the architecture, the user's options, then the toolkit's headers
+  ** (after the user's -I: a user's header of the same name wins) */
+  const char *opts[LC_KSOURCE_MAXOPTS + 2 + LC_NVRTC_MAXINC];
   int n = 0;
   opts[n++] = arch;
-  for (int i = 0; i < noptions && n < LC_KSOURCE_MAXOPTS + 2; i++) opts[n++] = options[i];
+  for (int i = 0; i < noptions && i < LC_KSOURCE_MAXOPTS + 1; i++) opts[n++] = options[i];
+  for (int i = 0; i < facts.nincludes; i++) opts[n++] = facts.includes[i];
+  /* the driver too: which NVRTC is taken, and whether what it makes
+  ** loads, depend on it */
+  int dv = lc_cuda_driver_version;
   char identity[64];
-  snprintf(identity, sizeof identity, "NVRTC %d.%d", major, minor);
+  snprintf(identity, sizeof identity, "NVRTC %d.%d, driver %d.%d", major, minor, dv / 1000,
+           dv % 1000 / 10);
   lc_hash key;
   lc_ksource_key(&key, "cuda 2", text, strlen(text), opts, n, identity);
   const char *suffix = cubin ? ".cubin" : ".ptx";
@@ -116,9 +124,21 @@ static int load_source(const char *text, const char *name, const char *const *op
   void *jvals[2] = {jitlog, (void *)(uintptr_t)sizeof jitlog};
   int rc = lc_cuda_check(lc_cu.ModuleLoadDataEx(mod, image, 2, jopts, jvals),
                          "cuModuleLoadDataEx", err);
-  if (rc != LC_OK && jitlog[0]) {
-    size_t used_len = strlen(err);
-    snprintf(err + used_len, LC_ERRLEN - used_len, " (%s)", jitlog);
+  if (rc != LC_OK) {
+    /* which versions, and what to do where NVRTC is the newer */
+    size_t used = strlen(err);
+    snprintf(err + used, LC_ERRLEN - used, " (driver %d.%d, NVRTC %d.%d)", dv / 1000,
+             dv % 1000 / 10, major, minor);
+    used = strlen(err);
+    if (dv > 0 && major > dv / 1000)
+      snprintf(err + used, LC_ERRLEN - used, ": NVRTC is newer than the driver; update the "
+               "driver, or install NVRTC %d (libnvrtc.so.%d), which luacuda then prefers",
+               dv / 1000, dv / 1000);
+    else if (dv > 0 && major * 1000 + minor * 10 > dv)
+      snprintf(err + used, LC_ERRLEN - used, ": NVRTC is newer than the driver, which takes "
+               "its cubins but not its PTX; update the driver");
+    used = strlen(err);
+    if (jitlog[0]) snprintf(err + used, LC_ERRLEN - used, " (%s)", jitlog);
   }
   free(image);
   return rc;

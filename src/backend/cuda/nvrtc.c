@@ -70,6 +70,23 @@ static int load_rc = LC_ENOTSUP;
 static lc_nvrtc_facts facts;    /* of the library loaded */
 static char load_err[LC_NVRTC_ERRLEN];
 static atomic_bool loaded;      /* load() succeeded: facts and nv are set */
+static atomic_int driver;       /* the driver's version, 0 unknown */
+
+void lc_nvrtc_set_driver(int version) { atomic_store(&driver, version); }
+
+/* The CUDA major version of a soname (13 for libnvrtc.so.13), 0 for none. */
+static int soname_major(const char *soname) {
+  const char *v = soname + strlen("libnvrtc.so");
+  return *v == '.' ? atoi(v + 1) : 0;
+}
+
+/* Pass 0 tries the sonames no newer than the driver (all of them when its
+** version is unknown), pass 1 the newer ones. */
+static bool in_pass(const char *soname, int pass) {
+  int d = atomic_load(&driver) / 1000;
+  bool newer = d > 0 && soname_major(soname) > d;
+  return pass == 1 ? newer : !newer;
+}
 
 /* Append to buf (of LC_NVRTC_ERRLEN bytes), marking a cut with "...". */
 LC_PRINTF(2, 3)
@@ -81,6 +98,48 @@ static void append(char *buf, const char *fmt, ...) {
   int n = vsnprintf(buf + len, room, fmt, ap);
   va_end(ap);
   if (n >= 0 && (size_t)n >= room) memcpy(buf + LC_NVRTC_ERRLEN - 4, "...", 4);
+}
+
+static bool is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Is root (len bytes of it) a toolkit: does root/include hold cuda_fp16.h?
+** If so, its include directories go into f (nvrtc.h). */
+static bool toolkit_at(const char *root, size_t len, lc_nvrtc_facts *f) {
+  while (len > 1 && root[len - 1] == '/') len--;   /* "/usr/local/cuda/" too */
+  char path[1100];
+  struct stat st;
+  int n = snprintf(path, sizeof path, "%.*s/include/cuda_fp16.h", (int)len, root);
+  if (len == 0 || n < 0 || (size_t)n >= sizeof f->includes[0] || stat(path, &st) != 0)
+    return false;
+  snprintf(f->includes[0], sizeof f->includes[0], "-I%.*s/include", (int)len, root);
+  f->nincludes = 1;
+  snprintf(path, sizeof path, "%.*s/include/cccl", (int)len, root);
+  if (is_dir(path))
+    snprintf(f->includes[f->nincludes++], sizeof f->includes[0], "-I%.*s/include/cccl",
+             (int)len, root);
+  return true;
+}
+
+/* The toolkit of the NVRTC loaded (nv is set): the directory above the
+** library's own, else $CUDA_HOME, else $CUDA_PATH (nvrtc.h). */
+static void find_includes(lc_nvrtc_facts *f) {
+  f->nincludes = 0;
+  Dl_info info;
+  void *sym;                    /* POSIX: a function pointer fits a void * */
+  memcpy(&sym, &nv.Version, sizeof sym);
+  if (dladdr(sym, &info) && info.dli_fname) {
+    /* lib64/libnvrtc.so.13: two slashes from the end is the toolkit */
+    const char *p = info.dli_fname, *last = strrchr(p, '/'), *up = NULL;
+    for (const char *q = p; last && q < last; q++)
+      if (*q == '/') up = q;
+    if (up && toolkit_at(p, up == p ? 1 : (size_t)(up - p), f)) return;
+  }
+  const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH")};
+  for (int r = 0; r < 2; r++)
+    if (roots[r] && toolkit_at(roots[r], strlen(roots[r]), f)) return;
 }
 
 /* Open path and resolve every symbol; on failure add a line saying why to
@@ -120,13 +179,9 @@ static bool try_open(const char *path) {
       n <= (int)(sizeof facts.archs / sizeof facts.archs[0]) &&
       nv.GetSupportedArchs(facts.archs) == NVRTC_SUCCESS)
     facts.narchs = n;
+  find_includes(&facts);
   atomic_store(&loaded, true);
   return true;
-}
-
-static bool is_dir(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static void load(void) {
@@ -138,8 +193,6 @@ static void load(void) {
     return;
   }
   snprintf(load_err, sizeof load_err, "cannot load NVRTC; tried:");
-  for (size_t i = 0; i < NSONAMES; i++)
-    if (try_open(sonames[i])) { load_rc = LC_OK; return; }
   const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
   char dirs[3][1024];
   for (int r = 0; r < 3; r++) {
@@ -150,15 +203,23 @@ static void load(void) {
     snprintf(dirs[r], sizeof dirs[r], "%.*s/lib64", (int)len, roots[r]);
     bool seen = false;
     for (int q = 0; q < r; q++) seen = seen || strcmp(dirs[q], dirs[r]) == 0;
-    if (seen) continue;
-    if (!is_dir(dirs[r])) {   /* one line for the directory, not six */
+    if (!seen && !is_dir(dirs[r]))   /* one line for the directory, not six */
       append(load_err, "\n  %s/: no such directory", dirs[r]);
-      continue;
-    }
-    for (size_t i = 0; i < NSONAMES; i++) {
-      char path[1200];
-      int n = snprintf(path, sizeof path, "%s/%s", dirs[r], sonames[i]);
-      if (n > 0 && (size_t)n < sizeof path && try_open(path)) { load_rc = LC_OK; return; }
+    if (seen || !is_dir(dirs[r])) dirs[r][0] = '\0';
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < NSONAMES; i++)
+      if (in_pass(sonames[i], pass) && try_open(sonames[i])) { load_rc = LC_OK; return; }
+    for (int r = 0; r < 3; r++) {
+      if (dirs[r][0] == '\0') continue;
+      for (size_t i = 0; i < NSONAMES; i++) {
+        char path[1200];
+        int n = snprintf(path, sizeof path, "%s/%s", dirs[r], sonames[i]);
+        if (in_pass(sonames[i], pass) && n > 0 && (size_t)n < sizeof path && try_open(path)) {
+          load_rc = LC_OK;
+          return;
+        }
+      }
     }
   }
 }
@@ -189,7 +250,9 @@ typedef struct facts_record {
 static void facts_key(lc_hash *key) {
   static const char *const vars[] = {"LUACUDA_NVRTC", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH"};
   lc_hash_init(key);
-  lc_hash_add_str(key, "luacuda nvrtc facts 1");
+  lc_hash_add_str(key, "luacuda nvrtc facts 2");
+  int d = atomic_load(&driver);   /* it orders the sonames */
+  lc_hash_add(key, &d, sizeof d);
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
     const char *v = getenv(vars[i]);
     lc_hash_add_str(key, v ? v : "\001unset");

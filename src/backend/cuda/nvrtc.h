@@ -6,7 +6,19 @@
 ** is tried, so a wrong path is reported, not silently replaced), otherwise
 ** the sonames newest first (libnvrtc.so.13, .12, .11.2, .11.1, .11.0, then
 ** libnvrtc.so) through the dynamic loader's own search, then the same names
-** under $CUDA_HOME/lib64, $CUDA_PATH/lib64 and /usr/local/cuda/lib64.
+** under $CUDA_HOME/lib64, $CUDA_PATH/lib64 and /usr/local/cuda/lib64. When
+** the CUDA backend has told the driver's version (lc_nvrtc_set_driver),
+** the sonames no newer than the driver's major version are tried first,
+** everywhere: NVRTC 13's PTX (ISA 9.0) and cubins do not load on a 12.x
+** driver. A newer one is still taken when it is all there is; a module
+** that then fails to load says both versions (module.c).
+**
+** NVRTC searches no directory of its own for <cuda_fp16.h> and the like:
+** the toolkit's include directories are added to every compilation, after
+** the user's -I. The toolkit is the directory above the one NVRTC was
+** loaded from (/usr/local/cuda for /usr/local/cuda/lib64/libnvrtc.so.13;
+** targets/x86_64-linux for targets/x86_64-linux/lib), else $CUDA_HOME,
+** else $CUDA_PATH: the first whose include/ holds cuda_fp16.h.
 **
 ** Every function is thread-safe: several lua_States on several threads may
 ** compile at once (each compilation has its own nvrtcProgram).
@@ -21,6 +33,12 @@
 #include <stddef.h>
 
 #define LC_NVRTC_ERRLEN 4096
+#define LC_NVRTC_MAXINC 2
+
+/* The driver's version (cuDriverGetVersion: 12040 for 12.4), before
+** NVRTC is loaded: it orders the sonames tried, and is part of the key
+** the facts are remembered under. */
+void lc_nvrtc_set_driver(int version);
 
 /* Load NVRTC if not done yet. 0 when usable; otherwise nonzero, with the
 ** reason (the same on every call) in err. */
@@ -40,6 +58,11 @@ typedef struct lc_nvrtc_facts {
   int major, minor;
   int narchs;
   int archs[128];
+  /* the toolkit's headers, as options: "-I<toolkit>/include", then
+  ** "-I<toolkit>/include/cccl" where it exists (CUDA 13 keeps libcu++,
+  ** CUB and Thrust there); none when no toolkit was found */
+  int nincludes;
+  char includes[LC_NVRTC_MAXINC][1040];
 } lc_nvrtc_facts;
 
 /* Fills *f; 0, or nonzero with err set as lc_nvrtc_load does. */
