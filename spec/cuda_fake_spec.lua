@@ -406,6 +406,84 @@ describe("the cuda backend on the fake driver", function()
     assert.same({cuLaunchKernel = 200, launch = 200}, between(trace, "loop"))
   end)
 
+  -- issue 14, item 11: an H100 gives a block 227 KiB of shared memory once
+  -- the kernel opts in (cuFuncSetAttribute), less its static shared memory
+  it("opts a kernel into the device's shared memory per block, once per kernel and size", function()
+    local trace = scenario(MARK .. [==[
+      local d = l.devices()
+      eq({232448, 101376}, {d[1].max_shared_per_block, d[2].max_shared_per_block})
+      local m = l.compile([[
+        extern "C" __global__ void k(float *x) { extern __shared__ float s[]; x[0] = s[threadIdx.x]; }
+        extern "C" __global__ void st(float *x) {
+          __shared__ float buf[2048];                  // 8 KiB of static shared memory
+          extern __shared__ float s[];
+          buf[threadIdx.x] = x[threadIdx.x];
+          __syncthreads();
+          x[threadIdx.x] = buf[31 - threadIdx.x] + s[threadIdx.x];
+        }]])
+      local x = l.device_array(32, "float32")
+      local _ = m.st                                -- looked up before the marks
+      m.k[{1, 32, nil, 48 * 1024}](x)               -- within the default: no attribute
+      mark("big")
+      for _ = 1, 10 do m.k[{1, 32, nil, 200 * 1024}](x) end    -- opts in once
+      m.k[{1, 32, nil, 100 * 1024}](x)              -- less: nothing more
+      mark("bigger")
+      m.k[{1, 32, nil, 232448}](x)                  -- the device's whole limit
+      mark("static")
+      -- 44 KiB of dynamic and 8 KiB of static memory: over the default 48 KiB together
+      m.st[{1, 32, nil, 44 * 1024}](x)
+      m.st[{1, 32, nil, 44 * 1024}](x)
+      mark("over")
+      local e = fails("luacuda.launch: kernel 'st': 230000 bytes of dynamic shared memory is more than "
+                      .. "the 224256 this kernel may have (device 1 allows a block 232448 bytes of "
+                      .. "shared memory, and the kernel has 8192 of static shared memory)",
+                      function() m.st[{1, 32, nil, 230000}](x) end)
+      fails("luacuda.launch: kernel 'k': 232449 bytes of dynamic shared memory is more than 232448",
+            function() m.k[{1, 32, nil, 232449}](x) end)
+      mark("end")
+      l.synchronize()
+      l.select_device(2)                            -- an 8.6 device: 99 KiB
+      local m2 = l.compile([[extern "C" __global__ void k(float *x) { extern __shared__ float s[]; x[0] = s[0]; }]])
+      local y = l.device_array(32, "float32")
+      m2.k[{1, 32, nil, 101376}](y)
+      fails("kernel 'k': 101377 bytes of dynamic shared memory is more than the 101376 this kernel "
+            .. "may have (device 2 allows a block 101376 bytes of shared memory, and the kernel has 0 "
+            .. "of static shared memory)", function() m2.k[{1, 32, nil, 101377}](y) end)
+      l.synchronize()
+    ]==])
+    assert.same({cuFuncSetAttribute = 1, cuLaunchKernel = 11, launch = 11}, between(trace, "big"))
+    assert.same({cuFuncSetAttribute = 1, cuLaunchKernel = 1, launch = 1}, between(trace, "bigger"))
+    assert.same({cuFuncGetAttribute = 1, cuFuncSetAttribute = 1, cuLaunchKernel = 2, launch = 2},
+                between(trace, "static"))
+    assert.same({}, between(trace, "over"))
+    assert.same({}, failures(trace))
+    local sizes = {}
+    for _, line in ipairs(trace) do
+      local k, sh = line:match("^launch (%w+) %S+ %S+ (%d+)")
+      if k then sizes[#sizes + 1] = k .. ":" .. sh end
+    end
+    assert.same({"k:49152", "k:204800", "k:102400", "k:232448", "st:45056", "st:45056", "k:101376"},
+                {sizes[1], sizes[2], sizes[12], sizes[13], sizes[14], sizes[15], sizes[16]})
+  end)
+
+  it("names the kernel's threads per block and registers when a launch is out of resources", function()
+    scenario([==[
+      local m = l.compile([[
+        extern "C" __global__ void __launch_bounds__(256) k(float *x) { x[threadIdx.x] = 1; }
+        extern "C" __global__ void h(float *x) { x[threadIdx.x] = 2; }]])
+      local x = l.device_array(1024, "float32")
+      m.k[{1, 256}](x)
+      fails("luacuda.launch: kernel 'k': cuLaunchKernel: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (blocks "
+            .. "of 512 threads; the kernel takes at most 256 threads per block and uses 128 "
+            .. "registers per thread)", function() m.k[{1, 512}](x) end)
+      fails("kernel 'h': cuLaunchKernel: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (blocks of 1024 threads; "
+            .. "the kernel takes at most 512 threads per block and uses 128 registers per thread)",
+            function() m.h[{1, 1024}](x) end)
+      m.h[{2, 512}](x)                              -- not sticky: the context goes on
+      l.synchronize()
+    ]==], "FAKE_CUDA_REGS=128")
+  end)
+
   it("allocates and frees a 1 MiB device array in a loop with the stream-ordered calls only", function()
     local trace = scenario(MARK .. [==[
       l.device_array(1 << 20, "uint8")

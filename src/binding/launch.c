@@ -93,8 +93,10 @@ static void launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel
     if (!ok || lua_type(L, top + 4) != LUA_TNUMBER || sh < 0)
       lc_error(L, fname, "kernel '%s': shared memory must be a non-negative integer of bytes",
                k->sig->name);
+    /* the device's own limit is the backend's check */
     if ((unsigned long long)sh > LC_MAX_SHARED)
-      lc_error(L, fname, "kernel '%s': %lld bytes of dynamic shared memory is more than %u",
+      lc_error(L, fname, "kernel '%s': %lld bytes of dynamic shared memory is more than %u "
+               "(227 KiB, what an H100 gives a block; no device gives more)",
                k->sig->name, (long long)sh, LC_MAX_SHARED);
     cfg->shared_bytes = (unsigned)sh;
   }

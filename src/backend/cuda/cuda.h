@@ -23,6 +23,9 @@ typedef struct lc_cuda_device {
   CUmodule library;           /* kernels/strided.cu, at first use */
   CUfunction copy_fn;
   int cc_major, cc_minor;
+  unsigned shared_optin;      /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: a block's most */
+  bool concurrent_managed;    /* CONCURRENT_MANAGED_ACCESS: the host may touch managed
+                              ** memory while kernels run */
 } lc_cuda_device;
 
 extern lc_cuda_device *lc_cuda_devices;
