@@ -330,6 +330,38 @@ describe("the cuda backend on the fake driver", function()
     assert.same({}, failures(trace))
   end)
 
+  -- issue 14, item 12: write-combined memory has a device address of its
+  -- own (cuMemHostGetDevicePointer); the fake maps its pages twice, and its
+  -- host address faults on the device
+  it("gives kernels, memsets and the copy kernel the device address of write-combined mapped memory", function()
+    local trace = scenario([==[
+      local m = l.mapped_array({2, 3}, "int32", {wc = true})
+      assert(require("luacuda.core")._host_flags(m).wc)
+      local s = l.stream()
+      m:fill(3, s)                               -- a memset on the stream
+      s:synchronize()
+      eq({3, 3, 3, 3, 3, 3}, m:totable())
+      m[{1, 2}] = 7                              -- the host writes its own address
+      local d = l.device_array({3, 2}, "int32")
+      d:copy_to_device(m:transpose())           -- the copy kernel reads it
+      eq({3, 3, 7, 3, 3, 3}, d:totable())
+      local t = l.to_device({{1, 2, 3}, {4, 5, 6}}, nil, {dtype = "int32"})
+      local w = l.mapped_array({3, 2}, "int32", {wc = true})
+      w[{}] = t:transpose()                      -- the copy kernel writes it
+      eq({1, 4, 2, 5, 3, 6}, w:totable())
+      local c = l.device_array({2, 3}, "int32")
+      c:copy_to_device(m)                        -- cuMemcpyAsync: either address
+      eq({3, 7, 3, 3, 3, 3}, c:totable())
+      local km = l.compile([[extern "C" __global__ void k(int *x, Array<int, 2> y) {}]])
+      km.k[{1, 1}](m, w)                         -- a pointer and an Array<int, 2>
+      l.synchronize()
+    ]==])
+    assert.same({}, failures(trace))
+    assert.equal(2, count(trace, "cuMemHostAlloc"))
+    assert.is_true(count(trace, "cuMemHostGetDevicePointer_v2") >= 2)
+    assert.is_true(count(trace, "lc_copy_strided") >= 2)
+  end)
+
   it("orders work on streams and times it with events", function()
     local trace = scenario([==[
       local s1, s2 = l.stream(), l.stream()

@@ -41,6 +41,13 @@
 ** up to ..._OPTIN less the static; more is CUDA_ERROR_INVALID_VALUE. A block
 ** of more threads than the kernel's MAX_THREADS_PER_BLOCK (from .maxntid and
 ** the register count) is CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES.
+**
+** Write-combined host memory (cuMemHostAlloc's WRITECOMBINED) has a device
+** address of its own, as the driver's manual allows: the same pages mapped
+** twice, the second mapping being what cuMemHostGetDevicePointer gives.
+** Copies take either address (as cuMemcpy does); memsets, the copy kernel
+** and launches take the device address only: a launch given the host
+** address in a pointer parameter faults (CUDA_ERROR_ILLEGAL_ADDRESS).
 */
 #include <cuda.h>
 
@@ -52,14 +59,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #define API __attribute__((visibility("default")))
 #define MAXDEV 4
 
 /* ---- state ----------------------------------------------------------------- */
 
-enum { A_DEVICE, A_POOL, A_MANAGED, A_HOST, A_REGISTERED, A_GLOBAL };
+/* A_ALIAS: the device address of write-combined host memory */
+enum { A_DEVICE, A_POOL, A_MANAGED, A_HOST, A_REGISTERED, A_GLOBAL, A_ALIAS };
 
 typedef struct alloc {
   struct alloc *next;
@@ -67,6 +77,7 @@ typedef struct alloc {
   size_t n;
   int kind, dev;
   unsigned flags;            /* cuMemHostAlloc / cuMemHostRegister flags */
+  struct alloc *alias;       /* write-combined: the device mapping, and back */
 } alloc;
 
 typedef struct pool { int dev; uint64_t threshold, reserved, used; } pool;
@@ -162,8 +173,14 @@ static alloc *find(const void *p, size_t n) {
 
 static bool device_accessible(const alloc *a) {
   return a && (a->kind == A_DEVICE || a->kind == A_POOL || a->kind == A_MANAGED ||
-               a->kind == A_GLOBAL ||
-               ((a->kind == A_HOST || a->kind == A_REGISTERED) && (a->flags & 2)));
+               a->kind == A_GLOBAL || a->kind == A_ALIAS ||
+               (a->kind == A_HOST && (a->flags & 2) && !(a->flags & 4)) ||
+               (a->kind == A_REGISTERED && (a->flags & 2)));
+}
+
+/* Host memory every device reaches (else memory of the device it is on). */
+static bool on_host(const alloc *a) {
+  return a->kind == A_HOST || a->kind == A_REGISTERED || a->kind == A_ALIAS;
 }
 
 /* Device memory a copy touches must lie in one allocation; other addresses
@@ -487,10 +504,38 @@ API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) {
   return leave(CUDA_SUCCESS);
 }
 
+/* Write-combined memory: n bytes of a memory file mapped twice, for the
+** host and (the alias) for the device. */
+static alloc *add_write_combined(size_t n, unsigned flags) {
+  FILE *f = tmpfile();
+  if (f == NULL) return NULL;
+  char *h = MAP_FAILED, *d = MAP_FAILED;
+  if (ftruncate(fileno(f), (off_t)n) == 0) {
+    h = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fileno(f), 0);
+    d = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fileno(f), 0);
+  }
+  fclose(f);                 /* the mappings keep the pages */
+  if (h == MAP_FAILED || d == MAP_FAILED) {
+    if (h != MAP_FAILED) munmap(h, n);
+    if (d != MAP_FAILED) munmap(d, n);
+    return NULL;
+  }
+  alloc *a = add(h, n, A_HOST, flags), *b = add(d, n, A_ALIAS, flags);
+  a->alias = b;
+  b->alias = a;
+  return a;
+}
+
 API CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) {
   ENTER(true);
   if (n == 0 || (flags & ~7u)) return leave(CUDA_ERROR_INVALID_VALUE);
-  *p = add(malloc(n), n, A_HOST, flags)->p;
+  if (flags & CU_MEMHOSTALLOC_WRITECOMBINED) {
+    alloc *a = add_write_combined(n, flags);
+    if (a == NULL) return leave(CUDA_ERROR_OUT_OF_MEMORY);
+    *p = a->p;
+  } else {
+    *p = add(malloc(n), n, A_HOST, flags)->p;
+  }
   return leave(CUDA_SUCCESS);
 }
 
@@ -500,7 +545,13 @@ API CUresult cuMemFreeHost(void *p) {
   ENTER(true);
   alloc *a = find(p, 0);
   if (a == NULL || a->p != p || a->kind != A_HOST) return leave(CUDA_ERROR_INVALID_VALUE);
-  free(a->p);
+  if (a->alias) {
+    munmap(a->alias->p, a->n);
+    munmap(a->p, a->n);
+    drop(a->alias);
+  } else {
+    free(a->p);
+  }
   drop(a);
   return leave(CUDA_SUCCESS);
 }
@@ -531,7 +582,7 @@ API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flag
   if (flags != 0 || a == NULL || (a->kind != A_HOST && a->kind != A_REGISTERED) ||
       !(a->flags & 2))      /* DEVICEMAP, for an allocation and a registration alike */
     return leave(CUDA_ERROR_INVALID_VALUE);
-  *d = (CUdeviceptr)(uintptr_t)p;
+  *d = (CUdeviceptr)(uintptr_t)(a->alias ? a->alias->p + ((char *)p - a->p) : (char *)p);
   return leave(CUDA_SUCCESS);
 }
 
@@ -1064,8 +1115,7 @@ static CUresult copy_strided(void **params) {
     }
     const alloc *da = find(dst + d, (size_t)a.itemsize), *sa = find(src + s, (size_t)a.itemsize);
     if (!device_accessible(da) || !device_accessible(sa) ||
-        (da->kind != A_HOST && da->kind != A_REGISTERED && da->dev != curdev()) ||
-        (sa->kind != A_HOST && sa->kind != A_REGISTERED && sa->dev != curdev()))
+        (!on_host(da) && da->dev != curdev()) || (!on_host(sa) && sa->dev != curdev()))
       return CUDA_ERROR_ILLEGAL_ADDRESS;
     memcpy(dst + d, src + s, (size_t)a.itemsize);
   }
@@ -1106,6 +1156,18 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     if (r != CUDA_SUCCESS) sticky = r;      /* reported by later calls */
   } else if (strncmp(e->name, "fake_fault", 10) == 0) {
     sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+  } else {
+    /* a pointer (or an Array's data) the device cannot reach: the host
+    ** address of write-combined memory faults, as the kernel's first access
+    ** to it would */
+    for (int i = 0; i < e->nparams; i++) {
+      char *ptr;
+      if (e->size[i] < 8) continue;
+      memcpy(&ptr, params[i], 8);
+      const alloc *a = find(ptr, 1);
+      if (a && a->kind == A_HOST && (a->flags & CU_MEMHOSTALLOC_WRITECOMBINED))
+        sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+    }
   }
   return leave(CUDA_SUCCESS);
 }

@@ -199,13 +199,13 @@ static size_t pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *b
           !lc_layout_is_f_contiguous(&a->lay, a->dtype->size))
         arg_error(L, fname, sig, i, "a non-contiguous view cannot be passed as a pointer "
                   "(declare the parameter Array<T, N>)");
-      void *ptr = lc_array_data(a);
+      void *ptr = lc_array_device_data(a);
       memcpy(slot, &ptr, sizeof ptr);
     } else {
       const lc_array *a = device_array_arg(L, idx, sig, i, fname);
       if (a->lay.ndim != p->ndim)
         arg_error(L, fname, sig, i, "expected a %d-d array, got %d-d", p->ndim, a->lay.ndim);
-      void *ptr = lc_array_data(a);
+      void *ptr = lc_array_device_data(a);
       size_t dims = sizeof a->lay.shape[0] * (size_t)p->ndim;
       memcpy(slot, &ptr, sizeof ptr);
       memcpy(slot + LC_ARRAY_SHAPE_OFFSET, a->lay.shape, dims);

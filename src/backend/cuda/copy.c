@@ -322,7 +322,10 @@ int lc_cuda_copy_strided(const lc_region *dst, const lc_region *src,
     return lc_cuda_finish(r, call, s, err);
   }
   if (lc_kind_device_accessible(dst->kind) && lc_kind_device_accessible(src->kind)) {
-    rc = launch_copy(d0, dl, s0, sl->strides, itemsize, lc_cuda_stream(s), err);
+    /* the kernel takes device addresses (write-combined memory's differ) */
+    char *dd = (char *)(uintptr_t)lc_cuda_devptr(d0, dst->kind);
+    const char *sd = (const char *)(uintptr_t)lc_cuda_devptr(s0, src->kind);
+    rc = launch_copy(dd, dl, sd, sl->strides, itemsize, lc_cuda_stream(s), err);
     return rc != LC_OK ? rc : lc_cuda_finish(CUDA_SUCCESS, "cuLaunchKernel", s, err);
   }
   return staged(dst, d0, src, s0, itemsize, s, err);
@@ -359,11 +362,11 @@ int lc_cuda_fill(const lc_region *dst, const void *value, int64_t itemsize,
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
   CUstream st = lc_cuda_stream(s);
-  CUdeviceptr d = lc_cuda_ptr(d0);
+  CUdeviceptr d = lc_cuda_devptr(d0, dst->kind);     /* memsets and kernels take it */
   const unsigned char *v = value;
   if (lc_layout_is_c_contiguous(l, itemsize) || lc_layout_is_f_contiguous(l, itemsize)) {
     size_t nbytes = (size_t)l->size * (size_t)itemsize;
-    int p = memset_period(v, itemsize, (uintptr_t)d0);
+    int p = memset_period(v, itemsize, (uintptr_t)d);
     if (p == 1)
       return lc_cuda_finish(lc_cu.MemsetD8Async(d, v[0], nbytes, st), "cuMemsetD8Async", s, err);
     if (p == 2) {
@@ -389,7 +392,8 @@ int lc_cuda_fill(const lc_region *dst, const void *value, int64_t itemsize,
   if (rc != LC_OK) return rc;
   rc = upload(t, NULL, value, (size_t)itemsize, st, err);
   int64_t zero[LC_MAXDIM] = {0};
-  if (rc == LC_OK) rc = launch_copy(d0, l, (const char *)(uintptr_t)t, zero, itemsize, st, err);
+  if (rc == LC_OK)
+    rc = launch_copy((char *)(uintptr_t)d, l, (const char *)(uintptr_t)t, zero, itemsize, st, err);
   lc_cuda_temp_free(t, st);
   return rc != LC_OK ? rc : lc_cuda_finish(CUDA_SUCCESS, "cuLaunchKernel", s, err);
 }
