@@ -362,6 +362,50 @@ describe("the cuda backend on the fake driver", function()
     assert.is_true(count(trace, "lc_copy_strided") >= 2)
   end)
 
+  -- issue 14, item 13: a host function touching managed memory while
+  -- another stream's kernel runs crashes where the device has no concurrent
+  -- managed access; such copies go through the driver
+  it("copies managed memory on the device, and all of it where concurrent managed access is 0", function()
+    local code = MARK .. [==[
+      local s = l.stream()
+      local a = l.managed_array({2, 3}, "int32")
+      a[{}] = 5
+      local b = l.managed_array({2, 3}, "int32")
+      local c = l.managed_array({3, 2}, "int32")
+      local h = l.array({{1, 2, 3}, {4, 5, 6}}, "int32")
+      local p = l.pinned_array({2, 3}, "int32")
+      local t = l.zeros({3, 2}, "int32")
+      mark("managed")
+      b:copy_to_device(a, s)                    -- managed to managed
+      c:copy_to_device(a:transpose(), s)        -- the same, strided
+      mark("host")
+      a:copy_to_device(h, s)                    -- host to managed
+      a:copy_to_host(p, s)                      -- managed to pinned
+      c:copy_to_device(h:transpose(), s)        -- host to managed, strided
+      a:transpose():copy_to_host(t, s)          -- managed to host, strided
+      mark("end")
+      s:synchronize()
+      eq({5, 5, 5, 5, 5, 5}, b:totable())
+      eq({1, 2, 3, 4, 5, 6}, p:totable())
+      eq({1, 4, 2, 5, 3, 6}, c:totable())
+      eq({1, 4, 2, 5, 3, 6}, t:totable())
+    ]==]
+    local function copies(calls)
+      return {calls.cuLaunchHostFunc or 0, calls.cuMemcpyAsync or 0, calls.launch or 0}
+    end
+    -- an H100: managed to managed on the device, the rest by host functions
+    local trace = scenario(code)
+    assert.same({0, 1, 1}, copies(between(trace, "managed")))
+    assert.same({4, 0, 0}, copies(between(trace, "host")))
+    -- no concurrent managed access: all through the driver (a strided copy
+    -- stages the host side, whose buffer a host function frees)
+    trace = scenario(code, "FAKE_CUDA_CONCURRENT_MANAGED=0")
+    assert.same({0, 1, 1}, copies(between(trace, "managed")))
+    local host = between(trace, "host")
+    assert.same({1, 4, 2}, copies(host))
+    assert.same({}, failures(trace))
+  end)
+
   it("orders work on streams and times it with events", function()
     local trace = scenario([==[
       local s1, s2 = l.stream(), l.stream()
