@@ -51,8 +51,17 @@
 #define LC_MAX_BLOCK_Y 1024u
 #define LC_MAX_BLOCK_Z 64u
 #define LC_MAX_BLOCK_THREADS 1024u
-/* shared memory of a block, static and dynamic together */
-#define LC_MAX_SHARED (48u * 1024u)
+/* Shared memory of a block, static and dynamic together, that every device
+** gives a kernel without asking (a launch over it opts the kernel in:
+** cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)). */
+#define LC_SHARED_DEFAULT (48u * 1024u)
+/* The most dynamic shared memory any device gives a block once the kernel
+** opts in: an H100's or H200's 227 KiB (their
+** CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN). Checked for every
+** launch above the backends; each device's own limit, less the kernel's
+** static shared memory, is the CUDA backend's check. The simulator gives
+** every launch this much. */
+#define LC_MAX_SHARED (227u * 1024u)
 #define LC_WARP_SIZE 32
 
 /* ---- the library's kernels' parameters ---------------------------------- */

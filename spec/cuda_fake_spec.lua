@@ -339,6 +339,82 @@ describe("the cuda backend on the fake driver", function()
     assert.same({}, failures(trace))
   end)
 
+  -- issue 14, item 12: write-combined memory has a device address of its
+  -- own (cuMemHostGetDevicePointer); the fake maps its pages twice, and its
+  -- host address faults on the device
+  it("gives kernels, memsets and the copy kernel the device address of write-combined mapped memory", function()
+    local trace = scenario([==[
+      local m = l.mapped_array({2, 3}, "int32", {wc = true})
+      assert(require("luacuda.core")._host_flags(m).wc)
+      local s = l.stream()
+      m:fill(3, s)                               -- a memset on the stream
+      s:synchronize()
+      eq({3, 3, 3, 3, 3, 3}, m:totable())
+      m[{1, 2}] = 7                              -- the host writes its own address
+      local d = l.device_array({3, 2}, "int32")
+      d:copy_to_device(m:transpose())           -- the copy kernel reads it
+      eq({3, 3, 7, 3, 3, 3}, d:totable())
+      local t = l.to_device({{1, 2, 3}, {4, 5, 6}}, nil, {dtype = "int32"})
+      local w = l.mapped_array({3, 2}, "int32", {wc = true})
+      w[{}] = t:transpose()                      -- the copy kernel writes it
+      eq({1, 4, 2, 5, 3, 6}, w:totable())
+      local c = l.device_array({2, 3}, "int32")
+      c:copy_to_device(m)                        -- cuMemcpyAsync: either address
+      eq({3, 7, 3, 3, 3, 3}, c:totable())
+      local km = l.compile([[extern "C" __global__ void k(int *x, Array<int, 2> y) {}]])
+      km.k[{1, 1}](m, w)                         -- a pointer and an Array<int, 2>
+      l.synchronize()
+    ]==])
+    assert.same({}, failures(trace))
+    assert.equal(2, count(trace, "cuMemHostAlloc"))
+    assert.is_true(count(trace, "cuMemHostGetDevicePointer_v2") >= 2)
+    assert.is_true(count(trace, "lc_copy_strided") >= 2)
+  end)
+
+  -- issue 14, item 13: a host function touching managed memory while
+  -- another stream's kernel runs crashes where the device has no concurrent
+  -- managed access; such copies go through the driver
+  it("copies managed memory on the device, and all of it where concurrent managed access is 0", function()
+    local code = MARK .. [==[
+      local s = l.stream()
+      local a = l.managed_array({2, 3}, "int32")
+      a[{}] = 5
+      local b = l.managed_array({2, 3}, "int32")
+      local c = l.managed_array({3, 2}, "int32")
+      local h = l.array({{1, 2, 3}, {4, 5, 6}}, "int32")
+      local p = l.pinned_array({2, 3}, "int32")
+      local t = l.zeros({3, 2}, "int32")
+      mark("managed")
+      b:copy_to_device(a, s)                    -- managed to managed
+      c:copy_to_device(a:transpose(), s)        -- the same, strided
+      mark("host")
+      a:copy_to_device(h, s)                    -- host to managed
+      a:copy_to_host(p, s)                      -- managed to pinned
+      c:copy_to_device(h:transpose(), s)        -- host to managed, strided
+      a:transpose():copy_to_host(t, s)          -- managed to host, strided
+      mark("end")
+      s:synchronize()
+      eq({5, 5, 5, 5, 5, 5}, b:totable())
+      eq({1, 2, 3, 4, 5, 6}, p:totable())
+      eq({1, 4, 2, 5, 3, 6}, c:totable())
+      eq({1, 4, 2, 5, 3, 6}, t:totable())
+    ]==]
+    local function copies(calls)
+      return {calls.cuLaunchHostFunc or 0, calls.cuMemcpyAsync or 0, calls.launch or 0}
+    end
+    -- an H100: managed to managed on the device, the rest by host functions
+    local trace = scenario(code)
+    assert.same({0, 1, 1}, copies(between(trace, "managed")))
+    assert.same({4, 0, 0}, copies(between(trace, "host")))
+    -- no concurrent managed access: all through the driver (a strided copy
+    -- stages the host side, whose buffer a host function frees)
+    trace = scenario(code, "FAKE_CUDA_CONCURRENT_MANAGED=0")
+    assert.same({0, 1, 1}, copies(between(trace, "managed")))
+    local host = between(trace, "host")
+    assert.same({1, 4, 2}, copies(host))
+    assert.same({}, failures(trace))
+  end)
+
   it("orders work on streams and times it with events", function()
     local trace = scenario([==[
       local s1, s2 = l.stream(), l.stream()
@@ -413,6 +489,84 @@ describe("the cuda backend on the fake driver", function()
       mark("end")
     ]==])
     assert.same({cuLaunchKernel = 200, launch = 200}, between(trace, "loop"))
+  end)
+
+  -- issue 14, item 11: an H100 gives a block 227 KiB of shared memory once
+  -- the kernel opts in (cuFuncSetAttribute), less its static shared memory
+  it("opts a kernel into the device's shared memory per block, once per kernel and size", function()
+    local trace = scenario(MARK .. [==[
+      local d = l.devices()
+      eq({232448, 101376}, {d[1].max_shared_per_block, d[2].max_shared_per_block})
+      local m = l.compile([[
+        extern "C" __global__ void k(float *x) { extern __shared__ float s[]; x[0] = s[threadIdx.x]; }
+        extern "C" __global__ void st(float *x) {
+          __shared__ float buf[2048];                  // 8 KiB of static shared memory
+          extern __shared__ float s[];
+          buf[threadIdx.x] = x[threadIdx.x];
+          __syncthreads();
+          x[threadIdx.x] = buf[31 - threadIdx.x] + s[threadIdx.x];
+        }]])
+      local x = l.device_array(32, "float32")
+      local _ = m.st                                -- looked up before the marks
+      m.k[{1, 32, nil, 48 * 1024}](x)               -- within the default: no attribute
+      mark("big")
+      for _ = 1, 10 do m.k[{1, 32, nil, 200 * 1024}](x) end    -- opts in once
+      m.k[{1, 32, nil, 100 * 1024}](x)              -- less: nothing more
+      mark("bigger")
+      m.k[{1, 32, nil, 232448}](x)                  -- the device's whole limit
+      mark("static")
+      -- 44 KiB of dynamic and 8 KiB of static memory: over the default 48 KiB together
+      m.st[{1, 32, nil, 44 * 1024}](x)
+      m.st[{1, 32, nil, 44 * 1024}](x)
+      mark("over")
+      local e = fails("luacuda.launch: kernel 'st': 230000 bytes of dynamic shared memory is more than "
+                      .. "the 224256 this kernel may have (device 1 allows a block 232448 bytes of "
+                      .. "shared memory, and the kernel has 8192 of static shared memory)",
+                      function() m.st[{1, 32, nil, 230000}](x) end)
+      fails("luacuda.launch: kernel 'k': 232449 bytes of dynamic shared memory is more than 232448",
+            function() m.k[{1, 32, nil, 232449}](x) end)
+      mark("end")
+      l.synchronize()
+      l.select_device(2)                            -- an 8.6 device: 99 KiB
+      local m2 = l.compile([[extern "C" __global__ void k(float *x) { extern __shared__ float s[]; x[0] = s[0]; }]])
+      local y = l.device_array(32, "float32")
+      m2.k[{1, 32, nil, 101376}](y)
+      fails("kernel 'k': 101377 bytes of dynamic shared memory is more than the 101376 this kernel "
+            .. "may have (device 2 allows a block 101376 bytes of shared memory, and the kernel has 0 "
+            .. "of static shared memory)", function() m2.k[{1, 32, nil, 101377}](y) end)
+      l.synchronize()
+    ]==])
+    assert.same({cuFuncSetAttribute = 1, cuLaunchKernel = 11, launch = 11}, between(trace, "big"))
+    assert.same({cuFuncSetAttribute = 1, cuLaunchKernel = 1, launch = 1}, between(trace, "bigger"))
+    assert.same({cuFuncGetAttribute = 1, cuFuncSetAttribute = 1, cuLaunchKernel = 2, launch = 2},
+                between(trace, "static"))
+    assert.same({}, between(trace, "over"))
+    assert.same({}, failures(trace))
+    local sizes = {}
+    for _, line in ipairs(trace) do
+      local k, sh = line:match("^launch (%w+) %S+ %S+ (%d+)")
+      if k then sizes[#sizes + 1] = k .. ":" .. sh end
+    end
+    assert.same({"k:49152", "k:204800", "k:102400", "k:232448", "st:45056", "st:45056", "k:101376"},
+                {sizes[1], sizes[2], sizes[12], sizes[13], sizes[14], sizes[15], sizes[16]})
+  end)
+
+  it("names the kernel's threads per block and registers when a launch is out of resources", function()
+    scenario([==[
+      local m = l.compile([[
+        extern "C" __global__ void __launch_bounds__(256) k(float *x) { x[threadIdx.x] = 1; }
+        extern "C" __global__ void h(float *x) { x[threadIdx.x] = 2; }]])
+      local x = l.device_array(1024, "float32")
+      m.k[{1, 256}](x)
+      fails("luacuda.launch: kernel 'k': cuLaunchKernel: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (blocks "
+            .. "of 512 threads; the kernel takes at most 256 threads per block and uses 128 "
+            .. "registers per thread)", function() m.k[{1, 512}](x) end)
+      fails("kernel 'h': cuLaunchKernel: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (blocks of 1024 threads; "
+            .. "the kernel takes at most 512 threads per block and uses 128 registers per thread)",
+            function() m.h[{1, 1024}](x) end)
+      m.h[{2, 512}](x)                              -- not sticky: the context goes on
+      l.synchronize()
+    ]==], "FAKE_CUDA_REGS=128")
   end)
 
   it("allocates and frees a 1 MiB device array in a loop with the stream-ordered calls only", function()

@@ -87,6 +87,7 @@ describe("devices", function()
       assert.is_true(d.compute_capability[1] >= 1)
       assert.is_true(d.memory > 0)
       assert.is_true(d.multiprocessors >= 1)
+      assert.is_true(d.max_shared_per_block >= 48 * 1024)
     end
   end)
 

@@ -87,6 +87,14 @@ extern "C" __global__ void raw_dynamic(int *out) {
   out[threadIdx.x] = buf[(threadIdx.x + 1) % blockDim.x];
 }
 
+// reads the far end of n ints of dynamic shared memory
+extern "C" __global__ void far_dynamic(int *out, int n) {
+  extern __shared__ int far[];
+  for (int i = threadIdx.x; i < n; i += blockDim.x) far[i] = i;
+  __syncthreads();
+  out[threadIdx.x] = far[n - 1 - threadIdx.x];
+}
+
 extern "C" __global__ void locals(int *out) {
   LOCAL_ARRAY(int, l, 4);
   LOCAL_ARRAY(int, m, 2, 2);
@@ -524,6 +532,10 @@ describe("launch", function()
     local r = luacuda.device_array(8, "int32")
     m.raw_dynamic:launch({grid = 1, block = 8, shared = 8 * 4}, r)
     assert.same({1, 2, 3, 4, 5, 6, 7, 0}, values(r))
+    -- more than 48 KiB: the kernel opts in (96 KiB: what a compute
+    -- capability 7.0 or 8.x device gives; an H100 and the simulator, 227 KiB)
+    m.far_dynamic:launch({grid = 1, block = 8, shared = 96 * 1024}, r, 96 * 256)
+    assert.same({24575, 24574, 24573, 24572, 24571, 24570, 24569, 24568}, values(r))
   end)
 
   it("keeps local arrays per thread across barriers", function()
@@ -723,8 +735,9 @@ describe("launch errors", function()
     S.misuse("kernel 'nothing': block x is 2000 (1 to 1024)", launch, m.nothing, {1, 2000})
     S.misuse("kernel 'nothing': grid y is 65536 (1 to 65535)", launch, m.nothing, {{1, 65536}, 1})
     S.misuse("kernel 'nothing': grid x is 0 (1 to 2147483647)", launch, m.nothing, {0, 1})
-    S.misuse("kernel 'nothing': 49153 bytes of dynamic shared memory is more than 49152",
-             launch, m.nothing, {1, 1, nil, 49153})
+    S.misuse("kernel 'nothing': 232449 bytes of dynamic shared memory is more than 232448 "
+             .. "(227 KiB, what an H100 gives a block; no device gives more)",
+             launch, m.nothing, {1, 1, nil, 232449})
     S.misuse("kernel 'nothing': the launch configuration needs a grid and a block",
              m.nothing.launch, m.nothing, {grid = 1})
     S.misuse("kernel 'nothing': block must have 1 to 3 entries, got 4",

@@ -42,7 +42,9 @@ typedef enum luacuda_kind {
 /* An array's memory and layout, as luacuda_checkarray reads it. shape and
 ** strides point into the array object: valid while it is alive. */
 typedef struct luacuda_arrayinfo {
-  void *data;              /* element 0 (a CUdeviceptr for device memory) */
+  void *data;              /* element 0 (a CUdeviceptr for device memory; the
+                           ** host address for mapped memory, whose device
+                           ** address may differ: cuMemHostGetDevicePointer) */
   luacuda_kind kind;
   const char *dtype;       /* "float32", ... as a.dtype; "record" for records */
   int64_t itemsize;        /* bytes */

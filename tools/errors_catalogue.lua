@@ -117,6 +117,15 @@ local CHILD = {
       fn = "compile" },
 }
 
+CHILD["<> bytes of dynamic shared memory is more than the <> this kernel may have (device <> allows a block <> bytes of shared memory, and the kernel has <> of static shared memory)"] =
+  { file = "spec/cuda_fake_spec.lua",
+    test = "the cuda backend on the fake driver opts a kernel into the device's shared memory per block, once per kernel and size",
+    fn = "launch" }
+CHILD["cuLaunchKernel: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (blocks of <> threads; the kernel takes at most <> threads per block and uses <> registers per thread)"] =
+  { file = "spec/cuda_fake_spec.lua",
+    test = "the cuda backend on the fake driver names the kernel's threads per block and registers when a launch is out of resources",
+    fn = "launch" }
+
 -- the numeric settings refused at require time (src/base/env.c)
 local SETTINGS = { file = "spec/build_spec.lua",
   test = "the module refuses a bad numeric LUACUDA_SIM_* setting at require time, naming it",

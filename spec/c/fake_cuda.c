@@ -45,6 +45,11 @@
 **                                thread (for debugging; not the driver's rules)
 **   FAKE_CUDA_DRIVER_VERSION=12040  what cuDriverGetVersion says (the
 **                                header's CUDA_VERSION by default)
+**   FAKE_CUDA_CONCURRENT_MANAGED=0  CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
+**                                is 0 (as on Windows, or before Pascal)
+**   FAKE_CUDA_REGS=N             registers per thread of every user kernel
+**                                (32); with .maxntid in the PTX, it sets the
+**                                kernel's MAX_THREADS_PER_BLOCK
 **   FAKE_CUDA_FAIL=fn:N[:code]   the Nth call of fn returns code (999)
 **   FAKE_CUDA_TRACE=path         append each call's name, "  -> code" after
 **                                a failed one, and each launch with its
@@ -53,6 +58,22 @@
 **                                "name @legacy", "@blocking" or "@nonblocking"
 ** A kernel whose name starts with fake_fault fails the context with
 ** CUDA_ERROR_ILLEGAL_ADDRESS when it runs, as a faulting kernel does.
+**
+** Devices have a real GPU's attributes: an H100 (SXM) for compute
+** capability 9.x and any other, an RTX A6000-like part for 8.6 (device 2 by
+** default). A launch may take the device's MAX_SHARED_MEMORY_PER_BLOCK less
+** the kernel's static shared memory (the .shared declarations of its PTX
+** body) unless cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) raised it,
+** up to ..._OPTIN less the static; more is CUDA_ERROR_INVALID_VALUE. A block
+** of more threads than the kernel's MAX_THREADS_PER_BLOCK (from .maxntid and
+** the register count) is CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES.
+**
+** Write-combined host memory (cuMemHostAlloc's WRITECOMBINED) has a device
+** address of its own, as the driver's manual allows: the same pages mapped
+** twice, the second mapping being what cuMemHostGetDevicePointer gives.
+** Copies take either address (as cuMemcpy does); memsets, the copy kernel
+** and launches take the device address only: a launch given the host
+** address in a pointer parameter faults (CUDA_ERROR_ILLEGAL_ADDRESS).
 */
 #include <cuda.h>
 
@@ -64,7 +85,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #define API __attribute__((visibility("default")))
 #define MAXDEV 4
@@ -72,7 +95,8 @@
 
 /* ---- state ----------------------------------------------------------------- */
 
-enum { A_DEVICE, A_POOL, A_MANAGED, A_HOST, A_REGISTERED, A_GLOBAL };
+/* A_ALIAS: the device address of write-combined host memory */
+enum { A_DEVICE, A_POOL, A_MANAGED, A_HOST, A_REGISTERED, A_GLOBAL, A_ALIAS };
 
 typedef struct alloc {
   struct alloc *next;
@@ -82,6 +106,7 @@ typedef struct alloc {
   unsigned flags;            /* cuMemHostAlloc / cuMemHostRegister flags */
   size_t cap;                /* a pool block's size */
   bool freeing;              /* a pool block whose free is queued */
+  struct alloc *alias;       /* write-combined: the device mapping, and back */
 } alloc;
 
 /* A pool block not in use: freed (poisoned) once its stream reached the
@@ -143,7 +168,14 @@ typedef struct entry {
   int nparams;               /* -1: unknown (a cubin) */
   size_t size[64], offset[64];
 } entry;
-struct CUfunc_st { struct CUmod_st *mod; entry e; };
+struct CUfunc_st {
+  struct CUmod_st *mod;
+  entry e;
+  int static_shared;         /* bytes of .shared in its body */
+  int max_threads;           /* .maxntid, else 1024; less with many registers */
+  int nregs;
+  int max_dynamic;           /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+};
 struct CUmod_st {
   int dev;
   char *image;               /* PTX text, or NULL for a cubin */
@@ -161,6 +193,8 @@ static int ndev = 2, ccmaj[MAXDEV] = {9, 8, 9, 9}, ccmin[MAXDEV] = {0, 6, 0, 0};
 static size_t devmem = 256u << 20;
 static bool no_pools, run_inline, trace_streams;
 static long delay_us;
+static bool no_pools, no_concurrent_managed;
+static int user_regs = 32;
 static struct CUctx_st ctxs[MAXDEV];
 static pool pools[MAXDEV];
 static alloc *allocs;
@@ -221,8 +255,14 @@ static alloc *find(const void *p, size_t n) {
 
 static bool device_accessible(const alloc *a) {
   return a && (a->kind == A_DEVICE || a->kind == A_POOL || a->kind == A_MANAGED ||
-               a->kind == A_GLOBAL ||
-               ((a->kind == A_HOST || a->kind == A_REGISTERED) && (a->flags & 2)));
+               a->kind == A_GLOBAL || a->kind == A_ALIAS ||
+               (a->kind == A_HOST && (a->flags & 2) && !(a->flags & 4)) ||
+               (a->kind == A_REGISTERED && (a->flags & 2)));
+}
+
+/* Host memory every device reaches (else memory of the device it is on). */
+static bool on_host(const alloc *a) {
+  return a->kind == A_HOST || a->kind == A_REGISTERED || a->kind == A_ALIAS;
 }
 
 /* Host memory the driver did not page-lock: copies from it are staged. */
@@ -447,8 +487,7 @@ static CUresult copy_strided(char *dst, char *src, const lc_strided_args *a, int
     }
     const alloc *da = find(dst + d, (size_t)a->itemsize), *sa = find(src + s, (size_t)a->itemsize);
     if (!device_accessible(da) || !device_accessible(sa) ||
-        (da->kind != A_HOST && da->kind != A_REGISTERED && da->dev != dev) ||
-        (sa->kind != A_HOST && sa->kind != A_REGISTERED && sa->dev != dev))
+        (!on_host(da) && da->dev != dev) || (!on_host(sa) && sa->dev != dev))
       return CUDA_ERROR_ILLEGAL_ADDRESS;
     memcpy(dst + d, src + s, (size_t)a->itemsize);
   }
@@ -533,6 +572,8 @@ API CUresult cuInit(unsigned flags) {
     run_inline = (e = getenv("FAKE_CUDA_SYNC")) && *e && strcmp(e, "0") != 0;
     trace_streams = (e = getenv("FAKE_CUDA_TRACE_STREAMS")) && *e && strcmp(e, "0") != 0;
     if ((e = getenv("FAKE_CUDA_DELAY_US"))) delay_us = atol(e);
+    no_concurrent_managed = (e = getenv("FAKE_CUDA_CONCURRENT_MANAGED")) && strcmp(e, "0") == 0;
+    if ((e = getenv("FAKE_CUDA_REGS")) && atoi(e) > 0) user_regs = atoi(e) > 255 ? 255 : atoi(e);
     if ((e = getenv("FAKE_CUDA_FAIL")) && *e) {
       char code[16] = "";
       if (sscanf(e, "%63[^:]:%d:%15s", fail_fn, &fail_at, code) >= 2 && code[0])
@@ -619,17 +660,55 @@ API CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
   return leave(CUDA_SUCCESS);
 }
 
-API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice d) {
-  ENTER(false);
-  if (d < 0 || d >= ndev) return leave(CUDA_ERROR_INVALID_DEVICE);
+/* A device attribute as a real GPU reports it: an H100 SXM (compute
+** capability 9.0, the default), or an 8.6 part (RTX A6000) for device 2;
+** false for attributes not modelled. */
+static bool dev_attr(int d, CUdevice_attribute attr, int *v) {
+  bool ga = ccmaj[d] == 8 && ccmin[d] == 6;
   switch (attr) {
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132 - 48 * d; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: *v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *v = 64; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *v = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
+    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: *v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = ga ? 1800000 : 1980000; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = ga ? 84 : 132; break;
+    case CU_DEVICE_ATTRIBUTE_INTEGRATED: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: *v = !ga; break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = ga ? 6 << 20 : 50 << 20; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = ga ? 1536 : 2048; break;
+    case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: *v = ga ? 2 : 3; break;
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *v = 1; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = ccmaj[d]; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = ccmin[d]; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = ga ? 102400 : 233472; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: *v = !no_concurrent_managed; break;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = ga ? 101376 : 232448; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *v = ga ? 16 : 32; break;
+    case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *v = 1024; break;
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *v = !no_pools; break;
-    default: return leave(CUDA_ERROR_INVALID_VALUE);   /* not modelled: say so */
+    default: return false;
   }
+  return true;
+}
+
+API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice d) {
+  ENTER(false);
+  if (d < 0 || d >= ndev) return leave(CUDA_ERROR_INVALID_DEVICE);
+  if (!dev_attr(d, attr, v)) return leave(CUDA_ERROR_INVALID_VALUE);   /* not modelled: say so */
   return leave(CUDA_SUCCESS);
 }
 
@@ -854,10 +933,38 @@ API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream h) {
   return leave(CUDA_SUCCESS);
 }
 
+/* Write-combined memory: n bytes of a memory file mapped twice, for the
+** host and (the alias) for the device. */
+static alloc *add_write_combined(size_t n, unsigned flags) {
+  FILE *f = tmpfile();
+  if (f == NULL) return NULL;
+  char *h = MAP_FAILED, *d = MAP_FAILED;
+  if (ftruncate(fileno(f), (off_t)n) == 0) {
+    h = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fileno(f), 0);
+    d = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fileno(f), 0);
+  }
+  fclose(f);                 /* the mappings keep the pages */
+  if (h == MAP_FAILED || d == MAP_FAILED) {
+    if (h != MAP_FAILED) munmap(h, n);
+    if (d != MAP_FAILED) munmap(d, n);
+    return NULL;
+  }
+  alloc *a = add(h, n, A_HOST, flags), *b = add(d, n, A_ALIAS, flags);
+  a->alias = b;
+  b->alias = a;
+  return a;
+}
+
 API CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) {
   ENTER(true);
   if (n == 0 || (flags & ~7u)) return leave(CUDA_ERROR_INVALID_VALUE);
-  *p = add(malloc(n), n, A_HOST, flags)->p;
+  if (flags & CU_MEMHOSTALLOC_WRITECOMBINED) {
+    alloc *a = add_write_combined(n, flags);
+    if (a == NULL) return leave(CUDA_ERROR_OUT_OF_MEMORY);
+    *p = a->p;
+  } else {
+    *p = add(malloc(n), n, A_HOST, flags)->p;
+  }
   return leave(CUDA_SUCCESS);
 }
 
@@ -870,7 +977,13 @@ API CUresult cuMemFreeHost(void *p) {
   alloc *a = find(p, 0);
   if (a == NULL || a->p != p || a->kind != A_HOST) return leave(CUDA_ERROR_INVALID_VALUE);
   drain_device(curdev());
-  free(a->p);
+  if (a->alias) {
+    munmap(a->alias->p, a->n);
+    munmap(a->p, a->n);
+    drop(a->alias);
+  } else {
+    free(a->p);
+  }
   drop(a);
   return leave(CUDA_SUCCESS);
 }
@@ -902,7 +1015,7 @@ API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flag
   if (flags != 0 || a == NULL || (a->kind != A_HOST && a->kind != A_REGISTERED) ||
       !(a->flags & 2))      /* DEVICEMAP, for an allocation and a registration alike */
     return leave(CUDA_ERROR_INVALID_VALUE);
-  *d = (CUdeviceptr)(uintptr_t)p;
+  *d = (CUdeviceptr)(uintptr_t)(a->alias ? a->alias->p + ((char *)p - a->p) : (char *)p);
   return leave(CUDA_SUCCESS);
 }
 
@@ -1315,7 +1428,42 @@ static struct CUfunc_st *new_func(struct CUmod_st *m) {
   struct CUfunc_st *f = &m->funcs[m->nfuncs++];
   memset(f, 0, sizeof *f);
   f->mod = m;
+  f->max_threads = 1024;
   return f;
+}
+
+/* The kernel's registers, threads per block and shared memory, once its
+** entry is known: .maxntid after the parameter list, the .shared (not
+** .extern) declarations of the body from p (its '{'), and FAKE_CUDA_REGS
+** for user kernels. The register file (65536 per block, allocated 8 per
+** thread per warp) bounds the threads per block as on a GPU. */
+static void func_facts(struct CUfunc_st *f, const char *p) {
+  bool library = strncmp(f->e.name, "lc_", 3) == 0;
+  f->nregs = library ? 32 : user_regs;
+  if (p) {
+    const char *open = strchr(p, '{');
+    const char *nt = strstr(p, ".maxntid");
+    if (nt && open && nt < open) {
+      int x = 1, y = 1, z = 1;
+      sscanf(nt + 8, " %d , %d , %d", &x, &y, &z);
+      if (x * y * z > 0 && x * y * z < f->max_threads) f->max_threads = x * y * z;
+    }
+    int depth = 0;
+    for (const char *q = open; q && *q; q++) {
+      if (*q == '{') depth++;
+      else if (*q == '}' && --depth == 0) break;
+      else if (strncmp(q, ".shared ", 8) == 0 && strncmp(q - 8, ".extern ", 8) != 0) {
+        const char *end = strchr(q, ';');
+        size_t align;
+        char name[128];
+        if (end) f->static_shared += (int)decl(q + 7, end, &align, name, sizeof name);
+      }
+    }
+  }
+  int per_thread = (f->nregs + 7) / 8 * 8;
+  int by_regs = 65536 / (per_thread * 32) * 32;
+  if (by_regs < f->max_threads) f->max_threads = by_regs;
+  f->max_dynamic = f->static_shared > 49152 ? 0 : 49152 - f->static_shared;
 }
 
 static CUresult load_ptx(struct CUmod_st *m, const char *ptx, char *log, size_t loglen) {
@@ -1349,6 +1497,7 @@ static CUresult load_ptx(struct CUmod_st *m, const char *ptx, char *log, size_t 
       struct CUfunc_st *f = new_func(m);
       if (f == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
       parse_entry(p, name, nlen, &f->e);
+      func_facts(f, strchr(p, ')'));
       p = strchr(p, ')');
     } else if (depth == 0 && (p == ptx || p[-1] == '\n' || p[-1] == ' ') &&
                (strncmp(p, ".global ", 8) == 0 || strncmp(p, ".const ", 7) == 0)) {
@@ -1401,6 +1550,7 @@ static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, char *l
     if (f == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
     snprintf(f->e.name, sizeof f->e.name, "%s", nm + 6);
     f->e.nparams = -1;
+    func_facts(f, NULL);
   }
   return CUDA_SUCCESS;
 }
@@ -1477,6 +1627,43 @@ API CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *offset, size_t *
   return leave(CUDA_SUCCESS);
 }
 
+static int optin(int dev) {
+  int v = 0;
+  dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &v);
+  return v;
+}
+
+API CUresult cuFuncGetAttribute(int *v, CUfunction_attribute attr, CUfunction f) {
+  ENTER(true);
+  if (f == NULL || v == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  switch (attr) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = f->max_threads; break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *v = f->static_shared; break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *v = 0; break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *v = 0; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = f->nregs; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+      *v = ccmaj[f->mod->dev] * 10 + ccmin[f->mod->dev];
+      break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = f->max_dynamic; break;
+    default: return leave(CUDA_ERROR_INVALID_VALUE);
+  }
+  return leave(CUDA_SUCCESS);
+}
+
+API CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attr, int v) {
+  ENTER(true);
+  if (f == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (attr == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+    if (v < 0 || v > optin(f->mod->dev) - f->static_shared) return leave(CUDA_ERROR_INVALID_VALUE);
+    f->max_dynamic = v;
+  } else if (attr == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) {
+    if (v < -1 || v > 100) return leave(CUDA_ERROR_INVALID_VALUE);
+  } else {
+    return leave(CUDA_ERROR_INVALID_VALUE);
+  }
+  return leave(CUDA_SUCCESS);
+}
 
 /* ---- launches ------------------------------------------------------------------ */
 
@@ -1491,9 +1678,11 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   if (f == NULL || f->mod->dev != curdev()) return leave(CUDA_ERROR_INVALID_HANDLE);
   if (!gx || !gy || !gz || !bx || !by || !bz || gx > LC_MAX_GRID_X || gy > LC_MAX_GRID_Y ||
       gz > LC_MAX_GRID_Z || bx > LC_MAX_BLOCK_X || by > LC_MAX_BLOCK_Y || bz > LC_MAX_BLOCK_Z ||
-      (unsigned long long)bx * by * bz > LC_MAX_BLOCK_THREADS || shared > LC_MAX_SHARED ||
-      extra != NULL)
+      (unsigned long long)bx * by * bz > LC_MAX_BLOCK_THREADS ||
+      shared > (unsigned)f->max_dynamic || extra != NULL)
     return leave(CUDA_ERROR_INVALID_VALUE);
+  if ((unsigned long long)bx * by * bz > (unsigned)f->max_threads)
+    return leave(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
   const entry *e = &f->e;
   if (e->nparams > 0 && params == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
   if (trace) {
@@ -1520,7 +1709,20 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   } else if (strncmp(e->name, "fake_fault", 10) == 0) {
     o = new_op(OP_FAULT);
   } else {
-    o = new_op(OP_NOTHING);       /* not run, but it takes its place in the stream */
+    /* a pointer (or an Array's data) the device cannot reach: the host
+    ** address of write-combined memory faults, as the kernel's first access
+    ** to it would */
+    bool faults = false;
+    for (int i = 0; i < e->nparams; i++) {
+      char *ptr;
+      if (e->size[i] < 8) continue;
+      memcpy(&ptr, params[i], 8);
+      const alloc *a = find(ptr, 1);
+      if (a && a->kind == A_HOST && (a->flags & CU_MEMHOSTALLOC_WRITECOMBINED))
+        faults = true;
+    }
+    /* not run, but it takes its place in the stream (and faults when it runs) */
+    o = new_op(faults ? OP_FAULT : OP_NOTHING);
   }
   enqueue(s, o);
   return leave(CUDA_SUCCESS);

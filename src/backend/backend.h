@@ -72,7 +72,7 @@ typedef struct lc_source {
 ** argbuf[arglen] block (so a backend that queues the launch can copy it). */
 typedef struct lc_launch {
   unsigned grid[3], block[3];
-  unsigned shared_bytes;              /* dynamic shared memory */
+  unsigned shared_bytes;              /* dynamic shared memory, at most LC_MAX_SHARED */
   lc_stream *stream;                  /* never NULL: launches are always queued */
   void **args;
   int nargs;
@@ -87,6 +87,7 @@ typedef struct lc_device_info {
   int cc_major, cc_minor;           /* compute capability */
   size_t memory;                    /* bytes */
   int multiprocessors;
+  unsigned max_shared_per_block;    /* bytes of shared memory a kernel may opt in to */
 } lc_device_info;
 
 typedef struct lc_backend {
@@ -179,6 +180,10 @@ typedef struct lc_backend {
   ** the compiled module (the declaration read from the source may differ:
   ** a macro may change its type) */
   int (*module_global)(lc_module *m, const char *name, void **ptr, size_t *bytes, char *err);
+  /* A launch checks cfg->shared_bytes against what the device gives this
+  ** kernel (its max_shared_per_block less the kernel's static shared
+  ** memory), opting the kernel in to more than LC_SHARED_DEFAULT where the
+  ** device needs it, and fails naming the limit. */
   int (*launch)(lc_function *f, const lc_launch *cfg, char *err);
 } lc_backend;
 

@@ -19,6 +19,7 @@ typedef struct range {
   size_t n;
   unsigned flags;
   bool allocated;          /* by mem_alloc (else by host_register) */
+  char *dev;               /* the device address, when not p */
 } range;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -54,7 +55,7 @@ static int add(void *p, size_t n, unsigned flags, bool allocated, char *err) {
     ranges = r;
     cap = ncap;
   }
-  ranges[nranges++] = (range){p, n, flags, allocated};
+  ranges[nranges++] = (range){p, n, flags, allocated, NULL};
 done:
   pthread_mutex_unlock(&mu);
   return rc;
@@ -99,13 +100,28 @@ int lc_hostreg_device_pointer(void *p, void **dev, char *err) {
   pthread_mutex_lock(&mu);
   range *r = find(p);
   bool mapped = r && (r->flags & LC_ALLOC_DEVICEMAP);
+  if (mapped) *dev = r->dev ? r->dev + ((char *)p - r->p) : p;
   pthread_mutex_unlock(&mu);
   if (!mapped) {
     snprintf(err, LC_ERRLEN, "host memory at %p is not mapped into the device", p);
     return LC_EFAIL;
   }
-  *dev = p;         /* one address space */
   return LC_OK;
+}
+
+void lc_hostreg_set_device(void *p, void *dev) {
+  pthread_mutex_lock(&mu);
+  range *r = find(p);
+  if (r) r->dev = dev == p ? NULL : dev;
+  pthread_mutex_unlock(&mu);
+}
+
+void *lc_hostreg_to_device(const void *p) {
+  pthread_mutex_lock(&mu);
+  range *r = find(p);
+  void *dev = r && r->dev ? r->dev + ((const char *)p - r->p) : (void *)(uintptr_t)p;
+  pthread_mutex_unlock(&mu);
+  return dev;
 }
 
 int lc_hostreg_flags(void *p, unsigned *flags, char *err) {

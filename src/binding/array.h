@@ -30,6 +30,11 @@ static inline char *lc_array_data(const lc_array *a) {
   return (char *)a->buf->ptr + a->lay.offset;
 }
 
+/* The first element's address on the device: for kernel arguments. */
+static inline char *lc_array_device_data(const lc_array *a) {
+  return (char *)a->buf->dev + a->lay.offset;
+}
+
 static inline lc_kind lc_array_kind(const lc_array *a) { return a->buf->kind; }
 
 /* ---- the type (array.c) ---- */

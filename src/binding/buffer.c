@@ -53,6 +53,12 @@ lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
     be->synchronize(NULL);
     rc = alloc_once(be, kind, nbytes, flags, &ptr, err);
   }
+  /* the address kernels take: write-combined memory's differs from ptr */
+  void *dev = ptr;
+  if (rc == LC_OK && kind == LC_MAPPED) {
+    rc = be->host_device_pointer(ptr, &dev, err);
+    if (rc != LC_OK) be->mem_free(kind, ptr, nbytes);
+  }
   if (rc != LC_OK) {
     free(b);
     lc_error(L, fname, "%s", err);
@@ -60,6 +66,7 @@ lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
   atomic_init(&b->refs, 1);
   b->kind = kind;
   b->ptr = ptr;
+  b->dev = dev;
   b->nbytes = nbytes;
   b->backend = be;
   b->device = be->current_device();
@@ -79,8 +86,14 @@ lc_buffer *lc_buffer_wrap(lua_State *L, lc_kind kind, void *ptr, size_t nbytes,
   atomic_init(&b->refs, 1);
   b->kind = kind;
   b->ptr = ptr;
+  b->dev = ptr;
   b->nbytes = nbytes;
   b->backend = lc_backend_get(NULL);
+  /* mapped memory the backend knows may have a device address of its own
+  ** (write-combined); other memory is taken at its word */
+  char err[LC_ERRLEN];
+  if (kind == LC_MAPPED && b->backend->host_device_pointer(ptr, &b->dev, err) != LC_OK)
+    b->dev = ptr;
   b->device = b->backend->current_device();
   b->release = release;
   b->release_ud = ud;

@@ -13,6 +13,9 @@ typedef struct lc_buffer {
   atomic_int refs;
   lc_kind kind;
   void *ptr;
+  /* the address kernels take: ptr, but for mapped memory with a device
+  ** address of its own (write-combined, on CUDA: cuMemHostGetDevicePointer) */
+  void *dev;
   size_t nbytes;
   const lc_backend *backend;
   int device;                   /* 0-based: the device current at allocation */

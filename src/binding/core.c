@@ -53,7 +53,7 @@ static int l_trim_pool(lua_State *L) {
 }
 
 /* devices() -> {{name=, compute_capability={maj, min}, memory=,
-** multiprocessors=}, ...} */
+** multiprocessors=, max_shared_per_block=}, ...} */
 static int l_devices(lua_State *L) {
   const lc_backend *be = lc_backend_get(NULL);
   int n = be->device_count();
@@ -62,7 +62,7 @@ static int l_devices(lua_State *L) {
     lc_device_info info;
     char err[LC_ERRLEN];
     if (be->device_info(i, &info, err)) lc_error(L, "devices", "%s", err);
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 5);
     lua_pushstring(L, info.name);
     lua_setfield(L, -2, "name");
     lua_createtable(L, 2, 0);
@@ -75,6 +75,8 @@ static int l_devices(lua_State *L) {
     lua_setfield(L, -2, "memory");
     lua_pushinteger(L, info.multiprocessors);
     lua_setfield(L, -2, "multiprocessors");
+    lua_pushinteger(L, (lua_Integer)info.max_shared_per_block);
+    lua_setfield(L, -2, "max_shared_per_block");
     lua_rawseti(L, -2, i + 1);
   }
   return 1;

@@ -93,8 +93,10 @@ static void launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel
     if (!ok || lua_type(L, top + 4) != LUA_TNUMBER || sh < 0)
       lc_error(L, fname, "kernel '%s': shared memory must be a non-negative integer of bytes",
                k->sig->name);
+    /* the device's own limit is the backend's check */
     if ((unsigned long long)sh > LC_MAX_SHARED)
-      lc_error(L, fname, "kernel '%s': %lld bytes of dynamic shared memory is more than %u",
+      lc_error(L, fname, "kernel '%s': %lld bytes of dynamic shared memory is more than %u "
+               "(227 KiB, what an H100 gives a block; no device gives more)",
                k->sig->name, (long long)sh, LC_MAX_SHARED);
     cfg->shared_bytes = (unsigned)sh;
   }
@@ -197,13 +199,13 @@ static size_t pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *b
           !lc_layout_is_f_contiguous(&a->lay, a->dtype->size))
         arg_error(L, fname, sig, i, "a non-contiguous view cannot be passed as a pointer "
                   "(declare the parameter Array<T, N>)");
-      void *ptr = lc_array_data(a);
+      void *ptr = lc_array_device_data(a);
       memcpy(slot, &ptr, sizeof ptr);
     } else {
       const lc_array *a = device_array_arg(L, idx, sig, i, fname);
       if (a->lay.ndim != p->ndim)
         arg_error(L, fname, sig, i, "expected a %d-d array, got %d-d", p->ndim, a->lay.ndim);
-      void *ptr = lc_array_data(a);
+      void *ptr = lc_array_device_data(a);
       size_t dims = sizeof a->lay.shape[0] * (size_t)p->ndim;
       memcpy(slot, &ptr, sizeof ptr);
       memcpy(slot + LC_ARRAY_SHAPE_OFFSET, a->lay.shape, dims);

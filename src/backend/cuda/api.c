@@ -91,6 +91,8 @@ static void load(void) {
     S(ModuleGetGlobal, "cuModuleGetGlobal_v2"),
     S(LaunchKernel, "cuLaunchKernel"),
     S(LaunchHostFunc, "cuLaunchHostFunc"),
+    S(FuncGetAttribute, "cuFuncGetAttribute"),
+    S(FuncSetAttribute, "cuFuncSetAttribute"),
     {&lc_cu.FuncGetParamInfo, "cuFuncGetParamInfo", NULL, true},     /* CUDA 12.4 */
   };
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {

@@ -33,6 +33,7 @@ enum {
   CUDA_ERROR_STUB_LIBRARY = 34,
   CUDA_ERROR_NO_DEVICE = 100,
   CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
 };
 
 #define LC_CU_STREAM_LEGACY ((CUstream)0x1)
@@ -54,7 +55,13 @@ enum {
   CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
   CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
+  CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+  CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+  CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
   CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4,
   CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT = 5,
   CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7,
@@ -153,6 +160,8 @@ typedef struct lc_cu_api {
                            unsigned bx, unsigned by, unsigned bz, unsigned shared,
                            CUstream s, void **params, void **extra);
   CUresult (*LaunchHostFunc)(CUstream s, CUhostFn fn, void *ud);
+  CUresult (*FuncGetAttribute)(int *v, int attr, CUfunction f);
+  CUresult (*FuncSetAttribute)(CUfunction f, int attr, int v);
   /* NULL where the driver is older than CUDA 12.4 */
   CUresult (*FuncGetParamInfo)(CUfunction f, size_t i, size_t *offset, size_t *size);
 } lc_cu_api;

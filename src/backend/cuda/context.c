@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi.h"          /* LC_SHARED_DEFAULT */
 #include "common.h"
 #include "nvrtc.h"
 
@@ -165,6 +166,16 @@ int lc_cuda_init(char *why, size_t len) {
       snprintf(why, len, "%s", err);
       return -1;
     }
+    /* a driver that cannot tell: the limits every device keeps */
+    int optin = 0, concurrent = 0;
+    if (lc_cu.DeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                 d->dev) != CUDA_SUCCESS || optin < (int)LC_SHARED_DEFAULT)
+      optin = (int)LC_SHARED_DEFAULT;
+    if (lc_cu.DeviceGetAttribute(&concurrent, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+                                 d->dev) != CUDA_SUCCESS)
+      concurrent = 0;
+    d->shared_optin = (unsigned)optin;
+    d->concurrent_managed = concurrent != 0;
   }
   ndevices = n;
   lc_cuda_default.s = LC_CU_STREAM_LEGACY;
@@ -196,6 +207,7 @@ int lc_cuda_device_info(int i, lc_device_info *info, char *err) {
   info->cc_major = d->cc_major;
   info->cc_minor = d->cc_minor;
   info->multiprocessors = sms;
+  info->max_shared_per_block = d->shared_optin;
   return rc;
 }
 

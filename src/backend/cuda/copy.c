@@ -9,7 +9,11 @@
 ** repeats and the view is contiguous, else the same kernel copying from
 ** one element with zero strides. Between two kinds of host memory the
 ** work is a host function on the stream (it calls no CUDA, as host
-** functions must not).
+** functions must not), but for managed memory: managed to managed is the
+** device's work (no page moves to the host), and so is managed to or from
+** any host memory where the device has no concurrent managed access (a
+** host function touching managed memory while another stream's kernel
+** runs would crash there).
 **
 ** A NULL stream means the legacy default stream, waited for: it follows
 ** the work of every other (blocking) stream, so that is "synchronous" in
@@ -26,6 +30,15 @@
 #include "abi.h"        /* lc_strided_args, the library kernel's parameter */
 
 /* ---- host memory on both sides ----------------------------------------- */
+
+/* Between two kinds of host-addressable memory, is the copy the driver's
+** (cuMemcpyAsync, the copy kernel, or staged) rather than a host
+** function's? */
+static bool on_device(lc_kind d, lc_kind s) {
+  if (d != LC_MANAGED && s != LC_MANAGED) return false;
+  if (d == LC_MANAGED && s == LC_MANAGED) return true;
+  return !lc_cuda_devices[atomic_load(&lc_cuda_current)].concurrent_managed;
+}
 
 enum { HOST_COPY, HOST_STRIDED, HOST_FILL };
 
@@ -94,7 +107,7 @@ static int upload(CUdeviceptr t, void *buf, const void *src, size_t n, CUstream 
 
 int lc_cuda_copy(void *dst, lc_kind dkind, const void *src, lc_kind skind,
                  size_t nbytes, lc_stream *s, char *err) {
-  if (dkind != LC_DEVICE && skind != LC_DEVICE) {
+  if (dkind != LC_DEVICE && skind != LC_DEVICE && !on_device(dkind, skind)) {
     host_work *w = host_work_new(HOST_COPY, 0, err);
     if (w == NULL) return LC_ENOMEM;
     w->dst = dst;
@@ -250,10 +263,10 @@ static CUresult memcpy_nd(const lc_cu_memcpy3d *c, CUstream st, const char **cal
   return lc_cu.Memcpy2DAsync(&c2, st);
 }
 
-/* Device memory on one side, host-only memory on the other: the host side
-** goes through a contiguous host buffer, the device side through a
-** contiguous device buffer and the kernel. The host side is touched now,
-** so the stream's queued work is waited for first. */
+/* Device-accessible memory on one side (device or managed), host memory
+** on the other: the host side goes through a contiguous host buffer, the
+** device side through a contiguous device buffer and the kernel. The host
+** side is touched now, so the stream's queued work is waited for first. */
 static int staged(const lc_region *dst, char *d0, const lc_region *src, const char *s0,
                   int64_t isz, lc_stream *s, char *err) {
   const lc_layout *dl = dst->layout, *sl = src->layout;
@@ -276,13 +289,16 @@ static int staged(const lc_region *dst, char *d0, const lc_region *src, const ch
     return rc;
   }
   char *tp = (char *)(uintptr_t)t;
-  if (dst->kind == LC_DEVICE) {
+  if (lc_kind_device_accessible(dst->kind)) {
     lc_copy_strided_host(h, &cl, src->base, sl, isz);
     rc = upload(t, h, NULL, nbytes, st, err);
     h = NULL;                      /* upload took it */
-    if (rc == LC_OK) rc = launch_copy(d0, dl, tp, cl.strides, isz, st, err);
+    if (rc == LC_OK)
+      rc = launch_copy((char *)(uintptr_t)lc_cuda_devptr(d0, dst->kind), dl, tp, cl.strides, isz,
+                       st, err);
   } else {
-    rc = launch_copy(tp, &cl, s0, sl->strides, isz, st, err);
+    rc = launch_copy(tp, &cl, (const char *)(uintptr_t)lc_cuda_devptr(s0, src->kind),
+                     sl->strides, isz, st, err);
     if (rc == LC_OK)
       rc = lc_cuda_check(lc_cu.MemcpyAsync(lc_cuda_ptr(h), t, nbytes, st), "cuMemcpyAsync", err);
     if (rc == LC_OK)
@@ -303,7 +319,7 @@ int lc_cuda_copy_strided(const lc_region *dst, const lc_region *src,
   if (dl->size == 0) return s ? LC_OK : lc_cuda_synchronize(err);
   if (same_contiguous(dl, sl, itemsize))
     return lc_cuda_copy(d0, dst->kind, s0, src->kind, (size_t)dl->size * (size_t)itemsize, s, err);
-  if (dst->kind != LC_DEVICE && src->kind != LC_DEVICE) {
+  if (dst->kind != LC_DEVICE && src->kind != LC_DEVICE && !on_device(dst->kind, src->kind)) {
     host_work *w = host_work_new(HOST_STRIDED, 0, err);
     if (w == NULL) return LC_ENOMEM;
     w->dst = dst->base;
@@ -322,7 +338,10 @@ int lc_cuda_copy_strided(const lc_region *dst, const lc_region *src,
     return lc_cuda_finish(r, call, s, err);
   }
   if (lc_kind_device_accessible(dst->kind) && lc_kind_device_accessible(src->kind)) {
-    rc = launch_copy(d0, dl, s0, sl->strides, itemsize, lc_cuda_stream(s), err);
+    /* the kernel takes device addresses (write-combined memory's differ) */
+    char *dd = (char *)(uintptr_t)lc_cuda_devptr(d0, dst->kind);
+    const char *sd = (const char *)(uintptr_t)lc_cuda_devptr(s0, src->kind);
+    rc = launch_copy(dd, dl, sd, sl->strides, itemsize, lc_cuda_stream(s), err);
     return rc != LC_OK ? rc : lc_cuda_finish(CUDA_SUCCESS, "cuLaunchKernel", s, err);
   }
   return staged(dst, d0, src, s0, itemsize, s, err);
@@ -359,11 +378,11 @@ int lc_cuda_fill(const lc_region *dst, const void *value, int64_t itemsize,
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
   CUstream st = lc_cuda_stream(s);
-  CUdeviceptr d = lc_cuda_ptr(d0);
+  CUdeviceptr d = lc_cuda_devptr(d0, dst->kind);     /* memsets and kernels take it */
   const unsigned char *v = value;
   if (lc_layout_is_c_contiguous(l, itemsize) || lc_layout_is_f_contiguous(l, itemsize)) {
     size_t nbytes = (size_t)l->size * (size_t)itemsize;
-    int p = memset_period(v, itemsize, (uintptr_t)d0);
+    int p = memset_period(v, itemsize, (uintptr_t)d);
     if (p == 1)
       return lc_cuda_finish(lc_cu.MemsetD8Async(d, v[0], nbytes, st), "cuMemsetD8Async", s, err);
     if (p == 2) {
@@ -389,7 +408,8 @@ int lc_cuda_fill(const lc_region *dst, const void *value, int64_t itemsize,
   if (rc != LC_OK) return rc;
   rc = upload(t, NULL, value, (size_t)itemsize, st, err);
   int64_t zero[LC_MAXDIM] = {0};
-  if (rc == LC_OK) rc = launch_copy(d0, l, (const char *)(uintptr_t)t, zero, itemsize, st, err);
+  if (rc == LC_OK)
+    rc = launch_copy((char *)(uintptr_t)d, l, (const char *)(uintptr_t)t, zero, itemsize, st, err);
   lc_cuda_temp_free(t, st);
   return rc != LC_OK ? rc : lc_cuda_finish(CUDA_SUCCESS, "cuLaunchKernel", s, err);
 }

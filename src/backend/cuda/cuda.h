@@ -23,6 +23,9 @@ typedef struct lc_cuda_device {
   CUmodule library;           /* kernels/strided.cu, at first use */
   CUfunction copy_fn;
   int cc_major, cc_minor;
+  unsigned shared_optin;      /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: a block's most */
+  bool concurrent_managed;    /* CONCURRENT_MANAGED_ACCESS: the host may touch managed
+                              ** memory while kernels run */
 } lc_cuda_device;
 
 extern lc_cuda_device *lc_cuda_devices;
@@ -64,6 +67,10 @@ int lc_cuda_trim_pool(char *err);
 int lc_cuda_host_register(void *p, size_t n, unsigned flags, char *err);
 int lc_cuda_host_unregister(void *p, char *err);
 int lc_cuda_host_device_pointer(void *p, void **dev, char *err);
+/* The address a kernel, a memset or the copy kernel takes for p, memory of
+** the given kind: p, but for mapped memory whose device address differs
+** (write-combined). cuMemcpy* take either. */
+CUdeviceptr lc_cuda_devptr(const void *p, lc_kind kind);
 
 /* ---- stream.c: streams, events, deferred releases, queued work ---- */
 

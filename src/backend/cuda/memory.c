@@ -2,6 +2,8 @@
 ** memory: device memory from the stream-ordered allocator (the default
 ** pool, with its release threshold raised so freed memory stays in the
 ** pool), page-locked host memory, and host memory registered in place.
+** Mapped memory's device address is the driver's answer
+** (cuMemHostGetDevicePointer), kept in the hostreg record.
 */
 #include "cuda.h"
 
@@ -15,6 +17,10 @@
 #include "hostreg.h"
 
 /* ---- memory --------------------------------------------------------------- */
+
+CUdeviceptr lc_cuda_devptr(const void *p, lc_kind kind) {
+  return kind == LC_MAPPED ? lc_cuda_ptr(lc_hostreg_to_device(p)) : lc_cuda_ptr(p);
+}
 
 
 int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err) {
@@ -43,6 +49,20 @@ int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char 
       unsigned lf = kind == LC_MAPPED ? flags | LC_ALLOC_DEVICEMAP : flags;
       rc = lc_hostreg_add_allocated(h, n, lf, err);
       if (rc != LC_OK) lc_cu.MemFreeHost(h);
+    }
+    if (rc == LC_OK && kind == LC_MAPPED) {
+      /* write-combined memory has a device address of its own, even with
+      ** unified addressing (cuMemHostAlloc's manual): kernels, memsets and
+      ** the copy kernel take that one (lc_cuda_devptr) */
+      CUdeviceptr dev = 0;
+      rc = lc_cuda_check(lc_cu.MemHostGetDevicePointer(&dev, h, 0), "cuMemHostGetDevicePointer",
+                         err);
+      if (rc == LC_OK) {
+        lc_hostreg_set_device(h, (void *)(uintptr_t)dev);
+      } else {
+        lc_hostreg_remove_allocated(h);
+        lc_cu.MemFreeHost(h);
+      }
     }
     p = lc_cuda_ptr(h);
   } else {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "abi.h"          /* LC_SHARED_DEFAULT */
 #include "cache.h"
 #include "common.h"
 #include "deps.h"
@@ -30,9 +31,25 @@ typedef struct param_sizes {
   long long sizes[];
 } param_sizes;
 
+/* A kernel got from a module (one per module_function), kept while the
+** module is loaded, with what its launches have learnt of its shared
+** memory. */
+struct lc_function {
+  CUfunction fn;
+  int dev;                   /* 0-based: the device its module was loaded on */
+  /* the dynamic shared memory a launch may ask for without more checks:
+  ** 0 until a launch asks for some, then the driver's default
+  ** (LC_SHARED_DEFAULT less the kernel's static shared memory) or what it
+  ** was raised to with cuFuncSetAttribute; it only grows */
+  atomic_uint shared_ok;
+  int static_shared;         /* -1 until asked; under mu */
+  lc_function *next;
+};
+
 struct lc_module {
   CUmodule m;
   param_sizes *sizes;        /* under mu */
+  lc_function *funcs;        /* under mu */
 };
 
 /* LUACUDA_PTX=1 loads PTX (the driver JITs it) instead of cubins: for
@@ -190,6 +207,11 @@ void lc_cuda_module_unload(lc_module *m) {
     m->sizes = p->next;
     free(p);
   }
+  while (m->funcs) {
+    lc_function *f = m->funcs;
+    m->funcs = f->next;
+    free(f);
+  }
   free(m);
 }
 
@@ -227,11 +249,23 @@ int lc_cuda_module_function(lc_module *m, const char *name, lc_function **f,
   if (rc != LC_OK) return rc;
   CUfunction fn;
   rc = lc_cuda_check(lc_cu.ModuleGetFunction(&fn, m->m, name), "cuModuleGetFunction", err);
-  if (rc == LC_OK) {
-    *f = (lc_function *)fn;
-    *sizes = param_sizes_of(m, fn);
+  if (rc != LC_OK) return rc;
+  lc_function *lf = calloc(1, sizeof *lf);
+  if (lf == NULL) {
+    snprintf(err, LC_ERRLEN, "out of host memory");
+    return LC_ENOMEM;
   }
-  return rc;
+  lf->fn = fn;
+  lf->dev = atomic_load(&lc_cuda_current);
+  lf->static_shared = -1;
+  atomic_init(&lf->shared_ok, 0);
+  pthread_mutex_lock(&lc_cuda_mu);
+  lf->next = m->funcs;
+  m->funcs = lf;
+  pthread_mutex_unlock(&lc_cuda_mu);
+  *f = lf;
+  *sizes = param_sizes_of(m, fn);
+  return LC_OK;
 }
 
 int lc_cuda_module_global(lc_module *m, const char *name, void **ptr, size_t *bytes,
@@ -262,14 +296,72 @@ int lc_cuda_copy_kernel(CUfunction *f, char *err) {
   return rc;
 }
 
+/* Let f's launches take n bytes of dynamic shared memory: within the
+** driver's default (LC_SHARED_DEFAULT less the kernel's static shared
+** memory, asked once), nothing to do; above it, up to the device's opt-in
+** limit less the static memory, cuFuncSetAttribute raises the kernel's
+** maximum to n. The maximum only grows, so a launch that finds n within
+** shared_ok needs no lock; a loop of launches of one size sets it once. */
+static int allow_shared(lc_function *f, unsigned n, char *err) {
+  int rc = LC_OK;
+  pthread_mutex_lock(&lc_cuda_mu);
+  if (f->static_shared < 0) {
+    int st = 0;
+    rc = lc_cuda_check(lc_cu.FuncGetAttribute(&st, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f->fn),
+                       "cuFuncGetAttribute", err);
+    if (rc == LC_OK) {
+      f->static_shared = st;
+      unsigned dflt = st > (int)LC_SHARED_DEFAULT ? 0 : LC_SHARED_DEFAULT - (unsigned)st;
+      if (dflt > atomic_load(&f->shared_ok)) atomic_store(&f->shared_ok, dflt);
+    }
+  }
+  if (rc == LC_OK && n > atomic_load(&f->shared_ok)) {
+    unsigned optin = lc_cuda_devices[f->dev].shared_optin;
+    unsigned st = (unsigned)f->static_shared;
+    unsigned limit = optin > st ? optin - st : 0;
+    if (n > limit) {
+      snprintf(err, LC_ERRLEN, "%u bytes of dynamic shared memory is more than the %u this "
+               "kernel may have (device %d allows a block %u bytes of shared memory, and the "
+               "kernel has %u of static shared memory)", n, limit, f->dev + 1, optin, st);
+      rc = LC_EFAIL;
+    } else {
+      rc = lc_cuda_check(lc_cu.FuncSetAttribute(f->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                (int)n), "cuFuncSetAttribute", err);
+      if (rc == LC_OK) atomic_store(&f->shared_ok, n);
+    }
+  }
+  pthread_mutex_unlock(&lc_cuda_mu);
+  return rc;
+}
+
+/* CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, with what the kernel takes: its
+** threads per block (less than 1024 with __launch_bounds__ or many
+** registers) and its registers per thread. */
+static int out_of_resources(lc_function *f, const lc_launch *cfg, char *err) {
+  int rc = lc_cuda_check(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "cuLaunchKernel", err);
+  int threads = 0, regs = 0;
+  if (lc_cu.FuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f->fn) ==
+          CUDA_SUCCESS &&
+      lc_cu.FuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f->fn) == CUDA_SUCCESS)
+    snprintf(err, LC_ERRLEN, "cuLaunchKernel: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (blocks of %u "
+             "threads; the kernel takes at most %d threads per block and uses %d registers per "
+             "thread)", cfg->block[0] * cfg->block[1] * cfg->block[2], threads, regs);
+  return rc;
+}
+
 /* Launches take the packed arguments as they are: the driver copies them. */
 int lc_cuda_launch(lc_function *f, const lc_launch *cfg, char *err) {
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
+  if (cfg->shared_bytes > atomic_load_explicit(&f->shared_ok, memory_order_acquire)) {
+    rc = allow_shared(f, cfg->shared_bytes, err);
+    if (rc != LC_OK) return rc;
+  }
   lc_cuda_drain();
-  CUresult r = lc_cu.LaunchKernel((CUfunction)f, cfg->grid[0], cfg->grid[1], cfg->grid[2],
+  CUresult r = lc_cu.LaunchKernel(f->fn, cfg->grid[0], cfg->grid[1], cfg->grid[2],
                                   cfg->block[0], cfg->block[1], cfg->block[2],
                                   cfg->shared_bytes, cfg->stream->s, cfg->args, NULL);
+  if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) return out_of_resources(f, cfg, err);
   rc = lc_cuda_check(r, "cuLaunchKernel", err);
   if (rc == LC_OK) lc_cuda_queued();
   return rc;

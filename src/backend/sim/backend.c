@@ -304,6 +304,9 @@ static int sim_device_info(int i, lc_device_info *info, char *err) {
   info->cc_minor = 5;
   info->memory = capacity;
   info->multiprocessors = cores > 0 ? (int)cores : 1;
+  /* an H100's: a kernel written for it runs here (__shared__ arrays are
+  ** thread-local storage on the simulator, so nothing is counted against it) */
+  info->max_shared_per_block = LC_MAX_SHARED;
   return LC_OK;
 }
 
