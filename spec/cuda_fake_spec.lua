@@ -779,6 +779,86 @@ extern "C" __global__ void half_sum(__half *x, float *out) {
     os.execute("rm -rf " .. dir)
   end)
 
+  -- issue 14, item 1: the legacy stream does not wait for a non-blocking
+  -- stream; calls without a stream, and frees, must wait all the same
+  it("orders calls without a stream, and frees, after a non-blocking stream's work", function()
+    scenario([==[
+      local s = l.stream({non_blocking = true})
+      assert(tostring(s):find(", non-blocking)", 1, true), tostring(s))
+      local n = 1 << 14
+      local h = l.pinned_array(n, "float32")
+      h[{}] = 1.5
+      local d = l.device_array(n, "float32")
+      d:copy_to_device(h, s)                   -- queued on s, 300 us
+      local t = d:copy_to_host()               -- no stream: waits for s too
+      eq({1.5, 1.5}, {t[1], t[n]})
+      local src = l.to_device(h)
+      local out = l.device_array(n, "float32")
+      out:fill(0, s)
+      out:copy_to_device(src, s)               -- queued on s, reads src
+      src = nil
+      collectgarbage()                         -- src's free waits for that copy
+      s:synchronize()
+      eq({1.5, 1.5}, {out[1], out[n]})
+    ]==], "FAKE_CUDA_DELAY_US=300")
+  end)
+
+  -- issue 14, item 5: memory goes back on its own device, after its work
+  it("frees an array on its own device when another is current", function()
+    scenario([==[
+      local s1 = l.stream()
+      local n = 1 << 14
+      local a = l.to_device(l.full(n, 2.5, "float32"))
+      local b = l.device_array(n, "float32")
+      b:copy_to_device(a, s1)                  -- queued on device 1, 300 us
+      l.select_device(2)
+      a = nil
+      collectgarbage()                         -- device 1's memory, freed after s1's copy
+      l.select_device(1)
+      s1:synchronize()
+      eq({2.5, 2.5}, {b[1], b[n]})
+    ]==], "FAKE_CUDA_DELAY_US=300")
+  end)
+
+  -- issue 14, item 6: the streams that used an array, and only they, hold
+  -- its free back; nothing goes through the legacy stream, which would
+  -- make every stream wait for every other
+  it("allocates and frees on the arrays' own streams, never serialising two streams", function()
+    local trace = scenario(MARK .. [==[
+      local m = l.compile([[extern "C" __global__ void k(int n, const float *x, float *y) {}]])
+      local n, chunks = 1 << 12, 8
+      local x = l.pinned_array(n * chunks, "float32")
+      x[{}] = 3
+      local out = l.pinned_array(n * chunks, "float32")
+      local streams = {l.stream(), l.stream()}
+      mark("loop")
+      for c = 1, chunks do
+        local s = streams[c % 2 + 1]
+        local part = {(c - 1) * n + 1, c * n}
+        local dx = l.to_device(x[{part}], s)
+        local dy = l.device_array(n, "float32", {stream = s})
+        dy:fill(1, s)
+        m.k[{n // 256, 256, s}](n, dx, dy)
+        dx:copy_to_host(out[{part}], s)
+        dx, dy = nil, nil
+        collectgarbage()                       -- freed behind their stream's work
+      end
+      mark("end")
+      l.synchronize()
+      eq({3, 3}, {out[1], out[n * chunks]})
+    ]==], "FAKE_CUDA_DELAY_US=100 FAKE_CUDA_TRACE_STREAMS=1")
+    local legacy, frees, inside = {}, 0, false
+    for _, line in ipairs(trace) do
+      if line:find("^mark ") then inside = line == "mark loop"
+      elseif inside then
+        if line:find("@legacy$") then legacy[#legacy + 1] = line end
+        if line:find("^cuMemFreeAsync @") then frees = frees + 1 end
+      end
+    end
+    assert.same({}, legacy)
+    assert.is_true(frees >= 8, "frees in the loop: " .. frees)
+  end)
+
   it("makes the context unusable after a sticky error, and finalizers call nothing", function()
     local out, trace = run([==[
       local m = l.compile([[extern "C" __global__ void fake_fault(int *x) {}]])

@@ -40,6 +40,21 @@ describe("streams", function()
     do local t <close> = luacuda.stream() end
   end)
 
+  it("may be non-blocking: not ordered with the default stream, as CUDA's", function()
+    local s = luacuda.stream({non_blocking = true})
+    assert.matches("^luacuda%.stream%(.*, non%-blocking%)$", tostring(s))
+    assert.not_matches("non%-blocking", tostring(luacuda.stream({non_blocking = false})))
+    local d = luacuda.to_device({1, 2, 3})
+    local h = luacuda.array({0, 0, 0})
+    d:copy_to_host(h, s)
+    assert.same({1, 2, 3}, d:copy_to_host():totable())     -- no stream: waits for s
+    s:synchronize()
+    assert.same({1, 2, 3}, h:totable())
+    S.misuse("luacuda.stream: option non_blocking must be a boolean, got number",
+             luacuda.stream, {non_blocking = 1})
+    S.misuse("luacuda.stream: unknown option blocking", luacuda.stream, {blocking = true})
+  end)
+
   it("have one default stream, which cannot be closed", function()
     local d = luacuda.default_stream()
     assert.equal(d, luacuda.default_stream())

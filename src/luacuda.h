@@ -88,7 +88,13 @@ LUACUDA_API void *luacuda_toarray(lua_State *L, int idx, luacuda_arrayinfo *info
 ** must keep alive while it is set; on the simulator it is one of
 ** luacuda's own streams, from luacuda_tostream. A stream of luacuda's own
 ** (on either backend) is kept alive while it is set, also when the script
-** closes its object. NULL sets the default stream back. */
+** closes its object. NULL sets the default stream back.
+** A non-blocking stream (CU_STREAM_NON_BLOCKING) is allowed: luacuda asks
+** its flags, and orders its synchronous calls and the default stream's
+** frees after its work with events. Device memory a script used on the
+** host's stream is freed on that stream (stream-ordered, after its work):
+** keep the stream alive until those arrays are collected, or until
+** lua_close, which waits for all of them. */
 LUACUDA_API void luacuda_setstream(lua_State *L, void *stream);
 /* The handle of the stream luacuda.host_stream() returns (the default
 ** stream's handle when none was set). */

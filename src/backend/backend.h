@@ -102,17 +102,26 @@ typedef struct lc_backend {
   int (*current_device)(void);
 
   /* memory; flags are LC_ALLOC_PORTABLE and LC_ALLOC_WRITECOMBINED, for
-  ** page-locked kinds only (the caller checks) */
-  int (*mem_alloc)(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err);
+  ** page-locked kinds only (the caller checks). Device memory is allocated
+  ** in the order of stream s (NULL: the default stream), where the
+  ** allocator is stream-ordered. */
+  int (*mem_alloc)(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, void **ptr,
+                   char *err);
   void (*mem_free)(lc_kind kind, void *ptr, size_t nbytes);
   int (*mem_info)(size_t *free_bytes, size_t *total_bytes, size_t *used_bytes);
   /* the allocator's pool: bytes it holds from the device and bytes in use
   ** (NULL where there is no pool); trim gives back what it holds unused */
   int (*pool_info)(size_t *reserved, size_t *in_use);
   int (*trim_pool)(char *err);
-  /* true when mem_free of this kind is itself ordered after the queued
-  ** work (stream-ordered frees), so it needs no defer; NULL: never */
+  /* true when memory of this kind is freed in stream order, by free_after
+  ** (no defer); NULL: never. free_after frees ptr, of device `device`
+  ** (0-based), once the work queued so far on each of streams[0..n) is
+  ** done (n >= 1, the stream used last last), without waiting for any
+  ** other stream: the streams that used an array, and only they, hold its
+  ** free back. */
   bool (*ordered_free)(lc_kind kind);
+  void (*free_after)(lc_kind kind, void *ptr, size_t nbytes, int device,
+                     lc_stream *const *streams, int n);
   /* page-locking host memory allocated elsewhere (cuMemHostRegister); flags
   ** are LC_ALLOC_PORTABLE and LC_ALLOC_DEVICEMAP; nbytes > 0. unregister
   ** takes the pointer that was registered. */
@@ -137,18 +146,28 @@ typedef struct lc_backend {
               lc_stream *s, char *err);
 
   /* Streams and events. A stream's synchronize and query report the first
-  ** failure of its queued work not reported yet (and forget it); destroy
-  ** returns at once, the stream goes when its queued work is done. */
+  ** failure of its queued work not reported yet (and forget it). A stream
+  ** is counted: create and wrap give a reference, retain takes another,
+  ** release drops one; when the last goes, a stream made here is destroyed
+  ** (at once for the caller: it goes when its queued work is done) and a
+  ** wrapped one let go of. flags: LC_STREAM_NONBLOCKING, a stream the
+  ** default stream does not wait for (the interface's NULL stream still
+  ** does) */
   lc_stream *(*default_stream)(void);
-  int (*stream_create)(lc_stream **s, char *err);
-  void (*stream_destroy)(lc_stream *s);
+  int (*stream_create)(lc_stream **s, unsigned flags, char *err);
+  void (*stream_retain)(lc_stream *s);
+  void (*stream_release)(lc_stream *s);
   /* a stream a host program made (a CUstream on cuda; on sim, a stream of
-  ** this backend from stream_native): wrap gives an lc_stream for it, which
-  ** stream_unwrap lets go of without destroying the stream; stream_native
-  ** is the reverse (the handle a host program uses) */
+  ** this backend from stream_native): wrap gives an lc_stream for it, whose
+  ** release does not destroy the host's stream; stream_native is the
+  ** reverse (the handle a host program uses) */
   int (*stream_wrap)(void *native, lc_stream **s, char *err);
-  void (*stream_unwrap)(lc_stream *s);
   void *(*stream_native)(lc_stream *s);
+  /* does work queued on after from now on wait for the work queued so far
+  ** on before, by the streams' own rules? NULL: always (one queue) */
+  bool (*stream_follows)(const lc_stream *after, const lc_stream *before);
+  /* make it so, for the work queued so far (events, on CUDA) */
+  int (*stream_order)(lc_stream *before, lc_stream *after, char *err);
   int (*stream_synchronize)(lc_stream *s, char *err);
   int (*stream_query)(lc_stream *s, bool *done, char *err);
   int (*event_create)(lc_event **e, bool timing, char *err);
@@ -191,6 +210,9 @@ typedef struct lc_backend {
 ** (WRITECOMBINED: fast to write from the host, slow to read), mapped into
 ** the device (DEVICEMAP: implied by LC_MAPPED, asked for by a register). */
 enum { LC_ALLOC_PORTABLE = 1, LC_ALLOC_WRITECOMBINED = 2, LC_ALLOC_DEVICEMAP = 4 };
+
+/* stream_create's flags */
+enum { LC_STREAM_NONBLOCKING = 1 };
 
 /* The process-wide backend, chosen once from LUACUDA_BACKEND. Returns NULL
 ** with the reason in *why when the requested backend cannot be used.

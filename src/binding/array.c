@@ -34,20 +34,20 @@ lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt) {
 }
 
 lc_array *lc_array_alloc(lua_State *L, lc_kind kind, const lc_dtype *dt,
-                         const lc_layout *lay, int64_t nbytes, const char *fname) {
+                         const lc_layout *lay, int64_t nbytes, lc_stream *s, const char *fname) {
   lc_array *a = lc_array_push_closed(L, dt);
   a->lay = *lay;
-  a->buf = lc_buffer_new(L, kind, (size_t)nbytes, 0, fname);
+  a->buf = lc_buffer_new(L, kind, (size_t)nbytes, 0, s, fname);
   return a;
 }
 
 lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndim,
-                         const int64_t *shape, char order, const char *fname) {
+                         const int64_t *shape, char order, lc_stream *s, const char *fname) {
   lc_layout lay;
   char err[LC_ERRLEN];
   if (lc_layout_contiguous(&lay, ndim, shape, dt->size, order, err))
     lc_error(L, fname, "%s", err);
-  return lc_array_alloc(L, kind, dt, &lay, lay.size * dt->size, fname);
+  return lc_array_alloc(L, kind, dt, &lay, lay.size * dt->size, s, fname);
 }
 
 lc_array *lc_array_push_view(lua_State *L, const lc_array *base,

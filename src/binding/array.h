@@ -43,13 +43,14 @@ static inline lc_kind lc_array_kind(const lc_array *a) { return a->buf->kind; }
 ** object is still consistent and its finalizer does nothing. */
 lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt);
 
-/* Push a new array of the given kind and layout, allocating nbytes for it. */
+/* Push a new array of the given kind and layout, allocating nbytes for it
+** (device memory in the order of stream s; NULL: the default stream). */
 lc_array *lc_array_alloc(lua_State *L, lc_kind kind, const lc_dtype *dt,
-                         const lc_layout *lay, int64_t nbytes, const char *fname);
+                         const lc_layout *lay, int64_t nbytes, lc_stream *s, const char *fname);
 
 /* Push a new contiguous array (order 'C' or 'F'). */
 lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndim,
-                         const int64_t *shape, char order, const char *fname);
+                         const int64_t *shape, char order, lc_stream *s, const char *fname);
 
 /* The array constructors' arguments (shape [, dtype] [, opts | order]):
 ** reads shape, dtype (float64 by default) and the options strides= and

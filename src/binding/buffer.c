@@ -20,7 +20,7 @@ static int host_alloc(size_t nbytes, void **ptr) {
 }
 
 static int alloc_once(const lc_backend *be, lc_kind kind, size_t nbytes,
-                      unsigned flags, void **ptr, char *err) {
+                      unsigned flags, lc_stream *s, void **ptr, char *err) {
   if (kind == LC_HOST) {
     int rc = host_alloc(nbytes, ptr);
     if (rc) snprintf(err, LC_ERRLEN, "out of host memory allocating %zu bytes", nbytes);
@@ -32,11 +32,18 @@ static int alloc_once(const lc_backend *be, lc_kind kind, size_t nbytes,
     snprintf(err, LC_ERRLEN, "invalid flags %#x for %s memory", flags, lc_kind_names[kind]);
     return LC_EFAIL;
   }
-  return be->mem_alloc(kind, nbytes, flags, ptr, err);
+  return be->mem_alloc(kind, nbytes, flags, s, ptr, err);
+}
+
+/* No streams remembered: frees wait for all work (defer). */
+static void untracked(lc_buffer *b) {
+  b->ordered = b->alloc_only = b->more = false;
+  b->nstreams = 0;
+  atomic_flag_clear(&b->using);
 }
 
 lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
-                         unsigned flags, const char *fname) {
+                         unsigned flags, lc_stream *s, const char *fname) {
   const lc_backend *be = lc_backend_get(NULL);
   char err[LC_ERRLEN];
   lc_buffer *b = malloc(sizeof *b);
@@ -46,12 +53,12 @@ lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
   size_t kb = nbytes >> 10;
   if (kb > 0) lua_gc(L, LUA_GCSTEP, kb > INT_MAX ? INT_MAX : (int)kb);
   void *ptr = NULL;
-  int rc = alloc_once(be, kind, nbytes, flags, &ptr, err);
+  int rc = alloc_once(be, kind, nbytes, flags, s, &ptr, err);
   if (rc == LC_ENOMEM) {
     /* collect, and let the frees held back behind queued work happen */
     lua_gc(L, LUA_GCCOLLECT, 0);
     be->synchronize(NULL);
-    rc = alloc_once(be, kind, nbytes, flags, &ptr, err);
+    rc = alloc_once(be, kind, nbytes, flags, s, &ptr, err);
   }
   /* the address kernels take: write-combined memory's differs from ptr */
   void *dev = ptr;
@@ -73,6 +80,14 @@ lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
   b->release = NULL;
   b->release_ud = NULL;
   atomic_init(&b->lock, 0);
+  untracked(b);
+  if (be->ordered_free && be->ordered_free(kind)) {
+    /* the allocation's stream holds the free back until another is used */
+    b->ordered = b->alloc_only = true;
+    b->nstreams = 1;
+    b->streams[0] = s ? s : be->default_stream();
+    be->stream_retain(b->streams[0]);
+  }
   return b;
 }
 
@@ -98,11 +113,57 @@ lc_buffer *lc_buffer_wrap(lua_State *L, lc_kind kind, void *ptr, size_t nbytes,
   b->release = release;
   b->release_ud = ud;
   atomic_init(&b->lock, 0);
+  untracked(b);
   return b;
+}
+
+void lc_buffer_use(lua_State *L, lc_buffer *b, lc_stream *s, const char *fname) {
+  if (!b->ordered) return;
+  const lc_backend *be = b->backend;
+  while (atomic_flag_test_and_set_explicit(&b->using, memory_order_acquire)) {}
+  int n = b->nstreams;
+  if (b->more || (n > 0 && b->streams[n - 1] == s && !b->alloc_only)) {   /* as before */
+    atomic_flag_clear_explicit(&b->using, memory_order_release);
+    return;
+  }
+  lc_stream *drop = NULL, *first = NULL;
+  if (b->alloc_only) {
+    /* the allocation is the one thing queued on it so far: s follows it
+    ** (or is made to), and then the free need wait for s only */
+    b->alloc_only = false;
+    if (b->streams[0] != s) {
+      first = b->streams[0];
+      drop = first;
+      b->nstreams = n = 0;
+    }
+  }
+  int i = 0;
+  while (i < n && b->streams[i] != s) i++;
+  if (i < n) {                                   /* used again: now the last */
+    for (; i < n - 1; i++) b->streams[i] = b->streams[i + 1];
+    b->streams[n - 1] = s;
+  } else if (n < LC_BUFFER_STREAMS) {
+    be->stream_retain(s);
+    b->streams[b->nstreams++] = s;
+  } else {                                       /* too many: wait for all work */
+    b->more = true;
+  }
+  atomic_flag_clear_explicit(&b->using, memory_order_release);
+  char err[LC_ERRLEN];
+  int rc = LC_OK;
+  if (first && be->stream_follows && !be->stream_follows(s, first))
+    rc = be->stream_order(first, s, err);
+  if (drop) be->stream_release(drop);
+  if (rc != LC_OK) lc_error(L, fname, "%s", err);
 }
 
 void lc_buffer_retain(lc_buffer *b) {
   atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+}
+
+static void let_go_streams(lc_buffer *b) {
+  for (int i = 0; i < b->nstreams; i++) b->backend->stream_release(b->streams[i]);
+  b->nstreams = 0;
 }
 
 static void buffer_free(void *ud) {
@@ -111,21 +172,33 @@ static void buffer_free(void *ud) {
     char err[LC_ERRLEN];
     b->backend->host_unregister(b->ptr, err);
   }
-  if (b->release) b->release(b->release_ud);
-  else if (b->kind == LC_HOST) free(b->ptr);
-  else b->backend->mem_free(b->kind, b->ptr, b->nbytes);
+  const lc_backend *be = b->backend;
+  if (b->release) {
+    b->release(b->release_ud);
+  } else if (b->kind == LC_HOST) {
+    free(b->ptr);
+  } else if (b->ordered) {          /* all work is done: on its device's default stream */
+    lc_stream *d = be->default_stream();
+    be->free_after(b->kind, b->ptr, b->nbytes, b->device, &d, 1);
+  } else {
+    be->mem_free(b->kind, b->ptr, b->nbytes);
+  }
+  let_go_streams(b);
   free(b);
 }
 
 /* The memory goes once the work queued so far, which may still read or
-** write it, is done. */
+** write it, is done: stream-ordered memory once the streams that used it
+** are done, without waiting for others. */
 void lc_buffer_release(lc_buffer *b) {
   if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1) return;
   const lc_backend *be = b->backend;
-  /* a stream-ordered free waits by itself, and frees at once */
-  if (b->release == NULL && atomic_load(&b->lock) == 0 && be->ordered_free &&
-      be->ordered_free(b->kind))
-    buffer_free(b);
-  else
+  if (b->ordered && !b->more && b->nstreams > 0 && b->release == NULL &&
+      atomic_load(&b->lock) == 0) {
+    be->free_after(b->kind, b->ptr, b->nbytes, b->device, b->streams, b->nstreams);
+    let_go_streams(b);
+    free(b);
+  } else {
     be->defer(buffer_free, b);
+  }
 }

@@ -9,6 +9,8 @@
 #include "backend.h"
 #include "lua.h"
 
+enum { LC_BUFFER_STREAMS = 4 };
+
 typedef struct lc_buffer {
   atomic_int refs;
   lc_kind kind;
@@ -27,14 +29,31 @@ typedef struct lc_buffer {
   ** mapped array is over it; 0 when not registered. Unregistered, at the
   ** latest, when the buffer goes. */
   atomic_uint_fast64_t lock;
+  /* Stream-ordered memory (the backend's ordered_free): the streams that
+  ** queued work on it, each held (stream_retain), the one used last last;
+  ** its free waits for them and nothing else. alloc_only: the one stream
+  ** is where it was allocated, nothing queued there since. more: used on
+  ** more streams than fit, so the free waits for all work (defer). Under
+  ** the spin lock `using`. */
+  bool ordered;
+  bool alloc_only, more;
+  int nstreams;
+  lc_stream *streams[LC_BUFFER_STREAMS];
+  atomic_flag using;
 } lc_buffer;
 
-/* Allocate nbytes of the given kind. Steps the Lua collector in proportion
+/* Allocate nbytes of the given kind, in the order of stream s (NULL: the
+** default stream) where the allocator is stream-ordered. Steps the Lua collector in proportion
 ** to nbytes (it cannot see this memory), and retries once after a full
 ** collection when the allocation fails; then raises
 ** "luacuda.<fname>: out of ... memory". */
 lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
-                         unsigned flags, const char *fname);
+                         unsigned flags, lc_stream *s, const char *fname);
+
+/* Work on b is being queued on s (not NULL): b's free will wait for it.
+** A first use on another stream than the allocation's waits for the
+** allocation (raises, naming fname, if the backend cannot order them). */
+void lc_buffer_use(lua_State *L, lc_buffer *b, lc_stream *s, const char *fname);
 
 /* A buffer over memory that something else owns; release(ud) is called
 ** when the last reference goes. Raises on allocation failure, after

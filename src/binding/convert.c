@@ -206,7 +206,7 @@ lc_array *lc_from_table(lua_State *L, int idx, const lc_dtype *dt, lc_kind kind,
     else if (leaf == LUA_TNUMBER) { c.mode = AS_INT; c.dt = &lc_dtypes[LC_INT64]; }
     else { c.mode = AS_FLOAT; c.dt = &lc_dtypes[LC_FLOAT64]; }  /* empty, or bad */
   }
-  lc_array *h = lc_array_empty(L, LC_HOST, c.dt, nd, shape, 'C', fname);
+  lc_array *h = lc_array_empty(L, LC_HOST, c.dt, nd, shape, 'C', NULL, fname);
   c.start = c.out = lc_array_data(h);
   if (c.dt->rec) {               /* padding bytes are zeros, not garbage */
     memset(c.start, 0, (size_t)(h->lay.size * c.dt->size));
@@ -303,7 +303,7 @@ lc_array *lc_from_scalar(lua_State *L, int idx, const lc_dtype *dt, lc_kind kind
   }
   char value[16];
   lc_elem_check(L, idx, dt, value, fname);
-  lc_array *a = lc_array_empty(L, kind, dt, 0, NULL, 'C', fname);
+  lc_array *a = lc_array_empty(L, kind, dt, 0, NULL, 'C', NULL, fname);
   lc_elem_write(L, a, a->lay.offset, value, NULL, fname);
   return a;
 }

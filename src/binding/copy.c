@@ -19,6 +19,12 @@ static void region_of(lc_region *r, const lc_array *a, const lc_layout *lay) {
   r->layout = lay;
 }
 
+/* Work on a's memory is about to be queued on s (NULL: done before the
+** call returns, nothing to remember). */
+static void use(lua_State *L, const lc_array *a, lc_stream *s, const char *fname) {
+  if (s) lc_buffer_use(L, a->buf, s, fname);
+}
+
 /* One element at byte offset off from the buffer start, any kind. With a
 ** stream, the read waits for that stream only. */
 static void elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
@@ -37,6 +43,7 @@ static void elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
     return;
   }
   /* queued behind the stream's work, and waited for: out is the caller's */
+  use(L, a, s, fname);
   if (be->copy(out, LC_HOST, p, lc_array_kind(a), n, s, err) ||
       be->stream_synchronize(s, err))
     lc_error(L, fname, "%s", err);
@@ -67,6 +74,7 @@ void lc_elem_write(lua_State *L, const lc_array *a, int64_t off, const void *in,
   ** write does not read the caller's stack later */
   lc_layout one = {.ndim = 0, .offset = off, .size = 1};
   lc_region r = {a->buf->ptr, lc_array_kind(a), &one};
+  use(L, a, s, fname);
   if (be->fill(&r, in, a->dtype->size, s, err)) lc_error(L, fname, "%s", err);
 }
 
@@ -124,6 +132,8 @@ static void copy_views(lua_State *L, const lc_array *dst, const lc_layout *dl,
   /* a device side decides which backend moves the data */
   const lc_backend *be = lc_array_kind(dst) == LC_DEVICE ? backend_of(dst) : backend_of(src);
   char err[LC_ERRLEN];
+  use(L, dst, s, fname);
+  use(L, src, s, fname);
   if (be->copy_strided(&rd, &rs, isz, s, err)) lc_error(L, fname, "%s", err);
 }
 
@@ -147,7 +157,7 @@ void lc_copy_array(lua_State *L, lc_array *dst, const lc_array *src,
 
 lc_array *lc_copy_to_new(lua_State *L, const lc_array *a, lc_kind kind,
                          lc_stream *s, const char *fname) {
-  lc_array *c = lc_array_empty(L, kind, a->dtype, a->lay.ndim, a->lay.shape, 'C', fname);
+  lc_array *c = lc_array_empty(L, kind, a->dtype, a->lay.ndim, a->lay.shape, 'C', s, fname);
   lc_copy_array(L, c, a, s, fname);
   return c;
 }
@@ -162,6 +172,7 @@ static void fill_view(lua_State *L, const lc_array *a, const lc_layout *lay,
   lc_region r;
   region_of(&r, a, lay);
   char err[LC_ERRLEN];
+  use(L, a, s, fname);
   if (backend_of(a)->fill(&r, value, a->dtype->size, s, err)) lc_error(L, fname, "%s", err);
 }
 

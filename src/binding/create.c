@@ -34,7 +34,7 @@ static int l_new_host(lua_State *L) {
   int nd = lc_check_dims(L, 1, false, false, shape, "shape", fname);
   const lc_dtype *dt = lc_dtype_opt(L, 2, F64, fname);
   char order = lc_check_order(L, 3, fname);
-  lc_array *a = lc_array_empty(L, LC_HOST, dt, nd, shape, order, fname);
+  lc_array *a = lc_array_empty(L, LC_HOST, dt, nd, shape, order, NULL, fname);
   if (fill == NEW_ZEROS) {
     memset(a->buf->ptr, 0, a->buf->nbytes);
   } else if (fill == NEW_ONES) {
@@ -63,7 +63,7 @@ static int l_full(lua_State *L) {
   char small[16];
   void *value = lc_elem_room(L, dt, small, sizeof small);
   lc_elem_check(L, 2, dt, value, "full");       /* before allocating */
-  lc_array *a = lc_array_empty(L, LC_HOST, dt, nd, shape, order, "full");
+  lc_array *a = lc_array_empty(L, LC_HOST, dt, nd, shape, order, NULL, "full");
   lc_fill_host(a->buf->ptr, &a->lay, value, dt->size);
   return 1;
 }
@@ -82,7 +82,7 @@ static int l_arange(lua_State *L) {
     lua_pop(L, 1);
   }
   int64_t shape[1] = {n};
-  lc_array *a = lc_array_empty(L, LC_HOST, dt, 1, shape, 'C', "arange");
+  lc_array *a = lc_array_empty(L, LC_HOST, dt, 1, shape, 'C', NULL, "arange");
   char *p = a->buf->ptr;
   for (int64_t i = 0; i < n; i++, p += dt->size)   /* range checked above */
     lc_dtype_store_int(dt, p, i);
@@ -93,10 +93,11 @@ static int l_arange(lua_State *L) {
 
 /* Push a new array of kind with the given layout, allocated with flags. */
 static lc_array *alloc_flags(lua_State *L, lc_kind kind, unsigned flags, const lc_dtype *dt,
-                             const lc_layout *lay, int64_t nbytes, const char *fname) {
+                             const lc_layout *lay, int64_t nbytes, lc_stream *s,
+                             const char *fname) {
   lc_array *a = lc_array_push_closed(L, dt);
   a->lay = *lay;
-  a->buf = lc_buffer_new(L, kind, (size_t)nbytes, flags, fname);
+  a->buf = lc_buffer_new(L, kind, (size_t)nbytes, flags, s, fname);
   return a;
 }
 
@@ -108,6 +109,7 @@ lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
   int nd = lc_check_dims(L, 1, false, false, shape, "shape", fname);
   const lc_dtype *dt = lc_dtype_opt(L, 2, F64, fname);
   char order;
+  lc_stream *s = NULL;
   int top = lua_gettop(L);
   if (lua_type(L, 3) == LUA_TSTRING) {
     order = lc_check_order(L, 3, fname);
@@ -116,14 +118,14 @@ lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
     bool have = lc_check_opts(L, 3, known, fname);
     opt_field(L, 3, have, "order");
     order = lc_check_order(L, -1, fname);
-    opt_field(L, 3, have, "stream");          /* nil unless known */
-    lc_opt_stream(L, -1, fname);
+    opt_field(L, 3, have, "stream");          /* nil unless known; kept on the stack */
+    s = lc_opt_stream(L, -1, fname);
     opt_field(L, 3, have, "strides");
   }
   if (lua_isnil(L, -1)) {
     if (lc_layout_contiguous(&lay, nd, shape, dt->size, order, err))
       lc_error(L, fname, "%s", err);
-    lc_array *a = alloc_flags(L, kind, flags, dt, &lay, lay.size * dt->size, fname);
+    lc_array *a = alloc_flags(L, kind, flags, dt, &lay, lay.size * dt->size, s, fname);
     lua_replace(L, top + 1);
     lua_settop(L, top + 1);
     return a;
@@ -141,7 +143,7 @@ lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
   int64_t span;
   if (lc_layout_strided(&lay, nd, shape, ns, strides, dt->size, &span, err))
     lc_error(L, fname, "%s", err);
-  lc_array *a = alloc_flags(L, kind, flags, dt, &lay, span, fname);
+  lc_array *a = alloc_flags(L, kind, flags, dt, &lay, span, s, fname);
   lua_replace(L, top + 1);
   lua_settop(L, top + 1);
   return a;
@@ -159,10 +161,10 @@ static int l_device_array(lua_State *L) {
 ** stride order (NumPy's empty_like) */
 static int l_device_array_like(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "device_array_like");
-  lc_opt_stream(L, 2, "device_array_like");
+  lc_stream *s = lc_opt_stream(L, 2, "device_array_like");
   lc_layout lay;
   lc_layout_like(&lay, &a->lay, a->dtype->size);
-  lc_array_alloc(L, LC_DEVICE, a->dtype, &lay, lay.size * a->dtype->size,
+  lc_array_alloc(L, LC_DEVICE, a->dtype, &lay, lay.size * a->dtype->size, s,
                  "device_array_like");
   return 1;
 }
@@ -235,7 +237,7 @@ static int l_to_device(lua_State *L) {
       lc_layout lay;
       lc_layout_like(&lay, &src->lay, src->dtype->size);
       lc_array *d = lc_array_alloc(L, LC_DEVICE, src->dtype, &lay,
-                                   lay.size * src->dtype->size, fn);
+                                   lay.size * src->dtype->size, s, fn);
       if (copy) lc_copy_array(L, d, src, s, fn);
     }
     return 1;
@@ -253,7 +255,7 @@ static int l_to_device(lua_State *L) {
       lc_from_table(L, 1, dt, LC_DEVICE, s, fn);
     } else {      /* only the shape and dtype of the table are wanted */
       lc_array *h = lc_from_table(L, 1, dt, LC_HOST, NULL, fn);
-      lc_array_empty(L, LC_DEVICE, h->dtype, h->lay.ndim, h->lay.shape, 'C', fn);
+      lc_array_empty(L, LC_DEVICE, h->dtype, h->lay.ndim, h->lay.shape, 'C', s, fn);
     }
   } else {
     lc_from_scalar(L, 1, dt, LC_DEVICE, fn);

@@ -177,7 +177,8 @@ static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_s
 ** parameter) against k's parameters and pack them into buf, args[i]
 ** pointing at each. Returns bytes used. */
 static size_t pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *buf,
-                      size_t buflen, void **args, const char *fname) {
+                      size_t buflen, void **args, lc_stream *stream,
+                      const char *fname) {
   const lc_kernel_sig *sig = k->sig;
   size_t off = 0;
   for (int i = 0; i < sig->nparams; i++) {
@@ -199,12 +200,14 @@ static size_t pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *b
           !lc_layout_is_f_contiguous(&a->lay, a->dtype->size))
         arg_error(L, fname, sig, i, "a non-contiguous view cannot be passed as a pointer "
                   "(declare the parameter Array<T, N>)");
+      lc_buffer_use(L, a->buf, stream, fname);     /* its free waits for this launch */
       void *ptr = lc_array_device_data(a);
       memcpy(slot, &ptr, sizeof ptr);
     } else {
       const lc_array *a = device_array_arg(L, idx, sig, i, fname);
       if (a->lay.ndim != p->ndim)
         arg_error(L, fname, sig, i, "expected a %d-d array, got %d-d", p->ndim, a->lay.ndim);
+      lc_buffer_use(L, a->buf, stream, fname);
       void *ptr = lc_array_device_data(a);
       size_t dims = sizeof a->lay.shape[0] * (size_t)p->ndim;
       memcpy(slot, &ptr, sizeof ptr);
@@ -237,7 +240,7 @@ void lc_kernel_launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int
   if (cfg.stream == NULL) cfg.stream = be->default_stream();
   char buf[LC_MAX_ARG_BYTES] __attribute__((aligned(16)));
   void *args[LC_MAXPARAMS];
-  cfg.arglen = pack_args(L, resolved, k, buf, sizeof buf, args, "launch");
+  cfg.arglen = pack_args(L, resolved, k, buf, sizeof buf, args, cfg.stream, "launch");
   cfg.args = args;
   cfg.nargs = k->sig->nparams;
   cfg.argbuf = buf;

@@ -38,7 +38,7 @@ static void push_reshaped(lua_State *L, const lc_array *a, int ndim,
   }
   /* copy a's elements in the reading order, then view them in the new shape */
   lc_array *r = lc_array_alloc(L, lc_array_kind(a), a->dtype, &dst,
-                               dst.size * a->dtype->size, fname);
+                               dst.size * a->dtype->size, NULL, fname);
   lc_array flat = *r;
   lc_layout_contiguous(&flat.lay, a->lay.ndim, a->lay.shape, a->dtype->size, order, err);
   lc_copy_array(L, &flat, a, NULL, fname);

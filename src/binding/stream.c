@@ -21,6 +21,7 @@
 typedef struct stream_ud {
   lc_stream *s;                /* NULL once closed */
   bool is_default;
+  bool non_blocking;           /* made so (stream{non_blocking=true}) */
   bool borrowed;               /* the host program's: never destroyed here */
   bool closing;                /* closed while a call ran: s goes later */
 } stream_ud;
@@ -70,17 +71,31 @@ static stream_ud *push_stream(lua_State *L) {
   stream_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->s = NULL;
   u->is_default = false;
+  u->non_blocking = false;
   u->borrowed = false;
   u->closing = false;
   luaL_setmetatable(L, STREAM_MT);
   return u;
 }
 
-/* stream() */
+/* stream([{non_blocking=false}]): a non-blocking stream's work is not
+** ordered with the default stream's (CUDA's CU_STREAM_NON_BLOCKING); calls
+** without a stream still wait for it */
 static int l_stream(lua_State *L) {
+  static const char *const keys[] = {"non_blocking", NULL};
+  unsigned flags = 0;
+  if (lc_check_opts(L, 1, keys, "stream")) {
+    int t = lc_opt_get(L, 1, "non_blocking");
+    if (t != LUA_TNIL && t != LUA_TBOOLEAN)
+      lc_error(L, "stream", "option non_blocking must be a boolean, got %s",
+               luaL_typename(L, -1));
+    if (lua_toboolean(L, -1)) flags |= LC_STREAM_NONBLOCKING;
+    lua_pop(L, 1);
+  }
   stream_ud *u = push_stream(L);
   char err[LC_ERRLEN];
-  if (backend()->stream_create(&u->s, err)) lc_error(L, "stream", "%s", err);
+  if (backend()->stream_create(&u->s, flags, err)) lc_error(L, "stream", "%s", err);
+  u->non_blocking = flags & LC_STREAM_NONBLOCKING;
   return 1;
 }
 
@@ -103,8 +118,7 @@ static void stream_finish(lua_State *L, int idx) {
   u->closing = false;
   if (s == NULL || u->is_default) return;
   u->s = NULL;
-  if (u->borrowed) backend()->stream_unwrap(s);
-  else backend()->stream_destroy(s);
+  backend()->stream_release(s);      /* the host's own stream is only let go of */
 }
 
 static const lc_closer stream_closer = {stream_finish};
@@ -230,7 +244,8 @@ static int stream_tostring(lua_State *L) {
   stream_ud *u = lc_check_userdata(L, 1, STREAM_MT, "a stream", "tostring");
   if (u->is_default) lua_pushliteral(L, "luacuda.stream(default)");
   else if (u->s == NULL || u->closing) lua_pushliteral(L, "luacuda.stream(closed)");
-  else lua_pushfstring(L, "luacuda.stream(%p)", (void *)u->s);
+  else lua_pushfstring(L, "luacuda.stream(%p%s)", (void *)u->s,
+                       u->non_blocking ? ", non-blocking" : "");
   return 1;
 }
 

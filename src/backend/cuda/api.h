@@ -40,6 +40,7 @@ enum {
 
 enum {
   CU_STREAM_DEFAULT = 0,                 /* blocking: ordered with the legacy stream */
+  CU_STREAM_NON_BLOCKING = 1,
   CU_EVENT_DEFAULT = 0,
   CU_EVENT_DISABLE_TIMING = 2,
   CU_MEMHOSTALLOC_PORTABLE = 1,
@@ -117,6 +118,8 @@ typedef struct lc_cu_api {
   CUresult (*DeviceTotalMem)(size_t *bytes, CUdevice d);                /* _v2 */
   CUresult (*DevicePrimaryCtxRetain)(CUcontext *c, CUdevice d);
   CUresult (*CtxSetCurrent)(CUcontext c);
+  CUresult (*CtxPushCurrent)(CUcontext c);                              /* _v2 */
+  CUresult (*CtxPopCurrent)(CUcontext *c);                              /* _v2 */
   CUresult (*CtxSynchronize)(void);                                     /* no suffix */
   CUresult (*DeviceGetDefaultMemPool)(CUmemoryPool *p, CUdevice d);
   CUresult (*MemPoolSetAttribute)(CUmemoryPool p, int attr, void *v);
@@ -141,6 +144,7 @@ typedef struct lc_cu_api {
   CUresult (*MemsetD32Async)(CUdeviceptr d, unsigned v, size_t n, CUstream s);
   CUresult (*StreamCreate)(CUstream *s, unsigned flags);
   CUresult (*StreamDestroy)(CUstream s);                                /* _v2 */
+  CUresult (*StreamGetFlags)(CUstream s, unsigned *flags);
   CUresult (*StreamSynchronize)(CUstream s);
   CUresult (*StreamQuery)(CUstream s);
   CUresult (*StreamWaitEvent)(CUstream s, CUevent e, unsigned flags);

@@ -22,6 +22,7 @@ typedef struct lc_cuda_device {
   CUmemoryPool pool;          /* NULL: no stream-ordered allocator */
   CUmodule library;           /* kernels/strided.cu, at first use */
   CUfunction copy_fn;
+  CUevent order_ev;           /* orders one stream after another (stream.c) */
   int cc_major, cc_minor;
   unsigned shared_optin;      /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: a block's most */
   bool concurrent_managed;    /* CONCURRENT_MANAGED_ACCESS: the host may touch managed
@@ -58,8 +59,11 @@ int lc_cuda_enter(char *err);
 int lc_cuda_check(CUresult r, const char *call, char *err);
 
 /* ---- memory.c: the memory slots (backend.h says what each does) ---- */
-int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err);
+int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, void **ptr,
+                  char *err);
 void lc_cuda_free(lc_kind kind, void *ptr, size_t nbytes);
+void lc_cuda_free_after(lc_kind kind, void *ptr, size_t nbytes, int device,
+                        lc_stream *const *streams, int n);
 bool lc_cuda_ordered_free(lc_kind kind);
 int lc_cuda_mem_info(size_t *free_bytes, size_t *total, size_t *in_use);
 int lc_cuda_pool_info(size_t *reserved, size_t *in_use);
@@ -80,13 +84,24 @@ CUdeviceptr lc_cuda_devptr(const void *p, lc_kind kind);
 struct lc_stream {
   CUstream s;
   bool owned;
-  int refs;                    /* owned streams, under the backend's lock */
+  bool nonblocking;            /* not ordered with the legacy stream */
+  int dev;                     /* 0-based: the device it was made or wrapped on */
+  int refs;                    /* under the backend's lock; the default's unused */
   lc_stream *next;             /* the owned streams */
+  lc_stream *nb_next;          /* the non-blocking streams */
 };
 
-/* The CUstream for s: the legacy default stream for NULL (synchronous). */
+/* The legacy stream, after the work queued so far on the current device's
+** non-blocking streams: a stream that waits for all work queued before,
+** as the interface's NULL stream needs. */
+CUstream lc_cuda_legacy(void);
+CUstream lc_cuda_legacy_of(int dev);     /* of device dev, its context current */
+
+/* The CUstream for s: the legacy stream (ordered as lc_cuda_legacy says)
+** for NULL (synchronous) and for the default stream. */
 static inline CUstream lc_cuda_stream(const lc_stream *s) {
-  return s ? s->s : LC_CU_STREAM_LEGACY;
+  CUstream st = s ? s->s : NULL;
+  return st == NULL || st == LC_CU_STREAM_LEGACY ? lc_cuda_legacy() : st;
 }
 
 /* After queueing work on s with result r: on the legacy stream for a NULL
@@ -114,10 +129,14 @@ void lc_cuda_drain(void);
 /* The stream, event and release slots (backend.h says what each does). */
 void lc_cuda_defer(void (*release)(void *), void *ud);
 lc_stream *lc_cuda_default_stream(void);
-int lc_cuda_stream_create(lc_stream **out, char *err);
-void lc_cuda_stream_destroy(lc_stream *s);
+int lc_cuda_stream_create(lc_stream **out, unsigned flags, char *err);
+void lc_cuda_stream_retain(lc_stream *s);
+void lc_cuda_stream_release(lc_stream *s);
 int lc_cuda_stream_wrap(void *native, lc_stream **out, char *err);
-void lc_cuda_stream_unwrap(lc_stream *s);
+bool lc_cuda_stream_follows(const lc_stream *after, const lc_stream *before);
+int lc_cuda_stream_order(lc_stream *before, lc_stream *after, char *err);
+/* the same on device dev, whose context is current (no entry check) */
+int lc_cuda_stream_order_on(int dev, lc_stream *before, lc_stream *after, char *err);
 void *lc_cuda_stream_native(lc_stream *s);
 int lc_cuda_stream_synchronize(lc_stream *s, char *err);
 int lc_cuda_stream_query(lc_stream *s, bool *done, char *err);

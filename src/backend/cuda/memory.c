@@ -23,7 +23,8 @@ CUdeviceptr lc_cuda_devptr(const void *p, lc_kind kind) {
 }
 
 
-int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err) {
+int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, void **ptr,
+                  char *err) {
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
   lc_cuda_drain();
@@ -31,7 +32,7 @@ int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char 
   const lc_cuda_device *d = &lc_cuda_devices[atomic_load(&lc_cuda_current)];
   CUdeviceptr p = 0;
   if (kind == LC_DEVICE && d->pool) {
-    rc = lc_cuda_check(lc_cu.MemAllocAsync(&p, n, LC_CU_STREAM_LEGACY), "cuMemAllocAsync", err);
+    rc = lc_cuda_check(lc_cu.MemAllocAsync(&p, n, lc_cuda_stream(s)), "cuMemAllocAsync", err);
   } else if (kind == LC_DEVICE) {
     rc = lc_cuda_check(lc_cu.MemAlloc(&p, n), "cuMemAlloc", err);
   } else if (kind == LC_MANAGED) {
@@ -80,14 +81,40 @@ void lc_cuda_free(lc_kind kind, void *ptr, size_t nbytes) {
   if (lc_kind_page_locked(kind)) lc_hostreg_remove_allocated(ptr);
   if (!lc_cuda_enter_quietly()) return;          /* a broken context frees nothing */
   if (kind == LC_DEVICE && lc_cuda_devices[atomic_load(&lc_cuda_current)].pool)
-    lc_cu.MemFreeAsync(lc_cuda_ptr(ptr), LC_CU_STREAM_LEGACY);
+    lc_cu.MemFreeAsync(lc_cuda_ptr(ptr), lc_cuda_legacy());
   else if (kind == LC_DEVICE || kind == LC_MANAGED)
     lc_cu.MemFree(lc_cuda_ptr(ptr));
   else if (lc_kind_page_locked(kind))
     lc_cu.MemFreeHost(ptr);
 }
 
-/* cuMemFreeAsync on the legacy stream runs after the work queued before it */
+/* Stream-ordered frees: cuMemFreeAsync on the stream used last, made to
+** wait (an event) for each other stream that used the memory and that it
+** does not follow by itself; on the device the memory belongs to, whichever
+** is current (its context made current for the while). */
+void lc_cuda_free_after(lc_kind kind, void *ptr, size_t nbytes, int device,
+                        lc_stream *const *streams, int n) {
+  (void)kind;
+  atomic_fetch_sub(&lc_cuda_used, nbytes ? nbytes : 1);
+  if (!lc_cuda_enter_quietly()) return;          /* a broken context frees nothing */
+  int here = atomic_load(&lc_cuda_current);
+  CUcontext ctx = lc_cuda_devices[device].ctx, prev = NULL;
+  bool moved = device != here && lc_cu.CtxPushCurrent(ctx) == CUDA_SUCCESS;
+  lc_stream *last = streams[n - 1];
+  char err[LC_ERRLEN];
+  for (int i = 0; i < n - 1; i++) {
+    if (lc_cuda_stream_order_on(device, streams[i], last, err) != LC_OK) {
+      lc_cu.CtxSynchronize();        /* cannot order: wait instead */
+      break;
+    }
+  }
+  CUstream st = last->s == NULL || last->s == LC_CU_STREAM_LEGACY ? LC_CU_STREAM_LEGACY : last->s;
+  if (st == LC_CU_STREAM_LEGACY) st = lc_cuda_legacy_of(device);
+  lc_cu.MemFreeAsync(lc_cuda_ptr(ptr), st);
+  if (moved) lc_cu.CtxPopCurrent(&prev);
+}
+
+/* Device memory from the pool is freed in stream order (free_after). */
 bool lc_cuda_ordered_free(lc_kind kind) {
   return kind == LC_DEVICE && lc_cuda_devices[atomic_load(&lc_cuda_current)].pool != NULL;
 }

@@ -124,7 +124,7 @@ void lc_cuda_defer(void (*release)(void *), void *ud) {
   }
   pending *p = pending_new();
   bool ok = p != NULL;
-  if (ok && lc_cu.EventRecord(p->ev, LC_CU_STREAM_LEGACY) != CUDA_SUCCESS) {
+  if (ok && lc_cu.EventRecord(p->ev, lc_cuda_legacy()) != CUDA_SUCCESS) {
     lc_cu.EventDestroy(p->ev);
     ok = false;
   }
@@ -192,54 +192,128 @@ lc_stream *lc_cuda_default_stream(void) { return &lc_cuda_default; }
 
 /* The streams made here: a host program may hand one back (luacuda_tostream,
 ** then luacuda_setstream), and the wrap shares it, so that a script closing
-** the stream's object does not destroy it under the host's slot. */
+** the stream's object does not destroy it under the host's slot. Every
+** stream but the default is counted: its object, each wrap, and each
+** buffer that remembers it (stream-ordered frees) hold a reference. */
 static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
 static lc_stream *owned_streams;
+/* The non-blocking streams alive, ours and the host's: the legacy stream
+** does not wait for them, so work queued there is ordered after theirs
+** with events (lc_cuda_legacy). Under streams_lock. */
+static lc_stream *nonblocking;
+static atomic_int nnonblocking;
 
-int lc_cuda_stream_create(lc_stream **out, char *err) {
+static void nonblocking_add(lc_stream *s) {
+  s->nb_next = nonblocking;
+  nonblocking = s;
+  atomic_fetch_add(&nnonblocking, 1);
+}
+
+static void nonblocking_remove(lc_stream *s) {
+  lc_stream **p = &nonblocking;
+  while (*p && *p != s) p = &(*p)->nb_next;
+  if (*p) {
+    *p = s->nb_next;
+    atomic_fetch_sub(&nnonblocking, 1);
+  }
+}
+
+/* An event per device for ordering one stream after another: a wait takes
+** the record made just before it, so one event serves every pair (under
+** order_mu, which keeps each record and its wait together). */
+static pthread_mutex_t order_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static CUresult order_after(int dev, CUstream before, CUstream after) {
+  lc_cuda_device *d = &lc_cuda_devices[dev];
+  pthread_mutex_lock(&order_mu);
+  CUresult r = CUDA_SUCCESS;
+  if (d->order_ev == NULL) r = lc_cu.EventCreate(&d->order_ev, CU_EVENT_DISABLE_TIMING);
+  if (r == CUDA_SUCCESS) r = lc_cu.EventRecord(d->order_ev, before);
+  if (r == CUDA_SUCCESS) r = lc_cu.StreamWaitEvent(after, d->order_ev, 0);
+  pthread_mutex_unlock(&order_mu);
+  return r;
+}
+
+/* The legacy stream of device dev (its context current), after the work
+** queued so far on the device's non-blocking streams (which it does not
+** wait for by itself): what the interface's NULL stream, defer and the
+** default stream's frees need. */
+CUstream lc_cuda_legacy_of(int dev) {
+  if (atomic_load_explicit(&nnonblocking, memory_order_relaxed) == 0) return LC_CU_STREAM_LEGACY;
+  pthread_mutex_lock(&streams_lock);
+  for (lc_stream *t = nonblocking; t; t = t->nb_next)
+    if (t->dev == dev) order_after(dev, t->s, LC_CU_STREAM_LEGACY);   /* a failure shows later */
+  pthread_mutex_unlock(&streams_lock);
+  return LC_CU_STREAM_LEGACY;
+}
+
+CUstream lc_cuda_legacy(void) { return lc_cuda_legacy_of(atomic_load(&lc_cuda_current)); }
+
+int lc_cuda_stream_create(lc_stream **out, unsigned flags, char *err) {
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
-  lc_stream *s = malloc(sizeof *s);
+  lc_stream *s = calloc(1, sizeof *s);
   if (s == NULL) {
     snprintf(err, LC_ERRLEN, "out of host memory creating a stream");
     return LC_ENOMEM;
   }
-  /* a blocking stream: ordered with the legacy default stream, as the
-  ** interface's NULL stream and defer need */
-  rc = lc_cuda_check(lc_cu.StreamCreate(&s->s, CU_STREAM_DEFAULT), "cuStreamCreate", err);
+  /* blocking unless asked: ordered with the legacy default stream */
+  bool nb = flags & LC_STREAM_NONBLOCKING;
+  rc = lc_cuda_check(lc_cu.StreamCreate(&s->s, nb ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT),
+                     "cuStreamCreate", err);
   if (rc != LC_OK) {
     free(s);
     return rc;
   }
   s->owned = true;
+  s->nonblocking = nb;
+  s->dev = atomic_load(&lc_cuda_current);
   s->refs = 1;
   pthread_mutex_lock(&streams_lock);
   s->next = owned_streams;
   owned_streams = s;
+  if (nb) nonblocking_add(s);
   pthread_mutex_unlock(&streams_lock);
   *out = s;
   return LC_OK;
 }
 
-/* Drop a reference to an owned stream; the driver destroys the stream once
-** its queued work is done. */
-void lc_cuda_stream_destroy(lc_stream *s) {
+void lc_cuda_stream_retain(lc_stream *s) {
+  if (s == &lc_cuda_default) return;
+  pthread_mutex_lock(&streams_lock);
+  s->refs++;
+  pthread_mutex_unlock(&streams_lock);
+}
+
+/* Drop a reference. The last one destroys a stream of ours (the driver
+** destroys it once its queued work is done), or lets go of the holder of a
+** host's stream, after the work that may name it. */
+void lc_cuda_stream_release(lc_stream *s) {
   if (s == &lc_cuda_default) return;
   pthread_mutex_lock(&streams_lock);
   bool last = --s->refs == 0;
   if (last) {
-    lc_stream **p = &owned_streams;
-    while (*p != s) p = &(*p)->next;
-    *p = s->next;
+    if (s->owned) {
+      lc_stream **p = &owned_streams;
+      while (*p != s) p = &(*p)->next;
+      *p = s->next;
+    }
+    if (s->nonblocking) nonblocking_remove(s);
   }
   pthread_mutex_unlock(&streams_lock);
   if (!last) return;
+  if (!s->owned) {
+    lc_cuda_defer(free, s);
+    return;
+  }
   if (lc_cuda_enter_quietly()) lc_cu.StreamDestroy(s->s);
   free(s);
 }
 
 /* A host program's CUstream: one of ours, shared, or else a holder of the
-** host's, which the host keeps owning. */
+** host's, which the host keeps owning. The holder asks the stream's flags:
+** a non-blocking stream is ordered with events where the legacy stream
+** would not wait for it. */
 int lc_cuda_stream_wrap(void *native, lc_stream **out, char *err) {
   pthread_mutex_lock(&streams_lock);
   lc_stream *s = owned_streams;
@@ -250,21 +324,54 @@ int lc_cuda_stream_wrap(void *native, lc_stream **out, char *err) {
     *out = s;
     return LC_OK;
   }
-  s = malloc(sizeof *s);
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  unsigned flags = 0;
+  if (native != NULL && (CUstream)native != LC_CU_STREAM_LEGACY) {
+    rc = lc_cuda_check(lc_cu.StreamGetFlags((CUstream)native, &flags), "cuStreamGetFlags", err);
+    if (rc != LC_OK) return rc;
+  }
+  s = calloc(1, sizeof *s);
   if (s == NULL) {
     snprintf(err, LC_ERRLEN, "out of host memory wrapping a stream");
     return LC_ENOMEM;
   }
-  *s = (lc_stream){.s = (CUstream)native};
+  s->s = (CUstream)native;
+  s->refs = 1;
+  s->dev = atomic_load(&lc_cuda_current);
+  s->nonblocking = flags & CU_STREAM_NON_BLOCKING;
+  if (s->nonblocking) {
+    pthread_mutex_lock(&streams_lock);
+    nonblocking_add(s);
+    pthread_mutex_unlock(&streams_lock);
+  }
   *out = s;
   return LC_OK;
 }
 
-/* the holder may be named by work still queued: it goes after that work */
-void lc_cuda_stream_unwrap(lc_stream *s) {
-  if (s == &lc_cuda_default) return;
-  if (s->owned) lc_cuda_stream_destroy(s);
-  else lc_cuda_defer(free, s);
+/* Does work queued on after from now on wait for before's queued work by
+** the legacy stream's rules alone? */
+bool lc_cuda_stream_follows(const lc_stream *after, const lc_stream *before) {
+  if (after == before || after->s == before->s) return true;
+  /* a host's NULL stream is the legacy stream too */
+  bool after_legacy = after->s == LC_CU_STREAM_LEGACY || after->s == NULL,
+       before_legacy = before->s == LC_CU_STREAM_LEGACY || before->s == NULL;
+  return (after_legacy && !before->nonblocking) || (before_legacy && !after->nonblocking);
+}
+
+/* The CUstream to queue on: a NULL one is the legacy stream. */
+static CUstream native_of(const lc_stream *s) { return s->s ? s->s : LC_CU_STREAM_LEGACY; }
+
+int lc_cuda_stream_order_on(int dev, lc_stream *before, lc_stream *after, char *err) {
+  if (lc_cuda_stream_follows(after, before)) return LC_OK;
+  return lc_cuda_check(order_after(dev, native_of(before), native_of(after)), "cuStreamWaitEvent",
+                       err);
+}
+
+int lc_cuda_stream_order(lc_stream *before, lc_stream *after, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  return lc_cuda_stream_order_on(atomic_load(&lc_cuda_current), before, after, err);
 }
 
 void *lc_cuda_stream_native(lc_stream *s) { return (void *)s->s; }

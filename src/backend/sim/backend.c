@@ -60,7 +60,10 @@ static void release(void *p, size_t n) {
 }
 
 
-static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err) {
+/* s: one queue orders everything on the simulator, allocations included */
+static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, void **ptr,
+                     char *err) {
+  (void)s;
   pthread_once(&once, init_capacity);
   size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
   if (n < nbytes) n = SIZE_MAX;
@@ -331,8 +334,6 @@ static int sim_stream_wrap(void *native, lc_stream **s, char *err) {
   return LC_OK;
 }
 
-static void sim_stream_unwrap(lc_stream *s) { lc_sim_stream_destroy(s); }
-
 static void *sim_stream_native(lc_stream *s) { return s; }
 
 const lc_backend lc_backend_sim = {
@@ -354,9 +355,9 @@ const lc_backend lc_backend_sim = {
   .fill = sim_fill,
   .default_stream = lc_sim_default_stream,
   .stream_create = lc_sim_stream_create,
-  .stream_destroy = lc_sim_stream_destroy,
+  .stream_retain = lc_sim_stream_retain,
+  .stream_release = lc_sim_stream_destroy,
   .stream_wrap = sim_stream_wrap,
-  .stream_unwrap = sim_stream_unwrap,
   .stream_native = sim_stream_native,
   .stream_synchronize = lc_sim_stream_synchronize,
   .stream_query = lc_sim_stream_query,

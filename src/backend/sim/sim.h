@@ -106,7 +106,7 @@ int lc_sim_submit(lc_stream *s, lc_sim_work *w, uint64_t *ticket, char *err);
 int lc_sim_synchronize(char *err);
 void lc_sim_defer(void (*release)(void *), void *ud);
 lc_stream *lc_sim_default_stream(void);
-int lc_sim_stream_create(lc_stream **s, char *err);
+int lc_sim_stream_create(lc_stream **s, unsigned flags, char *err);
 /* Streams are counted: the script's object holds one reference, and each
 ** host slot that wraps the stream (luacuda_setstream) another; destroy
 ** drops one, and the last goes once the work queued on the stream is done. */

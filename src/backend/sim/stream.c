@@ -188,7 +188,10 @@ void lc_sim_defer(void (*release)(void *), void *ud) {
 
 lc_stream *lc_sim_default_stream(void) { return &default_stream; }
 
-int lc_sim_stream_create(lc_stream **out, char *err) {
+/* flags: a non-blocking stream is a stream like any other here, where
+** the default stream follows them all (backend.h allows it) */
+int lc_sim_stream_create(lc_stream **out, unsigned flags, char *err) {
+  (void)flags;
   lc_stream *s = calloc(1, sizeof *s);
   if (s == NULL) {
     snprintf(err, LC_ERRLEN, "out of host memory creating a stream");
