@@ -252,16 +252,21 @@ describe("the cuda backend on the fake driver", function()
       z[{{1, 4, 2}, {1, 5, 2}, {2, 6}}] = h[{{1, 4, 2}, {1, 5, 2}, {2, 6}}]
       local zt = z:totable()
       eq({132, 0, 0}, {zt[1][3][2], zt[1][3][1], zt[2][3][2]})
-      -- device to device on a stream
+      -- device to device on a stream: rows of 240 bytes by cuMemcpy2D;
+      -- rows of 24 (narrow) by the copy kernel (issue 14, item 8)
       local s = l.stream()
+      local f = l.device_array({2, 5, 6}, "float64")
+      f:copy_to_device(d[{{1, 4, 2}}], s)
       local e = l.device_array({3, 3}, "float64")
       e:copy_to_device(v, s)
       s:synchronize()
+      local ft = f:totable()
+      eq({111, 156, 311, 356}, {ft[1][1][1], ft[1][5][6], ft[2][1][1], ft[2][5][6]})
       eq({223, 224, 225, 233, 234, 235, 243, 244, 245}, e:totable())
     ]==])
     assert.is_true(count(trace, "cuMemcpy2DAsync_v2") >= 3)
     assert.is_true(count(trace, "cuMemcpy3DAsync_v2") >= 2)
-    assert.equal(0, count(trace, "lc_copy_strided"))
+    assert.equal(1, count(trace, "lc_copy_strided"))
     assert.same({}, failures(trace))
   end)
 
@@ -371,6 +376,52 @@ describe("the cuda backend on the fake driver", function()
     assert.same({3, 8}, {flags(args[1]), word(args[1])})                -- contiguous
     assert.same({2, 8}, {flags(args[3]), word(args[3])})                -- a column: strided
     assert.same({3, 3}, {flags(args[6]), flags(args[8])})               -- 0-d, one element
+  end)
+
+  -- issue 14, item 8: rows narrower than 64 bytes device to device go to
+  -- the copy kernel; a 2-D or 3-D copy the driver refuses
+  -- (CUDA_ERROR_INVALID_VALUE) is done by the kernel too
+  it("copies narrow rows device to device with the copy kernel, and falls back to it when the driver refuses a 2-D or 3-D copy", function()
+    local code = MARK .. [==[
+      local t = {}
+      for i = 1, 4 do t[i] = {} for j = 1, 5 do t[i][j] = {} for k = 1, 10 do
+        t[i][j][k] = i * 1000 + j * 100 + k end end end
+      local d = l.to_device(t, nil, {dtype = "float64"})
+      local s = l.stream()
+      local c = l.device_array({4}, "float64")
+      local w = l.device_array({4, 8}, "float64")
+      local p = l.device_array({2, 3, 10}, "float64")
+      l.synchronize()
+      mark("column")
+      c:copy_to_device(d[{{}, 2, 3}])                 -- rows of 8 bytes
+      mark("wide")
+      w:copy_to_device(d[{{}, 4, {2, 9}}], s)         -- rows of 64 bytes
+      mark("planes")
+      p:copy_to_device(d[{{1, 4, 2}, {1, 5, 2}}], s)  -- planes of rows of 80 bytes
+      mark("end")
+      s:synchronize()
+      eq({1203, 2203, 3203, 4203}, c:totable())
+      local wt = w:totable()
+      eq({1402, 1409, 4402, 4409}, {wt[1][1], wt[1][8], wt[4][1], wt[4][8]})
+      local pt = p:totable()
+      eq({1101, 1110, 1501, 3101, 3510}, {pt[1][1][1], pt[1][1][10], pt[1][3][1], pt[2][1][1], pt[2][3][10]})
+    ]==]
+    local function calls(trace, m)
+      local c = between(trace, m, true)
+      return {m, c.cuMemcpy2DAsync_v2 or 0, c.cuMemcpy3DAsync_v2 or 0, c["launch lc_copy_strided"] or 0}
+    end
+    local trace = scenario(code)
+    assert.same({"column", 0, 0, 1}, calls(trace, "column"))
+    assert.same({"wide", 1, 0, 0}, calls(trace, "wide"))
+    assert.same({"planes", 0, 1, 0}, calls(trace, "planes"))
+    assert.same({}, failures(trace))
+    -- the driver refuses the pitches: the kernel does the copy
+    trace = scenario(code, "FAKE_CUDA_FAIL=cuMemcpy2DAsync_v2:1:1")
+    assert.same({"wide", 1, 0, 1}, calls(trace, "wide"))
+    assert.same({"cuMemcpy2DAsync_v2  -> 1"}, failures(trace))
+    trace = scenario(code, "FAKE_CUDA_FAIL=cuMemcpy3DAsync_v2:1:1")
+    assert.same({"planes", 0, 1, 1}, calls(trace, "planes"))
+    assert.same({"cuMemcpy3DAsync_v2  -> 1"}, failures(trace))
   end)
 
   it("page-locks, maps, registers and manages host memory", function()

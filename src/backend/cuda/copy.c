@@ -3,9 +3,12 @@
 **
 ** Contiguous copies are one cuMemcpyAsync (unified addressing tells the
 ** driver which side is which). Strided copies use cuMemcpy2DAsync or
-** cuMemcpy3DAsync where the views are rows at a pitch (in planes), the library kernel (kernels/strided.cu)
-** where both sides are device-accessible, and otherwise stage the host side
-** through a contiguous buffer. Fills are cuMemsetD8/16/32 where the value
+** cuMemcpy3DAsync where the views are rows at a pitch (in planes), but for
+** rows narrower than LC_NARROW_ROW bytes device to device; the library
+** kernel (kernels/strided.cu) where both sides are device-accessible
+** otherwise, or where the driver refuses a device-to-device 2-D/3-D copy
+** (CUDA_ERROR_INVALID_VALUE: pitches it does not take); and otherwise stage
+** the host side through a contiguous buffer. Fills are cuMemsetD8/16/32 where the value
 ** repeats and the view is contiguous, else the library's fill kernel with
 ** the value in its arguments (a record longer than those hold: the copy
 ** kernel from one element with zero strides). Between two kinds of host memory the
@@ -157,6 +160,10 @@ static int launch_copy(char *dst, const lc_layout *dl, const char *src, const in
   if (rc == LC_OK) lc_cuda_queued();
   return rc;
 }
+
+/* Device to device, rows of fewer bytes than this go to the copy kernel,
+** not to cuMemcpy2D/3D. */
+#define LC_NARROW_ROW 64
 
 /* One side of a 2-D or 3-D copy: host pointers as host memory, device memory as
 ** such. Mapped and managed memory take the kernel instead. */
@@ -332,13 +339,19 @@ int lc_cuda_copy_strided(const lc_region *dst, const lc_region *src,
   }
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
+  bool both_device = lc_kind_device_accessible(dst->kind) && lc_kind_device_accessible(src->kind);
   lc_cu_memcpy3d c;
-  if (as_memcpy(dst, d0, src, s0, itemsize, &c)) {
+  /* device to device, rows narrower than LC_NARROW_ROW take the kernel: a
+  ** 2-D memcpy of short rows is slow, and the driver may refuse pitches not
+  ** from cuMemAllocPitch (CUDA_ERROR_INVALID_VALUE), which the kernel
+  ** then does too */
+  if (as_memcpy(dst, d0, src, s0, itemsize, &c) &&
+      !(both_device && c.WidthInBytes < LC_NARROW_ROW)) {
     const char *call;
     CUresult r = memcpy_nd(&c, lc_cuda_stream(s), &call);
-    return lc_cuda_finish(r, call, s, err);
+    if (!(both_device && r == CUDA_ERROR_INVALID_VALUE)) return lc_cuda_finish(r, call, s, err);
   }
-  if (lc_kind_device_accessible(dst->kind) && lc_kind_device_accessible(src->kind)) {
+  if (both_device) {
     /* the kernel takes device addresses (write-combined memory's differ) */
     char *dd = (char *)(uintptr_t)lc_cuda_devptr(d0, dst->kind);
     const char *sd = (const char *)(uintptr_t)lc_cuda_devptr(s0, src->kind);
