@@ -78,6 +78,30 @@ typedef struct lc_strided_args {
   long long src_strides[LC_MAXDIM];
 } lc_strided_args;
 
+/* lc_fill_strided(char *dst, lc_fill_args a) (kernels/strided.cu): n
+** elements of itemsize bytes, each the value's first itemsize bytes, in a
+** view of this shape at these byte strides from dst. The value travels in
+** the arguments, so a fill needs no memory of its own; a longer element (a
+** record) takes the copy kernel from one element instead. flags:
+** LC_FILL_CONTIGUOUS: element i is at dst + i * itemsize (shape and strides
+** unused: no division per element); LC_FILL_INDEX32: n and every byte
+** offset from dst fit in 32 bits (signed), so indices are 32-bit. word (1,
+** 2, 4 or 8) divides itemsize, dst and every stride: the width of each
+** store. */
+#define LC_FILL_VALUE_MAX 64
+#define LC_FILL_CONTIGUOUS 1
+#define LC_FILL_INDEX32 2
+typedef struct lc_fill_args {
+  long long n;
+  int ndim;
+  int itemsize;
+  int word;
+  int flags;
+  long long shape[LC_MAXDIM];
+  long long strides[LC_MAXDIM];
+  unsigned long long value[LC_FILL_VALUE_MAX / 8];
+} lc_fill_args;
+
 /* ---- checks --------------------------------------------------------------
 ** That every compiler here lays these out as written: C11's
 ** _Static_assert, C++'s static_assert. A size equal to the sum of the
@@ -102,6 +126,9 @@ LC_ABI_CHECK(sizeof(struct lc_abi_array1) == LC_ARRAY_SIZE(1), "Array<T, 1>'s si
 LC_ABI_CHECK(sizeof(struct lc_abi_array_max) == LC_ARRAY_SIZE(LC_MAXDIM), "Array<T, N>'s size");
 LC_ABI_CHECK(LC_ABI_ALIGNOF(struct lc_abi_array_max) == LC_ARRAY_ALIGN, "Array<T, N>'s alignment");
 LC_ABI_CHECK(sizeof(lc_strided_args) == 16 + 3 * 8 * LC_MAXDIM, "lc_strided_args's size");
+LC_ABI_CHECK(sizeof(lc_fill_args) == 24 + 2 * 8 * LC_MAXDIM + LC_FILL_VALUE_MAX,
+             "lc_fill_args's size");
+LC_ABI_CHECK(LC_ABI_ALIGNOF(lc_fill_args) == 8, "lc_fill_args's alignment");
 #ifndef __CUDACC_RTC__
 LC_ABI_CHECK(__builtin_offsetof(struct lc_abi_array_max, shape) == LC_ARRAY_SHAPE_OFFSET,
              "Array<T, N>'s shape");
@@ -109,6 +136,9 @@ LC_ABI_CHECK(__builtin_offsetof(struct lc_abi_array_max, strides) ==
                  LC_ARRAY_STRIDES_OFFSET(LC_MAXDIM),
              "Array<T, N>'s strides");
 LC_ABI_CHECK(__builtin_offsetof(lc_strided_args, shape) == 16, "lc_strided_args's shape");
+LC_ABI_CHECK(__builtin_offsetof(lc_fill_args, shape) == 24, "lc_fill_args's shape");
+LC_ABI_CHECK(__builtin_offsetof(lc_fill_args, value) == 24 + 2 * 8 * LC_MAXDIM,
+             "lc_fill_args's value");
 #endif
 
 #endif

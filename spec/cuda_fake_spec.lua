@@ -2,7 +2,7 @@
 -- check where the toolkit's cuda.h is): each scenario runs in a fresh
 -- interpreter with LUACUDA_BACKEND=cuda, checks its results through the
 -- public API and prints "ok"; the fake's trace says which driver calls did
--- the work. The fake runs the library's copy kernel, and checks and traces
+-- the work. The fake runs the library's copy and fill kernels, and checks and traces
 -- (but does not run) user kernels.
 local S = require "spec.support"
 
@@ -88,8 +88,9 @@ end
 
 -- The driver calls traced between the lines a scenario wrote with
 -- mark(name) and the next mark, as a table of call name -> count
--- (a launch is counted under "launch", its "launch k ..." line).
-local function between(trace, name)
+-- (a launch is counted under "launch", its "launch k ..." line; with
+-- by_kernel, under "launch k" too).
+local function between(trace, name, by_kernel)
   local calls, inside = {}, false
   for _, l in ipairs(trace) do
     if l:find("^mark ") then
@@ -97,6 +98,8 @@ local function between(trace, name)
     elseif inside then
       local k = l:find("^launch ") and "launch" or l
       calls[k] = (calls[k] or 0) + 1
+      local kname = by_kernel and l:match("^launch (%S+)")
+      if kname then calls["launch " .. kname] = (calls["launch " .. kname] or 0) + 1 end
     end
   end
   return calls
@@ -249,16 +252,21 @@ describe("the cuda backend on the fake driver", function()
       z[{{1, 4, 2}, {1, 5, 2}, {2, 6}}] = h[{{1, 4, 2}, {1, 5, 2}, {2, 6}}]
       local zt = z:totable()
       eq({132, 0, 0}, {zt[1][3][2], zt[1][3][1], zt[2][3][2]})
-      -- device to device on a stream
+      -- device to device on a stream: rows of 240 bytes by cuMemcpy2D;
+      -- rows of 24 (narrow) by the copy kernel (issue 14, item 8)
       local s = l.stream()
+      local f = l.device_array({2, 5, 6}, "float64")
+      f:copy_to_device(d[{{1, 4, 2}}], s)
       local e = l.device_array({3, 3}, "float64")
       e:copy_to_device(v, s)
       s:synchronize()
+      local ft = f:totable()
+      eq({111, 156, 311, 356}, {ft[1][1][1], ft[1][5][6], ft[2][1][1], ft[2][5][6]})
       eq({223, 224, 225, 233, 234, 235, 243, 244, 245}, e:totable())
     ]==])
     assert.is_true(count(trace, "cuMemcpy2DAsync_v2") >= 3)
     assert.is_true(count(trace, "cuMemcpy3DAsync_v2") >= 2)
-    assert.equal(0, count(trace, "lc_copy_strided"))
+    assert.equal(1, count(trace, "lc_copy_strided"))
     assert.same({}, failures(trace))
   end)
 
@@ -303,7 +311,117 @@ describe("the cuda backend on the fake driver", function()
     assert.equal(1, count(trace, "cuMemsetD8Async"))
     assert.equal(1, count(trace, "cuMemsetD16Async"))
     assert.equal(2, count(trace, "cuMemsetD32Async"))     -- 1.5 and 8 as float32
-    assert.is_true(count(trace, "lc_copy_strided") >= 1)
+    assert.equal(2, count(trace, "lc_fill_strided"))      -- 2.25 as float64, 7 in a column
+  end)
+
+  -- issue 14, item 7: a fill whose value does not repeat is one launch of
+  -- lc_fill_strided with the value in its arguments: no temporary buffer,
+  -- no upload, no host function
+  it("fills float64 views with one launch of the fill kernel, the value in its arguments", function()
+    local trace = scenario(MARK .. [==[
+      local third, tenth = 1 / 3, -0.1            -- bytes that do not repeat
+      local d = l.to_device({{1, 2, 3}, {4, 5, 6}}, nil, {dtype = "float64"})
+      local s = l.stream()
+      local z = l.device_array({}, "float64")
+      l.synchronize()
+      mark("contiguous")
+      d:fill(third)
+      mark("contiguous, stream")
+      d:fill(tenth, s)
+      mark("column")
+      d[{{}, 2}]:fill(third)
+      mark("column, stream")
+      d[{{}, 3}]:fill(2.75, s)
+      mark("2-D strided, backwards")
+      local big = l.to_device(l.zeros({4, 6}, "float64"))
+      l.synchronize()
+      mark("big")
+      big[{{4, 1, -2}, {1, 6, 2}}]:fill(third)
+      mark("0-d")
+      z:fill(tenth)
+      mark("0-d, stream")
+      z:fill(third, s)
+      mark("element")
+      d[{1, 1}] = 1.7
+      mark("element, stream")
+      d:setitem({2, 1}, -2.3, s)
+      mark("end")
+      s:synchronize()
+      eq({{1.7, third, 2.75}, {-2.3, third, 2.75}}, d:totable())
+      eq(third, z:item())
+      local bt = big:totable()
+      for i = 1, 4 do for j = 1, 6 do
+        eq((i % 2 == 0 and j % 2 == 1) and third or 0, bt[i][j], ("big[%d][%d]"):format(i, j))
+      end end
+    ]==])
+    assert.same({}, failures(trace))
+    for _, m in ipairs({"contiguous", "contiguous, stream", "column", "column, stream", "big",
+                        "0-d", "0-d, stream", "element", "element, stream"}) do
+      local calls = between(trace, m, true)
+      assert.same({m, 1, 1, 0, 0, 0, 0}, {m, calls.launch, calls["launch lc_fill_strided"],
+        calls.cuLaunchHostFunc or 0, calls.cuMemAllocAsync or 0, calls.cuMemAllocFromPoolAsync or 0,
+        calls.cuMemcpyAsync or 0})
+    end
+    -- the arguments: the value's bytes, and the contiguous fast path with
+    -- 32-bit indices (flags 3) where the elements lie side by side
+    local args = {}
+    for _, t in ipairs(trace) do
+      local a = t:match("^launch lc_fill_strided %S+ %S+ %S+ %x+ (%x+)$")
+      if a then args[#args + 1] = a end
+    end
+    assert.equal(9, #args)
+    local function flags(a) return tonumber(a:sub(47, 48) .. a:sub(45, 46) .. a:sub(43, 44) .. a:sub(41, 42), 16) end
+    local function word(a) return tonumber(a:sub(33, 34), 16) end
+    assert.equal("555555555555d53f", args[1]:sub(24 * 2 + 2 * 256 * 2 + 1, 24 * 2 + 2 * 256 * 2 + 16))
+    assert.same({3, 8}, {flags(args[1]), word(args[1])})                -- contiguous
+    assert.same({2, 8}, {flags(args[3]), word(args[3])})                -- a column: strided
+    assert.same({3, 3}, {flags(args[6]), flags(args[8])})               -- 0-d, one element
+  end)
+
+  -- issue 14, item 8: rows narrower than 64 bytes device to device go to
+  -- the copy kernel; a 2-D or 3-D copy the driver refuses
+  -- (CUDA_ERROR_INVALID_VALUE) is done by the kernel too
+  it("copies narrow rows device to device with the copy kernel, and falls back to it when the driver refuses a 2-D or 3-D copy", function()
+    local code = MARK .. [==[
+      local t = {}
+      for i = 1, 4 do t[i] = {} for j = 1, 5 do t[i][j] = {} for k = 1, 10 do
+        t[i][j][k] = i * 1000 + j * 100 + k end end end
+      local d = l.to_device(t, nil, {dtype = "float64"})
+      local s = l.stream()
+      local c = l.device_array({4}, "float64")
+      local w = l.device_array({4, 8}, "float64")
+      local p = l.device_array({2, 3, 10}, "float64")
+      l.synchronize()
+      mark("column")
+      c:copy_to_device(d[{{}, 2, 3}])                 -- rows of 8 bytes
+      mark("wide")
+      w:copy_to_device(d[{{}, 4, {2, 9}}], s)         -- rows of 64 bytes
+      mark("planes")
+      p:copy_to_device(d[{{1, 4, 2}, {1, 5, 2}}], s)  -- planes of rows of 80 bytes
+      mark("end")
+      s:synchronize()
+      eq({1203, 2203, 3203, 4203}, c:totable())
+      local wt = w:totable()
+      eq({1402, 1409, 4402, 4409}, {wt[1][1], wt[1][8], wt[4][1], wt[4][8]})
+      local pt = p:totable()
+      eq({1101, 1110, 1501, 3101, 3510}, {pt[1][1][1], pt[1][1][10], pt[1][3][1], pt[2][1][1], pt[2][3][10]})
+    ]==]
+    local function calls(trace, m)
+      local c = between(trace, m, true)
+      return {m, c.cuMemcpy2DAsync_v2 or 0, c.cuMemcpy3DAsync_v2 or 0, c["launch lc_copy_strided"] or 0}
+    end
+    local trace = scenario(code)
+    assert.same({"column", 0, 0, 1}, calls(trace, "column"))
+    assert.same({"wide", 1, 0, 0}, calls(trace, "wide"))
+    assert.same({"planes", 0, 1, 0}, calls(trace, "planes"))
+    assert.same({}, failures(trace))
+    -- the driver refuses the pitches: the kernel does the copy
+    trace = scenario(code, "FAKE_CUDA_FAIL=cuMemcpy2DAsync_v2:1:1")
+    assert.same({"wide", 1, 0, 1}, calls(trace, "wide"))
+    assert.same({"cuMemcpy2DAsync_v2  -> 1"}, failures(trace))
+    trace = scenario(code, "FAKE_CUDA_FAIL=cuMemcpy3DAsync_v2:1:1")
+    assert.same({"planes", 0, 1, 1}, calls(trace, "planes"))
+    assert.same({"cuMemcpy3DAsync_v2  -> 1"}, failures(trace))
   end)
 
   it("page-locks, maps, registers and manages host memory", function()

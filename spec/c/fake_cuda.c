@@ -31,7 +31,9 @@
 ** whose .note.nv.cuinfo names a toolkit of a newer major version (minor
 ** version compatibility: a cubin of 12.8 loads on a 12.0 driver; which
 ** code a real driver gives for a cubin is not documented). A launch of the
-** library kernel lc_copy_strided is run, on its stream; other kernels are
+** library kernels lc_copy_strided and lc_fill_strided are run, on their
+** stream, as kernels/strided.cu computes them (lc_fill_strided's 32-bit
+** indexing and store width checked against the view); other kernels are
 ** checked and traced, not run.
 **
 ** Environment:
@@ -77,7 +79,7 @@
 */
 #include <cuda.h>
 
-#include "abi.h"          /* the launch limits and lc_copy_strided's parameter, as luacuda's */
+#include "abi.h"          /* the launch limits and the library kernels' parameters, as luacuda's */
 
 #include <ctype.h>
 #include <pthread.h>
@@ -125,7 +127,7 @@ struct CUctx_st { int dev; int retains; struct CUstream_st *legacy; };
 /* A point in a stream's queue: done once the stream has completed seq. */
 typedef struct point { struct CUstream_st *s; unsigned long long seq; } point;
 
-enum { OP_COPY, OP_MEMSET, OP_KERNEL, OP_FAULT, OP_RECORD, OP_HOSTFN, OP_FREE, OP_NOTHING };
+enum { OP_COPY, OP_MEMSET, OP_KERNEL, OP_FILL, OP_FAULT, OP_RECORD, OP_HOSTFN, OP_FREE, OP_NOTHING };
 
 typedef struct op {
   struct op *next;
@@ -141,6 +143,7 @@ typedef struct op {
   char *staged;                 /* pageable source bytes read at call time (freed after) */
   unsigned char value[8];       /* a memset's element */
   lc_strided_args args;         /* lc_copy_strided's */
+  lc_fill_args fill;            /* lc_fill_strided's */
   struct CUevent_st *event;
   CUhostFn fn;
   void *ud;
@@ -494,6 +497,43 @@ static CUresult copy_strided(char *dst, char *src, const lc_strided_args *a, int
   return CUDA_SUCCESS;
 }
 
+/* lc_fill_strided, element by element, each element's address computed as
+** the kernel does. Every element must lie in memory device dev can reach
+** (else CUDA_ERROR_ILLEGAL_ADDRESS), every store of a->word bytes be
+** aligned (else CUDA_ERROR_MISALIGNED_ADDRESS); with LC_FILL_INDEX32 the
+** count and every byte offset must fit the kernel's 32-bit indices (else
+** it would write elsewhere: CUDA_ERROR_ILLEGAL_ADDRESS). */
+static CUresult fill_strided(char *dst, const lc_fill_args *a, int dev) {
+  bool contiguous = a->flags & LC_FILL_CONTIGUOUS, i32 = a->flags & LC_FILL_INDEX32;
+  if (a->itemsize <= 0 || a->itemsize > LC_FILL_VALUE_MAX || a->n < 0 ||
+      (!contiguous && (a->ndim < 0 || a->ndim > LC_MAXDIM)) || (i32 && a->n > 2147483647LL))
+    return CUDA_ERROR_ILLEGAL_ADDRESS;
+  if ((a->word != 1 && a->word != 2 && a->word != 4 && a->word != 8) || a->itemsize % a->word)
+    return CUDA_ERROR_MISALIGNED_ADDRESS;
+  for (long long i = 0; i < a->n; i++) {
+    long long off = 0;
+    if (contiguous) {
+      off = i * a->itemsize;
+    } else {
+      long long rest = i;
+      for (int k = a->ndim - 1; k > 0; k--) {
+        off += rest % a->shape[k] * a->strides[k];
+        rest /= a->shape[k];
+      }
+      if (a->ndim > 0) off += rest * a->strides[0];
+    }
+    if (i32 && (off < -2147483647LL - 1 || off + a->itemsize - 1 > 2147483647LL))
+      return CUDA_ERROR_ILLEGAL_ADDRESS;
+    char *p = dst + off;
+    if ((uintptr_t)p % (uintptr_t)a->word != 0) return CUDA_ERROR_MISALIGNED_ADDRESS;
+    const alloc *da = find(p, (size_t)a->itemsize);
+    if (!device_accessible(da) || (!on_host(da) && da->dev != dev))
+      return CUDA_ERROR_ILLEGAL_ADDRESS;
+    memcpy(p, a->value, (size_t)a->itemsize);
+  }
+  return CUDA_SUCCESS;
+}
+
 static void copy_rows(char *d, size_t dp, size_t dh, const char *s, size_t sp, size_t sh,
                       size_t width, size_t h, size_t depth) {
   for (size_t k = 0; k < depth; k++)
@@ -518,6 +558,11 @@ static void run_op(op *o) {
     case OP_KERNEL: {
       CUresult r = copy_strided(o->dst, (char *)o->src, &o->args, o->dev);
       if (r != CUDA_SUCCESS) sticky = r;      /* reported by later calls */
+      break;
+    }
+    case OP_FILL: {
+      CUresult r = fill_strided(o->dst, &o->fill, o->dev);
+      if (r != CUDA_SUCCESS) sticky = r;
       break;
     }
     case OP_FAULT:
@@ -1668,7 +1713,7 @@ API CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attr, int v) 
 /* ---- launches ------------------------------------------------------------------ */
 
 /* The parameters are read at the call, as the driver copies them; the
-** library's copy kernel then runs on its stream. */
+** library's copy and fill kernels then run on their stream. */
 API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                             unsigned by, unsigned bz, unsigned shared, CUstream h,
                             void **params, void **extra) {
@@ -1706,6 +1751,13 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     memcpy(&o->dst, params[0], 8);
     memcpy(&o->src, params[1], 8);
     memcpy(&o->args, params[2], sizeof o->args);
+  } else if (strcmp(e->name, "lc_fill_strided") == 0) {
+    if (e->nparams >= 0 && (e->nparams != 2 || e->size[0] != 8 ||
+                            e->size[1] != sizeof(lc_fill_args)))
+      return leave(CUDA_ERROR_INVALID_VALUE);
+    o = new_op(OP_FILL);
+    memcpy(&o->dst, params[0], 8);
+    memcpy(&o->fill, params[1], sizeof o->fill);
   } else if (strncmp(e->name, "fake_fault", 10) == 0) {
     o = new_op(OP_FAULT);
   } else {

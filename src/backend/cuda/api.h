@@ -29,6 +29,7 @@ typedef void (*CUhostFn)(void *ud);
 
 enum {
   CUDA_SUCCESS = 0,
+  CUDA_ERROR_INVALID_VALUE = 1,
   CUDA_ERROR_OUT_OF_MEMORY = 2,
   CUDA_ERROR_STUB_LIBRARY = 34,
   CUDA_ERROR_NO_DEVICE = 100,

@@ -3,11 +3,15 @@
 **
 ** Contiguous copies are one cuMemcpyAsync (unified addressing tells the
 ** driver which side is which). Strided copies use cuMemcpy2DAsync or
-** cuMemcpy3DAsync where the views are rows at a pitch (in planes), the library kernel (kernels/strided.cu)
-** where both sides are device-accessible, and otherwise stage the host side
-** through a contiguous buffer. Fills are cuMemsetD8/16/32 where the value
-** repeats and the view is contiguous, else the same kernel copying from
-** one element with zero strides. Between two kinds of host memory the
+** cuMemcpy3DAsync where the views are rows at a pitch (in planes), but for
+** rows narrower than LC_NARROW_ROW bytes device to device; the library
+** kernel (kernels/strided.cu) where both sides are device-accessible
+** otherwise, or where the driver refuses a device-to-device 2-D/3-D copy
+** (CUDA_ERROR_INVALID_VALUE: pitches it does not take); and otherwise stage
+** the host side through a contiguous buffer. Fills are cuMemsetD8/16/32 where the value
+** repeats and the view is contiguous, else the library's fill kernel with
+** the value in its arguments (a record longer than those hold: the copy
+** kernel from one element with zero strides). Between two kinds of host memory the
 ** work is a host function on the stream (it calls no CUDA, as host
 ** functions must not), but for managed memory: managed to managed is the
 ** device's work (no page moves to the host), and so is managed to or from
@@ -27,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "abi.h"        /* lc_strided_args, the library kernel's parameter */
+#include "abi.h"        /* lc_strided_args, lc_fill_args: the library kernels' parameters */
 
 /* ---- host memory on both sides ----------------------------------------- */
 
@@ -156,6 +160,10 @@ static int launch_copy(char *dst, const lc_layout *dl, const char *src, const in
   if (rc == LC_OK) lc_cuda_queued();
   return rc;
 }
+
+/* Device to device, rows of fewer bytes than this go to the copy kernel,
+** not to cuMemcpy2D/3D. */
+#define LC_NARROW_ROW 64
 
 /* One side of a 2-D or 3-D copy: host pointers as host memory, device memory as
 ** such. Mapped and managed memory take the kernel instead. */
@@ -331,13 +339,19 @@ int lc_cuda_copy_strided(const lc_region *dst, const lc_region *src,
   }
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
+  bool both_device = lc_kind_device_accessible(dst->kind) && lc_kind_device_accessible(src->kind);
   lc_cu_memcpy3d c;
-  if (as_memcpy(dst, d0, src, s0, itemsize, &c)) {
+  /* device to device, rows narrower than LC_NARROW_ROW take the kernel: a
+  ** 2-D memcpy of short rows is slow, and the driver may refuse pitches not
+  ** from cuMemAllocPitch (CUDA_ERROR_INVALID_VALUE), which the kernel
+  ** then does too */
+  if (as_memcpy(dst, d0, src, s0, itemsize, &c) &&
+      !(both_device && c.WidthInBytes < LC_NARROW_ROW)) {
     const char *call;
     CUresult r = memcpy_nd(&c, lc_cuda_stream(s), &call);
-    return lc_cuda_finish(r, call, s, err);
+    if (!(both_device && r == CUDA_ERROR_INVALID_VALUE)) return lc_cuda_finish(r, call, s, err);
   }
-  if (lc_kind_device_accessible(dst->kind) && lc_kind_device_accessible(src->kind)) {
+  if (both_device) {
     /* the kernel takes device addresses (write-combined memory's differ) */
     char *dd = (char *)(uintptr_t)lc_cuda_devptr(d0, dst->kind);
     const char *sd = (const char *)(uintptr_t)lc_cuda_devptr(s0, src->kind);
@@ -361,6 +375,78 @@ static int memset_period(const unsigned char *v, int64_t isz, uintptr_t addr) {
   return 0;
 }
 
+/* Launch the fill kernel on st: every element of l, element 0 at d, set to
+** value (itemsize <= LC_FILL_VALUE_MAX). A fill's order does not matter,
+** so axes of one element or a zero stride go, negative strides are walked
+** from their far end, and axes laid out one after the other merge: a view
+** whose elements then lie side by side is filled with no division per
+** element. Indices are 32-bit where n and every byte offset fit. */
+static int launch_fill(CUdeviceptr d, const lc_layout *l, const void *value, int64_t isz,
+                       CUstream st, char *err) {
+  CUfunction f;
+  int rc = lc_cuda_fill_kernel(&f, err);
+  if (rc != LC_OK) return rc;
+  int64_t shape[LC_MAXDIM], strides[LC_MAXDIM];
+  int n = 0;
+  for (int i = 0; i < l->ndim; i++) {
+    int64_t st_i = l->strides[i];
+    if (l->shape[i] == 1 || st_i == 0) continue;
+    if (st_i < 0) {
+      d -= (CUdeviceptr)((l->shape[i] - 1) * -st_i);
+      st_i = -st_i;
+    }
+    int j = n++;                   /* insertion by descending stride */
+    while (j > 0 && strides[j - 1] < st_i) {
+      shape[j] = shape[j - 1];
+      strides[j] = strides[j - 1];
+      j--;
+    }
+    shape[j] = l->shape[i];
+    strides[j] = st_i;
+  }
+  int m = 0;                       /* merge axis i into the one before when contiguous */
+  for (int i = 0; i < n; i++) {
+    if (m > 0 && strides[m - 1] == strides[i] * shape[i]) {
+      shape[m - 1] *= shape[i];
+      strides[m - 1] = strides[i];
+    } else {
+      shape[m] = shape[i];
+      strides[m] = strides[i];
+      m++;
+    }
+  }
+  lc_fill_args a;
+  memset(&a, 0, sizeof a);
+  a.itemsize = (int)isz;
+  memcpy(a.value, value, (size_t)isz);
+  int64_t count = 1, extent = isz;           /* elements, and the bytes they span */
+  uint64_t align = (uint64_t)d | (uint64_t)isz;
+  if (m == 0 || (m == 1 && strides[0] == isz)) {
+    a.flags = LC_FILL_CONTIGUOUS;
+    count = m ? shape[0] : 1;
+    extent = count * isz;
+  } else {
+    a.ndim = m;
+    for (int i = 0; i < m; i++) {
+      a.shape[i] = shape[i];
+      a.strides[i] = strides[i];
+      count *= shape[i];
+      extent += (shape[i] - 1) * strides[i];
+      align |= (uint64_t)strides[i];
+    }
+  }
+  a.n = count;
+  a.word = (align & 7) == 0 ? 8 : (align & 3) == 0 ? 4 : (align & 1) == 0 ? 2 : 1;
+  if (count <= INT_MAX && extent <= INT_MAX) a.flags |= LC_FILL_INDEX32;
+  void *params[2] = {&d, &a};
+  long long blocks = (count + 255) / 256;
+  unsigned grid = blocks > (1 << 20) ? 1u << 20 : (unsigned)blocks;
+  rc = lc_cuda_check(lc_cu.LaunchKernel(f, grid, 1, 1, 256, 1, 1, 0, st, params, NULL),
+                     "cuLaunchKernel", err);
+  if (rc == LC_OK) lc_cuda_queued();
+  return rc;
+}
+
 int lc_cuda_fill(const lc_region *dst, const void *value, int64_t itemsize,
                  lc_stream *s, char *err) {
   const lc_layout *l = dst->layout;
@@ -380,7 +466,8 @@ int lc_cuda_fill(const lc_region *dst, const void *value, int64_t itemsize,
   CUstream st = lc_cuda_stream(s);
   CUdeviceptr d = lc_cuda_devptr(d0, dst->kind);     /* memsets and kernels take it */
   const unsigned char *v = value;
-  if (lc_layout_is_c_contiguous(l, itemsize) || lc_layout_is_f_contiguous(l, itemsize)) {
+  bool contiguous = lc_layout_is_c_contiguous(l, itemsize) || lc_layout_is_f_contiguous(l, itemsize);
+  if (contiguous) {
     size_t nbytes = (size_t)l->size * (size_t)itemsize;
     int p = memset_period(v, itemsize, (uintptr_t)d);
     if (p == 1)
@@ -397,12 +484,18 @@ int lc_cuda_fill(const lc_region *dst, const void *value, int64_t itemsize,
       return lc_cuda_finish(lc_cu.MemsetD32Async(d, u, nbytes / 4, st), "cuMemsetD32Async", s,
                             err);
     }
-    if (l->size == 1) {    /* one element (a write from Lua) */
-      rc = upload(d, NULL, value, nbytes, st, err);
-      return rc != LC_OK ? rc : lc_cuda_finish(CUDA_SUCCESS, "cuMemcpyAsync", s, err);
-    }
   }
-  /* the kernel, copying one element with zero source strides */
+  /* the value in the fill kernel's arguments: one launch, nothing staged */
+  if (itemsize <= LC_FILL_VALUE_MAX) {
+    rc = launch_fill(d, l, value, itemsize, st, err);
+    return rc != LC_OK ? rc : lc_cuda_finish(CUDA_SUCCESS, "cuLaunchKernel", s, err);
+  }
+  /* a record longer than that: uploaded, one element written by a copy,
+  ** more by the copy kernel from that one with zero source strides */
+  if (contiguous && l->size == 1) {
+    rc = upload(d, NULL, value, (size_t)itemsize, st, err);
+    return rc != LC_OK ? rc : lc_cuda_finish(CUDA_SUCCESS, "cuMemcpyAsync", s, err);
+  }
   CUdeviceptr t;
   rc = lc_cuda_temp_alloc((size_t)itemsize, st, &t, err);
   if (rc != LC_OK) return rc;

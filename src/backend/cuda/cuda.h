@@ -21,7 +21,8 @@ typedef struct lc_cuda_device {
   CUcontext ctx;              /* retained at first use */
   CUmemoryPool pool;          /* NULL: no stream-ordered allocator */
   CUmodule library;           /* kernels/strided.cu, at first use */
-  CUfunction copy_fn;
+  CUfunction copy_fn;         /* its lc_copy_strided */
+  CUfunction fill_fn;         /* its lc_fill_strided */
   CUevent order_ev;           /* orders one stream after another (stream.c) */
   int cc_major, cc_minor;
   unsigned shared_optin;      /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: a block's most */
@@ -157,9 +158,10 @@ int lc_cuda_module_global(lc_module *m, const char *name, void **ptr, size_t *by
                           char *err);
 int lc_cuda_launch(lc_function *f, const lc_launch *cfg, char *err);
 
-/* The library's strided copy kernel (kernels/strided.cu) for the current
-** device, compiled and loaded at first use. */
+/* The library's strided copy and fill kernels (kernels/strided.cu) for the
+** current device, compiled and loaded at first use. */
 int lc_cuda_copy_kernel(CUfunction *f, char *err);
+int lc_cuda_fill_kernel(CUfunction *f, char *err);
 
 /* ---- copy.c: the copy slots (backend.h says what each does) ---- */
 int lc_cuda_copy(void *dst, lc_kind dkind, const void *src, lc_kind skind,

@@ -278,23 +278,30 @@ int lc_cuda_module_global(lc_module *m, const char *name, void **ptr, size_t *by
   return rc;
 }
 
-int lc_cuda_copy_kernel(CUfunction *f, char *err) {
+/* A kernel of the library module for the current device (the module
+** loaded at first use): its fill kernel, else its copy kernel. */
+static int library_kernel(bool fill, CUfunction *f, char *err) {
   pthread_mutex_lock(&lc_cuda_mu);
   lc_cuda_device *d = &lc_cuda_devices[atomic_load(&lc_cuda_current)];
+  CUfunction *slot = fill ? &d->fill_fn : &d->copy_fn;
   int rc = LC_OK;
-  if (d->copy_fn == NULL) {
+  if (d->library == NULL) {
     char *log = NULL;
     static const char *const std_only[] = {LC_KSOURCE_STD};
     rc = load_source(lc_strided_source, "luacuda/strided.cu", std_only, 1, &d->library, &log, err);
     free(log);
-    if (rc == LC_OK)
-      rc = lc_cuda_check(lc_cu.ModuleGetFunction(&d->copy_fn, d->library, "lc_copy_strided"),
-                         "cuModuleGetFunction", err);
   }
-  *f = d->copy_fn;
+  if (rc == LC_OK && *slot == NULL)
+    rc = lc_cuda_check(lc_cu.ModuleGetFunction(slot, d->library,
+                                               fill ? "lc_fill_strided" : "lc_copy_strided"),
+                       "cuModuleGetFunction", err);
+  *f = *slot;
   pthread_mutex_unlock(&lc_cuda_mu);
   return rc;
 }
+
+int lc_cuda_copy_kernel(CUfunction *f, char *err) { return library_kernel(false, f, err); }
+int lc_cuda_fill_kernel(CUfunction *f, char *err) { return library_kernel(true, f, err); }
 
 /* Let f's launches take n bytes of dynamic shared memory: within the
 ** driver's default (LC_SHARED_DEFAULT less the kernel's static shared
