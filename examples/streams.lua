@@ -1,6 +1,10 @@
 -- Streams, events and a SmartArray: a chunked pipeline on two streams
 -- (copy in, kernel, copy out, each queued and returning at once), timed with
 -- events; then chained kernels on a SmartArray that move the data once.
+-- Host memory is pinned, so copies overlap kernels (a copy to pageable
+-- memory makes the host wait for it), and each chunk's device arrays are
+-- allocated and freed on their own stream, so the two streams never wait
+-- for each other. `lua5.4 examples/streams.lua 1` runs it on one stream.
 package.path = ((arg and arg[0] or ""):match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.path
 local luacuda = require "luacuda"
 local C = require "common"
@@ -9,29 +13,34 @@ print("luacuda on the " .. C.describe())
 local m = C.kernel("saxpy.cu")
 local n, chunks = 1 << 22, 8
 local per = n // chunks
-local x = luacuda.arange(n, "float32")
-local out = luacuda.zeros(n, "float32")
-local streams = { luacuda.stream(), luacuda.stream() }
+local nstreams = tonumber(arg and arg[1]) or 2
+local x = luacuda.pinned_array(n, "float32")
+x[{}] = luacuda.arange(n, "float32")
+local out = luacuda.pinned_array(n, "float32")
+local streams = {}
+for i = 1, nstreams do streams[i] = luacuda.stream() end
 
 local start, stop = luacuda.event(), luacuda.event()
 start:record(streams[1])
 for c = 1, chunks do
-  local s = streams[(c - 1) % 2 + 1]
+  local s = streams[(c - 1) % nstreams + 1]
   local first, last = (c - 1) * per + 1, c * per
-  local dx = luacuda.to_device(x[{{first, last}}], s)        -- queued on s
-  local dy = luacuda.device_array(per, "float32")
+  local dx = luacuda.to_device(x[{{first, last}}], s)        -- allocated and queued on s
+  local dy = luacuda.device_array(per, "float32", {stream = s})
   dy:fill(1, s)
   m.saxpy[{(per + 255) // 256, 256, s}](per, 2.0, dx, dy)    -- after the copy, on s
   dy:copy_to_host(out[{{first, last}}], s)                    -- after the kernel, on s
 end
--- the last event waits for both streams
-local other_done = luacuda.event({timing = false})
-other_done:record(streams[2])
-other_done:wait(streams[1])
+-- the last event waits for every stream
+for i = 2, nstreams do
+  local other_done = luacuda.event({timing = false})
+  other_done:record(streams[i])
+  other_done:wait(streams[1])
+end
 stop:record(streams[1])
 stop:synchronize()
-print(("%d chunks on 2 streams: %.1f ms between the events"):format(chunks,
-      start:elapsed_time(stop)))
+print(("%d chunks on %d stream%s: %.1f ms between the events"):format(chunks, nstreams,
+      nstreams == 1 and "" or "s", start:elapsed_time(stop)))
 
 local function f32(v) return (string.unpack("f", string.pack("f", v))) end
 local bad = 0
