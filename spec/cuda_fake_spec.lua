@@ -88,13 +88,15 @@ end
 
 -- The driver calls traced between the lines a scenario wrote with
 -- mark(name) and the next mark, as a table of call name -> count
--- (a launch is counted under "launch", its "launch k ..." line).
-local function between(trace, name)
+-- (a launch is counted under "launch", its "launch k ..." line). The
+-- cuCtxGetCurrent that opens each backend call (the host's context check,
+-- src/backend/cuda/context.c) is left out unless contexts is true.
+local function between(trace, name, contexts)
   local calls, inside = {}, false
   for _, l in ipairs(trace) do
     if l:find("^mark ") then
       inside = l == "mark " .. name
-    elseif inside then
+    elseif inside and (contexts or l ~= "cuCtxGetCurrent") then
       local k = l:find("^launch ") and "launch" or l
       calls[k] = (calls[k] or 0) + 1
     end
@@ -109,6 +111,19 @@ local function mark(name)    -- a line in the fake's trace, between the calls
   f:close()
 end
 ]]
+
+-- Run one test of spec/c/capi_test.c (a host program embedding luacuda)
+-- on the fake; the output, which ends "exit 0" when it passed.
+local function host_test(name, env)
+  local dir = S.tmpdir()
+  local p = io.popen(("timeout 120 env LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 "
+                      .. "LUACUDA_CACHE_DIR=%s FAKE_CUDA_MEMORY=256M %s %s/capi_test %s 2>&1; echo exit $?"):format(
+                       FAKE, dir .. "/cache", env or "", BUILD, name))
+  local out = p:read("a")
+  p:close()
+  os.execute("rm -rf " .. dir)
+  return out
+end
 
 describe("the cuda backend on the fake driver", function()
   if not exists(FAKE) then
@@ -160,6 +175,15 @@ describe("the cuda backend on the fake driver", function()
     ]==])
     assert.equal(2, count(trace, "cuMemAllocAsync"))
     assert.equal(1, count(trace, "cuMemPoolTrimTo"))
+  end)
+
+  -- issue 14, item 2: the host program sets its own context (device 2's,
+  -- then none) between luacuda calls; luacuda works in its own, and the
+  -- host's is current again after each call (raising ones, finalizers and
+  -- lua_close included); a thread with none keeps luacuda's
+  it("leaves the host program's current context as it found it (capi_test host_context)", function()
+    local out = host_test("host_context")
+    assert(out:find("exit 0\n$"), out)
   end)
 
   it("uses cuMemAlloc where the device has no memory pools", function()
@@ -475,7 +499,10 @@ describe("the cuda backend on the fake driver", function()
   end)
 
   -- the launch path the issue asks for: nothing per launch or per
-  -- allocation but the one driver call that does the work
+  -- allocation but the one driver call that does the work, and the
+  -- cuCtxGetCurrent every call makes (issue 14, item 2: the host program
+  -- may have made another context current since the last call; the driver
+  -- answers from its thread-local state)
   it("launches a kernel in a loop with one cuLaunchKernel each and nothing else", function()
     local trace = scenario(MARK .. [==[
       local m = l.compile([[extern "C" __global__ void k(float *x, float a, int n, double d) {}]])
@@ -488,7 +515,7 @@ describe("the cuda backend on the fake driver", function()
       for _ = 1, 100 do m.k[{4, 256, s}](x, 2.5, 1024, 1.0) end
       mark("end")
     ]==])
-    assert.same({cuLaunchKernel = 200, launch = 200}, between(trace, "loop"))
+    assert.same({cuCtxGetCurrent = 200, cuLaunchKernel = 200, launch = 200}, between(trace, "loop", true))
   end)
 
   -- issue 14, item 11: an H100 gives a block 227 KiB of shared memory once

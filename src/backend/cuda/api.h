@@ -117,6 +117,9 @@ typedef struct lc_cu_api {
   CUresult (*DeviceTotalMem)(size_t *bytes, CUdevice d);                /* _v2 */
   CUresult (*DevicePrimaryCtxRetain)(CUcontext *c, CUdevice d);
   CUresult (*CtxSetCurrent)(CUcontext c);
+  CUresult (*CtxGetCurrent)(CUcontext *c);
+  CUresult (*CtxPushCurrent)(CUcontext c);                              /* _v2 */
+  CUresult (*CtxPopCurrent)(CUcontext *c);                              /* _v2 */
   CUresult (*CtxSynchronize)(void);                                     /* no suffix */
   CUresult (*DeviceGetDefaultMemPool)(CUmemoryPool *p, CUdevice d);
   CUresult (*MemPoolSetAttribute)(CUmemoryPool p, int attr, void *v);

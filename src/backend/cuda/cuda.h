@@ -49,8 +49,15 @@ static inline CUdeviceptr lc_cuda_ptr(const void *p) { return (CUdeviceptr)(uint
 
 /* Before any driver call: fails (with why in err) once the context is
 ** unusable; makes the current device's context current on this thread
-** (a thread-local flag keeps that to one call per thread). */
+** until the end of the scope (the first call in a scope asks the driver
+** what is current: context.c says what then happens). */
 int lc_cuda_enter(char *err);
+
+/* Every slot of the backend's table runs between these (backend.c): when
+** the outermost scope on the thread ends, the context it found is current
+** again. */
+void lc_cuda_scope_begin(void);
+void lc_cuda_scope_end(void);
 
 /* LC_OK for CUDA_SUCCESS; else "call: CUDA_ERROR_..." in err (when err is
 ** not NULL), the context marked unusable for a sticky error, and LC_ENOMEM
