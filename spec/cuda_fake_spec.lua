@@ -173,8 +173,47 @@ describe("the cuda backend on the fake driver", function()
       keep[{}] = 7
       eq(7, keep[1000])
     ]==])
-    assert.equal(2, count(trace, "cuMemAllocAsync"))
+    assert.equal(2, count(trace, "cuMemAllocFromPoolAsync"))
     assert.equal(1, count(trace, "cuMemPoolTrimTo"))
+    -- issue 14, item 9: a pool of luacuda's own; the device's default
+    -- pool (the host program's cudaMallocAsync) is never even looked up
+    assert.equal(1, count(trace, "cuMemPoolCreate"))
+    assert.equal(0, count(trace, "cuDeviceGetDefaultMemPool"))
+    assert.equal(0, count(trace, "cuMemAllocAsync"))
+  end)
+
+  -- issue 14, item 9: freed memory stays in the pool, so an allocation
+  -- that only fits once it is given back trims the pool and succeeds
+  it("trims its pool when an allocation runs short of memory", function()
+    local trace = scenario([==[
+      do local _ <close> = l.device_array(48 << 20, "uint8") end
+      l.synchronize()
+      local info = l.memory_info()
+      eq({0, 48 << 20}, {info.pool_used, info.pool_reserved})
+      do
+        local b <close> = l.device_array(60 << 20, "uint8")
+        b[{}] = 3
+        eq(3, b[60 << 20])
+        info = l.memory_info()
+        eq({60 << 20, 60 << 20}, {info.pool_used, info.pool_reserved})
+      end
+      -- b's free perhaps not run yet: trimmed now, or in the retry after a
+      -- collection and synchronize
+      local c = l.device_array(62 << 20, "uint8")
+      c[{}] = 4
+      eq(4, c[62 << 20])
+    ]==], "FAKE_CUDA_MEMORY=64M")
+    assert(count(trace, "cuMemPoolTrimTo") >= 2)
+    for _, f in ipairs(failures(trace)) do     -- only the allocations short of memory
+      assert.equal("cuMemAllocFromPoolAsync  -> 2", f)
+    end
+  end)
+
+  -- issue 14, item 9: the host program's own allocations in the default
+  -- pool are not luacuda's pool figures, and its threshold stays the host's
+  it("leaves the default pool to the host program (capi_test host_default_pool)", function()
+    local out = host_test("host_default_pool")
+    assert(out:find("exit 0\n$"), out)
   end)
 
   -- issue 14, item 2: the host program sets its own context (device 2's,
@@ -195,7 +234,8 @@ describe("the cuda backend on the fake driver", function()
       a = nil
       collectgarbage()
     ]==], "FAKE_CUDA_NO_POOLS=1")
-    assert.equal(0, count(trace, "cuMemAllocAsync"))
+    assert.equal(0, count(trace, "cuMemAllocFromPoolAsync"))
+    assert.equal(0, count(trace, "cuMemPoolCreate"))
     assert.equal(1, count(trace, "cuMemAlloc_v2"))
     assert.equal(1, count(trace, "cuMemFree_v2"))
   end)
@@ -205,13 +245,13 @@ describe("the cuda backend on the fake driver", function()
       for i = 1, 3 do local _ = l.device_array(1000, "uint8") end    -- the third is refused once
       fails("luacuda.device_array: ", l.device_array, 2^30, "uint8")
       local e = fails("CUDA_ERROR_OUT_OF_MEMORY", l.device_array, 2^30, "uint8")
-      assert(e:find("cuMemAllocAsync", 1, true), e)
-    ]==], "FAKE_CUDA_FAIL=cuMemAllocAsync:3:2")
+      assert(e:find("cuMemAllocFromPoolAsync", 1, true), e)
+    ]==], "FAKE_CUDA_FAIL=cuMemAllocFromPoolAsync:3:2")
     -- the injected failure, then the same allocation again, which succeeds
     local i = 1
     while trace[i] ~= "  -> 2" do i = i + 1 end
-    assert.equal("cuMemAllocAsync", trace[i - 1])
-    repeat i = i + 1 until trace[i] == "cuMemAllocAsync"
+    assert.equal("cuMemAllocFromPoolAsync", trace[i - 1])
+    repeat i = i + 1 until trace[i] == "cuMemAllocFromPoolAsync"
     assert.not_matches("^  %->", trace[i + 1])
   end)
 
@@ -606,7 +646,7 @@ describe("the cuda backend on the fake driver", function()
       end
       mark("end")
     ]==])
-    assert.same({cuMemAllocAsync = 100, cuMemFreeAsync = 100}, between(trace, "loop"))
+    assert.same({cuMemAllocFromPoolAsync = 100, cuMemFreeAsync = 100}, between(trace, "loop"))
   end)
 
   it("compiles a cached source with no driver call, and loads a disk-cached one once", function()

@@ -22,6 +22,14 @@
 ** finalizer) must leave the current context as it found it. Each luacuda
 ** call asks the driver which context is current (cuCtxGetCurrent), so the
 ** host may switch contexts freely between calls.
+**
+** Memory (CUDA backend): device arrays come from a memory pool of
+** luacuda's own per device (cuMemPoolCreate), which keeps freed memory for
+** the next allocation (luacuda.trim_pool gives it back; so does an
+** allocation that fails for lack of memory, before it fails). The device's
+** default pool, which the host's cuMemAllocAsync and cudaMallocAsync use,
+** is left as the host set it; luacuda.memory_info's pool figures are
+** luacuda's pool only.
 */
 #ifndef LUACUDA_H
 #define LUACUDA_H

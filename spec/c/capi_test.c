@@ -764,6 +764,34 @@ static int test_host_context(void) {
   return 0;
 }
 
+static int test_host_default_pool(void) {
+  int opened = open_driver();
+  if (opened > 0) return 0;
+  CHECK_EQ(opened, 0);
+  int d1;
+  void *ctx, *pool;
+  CHECK_EQ(cu.DeviceGet(&d1, 0), 0);
+  CHECK_EQ(cu.DevicePrimaryCtxRetain(&ctx, d1), 0);     /* shared, as the runtime API does */
+  CHECK_EQ(cu.CtxSetCurrent(ctx), 0);
+  CHECK_EQ(cu.DeviceGetDefaultMemPool(&pool, d1), 0);
+  uint64_t before = 1, after = 2;
+  CHECK_EQ(cu.MemPoolGetAttribute(pool, RELEASE_THRESHOLD, &before), 0);
+  unsigned long long mem = 0;
+  CHECK_EQ(cu.MemAllocAsync(&mem, 1 << 20, NULL), 0);  /* the host's own, in the default pool */
+  lua_State *L = new_state();
+  CHECK_OK(run(L, "l = require 'luacuda'\n"
+                  "local a = l.device_array(1000, 'uint8')\n"
+                  "local info = l.memory_info()\n"
+                  "assert(info.pool_used == 1000 and info.pool_reserved == 1000,\n"
+                  "       info.pool_used .. ' used, ' .. info.pool_reserved .. ' reserved')\n"
+                  "a = nil collectgarbage() l.trim_pool()"));
+  CHECK_EQ(cu.MemPoolGetAttribute(pool, RELEASE_THRESHOLD, &after), 0);
+  CHECK_EQ(after, before);
+  CHECK_EQ(cu.MemFreeAsync(mem, NULL), 0);
+  lua_close(L);
+  return 0;
+}
+
 #define T(name) { #name, test_##name }
 static const unit_test tests[] = {
   T(wrap_shares_memory), T(wrap_release_after_views), T(wrap_release_at_close),
@@ -776,7 +804,7 @@ static const unit_test tests[] = {
   T(dlpack_export_device), T(dlpack_export_errors), T(wrap_device_memory_kernel),
   T(capsules_at_close),
   T(preload_every_lua_file), T(requiref), T(sigurg_reaches_the_host),
-  T(fault_signal_sent_is_the_hosts), T(host_context),
+  T(fault_signal_sent_is_the_hosts), T(host_context), T(host_default_pool),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 

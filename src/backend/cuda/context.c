@@ -152,16 +152,27 @@ static int activate(int i, char *err) {
     rc = LC_ENOTSUP;
   }
   if (rc != LC_OK) return rc;
+  d->pool = NULL;
   if (lc_cu.DeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, d->dev) ==
-          CUDA_SUCCESS && pools &&
-      lc_cu.DeviceGetDefaultMemPool(&d->pool, d->dev) == CUDA_SUCCESS) {
-    /* keep freed memory in the pool: allocation then costs microseconds */
-    uint64_t threshold = UINT64_MAX;
-    if (lc_cu.MemPoolSetAttribute(d->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold) !=
-        CUDA_SUCCESS)
-      d->pool = NULL;
-  } else {
-    d->pool = NULL;
+          CUDA_SUCCESS && pools) {
+    /* a pool of our own: the default pool is the host program's (its
+    ** cudaMallocAsync), whose settings stay as it set them. Never destroyed:
+    ** it lives as long as the primary context we retain. */
+    lc_cu_mempool_props props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = i;
+    CUmemoryPool pool;
+    if (lc_cu.MemPoolCreate(&pool, &props) == CUDA_SUCCESS) {
+      /* keep freed memory in the pool: allocation then costs microseconds
+      ** (an allocation short of memory trims it: lc_cuda_pool_alloc).
+      ** Where that fails the pool still works, giving back at each
+      ** synchronisation. */
+      uint64_t threshold = UINT64_MAX;
+      lc_cu.MemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold);
+      d->pool = pool;
+    }
   }
   d->ctx = ctx;
   return LC_OK;

@@ -19,7 +19,8 @@
 typedef struct lc_cuda_device {
   CUdevice dev;
   CUcontext ctx;              /* retained at first use */
-  CUmemoryPool pool;          /* NULL: no stream-ordered allocator */
+  CUmemoryPool pool;          /* our own (cuMemPoolCreate), never the default pool;
+                              ** NULL: no stream-ordered allocator */
   CUmodule library;           /* kernels/strided.cu, at first use */
   CUfunction copy_fn;
   int cc_major, cc_minor;
@@ -65,6 +66,11 @@ void lc_cuda_scope_end(void);
 int lc_cuda_check(CUresult r, const char *call, char *err);
 
 /* ---- memory.c: the memory slots (backend.h says what each does) ---- */
+/* n bytes of device d's pool (d->pool not NULL), ordered on st; short of
+** memory, the pool's idle memory is given back and the allocation tried
+** once more. */
+int lc_cuda_pool_alloc(const lc_cuda_device *d, size_t n, CUstream st, CUdeviceptr *p,
+                       char *err);
 int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, void **ptr, char *err);
 void lc_cuda_free(lc_kind kind, void *ptr, size_t nbytes);
 bool lc_cuda_ordered_free(lc_kind kind);
