@@ -139,7 +139,7 @@ $(FAKE_NVRTC): spec/c/fake_nvrtc.c
 $(CAPI_UNIT): spec/c/capi_test.c spec/c/unit.h src/luacuda.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE -I$(LUA_INCDIR) -Isrc \
-	  spec/c/capi_test.c -o $@ $(LDFLAGS) $(HOST_LINK)
+	  spec/c/capi_test.c -o $@ $(LDFLAGS) $(HOST_LINK) -ldl
 
 # examples/embed: a host program that embeds Lua and luacuda
 embed: $(EMBED_HOST)

@@ -6,6 +6,9 @@ local build = os.getenv("LUACUDA_BUILD") or "build"
 -- the tests that check what a user kernel computed (not on the fake driver)
 local RUNS_KERNELS = { capi = { host_stream = true, sigurg_reaches_the_host = true,
                                 fault_signal_sent_is_the_hosts = true } }
+-- the tests of a host program's CUDA context and pool: they need the CUDA
+-- backend (spec/cuda_fake_spec.lua runs them on the fake driver)
+local NEEDS_CUDA = { capi = { host_context = true, host_default_pool = true } }
 
 -- Run bin with args; true only on exit status 0, and the output (stdout
 -- and stderr together).
@@ -46,6 +49,9 @@ for _, unit in ipairs({"layout", "scan", "deps", "guard", "capi"}) do
         assert(name:match("^[%w_]+$"), "odd test name " .. name)
         if S.fake and RUNS_KERNELS[unit] and RUNS_KERNELS[unit][name] then
           return pending(S.FAKE_SKIP)
+        end
+        if S.backend ~= "cuda" and NEEDS_CUDA[unit] and NEEDS_CUDA[unit][name] then
+          return pending("the CUDA backend only: spec/cuda_fake_spec.lua runs it on the fake driver")
         end
         local ok, res, how, code = run(bin, name)
         assert(ok, ("%s %s: %s %s\n%s"):format(bin, name, tostring(how), tostring(code), res))

@@ -89,13 +89,15 @@ end
 -- The driver calls traced between the lines a scenario wrote with
 -- mark(name) and the next mark, as a table of call name -> count
 -- (a launch is counted under "launch", its "launch k ..." line; with
--- by_kernel, under "launch k" too).
-local function between(trace, name, by_kernel)
+-- by_kernel, under "launch k" too). The cuCtxGetCurrent that opens each
+-- backend call (the host's context check, src/backend/cuda/context.c) is
+-- left out unless contexts is true.
+local function between(trace, name, by_kernel, contexts)
   local calls, inside = {}, false
   for _, l in ipairs(trace) do
     if l:find("^mark ") then
       inside = l == "mark " .. name
-    elseif inside then
+    elseif inside and (contexts or l ~= "cuCtxGetCurrent") then
       local k = l:find("^launch ") and "launch" or l
       calls[k] = (calls[k] or 0) + 1
       local kname = by_kernel and l:match("^launch (%S+)")
@@ -112,6 +114,19 @@ local function mark(name)    -- a line in the fake's trace, between the calls
   f:close()
 end
 ]]
+
+-- Run one test of spec/c/capi_test.c (a host program embedding luacuda)
+-- on the fake; the output, which ends "exit 0" when it passed.
+local function host_test(name, env)
+  local dir = S.tmpdir()
+  local p = io.popen(("timeout 120 env LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 "
+                      .. "LUACUDA_CACHE_DIR=%s FAKE_CUDA_MEMORY=256M %s %s/capi_test %s 2>&1; echo exit $?"):format(
+                       FAKE, dir .. "/cache", env or "", BUILD, name))
+  local out = p:read("a")
+  p:close()
+  os.execute("rm -rf " .. dir)
+  return out
+end
 
 describe("the cuda backend on the fake driver", function()
   if not exists(FAKE) then
@@ -161,8 +176,56 @@ describe("the cuda backend on the fake driver", function()
       keep[{}] = 7
       eq(7, keep[1000])
     ]==])
-    assert.equal(2, count(trace, "cuMemAllocAsync"))
+    assert.equal(2, count(trace, "cuMemAllocFromPoolAsync"))
     assert.equal(1, count(trace, "cuMemPoolTrimTo"))
+    -- issue 14, item 9: a pool of luacuda's own; the device's default
+    -- pool (the host program's cudaMallocAsync) is never even looked up
+    assert.equal(1, count(trace, "cuMemPoolCreate"))
+    assert.equal(0, count(trace, "cuDeviceGetDefaultMemPool"))
+    assert.equal(0, count(trace, "cuMemAllocAsync"))
+  end)
+
+  -- issue 14, item 9: freed memory stays in the pool, so an allocation
+  -- that only fits once it is given back trims the pool and succeeds
+  it("trims its pool when an allocation runs short of memory", function()
+    local trace = scenario([==[
+      do local _ <close> = l.device_array(48 << 20, "uint8") end
+      l.synchronize()
+      local info = l.memory_info()
+      eq({0, 48 << 20}, {info.pool_used, info.pool_reserved})
+      do
+        local b <close> = l.device_array(60 << 20, "uint8")
+        b[{}] = 3
+        eq(3, b[60 << 20])
+        info = l.memory_info()
+        eq({60 << 20, 60 << 20}, {info.pool_used, info.pool_reserved})
+      end
+      -- b's free perhaps not run yet: trimmed now, or in the retry after a
+      -- collection and synchronize
+      local c = l.device_array(62 << 20, "uint8")
+      c[{}] = 4
+      eq(4, c[62 << 20])
+    ]==], "FAKE_CUDA_MEMORY=64M")
+    assert(count(trace, "cuMemPoolTrimTo") >= 2)
+    for _, f in ipairs(failures(trace)) do     -- only the allocations short of memory
+      assert.equal("cuMemAllocFromPoolAsync  -> 2", f)
+    end
+  end)
+
+  -- issue 14, item 9: the host program's own allocations in the default
+  -- pool are not luacuda's pool figures, and its threshold stays the host's
+  it("leaves the default pool to the host program (capi_test host_default_pool)", function()
+    local out = host_test("host_default_pool")
+    assert(out:find("exit 0\n$"), out)
+  end)
+
+  -- issue 14, item 2: the host program sets its own context (device 2's,
+  -- then none) between luacuda calls; luacuda works in its own, and the
+  -- host's is current again after each call (raising ones, finalizers and
+  -- lua_close included); a thread with none keeps luacuda's
+  it("leaves the host program's current context as it found it (capi_test host_context)", function()
+    local out = host_test("host_context")
+    assert(out:find("exit 0\n$"), out)
   end)
 
   it("uses cuMemAlloc where the device has no memory pools", function()
@@ -174,7 +237,8 @@ describe("the cuda backend on the fake driver", function()
       a = nil
       collectgarbage()
     ]==], "FAKE_CUDA_NO_POOLS=1")
-    assert.equal(0, count(trace, "cuMemAllocAsync"))
+    assert.equal(0, count(trace, "cuMemAllocFromPoolAsync"))
+    assert.equal(0, count(trace, "cuMemPoolCreate"))
     assert.equal(1, count(trace, "cuMemAlloc_v2"))
     assert.equal(1, count(trace, "cuMemFree_v2"))
   end)
@@ -184,13 +248,13 @@ describe("the cuda backend on the fake driver", function()
       for i = 1, 3 do local _ = l.device_array(1000, "uint8") end    -- the third is refused once
       fails("luacuda.device_array: ", l.device_array, 2^30, "uint8")
       local e = fails("CUDA_ERROR_OUT_OF_MEMORY", l.device_array, 2^30, "uint8")
-      assert(e:find("cuMemAllocAsync", 1, true), e)
-    ]==], "FAKE_CUDA_FAIL=cuMemAllocAsync:3:2")
+      assert(e:find("cuMemAllocFromPoolAsync", 1, true), e)
+    ]==], "FAKE_CUDA_FAIL=cuMemAllocFromPoolAsync:3:2")
     -- the injected failure, then the same allocation again, which succeeds
     local i = 1
     while trace[i] ~= "  -> 2" do i = i + 1 end
-    assert.equal("cuMemAllocAsync", trace[i - 1])
-    repeat i = i + 1 until trace[i] == "cuMemAllocAsync"
+    assert.equal("cuMemAllocFromPoolAsync", trace[i - 1])
+    repeat i = i + 1 until trace[i] == "cuMemAllocFromPoolAsync"
     assert.not_matches("^  %->", trace[i + 1])
   end)
 
@@ -593,7 +657,10 @@ describe("the cuda backend on the fake driver", function()
   end)
 
   -- the launch path the issue asks for: nothing per launch or per
-  -- allocation but the one driver call that does the work
+  -- allocation but the one driver call that does the work, and the
+  -- cuCtxGetCurrent every call makes (issue 14, item 2: the host program
+  -- may have made another context current since the last call; the driver
+  -- answers from its thread-local state)
   it("launches a kernel in a loop with one cuLaunchKernel each and nothing else", function()
     local trace = scenario(MARK .. [==[
       local m = l.compile([[extern "C" __global__ void k(float *x, float a, int n, double d) {}]])
@@ -606,7 +673,7 @@ describe("the cuda backend on the fake driver", function()
       for _ = 1, 100 do m.k[{4, 256, s}](x, 2.5, 1024, 1.0) end
       mark("end")
     ]==])
-    assert.same({cuLaunchKernel = 200, launch = 200}, between(trace, "loop"))
+    assert.same({cuCtxGetCurrent = 200, cuLaunchKernel = 200, launch = 200}, between(trace, "loop", false, true))
   end)
 
   -- issue 14, item 11: an H100 gives a block 227 KiB of shared memory once
@@ -697,7 +764,7 @@ describe("the cuda backend on the fake driver", function()
       end
       mark("end")
     ]==])
-    assert.same({cuMemAllocAsync = 100, cuMemFreeAsync = 100}, between(trace, "loop"))
+    assert.same({cuMemAllocFromPoolAsync = 100, cuMemFreeAsync = 100}, between(trace, "loop"))
   end)
 
   it("compiles a cached source with no driver call, and loads a disk-cached one once", function()

@@ -8,6 +8,28 @@
 **
 ** Errors are Lua errors, as in the Lua C API: call these functions from a
 ** protected call (lua_pcall of a C function) where one may fail.
+**
+** The CUDA context (CUDA backend). The thread's current context stays the
+** host program's: luacuda works in the primary context of its current
+** device (luacuda.select_device), makes it current for each of its
+** driver calls and, when that call returns, makes current again the
+** context it found (cuCtxPushCurrent / cuCtxPopCurrent). This holds for
+** every way luacuda reaches the driver: Lua calls (also those that raise),
+** finalizers (lua_gc, lua_close), deferred releases and these functions.
+** Two exceptions: a thread with no current context is given luacuda's,
+** which stays current (as the CUDA runtime does); and a host function that
+** Lua code calls in the middle of a luacuda call (a metamethod, a
+** finalizer) must leave the current context as it found it. Each luacuda
+** call asks the driver which context is current (cuCtxGetCurrent), so the
+** host may switch contexts freely between calls.
+**
+** Memory (CUDA backend): device arrays come from a memory pool of
+** luacuda's own per device (cuMemPoolCreate), which keeps freed memory for
+** the next allocation (luacuda.trim_pool gives it back; so does an
+** allocation that fails for lack of memory, before it fails). The device's
+** default pool, which the host's cuMemAllocAsync and cudaMallocAsync use,
+** is left as the host set it; luacuda.memory_info's pool figures are
+** luacuda's pool only.
 */
 #ifndef LUACUDA_H
 #define LUACUDA_H

@@ -6,6 +6,7 @@
 ** state of its own.
 */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <dlpack/dlpack.h>
 #include <pthread.h>
 #include <signal.h>
@@ -668,6 +669,129 @@ static int test_requiref(void) {
   return 0;
 }
 
+/* ---- the host program's CUDA context and pool (the CUDA backend) ------------------
+** A host program has its own context current between luacuda calls and its
+** own allocations in the device's default pool; luacuda works in its own
+** context and pool and leaves the host's as they were (luacuda.h). These
+** open the driver luacuda opened ($LUACUDA_LIBCUDA: the fake's, in
+** spec/cuda_fake_spec.lua) and call it as a host program would. */
+
+static struct {
+  int (*Init)(unsigned flags);
+  int (*DeviceGet)(int *d, int ordinal);
+  int (*DevicePrimaryCtxRetain)(void **c, int d);
+  int (*CtxSetCurrent)(void *c);
+  int (*CtxGetCurrent)(void **c);
+  int (*MemGetInfo)(size_t *free_bytes, size_t *total);
+  int (*DeviceGetDefaultMemPool)(void **pool, int d);
+  int (*MemPoolGetAttribute)(void *pool, int attr, void *v);
+  int (*MemAllocAsync)(unsigned long long *p, size_t n, void *stream);
+  int (*MemFreeAsync)(unsigned long long p, void *stream);
+} cu;
+
+enum { RELEASE_THRESHOLD = 4 };    /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
+
+/* 1 where luacuda is not on the CUDA backend (nothing to test), -1 when the
+** driver cannot be opened, else 0 with cu filled and cuInit called. */
+static int open_driver(void) {
+  const char *backend = getenv("LUACUDA_BACKEND"), *lib = getenv("LUACUDA_LIBCUDA");
+  if (backend == NULL || strcmp(backend, "cuda") != 0 || lib == NULL) {
+    puts("(not on the CUDA backend with LUACUDA_LIBCUDA: skipped)");
+    return 1;
+  }
+  void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) return -1;
+  const struct { void *slot; const char *name; } syms[] = {
+    {&cu.Init, "cuInit"}, {&cu.DeviceGet, "cuDeviceGet"},
+    {&cu.DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"},
+    {&cu.CtxSetCurrent, "cuCtxSetCurrent"}, {&cu.CtxGetCurrent, "cuCtxGetCurrent"},
+    {&cu.MemGetInfo, "cuMemGetInfo_v2"}, {&cu.DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool"},
+    {&cu.MemPoolGetAttribute, "cuMemPoolGetAttribute"}, {&cu.MemAllocAsync, "cuMemAllocAsync"},
+    {&cu.MemFreeAsync, "cuMemFreeAsync"},
+  };
+  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+    void *f = dlsym(h, syms[i].name);
+    if (f == NULL) return -1;
+    memcpy(syms[i].slot, &f, sizeof f);
+  }
+  return cu.Init(0) == 0 ? 0 : -1;
+}
+
+static void *current_context(void) {
+  void *c = (void *)&cu;          /* not a context: seen if the call fails */
+  cu.CtxGetCurrent(&c);
+  return c;
+}
+
+static int test_host_context(void) {
+  int opened = open_driver();
+  if (opened > 0) return 0;
+  CHECK_EQ(opened, 0);
+  int d1, d2;
+  void *ours, *mine;
+  CHECK_EQ(cu.DeviceGet(&d1, 0), 0);
+  CHECK_EQ(cu.DeviceGet(&d2, 1), 0);
+  CHECK_EQ(cu.DevicePrimaryCtxRetain(&ours, d1), 0);    /* luacuda's: device 1's */
+  CHECK_EQ(cu.DevicePrimaryCtxRetain(&mine, d2), 0);    /* the host's: device 2's */
+  CHECK_EQ(cu.CtxSetCurrent(mine), 0);
+  size_t free_before, free_after, total;
+  CHECK_EQ(cu.MemGetInfo(&free_before, &total), 0);
+  lua_State *L = new_state();
+  CHECK_OK(run(L, "l = require 'luacuda' assert(l.backend() == 'cuda')"));
+  CHECK(current_context() == mine);
+  CHECK_OK(run(L, "a = l.to_device({1, 2, 3}) a[{}] = 5 assert(a:totable()[3] == 5)"));
+  CHECK(current_context() == mine);
+  /* a call that raises, a launch, a synchronize, finalizers */
+  CHECK_ERR(run(L, "l.device_array(2^50, 'uint8')"), "luacuda.device_array: ");
+  CHECK(current_context() == mine);
+  CHECK_OK(run(L, "m = l.compile[[extern \"C\" __global__ void k(float *x) {}]]\n"
+                  "m.k[{1, 1}](l.device_array(4, 'float32')) l.synchronize()"));
+  CHECK(current_context() == mine);
+  CHECK_OK(run(L, "a = nil collectgarbage() collectgarbage()"));
+  CHECK(current_context() == mine);
+  /* a thread with no context: luacuda's own is made current, and stays */
+  CHECK_EQ(cu.CtxSetCurrent(NULL), 0);
+  CHECK_OK(run(L, "b = l.to_device({1, 2, 3}) assert(b:totable()[2] == 2)"));
+  CHECK(current_context() == ours);
+  CHECK_EQ(cu.CtxSetCurrent(mine), 0);
+  CHECK_OK(run(L, "b[2] = 7 assert(b[2] == 7) b = nil collectgarbage()"));
+  CHECK(current_context() == mine);
+  lua_close(L);
+  CHECK(current_context() == mine);
+  /* nothing of luacuda's went to the host's device */
+  CHECK_EQ(cu.MemGetInfo(&free_after, &total), 0);
+  CHECK_EQ(free_after, free_before);
+  return 0;
+}
+
+static int test_host_default_pool(void) {
+  int opened = open_driver();
+  if (opened > 0) return 0;
+  CHECK_EQ(opened, 0);
+  int d1;
+  void *ctx, *pool;
+  CHECK_EQ(cu.DeviceGet(&d1, 0), 0);
+  CHECK_EQ(cu.DevicePrimaryCtxRetain(&ctx, d1), 0);     /* shared, as the runtime API does */
+  CHECK_EQ(cu.CtxSetCurrent(ctx), 0);
+  CHECK_EQ(cu.DeviceGetDefaultMemPool(&pool, d1), 0);
+  uint64_t before = 1, after = 2;
+  CHECK_EQ(cu.MemPoolGetAttribute(pool, RELEASE_THRESHOLD, &before), 0);
+  unsigned long long mem = 0;
+  CHECK_EQ(cu.MemAllocAsync(&mem, 1 << 20, NULL), 0);  /* the host's own, in the default pool */
+  lua_State *L = new_state();
+  CHECK_OK(run(L, "l = require 'luacuda'\n"
+                  "local a = l.device_array(1000, 'uint8')\n"
+                  "local info = l.memory_info()\n"
+                  "assert(info.pool_used == 1000 and info.pool_reserved == 1000,\n"
+                  "       info.pool_used .. ' used, ' .. info.pool_reserved .. ' reserved')\n"
+                  "a = nil collectgarbage() l.trim_pool()"));
+  CHECK_EQ(cu.MemPoolGetAttribute(pool, RELEASE_THRESHOLD, &after), 0);
+  CHECK_EQ(after, before);
+  CHECK_EQ(cu.MemFreeAsync(mem, NULL), 0);
+  lua_close(L);
+  return 0;
+}
+
 #define T(name) { #name, test_##name }
 static const unit_test tests[] = {
   T(wrap_shares_memory), T(wrap_release_after_views), T(wrap_release_at_close),
@@ -680,7 +804,7 @@ static const unit_test tests[] = {
   T(dlpack_export_device), T(dlpack_export_errors), T(wrap_device_memory_kernel),
   T(capsules_at_close),
   T(preload_every_lua_file), T(requiref), T(sigurg_reaches_the_host),
-  T(fault_signal_sent_is_the_hosts),
+  T(fault_signal_sent_is_the_hosts), T(host_context), T(host_default_pool),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 

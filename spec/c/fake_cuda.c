@@ -22,7 +22,11 @@
 **   synchronous cuMemcpy* and cuMemFree wait as the manual says;
 ** - the current context is per thread; pointers are checked against the
 **   allocations they fall in; pools keep freed memory up to their release
-**   threshold; a sticky error makes every later call fail with it.
+**   threshold; a sticky error makes every later call fail with it;
+** - besides each device's default pool, cuMemPoolCreate makes pools of
+**   their own (their own blocks, threshold and accounting; all the pools of
+**   a device share its memory); cuMemPoolDestroy gives back their idle
+**   blocks at once and the rest as it is freed.
 **
 ** Modules: PTX is parsed for its entries (parameter sizes, as the PTX
 ** declares them) and globals; a cubin is accepted with its entry names
@@ -108,6 +112,7 @@ typedef struct alloc {
   unsigned flags;            /* cuMemHostAlloc / cuMemHostRegister flags */
   size_t cap;                /* a pool block's size */
   bool freeing;              /* a pool block whose free is queued */
+  struct pool *pool;         /* a pool block's pool */
   struct alloc *alias;       /* write-combined: the device mapping, and back */
 } alloc;
 
@@ -121,7 +126,13 @@ typedef struct block {
   struct alloc *owner;          /* the allocation that free ends */
 } block;
 
-typedef struct pool { int dev; uint64_t threshold, reserved, used; block *idle; } pool;
+typedef struct pool {
+  int dev;
+  uint64_t threshold, reserved, used;
+  block *idle;
+  bool made, destroyed;         /* by cuMemPoolCreate; by cuMemPoolDestroy */
+  struct pool *next;            /* the pools made */
+} pool;
 struct CUctx_st { int dev; int retains; struct CUstream_st *legacy; };
 
 /* A point in a stream's queue: done once the stream has completed seq. */
@@ -199,7 +210,8 @@ static long delay_us;
 static bool no_pools, no_concurrent_managed;
 static int user_regs = 32;
 static struct CUctx_st ctxs[MAXDEV];
-static pool pools[MAXDEV];
+static pool pools[MAXDEV];                /* the default pools */
+static pool *made_pools;                  /* cuMemPoolCreate's, never freed */
 static alloc *allocs;
 static struct CUstream_st *streams;   /* every stream ever made: a later use is reported */
 static struct CUevent_st *events;     /* likewise */
@@ -306,6 +318,8 @@ static void drop(alloc *a) {
 
 static size_t dev_used(int dev) {
   size_t n = pools[dev].reserved;
+  for (pool *q = made_pools; q; q = q->next)
+    if (q->dev == dev) n += q->reserved;
   for (alloc *a = allocs; a; a = a->next)
     if (a->dev == dev && (a->kind == A_DEVICE || a->kind == A_MANAGED)) n += a->n;
   return n;
@@ -460,18 +474,20 @@ static void drain_device(int dev) {
 
 /* A synchronisation point: pools give back what is above their threshold
 ** (their idle blocks, whose frees have run). */
-static void settle(void) {
-  for (int i = 0; i < ndev; i++) {
-    pool *p = &pools[i];
-    for (block **bp = &p->idle; *bp && p->reserved > p->threshold;) {
-      block *b = *bp;
-      if (b->stream != NULL) { bp = &b->next; continue; }
-      *bp = b->next;
-      p->reserved -= b->cap;
-      free(b->p);
-      free(b);
-    }
+static void trim(pool *p, uint64_t keep) {
+  for (block **bp = &p->idle; *bp && p->reserved > keep;) {
+    block *b = *bp;
+    if (b->stream != NULL) { bp = &b->next; continue; }
+    *bp = b->next;
+    p->reserved -= b->cap;
+    free(b->p);
+    free(b);
   }
+}
+
+static void settle(void) {
+  for (int i = 0; i < ndev; i++) trim(&pools[i], pools[i].threshold);
+  for (pool *p = made_pools; p; p = p->next) trim(p, p->destroyed ? 0 : p->threshold);
 }
 
 /* ---- running queued work -------------------------------------------------------- */
@@ -584,12 +600,13 @@ static void run_op(op *o) {
     case OP_FREE: {
       /* poisoned, and the block goes back to its pool for anyone */
       alloc *a = o->freed;
-      pool *q = &pools[a->dev];
+      pool *q = a->pool;
       memset(a->p, POISON, a->n);
       for (block *b = q->idle; b; b = b->next)
         if (b->owner == a) { b->stream = NULL; b->owner = NULL; }
       q->used -= a->n;
       drop(a);
+      if (q->destroyed) trim(q, 0);
       break;
     }
     default:
@@ -835,7 +852,41 @@ API CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *p, CUdevice d) {
 
 static pool *as_pool(CUmemoryPool p) {
   pool *q = (pool *)p;
-  return q >= pools && q < pools + ndev && !no_pools ? q : NULL;
+  if (no_pools) return NULL;
+  if (q >= pools && q < pools + ndev) return q;
+  for (pool *m = made_pools; m; m = m->next)
+    if (m == q) return m->destroyed ? NULL : m;
+  return NULL;
+}
+
+/* A pool of device memory on one device: the only kind the driver makes
+** with these properties (no export handles). */
+API CUresult cuMemPoolCreate(CUmemoryPool *p, const CUmemPoolProps *props) {
+  ENTER(false);
+  if (no_pools) return leave(CUDA_ERROR_NOT_SUPPORTED);
+  if (p == NULL || props == NULL || props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+      props->location.type != CU_MEM_LOCATION_TYPE_DEVICE || props->location.id < 0 ||
+      props->location.id >= ndev || props->handleTypes != CU_MEM_HANDLE_TYPE_NONE ||
+      props->win32SecurityAttributes != NULL)
+    return leave(CUDA_ERROR_INVALID_VALUE);
+  pool *q = calloc(1, sizeof *q);
+  q->dev = props->location.id;
+  q->made = true;
+  q->next = made_pools;
+  made_pools = q;
+  *p = (CUmemoryPool)q;
+  return leave(CUDA_SUCCESS);
+}
+
+/* Idle blocks go at once, the rest as their frees run; a default pool
+** cannot be destroyed. */
+API CUresult cuMemPoolDestroy(CUmemoryPool p) {
+  ENTER(false);
+  pool *q = as_pool(p);
+  if (q == NULL || !q->made) return leave(CUDA_ERROR_INVALID_VALUE);
+  q->destroyed = true;
+  trim(q, 0);
+  return leave(CUDA_SUCCESS);
 }
 
 API CUresult cuMemPoolSetAttribute(CUmemoryPool p, CUmemPool_attribute attr, void *v) {
@@ -866,14 +917,7 @@ API CUresult cuMemPoolTrimTo(CUmemoryPool p, size_t keep) {
   ENTER(false);
   pool *q = as_pool(p);
   if (q == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
-  for (block **bp = &q->idle; *bp && q->reserved > keep;) {
-    block *b = *bp;
-    if (b->stream != NULL) { bp = &b->next; continue; }
-    *bp = b->next;
-    q->reserved -= b->cap;
-    free(b->p);
-    free(b);
-  }
+  trim(q, keep);
   return leave(CUDA_SUCCESS);
 }
 
@@ -917,16 +961,14 @@ API CUresult cuMemFree_v2(CUdeviceptr p) {
   return leave(CUDA_SUCCESS);
 }
 
-/* From the pool: a block whose free has run, or one freed on s itself
-** (stream order puts that free before this allocation's uses). */
-API CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream h) {
-  ENTER(true);
-  if (no_pools) return leave(CUDA_ERROR_NOT_SUPPORTED);
-  if (n == 0) return leave(CUDA_ERROR_INVALID_VALUE);
+/* From pool q: a block whose free has run, or one freed on s itself
+** (stream order puts that free before this allocation's uses). Under mu. */
+static CUresult pool_alloc(CUdeviceptr *p, size_t n, pool *q, CUstream h, const char *fn) {
+  if (n == 0) return CUDA_ERROR_INVALID_VALUE;
   struct CUstream_st *s = stream_of(h);
-  if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
-  trace_stream(__func__, s);
-  pool *q = &pools[curdev()];
+  if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (s->dev != q->dev) return CUDA_ERROR_INVALID_VALUE;
+  trace_stream(fn, s);
   block **best = NULL;
   for (block **bp = &q->idle; *bp; bp = &(*bp)->next)
     if ((*bp)->cap >= n && ((*bp)->stream == NULL || (*bp)->stream == s) &&
@@ -941,16 +983,32 @@ API CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream h) {
     cap = b->cap;
     free(b);
   } else {
-    if (!room(n)) return leave(CUDA_ERROR_OUT_OF_MEMORY);
+    if (dev_used(q->dev) + n > devmem) return CUDA_ERROR_OUT_OF_MEMORY;
     mem = malloc(n);
     cap = n;
     q->reserved += n;
   }
   q->used += n;
   alloc *a = add(mem, n, A_POOL, 0);
+  a->dev = q->dev;
   a->cap = cap;
+  a->pool = q;
   *p = (CUdeviceptr)(uintptr_t)a->p;
-  return leave(CUDA_SUCCESS);
+  return CUDA_SUCCESS;
+}
+
+/* From the current device's default pool. */
+API CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream h) {
+  ENTER(true);
+  if (no_pools) return leave(CUDA_ERROR_NOT_SUPPORTED);
+  return leave(pool_alloc(p, n, &pools[curdev()], h, __func__));
+}
+
+API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n, CUmemoryPool mp, CUstream h) {
+  ENTER(true);
+  pool *q = as_pool(mp);
+  if (q == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
+  return leave(pool_alloc(p, n, q, h, __func__));
 }
 
 /* The block is idle at once for s's later allocations, and for everyone
@@ -970,8 +1028,8 @@ API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream h) {
   b->cap = a->cap;
   b->stream = s;
   b->owner = a;
-  b->next = pools[a->dev].idle;
-  pools[a->dev].idle = b;
+  b->next = a->pool->idle;
+  a->pool->idle = b;
   op *o = new_op(OP_FREE);
   o->freed = a;
   enqueue(s, o);

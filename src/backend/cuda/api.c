@@ -15,6 +15,9 @@
 
 lc_cu_api lc_cu;
 
+_Static_assert(sizeof(void *) != 8 || sizeof(lc_cu_mempool_props) == 88,
+               "lc_cu_mempool_props is cuda.h's CUmemPoolProps");
+
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int load_rc;
 static char load_err[LC_ERRLEN];
@@ -51,17 +54,18 @@ static void load(void) {
     S(DeviceTotalMem, "cuDeviceTotalMem_v2"),
     S(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
     S(CtxSetCurrent, "cuCtxSetCurrent"),
+    S(CtxGetCurrent, "cuCtxGetCurrent"),
     S(CtxPushCurrent, "cuCtxPushCurrent_v2"),
     S(CtxPopCurrent, "cuCtxPopCurrent_v2"),
     S(CtxSynchronize, "cuCtxSynchronize"),
-    S(DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool"),
+    S(MemPoolCreate, "cuMemPoolCreate"),
     S(MemPoolSetAttribute, "cuMemPoolSetAttribute"),
     S(MemPoolGetAttribute, "cuMemPoolGetAttribute"),
     S(MemPoolTrimTo, "cuMemPoolTrimTo"),
     S(MemGetInfo, "cuMemGetInfo_v2"),
     S(MemAlloc, "cuMemAlloc_v2"),
     S(MemFree, "cuMemFree_v2"),
-    S(MemAllocAsync, "cuMemAllocAsync"),
+    S(MemAllocFromPoolAsync, "cuMemAllocFromPoolAsync"),
     S(MemFreeAsync, "cuMemFreeAsync"),
     S(MemAllocManaged, "cuMemAllocManaged"),
     S(MemHostAlloc, "cuMemHostAlloc"),

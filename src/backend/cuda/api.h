@@ -64,6 +64,8 @@ enum {
   CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
   CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  CU_MEM_ALLOCATION_TYPE_PINNED = 1,
+  CU_MEM_LOCATION_TYPE_DEVICE = 1,
   CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4,
   CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT = 5,
   CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7,
@@ -107,6 +109,17 @@ typedef struct lc_cu_memcpy3d {
   size_t WidthInBytes, Height, Depth;
 } lc_cu_memcpy3d;
 
+/* CUmemPoolProps (cuda.h's CUmemPoolProps_v1; 88 bytes on 64-bit) */
+typedef struct lc_cu_mempool_props {
+  int allocType;                         /* CU_MEM_ALLOCATION_TYPE_PINNED */
+  int handleTypes;                       /* 0: CU_MEM_HANDLE_TYPE_NONE */
+  struct { int type, id; } location;     /* CU_MEM_LOCATION_TYPE_DEVICE, ordinal */
+  void *win32SecurityAttributes;
+  size_t maxSize;                        /* 0: the system's default */
+  unsigned short usage;
+  unsigned char reserved[54];
+} lc_cu_mempool_props;
+
 /* The driver's functions, by the name they are exported under. */
 typedef struct lc_cu_api {
   CUresult (*Init)(unsigned flags);                                     /* cuInit */
@@ -119,17 +132,18 @@ typedef struct lc_cu_api {
   CUresult (*DeviceTotalMem)(size_t *bytes, CUdevice d);                /* _v2 */
   CUresult (*DevicePrimaryCtxRetain)(CUcontext *c, CUdevice d);
   CUresult (*CtxSetCurrent)(CUcontext c);
+  CUresult (*CtxGetCurrent)(CUcontext *c);
   CUresult (*CtxPushCurrent)(CUcontext c);                              /* _v2 */
   CUresult (*CtxPopCurrent)(CUcontext *c);                              /* _v2 */
   CUresult (*CtxSynchronize)(void);                                     /* no suffix */
-  CUresult (*DeviceGetDefaultMemPool)(CUmemoryPool *p, CUdevice d);
+  CUresult (*MemPoolCreate)(CUmemoryPool *p, const lc_cu_mempool_props *props);
   CUresult (*MemPoolSetAttribute)(CUmemoryPool p, int attr, void *v);
   CUresult (*MemPoolGetAttribute)(CUmemoryPool p, int attr, void *v);
   CUresult (*MemPoolTrimTo)(CUmemoryPool p, size_t keep);
   CUresult (*MemGetInfo)(size_t *free_bytes, size_t *total);            /* _v2 */
   CUresult (*MemAlloc)(CUdeviceptr *p, size_t n);                       /* _v2 */
   CUresult (*MemFree)(CUdeviceptr p);                                   /* _v2 */
-  CUresult (*MemAllocAsync)(CUdeviceptr *p, size_t n, CUstream s);
+  CUresult (*MemAllocFromPoolAsync)(CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s);
   CUresult (*MemFreeAsync)(CUdeviceptr p, CUstream s);
   CUresult (*MemAllocManaged)(CUdeviceptr *p, size_t n, unsigned flags);
   CUresult (*MemHostAlloc)(void **p, size_t n, unsigned flags);

@@ -1,7 +1,7 @@
 /*
 ** context: the driver (api.c opens it), its devices and their primary
-** contexts, made current on whichever thread calls in, and the state of
-** errors. A sticky error (an illegal address, a failed launch...) leaves
+** contexts, made current on whichever thread calls in for as long as the
+** call lasts (the scope, below), and the state of errors. A sticky error (an illegal address, a failed launch...) leaves
 ** the context unusable: every later call fails saying so and naming the
 ** first error, and finalizers free nothing (the driver cannot).
 */
@@ -21,7 +21,6 @@ lc_cuda_device *lc_cuda_devices;
 static int ndevices;
 atomic_int lc_cuda_current;
 pthread_mutex_t lc_cuda_mu = PTHREAD_MUTEX_INITIALIZER;     /* retains, library */
-static _Thread_local CUcontext thread_ctx;                 /* current on this thread */
 atomic_size_t lc_cuda_used;                                 /* bytes we allocated */
 int lc_cuda_driver_version;                                 /* written once, by lc_cuda_init */
 
@@ -64,6 +63,38 @@ int lc_cuda_check(CUresult r, const char *call, char *err) {
   return r == CUDA_ERROR_OUT_OF_MEMORY ? LC_ENOMEM : LC_EFAIL;
 }
 
+/* ---- the thread's current context ---------------------------------------------
+** The host program owns the thread's current context: luacuda makes its own
+** current for each backend call (each slot of the table, backend.c, runs in
+** a scope) and puts the host's back when the outermost one returns. The
+** first driver call of a scope asks the driver what is current (one
+** cuCtxGetCurrent, a read of the driver's thread-local state) and:
+** - ours already: nothing more;
+** - none: makes ours current and leaves it so (as the CUDA runtime does);
+** - another: pushes ours over it, popped when the scope ends.
+** Within a scope, select_device's new context replaces ours (the top of the
+** thread's stack), and the scope's end restores what it found. */
+
+static _Thread_local int scope_depth;        /* backend slots running on this thread */
+static _Thread_local bool scope_known;       /* the outermost one has asked the driver */
+static _Thread_local CUcontext scope_found;  /* what was current then */
+static _Thread_local bool scope_pushed;      /* ours pushed over scope_found */
+static _Thread_local CUcontext thread_ctx;   /* current on this thread, while scope_known */
+
+void lc_cuda_scope_begin(void) { scope_depth++; }
+
+void lc_cuda_scope_end(void) {
+  if (--scope_depth > 0 || !scope_known) return;
+  scope_known = false;
+  if (scope_pushed) {
+    CUcontext popped;
+    scope_pushed = false;
+    lc_cu.CtxPopCurrent(&popped);             /* scope_found is current again */
+  } else if (scope_found != NULL && thread_ctx != scope_found) {
+    lc_cu.CtxSetCurrent(scope_found);         /* select_device changed it */
+  }
+}
+
 int lc_cuda_enter(char *err) {
   if (atomic_load(&lc_cuda_broken)) {
     snprintf(err, LC_ERRLEN, "the CUDA context is unusable after an earlier error (%.300s); "
@@ -71,7 +102,24 @@ int lc_cuda_enter(char *err) {
     return LC_EFAIL;
   }
   CUcontext ctx = lc_cuda_devices[atomic_load(&lc_cuda_current)].ctx;
-  if (thread_ctx != ctx) {
+  if (!scope_known) {
+    CUcontext found = NULL;
+    int rc = lc_cuda_check(lc_cu.CtxGetCurrent(&found), "cuCtxGetCurrent", err);
+    if (rc != LC_OK) return rc;
+    if (found != ctx) {
+      /* outside any scope (no caller does that) a push could never be popped */
+      bool push = found != NULL && scope_depth > 0;
+      rc = push ? lc_cuda_check(lc_cu.CtxPushCurrent(ctx), "cuCtxPushCurrent", err)
+                : lc_cuda_check(lc_cu.CtxSetCurrent(ctx), "cuCtxSetCurrent", err);
+      if (rc != LC_OK) return rc;
+      scope_pushed = push;
+    }
+    scope_found = found;
+    thread_ctx = ctx;
+    scope_known = scope_depth > 0;
+    return LC_OK;
+  }
+  if (thread_ctx != ctx) {                    /* select_device, within this scope */
     int rc = lc_cuda_check(lc_cu.CtxSetCurrent(ctx), "cuCtxSetCurrent", err);
     if (rc != LC_OK) return rc;
     thread_ctx = ctx;
@@ -92,8 +140,8 @@ static int activate(int i, char *err) {
   lc_cuda_device *d = &lc_cuda_devices[i];
   if (d->ctx) return LC_OK;
   CUcontext ctx;
+  /* retained, not made current: lc_cuda_enter does that, call by call */
   int rc = lc_cuda_check(lc_cu.DevicePrimaryCtxRetain(&ctx, d->dev), "cuDevicePrimaryCtxRetain", err);
-  if (rc == LC_OK) rc = lc_cuda_check(lc_cu.CtxSetCurrent(ctx), "cuCtxSetCurrent", err);
   int uva = 0, pools = 0;
   if (rc == LC_OK)
     rc = lc_cuda_check(lc_cu.DeviceGetAttribute(&uva, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING,
@@ -104,17 +152,27 @@ static int activate(int i, char *err) {
     rc = LC_ENOTSUP;
   }
   if (rc != LC_OK) return rc;
-  thread_ctx = ctx;
+  d->pool = NULL;
   if (lc_cu.DeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, d->dev) ==
-          CUDA_SUCCESS && pools &&
-      lc_cu.DeviceGetDefaultMemPool(&d->pool, d->dev) == CUDA_SUCCESS) {
-    /* keep freed memory in the pool: allocation then costs microseconds */
-    uint64_t threshold = UINT64_MAX;
-    if (lc_cu.MemPoolSetAttribute(d->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold) !=
-        CUDA_SUCCESS)
-      d->pool = NULL;
-  } else {
-    d->pool = NULL;
+          CUDA_SUCCESS && pools) {
+    /* a pool of our own: the default pool is the host program's (its
+    ** cudaMallocAsync), whose settings stay as it set them. Never destroyed:
+    ** it lives as long as the primary context we retain. */
+    lc_cu_mempool_props props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = i;
+    CUmemoryPool pool;
+    if (lc_cu.MemPoolCreate(&pool, &props) == CUDA_SUCCESS) {
+      /* keep freed memory in the pool: allocation then costs microseconds
+      ** (an allocation short of memory trims it: lc_cuda_pool_alloc).
+      ** Where that fails the pool still works, giving back at each
+      ** synchronisation. */
+      uint64_t threshold = UINT64_MAX;
+      lc_cu.MemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold);
+      d->pool = pool;
+    }
   }
   d->ctx = ctx;
   return LC_OK;

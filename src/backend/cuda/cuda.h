@@ -19,7 +19,8 @@
 typedef struct lc_cuda_device {
   CUdevice dev;
   CUcontext ctx;              /* retained at first use */
-  CUmemoryPool pool;          /* NULL: no stream-ordered allocator */
+  CUmemoryPool pool;          /* our own (cuMemPoolCreate), never the default pool;
+                              ** NULL: no stream-ordered allocator */
   CUmodule library;           /* kernels/strided.cu, at first use */
   CUfunction copy_fn;         /* its lc_copy_strided */
   CUfunction fill_fn;         /* its lc_fill_strided */
@@ -51,8 +52,15 @@ static inline CUdeviceptr lc_cuda_ptr(const void *p) { return (CUdeviceptr)(uint
 
 /* Before any driver call: fails (with why in err) once the context is
 ** unusable; makes the current device's context current on this thread
-** (a thread-local flag keeps that to one call per thread). */
+** until the end of the scope (the first call in a scope asks the driver
+** what is current: context.c says what then happens). */
 int lc_cuda_enter(char *err);
+
+/* Every slot of the backend's table runs between these (backend.c): when
+** the outermost scope on the thread ends, the context it found is current
+** again. */
+void lc_cuda_scope_begin(void);
+void lc_cuda_scope_end(void);
 
 /* LC_OK for CUDA_SUCCESS; else "call: CUDA_ERROR_..." in err (when err is
 ** not NULL), the context marked unusable for a sticky error, and LC_ENOMEM
@@ -60,6 +68,11 @@ int lc_cuda_enter(char *err);
 int lc_cuda_check(CUresult r, const char *call, char *err);
 
 /* ---- memory.c: the memory slots (backend.h says what each does) ---- */
+/* n bytes of device d's pool (d->pool not NULL), ordered on st; short of
+** memory, the pool's idle memory is given back and the allocation tried
+** once more. */
+int lc_cuda_pool_alloc(const lc_cuda_device *d, size_t n, CUstream st, CUdeviceptr *p,
+                       char *err);
 int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, void **ptr,
                   char *err);
 void lc_cuda_free(lc_kind kind, void *ptr, size_t nbytes);

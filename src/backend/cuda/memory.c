@@ -1,7 +1,8 @@
 /*
-** memory: device memory from the stream-ordered allocator (the default
-** pool, with its release threshold raised so freed memory stays in the
-** pool), page-locked host memory, and host memory registered in place.
+** memory: device memory from the stream-ordered allocator (a pool of our
+** own per device, with its release threshold raised so freed memory stays
+** in the pool, trimmed when an allocation runs short), page-locked host
+** memory, and host memory registered in place.
 ** Mapped memory's device address is the driver's answer
 ** (cuMemHostGetDevicePointer), kept in the hostreg record.
 */
@@ -22,6 +23,14 @@ CUdeviceptr lc_cuda_devptr(const void *p, lc_kind kind) {
   return kind == LC_MAPPED ? lc_cuda_ptr(lc_hostreg_to_device(p)) : lc_cuda_ptr(p);
 }
 
+int lc_cuda_pool_alloc(const lc_cuda_device *d, size_t n, CUstream st, CUdeviceptr *p,
+                       char *err) {
+  CUresult r = lc_cu.MemAllocFromPoolAsync(p, n, d->pool, st);
+  /* the pool's idle blocks (frees that have run) go back to the device */
+  if (r == CUDA_ERROR_OUT_OF_MEMORY && lc_cu.MemPoolTrimTo(d->pool, 0) == CUDA_SUCCESS)
+    r = lc_cu.MemAllocFromPoolAsync(p, n, d->pool, st);
+  return lc_cuda_check(r, "cuMemAllocFromPoolAsync", err);
+}
 
 int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, void **ptr,
                   char *err) {
@@ -32,7 +41,7 @@ int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, voi
   const lc_cuda_device *d = &lc_cuda_devices[atomic_load(&lc_cuda_current)];
   CUdeviceptr p = 0;
   if (kind == LC_DEVICE && d->pool) {
-    rc = lc_cuda_check(lc_cu.MemAllocAsync(&p, n, lc_cuda_stream(s)), "cuMemAllocAsync", err);
+    rc = lc_cuda_pool_alloc(d, n, lc_cuda_stream(s), &p, err);
   } else if (kind == LC_DEVICE) {
     rc = lc_cuda_check(lc_cu.MemAlloc(&p, n), "cuMemAlloc", err);
   } else if (kind == LC_MANAGED) {

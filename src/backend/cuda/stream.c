@@ -160,8 +160,8 @@ int lc_cuda_synchronize(char *err) {
 }
 
 int lc_cuda_temp_alloc(size_t n, CUstream st, CUdeviceptr *p, char *err) {
-  if (lc_cuda_devices[atomic_load(&lc_cuda_current)].pool)
-    return lc_cuda_check(lc_cu.MemAllocAsync(p, n ? n : 1, st), "cuMemAllocAsync", err);
+  const lc_cuda_device *d = &lc_cuda_devices[atomic_load(&lc_cuda_current)];
+  if (d->pool) return lc_cuda_pool_alloc(d, n ? n : 1, st, p, err);
   return lc_cuda_check(lc_cu.MemAlloc(p, n ? n : 1), "cuMemAlloc", err);
 }
 
