@@ -964,6 +964,26 @@ extern "C" __global__ void half_sum(__half *x, float *out) {
     os.execute("rm -rf " .. dir)
   end)
 
+  -- issue 14, stream-ordered design: a release deferred behind queued work
+  -- waits for the streams that have work, each with an event, and records
+  -- nothing on the legacy stream, which would make every stream wait
+  it("defers a release behind the busy streams only, never on the legacy stream", function()
+    local trace = scenario(MARK .. [==[
+      local s1, s2 = l.stream(), l.stream()
+      local d = l.device_array(1 << 12, "float32", {stream = s1})
+      d:fill(1, s1)                              -- s1 is busy for 300 us
+      mark("defer")
+      local h = l.array({1, 2, 3})               -- host memory: its release is deferred
+      h = nil
+      collectgarbage()
+      mark("end")
+      l.synchronize()
+    ]==], "FAKE_CUDA_DELAY_US=300 FAKE_CUDA_TRACE_STREAMS=1")
+    local calls = between(trace, "defer")
+    assert.equal(1, calls["cuEventRecord @blocking"], "no record on the busy stream")
+    assert.is_nil(calls["cuEventRecord @legacy"])
+  end)
+
   -- issue 14, item 1: the legacy stream does not wait for a non-blocking
   -- stream; calls without a stream, and frees, must wait all the same
   it("orders calls without a stream, and frees, after a non-blocking stream's work", function()

@@ -101,7 +101,7 @@ struct lc_stream {
   bool nonblocking;            /* not ordered with the legacy stream */
   int dev;                     /* 0-based: the device it was made or wrapped on */
   int refs;                    /* under the backend's lock; the default's unused */
-  lc_stream *next;             /* the owned streams */
+  lc_stream *next;             /* the live streams (stream.c) */
   lc_stream *nb_next;          /* the non-blocking streams */
 };
 

@@ -13,16 +13,21 @@
 #include "common.h"
 
 /* ---- deferred releases ------------------------------------------------------
-** A release waits for the work queued before it: an event recorded on the
-** legacy stream (which follows every blocking stream) marks that point, and
-** the list is drained, in order, at the start of later calls. Host
-** functions cannot be used: a release may call the driver. When nothing
-** has been queued since the last full synchronize, release at once. */
+** A release waits for the work queued before it: an event recorded on each
+** stream of the device that still has work marks that point (never on the
+** legacy stream unless it has work of its own: a record there would make
+** every blocking stream wait), and the list is drained, in order, at the
+** start of later calls. Host functions cannot be used: a release may call
+** the driver. When nothing has been queued since the last full
+** synchronize, or no stream has work left, release at once. */
+
+enum { MAXEV = 8 };             /* busy streams one record follows; more: the legacy stream */
 
 typedef struct pending {
   struct pending *next;
-  CUevent ev;
-  int dev;                      /* whose context the event belongs to */
+  int nev, ncreated;            /* events recorded; events owned (kept when spare) */
+  CUevent ev[MAXEV];
+  int dev;                      /* whose context the events belong to */
   void (*release)(void *);
   void *ud;
 } pending;
@@ -45,6 +50,22 @@ static void settle(uint_fast64_t g) {
   while (s < g && !atomic_compare_exchange_weak(&settled_count, &s, g)) {}
 }
 
+/* Has every event of p happened? A failure (a sticky error marks the
+** context) counts as done. */
+static bool pending_done(const pending *p) {
+  for (int i = 0; i < p->nev; i++) {
+    CUresult r = lc_cu.EventQuery(p->ev[i]);
+    if (r == CUDA_ERROR_NOT_READY) return false;
+    lc_cuda_check(r, "cuEventQuery", NULL);
+  }
+  return true;
+}
+
+static void pending_destroy(pending *p) {
+  for (int i = 0; i < p->ncreated; i++) lc_cu.EventDestroy(p->ev[i]);
+  free(p);
+}
+
 /* Run the releases whose events have completed (all of them once the
 ** context is unusable: nothing is running any more). Callers have entered
 ** the context, or found it broken. */
@@ -53,11 +74,7 @@ void lc_cuda_drain(void) {
   pending *ready = NULL, **rt = &ready;
   pthread_mutex_lock(&pend_mu);
   while (phead) {
-    if (!atomic_load(&lc_cuda_broken)) {
-      CUresult r = lc_cu.EventQuery(phead->ev);
-      if (r == CUDA_ERROR_NOT_READY) break;
-      lc_cuda_check(r, "cuEventQuery", NULL);     /* a sticky error marks the context */
-    }
+    if (!atomic_load(&lc_cuda_broken) && !pending_done(phead)) break;
     pending *p = phead;
     phead = p->next;
     atomic_fetch_sub(&npending, 1);
@@ -83,15 +100,11 @@ void lc_cuda_drain(void) {
       nspare++;
     }
     pthread_mutex_unlock(&pend_mu);
-    if (!keep) {
-      lc_cu.EventDestroy(p->ev);
-      free(p);
-    }
+    if (!keep) pending_destroy(p);
   }
 }
 
-/* A record with an event of the current device, from the spares when
-** there is one. */
+/* A record for the current device, from the spares when there is one. */
 static pending *pending_new(void) {
   int dev = atomic_load(&lc_cuda_current);
   pthread_mutex_lock(&pend_mu);
@@ -101,15 +114,28 @@ static pending *pending_new(void) {
     nspare--;
   }
   pthread_mutex_unlock(&pend_mu);
-  if (p) return p;
-  p = malloc(sizeof *p);
-  if (p && lc_cu.EventCreate(&p->ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-    free(p);
-    p = NULL;
+  if (p) {
+    p->nev = 0;
+    return p;
   }
+  p = calloc(1, sizeof *p);
   if (p) p->dev = dev;
   return p;
 }
+
+/* Record p's next event on st (an event of p's, made when it has none). */
+static bool pending_record(pending *p, CUstream st) {
+  if (p->nev == p->ncreated) {
+    if (lc_cu.EventCreate(&p->ev[p->ncreated], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+      return false;
+    p->ncreated++;
+  }
+  if (lc_cu.EventRecord(p->ev[p->nev], st) != CUDA_SUCCESS) return false;
+  p->nev++;
+  return true;
+}
+
+static bool record_busy_streams(pending *p);
 
 void lc_cuda_defer(void (*release)(void *), void *ud) {
   if (!lc_cuda_enter_quietly()) {            /* nothing runs on a broken context */
@@ -123,14 +149,19 @@ void lc_cuda_defer(void (*release)(void *), void *ud) {
     return;
   }
   pending *p = pending_new();
-  bool ok = p != NULL;
-  if (ok && lc_cu.EventRecord(p->ev, lc_cuda_legacy()) != CUDA_SUCCESS) {
-    lc_cu.EventDestroy(p->ev);
-    ok = false;
-  }
+  bool ok = p != NULL && record_busy_streams(p);
   if (!ok) {                         /* waiting is the safe fallback */
-    free(p);
+    if (p) pending_destroy(p);
     lc_cu.CtxSynchronize();
+    release(ud);
+    return;
+  }
+  if (p->nev == 0) {                 /* every stream is done already */
+    pthread_mutex_lock(&pend_mu);
+    p->next = spare;
+    spare = p;
+    nspare++;
+    pthread_mutex_unlock(&pend_mu);
     release(ud);
     return;
   }
@@ -190,13 +221,14 @@ lc_stream lc_cuda_default;           /* the legacy stream, set by lc_cuda_init *
 
 lc_stream *lc_cuda_default_stream(void) { return &lc_cuda_default; }
 
-/* The streams made here: a host program may hand one back (luacuda_tostream,
-** then luacuda_setstream), and the wrap shares it, so that a script closing
-** the stream's object does not destroy it under the host's slot. Every
+/* The streams alive, made here or wrapped: a host program may hand one of
+** ours back (luacuda_tostream, then luacuda_setstream), and the wrap shares
+** it, so that a script closing the stream's object does not destroy it
+** under the host's slot; deferred releases record on the busy ones. Every
 ** stream but the default is counted: its object, each wrap, and each
 ** buffer that remembers it (stream-ordered frees) hold a reference. */
 static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
-static lc_stream *owned_streams;
+static lc_stream *live_streams;
 /* The non-blocking streams alive, ours and the host's: the legacy stream
 ** does not wait for them, so work queued there is ordered after theirs
 ** with events (lc_cuda_legacy). Under streams_lock. */
@@ -234,15 +266,50 @@ static CUresult order_after(int dev, CUstream before, CUstream after) {
   return r;
 }
 
+/* The busy streams of the current device each get one of p's events:
+** queried first, so that an idle stream costs no record, and the legacy
+** stream only when it has work of its own. More busy streams than p holds:
+** one record on the legacy stream, which follows every blocking stream
+** (and, ordered with events, the non-blocking ones). */
+static CUstream legacy_locked(int dev);
+static bool record_busy_streams(pending *p) {
+  int dev = p->dev;
+  CUstream busy[MAXEV];
+  int n = 0;
+  bool more = false;
+  pthread_mutex_lock(&streams_lock);     /* the streams stay alive while recorded on */
+  if (lc_cu.StreamQuery(LC_CU_STREAM_LEGACY) == CUDA_ERROR_NOT_READY) busy[n++] = LC_CU_STREAM_LEGACY;
+  for (lc_stream *t = live_streams; t && !more; t = t->next) {
+    if (t->dev != dev || t->s == NULL || t->s == LC_CU_STREAM_LEGACY) continue;
+    if (lc_cu.StreamQuery(t->s) != CUDA_ERROR_NOT_READY) continue;
+    if (n == MAXEV) more = true;
+    else busy[n++] = t->s;
+  }
+  bool ok = true;
+  if (more) {
+    ok = pending_record(p, legacy_locked(dev));
+  } else {
+    for (int i = 0; i < n && ok; i++)
+      ok = pending_record(p, busy[i] == LC_CU_STREAM_LEGACY ? legacy_locked(dev) : busy[i]);
+  }
+  pthread_mutex_unlock(&streams_lock);
+  return ok;
+}
+
 /* The legacy stream of device dev (its context current), after the work
 ** queued so far on the device's non-blocking streams (which it does not
 ** wait for by itself): what the interface's NULL stream, defer and the
 ** default stream's frees need. */
+static CUstream legacy_locked(int dev) {
+  for (lc_stream *t = nonblocking; t; t = t->nb_next)
+    if (t->dev == dev) order_after(dev, t->s, LC_CU_STREAM_LEGACY);   /* a failure shows later */
+  return LC_CU_STREAM_LEGACY;
+}
+
 CUstream lc_cuda_legacy_of(int dev) {
   if (atomic_load_explicit(&nnonblocking, memory_order_relaxed) == 0) return LC_CU_STREAM_LEGACY;
   pthread_mutex_lock(&streams_lock);
-  for (lc_stream *t = nonblocking; t; t = t->nb_next)
-    if (t->dev == dev) order_after(dev, t->s, LC_CU_STREAM_LEGACY);   /* a failure shows later */
+  legacy_locked(dev);
   pthread_mutex_unlock(&streams_lock);
   return LC_CU_STREAM_LEGACY;
 }
@@ -270,8 +337,8 @@ int lc_cuda_stream_create(lc_stream **out, unsigned flags, char *err) {
   s->dev = atomic_load(&lc_cuda_current);
   s->refs = 1;
   pthread_mutex_lock(&streams_lock);
-  s->next = owned_streams;
-  owned_streams = s;
+  s->next = live_streams;
+  live_streams = s;
   if (nb) nonblocking_add(s);
   pthread_mutex_unlock(&streams_lock);
   *out = s;
@@ -293,11 +360,9 @@ void lc_cuda_stream_release(lc_stream *s) {
   pthread_mutex_lock(&streams_lock);
   bool last = --s->refs == 0;
   if (last) {
-    if (s->owned) {
-      lc_stream **p = &owned_streams;
-      while (*p != s) p = &(*p)->next;
-      *p = s->next;
-    }
+    lc_stream **p = &live_streams;
+    while (*p != s) p = &(*p)->next;
+    *p = s->next;
     if (s->nonblocking) nonblocking_remove(s);
   }
   pthread_mutex_unlock(&streams_lock);
@@ -316,7 +381,7 @@ void lc_cuda_stream_release(lc_stream *s) {
 ** would not wait for it. */
 int lc_cuda_stream_wrap(void *native, lc_stream **out, char *err) {
   pthread_mutex_lock(&streams_lock);
-  lc_stream *s = owned_streams;
+  lc_stream *s = live_streams;
   while (s && s->s != (CUstream)native) s = s->next;
   if (s) s->refs++;
   pthread_mutex_unlock(&streams_lock);
@@ -340,11 +405,11 @@ int lc_cuda_stream_wrap(void *native, lc_stream **out, char *err) {
   s->refs = 1;
   s->dev = atomic_load(&lc_cuda_current);
   s->nonblocking = flags & CU_STREAM_NON_BLOCKING;
-  if (s->nonblocking) {
-    pthread_mutex_lock(&streams_lock);
-    nonblocking_add(s);
-    pthread_mutex_unlock(&streams_lock);
-  }
+  pthread_mutex_lock(&streams_lock);
+  s->next = live_streams;               /* with ours: defer records on it */
+  live_streams = s;
+  if (s->nonblocking) nonblocking_add(s);
+  pthread_mutex_unlock(&streams_lock);
   *out = s;
   return LC_OK;
 }
