@@ -190,8 +190,11 @@ check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(
 # the tests of what a user kernel computed are pending there (S.fake in
 # spec/support.lua), so this checks the backend's copies, memory, streams,
 # errors and driver calls. The fake's device has room for the memory specs.
+# FAKE_CUDA_DELAY_US=300 slows every queued operation down, so that work
+# read or freed before its stream ran it shows (CI runs both).
+FAKE_CUDA_DELAY_US ?= 0
 FAKE_ENV = LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=$(abspath $(BUILD))/fake/libcuda.so.1 \
-           LUACUDA_PTX=1 FAKE_CUDA_MEMORY=4G
+           LUACUDA_PTX=1 FAKE_CUDA_MEMORY=4G FAKE_CUDA_DELAY_US=$(FAKE_CUDA_DELAY_US)
 check-fake-cuda:
 	@test -f $(CUDA_INC)/cuda.h || { echo "no $(CUDA_INC)/cuda.h: the fake driver cannot be built"; exit 1; }
 	@$(MAKE) --no-print-directory check $(FAKE_ENV)
