@@ -8,7 +8,8 @@ local RUNS_KERNELS = { capi = { host_stream = true, sigurg_reaches_the_host = tr
                                 fault_signal_sent_is_the_hosts = true } }
 -- the tests of a host program's CUDA context and pool: they need the CUDA
 -- backend (spec/cuda_fake_spec.lua runs them on the fake driver)
-local NEEDS_CUDA = { capi = { host_context = true, host_default_pool = true } }
+local NEEDS_CUDA = { capi = { host_context = true, host_default_pool = true,
+                                host_nonblocking_stream = true } }
 
 -- Run bin with args; true only on exit status 0, and the output (stdout
 -- and stderr together).

@@ -228,6 +228,13 @@ describe("the cuda backend on the fake driver", function()
     assert(out:find("exit 0\n$"), out)
   end)
 
+  -- issue 14, item 1: a host program's non-blocking stream is asked for its
+  -- flags and ordered with events where the legacy stream would not wait
+  it("orders a host program's non-blocking stream (capi_test host_nonblocking_stream)", function()
+    local out = host_test("host_nonblocking_stream", "FAKE_CUDA_DELAY_US=300")
+    assert(out:find("exit 0\n$"), out)
+  end)
+
   it("uses cuMemAlloc where the device has no memory pools", function()
     local trace = scenario([==[
       local a = l.to_device({1.5, 2.5})

@@ -687,6 +687,8 @@ static struct {
   int (*MemPoolGetAttribute)(void *pool, int attr, void *v);
   int (*MemAllocAsync)(unsigned long long *p, size_t n, void *stream);
   int (*MemFreeAsync)(unsigned long long p, void *stream);
+  int (*StreamCreate)(void **s, unsigned flags);
+  int (*StreamDestroy)(void *s);
 } cu;
 
 enum { RELEASE_THRESHOLD = 4 };    /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
@@ -708,6 +710,7 @@ static int open_driver(void) {
     {&cu.MemGetInfo, "cuMemGetInfo_v2"}, {&cu.DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool"},
     {&cu.MemPoolGetAttribute, "cuMemPoolGetAttribute"}, {&cu.MemAllocAsync, "cuMemAllocAsync"},
     {&cu.MemFreeAsync, "cuMemFreeAsync"},
+    {&cu.StreamCreate, "cuStreamCreate"}, {&cu.StreamDestroy, "cuStreamDestroy_v2"},
   };
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
     void *f = dlsym(h, syms[i].name);
@@ -792,6 +795,39 @@ static int test_host_default_pool(void) {
   return 0;
 }
 
+/* Issue 14, item 1: the host hands scripts a non-blocking stream (the
+** legacy stream does not wait for it). A call without a stream still waits
+** for its work, and memory a script used on it is freed after that work
+** (spec/cuda_fake_spec.lua runs this with every operation slowed down). */
+static int test_host_nonblocking_stream(void) {
+  int opened = open_driver();
+  if (opened > 0) return 0;
+  CHECK_EQ(opened, 0);
+  int d1;
+  void *ctx, *stream = NULL;
+  CHECK_EQ(cu.DeviceGet(&d1, 0), 0);
+  CHECK_EQ(cu.DevicePrimaryCtxRetain(&ctx, d1), 0);
+  CHECK_EQ(cu.CtxSetCurrent(ctx), 0);
+  CHECK_EQ(cu.StreamCreate(&stream, 1), 0);              /* CU_STREAM_NON_BLOCKING */
+  lua_State *L = new_state();
+  CHECK_OK(run(L, "l = require 'luacuda'"));
+  luacuda_setstream(L, stream);
+  CHECK_OK(run(L, "local s, n = l.host_stream(), 1 << 14\n"
+                  "local h = l.pinned_array(n, 'float32') h[{}] = 1.5\n"
+                  "local d = l.device_array(n, 'float32')\n"
+                  "d:copy_to_device(h, s)\n"
+                  "local t = d:copy_to_host()   -- no stream: waits for s\n"
+                  "assert(t[1] == 1.5 and t[n] == 1.5, 'stale read: ' .. t[n])\n"
+                  "local src, out = l.to_device(h), l.device_array(n, 'float32')\n"
+                  "out:fill(0, s) out:copy_to_device(src, s)\n"
+                  "src = nil collectgarbage()   -- freed after the copy on s\n"
+                  "s:synchronize()\n"
+                  "assert(out[1] == 1.5 and out[n] == 1.5, 'freed too early: ' .. out[n])"));
+  lua_close(L);                      /* waits for what it queued on the stream */
+  CHECK_EQ(cu.StreamDestroy(stream), 0);
+  return 0;
+}
+
 #define T(name) { #name, test_##name }
 static const unit_test tests[] = {
   T(wrap_shares_memory), T(wrap_release_after_views), T(wrap_release_at_close),
@@ -805,6 +841,7 @@ static const unit_test tests[] = {
   T(capsules_at_close),
   T(preload_every_lua_file), T(requiref), T(sigurg_reaches_the_host),
   T(fault_signal_sent_is_the_hosts), T(host_context), T(host_default_pool),
+  T(host_nonblocking_stream),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 
