@@ -126,14 +126,13 @@ void lc_buffer_use(lua_State *L, lc_buffer *b, lc_stream *s, const char *fname) 
     atomic_flag_clear_explicit(&b->using, memory_order_release);
     return;
   }
-  lc_stream *drop = NULL, *first = NULL;
+  lc_stream *alloc = NULL;       /* the allocation's stream, let go of below */
   if (b->alloc_only) {
     /* the allocation is the one thing queued on it so far: s follows it
     ** (or is made to), and then the free need wait for s only */
     b->alloc_only = false;
     if (b->streams[0] != s) {
-      first = b->streams[0];
-      drop = first;
+      alloc = b->streams[0];
       b->nstreams = n = 0;
     }
   }
@@ -151,9 +150,9 @@ void lc_buffer_use(lua_State *L, lc_buffer *b, lc_stream *s, const char *fname) 
   atomic_flag_clear_explicit(&b->using, memory_order_release);
   char err[LC_ERRLEN];
   int rc = LC_OK;
-  if (first && be->stream_follows && !be->stream_follows(s, first))
-    rc = be->stream_order(first, s, err);
-  if (drop) be->stream_release(drop);
+  if (alloc && be->stream_follows && !be->stream_follows(s, alloc))
+    rc = be->stream_order(alloc, s, err);
+  if (alloc) be->stream_release(alloc);
   if (rc != LC_OK) lc_error(L, fname, "%s", err);
 }
 

@@ -111,11 +111,14 @@ struct lc_stream {
 CUstream lc_cuda_legacy(void);
 CUstream lc_cuda_legacy_of(int dev);     /* of device dev, its context current */
 
-/* The CUstream for s: the legacy stream (ordered as lc_cuda_legacy says)
-** for NULL (synchronous) and for the default stream. */
+/* The CUstream to queue on for s on device dev (its context current): the
+** legacy stream (ordered as lc_cuda_legacy_of says) for NULL (synchronous),
+** for the default stream and for a host's NULL stream. */
+CUstream lc_cuda_stream_on(int dev, const lc_stream *s);
+
+/* The same on the current device. */
 static inline CUstream lc_cuda_stream(const lc_stream *s) {
-  CUstream st = s ? s->s : NULL;
-  return st == NULL || st == LC_CU_STREAM_LEGACY ? lc_cuda_legacy() : st;
+  return lc_cuda_stream_on(atomic_load(&lc_cuda_current), s);
 }
 
 /* After queueing work on s with result r: on the legacy stream for a NULL

@@ -117,9 +117,7 @@ void lc_cuda_free_after(lc_kind kind, void *ptr, size_t nbytes, int device,
       break;
     }
   }
-  CUstream st = last->s == NULL || last->s == LC_CU_STREAM_LEGACY ? LC_CU_STREAM_LEGACY : last->s;
-  if (st == LC_CU_STREAM_LEGACY) st = lc_cuda_legacy_of(device);
-  lc_cu.MemFreeAsync(lc_cuda_ptr(ptr), st);
+  lc_cu.MemFreeAsync(lc_cuda_ptr(ptr), lc_cuda_stream_on(device, last));
   if (moved) lc_cu.CtxPopCurrent(&prev);
 }
 

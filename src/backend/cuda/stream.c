@@ -66,6 +66,20 @@ static void pending_destroy(pending *p) {
   free(p);
 }
 
+/* Keep p's events for the next release, or destroy them when there are
+** spares enough. */
+static void pending_spare(pending *p) {
+  pthread_mutex_lock(&pend_mu);
+  bool keep = nspare < MAX_SPARE;
+  if (keep) {
+    p->next = spare;
+    spare = p;
+    nspare++;
+  }
+  pthread_mutex_unlock(&pend_mu);
+  if (!keep) pending_destroy(p);
+}
+
 /* Run the releases whose events have completed (all of them once the
 ** context is unusable: nothing is running any more). Callers have entered
 ** the context, or found it broken. */
@@ -92,15 +106,7 @@ void lc_cuda_drain(void) {
       free(p);
       continue;
     }
-    pthread_mutex_lock(&pend_mu);
-    bool keep = nspare < MAX_SPARE;
-    if (keep) {
-      p->next = spare;
-      spare = p;
-      nspare++;
-    }
-    pthread_mutex_unlock(&pend_mu);
-    if (!keep) pending_destroy(p);
+    pending_spare(p);
   }
 }
 
@@ -157,11 +163,7 @@ void lc_cuda_defer(void (*release)(void *), void *ud) {
     return;
   }
   if (p->nev == 0) {                 /* every stream is done already */
-    pthread_mutex_lock(&pend_mu);
-    p->next = spare;
-    spare = p;
-    nspare++;
-    pthread_mutex_unlock(&pend_mu);
+    pending_spare(p);
     release(ud);
     return;
   }
@@ -315,6 +317,11 @@ CUstream lc_cuda_legacy_of(int dev) {
 }
 
 CUstream lc_cuda_legacy(void) { return lc_cuda_legacy_of(atomic_load(&lc_cuda_current)); }
+
+CUstream lc_cuda_stream_on(int dev, const lc_stream *s) {
+  CUstream st = s ? s->s : NULL;
+  return st == NULL || st == LC_CU_STREAM_LEGACY ? lc_cuda_legacy_of(dev) : st;
+}
 
 int lc_cuda_stream_create(lc_stream **out, unsigned flags, char *err) {
   int rc = lc_cuda_enter(err);
