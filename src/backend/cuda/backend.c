@@ -40,7 +40,6 @@ SCOPED(int, lc_cuda_trim_pool, (char *err), (err))
 SCOPED(int, lc_cuda_host_register, (void *p, size_t n, unsigned flags, char *err),
        (p, n, flags, err))
 SCOPED(int, lc_cuda_host_unregister, (void *p, char *err), (p, err))
-SCOPED(int, lc_cuda_host_device_pointer, (void *p, void **dev, char *err), (p, dev, err))
 SCOPED(int, lc_cuda_copy, (void *dst, lc_kind dkind, const void *src, lc_kind skind,
                            size_t nbytes, lc_stream *s, char *err),
        (dst, dkind, src, skind, nbytes, s, err))
@@ -80,6 +79,7 @@ SCOPED(int, lc_cuda_module_global, (lc_module *m, const char *name, void **ptr, 
 SCOPED(int, lc_cuda_launch, (lc_function *f, const lc_launch *cfg, char *err), (f, cfg, err))
 
 /* device_count, device_info, current_device, ordered_free, host_flags,
+** host_device_pointer,
 ** default_stream, stream_retain, stream_follows and stream_native need no
 ** context */
 const lc_backend lc_backend_cuda = {
@@ -97,7 +97,7 @@ const lc_backend lc_backend_cuda = {
   .free_after = lc_cuda_free_after_scoped,
   .host_register = lc_cuda_host_register_scoped,
   .host_unregister = lc_cuda_host_unregister_scoped,
-  .host_device_pointer = lc_cuda_host_device_pointer_scoped,
+  .host_device_pointer = lc_hostreg_device_pointer,   /* the driver's answer, recorded */
   .host_flags = lc_hostreg_flags,
   .copy = lc_cuda_copy_scoped,
   .copy_strided = lc_cuda_copy_strided_scoped,

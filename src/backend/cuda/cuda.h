@@ -84,7 +84,6 @@ int lc_cuda_pool_info(size_t *reserved, size_t *in_use);
 int lc_cuda_trim_pool(char *err);
 int lc_cuda_host_register(void *p, size_t n, unsigned flags, char *err);
 int lc_cuda_host_unregister(void *p, char *err);
-int lc_cuda_host_device_pointer(void *p, void **dev, char *err);
 /* The address a kernel, a memset or the copy kernel takes for p, memory of
 ** the given kind: p, but for mapped memory whose device address differs
 ** (write-combined). cuMemcpy* take either. */

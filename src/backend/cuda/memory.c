@@ -169,6 +169,15 @@ int lc_cuda_host_register(void *p, size_t n, unsigned flags, char *err) {
   unsigned f = (flags & LC_ALLOC_PORTABLE ? CU_MEMHOSTREGISTER_PORTABLE : 0) |
                (flags & LC_ALLOC_DEVICEMAP ? CU_MEMHOSTREGISTER_DEVICEMAP : 0);
   rc = lc_cuda_check(lc_cu.MemHostRegister(p, n, f), "cuMemHostRegister", err);
+  if (rc == LC_OK && (flags & LC_ALLOC_DEVICEMAP)) {
+    /* the driver's device address, asked once and kept in the record
+    ** (host_device_pointer reads it, as for mapped allocations) */
+    CUdeviceptr dev = 0;
+    rc = lc_cuda_check(lc_cu.MemHostGetDevicePointer(&dev, p, 0), "cuMemHostGetDevicePointer",
+                       err);
+    if (rc == LC_OK) lc_hostreg_set_device(p, (void *)(uintptr_t)dev);
+    else lc_cu.MemHostUnregister(p);
+  }
   if (rc != LC_OK) {
     char ignored[LC_ERRLEN];
     lc_hostreg_unregister(p, ignored);
@@ -181,13 +190,4 @@ int lc_cuda_host_unregister(void *p, char *err) {
   if (rc != LC_OK) return rc;
   if (!lc_cuda_enter_quietly()) return LC_OK;      /* gone with the context */
   return lc_cuda_check(lc_cu.MemHostUnregister(p), "cuMemHostUnregister", err);
-}
-
-int lc_cuda_host_device_pointer(void *p, void **dev, char *err) {
-  int rc = lc_cuda_enter(err);
-  if (rc != LC_OK) return rc;
-  CUdeviceptr d = 0;
-  rc = lc_cuda_check(lc_cu.MemHostGetDevicePointer(&d, p, 0), "cuMemHostGetDevicePointer", err);
-  if (rc == LC_OK) *dev = (void *)(uintptr_t)d;
-  return rc;
 }
