@@ -720,6 +720,15 @@ static int open_driver(void) {
   return cu.Init(0) == 0 ? 0 : -1;
 }
 
+/* The host makes device 1's primary context (luacuda's too) current, as
+** the runtime API does; *d1 is the device, *ctx the context. */
+static int host_on_device1(int *d1, void **ctx) {
+  CHECK_EQ(cu.DeviceGet(d1, 0), 0);
+  CHECK_EQ(cu.DevicePrimaryCtxRetain(ctx, *d1), 0);
+  CHECK_EQ(cu.CtxSetCurrent(*ctx), 0);
+  return 0;
+}
+
 static void *current_context(void) {
   void *c = (void *)&cu;          /* not a context: seen if the call fails */
   cu.CtxGetCurrent(&c);
@@ -773,9 +782,7 @@ static int test_host_default_pool(void) {
   CHECK_EQ(opened, 0);
   int d1;
   void *ctx, *pool;
-  CHECK_EQ(cu.DeviceGet(&d1, 0), 0);
-  CHECK_EQ(cu.DevicePrimaryCtxRetain(&ctx, d1), 0);     /* shared, as the runtime API does */
-  CHECK_EQ(cu.CtxSetCurrent(ctx), 0);
+  CHECK_EQ(host_on_device1(&d1, &ctx), 0);
   CHECK_EQ(cu.DeviceGetDefaultMemPool(&pool, d1), 0);
   uint64_t before = 1, after = 2;
   CHECK_EQ(cu.MemPoolGetAttribute(pool, RELEASE_THRESHOLD, &before), 0);
@@ -805,9 +812,7 @@ static int test_host_nonblocking_stream(void) {
   CHECK_EQ(opened, 0);
   int d1;
   void *ctx, *stream = NULL;
-  CHECK_EQ(cu.DeviceGet(&d1, 0), 0);
-  CHECK_EQ(cu.DevicePrimaryCtxRetain(&ctx, d1), 0);
-  CHECK_EQ(cu.CtxSetCurrent(ctx), 0);
+  CHECK_EQ(host_on_device1(&d1, &ctx), 0);
   CHECK_EQ(cu.StreamCreate(&stream, 1), 0);              /* CU_STREAM_NON_BLOCKING */
   lua_State *L = new_state();
   CHECK_OK(run(L, "l = require 'luacuda'"));
