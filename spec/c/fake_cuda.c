@@ -205,9 +205,8 @@ static pthread_cond_t progress = PTHREAD_COND_INITIALIZER;   /* an op enqueued o
 static bool initialized;
 static int ndev = 2, ccmaj[MAXDEV] = {9, 8, 9, 9}, ccmin[MAXDEV] = {0, 6, 0, 0};
 static size_t devmem = 256u << 20;
-static bool no_pools, run_inline, trace_streams;
+static bool no_pools, no_concurrent_managed, run_inline, trace_streams;
 static long delay_us;
-static bool no_pools, no_concurrent_managed;
 static int user_regs = 32;
 static struct CUctx_st ctxs[MAXDEV];
 static pool pools[MAXDEV];                /* the default pools */
@@ -472,8 +471,8 @@ static void drain_device(int dev) {
     if (t->dev == dev) wait_point(last_of(t));
 }
 
-/* A synchronisation point: pools give back what is above their threshold
-** (their idle blocks, whose frees have run). */
+/* Pool p gives back its idle blocks whose frees have run, down to keep
+** bytes reserved. */
 static void trim(pool *p, uint64_t keep) {
   for (block **bp = &p->idle; *bp && p->reserved > keep;) {
     block *b = *bp;
@@ -485,12 +484,19 @@ static void trim(pool *p, uint64_t keep) {
   }
 }
 
+/* A synchronisation point: pools give back what is above their threshold. */
 static void settle(void) {
   for (int i = 0; i < ndev; i++) trim(&pools[i], pools[i].threshold);
   for (pool *p = made_pools; p; p = p->next) trim(p, p->destroyed ? 0 : p->threshold);
 }
 
 /* ---- running queued work -------------------------------------------------------- */
+
+/* May a kernel on device dev touch memory of allocation a? Host memory it
+** may reach from any device, device memory from its own. */
+static bool reachable(const alloc *a, int dev) {
+  return device_accessible(a) && (on_host(a) || a->dev == dev);
+}
 
 /* lc_copy_strided, element by element; every element must lie in memory
 ** device dev can reach, else the context fails as on a GPU. */
@@ -505,9 +511,7 @@ static CUresult copy_strided(char *dst, char *src, const lc_strided_args *a, int
       s += j * a->src_strides[k];
     }
     const alloc *da = find(dst + d, (size_t)a->itemsize), *sa = find(src + s, (size_t)a->itemsize);
-    if (!device_accessible(da) || !device_accessible(sa) ||
-        (!on_host(da) && da->dev != dev) || (!on_host(sa) && sa->dev != dev))
-      return CUDA_ERROR_ILLEGAL_ADDRESS;
+    if (!reachable(da, dev) || !reachable(sa, dev)) return CUDA_ERROR_ILLEGAL_ADDRESS;
     memcpy(dst + d, src + s, (size_t)a->itemsize);
   }
   return CUDA_SUCCESS;
@@ -543,8 +547,7 @@ static CUresult fill_strided(char *dst, const lc_fill_args *a, int dev) {
     char *p = dst + off;
     if ((uintptr_t)p % (uintptr_t)a->word != 0) return CUDA_ERROR_MISALIGNED_ADDRESS;
     const alloc *da = find(p, (size_t)a->itemsize);
-    if (!device_accessible(da) || (!on_host(da) && da->dev != dev))
-      return CUDA_ERROR_ILLEGAL_ADDRESS;
+    if (!reachable(da, dev)) return CUDA_ERROR_ILLEGAL_ADDRESS;
     memcpy(p, a->value, (size_t)a->itemsize);
   }
   return CUDA_SUCCESS;
