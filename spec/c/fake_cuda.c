@@ -84,6 +84,7 @@
 #include <cuda.h>
 
 #include "abi.h"          /* the launch limits and the library kernels' parameters, as luacuda's */
+#include "ptx.h"          /* the PTX interpreter that runs user kernels */
 
 #include <ctype.h>
 #include <pthread.h>
@@ -138,7 +139,11 @@ struct CUctx_st { int dev; int retains; struct CUstream_st *legacy; };
 /* A point in a stream's queue: done once the stream has completed seq. */
 typedef struct point { struct CUstream_st *s; unsigned long long seq; } point;
 
-enum { OP_COPY, OP_MEMSET, OP_KERNEL, OP_FILL, OP_FAULT, OP_RECORD, OP_HOSTFN, OP_FREE, OP_NOTHING };
+enum { OP_COPY, OP_MEMSET, OP_KERNEL, OP_FILL, OP_FAULT, OP_RECORD, OP_HOSTFN, OP_FREE, OP_NOTHING,
+       OP_PTX };
+
+/* A module's PTX program, shared by the launches queued from it. */
+typedef struct program { ptx_module *m; int refs; } program;
 
 typedef struct op {
   struct op *next;
@@ -159,6 +164,11 @@ typedef struct op {
   CUhostFn fn;
   void *ud;
   alloc *freed;                 /* OP_FREE: the pool allocation */
+  program *prog;                /* OP_PTX: the kernel, */
+  int entry;
+  ptx_dims grid, block;
+  unsigned shared;
+  unsigned char *params;        /* and its parameters, as the PTX lays them out */
 } op;
 
 struct CUstream_st {
@@ -185,6 +195,7 @@ typedef struct entry {
 struct CUfunc_st {
   struct CUmod_st *mod;
   entry e;
+  int ptx_entry;             /* in mod->prog, or -1 */
   int static_shared;         /* bytes of .shared in its body */
   int max_threads;           /* .maxntid, else 1024; less with many registers */
   int nregs;
@@ -195,8 +206,8 @@ struct CUmod_st {
   char *image;               /* PTX text, or NULL for a cubin */
   int nfuncs, capfuncs;
   struct CUfunc_st *funcs;   /* a driver has no limit on a module's kernels */
-  alloc *globals[64];
-  char gnames[64][128];
+  program *prog;             /* PTX: what runs its kernels */
+  alloc **globals;           /* its .global and .const variables */
   int nglobals;
 };
 
@@ -386,6 +397,15 @@ static void trace_stream(const char *fn, const struct CUstream_st *s) {
 }
 
 static void run_op(op *o);
+static void program_release(program *p);
+
+static void free_op(op *o) {
+  free(o->deps);
+  free(o->staged);
+  free(o->params);
+  program_release(o->prog);
+  free(o);
+}
 
 static void *worker(void *arg) {
   struct CUstream_st *s = arg;
@@ -410,9 +430,7 @@ static void *worker(void *arg) {
     s->head = o->next;
     if (s->head == NULL) s->tail = NULL;
     s->completed = o->seq;
-    free(o->deps);
-    free(o->staged);
-    free(o);
+    free_op(o);
     pthread_cond_broadcast(&progress);
   }
 }
@@ -444,9 +462,7 @@ static point enqueue(struct CUstream_st *s, op *o) {
   if (run_inline) {
     run_op(o);
     s->completed = o->seq;
-    free(o->deps);
-    free(o->staged);
-    free(o);
+    free_op(o);
     pthread_cond_broadcast(&progress);
     return p;
   }
@@ -560,6 +576,38 @@ static void copy_rows(char *d, size_t dp, size_t dh, const char *s, size_t sp, s
       memmove(d + (k * dh + j) * dp, s + (k * sh + j) * sp, width);
 }
 
+/* May a kernel on device *(int *)ud touch [p, p + n)? The allocation's
+** range when it may (the interpreter remembers it). */
+static int kernel_reach(void *ud, uint64_t p, size_t n, uint64_t *lo, uint64_t *hi) {
+  int dev = *(const int *)ud;
+  pthread_mutex_lock(&mu);
+  const alloc *a = find((const void *)(uintptr_t)p, n);
+  int ok = a != NULL && reachable(a, dev);
+  if (ok) {
+    *lo = (uint64_t)(uintptr_t)a->p;
+    *hi = *lo + a->n;
+  }
+  pthread_mutex_unlock(&mu);
+  return ok;
+}
+
+/* A user kernel, interpreted with the lock free (other streams go on);
+** its failure is the context's sticky error, described on stderr as
+** compute-sanitizer would. */
+static void run_ptx(op *o) {
+  pthread_mutex_unlock(&mu);
+  ptx_host host = {&o->dev, kernel_reach, stdout};
+  char why[1024];
+  int r = ptx_launch(o->prog->m, o->entry, o->grid, o->block, o->shared, o->params, &host, why,
+                     sizeof why);
+  pthread_mutex_lock(&mu);
+  if (r != PTX_OK) {
+    if (sticky == CUDA_SUCCESS) sticky = (CUresult)r;
+    fprintf(stderr, "fake_cuda: %s\n", why);
+    if (trace) { fprintf(trace, "fault %d %s\n", r, why); fflush(trace); }
+  }
+}
+
 /* Under mu, on the stream's worker (or inline). After a sticky error
 ** nothing runs any more. */
 static void run_op(op *o) {
@@ -586,6 +634,9 @@ static void run_op(op *o) {
     }
     case OP_FAULT:
       sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+      break;
+    case OP_PTX:
+      run_ptx(o);
       break;
     case OP_RECORD:
       if (o->event->rec.seq == o->seq && o->event->rec.s != NULL) {
@@ -1438,91 +1489,6 @@ API CUresult cuLaunchHostFunc(CUstream h, CUhostFn fn, void *ud) {
 }
 /* ---- modules ------------------------------------------------------------------ */
 
-static size_t type_size(const char *t) {
-  static const char *const names[] = {"8", "16", "32", "64"};
-  for (int i = 0; i < 4; i++)
-    if (strncmp(t + 2, names[i], strlen(names[i])) == 0 && strchr("usbf", t[1]))
-      return (size_t)1 << i;
-  return 0;
-}
-
-/* The element size, count and alignment of a declaration such as
-** ".param .align 8 .b8 k_param_3[16]" or ".global .align 4 .u32 counter". */
-static size_t decl(const char *s, const char *end, size_t *align, char *name, size_t namelen) {
-  size_t el = 0, count = 1;
-  *align = 0;
-  for (const char *p = s; p < end; p++) {
-    if (*p != '.' && !isalpha((unsigned char)*p) && *p != '_' && *p != '$') continue;
-    const char *q = p;
-    while (q < end && !isspace((unsigned char)*q) && *q != '[' && *q != ',' && *q != ';' &&
-           *q != '=')
-      q++;
-    if (strncmp(p, ".align", 6) == 0) *align = strtoul(q, NULL, 10);
-    else if (*p == '.' && type_size(p) && el == 0) el = type_size(p);
-    else if (*p != '.' && !isdigit((unsigned char)p[0])) {
-      snprintf(name, namelen, "%.*s", (int)(q - p), p);
-      if (*q == '[') count = strtoul(q + 1, NULL, 10);
-      break;
-    }
-    p = q;
-  }
-  if (*align == 0) *align = el;
-  return el * count;
-}
-
-static void parse_entry(const char *p, const char *name, size_t nlen, entry *e) {
-  snprintf(e->name, sizeof e->name, "%.*s", (int)nlen, name);
-  const char *open = strchr(p, '('), *close = strchr(p, ')');
-  e->nparams = 0;
-  size_t off = 0;
-  for (const char *s = open + 1; s < close && e->nparams < 64;) {
-    const char *comma = memchr(s, ',', (size_t)(close - s));
-    const char *end = comma ? comma : close;
-    const char *par = strstr(s, ".param");
-    if (par && par < end) {
-      size_t align;
-      char pname[128];
-      size_t n = decl(par + 6, end, &align, pname, sizeof pname);
-      off = (off + align - 1) / align * align;
-      e->offset[e->nparams] = off;
-      e->size[e->nparams++] = n;
-      off += n;
-    }
-    s = end + 1;
-  }
-}
-
-/* A module global with its initial bytes ("= {0, 0, 128, 63}" or "= 7"). */
-static void parse_global(struct CUmod_st *m, const char *p, const char *end) {
-  size_t align, el;
-  char name[128] = "";
-  size_t n = decl(p, end, &align, name, sizeof name);
-  if (n == 0 || !name[0] || m->nglobals == 64) return;
-  char *mem = calloc(1, n);
-  const char *t = p;
-  while (t < end && !type_size(t)) t = strchr(t + 1, '.') ? strchr(t + 1, '.') : end;
-  el = t < end ? type_size(t) : 1;
-  const char *eq = memchr(p, '=', (size_t)(end - p));
-  for (size_t off = 0; eq && off < n;) {
-    const char *v = eq + 1;
-    while (v < end && (isspace((unsigned char)*v) || *v == '{' || *v == ',')) v++;
-    if (v >= end || *v == '}') break;
-    unsigned long long x;
-    char *after;
-    if (v[0] == '0' && (v[1] == 'f' || v[1] == 'd')) x = strtoull(v + 2, &after, 16);
-    else x = (unsigned long long)strtoll(v, &after, 0);
-    memcpy(mem + off, &x, el);          /* little-endian, as the GPU */
-    off += el;
-    eq = after;
-  }
-  alloc *a = add(mem, n, A_GLOBAL, 0);
-  a->dev = m->dev;
-  snprintf(m->gnames[m->nglobals], sizeof m->gnames[0], "%s", name);
-  m->globals[m->nglobals++] = a;
-}
-
-/* Room for one more function (handed out only once the module is loaded,
-** so the array may move while it is read); NULL out of memory. */
 static struct CUfunc_st *new_func(struct CUmod_st *m) {
   if (m->nfuncs == m->capfuncs) {
     int cap = m->capfuncs ? 2 * m->capfuncs : 16;
@@ -1543,29 +1509,13 @@ static struct CUfunc_st *new_func(struct CUmod_st *m) {
 ** .extern) declarations of the body from p (its '{'), and FAKE_CUDA_REGS
 ** for user kernels. The register file (65536 per block, allocated 8 per
 ** thread per warp) bounds the threads per block as on a GPU. */
-static void func_facts(struct CUfunc_st *f, const char *p) {
+/* A kernel's limits: registers (FAKE_CUDA_REGS for user kernels), threads
+** per block (.maxntid, and what the registers allow), shared memory. */
+static void func_facts(struct CUfunc_st *f, int static_shared, int maxntid) {
   bool library = strncmp(f->e.name, "lc_", 3) == 0;
   f->nregs = library ? 32 : user_regs;
-  if (p) {
-    const char *open = strchr(p, '{');
-    const char *nt = strstr(p, ".maxntid");
-    if (nt && open && nt < open) {
-      int x = 1, y = 1, z = 1;
-      sscanf(nt + 8, " %d , %d , %d", &x, &y, &z);
-      if (x * y * z > 0 && x * y * z < f->max_threads) f->max_threads = x * y * z;
-    }
-    int depth = 0;
-    for (const char *q = open; q && *q; q++) {
-      if (*q == '{') depth++;
-      else if (*q == '}' && --depth == 0) break;
-      else if (strncmp(q, ".shared ", 8) == 0 && strncmp(q - 8, ".extern ", 8) != 0) {
-        const char *end = strchr(q, ';');
-        size_t align;
-        char name[128];
-        if (end) f->static_shared += (int)decl(q + 7, end, &align, name, sizeof name);
-      }
-    }
-  }
+  f->static_shared = static_shared;
+  if (maxntid > 0 && maxntid < f->max_threads) f->max_threads = maxntid;
   int per_thread = (f->nregs + 7) / 8 * 8;
   int by_regs = 65536 / (per_thread * 32) * 32;
   if (by_regs < f->max_threads) f->max_threads = by_regs;
@@ -1593,25 +1543,45 @@ static CUresult load_ptx(struct CUmod_st *m, const char *ptx, char *log, size_t 
              ccmaj[m->dev], ccmin[m->dev]);
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
   }
-  int depth = 0;
-  for (const char *p = ptx; *p; p++) {
-    if (*p == '{') depth++;
-    else if (*p == '}') depth--;
-    else if (depth == 0 && strncmp(p, ".entry ", 7) == 0) {
-      const char *name = p + 7;
-      size_t nlen = strcspn(name, "( \t\n");
-      struct CUfunc_st *f = new_func(m);
-      if (f == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
-      parse_entry(p, name, nlen, &f->e);
-      func_facts(f, strchr(p, ')'));
-      p = strchr(p, ')');
-    } else if (depth == 0 && (p == ptx || p[-1] == '\n' || p[-1] == ' ') &&
-               (strncmp(p, ".global ", 8) == 0 || strncmp(p, ".const ", 7) == 0)) {
-      const char *end = strchr(p, ';');
-      if (end == NULL) break;
-      parse_global(m, p + 7, end);
-      p = end;
+  char why[512];
+  ptx_module *pm = ptx_parse(ptx, why, sizeof why);
+  if (pm == NULL) {
+    snprintf(log, loglen, "fake_cuda: %s", why);
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  m->prog = calloc(1, sizeof *m->prog);
+  m->prog->m = pm;
+  m->prog->refs = 1;
+  /* the module's variables, each an allocation of its device's */
+  int nv = ptx_nvars(pm);
+  m->globals = calloc((size_t)(nv ? nv : 1), sizeof *m->globals);
+  for (int i = 0; i < nv; i++) {
+    ptx_var_info v = ptx_var(pm, i);
+    size_t align = v.align < 16 ? 16 : v.align, n = v.size ? v.size : 1;
+    char *mem = aligned_alloc(align, (n + align - 1) / align * align);
+    if (v.init) memcpy(mem, v.init, v.size);
+    else memset(mem, 0, n);
+    ptx_bind(pm, i, mem);
+    alloc *g = add(mem, v.size, A_GLOBAL, 0);
+    g->dev = m->dev;
+    m->globals[m->nglobals++] = g;
+  }
+  ptx_bind_done(pm);
+  for (int e = 0; e < ptx_nentries(pm); e++) {
+    const char *name = ptx_entry_name(pm, e);
+    if (name == NULL) continue;
+    struct CUfunc_st *f = new_func(m);
+    if (f == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+    snprintf(f->e.name, sizeof f->e.name, "%s", name);
+    int np = ptx_entry_nparams(pm, e);
+    if (np > 64) {
+      snprintf(log, loglen, "fake_cuda: %s has %d parameters, more than the fake's 64", name, np);
+      return CUDA_ERROR_INVALID_PTX;
     }
+    f->e.nparams = np;
+    for (int i = 0; i < np; i++) ptx_entry_param(pm, e, i, &f->e.offset[i], &f->e.size[i]);
+    f->ptx_entry = e;
+    func_facts(f, (int)ptx_entry_static_shared(pm, e), ptx_entry_maxntid(pm, e));
   }
   return CUDA_SUCCESS;
 }
@@ -1656,9 +1626,29 @@ static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, char *l
     if (f == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
     snprintf(f->e.name, sizeof f->e.name, "%s", nm + 6);
     f->e.nparams = -1;
-    func_facts(f, NULL);
+    f->ptx_entry = -1;
+    func_facts(f, 0, 0);
   }
   return CUDA_SUCCESS;
+}
+
+/* A launch queued from a module keeps its program until it has run. */
+static void program_release(program *p) {
+  if (p && --p->refs == 0) {
+    ptx_free(p->m);
+    free(p);
+  }
+}
+
+static void module_free(struct CUmod_st *m) {
+  for (int i = 0; i < m->nglobals; i++) {
+    free(m->globals[i]->p);
+    drop(m->globals[i]);
+  }
+  free(m->globals);
+  program_release(m->prog);
+  free(m->funcs);
+  free(m);
 }
 
 API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
@@ -1684,8 +1674,7 @@ API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
   if (memcmp(image, "\177ELF", 4) == 0) r = load_cubin(m, image, log, loglen);
   else r = load_ptx(m, image, log, loglen);
   if (r != CUDA_SUCCESS) {
-    free(m->funcs);
-    free(m);
+    module_free(m);
     return leave(r);
   }
   *mod = m;
@@ -1694,12 +1683,7 @@ API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
 
 API CUresult cuModuleUnload(CUmodule m) {
   ENTER(true);
-  for (int i = 0; i < m->nglobals; i++) {
-    free(m->globals[i]->p);
-    drop(m->globals[i]);
-  }
-  free(m->funcs);
-  free(m);
+  module_free(m);
   return leave(CUDA_SUCCESS);
 }
 
@@ -1716,7 +1700,7 @@ API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
 API CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *bytes, CUmodule m, const char *name) {
   ENTER(true);
   for (int i = 0; i < m->nglobals; i++)
-    if (strcmp(m->gnames[i], name) == 0) {
+    if (strcmp(ptx_var(m->prog->m, i).name, name) == 0) {
       if (p) *p = (CUdeviceptr)(uintptr_t)m->globals[i]->p;
       if (bytes) *bytes = m->globals[i]->n;
       return leave(CUDA_SUCCESS);
@@ -1821,21 +1805,20 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     memcpy(&o->fill, params[1], sizeof o->fill);
   } else if (strncmp(e->name, "fake_fault", 10) == 0) {
     o = new_op(OP_FAULT);
+  } else if (f->ptx_entry >= 0) {
+    /* run by the PTX interpreter, on its stream */
+    o = new_op(OP_PTX);
+    o->prog = f->mod->prog;
+    o->prog->refs++;
+    o->entry = f->ptx_entry;
+    o->grid = (ptx_dims){gx, gy, gz};
+    o->block = (ptx_dims){bx, by, bz};
+    o->shared = shared;
+    size_t bytes = ptx_entry_param_bytes(o->prog->m, f->ptx_entry);
+    o->params = calloc(1, bytes ? bytes : 1);
+    for (int i = 0; i < e->nparams; i++) memcpy(o->params + e->offset[i], params[i], e->size[i]);
   } else {
-    /* a pointer (or an Array's data) the device cannot reach: the host
-    ** address of write-combined memory faults, as the kernel's first access
-    ** to it would */
-    bool faults = false;
-    for (int i = 0; i < e->nparams; i++) {
-      char *ptr;
-      if (e->size[i] < 8) continue;
-      memcpy(&ptr, params[i], 8);
-      const alloc *a = find(ptr, 1);
-      if (a && a->kind == A_HOST && (a->flags & CU_MEMHOSTALLOC_WRITECOMBINED))
-        faults = true;
-    }
-    /* not run, but it takes its place in the stream (and faults when it runs) */
-    o = new_op(faults ? OP_FAULT : OP_NOTHING);
+    o = new_op(OP_NOTHING);   /* a cubin's kernel: checked, not run */
   }
   enqueue(s, o);
   return leave(CUDA_SUCCESS);
