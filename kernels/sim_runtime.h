@@ -110,7 +110,7 @@ struct __lc_block {
   unsigned host;           // the thread on the worker's stack in fiber mode
   bool fibers;             // switched to fiber mode
   bool failed;             // an error waits to unwind the block
-  __lc_fiber *f;           // [nthreads] in fiber mode; f[0] is the worker's stack
+  __lc_fiber *f;           // [nthreads] in fiber mode; f[host] is the worker's stack
   unsigned at_block;       // threads waiting at the block barrier
   unsigned count;          // true predicates among them
   unsigned done;           // threads that returned
@@ -313,9 +313,13 @@ static void __trap() {
 // mask, then each gets its result from the values of those lanes. A lane
 // that returned, or that the block does not have (a last warp of fewer
 // than 32 threads), is not waited for and gives no value, as CUDA says of
-// exited threads. Misuse CUDA leaves undefined is an error naming the
-// thread: a mask without the caller's own lane, a shuffle width that is not
-// a power of 2 from 1 to 32, lanes of one mask at different warp functions.
+// exited threads. A shuffle from a lane that takes no part (undefined in
+// CUDA) returns the caller's own value. Misuse CUDA leaves undefined is an
+// error naming the thread: a mask without the caller's own lane, a shuffle
+// width that is not a power of 2 from 1 to 32, lanes of one mask at
+// different warp functions, a mask whose lanes wait elsewhere for good.
+// __activemask() waits until no thread of the block can run, then gives
+// the lanes of its warp that have not returned.
 
 // the lanes the block has in warp w
 static inline unsigned __lc_warp_lanes(const __lc_block *b, unsigned w) {
