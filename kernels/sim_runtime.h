@@ -4,10 +4,12 @@
 //
 // Execution model. A block runs on one worker thread of the core. Its
 // threads run as a plain loop, the kernel inlined into it, until a thread
-// reaches a barrier. Then the block becomes fibers: thread 0 stays on the
-// worker's stack and coordinates, the others run on pooled stacks and switch
-// back to it when they wait. __shared__ is thread_local: every thread of a
-// block runs on the same OS thread, so that is one copy per block.
+// reaches a barrier or a warp function. Then the block becomes fibers: that
+// thread (thread 0 at a __syncthreads; those before it have returned)
+// stays on the worker's stack and coordinates, the others run on pooled
+// stacks and switch back to it when they wait. __shared__ is thread_local:
+// every thread of a block runs on the same OS thread, so that is one copy
+// per block.
 #ifndef LUACUDA_SIM_RUNTIME_H
 #define LUACUDA_SIM_RUNTIME_H
 
@@ -74,13 +76,27 @@ struct dim3 {
 static constexpr int warpSize = LC_WARP_SIZE;   // kernels/abi.h
 
 // ---- the running block ------------------------------------------------
-enum { LC_RUNNABLE, LC_AT_BLOCK, LC_AT_WARP, LC_DONE };
+// A thread's state: running or ready, waiting at __syncthreads, at a warp
+// function, in __activemask, or returned.
+enum { LC_RUNNABLE, LC_AT_BLOCK, LC_AT_WARP, LC_AT_ACTIVE, LC_DONE };
 enum { LC_SYNC, LC_COUNT, LC_AND, LC_OR };
+// the warp functions (__lc_warp_op)
+enum {
+  LC_W_SYNC, LC_W_SHFL, LC_W_SHFL_UP, LC_W_SHFL_DOWN, LC_W_SHFL_XOR, LC_W_BALLOT, LC_W_ANY,
+  LC_W_ALL, LC_W_MATCH_ANY, LC_W_MATCH_ALL, LC_W_ADD, LC_W_MIN, LC_W_MAX, LC_W_IMIN, LC_W_IMAX,
+  LC_W_AND, LC_W_OR, LC_W_XOR
+};
+static_assert(LC_WARP_SIZE == 32, "the warp functions keep a warp's lanes in 32-bit masks");
 
 struct __lc_fiber {
   void *sp;        // saved context while switched out
   uint3 tid;
   int state;
+  // its warp function while it waits there (LC_AT_WARP): what it asked,
+  // with what mask, its value, then the result computed for it
+  unsigned char wop, wwidth;
+  unsigned warg, wmask;
+  unsigned long long wval, wres;
 };
 
 struct __lc_block;
@@ -91,16 +107,19 @@ struct __lc_block {
   lc_sim_worker *worker;
   unsigned nthreads;
   unsigned cur;            // the thread running now
+  unsigned host;           // the thread on the worker's stack in fiber mode
   bool fibers;             // switched to fiber mode
   bool failed;             // an error waits to unwind the block
-  __lc_fiber *f;           // [nthreads] in fiber mode; f[0] is the worker's stack
+  __lc_fiber *f;           // [nthreads] in fiber mode; f[host] is the worker's stack
   unsigned at_block;       // threads waiting at the block barrier
   unsigned count;          // true predicates among them
   unsigned done;           // threads that returned
   int result;              // the last block barrier's predicate count
-  // one entry per warp of the largest block (kernels/abi.h's limits)
-  unsigned char warp_wait[LC_MAX_BLOCK_THREADS / LC_WARP_SIZE];   // threads waiting at its barrier
-  unsigned char warp_done[LC_MAX_BLOCK_THREADS / LC_WARP_SIZE];   // its threads that returned
+  // one entry per warp of the largest block (kernels/abi.h's limits), a
+  // bit per lane: those waiting at a warp function, those that returned
+  // (known in fiber mode only)
+  unsigned warp_wait[LC_MAX_BLOCK_THREADS / LC_WARP_SIZE];
+  unsigned warp_gone[LC_MAX_BLOCK_THREADS / LC_WARP_SIZE];
   __lc_thread_fn run;      // runs the kernel for the current thread
   const void *args;        // the unpacked arguments, for run
   jmp_buf abort;           // unwinds the block on an error
@@ -246,7 +265,8 @@ static const char *__lc_thread_name(unsigned t, char *buf, size_t n) {
 }
 
 // Record an error and unwind the block: from the worker's own stack at
-// once, from a fiber by resuming the worker's stack, which then unwinds.
+// once, from a fiber by resuming the worker's stack (thread b->host's
+// context), which then unwinds.
 __attribute__((noreturn, format(printf, 1, 2)))
 static void __lc_fail(const char *fmt, ...) {
   __lc_block *b = __lc_current;
@@ -255,9 +275,9 @@ static void __lc_fail(const char *fmt, ...) {
   __lc_vmessage(b, fmt, ap);
   va_end(ap);
   b->failed = true;
-  if (b->cur == 0 || !b->fibers) longjmp(b->abort, 1);
+  if (b->cur == b->host || !b->fibers) longjmp(b->abort, 1);
   void *dead;
-  __lc_jump(&dead, b->f[0].sp);
+  __lc_jump(&dead, b->f[b->host].sp);
   __builtin_unreachable();
 }
 
@@ -285,9 +305,201 @@ static void __trap() {
 #define assert(e) ((e) ? (void)0 : __lc_assert_fail(#e, __FILE__, __LINE__))
 #endif
 
+// ---- warps ---------------------------------------------------------------
+// Warps are cut from the linear thread index. Every thread runs on its own
+// (Volta's independent scheduling): a warp function (__syncwarp, the
+// shuffles, votes, matches and reductions, all *_sync(mask, ...)) waits
+// until every lane named in mask has called a warp function with that same
+// mask, then each gets its result from the values of those lanes. A lane
+// that returned, or that the block does not have (a last warp of fewer
+// than 32 threads), is not waited for and gives no value, as CUDA says of
+// exited threads. A shuffle from a lane that takes no part (undefined in
+// CUDA) returns the caller's own value. Misuse CUDA leaves undefined is an
+// error naming the thread: a mask without the caller's own lane, a shuffle
+// width that is not a power of 2 from 1 to 32, lanes of one mask at
+// different warp functions, a mask whose lanes wait elsewhere for good.
+// __activemask() waits until no thread of the block can run, then gives
+// the lanes of its warp that have not returned.
+
+// the lanes the block has in warp w
+static inline unsigned __lc_warp_lanes(const __lc_block *b, unsigned w) {
+  unsigned left = b->nthreads - w * warpSize;
+  return left >= 32 ? 0xffffffffu : (1u << left) - 1;
+}
+
+static const char *__lc_warp_name(int op) {
+  static const char *const names[] = {
+    "__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
+    "__ballot_sync", "__any_sync", "__all_sync", "__match_any_sync", "__match_all_sync",
+    "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync", "__reduce_min_sync",
+    "__reduce_max_sync", "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync"};
+  return names[op];
+}
+
+__attribute__((noinline, cold, noreturn))
+static void __lc_warp_width(int op, int width) {
+  char t[48];
+  __lc_fail("%s: width %d is not a power of 2 from 1 to 32 (thread %s of block (%u, %u, %u))",
+            __lc_warp_name(op), width, __lc_thread_name(__lc_current->cur, t, sizeof t),
+            __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z);
+}
+
+__attribute__((noinline, cold, noreturn))
+static void __lc_warp_mask(int op, unsigned mask) {
+  char t[48];
+  unsigned me = __lc_current->cur;
+  __lc_fail("%s: mask 0x%08x does not name the calling thread %s (lane %u) of block "
+            "(%u, %u, %u)", __lc_warp_name(op), mask, __lc_thread_name(me, t, sizeof t),
+            me % warpSize, __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z);
+}
+
+// The group of mask in warp w is complete when each of its lanes that has
+// not returned waits with that mask: compute every lane's result, release
+// them, and say so.
+__attribute__((noinline))
+static bool __lc_warp_complete(__lc_block *b, unsigned w, unsigned mask, unsigned group) {
+  __lc_fiber *f = b->f + w * warpSize;
+  unsigned first = (unsigned)__builtin_ctz(group);
+  int op = f[first].wop;
+  for (unsigned g = group; g; g &= g - 1) {
+    unsigned l = (unsigned)__builtin_ctz(g);
+    if (f[l].wmask != mask) return false;         // it waits in another group
+  }
+  for (unsigned g = group; g; g &= g - 1) {
+    unsigned l = (unsigned)__builtin_ctz(g);
+    if (f[l].wop != op || f[l].wwidth != f[first].wwidth) {
+      char t1[48], t2[48];
+      __lc_fail("warp functions of mask 0x%08x differ in block (%u, %u, %u): thread %s "
+                "called %s, thread %s %s%s", mask, __lc_blockIdx.x, __lc_blockIdx.y,
+                __lc_blockIdx.z, __lc_thread_name(w * warpSize + first, t1, sizeof t1),
+                __lc_warp_name(op), __lc_thread_name(w * warpSize + l, t2, sizeof t2),
+                __lc_warp_name(f[l].wop), f[l].wop == op ? " with another width" : "");
+    }
+  }
+  unsigned long long r = 0;
+  switch (op) {
+    case LC_W_SHFL: case LC_W_SHFL_UP: case LC_W_SHFL_DOWN: case LC_W_SHFL_XOR: {
+      unsigned width = f[first].wwidth;
+      for (unsigned g = group; g; g &= g - 1) {
+        unsigned l = (unsigned)__builtin_ctz(g), seg = l & ~(width - 1), a = f[l].warg;
+        unsigned long long j;        // the source lane; past the segment: the caller's own
+        switch (op) {
+          case LC_W_SHFL: j = seg | (a & (width - 1)); break;
+          case LC_W_SHFL_UP: j = a <= l - seg ? l - a : l; break;
+          case LC_W_SHFL_DOWN: j = (unsigned long long)(l - seg) + a < width ? l + a : l; break;
+          default: j = l ^ a; if (j >= seg + width) j = l; break;
+        }
+        // a source that takes no part: undefined in CUDA, the caller's own here
+        f[l].wres = j < 32 && (group >> j & 1) ? f[j].wval : f[l].wval;
+      }
+      goto release;
+    }
+    case LC_W_BALLOT: case LC_W_ANY: case LC_W_ALL:
+      for (unsigned g = group; g; g &= g - 1) {
+        unsigned l = (unsigned)__builtin_ctz(g);
+        if (f[l].wval) r |= 1ull << l;
+      }
+      if (op == LC_W_ANY) r = r != 0;
+      else if (op == LC_W_ALL) r = r == group;
+      break;
+    case LC_W_MATCH_ANY:
+      for (unsigned g = group; g; g &= g - 1) {
+        unsigned l = (unsigned)__builtin_ctz(g);
+        unsigned same = 0;
+        for (unsigned h = group; h; h &= h - 1) {
+          unsigned k = (unsigned)__builtin_ctz(h);
+          if (f[k].wval == f[l].wval) same |= 1u << k;
+        }
+        f[l].wres = same;
+      }
+      goto release;
+    case LC_W_MATCH_ALL:        // the mask and bit 32 (the predicate), or 0
+      r = mask | 1ull << 32;
+      for (unsigned g = group; g; g &= g - 1)
+        if (f[__builtin_ctz(g)].wval != f[first].wval) r = 0;
+      break;
+    case LC_W_ADD: case LC_W_MIN: case LC_W_MAX: case LC_W_IMIN: case LC_W_IMAX:
+    case LC_W_AND: case LC_W_OR: case LC_W_XOR: {
+      unsigned acc = (unsigned)f[first].wval;
+      for (unsigned g = group & (group - 1); g; g &= g - 1) {
+        unsigned v = (unsigned)f[__builtin_ctz(g)].wval;
+        switch (op) {
+          case LC_W_ADD: acc += v; break;
+          case LC_W_MIN: acc = v < acc ? v : acc; break;
+          case LC_W_MAX: acc = v > acc ? v : acc; break;
+          case LC_W_IMIN: acc = (int)v < (int)acc ? v : acc; break;
+          case LC_W_IMAX: acc = (int)v > (int)acc ? v : acc; break;
+          case LC_W_AND: acc &= v; break;
+          case LC_W_OR: acc |= v; break;
+          default: acc ^= v; break;
+        }
+      }
+      r = acc;
+      break;
+    }
+    default: break;             // __syncwarp
+  }
+  for (unsigned g = group; g; g &= g - 1) f[__builtin_ctz(g)].wres = r;
+release:
+  for (unsigned g = group; g; g &= g - 1) f[__builtin_ctz(g)].state = LC_RUNNABLE;
+  b->warp_wait[w] &= ~group;
+  return true;
+}
+
+// Try to complete the group of mask in warp w (after an arrival or a return).
+static inline bool __lc_warp_try(__lc_block *b, unsigned w, unsigned mask) {
+  unsigned group = mask & __lc_warp_lanes(b, w) & ~b->warp_gone[w];
+  if (group == 0 || (b->warp_wait[w] & group) != group) return false;
+  return __lc_warp_complete(b, w, mask, group);
+}
+
+// A lane of warp w returned while others wait there: they may wait no more.
+__attribute__((noinline, cold))
+static void __lc_warp_retry(__lc_block *b, unsigned w) {
+  for (unsigned g = b->warp_wait[w]; g; g &= b->warp_wait[w]) {
+    unsigned l = (unsigned)__builtin_ctz(g);
+    __lc_warp_try(b, w, b->f[w * warpSize + l].wmask);
+    g &= ~(1u << l);
+  }
+}
+
+// Nothing can run, and threads wait in __activemask: each gets the lanes of
+// its warp that have not returned, now that they all have either returned
+// or stopped at a barrier. Whether any did.
+__attribute__((noinline, cold))
+static bool __lc_wake_active(__lc_block *b) {
+  bool woke = false;
+  for (unsigned i = 0; i < b->nthreads; i++)
+    if (b->f[i].state == LC_AT_ACTIVE) {
+      unsigned w = i / warpSize;
+      b->f[i].wres = __lc_warp_lanes(b, w) & ~b->warp_gone[w];
+      b->f[i].state = LC_RUNNABLE;
+      woke = true;
+    }
+  return woke;
+}
+
+// No thread can run: name a warp function that waits, with the lanes it
+// waits for, or else the thread that yielded.
 __attribute__((noinline, cold, noreturn))
 static void __lc_stuck(unsigned me) {
+  __lc_block *b = __lc_current;
   char t[48];
+  for (unsigned i = 0; i < b->nthreads; i++) {
+    const __lc_fiber *f = &b->f[i];
+    if (f->state != LC_AT_WARP) continue;
+    unsigned w = i / warpSize, missing = 0;
+    unsigned group = f->wmask & __lc_warp_lanes(b, w) & ~b->warp_gone[w];
+    for (unsigned g = group; g; g &= g - 1) {
+      unsigned l = (unsigned)__builtin_ctz(g);
+      if (!(b->warp_wait[w] >> l & 1) || b->f[w * warpSize + l].wmask != f->wmask)
+        missing |= 1u << l;
+    }
+    __lc_fail("%s(0x%08x) never completes in block (%u, %u, %u): thread %s waits for "
+              "lanes 0x%08x of its warp, which wait at another barrier or with another mask",
+              __lc_warp_name(f->wop), f->wmask, __lc_blockIdx.x, __lc_blockIdx.y,
+              __lc_blockIdx.z, __lc_thread_name(i, t, sizeof t), missing);
+  }
   __lc_fail("barrier never completes in block (%u, %u, %u): thread %s waits while no "
             "thread can reach it", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
             __lc_thread_name(me, t, sizeof t));
@@ -295,23 +507,23 @@ static void __lc_stuck(unsigned me) {
 
 // Switch from thread me (whose state is already set) to the next thread that
 // can run, or return at once when that is me. With nobody left, the
-// worker's stack (thread 0's context) is resumed to finish the block.
+// worker's stack (thread host's context) is resumed to finish the block.
 __attribute__((always_inline)) static inline void __lc_yield(__lc_block *b, unsigned me) {
   unsigned n = b->nthreads, u = me + 1 == n ? 0 : me + 1;
   while (b->f[u].state != LC_RUNNABLE) {
     if (u == me) {               // no other thread can run
       if (b->done == n) break;   // all returned: back to the worker's stack
-      __lc_stuck(me);
+      if (!__lc_wake_active(b)) __lc_stuck(me);
     }
     u = u + 1 == n ? 0 : u + 1;
   }
-  if (b->done == n) u = 0;
+  if (b->done == n) u = b->host;
   if (u == me) return;
   b->cur = u;
   __lc_threadIdx = b->f[u].tid;
   __lc_jump(&b->f[me].sp, b->f[u].sp);
   // resumed: an error found elsewhere unwinds from the worker's stack
-  if (b->failed && me == 0) longjmp(b->abort, 1);
+  if (b->failed && me == b->host) longjmp(b->abort, 1);
 }
 
 // A fiber's life: run the kernel for its thread, then hand over.
@@ -330,26 +542,24 @@ static void __lc_thread_exit(__lc_block *b, unsigned me) {
     __lc_fail("barrier never completes in block (%u, %u, %u): thread %s returned while "
               "others wait at syncthreads", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
               __lc_thread_name(me, t, sizeof t));
-  if (b->warp_wait[me / warpSize])
-    __lc_fail("warp barrier never completes in block (%u, %u, %u): thread %s returned while "
-              "others of its warp wait", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
-              __lc_thread_name(me, t, sizeof t));
-  b->warp_done[me / warpSize]++;
-  if (me != 0) __lc_yield(b, me);     // never comes back
+  unsigned w = me / warpSize;
+  b->warp_gone[w] |= 1u << (me % warpSize);
+  if (b->warp_wait[w]) __lc_warp_retry(b, w);
+  if (me != b->host) __lc_yield(b, me);     // never comes back
 }
 
-// Turn a plain-loop block into fibers at its first barrier. Only thread 0
-// can get here first: the loop ran threads 0..cur-1 to their end, so they
-// can never reach this barrier.
+// Turn a plain-loop block into fibers at its first barrier or warp
+// function. The loop ran threads 0..cur-1 to their end: they have
+// returned, and thread cur stays on the worker's stack.
 static void __lc_to_fibers(__lc_block *b) {
-  char t[48];
-  if (b->cur != 0)
-    __lc_fail("thread %s reached a barrier in block (%u, %u, %u) that threads before it "
-              "returned without reaching", __lc_thread_name(b->cur, t, sizeof t),
-              __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z);
   void **stacks = b->worker->stacks(b->worker, b->nthreads);
   if (stacks == NULL) longjmp(b->abort, 1);
+  unsigned c = b->cur;
   b->f = __lc_fibers;
+  b->host = c;
+  b->done = c;
+  for (unsigned w = 0; w < c / warpSize; w++) b->warp_gone[w] = 0xffffffffu;
+  if (c % warpSize) b->warp_gone[c / warpSize] = (1u << (c % warpSize)) - 1;
   uint3 tid = {0, 0, 0};
   for (unsigned i = 0; i < b->nthreads; i++) {
     b->f[i].tid = tid;          // counted up: no division per thread
@@ -357,69 +567,163 @@ static void __lc_to_fibers(__lc_block *b) {
       tid.x = 0;
       if (++tid.y == __lc_blockDim.y) { tid.y = 0; tid.z++; }
     }
-    b->f[i].state = LC_RUNNABLE;
+    b->f[i].state = i < c ? LC_DONE : LC_RUNNABLE;
     // stagger the stack tops: at the same page offset they would all fall
     // into one cache set and evict each other at every switch
     size_t color = (i * 192u) & 4095u;
-    b->f[i].sp = i ? __lc_stack_init(stacks[i], b->worker->stack_size - color, b) : NULL;
+    b->f[i].sp = i > c ? __lc_stack_init(stacks[i], b->worker->stack_size - color, b) : NULL;
   }
   b->fibers = true;
 }
 
 // The cold ends of a barrier: errors, and the switch to fibers.
 __attribute__((noinline, cold, noreturn))
-static void __lc_barrier_after_return(unsigned me, bool warp) {
+static void __lc_barrier_after_return(unsigned me) {
   char t[48];
-  __lc_fail("%s never completes in block (%u, %u, %u): thread %s waits there after "
-            "others%s returned", warp ? "warp barrier" : "barrier", __lc_blockIdx.x,
-            __lc_blockIdx.y, __lc_blockIdx.z, __lc_thread_name(me, t, sizeof t),
-            warp ? " of its warp" : "");
+  __lc_fail("barrier never completes in block (%u, %u, %u): thread %s waits there after "
+            "others returned", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
+            __lc_thread_name(me, t, sizeof t));
 }
 
+// A block barrier first reached by a thread after thread 0 can never
+// complete: the threads before it returned without reaching it.
 __attribute__((noinline, cold))
-static void __lc_first_barrier(__lc_block *b) { __lc_to_fibers(b); }
+static void __lc_first_barrier(__lc_block *b, bool block) {
+  char t[48];
+  if (block && b->cur != 0)
+    __lc_fail("thread %s reached a barrier in block (%u, %u, %u) that threads before it "
+              "returned without reaching", __lc_thread_name(b->cur, t, sizeof t),
+              __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z);
+  __lc_to_fibers(b);
+}
 
-__attribute__((always_inline)) static inline int __lc_barrier(int kind, int op, int pred) {
+__attribute__((always_inline)) static inline int __lc_barrier(int op, int pred) {
   __lc_block *b = __lc_current;
-  if (__builtin_expect(!b->fibers, 0)) __lc_first_barrier(b);
+  if (__builtin_expect(!b->fibers, 0)) __lc_first_barrier(b, true);
   unsigned me = b->cur, n = b->nthreads;
-  if (kind == LC_AT_BLOCK) {
-    if (__builtin_expect(b->done != 0, 0)) __lc_barrier_after_return(me, false);
-    b->count += pred != 0;
-    if (++b->at_block == n) {        // the last to arrive releases everyone
-      for (unsigned i = 0; i < n; i++) b->f[i].state = LC_RUNNABLE;
-      b->result = (int)b->count;
-      b->at_block = b->count = 0;
-    } else {
-      b->f[me].state = LC_AT_BLOCK;
-      __lc_yield(b, me);
-    }
-    switch (op) {
-      case LC_COUNT: return b->result;
-      case LC_AND: return b->result == (int)n;
-      case LC_OR: return b->result != 0;
-      default: return 0;
-    }
-  }
-  unsigned w = me / warpSize, size = (w + 1) * warpSize <= n ? warpSize : n - w * warpSize;
-  if (__builtin_expect(b->warp_done[w] != 0, 0)) __lc_barrier_after_return(me, true);
-  if (++b->warp_wait[w] == size) {
-    for (unsigned i = w * warpSize; i < w * warpSize + size; i++)
-      if (i != me) b->f[i].state = LC_RUNNABLE;
-    b->warp_wait[w] = 0;
+  if (__builtin_expect(b->done != 0, 0)) __lc_barrier_after_return(me);
+  b->count += pred != 0;
+  if (++b->at_block == n) {        // the last to arrive releases everyone
+    for (unsigned i = 0; i < n; i++) b->f[i].state = LC_RUNNABLE;
+    b->result = (int)b->count;
+    b->at_block = b->count = 0;
   } else {
-    b->f[me].state = LC_AT_WARP;
+    b->f[me].state = LC_AT_BLOCK;
     __lc_yield(b, me);
   }
-  return 0;
+  switch (op) {
+    case LC_COUNT: return b->result;
+    case LC_AND: return b->result == (int)n;
+    case LC_OR: return b->result != 0;
+    default: return 0;
+  }
+}
+
+// Thread cur calls warp function op with its mask, value v, argument arg
+// (source lane, delta, lane mask) and shuffle width (0 for the others); the
+// result computed for it.
+static inline unsigned long long __lc_warp_op(int op, unsigned mask, unsigned long long v,
+                                              unsigned arg, int width) {
+  __lc_block *b = __lc_current;
+  if (op >= LC_W_SHFL && op <= LC_W_SHFL_XOR &&
+      __builtin_expect(width < 1 || width > 32 || (width & (width - 1)) != 0, 0))
+    __lc_warp_width(op, width);
+  if (__builtin_expect(!b->fibers, 0)) __lc_first_barrier(b, false);
+  unsigned me = b->cur, w = me / warpSize, bit = 1u << (me % warpSize);
+  if (__builtin_expect(!(mask & bit), 0)) __lc_warp_mask(op, mask);
+  __lc_fiber *f = &b->f[me];
+  f->wop = (unsigned char)op;
+  f->wwidth = (unsigned char)width;
+  f->warg = arg;
+  f->wmask = mask;
+  f->wval = v;
+  b->warp_wait[w] |= bit;
+  if (!__lc_warp_try(b, w, mask)) {
+    f->state = LC_AT_WARP;
+    __lc_yield(b, me);
+  }
+  return f->wres;
+}
+
+// a value's bits, and back
+template <typename T>
+static inline unsigned long long __lc_bits(T v) {
+  unsigned long long u = 0;
+  memcpy(&u, &v, sizeof v);
+  return u;
+}
+template <typename T>
+static inline T __lc_from_bits(unsigned long long u) {
+  T v;
+  memcpy(&v, &u, sizeof v);
+  return v;
 }
 
 // ---- CUDA functions -----------------------------------------------------
-static inline void __syncthreads() { __lc_barrier(LC_AT_BLOCK, LC_SYNC, 0); }
-static inline int __syncthreads_count(int p) { return __lc_barrier(LC_AT_BLOCK, LC_COUNT, p); }
-static inline int __syncthreads_and(int p) { return __lc_barrier(LC_AT_BLOCK, LC_AND, p); }
-static inline int __syncthreads_or(int p) { return __lc_barrier(LC_AT_BLOCK, LC_OR, p); }
-static inline void __syncwarp(unsigned mask = 0xffffffffu) { (void)mask; __lc_barrier(LC_AT_WARP, LC_SYNC, 0); }
+static inline void __syncthreads() { __lc_barrier(LC_SYNC, 0); }
+static inline int __syncthreads_count(int p) { return __lc_barrier(LC_COUNT, p); }
+static inline int __syncthreads_and(int p) { return __lc_barrier(LC_AND, p); }
+static inline int __syncthreads_or(int p) { return __lc_barrier(LC_OR, p); }
+static inline void __syncwarp(unsigned mask = 0xffffffffu) { __lc_warp_op(LC_W_SYNC, mask, 0, 0, 0); }
+
+// the lanes of the caller's warp that have not returned, once every lane
+// of the block has returned or stopped at a barrier (threads run
+// independently here, so no lanes are "inactive" but those)
+static inline unsigned __activemask() {
+  __lc_block *b = __lc_current;
+  if (__builtin_expect(!b->fibers, 0)) __lc_first_barrier(b, false);
+  unsigned me = b->cur;
+  b->f[me].state = LC_AT_ACTIVE;
+  __lc_yield(b, me);
+  return (unsigned)b->f[me].wres;
+}
+
+static inline unsigned __ballot_sync(unsigned mask, int p) {
+  return (unsigned)__lc_warp_op(LC_W_BALLOT, mask, p != 0, 0, 0);
+}
+static inline int __any_sync(unsigned mask, int p) { return (int)__lc_warp_op(LC_W_ANY, mask, p != 0, 0, 0); }
+static inline int __all_sync(unsigned mask, int p) { return (int)__lc_warp_op(LC_W_ALL, mask, p != 0, 0, 0); }
+
+#define LC_WARP_T_(T)                                                                         \
+  static inline T __shfl_sync(unsigned mask, T v, int src, int width = warpSize) {            \
+    return __lc_from_bits<T>(__lc_warp_op(LC_W_SHFL, mask, __lc_bits(v), (unsigned)src, width)); \
+  }                                                                                           \
+  static inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = warpSize) {  \
+    return __lc_from_bits<T>(__lc_warp_op(LC_W_SHFL_UP, mask, __lc_bits(v), delta, width));   \
+  }                                                                                           \
+  static inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize) { \
+    return __lc_from_bits<T>(__lc_warp_op(LC_W_SHFL_DOWN, mask, __lc_bits(v), delta, width)); \
+  }                                                                                           \
+  static inline T __shfl_xor_sync(unsigned mask, T v, int lanes, int width = warpSize) {      \
+    return __lc_from_bits<T>(__lc_warp_op(LC_W_SHFL_XOR, mask, __lc_bits(v), (unsigned)lanes, width)); \
+  }                                                                                           \
+  static inline unsigned __match_any_sync(unsigned mask, T v) {                               \
+    return (unsigned)__lc_warp_op(LC_W_MATCH_ANY, mask, __lc_bits(v), 0, 0);                  \
+  }                                                                                           \
+  static inline unsigned __match_all_sync(unsigned mask, T v, int *pred) {                    \
+    unsigned long long r = __lc_warp_op(LC_W_MATCH_ALL, mask, __lc_bits(v), 0, 0);            \
+    *pred = (int)(r >> 32);                                                                   \
+    return (unsigned)r;                                                                       \
+  }
+LC_WARP_T_(int)
+LC_WARP_T_(unsigned int)
+LC_WARP_T_(long)
+LC_WARP_T_(unsigned long)
+LC_WARP_T_(long long)
+LC_WARP_T_(unsigned long long)
+LC_WARP_T_(float)
+LC_WARP_T_(double)
+#undef LC_WARP_T_
+
+static inline unsigned __reduce_add_sync(unsigned mask, unsigned v) { return (unsigned)__lc_warp_op(LC_W_ADD, mask, v, 0, 0); }
+static inline int __reduce_add_sync(unsigned mask, int v) { return (int)(unsigned)__lc_warp_op(LC_W_ADD, mask, (unsigned)v, 0, 0); }
+static inline unsigned __reduce_min_sync(unsigned mask, unsigned v) { return (unsigned)__lc_warp_op(LC_W_MIN, mask, v, 0, 0); }
+static inline int __reduce_min_sync(unsigned mask, int v) { return (int)(unsigned)__lc_warp_op(LC_W_IMIN, mask, (unsigned)v, 0, 0); }
+static inline unsigned __reduce_max_sync(unsigned mask, unsigned v) { return (unsigned)__lc_warp_op(LC_W_MAX, mask, v, 0, 0); }
+static inline int __reduce_max_sync(unsigned mask, int v) { return (int)(unsigned)__lc_warp_op(LC_W_IMAX, mask, (unsigned)v, 0, 0); }
+static inline unsigned __reduce_and_sync(unsigned mask, unsigned v) { return (unsigned)__lc_warp_op(LC_W_AND, mask, v, 0, 0); }
+static inline unsigned __reduce_or_sync(unsigned mask, unsigned v) { return (unsigned)__lc_warp_op(LC_W_OR, mask, v, 0, 0); }
+static inline unsigned __reduce_xor_sync(unsigned mask, unsigned v) { return (unsigned)__lc_warp_op(LC_W_XOR, mask, v, 0, 0); }
 static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 // the threads of a block share one OS thread: only the compiler must not reorder
@@ -611,12 +915,12 @@ static int __lc_run_block(void (*)(P...), std::index_sequence<I...>, const lc_si
         b.cur = t;
         __lc_threadIdx = uint3{x, y, z};
         std::apply(K, args);
-        if (b.fibers) goto drain;      // only thread 0 can have switched
+        if (b.fibers) goto drain;      // only thread t can have switched
       }
   return 0;
-drain:      // thread 0 returned: the others run until they all have
-  __lc_thread_exit(&b, 0);
-  __lc_yield(&b, 0);
+drain:      // thread b.host returned: the others run until they all have
+  __lc_thread_exit(&b, b.host);
+  __lc_yield(&b, b.host);
   return 0;
 }
 
