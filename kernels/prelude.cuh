@@ -23,6 +23,34 @@ typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
+
+// nor math.h's INFINITY, NAN, HUGE_VALF and HUGE_VAL, which the simulator's
+// host compiler has: the same values from their bit patterns. Where NVRTC
+// has __builtin_bit_cast they are constant expressions, as math.h's are
+// (so `__device__ const float lo = -INFINITY;` compiles); elsewhere CUDA's
+// reinterpreting built-ins give them in device code.
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_bit_cast)
+#define LC_FLOAT_BITS_(b) __builtin_bit_cast(float, (unsigned int)(b))
+#define LC_DOUBLE_BITS_(b) __builtin_bit_cast(double, (unsigned long long)(b))
+#endif
+#endif
+#ifndef LC_FLOAT_BITS_
+#define LC_FLOAT_BITS_(b) __int_as_float((int)(b))
+#define LC_DOUBLE_BITS_(b) __longlong_as_double((long long)(b))
+#endif
+#ifndef INFINITY
+#define INFINITY LC_FLOAT_BITS_(0x7f800000u)
+#endif
+#ifndef NAN
+#define NAN LC_FLOAT_BITS_(0x7fc00000u)
+#endif
+#ifndef HUGE_VALF
+#define HUGE_VALF LC_FLOAT_BITS_(0x7f800000u)
+#endif
+#ifndef HUGE_VAL
+#define HUGE_VAL LC_DOUBLE_BITS_(0x7ff0000000000000ull)
+#endif
 #endif
 
 // ---- shared, local and dynamic shared arrays --------------------------

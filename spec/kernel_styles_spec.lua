@@ -721,3 +721,51 @@ describe("printf from a kernel", function()
     assert.same(want, lines)
   end)
 end)
+
+-- math.h's constants: the simulator's host compiler has them, and the
+-- prelude gives them to NVRTC, which has no math.h
+local SPECIALS = [==[
+__device__ const float lowest = -INFINITY;   // a constant initialiser, as math.h's allow
+
+extern "C" __global__ void specials(const float *x, int n, float *f, double *d, int *flags) {
+  float lo = INFINITY, hi = lowest;        // the identities of min and max
+  for (int i = 0; i < n; i++) {
+    lo = fminf(lo, x[i]);
+    hi = fmaxf(hi, x[i]);
+  }
+  f[0] = lo;
+  f[1] = hi;
+  f[2] = NAN;
+  f[3] = -HUGE_VALF;
+  d[0] = HUGE_VAL;
+  d[1] = -INFINITY;                        // a float, widened
+  d[2] = NAN;
+  flags[0] = (int)isinf(INFINITY) + 2 * (int)isinf(-INFINITY) + 4 * (int)isnan(NAN);
+  flags[1] = (NAN != NAN) + 2 * (NAN == NAN) + 4 * (INFINITY > 3.0e38f) + 8 * (-INFINITY < -3.0e38f);
+  flags[2] = (int)sizeof(INFINITY) + 10 * (int)sizeof(NAN) + 100 * (int)sizeof(HUGE_VAL);
+}
+]==]
+
+describe("math.h's INFINITY, NAN and HUGE_VAL in a kernel", function()
+  it("compile on every backend and hold their values", function()
+    local m = compile(SPECIALS, "specials.cu")
+    if S.fake then return pending(S.FAKE_SKIP) end
+    local f, d = luacuda.device_array(4, "float32"), luacuda.device_array(3, "float64")
+    local flags = luacuda.device_array(3, "int32")
+    m.specials[{1, 1}](luacuda.to_device({2.5, -7, 2.0^100}, {dtype = "float32"}), 3, f, d, flags)
+    local hf, hd = host(f), host(d)
+    assert.equal(-7, hf[1])
+    assert.equal(2.0^100, hf[2])
+    assert.is_true(hf[3] ~= hf[3], "NAN is a NaN")
+    assert.equal(-math.huge, hf[4])
+    assert.equal(math.huge, hd[1])
+    assert.equal(-math.huge, hd[2])
+    assert.is_true(hd[3] ~= hd[3], "NAN widened is a NaN")
+    assert.same({7, 13, 844}, host(flags))
+    -- no elements: the identities come back as they are
+    m.specials[{1, 1}](luacuda.to_device({0}, {dtype = "float32"}), 0, f, d, flags)
+    hf = host(f)
+    assert.equal(math.huge, hf[1])
+    assert.equal(-math.huge, hf[2])
+  end)
+end)
