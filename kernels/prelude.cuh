@@ -24,7 +24,7 @@ typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
 
-// nor math.h's INFINITY, NAN, HUGE_VALF and HUGE_VAL, which the simulator's
+// nor math.h's INFINITY, NAN, HUGE_VALF, HUGE_VAL and M_PI..., which the simulator's
 // host compiler has: the same values from their bit patterns. Where NVRTC
 // has __builtin_bit_cast they are constant expressions, as math.h's are
 // (so `__device__ const float lo = -INFINITY;` compiles); elsewhere CUDA's
@@ -50,6 +50,22 @@ typedef unsigned long long uint64_t;
 #endif
 #ifndef HUGE_VAL
 #define HUGE_VAL LC_DOUBLE_BITS_(0x7ff0000000000000ull)
+#endif
+// and its (POSIX) constants, as doubles
+#ifndef M_PI
+#define M_E 2.7182818284590452354
+#define M_LOG2E 1.4426950408889634074
+#define M_LOG10E 0.43429448190325182765
+#define M_LN2 0.69314718055994530942
+#define M_LN10 2.30258509299404568402
+#define M_PI 3.14159265358979323846
+#define M_PI_2 1.57079632679489661923
+#define M_PI_4 0.78539816339744830962
+#define M_1_PI 0.31830988618379067154
+#define M_2_PI 0.63661977236758134308
+#define M_2_SQRTPI 1.12837916709551257390
+#define M_SQRT2 1.41421356237309504880
+#define M_SQRT1_2 0.70710678118654752440
 #endif
 #endif
 

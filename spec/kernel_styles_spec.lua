@@ -743,14 +743,16 @@ extern "C" __global__ void specials(const float *x, int n, float *f, double *d, 
   flags[0] = (int)isinf(INFINITY) + 2 * (int)isinf(-INFINITY) + 4 * (int)isnan(NAN);
   flags[1] = (NAN != NAN) + 2 * (NAN == NAN) + 4 * (INFINITY > 3.0e38f) + 8 * (-INFINITY < -3.0e38f);
   flags[2] = (int)sizeof(INFINITY) + 10 * (int)sizeof(NAN) + 100 * (int)sizeof(HUGE_VAL);
+  d[3] = M_PI;
+  d[4] = M_SQRT1_2 * M_SQRT2 + M_E * 0.0 + M_LN2 / M_LN2 - 1.0;
 }
 ]==]
 
-describe("math.h's INFINITY, NAN and HUGE_VAL in a kernel", function()
+describe("math.h's INFINITY, NAN, HUGE_VAL and M_PI in a kernel", function()
   it("compile on every backend and hold their values", function()
     local m = compile(SPECIALS, "specials.cu")
     if S.fake then return pending(S.FAKE_SKIP) end
-    local f, d = luacuda.device_array(4, "float32"), luacuda.device_array(3, "float64")
+    local f, d = luacuda.device_array(4, "float32"), luacuda.device_array(5, "float64")
     local flags = luacuda.device_array(3, "int32")
     m.specials[{1, 1}](luacuda.to_device({2.5, -7, 2.0^100}, {dtype = "float32"}), 3, f, d, flags)
     local hf, hd = host(f), host(d)
@@ -762,6 +764,8 @@ describe("math.h's INFINITY, NAN and HUGE_VAL in a kernel", function()
     assert.equal(-math.huge, hd[2])
     assert.is_true(hd[3] ~= hd[3], "NAN widened is a NaN")
     assert.same({7, 13, 844}, host(flags))
+    assert.equal(math.pi, hd[4])
+    assert.is_true(math.abs(hd[5] - 1) < 1e-15, hd[5])
     -- no elements: the identities come back as they are
     m.specials[{1, 1}](luacuda.to_device({0}, {dtype = "float32"}), 0, f, d, flags)
     hf = host(f)
