@@ -23,6 +23,50 @@ typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
+
+// nor math.h's INFINITY, NAN, HUGE_VALF, HUGE_VAL and M_PI..., which the simulator's
+// host compiler has: the same values from their bit patterns. Where NVRTC
+// has __builtin_bit_cast they are constant expressions, as math.h's are
+// (so `__device__ const float lo = -INFINITY;` compiles); elsewhere CUDA's
+// reinterpreting built-ins give them in device code.
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_bit_cast)
+#define LC_FLOAT_BITS_(b) __builtin_bit_cast(float, (unsigned int)(b))
+#define LC_DOUBLE_BITS_(b) __builtin_bit_cast(double, (unsigned long long)(b))
+#endif
+#endif
+#ifndef LC_FLOAT_BITS_
+#define LC_FLOAT_BITS_(b) __int_as_float((int)(b))
+#define LC_DOUBLE_BITS_(b) __longlong_as_double((long long)(b))
+#endif
+#ifndef INFINITY
+#define INFINITY LC_FLOAT_BITS_(0x7f800000u)
+#endif
+#ifndef NAN
+#define NAN LC_FLOAT_BITS_(0x7fc00000u)
+#endif
+#ifndef HUGE_VALF
+#define HUGE_VALF LC_FLOAT_BITS_(0x7f800000u)
+#endif
+#ifndef HUGE_VAL
+#define HUGE_VAL LC_DOUBLE_BITS_(0x7ff0000000000000ull)
+#endif
+// and its (POSIX) constants, as doubles
+#ifndef M_PI
+#define M_E 2.7182818284590452354
+#define M_LOG2E 1.4426950408889634074
+#define M_LOG10E 0.43429448190325182765
+#define M_LN2 0.69314718055994530942
+#define M_LN10 2.30258509299404568402
+#define M_PI 3.14159265358979323846
+#define M_PI_2 1.57079632679489661923
+#define M_PI_4 0.78539816339744830962
+#define M_1_PI 0.31830988618379067154
+#define M_2_PI 0.63661977236758134308
+#define M_2_SQRTPI 1.12837916709551257390
+#define M_SQRT2 1.41421356237309504880
+#define M_SQRT1_2 0.70710678118654752440
+#endif
 #endif
 
 // ---- shared, local and dynamic shared arrays --------------------------
