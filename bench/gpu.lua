@@ -24,7 +24,7 @@ end
 local REPEAT = B.REPEAT
 local LAUNCHES = tonumber(os.getenv("BENCH_LAUNCHES")) or 20000
 local COPY_BYTES = 256 << 20
-local SAXPY_N = 1 << 28
+local SAXPY_N = tonumber(os.getenv("BENCH_SAXPY_N")) or 1 << 28
 
 local sh, best = B.sh, B.best
 
@@ -120,6 +120,16 @@ local ms = luacuda.compile_file("examples/kernels/saxpy.cu")
 local x = luacuda.device_array(SAXPY_N, "float32"):fill(1)
 local y = luacuda.device_array(SAXPY_N, "float32"):fill(2)
 local t_saxpy = best(function() ms.saxpy[{SAXPY_N // 256, 256}](SAXPY_N, 2.0, x, y) end)
+-- the kernel timed must compute the right thing: once more from y = 2
+y:fill(2)
+ms.saxpy[{SAXPY_N // 256, 256}](SAXPY_N, 2.0, x, y)
+local yh = y:copy_to_host()
+for i = 1, SAXPY_N, math.max(1, SAXPY_N // 4099) do
+  if yh[i] ~= 4 then error(("bench: saxpy gave y[%d] = %s, not 4"):format(i, yh[i])) end
+end
+if yh[SAXPY_N] ~= 4 then error(("bench: saxpy gave y[%d] = %s, not 4"):format(SAXPY_N, yh[SAXPY_N])) end
+print(("saxpy result checked: y = 2 * 1 + 2 = 4 at %d elements"):format(SAXPY_N // math.max(1, SAXPY_N // 4099) + 1))
+yh = nil
 local t_copy = best(function() y:copy_to_device(x) end)
 local bytes = SAXPY_N * 4
 local frac = (3 * bytes / t_saxpy) / (2 * bytes / t_copy)

@@ -3,9 +3,9 @@
 -- the module and passes its build directory in LUACUDA_BUILD.
 local S = require "spec.support"
 local build = os.getenv("LUACUDA_BUILD") or "build"
--- the tests that check what a user kernel computed (not on the fake driver)
-local RUNS_KERNELS = { capi = { host_stream = true, sigurg_reaches_the_host = true,
-                                fault_signal_sent_is_the_hosts = true } }
+-- the tests of the simulator's own fault handling (a signal a kernel's
+-- thread sends): the simulator only
+local SIM_ONLY = { capi = { fault_signal_sent_is_the_hosts = true } }
 -- the tests of a host program's CUDA context and pool: they need the CUDA
 -- backend (spec/cuda_fake_spec.lua runs them on the fake driver)
 local NEEDS_CUDA = { capi = { host_context = true, host_default_pool = true,
@@ -48,8 +48,8 @@ for _, unit in ipairs({"layout", "scan", "deps", "guard", "capi"}) do
     for _, name in ipairs(names) do
       it(name, function()
         assert(name:match("^[%w_]+$"), "odd test name " .. name)
-        if S.fake and RUNS_KERNELS[unit] and RUNS_KERNELS[unit][name] then
-          return pending(S.FAKE_SKIP)
+        if S.backend ~= "sim" and SIM_ONLY[unit] and SIM_ONLY[unit][name] then
+          return pending("simulator only: a kernel's thread sends the process a signal")
         end
         if S.backend ~= "cuda" and NEEDS_CUDA[unit] and NEEDS_CUDA[unit][name] then
           return pending("the CUDA backend only: spec/cuda_fake_spec.lua runs it on the fake driver")

@@ -16,10 +16,9 @@ describe("DLPack", function()
         out[0] = v + (acc != n);
       }
     ]])
-    if S.fake then return pending(S.FAKE_SKIP) end
     local s = luacuda.stream()
     local a = luacuda.device_array(1, "float32")
-    m.spin[{1, 1, s}](40000000, a, 5)
+    m.spin[{1, 1, s}](S.fake and 1000000 or 40000000, a, 5)   -- the fake interprets it
     assert.is_false(s:query())             -- still running
     local cap = a:to_dlpack()
     assert.is_true(s:query())

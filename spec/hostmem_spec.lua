@@ -110,7 +110,6 @@ describe("mapped_array", function()
   end)
 
   it("is written by a kernel and read from Lua with no copy", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local m = luacuda.mapped_array(100, "float32")
     for i = 1, 100 do m[i] = i end
     kernels().scale[{1, 128}](m, 100, 3.0)
@@ -126,7 +125,6 @@ end)
 
 describe("managed_array", function()
   it("is one allocation seen from the host and the kernels", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local g = luacuda.managed_array({2, 4}, "float32")
     assert.equal("managed", g.kind)
     assert.is_false(g.pinned)
@@ -272,7 +270,6 @@ end)
 
 describe("mapped scope", function()
   it("gives a mapped array over the host array's memory", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local a = luacuda.array({1, 2, 3, 4}, "float32")
     do
       local m <close> = luacuda.mapped(a)
@@ -338,7 +335,6 @@ describe("mapped scope", function()
   end)
 
   it("keeps the memory alive after the host array is collected", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local m
     do
       local a = luacuda.array({1, 2, 3}, "float32")

@@ -88,7 +88,6 @@ describe("a block tree reduction in shared memory", function()
 
   it("sums floats in two passes: partial sums per block, then one block over them", function()
     local m = compile(REDUCE, "reduce.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     local t, sum, abs = data()
     local x = luacuda.to_device(t, {dtype = "float32"})
     local blocks = 48
@@ -105,7 +104,6 @@ describe("a block tree reduction in shared memory", function()
 
   it("sums doubles exactly, the last warp with __syncwarp, blocks combined by atomicAdd", function()
     local m = compile(REDUCE, "reduce.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     local t, sum = data()
     local x = luacuda.to_device(t, {dtype = "float64"})
     local out = luacuda.to_device({0}, {dtype = "float64"})
@@ -162,12 +160,9 @@ extern "C" __global__ void warp_scan(const int *x, int *scan, int *total, int *t
 ]==]
 
 describe("warp shuffles", function()
-  local WARP_PENDING = "needs warp intrinsics on the simulator"
 
   it("reduce floats with __shfl_down_sync, then across warps and blocks", function()
-    if S.backend == "sim" then return pending(WARP_PENDING) end
     local m = compile(SHUFFLE, "shuffle.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     local n, t, want = 50000, {}, 0
     for i = 1, n do
       t[i] = (i % 17) * 0.25
@@ -180,9 +175,7 @@ describe("warp shuffles", function()
   end)
 
   it("scan, all-reduce and broadcast within each warp", function()
-    if S.backend == "sim" then return pending(WARP_PENDING) end
     local m = compile(SHUFFLE, "shuffle.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     local n, rnd, t = 256, lcg(5), {}
     for i = 1, n do t[i] = rnd(200) - 100 end
     local x = luacuda.to_device(t, {dtype = "int32"})
@@ -297,7 +290,6 @@ describe("an inclusive prefix scan", function()
 
   it("within one block (Blelloch, in shared memory), int32 and float32", function()
     local m = compile(SCAN, "scan.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     for _, dtype in ipairs({"int32", "float32"}) do
       for _, n in ipairs({512, 500, 37}) do
         local t = inputs(n, dtype)
@@ -311,7 +303,6 @@ describe("an inclusive prefix scan", function()
 
   it("across blocks (Hillis-Steele per block, block totals scanned, added back)", function()
     local m = compile(SCAN, "scan.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     local n = 256 * 40 + 77
     local blocks = (n + 255) // 256
     for _, dtype in ipairs({"int32", "float32"}) do
@@ -368,7 +359,6 @@ describe("a 256-bin histogram", function()
 
   it("counts with atomicAdd on global memory", function()
     local m = compile(HISTOGRAM, "histogram.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     local t, want = data()
     local bins = luacuda.to_device(luacuda.zeros(256, "uint32"))
     m.histogram_global[{40, 256}](luacuda.to_device(t, {dtype = "uint8"}), n, bins)
@@ -377,7 +367,6 @@ describe("a 256-bin histogram", function()
 
   it("counts in shared memory per block, then adds to the global bins", function()
     local m = compile(HISTOGRAM, "histogram.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     local t, want = data()
     local bins = luacuda.to_device(luacuda.zeros(256, "uint32"))
     m.histogram_shared[{30, 96}](luacuda.to_device(t, {dtype = "uint8"}), n, bins)  -- 96 < 256 bins
@@ -416,7 +405,6 @@ extern "C" __global__ void transpose_f64(const double *in, double *out, int rows
 describe("a tiled transpose through a padded 32x33 shared tile", function()
   it("transposes sizes that are not multiples of 32, float32 and float64", function()
     local m = compile(TRANSPOSE, "transpose.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     for _, dtype in ipairs({"float32", "float64"}) do
       for _, size in ipairs({{100, 37}, {37, 100}, {33, 65}}) do
         local rows, cols = size[1], size[2]
@@ -491,7 +479,6 @@ extern "C" __global__ void extremes(const float *x, int n, float *mx, double *mn
 describe("compare-and-swap loops, 64-bit atomics and __syncthreads_count", function()
   it("find the extremes, sum and order past 32 bits, and count per block", function()
     local m = compile(ATOMICS, "atomics.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     local n, block = 5000, 128
     local blocks = (n + block - 1) // block
     local t, mx, mn, max64 = {}, -math.huge, math.huge, math.mininteger
@@ -575,7 +562,6 @@ extern "C" __global__ void window_sum(const double *x, int n, int r, double *out
 describe("dynamic shared memory sized at launch", function()
   it("carves a float and an int array out of extern __shared__, for two block sizes", function()
     local m = compile(DYNAMIC, "dynamic.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     local n = 3000
     local t = {}
     for i = 0, n - 1 do t[i + 1] = ((i * 13) % 7 - 3) * 0.25 end
@@ -600,7 +586,6 @@ describe("dynamic shared memory sized at launch", function()
 
   it("stages a halo of a radius given at launch in DYNAMIC_SHARED", function()
     local m = compile(DYNAMIC, "dynamic.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     local n = 1000
     local t = {}
     for i = 1, n do t[i] = (i % 11) * 0.5 end
@@ -663,7 +648,6 @@ extern "C" __global__ void calls(const float *coef, int degree, unsigned long lo
 describe("device functions called for real", function()
   it("runs __noinline__ helpers and recursive functions", function()
     local m = compile(CALLS, "calls.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     local nt = 21
     local coef = {1.5, -2, 0.25, 1}
     local fact = luacuda.device_array(nt, "uint64")
@@ -702,7 +686,6 @@ extern "C" __global__ void report(int base, double scale, long long big) {
 describe("printf from a kernel", function()
   it("prints each thread's line, formatted as the host would", function()
     compile(PRINTF, "printf.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     local ok, out = S.lua_run("", ([==[
       local luacuda = require "luacuda"
       local m = luacuda.compile(%q, {name = "printf.cu"})
@@ -751,7 +734,6 @@ extern "C" __global__ void specials(const float *x, int n, float *f, double *d, 
 describe("math.h's INFINITY, NAN, HUGE_VAL and M_PI in a kernel", function()
   it("compile on every backend and hold their values", function()
     local m = compile(SPECIALS, "specials.cu")
-    if S.fake then return pending(S.FAKE_SKIP) end
     local f, d = luacuda.device_array(4, "float32"), luacuda.device_array(5, "float64")
     local flags = luacuda.device_array(3, "int32")
     m.specials[{1, 1}](luacuda.to_device({2.5, -7, 2.0^100}, {dtype = "float32"}), 3, f, d, flags)

@@ -255,7 +255,6 @@ describe("record arrays", function()
       }
     ]]
     local m = luacuda.compile(src)
-    if S.fake then return pending(S.FAKE_SKIP) end
     local d = luacuda.to_device({ value(1), value(2), value(3) }, { dtype = point })
     m.shift[{ 1, 32 }](d, 3, 0.5)
     local t = d:totable()
@@ -291,7 +290,6 @@ describe("record arrays in page-locked, mapped and managed memory", function()
         if (i < n) { p[i].n += 10; p[i].inner.b = -1; }
       }
     ]])
-    if S.fake then return pending(S.FAKE_SKIP) end
     for _, make in ipairs({ luacuda.mapped_array, luacuda.managed_array }) do
       local a = make(3, point)
       for i = 1, 3 do a[i] = value(i) end
@@ -335,7 +333,6 @@ describe("DeviceRecord (a 0-d record array)", function()
     local m = luacuda.compile(point:c_declaration("Point") .. [[
       extern "C" __global__ void k(Point *p) { p->n = p->v[0] + p->v[1] + p->v[2]; }
     ]])
-    if S.fake then return pending(S.FAKE_SKIP) end
     local r = luacuda.to_device(value(1), { dtype = point })
     m.k[{ 1, 1 }](r)
     assert.equal(6, r.n)

@@ -147,7 +147,6 @@ extern "C" __global__ void fill42(float *x, float *unused) {
     assert.is_false(ok)
     assert.matches("argument 1 'x'.*closed array", err)
     luacuda.synchronize()
-    if S.fake then return end   -- the fake driver runs no kernels: nothing to compare
     assert.same(luacuda.zeros(1024, "float32"):totable(), y:copy_to_host():totable())
   end)
 
@@ -182,7 +181,6 @@ extern "C" __global__ void fill7(float *x, float *unused) { x[threadIdx.x] = 7.0
     k[{1, 32}](x, standin)
     luacuda.synchronize()
     assert.equal("luacuda.kernel(closed)", tostring(k))
-    if S.fake then return end
     assert.equal(7, x:copy_to_host()[32])
   end)
 end)

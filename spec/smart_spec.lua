@@ -14,7 +14,6 @@ local function add(sa, v, n) m.add[{1, 32}](sa, v, n) end
 
 describe("smart_array", function()
   it("moves data to the device once for chained kernels and back only when read", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local sa = luacuda.smart_array(luacuda.array({1, 2, 3}, "float32"))
     assert.equal("host", sa:valid())
     add(sa, 1, 3)
@@ -40,7 +39,6 @@ describe("smart_array", function()
   end)
 
   it("fetches the host copy before a write when it is stale", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local sa = luacuda.smart_array(luacuda.array({1, 2, 3}, "float32"))
     add(sa, 5, 3)
     sa[3] = 0
@@ -75,7 +73,6 @@ describe("smart_array", function()
   end)
 
   it("starts from a device array, a table, or a shape and dtype", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local d = luacuda.to_device({{1, 2}, {3, 4}}, {dtype = "int32"})
     local sa = luacuda.smart_array(d)
     assert.equal("gpu", sa:valid())

@@ -5,16 +5,12 @@ local assert = require "luassert"   -- a required module does not see busted's a
 local S = {}
 
 -- The backend under test, and whether its driver is spec/c/fake_cuda.c
--- (make check-fake-cuda), which checks user kernels but does not run them:
--- a test of what a kernel computed, or of how long it runs, starts with
---   if S.fake then return pending(S.FAKE_SKIP) end
--- and one that needs the simulator itself with
+-- (make check-fake-cuda), which runs the PTX NVRTC makes of every kernel
+-- through an interpreter: every test runs there, a kernel that spins for
+-- time with fewer iterations. A test that needs the simulator itself starts
 --   if S.backend ~= "sim" then return pending("simulator only: why") end
--- so that on the simulator every assertion runs as before, and elsewhere
--- the skipped tests are counted as pending, each with its reason.
 S.backend = luacuda.backend()
 S.fake = S.backend == "cuda" and luacuda.devices()[1].name:find("^luacuda fake GPU") ~= nil
-S.FAKE_SKIP = "the fake driver does not run user kernels"
 
 -- A comparable snapshot of a value: arrays by kind, dtype, layout and
 -- contents; tables deeply; anything else as is.

@@ -78,7 +78,6 @@ describe("several states on several threads", function()
   end
 
   it("run 4 threads x 1000 iterations, every value right", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local ok, out, compiles = run("1000 4")
     assert.is_true(ok, out)
     -- 64 + 64 + 2 + 64 values an iteration

@@ -249,7 +249,6 @@ describe("warp shuffles", function()
     local kernel, dtype, value = k[1], k[2], k[3]
     for _, width in ipairs({32, 16, 8}) do
       it(("moves %s values, width %d"):format(dtype, width), function()
-        if S.fake then return pending(S.FAKE_SKIP) end
         local input = {}
         for t = 0, N - 1 do input[t + 1] = value(t) end
         local x = luacuda.to_device(input, {dtype = dtype})
@@ -272,7 +271,6 @@ describe("warp shuffles", function()
   end
 
   it("sum 5000 elements over several blocks", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local n, input, total = 5000, {}, 0
     for i = 1, n do
       input[i] = (i * 37) % 101 - 50
@@ -289,7 +287,6 @@ describe("warp shuffles", function()
   end)
 
   it("cut warps from the linear thread index of a 2-D block", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local out = luacuda.device_array(96, "int32")
     m.linear[{1, {16, 6}}](out)
     local h = values(out)
@@ -300,7 +297,6 @@ describe("warp shuffles", function()
   end)
 
   it("start in a warp after another warp returned", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local out = luacuda.device_array(32, "int32")
     m.second_warp[{1, 64}](out)
     local h = values(out)
@@ -325,7 +321,6 @@ end)
 
 describe("warp votes", function()
   it("ballot, any and all with divergent predicates and masks", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local N = 64
     local out = luacuda.device_array(4 * N, "uint32")
     m.votes[{1, N}](out)
@@ -361,7 +356,6 @@ describe("warp votes", function()
   end)
 
   it("activemask leaves out the lanes that returned", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local N = 80
     local out = luacuda.device_array(N, "uint32")
     m.active[{1, N}](out)
@@ -383,7 +377,6 @@ end)
 
 describe("warp matches", function()
   it("match_any and match_all on 32- and 64-bit values", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local N = 64
     local out = luacuda.device_array(9 * N, "uint32")
     m.matches[{1, N}](out)
@@ -405,7 +398,6 @@ end)
 
 describe("warp reductions", function()
   it("add, min, max, and, or, xor, unsigned and signed", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     if S.backend == "cuda" and luacuda.devices()[1].compute_capability[1] < 8 then
       return pending("__reduce_*_sync needs compute capability 8.0")
     end
@@ -438,7 +430,6 @@ end)
 
 describe("__syncwarp", function()
   it("synchronises only the lanes of its mask", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local out = luacuda.device_array(64, "int32")
     m.even_lanes[{1, 64}](out)
     local h = values(out)
@@ -453,7 +444,6 @@ describe("__syncwarp", function()
   end)
 
   it("lets two masks of one warp synchronise apart", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local out = luacuda.device_array(64, "int32")
     m.halves[{1, 64}](out)
     local h = values(out)
@@ -464,7 +454,6 @@ describe("__syncwarp", function()
   end)
 
   it("does not wait for lanes that returned", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local out = luacuda.device_array(64, "int32")
     m.after_return[{1, 64}](out)
     local h = values(out)
@@ -481,7 +470,6 @@ end)
 
 describe("a block whose last warp is partial", function()
   it("has warp functions over the lanes it has", function()
-    if S.fake then return pending(S.FAKE_SKIP) end
     local N = 50
     local out = luacuda.device_array(5 * N, "uint32")
     m.partial[{1, N}](out)

@@ -782,6 +782,18 @@ static void decode(parser *ps, const char *text, inst *in) {
     fail(ps, "'%s' without a type", text);
 }
 
+/* Operand i of the next instruction names label lab: fixed once the
+** function ends. */
+static void add_fix(parser *ps, int i, int lab) {
+  if (ps->nfix == ps->capfix) {
+    ps->capfix = ps->capfix ? 2 * ps->capfix : 64;
+    ps->fix = realloc(ps->fix, (size_t)ps->capfix * sizeof *ps->fix);
+  }
+  ps->fix[ps->nfix][0] = ps->fn->ncode;
+  ps->fix[ps->nfix][1] = i;
+  ps->fix[ps->nfix++][2] = lab;
+}
+
 /* A call: call[.uni] [(results),] target [, (arguments)]; */
 static void call_inst(parser *ps, inst *in) {
   func *f = ps->fn;
@@ -876,6 +888,7 @@ static void instruction(parser *ps, int guard, bool guard_neg) {
     in.o[1].reg = label(ps, ps->tok, false);
     in.nops = 2;
     expect(ps, ';');
+    add_fix(ps, 1, in.o[1].reg);
     add_inst(ps, &in);
     return;
   }
@@ -903,15 +916,7 @@ static void instruction(parser *ps, int guard, bool guard_neg) {
   if (in.op == I_ST && n >= 2 && in.o[0].kind != O_ADDR) fail(ps, "st without an address");
   if (in.op == I_LD && n >= 2 && in.o[1].kind != O_ADDR) fail(ps, "ld without an address");
   for (int i = 0; i < n; i++)
-    if (in.o[i].kind == O_LABEL) {   /* fixed once the function ends */
-      if (ps->nfix == ps->capfix) {
-        ps->capfix = ps->capfix ? 2 * ps->capfix : 64;
-        ps->fix = realloc(ps->fix, (size_t)ps->capfix * sizeof *ps->fix);
-      }
-      ps->fix[ps->nfix][0] = ps->fn->ncode;
-      ps->fix[ps->nfix][1] = i;
-      ps->fix[ps->nfix++][2] = in.o[i].reg;
-    }
+    if (in.o[i].kind == O_LABEL) add_fix(ps, i, in.o[i].reg);
   add_inst(ps, &in);
 }
 
