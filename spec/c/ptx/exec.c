@@ -880,7 +880,7 @@ static void enter_frame(blk *b, thr *t, int fn) {
     t->rcap = (t->rtop + (size_t)f->nregs) * 2 + 64;
     t->rstack = realloc(t->rstack, t->rcap * sizeof *t->rstack);
   }
-  memset(t->rstack + rbase, 0, (size_t)f->nregs * sizeof *t->rstack);
+  if (f->nregs) memset(t->rstack + rbase, 0, (size_t)f->nregs * sizeof *t->rstack);
   t->rtop += (size_t)f->nregs;
   if (t->ptop + f->param_bytes > t->pcap) {
     t->pcap = (t->ptop + f->param_bytes) * 2 + 256;
@@ -1416,7 +1416,7 @@ static void run_block(blk *b, unsigned long long id) {
     t->lane = (unsigned)i % 32;
     t->warp = (unsigned)i / 32;
     enter_frame(b, t, fn);
-    memcpy(t->param, L->params, e->formal_bytes);
+    if (e->formal_bytes) memcpy(t->param, L->params, e->formal_bytes);
   }
   for (;;) {
     bool ran = false;
