@@ -651,6 +651,29 @@ static uint64_t bit_op(const inst *in, uint64_t a, uint64_t b, uint64_t c, uint6
   return 0;
 }
 
+/* dp4a.atype.btype: c plus the products of the four bytes of a and b;
+** dp2a.lo/hi: c plus the two halves of a times bytes 0-1 (.lo) or 2-3
+** (.hi) of b; each source signed or not by its type, the sum modulo 2^32 */
+static uint64_t dot_op(const inst *in, uint64_t a, uint64_t b, uint64_t c) {
+  bool sa = in->t.k == K_S, sb = in->t2.k == K_S;
+  uint64_t acc = c;
+  if (in->op == I_DP4A) {
+    for (int i = 0; i < 4; i++) {
+      int64_t x = sa ? sx(a >> (8 * i), 8) : (int64_t)((a >> (8 * i)) & 0xff);
+      int64_t y = sb ? sx(b >> (8 * i), 8) : (int64_t)((b >> (8 * i)) & 0xff);
+      acc += (uint64_t)(x * y);
+    }
+  } else {
+    int first = (in->flags & F_HI) ? 2 : 0;
+    for (int i = 0; i < 2; i++) {
+      int64_t x = sa ? sx(a >> (16 * i), 16) : (int64_t)((a >> (16 * i)) & 0xffff);
+      int64_t y = sb ? sx(b >> (8 * (first + i)), 8) : (int64_t)((b >> (8 * (first + i))) & 0xff);
+      acc += (uint64_t)(x * y);
+    }
+  }
+  return zx(acc, 32);
+}
+
 /* cvt.dtype.atype */
 static uint64_t convert(const inst *in, uint64_t a) {
   ptype d = in->t, s = in->t2;
@@ -1059,6 +1082,9 @@ static void run_thread(blk *b, thr *t) {
       case I_LOP3: case I_SHF: case I_BMSK: case I_SZEXT:
         put(t, &o[0], bit_op(in, get(b, t, &o[1]), in->nops > 2 ? get(b, t, &o[2]) : 0,
                              in->nops > 3 ? get(b, t, &o[3]) : 0, in->nops > 4 ? get(b, t, &o[4]) : 0));
+        break;
+      case I_DP4A: case I_DP2A:
+        put(t, &o[0], dot_op(in, get(b, t, &o[1]), get(b, t, &o[2]), get(b, t, &o[3])));
         break;
       case I_SETP: case I_SET: {
         int k = (in->flags & F_DUALP) ? 1 : 0;

@@ -1,0 +1,528 @@
+-- The fake driver's PTX interpreter (spec/c/ptx/) through the public API:
+-- kernels compiled by the real NVRTC to PTX run on the fake in a child
+-- process (LUACUDA_BACKEND=cuda, LUACUDA_PTX=1), and what they compute is
+-- compared with the same kernel run on the simulator in another child
+-- (the host compiler's arithmetic and C library) or with values computed
+-- here in Lua; the faults a GPU reports (illegal and misaligned addresses,
+-- shared memory overruns, traps, assertions, deadlocks) must be reported
+-- the same way, sticky, with the kernel and PTX line named on stderr.
+-- Runs under plain `make check` (the parent on the simulator) and under
+-- `make check-fake-cuda` alike: every kernel runs in children.
+local S = require "spec.support"
+
+local BUILD = os.getenv("LUACUDA_BUILD") or "build"
+local FAKE = BUILD .. "/fake/libcuda.so.1"
+
+local FAKE_ENV = ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 FAKE_CUDA_MEMORY=256M "
+                  .. "FAKE_CUDA_DELAY_US=0 FAKE_CUDA_TRACE="):format(FAKE)
+local SIM_ENV = "LUACUDA_BACKEND=sim"
+
+-- Run a Lua chunk in a child with env; its stdout, its stderr and whether
+-- it exited 0.
+local function child(code, env)
+  local dir = S.tmpdir()
+  local f = assert(io.open(dir .. "/s.lua", "w"))
+  f:write(code)
+  f:close()
+  local p = io.popen(("timeout 300 env LUACUDA_CACHE_DIR=%s/cache %s lua5.4 %s/s.lua 2>%s/err; echo \"exit $?\"")
+                     :format(dir, env, dir, dir))
+  local out = p:read("a")
+  p:close()
+  local e = io.open(dir .. "/err")
+  local err = e and e:read("a") or ""
+  if e then e:close() end
+  os.execute("rm -rf " .. dir)
+  local status = out:match("exit (%d+)\n$")
+  out = out:gsub("exit %d+\n$", "")
+  return out, err, status == "0"
+end
+
+-- ---- differential runs ------------------------------------------------------------
+
+-- Every kernel below writes its results as 64-bit words, each with a kind
+-- saying how the two runs must agree.
+local COMMON = [[
+#define SLOTS 192
+#define BEGIN long long *o_ = out + (long long)t * SLOTS, *k_ = kind + (long long)t * SLOTS; int r_ = 0
+#define PUT_(v, k) (r_ < SLOTS ? (o_[r_] = (long long)(v), k_[r_] = (k)) : 0, r_++)
+#define OI(v) PUT_(v, 1)                           /* an integer: exact */
+#define OF(v) PUT_(__float_as_uint(v), 2)          /* a float: bit for bit, any NaN equal */
+#define OD(v) PUT_(__double_as_longlong(v), 3)     /* a double: the same */
+#define MF(v) PUT_(__float_as_uint(v), 4)          /* the math library: within 2 ulp */
+#define MD(v) PUT_(__double_as_longlong(v), 5)
+#define AF(v) PUT_(__float_as_uint(v), 6)          /* approximate intrinsics: 1e-5 relative */
+#define ZF(v) PUT_(__float_as_uint(v), 7)          /* a float where C leaves the sign of a zero open */
+#define ZD(v) PUT_(__double_as_longlong(v), 8)
+#define PAIR long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; \
+  if (t >= (long long)n * n) return; \
+  long long X = in[t % n], Y = in[t / n]; BEGIN
+
+#ifdef __LC_SIM__
+/* The CUDA intrinsics the simulator lacks, written from their definitions
+** in the CUDA Math API, so that both runs compute the same thing. */
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+  return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+static inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
+static inline unsigned long long __brevll(unsigned long long x) {
+  return ((unsigned long long)__brev((unsigned)x) << 32) | __brev((unsigned)(x >> 32));
+}
+static inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  unsigned long long v = ((unsigned long long)y << 32) | x;
+  unsigned r = 0;
+  for (int i = 0; i < 4; i++) r |= (unsigned)((v >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
+  return r;
+}
+static inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
+  return (unsigned)(((((unsigned long long)hi << 32) | lo) << (s & 31)) >> 32);
+}
+static inline unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned s) {
+  return (unsigned)(((((unsigned long long)hi << 32) | lo) << (s > 32 ? 32 : s)) >> 32);
+}
+static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
+  return (unsigned)((((unsigned long long)hi << 32) | lo) >> (s & 31));
+}
+static inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned s) {
+  return (unsigned)((((unsigned long long)hi << 32) | lo) >> (s > 32 ? 32 : s));
+}
+static inline unsigned __sad(int x, int y, unsigned z) { return (unsigned)(x > y ? (long long)x - y : (long long)y - x) + z; }
+static inline unsigned __usad(unsigned x, unsigned y, unsigned z) { return (x > y ? x - y : y - x) + z; }
+static inline int __dp4a(int a, int b, int c) {
+  for (int i = 0; i < 4; i++) c += (int)(signed char)(a >> (8 * i)) * (int)(signed char)(b >> (8 * i));
+  return c;
+}
+static inline unsigned __dp2a_lo(unsigned a, unsigned b, unsigned c) {
+  for (int i = 0; i < 2; i++) c += (a >> (16 * i) & 0xffff) * (b >> (8 * i) & 0xff);
+  return c;
+}
+static inline float __double2float_rd(double d) {
+  float f = (float)d;
+  return (double)f > d ? nextafterf(f, -INFINITY) : f;
+}
+static inline float __double2float_ru(double d) {
+  float f = (float)d;
+  return (double)f < d ? nextafterf(f, INFINITY) : f;
+}
+static inline float __double2float_rz(double d) {
+  float f = (float)d;
+  return fabs((double)f) > fabs(d) ? nextafterf(f, 0.0f) : f;
+}
+static inline float __int2float_rz(int i) {
+  float f = (float)i;
+  return fabs((double)f) > fabs((double)i) ? nextafterf(f, 0.0f) : f;
+}
+static inline double __ll2double_rz(long long i) {
+  double d = (double)i;
+  return fabsl((long double)d) > fabsl((long double)i) ? nextafter(d, 0.0) : d;
+}
+static inline long long __double2ll_rn(double d) { return (long long)nearbyint(d); }
+/* the simulator's own differ from CUDA's: __saturatef(NaN) is +0 on a GPU
+** (cvt.sat), __sinf, __cosf and __logf clash with glibc's internal
+** names (undefined symbols when the module loads) */
+#define __saturatef(x) lc_saturate_(x)
+static inline float lc_saturate_(float x) { return x != x ? 0.0f : x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+#define __sinf(x) sinf(x)
+#define __cosf(x) cosf(x)
+#define __logf(x) logf(x)
+#define __expf(x) expf(x)
+/* and __mul24/__umul24 multiply all 32 bits, where CUDA takes the low 24 */
+#define __mul24(a, b) ((int)(((int)((unsigned)(a) << 8) >> 8) * ((int)((unsigned)(b) << 8) >> 8)))
+#define __umul24(a, b) (((unsigned)(a) & 0xffffffu) * ((unsigned)(b) & 0xffffffu))
+#endif
+]]
+
+-- integer arithmetic of every width, signed and unsigned (only what C
+-- defines: no signed overflow, no division by zero or of the minimum by
+-- -1, shifts below the width)
+local INTS = [[
+#define ARITH(T, U, MIN) do { T x = (T)X, y = (T)Y; unsigned s_ = (unsigned)(Y >> 8) % (8 * sizeof(T)); \
+  OI((T)((U)x + (U)y)); OI((T)((U)x - (U)y)); OI((T)((U)x * (U)y)); \
+  bool d_ = y != 0 && !(x == (T)(MIN) && y == (T)-1); \
+  OI(d_ ? (T)(x / y) : (T)0); OI(d_ ? (T)(x % y) : (T)0); \
+  OI(x < y ? x : y); OI(x > y ? x : y); OI(x < y); OI(x >= y); OI(x == y); OI(x <= y); \
+  OI((T)(x >> s_)); OI((T)((U)x << s_)); OI((T)((U)x >> s_)); \
+  OI((T)(x & y)); OI((T)(x | y)); OI((T)(x ^ y)); OI((T)~x); OI((T)(0 - (U)x)); \
+  OI((T)((U)x * (U)y + (U)x)); OI(x < 0 ? (T)(0 - (U)x) : x); \
+} while (0)
+KERNEL(ints) {
+  PAIR;
+  ARITH(signed char, unsigned char, -128);
+  ARITH(unsigned char, unsigned char, 0);
+  ARITH(short, unsigned short, -32768);
+  ARITH(unsigned short, unsigned short, 0);
+  ARITH(int, unsigned, -2147483647 - 1);
+  ARITH(unsigned, unsigned, 0);
+  ARITH(long long, unsigned long long, -9223372036854775807LL - 1);
+  ARITH(unsigned long long, unsigned long long, 0);
+  OI(__umulhi((unsigned)X, (unsigned)Y)); OI(__mulhi((int)X, (int)Y));
+  OI(__umul64hi((unsigned long long)X, (unsigned long long)Y)); OI(__mul64hi(X, Y));
+  OI((long long)(int)X * (int)Y); OI((unsigned long long)(unsigned)X * (unsigned)Y);
+  OI((long long)(short)X * (short)Y); OI(__mul24((int)X, (int)Y)); OI(__umul24((unsigned)X, (unsigned)Y));
+  OI((long long)(int)X + (long long)(unsigned)Y);
+  OI((unsigned long long)X / 10u); OI(X / 1000); OI(X % 7); OI((unsigned)X / 3u); OI((int)X / -5);
+}
+]]
+
+-- bit operations and the bit-field patterns
+local BITS = [[
+KERNEL(bits) {
+  PAIR;
+  unsigned x = (unsigned)X, y = (unsigned)Y;
+  unsigned long long x64 = (unsigned long long)X, y64 = (unsigned long long)Y;
+  OI(__popc(x)); OI(__popcll(x64)); OI(__clz((int)x)); OI(__clzll((long long)x64));
+  OI(__brev(x)); OI(__brevll(x64)); OI(__ffs((int)x)); OI(__ffsll((long long)x64));
+  OI(__byte_perm(x, y, (unsigned)(y64 >> 32) & 0x7777)); OI(__byte_perm(x, y, 0x1054));
+  OI(__byte_perm(x, y, 0x7623 ^ (y & 0x3333)));
+  unsigned sh = (unsigned)(x64 >> 32) & 63;
+  OI(__funnelshift_l(x, y, sh)); OI(__funnelshift_r(x, y, sh));
+  OI(__funnelshift_lc(x, y, sh)); OI(__funnelshift_rc(x, y, sh));
+  unsigned rot = 1 + (y & 30);
+  OI((x << rot) | (x >> (32 - rot))); OI((x64 >> (rot + 3)) | (x64 << (64 - rot - 3)));
+  unsigned pos = (y >> 16) & 31, len = 1 + (y >> 24) % (32 - pos);
+  OI((x >> pos) & (len == 32 ? ~0u : (1u << len) - 1));
+  OI((int)(x << (32 - pos - len)) >> (32 - len));
+  unsigned pos64 = (y >> 8) & 63, len64 = 1 + (y >> 20) % (63 - (pos64 > 62 ? 62 : pos64));
+  OI((x64 >> pos64) & ((1ull << len64) - 1));
+  unsigned long long m64 = ((1ull << len64) - 1) << pos64;
+  OI((x64 & ~m64) | ((y64 << pos64) & m64));
+  unsigned m = (len == 32 ? ~0u : (1u << len) - 1) << pos;
+  OI((x & ~m) | ((y << pos) & m));
+  OI((x & y) | (~x & (y ^ 0x5a5a5a5a))); OI(x ^ (y & ~x) ^ (x >> 7));
+  OI(__sad((int)x, (int)y, 5u)); OI(__usad(x, y, 9u));
+  OI(__dp4a((int)x, (int)y, 1000)); OI(__dp2a_lo(x, y, 7u));
+  OI(x ? 31 - __clz((int)x) : -1); OI(x64 ? 63 - __clzll((long long)x64) : -1);
+  OI((unsigned char)(x >> 3) | ((unsigned short)y << 5));
+  OI((long long)(signed char)x); OI((long long)(short)y); OI((unsigned long long)(unsigned short)x);
+}
+]]
+
+-- single precision: IEEE operations, comparisons (NaN included),
+-- classification, rounding and conversions
+local FLOATS = [[
+KERNEL(floats) {
+  PAIR;
+  float x = __uint_as_float((unsigned)X), y = __uint_as_float((unsigned)Y);
+  OF(x + y); OF(x - y); OF(x * y); OF(x / y); OF(sqrtf(x)); OF(fmaf(x, y, x)); OF(fmaf(x, y, -1.0f));
+  OF(1.0f / x); OF(__fadd_rn(x, y)); OF(__fmul_rn(x, y)); OF(__frcp_rn(x)); OF(__fsqrt_rn(x));
+  OI(x < y); OI(x <= y); OI(x > y); OI(x >= y); OI(x == y); OI(x != y); OI(!(x < y)); OI(!(x >= y));
+  OI(isnan(x)); OI(isinf(x)); OI(isfinite(x)); OI(signbit(x) != 0); OI(isnan(x + y));
+  ZF(fminf(x, y)); ZF(fmaxf(x, y)); OF(copysignf(x, y)); OF(fabsf(x)); OF(-x);
+  OF(floorf(x)); OF(ceilf(x)); OF(truncf(x)); OF(roundf(x)); OF(rintf(x)); ZF(__saturatef(x));
+  bool r31 = fabsf(x) < 2.1e9f;
+  OI(r31 ? __float2int_rn(x) : 7); OI(r31 ? __float2int_rz(x) : 7); OI(r31 ? __float2int_rd(x) : 7);
+  OI(r31 ? __float2int_ru(x) : 7); OI(r31 ? (int)x : 7); OI(r31 && x > -1.0f ? (unsigned)x : 7);
+  OI(fabsf(x) < 9e18f ? (long long)x : 7);
+  OF(__int2float_rn((int)Y)); OF(__int2float_rz((int)Y)); OF((float)(long long)Y);
+  OF((float)(unsigned long long)Y); OF((float)(unsigned)Y); OF((float)(short)Y);
+  OD((double)x); OD((double)x * (double)y);
+}
+]]
+
+-- double precision, and conversions to and from it
+local DOUBLES = [[
+KERNEL(doubles) {
+  PAIR;
+  double x = __longlong_as_double(X), y = __longlong_as_double(Y);
+  OD(x + y); OD(x - y); OD(x * y); OD(x / y); OD(sqrt(x)); OD(fma(x, y, x)); OD(fma(x, y, -1.0));
+  OD(1.0 / x); OD(__dadd_rn(x, y)); OD(__dmul_rn(x, y));
+  OI(x < y); OI(x <= y); OI(x > y); OI(x >= y); OI(x == y); OI(x != y); OI(!(x < y)); OI(!(x >= y));
+  OI(isnan(x)); OI(isinf(x)); OI(isfinite(x)); OI(signbit(x) != 0);
+  ZD(fmin(x, y)); ZD(fmax(x, y)); OD(copysign(x, y)); OD(fabs(x)); OD(-x);
+  OD(floor(x)); OD(ceil(x)); OD(trunc(x)); OD(round(x)); OD(rint(x));
+  OF((float)x); OF(__double2float_rd(x)); OF(__double2float_ru(x)); OF(__double2float_rz(x));
+  OF(__double2float_rd(x / y)); OF(__double2float_ru(x / y));
+  bool r31 = fabs(x) < 2.1e9, r63 = fabs(x) < 9e18;
+  OI(r31 ? (int)x : 7); OI(r63 ? (long long)x : 7); OI(r63 ? __double2ll_rn(x) : 7);
+  OI(r31 && x > -1.0 ? (unsigned)x : 7);
+  OD((double)Y); OD((double)(unsigned long long)Y); OD((double)(int)Y); OD(__ll2double_rz(Y));
+  OD((double)(float)y);
+}
+]]
+
+-- the math library (within 2 ulp) and the approximate intrinsics
+local MATH = [[
+KERNEL(mathf) {
+  PAIR;
+  float x = __uint_as_float((unsigned)X), y = __uint_as_float((unsigned)Y);
+  MF(sinf(x)); MF(cosf(x)); MF(tanf(x)); MF(expf(x)); MF(exp2f(x)); MF(logf(x)); MF(log2f(x));
+  MF(log10f(x)); MF(log1pf(x)); MF(expm1f(x)); MF(powf(x, y)); MF(erff(x)); MF(erfcf(x));
+  MF(tanhf(x)); MF(atanf(x)); MF(asinf(x)); MF(acosf(x)); MF(atan2f(x, y)); MF(cbrtf(x));
+  MF(hypotf(x, y)); MF(sinhf(x)); MF(coshf(x)); MF(fmodf(x, y)); MF(rsqrtf(x));
+  bool small = fabsf(x) < 50.0f;
+  AF(small ? __expf(x) : 0.0f); AF(small ? __sinf(x) : 0.0f); AF(small ? __cosf(x) : 0.0f);
+  AF(x > 1e-30f ? __logf(x) : 0.0f); AF(fabsf(y) > 1e-30f && fabsf(y) < 1e30f ? __fdividef(x, y) : 0.0f);
+}
+KERNEL(mathd) {
+  PAIR;
+  double x = __longlong_as_double(X), y = __longlong_as_double(Y);
+  MD(sin(x)); MD(cos(x)); MD(tan(x)); MD(exp(x)); MD(exp2(x)); MD(log(x)); MD(log2(x)); MD(log10(x));
+  MD(log1p(x)); MD(expm1(x)); MD(pow(x, y)); MD(erf(x)); MD(erfc(x)); MD(tanh(x)); MD(atan(x));
+  MD(asin(x)); MD(atan2(x, y)); MD(cbrt(x)); MD(hypot(x, y)); MD(sinh(x)); MD(fmod(x, y));
+}
+]]
+
+-- control flow: jump tables, recursion, calls returning structures, local
+-- arrays indexed at run time
+local CONTROL = [[
+struct rec { int a; double b; char c; long long d[3]; };
+__device__ __noinline__ rec make_rec(int i, double v) {
+  rec r;
+  r.a = i * 3 - 7; r.b = v / 4; r.c = (char)('A' + i % 26);
+  for (int k = 0; k < 3; k++) r.d[k] = (long long)i << (k * 9);
+  return r;
+}
+__device__ __noinline__ long long fib(int k) { return k < 2 ? k : fib(k - 1) + fib(k - 2); }
+__device__ __noinline__ int digits(unsigned long long v, int *buf, int at) {
+  if (v < 10) { buf[at] = (int)v; return at + 1; }
+  int n = digits(v / 10, buf, at);
+  buf[n] = (int)(v % 10);
+  return n + 1;
+}
+__device__ __noinline__ int pick(int v, int w) {
+  switch (v) {
+    case 0: return w + 11;   case 1: return w * 3;     case 2: return w - 40;  case 3: return w ^ 0x55;
+    case 4: return w << 2;   case 5: return ~w;        case 6: return w / 3;   case 7: return w % 5;
+    case 8: return w + 1000; case 9: return -w;        case 10: return w & 12; case 11: return w | 64;
+    case 12: return w * w;   case 13: return w >> 1;   case 14: return 77;     case 15: return w - 1;
+    case 16: return w + 2;   case 17: return w * 7;    case 18: return 3 - w;  case 19: return w * 100;
+    default: return -12345;
+  }
+}
+KERNEL(control) {
+  PAIR;
+  int w = (int)(X & 0xffff) - 300;
+  OI(pick((int)((unsigned long long)Y % 23), w)); OI(pick((int)(X & 31), (int)Y));
+  rec r = make_rec((int)(X & 1023), (double)Y);
+  OI(r.a); OD(r.b); OI(r.c); OI(r.d[0]); OI(r.d[1]); OI(r.d[2]);
+  OI(fib((int)(X & 15)));
+  int buf[24];
+  int nd = digits((unsigned long long)X, buf, 0);
+  OI(nd); OI(buf[(unsigned long long)Y % nd]); OI(buf[nd - 1]);
+  int loc[37];
+  for (int i = 0; i < 37; i++) loc[i] = (int)((i * 2654435761u) ^ (unsigned)X);
+  for (int i = 0; i < 37; i++)            /* a sort of the local array, indexes from the data */
+    for (int j = i + 1; j < 37; j++)
+      if (loc[j] < loc[i]) { int s = loc[i]; loc[i] = loc[j]; loc[j] = s; }
+  OI(loc[0]); OI(loc[36]); OI(loc[(unsigned long long)Y % 37]);
+  long long acc = 0;
+  for (int i = 0; i < (int)(Y & 63); i++) acc = acc * 31 + (i ^ X);
+  OI(acc);
+}
+]]
+
+-- the values every pair is made of
+local function fbits(x) return (string.unpack("<I4", string.pack("<f", x))) end
+local function dbits(x) return (string.unpack("<i8", string.pack("<d", x))) end
+local INT_INPUTS = {0, 1, -1, 2, -7, 7, 127, -128, 255, 32767, -32768, 65535, 0x7fffffff, -0x80000000,
+                    0xffffffff, 0x0123456789abcdef, math.mininteger, math.maxinteger, 1000003, -3,
+                    0x5555aaaa3333cccc, 0x100000000, 1 << 62, 0x00ff00ff00ff00ff}
+local FLOAT_VALUES = {0.0, -0.0, 1.0, -1.0, 0.1, 1.5, 2.5, -2.5, 3.0, 1e-3, 1e30, -1e30, 1e-40, 16777217.0,
+                      2147483520.0, 3e9, -3e9, 0.5, 7.75, -0.49999997, 1 / 0, -1 / 0, 0 / 0}
+local DOUBLE_VALUES = {0.0, -0.0, 1.0, -1.0, 0.1, 1.5, 2.5, -2.5, 3.0, 1e-3, 1e300, -1e300, 5e-324,
+                       9007199254740993.0, 2147483647.5, 3e9, -3e9, 0.5, 1 / 3, -0.49999999999999994,
+                       1 / 0, -1 / 0, 0 / 0, 123456.789}
+local MATHF_VALUES = {0.0, -0.0, 0.5, -0.5, 1.0, 2.5, -3.75, 10.0, 1e-3, 100.0, -30.0, 1e30, 0.9999,
+                      1e-40, 1 / 0, 0 / 0, 0.7853982, 3.1415927}
+local MATHD_VALUES = {0.0, -0.0, 0.5, -0.5, 1.0, 2.5, -3.75, 10.0, 1e-3, 100.0, -30.0, 1e300, 0.9999,
+                      5e-324, 1 / 0, 0 / 0, 0.78539816339744828, 3.1415926535897931, 1e22}
+
+-- the kernels' heads (luacuda reads them from the source, so not a macro)
+local function expand(src)
+  return (src:gsub("KERNEL%((%w+)%)", 'extern "C" __global__ void %1(const long long *in, int n, long long *out, long long *kind)'))
+end
+
+local function map(t, f)
+  local r = {}
+  for i, v in ipairs(t) do r[i] = f(v) end
+  return r
+end
+
+-- The child's program: compile, run kernel over every pair of inputs, print
+-- the words and their kinds.
+local function differential_code(src, name, inputs)
+  local n = #inputs
+  return ([==[
+local l = require "luacuda"
+local m = l.compile(%q)
+local inputs = {%s}
+local n = %d
+local slots = 192
+local inp = l.to_device(inputs, nil, {dtype = "int64"})
+local out = l.device_array(n * n * slots, "int64")
+local kind = l.device_array(n * n * slots, "int64")
+out:fill(0)
+kind:fill(0)
+m[%q][{(n * n + 63) // 64, 64}](inp, n, out, kind)
+l.synchronize()
+io.write("OUT ", table.concat(out:totable(), " "), "\n")
+io.write("KIND ", table.concat(kind:totable(), " "), "\n")
+]==]):format(COMMON .. expand(src), table.concat(map(inputs, function(v) return ("%d"):format(v) end), ", "), n, name)
+end
+
+local function words(out, tag, err)
+  local line = out:match(tag .. " ([^\n]*)")
+  assert(line, "no " .. tag .. " line; stdout:\n" .. out:sub(1, 2000) .. "\nstderr:\n" .. err:sub(1, 4000))
+  local r = {}
+  for w in line:gmatch("%S+") do r[#r + 1] = math.tointeger(tonumber(w)) end
+  return r
+end
+
+local function is_nan32(b) return (b & 0x7f800000) == 0x7f800000 and (b & 0x7fffff) ~= 0 end
+local function is_nan64(b) return (b & 0x7ff0000000000000) == 0x7ff0000000000000 and (b & 0xfffffffffffff) ~= 0 end
+local function ord32(b)
+  b = b & 0xffffffff
+  return b & 0x80000000 ~= 0 and -(b & 0x7fffffff) or b
+end
+local function ord64(b) return b < 0 and -(b & math.maxinteger) or b end
+local function f32(b) return (string.unpack("<f", string.pack("<I4", b & 0xffffffff))) end
+
+-- whether fake and sim agree on a word of kind k
+local function agree(k, a, b)
+  if a == b then return true end
+  if k == 7 and a & 0x7fffffff == 0 and b & 0x7fffffff == 0 then return true end   -- +0, -0
+  if k == 8 and (a << 1) == 0 and (b << 1) == 0 then return true end
+  if k == 7 then k = 2 elseif k == 8 then k = 3 end
+  if k == 2 or k == 4 or k == 6 then
+    if is_nan32(a & 0xffffffff) and is_nan32(b & 0xffffffff) then return true end
+    if k == 4 then return math.abs((ord32(a) + 0.0) - ord32(b)) <= 2 end
+    if k == 6 then
+      local x, y = f32(a), f32(b)
+      return math.abs(x - y) <= 1e-5 * math.max(1, math.abs(y))
+    end
+    return false
+  elseif k == 3 or k == 5 then
+    if is_nan64(a) and is_nan64(b) then return true end
+    if k == 5 then return math.abs((ord64(a) + 0.0) - (ord64(b) + 0.0)) <= 2 end
+  end
+  return false
+end
+
+local KIND_NAMES = {"int", "float", "double", "float math (2 ulp)", "double math (2 ulp)", "approximate float",
+                    "float (either zero)", "double (either zero)"}
+
+-- Run kernel name of src on both, every pair of inputs; the fake's words,
+-- checked against the simulator's.
+local function differential(src, name, inputs, show)
+  local code = differential_code(src, name, inputs)
+  local fo, fe = child(code, FAKE_ENV)
+  local so, se = child(code, SIM_ENV)
+  local fake, fkind = words(fo, "OUT", fe), words(fo, "KIND", fe)
+  local sim, skind = words(so, "OUT", se), words(so, "KIND", se)
+  assert.equal(#sim, #fake)
+  local bad, compared, n = {}, 0, #inputs
+  for i = 1, #fake do
+    assert(fkind[i] == skind[i], ("slot %d: kind %d on the fake, %d on the simulator"):format(i, fkind[i], skind[i]))
+    if fkind[i] ~= 0 then
+      compared = compared + 1
+      if not agree(fkind[i], fake[i], sim[i]) then
+        local t, slot = (i - 1) // 192, (i - 1) % 192
+        bad[#bad + 1] = ("%s result %d (%s) of x=%s, y=%s: fake 0x%x, simulator 0x%x"):format(
+          name, slot + 1, KIND_NAMES[fkind[i]], show(inputs[t % n + 1]), show(inputs[t // n + 1]), fake[i], sim[i])
+      end
+    end
+  end
+  assert(#bad == 0, #bad .. " mismatches:\n" .. table.concat(bad, "\n", 1, math.min(#bad, 30)))
+  assert(compared > n * n * 10, "only " .. compared .. " results compared")
+  return fake, compared
+end
+
+-- the PTX NVRTC makes of src, to check that it holds the instructions a
+-- test means to cover
+local function ptx_of(src)
+  return require("luacuda").ptx(COMMON .. expand(src))
+end
+local function holds(ptx, list)
+  for _, ins in ipairs(list) do
+    assert(ptx:find(ins, 1, true), "the PTX has no " .. ins)
+  end
+end
+
+local function hex(v) return ("0x%x"):format(v) end
+local function fshow(b) return ("%.9g"):format(f32(b)) end
+local function dshow(b) return ("%.17g"):format((string.unpack("<d", string.pack("<i8", b)))) end
+
+describe("the fake driver's PTX interpreter", function()
+  if not S.exists(FAKE) then
+    it("needs the fake driver", function() pending("no " .. FAKE .. " (no cuda.h here)") end)
+    return
+  end
+  if not require("luacuda").nvrtc_version() then
+    it("needs NVRTC", function() pending("no NVRTC: the fake runs the PTX NVRTC makes") end)
+    return
+  end
+
+  describe("computes what the simulator computes", function()
+    it("for integer arithmetic of every width", function()
+      holds(ptx_of(INTS), {"mul.hi.u32", "mul.hi.s32", "mul.hi.u64", "mul.hi.s64", "mul.wide.s32",
+                           "mul.wide.u32", "div.s32", "rem.s32", "div.u64", "rem.s64", "div.u16", "mul.lo.s16",
+                           "max.s64", "max.u64", "setp.lt.s16", "shr.s64", "shr.u64", "shl.b64", "cvt.s16.s8"})
+      local fake = differential(INTS, "ints", INT_INPUTS, hex)
+      -- and against values known here, for a few: x = 7 (input 6), y = -7 (input 5)
+      local t = 4 * #INT_INPUTS + 5            -- x = INT_INPUTS[6] = 7, y = INT_INPUTS[5] = -7
+      local base = t * 192
+      assert.equal(0, fake[base + 1])         -- (signed char)(7 + -7)
+      assert.equal(14, fake[base + 2])        -- 7 - -7
+      assert.equal(-49, fake[base + 3])       -- 7 * -7
+      assert.equal(-1, fake[base + 4])        -- 7 / -7
+      assert.equal(0, fake[base + 5])         -- 7 % -7
+      assert.equal(-7, fake[base + 6])        -- min
+    end)
+
+    it("for bit operations", function()
+      holds(ptx_of(BITS), {"popc.b32", "popc.b64", "clz.b32", "clz.b64", "brev.b32", "brev.b64", "prmt.b32",
+                           "shf.l.wrap.b32", "shf.r.wrap.b32", "shf.l.clamp.b32", "shf.r.clamp.b32", "sad.s32",
+                           "sad.u32", "dp4a.s32.s32", "dp2a.lo.u32.u32", "bfind.shiftamt.u32"})
+      local fake = differential(BITS, "bits", INT_INPUTS, hex)
+      -- x = 0x0123456789abcdef against itself (thread 15 * n + 15)
+      local base = (15 * #INT_INPUTS + 15) * 192
+      assert.equal(20, fake[base + 1])         -- __popc(0x89abcdef)
+      assert.equal(32, fake[base + 2])         -- __popcll
+      assert.equal(0, fake[base + 3])          -- __clz(0x89abcdef)
+      assert.equal(7, fake[base + 4])          -- __clzll(0x0123...)
+      assert.equal(0xf7b3d591, fake[base + 5]) -- __brev(0x89abcdef)
+      assert.equal(1, fake[base + 7])          -- __ffs
+    end)
+
+    it("for single precision arithmetic, comparisons and conversions", function()
+      holds(ptx_of(FLOATS), {"div.rn.f32", "sqrt.rn.f32", "fma.rn.f32", "rcp.rn.f32", "setp.lt.f32",
+                             "setp.gtu.f32", "min.f32", "max.f32", "copysign.f32", "cvt.rni.s32.f32",
+                             "cvt.rzi.s32.f32", "cvt.rmi.s32.f32", "cvt.rpi.s32.f32", "cvt.rz.f32.s32",
+                             "cvt.rn.f32.u64", "cvt.f64.f32", "cvt.sat.f32.f32", "cvt.rzi.u32.f32", "add.rz.f32"})
+      local fake = differential(FLOATS, "floats", map(FLOAT_VALUES, fbits), fshow)
+      -- 2.5 (input 7) with 3.0 (input 9)
+      local base = (8 * #FLOAT_VALUES + 6) * 192
+      assert.equal(fbits(5.5), fake[base + 1])
+      assert.equal(fbits(-0.5), fake[base + 2])
+      assert.equal(fbits(7.5), fake[base + 3])
+      assert.equal(fbits(2.5 / 3), fake[base + 4])
+    end)
+
+    it("for double precision arithmetic, comparisons and conversions", function()
+      holds(ptx_of(DOUBLES), {"div.rn.f64", "sqrt.rn.f64", "fma.rn.f64", "cvt.rm.f32.f64", "cvt.rp.f32.f64",
+                              "cvt.rz.f32.f64", "cvt.rn.f64.s64", "cvt.rn.f64.u64", "cvt.rz.f64.s64",
+                              "cvt.rni.s64.f64", "cvt.rzi.s32.f64"})
+      local fake = differential(DOUBLES, "doubles", map(DOUBLE_VALUES, dbits), dshow)
+      local base = (8 * #DOUBLE_VALUES + 4) * 192   -- 0.1 with 3.0
+      assert.equal(dbits(3.1), fake[base + 1])
+      assert.equal(dbits(0.1 * 3), fake[base + 3])
+      assert.equal(dbits(0.1 / 3), fake[base + 4])
+    end)
+
+    it("for the math library within 2 ulp, and the fast intrinsics", function()
+      holds(ptx_of(MATH), {"ex2.approx", "lg2.approx", "sin.approx", "cos.approx", "div.approx", "rsqrt", "addc.cc.u32", "madc.hi.cc.u32",
+                           "ld.local", "fma.rm.f32"})
+      differential(MATH, "mathf", map(MATHF_VALUES, fbits), fshow)
+      differential(MATH, "mathd", map(MATHD_VALUES, dbits), dshow)
+    end)
+
+    it("for jump tables, recursion, structures returned by calls and local arrays", function()
+      holds(ptx_of(CONTROL), {"call.uni", "ld.param.b8", "st.param.f64", "ld.local.s32", "st.local.u32"})
+      local fake = differential(CONTROL, "control", INT_INPUTS, hex)
+      -- x = 1000003 (input 19), y = 0: pick(0, ...) = w + 11, fib(1000003 & 15 = 3) = 2
+      local base = (0 * #INT_INPUTS + 18) * 192
+      assert.equal((1000003 & 0xffff) - 300 + 11, fake[base + 1])
+      assert.equal(2, fake[base + 9])
+      assert.equal(7, fake[base + 10])          -- 1000003 has 7 digits
+    end)
+  end)
+end)
