@@ -525,4 +525,208 @@ describe("the fake driver's PTX interpreter", function()
       assert.equal(7, fake[base + 10])          -- 1000003 has 7 digits
     end)
   end)
+
+  -- a child on the fake running code (after PRELUDE); its stdout, stderr
+  -- and whether it printed "ok" at the end
+  local PRELUDE = [==[
+local l = require "luacuda"
+local function eq(want, got, what)
+  if want ~= got then error(("%s: want %s, got %s"):format(what or "value", tostring(want), tostring(got)), 2) end
+end
+local function fails(pattern, f, ...)
+  local ok, e = pcall(f, ...)
+  if ok then error("no error, expected " .. pattern, 2) end
+  if not tostring(e):find(pattern, 1, true) then error("error " .. tostring(e) .. " lacks " .. pattern, 2) end
+  return tostring(e)
+end
+]==]
+  local function on_fake(code, env)
+    local out, err = child(PRELUDE .. code .. "\nprint('ok')\n", FAKE_ENV .. " " .. (env or ""))
+    assert(out:find("ok\n$"), "stdout:\n" .. out .. "\nstderr:\n" .. err)
+    return out, err
+  end
+
+  describe("computes what CUDA defines", function()
+    it("for 64-bit and wrapping atomics", function()
+      on_fake([==[
+        local m = l.compile([[
+        extern "C" __global__ void atoms(unsigned long long *u, long long *s, unsigned *c, float *f,
+                                         double *d, unsigned *incs) {
+          int t = blockIdx.x * blockDim.x + threadIdx.x;
+          atomicAdd(&u[0], (1ull << 40) + t);
+          unsigned long long old = u[1], seen;
+          do { seen = old; old = atomicCAS(&u[1], seen, seen + (unsigned long long)t * t); } while (old != seen);
+          atomicOr(&u[2], 1ull << (t % 63));
+          atomicAnd(&u[3], ~(1ull << (t % 64)));
+          atomicXor(&u[4], 3ull << (t % 62));
+          atomicMax(&s[0], (long long)(t - 128) * 1000000007LL);
+          atomicMin(&s[1], (long long)(t - 128) * 1000000007LL);
+          atomicMax(&s[2], -(long long)t - 5);
+          incs[t] = atomicInc(&c[0], 9);
+          atomicDec(&c[1], 9);
+          atomicSub(&c[2], 3u);
+          if (t == 7) { float o = atomicExch(&f[0], 2.5f); f[2] = o; }
+          atomicAdd(&f[1], 0.5f);
+          atomicAdd(&d[0], 0.25);
+          if (t == 3) s[3] = (long long)atomicExch(&u[5], 0x123456789abcdefull);
+        }
+        ]])
+        local u = l.to_device({0, 0, 0, math.maxinteger, 0, 42}, nil, {dtype = "uint64"})
+        local s = l.to_device({math.mininteger, math.maxinteger, math.mininteger, 0}, nil, {dtype = "int64"})
+        local c = l.to_device({0, 0, 1000}, nil, {dtype = "uint32"})
+        local f = l.to_device({1.25, 0, 0}, nil, {dtype = "float32"})
+        local d = l.to_device({1}, nil, {dtype = "float64"})
+        local incs = l.device_array(256, "uint32")
+        m.atoms[{4, 64}](u, s, c, f, d, incs)
+        local U, S, C, F, D = u:totable(), s:totable(), c:totable(), f:totable(), d:totable()
+        eq(256 * (1 << 40) + 255 * 256 // 2, U[1], "atomicAdd u64")
+        eq(255 * 256 * 511 // 6, U[2], "atomicCAS u64 loop")
+        eq(math.maxinteger, U[3], "atomicOr u64")
+        eq(0, U[4], "atomicAnd u64")
+        local x = 0
+        for t = 0, 255 do x = x ~ (3 << (t % 62)) end
+        eq(x, U[5], "atomicXor u64")
+        eq(0x123456789abcdef, U[6], "atomicExch u64")
+        eq(42, S[4], "atomicExch u64's old value")
+        eq(127 * 1000000007, S[1], "atomicMax s64")
+        eq(-128 * 1000000007, S[2], "atomicMin s64")
+        eq(-5, S[3], "atomicMax s64 of negatives")
+        eq(256 % 10, C[1], "atomicInc wraps at 9")
+        eq((-256) % 10, C[2], "atomicDec wraps from 0 to 9")
+        eq(1000 - 3 * 256, C[3], "atomicSub")
+        eq(2.5, F[1], "atomicExch float")
+        eq(128.0, F[2], "atomicAdd float")
+        eq(1.25, F[3], "atomicExch float's old value")
+        eq(65.0, D[1], "atomicAdd double")
+        -- atomicInc's old values: 0..9 over and over, 26 of 0-5 and 25 of 6-9
+        local n = {}
+        for _, v in ipairs(incs:totable()) do n[v] = (n[v] or 0) + 1 end
+        for v = 0, 9 do eq(v < 6 and 26 or 25, n[v], "atomicInc returned " .. v) end
+      ]==])
+    end)
+
+    it("for half precision conversions and arithmetic (cuda_fp16.h)", function()
+      on_fake([==[
+        local m = l.compile([[
+        #include <cuda_fp16.h>
+        extern "C" __global__ void halves(const float *x, unsigned short *h, float *back) {
+          int i = threadIdx.x;
+          h[i] = __half_as_ushort(__float2half(x[i]));
+          h[16 + i] = __half_as_ushort(__float2half_rz(x[i]));
+          h[32 + i] = __half_as_ushort(__float2half_ru(x[i]));
+          h[48 + i] = __half_as_ushort(__float2half_rd(x[i]));
+          back[i] = __half2float(__float2half(x[i]));
+          if (i == 0) {
+            h[64] = __half_as_ushort(__hadd(__float2half(x[7]), __float2half(x[8])));
+            h[65] = __half_as_ushort(__hmul(__float2half(x[9]), __float2half(x[10])));
+            h[66] = __half_as_ushort(__hfma(__float2half(x[9]), __float2half(x[10]), __float2half(x[0])));
+          }
+        }
+        ]])
+        local xs = {1.0, 0.1, 65504.0, 65520.0, -2.5, 1e-7, 1 / 3, 1.5, 2.25, 3.0, 0.5, -0.1, 0, 0, 0, 0}
+        local x = l.to_device(xs, nil, {dtype = "float32"})
+        local h = l.device_array(67, "uint16")
+        local back = l.device_array(16, "float32")
+        m.halves[{1, 16}](x, h, back)
+        local H, B = h:totable(), back:totable()
+        local rn = {0x3c00, 0x2e66, 0x7bff, 0x7c00, 0xc100, 0x0002, 0x3555, 0x3e00, 0x4080, 0x4200, 0x3800, 0xae66}
+        for i, v in ipairs(rn) do eq(v, H[i], ("__float2half(%.9g)"):format(xs[i])) end
+        eq(0x2e66, H[17 + 1], "__float2half_rz(0.1)")
+        eq(0x7bff, H[17 + 3], "__float2half_rz(65520)")
+        eq(0x2e67, H[33 + 1], "__float2half_ru(0.1)")
+        eq(0x0002, H[33 + 5], "__float2half_ru(1e-7)")
+        eq(0xae67, H[49 + 11], "__float2half_rd(-0.1)")
+        eq(0x0001, H[49 + 5], "__float2half_rd(1e-7)")
+        eq(0.333251953125, B[7], "__half2float(__float2half(1/3))")
+        eq(1 / 0, B[4], "65520 rounds to infinity")
+        eq(0x4380, H[65], "__hadd(1.5, 2.25)")
+        eq(0x3e00, H[66], "__hmul(3, 0.5)")
+        eq(0x4100, H[67], "__hfma(3, 0.5, 1)")
+      ]==])
+    end)
+
+    it("for instructions NVRTC emits only from inline assembly (brx.idx, testp, bfe, bfi, min, max, addc)", function()
+      on_fake([==[
+        local m = l.compile([[
+        __device__ __noinline__ int table(int i) {
+          int r;
+          asm volatile("{\n\t.reg .pred p;\n\t"
+                       "ts: .branchtargets L0, L1, L2, L3;\n\t"
+                       "brx.idx %1, ts;\n"
+                       "L0: mov.u32 %0, 100; bra.uni DONE;\n"
+                       "L1: mov.u32 %0, 211; bra.uni DONE;\n"
+                       "L2: mov.u32 %0, 322; bra.uni DONE;\n"
+                       "L3: mov.u32 %0, 433;\n"
+                       "DONE:\n\t}" : "=r"(r) : "r"(i));
+          return r;
+        }
+        __device__ int testp(float x) {
+          int r = 0, b;
+          asm("{ .reg .pred p; testp.finite.f32 p, %1; selp.s32 %0, 1, 0, p; }" : "=r"(b) : "f"(x)); r |= b;
+          asm("{ .reg .pred p; testp.infinite.f32 p, %1; selp.s32 %0, 2, 0, p; }" : "=r"(b) : "f"(x)); r |= b;
+          asm("{ .reg .pred p; testp.number.f32 p, %1; selp.s32 %0, 4, 0, p; }" : "=r"(b) : "f"(x)); r |= b;
+          asm("{ .reg .pred p; testp.notanumber.f32 p, %1; selp.s32 %0, 8, 0, p; }" : "=r"(b) : "f"(x)); r |= b;
+          asm("{ .reg .pred p; testp.normal.f32 p, %1; selp.s32 %0, 16, 0, p; }" : "=r"(b) : "f"(x)); r |= b;
+          asm("{ .reg .pred p; testp.subnormal.f32 p, %1; selp.s32 %0, 32, 0, p; }" : "=r"(b) : "f"(x)); r |= b;
+          return r;
+        }
+        extern "C" __global__ void asms(const int *in, const float *fx, long long *out) {
+          int i = threadIdx.x;
+          unsigned x = (unsigned)in[i], y = (unsigned)in[(i + 1) % 8];
+          long long *o = out + i * 16;
+          o[0] = table(i % 4);
+          o[1] = testp(fx[i]);
+          unsigned r; int sr; unsigned long long r64;
+          asm("bfe.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(i * 3), "r"(i + 2)); o[2] = r;
+          asm("bfe.s32 %0, %1, %2, %3;" : "=r"(sr) : "r"(x), "r"(i * 3), "r"(i + 2)); o[3] = sr;
+          asm("bfe.u64 %0, %1, %2, %3;" : "=l"(r64) : "l"((unsigned long long)x << 20), "r"(i * 5), "r"(i * 4)); o[4] = (long long)r64;
+          asm("bfi.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(y), "r"(x), "r"(i * 3), "r"(i + 2)); o[5] = r;
+          asm("min.s32 %0, %1, %2;" : "=r"(sr) : "r"(x), "r"(y)); o[6] = sr;
+          asm("max.u32 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(y)); o[7] = r;
+          asm("{ .reg .u32 lo; add.cc.u32 lo, %1, %2; addc.u32 %0, 0, 0; }" : "=r"(r) : "r"(x), "r"(y)); o[8] = r;
+          asm("{ .reg .u32 lo; sub.cc.u32 lo, %1, %2; subc.u32 %0, 0, 0; }" : "=r"(r) : "r"(x), "r"(y)); o[9] = r;
+          asm("mul24.hi.u32 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(y)); o[10] = r;
+          asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(0x8b5a)); o[11] = r;
+        }
+        ]])
+        local ins = {0x12345678, -1, 0x7f00ff80, 5, -123456, -0x80000000, 0x0f0f0f0f, 99}
+        local fs = {1.5, 1 / 0, -1 / 0, 0 / 0, 1e-40, 0.0, -3e38, 1e-45}
+        local inp = l.to_device(ins, nil, {dtype = "int32"})
+        local fx = l.to_device(fs, nil, {dtype = "float32"})
+        local out = l.device_array(8 * 16, "int64")
+        m.asms[{1, 8}](inp, fx, out)
+        local o = out:totable()
+        local classes = {1 | 4 | 16, 2 | 4, 2 | 4, 8, 1 | 4 | 32, 1 | 4, 1 | 4 | 16, 1 | 4 | 32}
+        for i = 0, 7 do
+          local x, y = ins[i + 1] & 0xffffffff, ins[(i + 1) % 8 + 1] & 0xffffffff
+          eq(({100, 211, 322, 433})[i % 4 + 1], o[i * 16 + 1], "brx.idx " .. i)
+          eq(classes[i + 1], o[i * 16 + 2], "testp of " .. fs[i + 1])
+          local pos, len = i * 3, i + 2
+          local field = (x >> pos) & ((1 << len) - 1)
+          eq(field, o[i * 16 + 3], "bfe.u32 " .. i)
+          local sfield = field
+          if (field >> (len - 1)) & 1 == 1 then sfield = field - (1 << len) end
+          eq(sfield, o[i * 16 + 4], "bfe.s32 " .. i)
+          local x64 = x << 20
+          local want64 = i == 0 and 0 or (x64 >> (i * 5)) & ((1 << (i * 4)) - 1)
+          eq(want64, o[i * 16 + 5], "bfe.u64 " .. i)
+          local mask = ((1 << len) - 1) << pos
+          eq((x & ~mask | (y << pos) & mask) & 0xffffffff, o[i * 16 + 6], "bfi.b32 " .. i)
+          local sx, sy = ins[i + 1], ins[(i + 1) % 8 + 1]
+          eq(math.min(sx, sy), o[i * 16 + 7], "min.s32 " .. i)
+          eq(math.max(x, y), o[i * 16 + 8], "max.u32 " .. i)
+          eq((x + y) >> 32, o[i * 16 + 9], "add.cc/addc carry " .. i)
+          eq(x < y and 0xffffffff or 0, o[i * 16 + 10], "sub.cc/subc borrow " .. i)
+          eq((((x & 0xffffff) * (y & 0xffffff)) >> 16) & 0xffffffff, o[i * 16 + 11], "mul24.hi " .. i)
+          -- prmt 0x8b5a (a nibble a byte, from the lowest): byte 0 = the sign of byte 2
+          -- of {y,x} (0xa), byte 1 = byte 5 (y's byte 1), byte 2 = the sign of byte 3
+          -- (0xb), byte 3 = the sign of byte 0 (0x8)
+          local bytes = x | (y << 32)
+          local function byte(k) return (bytes >> (8 * k)) & 0xff end
+          local function sign(k) return byte(k) & 0x80 ~= 0 and 0xff or 0 end
+          eq(sign(2) | byte(5) << 8 | sign(3) << 16 | sign(0) << 24, o[i * 16 + 12], "prmt " .. i)
+        end
+      ]==])
+    end)
+  end)
 end)

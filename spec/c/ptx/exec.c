@@ -166,6 +166,24 @@ static double round_d(long double x, int rnd) {
   else if (rnd == RND_RP && (long double)d < x) d = nextafter(d, INFINITY);
   return d;
 }
+/* x to half precision, rounded once in the direction rnd (through float,
+** a directed rounding would be lost: 65520 rounded toward zero is 65504,
+** not the infinity that float's 65520 rounds to) */
+static uint64_t round_h(long double x, int rnd) {
+  half h = (half)x;
+  uint16_t u;
+  memcpy(&u, &h, 2);
+  if (isnan(x) || rnd == RND_RN || rnd == RND_NONE || (long double)h == x) return u;
+  long double hv = (long double)h;
+  bool up;   /* step to the next half toward +infinity, else toward -infinity */
+  if (rnd == RND_RZ && fabsl(hv) > fabsl(x)) up = hv < 0;
+  else if (rnd == RND_RM && hv > x) up = false;
+  else if (rnd == RND_RP && hv < x) up = true;
+  else return u;
+  if ((u & 0x7fff) == 0) return up ? 0x0001 : 0x8001;
+  return ((u & 0x8000) != 0) == up ? (uint16_t)(u - 1) : (uint16_t)(u + 1);
+}
+
 static uint64_t fput(ptype t, long double x, int rnd, uint16_t flags) {
   if (flags & F_SAT) x = isnan(x) ? 0 : x < 0 ? 0 : x > 1 ? 1 : x;
   if (flags & F_RELU) x = isnan(x) ? x : x < 0 ? 0 : x;
@@ -176,7 +194,7 @@ static uint64_t fput(ptype t, long double x, int rnd, uint16_t flags) {
     if ((flags & F_FTZ) && fpclassify(f) == FP_SUBNORMAL) f = copysignf(0, f);
     return of_f(f);
   }
-  return f2h(round_f(x, rnd));
+  return round_h(x, rnd);
 }
 static inline long double ftz_in(ptype t, long double x, uint16_t flags) {
   if ((flags & F_FTZ) && t.bits == 32 && fpclassify((float)x) == FP_SUBNORMAL) return copysignl(0, x);
