@@ -729,4 +729,134 @@ end
       ]==])
     end)
   end)
+
+  -- A kernel that faults, in a child on the fake: the error synchronize
+  -- raises, the one a later call raises (sticky, as on a GPU), and stderr.
+  local function fault(src, launch)
+    local out, err = on_fake(([==[
+      local m = l.compile(%q)
+      local d = l.to_device({1, 2, 3, 4, 5, 6, 7, 8}, nil, {dtype = "int32"})
+      local o = l.device_array(64, "int32")
+      %s
+      local ok, e = pcall(l.synchronize)
+      assert(not ok, "the kernel did not fail")
+      print("FIRST " .. tostring(e))
+      local ok2, e2 = pcall(function() return d:totable() end)
+      assert(not ok2, "a call after the failure succeeded")
+      print("LATER " .. tostring(e2))
+      local ok3, e3 = pcall(l.device_array, 4, "int32")
+      assert(not ok3, "an allocation after the failure succeeded")
+    ]==]):format(src, launch))
+    return out:match("FIRST ([^\n]*)"), out:match("LATER ([^\n]*)"), err
+  end
+
+  describe("reports a kernel's fault as a GPU does", function()
+    it("a write one element past the end: CUDA_ERROR_ILLEGAL_ADDRESS, sticky, kernel and line named", function()
+      local first, later, err = fault([[
+        extern "C" __global__ void past_end(int *x, int n) { x[threadIdx.x] = threadIdx.x; if (threadIdx.x == 0) x[n] = 1; }
+      ]], "m.past_end[{1, 8}](d, 8)")
+      assert.truthy(first:find("CUDA_ERROR_ILLEGAL_ADDRESS", 1, true), first)
+      assert.truthy(later:find("the CUDA context is unusable after an earlier error", 1, true), later)
+      assert.truthy(later:find("CUDA_ERROR_ILLEGAL_ADDRESS", 1, true), later)
+      assert.truthy(err:find("fake_cuda: past_end: an access of 4 bytes at 0x%x+, outside every allocation %(PTX line %d+ of past_end, block %(0,0,0%), thread %(0,0,0%)%)"), err)
+    end)
+
+    it("a float load one byte off its alignment: CUDA_ERROR_MISALIGNED_ADDRESS", function()
+      local first, later, err = fault([[
+        extern "C" __global__ void skewed(int *x, float *o) { o[0] = *(const float *)((const char *)x + 1 + threadIdx.x * 4); }
+      ]], "m.skewed[{1, 1}](d, o:view('float32'))")
+      assert.truthy(first:find("CUDA_ERROR_MISALIGNED_ADDRESS", 1, true), first)
+      assert.truthy(later:find("CUDA_ERROR_MISALIGNED_ADDRESS", 1, true), later)
+      assert.truthy(err:find("fake_cuda: skewed: an access of 4 bytes at 0x%x+, not aligned to its size %(PTX line %d+"), err)
+    end)
+
+    it("a shared array indexed one past its end", function()
+      local first, _, err = fault([[
+        extern "C" __global__ void shared_past(int *x, int n) {
+          __shared__ int s[32];
+          s[threadIdx.x] = x[threadIdx.x % 8];
+          __syncthreads();
+          x[0] = s[n];
+        }
+      ]], "m.shared_past[{1, 32}](d, 32)")
+      assert.truthy(first:find("CUDA_ERROR_ILLEGAL_ADDRESS", 1, true), first)
+      assert.truthy(err:find("a shared access of 4 bytes at offset 128, past the 128 bytes of the block's shared memory", 1, true), err)
+    end)
+
+    it("asm(\"trap;\"): CUDA_ERROR_LAUNCH_FAILED", function()
+      local first, later, err = fault([[
+        extern "C" __global__ void trapper(int *x) { if (x[threadIdx.x] == 3) asm volatile("trap;"); }
+      ]], "m.trapper[{1, 8}](d)")
+      assert.truthy(first:find("CUDA_ERROR_LAUNCH_FAILED", 1, true), first)
+      assert.truthy(later:find("CUDA_ERROR_LAUNCH_FAILED", 1, true), later)
+      assert.truthy(err:find("fake_cuda: trapper: trap (PTX line", 1, true), err)
+      assert.truthy(err:find("thread (2,0,0)", 1, true), err)
+    end)
+
+    it("a failed assert: CUDA_ERROR_ASSERT, the assertion printed", function()
+      local first, later, err = fault([[
+        extern "C" __global__ void checker(int *x) { assert(x[threadIdx.x] < 6); }
+      ]], "m.checker[{1, 8}](d)")
+      assert.truthy(first:find("CUDA_ERROR_ASSERT", 1, true), first)
+      assert.truthy(later:find("CUDA_ERROR_ASSERT", 1, true), later)
+      assert.truthy(err:find("Assertion `x[threadIdx.x] < 6` failed.", 1, true), err)
+      assert.truthy(err:find("checker: assertion `x[threadIdx.x] < 6` failed", 1, true), err)
+    end)
+
+    it("a deadlock between named barriers of different counts, instead of a hang", function()
+      local first, _, err = fault([[
+        extern "C" __global__ void stuck(int *x) {
+          if (threadIdx.x < 32) asm volatile("bar.sync 1, 64;");   /* waits for 64, only 32 come */
+          else __syncthreads();                                   /* the other 32: never all */
+          x[0] = 1;
+        }
+      ]], "m.stuck[{1, 64}](d)")
+      assert.truthy(first:find("CUDA_ERROR_LAUNCH_FAILED", 1, true), first)
+      assert.truthy(err:find("a deadlock: this thread waits at a barrier", 1, true), err)
+    end)
+
+    it("a deadlock of a shuffle whose mask names lanes stuck at __syncthreads", function()
+      local first, _, err = fault([[
+        extern "C" __global__ void stuck_shfl(int *x) {
+          int v = threadIdx.x;
+          if (threadIdx.x < 16) v = __shfl_sync(0xffffffffu, v, 31);
+          else __syncthreads();
+          x[threadIdx.x % 8] = v;
+        }
+      ]], "m.stuck_shfl[{1, 32}](d)")
+      assert.truthy(first:find("CUDA_ERROR_LAUNCH_FAILED", 1, true), first)
+      assert.truthy(err:find("a deadlock: this thread waits at a", 1, true), err)
+    end)
+  end)
+
+  it("prints a kernel's printf on the child's stdout", function()
+    local out = on_fake([==[
+      local m = l.compile([[
+      extern "C" __global__ void say(const int *x, const double *y) {
+        int i = threadIdx.x;
+        if (i == 1)
+          printf("int %d neg %d ll %lld u %u f %f e %.3e s %s c %c x %x X %08X pct %%\n",
+                 x[i], -x[i], (long long)x[i] << 40, (unsigned)-x[i], y[i], y[i] * 1e10, "word", 'A' + x[i], x[i] * 4096, x[i]);
+      }
+      ]])
+      m.say[{1, 4}](l.to_device({1, 42, 3, 4}, nil, {dtype = "int32"}), l.to_device({0.5, 2.25, 0, 0}))
+      l.synchronize()
+    ]==])
+    assert.truthy(out:find("int 42 neg -42 ll 46179488366592 u 4294967254 f 2.250000 e 2.250e+10 s word c k x 2a000 X 0000002A pct %\n", 1, true), out)
+  end)
+
+  it("refuses a module with an instruction it cannot run, naming it", function()
+    on_fake([==[
+      local e = fails("CUDA_ERROR_INVALID_PTX", l.compile, [[
+      extern "C" __global__ void tensor(float *x) {
+        unsigned a = 0, b = 0;
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %0, %0, %0}, {%1, %1}, {%1}, {%0, %0, %0, %0};"
+                     : "+r"(a) : "r"(b));
+        x[0] = (float)a;
+      }
+      ]])
+      assert(e:find("unknown instruction 'mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32'", 1, true), e)
+      assert(e:find("fake_cuda: PTX line %d+"), e)
+    ]==])
+  end)
 end)
