@@ -859,4 +859,26 @@ end
       assert(e:find("fake_cuda: PTX line %d+"), e)
     ]==])
   end)
+  -- FAKE_CUDA_STATS (bench/ptx.lua): the instructions run, those before a
+  -- barrier included
+  it("counts the instructions it ran in FAKE_CUDA_STATS", function()
+    local stats = os.tmpname()
+    on_fake([==[
+      local m = l.compile([[
+      extern "C" __global__ void loop(int *x, int n) {
+        int s = 0;
+        for (int i = 0; i < n; i++) s = s * 3 + (i ^ x[0]);
+        __syncthreads();
+        x[threadIdx.x] = s;
+      }
+      ]])
+      m.loop[{2, 64}](l.device_array(64, "int32"), 1000)
+      l.synchronize()
+    ]==], "FAKE_CUDA_STATS=" .. stats)
+    local f = assert(io.open(stats))
+    local n = tonumber(f:read("a"):match("ptx_instructions (%d+)"))
+    f:close()
+    os.remove(stats)
+    assert(n and n >= 2 * 64 * 1000 * 3 and n < 2 * 64 * 1000 * 20, "counted " .. tostring(n))
+  end)
 end)

@@ -1225,11 +1225,12 @@ static void run_thread(blk *b, thr *t) {
         /* bar.sync a{, b}; bar.red.op d, a{, b}, {!}c */
         int k = in->op == I_BAR_RED ? 1 : 0;
         unsigned id = (unsigned)get(b, t, &o[k]);
-        unsigned count = (in->op == I_BAR && in->nops > 1) || (k && in->nops > 3) ? (unsigned)get(b, t, &o[k + 1]) : 0;
+        /* nthr, not count: that is the instructions run, added to icount below */
+        unsigned nthr = (in->op == I_BAR && in->nops > 1) || (k && in->nops > 3) ? (unsigned)get(b, t, &o[k + 1]) : 0;
         if (id >= 16) { fault(b, t, PTX_ILLEGAL_INSTRUCTION, "barrier %u of 16", id); continue; }
-        if (count % 32 != 0 && count != 0) { fault(b, t, PTX_ILLEGAL_INSTRUCTION, "a barrier of %u threads, not a multiple of 32", count); continue; }
+        if (nthr % 32 != 0 && nthr != 0) { fault(b, t, PTX_ILLEGAL_INSTRUCTION, "a barrier of %u threads, not a multiple of 32", nthr); continue; }
         b->bars[id].arrived++;
-        b->bars[id].expected = count;
+        b->bars[id].expected = nthr;
         if (k) {
           bool p = get(b, t, &o[in->nops - 1]) & 1;
           b->bars[id].popc += p;
