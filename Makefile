@@ -61,7 +61,7 @@ THREADS_TEST = $(BUILD)/threads_test
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
-.PHONY: all install deps check check-fake-cuda test demo bench bench-chart bench-streams bench-gpu bench-gpu-smoke test-asan test-tsan \
+.PHONY: all install deps check check-fake-cuda test demo bench bench-chart bench-streams bench-ptx bench-gpu bench-gpu-smoke test-asan test-tsan \
         test-valgrind rock clean embed errors-catalogue devkit fuzz-long fuzz fuzz-run
 
 all: $(LIB)
@@ -227,6 +227,10 @@ bench-chart:
 # every queued operation slowed down: do two streams overlap?
 bench-streams: $(LIB) $(FAKE_CUDA)
 	$(RUN_ENV) $(LUA) bench/streams.lua
+
+# the fake driver's PTX interpreter: instructions per second on one core
+bench-ptx: $(LIB) $(FAKE_CUDA)
+	$(RUN_ENV) $(LUA) bench/ptx.lua
 
 # docs/errors.md from the error sites in src/ and lua/, with a spec test for
 # each found by running the specs with a helper that logs the errors caught

@@ -669,6 +669,16 @@ static void run_op(op *o) {
 }
 /* ---- init and devices -------------------------------------------------------- */
 
+/* FAKE_CUDA_STATS=path: at exit, a line "ptx_instructions N" appended to
+** path, the PTX instructions the interpreter ran (bench/ptx.lua). */
+static char stats_path[4096];
+static void write_stats(void) {
+  FILE *f = fopen(stats_path, "a");
+  if (f == NULL) return;
+  fprintf(f, "ptx_instructions %llu\n", ptx_instructions());
+  fclose(f);
+}
+
 API CUresult cuInit(unsigned flags) {
   if (flags) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&mu);
@@ -696,6 +706,10 @@ API CUresult cuInit(unsigned flags) {
         fail_code = atoi(code);
     }
     if ((e = getenv("FAKE_CUDA_TRACE")) && *e) trace = fopen(e, "a");
+    if ((e = getenv("FAKE_CUDA_STATS")) && *e) {
+      snprintf(stats_path, sizeof stats_path, "%s", e);
+      atexit(write_stats);
+    }
     for (int i = 0; i < MAXDEV; i++) {
       ctxs[i].dev = pools[i].dev = i;
       ctxs[i].legacy = new_stream(i, false, true);
@@ -751,6 +765,8 @@ API CUresult cuGetErrorName(CUresult e, const char **s) {
     {600, "CUDA_ERROR_NOT_READY"}, {700, "CUDA_ERROR_ILLEGAL_ADDRESS"},
     {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}, {712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"},
     {713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"}, {719, "CUDA_ERROR_LAUNCH_FAILED"},
+    {710, "CUDA_ERROR_ASSERT"}, {715, "CUDA_ERROR_ILLEGAL_INSTRUCTION"},
+    {716, "CUDA_ERROR_MISALIGNED_ADDRESS"},   /* the PTX interpreter's faults */
     {800, "CUDA_ERROR_NOT_PERMITTED"}, {801, "CUDA_ERROR_NOT_SUPPORTED"},
     {999, "CUDA_ERROR_UNKNOWN"},
   };

@@ -166,6 +166,24 @@ static double round_d(long double x, int rnd) {
   else if (rnd == RND_RP && (long double)d < x) d = nextafter(d, INFINITY);
   return d;
 }
+/* x to half precision, rounded once in the direction rnd (through float,
+** a directed rounding would be lost: 65520 rounded toward zero is 65504,
+** not the infinity that float's 65520 rounds to) */
+static uint64_t round_h(long double x, int rnd) {
+  half h = (half)x;
+  uint16_t u;
+  memcpy(&u, &h, 2);
+  if (isnan(x) || rnd == RND_RN || rnd == RND_NONE || (long double)h == x) return u;
+  long double hv = (long double)h;
+  bool up;   /* step to the next half toward +infinity, else toward -infinity */
+  if (rnd == RND_RZ && fabsl(hv) > fabsl(x)) up = hv < 0;
+  else if (rnd == RND_RM && hv > x) up = false;
+  else if (rnd == RND_RP && hv < x) up = true;
+  else return u;
+  if ((u & 0x7fff) == 0) return up ? 0x0001 : 0x8001;
+  return ((u & 0x8000) != 0) == up ? (uint16_t)(u - 1) : (uint16_t)(u + 1);
+}
+
 static uint64_t fput(ptype t, long double x, int rnd, uint16_t flags) {
   if (flags & F_SAT) x = isnan(x) ? 0 : x < 0 ? 0 : x > 1 ? 1 : x;
   if (flags & F_RELU) x = isnan(x) ? x : x < 0 ? 0 : x;
@@ -176,7 +194,7 @@ static uint64_t fput(ptype t, long double x, int rnd, uint16_t flags) {
     if ((flags & F_FTZ) && fpclassify(f) == FP_SUBNORMAL) f = copysignf(0, f);
     return of_f(f);
   }
-  return f2h(round_f(x, rnd));
+  return round_h(x, rnd);
 }
 static inline long double ftz_in(ptype t, long double x, uint16_t flags) {
   if ((flags & F_FTZ) && t.bits == 32 && fpclassify((float)x) == FP_SUBNORMAL) return copysignl(0, x);
@@ -651,6 +669,29 @@ static uint64_t bit_op(const inst *in, uint64_t a, uint64_t b, uint64_t c, uint6
   return 0;
 }
 
+/* dp4a.atype.btype: c plus the products of the four bytes of a and b;
+** dp2a.lo/hi: c plus the two halves of a times bytes 0-1 (.lo) or 2-3
+** (.hi) of b; each source signed or not by its type, the sum modulo 2^32 */
+static uint64_t dot_op(const inst *in, uint64_t a, uint64_t b, uint64_t c) {
+  bool sa = in->t.k == K_S, sb = in->t2.k == K_S;
+  uint64_t acc = c;
+  if (in->op == I_DP4A) {
+    for (int i = 0; i < 4; i++) {
+      int64_t x = sa ? sx(a >> (8 * i), 8) : (int64_t)((a >> (8 * i)) & 0xff);
+      int64_t y = sb ? sx(b >> (8 * i), 8) : (int64_t)((b >> (8 * i)) & 0xff);
+      acc += (uint64_t)(x * y);
+    }
+  } else {
+    int first = (in->flags & F_HI) ? 2 : 0;
+    for (int i = 0; i < 2; i++) {
+      int64_t x = sa ? sx(a >> (16 * i), 16) : (int64_t)((a >> (16 * i)) & 0xffff);
+      int64_t y = sb ? sx(b >> (8 * (first + i)), 8) : (int64_t)((b >> (8 * (first + i))) & 0xff);
+      acc += (uint64_t)(x * y);
+    }
+  }
+  return zx(acc, 32);
+}
+
 /* cvt.dtype.atype */
 static uint64_t convert(const inst *in, uint64_t a) {
   ptype d = in->t, s = in->t2;
@@ -1060,6 +1101,9 @@ static void run_thread(blk *b, thr *t) {
         put(t, &o[0], bit_op(in, get(b, t, &o[1]), in->nops > 2 ? get(b, t, &o[2]) : 0,
                              in->nops > 3 ? get(b, t, &o[3]) : 0, in->nops > 4 ? get(b, t, &o[4]) : 0));
         break;
+      case I_DP4A: case I_DP2A:
+        put(t, &o[0], dot_op(in, get(b, t, &o[1]), get(b, t, &o[2]), get(b, t, &o[3])));
+        break;
       case I_SETP: case I_SET: {
         int k = (in->flags & F_DUALP) ? 1 : 0;
         ptype ct = in->op == I_SET ? in->t2 : in->t;
@@ -1181,11 +1225,12 @@ static void run_thread(blk *b, thr *t) {
         /* bar.sync a{, b}; bar.red.op d, a{, b}, {!}c */
         int k = in->op == I_BAR_RED ? 1 : 0;
         unsigned id = (unsigned)get(b, t, &o[k]);
-        unsigned count = (in->op == I_BAR && in->nops > 1) || (k && in->nops > 3) ? (unsigned)get(b, t, &o[k + 1]) : 0;
+        /* nthr, not count: that is the instructions run, added to icount below */
+        unsigned nthr = (in->op == I_BAR && in->nops > 1) || (k && in->nops > 3) ? (unsigned)get(b, t, &o[k + 1]) : 0;
         if (id >= 16) { fault(b, t, PTX_ILLEGAL_INSTRUCTION, "barrier %u of 16", id); continue; }
-        if (count % 32 != 0 && count != 0) { fault(b, t, PTX_ILLEGAL_INSTRUCTION, "a barrier of %u threads, not a multiple of 32", count); continue; }
+        if (nthr % 32 != 0 && nthr != 0) { fault(b, t, PTX_ILLEGAL_INSTRUCTION, "a barrier of %u threads, not a multiple of 32", nthr); continue; }
         b->bars[id].arrived++;
-        b->bars[id].expected = count;
+        b->bars[id].expected = nthr;
         if (k) {
           bool p = get(b, t, &o[in->nops - 1]) & 1;
           b->bars[id].popc += p;

@@ -542,9 +542,10 @@ integer:
 }
 
 static void name_operand(parser *ps, operand *o, const char *s, int role) {
+  /* a register need not start with '%': inline assembly's { .reg .pred p; ... } */
+  int slot = ps->fn ? regs_get(&ps->regmap, s) : -1;
+  if (slot >= 0) { o->kind = O_REG; o->reg = slot; return; }
   if (s[0] == '%' || strcmp(s, "WARP_SZ") == 0) {
-    int slot = regs_get(&ps->regmap, s);
-    if (slot >= 0) { o->kind = O_REG; o->reg = slot; return; }
     for (size_t i = 0; i < sizeof sregs / sizeof sregs[0]; i++)
       if (strcmp(s, sregs[i].s) == 0) { o->kind = O_SREG; o->reg = sregs[i].id; return; }
     if (strncmp(s, "%envreg", 7) == 0) { o->kind = O_IMM; o->imm = 0; return; }
@@ -769,6 +770,8 @@ static void decode(parser *ps, const char *text, inst *in) {
                FIND(ignored, tok) >= 0 || strncmp(tok, "L1::", 4) == 0 ||
                strncmp(tok, "L2::", 4) == 0 || strcmp(tok, "b32") == 0) {
       /* nothing to do */
+    } else if (op == I_BRX && strcmp(tok, "idx") == 0) {
+      /* brx.idx, its only form */
     } else if (op == I_MEMBAR && (strcmp(tok, "gl") == 0 || strcmp(tok, "sys") == 0 ||
                                   strcmp(tok, "proxy") == 0 || strcmp(tok, "alias") == 0)) {
     } else {
@@ -1108,8 +1111,11 @@ static void function(parser *ps, bool entry, bool external) {
   /* brx's operand: the table, as -2 - its position in brx */
   for (int i = 0; i < f->ncode; i++)
     if (f->code[i].op == I_BRX) {
-      if (f->code[i].o[1].reg > -2) fail(ps, "brx.idx without a .branchtargets table");
-      f->code[i].o[1].reg = -2 - f->code[i].o[1].reg;
+      /* its operand holds the label's number, whose label_pc is the table's */
+      int lab = f->code[i].o[1].reg;
+      int at = lab >= 0 && lab < ps->nlabels ? ps->label_pc[lab] : -1;
+      if (at > -2) fail(ps, "brx.idx without a .branchtargets table");
+      f->code[i].o[1].reg = -2 - at;
     }
   for (int i = 0; i < ps->nlabels; i++) free(ps->labels[i]);
   ps->nlabels = 0;
