@@ -1266,7 +1266,7 @@ static void run_thread(blk *b, thr *t) {
         return;
       }
       default:
-        fault(b, t, PTX_ILLEGAL_INSTRUCTION, "an instruction the fake driver cannot run (opcode %d)", in->op);
+        fault(b, t, PTX_ILLEGAL_INSTRUCTION, "'%s', which the fake driver cannot run", ptx_op_name(in->op));
         continue;
     }
     t->pc++;

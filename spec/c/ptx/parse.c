@@ -641,8 +641,15 @@ static const struct { const char *s; int op; } opcodes[] = {
     {"lg2", I_LG2}, {"tanh", I_TANH}, {"testp", I_TESTP}, {"copysign", I_COPYSIGN},
     {"trap", I_TRAP}, {"nanosleep", I_NANOSLEEP}, {"mul24", I_MUL24}, {"mad24", I_MAD24},
     {"sad", I_SAD}, {"prefetch", I_PREFETCH}, {"prefetchu", I_PREFETCH}, {"dp4a", I_DP4A},
-    {"dp2a", I_DP2A}, {"fns", I_FNS}, {"bmsk", I_BMSK}, {"szext", I_SZEXT},
+    {"dp2a", I_DP2A}, {"bmsk", I_BMSK}, {"szext", I_SZEXT},
     {"pmevent", I_NOP}, {"brkpt", I_TRAP}, {"discard", I_PREFETCH}, {"applypriority", I_PREFETCH}};
+
+/* An opcode's PTX name, for messages. */
+const char *ptx_op_name(int op) {
+  for (size_t i = 0; i < sizeof opcodes / sizeof opcodes[0]; i++)
+    if (opcodes[i].op == op) return opcodes[i].s;
+  return "?";
+}
 
 static const char *const cmps[] = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi",
                                    "hs", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
