@@ -45,4 +45,15 @@ function B.record(label, ratio, target, dir)
   results:flush()
 end
 
+-- The fake CUDA driver's path (spec/c/fake_cuda.c); nil, with the bench's
+-- closing line printed, where it was not built.
+function B.fake_driver()
+  local fake = (os.getenv("LUACUDA_BUILD") or "build") .. "/fake/libcuda.so.1"
+  local f = io.open(fake)
+  if f then f:close() return fake end
+  print("no " .. fake .. " (make check builds it where the toolkit's cuda.h is)")
+  print("bench: 0 of 0 targets met")
+  return nil
+end
+
 return B

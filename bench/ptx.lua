@@ -6,18 +6,11 @@
 -- counts the instructions it ran (FAKE_CUDA_STATS). Best of BENCH_REPEAT
 -- runs (3).
 --   lua5.4 bench/ptx.lua    (make bench-ptx)
-local build = os.getenv("LUACUDA_BUILD") or "build"
-local fake = build .. "/fake/libcuda.so.1"
+local B = require "bench.common"
+local fake = B.fake_driver()
+if not fake then return end
 local repeats = tonumber(os.getenv("BENCH_REPEAT")) or 3
 local iters = tonumber(os.getenv("BENCH_PTX_ITERS")) or 200
-
-local f = io.open(fake)
-if not f then
-  print("no " .. fake .. " (make check builds it where the toolkit's cuda.h is)")
-  print("bench: 0 of 0 targets met")
-  return
-end
-f:close()
 
 local CHILD = [==[
 local l = require "luacuda"

@@ -7,17 +7,10 @@
 -- the legacy default stream (which makes every stream wait) between the
 -- events that time the chunks.
 --   lua5.4 bench/streams.lua    (make bench-streams)
-local build = os.getenv("LUACUDA_BUILD") or "build"
-local fake = build .. "/fake/libcuda.so.1"
+local B = require "bench.common"
+local fake = B.fake_driver()
+if not fake then return end
 local delay = tonumber(os.getenv("FAKE_CUDA_DELAY_US")) or 5000
-
-local f = io.open(fake)
-if not f then
-  print("no " .. fake .. " (make check builds it where the toolkit's cuda.h is)")
-  print("bench: 0 of 0 targets met")
-  return
-end
-f:close()
 
 -- run the example on n streams; the ms between its events and the calls
 -- made on the legacy stream between them

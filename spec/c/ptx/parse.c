@@ -898,8 +898,7 @@ static void instruction(parser *ps, int guard, bool guard_neg) {
     in.o[1].reg = label(ps, ps->tok, false);
     in.nops = 2;
     expect(ps, ';');
-    add_fix(ps, 1, in.o[1].reg);
-    add_inst(ps, &in);
+    add_inst(ps, &in);   /* its table is resolved once the function ends */
     return;
   }
   int n = 0;
