@@ -9,6 +9,9 @@
 --   lua5.4 bench/streams.lua    (make bench-streams)
 local B = require "bench.common"
 local fake = B.fake_driver()
+-- small enough that the fake's interpreting of the kernels (real CPU time,
+-- which two streams share on a small machine) stays below the delay
+local FLOATS = 1 << 16
 if not fake then return end
 local delay = tonumber(os.getenv("FAKE_CUDA_DELAY_US")) or 5000
 
@@ -18,7 +21,7 @@ local function run(n)
   local trace = os.tmpname()
   local cmd = ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 FAKE_CUDA_MEMORY=1G "
                .. "FAKE_CUDA_DELAY_US=%d FAKE_CUDA_TRACE=%s FAKE_CUDA_TRACE_STREAMS=1 "
-               .. "lua5.4 examples/streams.lua %d 2>&1"):format(fake, delay, trace, n)
+               .. "lua5.4 examples/streams.lua %d %d 2>&1"):format(fake, delay, trace, n, FLOATS)
   local p = io.popen(cmd)
   local out = p:read("a")
   p:close()

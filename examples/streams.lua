@@ -4,14 +4,15 @@
 -- Host memory is pinned, so copies overlap kernels (a copy to pageable
 -- memory makes the host wait for it), and each chunk's device arrays are
 -- allocated and freed on their own stream, so the two streams never wait
--- for each other. `lua5.4 examples/streams.lua 1` runs it on one stream.
+-- for each other. `lua5.4 examples/streams.lua 1` runs it on one stream;
+-- a second argument sets the number of floats (2^22).
 package.path = ((arg and arg[0] or ""):match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.path
 local luacuda = require "luacuda"
 local C = require "common"
 
 print("luacuda on the " .. C.describe())
 local m = C.kernel("saxpy.cu")
-local n, chunks = 1 << 22, 8
+local n, chunks = tonumber(arg and arg[2]) or 1 << 22, 8
 local per = n // chunks
 local nstreams = tonumber(arg and arg[1]) or 2
 local x = luacuda.pinned_array(n, "float32")
