@@ -229,6 +229,7 @@ void lc_deps_add_rule(lc_deps *d, const char *text, size_t n, const char *skip) 
     return;
   }
   i++;
+  size_t skip_len = strlen(skip);
   char word[4097];
   size_t w = 0;
   for (;; i++) {
@@ -258,7 +259,8 @@ void lc_deps_add_rule(lc_deps *d, const char *text, size_t n, const char *skip) 
       if (w > 0) {
         word[w] = '\0';
         if (word[w - 1] == ':') d->failed = true;      /* a second rule: not ours */
-        else if (strcmp(word, skip) != 0) lc_deps_add(d, word);
+        else if (strncmp(word, skip, skip_len) != 0 || word[skip_len] != '/')
+          lc_deps_add(d, word);
         w = 0;
       }
       if (i >= n || d->failed) return;

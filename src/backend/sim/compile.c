@@ -38,6 +38,26 @@ LC_EMBED_KERNEL(lc_sim_abi_source, "sim_abi.h");   /* kernels/abi.h in front */
 LC_EMBED(lc_sim_runtime_source, "kernels/sim_runtime.h");
 extern const char lc_sim_abi_source[], lc_sim_runtime_source[];
 
+/* The simulator's own versions of toolkit headers (kernels/sim_include/),
+** with the toolkit's API: the toolkit's own are for NVCC and NVRTC, and a
+** host compiler refuses them. Each compilation writes them into an
+** include/ directory of its own, searched before the user's -I
+** directories, so that `#include <cuda_fp16.h>` finds them, from the
+** user's headers too. Their contents are part of the cache key. */
+LC_EMBED(lc_sim_inc_fp16, "kernels/sim_include/cuda_fp16.h");
+LC_EMBED(lc_sim_inc_fp16_hpp, "kernels/sim_include/cuda_fp16.hpp");
+LC_EMBED(lc_sim_inc_bf16, "kernels/sim_include/cuda_bf16.h");
+LC_EMBED(lc_sim_inc_bf16_hpp, "kernels/sim_include/cuda_bf16.hpp");
+LC_EMBED(lc_sim_inc_complex, "kernels/sim_include/cuComplex.h");
+extern const char lc_sim_inc_fp16[], lc_sim_inc_fp16_hpp[], lc_sim_inc_bf16[],
+    lc_sim_inc_bf16_hpp[], lc_sim_inc_complex[];
+static const struct { const char *name, *text; } sim_headers[] = {
+  {"cuda_fp16.h", lc_sim_inc_fp16}, {"cuda_fp16.hpp", lc_sim_inc_fp16_hpp},
+  {"cuda_bf16.h", lc_sim_inc_bf16}, {"cuda_bf16.hpp", lc_sim_inc_bf16_hpp},
+  {"cuComplex.h", lc_sim_inc_complex},
+};
+#define NSIM_HEADERS (sizeof sim_headers / sizeof sim_headers[0])
+
 /* ---- composing the source ------------------------------------------------ */
 
 /* What the user's source gets, at a byte offset of it: the rewrite of a
@@ -148,9 +168,11 @@ static void compose(lc_strbuf *b, const lc_source *src) {
 ** fast math); the rest are NVRTC's own and do not apply here. This compiles only (-c): see
 ** link_argv for why. The first *nkey arguments are what the cache key
 ** takes; the rest name this compilation's own files: the object, the
-** source, and the list of the headers read (-MD), which an entry keeps. */
+** source, and the list of the headers read (-MD), which an entry keeps.
+** argv[*inc_at] is inc, the -I of the simulator's headers. */
 static int build_argv(const char **argv, int max, const char *cxx, const char *out,
-                      const char *in, const char *deps, const lc_source *src, int *nkey) {
+                      const char *in, const char *deps, const char *inc, const lc_source *src,
+                      int *nkey, int *inc_at) {
   int n = 0;
   argv[n++] = cxx;
   static const char *const fixed[] = {
@@ -161,6 +183,8 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *o
     "-fstack-clash-protection", NULL
   };
   for (int i = 0; fixed[i]; i++) argv[n++] = fixed[i];
+  *inc_at = n;                /* the simulator's headers, before the user's */
+  argv[n++] = inc;
   for (int i = 0; i < src->noptions && n < max - 9; i++) {
     const char *o = src->options[i];
     if (strncmp(o, "-D", 2) == 0 || strncmp(o, "-I", 2) == 0 || strncmp(o, "-U", 2) == 0 ||
@@ -310,18 +334,19 @@ static bool read_into(lc_strbuf *b, const char *path) {
 }
 
 /* A copy of the object just compiled goes into the disk cache with the
-** headers the compiler says it read (depfile; in, the source, is not one of
-** them), unless one of them changed while it compiled (since: when it
-** started): then what it read is not known. A cache that cannot be written
-** only costs time. */
+** headers the compiler says it read (depfile; those in own, the
+** compilation's directory, are not among them: the source and the
+** simulator's headers, whose contents the key holds), unless one of them
+** changed while it compiled (since: when it started): then what it read
+** is not known. A cache that cannot be written only costs time. */
 static void store_in_cache(const char *so, const lc_hash *key, const char *depfile,
-                           const char *in, const struct timespec *since) {
+                           const char *own, const struct timespec *since) {
   if (lc_cache_dir() == NULL) return;
   lc_strbuf rule = {0}, data = {0};
   lc_deps deps = {0};
   bool ok = read_into(&rule, depfile);
   if (ok) {
-    lc_deps_add_rule(&deps, rule.p, rule.n, in);
+    lc_deps_add_rule(&deps, rule.p, rule.n, own);
     ok = !deps.failed && lc_deps_settled(&deps, since) && read_into(&data, so);
   }
   char ignored[LC_ERRLEN];
@@ -329,6 +354,42 @@ static void store_in_cache(const char *so, const lc_hash *key, const char *depfi
   lc_deps_free(&deps);
   free(rule.p);
   free(data.p);
+}
+
+/* Write the simulator's headers into the directory inc; 0 on success. */
+static int write_headers(const char *inc, char *err) {
+  if (mkdir(inc, 0700) != 0) {
+    snprintf(err, LC_ERRLEN, "cannot make a directory %.300s: %s", inc, strerror(errno));
+    return -1;
+  }
+  for (size_t i = 0; i < NSIM_HEADERS; i++) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", inc, sim_headers[i].name);
+    if (write_file(path, sim_headers[i].text, strlen(sim_headers[i].text), err) != 0) return -1;
+  }
+  return 0;
+}
+
+static void remove_headers(const char *inc) {
+  for (size_t i = 0; i < NSIM_HEADERS; i++) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", inc, sim_headers[i].name);
+    unlink(path);
+  }
+  rmdir(inc);
+}
+
+/* What the key holds in place of the -I of the simulator's headers, whose
+** directory is new at every compilation: their contents. */
+static void headers_key_arg(char *out, size_t len) {
+  lc_hash h;
+  lc_hash_init(&h);
+  for (size_t i = 0; i < NSIM_HEADERS; i++) {
+    lc_hash_add_str(&h, sim_headers[i].name);
+    lc_hash_add_str(&h, sim_headers[i].text);
+  }
+  snprintf(out, len, "-I<luacuda simulator headers %016llx%016llx>", (unsigned long long)h.a,
+           (unsigned long long)h.b);
 }
 
 static bool load(const char *path, void **handle, char *err) {
@@ -373,15 +434,21 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   snprintf(in, sizeof in, "%s/kernel.cc", dir);
   snprintf(obj, sizeof obj, "%s/kernel.o", dir);
   snprintf(depfile, sizeof depfile, "%s/kernel.d", dir);
+  char inc[600], inc_arg[610], inc_key[80];
+  snprintf(inc, sizeof inc, "%s/include", dir);
+  snprintf(inc_arg, sizeof inc_arg, "-I%s", inc);
+  headers_key_arg(inc_key, sizeof inc_key);
   const char *argv[32 + 64], *largv[8];
-  int nkey;
-  build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, obj, in, depfile, src, &nkey);
+  int nkey, inc_at;
+  build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, obj, in, depfile, inc_key, src,
+             &nkey, &inc_at);
   /* the key: what is compiled, how, and by which compiler (the headers
   ** read are checked by the entry: cache.h) */
   char identity[1024];
   compiler_identity(cxx, identity, sizeof identity);
   lc_hash key;
   lc_ksource_key(&key, "sim 2", text.p, text.n, argv, nkey, identity);
+  argv[inc_at] = inc_arg;
   int rc = LC_EFAIL;
   /* compiled before: the bytes checked are written to this compilation's
   ** own directory and loaded from there, so what is loaded is what was
@@ -403,7 +470,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   link_argv(largv, cxx, so, obj);
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
-  if (write_file(in, text.p, text.n, err) == 0) {
+  if (write_headers(inc, err) == 0 && write_file(in, text.p, text.n, err) == 0) {
     int status = run_compiler(argv, &out, err);
     if (status == 0) status = run_compiler(largv, &out, err);
     if (status > 0) {
@@ -412,10 +479,11 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
       out.p = NULL;
     } else if (status == 0 && load(so, handle, err)) {
       rc = LC_OK;
-      store_in_cache(so, &key, depfile, in, &start);
+      store_in_cache(so, &key, depfile, dir, &start);
     }
   }
 done:
+  remove_headers(inc);
   unlink(in);
   unlink(obj);
   unlink(depfile);
