@@ -15,6 +15,7 @@
 #include "internal.h"
 
 #include <ctype.h>
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -145,6 +146,26 @@ static inline uint64_t f2bf(float f) {
   return u >> 16;
 }
 
+/* Whether the significand of the finite nonzero x ends in a 1. */
+static bool odd_ld(long double x) {
+  int e;
+  long double m = ldexpl(frexpl(x, &e), LDBL_MANT_DIG);
+  return fmodl(m, 2) != 0;
+}
+/* x * y + z for floats, rounded to odd in long double (an inexact result
+** ends in a 1): rounding that once more to a format of fewer than
+** LDBL_MANT_DIG - 1 bits (half, bfloat16) rounds as the exact value
+** would, in every mode. Rounded to nearest only, a sum far below a
+** product that lies halfway in the narrow format would be lost, and
+** the tie broken the wrong way. */
+static long double fma_odd(float x, float y, float z) {
+  long double p = (long double)x * y, s = p + z;        /* the product is exact */
+  if (!isfinite(s) || p == 0 || z == 0) return s;
+  long double bb = s - p, e = (p - (s - bb)) + (z - bb);  /* s + e is exact */
+  if (e == 0 || odd_ld(s)) return s;
+  return nextafterl(s, e > 0 ? INFINITY : -INFINITY);
+}
+
 /* A float value of type t as a long double (exact), and back with rounding. */
 static long double fget(ptype t, uint64_t v) {
   if (t.k == K_BF16) return bf2f(v);
@@ -184,10 +205,24 @@ static uint64_t round_h(long double x, int rnd) {
   return ((u & 0x8000) != 0) == up ? (uint16_t)(u - 1) : (uint16_t)(u + 1);
 }
 
+/* x to bfloat16, rounded once in the direction rnd: through float rounded
+** to odd (24 bits: enough for a second rounding to 8), then on its bits */
+static uint64_t round_bf(long double x, int rnd) {
+  if (isnan(x)) return f2bf((float)x);
+  float f = round_f(x, RND_RZ);
+  uint32_t u = (uint32_t)of_f(f);
+  if ((long double)f != x && !isinf(x)) u |= 1;
+  uint32_t sign = u & 0x80000000u, mag = u & 0x7fffffffu, q = mag >> 16, lo = mag & 0xffff;
+  bool up = rnd == RND_RZ ? false : rnd == RND_RM ? sign && lo : rnd == RND_RP ? !sign && lo
+          : lo > 0x8000 || (lo == 0x8000 && (q & 1));
+  return (sign >> 16) | (q + up);
+}
+
 static uint64_t fput(ptype t, long double x, int rnd, uint16_t flags) {
-  if (flags & F_SAT) x = isnan(x) ? 0 : x < 0 ? 0 : x > 1 ? 1 : x;
-  if (flags & F_RELU) x = isnan(x) ? x : x < 0 ? 0 : x;
-  if (t.k == K_BF16) return f2bf(round_f(x, rnd));
+  /* [+0, 1] and max(x, +0): -0 becomes +0 too (__saturatef's rule) */
+  if (flags & F_SAT) x = isnan(x) ? 0 : x <= 0 ? 0 : x > 1 ? 1 : x;
+  if (flags & F_RELU) x = isnan(x) ? x : x <= 0 ? 0 : x;
+  if (t.k == K_BF16) return round_bf(x, rnd);
   if (t.bits == 64) return of_d(round_d(x, rnd));
   if (t.bits == 32) {
     float f = round_f(x, rnd);
@@ -415,20 +450,30 @@ static uint64_t pair_op(const inst *in, uint64_t a, uint64_t b, uint64_t c, int 
   bool bf = in->t.k == K_BF16X2;
   for (int h = 0; h < 2; h++) {
     uint64_t x = (a >> (16 * h)) & 0xffff, y = (b >> (16 * h)) & 0xffff, z = (c >> (16 * h)) & 0xffff;
-    float fx = bf ? bf2f(x) : h2f(x), fy = bf ? bf2f(y) : h2f(y), fz = bf ? bf2f(z) : h2f(z), r = 0;
+    float fx = bf ? bf2f(x) : h2f(x), fy = bf ? bf2f(y) : h2f(y), fz = bf ? bf2f(z) : h2f(z);
+    /* exact, or a sum rounded to 64 bits (which then rounds as the exact
+    ** value would), a fused one rounded to odd; min and max as the scalar
+    ** ones (-0 below +0, .NaN) */
+    long double r = 0;
     switch (which) {
-      case I_ADD: r = fx + fy; break;
-      case I_SUB: r = fx - fy; break;
-      case I_MUL: r = fx * fy; break;
-      case I_FMA: r = fmaf(fx, fy, fz); break;
-      case I_MIN: r = fminf(fx, fy); break;
-      case I_MAX: r = fmaxf(fx, fy); break;
+      case I_ADD: r = (long double)fx + fy; break;
+      case I_SUB: r = (long double)fx - fy; break;
+      case I_MUL: r = (long double)fx * fy; break;
+      case I_FMA: r = fma_odd(fx, fy, fz); break;
+      case I_MIN:
+        r = in->mod2 && (isnan(fx) || isnan(fy)) ? NAN : isnan(fx) ? fy : isnan(fy) ? fx
+          : (fx < fy || (fx == fy && signbit(fx))) ? fx : fy;
+        break;
+      case I_MAX:
+        r = in->mod2 && (isnan(fx) || isnan(fy)) ? NAN : isnan(fx) ? fy : isnan(fy) ? fx
+          : (fx > fy || (fx == fy && !signbit(fx))) ? fx : fy;
+        break;
       case I_NEG: r = -fx; break;
       case I_ABS: r = fabsf(fx); break;
     }
-    if (in->flags & F_SAT) r = isnan(r) ? 0 : r < 0 ? 0 : r > 1 ? 1 : r;
-    if (in->flags & F_RELU) r = r < 0 ? 0 : r;
-    d |= (bf ? f2bf(r) : f2h(r)) << (16 * h);
+    if (in->flags & F_SAT) r = isnan(r) ? 0 : r <= 0 ? 0 : r > 1 ? 1 : r;   /* -0 too: +0 */
+    if (in->flags & F_RELU) r = r <= 0 ? 0 : r;
+    d |= (bf ? round_bf(r, RND_RN) : round_h(r, RND_RN)) << (16 * h);
   }
   return d;
 }
@@ -453,14 +498,16 @@ static uint64_t float_op(const inst *in, uint64_t a, uint64_t b, uint64_t c) {
       long double z = ftz_in(t, fget(t, c), in->flags);
       if (t.bits == 64) return fput(t, fma((double)x, (double)y, (double)z), RND_NONE, in->flags);
       if (t.bits == 32 && (rnd == RND_RN || rnd == RND_NONE)) return fput(t, fmaf((float)x, (float)y, (float)z), RND_NONE, in->flags);
-      r = x * y + z;
+      r = t.bits == 16 ? fma_odd((float)x, (float)y, (float)z) : x * y + z;
       break;
     }
     case I_MIN:
+      if (in->mod2 && (isnan(x) || isnan(y))) return fput(t, NAN, RND_NONE, 0);   /* .NaN */
       r = isnan(x) ? y : isnan(y) ? x : (x < y || (x == y && signbit(x))) ? x : y;
       rnd = RND_NONE;
       break;
     case I_MAX:
+      if (in->mod2 && (isnan(x) || isnan(y))) return fput(t, NAN, RND_NONE, 0);   /* .NaN */
       r = isnan(x) ? y : isnan(y) ? x : (x > y || (x == y && !signbit(x))) ? x : y;
       rnd = RND_NONE;
       break;
@@ -1107,6 +1154,30 @@ static void run_thread(blk *b, thr *t) {
       case I_SETP: case I_SET: {
         int k = (in->flags & F_DUALP) ? 1 : 0;
         ptype ct = in->op == I_SET ? in->t2 : in->t;
+        if (ct.k == K_F16X2 || ct.k == K_BF16X2) {
+          /* lane by lane: setp writes a predicate per half (p|q), set
+          ** writes each half of its destination (1.0 in f16x2 or bf16x2,
+          ** all ones in an integer type) */
+          ptype lane = {ct.k == K_F16X2 ? K_F : K_BF16, 16};
+          uint64_t x = get(b, t, &o[1 + k]), y = get(b, t, &o[2 + k]), v = 0;
+          bool c = in->mod2 ? get(b, t, &o[3 + k]) & 1 : false, r2[2];
+          for (int h = 0; h < 2; h++) {
+            bool r = compare(in->mod, lane, (x >> (16 * h)) & 0xffff, (y >> (16 * h)) & 0xffff);
+            if (in->mod2 == BOP_AND) r = r && c;
+            else if (in->mod2 == BOP_OR) r = r || c;
+            else if (in->mod2) r = r != c;
+            r2[h] = r;
+            uint64_t one = in->t.k == K_F16X2 ? 0x3c00 : in->t.k == K_BF16X2 ? 0x3f80 : 0xffff;
+            if (r) v |= one << (16 * h);
+          }
+          if (in->op == I_SET) {
+            put(t, &o[0], v);
+          } else {
+            put(t, &o[0], r2[0]);
+            if (k) put(t, &o[1], r2[1]);
+          }
+          break;
+        }
         bool r = compare(in->mod, ct, get(b, t, &o[1 + k]), get(b, t, &o[2 + k]));
         bool q = !r;
         if (in->mod2) {
@@ -1116,7 +1187,9 @@ static void run_thread(blk *b, thr *t) {
           else { r = r != c; q = q != c; }
         }
         if (in->op == I_SET) {
-          uint64_t v = in->t.k == K_F ? (r ? (in->t.bits == 64 ? of_d(1.0) : of_f(1.0f)) : 0) : (r ? ~0ull : 0);
+          uint64_t one = in->t.bits == 64 ? of_d(1.0) : in->t.bits == 32 ? of_f(1.0f) : 0x3c00;
+          uint64_t v = in->t.k == K_F ? (r ? one : 0) : in->t.k == K_BF16 ? (r ? 0x3f80 : 0)
+                     : (r ? ~0ull : 0);
           put(t, &o[0], v);
         } else {
           put(t, &o[0], r);

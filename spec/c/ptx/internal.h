@@ -98,7 +98,8 @@ typedef struct inst {
   uint16_t flags;
   ptype t, t2;        /* the type; a second one (cvt, set, slct, dp4a: the sources) */
   uint8_t mod;        /* CMP_*, RND_*, ATOM_*, SHFL_*, VOTE_*, BAR_*, TESTP_* */
-  uint8_t mod2;       /* setp/set/bar.red: BOP_*; cvt: RND_* of float results */
+  uint8_t mod2;       /* setp/set/bar.red: BOP_*; cvt: RND_* of float results;
+                      ** min/max: 1 for .NaN (a NaN operand gives NaN) */
   uint8_t space;
   uint8_t vec;        /* ld/st: 1, 2, 4 */
   uint8_t nops;

@@ -166,6 +166,8 @@ static int next(parser *ps) {
     ps->kind = T_STR;
   } else if (wordch((unsigned char)*p)) {
     while (wordch((unsigned char)*p) || (p[0] == ':' && p[1] == ':' && n > 0)) {
+      /* a directive ends at the next one: ".reg.b32 f;" (cuda_fp16.h's) */
+      if (*p == '.' && n > 0 && ps->tok[0] == '.') break;
       if (n + 2 >= sizeof ps->tok) fail(ps, "a word longer than %zu characters", sizeof ps->tok);
       if (*p == ':') ps->tok[n++] = *p++;   /* shared::cta, L1::evict_last */
       ps->tok[n++] = *p++;
@@ -729,6 +731,8 @@ static void decode(parser *ps, const char *text, inst *in) {
       in->flags |= F_SAT;
     } else if (strcmp(tok, "relu") == 0) {
       in->flags |= F_RELU;
+    } else if (strcmp(tok, "NaN") == 0 && (op == I_MIN || op == I_MAX)) {
+      in->mod2 = 1;
     } else if (strcmp(tok, "approx") == 0) {
       in->flags |= F_APPROX;
     } else if (strcmp(tok, "hi") == 0) {
