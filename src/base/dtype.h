@@ -32,6 +32,7 @@
   X(UINT32,  "uint32",  4, 'u', "u4", "uint32_t",    "uint32_t", LC_DL_UINT,  0,  0)    \
   X(UINT64,  "uint64",  8, 'u', "u8", "uint64_t",    "uint64_t", LC_DL_UINT,  0,  0)    \
   X(FLOAT16, "float16", 2, 'f', "f2", "__half half", "uint16_t", LC_DL_FLOAT, 11, 5)    \
+  X(BFLOAT16, "bfloat16", 2, 'f', NULL, "__nv_bfloat16 nv_bfloat16", "uint16_t", LC_DL_BFLOAT, 8, 8) \
   X(FLOAT32, "float32", 4, 'f', "f4", NULL,          "float",    LC_DL_FLOAT, 24, 8)    \
   X(FLOAT64, "float64", 8, 'f', "f8", NULL,          "double",   LC_DL_FLOAT, 53, 11)
 
