@@ -52,7 +52,7 @@ describe("DLPack", function()
 
   it("maps every builtin dtype both ways", function()
     local dtypes = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                    "uint32", "uint64", "float16", "float32", "float64"}
+                    "uint32", "uint64", "float16", "bfloat16", "float32", "float64"}
     for _, dt in ipairs(dtypes) do
       local a = dt == "bool" and luacuda.array({true, false, true}, dt)
                 or luacuda.array({1, 0, 3}, dt)

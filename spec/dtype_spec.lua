@@ -20,11 +20,11 @@ local nan, inf = 0 / 0, math.huge
 -- helpers
 
 local DTYPES = { "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                 "uint32", "uint64", "float16", "float32", "float64" }
+                 "uint32", "uint64", "float16", "bfloat16", "float32", "float64" }
 
 local ITEMSIZE = { bool = 1, int8 = 1, int16 = 2, int32 = 4, int64 = 8, uint8 = 1,
-                   uint16 = 2, uint32 = 4, uint64 = 8, float16 = 2, float32 = 4,
-                   float64 = 8 }
+                   uint16 = 2, uint32 = 4, uint64 = 8, float16 = 2, bfloat16 = 2,
+                   float32 = 4, float64 = 8 }
 
 local ALIASES = {
   ["?"] = "bool", b1 = "bool",
@@ -34,7 +34,7 @@ local ALIASES = {
 }
 
 local INT_DTYPES = { "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64" }
-local FLOAT_DTYPES = { "float16", "float32", "float64" }
+local FLOAT_DTYPES = { "float16", "bfloat16", "float32", "float64" }
 local NUMERIC_DTYPES = {}
 for _, dt in ipairs(INT_DTYPES) do NUMERIC_DTYPES[#NUMERIC_DTYPES + 1] = dt end
 for _, dt in ipairs(FLOAT_DTYPES) do NUMERIC_DTYPES[#NUMERIC_DTYPES + 1] = dt end
@@ -177,7 +177,7 @@ local function refused(dt, v, patterns)
       misuse(patterns, function(x) x:copy_to_device({ zero_of(dt), v }) end, a)
     end
     local zero = zero_of(dt)
-    if dt:match("^float") then zero = 0.0 end
+    if dt:match("^b?float") then zero = 0.0 end
     assert_reads(a, zero, kind .. " " .. dt .. " after refusing " .. describe_value(v))
   end
 end
@@ -252,7 +252,7 @@ describe("dtype names", function()
       if dt == "bool" then
         assert_reads(z, false, "zeros bool")
         assert_reads(o, true, "ones bool")
-      elseif dt:match("^float") then
+      elseif dt:match("^b?float") then
         assert_reads(z, 0.0, "zeros " .. dt)
         assert_reads(o, 1.0, "ones " .. dt)
       else
@@ -660,7 +660,7 @@ describe("reading", function()
         local a = KINDS[kind]({ zero_of(dt), zero_of(dt) }, dt)
         local want
         if dt == "bool" then want = "boolean"
-        elseif dt:match("^float") then want = "float"
+        elseif dt:match("^b?float") then want = "float"
         else want = "integer" end
         local function typeof(x) return type(x) == "number" and math.type(x) or type(x) end
         assert.equal(want, typeof(a[1]), dt .. " a[i]")

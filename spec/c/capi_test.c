@@ -339,7 +339,7 @@ static int test_dlpack_import_errors_keep_ownership(void) {
   lua_State *L = new_state();
   struct { DLDataType dt; int dev; const char *msg; } bad[] = {
     {{kDLComplex, 64, 1}, kDLCPU, "luacuda.from_dlpack: complex64 is not supported (luacuda has no complex dtypes)"},
-    {{kDLBfloat, 16, 1}, kDLCPU, "luacuda.from_dlpack: bfloat16 is not supported"},
+    {{kDLBfloat, 32, 1}, kDLCPU, "luacuda.from_dlpack: bfloat32 is not supported"},
     {{kDLFloat, 32, 4}, kDLCPU, "luacuda.from_dlpack: vector dtypes (4 lanes) are not supported"},
     {{kDLInt, 24, 1}, kDLCPU, "luacuda.from_dlpack: 24-bit int is not supported"},
     {{kDLFloat, 32, 1}, kDLOpenCL, "luacuda.from_dlpack: device type 4 (OpenCL) is not supported (CPU, CUDA, CUDA host or CUDA managed)"},

@@ -763,8 +763,8 @@ static uint64_t convert(const inst *in, uint64_t a) {
     return fput(d, x, in->mod, in->flags);
   }
   long double x = ftz_in(s, fget(s, a), in->flags);
-  if (!dfloat) {   /* float to integer: rounded, then saturated; NaN is 0 */
-    if (isnan(x)) return 0;
+  if (!dfloat) {   /* float to integer: rounded, then saturated; NaN is 0 (64 bits: 2^63) */
+    if (isnan(x)) return d.bits == 64 ? 0x8000000000000000ull : 0;
     switch (in->mod) {
       case RND_RNI: x = nearbyintl(x); break;
       case RND_RZI: x = truncl(x); break;
@@ -1222,6 +1222,14 @@ static void run_thread(blk *b, thr *t) {
         break;
       }
       case I_CVT:
+        if (in->nops == 3 && (in->t.k == K_F16X2 || in->t.k == K_BF16X2)) {
+          /* cvt.rn.f16x2.f32 d, a, b (bf16x2 too): a to the upper half */
+          ptype lane = {in->t.k == K_F16X2 ? K_F : K_BF16, 16};
+          uint64_t hi = fput(lane, fget(in->t2, get(b, t, &o[1])), in->mod, in->flags);
+          uint64_t lo = fput(lane, fget(in->t2, get(b, t, &o[2])), in->mod, in->flags);
+          put(t, &o[0], hi << 16 | lo);
+          break;
+        }
         put(t, &o[0], convert(in, get(b, t, &o[1])));
         break;
       case I_CVTA: {

@@ -334,18 +334,22 @@ static bool read_into(lc_strbuf *b, const char *path) {
 }
 
 /* A copy of the object just compiled goes into the disk cache with the
-** headers the compiler says it read (depfile; those in own, the
-** compilation's directory, are not among them: the source and the
+** headers the compiler says it read (depfile; those in the directory of
+** in, the source, are not among them: the source itself and the
 ** simulator's headers, whose contents the key holds), unless one of them
 ** changed while it compiled (since: when it started): then what it read
 ** is not known. A cache that cannot be written only costs time. */
 static void store_in_cache(const char *so, const lc_hash *key, const char *depfile,
-                           const char *own, const struct timespec *since) {
+                           const char *in, const struct timespec *since) {
   if (lc_cache_dir() == NULL) return;
   lc_strbuf rule = {0}, data = {0};
   lc_deps deps = {0};
   bool ok = read_into(&rule, depfile);
   if (ok) {
+    char own[600];
+    snprintf(own, sizeof own, "%s", in);
+    char *slash = strrchr(own, '/');
+    if (slash) *slash = '\0';
     lc_deps_add_rule(&deps, rule.p, rule.n, own);
     ok = !deps.failed && lc_deps_settled(&deps, since) && read_into(&data, so);
   }
@@ -359,7 +363,7 @@ static void store_in_cache(const char *so, const lc_hash *key, const char *depfi
 /* Write the simulator's headers into the directory inc; 0 on success. */
 static int write_headers(const char *inc, char *err) {
   if (mkdir(inc, 0700) != 0) {
-    snprintf(err, LC_ERRLEN, "cannot make a directory %.300s: %s", inc, strerror(errno));
+    snprintf(err, LC_ERRLEN, "cannot write %.300s: %s", inc, strerror(errno));
     return -1;
   }
   for (size_t i = 0; i < NSIM_HEADERS; i++) {
@@ -468,9 +472,10 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
     }
   }
   link_argv(largv, cxx, so, obj);
+  if (write_headers(inc, err) != 0) goto done;
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
-  if (write_headers(inc, err) == 0 && write_file(in, text.p, text.n, err) == 0) {
+  if (write_file(in, text.p, text.n, err) == 0) {
     int status = run_compiler(argv, &out, err);
     if (status == 0) status = run_compiler(largv, &out, err);
     if (status > 0) {
@@ -479,7 +484,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
       out.p = NULL;
     } else if (status == 0 && load(so, handle, err)) {
       rc = LC_OK;
-      store_in_cache(so, &key, depfile, dir, &start);
+      store_in_cache(so, &key, depfile, in, &start);
     }
   }
 done:
