@@ -645,6 +645,67 @@ end
       ]==])
     end)
 
+    -- cuda_fp16.h and cuda_bf16.h compute through these (their corrections
+    -- of approximate results: set and fma on halves)
+    it("for half and bfloat16 instructions: set, setp, max.NaN, paired cvt, fused and directed rounding", function()
+      on_fake([==[
+        local m = l.compile([[
+        extern "C" __global__ void h16(const unsigned short *h, const float *f, unsigned *o, long long *ll) {
+          unsigned short r; unsigned w;
+          asm("set.eq.f16.f16 %0, %1, %2;" : "=h"(r) : "h"(h[0]), "h"(h[0])); o[0] = r;
+          asm("set.eq.f16.f16 %0, %1, %2;" : "=h"(r) : "h"(h[0]), "h"(h[1])); o[1] = r;
+          unsigned pa = h[0] | (unsigned)h[1] << 16, pb = h[1] | (unsigned)h[1] << 16;
+          asm("set.lt.f16x2.f16x2 %0, %1, %2;" : "=r"(w) : "r"(pa), "r"(pb)); o[2] = w;
+          asm("set.lt.u32.f16x2 %0, %1, %2;" : "=r"(w) : "r"(pa), "r"(pb)); o[3] = w;
+          asm("{ .reg .pred p, q; setp.lt.f16x2 p|q, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(w) : "r"(pb), "r"(pa)); o[4] = w;
+          asm("{ .reg .pred p, q; setp.lt.f16x2 p|q, %1, %2; selp.u32 %0, 1, 0, q; }" : "=r"(w) : "r"(pb), "r"(pa)); o[5] = w;
+          asm("max.NaN.f16 %0, %1, %2;" : "=h"(r) : "h"(h[0]), "h"(h[2])); o[6] = r;
+          asm("max.f16 %0, %1, %2;" : "=h"(r) : "h"(h[0]), "h"(h[2])); o[7] = r;
+          asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(f[0]), "f"(f[1])); o[8] = w;
+          asm("fma.rn.f16 %0, %1, %2, %3;" : "=h"(r) : "h"(h[3]), "h"(h[4]), "h"(h[5])); o[9] = r;
+          unsigned x2 = h[3] | (unsigned)h[3] << 16, y2 = h[4] | (unsigned)h[4] << 16, z2 = h[5] | (unsigned)h[5] << 16;
+          asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(w) : "r"(x2), "r"(y2), "r"(z2)); o[10] = w;
+          asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(r) : "h"(h[6]), "h"(h[7]), "h"(h[8])); o[11] = r;
+          asm("cvt.rz.bf16.f32 %0, %1;" : "=h"(r) : "f"(f[2])); o[12] = r;
+          asm("cvt.rp.bf16.f32 %0, %1;" : "=h"(r) : "f"(f[2])); o[13] = r;
+          asm("cvt.rm.bf16.f32 %0, %1;" : "=h"(r) : "f"(-f[2])); o[14] = r;
+          asm("fma.rn.relu.f16 %0, %1, %2, %3;" : "=h"(r) : "h"(h[9]), "h"(h[0]), "h"(h[9])); o[15] = r;
+          asm("add.sat.f16 %0, %1, %2;" : "=h"(r) : "h"(h[9]), "h"(h[9])); o[16] = r;
+          long long v;
+          asm("cvt.rni.s64.f32 %0, %1;" : "=l"(v) : "f"(f[3])); ll[0] = v;
+          asm("cvt.rzi.s32.f32 %0, %1;" : "=r"(w) : "f"(f[3])); ll[1] = (int)w;
+        }
+        ]])
+        -- 1, 2, NaN; 2^-11 + 2^-21, 1 - 2^-10, 1 + 2^-10; bfloat16 9, 29, 2^-100; -0
+        local hs = {0x3c00, 0x4000, 0x7e00, 0x1001, 0x3bfe, 0x3c01, 0x4110, 0x41e8, 0x0d80, 0x8000}
+        local fs = {1.5, -0.25, 1.0 + 3 * 2.0 ^ -9, 0 / 0}
+        local o, ll = l.device_array(17, "uint32"), l.device_array(2, "int64")
+        m.h16[{1, 1}](l.to_device(hs, nil, {dtype = "uint16"}), l.to_device(fs, nil, {dtype = "float32"}), o, ll)
+        local O, LL = o:totable(), ll:totable()
+        eq(0x3c00, O[1], "set.eq.f16 writes 1.0")
+        eq(0, O[2], "set.eq.f16 false")
+        eq(0x3c00, O[3], "set.lt.f16x2: 1 < 2 in the low half, 2 < 2 not in the high")
+        eq(0xffff, O[4], "set.lt.u32.f16x2")
+        eq(0, O[5], "setp.lt.f16x2's p (low halves: 2 < 1)")
+        eq(0, O[6], "setp.lt.f16x2's q (high halves: 2 < 2)")
+        eq(true, O[7] & 0x7c00 == 0x7c00 and O[7] & 0x3ff ~= 0, "max.NaN.f16 of a NaN is NaN")
+        eq(0x3c00, O[8], "max.f16 of a NaN is the other")
+        eq(0x3e00b400, O[9], "cvt.rn.f16x2.f32 puts its first source in the upper half")
+        -- (2^-11 + 2^-21)(1 - 2^-10) + 1 + 2^-10 is just below a tie: a float in between would round up
+        eq(0x3c01, O[10], "fma.rn.f16 rounds once")
+        eq(0x3c013c01, O[11], "fma.rn.f16x2 rounds once")
+        -- 9 * 29 = 261 lies halfway between 260 and 262; + 2^-100 decides: 262
+        eq(0x4383, O[12], "fma.rn.bf16 rounds once")
+        eq(0x3f80, O[13], "cvt.rz.bf16.f32")
+        eq(0x3f81, O[14], "cvt.rp.bf16.f32")
+        eq(0xbf81, O[15], "cvt.rm.bf16.f32")
+        eq(0x0000, O[16], "fma.rn.relu.f16 of -0 is +0")
+        eq(0x0000, O[17], "add.sat.f16 of -0 is +0")
+        eq(math.mininteger, LL[1], "cvt.rni.s64.f32 of NaN")
+        eq(0, LL[2], "cvt.rzi.s32.f32 of NaN")
+      ]==])
+    end)
+
     it("for instructions NVRTC emits only from inline assembly (brx.idx, testp, bfe, bfi, min, max, addc)", function()
       on_fake([==[
         local m = l.compile([[
