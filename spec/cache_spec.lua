@@ -161,6 +161,31 @@ describe("the compile cache", function()
     assert.truthy(out:find("w.h", 1, true), out)
   end)
 
+  -- the simulator's cuda_fp16.h is written beside each compilation's source
+  -- and searched before the -I directories (which may hold the toolkit's,
+  -- which the host compiler refuses); its contents are in the key, so the
+  -- entry holds in a new process, where that directory is another
+  it_sim("keeps a module that includes cuda_fp16.h for the next process", function()
+    assert(sh("mkdir -p " .. dir .. "/inc"))
+    local f = assert(io.open(dir .. "/inc/cuda_fp16.h", "w"))
+    f:write('#error "the toolkit\'s header, which only NVCC and NVRTC read"\n')
+    f:close()
+    local script = ([[
+      local luacuda = require "luacuda"
+      local src = '#include <cuda_fp16.h>\n'
+        .. 'extern "C" __global__ void k(float *o) { o[0] = __half2float(__float2half(0.1f)); }'
+      local o = luacuda.device_array(1, "float32")
+      luacuda.compile(src, {options = {"-I%s/inc"}}).k[{1, 1}](o)
+      print("value " .. o[1])
+    ]]):format(dir)
+    for n = 1, 2 do
+      local ok, out = fresh(script)
+      assert.is_true(ok, out)
+      assert.truthy(out:find("value 0.0999755859375", 1, true), out)
+      assert.equal(1, compiles(), "run " .. n)
+    end
+  end)
+
   it_sim("is shared by processes compiling at the same time", function()
     local cmds = {}
     for i = 1, 4 do
