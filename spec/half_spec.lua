@@ -146,7 +146,7 @@ extern "C" __global__ void hdot(const __half *a, const __half *b, int n, __half 
   __syncthreads();
   if (threadIdx.x == 0) {
     __half2 total = warp_sums[0];
-    for (int w = 1; w < blockDim.x / 32; w++) total += warp_sums[w];
+    for (int w = 1; w < (int)blockDim.x / 32; w++) total += warp_sums[w];
     *out = __hadd(__low2half(total), __high2half(total));
   }
 }

@@ -57,6 +57,7 @@ for _, k in ipairs {
   "cannot make a directory in <>: <>",
   "cannot install the simulator's fault handlers: <>", "cannot make a signal stack: <>",
   "cannot set up a signal stack for a worker",
+  "cannot make <>: <>",
 } do UNTESTABLE[k] = true end
 
 -- Errors only a GPU machine can provoke, wherever they are raised (several

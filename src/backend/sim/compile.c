@@ -38,25 +38,24 @@ LC_EMBED_KERNEL(lc_sim_abi_source, "sim_abi.h");   /* kernels/abi.h in front */
 LC_EMBED(lc_sim_runtime_source, "kernels/sim_runtime.h");
 extern const char lc_sim_abi_source[], lc_sim_runtime_source[];
 
-/* The simulator's own versions of toolkit headers (kernels/sim_include/),
-** with the toolkit's API: the toolkit's own are for NVCC and NVRTC, and a
-** host compiler refuses them. Each compilation writes them into an
-** include/ directory of its own, searched before the user's -I
-** directories, so that `#include <cuda_fp16.h>` finds them, from the
-** user's headers too. Their contents are part of the cache key. */
-LC_EMBED(lc_sim_inc_fp16, "kernels/sim_include/cuda_fp16.h");
-LC_EMBED(lc_sim_inc_fp16_hpp, "kernels/sim_include/cuda_fp16.hpp");
-LC_EMBED(lc_sim_inc_bf16, "kernels/sim_include/cuda_bf16.h");
-LC_EMBED(lc_sim_inc_bf16_hpp, "kernels/sim_include/cuda_bf16.hpp");
-LC_EMBED(lc_sim_inc_complex, "kernels/sim_include/cuComplex.h");
-extern const char lc_sim_inc_fp16[], lc_sim_inc_fp16_hpp[], lc_sim_inc_bf16[],
-    lc_sim_inc_bf16_hpp[], lc_sim_inc_complex[];
-static const struct { const char *name, *text; } sim_headers[] = {
-  {"cuda_fp16.h", lc_sim_inc_fp16}, {"cuda_fp16.hpp", lc_sim_inc_fp16_hpp},
-  {"cuda_bf16.h", lc_sim_inc_bf16}, {"cuda_bf16.hpp", lc_sim_inc_bf16_hpp},
-  {"cuComplex.h", lc_sim_inc_complex},
+/* The simulator's versions of CUDA's own headers (kernels/sim_include/),
+** written for each compilation into its directory's include/, which the
+** compiler searches first. */
+LC_EMBED(lc_sim_fp16_h, "kernels/sim_include/cuda_fp16.h");
+LC_EMBED(lc_sim_fp16_hpp, "kernels/sim_include/cuda_fp16.hpp");
+LC_EMBED(lc_sim_bf16_h, "kernels/sim_include/cuda_bf16.h");
+LC_EMBED(lc_sim_bf16_hpp, "kernels/sim_include/cuda_bf16.hpp");
+LC_EMBED(lc_sim_cucomplex_h, "kernels/sim_include/cuComplex.h");
+extern const char lc_sim_fp16_h[], lc_sim_fp16_hpp[], lc_sim_bf16_h[], lc_sim_bf16_hpp[],
+    lc_sim_cucomplex_h[];
+static const struct sim_header { const char *path, *text; } sim_headers[] = {
+  {"cuda_fp16.h", lc_sim_fp16_h},
+  {"cuda_fp16.hpp", lc_sim_fp16_hpp},
+  {"cuda_bf16.h", lc_sim_bf16_h},
+  {"cuda_bf16.hpp", lc_sim_bf16_hpp},
+  {"cuComplex.h", lc_sim_cucomplex_h},
 };
-#define NSIM_HEADERS (sizeof sim_headers / sizeof sim_headers[0])
+#define NHEADERS (sizeof sim_headers / sizeof sim_headers[0])
 
 /* ---- composing the source ------------------------------------------------ */
 
@@ -168,13 +167,13 @@ static void compose(lc_strbuf *b, const lc_source *src) {
 ** fast math); the rest are NVRTC's own and do not apply here. This compiles only (-c): see
 ** link_argv for why. The first *nkey arguments are what the cache key
 ** takes; the rest name this compilation's own files: the object, the
-** source, and the list of the headers read (-MD), which an entry keeps.
-** argv[*inc_at] is inc, the -I of the simulator's headers. */
-static int build_argv(const char **argv, int max, const char *cxx, const char *out,
-                      const char *in, const char *deps, const char *inc, const lc_source *src,
-                      int *nkey, int *inc_at) {
+** source, and the list of the headers read (-MD), which an entry keeps. */
+static int build_argv(const char **argv, int max, const char *cxx, const char *include,
+                      const char *out, const char *in, const char *deps, const lc_source *src,
+                      int *nkey) {
   int n = 0;
   argv[n++] = cxx;
+  argv[n++] = include;        /* -I the simulator's headers: first (argv[1]) */
   static const char *const fixed[] = {
     "-c", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-semantic-interposition",
     "-fno-exceptions", "-fdiagnostics-color=never", "-pthread",
@@ -183,8 +182,6 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *o
     "-fstack-clash-protection", NULL
   };
   for (int i = 0; fixed[i]; i++) argv[n++] = fixed[i];
-  *inc_at = n;                /* the simulator's headers, before the user's */
-  argv[n++] = inc;
   for (int i = 0; i < src->noptions && n < max - 9; i++) {
     const char *o = src->options[i];
     if (strncmp(o, "-D", 2) == 0 || strncmp(o, "-I", 2) == 0 || strncmp(o, "-U", 2) == 0 ||
@@ -334,22 +331,20 @@ static bool read_into(lc_strbuf *b, const char *path) {
 }
 
 /* A copy of the object just compiled goes into the disk cache with the
-** headers the compiler says it read (depfile; those in the directory of
-** in, the source, are not among them: the source itself and the
-** simulator's headers, whose contents the key holds), unless one of them
-** changed while it compiled (since: when it started): then what it read
-** is not known. A cache that cannot be written only costs time. */
+** headers the compiler says it read (depfile; the files of this
+** compilation's directory dir, the source and the simulator's headers, are
+** not among them: the key has them), unless one of them changed while it
+** compiled (since: when it started): then what it read is not known. A
+** cache that cannot be written only costs time. */
 static void store_in_cache(const char *so, const lc_hash *key, const char *depfile,
-                           const char *in, const struct timespec *since) {
+                           const char *dir, const struct timespec *since) {
   if (lc_cache_dir() == NULL) return;
   lc_strbuf rule = {0}, data = {0};
   lc_deps deps = {0};
+  char own[600];
+  snprintf(own, sizeof own, "%s/", dir);
   bool ok = read_into(&rule, depfile);
   if (ok) {
-    char own[600];
-    snprintf(own, sizeof own, "%s", in);
-    char *slash = strrchr(own, '/');
-    if (slash) *slash = '\0';
     lc_deps_add_rule(&deps, rule.p, rule.n, own);
     ok = !deps.failed && lc_deps_settled(&deps, since) && read_into(&data, so);
   }
@@ -360,40 +355,36 @@ static void store_in_cache(const char *so, const lc_hash *key, const char *depfi
   free(data.p);
 }
 
-/* Write the simulator's headers into the directory inc; 0 on success. */
-static int write_headers(const char *inc, char *err) {
-  if (mkdir(inc, 0700) != 0) {
-    snprintf(err, LC_ERRLEN, "cannot write %.300s: %s", inc, strerror(errno));
-    return -1;
-  }
-  for (size_t i = 0; i < NSIM_HEADERS; i++) {
-    char path[700];
-    snprintf(path, sizeof path, "%s/%s", inc, sim_headers[i].name);
+/* Write the simulator's headers under dir/include/ (sim_headers). */
+static int write_headers(const char *dir, char *err) {
+  char path[700];
+  size_t top = strlen(dir);
+  for (size_t i = 0; i < NHEADERS; i++) {
+    snprintf(path, sizeof path, "%s/include/%s", dir, sim_headers[i].path);
+    for (char *p = path + top + 1; (p = strchr(p, '/')) != NULL; *p++ = '/') {
+      *p = '\0';                 /* its directories, from the top */
+      if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, LC_ERRLEN, "cannot make %.400s: %s", path, strerror(errno));
+        return -1;
+      }
+    }
     if (write_file(path, sim_headers[i].text, strlen(sim_headers[i].text), err) != 0) return -1;
   }
   return 0;
 }
 
-static void remove_headers(const char *inc) {
-  for (size_t i = 0; i < NSIM_HEADERS; i++) {
-    char path[700];
-    snprintf(path, sizeof path, "%s/%s", inc, sim_headers[i].name);
+/* Remove them, and their directories once empty. */
+static void remove_headers(const char *dir) {
+  char path[700];
+  size_t top = strlen(dir);
+  for (size_t i = 0; i < NHEADERS; i++) {
+    snprintf(path, sizeof path, "%s/include/%s", dir, sim_headers[i].path);
     unlink(path);
+    for (char *p; (p = strrchr(path, '/')) != NULL && p > path + top;) {
+      *p = '\0';
+      rmdir(path);                /* fails while another header is there */
+    }
   }
-  rmdir(inc);
-}
-
-/* What the key holds in place of the -I of the simulator's headers, whose
-** directory is new at every compilation: their contents. */
-static void headers_key_arg(char *out, size_t len) {
-  lc_hash h;
-  lc_hash_init(&h);
-  for (size_t i = 0; i < NSIM_HEADERS; i++) {
-    lc_hash_add_str(&h, sim_headers[i].name);
-    lc_hash_add_str(&h, sim_headers[i].text);
-  }
-  snprintf(out, len, "-I<luacuda simulator headers %016llx%016llx>", (unsigned long long)h.a,
-           (unsigned long long)h.b);
 }
 
 static bool load(const char *path, void **handle, char *err) {
@@ -427,7 +418,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   const char *cxx = getenv("LUACUDA_CXX");
   if (cxx == NULL || *cxx == '\0') cxx = "c++";
   const char *tmp = getenv("TMPDIR");
-  char dir[512], in[600], obj[600], so[600], depfile[600];
+  char dir[512], in[600], obj[600], so[600], depfile[600], include[600];
   snprintf(dir, sizeof dir, "%s/luacuda-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (mkdtemp(dir) == NULL) {
     snprintf(err, LC_ERRLEN, "cannot make a directory in %.300s: %s",
@@ -438,21 +429,21 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   snprintf(in, sizeof in, "%s/kernel.cc", dir);
   snprintf(obj, sizeof obj, "%s/kernel.o", dir);
   snprintf(depfile, sizeof depfile, "%s/kernel.d", dir);
-  char inc[600], inc_arg[610], inc_key[80];
-  snprintf(inc, sizeof inc, "%s/include", dir);
-  snprintf(inc_arg, sizeof inc_arg, "-I%s", inc);
-  headers_key_arg(inc_key, sizeof inc_key);
+  snprintf(include, sizeof include, "-I%s/include", dir);
   const char *argv[32 + 64], *largv[8];
-  int nkey, inc_at;
-  build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, obj, in, depfile, inc_key, src,
-             &nkey, &inc_at);
+  int nkey;
+  build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, include, obj, in, depfile, src,
+             &nkey);
   /* the key: what is compiled, how, and by which compiler (the headers
-  ** read are checked by the entry: cache.h) */
+  ** read are checked by the entry: cache.h); the simulator's headers are
+  ** keyed by their text, not by this compilation's own directory */
   char identity[1024];
   compiler_identity(cxx, identity, sizeof identity);
   lc_hash key;
+  argv[1] = "-Iluacuda/sim_include";
   lc_ksource_key(&key, "sim 2", text.p, text.n, argv, nkey, identity);
-  argv[inc_at] = inc_arg;
+  argv[1] = include;
+  for (size_t i = 0; i < NHEADERS; i++) lc_hash_add_str(&key, sim_headers[i].text);
   int rc = LC_EFAIL;
   /* compiled before: the bytes checked are written to this compilation's
   ** own directory and loaded from there, so what is loaded is what was
@@ -472,10 +463,9 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
     }
   }
   link_argv(largv, cxx, so, obj);
-  if (write_headers(inc, err) != 0) goto done;
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
-  if (write_file(in, text.p, text.n, err) == 0) {
+  if (write_headers(dir, err) == 0 && write_file(in, text.p, text.n, err) == 0) {
     int status = run_compiler(argv, &out, err);
     if (status == 0) status = run_compiler(largv, &out, err);
     if (status > 0) {
@@ -484,11 +474,11 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
       out.p = NULL;
     } else if (status == 0 && load(so, handle, err)) {
       rc = LC_OK;
-      store_in_cache(so, &key, depfile, in, &start);
+      store_in_cache(so, &key, depfile, dir, &start);
     }
   }
 done:
-  remove_headers(inc);
+  remove_headers(dir);
   unlink(in);
   unlink(obj);
   unlink(depfile);
