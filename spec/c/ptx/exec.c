@@ -557,8 +557,10 @@ static uint64_t int_op(blk *b, thr *t, const inst *in, uint64_t a, uint64_t bv, 
       return zx(r, 32);
     }
     case I_SAD: {
-      uint64_t d = s ? (uint64_t)llabs(sx(a, bits) - sx(bv, bits))
-                     : (zx(a, bits) > zx(bv, bits) ? zx(a, bits) - zx(bv, bits) : zx(bv, bits) - zx(a, bits));
+      /* |a - b|, in unsigned arithmetic (the signed difference may overflow) */
+      bool lt = s ? sx(a, bits) < sx(bv, bits) : zx(a, bits) < zx(bv, bits);
+      uint64_t d = lt ? (uint64_t)sx(bv, bits) - (uint64_t)sx(a, bits) : (uint64_t)sx(a, bits) - (uint64_t)sx(bv, bits);
+      if (!s) d = lt ? zx(bv, bits) - zx(a, bits) : zx(a, bits) - zx(bv, bits);
       return zx(d + c, bits);
     }
     case I_DIV: case I_REM: {
@@ -574,7 +576,7 @@ static uint64_t int_op(blk *b, thr *t, const inst *in, uint64_t a, uint64_t bv, 
       bool lt = s ? sx(a, bits) < sx(bv, bits) : zx(a, bits) < zx(bv, bits);
       return zx((in->op == I_MIN) == lt ? a : bv, bits);
     }
-    case I_ABS: { int64_t x = sx(a, bits); return zx((uint64_t)(x < 0 ? -x : x), bits); }
+    case I_ABS: { int64_t x = sx(a, bits); return zx(x < 0 ? 0 - (uint64_t)x : (uint64_t)x, bits); }
     case I_NEG: return zx((uint64_t)0 - a, bits);
   }
   (void)b;

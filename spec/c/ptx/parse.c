@@ -203,7 +203,7 @@ static long long number(parser *ps) {
   long long v = (long long)strtoull(ps->tok, &end, 0);
   if (*end == 'U') end++;
   if (*end) fail(ps, "not a number: '%s'", ps->tok);
-  return neg ? -v : v;
+  return neg ? (long long)(0 - (unsigned long long)v) : v;
 }
 /* skip to the end of the statement */
 static void to_semicolon(parser *ps) {
@@ -288,7 +288,7 @@ static void initialiser(parser *ps, var *v, ptype t, size_t *at) {
       else memcpy(&bits, &d, 8);
     } else {
       bits = strtoull(s, NULL, 0);
-      if (neg) bits = (uint64_t)-(int64_t)bits;
+      if (neg) bits = 0 - bits;   /* unsigned: -2^63 negates to itself */
     }
   } else {
     /* an address: generic(name), name, name+offset */
@@ -532,7 +532,7 @@ integer:
   bits = strtoull(s, &end, 0);
   if (*end == 'U') end++;
   if (*end) fail(ps, "not a number: '%s'", s);
-  if (neg) bits = (uint64_t)-(int64_t)bits;
+  if (neg) bits = 0 - bits;   /* unsigned: -2^63 negates to itself */
   if (isfloat) {
     double d = neg ? (double)(int64_t)bits : (double)bits;
     if (t.bits == 32) { float f = (float)d; uint32_t b; memcpy(&b, &f, 4); return b; }
