@@ -744,4 +744,6 @@ void lc_module_open(lua_State *L) {
     {NULL, NULL}
   };
   lc_setfuncs(L, fns);
+  lua_pushlightuserdata(L, NULL);         /* luacuda.null: a null pointer argument */
+  lua_setfield(L, -2, "null");
 }
