@@ -220,4 +220,42 @@ extern "C" __global__ void dot(const vec2 *a, pair w, float *out) {
       assert.same({ 56 }, values(out))
     end)
   end)
+
+  describe("__constant__ and __device__ bounds", function()
+    it("reads bounds that are macros or integer constants", function()
+      local m = luacuda.compile([[
+#define ROWS 3
+constexpr int COLS = 2;
+static const unsigned LEN = (4);
+__constant__ float weights[ROWS][COLS];
+__device__ int hits[LEN];
+extern "C" __global__ void apply(float *out) {
+  int i = threadIdx.x;
+  out[i] = weights[i][0] * 10 + weights[i][1];
+  atomicAdd(&hits[i % LEN], i + 1);
+}
+]])
+      local w = m:get_global("weights")
+      assert.same({ 3, 2 }, w.shape)
+      assert.equal("float32", w.dtype)
+      w[{}] = luacuda.array({ { 1, 2 }, { 3, 4 }, { 5, 6 } }, "float32")
+      local hits = m:get_global("hits")
+      assert.same({ 4 }, hits.shape)
+      hits:fill(0)
+      local out = dz(3, "float32")
+      m.apply[{ 1, 3 }](out)
+      assert.same({ 12, 34, 56 }, values(out))
+      assert.same({ 1, 2, 3, 0 }, values(hits))
+    end)
+
+    it("still refuses a bound it cannot read", function()
+      local m = luacuda.compile([[
+#define N 2
+__device__ int v[N + 1];
+extern "C" __global__ void k() { v[0] = 1; }
+]])
+      S.misuse("global 'v' (int) has no array form: its type must be a scalar type and its "
+               .. "bounds integer literals", function() m:get_global("v") end)
+    end)
+  end)
 end)

@@ -1136,6 +1136,49 @@ static int check_global(const char *file, int line, int i, const char *name, int
 
 #define CHECK_GLOBAL(...) do { if (check_global(__FILE__, __LINE__, __VA_ARGS__)) return 1; } while (0)
 
+/* bounds that are macros or integer constants the source defines */
+static int test_named_bounds(void) {
+  CHECK_OK(scan("#define N 16\n"
+                "#define M (4u)\n"
+                "#define F(x) 8\n"
+                "#define E N + 1\n"
+                "constexpr int K = 3;\n"
+                "static const unsigned long Q = 0x10;\n"
+                "constexpr float R = 2;\n"
+                "const int *P = 0;\n"
+                "__constant__ float a[N];\n"
+                "__device__ int b[M][K];\n"
+                "__device__ int c[F];\n"
+                "__device__ int d[E];\n"
+                "__device__ int e[Q];\n"
+                "__device__ int f[R];\n"
+                "#undef N\n"
+                "__device__ int g[N];\n"
+                "#if 0\n#define H 5\n#endif\n"
+                "__device__ int h[H];\n"
+                "__global__ void k(int *p) { /* #define in a body: \n */ }\n"
+                "#define N 2\n"
+                "__device__ int i[N][N];\n"));
+  CHECK_EQ(res.nglobals, 9);
+  CHECK_STR(gl[0].name, "a");
+  CHECK_EQ(gl[0].ndim, 1);
+  CHECK_EQ(gl[0].dims[0], 16);
+  CHECK_EQ(gl[1].ndim, 2);
+  CHECK_EQ(gl[1].dims[0], 4);
+  CHECK_EQ(gl[1].dims[1], 3);
+  CHECK_EQ(gl[2].ndim, -1);      /* a function-like macro */
+  CHECK_EQ(gl[3].ndim, -1);      /* an expression */
+  CHECK_EQ(gl[4].ndim, 1);
+  CHECK_EQ(gl[4].dims[0], 16);
+  CHECK_EQ(gl[5].ndim, -1);      /* a float constant */
+  CHECK_EQ(gl[6].ndim, -1);      /* after #undef */
+  CHECK_EQ(gl[7].ndim, -1);      /* defined in a dead branch */
+  CHECK_EQ(gl[8].ndim, 2);
+  CHECK_EQ(gl[8].dims[0], 2);
+  CHECK_EQ(gl[8].dims[1], 2);
+  return 0;
+}
+
 static int test_globals(void) {
   CHECK_OK(scan("__constant__ float coef[4] = {1, 2, 3, 4};\n"
                 "__device__ int counter;\n"
@@ -1518,7 +1561,7 @@ static const unit_test tests[] = {
   T(param_errors), T(typedefs), T(vector_types), T(defaults), T(many_params), T(param_sizes), T(long_names), T(capacity),
   T(signature), T(signature_errors), T(signature_override),
   T(extern_shared), T(static_shared), T(shared_ranges),
-  T(globals), T(globals_in_context),
+  T(globals), T(globals_in_context), T(named_bounds),
   T(every_prefix), T(deep_nesting), T(linear_time), T(not_nul_terminated), T(stress_small),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))

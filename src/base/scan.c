@@ -29,8 +29,17 @@ typedef struct tok {
   int line;
 } tok;
 
+/* Integer constants the source names: `#define N 16`, `constexpr int N =
+** 16;` at namespace scope, for array bounds. Filled by the scanner's own
+** lexer as it passes them (upto: past the last one read, so that a lexer
+** going over the text again adds nothing). */
+#define MAXCDEF 64
+typedef struct cdef { char name[64]; int64_t value; bool known; } cdef;
+typedef struct ctab { int n; size_t upto; cdef e[MAXCDEF]; } ctab;
+
 typedef struct lx {
   const char *s;
+  ctab *defs;         /* where #define's go; NULL: not recorded */
   size_t n, p;
   int line;
   bool bol;           /* only blanks since the last newline: '#' starts a directive */
@@ -215,6 +224,59 @@ static bool int_literal(const char *s, size_t n, int64_t *out) {
   return true;
 }
 
+static void cdef_set(ctab *c, const char *name, size_t nl, bool known, int64_t v) {
+  if (nl >= sizeof c->e[0].name) return;
+  cdef *e = NULL;
+  for (int i = 0; i < c->n && !e; i++)
+    if (strlen(c->e[i].name) == nl && memcmp(c->e[i].name, name, nl) == 0) e = &c->e[i];
+  if (!e) {
+    if (c->n == MAXCDEF || !known) return;
+    e = &c->e[c->n++];
+    memcpy(e->name, name, nl);
+    e->name[nl] = '\0';
+  }
+  e->known = known;
+  e->value = v;
+}
+
+/* After `#define` or `#undef` (x just past the word): an object-like macro
+** whose body is an integer literal, perhaps in parentheses, is recorded;
+** any other definition of the name, or #undef, forgets it. Reads only
+** what it needs of the line: directive() skips the rest. */
+static void define(lx *x, bool undef) {
+  hspace(x);
+  size_t b = x->p;
+  while (x->p < x->n && idchar((unsigned char)x->s[x->p])) x->p++;
+  size_t nl = x->p - b;
+  if (nl == 0) return;
+  x->defs->upto = x->p;
+  const char *name = x->s + b;
+  if (undef || (x->p < x->n && x->s[x->p] == '(')) {   /* a function-like macro */
+    cdef_set(x->defs, name, nl, false, 0);
+    return;
+  }
+  hspace(x);
+  int paren = 0;
+  while (x->p < x->n && x->s[x->p] == '(' && paren < 4) {
+    x->p++;
+    paren++;
+    hspace(x);
+  }
+  size_t vb = x->p;
+  while (x->p < x->n && (idchar((unsigned char)x->s[x->p]) || x->s[x->p] == '\'')) x->p++;
+  size_t ve = x->p;
+  hspace(x);
+  for (; paren > 0 && x->p < x->n && x->s[x->p] == ')'; paren--) {
+    x->p++;
+    hspace(x);
+  }
+  int64_t v;
+  bool end = x->p >= x->n || x->s[x->p] == '\n' ||
+             (x->s[x->p] == '/' && x->p + 1 < x->n && x->s[x->p + 1] == '/');
+  bool known = paren == 0 && end && int_literal(x->s + vb, ve - vb, &v);
+  cdef_set(x->defs, name, nl, known, known ? v : 0);
+}
+
 /* A directive, from its '#' to the end of its line (not taking the
 ** newline); keeps track of the literal #if 0 / #if 1 branches. */
 static void directive(lx *x) {
@@ -244,6 +306,9 @@ static void directive(lx *x) {
   bool iselse = text_is(name, nl, "else") || text_is(name, nl, "elif") ||
                 text_is(name, nl, "elifdef") || text_is(name, nl, "elifndef");
   bool isendif = text_is(name, nl, "endif");
+  if (x->dead == 0 && x->defs && nb >= x->defs->upto &&
+      (text_is(name, nl, "define") || text_is(name, nl, "undef")))
+    define(x, text_is(name, nl, "undef"));
   bool top1 = x->cdepth > 0 && x->cdepth <= 64 && (x->one >> (x->cdepth - 1) & 1);
   if (x->dead == 0) {
     if (isif) {
@@ -1093,6 +1158,7 @@ typedef struct scanner {
   lc_scan_result *r;
   char *err;
   tdtab td;               /* the type names the source has defined so far */
+  ctab defs;              /* and its integer constants */
   scope st[MAXSCOPE];
   int depth;              /* st[depth] is the innermost scope */
   size_t over;            /* blocks nested deeper than MAXSCOPE (bodies only) */
@@ -1238,6 +1304,17 @@ static int record_shared(scanner *sc, const char *type, int nty, const tok *ty, 
   }
   r->nshared++;
   return 0;
+}
+
+/* The value of the integer constant t names, if the source gave one. */
+static bool const_value(const scanner *sc, const tok *t, int64_t *v) {
+  if (t->k != T_ID) return false;
+  for (int i = 0; i < sc->defs.n; i++)
+    if (sc->defs.e[i].known && teq(sc->s, t, sc->defs.e[i].name)) {
+      *v = sc->defs.e[i].value;
+      return true;
+    }
+  return false;
 }
 
 static int parse_var(scanner *sc, lx y, size_t end, int what, bool in_func, int kernel,
@@ -1410,7 +1487,8 @@ static int parse_var(scanner *sc, lx y, size_t end, int what, bool in_func, int 
           if (!dims_seen) dimstart = yb;
           dims_seen = true;
           if (!skip_bal(s, &y, &yb, &t, end, &inner, &ninner)) return 0;
-          if (ninner == 1 && inner.k == T_NUM && int_literal(s + inner.b, inner.e - inner.b, &v)) {
+          if (ninner == 1 && ((inner.k == T_NUM && int_literal(s + inner.b, inner.e - inner.b, &v)) ||
+                              const_value(sc, &inner, &v))) {
             if (ndim < 3) dims[ndim] = v;
           } else {
             dims_known = false;
@@ -1555,11 +1633,50 @@ static void typedef_decl(scanner *sc, lx y, size_t end) {
   e->vec = ts.vec;
 }
 
+/* A declaration from lexer state y to offset end that may name an integer
+** constant: `constexpr int N = 16;`, `static const unsigned M = (4);`. */
+static void const_decl(scanner *sc, lx y, size_t end) {
+  const char *s = sc->s;
+  tok t[16];
+  int nt = 0, eq = -1;
+  bool cst = false;
+  for (;;) {
+    tok a;
+    next(&y, &a);
+    if (a.k == T_EOF || a.b >= end) break;
+    if (nt == 16) return;
+    if (eq < 0 && tpun1(s, &a, '=')) eq = nt;
+    t[nt++] = a;
+  }
+  int val = eq + 1;                   /* = 16 or = (16) */
+  if (eq >= 0 && nt == eq + 4 && tpun1(s, &t[eq + 1], '(') && tpun1(s, &t[eq + 3], ')')) val++;
+  else if (eq + 2 != nt) return;
+  if (eq < 2 || t[eq - 1].k != T_ID || is_keyword(s, &t[eq - 1])) return;
+  tspec ts;
+  ts_init(&ts);
+  for (int i = 0; i < eq - 1; i++) {
+    if (teq(s, &t[i], "constexpr") || teq(s, &t[i], "const")) cst = true;
+    else if (teq(s, &t[i], "static") || teq(s, &t[i], "inline")) (void)0;
+    else if (ts.named == -1 && ts_word(&ts, s, &t[i])) (void)0;
+    else if (!ts_any(&ts) && (ts.named = typedef_code(&sc->td, s, &t[i], NULL)) >= 0) (void)0;
+    else return;
+  }
+  int code = ts_resolve(&ts);
+  int64_t v;
+  if (!cst || code < 0 || lc_dtypes[code].kind == 'f' || t[val].k != T_NUM ||
+      !int_literal(s + t[val].b, t[val].e - t[val].b, &v))
+    return;
+  cdef_set(&sc->defs, s + t[eq - 1].b, t[eq - 1].e - t[eq - 1].b, true, v);
+}
+
 /* The declaration ended with ';'. */
 static int decl_end(scanner *sc, size_t semi) {
   decl *d = &sc->d;
   const scope *sp = &sc->st[sc->depth];
   if (d->tdef && !d->params && !d->templ) typedef_decl(sc, d->start, semi);
+  if (!d->tdef && !d->params && !d->templ && !d->device && !d->constant && !d->managed &&
+      !d->shared && !d->global)
+    const_decl(sc, d->start, semi);
   if (d->shared)
     return sc->r->nshared == d->nshared
            ? parse_var(sc, d->start, semi, V_SHARED, false, -1, sp->in_ns) : 0;
@@ -1844,6 +1961,7 @@ int lc_scan(const char *src, size_t len, lc_scan_result *r, char *err) {
   err[0] = '\0';
   lx x;
   lx_init(&x, src, len);
+  x.defs = &sc->defs;
   for (;;) {
     lx before = x;
     tok t;
