@@ -441,6 +441,27 @@ describe("cooperative launches", function()
     assert.same({10, 1, 64}, values(sum))
   end)
 
+  it("stop a grid barrier's blocks with the watchdog", function()
+    if S.backend ~= "sim" then return pending("simulator only: LUACUDA_SIM_TIMEOUT") end
+    local ok, out = S.lua_run("LUACUDA_SIM_TIMEOUT=0.3", [[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile([=[
+        #include <cooperative_groups.h>
+        extern "C" __global__ void spin(int *a) {
+          if (blockIdx.x == 0) while (((volatile int *)a)[0] == 0) {}
+          cooperative_groups::this_grid().sync();
+        }
+        extern "C" __global__ void quick(int *a) { a[threadIdx.x] += 1; }]=], {name = "spin.cu"})
+      local a = luacuda.to_device(luacuda.zeros(32, "int32"))
+      m.spin:launch({grid = 4, block = 32, cooperative = true}, a)
+      print(pcall(luacuda.synchronize))
+      m.quick[{1, 32}](a)
+      print("after", a[32])]])
+    assert.is_true(ok, out)
+    assert.truthy(out:find("kernel 'spin' failed: stopped by the watchdog", 1, true), out)
+    assert.truthy(out:find("after\t1", 1, true), out)
+  end)
+
   it("fail a tile whose size is not a power of 2 up to 32", function()
     if S.backend ~= "sim" then return pending("simulator only: on a GPU cooperative groups trap") end
     local out = luacuda.device_array(32, "int32")
@@ -448,5 +469,71 @@ describe("cooperative launches", function()
               .. "from 1 to 32 is needed)"},
              function() m.bad_tile[{1, 32}](out, 12); luacuda.synchronize() end)
     S.misuse("a tile of 64 threads", function() m.bad_tile[{1, 32}](out, 64); luacuda.synchronize() end)
+  end)
+end)
+
+describe("cooperative launches on the cuda backend", function()
+  local BUILD = os.getenv("LUACUDA_BUILD") or "build"
+  local FAKE = BUILD .. "/fake/libcuda.so.1"
+
+  -- the fake driver (spec/c/fake_cuda.c), in a process of its own, with
+  -- its trace of the driver calls
+  it("ask the occupancy, launch with cuLaunchCooperativeKernel and refuse a grid too large", function()
+    if not S.exists(FAKE) then return pending("no fake driver (no cuda.h to build it)") end
+    local dir = S.tmpdir()
+    local ok, out = S.lua_run(("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 "
+                               .. "LUACUDA_CACHE_DIR=%s/cache FAKE_CUDA_TRACE=%s/trace"):format(FAKE, dir, dir), [[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile([=[
+        #include <cooperative_groups.h>
+        namespace cg = cooperative_groups;
+        extern "C" __global__ void step(int *a) {
+          cg::grid_group grid = cg::this_grid();
+          int b = blockIdx.x, nb = gridDim.x;
+          if (threadIdx.x == 0) a[b] = b + 1;
+          grid.sync();
+          if (threadIdx.x == 0) a[nb + b] = a[(b + 1) % nb] * 10;
+        }]=], {name = "step.cu"})
+      local a = luacuda.to_device(luacuda.zeros(8, "int32"))
+      m.step:launch({grid = 4, block = 256, cooperative = true}, a)
+      print(table.concat(a:copy_to_host():totable(), " "))
+      print(pcall(m.step.launch, m.step, {grid = 1057, block = 256, cooperative = true}, a))]])
+    local trace = {}
+    local t = io.open(dir .. "/trace")
+    if t then
+      for line in t:lines() do trace[#trace + 1] = line end
+      t:close()
+    end
+    os.execute("rm -rf " .. dir)
+    assert.is_true(ok, out)
+    assert.truthy(out:find("1 2 3 4 20 30 40 10", 1, true), out)
+    -- 8 blocks of 256 threads on each of 132 multiprocessors
+    assert.truthy(out:find("luacuda.launch: kernel 'step': a cooperative launch of 1057 blocks is "
+                           .. "more than the 1056 that can run at once (8 blocks of 256 threads and "
+                           .. "0 bytes of dynamic shared memory on each of device 1's 132 "
+                           .. "multiprocessors)", 1, true), out)
+    local calls = table.concat(trace, "\n")
+    assert.truthy(calls:find("cuOccupancyMaxActiveBlocksPerMultiprocessor", 1, true), calls)
+    assert.truthy(calls:find("launch cooperative step 4,1,1 256,1,1 0", 1, true), calls)
+    local n = 0
+    for _, l in ipairs(trace) do if l == "cuLaunchCooperativeKernel" then n = n + 1 end end
+    assert.equal(1, n, "cuLaunchCooperativeKernel calls")
+  end)
+
+  it("refuse a cooperative launch on a device that takes none", function()
+    if not S.exists(FAKE) then return pending("no fake driver (no cuda.h to build it)") end
+    local ok, out = S.lua_run(("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 "
+                               .. "FAKE_CUDA_COOPERATIVE=0"):format(FAKE), [[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile([=[
+        extern "C" __global__ void k(int *a) { a[threadIdx.x] = 1; }]=], {name = "k.cu"})
+      local a = luacuda.to_device(luacuda.zeros(32, "int32"))
+      print(pcall(m.k.launch, m.k, {grid = 1, block = 32, cooperative = true}, a))
+      m.k[{1, 32}](a)
+      print("after", a[32])]])
+    assert.is_true(ok, out)
+    assert.truthy(out:find("luacuda.launch: kernel 'k': device 1 does not take cooperative "
+                           .. "launches", 1, true), out)
+    assert.truthy(out:find("after\t1", 1, true), out)
   end)
 end)

@@ -53,6 +53,8 @@
 **                                header's CUDA_VERSION by default)
 **   FAKE_CUDA_CONCURRENT_MANAGED=0  CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
 **                                is 0 (as on Windows, or before Pascal)
+**   FAKE_CUDA_COOPERATIVE=0      CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0, and
+**                                cuLaunchCooperativeKernel CUDA_ERROR_NOT_SUPPORTED
 **   FAKE_CUDA_REGS=N             registers per thread of every user kernel
 **                                (32); with .maxntid in the PTX, it sets the
 **                                kernel's MAX_THREADS_PER_BLOCK
@@ -64,6 +66,13 @@
 **                                "name @legacy", "@blocking" or "@nonblocking"
 ** A kernel whose name starts with fake_fault fails the context with
 ** CUDA_ERROR_ILLEGAL_ADDRESS when it runs, as a faulting kernel does.
+**
+** cuLaunchCooperativeKernel refuses a grid larger than the device holds at
+** once (cuOccupancyMaxActiveBlocksPerMultiprocessor, computed from the
+** kernel's registers, threads and shared memory as on the real part, times
+** the multiprocessors) with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE; the
+** interpreter runs such a launch's blocks all at once, a thread each, and
+** gives the kernel the grid workspace this_grid().sync() counts in.
 **
 ** Devices have a real GPU's attributes: an H100 (SXM) for compute
 ** capability 9.x and any other, an RTX A6000-like part for 8.6 (device 2 by
@@ -217,7 +226,7 @@ static pthread_cond_t progress = PTHREAD_COND_INITIALIZER;   /* an op enqueued o
 static bool initialized;
 static int ndev = 2, ccmaj[MAXDEV] = {9, 8, 9, 9}, ccmin[MAXDEV] = {0, 6, 0, 0};
 static size_t devmem = 256u << 20;
-static bool no_pools, no_concurrent_managed, run_inline, trace_streams;
+static bool no_pools, no_concurrent_managed, no_cooperative, run_inline, trace_streams;
 static long delay_us;
 static int user_regs = 32;
 static struct CUctx_st ctxs[MAXDEV];
@@ -700,6 +709,7 @@ API CUresult cuInit(unsigned flags) {
     trace_streams = (e = getenv("FAKE_CUDA_TRACE_STREAMS")) && *e && strcmp(e, "0") != 0;
     if ((e = getenv("FAKE_CUDA_DELAY_US"))) delay_us = atol(e);
     no_concurrent_managed = (e = getenv("FAKE_CUDA_CONCURRENT_MANAGED")) && strcmp(e, "0") == 0;
+    no_cooperative = (e = getenv("FAKE_CUDA_COOPERATIVE")) && strcmp(e, "0") == 0;
     if ((e = getenv("FAKE_CUDA_REGS")) && atoi(e) > 0) user_regs = atoi(e) > 255 ? 255 : atoi(e);
     if ((e = getenv("FAKE_CUDA_FAIL")) && *e) {
       char code[16] = "";
@@ -828,7 +838,7 @@ static bool dev_attr(int d, CUdevice_attribute attr, int *v) {
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: *v = 0; break;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: *v = !no_concurrent_managed; break;
     case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: *v = 1; break;
-    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: *v = !no_cooperative; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = ga ? 101376 : 232448; break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *v = ga ? 16 : 32; break;
     case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *v = 1024; break;
@@ -1822,6 +1832,7 @@ API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, u
                                        unsigned bx, unsigned by, unsigned bz, unsigned shared,
                                        CUstream h, void **params) {
   ENTER(true);
+  if (no_cooperative) return leave(CUDA_ERROR_NOT_SUPPORTED);
   if (f != NULL && f->mod->dev == curdev() && gx && gy && gz && bx && by && bz &&
       (unsigned long long)bx * by * bz <= LC_MAX_BLOCK_THREADS) {
     int sms = 0;
