@@ -132,6 +132,19 @@ static int test_make_rule(void) {
   CHECK_EQ(kind_of(&d, at("hash#.h")), LC_DEP_FILE);
   CHECK_EQ(kind_of(&d, at("dollar$.h")), LC_DEP_FILE);
   lc_deps_free(&d);
+  /* a directory skipped: every file under it (the simulator's headers,
+  ** written beside the source) */
+  char top[700], own[720];
+  snprintf(top, sizeof top, "%s/", dir);
+  snprintf(own, sizeof own, "%s/include/cooperative_groups.h", dir);
+  snprintf(rule, sizeof rule, "lc: %s %s %s /luacuda-no-such-dir/x.h\n", src, own,
+           at("plain.h"));
+  lc_deps k = {0};
+  lc_deps_add_rule(&k, rule, strlen(rule), top);
+  CHECK(!k.failed);
+  CHECK_EQ(k.count, 1);
+  CHECK_EQ(kind_of(&k, "/luacuda-no-such-dir/x.h"), LC_DEP_ABSENT);
+  lc_deps_free(&k);
   const char *bad[] = {"no rule at all\n", "lc: a.h\nb.h: c.h\n"};
   for (int i = 0; i < 2; i++) {
     lc_deps e = {0};

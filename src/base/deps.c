@@ -217,6 +217,13 @@ bool lc_deps_add(lc_deps *d, const char *path) {
 
 /* Make's escapes, as GCC and Clang write them: a backslash before a blank
 ** or '#', "$$" for '$'; a backslash-newline is a blank. */
+/* skip is a file, or a directory (ending in '/') whose files are skipped */
+static bool skipped(const char *word, const char *skip) {
+  size_t n = strlen(skip);
+  if (n > 0 && skip[n - 1] == '/') return strncmp(word, skip, n) == 0;
+  return strcmp(word, skip) == 0;
+}
+
 void lc_deps_add_rule(lc_deps *d, const char *text, size_t n, const char *skip) {
   size_t i = 0;
   /* the target, up to the first ':' that ends a word */
@@ -258,7 +265,7 @@ void lc_deps_add_rule(lc_deps *d, const char *text, size_t n, const char *skip) 
       if (w > 0) {
         word[w] = '\0';
         if (word[w - 1] == ':') d->failed = true;      /* a second rule: not ours */
-        else if (strcmp(word, skip) != 0) lc_deps_add(d, word);
+        else if (!skipped(word, skip)) lc_deps_add(d, word);
         w = 0;
       }
       if (i >= n || d->failed) return;

@@ -47,8 +47,9 @@ void lc_deps_free(lc_deps *d);
 bool lc_deps_add(lc_deps *d, const char *path);
 
 /* Record every prerequisite of the make rule text[0 .. n) (what a compiler
-** writes with -MD), but the one spelled skip (the source itself). An
-** unreadable rule fails the record. */
+** writes with -MD), but the one spelled skip (the source itself), or, when
+** skip ends in '/', those under that directory. An unreadable rule fails
+** the record. */
 void lc_deps_add_rule(lc_deps *d, const char *text, size_t n, const char *skip);
 
 /* The record's file at *at in rec[0 .. n), advancing *at: false at the end

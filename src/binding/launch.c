@@ -59,8 +59,9 @@ static void check_dims(lua_State *L, int idx, unsigned out[3], const char *what,
 }
 
 /* Read the launch configuration at idx: Numba's {grid, block [, stream
-** [, shared]]} or {grid=, block=, stream=, shared=}. Pushes the stream
-** object (or nil), which the launch keeps on its stack while it uses it. */
+** [, shared]]} or {grid=, block=, stream=, shared=, cooperative=}. Pushes
+** the stream object (or nil), which the launch keeps on its stack while it
+** uses it. */
 static void launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel_ref *k,
                           const char *fname) {
   static const unsigned long long grid_max[3] = {LC_MAX_GRID_X, LC_MAX_GRID_Y, LC_MAX_GRID_Z};
@@ -74,9 +75,16 @@ static void launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel
   if (positional) {
     for (int i = 1; i <= 4; i++) lua_rawgeti(L, idx, i);
   } else {
-    static const char *const keys[] = {"grid", "block", "stream", "shared", NULL};
+    static const char *const keys[] = {"grid", "block", "stream", "shared", "cooperative", NULL};
     lc_check_opts(L, idx, keys, fname);
-    for (int i = 0; i < 4; i++) lc_opt_get(L, idx, keys[i]);
+    for (int i = 0; i < 5; i++) lc_opt_get(L, idx, keys[i]);
+  }
+  cfg->cooperative = false;
+  if (!positional && !lua_isnil(L, top + 5)) {
+    if (lua_type(L, top + 5) != LUA_TBOOLEAN)
+      lc_error(L, fname, "kernel '%s': cooperative must be a boolean, got %s", k->sig->name,
+               luaL_typename(L, top + 5));
+    cfg->cooperative = lua_toboolean(L, top + 5);
   }
   if (lua_isnil(L, top + 1) || lua_isnil(L, top + 2))
     lc_error(L, fname, "kernel '%s': the launch configuration needs a grid and a block",

@@ -38,6 +38,22 @@ LC_EMBED_KERNEL(lc_sim_abi_source, "sim_abi.h");   /* kernels/abi.h in front */
 LC_EMBED(lc_sim_runtime_source, "kernels/sim_runtime.h");
 extern const char lc_sim_abi_source[], lc_sim_runtime_source[];
 
+/* The simulator's versions of CUDA's own headers (kernels/sim_include/),
+** written for each compilation into its directory's include/, which the
+** compiler searches first. */
+LC_EMBED(lc_sim_cg_h, "kernels/sim_include/cooperative_groups.h");
+LC_EMBED(lc_sim_cg_reduce_h, "kernels/sim_include/cooperative_groups/reduce.h");
+LC_EMBED(lc_sim_cg_scan_h, "kernels/sim_include/cooperative_groups/scan.h");
+LC_EMBED(lc_sim_cg_functional_h, "kernels/sim_include/cooperative_groups/details/functional.h");
+extern const char lc_sim_cg_h[], lc_sim_cg_reduce_h[], lc_sim_cg_scan_h[], lc_sim_cg_functional_h[];
+static const struct sim_header { const char *path, *text; } sim_headers[] = {
+  {"cooperative_groups.h", lc_sim_cg_h},
+  {"cooperative_groups/reduce.h", lc_sim_cg_reduce_h},
+  {"cooperative_groups/scan.h", lc_sim_cg_scan_h},
+  {"cooperative_groups/details/functional.h", lc_sim_cg_functional_h},
+};
+#define NHEADERS (sizeof sim_headers / sizeof sim_headers[0])
+
 /* ---- composing the source ------------------------------------------------ */
 
 /* What the user's source gets, at a byte offset of it: the rewrite of a
@@ -149,10 +165,12 @@ static void compose(lc_strbuf *b, const lc_source *src) {
 ** link_argv for why. The first *nkey arguments are what the cache key
 ** takes; the rest name this compilation's own files: the object, the
 ** source, and the list of the headers read (-MD), which an entry keeps. */
-static int build_argv(const char **argv, int max, const char *cxx, const char *out,
-                      const char *in, const char *deps, const lc_source *src, int *nkey) {
+static int build_argv(const char **argv, int max, const char *cxx, const char *include,
+                      const char *out, const char *in, const char *deps, const lc_source *src,
+                      int *nkey) {
   int n = 0;
   argv[n++] = cxx;
+  argv[n++] = include;        /* -I the simulator's headers: first (argv[1]) */
   static const char *const fixed[] = {
     "-c", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-semantic-interposition",
     "-fno-exceptions", "-fdiagnostics-color=never", "-pthread",
@@ -310,18 +328,21 @@ static bool read_into(lc_strbuf *b, const char *path) {
 }
 
 /* A copy of the object just compiled goes into the disk cache with the
-** headers the compiler says it read (depfile; in, the source, is not one of
-** them), unless one of them changed while it compiled (since: when it
-** started): then what it read is not known. A cache that cannot be written
-** only costs time. */
+** headers the compiler says it read (depfile; the files of this
+** compilation's directory dir, the source and the simulator's headers, are
+** not among them: the key has them), unless one of them changed while it
+** compiled (since: when it started): then what it read is not known. A
+** cache that cannot be written only costs time. */
 static void store_in_cache(const char *so, const lc_hash *key, const char *depfile,
-                           const char *in, const struct timespec *since) {
+                           const char *dir, const struct timespec *since) {
   if (lc_cache_dir() == NULL) return;
   lc_strbuf rule = {0}, data = {0};
   lc_deps deps = {0};
+  char own[600];
+  snprintf(own, sizeof own, "%s/", dir);
   bool ok = read_into(&rule, depfile);
   if (ok) {
-    lc_deps_add_rule(&deps, rule.p, rule.n, in);
+    lc_deps_add_rule(&deps, rule.p, rule.n, own);
     ok = !deps.failed && lc_deps_settled(&deps, since) && read_into(&data, so);
   }
   char ignored[LC_ERRLEN];
@@ -329,6 +350,38 @@ static void store_in_cache(const char *so, const lc_hash *key, const char *depfi
   lc_deps_free(&deps);
   free(rule.p);
   free(data.p);
+}
+
+/* Write the simulator's headers under dir/include/ (sim_headers). */
+static int write_headers(const char *dir, char *err) {
+  char path[700];
+  size_t top = strlen(dir);
+  for (size_t i = 0; i < NHEADERS; i++) {
+    snprintf(path, sizeof path, "%s/include/%s", dir, sim_headers[i].path);
+    for (char *p = path + top + 1; (p = strchr(p, '/')) != NULL; *p++ = '/') {
+      *p = '\0';                 /* its directories, from the top */
+      if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, LC_ERRLEN, "cannot make %.400s: %s", path, strerror(errno));
+        return -1;
+      }
+    }
+    if (write_file(path, sim_headers[i].text, strlen(sim_headers[i].text), err) != 0) return -1;
+  }
+  return 0;
+}
+
+/* Remove them, and their directories once empty. */
+static void remove_headers(const char *dir) {
+  char path[700];
+  size_t top = strlen(dir);
+  for (size_t i = 0; i < NHEADERS; i++) {
+    snprintf(path, sizeof path, "%s/include/%s", dir, sim_headers[i].path);
+    unlink(path);
+    for (char *p; (p = strrchr(path, '/')) != NULL && p > path + top;) {
+      *p = '\0';
+      rmdir(path);                /* fails while another header is there */
+    }
+  }
 }
 
 static bool load(const char *path, void **handle, char *err) {
@@ -362,7 +415,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   const char *cxx = getenv("LUACUDA_CXX");
   if (cxx == NULL || *cxx == '\0') cxx = "c++";
   const char *tmp = getenv("TMPDIR");
-  char dir[512], in[600], obj[600], so[600], depfile[600];
+  char dir[512], in[600], obj[600], so[600], depfile[600], include[600];
   snprintf(dir, sizeof dir, "%s/luacuda-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (mkdtemp(dir) == NULL) {
     snprintf(err, LC_ERRLEN, "cannot make a directory in %.300s: %s",
@@ -373,15 +426,21 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   snprintf(in, sizeof in, "%s/kernel.cc", dir);
   snprintf(obj, sizeof obj, "%s/kernel.o", dir);
   snprintf(depfile, sizeof depfile, "%s/kernel.d", dir);
+  snprintf(include, sizeof include, "-I%s/include", dir);
   const char *argv[32 + 64], *largv[8];
   int nkey;
-  build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, obj, in, depfile, src, &nkey);
+  build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, include, obj, in, depfile, src,
+             &nkey);
   /* the key: what is compiled, how, and by which compiler (the headers
-  ** read are checked by the entry: cache.h) */
+  ** read are checked by the entry: cache.h); the simulator's headers are
+  ** keyed by their text, not by this compilation's own directory */
   char identity[1024];
   compiler_identity(cxx, identity, sizeof identity);
   lc_hash key;
+  argv[1] = "-Iluacuda/sim_include";
   lc_ksource_key(&key, "sim 2", text.p, text.n, argv, nkey, identity);
+  argv[1] = include;
+  for (size_t i = 0; i < NHEADERS; i++) lc_hash_add_str(&key, sim_headers[i].text);
   int rc = LC_EFAIL;
   /* compiled before: the bytes checked are written to this compilation's
   ** own directory and loaded from there, so what is loaded is what was
@@ -403,7 +462,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   link_argv(largv, cxx, so, obj);
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
-  if (write_file(in, text.p, text.n, err) == 0) {
+  if (write_headers(dir, err) == 0 && write_file(in, text.p, text.n, err) == 0) {
     int status = run_compiler(argv, &out, err);
     if (status == 0) status = run_compiler(largv, &out, err);
     if (status > 0) {
@@ -412,10 +471,11 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
       out.p = NULL;
     } else if (status == 0 && load(so, handle, err)) {
       rc = LC_OK;
-      store_in_cache(so, &key, depfile, in, &start);
+      store_in_cache(so, &key, depfile, dir, &start);
     }
   }
 done:
+  remove_headers(dir);
   unlink(in);
   unlink(obj);
   unlink(depfile);
