@@ -23,6 +23,11 @@ typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
+// and the short names CUDA code takes from the host's <sys/types.h> (the
+// simulator's host compiler has them)
+typedef unsigned int uint;
+typedef unsigned short ushort;
+typedef unsigned long ulong;
 
 // nor math.h's INFINITY, NAN, HUGE_VALF, HUGE_VAL and M_PI..., which the simulator's
 // host compiler has: the same values from their bit patterns. Where NVRTC

@@ -13,7 +13,7 @@
 #include "abi.h"
 #endif
 
-#define LC_SIM_ABI 2
+#define LC_SIM_ABI 3
 #define LC_SIM_ERRLEN 512
 
 #ifdef __cplusplus
@@ -22,11 +22,19 @@ extern "C" {
 
 typedef struct lc_sim_dim { unsigned x, y, z; } lc_sim_dim;
 
+struct lc_sim_worker;
+
 /* One launch, shared by every block. */
 typedef struct lc_sim_launch {
   lc_sim_dim grid, block;
   void **args;                 /* one pointer per parameter, to its value */
   unsigned dynamic_shared;     /* bytes of dynamic shared memory */
+  /* a cooperative launch: every block runs at once, each on a worker of
+  ** its own, and grid_sync (this_grid().sync(), called by one thread of a
+  ** block once all its threads arrived) waits for every block of the
+  ** grid; 0, or -1 with w->error set when it never can */
+  int cooperative;
+  int (*grid_sync)(const struct lc_sim_launch *l, struct lc_sim_worker *w);
 } lc_sim_launch;
 
 /* One worker thread of the core; a block runs entirely on one worker. */

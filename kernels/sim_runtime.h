@@ -77,8 +77,9 @@ static constexpr int warpSize = LC_WARP_SIZE;   // kernels/abi.h
 
 // ---- the running block ------------------------------------------------
 // A thread's state: running or ready, waiting at __syncthreads, at a warp
-// function, in __activemask, or returned.
-enum { LC_RUNNABLE, LC_AT_BLOCK, LC_AT_WARP, LC_AT_ACTIVE, LC_DONE };
+// function, in __activemask, or returned (LC_WOKEN: out of __activemask,
+// for a moment).
+enum { LC_RUNNABLE, LC_AT_BLOCK, LC_AT_WARP, LC_AT_ACTIVE, LC_DONE, LC_WOKEN };
 enum { LC_SYNC, LC_COUNT, LC_AND, LC_OR };
 // the warp functions (__lc_warp_op)
 enum {
@@ -465,17 +466,31 @@ static void __lc_warp_retry(__lc_block *b, unsigned w) {
 
 // Nothing can run, and threads wait in __activemask: each gets the lanes of
 // its warp that have not returned, now that they all have either returned
-// or stopped at a barrier. Whether any did.
+// or stopped at a barrier. A thread that waits in coalesced_threads() (a
+// nonzero call site in warg) gets instead the lanes of its warp that wait
+// at that same call site: a divergent branch's lanes, as on a GPU. Whether
+// any did.
 __attribute__((noinline, cold))
 static bool __lc_wake_active(__lc_block *b) {
   bool woke = false;
   for (unsigned i = 0; i < b->nthreads; i++)
     if (b->f[i].state == LC_AT_ACTIVE) {
-      unsigned w = i / warpSize;
-      b->f[i].wres = __lc_warp_lanes(b, w) & ~b->warp_gone[w];
-      b->f[i].state = LC_RUNNABLE;
+      unsigned w = i / warpSize, site = b->f[i].warg, lanes = 0;
+      if (site == 0) {
+        lanes = __lc_warp_lanes(b, w) & ~b->warp_gone[w];
+      } else {
+        for (unsigned l = 0; l < warpSize && w * warpSize + l < b->nthreads; l++) {
+          const __lc_fiber *g = &b->f[w * warpSize + l];
+          if ((g->state == LC_AT_ACTIVE || g->state == LC_WOKEN) && g->warg == site)
+            lanes |= 1u << l;
+        }
+      }
+      b->f[i].wres = lanes;
+      b->f[i].state = LC_WOKEN;      // runnable once every mask is known
       woke = true;
     }
+  for (unsigned i = 0; i < b->nthreads; i++)
+    if (b->f[i].state == LC_WOKEN) b->f[i].state = LC_RUNNABLE;
   return woke;
 }
 
@@ -669,14 +684,16 @@ static inline void __syncwarp(unsigned mask = 0xffffffffu) { __lc_warp_op(LC_W_S
 // the lanes of the caller's warp that have not returned, once every lane
 // of the block has returned or stopped at a barrier (threads run
 // independently here, so no lanes are "inactive" but those)
-static inline unsigned __activemask() {
+static inline unsigned __lc_active_at(unsigned site) {
   __lc_block *b = __lc_current;
   if (__builtin_expect(!b->fibers, 0)) __lc_first_barrier(b, false);
   unsigned me = b->cur;
+  b->f[me].warg = site;
   b->f[me].state = LC_AT_ACTIVE;
   __lc_yield(b, me);
   return (unsigned)b->f[me].wres;
 }
+static inline unsigned __activemask() { return __lc_active_at(0); }
 
 static inline unsigned __ballot_sync(unsigned mask, int p) {
   return (unsigned)__lc_warp_op(LC_W_BALLOT, mask, p != 0, 0, 0);
@@ -728,6 +745,35 @@ static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 // the threads of a block share one OS thread: only the compiler must not reorder
 static inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+
+// ---- the grid: cooperative groups' this_grid() ----------------------------
+// A cooperative launch runs every block at once, each on a worker of its
+// own (src/backend/sim/pool.c). A grid barrier is a block barrier, then
+// thread 0 of each block waits at the core's barrier for the other blocks
+// (its worker blocks there: the block's other threads wait at a second
+// block barrier meanwhile).
+static inline bool __lc_grid_valid() { return __lc_current->launch->cooperative != 0; }
+
+__attribute__((noinline, cold, noreturn))
+static void __lc_grid_invalid() {
+  char t[48];
+  __lc_fail("this_grid().sync() in a launch that is not cooperative (launch it with "
+            "cooperative = true): thread %s of block (%u, %u, %u)",
+            __lc_thread_name(__lc_current->cur, t, sizeof t), __lc_blockIdx.x,
+            __lc_blockIdx.y, __lc_blockIdx.z);
+}
+
+static void __lc_grid_sync() {
+  __lc_block *b = __lc_current;
+  if (__builtin_expect(!b->launch->cooperative, 0)) __lc_grid_invalid();
+  __lc_barrier(LC_SYNC, 0);
+  if (b->cur == 0 && b->launch->grid_sync(b->launch, b->worker) != 0) {
+    char why[LC_SIM_ERRLEN];
+    memcpy(why, b->worker->error, sizeof why);
+    __lc_fail("%s", why);
+  }
+  __lc_barrier(LC_SYNC, 0);
+}
 
 static inline unsigned char *__lc_dynamic_shared() { return __lc_current->worker->dynamic_shared; }
 

@@ -1357,8 +1357,8 @@ __device__ float *ptr;
              { signatures = { k = text } })
     end
 
-    it("refuses a default argument", function()
-      sig("int n = 4", "default arguments are not supported ('int n = 4')")
+    it("refuses a parameter without a default after one with", function()
+      sig("int n = 4, float x", "parameter 2: no default argument follows one")
     end)
 
     it("refuses variadic parameters", function()
@@ -1374,7 +1374,7 @@ __device__ float *ptr;
     end)
 
     it("refuses a struct by value", function()
-      sig("float2 x", "unsupported type 'float2' (a struct is passed by pointer)")
+      sig("Point x", "unsupported type 'Point' (a struct is passed by pointer)")
     end)
 
     it("refuses a void parameter", function()

@@ -58,6 +58,7 @@ for _, k in ipairs {
   "cannot install the simulator's fault handlers: <>", "cannot make a signal stack: <>",
   "cannot set up a signal stack for a worker",
   "cannot make <>: <>",
+  "cannot start a worker thread for each of the <> blocks of a cooperative launch (<> started)",
 } do UNTESTABLE[k] = true end
 
 -- Errors only a GPU machine can provoke, wherever they are raised (several
@@ -125,6 +126,15 @@ CHILD["<> bytes of dynamic shared memory is more than the <> this kernel may hav
 CHILD["cuLaunchKernel: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (blocks of <> threads; the kernel takes at most <> threads per block and uses <> registers per thread)"] =
   { file = "spec/cuda_fake_spec.lua",
     test = "the cuda backend on the fake driver names the kernel's threads per block and registers when a launch is out of resources",
+    fn = "launch" }
+
+CHILD["a cooperative launch of <> blocks is more than the <> that can run at once (<> blocks of <> threads and <> bytes of dynamic shared memory on each of device <>'s <> multiprocessors)"] =
+  { file = "spec/coop_spec.lua",
+    test = "cooperative launches on the cuda backend ask the occupancy, launch with cuLaunchCooperativeKernel and refuse a grid too large",
+    fn = "launch" }
+CHILD["device <> does not take cooperative launches"] =
+  { file = "spec/coop_spec.lua",
+    test = "cooperative launches on the cuda backend refuse a cooperative launch on a device that takes none",
     fn = "launch" }
 
 -- the numeric settings refused at require time (src/base/env.c)

@@ -9,6 +9,7 @@ for name, value in pairs(core) do
 end
 
 M._VERSION = "luacuda scm"
+M.null = core._null()          -- a null pointer, for any pointer parameter
 
 local smart = require "luacuda.smart"
 M.smart_array = smart.smart_array

@@ -53,6 +53,8 @@
 **                                header's CUDA_VERSION by default)
 **   FAKE_CUDA_CONCURRENT_MANAGED=0  CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
 **                                is 0 (as on Windows, or before Pascal)
+**   FAKE_CUDA_COOPERATIVE=0      CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0, and
+**                                cuLaunchCooperativeKernel CUDA_ERROR_NOT_SUPPORTED
 **   FAKE_CUDA_REGS=N             registers per thread of every user kernel
 **                                (32); with .maxntid in the PTX, it sets the
 **                                kernel's MAX_THREADS_PER_BLOCK
@@ -64,6 +66,13 @@
 **                                "name @legacy", "@blocking" or "@nonblocking"
 ** A kernel whose name starts with fake_fault fails the context with
 ** CUDA_ERROR_ILLEGAL_ADDRESS when it runs, as a faulting kernel does.
+**
+** cuLaunchCooperativeKernel refuses a grid larger than the device holds at
+** once (cuOccupancyMaxActiveBlocksPerMultiprocessor, computed from the
+** kernel's registers, threads and shared memory as on the real part, times
+** the multiprocessors) with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE; the
+** interpreter runs such a launch's blocks all at once, a thread each, and
+** gives the kernel the grid workspace this_grid().sync() counts in.
 **
 ** Devices have a real GPU's attributes: an H100 (SXM) for compute
 ** capability 9.x and any other, an RTX A6000-like part for 8.6 (device 2 by
@@ -169,6 +178,7 @@ typedef struct op {
   ptx_dims grid, block;
   unsigned shared;
   unsigned char *params;        /* and its parameters, as the PTX lays them out */
+  bool cooperative;             /* cuLaunchCooperativeKernel's: every block at once */
 } op;
 
 struct CUstream_st {
@@ -216,7 +226,7 @@ static pthread_cond_t progress = PTHREAD_COND_INITIALIZER;   /* an op enqueued o
 static bool initialized;
 static int ndev = 2, ccmaj[MAXDEV] = {9, 8, 9, 9}, ccmin[MAXDEV] = {0, 6, 0, 0};
 static size_t devmem = 256u << 20;
-static bool no_pools, no_concurrent_managed, run_inline, trace_streams;
+static bool no_pools, no_concurrent_managed, no_cooperative, run_inline, trace_streams;
 static long delay_us;
 static int user_regs = 32;
 static struct CUctx_st ctxs[MAXDEV];
@@ -596,7 +606,7 @@ static int kernel_reach(void *ud, uint64_t p, size_t n, uint64_t *lo, uint64_t *
 ** compute-sanitizer would. */
 static void run_ptx(op *o) {
   pthread_mutex_unlock(&mu);
-  ptx_host host = {&o->dev, kernel_reach, stdout};
+  ptx_host host = {&o->dev, kernel_reach, stdout, o->cooperative};
   char why[1024];
   int r = ptx_launch(o->prog->m, o->entry, o->grid, o->block, o->shared, o->params, &host, why,
                      sizeof why);
@@ -699,6 +709,7 @@ API CUresult cuInit(unsigned flags) {
     trace_streams = (e = getenv("FAKE_CUDA_TRACE_STREAMS")) && *e && strcmp(e, "0") != 0;
     if ((e = getenv("FAKE_CUDA_DELAY_US"))) delay_us = atol(e);
     no_concurrent_managed = (e = getenv("FAKE_CUDA_CONCURRENT_MANAGED")) && strcmp(e, "0") == 0;
+    no_cooperative = (e = getenv("FAKE_CUDA_COOPERATIVE")) && strcmp(e, "0") == 0;
     if ((e = getenv("FAKE_CUDA_REGS")) && atoi(e) > 0) user_regs = atoi(e) > 255 ? 255 : atoi(e);
     if ((e = getenv("FAKE_CUDA_FAIL")) && *e) {
       char code[16] = "";
@@ -827,7 +838,7 @@ static bool dev_attr(int d, CUdevice_attribute attr, int *v) {
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: *v = 0; break;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: *v = !no_concurrent_managed; break;
     case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: *v = 1; break;
-    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: *v = !no_cooperative; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = ga ? 101376 : 232448; break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *v = ga ? 16 : 32; break;
     case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *v = 1024; break;
@@ -1773,26 +1784,86 @@ API CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attr, int v) 
 
 /* ---- launches ------------------------------------------------------------------ */
 
+/* Blocks of f of the given threads and dynamic shared memory that one
+** multiprocessor holds at once, as an H100 (or the 8.6 part) computes it:
+** threads, blocks, registers (allocated 256 per warp) and shared memory
+** (1 KiB reserved per block) per multiprocessor. */
+static int resident_blocks(struct CUfunc_st *f, int threads, size_t dynamic) {
+  int d = f->mod->dev;
+  bool ga = ccmaj[d] == 8 && ccmin[d] == 6;
+  if (threads < 1 || threads > f->max_threads) return 0;
+  int warps = (threads + 31) / 32, n = ga ? 16 : 32;
+  int by_threads = (ga ? 1536 : 2048) / 32 / warps;
+  int by_regs = 65536 / ((f->nregs * 32 + 255) / 256 * 256) / warps;
+  size_t by_shared = (ga ? 102400u : 233472u) / ((size_t)f->static_shared + dynamic + 1024);
+  if (by_threads < n) n = by_threads;
+  if (by_regs < n) n = by_regs;
+  if (by_shared < (size_t)n) n = (int)by_shared;
+  return n;
+}
+
+API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int threads,
+                                                         size_t dynamic) {
+  ENTER(true);
+  if (f == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (n == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
+  *n = resident_blocks(f, threads, dynamic);
+  return leave(CUDA_SUCCESS);
+}
+
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, unsigned shared, CUstream h, void **params,
+                       void **extra, bool cooperative);
+
 /* The parameters are read at the call, as the driver copies them; the
 ** library's copy and fill kernels then run on their stream. */
 API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                             unsigned by, unsigned bz, unsigned shared, CUstream h,
                             void **params, void **extra) {
   ENTER(true);
+  return leave(launch(f, gx, gy, gz, bx, by, bz, shared, h, params, extra, false));
+}
+
+/* Every block at once, so that they may wait for each other (this_grid().sync()):
+** a grid larger than the device holds at once is
+** CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE. The interpreter runs each block
+** on a thread of its own, and gives the kernel a grid barrier's workspace. */
+API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                       unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                                       CUstream h, void **params) {
+  ENTER(true);
+  if (no_cooperative) return leave(CUDA_ERROR_NOT_SUPPORTED);
+  if (f != NULL && f->mod->dev == curdev() && gx && gy && gz && bx && by && bz &&
+      (unsigned long long)bx * by * bz <= LC_MAX_BLOCK_THREADS) {
+    int sms = 0;
+    dev_attr(f->mod->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms);
+    unsigned long long most =
+        (unsigned long long)resident_blocks(f, (int)(bx * by * bz), shared) * (unsigned)sms;
+    if ((unsigned long long)gx * gy * gz > most)
+      return leave(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+  }
+  return leave(launch(f, gx, gy, gz, bx, by, bz, shared, h, params, NULL, true));
+}
+
+/* Both launches, under the lock. */
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, unsigned shared, CUstream h, void **params,
+                       void **extra, bool cooperative) {
   struct CUstream_st *s = stream_of(h);
-  if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
-  if (f == NULL || f->mod->dev != curdev()) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (f == NULL || f->mod->dev != curdev()) return CUDA_ERROR_INVALID_HANDLE;
   if (!gx || !gy || !gz || !bx || !by || !bz || gx > LC_MAX_GRID_X || gy > LC_MAX_GRID_Y ||
       gz > LC_MAX_GRID_Z || bx > LC_MAX_BLOCK_X || by > LC_MAX_BLOCK_Y || bz > LC_MAX_BLOCK_Z ||
       (unsigned long long)bx * by * bz > LC_MAX_BLOCK_THREADS ||
       shared > (unsigned)f->max_dynamic || extra != NULL)
-    return leave(CUDA_ERROR_INVALID_VALUE);
+    return CUDA_ERROR_INVALID_VALUE;
   if ((unsigned long long)bx * by * bz > (unsigned)f->max_threads)
-    return leave(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   const entry *e = &f->e;
-  if (e->nparams > 0 && params == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
+  if (e->nparams > 0 && params == NULL) return CUDA_ERROR_INVALID_VALUE;
   if (trace) {
-    fprintf(trace, "launch %s %u,%u,%u %u,%u,%u %u", e->name, gx, gy, gz, bx, by, bz, shared);
+    fprintf(trace, "launch%s %s %u,%u,%u %u,%u,%u %u", cooperative ? " cooperative" : "",
+            e->name, gx, gy, gz, bx, by, bz, shared);
     for (int i = 0; i < e->nparams; i++) {
       fputc(' ', trace);
       for (size_t b = 0; b < e->size[i]; b++)
@@ -1801,13 +1872,13 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     fputc('\n', trace);
     fflush(trace);
   }
-  trace_stream(__func__, s);
+  trace_stream(cooperative ? "cuLaunchCooperativeKernel" : "cuLaunchKernel", s);
   op *o = NULL;
   if (strcmp(e->name, "lc_copy_strided") == 0) {
     /* the PTX must declare what the backend packs */
     if (e->nparams >= 0 && (e->nparams != 3 || e->size[0] != 8 || e->size[1] != 8 ||
                             e->size[2] != sizeof(lc_strided_args)))
-      return leave(CUDA_ERROR_INVALID_VALUE);
+      return CUDA_ERROR_INVALID_VALUE;
     o = new_op(OP_KERNEL);
     memcpy(&o->dst, params[0], 8);
     memcpy(&o->src, params[1], 8);
@@ -1815,7 +1886,7 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   } else if (strcmp(e->name, "lc_fill_strided") == 0) {
     if (e->nparams >= 0 && (e->nparams != 2 || e->size[0] != 8 ||
                             e->size[1] != sizeof(lc_fill_args)))
-      return leave(CUDA_ERROR_INVALID_VALUE);
+      return CUDA_ERROR_INVALID_VALUE;
     o = new_op(OP_FILL);
     memcpy(&o->dst, params[0], 8);
     memcpy(&o->fill, params[1], sizeof o->fill);
@@ -1830,6 +1901,7 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     o->grid = (ptx_dims){gx, gy, gz};
     o->block = (ptx_dims){bx, by, bz};
     o->shared = shared;
+    o->cooperative = cooperative;
     size_t bytes = ptx_entry_param_bytes(o->prog->m, f->ptx_entry);
     o->params = calloc(1, bytes ? bytes : 1);
     for (int i = 0; i < e->nparams; i++) memcpy(o->params + e->offset[i], params[i], e->size[i]);
@@ -1837,5 +1909,5 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     o = new_op(OP_NOTHING);   /* a cubin's kernel: checked, not run */
   }
   enqueue(s, o);
-  return leave(CUDA_SUCCESS);
+  return CUDA_SUCCESS;
 }

@@ -625,13 +625,140 @@ static int bad1(const char *file, int line, const char *text, const char *msg) {
 
 #define CHECK_BAD(text, msg) do { if (bad1(__FILE__, __LINE__, text, msg)) return 1; } while (0)
 
+/* typedef and using at namespace scope, of scalar and vector types */
+static int test_typedefs(void) {
+  CHECK(scan("typedef unsigned int u32;\n"
+             "using real = const double;\n"
+             "typedef u32 word;\n"
+             "typedef float2 v2;\n"
+             "using pair = int2;\n"
+             "typedef struct { int a; } anon;\n"
+             "typedef int (*fn)(int);\n"
+             "typedef int *iptr;\n"
+             "namespace ns { typedef short s16; }\n"
+             "__global__ void k(u32 a, real b, word *c, v2 *d, pair e, s16 f, uint g,\n"
+             "                  clock_t h, ushort i, ulong j, int_fast8_t l) {}\n"
+             "__global__ void bad(iptr p) {}\n"
+             "__constant__ word table[4];\n") == 0);
+  CHECK_KERNEL(0, "k", 11);
+  CHECK_PARAM(ks[0].params[0], SCALAR, LC_UINT32, 0, 0, 4, 4, "u32", "a");
+  CHECK_PARAM(ks[0].params[1], SCALAR, LC_FLOAT64, 0, 0, 8, 8, "real", "b");
+  CHECK_PARAM(ks[0].params[2], POINTER, LC_UINT32, 0, 0, 8, 8, "word *", "c");
+  CHECK_PARAM(ks[0].params[3], POINTER, LC_FLOAT32, 0, 0, 8, 8, "v2 *", "d");
+  CHECK_EQ(ks[0].params[3].vec, 2);
+  CHECK_PARAM(ks[0].params[4], LC_PARAM_VALUE, LC_INT32, 0, 0, 8, 8, "pair", "e");
+  CHECK_EQ(ks[0].params[4].vec, 2);
+  CHECK_PARAM(ks[0].params[5], SCALAR, LC_INT16, 0, 0, 2, 2, "s16", "f");
+  CHECK_PARAM(ks[0].params[6], SCALAR, LC_UINT32, 0, 0, 4, 4, "uint", "g");
+  CHECK_PARAM(ks[0].params[7], SCALAR, LC_INT64, 0, 0, 8, 8, "clock_t", "h");
+  CHECK_PARAM(ks[0].params[8], SCALAR, LC_UINT16, 0, 0, 2, 2, "ushort", "i");
+  CHECK_PARAM(ks[0].params[9], SCALAR, LC_UINT64, 0, 0, 8, 8, "ulong", "j");
+  CHECK_PARAM(ks[0].params[10], SCALAR, LC_INT8, 0, 0, 1, 1, "int_fast8_t", "l");
+  /* a typedef of a pointer is not read: the compiler judges it */
+  CHECK_EQ(ks[1].nparams, -1);
+  CHECK_STR(ks[1].error, "kernel 'bad' parameter 1: unsupported type 'iptr' (a struct is passed by pointer)");
+  CHECK_EQ(res.nglobals, 1);
+  CHECK_EQ(gl[0].type, LC_UINT32);
+  /* a typedef after the kernel does not reach back */
+  CHECK(scan("__global__ void k(late x) {}\ntypedef int late;\n") == 0);
+  CHECK_EQ(ks[0].nparams, -1);
+  return 0;
+}
+
+/* CUDA's vector types, by pointer and by value: CUDA's sizes and alignments */
+static int test_vector_types(void) {
+  static const struct { const char *text; int type, vec; int64_t size, align; } cases[] = {
+    { "float2 v", LC_FLOAT32, 2, 8, 8 },   { "float3 v", LC_FLOAT32, 3, 12, 4 },
+    { "float4 v", LC_FLOAT32, 4, 16, 16 }, { "double2 v", LC_FLOAT64, 2, 16, 16 },
+    { "double3 v", LC_FLOAT64, 3, 24, 8 }, { "double4 v", LC_FLOAT64, 4, 32, 16 },
+    { "char4 v", LC_INT8, 4, 4, 4 },       { "uchar3 v", LC_UINT8, 3, 3, 1 },
+    { "short2 v", LC_INT16, 2, 4, 4 },     { "ushort4 v", LC_UINT16, 4, 8, 8 },
+    { "int1 v", LC_INT32, 1, 4, 4 },       { "uint4 v", LC_UINT32, 4, 16, 16 },
+    { "long2 v", LC_INT64, 2, 16, 16 },    { "ulonglong2 v", LC_UINT64, 2, 16, 16 },
+    { "longlong3 v", LC_INT64, 3, 24, 8 },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    lc_param p;
+    if (param1(cases[i].text, &p)) return 1;
+    if (check_param(__FILE__, __LINE__, &p, LC_PARAM_VALUE, cases[i].type, 0, 0, cases[i].size,
+                    cases[i].align, p.spelling, "v"))
+      return 1;
+    CHECK_EQ(p.vec, cases[i].vec);
+  }
+  CHECK_P1("const float2 *__restrict__ p", POINTER, LC_FLOAT32, 1, 0, 8, 8,
+           "const float2 *__restrict__", "p");
+  CHECK_P1("uint4 q[]", POINTER, LC_UINT32, 0, 0, 8, 8, "uint4[]", "q");
+  {
+    lc_param p_;
+    if (param1("uint4 *q", &p_)) return 1;
+    CHECK_EQ(p_.vec, 4);
+    CHECK_STR(p_.type_name, "");
+    if (param1("float *q", &p_)) return 1;
+    CHECK_EQ(p_.vec, 0);
+  }
+  /* not vector types: float5, float, int0 */
+  CHECK_P1("float5 *p", POINTER, LC_PARAM_STRUCT, 0, 0, 8, 8, "float5 *", "p");
+  CHECK_P1("int0 *p", POINTER, LC_PARAM_STRUCT, 0, 0, 8, 8, "int0 *", "p");
+  CHECK_BAD("Array<float2, 1> a", "kernel 'foo' parameter 2: unsupported type 'Array<float2, 1>'");
+  return 0;
+}
+
+/* default arguments: literals are kept, anything else as text */
+static int test_defaults(void) {
+  lc_param p;
+  if (param1("int n = 4", &p)) return 1;
+  CHECK(p.has_default && p.default_known && !p.default_float && !p.default_null);
+  CHECK_EQ(p.default_int, 4);
+  CHECK_STR(p.default_text, "4");
+  CHECK_STR(p.spelling, "int");
+  CHECK_STR(p.name, "n");
+  if (param1("long n = -0x10", &p)) return 1;
+  CHECK(p.default_known && p.default_int == -16);
+  if (param1("float f = 2.5f", &p)) return 1;
+  CHECK(p.default_known && p.default_float && p.default_num == 2.5);
+  if (param1("double f = -1e-3", &p)) return 1;
+  CHECK(p.default_known && p.default_float && p.default_num == -1e-3);
+  if (param1("bool b = true", &p)) return 1;
+  CHECK(p.default_known && p.default_int == 1);
+  if (param1("const float *p = nullptr", &p)) return 1;
+  CHECK(p.default_known && p.default_null);
+  CHECK_EQ(p.kind, POINTER);
+  if (param1("int *p = NULL", &p)) return 1;
+  CHECK(p.default_known && p.default_null);
+  if (param1("int *p = 0", &p)) return 1;
+  CHECK(p.default_known && p.default_null);
+  /* not literals a launch can pass */
+  if (param1("int n = N * 2", &p)) return 1;
+  CHECK(p.has_default && !p.default_known);
+  CHECK_STR(p.default_text, "N * 2");
+  if (param1("int *p = 1", &p)) return 1;
+  CHECK(p.has_default && !p.default_known);
+  if (param1("int n = NULL", &p)) return 1;
+  CHECK(p.has_default && !p.default_known);
+  if (param1("int n = f(1, 2)", &p)) return 1;
+  CHECK(!p.default_known);
+  CHECK_STR(p.default_text, "f(1, 2)");
+  if (param1("float2 v = {}", &p)) return 1;
+  CHECK(p.has_default && !p.default_known);
+  if (param1("int n", &p)) return 1;
+  CHECK(!p.has_default);
+  /* a comma inside the default is part of it */
+  CHECK(scan("__global__ void k(int *o, int a = g(1, 2), float b = 1) {}") == 0);
+  CHECK_KERNEL(0, "k", 3);
+  CHECK(!ks[0].params[0].has_default && ks[0].params[1].has_default &&
+        ks[0].params[2].default_known);
+  CHECK(scan("__global__ void k(int a = 1, int *b) {}") == 0);
+  CHECK_EQ(ks[0].nparams, -1);
+  CHECK_STR(ks[0].error, "kernel 'k' parameter 2: no default argument follows one");
+  return 0;
+}
+
 static int test_param_errors(void) {
   CHECK_BAD("MyStruct s", "kernel 'foo' parameter 2: unsupported type 'MyStruct' (a struct is passed by pointer)");
   CHECK_BAD("MyStruct", "kernel 'foo' parameter 2: unsupported type 'MyStruct' (a struct is passed by pointer)");
   CHECK_BAD("MyStruct **s", "kernel 'foo' parameter 2: unsupported type 'MyStruct **' (only one level of pointer)");
   CHECK_BAD("Point int *p", "kernel 'foo' parameter 2: unsupported type 'Point int *'");
   CHECK_BAD("struct S s", "kernel 'foo' parameter 2: unsupported type 'struct S' (a struct is passed by pointer)");
-  CHECK_BAD("float2 v", "kernel 'foo' parameter 2: unsupported type 'float2' (a struct is passed by pointer)");
   CHECK_BAD("std::vector<int> v", "kernel 'foo' parameter 2: unsupported type 'std::vector<int>'");
   CHECK_BAD("float **p",
             "kernel 'foo' parameter 2: unsupported type 'float **' (only one level of pointer)");
@@ -647,7 +774,6 @@ static int test_param_errors(void) {
   CHECK_BAD("Array<float, 2> *a",
             "kernel 'foo' parameter 2: unsupported type 'Array<float, 2> *' "
             "(pointers to Array are not supported)");
-  CHECK_BAD("int m = 4", "kernel 'foo' parameter 2: default arguments are not supported ('int m = 4')");
   CHECK_BAD("void (*f)(int)", "kernel 'foo' parameter 2: unsupported type 'void(*f)(int)'");
   CHECK_BAD("Array<float, 0> a",
             "kernel 'foo' parameter 2: unsupported type 'Array<float, 0>' (the rank of an Array is 1 to 32)");
@@ -828,7 +954,7 @@ static int test_signature_errors(void) {
   CHECK_ERR(sig("int,", &s), "signature parameter 2: missing");
   CHECK_ERR(sig(",int", &s), "signature parameter 1: missing");
   CHECK_ERR(sig("float**", &s), "signature parameter 1: unsupported type 'float **' (only one level");
-  CHECK_ERR(sig("int n = 3", &s), "signature parameter 1: default arguments are not supported");
+  CHECK_ERR(sig("int n = 3, float x", &s), "signature parameter 2: no default argument follows one");
   CHECK_ERR(sig("void foo(int)", &s), "signature parameter 1: unsupported type");
   /* messages name the kernel when the caller set it; a failure changes nothing */
   strcpy(s.name, "foo");
@@ -1009,6 +1135,49 @@ static int check_global(const char *file, int line, int i, const char *name, int
 }
 
 #define CHECK_GLOBAL(...) do { if (check_global(__FILE__, __LINE__, __VA_ARGS__)) return 1; } while (0)
+
+/* bounds that are macros or integer constants the source defines */
+static int test_named_bounds(void) {
+  CHECK_OK(scan("#define N 16\n"
+                "#define M (4u)\n"
+                "#define F(x) 8\n"
+                "#define E N + 1\n"
+                "constexpr int K = 3;\n"
+                "static const unsigned long Q = 0x10;\n"
+                "constexpr float R = 2;\n"
+                "const int *P = 0;\n"
+                "__constant__ float a[N];\n"
+                "__device__ int b[M][K];\n"
+                "__device__ int c[F];\n"
+                "__device__ int d[E];\n"
+                "__device__ int e[Q];\n"
+                "__device__ int f[R];\n"
+                "#undef N\n"
+                "__device__ int g[N];\n"
+                "#if 0\n#define H 5\n#endif\n"
+                "__device__ int h[H];\n"
+                "__global__ void k(int *p) { /* #define in a body: \n */ }\n"
+                "#define N 2\n"
+                "__device__ int i[N][N];\n"));
+  CHECK_EQ(res.nglobals, 9);
+  CHECK_STR(gl[0].name, "a");
+  CHECK_EQ(gl[0].ndim, 1);
+  CHECK_EQ(gl[0].dims[0], 16);
+  CHECK_EQ(gl[1].ndim, 2);
+  CHECK_EQ(gl[1].dims[0], 4);
+  CHECK_EQ(gl[1].dims[1], 3);
+  CHECK_EQ(gl[2].ndim, -1);      /* a function-like macro */
+  CHECK_EQ(gl[3].ndim, -1);      /* an expression */
+  CHECK_EQ(gl[4].ndim, 1);
+  CHECK_EQ(gl[4].dims[0], 16);
+  CHECK_EQ(gl[5].ndim, -1);      /* a float constant */
+  CHECK_EQ(gl[6].ndim, -1);      /* after #undef */
+  CHECK_EQ(gl[7].ndim, -1);      /* defined in a dead branch */
+  CHECK_EQ(gl[8].ndim, 2);
+  CHECK_EQ(gl[8].dims[0], 2);
+  CHECK_EQ(gl[8].dims[1], 2);
+  return 0;
+}
 
 static int test_globals(void) {
   CHECK_OK(scan("__constant__ float coef[4] = {1, 2, 3, 4};\n"
@@ -1389,10 +1558,10 @@ static const unit_test tests[] = {
   T(sample), T(comments), T(strings_and_chars), T(preprocessor), T(line_numbers),
   T(extern_c_forms), T(attributes), T(templates), T(declarations_skipped), T(body_offsets),
   T(unterminated_body), T(zero_params), T(scalar_types), T(pointer_types), T(array_types),
-  T(param_errors), T(many_params), T(param_sizes), T(long_names), T(capacity),
+  T(param_errors), T(typedefs), T(vector_types), T(defaults), T(many_params), T(param_sizes), T(long_names), T(capacity),
   T(signature), T(signature_errors), T(signature_override),
   T(extern_shared), T(static_shared), T(shared_ranges),
-  T(globals), T(globals_in_context),
+  T(globals), T(globals_in_context), T(named_bounds),
   T(every_prefix), T(deep_nesting), T(linear_time), T(not_nul_terminated), T(stress_small),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))

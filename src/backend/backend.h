@@ -79,6 +79,9 @@ typedef struct lc_launch {
   const void *argbuf;
   size_t arglen;
   const char *kernel_name;            /* for errors found later */
+  /* every block at once (this_grid().sync() may be called): a grid that
+  ** cannot be resident whole is refused at the launch */
+  bool cooperative;
 } lc_launch;
 
 /* One device, as devices() reports it. */

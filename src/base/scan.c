@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- lexer -------------------------------------------------------------- */
@@ -28,8 +29,17 @@ typedef struct tok {
   int line;
 } tok;
 
+/* Integer constants the source names: `#define N 16`, `constexpr int N =
+** 16;` at namespace scope, for array bounds. Filled by the scanner's own
+** lexer as it passes them (upto: past the last one read, so that a lexer
+** going over the text again adds nothing). */
+#define MAXCDEF 64
+typedef struct cdef { char name[64]; int64_t value; bool known; } cdef;
+typedef struct ctab { int n; size_t upto; cdef e[MAXCDEF]; } ctab;
+
 typedef struct lx {
   const char *s;
+  ctab *defs;         /* where #define's go; NULL: not recorded */
   size_t n, p;
   int line;
   bool bol;           /* only blanks since the last newline: '#' starts a directive */
@@ -214,6 +224,59 @@ static bool int_literal(const char *s, size_t n, int64_t *out) {
   return true;
 }
 
+static void cdef_set(ctab *c, const char *name, size_t nl, bool known, int64_t v) {
+  if (nl >= sizeof c->e[0].name) return;
+  cdef *e = NULL;
+  for (int i = 0; i < c->n && !e; i++)
+    if (strlen(c->e[i].name) == nl && memcmp(c->e[i].name, name, nl) == 0) e = &c->e[i];
+  if (!e) {
+    if (c->n == MAXCDEF || !known) return;
+    e = &c->e[c->n++];
+    memcpy(e->name, name, nl);
+    e->name[nl] = '\0';
+  }
+  e->known = known;
+  e->value = v;
+}
+
+/* After `#define` or `#undef` (x just past the word): an object-like macro
+** whose body is an integer literal, perhaps in parentheses, is recorded;
+** any other definition of the name, or #undef, forgets it. Reads only
+** what it needs of the line: directive() skips the rest. */
+static void define(lx *x, bool undef) {
+  hspace(x);
+  size_t b = x->p;
+  while (x->p < x->n && idchar((unsigned char)x->s[x->p])) x->p++;
+  size_t nl = x->p - b;
+  if (nl == 0) return;
+  x->defs->upto = x->p;
+  const char *name = x->s + b;
+  if (undef || (x->p < x->n && x->s[x->p] == '(')) {   /* a function-like macro */
+    cdef_set(x->defs, name, nl, false, 0);
+    return;
+  }
+  hspace(x);
+  int paren = 0;
+  while (x->p < x->n && x->s[x->p] == '(' && paren < 4) {
+    x->p++;
+    paren++;
+    hspace(x);
+  }
+  size_t vb = x->p;
+  while (x->p < x->n && (idchar((unsigned char)x->s[x->p]) || x->s[x->p] == '\'')) x->p++;
+  size_t ve = x->p;
+  hspace(x);
+  for (; paren > 0 && x->p < x->n && x->s[x->p] == ')'; paren--) {
+    x->p++;
+    hspace(x);
+  }
+  int64_t v;
+  bool end = x->p >= x->n || x->s[x->p] == '\n' ||
+             (x->s[x->p] == '/' && x->p + 1 < x->n && x->s[x->p + 1] == '/');
+  bool known = paren == 0 && end && int_literal(x->s + vb, ve - vb, &v);
+  cdef_set(x->defs, name, nl, known, known ? v : 0);
+}
+
 /* A directive, from its '#' to the end of its line (not taking the
 ** newline); keeps track of the literal #if 0 / #if 1 branches. */
 static void directive(lx *x) {
@@ -243,6 +306,9 @@ static void directive(lx *x) {
   bool iselse = text_is(name, nl, "else") || text_is(name, nl, "elif") ||
                 text_is(name, nl, "elifdef") || text_is(name, nl, "elifndef");
   bool isendif = text_is(name, nl, "endif");
+  if (x->dead == 0 && x->defs && nb >= x->defs->upto &&
+      (text_is(name, nl, "define") || text_is(name, nl, "undef")))
+    define(x, text_is(name, nl, "undef"));
   bool top1 = x->cdepth > 0 && x->cdepth <= 64 && (x->one >> (x->cdepth - 1) & 1);
   if (x->dead == 0) {
     if (isif) {
@@ -482,6 +548,7 @@ static void sb_ellipsis(sbuf *b) {
 typedef struct tspec {
   int sign, unsig, chr, shrt, intw, lng, flt, dbl, bln, vd;
   int named;          /* lc_typecode of a typedef name; -1 none; -2 unknown */
+  int vec;            /* the named type is a vector of vec of them */
   bool cnst;
 } tspec;
 
@@ -512,11 +579,66 @@ static bool ts_word(tspec *ts, const char *s, const tok *t) {
   return true;
 }
 
-/* Names of integer types that are no dtype's own name in kernels. */
+/* Names of integer types that are no dtype's own name in kernels: the C
+** library's (x86-64 LP64, as NVRTC and the host compiler both have them)
+** and the short unsigned names CUDA code takes from the host's headers
+** (the prelude gives NVRTC uint, ushort and ulong). */
 static const struct { const char *name; int code; } typedef_names[] = {
   { "size_t", LC_UINT64 }, { "ptrdiff_t", LC_INT64 }, { "intptr_t", LC_INT64 },
-  { "uintptr_t", LC_UINT64 },
+  { "uintptr_t", LC_UINT64 }, { "ssize_t", LC_INT64 }, { "clock_t", LC_INT64 },
+  { "uint", LC_UINT32 }, { "ushort", LC_UINT16 }, { "ulong", LC_UINT64 },
+  { "int_least8_t", LC_INT8 }, { "int_least16_t", LC_INT16 }, { "int_least32_t", LC_INT32 },
+  { "int_least64_t", LC_INT64 }, { "uint_least8_t", LC_UINT8 },
+  { "uint_least16_t", LC_UINT16 }, { "uint_least32_t", LC_UINT32 },
+  { "uint_least64_t", LC_UINT64 }, { "int_fast8_t", LC_INT8 }, { "int_fast16_t", LC_INT64 },
+  { "int_fast32_t", LC_INT64 }, { "int_fast64_t", LC_INT64 }, { "uint_fast8_t", LC_UINT8 },
+  { "uint_fast16_t", LC_UINT64 }, { "uint_fast32_t", LC_UINT64 },
+  { "uint_fast64_t", LC_UINT64 }, { "intmax_t", LC_INT64 }, { "uintmax_t", LC_UINT64 },
 };
+
+/* CUDA's vector types: the element type of each family; the name is the
+** family and a count 1 to 4 (float2, uchar4). */
+static const struct { const char *name; int code; } vector_names[] = {
+  { "char", LC_INT8 }, { "uchar", LC_UINT8 }, { "short", LC_INT16 }, { "ushort", LC_UINT16 },
+  { "int", LC_INT32 }, { "uint", LC_UINT32 }, { "long", LC_INT64 }, { "ulong", LC_UINT64 },
+  { "longlong", LC_INT64 }, { "ulonglong", LC_UINT64 }, { "float", LC_FLOAT32 },
+  { "double", LC_FLOAT64 },
+};
+
+/* The element type of vector type t (float2: float32, *n = 2), or -1. */
+static int vector_code(const char *s, const tok *t, int *n) {
+  size_t len = t->e - t->b;
+  if (t->k != T_ID || len < 2) return -1;
+  char last = s[t->e - 1];
+  if (last < '1' || last > '4') return -1;
+  for (size_t i = 0; i < sizeof vector_names / sizeof vector_names[0]; i++)
+    if (strlen(vector_names[i].name) == len - 1 &&
+        memcmp(vector_names[i].name, s + t->b, len - 1) == 0) {
+      *n = last - '0';
+      return vector_names[i].code;
+    }
+  return -1;
+}
+
+/* The alignment CUDA gives a vector of n elements of size esize. */
+static int64_t vector_align(int64_t esize, int n) {
+  if (n == 2) return esize * 2;
+  if (n == 4) return esize * 4 > 16 ? 16 : esize * 4;
+  return esize;
+}
+
+/* Type names the source itself defines (typedef, using), in source order:
+** each means a dtype, or a vector of one. */
+#define MAXTDEF 64
+typedef struct tdef { char name[64]; int code, vec; } tdef;
+typedef struct tdtab { int n; tdef e[MAXTDEF]; } tdtab;
+
+static const tdef *tdef_find(const tdtab *td, const char *s, const tok *t) {
+  if (!td || t->k != T_ID) return NULL;
+  for (int i = td->n - 1; i >= 0; i--)
+    if (teq(s, t, td->e[i].name)) return &td->e[i];
+  return NULL;
+}
 
 /* Whether t is one of the space-separated names in list. */
 static bool in_name_list(const char *s, const tok *t, const char *list) {
@@ -530,9 +652,24 @@ static bool in_name_list(const char *s, const tok *t, const char *list) {
 }
 
 /* The dtype a typedef name in a kernel means (the dtype table's names,
-** such as int32_t or __half), or -1. */
-static int typedef_code(const char *s, const tok *t) {
+** such as int32_t or __half, the C library's, the source's own), or -1.
+** *vec: 0, or the count of a vector type the name means (the source's
+** `typedef float2 vec2;`, or float2 itself when vec is not NULL). */
+static int typedef_code(const tdtab *td, const char *s, const tok *t, int *vec) {
+  if (vec) *vec = 0;
   if (t->k != T_ID) return -1;
+  const tdef *u = tdef_find(td, s, t);
+  if (u && (u->vec == 0 || vec)) {
+    if (vec) *vec = u->vec;
+    return u->code;
+  }
+  if (vec) {
+    int n, c = vector_code(s, t, &n);
+    if (c >= 0) {
+      *vec = n;
+      return c;
+    }
+  }
   for (int i = 0; i < LC_NTYPES; i++)
     if (in_name_list(s, t, lc_dtypes[i].kernel_names)) return i;
   for (size_t i = 0; i < sizeof typedef_names / sizeof typedef_names[0]; i++)
@@ -641,15 +778,63 @@ static int skip_group(const char *s, const tok *t, int nt, int i) {
   return nt;
 }
 
+/* A default argument from its tokens t[0 .. nt): a literal (a number with
+** its sign, true, false, NULL, nullptr) is one a launch can pass when the
+** argument is left out; anything else is recorded as text only. */
+static void read_default(const char *s, const tok *t, int nt, bool more, lc_param *p) {
+  p->has_default = true;
+  ptext(s, t, nt, -1, more, p->default_text, sizeof p->default_text);
+  if (more || nt < 1 || nt > 2) return;
+  bool neg = false;
+  if (nt == 2) {
+    if (!tpun1(s, &t[0], '-') && !tpun1(s, &t[0], '+')) return;
+    neg = tpun1(s, &t[0], '-');
+  }
+  const tok *v = &t[nt - 1];
+  size_t n = v->e - v->b;
+  if (nt == 1 && (teq(s, v, "NULL") || teq(s, v, "nullptr"))) {
+    p->default_known = p->default_null = true;
+    return;
+  }
+  if (nt == 1 && (teq(s, v, "true") || teq(s, v, "false"))) {
+    p->default_known = true;
+    p->default_int = teq(s, v, "true");
+    return;
+  }
+  if (v->k != T_NUM) return;
+  int64_t iv;
+  if (int_literal(s + v->b, n, &iv)) {
+    p->default_known = true;
+    p->default_int = neg ? -iv : iv;
+    return;
+  }
+  char buf[64], *end;
+  if (n >= sizeof buf) return;
+  memcpy(buf, s + v->b, n);
+  buf[n] = '\0';
+  if (n > 1 && strchr("fFlL", buf[n - 1])) buf[n - 1] = '\0';     /* 1.5f */
+  double d = strtod(buf, &end);
+  if (end == buf || *end != '\0') return;
+  p->default_known = p->default_float = true;
+  p->default_num = neg ? -d : d;
+}
+
 /* One parameter from its tokens. Returns 0, or -1 with the reason in why. */
-static int parse_param(const char *s, const tok *t, int nt, bool more, bool structs, lc_param *p,
-                       char *why) {
+static int parse_param(const char *s, const tok *t, int nt, bool more, bool structs,
+                       const tdtab *td, lc_param *p, char *why) {
   char text[96];
   memset(p, 0, sizeof *p);
+  int depth = 0;
   for (int i = 0; i < nt; i++) {
-    if (tpun1(s, &t[i], '=')) {
-      ptext(s, t, nt, -1, more, text, sizeof text);
-      return whyf(why, "default arguments are not supported ('%s')", text);
+    if (tpun1(s, &t[i], '(') || tpun1(s, &t[i], '[') || tpun1(s, &t[i], '{')) depth++;
+    else if ((tpun1(s, &t[i], ')') || tpun1(s, &t[i], ']') || tpun1(s, &t[i], '}')) && depth > 0)
+      depth--;
+    else if (depth == 0 && tpun1(s, &t[i], '=')) {
+      /* a default argument: the type is what comes before it */
+      read_default(s, t + i + 1, nt - i - 1, more, p);
+      nt = i;
+      more = false;
+      break;
     }
     if (tpun(s, &t[i], "...")) return whyf(why, "variadic parameters are not supported");
   }
@@ -689,9 +874,10 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
         i += 2;
         continue;
       }
-      int code = typedef_code(s, a);
+      int vec, code = typedef_code(td, s, a, &vec);
       if (code >= 0 && !ts_any(&ts) && !is_array) {
         ts.named = code;
+        ts.vec = vec;
         qualified = false;
         i++;
         continue;
@@ -711,7 +897,7 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
             q2 = true;
             i++;
           } else if (!q2 && tpun(s, e, "::")) q2 = true;
-          else if ((c2 = typedef_code(s, e)) >= 0 && !ts_any(&et)) {
+          else if ((c2 = typedef_code(td, s, e, NULL)) >= 0 && !ts_any(&et)) {
             et.named = c2;
             q2 = false;
           } else goto unsupported;
@@ -806,6 +992,14 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
   if (code == -1 && stars + brackets == 0) return whyf(why, "a parameter cannot be void");
   if (code == LC_PARAM_STRUCT && stars + brackets == 0)
     return whyf(why, "unsupported type '%s' (a struct is passed by pointer)", text);
+  if (p->has_default && p->default_known) {
+    /* a pointer's is a null pointer constant; a scalar's, a number */
+    bool pointer = !is_array && stars + brackets > 0;
+    bool zero = !p->default_null && !p->default_float && p->default_int == 0;
+    if (pointer ? !(p->default_null || zero) : (p->default_null || is_array || ts.vec))
+      p->default_known = false;
+    p->default_null = pointer && p->default_known;
+  }
   if (name >= 0) {
     size_t nl = t[name].e - t[name].b;
     if (nl >= sizeof p->name) return whyf(why, "the name is longer than %d bytes", (int)sizeof p->name - 1);
@@ -824,7 +1018,13 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
   } else if (stars + brackets == 1) {
     p->kind = LC_PARAM_POINTER;
     p->is_const = ts.cnst;
+    p->vec = ts.vec;
     p->size = p->align = 8;
+  } else if (ts.vec) {
+    p->kind = LC_PARAM_VALUE;
+    p->vec = ts.vec;
+    p->size = type_size(code) * ts.vec;
+    p->align = vector_align(type_size(code), ts.vec);
   } else {
     p->kind = LC_PARAM_SCALAR;
     p->size = p->align = type_size(code);
@@ -842,8 +1042,8 @@ unsupported_all:
 /* The parameter list from lexer state y (just past '(' or at the start of
 ** a signature) up to offset end, into params[0 .. *np). Returns 0, or -1
 ** with the message (prefixed by who) in msg[LC_ERRLEN]. */
-static int parse_params(lx *y, size_t end, bool structs, lc_param *params, int *nparams,
-                        const char *who, char *msg) {
+static int parse_params(lx *y, size_t end, bool structs, const tdtab *td, lc_param *params,
+                        int *nparams, const char *who, char *msg) {
   const char *s = y->s;
   tok pt[MAXPTOK];
   char why[WHYLEN];
@@ -870,8 +1070,13 @@ static int parse_params(lx *y, size_t end, bool structs, lc_param *params, int *
         snprintf(msg, LC_ERRLEN, "%s parameter %d: missing", who, np + 1);
         return -1;
       }
-      if (parse_param(s, pt, nt, more, structs, &params[np], why) != 0) {
+      if (parse_param(s, pt, nt, more, structs, td, &params[np], why) != 0) {
         snprintf(msg, LC_ERRLEN, "%s parameter %d: %s", who, np + 1, why);
+        return -1;
+      }
+      if (np > 0 && params[np - 1].has_default && !params[np].has_default) {
+        snprintf(msg, LC_ERRLEN, "%s parameter %d: no default argument follows one", who,
+                 np + 1);
         return -1;
       }
       np++;
@@ -903,7 +1108,7 @@ int lc_parse_signature(const char *text, size_t len, lc_kernel_sig *sig, char *e
     snprintf(who, sizeof who, "kernel '%s'", sig->name);
   else
     snprintf(who, sizeof who, "signature");
-  if (parse_params(&y, len, true, params, &np, who, err) != 0) return -1;
+  if (parse_params(&y, len, true, NULL, params, &np, who, err) != 0) return -1;
   /* only a signature that parsed replaces the old one */
   sig->nparams = np;
   memcpy(sig->params, params, sizeof params[0] * (size_t)np);
@@ -952,6 +1157,8 @@ typedef struct scanner {
   size_t n;
   lc_scan_result *r;
   char *err;
+  tdtab td;               /* the type names the source has defined so far */
+  ctab defs;              /* and its integer constants */
   scope st[MAXSCOPE];
   int depth;              /* st[depth] is the innermost scope */
   size_t over;            /* blocks nested deeper than MAXSCOPE (bodies only) */
@@ -1099,6 +1306,17 @@ static int record_shared(scanner *sc, const char *type, int nty, const tok *ty, 
   return 0;
 }
 
+/* The value of the integer constant t names, if the source gave one. */
+static bool const_value(const scanner *sc, const tok *t, int64_t *v) {
+  if (t->k != T_ID) return false;
+  for (int i = 0; i < sc->defs.n; i++)
+    if (sc->defs.e[i].known && teq(sc->s, t, sc->defs.e[i].name)) {
+      *v = sc->defs.e[i].value;
+      return true;
+    }
+  return false;
+}
+
 static int parse_var(scanner *sc, lx y, size_t end, int what, bool in_func, int kernel,
                      bool in_ns) {
   const char *s = sc->s;
@@ -1170,7 +1388,7 @@ static int parse_var(scanner *sc, lx y, size_t end, int what, bool in_func, int 
         typeword = true;
       } else if (!named && !ts_any(&ts)) {
         /* a type name: MyStruct, std::uint32_t, Foo<int, 3>, struct S */
-        int code = typedef_code(s, &t);
+        int code = typedef_code(&sc->td, s, &t, NULL);
         named = true;
         typeword = true;
         if (code >= 0) ts.named = code;
@@ -1269,7 +1487,8 @@ static int parse_var(scanner *sc, lx y, size_t end, int what, bool in_func, int 
           if (!dims_seen) dimstart = yb;
           dims_seen = true;
           if (!skip_bal(s, &y, &yb, &t, end, &inner, &ninner)) return 0;
-          if (ninner == 1 && inner.k == T_NUM && int_literal(s + inner.b, inner.e - inner.b, &v)) {
+          if (ninner == 1 && ((inner.k == T_NUM && int_literal(s + inner.b, inner.e - inner.b, &v)) ||
+                              const_value(sc, &inner, &v))) {
             if (ndim < 3) dims[ndim] = v;
           } else {
             dims_known = false;
@@ -1363,10 +1582,101 @@ static void decl_reset(scanner *sc) {
   sc->d.active = false;
 }
 
+/* A typedef or alias declaration from lexer state y to offset end:
+** `typedef unsigned int u32;`, `using real = float;`, `typedef float2 v2;`
+** of a type the scanner knows is recorded; any other is left to the
+** compiler (a parameter of that type is then not understood). */
+static void typedef_decl(scanner *sc, lx y, size_t end) {
+  const char *s = sc->s;
+  tok t[16];
+  int nt = 0, tb, te;
+  for (;;) {
+    tok a;
+    next(&y, &a);
+    if (a.k == T_EOF || a.b >= end) break;
+    if (nt == 16) return;
+    t[nt++] = a;
+  }
+  const tok *name;
+  if (nt >= 3 && teq(s, &t[0], "typedef")) {
+    name = &t[nt - 1];
+    tb = 1;
+    te = nt - 1;
+  } else if (nt >= 4 && teq(s, &t[0], "using") && tpun1(s, &t[2], '=')) {
+    name = &t[1];
+    tb = 3;
+    te = nt;
+  } else {
+    return;
+  }
+  if (name->k != T_ID || is_keyword(s, name) || name->e - name->b >= sizeof sc->td.e[0].name)
+    return;
+  tspec ts;
+  ts_init(&ts);
+  for (int i = tb; i < te; i++) {
+    int vec, code;
+    if (is_qual(s, &t[i])) continue;
+    if (ts.named == -1 && ts_word(&ts, s, &t[i])) continue;
+    if (teq(s, &t[i], "std") && i + 1 < te && tpun(s, &t[i + 1], "::") && !ts_any(&ts)) {
+      i++;
+      continue;
+    }
+    if (ts_any(&ts) || (code = typedef_code(&sc->td, s, &t[i], &vec)) < 0) return;
+    ts.named = code;
+    ts.vec = vec;
+  }
+  int code = ts_resolve(&ts);
+  if (code < 0 || sc->td.n == MAXTDEF) return;
+  tdef *e = &sc->td.e[sc->td.n++];
+  copy_tok(s, name, e->name, sizeof e->name);
+  e->code = code;
+  e->vec = ts.vec;
+}
+
+/* A declaration from lexer state y to offset end that may name an integer
+** constant: `constexpr int N = 16;`, `static const unsigned M = (4);`. */
+static void const_decl(scanner *sc, lx y, size_t end) {
+  const char *s = sc->s;
+  tok t[16];
+  int nt = 0, eq = -1;
+  bool cst = false;
+  for (;;) {
+    tok a;
+    next(&y, &a);
+    if (a.k == T_EOF || a.b >= end) break;
+    if (nt == 16) return;
+    if (eq < 0 && tpun1(s, &a, '=')) eq = nt;
+    t[nt++] = a;
+  }
+  int val = eq + 1;                   /* = 16 or = (16) */
+  if (eq >= 0 && nt == eq + 4 && tpun1(s, &t[eq + 1], '(') && tpun1(s, &t[eq + 3], ')')) val++;
+  else if (eq + 2 != nt) return;
+  if (eq < 2 || t[eq - 1].k != T_ID || is_keyword(s, &t[eq - 1])) return;
+  tspec ts;
+  ts_init(&ts);
+  for (int i = 0; i < eq - 1; i++) {
+    if (teq(s, &t[i], "constexpr") || teq(s, &t[i], "const")) cst = true;
+    else if (teq(s, &t[i], "static") || teq(s, &t[i], "inline")) (void)0;
+    else if (ts.named == -1 && ts_word(&ts, s, &t[i])) (void)0;
+    else if (!ts_any(&ts) && (ts.named = typedef_code(&sc->td, s, &t[i], NULL)) >= 0) (void)0;
+    else return;
+  }
+  int code = ts_resolve(&ts);
+  int64_t v;
+  if (!cst || code < 0 || lc_dtypes[code].kind == 'f' || t[val].k != T_NUM ||
+      !int_literal(s + t[val].b, t[val].e - t[val].b, &v))
+    return;
+  cdef_set(&sc->defs, s + t[eq - 1].b, t[eq - 1].e - t[eq - 1].b, true, v);
+}
+
 /* The declaration ended with ';'. */
 static int decl_end(scanner *sc, size_t semi) {
   decl *d = &sc->d;
   const scope *sp = &sc->st[sc->depth];
+  if (d->tdef && !d->params && !d->templ) typedef_decl(sc, d->start, semi);
+  if (!d->tdef && !d->params && !d->templ && !d->device && !d->constant && !d->managed &&
+      !d->shared && !d->global)
+    const_decl(sc, d->start, semi);
   if (d->shared)
     return sc->r->nshared == d->nshared
            ? parse_var(sc, d->start, semi, V_SHARED, false, -1, sp->in_ns) : 0;
@@ -1404,7 +1714,8 @@ static int open_body(scanner *sc, const tok *t) {
       snprintf(who, sizeof who, "kernel '%s'", k->name);
       lx y = d->plx;
       /* in a template, an unknown name may be a type parameter */
-      if (parse_params(&y, d->pclose, !d->templ, k->params, &k->nparams, who, k->error) != 0)
+      if (parse_params(&y, d->pclose, !d->templ, &sc->td, k->params, &k->nparams, who,
+                       k->error) != 0)
         k->nparams = -1;
       memcpy(sc->open_name, k->name, sizeof sc->open_name);
       sc->open_line = k->line;
@@ -1650,6 +1961,7 @@ int lc_scan(const char *src, size_t len, lc_scan_result *r, char *err) {
   err[0] = '\0';
   lx x;
   lx_init(&x, src, len);
+  x.defs = &sc->defs;
   for (;;) {
     lx before = x;
     tok t;

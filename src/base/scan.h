@@ -38,7 +38,9 @@
 
 /* ---- kernels ------------------------------------------------------------ */
 
-typedef enum { LC_PARAM_SCALAR, LC_PARAM_POINTER, LC_PARAM_ARRAY } lc_param_kind;
+/* LC_PARAM_VALUE: a CUDA vector type by value (float2 v), its elements
+** packed in order */
+typedef enum { LC_PARAM_SCALAR, LC_PARAM_POINTER, LC_PARAM_ARRAY, LC_PARAM_VALUE } lc_param_kind;
 
 typedef struct lc_param {
   char name[64];         /* parameter name, "" if unnamed */
@@ -52,10 +54,21 @@ typedef struct lc_param {
   char type_name[64];    /* that type's name: "Point" */
   bool is_const;         /* pointee (or Array element) is const */
   int ndim;              /* N of Array<T, N>; 0 otherwise */
+  int vec;               /* a CUDA vector type's count: float2 *p and
+                         ** float2 v have type float32 and vec 2; else 0 */
   int64_t size, align;   /* bytes the packed argument takes, and its
                          ** alignment: scalars their C size (x86-64 LP64),
                          ** pointers 8, Array<T, N> LC_ARRAY_SIZE(N) with
-                         ** align LC_ARRAY_ALIGN (kernels/abi.h) */
+                         ** align LC_ARRAY_ALIGN (kernels/abi.h), vector
+                         ** types CUDA's (float2: 8, 8; float3: 12, 4) */
+  bool has_default;      /* declared with a default argument, which a launch
+                         ** passes when the argument is left out: */
+  bool default_known;    /* it is a literal: */
+  bool default_null;     /*   a null pointer (a pointer's NULL, nullptr, 0) */
+  bool default_float;    /*   default_num, else default_int */
+  int64_t default_int;
+  double default_num;
+  char default_text[48]; /* as written, for messages */
 } lc_param;
 
 #define LC_PARAM_STRUCT (-3)

@@ -13,6 +13,8 @@
 
 #include "abi.h"        /* the launch limits, Array<T, N>'s layout */
 #include "aux.h"
+#include "element.h"
+#include "record.h"
 
 /* a layout's int64_t shape and strides fill the ABI's long long fields */
 _Static_assert(sizeof(int64_t) == sizeof(long long), "int64_t and long long differ in size");
@@ -57,8 +59,9 @@ static void check_dims(lua_State *L, int idx, unsigned out[3], const char *what,
 }
 
 /* Read the launch configuration at idx: Numba's {grid, block [, stream
-** [, shared]]} or {grid=, block=, stream=, shared=}. Pushes the stream
-** object (or nil), which the launch keeps on its stack while it uses it. */
+** [, shared]]} or {grid=, block=, stream=, shared=, cooperative=}. Pushes
+** the stream object (or nil), which the launch keeps on its stack while it
+** uses it. */
 static void launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel_ref *k,
                           const char *fname) {
   static const unsigned long long grid_max[3] = {LC_MAX_GRID_X, LC_MAX_GRID_Y, LC_MAX_GRID_Z};
@@ -72,9 +75,16 @@ static void launch_config(lua_State *L, int idx, lc_launch *cfg, const lc_kernel
   if (positional) {
     for (int i = 1; i <= 4; i++) lua_rawgeti(L, idx, i);
   } else {
-    static const char *const keys[] = {"grid", "block", "stream", "shared", NULL};
+    static const char *const keys[] = {"grid", "block", "stream", "shared", "cooperative", NULL};
     lc_check_opts(L, idx, keys, fname);
-    for (int i = 0; i < 4; i++) lc_opt_get(L, idx, keys[i]);
+    for (int i = 0; i < 5; i++) lc_opt_get(L, idx, keys[i]);
+  }
+  cfg->cooperative = false;
+  if (!positional && !lua_isnil(L, top + 5)) {
+    if (lua_type(L, top + 5) != LUA_TBOOLEAN)
+      lc_error(L, fname, "kernel '%s': cooperative must be a boolean, got %s", k->sig->name,
+               luaL_typename(L, top + 5));
+    cfg->cooperative = lua_toboolean(L, top + 5);
   }
   if (lua_isnil(L, top + 1) || lua_isnil(L, top + 2))
     lc_error(L, fname, "kernel '%s': the launch configuration needs a grid and a block",
@@ -128,10 +138,19 @@ static void arg_error(lua_State *L, const char *fname, const lc_kernel_sig *sig,
 static void resolve_args(lua_State *L, int first, int nargs, const lc_kernel_ref *k,
                          const char *fname) {
   const lc_kernel_sig *sig = k->sig;
-  if (nargs != sig->nparams)
+  int least = sig->nparams;           /* the trailing parameters with defaults may be left out */
+  while (least > 0 && sig->params[least - 1].has_default) least--;
+  if (least < sig->nparams && (nargs < least || nargs > sig->nparams))
+    lc_error(L, fname, "kernel '%s' takes %d to %d arguments, got %d", sig->name, least,
+             sig->nparams, nargs);
+  if (nargs != sig->nparams && least == sig->nparams)
     lc_error(L, fname, "kernel '%s' takes %d argument%s, got %d", sig->name, sig->nparams,
              sig->nparams == 1 ? "" : "s", nargs);
-  luaL_checkstack(L, nargs + 2, "too many arguments");
+  for (int i = nargs; i < sig->nparams; i++)
+    if (!sig->params[i].default_known)
+      arg_error(L, fname, sig, i, "its default argument '%s' is not a literal luacuda can "
+                "pass; give the argument", sig->params[i].default_text);
+  luaL_checkstack(L, sig->nparams + 2, "too many arguments");
   for (int i = 0; i < nargs; i++) {
     int idx = first + i;
     if (lua_type(L, idx) == LUA_TTABLE && luaL_getmetafield(L, idx, "__kernel_arg") != LUA_TNIL) {
@@ -143,6 +162,97 @@ static void resolve_args(lua_State *L, int first, int nargs, const lc_kernel_ref
     } else {
       lua_pushvalue(L, idx);
     }
+  }
+  for (int i = nargs; i < sig->nparams; i++) {     /* the defaults */
+    const lc_param *p = &sig->params[i];
+    if (p->default_null) lua_pushlightuserdata(L, NULL);
+    else if (p->type == LC_BOOL) lua_pushboolean(L, p->default_float ? p->default_num != 0
+                                                                       : p->default_int != 0);
+    else if (p->default_float) lua_pushnumber(L, p->default_num);
+    else lua_pushinteger(L, (lua_Integer)p->default_int);
+  }
+}
+
+/* luacuda.null, for a pointer parameter */
+static bool is_null(lua_State *L, int idx) {
+  return lua_type(L, idx) == LUA_TLIGHTUSERDATA && lua_touserdata(L, idx) == NULL;
+}
+
+/* A vector type by value (float2 v) from {x=, y=} or {1, 2} at idx into
+** slot; every element is checked before any is written. */
+static void vector_arg(lua_State *L, int idx, const lc_kernel_sig *sig, int i, char *slot,
+                       const char *fname) {
+  static const char *const names[] = {"x", "y", "z", "w"};
+  const lc_param *p = &sig->params[i];
+  const lc_dtype *dt = &lc_dtypes[p->type];
+  char tmp[64], err[LC_ERRLEN];
+  if (lua_type(L, idx) != LUA_TTABLE)
+    arg_error(L, fname, sig, i, "expected a table {x=, y=, ...} or {1, 2, ...} of %d "
+              "numbers, got %s", p->vec, luaL_typename(L, idx));
+  bool named = lua_rawgeti(L, idx, 1) == LUA_TNIL;
+  lua_pop(L, 1);
+  /* no entry beyond the vector's */
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    bool ok = false;
+    lua_pop(L, 1);
+    if (named && lua_type(L, -1) == LUA_TSTRING) {
+      for (int c = 0; c < p->vec; c++) ok = ok || strcmp(lua_tostring(L, -1), names[c]) == 0;
+    } else if (!named && lua_isinteger(L, -1)) {
+      lua_Integer n = lua_tointeger(L, -1);
+      ok = n >= 1 && n <= p->vec;
+    }
+    if (!ok) {
+      bool str = lua_type(L, -1) == LUA_TSTRING;
+      const char *key = luaL_tolstring(L, -1, NULL);
+      arg_error(L, fname, sig, i, "the table has an entry %s%s%s, which a vector of %d has "
+                "not (use {x=, y=, ...} or {1, 2, ...})", str ? "'" : "", key, str ? "'" : "",
+                p->vec);
+    }
+  }
+  for (int c = 0; c < p->vec; c++) {
+    if (named) lua_rawget(L, (lua_pushstring(L, names[c]), idx));
+    else lua_rawgeti(L, idx, c + 1);
+    char which[16];
+    if (named) snprintf(which, sizeof which, "'%s'", names[c]);
+    else snprintf(which, sizeof which, "[%d]", c + 1);
+    if (lua_isnil(L, -1)) arg_error(L, fname, sig, i, "the table has no %s", which);
+    if (lc_elem_convert(L, lua_gettop(L), dt, tmp + c * dt->size, err))
+      arg_error(L, fname, sig, i, "%s: %s", which, err);
+    lua_pop(L, 1);
+  }
+  memcpy(slot, tmp, (size_t)(dt->size * p->vec));
+}
+
+/* A T#N pointer (float2 *) takes a T array whose last axis has N elements,
+** or an array of a record of N T fields and nothing else. */
+static void check_vector_array(lua_State *L, const lc_array *a, const lc_kernel_sig *sig,
+                               int i, const char *fname) {
+  const lc_param *p = &sig->params[i];
+  const lc_dtype *el = &lc_dtypes[p->type];
+  const lc_record *r = a->dtype->rec;
+  if (r) {
+    bool ok = a->dtype->size == el->size * p->vec;
+    int64_t count = 0;
+    for (int f = 0; ok && f < r->nfields; f++) {
+      ok = r->fields[f].dtype->code == el->code && r->fields[f].dtype->rec == NULL &&
+           r->fields[f].offset == count * el->size;
+      count += r->fields[f].count;
+    }
+    if (!ok || count != p->vec)
+      arg_error(L, fname, sig, i, "expected a %s array whose last axis has %d elements, or "
+                "records of %d %s fields, got %s", el->name, p->vec, p->vec, el->name,
+                a->dtype->name);
+  } else if (a->dtype->code != el->code) {
+    arg_error(L, fname, sig, i, "expected a %s array whose last axis has %d elements, got %s",
+              el->name, p->vec, a->dtype->name);
+  } else if (a->lay.ndim < 1 || a->lay.shape[a->lay.ndim - 1] != p->vec) {
+    arg_error(L, fname, sig, i, "expected a %s array whose last axis has %d elements, got "
+              "%s", el->name, p->vec, a->lay.ndim < 1 ? "a 0-d array" :
+              lua_pushfstring(L, "a last axis of %I", (lua_Integer)a->lay.shape[a->lay.ndim - 1]));
+  } else if (!lc_layout_is_c_contiguous(&a->lay, a->dtype->size)) {
+    arg_error(L, fname, sig, i, "the array must be C-contiguous: its last axis holds each "
+              "vector's elements");
   }
 }
 
@@ -161,7 +271,9 @@ static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_s
     arg_error(L, fname, sig, i, "the array is on device %d, but device %d is current "
               "(luacuda.select_device)", a->buf->device + 1,
               a->buf->backend->current_device() + 1);
-  if (p->type >= 0 && a->dtype->code != (lc_typecode)p->type)
+  if (p->vec) {
+    check_vector_array(L, a, sig, i, fname);
+  } else if (p->type >= 0 && a->dtype->code != (lc_typecode)p->type)
     arg_error(L, fname, sig, i, "expected a %s array, got %s", lc_dtypes[p->type].name,
               a->dtype->name);
   /* a struct's layout is the source's business: rec:c_declaration keeps
@@ -194,6 +306,10 @@ static size_t pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *b
     if (p->kind == LC_PARAM_SCALAR) {
       if (lc_elem_convert(L, idx, &lc_dtypes[p->type], slot, err))
         arg_error(L, fname, sig, i, "%s", err);
+    } else if (p->kind == LC_PARAM_VALUE) {
+      vector_arg(L, idx, sig, i, slot, fname);
+    } else if (p->kind == LC_PARAM_POINTER && is_null(L, idx)) {
+      memset(slot, 0, sizeof(void *));
     } else if (p->kind == LC_PARAM_POINTER) {
       const lc_array *a = device_array_arg(L, idx, sig, i, fname);
       if (!lc_layout_is_c_contiguous(&a->lay, a->dtype->size) &&
@@ -202,6 +318,13 @@ static size_t pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *b
                   "(declare the parameter Array<T, N>)");
       lc_buffer_use(L, a->buf, stream, fname);     /* its free waits for this launch */
       void *ptr = lc_array_device_data(a);
+      if (p->vec) {
+        size_t es = lc_dtypes[p->type].size;
+        size_t al = p->vec == 2 ? 2 * es : p->vec == 4 ? (4 * es > 16 ? 16 : 4 * es) : es;
+        if ((uintptr_t)ptr % al != 0)
+          arg_error(L, fname, sig, i, "the data is not aligned to %zu bytes, as the vector "
+                    "type must be", al);
+      }
       memcpy(slot, &ptr, sizeof ptr);
     } else {
       const lc_array *a = device_array_arg(L, idx, sig, i, fname);

@@ -690,6 +690,12 @@ static int module_tostring(lua_State *L) {
   return 1;
 }
 
+/* _null() -> luacuda.null (init.lua): a null pointer argument */
+static int l_null(lua_State *L) {
+  lua_pushlightuserdata(L, NULL);
+  return 1;
+}
+
 /* cache_dir() -> the directory, or nil when the disk cache is off */
 static int l_cache_dir(lua_State *L) {
   const char *d = lc_cache_dir();
@@ -741,6 +747,7 @@ void lc_module_open(lua_State *L) {
     {"compile_file", l_compile_file},
     {"cache_dir", l_cache_dir},
     {"clear_cache", l_clear_cache},
+    {"_null", l_null},
     {NULL, NULL}
   };
   lc_setfuncs(L, fns);

@@ -18,6 +18,7 @@
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -93,6 +94,11 @@ struct launch {
   char *msg;
   size_t msglen;
   unsigned long long nblocks;
+  bool cooperative;
+  /* a cooperative launch's grid workspace, where %envreg1 (high) and
+  ** %envreg2 (low) point: its size, then the barrier word that
+  ** this_grid().sync() counts arrivals in */
+  uint32_t gridws[2];
 };
 
 static atomic_ullong executed;
@@ -252,6 +258,9 @@ static uint64_t sym_addr(blk *b, thr *t, int sym) {
 static unsigned char *global_mem(blk *b, thr *t, uint64_t a, size_t n) {
   for (int i = 0; i < NCACHE; i++)
     if (a >= b->lo[i] && a + n <= b->hi[i]) return (unsigned char *)(uintptr_t)a;
+  uint64_t ws = (uint64_t)(uintptr_t)b->L->gridws;
+  if (b->L->cooperative && a >= ws && a + n <= ws + sizeof b->L->gridws && a + n > a)
+    return (unsigned char *)(uintptr_t)a;
   uint64_t lo, hi;
   const ptx_host *h = b->L->host;
   if (a + n < a || !h->reach(h->ud, a, n, &lo, &hi)) {
@@ -369,6 +378,10 @@ static uint64_t sreg(blk *b, thr *t, int id) {
     case SR_DYNAMIC_SMEM: return L->dynamic_shared;
     case SR_TOTAL_SMEM: return b->shared_size;
     case SR_WARPSZ: return 32;
+    case SR_CLUSTER_CTARANK: return 0;
+    case SR_CLUSTER_NCTARANK: return 1;
+    case SR_ENVREG0 + 1: return L->cooperative ? (uint32_t)((uint64_t)(uintptr_t)L->gridws >> 32) : 0;
+    case SR_ENVREG0 + 2: return L->cooperative ? (uint32_t)(uintptr_t)L->gridws : 0;
   }
   return 0;
 }
@@ -604,8 +617,10 @@ static uint64_t int_op(blk *b, thr *t, const inst *in, uint64_t a, uint64_t bv, 
       return zx(r, 32);
     }
     case I_SAD: {
-      uint64_t d = s ? (uint64_t)llabs(sx(a, bits) - sx(bv, bits))
-                     : (zx(a, bits) > zx(bv, bits) ? zx(a, bits) - zx(bv, bits) : zx(bv, bits) - zx(a, bits));
+      /* |a - b|, in unsigned arithmetic (the signed difference may overflow) */
+      bool lt = s ? sx(a, bits) < sx(bv, bits) : zx(a, bits) < zx(bv, bits);
+      uint64_t d = lt ? (uint64_t)sx(bv, bits) - (uint64_t)sx(a, bits) : (uint64_t)sx(a, bits) - (uint64_t)sx(bv, bits);
+      if (!s) d = lt ? zx(bv, bits) - zx(a, bits) : zx(a, bits) - zx(bv, bits);
       return zx(d + c, bits);
     }
     case I_DIV: case I_REM: {
@@ -621,7 +636,7 @@ static uint64_t int_op(blk *b, thr *t, const inst *in, uint64_t a, uint64_t bv, 
       bool lt = s ? sx(a, bits) < sx(bv, bits) : zx(a, bits) < zx(bv, bits);
       return zx((in->op == I_MIN) == lt ? a : bv, bits);
     }
-    case I_ABS: { int64_t x = sx(a, bits); return zx((uint64_t)(x < 0 ? -x : x), bits); }
+    case I_ABS: { int64_t x = sx(a, bits); return zx(x < 0 ? 0 - (uint64_t)x : (uint64_t)x, bits); }
     case I_NEG: return zx((uint64_t)0 - a, bits);
   }
   (void)b;
@@ -705,6 +720,16 @@ static uint64_t bit_op(const inst *in, uint64_t a, uint64_t b, uint64_t c, uint6
       if (pos >= 32) return 0;
       uint64_t m = len >= 32 ? ~0ull : (1ull << len) - 1;
       return zx(m << pos, 32);
+    }
+    case I_FNS: {   /* fns d, mask, base, offset: the offset-th set bit from base */
+      unsigned pos = (unsigned)zx(b, 32) & 31;
+      int32_t off = (int32_t)zx(c, 32);
+      if (off == 0) return (a >> pos & 1) ? pos : 0xffffffffu;
+      int step = off > 0 ? 1 : -1;
+      int64_t count = off > 0 ? (int64_t)off - 1 : -(int64_t)off - 1;
+      for (int i = (int)pos; i >= 0 && i < 32; i += step)
+        if ((a >> i & 1) && count-- == 0) return (uint64_t)i;
+      return 0xffffffffu;
     }
     case I_SZEXT: {
       unsigned pos = (unsigned)zx(b, 32);
@@ -1111,7 +1136,13 @@ static void run_thread(blk *b, thr *t) {
   unsigned long long count = 0;
   while (t->state == TS_RUN) {
     const inst *in = &t->code[t->pc];
+    /* a thread of a cooperative launch may spin for other blocks
+    ** (this_grid().sync()): it lets them run, and stops once one failed */
     count++;
+    if (b->L->cooperative && (count & 0xfff) == 0) {
+      if (atomic_load(&b->L->err) != PTX_OK) { b->stop = true; break; }
+      sched_yield();
+    }
     if (in->guard >= 0 && ((t->r[in->guard] & 1) ^ in->guard_neg) == 0) { t->pc++; continue; }
     const operand *o = in->o;
     switch (in->op) {
@@ -1144,7 +1175,7 @@ static void run_thread(blk *b, thr *t) {
         break;
       case I_AND: case I_OR: case I_XOR: case I_NOT: case I_CNOT: case I_SHL: case I_SHR:
       case I_POPC: case I_CLZ: case I_BREV: case I_BFIND: case I_BFE: case I_BFI: case I_PRMT:
-      case I_LOP3: case I_SHF: case I_BMSK: case I_SZEXT:
+      case I_LOP3: case I_SHF: case I_BMSK: case I_SZEXT: case I_FNS:
         put(t, &o[0], bit_op(in, get(b, t, &o[1]), in->nops > 2 ? get(b, t, &o[2]) : 0,
                              in->nops > 3 ? get(b, t, &o[3]) : 0, in->nops > 4 ? get(b, t, &o[4]) : 0));
         break;
@@ -1600,6 +1631,8 @@ int ptx_launch(ptx_module *m, int e, ptx_dims grid, ptx_dims block, size_t dynam
   L.msg = err;
   L.msglen = errlen;
   L.nblocks = (unsigned long long)grid.x * grid.y * grid.z;
+  L.cooperative = host->cooperative != 0;
+  L.gridws[0] = sizeof L.gridws;
   pthread_mutex_init(&L.mu, NULL);
   atomic_init(&L.next, 0);
   atomic_init(&L.err, PTX_OK);
@@ -1607,7 +1640,9 @@ int ptx_launch(ptx_module *m, int e, ptx_dims grid, ptx_dims block, size_t dynam
   for (int i = 0; i < m->nfns; i++)
     if (m->fns[i].local_bytes) L.has_local = true;
   int nthreads = (int)(block.x * block.y * block.z);
-  int nw = workers();
+  /* a cooperative launch's blocks wait for each other: one thread each
+  ** (the driver checked that the grid fits the device at once) */
+  int nw = L.cooperative ? (int)L.nblocks : workers();
   if ((unsigned long long)nw > L.nblocks) nw = (int)L.nblocks;
   blk *bs = calloc((size_t)nw, sizeof *bs);
   size_t shared = L.entry->shared_bytes_aligned + dynamic_shared;

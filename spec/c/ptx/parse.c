@@ -205,7 +205,7 @@ static long long number(parser *ps) {
   long long v = (long long)strtoull(ps->tok, &end, 0);
   if (*end == 'U') end++;
   if (*end) fail(ps, "not a number: '%s'", ps->tok);
-  return neg ? -v : v;
+  return neg ? (long long)(0 - (unsigned long long)v) : v;
 }
 /* skip to the end of the statement */
 static void to_semicolon(parser *ps) {
@@ -290,7 +290,7 @@ static void initialiser(parser *ps, var *v, ptype t, size_t *at) {
       else memcpy(&bits, &d, 8);
     } else {
       bits = strtoull(s, NULL, 0);
-      if (neg) bits = (uint64_t)-(int64_t)bits;
+      if (neg) bits = 0 - bits;   /* unsigned: -2^63 negates to itself */
     }
   } else {
     /* an address: generic(name), name, name+offset */
@@ -495,7 +495,9 @@ static const struct { const char *s; int id; } sregs[] = {
     {"%clock64", SR_CLOCK64}, {"%globaltimer", SR_GLOBALTIMER},
     {"%globaltimer_lo", SR_GLOBALTIMER_LO}, {"%globaltimer_hi", SR_GLOBALTIMER_HI},
     {"%dynamic_smem_size", SR_DYNAMIC_SMEM}, {"%total_smem_size", SR_TOTAL_SMEM},
-    {"WARP_SZ", SR_WARPSZ}};
+    {"WARP_SZ", SR_WARPSZ},
+    /* no clusters here: each block is a cluster of one */
+    {"%cluster_ctarank", SR_CLUSTER_CTARANK}, {"%cluster_nctarank", SR_CLUSTER_NCTARANK}};
 
 /* An immediate's bits for an operand of type t (a float literal is
 ** converted to t's width; an integer literal in a float operand is its value). */
@@ -534,7 +536,7 @@ integer:
   bits = strtoull(s, &end, 0);
   if (*end == 'U') end++;
   if (*end) fail(ps, "not a number: '%s'", s);
-  if (neg) bits = (uint64_t)-(int64_t)bits;
+  if (neg) bits = 0 - bits;   /* unsigned: -2^63 negates to itself */
   if (isfloat) {
     double d = neg ? (double)(int64_t)bits : (double)bits;
     if (t.bits == 32) { float f = (float)d; uint32_t b; memcpy(&b, &f, 4); return b; }
@@ -550,7 +552,14 @@ static void name_operand(parser *ps, operand *o, const char *s, int role) {
   if (s[0] == '%' || strcmp(s, "WARP_SZ") == 0) {
     for (size_t i = 0; i < sizeof sregs / sizeof sregs[0]; i++)
       if (strcmp(s, sregs[i].s) == 0) { o->kind = O_SREG; o->reg = sregs[i].id; return; }
-    if (strncmp(s, "%envreg", 7) == 0) { o->kind = O_IMM; o->imm = 0; return; }
+    if (strncmp(s, "%envreg", 7) == 0) {      /* the driver's: the grid's workspace */
+      char *end;
+      long k = strtol(s + 7, &end, 10);
+      if (end == s + 7 || *end != '\0' || k < 0 || k > 31) fail(ps, "unknown register '%s'", s);
+      o->kind = O_SREG;
+      o->reg = SR_ENVREG0 + (int)k;
+      return;
+    }
     fail(ps, "unknown register '%s'", s);
   }
   if (strcmp(s, "_") == 0) { o->kind = O_REG; o->reg = -1; return; }
@@ -643,7 +652,7 @@ static const struct { const char *s; int op; } opcodes[] = {
     {"lg2", I_LG2}, {"tanh", I_TANH}, {"testp", I_TESTP}, {"copysign", I_COPYSIGN},
     {"trap", I_TRAP}, {"nanosleep", I_NANOSLEEP}, {"mul24", I_MUL24}, {"mad24", I_MAD24},
     {"sad", I_SAD}, {"prefetch", I_PREFETCH}, {"prefetchu", I_PREFETCH}, {"dp4a", I_DP4A},
-    {"dp2a", I_DP2A}, {"bmsk", I_BMSK}, {"szext", I_SZEXT},
+    {"dp2a", I_DP2A}, {"bmsk", I_BMSK}, {"szext", I_SZEXT}, {"fns", I_FNS},
     {"pmevent", I_NOP}, {"brkpt", I_TRAP}, {"discard", I_PREFETCH}, {"applypriority", I_PREFETCH}};
 
 /* An opcode's PTX name, for messages. */
@@ -698,7 +707,7 @@ static void decode(parser *ps, const char *text, inst *in) {
   if (strcmp(tok, "addc") == 0 || strcmp(tok, "subc") == 0 || strcmp(tok, "madc") == 0)
     in->flags |= F_CARRYIN;
   int ntypes = 0, mode = 0;
-  bool after_cmp = false;
+  bool after_cmp = false, cluster = false;
   while ((tok = strtok_r(NULL, ".", &save)) != NULL) {
     ptype t;
     int k;
@@ -761,6 +770,11 @@ static void decode(parser *ps, const char *text, inst *in) {
     } else if (op == I_MATCH && (strcmp(tok, "any") == 0 || strcmp(tok, "all") == 0)) {
       if (tok[1] == 'l') in->flags |= F_ALL;
       mode = 1;
+    } else if (op == I_BAR && (strcmp(tok, "cluster") == 0 || strcmp(tok, "wait") == 0)) {
+      /* barrier.cluster.arrive, then .wait: a launch has no clusters here,
+      ** so its cluster is its block: the arrival is nothing, the wait the
+      ** block's barrier 0 */
+      if (tok[0] == 'c') cluster = true;
     } else if (op == I_BAR && (strcmp(tok, "sync") == 0 || strcmp(tok, "arrive") == 0 ||
                                strcmp(tok, "red") == 0 || strcmp(tok, "warp") == 0 ||
                                strcmp(tok, "popc") == 0 || strcmp(tok, "and") == 0 ||
@@ -790,6 +804,7 @@ static void decode(parser *ps, const char *text, inst *in) {
     }
   }
   (void)mode;
+  if (cluster && in->mod == BAR_ARRIVE) in->op = I_NOP;
   if (ntypes == 0 && op != I_BRA && op != I_CALL && op != I_RET && op != I_EXIT &&
       op != I_BAR && op != I_MEMBAR && op != I_TRAP && op != I_NANOSLEEP && op != I_PREFETCH &&
       op != I_NOP && op != I_BRX && op != I_ACTIVEMASK && op != I_CVTA && in->op != I_BAR_WARP)

@@ -67,6 +67,10 @@ typedef struct ptx_host {
   ** (a live allocation the device can reach); false when there is none. */
   int (*reach)(void *ud, uint64_t p, size_t n, uint64_t *lo, uint64_t *hi);
   FILE *out;                      /* where printf writes (stdout when NULL) */
+  /* a cooperative launch: every block runs at once, on a thread of its
+  ** own, and %envreg1:%envreg2 give the kernel a grid barrier's workspace
+  ** (this_grid().sync()); else they are 0, as cooperative groups expect */
+  int cooperative;
 } ptx_host;
 
 typedef struct ptx_dims { unsigned x, y, z; } ptx_dims;

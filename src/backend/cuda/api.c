@@ -101,6 +101,9 @@ static void load(void) {
     S(FuncGetAttribute, "cuFuncGetAttribute"),
     S(FuncSetAttribute, "cuFuncSetAttribute"),
     {&lc_cu.FuncGetParamInfo, "cuFuncGetParamInfo", NULL, true},     /* CUDA 12.4 */
+    {&lc_cu.LaunchCooperativeKernel, "cuLaunchCooperativeKernel", NULL, true},   /* CUDA 9 */
+    {&lc_cu.OccupancyMaxActiveBlocksPerMultiprocessor,
+     "cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL, true},
   };
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
     void *f = dlsym(h, syms[i].name);

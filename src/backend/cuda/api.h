@@ -35,6 +35,7 @@ enum {
   CUDA_ERROR_NO_DEVICE = 100,
   CUDA_ERROR_NOT_READY = 600,
   CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
+  CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
 };
 
 #define LC_CU_STREAM_LEGACY ((CUstream)0x1)
@@ -58,6 +59,7 @@ enum {
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
   CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89,
+  CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = 95,
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
   CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
   CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
@@ -183,6 +185,12 @@ typedef struct lc_cu_api {
   CUresult (*FuncSetAttribute)(CUfunction f, int attr, int v);
   /* NULL where the driver is older than CUDA 12.4 */
   CUresult (*FuncGetParamInfo)(CUfunction f, size_t i, size_t *offset, size_t *size);
+  /* cooperative launches; NULL where the driver lacks them */
+  CUresult (*LaunchCooperativeKernel)(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                      unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                                      CUstream s, void **params);
+  CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *blocks, CUfunction f, int threads,
+                                                        size_t shared);
 } lc_cu_api;
 
 extern lc_cu_api lc_cu;

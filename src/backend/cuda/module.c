@@ -356,6 +356,57 @@ static int out_of_resources(lc_function *f, const lc_launch *cfg, char *err) {
   return rc;
 }
 
+/* A cooperative launch runs every block at once: the device must take
+** them (COOPERATIVE_LAUNCH), and the grid must fit it at once, its
+** multiprocessors times the blocks of this size each holds (asked of the
+** driver, which refuses more with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
+** said the same way). */
+static int cooperative(lc_function *f, const lc_launch *cfg, char *err) {
+  CUdevice dev = lc_cuda_devices[f->dev].dev;
+  int can = 0, sms = 0, per_sm = 0;
+  if (lc_cu.LaunchCooperativeKernel == NULL) {
+    snprintf(err, LC_ERRLEN, "a cooperative launch needs cuLaunchCooperativeKernel, which the "
+             "driver lacks");
+    return LC_EFAIL;
+  }
+  int rc = lc_cuda_check(lc_cu.DeviceGetAttribute(&can, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+                                                  dev), "cuDeviceGetAttribute", err);
+  if (rc == LC_OK && !can) {
+    snprintf(err, LC_ERRLEN, "device %d does not take cooperative launches", f->dev + 1);
+    return LC_EFAIL;
+  }
+  if (rc == LC_OK)
+    rc = lc_cuda_check(lc_cu.DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                                dev), "cuDeviceGetAttribute", err);
+  if (rc != LC_OK) return rc;
+  unsigned threads = cfg->block[0] * cfg->block[1] * cfg->block[2];
+  unsigned long long blocks = (unsigned long long)cfg->grid[0] * cfg->grid[1] * cfg->grid[2];
+  /* none fits: the launch says why (out of resources) */
+  bool known = lc_cu.OccupancyMaxActiveBlocksPerMultiprocessor &&
+               lc_cu.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f->fn, (int)threads,
+                                                               cfg->shared_bytes) ==
+                   CUDA_SUCCESS && per_sm > 0;
+  CUresult r = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+  if (!known || blocks <= (unsigned long long)per_sm * (unsigned)sms) {
+    lc_cuda_drain();
+    r = lc_cu.LaunchCooperativeKernel(f->fn, cfg->grid[0], cfg->grid[1], cfg->grid[2],
+                                      cfg->block[0], cfg->block[1], cfg->block[2],
+                                      cfg->shared_bytes, cfg->stream->s, cfg->args);
+  }
+  if (r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE && known) {
+    snprintf(err, LC_ERRLEN, "a cooperative launch of %llu blocks is more than the %llu that "
+             "can run at once (%d blocks of %u threads and %u bytes of dynamic shared memory "
+             "on each of device %d's %d multiprocessors)", blocks,
+             (unsigned long long)per_sm * (unsigned)sms, per_sm, threads, cfg->shared_bytes,
+             f->dev + 1, sms);
+    return LC_EFAIL;
+  }
+  if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) return out_of_resources(f, cfg, err);
+  rc = lc_cuda_check(r, "cuLaunchCooperativeKernel", err);
+  if (rc == LC_OK) lc_cuda_queued();
+  return rc;
+}
+
 /* Launches take the packed arguments as they are: the driver copies them. */
 int lc_cuda_launch(lc_function *f, const lc_launch *cfg, char *err) {
   int rc = lc_cuda_enter(err);
@@ -364,6 +415,7 @@ int lc_cuda_launch(lc_function *f, const lc_launch *cfg, char *err) {
     rc = allow_shared(f, cfg->shared_bytes, err);
     if (rc != LC_OK) return rc;
   }
+  if (cfg->cooperative) return cooperative(f, cfg, err);
   lc_cuda_drain();
   CUresult r = lc_cu.LaunchKernel(f->fn, cfg->grid[0], cfg->grid[1], cfg->grid[2],
                                   cfg->block[0], cfg->block[1], cfg->block[2],

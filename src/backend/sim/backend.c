@@ -267,7 +267,30 @@ static int run_launch(lc_sim_work *w, char *err) {
   return LC_EFAIL;
 }
 
+/* The blocks of a cooperative launch that may run at once: what an H100
+** would allow (2048 threads, 32 blocks and 228 KiB of shared memory, 1 KiB
+** of it reserved per block, on each of 132 multiprocessors; the
+** simulator knows neither registers nor static shared memory), and at
+** most LC_SIM_COOP_MAX, a worker thread each. */
+static int check_coresident(const lc_launch *cfg, char *err) {
+  unsigned long long blocks = (unsigned long long)cfg->grid[0] * cfg->grid[1] * cfg->grid[2];
+  unsigned threads = cfg->block[0] * cfg->block[1] * cfg->block[2];
+  unsigned warps = (threads + 31) / 32, per_sm = 64 / warps;
+  if (per_sm > 32) per_sm = 32;
+  unsigned by_shared = 233472u / (cfg->shared_bytes + 1024u);
+  if (by_shared < per_sm) per_sm = by_shared;
+  unsigned long long most = (unsigned long long)per_sm * 132u;
+  if (most > LC_SIM_COOP_MAX) most = LC_SIM_COOP_MAX;
+  if (blocks <= most) return LC_OK;
+  snprintf(err, LC_ERRLEN, "a cooperative launch of %llu blocks is more than the %llu that can "
+           "run at once (the simulator allows what an H100 would: %u blocks of %u threads and "
+           "%u bytes of dynamic shared memory on each of 132 multiprocessors, and at most %u "
+           "blocks)", blocks, most, per_sm, threads, cfg->shared_bytes, LC_SIM_COOP_MAX);
+  return LC_EFAIL;
+}
+
 static int sim_launch(lc_function *f, const lc_launch *cfg, char *err) {
+  if (cfg->cooperative && check_coresident(cfg, err) != LC_OK) return LC_EFAIL;
   size_t ptrs = sizeof(void *) * (size_t)cfg->nargs;
   /* the argument bytes keep the alignment they were packed with */
   size_t head = (sizeof(launch_work) + 15) & ~(size_t)15;
@@ -284,7 +307,7 @@ static int sim_launch(lc_function *f, const lc_launch *cfg, char *err) {
   k->l = (lc_sim_launch){
     {cfg->grid[0], cfg->grid[1], cfg->grid[2]},
     {cfg->block[0], cfg->block[1], cfg->block[2]},
-    k->args, cfg->shared_bytes
+    k->args, cfg->shared_bytes, cfg->cooperative, lc_sim_grid_sync
   };
   snprintf(k->kernel, sizeof k->kernel, "%s", cfg->kernel_name ? cfg->kernel_name : "?");
   return lc_sim_submit(cfg->stream, &k->w, NULL, err);

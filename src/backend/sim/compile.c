@@ -41,6 +41,11 @@ extern const char lc_sim_abi_source[], lc_sim_runtime_source[];
 /* The simulator's versions of CUDA's own headers (kernels/sim_include/),
 ** written for each compilation into its directory's include/, which the
 ** compiler searches first. */
+LC_EMBED(lc_sim_cg_h, "kernels/sim_include/cooperative_groups.h");
+LC_EMBED(lc_sim_cg_reduce_h, "kernels/sim_include/cooperative_groups/reduce.h");
+LC_EMBED(lc_sim_cg_scan_h, "kernels/sim_include/cooperative_groups/scan.h");
+LC_EMBED(lc_sim_cg_functional_h, "kernels/sim_include/cooperative_groups/details/functional.h");
+extern const char lc_sim_cg_h[], lc_sim_cg_reduce_h[], lc_sim_cg_scan_h[], lc_sim_cg_functional_h[];
 LC_EMBED(lc_sim_fp16_h, "kernels/sim_include/cuda_fp16.h");
 LC_EMBED(lc_sim_fp16_hpp, "kernels/sim_include/cuda_fp16.hpp");
 LC_EMBED(lc_sim_bf16_h, "kernels/sim_include/cuda_bf16.h");
@@ -49,6 +54,10 @@ LC_EMBED(lc_sim_cucomplex_h, "kernels/sim_include/cuComplex.h");
 extern const char lc_sim_fp16_h[], lc_sim_fp16_hpp[], lc_sim_bf16_h[], lc_sim_bf16_hpp[],
     lc_sim_cucomplex_h[];
 static const struct sim_header { const char *path, *text; } sim_headers[] = {
+  {"cooperative_groups.h", lc_sim_cg_h},
+  {"cooperative_groups/reduce.h", lc_sim_cg_reduce_h},
+  {"cooperative_groups/scan.h", lc_sim_cg_scan_h},
+  {"cooperative_groups/details/functional.h", lc_sim_cg_functional_h},
   {"cuda_fp16.h", lc_sim_fp16_h},
   {"cuda_fp16.hpp", lc_sim_fp16_hpp},
   {"cuda_bf16.h", lc_sim_bf16_h},

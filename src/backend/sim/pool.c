@@ -17,6 +17,13 @@
 **
 ** LUACUDA_SIM_TIMEOUT (seconds, default none) is a watchdog: a launch still
 ** running after it is stopped by signalling the workers running it.
+**
+** A cooperative launch runs every block at once, each on a worker of its
+** own: the pool grows to as many workers as the grid has blocks (up to
+** LC_SIM_COOP_MAX), the workers past the first ones waiting for
+** cooperative launches only. this_grid().sync() is the grid barrier here
+** (lc_sim_grid_sync), which one thread of each block waits at; a block
+** that returns while others wait there, or fails, breaks it.
 */
 #define _GNU_SOURCE       /* MAP_ANONYMOUS, MAP_NORESERVE, pthread_getattr_np */
 #include "sim.h"
@@ -41,6 +48,8 @@
 
 typedef struct worker {
   lc_sim_worker w;           /* what the runtime sees */
+  unsigned index;            /* in workers[] */
+  unsigned long seen;        /* the last launch it saw */
   lc_sim_fault fault;        /* where a fault in its kernel code lands */
   lc_sim_dim block;          /* the block it runs, for a fault's message */
   pthread_t thread;
@@ -55,13 +64,17 @@ typedef struct worker {
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *init_error;
 static double timeout;       /* LUACUDA_SIM_TIMEOUT in seconds; 0: none */
-static unsigned nworkers;
-static worker *workers;
+static unsigned nworkers;    /* those every launch uses */
+static unsigned nstarted;    /* those started: more after a large cooperative launch */
+static size_t stack_bytes;   /* each fiber's stack */
+static worker *workers;      /* room for LC_SIM_COOP_MAX, or nworkers if more */
 static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;   /* one launch at a time */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t go = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
+/* go wakes the first nworkers workers, go_extra the others */
+static pthread_cond_t go = PTHREAD_COND_INITIALIZER, go_extra = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t done = PTHREAD_COND_INITIALIZER;
 static unsigned long generation;
-static unsigned running;
+static unsigned running, participants;
 /* the current launch */
 static lc_sim_block_fn cur_fn;
 static uintptr_t cur_code_lo, cur_code_hi;   /* cur_fn's module's code */
@@ -70,6 +83,66 @@ static uint64_t cur_total, cur_chunk;
 static atomic_uint_fast64_t cur_next;
 static bool cur_failed;
 static char cur_error[LC_SIM_ERRLEN];
+static bool cur_coop;
+
+/* The grid barrier of a cooperative launch. */
+static pthread_mutex_t grid_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t grid_cv = PTHREAD_COND_INITIALIZER;
+static uint64_t grid_total, grid_arrived, grid_exited;
+static unsigned long grid_round;     /* barriers completed */
+static bool grid_broken;             /* it can complete no more */
+static char grid_why[LC_SIM_ERRLEN]; /* why, for the blocks waiting there */
+
+/* Break the grid barrier (under grid_mu), with why unless it has a reason
+** already: every block waiting there fails. */
+static void break_grid(const char *why) {
+  if (!grid_broken) {
+    grid_broken = true;
+    if (grid_why[0] == '\0') snprintf(grid_why, sizeof grid_why, "%s", why);
+    pthread_cond_broadcast(&grid_cv);
+  }
+}
+
+int lc_sim_grid_sync(const lc_sim_launch *l, lc_sim_worker *w) {
+  (void)l;
+  pthread_mutex_lock(&grid_mu);
+  if (grid_exited > 0)
+    break_grid("this_grid().sync() never completes: a block of the grid returned without "
+               "reaching it");
+  if (!grid_broken) {
+    unsigned long round = grid_round;
+    if (++grid_arrived == grid_total) {     /* the last block releases the others */
+      grid_arrived = 0;
+      grid_round++;
+      pthread_cond_broadcast(&grid_cv);
+    }
+    while (round == grid_round && !grid_broken) pthread_cond_wait(&grid_cv, &grid_mu);
+    if (round != grid_round) {
+      pthread_mutex_unlock(&grid_mu);
+      return 0;
+    }
+  }
+  snprintf(w->error, LC_SIM_ERRLEN, "%s", grid_why);
+  pthread_mutex_unlock(&grid_mu);
+  return -1;
+}
+
+/* A block of a cooperative launch returned: the blocks waiting at the grid
+** barrier, if any, wait for good. Whether it broke the barrier (then its
+** message is in me's error). */
+static bool grid_exit(worker *me) {
+  pthread_mutex_lock(&grid_mu);
+  grid_exited++;
+  bool breaks = grid_arrived > 0 && !grid_broken;
+  if (breaks) {
+    snprintf(me->w.error, LC_SIM_ERRLEN, "this_grid().sync() never completes: block "
+             "(%u, %u, %u) returned without reaching it while other blocks wait there",
+             me->block.x, me->block.y, me->block.z);
+    break_grid(me->w.error);       /* grid_why is empty: no alias */
+  }
+  pthread_mutex_unlock(&grid_mu);
+  return breaks;
+}
 
 /* The runtime's request for n fiber stacks. They are laid out one stack
 ** plus one guard page apart: the guard turns an overflow into a fault, and
@@ -104,15 +177,22 @@ static void **worker_stacks(lc_sim_worker *lw, unsigned n) {
   return me->stack;
 }
 
-/* Record the launch's first failure and hand out no more blocks. */
+/* Record the launch's first failure and hand out no more blocks (the
+** blocks of a cooperative launch waiting at the grid barrier fail too). */
 static void fail_launch(worker *me, uint64_t total) {
   pthread_mutex_lock(&lock);
   if (!cur_failed) {
     cur_failed = true;
     memcpy(cur_error, me->w.error, LC_SIM_ERRLEN);
   }
+  bool coop = cur_coop;
   pthread_mutex_unlock(&lock);
   atomic_store(&cur_next, total);
+  if (coop) {
+    pthread_mutex_lock(&grid_mu);
+    break_grid("this_grid().sync() never completes: another block of the grid failed");
+    pthread_mutex_unlock(&grid_mu);
+  }
 }
 
 /* A fault in kernel code as the launch's error. */
@@ -141,7 +221,7 @@ static void describe_fault(worker *me) {
 ** sigsetjmp, once per launch rather than per block: saving the signal
 ** mask there would cost a system call, so recover() unblocks instead. */
 static void run_blocks(worker *me, lc_sim_block_fn fn, const lc_sim_launch *l,
-                       uint64_t total, uint64_t chunk) {
+                       uint64_t total, uint64_t chunk, bool coop) {
   if (sigsetjmp(me->fault.jump, 0)) {
     lc_sim_fault_recover(&me->fault);
     describe_fault(me);
@@ -159,7 +239,7 @@ static void run_blocks(worker *me, lc_sim_block_fn fn, const lc_sim_launch *l,
       me->fault.armed = 1;
       int rc = fn(l, &me->w, bid);
       me->fault.armed = 0;
-      if (rc != 0) {
+      if (rc != 0 || (coop && grid_exit(me))) {
         fail_launch(me, total);
         return;
       }
@@ -169,7 +249,6 @@ static void run_blocks(worker *me, lc_sim_block_fn fn, const lc_sim_launch *l,
 
 static void *worker_main(void *arg) {
   worker *me = arg;
-  unsigned long seen = 0;
   char err[LC_ERRLEN];
   /* without a handler a fault still crashes, as it did before; say why */
   if (lc_sim_fault_thread(&me->fault, err) != LC_OK) fprintf(stderr, "luacuda: %s\n", err);
@@ -186,23 +265,46 @@ static void *worker_main(void *arg) {
     }
     pthread_attr_destroy(&attr);
   }
+  pthread_cond_t *wake = me->index < nworkers ? &go : &go_extra;
   for (;;) {
     pthread_mutex_lock(&lock);
-    while (generation == seen) pthread_cond_wait(&go, &lock);
-    seen = generation;
+    do {                      /* a launch that takes this worker */
+      while (generation == me->seen) pthread_cond_wait(wake, &lock);
+      me->seen = generation;
+    } while (me->index >= participants);
     lc_sim_block_fn fn = cur_fn;
     const lc_sim_launch *l = cur_launch;
     uint64_t total = cur_total, chunk = cur_chunk;
+    bool coop = cur_coop;
     me->fault.stop = 0;
     me->fault.code_lo = cur_code_lo;
     me->fault.code_hi = cur_code_hi;
     pthread_mutex_unlock(&lock);
-    run_blocks(me, fn, l, total, chunk);
+    run_blocks(me, fn, l, total, chunk, coop);
     pthread_mutex_lock(&lock);
     if (--running == 0) pthread_cond_signal(&done);
     pthread_mutex_unlock(&lock);
   }
   return NULL;
+}
+
+/* Start worker i (under run_lock, with no launch running). */
+static bool start_worker(unsigned i) {
+  worker *me = &workers[i];
+  me->index = i;
+  me->seen = generation;
+  me->w.dynamic_shared = aligned_alloc(64, LC_MAX_SHARED);
+  me->w.stacks = worker_stacks;
+  me->w.stack_size = stack_bytes;
+  me->w.core = me;
+  if (me->w.dynamic_shared == NULL) return false;
+  if (pthread_create(&me->thread, NULL, worker_main, me) != 0) {
+    free(me->w.dynamic_shared);
+    me->w.dynamic_shared = NULL;
+    return false;
+  }
+  nstarted = i + 1;
+  return true;
 }
 
 static void start_pool(void) {
@@ -211,7 +313,7 @@ static void start_pool(void) {
   nworkers = s->sim_threads ? s->sim_threads : cores > 0 ? (unsigned)cores : 1;
   if (nworkers > 256) nworkers = 256;
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  size_t stack = (s->sim_stack + page - 1) / page * page;   /* at most 1 GiB: no wrap */
+  stack_bytes = (s->sim_stack + page - 1) / page * page;   /* at most 1 GiB: no wrap */
   timeout = s->sim_timeout;
   /* the watchdog's deadline must not move with the wall clock */
   pthread_condattr_t ca;
@@ -219,24 +321,33 @@ static void start_pool(void) {
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&done, &ca);
   pthread_condattr_destroy(&ca);
-  workers = calloc(nworkers, sizeof *workers);
+  /* the room of the largest cooperative launch: untouched until used */
+  workers = calloc(nworkers > LC_SIM_COOP_MAX ? nworkers : LC_SIM_COOP_MAX, sizeof *workers);
   if (workers == NULL) {
     init_error = "out of memory starting the simulator's workers";
     return;
   }
-  for (unsigned i = 0; i < nworkers; i++) {
-    worker *me = &workers[i];
-    me->w.dynamic_shared = aligned_alloc(64, LC_MAX_SHARED);
-    me->w.stacks = worker_stacks;
-    me->w.stack_size = stack;
-    me->w.core = me;
-    if (me->w.dynamic_shared == NULL ||
-        pthread_create(&me->thread, NULL, worker_main, me) != 0) {
+  for (unsigned i = 0; i < nworkers; i++)
+    if (!start_worker(i)) {
       init_error = "cannot start the simulator's worker threads";
       nworkers = i;      /* those started stay, idle */
       return;
     }
+}
+
+/* Workers enough for a cooperative launch of n blocks (under run_lock). */
+static int grow_pool(uint64_t n, char *err) {
+  while (nstarted < n) {
+    pthread_mutex_lock(&lock);
+    bool ok = start_worker(nstarted);
+    pthread_mutex_unlock(&lock);
+    if (!ok) {
+      snprintf(err, LC_ERRLEN, "cannot start a worker thread for each of the %llu blocks of a "
+               "cooperative launch (%u started)", (unsigned long long)n, nstarted);
+      return LC_EFAIL;
+    }
   }
+  return LC_OK;
 }
 
 static struct timespec after(double seconds) {
@@ -257,8 +368,16 @@ static void watch(uint64_t total) {
   while (running > 0 && pthread_cond_timedwait(&done, &lock, &deadline) != ETIMEDOUT) {}
   if (running == 0) return;
   atomic_store(&cur_next, total);       /* no more blocks */
+  if (cur_coop) {                       /* blocks waiting at the grid barrier */
+    char why[LC_SIM_ERRLEN];
+    snprintf(why, sizeof why, "stopped by the watchdog after running longer than "
+             "LUACUDA_SIM_TIMEOUT (%g s), waiting in this_grid().sync()", timeout);
+    pthread_mutex_lock(&grid_mu);
+    break_grid(why);
+    pthread_mutex_unlock(&grid_mu);
+  }
   while (running > 0) {
-    for (unsigned i = 0; i < nworkers; i++)
+    for (unsigned i = 0; i < nstarted; i++)
       if (workers[i].fault.armed) lc_sim_fault_stop(&workers[i].fault);
     deadline = after(0.01);
     pthread_cond_timedwait(&done, &lock, &deadline);
@@ -272,7 +391,20 @@ int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err) {
     return LC_EFAIL;
   }
   uint64_t total = (uint64_t)l->grid.x * l->grid.y * l->grid.z;
+  bool coop = l->cooperative != 0;
   pthread_mutex_lock(&run_lock);
+  if (coop && grow_pool(total, err) != LC_OK) {
+    pthread_mutex_unlock(&run_lock);
+    return LC_EFAIL;
+  }
+  if (coop) {
+    pthread_mutex_lock(&grid_mu);
+    grid_total = total;
+    grid_arrived = grid_exited = 0;
+    grid_broken = false;
+    grid_why[0] = '\0';
+    pthread_mutex_unlock(&grid_mu);
+  }
   if (timeout > 0) {                     /* where the watchdog may stop it */
     uintptr_t addr;
     memcpy(&addr, &fn, sizeof addr);
@@ -282,13 +414,17 @@ int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err) {
   cur_fn = fn;
   cur_launch = l;
   cur_total = total;
-  /* enough chunks to balance the load, few enough to keep the counter cool */
-  cur_chunk = total / (nworkers * 16u) + 1;
+  /* enough chunks to balance the load, few enough to keep the counter cool;
+  ** a cooperative launch's blocks one by one, each on a worker of its own */
+  cur_chunk = coop ? 1 : total / (nworkers * 16u) + 1;
   atomic_store(&cur_next, 0);
   cur_failed = false;
-  running = nworkers;
+  cur_coop = coop;
+  participants = coop && total > nworkers ? (unsigned)total : nworkers;
+  running = participants;
   generation++;
   pthread_cond_broadcast(&go);
+  if (participants > nworkers) pthread_cond_broadcast(&go_extra);
   if (timeout > 0) watch(total);
   while (running > 0) pthread_cond_wait(&done, &lock);
   bool failed = cur_failed;

@@ -19,8 +19,12 @@
 int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err);
 
 /* Run every block of a launch of fn on the worker threads and wait for
-** them; the first failing block's message comes back in err. */
+** them; the first failing block's message comes back in err. A cooperative
+** launch (at most LC_SIM_COOP_MAX blocks) runs each block on a worker of
+** its own, all at once, l->grid_sync being lc_sim_grid_sync. */
 int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err);
+int lc_sim_grid_sync(const lc_sim_launch *l, lc_sim_worker *w);
+#define LC_SIM_COOP_MAX 1024u
 
 /* ---- faults in kernels (fault.c) ----
 ** Each worker thread registers one of these. While armed, a fault raised

@@ -1,0 +1,261 @@
+-- Kernel parameters as CUDA C++ writes them: typedef'd and aliased scalar
+-- types, null pointers and default arguments, vector types by pointer and
+-- by value. Each kernel runs on the active backend (the simulator, or the
+-- CUDA backend on the fake driver, which runs NVRTC's PTX) with its
+-- results checked; the misuse specs check the errors.
+local luacuda = require "luacuda"
+local S = require "spec.support"
+
+local values = S.host_values
+
+-- a device array of t, and one of zeros
+local function dev(t, dtype) return luacuda.to_device(t, { dtype = dtype }) end
+local function dz(shape, dtype) return luacuda.device_array(shape, dtype):fill(0) end
+
+describe("kernel parameters", function()
+  describe("typedef'd scalar types", function()
+    it("resolves the source's typedefs and using aliases", function()
+      local m = luacuda.compile([[
+typedef unsigned int u32;
+using real = float;
+typedef const real creal;
+typedef long long i64;
+using idx_t = int32_t;
+extern "C" __global__ void scale(u32 n, real a, creal *x, real *y, i64 off, idx_t k) {
+  u32 i = threadIdx.x;
+  if (i < n) y[i] = a * x[i] + (real)(off + k);
+}
+]])
+      local k = m.scale
+      assert.equal("u32, real, creal *, real *, i64, idx_t", k.signature)
+      local x = dev({ 1, 2, 3, 4 }, "float32")
+      local y = dz(4, "float32")
+      k[{ 1, 4 }](3, 2.5, x, y, 10, -3)
+      assert.same({ 9.5, 12, 14.5, 0 }, values(y))
+    end)
+
+    it("knows the C library's and CUDA's short names", function()
+      local m = luacuda.compile([[
+extern "C" __global__ void sizes(size_t a, ptrdiff_t b, uint c, ushort d, ulong e,
+                                 clock_t f, uint8_t g, int64_t h, long long *out) {
+  out[0] = (long long)a; out[1] = b; out[2] = c; out[3] = d; out[4] = (long long)e;
+  out[5] = f; out[6] = g; out[7] = h;
+  out[8] = sizeof(a) + 10 * sizeof(c) + 100 * sizeof(d) + 1000 * sizeof(f);
+}
+]])
+      local out = dz(9, "int64")
+      m.sizes[{ 1, 1 }](1 << 40, -5, 4000000000, 65535, 1 << 50, -7, 255, -(1 << 62), out)
+      assert.same({ 1 << 40, -5, 4000000000, 65535, 1 << 50, -7, 255, -(1 << 62), 8248 },
+                  values(out))
+    end)
+
+    it("checks a typedef'd argument as its type", function()
+      local m = luacuda.compile([[
+typedef unsigned char byte;
+extern "C" __global__ void put(byte v, byte *out) { out[0] = v; }
+]])
+      local out = dz(1, "uint8")
+      S.misuse("argument 1 'v' (byte): ", function() m.put:launch({ 1, 1 }, 256, out) end)
+      m.put[{ 1, 1 }](200, out)
+      assert.same({ 200 }, values(out))
+      S.misuse("argument 2 'out' (byte *): expected a uint8 array, got int32",
+               function() m.put[{ 1, 1 }](1, dz(1, "int32")) end)
+    end)
+  end)
+
+  describe("null pointers", function()
+    local m = luacuda.compile([[
+extern "C" __global__ void opt_add(const float *x, const float *bias, float *y, int n) {
+  int i = threadIdx.x;
+  if (i < n) y[i] = x[i] + (bias ? bias[i] : 100.0f);
+}
+]])
+
+    it("passes luacuda.null for a pointer", function()
+      assert.equal("userdata", type(luacuda.null))
+      local x = dev({ 1, 2, 3 }, "float32")
+      local y = dz(3, "float32")
+      m.opt_add[{ 1, 3 }](x, luacuda.null, y, 3)
+      assert.same({ 101, 102, 103 }, values(y))
+      m.opt_add[{ 1, 3 }](x, dev({ 10, 20, 30 }, "float32"), y, 3)
+      assert.same({ 11, 22, 33 }, values(y))
+    end)
+
+    it("refuses luacuda.null for a scalar and an Array", function()
+      local y = dz(3, "float32")
+      S.misuse("argument 4 'n' (int): ", function()
+        m.opt_add[{ 1, 3 }](y, luacuda.null, y, luacuda.null)
+      end)
+      local a = luacuda.compile('extern "C" __global__ void f(Array<float, 1> a) {}')
+      S.misuse("argument 1 'a' (Array<float, 1>): expected a device array, got userdata",
+               function() a.f[{ 1, 1 }](luacuda.null) end)
+    end)
+  end)
+
+  describe("default arguments", function()
+    local m = luacuda.compile([[
+extern "C" __global__ void fill(float *out, int n, float v = 2.5f, int step = -1,
+                                const float *add = nullptr, bool twice = true,
+                                double scale = 1e1, unsigned u = 0x10) {
+  int i = threadIdx.x;
+  if (i < n) out[i] = (v + step * i + (add ? add[i] : 0.0f)) * (twice ? 2 : 1) * scale + u;
+}
+]])
+
+    it("passes the defaults of trailing arguments left out", function()
+      local out = dz(3, "float32")
+      m.fill[{ 1, 3 }](out, 3)
+      assert.same({ 66, 46, 26 }, values(out))
+      m.fill[{ 1, 3 }](out, 3, 1, 1)
+      assert.same({ 36, 56, 76 }, values(out))
+      m.fill[{ 1, 3 }](out, 3, 1, 1, dev({ 1, 1, 1 }, "float32"), false, 1, 0)
+      assert.same({ 2, 3, 4 }, values(out))
+    end)
+
+    it("counts the arguments a launch may give", function()
+      local out = dz(3, "float32")
+      S.misuse("launch: kernel 'fill' takes 2 to 8 arguments, got 1",
+               function() m.fill[{ 1, 3 }](out) end)
+      S.misuse("launch: kernel 'fill' takes 2 to 8 arguments, got 9",
+               function() m.fill[{ 1, 3 }](out, 3, 1, 1, luacuda.null, true, 1, 0, 5) end)
+    end)
+
+    it("asks for an argument whose default is not a literal", function()
+      local k = luacuda.compile([[
+#define TWO 2
+extern "C" __global__ void g(int *o, int a = TWO * 3) { o[0] = a; }
+]]).g
+      local o = dz(1, "int32")
+      S.misuse("argument 2 'a' (int): its default argument 'TWO * 3' is not a literal luacuda "
+               .. "can pass; give the argument", function() k[{ 1, 1 }](o) end)
+      k[{ 1, 1 }](o, 7)
+      assert.same({ 7 }, values(o))
+    end)
+  end)
+
+  describe("vector types", function()
+    local m = luacuda.compile([[
+extern "C" __global__ void norms(const float2 *p, float *out, int n) {
+  int i = threadIdx.x;
+  if (i < n) out[i] = p[i].x * p[i].x + p[i].y * p[i].y;
+}
+extern "C" __global__ void shift(int4 *q, int n, int4 by, double3 w, uchar2 c) {
+  int i = threadIdx.x;
+  if (i < n) {
+    q[i].x += by.x; q[i].y += by.y; q[i].z += by.z; q[i].w += by.w + (int)(w.x + w.y + w.z)
+      + c.x * 1000 + c.y * 100000;
+  }
+}
+]])
+
+    it("passes a T array with a last axis of N for a T#N pointer", function()
+      local p = dev({ { 3, 4 }, { 1, 2 }, { 0, -2 } }, "float32")
+      local out = dz(3, "float32")
+      m.norms[{ 1, 3 }](p, out, 3)
+      assert.same({ 25, 5, 4 }, values(out))
+    end)
+
+    it("passes an array of records of N T fields", function()
+      local pt = luacuda.record { { "x", "float32" }, { "y", "float32" } }
+      local p = dev({ { x = 6, y = 8 }, { x = 1, y = 1 } }, pt)
+      local out = dz(2, "float32")
+      m.norms[{ 1, 2 }](p, out, 2)
+      assert.same({ 100, 2 }, values(out))
+    end)
+
+    it("passes vectors by value from {x=, y=} or {1, 2}", function()
+      local q = dev({ { 1, 2, 3, 4 }, { 5, 6, 7, 8 } }, "int32")
+      m.shift[{ 1, 2 }](q, 2, { x = 10, y = 20, z = 30, w = 40 }, { 0.5, 1, 1.5 }, { 1, 2 })
+      assert.same({ { 11, 22, 33, 201047 }, { 15, 26, 37, 201051 } }, values(q))
+      m.shift[{ 1, 2 }](q, 1, { 1, 1, 1, 1 }, { x = 0, y = 0, z = 0 }, { x = 0, y = 0 })
+      assert.same({ { 12, 23, 34, 201048 }, { 15, 26, 37, 201051 } }, values(q))
+    end)
+
+    it("refuses arrays and tables that do not fit the vector", function()
+      local out = dz(3, "float32")
+      S.misuse("argument 1 'p' (const float2 *): expected a float32 array whose last axis "
+               .. "has 2 elements, got a last axis of 3",
+               function() m.norms[{ 1, 3 }](dz({ 3, 3 }, "float32"), out, 3) end)
+      S.misuse("expected a float32 array whose last axis has 2 elements, got float64",
+               function() m.norms[{ 1, 3 }](dz({ 3, 2 }, "float64"), out, 3) end)
+      S.misuse("expected a float32 array whose last axis has 2 elements, or records of 2 "
+               .. "float32 fields, got",
+               function()
+                 local r = luacuda.record { { "x", "float32" }, { "y", "int32" } }
+                 m.norms[{ 1, 3 }](luacuda.device_array(3, r), out, 3)
+               end)
+      local t = dz({ 2, 3 }, "float32")
+      S.misuse("the array must be C-contiguous: its last axis holds each vector's elements",
+               function() m.norms[{ 1, 3 }](t.T, out, 3) end)
+      local flat = dz(7, "float32")
+      S.misuse("the data is not aligned to 8 bytes, as the vector type must be",
+               function() m.norms[{ 1, 3 }](flat[{ { 2, 7 } }]:reshape(3, 2), out, 3) end)
+      local q = dz({ 2, 4 }, "int32")
+      S.misuse("argument 3 'by' (int4): expected a table {x=, y=, ...} or {1, 2, ...} of 4 "
+               .. "numbers, got number", function()
+                 m.shift[{ 1, 2 }](q, 2, 1, { 0, 0, 0 }, { 0, 0 })
+               end)
+      S.misuse("argument 4 'w' (double3): the table has no 'z'", function()
+        m.shift[{ 1, 2 }](q, 2, { 1, 1, 1, 1 }, { x = 1, y = 2 }, { 0, 0 })
+      end)
+      S.misuse("argument 4 'w' (double3): the table has an entry 'w', which a vector of 3 has "
+               .. "not", function()
+                 m.shift[{ 1, 2 }](q, 2, { 1, 1, 1, 1 }, { x = 1, y = 2, z = 3, w = 4 }, { 0, 0 })
+               end)
+      S.misuse("argument 5 'c' (uchar2): [2]: ", function()
+        m.shift[{ 1, 2 }](q, 2, { 1, 1, 1, 1 }, { 1, 2, 3 }, { 0, 300 })
+      end)
+    end)
+
+    it("resolves a typedef of a vector type", function()
+      local k = luacuda.compile([[
+typedef float2 vec2;
+using pair = int2;
+extern "C" __global__ void dot(const vec2 *a, pair w, float *out) {
+  out[0] = a[0].x * w.x + a[0].y * w.y;
+}
+]]).dot
+      local out = dz(1, "float32")
+      k[{ 1, 1 }](dev({ { 3, 5 } }, "float32"), { 2, 10 }, out)
+      assert.same({ 56 }, values(out))
+    end)
+  end)
+
+  describe("__constant__ and __device__ bounds", function()
+    it("reads bounds that are macros or integer constants", function()
+      local m = luacuda.compile([[
+#define ROWS 3
+constexpr int COLS = 2;
+static const unsigned LEN = (4);
+__constant__ float weights[ROWS][COLS];
+__device__ int hits[LEN];
+extern "C" __global__ void apply(float *out) {
+  int i = threadIdx.x;
+  out[i] = weights[i][0] * 10 + weights[i][1];
+  atomicAdd(&hits[i % LEN], i + 1);
+}
+]])
+      local w = m:get_global("weights")
+      assert.same({ 3, 2 }, w.shape)
+      assert.equal("float32", w.dtype)
+      w[{}] = luacuda.array({ { 1, 2 }, { 3, 4 }, { 5, 6 } }, "float32")
+      local hits = m:get_global("hits")
+      assert.same({ 4 }, hits.shape)
+      hits:fill(0)
+      local out = dz(3, "float32")
+      m.apply[{ 1, 3 }](out)
+      assert.same({ 12, 34, 56 }, values(out))
+      assert.same({ 1, 2, 3, 0 }, values(hits))
+    end)
+
+    it("still refuses a bound it cannot read", function()
+      local m = luacuda.compile([[
+#define N 2
+__device__ int v[N + 1];
+extern "C" __global__ void k() { v[0] = 1; }
+]])
+      S.misuse("global 'v' (int) has no array form: its type must be a scalar type and its "
+               .. "bounds integer literals", function() m:get_global("v") end)
+    end)
+  end)
+end)
