@@ -449,12 +449,11 @@ extern "C" __global__ void count(__half *one, __half2 *two) {
 }
 ]])
     local one = luacuda.to_device({ 3 }, { dtype = "float16" })
-    -- a __half2 * takes an array of records of two halves (a struct, as any)
-    local pair = luacuda.record({ { "x", "float16" }, { "y", "float16" } })
-    local two = luacuda.to_device(luacuda.array({ { x = 0, y = 100 } }, pair))
+    -- a __half2 * takes float16 pairs (a last axis of 2), as a float2 * floats
+    local two = luacuda.to_device({ { 0, 100 } }, { dtype = "float16" })
     m.count[{ 4, 64 }](one, two)
     assert.same({ 131 }, one:copy_to_host():totable())
-    assert.same({ { x = 256, y = 36 } }, two:copy_to_host():totable())
+    assert.same({ { 256, 36 } }, two:copy_to_host():totable())
   end)
 
   -- as the toolkit's: a half converts to float (and integers) and back
@@ -468,17 +467,30 @@ extern "C" __global__ void count(__half *one, __half2 *two) {
     end
   end)
 
-  it("passes float16 arrays to __half * and half * and refuses other dtypes", function()
+  it("passes float16 arrays to __half *, half * and __half2 *, and halves by value", function()
     local m = luacuda.compile([[
 #include <cuda_fp16.h>
 extern "C" __global__ void twice(const half *x, __half *y) { y[threadIdx.x] = x[threadIdx.x] * __half(2.0f); }
+extern "C" __global__ void scale2(half2 *v, __half2 s, __half t) {
+  v[threadIdx.x] = __hfma2(v[threadIdx.x], s, __half2half2(t));
+}
 ]])
     local x = luacuda.to_device({ 1.5, -0.125 }, { dtype = "float16" })
     local y = luacuda.device_array(2, "float16")
     m.twice[{ 1, 2 }](x, y)
     assert.same({ 3.0, -0.25 }, y:copy_to_host():totable())
+    local v = luacuda.to_device({ { 1, 2 }, { 3, 4 } }, { dtype = "float16" })
+    m.scale2[{ 1, 2 }](v, { x = 0.5, y = -3 }, 0.25)
+    assert.same({ { 0.75, -5.75 }, { 1.75, -11.75 } }, v:copy_to_host():totable())
+    m.scale2[{ 1, 2 }](v, { 2, 1 }, 0)
+    assert.same({ { 1.5, -5.75 }, { 3.5, -11.75 } }, v:copy_to_host():totable())
     S.misuse("kernel 'twice' argument 2 'y' (__half *): expected a float16 array, got bfloat16",
              m.twice[{ 1, 2 }], x, luacuda.device_array(2, "bfloat16"))
+    S.misuse("kernel 'scale2' argument 1 'v' (half2 *): expected a float16 array whose last "
+             .. "axis has 2 elements, got a last axis of 4", m.scale2[{ 1, 2 }],
+             luacuda.device_array(4, "float16"), { 1, 1 }, 0)
+    S.misuse("kernel 'scale2' argument 2 's' (__half2): [2]: float16 needs a number, got string",
+             m.scale2[{ 1, 2 }], v, { 1, "2" }, 0)
   end)
 end)
 
@@ -617,25 +629,23 @@ extern "C" __global__ void cplx(const cuFloatComplex *a, const cuFloatComplex *b
     local as = { { 1, 2 }, { -3, 0.5 }, { 0.25, -4 }, { 7, 7 } }
     local bs = { { 2, 2 }, { -4, 4 }, { 0, -8 }, { 1, -1 } }
     local es = { { 3, 4 }, { -4, 3 }, { 0, -8 }, { -6, -8 } }
-    -- cuFloatComplex is float2: an array of records of two floats
-    local c32 = luacuda.record({ { "x", "float32" }, { "y", "float32" } })
+    -- cuFloatComplex is float2: it takes float32 pairs (a last axis of 2),
+    -- or records of two floats; cuDoubleComplex the same in float64
     local c64 = luacuda.record({ { "x", "float64" }, { "y", "float64" } })
-    local function cs(t, r)
+    local function cs(t) return luacuda.to_device(t, { dtype = "float32" }) end
+    local function records(t)
       local rows = {}
       for i, z in ipairs(t) do rows[i] = { x = z[1], y = z[2] } end
-      return luacuda.to_device(luacuda.array(rows, r))
+      return luacuda.to_device(luacuda.array(rows, c64))
     end
-    local o, od = luacuda.device_array(4 * #as, c32), luacuda.device_array(3 * #as, c64)
+    local o, od = luacuda.device_array({ 4 * #as, 2 }, "float32"), luacuda.device_array(3 * #as, c64)
     local mag, magd = luacuda.device_array(#as, "float32"), luacuda.device_array(#as, "float64")
-    m.cplx[{ 1, #as }](cs(as, c32), cs(bs, c32), cs(es, c32), o, mag, cs(as, c64), cs(bs, c64),
-                       cs(es, c64), od, magd)
-    local function flat(rows)
-      local r = {}
-      for _, z in ipairs(rows) do r[#r + 1] = z.x r[#r + 1] = z.y end
-      return r
-    end
-    local O, M = flat(o:copy_to_host():totable()), mag:copy_to_host():totable()
-    local OD, MD = flat(od:copy_to_host():totable()), magd:copy_to_host():totable()
+    m.cplx[{ 1, #as }](cs(as), cs(bs), cs(es), o, mag, records(as), records(bs),
+                       luacuda.to_device(es, { dtype = "float64" }), od, magd)
+    local O, M = o:copy_to_host():ravel():totable(), mag:copy_to_host():totable()
+    local OD = {}
+    for _, z in ipairs(od:copy_to_host():totable()) do OD[#OD + 1] = z.x OD[#OD + 1] = z.y end
+    local MD = magd:copy_to_host():totable()
     for i, z in ipairs(as) do
       local w = bs[i]
       local mul = { z[1] * w[1] - z[2] * w[2], z[1] * w[2] + z[2] * w[1] }

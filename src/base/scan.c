@@ -605,10 +605,23 @@ static const struct { const char *name; int code; } vector_names[] = {
   { "double", LC_FLOAT64 },
 };
 
+/* Pairs the toolkit's headers name otherwise: the half and bfloat16 pairs
+** (cuda_fp16.h, cuda_bf16.h) and cuComplex.h's numbers (float2, double2). */
+static const struct { const char *name; int code; } pair_names[] = {
+  { "__half2", LC_FLOAT16 }, { "half2", LC_FLOAT16 }, { "__nv_half2", LC_FLOAT16 },
+  { "nv_half2", LC_FLOAT16 }, { "__nv_bfloat162", LC_BFLOAT16 }, { "nv_bfloat162", LC_BFLOAT16 },
+  { "cuFloatComplex", LC_FLOAT32 }, { "cuComplex", LC_FLOAT32 }, { "cuDoubleComplex", LC_FLOAT64 },
+};
+
 /* The element type of vector type t (float2: float32, *n = 2), or -1. */
 static int vector_code(const char *s, const tok *t, int *n) {
   size_t len = t->e - t->b;
   if (t->k != T_ID || len < 2) return -1;
+  for (size_t i = 0; i < sizeof pair_names / sizeof pair_names[0]; i++)
+    if (teq(s, t, pair_names[i].name)) {
+      *n = 2;
+      return pair_names[i].code;
+    }
   char last = s[t->e - 1];
   if (last < '1' || last > '4') return -1;
   for (size_t i = 0; i < sizeof vector_names / sizeof vector_names[0]; i++)
