@@ -17,11 +17,12 @@ M.dtypes = {
   uint32  = { size = 4, fmt = "<I4", min = 0, max = 0xffffffff },
   uint64  = { size = 8, fmt = "<I8", min = 0, max = math.maxinteger },
   float16 = { size = 2, float = true },
+  bfloat16 = { size = 2, float = true },
   float32 = { size = 4, fmt = "<f", float = true },
   float64 = { size = 8, fmt = "<d", float = true },
 }
 M.dtype_names = { "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                  "uint32", "uint64", "float16", "float32", "float64" }
+                  "uint32", "uint64", "float16", "bfloat16", "float32", "float64" }
 
 -- IEEE half precision from its 16 bits
 local function half_decode(bits)
@@ -44,11 +45,17 @@ local function half_encode(v)
   return sign | ((e + 15) << 10) | math.tointeger((v - 1) * 1024)
 end
 
+-- bfloat16 is the upper half of a float (the generator makes only values
+-- it represents exactly)
+local function bf16_decode(bits) return (string.unpack("<f", string.pack("<I4", bits << 16))) end
+local function bf16_encode(v) return string.unpack("<I4", string.pack("<f", v)) >> 16 end
+
 local function read(buf, off, dt)
   local d = M.dtypes[dt]
   local s = string.char(table.unpack(buf.bytes, off + 1, off + d.size))
   if dt == "bool" then return s:byte() ~= 0 end
   if dt == "float16" then return half_decode(string.unpack("<I2", s)) end
+  if dt == "bfloat16" then return bf16_decode(string.unpack("<I2", s)) end
   return (string.unpack(d.fmt, s))
 end
 
@@ -56,6 +63,7 @@ local function write(buf, off, dt, v)
   local s
   if dt == "bool" then s = string.char(v and 1 or 0)
   elseif dt == "float16" then s = string.pack("<I2", half_encode(v))
+  elseif dt == "bfloat16" then s = string.pack("<I2", bf16_encode(v))
   else s = string.pack(M.dtypes[dt].fmt, v) end
   for i = 1, #s do buf.bytes[off + i] = s:byte(i) end
 end
