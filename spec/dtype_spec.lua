@@ -6,7 +6,9 @@
 --     takes only booleans; strings are never numbers.
 --   * Integer types read as Lua integers (uint64 past 2^63-1 as floats),
 --     float types as Lua floats, bool as booleans.
---   * float16 is IEEE binary16, rounded to nearest even.
+--   * float16 is IEEE binary16, bfloat16 the upper half of a binary32,
+--     both rounded to nearest even (spec/half_spec.lua checks bfloat16's
+--     rounding bit for bit).
 --   * A table without a dtype is int64, float64 as soon as one value is a
 --     float, bool when all are booleans; mixing booleans and numbers is an
 --     error; {} is float64 of shape {0}.
