@@ -61,7 +61,11 @@ static int prepare(plan *p, const lc_source *src, char *err) {
   if (!lc_settings_get()->nvrtc_check || lc_nvrtc_facts_get(&p->facts, nerr) != LC_OK)
     return LC_OK;                /* off, or no NVRTC: nothing changes */
   int arch;
-  if (lc_nvrtc_arch_pick(&p->facts, CHECK_ARCH, &arch, nerr) != LC_OK) return LC_OK;
+  if (lc_nvrtc_arch_pick(&p->facts, CHECK_ARCH, &arch, nerr) != LC_OK) {
+    arch = p->facts.archs[0];    /* it knows none as old: the oldest it knows */
+    for (int i = 1; i < p->facts.narchs; i++)
+      if (p->facts.archs[i] < arch) arch = p->facts.archs[i];
+  }
   snprintf(p->arch, sizeof p->arch, "-arch=compute_%d", arch);
   p->nopts = lc_nvrtc_options(p->opts, p->arch, src->options, src->noptions, &p->facts);
   p->text = lc_nvrtc_text(src, &p->len);
