@@ -26,7 +26,7 @@ local AREAS = {
   { "Kernels: compile, signatures, get, get_global", { "src/binding/module.c", "src/base/scan.c" } },
   { "Kernel launches and arguments", { "src/binding/launch.c" } },
   { "Compiling: ptx, cubin, the simulator's compiler, the cache",
-    { "src/binding/ptx.c", "src/base/ksource.c", "src/backend/cuda/nvrtc.c", "src/backend/sim/compile.c",
+    { "src/binding/ptx.c", "src/base/ksource.c", "src/backend/nvrtc.c", "src/backend/sim/compile.c", "src/backend/sim/check.c",
       "src/base/cache.c", "src/base/deps.c", "src/base/includes.c" } },
   { "Host programs: the C API and DLPack",
     { "src/binding/capi.c", "src/binding/dlpack.c", "src/binding/preload.c" } },

@@ -92,13 +92,8 @@ static int load_source(const char *text, const char *name, const char *const *op
   bool cubin = target == want && !want_ptx();
   char arch[32];
   snprintf(arch, sizeof arch, "-arch=%s_%d", cubin ? "sm" : "compute", target);
-  /* the architecture, the user's options, then the toolkit's headers
-  ** (after the user's -I: a user's header of the same name wins) */
-  const char *opts[LC_KSOURCE_MAXOPTS + 2 + LC_NVRTC_MAXINC];
-  int n = 0;
-  opts[n++] = arch;
-  for (int i = 0; i < noptions && i < LC_KSOURCE_MAXOPTS + 1; i++) opts[n++] = options[i];
-  for (int i = 0; i < facts.nincludes; i++) opts[n++] = facts.includes[i];
+  const char *opts[LC_NVRTC_MAXOPTS];
+  int n = lc_nvrtc_options(opts, arch, options, noptions, &facts);
   /* the driver too: which NVRTC is taken, and whether what it makes
   ** loads, depend on it */
   int dv = lc_cuda_driver_version;
@@ -165,14 +160,9 @@ int lc_cuda_module_load(const lc_source *src, lc_module **m, char **log, char *e
   *log = NULL;
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
-  /* the head (ksource.h), then the user's source, with a marker after
-  ** each definition of a kernel defined in several #if
-  ** branches (scan.h), on the same line */
-  const lc_scan_result *sc = src->scan;
-  int marks = 0;
-  for (int i = 0; i < sc->nkernels; i++) marks += lc_scan_defined_twice(sc, i);
-  size_t head = lc_ksource_head_len(src->name);
-  char *text = malloc(head + src->len + 1 + (size_t)marks * 64);
+  /* the head (ksource.h), then the user's source, with its markers */
+  size_t len;
+  char *text = lc_nvrtc_text(src, &len);
   lc_module *mod = calloc(1, sizeof *mod);
   if (text == NULL || mod == NULL) {
     free(text);
@@ -180,19 +170,6 @@ int lc_cuda_module_load(const lc_source *src, lc_module **m, char **log, char *e
     snprintf(err, LC_ERRLEN, "out of host memory");
     return LC_ENOMEM;
   }
-  lc_ksource_head(text, src->name);
-  size_t k = head;
-  size_t at = 0;
-  for (int i = 0; i < sc->nkernels; i++) {     /* kernels come in source order */
-    if (!lc_scan_defined_twice(sc, i)) continue;
-    size_t end = sc->kernels[i].body_end + 1;
-    memcpy(text + k, src->text + at, end - at);
-    k += end - at;
-    k += (size_t)sprintf(text + k, " extern \"C\" { __device__ int " LC_DEFINED_MARK "%d; }", i);
-    at = end;
-  }
-  memcpy(text + k, src->text + at, src->len - at);
-  text[k + src->len - at] = '\0';
   rc = load_source(text, src->name, src->options, src->noptions, &mod->m, log, err);
   free(text);
   if (rc != LC_OK) free(mod);

@@ -4,7 +4,9 @@
 ** then the user's source behind a #line directive (so the compiler's
 ** messages give the user's lines), then a generated tail with one entry
 ** point per kernel. The host C++ compiler (LUACUDA_CXX, else c++) is run
-** without a shell; its output is the log of a failed compilation.
+** without a shell; its output is the log of a failed compilation. NVRTC,
+** where there is one, compiles the source meanwhile as the CUDA backend
+** would (check.c): what it rejects fails here too, with its log.
 */
 #define _GNU_SOURCE       /* pipe2 */
 #include "sim.h"
@@ -161,7 +163,8 @@ static void compose(lc_strbuf *b, const lc_source *src) {
 
 /* The compiler's arguments: ours, then the user's options (normalised,
 ** ksource.h) that mean the same to a host compiler (-D, -I, -U, -std,
-** fast math); the rest are NVRTC's own and do not apply here. This compiles only (-c): see
+** fast math); the rest are NVRTC's own and do not apply here (NVRTC's
+** check is given every option: check.c). This compiles only (-c): see
 ** link_argv for why. The first *nkey arguments are what the cache key
 ** takes; the rest name this compilation's own files: the object, the
 ** source, and the list of the headers read (-MD), which an entry keeps. */
@@ -455,24 +458,40 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
     bool hit = write_file(so, (const char *)image, len, ignored) == 0 && load(so, handle, ignored);
     free(image);
     if (hit) {
-      rc = LC_OK;
+      /* compiled before; checked before too, unless NVRTC came since */
+      rc = lc_sim_check(src, log, err);
+      if (rc != LC_OK) {
+        dlclose(*handle);
+        *handle = NULL;
+      }
       goto done;
     }
   }
   link_argv(largv, cxx, so, obj);
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
+  /* NVRTC checks the source meanwhile (check.c); what it rejects is the
+  ** error, before the host compiler's: the one the CUDA backend gives */
+  lc_sim_checker check;
+  lc_sim_check_start(&check, src);
+  int status = -1;
   if (write_headers(dir, err) == 0 && write_file(in, text.p, text.n, err) == 0) {
-    int status = run_compiler(argv, &out, err);
+    status = run_compiler(argv, &out, err);
     if (status == 0) status = run_compiler(largv, &out, err);
-    if (status > 0) {
-      snprintf(err, LC_ERRLEN, "compilation of %.300s failed", src->name);
-      *log = out.p;
-      out.p = NULL;
-    } else if (status == 0 && load(so, handle, err)) {
-      rc = LC_OK;
-      store_in_cache(so, &key, depfile, dir, &start);
-    }
+  }
+  char *nlog = NULL, nerr[LC_ERRLEN];
+  int crc = lc_sim_check_wait(&check, &nlog, nerr);
+  if (crc != LC_OK) {
+    rc = crc;
+    snprintf(err, LC_ERRLEN, "%s", nerr);
+    *log = nlog;
+  } else if (status > 0) {
+    snprintf(err, LC_ERRLEN, "compilation of %.300s failed", src->name);
+    *log = out.p;
+    out.p = NULL;
+  } else if (status == 0 && load(so, handle, err)) {
+    rc = LC_OK;
+    store_in_cache(so, &key, depfile, dir, &start);
   }
 done:
   remove_headers(dir);

@@ -16,7 +16,9 @@
 #include "backend.h"
 #include "cache.h"
 #include "common.h"
+#include "ksource.h"
 #include "nvrtc.h"
+#include "scan.h"
 
 /* From nvrtc.h: the result is a C enum (an int), a program an opaque
 ** pointer. Only the codes we tell apart are named. */
@@ -405,4 +407,39 @@ done:
     *log = NULL;
   }
   return rc;
+}
+
+/* ---- what a module's compile gives NVRTC ------------------------------------ */
+
+char *lc_nvrtc_text(const lc_source *src, size_t *len) {
+  const lc_scan_result *sc = src->scan;
+  int marks = 0;
+  for (int i = 0; i < sc->nkernels; i++) marks += lc_scan_defined_twice(sc, i);
+  size_t head = lc_ksource_head_len(src->name);
+  char *text = malloc(head + src->len + 1 + (size_t)marks * 64);
+  if (text == NULL) return NULL;
+  lc_ksource_head(text, src->name);
+  size_t k = head, at = 0;
+  for (int i = 0; i < sc->nkernels; i++) {     /* kernels come in source order */
+    if (!lc_scan_defined_twice(sc, i)) continue;
+    size_t end = sc->kernels[i].body_end + 1;
+    memcpy(text + k, src->text + at, end - at);
+    k += end - at;
+    k += (size_t)sprintf(text + k, " extern \"C\" { __device__ int " LC_DEFINED_MARK "%d; }", i);
+    at = end;
+  }
+  memcpy(text + k, src->text + at, src->len - at);
+  k += src->len - at;
+  text[k] = '\0';
+  *len = k;
+  return text;
+}
+
+int lc_nvrtc_options(const char **out, const char *arch, const char *const *options,
+                     int noptions, const lc_nvrtc_facts *f) {
+  int n = 0;
+  out[n++] = arch;
+  for (int i = 0; i < noptions && i < LC_KSOURCE_MAXOPTS + 1; i++) out[n++] = options[i];
+  for (int i = 0; i < f->nincludes && i < LC_NVRTC_MAXINC; i++) out[n++] = f->includes[i];
+  return n;
 }
