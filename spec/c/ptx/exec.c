@@ -1,7 +1,8 @@
 /*
 ** The PTX executor: runs a kernel's blocks on worker threads, each block's
 ** threads as independent contexts (as on Volta and later GPUs): a thread
-** runs until it reaches a barrier, a warp operation or its end; a barrier
+** runs until it reaches a barrier, a warp operation, a nanosleep (where it
+** lets the others run) or its end; a barrier
 ** releases once every live thread it names arrived; a warp operation once
 ** every live lane of its member mask did. Nothing runs in lock step, so
 ** code that relies on it (a missing __syncwarp) is not rescued either.
@@ -1317,8 +1318,10 @@ static void run_thread(blk *b, thr *t) {
       case I_MEMBAR:
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         break;
-      case I_NANOSLEEP:
-        break;
+      case I_NANOSLEEP:     /* the block's other threads run (a thread spinning on a flag) */
+        t->pc++;
+        b->icount += count;
+        return;
       case I_ATOM: case I_RED: {
         int k = in->op == I_ATOM ? 1 : 0;
         uint64_t a = get(b, t, &o[k]);
