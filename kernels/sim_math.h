@@ -143,6 +143,26 @@ static inline double __int2double_rn(int x) { return (double)x; }
 static inline double __uint2double_rn(unsigned int x) { return (double)x; }
 #undef LC_ROUNDINGS_
 
+// the older spellings with the rounding as an argument (device_types.h's enum)
+enum cudaRoundMode { cudaRoundNearest, cudaRoundZero, cudaRoundPosInf, cudaRoundMinInf };
+#define LC_BY_MODE_(f, ...)                                                          \
+  (mode == cudaRoundZero ? f##_rz(__VA_ARGS__) : mode == cudaRoundPosInf ? f##_ru(__VA_ARGS__) \
+   : mode == cudaRoundMinInf ? f##_rd(__VA_ARGS__) : f##_rn(__VA_ARGS__))
+static inline double fma(double a, double b, double c, cudaRoundMode mode) { return LC_BY_MODE_(__fma, a, b, c); }
+static inline double dmul(double a, double b, cudaRoundMode mode = cudaRoundNearest) { return LC_BY_MODE_(__dmul, a, b); }
+static inline double dadd(double a, double b, cudaRoundMode mode = cudaRoundNearest) { return LC_BY_MODE_(__dadd, a, b); }
+static inline double dsub(double a, double b, cudaRoundMode mode = cudaRoundNearest) { return LC_BY_MODE_(__dsub, a, b); }
+static inline int double2int(double a, cudaRoundMode mode = cudaRoundZero) { return LC_BY_MODE_(__double2int, a); }
+static inline unsigned int double2uint(double a, cudaRoundMode mode = cudaRoundZero) { return LC_BY_MODE_(__double2uint, a); }
+static inline long long double2ll(double a, cudaRoundMode mode = cudaRoundZero) { return LC_BY_MODE_(__double2ll, a); }
+static inline unsigned long long double2ull(double a, cudaRoundMode mode = cudaRoundZero) { return LC_BY_MODE_(__double2ull, a); }
+static inline double ll2double(long long a, cudaRoundMode mode = cudaRoundNearest) { return LC_BY_MODE_(__ll2double, a); }
+static inline double ull2double(unsigned long long a, cudaRoundMode mode = cudaRoundNearest) { return LC_BY_MODE_(__ull2double, a); }
+static inline double int2double(int a, cudaRoundMode mode = cudaRoundNearest) { (void)mode; return (double)a; }
+static inline double uint2double(unsigned int a, cudaRoundMode mode = cudaRoundNearest) { (void)mode; return (double)a; }
+static inline double float2double(float a, cudaRoundMode mode = cudaRoundNearest) { (void)mode; return (double)a; }
+#undef LC_BY_MODE_
+
 static inline int __float_as_int(float x) { return __lc_from_bits<int>(__lc_bits(x)); }
 static inline unsigned int __float_as_uint(float x) { return (unsigned int)__lc_bits(x); }
 static inline float __int_as_float(int x) { return __lc_from_bits<float>((unsigned int)x); }
