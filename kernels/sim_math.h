@@ -46,16 +46,18 @@ __attribute__((always_inline)) static inline void __lc_opaque(T &v) {
   __asm__ volatile("" : "+m"(v) : : "memory");
 }
 
-// f(a...) computed in rounding mode m (FE_TOWARDZERO...)
+// f(a...) computed in rounding mode m (FE_TOWARDZERO...); to nearest, the
+// threads' own mode, without a switch (but never fused with what follows:
+// __fmul_rn then an addition is no fma)
 template <typename R, typename F, typename... A>
 __attribute__((always_inline)) static inline R __lc_rounded(int m, F f, A... a) {
-  int old = fegetround();
-  fesetround(m);
+  int old = m == FE_TONEAREST ? m : fegetround();
+  if (m != FE_TONEAREST) fesetround(m);
   int opaque[] = {(__lc_opaque(a), 0)...};
   (void)opaque;
   R r = f(a...);
   __lc_opaque(r);
-  fesetround(old);
+  if (m != FE_TONEAREST) fesetround(old);
   return r;
 }
 
@@ -861,7 +863,7 @@ static inline unsigned int __pm1() { return 0; }
 static inline unsigned int __pm2() { return 0; }
 static inline unsigned int __pm3() { return 0; }
 __attribute__((noinline, cold, noreturn))
-static void __brkpt() {
+static inline void __brkpt() {
   char t[48];
   __lc_fail("__brkpt() called in block (%u, %u, %u), thread %s", __lc_blockIdx.x,
             __lc_blockIdx.y, __lc_blockIdx.z, __lc_thread_name(__lc_current->cur, t, sizeof t));
