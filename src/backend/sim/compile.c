@@ -35,10 +35,12 @@
 extern char **environ;
 
 /* The headers compiled into every module before the prelude: the kernel
-** ABI and the CPU runtime (the CUDA names on the host). */
+** ABI, the CPU runtime (the CUDA names on the host) and CUDA's math API
+** and intrinsics. */
 LC_EMBED_KERNEL(lc_sim_abi_source, "sim_abi.h");   /* kernels/abi.h in front */
 LC_EMBED(lc_sim_runtime_source, "kernels/sim_runtime.h");
-extern const char lc_sim_abi_source[], lc_sim_runtime_source[];
+LC_EMBED(lc_sim_math_source, "kernels/sim_math.h");
+extern const char lc_sim_abi_source[], lc_sim_runtime_source[], lc_sim_math_source[];
 
 /* The simulator's versions of CUDA's own headers (kernels/sim_include/),
 ** written for each compilation into its directory's include/, which the
@@ -150,6 +152,8 @@ static void compose(lc_strbuf *b, const lc_source *src) {
   lc_sb_str(b, lc_sim_abi_source);
   lc_sb_str(b, "\n#line 1 \"luacuda/sim_runtime.h\"\n");
   lc_sb_str(b, lc_sim_runtime_source);
+  lc_sb_str(b, "\n#line 1 \"luacuda/sim_math.h\"\n");
+  lc_sb_str(b, lc_sim_math_source);
   lc_sb_str(b, "\n#line 1 \"luacuda/prelude.cuh\"\n");
   size_t head = lc_ksource_head_len(src->name);
   if (lc_sb_room(b, head + 1)) {
