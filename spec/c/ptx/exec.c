@@ -506,6 +506,11 @@ static uint64_t float_op(const inst *in, uint64_t a, uint64_t b, uint64_t c) {
   int rnd = in->mod;
   long double x = ftz_in(t, fget(t, a), in->flags), y = ftz_in(t, fget(t, b), in->flags);
   uint64_t exact;
+  /* div.approx.f32 is a * (1/b), and for |b| in [2^126, 2^128] PTX says
+  ** 1/b is zero: the quotient is a signed zero (NaN for an infinite a) */
+  if (in->op == I_DIV && (in->flags & F_APPROX) && t.bits == 32 && fabsl(y) >= 0x1p126L &&
+      fabsl(y) <= 0x1p128L)
+    return fput(t, (float)x * copysignf(0.0f, (float)y), RND_NONE, in->flags);
   if (ieee_op(in, x, y, ftz_in(t, fget(t, c), in->flags), rnd, &exact)) return exact;
   long double r = 0;
   switch (in->op) {
