@@ -49,6 +49,19 @@ describe("kernels with C++ linkage", function()
     assert.equal("float *", m["static_cast<void (*)(float *)>(fill)"].signature)
   end)
 
+  it("in a namespace are named by a qualified name expression", function()
+    local src = [[
+      namespace ops { __global__ void neg(int *a) { a[threadIdx.x] = -a[threadIdx.x]; } }
+    ]]
+    local m = luacuda.compile(src, {name = "ns.cu"})
+    S.misuse({"luacuda.index: kernel 'neg' in ns.cu is in a namespace", "\"ns::neg\""},
+             function() return m.neg end)
+    m = luacuda.compile(src, {name_expressions = {"ops::neg"}})
+    local a = luacuda.to_device(luacuda.array({1, -2}, "int32"))
+    m["ops::neg"][{1, 2}](a)
+    assert.same({-1, 2}, S.host_values(a))
+  end)
+
   it("refuses a template named without its arguments", function()
     local m = luacuda.compile([[
       template <typename T> __global__ void sq(T *a, int n) { }
@@ -120,6 +133,32 @@ describe("template kernels", function()
     S.misuse({"luacuda.compile: name_expressions[2] 'cube<int>' names no template kernel of ",
               "(its kernels: sq)"},
              luacuda.compile, SQ, {name_expressions = {"sq<int>", "cube<int>"}})
+  end)
+
+  it("refuse an instantiation whose parameters cannot be read, or do not match", function()
+    S.misuse("luacuda.compile: name_expressions[1] 'sq<int, float>': 2 template arguments "
+             .. "for 1 template parameters",
+             luacuda.compile, SQ, {name_expressions = {"sq<int, float>"}})
+    -- a type the source defines is not known to the instantiation's reading
+    local m = luacuda.compile([[
+      typedef float real;
+      template <typename T> __global__ void scale(T *a, real s) { a[threadIdx.x] *= s; }
+    ]], {name_expressions = {"scale<float>"}})
+    S.misuse({"luacuda.index: kernel 'scale<float>' parameter 2", "real",
+              "pass signatures={[\"scale<float>\"] = \"...\"} to compile"},
+             function() return m["scale<float>"] end)
+    m = luacuda.compile([[
+      typedef float real;
+      template <typename T> __global__ void scale(T *a, real s) { a[threadIdx.x] *= s; }
+    ]], {name_expressions = {"scale<float>"}, signatures = {["scale<float>"] = "float *, float"}})
+    local a = luacuda.to_device(luacuda.array({1, 2}, "float32"))
+    m["scale<float>"][{1, 2}](a, 1.5)
+    assert.same({1.5, 3}, S.host_values(a))
+    -- the override is checked against the compiled kernel's parameter sizes
+    m = luacuda.compile(SQ, {name_expressions = {"sq<int>"},
+                             signatures = {["sq<int>"] = "int *, double"}})
+    S.misuse("luacuda.index: kernel 'sq<int>': the parameters read from the source do not "
+             .. "match the compiled kernel", function() return m["sq<int>"] end)
   end)
 
   it("refuse an expression whose template arguments do not fit", function()

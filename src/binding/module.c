@@ -322,8 +322,9 @@ static void expr_base(const char *e, char *base, size_t cap, const char **targs)
 
 /* sig (a copy of template kernel k) with the template arguments of expr
 ** put in for its parameters; nparams -1 and error set when that cannot be
-** read. */
-static void instantiate(lc_kernel_sig *sig, const char *src, const lc_kernel_sig *k,
+** read. False (why in sig->error) when the arguments do not fit the
+** template's parameters: the expression names nothing. */
+static bool instantiate(lc_kernel_sig *sig, const char *src, const lc_kernel_sig *k,
                         const char *targs) {
   piece params[16], args[16];
   char why[LC_ERRLEN] = "";
@@ -343,6 +344,7 @@ static void instantiate(lc_kernel_sig *sig, const char *src, const lc_kernel_sig
   /* each parameter's name (its last word before any default), and what
   ** stands for it: the argument, else the default */
   piece names[16], with[16];
+  bool fits = true;
   for (int i = 0; why[0] == '\0' && i < np; i++) {
     const char *p = params[i].p, *e = p + params[i].n;
     const char *eq = memchr(p, '=', params[i].n);
@@ -359,6 +361,10 @@ static void instantiate(lc_kernel_sig *sig, const char *src, const lc_kernel_sig
     else snprintf(why, sizeof why, "no argument for template parameter '%.*s'",
                   (int)names[i].n, names[i].p);
   }
+  if (why[0]) {
+    snprintf(sig->error, sizeof sig->error, "%s", why);
+    return false;
+  }
   char text[1024];
   size_t n = 0;
   const char *p = src + k->params_begin, *end = src + k->params_end;
@@ -371,7 +377,7 @@ static void instantiate(lc_kernel_sig *sig, const char *src, const lc_kernel_sig
     for (int i = 0; i < np && ident_char(*w); i++)
       if (names[i].n == put.n && memcmp(names[i].p, w, put.n) == 0) put = with[i];
     if (n + put.n + 2 >= sizeof text) {
-      snprintf(why, sizeof why, "its parameter list is too long");
+      snprintf(why, sizeof why, "kernel '%s': its parameter list is too long", sig->name);
       break;
     }
     text[n++] = ' ';
@@ -383,8 +389,9 @@ static void instantiate(lc_kernel_sig *sig, const char *src, const lc_kernel_sig
     snprintf(why, sizeof why, "%s", err);
   if (why[0]) {
     sig->nparams = -1;
-    snprintf(sig->error, sizeof sig->error, "kernel '%s': %s", sig->name, why);
+    snprintf(sig->error, sizeof sig->error, "%s", why);   /* names the kernel */
   }
+  return fits;
 }
 
 /* An overload picked by a cast, "static_cast<void (*)(float *)>(fill)":
@@ -439,8 +446,9 @@ static void build_named(lua_State *L, int idx, lc_modref *m, const char *src, co
     snprintf(sig->name, sizeof sig->name, "%s", e);
     sig->extern_c = false;
     sig->is_template = false;
-    if (targs) instantiate(sig, src, k, targs);
-    else cast_params(sig, e);
+    if (targs && !instantiate(sig, src, k, targs))
+      lc_error(L, fname, "name_expressions[%d] '%s': %s", j + 1, e, sig->error);
+    if (targs == NULL) cast_params(sig, e);
     m->nnamed = j + 1;
   }
 }
