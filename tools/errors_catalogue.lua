@@ -85,6 +85,7 @@ for _, k in ipairs {
   "host memory at <> is not mapped into the device",
   "kernel '<>': the arguments take more than <> bytes",
   "the name is longer than <> bytes",
+  "more than <> kernels named by name expressions",
   -- counts past INT_MAX, behind the smaller limits checked first
   "too many __shared__ declarations", "too many global variables", "too many kernels",
   "kernel '<>' is defined more than once in <> (in #if branches), with parameters the compiled kernel cannot tell apart; pass signatures={<> = \"...\"} to compile",
