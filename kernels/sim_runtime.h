@@ -938,6 +938,12 @@ static constexpr size_t __lc_arity(void (*)(P...)) { return sizeof...(P); }
     return __lc_run_block<K>(K, std::make_index_sequence<__lc_arity(K)>(), l, w, b);     \
   }                                                                                       \
   LC_SIM_EXPORT const long long *const __lc_sizes_##K = __lc_sizes_of(K);
+// The kernel a name expression names (sim_abi.h): its value, a pointer to
+// one __global__ function (a template's instantiation, one overload), is
+// the K of an entry point of its own.
+#define LC_SIM_NAMED(I, ...)                                  \
+  static constexpr auto __lc_named_##I = __VA_ARGS__;         \
+  LC_SIM_KERNEL(__lc_named_##I)
 LC_SIM_EXPORT int __lc_sim_abi(void) { return LC_SIM_ABI; }
 
 #endif  // LUACUDA_SIM_RUNTIME_H

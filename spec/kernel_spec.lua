@@ -202,8 +202,10 @@ describe("compile", function()
     S.misuse("luacuda.index: kernels.cu has no kernel 'nope'", function() return m.nope end)
   end)
 
-  it("refuses kernels with C++ linkage", function()
-    S.misuse({"kernel 'cplusplus'", "extern \"C\""}, m.get, m, "cplusplus")
+  it("finds a kernel with C++ linkage by its own name", function()
+    local out = luacuda.to_device(luacuda.zeros(1, "int32"))
+    m:get("cplusplus")[{1, 1}](out)
+    assert.same({1}, S.host_values(out))
   end)
 
   it("raises the compiler's log with the user's line numbers", function()

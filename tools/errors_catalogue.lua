@@ -53,6 +53,9 @@ for _, k in ipairs {
   "nvrtcGetCUBIN failed for <>", "nvrtcGetPTX failed for <>",
   "NVRTC made no <> for <><>", "out of memory for the output of <> (<> bytes)",
   "NVRTC <>.<> cannot make cubins (11.1 or newer can)",
+  "NVRTC <>.<> has no name expressions (11.0 or newer has), which kernels with C++ linkage need",
+  "nvrtcAddNameExpression failed for <>", "nvrtcGetLoweredName failed for <>",
+  "out of memory for the lowered names of <>",
   "cannot read <>", "cannot write <>: <>", "cannot store <>: <>",
   "cannot make a directory in <>: <>",
   "cannot install the simulator's fault handlers: <>", "cannot make a signal stack: <>",
@@ -84,6 +87,7 @@ for _, k in ipairs {
   "host memory at <> is not mapped into the device",
   "kernel '<>': the arguments take more than <> bytes",
   "the name is longer than <> bytes",
+  "more than <> kernels named by name expressions",
   -- counts past INT_MAX, behind the smaller limits checked first
   "too many __shared__ declarations", "too many global variables", "too many kernels",
   "kernel '<>' is defined more than once in <> (in #if branches), with parameters the compiled kernel cannot tell apart; pass signatures={<> = \"...\"} to compile",

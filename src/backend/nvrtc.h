@@ -112,4 +112,15 @@ char *lc_nvrtc_text(const struct lc_source *src, size_t *len);
 int lc_nvrtc_options(const char **out, const char *arch, const char *const *options,
                      int noptions, const lc_nvrtc_facts *f);
 
+/* lc_nvrtc_compile, with name expressions (at most LC_NVRTC_MAXNAMES):
+** "saxpy", "sq<int>", each naming one __global__ function. On success
+** *lowered (malloc'd, *loweredlen bytes; NULL for none) holds the mangled
+** name of each, in order, each ended by a NUL. An expression NVRTC cannot
+** resolve fails the compilation (the log says why). */
+#define LC_NVRTC_MAXNAMES 256
+int lc_nvrtc_compile_named(const char *source, const char *name,
+                           const char *const *options, int noptions, bool cubin,
+                           const char *const *exprs, int nexprs, char **out, size_t *outlen,
+                           char **lowered, size_t *loweredlen, char **log, char *err);
+
 #endif

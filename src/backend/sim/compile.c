@@ -103,7 +103,7 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
   for (int i = 0; i < sc->nshared; i++)
     if (sc->shared[i].is_extern) edits[n++] = (edit){sc->shared[i].begin, EDIT_SHARED, i};
   for (int i = 0; i < sc->nkernels; i++)
-    if (sc->kernels[i].extern_c && !sc->kernels[i].is_template)
+    if (sc->kernels[i].extern_c && !sc->kernels[i].is_template)   /* C++: add_named */
       edits[n++] = (edit){sc->kernels[i].body_end + 1, EDIT_KERNEL, i};
   /* the module is built with hidden visibility: globals get accessors */
   for (int i = 0; i < sc->nglobals; i++)
@@ -147,6 +147,27 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
   free(edits);
 }
 
+/* The kernels found by a name expression (backend.h): after the user's
+** source, an entry point for each (the expression's value, a pointer to
+** the one __global__ function it names), and the table of their spellings
+** by which sim_module_function finds them (lc_sim_named). */
+static void add_named(lc_strbuf *b, const lc_source *src) {
+  if (src->nnames == 0) return;
+  lc_sb_str(b, "\n#line 1 \"name_expressions\"\n");
+  for (int i = 0; i < src->nnames; i++)
+    lc_sb_fmt(b, "LC_SIM_NAMED(%d, %s)\n", i, src->names[i]);
+  lc_sb_str(b, "LC_SIM_EXPORT const char *const " LC_SIM_NAMED_TABLE "[] = {");
+  for (int i = 0; i < src->nnames; i++) {
+    lc_sb_str(b, "\"");
+    for (const char *c = src->names[i]; *c; c++) {
+      if (*c == '"' || *c == '\\') lc_sb_str(b, "\\");
+      lc_sb_add(b, c, 1);
+    }
+    lc_sb_str(b, "\", ");
+  }
+  lc_sb_str(b, "nullptr};\n");
+}
+
 static void compose(lc_strbuf *b, const lc_source *src) {
   lc_sb_str(b, "#line 1 \"luacuda/sim_abi.h\"\n");
   lc_sb_str(b, lc_sim_abi_source);
@@ -161,6 +182,7 @@ static void compose(lc_strbuf *b, const lc_source *src) {
     b->n += head;
   }
   add_user_source(b, src);
+  add_named(b, src);
 }
 
 /* ---- running the compiler ------------------------------------------------- */
