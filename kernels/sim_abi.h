@@ -52,7 +52,12 @@ typedef struct lc_sim_worker {
 **   int __lc_block_K(const lc_sim_launch *, lc_sim_worker *, lc_sim_dim block)
 **     runs one block; 0, or -1 with w->error set;
 **   const long long __lc_sizes_K[]: the size of each parameter, then -1;
-** and int __lc_sim_abi(void), returning LC_SIM_ABI. */
+** and int __lc_sim_abi(void), returning LC_SIM_ABI. A kernel found by a
+** name expression (C++ linkage: "saxpy", "sq<int>") is the K
+** LC_SIM_NAMED_PREFIX followed by its place i in the module's table
+** LC_SIM_NAMED_TABLE, a NULL-terminated array of the expressions. */
+#define LC_SIM_NAMED_PREFIX "__lc_named_"
+#define LC_SIM_NAMED_TABLE "__lc_named"
 typedef int (*lc_sim_block_fn)(const lc_sim_launch *, lc_sim_worker *, lc_sim_dim);
 
 #ifdef __cplusplus

@@ -777,37 +777,38 @@ static void __lc_grid_sync() {
 
 static inline unsigned char *__lc_dynamic_shared() { return __lc_current->worker->dynamic_shared; }
 
-// atomics: blocks run on several OS threads at once, so they are real ones
-#define LC_ATOMIC_INT_(T)                                                                   \
-  static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); } \
-  static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); } \
-  static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); } \
-  static inline T atomicAnd(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); } \
-  static inline T atomicOr(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }   \
-  static inline T atomicXor(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); } \
-  static inline T atomicCAS(T *p, T cmp, T v) {                                             \
+// atomics: blocks run on several OS threads at once, so they are real ones.
+// CUDA's overloads and no others (user code defines atomicAdd for long long
+// itself), each also as name_block and name_system.
+#define LC_ATOMIC_ADD_(S, T)                                                                \
+  static inline T atomicAdd##S(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+#define LC_ATOMIC_SUB_(S, T)                                                                \
+  static inline T atomicSub##S(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }
+#define LC_ATOMIC_EXCH_(S, T)                                                               \
+  static inline T atomicExch##S(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }
+#define LC_ATOMIC_CAS_(S, T)                                                                \
+  static inline T atomicCAS##S(T *p, T cmp, T v) {                                          \
     __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);     \
     return cmp;                                                                             \
-  }                                                                                         \
-  static inline T atomicMin(T *p, T v) {                                                    \
+  }
+#define LC_ATOMIC_BITS_(S, T)                                                               \
+  static inline T atomicAnd##S(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); } \
+  static inline T atomicOr##S(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }   \
+  static inline T atomicXor##S(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }
+#define LC_ATOMIC_MINMAX_(S, T)                                                             \
+  static inline T atomicMin##S(T *p, T v) {                                                 \
     T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                           \
     while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} \
     return old;                                                                             \
   }                                                                                         \
-  static inline T atomicMax(T *p, T v) {                                                    \
+  static inline T atomicMax##S(T *p, T v) {                                                 \
     T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                           \
     while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} \
     return old;                                                                             \
   }
-LC_ATOMIC_INT_(int)
-LC_ATOMIC_INT_(unsigned int)
-LC_ATOMIC_INT_(long long)
-LC_ATOMIC_INT_(unsigned long long)
-#undef LC_ATOMIC_INT_
-
 // floats: compare-and-swap on the bit pattern
-#define LC_ATOMIC_FLOAT_(T, U)                                                              \
-  static inline T atomicAdd(T *p, T v) {                                                    \
+#define LC_ATOMIC_FADD_(S, T, U)                                                            \
+  static inline T atomicAdd##S(T *p, T v) {                                                 \
     U *q = (U *)p, old = __atomic_load_n(q, __ATOMIC_RELAXED), nw;                          \
     T f;                                                                                    \
     do {                                                                                    \
@@ -817,96 +818,46 @@ LC_ATOMIC_INT_(unsigned long long)
     } while (!__atomic_compare_exchange_n(q, &old, nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
     memcpy(&f, &old, sizeof f);                                                             \
     return f;                                                                               \
-  }                                                                                         \
-  static inline T atomicSub(T *p, T v) { return atomicAdd(p, -v); }                          \
-  static inline T atomicExch(T *p, T v) {                                                   \
-    U nw, old;                                                                              \
-    memcpy(&nw, &v, sizeof v);                                                              \
-    old = __atomic_exchange_n((U *)p, nw, __ATOMIC_RELAXED);                                \
-    T f;                                                                                    \
-    memcpy(&f, &old, sizeof f);                                                             \
-    return f;                                                                               \
   }
-LC_ATOMIC_FLOAT_(float, unsigned int)
-LC_ATOMIC_FLOAT_(double, unsigned long long)
-#undef LC_ATOMIC_FLOAT_
+#define LC_ATOMICS_(S)                                                                      \
+  LC_ATOMIC_ADD_(S, int) LC_ATOMIC_ADD_(S, unsigned int) LC_ATOMIC_ADD_(S, unsigned long long) \
+  LC_ATOMIC_FADD_(S, float, unsigned int) LC_ATOMIC_FADD_(S, double, unsigned long long)   \
+  LC_ATOMIC_SUB_(S, int) LC_ATOMIC_SUB_(S, unsigned int)                                    \
+  LC_ATOMIC_EXCH_(S, int) LC_ATOMIC_EXCH_(S, unsigned int) LC_ATOMIC_EXCH_(S, unsigned long long) \
+  static inline float atomicExch##S(float *p, float v) {                                    \
+    return __lc_from_bits<float>(atomicExch##S((unsigned int *)p, (unsigned int)__lc_bits(v))); \
+  }                                                                                         \
+  LC_ATOMIC_CAS_(S, int) LC_ATOMIC_CAS_(S, unsigned int) LC_ATOMIC_CAS_(S, unsigned long long) \
+  LC_ATOMIC_BITS_(S, int) LC_ATOMIC_BITS_(S, unsigned int) LC_ATOMIC_BITS_(S, long long)    \
+  LC_ATOMIC_BITS_(S, unsigned long long)                                                    \
+  LC_ATOMIC_MINMAX_(S, int) LC_ATOMIC_MINMAX_(S, unsigned int) LC_ATOMIC_MINMAX_(S, long long) \
+  LC_ATOMIC_MINMAX_(S, unsigned long long)                                                  \
+  static inline unsigned atomicInc##S(unsigned *p, unsigned v) {                            \
+    unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED), nw;                                \
+    do nw = old >= v ? 0 : old + 1;                                                         \
+    while (!__atomic_compare_exchange_n(p, &old, nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
+    return old;                                                                             \
+  }                                                                                         \
+  static inline unsigned atomicDec##S(unsigned *p, unsigned v) {                            \
+    unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED), nw;                                \
+    do nw = (old == 0 || old > v) ? v : old - 1;                                            \
+    while (!__atomic_compare_exchange_n(p, &old, nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
+    return old;                                                                             \
+  }
+LC_ATOMICS_()
+LC_ATOMICS_(_block)
+LC_ATOMICS_(_system)
+LC_ATOMIC_CAS_(, unsigned short)     // sm_70's, without _block and _system
+#undef LC_ATOMICS_
+#undef LC_ATOMIC_ADD_
+#undef LC_ATOMIC_SUB_
+#undef LC_ATOMIC_EXCH_
+#undef LC_ATOMIC_CAS_
+#undef LC_ATOMIC_BITS_
+#undef LC_ATOMIC_MINMAX_
+#undef LC_ATOMIC_FADD_
 
-static inline unsigned atomicInc(unsigned *p, unsigned v) {
-  unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED), nw;
-  do nw = old >= v ? 0 : old + 1;
-  while (!__atomic_compare_exchange_n(p, &old, nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-  return old;
-}
-static inline unsigned atomicDec(unsigned *p, unsigned v) {
-  unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED), nw;
-  do nw = (old == 0 || old > v) ? v : old - 1;
-  while (!__atomic_compare_exchange_n(p, &old, nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-  return old;
-}
-
-// math intrinsics and integer helpers
-#define LC_MINMAX_(T)                                          \
-  static inline T min(T a, T b) { return a < b ? a : b; }     \
-  static inline T max(T a, T b) { return a > b ? a : b; }
-LC_MINMAX_(int)
-LC_MINMAX_(unsigned int)
-LC_MINMAX_(long long)
-LC_MINMAX_(unsigned long long)
-LC_MINMAX_(float)
-LC_MINMAX_(double)
-#undef LC_MINMAX_
-#ifndef __GLIBC__   // glibc declares these itself, with the same meaning
-static inline float __expf(float x) { return expf(x); }
-static inline float __exp10f(float x) { return powf(10.0f, x); }
-static inline float exp10f(float x) { return powf(10.0f, x); }
-static inline float __logf(float x) { return logf(x); }
-static inline float __log2f(float x) { return log2f(x); }
-static inline float __log10f(float x) { return log10f(x); }
-static inline float __sinf(float x) { return sinf(x); }
-static inline float __cosf(float x) { return cosf(x); }
-static inline float __tanf(float x) { return tanf(x); }
-static inline float __powf(float x, float y) { return powf(x, y); }
-static inline void __sincosf(float x, float *s, float *c) { *s = sinf(x); *c = cosf(x); }
-#endif
-static inline float __fdividef(float x, float y) { return x / y; }
-static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
-static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
-static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
-static inline float __frcp_rn(float x) { return 1.0f / x; }
-static inline float __fsqrt_rn(float x) { return sqrtf(x); }
-static inline float __fadd_rn(float a, float b) { return a + b; }
-static inline float __fmul_rn(float a, float b) { return a * b; }
-static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
-static inline double __dadd_rn(double a, double b) { return a + b; }
-static inline double __dmul_rn(double a, double b) { return a * b; }
-static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
-static inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
-static inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
-static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
-static inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
-static inline long long __double_as_longlong(double d) { long long i; memcpy(&i, &d, 8); return i; }
-static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
-static inline int __float2int_rn(float x) { return (int)nearbyintf(x); }
-static inline int __float2int_rz(float x) { return (int)x; }
-static inline int __float2int_rd(float x) { return (int)floorf(x); }
-static inline int __float2int_ru(float x) { return (int)ceilf(x); }
-static inline float __int2float_rn(int x) { return (float)x; }
-static inline int __popc(unsigned x) { return __builtin_popcount(x); }
-static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
-static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
-static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
-static inline int __ffs(int x) { return __builtin_ffs(x); }
-static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
-static inline unsigned __brev(unsigned x) {
-  x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
-  x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
-  x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
-  return __builtin_bswap32(x);
-}
-static inline int __mul24(int a, int b) { return a * b; }
-static inline unsigned __umul24(unsigned a, unsigned b) { return a * b; }
-static inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
-static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+// the math API and the other intrinsics: kernels/sim_math.h
 
 // ---- running a kernel ---------------------------------------------------
 template <typename T>
@@ -987,6 +938,12 @@ static constexpr size_t __lc_arity(void (*)(P...)) { return sizeof...(P); }
     return __lc_run_block<K>(K, std::make_index_sequence<__lc_arity(K)>(), l, w, b);     \
   }                                                                                       \
   LC_SIM_EXPORT const long long *const __lc_sizes_##K = __lc_sizes_of(K);
+// The kernel a name expression names (sim_abi.h): its value, a pointer to
+// one __global__ function (a template's instantiation, one overload), is
+// the K of an entry point of its own.
+#define LC_SIM_NAMED(I, ...)                                  \
+  static constexpr auto __lc_named_##I = __VA_ARGS__;         \
+  LC_SIM_KERNEL(__lc_named_##I)
 LC_SIM_EXPORT int __lc_sim_abi(void) { return LC_SIM_ABI; }
 
 #endif  // LUACUDA_SIM_RUNTIME_H

@@ -540,9 +540,13 @@ extern "C" __global__ void bf(const float *x, int n, const __nv_bfloat16 *w,
   if (i == 0) {
     const __nv_bfloat162 *w2 = reinterpret_cast<const __nv_bfloat162 *>(w);
     __nv_bfloat162 acc = __float2bfloat162_rn(0.0f);
-    for (int k = 0; k < 4; k++) acc = __hfma2(w2[k], w2[k], acc);
+    for (int k = 0; k < 4; k++) acc = __hadd2(__hmul2(w2[k], w2[k]), acc);
     sum[0] = __low2bfloat16(acc) + __high2bfloat16(acc);
-    sum[1] = __hfma(w[0], w[1], w[2]);
+#if __CUDA_ARCH__ >= 800
+    sum[1] = __hfma(w[0], w[1], w[2]);       // compute capability 8.0
+#else
+    sum[1] = w[0] * w[1] + w[2];             // two roundings: the same here
+#endif
     sum[2] = w[3] / w[4];
     sum[3] = __float2bfloat16(__bfloat162float(w[5]) * 3.0f);
     sum[4] = hsqrt(w[6]);
@@ -576,11 +580,30 @@ extern "C" __global__ void bf(const float *x, int n, const __nv_bfloat16 *w,
     local function b(v) return decode(round16(v, BF16, "rn"), BF16) end
     local lo, hi = 0.0, 0.0
     for k = 0, 3 do
-      lo = b(ws[2 * k + 1] * ws[2 * k + 1] + lo)
-      hi = b(ws[2 * k + 2] * ws[2 * k + 2] + hi)
+      lo = b(b(ws[2 * k + 1] * ws[2 * k + 1]) + lo)
+      hi = b(b(ws[2 * k + 2] * ws[2 * k + 2]) + hi)
     end
     assert.same({ b(lo + hi), b(ws[1] * ws[2] + ws[3]), b(ws[4] / ws[5]), b(ws[6] * 3),
                   b(math.sqrt(ws[7])) }, sum:copy_to_host():totable())
+  end)
+
+  -- the simulator is compute capability 7.5 (its __CUDA_ARCH__, and what
+  -- NVRTC checks its kernels for): bfloat16's fused operations need 8.0
+  it("has no fused bfloat16 operations on the simulator, as CUDA has none below 8.0", function()
+    if S.backend ~= "sim" then return pending("simulator only: compute capability 7.5") end
+    local src = [[
+#include <cuda_bf16.h>
+extern "C" __global__ void k(__nv_bfloat16 *w) { w[0] = __hfma(w[0], w[1], w[2]); }
+]]
+    for _, check in ipairs({ "1", "0" }) do     -- NVRTC's refusal, and the host compiler's
+      local ok, out = S.lua_run("LUACUDA_NVRTC_CHECK=" .. check, ([[
+        local ok, err = pcall(require("luacuda").compile, %q)
+        print(ok, err)
+      ]]):format(src))
+      assert.is_true(ok, out)
+      assert.truthy(out:find("false\tluacuda.compile: compilation of kernel.cu failed", 1, true), out)
+      assert.truthy(out:find("__nv_bfloat16", 1, true), out)
+    end
   end)
 
   it("passes bfloat16 arrays to __nv_bfloat16 * and nv_bfloat16 *, and scalars by value",

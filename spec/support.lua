@@ -12,6 +12,15 @@ local S = {}
 S.backend = luacuda.backend()
 S.fake = S.backend == "cuda" and luacuda.devices()[1].name:find("^luacuda fake GPU") ~= nil
 
+-- Whether the simulator checks every kernel with NVRTC too (its parity
+-- check, src/backend/sim/check.c): on the simulator, where NVRTC loads and
+-- LUACUDA_NVRTC_CHECK is not 0. A compile error is then NVRTC's, as on
+-- the CUDA backend. (It loads NVRTC into the process.)
+function S.nvrtc_checks()
+  return S.backend == "sim" and os.getenv("LUACUDA_NVRTC_CHECK") ~= "0"
+    and luacuda.nvrtc_version() ~= nil
+end
+
 -- A comparable snapshot of a value: arrays by kind, dtype, layout and
 -- contents; tables deeply; anything else as is.
 function S.snapshot(v, seen)

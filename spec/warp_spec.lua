@@ -401,7 +401,10 @@ describe("warp reductions", function()
     if S.backend == "cuda" and luacuda.devices()[1].compute_capability[1] < 8 then
       return pending("__reduce_*_sync needs compute capability 8.0")
     end
-    local r = luacuda.compile(REDUCE_SOURCE, {name = "reduce.cu"})
+    -- the simulator is a device of compute capability 7.5, for which NVRTC
+    -- (its parity check) has no __reduce_*_sync: it is asked for 8.0
+    local options = S.backend == "sim" and {"-arch=compute_80"} or nil
+    local r = luacuda.compile(REDUCE_SOURCE, {name = "reduce.cu", options = options})
     local N = 64
     local u = luacuda.device_array(7 * N, "uint32")
     local i = luacuda.device_array(3 * N, "int32")

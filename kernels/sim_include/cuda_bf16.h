@@ -187,11 +187,15 @@ static inline __nv_bfloat16 __hmul_rn(const __nv_bfloat16 a, const __nv_bfloat16
 static inline __nv_bfloat16 __hadd_sat(const __nv_bfloat16 a, const __nv_bfloat16 b) { return LC_B_(__lc_f16_sat<7, 8>(LC_BB_(__hadd(a, b)))); }
 static inline __nv_bfloat16 __hsub_sat(const __nv_bfloat16 a, const __nv_bfloat16 b) { return LC_B_(__lc_f16_sat<7, 8>(LC_BB_(__hsub(a, b)))); }
 static inline __nv_bfloat16 __hmul_sat(const __nv_bfloat16 a, const __nv_bfloat16 b) { return LC_B_(__lc_f16_sat<7, 8>(LC_BB_(__hmul(a, b)))); }
+// the fused ones need compute capability 8.0, as in the toolkit's header
+// (the simulator's __CUDA_ARCH__ is sim_runtime.h's)
+#if __CUDA_ARCH__ >= 800
 static inline __nv_bfloat16 __hfma(const __nv_bfloat16 a, const __nv_bfloat16 b, const __nv_bfloat16 c) {
   return LC_B_(__lc_f16_fma<7, 8>(LC_BB_(a), LC_BB_(b), LC_BB_(c), __LC_RN));
 }
 static inline __nv_bfloat16 __hfma_sat(const __nv_bfloat16 a, const __nv_bfloat16 b, const __nv_bfloat16 c) { return LC_B_(__lc_f16_sat<7, 8>(LC_BB_(__hfma(a, b, c)))); }
 static inline __nv_bfloat16 __hfma_relu(const __nv_bfloat16 a, const __nv_bfloat16 b, const __nv_bfloat16 c) { return LC_B_(__lc_f16_relu<7, 8>(LC_BB_(__hfma(a, b, c)))); }
+#endif
 static inline __nv_bfloat16 __hneg(const __nv_bfloat16 a) { return LC_B_((unsigned short)(LC_BB_(a) ^ 0x8000u)); }
 static inline __nv_bfloat16 __habs(const __nv_bfloat16 a) { return LC_B_((unsigned short)(LC_BB_(a) & 0x7fffu)); }
 // the GPU's quotient: an approximate float division (correctly rounded
@@ -263,6 +267,9 @@ LC_BF16_PAIR2_(__hmin2, __hmin)
 LC_BF16_PAIR2_(__hmax2_nan, __hmax_nan)
 LC_BF16_PAIR2_(__hmin2_nan, __hmin_nan)
 #undef LC_BF16_PAIR2_
+static inline __nv_bfloat162 __hneg2(const __nv_bfloat162 a) { return __nv_bfloat162(__hneg(a.x), __hneg(a.y)); }
+static inline __nv_bfloat162 __habs2(const __nv_bfloat162 a) { return __nv_bfloat162(__habs(a.x), __habs(a.y)); }
+#if __CUDA_ARCH__ >= 800
 static inline __nv_bfloat162 __hfma2(const __nv_bfloat162 a, const __nv_bfloat162 b, const __nv_bfloat162 c) {
   return __nv_bfloat162(__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y));
 }
@@ -272,12 +279,11 @@ static inline __nv_bfloat162 __hfma2_sat(const __nv_bfloat162 a, const __nv_bflo
 static inline __nv_bfloat162 __hfma2_relu(const __nv_bfloat162 a, const __nv_bfloat162 b, const __nv_bfloat162 c) {
   return __nv_bfloat162(__hfma_relu(a.x, b.x, c.x), __hfma_relu(a.y, b.y, c.y));
 }
-static inline __nv_bfloat162 __hneg2(const __nv_bfloat162 a) { return __nv_bfloat162(__hneg(a.x), __hneg(a.y)); }
-static inline __nv_bfloat162 __habs2(const __nv_bfloat162 a) { return __nv_bfloat162(__habs(a.x), __habs(a.y)); }
 static inline __nv_bfloat162 __hcmadd(const __nv_bfloat162 a, const __nv_bfloat162 b, const __nv_bfloat162 c) {
   __nv_bfloat16 re = __hfma(a.x, b.x, c.x), im = __hfma(a.x, b.y, c.y);
   return __nv_bfloat162(__hfma(__hneg(a.y), b.y, re), __hfma(a.y, b.x, im));
 }
+#endif
 
 // ---- functions -------------------------------------------------------------------
 static inline __nv_bfloat16 htrunc(const __nv_bfloat16 h) { return LC_BRN_(__builtin_truncf(LC_BF_(h))); }

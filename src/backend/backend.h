@@ -66,6 +66,14 @@ typedef struct lc_source {
   const char *const *options;         /* NVRTC spellings */
   int noptions;
   const struct lc_scan_result *scan;
+  /* The kernels found by a name the module must resolve (C++ linkage):
+  ** name expressions, "saxpy" or "sq<int>", each a constant expression
+  ** naming one __global__ function at the end of the source. The backend
+  ** resolves them when it compiles (NVRTC's lowered names; the
+  ** simulator's generated entry points, lc_sim_named) and module_function
+  ** takes each by this very spelling. */
+  const char *const *names;
+  int nnames;
 } lc_source;
 
 /* One launch; args[i] points at parameter i's packed value, inside the

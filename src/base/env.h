@@ -16,6 +16,8 @@ typedef struct lc_settings {
   unsigned sim_threads;    /* LUACUDA_SIM_THREADS: 0 for one per core */
   size_t sim_stack;        /* LUACUDA_SIM_STACK: bytes per fiber */
   double sim_timeout;      /* LUACUDA_SIM_TIMEOUT: seconds; 0 for none */
+  unsigned nvrtc_check;    /* LUACUDA_NVRTC_CHECK: 0 or 1 (the default): the simulator
+                           ** checks its kernels with NVRTC (sim/check.c) */
 } lc_settings;
 
 /* Read the settings (called once, by the backend's choice): 0, or -1 with

@@ -1720,6 +1720,10 @@ static int open_body(scanner *sc, const tok *t) {
                     (int)sizeof k->name - 1);
       k->is_template = d->templ;
       k->extern_c = !d->templ && (d->linkage == 1 || (d->linkage < 0 && sp->linkage_c));
+      k->in_namespace = sp->in_ns;
+      k->decl_begin = d->start.p;
+      k->params_begin = d->plx.p;
+      k->params_end = d->pclose;
       k->line = d->name.line;
       k->body_begin = t->b;
       k->body_end = t->b;

@@ -78,6 +78,7 @@ typedef struct lc_kernel_sig {
   bool extern_c;         /* C linkage: findable by this name. False for
                          ** C++ linkage and for template kernels */
   bool is_template;
+  bool in_namespace;     /* inside a namespace: C++ qualifies its name */
   int line;              /* 1-based line of the name, for messages */
   int nparams;           /* -1 when the parameter list is not understood */
   lc_param params[LC_MAXPARAMS];
@@ -88,6 +89,11 @@ typedef struct lc_kernel_sig {
   char error[LC_ERRLEN];
   size_t body_begin, body_end;   /* byte offsets of the body's '{' and its
                                  ** matching '}' */
+  size_t decl_begin;             /* where the declaration starts (before a
+                                 ** `template <...>` header), at most the
+                                 ** byte after the previous declaration */
+  size_t params_begin, params_end;   /* the parameter list's text, between
+                                     ** its parentheses */
 } lc_kernel_sig;
 
 /* ---- declarations the simulator needs ----------------------------------- */

@@ -11,6 +11,9 @@
 #include "array.h"
 #include "scan.h"
 
+/* The most name_expressions a compile takes. */
+#define LC_MAX_NAMES 64
+
 /* A loaded module, counted: the Lua module object, each kernel object and
 ** each array over a module global hold a reference; the backend unloads it
 ** when the last one goes. */
@@ -20,6 +23,10 @@ typedef struct lc_modref {
   lc_module *handle;
   int nkernels, nglobals;
   lc_kernel_sig *kernels;      /* signatures (overrides applied) */
+  int nnamed;                  /* the kernels named by name_expressions: */
+  lc_kernel_sig *named;        /* each its base kernel's signature, named by
+                               ** the expression ("sq<int>"), with a
+                               ** template's arguments put in */
   lc_global_decl *globals;
   char name[256];
 } lc_modref;

@@ -11,7 +11,7 @@
 #include "gate.h"
 #include "aux.h"
 #include "ksource.h"
-#include "cuda/nvrtc.h"   /* NVRTC runs whichever backend runs kernels */
+#include "nvrtc.h"   /* NVRTC runs whichever backend runs kernels */
 
 #define OUTPUT_MT "luacuda.nvrtc_output"
 

@@ -1,7 +1,8 @@
 /*
 ** The PTX executor: runs a kernel's blocks on worker threads, each block's
 ** threads as independent contexts (as on Volta and later GPUs): a thread
-** runs until it reaches a barrier, a warp operation or its end; a barrier
+** runs until it reaches a barrier, a warp operation, a nanosleep (where it
+** lets the others run) or its end; a barrier
 ** releases once every live thread it names arrived; a warp operation once
 ** every live lane of its member mask did. Nothing runs in lock step, so
 ** code that relies on it (a missing __syncwarp) is not rescued either.
@@ -15,6 +16,7 @@
 #include "internal.h"
 
 #include <ctype.h>
+#include <fenv.h>
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
@@ -491,11 +493,70 @@ static uint64_t pair_op(const inst *in, uint64_t a, uint64_t b, uint64_t c, int 
   return d;
 }
 
+/* An IEEE operation on f32 or f64 rounded once, in rounding mode rnd, by
+** the host's own arithmetic under fesetround: through long double it
+** would round twice (1 + 2^-149 rounded up is 1 + 2^-23, not 1) and lose
+** the sign of an exact zero (x - x rounded down is -0). The volatile
+** operands and result keep the operation inside the mode. Whether it
+** applies: add, sub and mul in every mode; fma, div, sqrt and rcp with a
+** rounding named (their other forms are approximations, or fused as
+** float_op says). */
+static bool ieee_op(const inst *in, long double lx, long double ly, long double lz, int rnd,
+                    uint64_t *out) {
+  ptype t = in->t;
+  int op = in->op;
+  if (t.k != K_F || (t.bits != 32 && t.bits != 64) || (in->flags & F_APPROX)) return false;
+  if (op == I_FMA || op == I_MAD || op == I_DIV || op == I_SQRT || op == I_RCP) {
+    if (rnd != RND_RN && rnd != RND_RZ && rnd != RND_RM && rnd != RND_RP) return false;
+  } else if (op != I_ADD && op != I_SUB && op != I_MUL) {
+    return false;
+  }
+  int old = fegetround();
+  fesetround(rnd == RND_RZ ? FE_TOWARDZERO : rnd == RND_RM ? FE_DOWNWARD : rnd == RND_RP ? FE_UPWARD
+                                                                                   : FE_TONEAREST);
+  long double r;
+  if (t.bits == 32) {
+    volatile float x = (float)lx, y = (float)ly, z = (float)lz, v = 0;
+    switch (op) {
+      case I_ADD: v = x + y; break;
+      case I_SUB: v = x - y; break;
+      case I_MUL: v = x * y; break;
+      case I_FMA: case I_MAD: v = fmaf(x, y, z); break;
+      case I_DIV: v = x / y; break;
+      case I_SQRT: v = sqrtf(x); break;
+      case I_RCP: v = 1.0f / x; break;
+    }
+    r = v;
+  } else {
+    volatile double x = (double)lx, y = (double)ly, z = (double)lz, v = 0;
+    switch (op) {
+      case I_ADD: v = x + y; break;
+      case I_SUB: v = x - y; break;
+      case I_MUL: v = x * y; break;
+      case I_FMA: case I_MAD: v = fma(x, y, z); break;
+      case I_DIV: v = x / y; break;
+      case I_SQRT: v = sqrt(x); break;
+      case I_RCP: v = 1.0 / x; break;
+    }
+    r = v;
+  }
+  fesetround(old);
+  *out = fput(t, r, RND_NONE, in->flags);
+  return true;
+}
+
 static uint64_t float_op(const inst *in, uint64_t a, uint64_t b, uint64_t c) {
   ptype t = in->t;
   if (t.k == K_F16X2 || t.k == K_BF16X2) return pair_op(in, a, b, c, in->op);
   int rnd = in->mod;
   long double x = ftz_in(t, fget(t, a), in->flags), y = ftz_in(t, fget(t, b), in->flags);
+  uint64_t exact;
+  /* div.approx.f32 is a * (1/b), and for |b| in [2^126, 2^128] PTX says
+  ** 1/b is zero: the quotient is a signed zero (NaN for an infinite a) */
+  if (in->op == I_DIV && (in->flags & F_APPROX) && t.bits == 32 && fabsl(y) >= 0x1p126L &&
+      fabsl(y) <= 0x1p128L)
+    return fput(t, (float)x * copysignf(0.0f, (float)y), RND_NONE, in->flags);
+  if (ieee_op(in, x, y, ftz_in(t, fget(t, c), in->flags), rnd, &exact)) return exact;
   long double r = 0;
   switch (in->op) {
     case I_ADD: r = x + y; break;
@@ -553,10 +614,47 @@ static uint64_t float_op(const inst *in, uint64_t a, uint64_t b, uint64_t c) {
   return fput(t, r, rnd, in->flags);
 }
 
+/* add, sub, min and max on the two halves of a .u16x2 or .s16x2 (add and
+** sub wrap around; .relu: a negative half gives 0) */
+static uint64_t int_pair_op(const inst *in, uint64_t a, uint64_t b) {
+  bool s = in->t.k == K_S16X2;
+  uint64_t d = 0;
+  for (int h = 0; h < 2; h++) {
+    int64_t x = s ? sx(a >> (16 * h), 16) : (int64_t)zx(a >> (16 * h), 16);
+    int64_t y = s ? sx(b >> (16 * h), 16) : (int64_t)zx(b >> (16 * h), 16), r = 0;
+    switch (in->op) {
+      case I_ADD: r = x + y; break;
+      case I_SUB: r = x - y; break;
+      case I_MIN: r = x < y ? x : y; break;
+      case I_MAX: r = x > y ? x : y; break;
+    }
+    if ((in->flags & F_RELU) && r < 0) r = 0;
+    d |= zx((uint64_t)r, 16) << (16 * h);
+  }
+  return d;
+}
+
+/* vabsdiff2, vabsdiff4 (the default lane selections and mask): |a - b| of
+** each half or byte, signed or not by the sources' type; .add: their sum
+** plus c, else the lanes themselves */
+static uint64_t vabsdiff_op(const inst *in, uint64_t a, uint64_t b, uint64_t c) {
+  int w = in->mod == 2 ? 16 : 8;
+  bool sa = (in->t2.k ? in->t2 : in->t).k == K_S;
+  uint64_t d = 0, sum = c;
+  for (int i = 0; i < 32; i += w) {
+    int64_t x = sa ? sx(a >> i, w) : (int64_t)zx(a >> i, w), y = sa ? sx(b >> i, w) : (int64_t)zx(b >> i, w);
+    uint64_t r = (uint64_t)(x > y ? x - y : y - x);
+    sum += r;
+    d |= zx(r, w) << i;
+  }
+  return zx(in->mod2 ? sum : d, 32);
+}
+
 static uint64_t int_op(blk *b, thr *t, const inst *in, uint64_t a, uint64_t bv, uint64_t c) {
   ptype ty = in->t;
   int bits = ty.bits;
   bool s = ty.k == K_S;
+  if (ty.k == K_U16X2 || ty.k == K_S16X2) return int_pair_op(in, a, bv);
   switch (in->op) {
     case I_ADD: case I_SUB: {
       if (in->flags & F_SAT) {
@@ -634,7 +732,9 @@ static uint64_t int_op(blk *b, thr *t, const inst *in, uint64_t a, uint64_t bv, 
     }
     case I_MIN: case I_MAX: {
       bool lt = s ? sx(a, bits) < sx(bv, bits) : zx(a, bits) < zx(bv, bits);
-      return zx((in->op == I_MIN) == lt ? a : bv, bits);
+      uint64_t r = (in->op == I_MIN) == lt ? a : bv;
+      if ((in->flags & F_RELU) && s && sx(r, bits) < 0) r = 0;     /* max.relu.s32 */
+      return zx(r, bits);
     }
     case I_ABS: { int64_t x = sx(a, bits); return zx(x < 0 ? 0 - (uint64_t)x : (uint64_t)x, bits); }
     case I_NEG: return zx((uint64_t)0 - a, bits);
@@ -720,16 +820,6 @@ static uint64_t bit_op(const inst *in, uint64_t a, uint64_t b, uint64_t c, uint6
       if (pos >= 32) return 0;
       uint64_t m = len >= 32 ? ~0ull : (1ull << len) - 1;
       return zx(m << pos, 32);
-    }
-    case I_FNS: {   /* fns d, mask, base, offset: the offset-th set bit from base */
-      unsigned pos = (unsigned)zx(b, 32) & 31;
-      int32_t off = (int32_t)zx(c, 32);
-      if (off == 0) return (a >> pos & 1) ? pos : 0xffffffffu;
-      int step = off > 0 ? 1 : -1;
-      int64_t count = off > 0 ? (int64_t)off - 1 : -(int64_t)off - 1;
-      for (int i = (int)pos; i >= 0 && i < 32; i += step)
-        if ((a >> i & 1) && count-- == 0) return (uint64_t)i;
-      return 0xffffffffu;
     }
     case I_SZEXT: {
       unsigned pos = (unsigned)zx(b, 32);
@@ -1175,12 +1265,30 @@ static void run_thread(blk *b, thr *t) {
         break;
       case I_AND: case I_OR: case I_XOR: case I_NOT: case I_CNOT: case I_SHL: case I_SHR:
       case I_POPC: case I_CLZ: case I_BREV: case I_BFIND: case I_BFE: case I_BFI: case I_PRMT:
-      case I_LOP3: case I_SHF: case I_BMSK: case I_SZEXT: case I_FNS:
+      case I_LOP3: case I_SHF: case I_BMSK: case I_SZEXT:
         put(t, &o[0], bit_op(in, get(b, t, &o[1]), in->nops > 2 ? get(b, t, &o[2]) : 0,
                              in->nops > 3 ? get(b, t, &o[3]) : 0, in->nops > 4 ? get(b, t, &o[4]) : 0));
         break;
       case I_DP4A: case I_DP2A:
         put(t, &o[0], dot_op(in, get(b, t, &o[1]), get(b, t, &o[2]), get(b, t, &o[3])));
+        break;
+      case I_FNS: {   /* the |offset|-th set bit of mask from bit base, up (offset > 0) or down */
+        uint64_t mask = get(b, t, &o[1]), base = zx(get(b, t, &o[2]), 32), d = 0xffffffffu;
+        int64_t off = sx(get(b, t, &o[3]), 32);
+        if (off == 0) {
+          if (base < 32 && (mask >> base & 1)) d = base;
+        } else {
+          int64_t count = (off > 0 ? off : -off) - 1, inc = off > 0 ? 1 : -1;
+          for (int64_t pos = (int64_t)base; pos >= 0 && pos < 32; pos += inc)
+            if (mask >> pos & 1) {
+              if (count-- == 0) { d = (uint64_t)pos; break; }
+            }
+        }
+        put(t, &o[0], d);
+        break;
+      }
+      case I_VABSDIFF:
+        put(t, &o[0], vabsdiff_op(in, get(b, t, &o[1]), get(b, t, &o[2]), get(b, t, &o[3])));
         break;
       case I_SETP: case I_SET: {
         int k = (in->flags & F_DUALP) ? 1 : 0;
@@ -1317,8 +1425,10 @@ static void run_thread(blk *b, thr *t) {
       case I_MEMBAR:
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         break;
-      case I_NANOSLEEP:
-        break;
+      case I_NANOSLEEP:     /* the block's other threads run (a thread spinning on a flag) */
+        t->pc++;
+        b->icount += count;
+        return;
       case I_ATOM: case I_RED: {
         int k = in->op == I_ATOM ? 1 : 0;
         uint64_t a = get(b, t, &o[k]);

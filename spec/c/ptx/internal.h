@@ -12,7 +12,7 @@
 #include <stdbool.h>
 
 /* Types: a kind and a width in bits. */
-enum { K_B, K_U, K_S, K_F, K_PRED, K_F16X2, K_BF16, K_BF16X2 };
+enum { K_B, K_U, K_S, K_F, K_PRED, K_F16X2, K_BF16, K_BF16X2, K_U16X2, K_S16X2 };
 typedef struct ptype { uint8_t k, bits; } ptype;
 
 /* State spaces. */
@@ -60,7 +60,7 @@ enum {
   I_LD, I_ST, I_BRA, I_BRX, I_CALL, I_RET, I_EXIT, I_BAR, I_BAR_RED, I_BAR_WARP, I_MEMBAR,
   I_ATOM, I_RED, I_SHFL, I_VOTE, I_MATCH, I_REDUX, I_ACTIVEMASK, I_RCP, I_SQRT, I_RSQRT,
   I_SIN, I_COS, I_EX2, I_LG2, I_TANH, I_TESTP, I_COPYSIGN, I_TRAP, I_NANOSLEEP, I_MUL24,
-  I_MAD24, I_SAD, I_PREFETCH, I_DP4A, I_DP2A, I_BMSK, I_SZEXT, I_FNS,
+  I_MAD24, I_SAD, I_PREFETCH, I_DP4A, I_DP2A, I_BMSK, I_SZEXT, I_VABSDIFF, I_FNS,
   I_COUNT
 };
 

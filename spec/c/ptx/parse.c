@@ -220,7 +220,7 @@ static bool type_of(const char *s, ptype *t) {
       {"b128", K_B, 128}, {"u8", K_U, 8}, {"u16", K_U, 16}, {"u32", K_U, 32}, {"u64", K_U, 64},
       {"s8", K_S, 8}, {"s16", K_S, 16}, {"s32", K_S, 32}, {"s64", K_S, 64}, {"f16", K_F, 16},
       {"f32", K_F, 32}, {"f64", K_F, 64}, {"f16x2", K_F16X2, 32}, {"bf16", K_BF16, 16},
-      {"bf16x2", K_BF16X2, 32}};
+      {"bf16x2", K_BF16X2, 32}, {"u16x2", K_U16X2, 32}, {"s16x2", K_S16X2, 32}};
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
     if (strcmp(s, types[i].s) == 0) { t->k = types[i].k; t->bits = types[i].bits; return true; }
   return false;
@@ -652,7 +652,8 @@ static const struct { const char *s; int op; } opcodes[] = {
     {"lg2", I_LG2}, {"tanh", I_TANH}, {"testp", I_TESTP}, {"copysign", I_COPYSIGN},
     {"trap", I_TRAP}, {"nanosleep", I_NANOSLEEP}, {"mul24", I_MUL24}, {"mad24", I_MAD24},
     {"sad", I_SAD}, {"prefetch", I_PREFETCH}, {"prefetchu", I_PREFETCH}, {"dp4a", I_DP4A},
-    {"dp2a", I_DP2A}, {"bmsk", I_BMSK}, {"szext", I_SZEXT}, {"fns", I_FNS},
+    {"dp2a", I_DP2A}, {"bmsk", I_BMSK}, {"szext", I_SZEXT}, {"vabsdiff2", I_VABSDIFF},
+    {"vabsdiff4", I_VABSDIFF}, {"fns", I_FNS},
     {"pmevent", I_NOP}, {"brkpt", I_TRAP}, {"discard", I_PREFETCH}, {"applypriority", I_PREFETCH}};
 
 /* An opcode's PTX name, for messages. */
@@ -706,6 +707,7 @@ static void decode(parser *ps, const char *text, inst *in) {
   in->vec = 1;
   if (strcmp(tok, "addc") == 0 || strcmp(tok, "subc") == 0 || strcmp(tok, "madc") == 0)
     in->flags |= F_CARRYIN;
+  if (op == I_VABSDIFF) in->mod = tok[8] == '2' ? 2 : 4;     /* lanes */
   int ntypes = 0, mode = 0;
   bool after_cmp = false, cluster = false;
   while ((tok = strtok_r(NULL, ".", &save)) != NULL) {
@@ -785,6 +787,8 @@ static void decode(parser *ps, const char *text, inst *in) {
       else if (strcmp(tok, "popc") == 0) in->mod = BAR_RED_POPC;
       else if (strcmp(tok, "and") == 0) in->mod = BAR_RED_AND;
       else if (strcmp(tok, "or") == 0) in->mod = BAR_RED_OR;
+    } else if (op == I_VABSDIFF && strcmp(tok, "add") == 0) {
+      in->mod2 = 1;     /* the secondary operation: the lanes summed, plus c */
     } else if (op == I_BFIND && strcmp(tok, "shiftamt") == 0) {
       in->flags |= F_SHIFTAMT;
     } else if (op == I_PRMT && (strcmp(tok, "f4e") == 0 || strcmp(tok, "b4e") == 0 ||

@@ -48,6 +48,10 @@ struct lc_function {
 
 struct lc_module {
   CUmodule m;
+  /* the name expressions (lc_source.names) and NVRTC's lowered name of
+  ** each, in the same order, each ended by a NUL */
+  int nnames;
+  char *names, *lowered;
   param_sizes *sizes;        /* under mu */
   lc_function *funcs;        /* under mu */
 };
@@ -65,6 +69,30 @@ static bool want_ptx(void) {
   return c;
 }
 
+/* Of a cache entry of *len bytes (load_source), the lowered names of its
+** nexprs name expressions, copied into *lowered (malloc'd; NULL when
+** lowered is NULL or there are none), and *len cut to the image's length.
+** False when the entry is not of that form: then it is a miss. */
+static bool cached_names(unsigned char *entry, size_t *len, int nexprs, char **lowered) {
+  uint64_t imagelen;
+  if (*len < sizeof imagelen) return false;
+  memcpy(&imagelen, entry + *len - sizeof imagelen, sizeof imagelen);
+  size_t rest = *len - sizeof imagelen;
+  if (imagelen > rest) return false;
+  const char *names = (const char *)entry + imagelen;
+  size_t nlen = rest - (size_t)imagelen;
+  int count = 0;
+  for (size_t i = 0; i < nlen; i++) count += names[i] == '\0';
+  if (count != nexprs || (nlen > 0 && names[nlen - 1] != '\0')) return false;
+  if (lowered && nlen > 0) {
+    *lowered = malloc(nlen);
+    if (*lowered == NULL) return false;
+    memcpy(*lowered, names, nlen);
+  }
+  *len = (size_t)imagelen;
+  return true;
+}
+
 /* Compile text for the current device into a cubin (or take it from the
 ** disk cache, keyed by the text, the options, the toolkit's include
 ** directories and NVRTC's version, which lc_nvrtc_facts_get knows without
@@ -73,8 +101,10 @@ static bool want_ptx(void) {
 ** (LUACUDA_PTX), or when NVRTC is older than the device: then for the
 ** newest architecture it knows, and the driver JITs it. */
 static int load_source(const char *text, const char *name, const char *const *options,
-                       int noptions, CUmodule *mod, char **log, char *err) {
+                       int noptions, const char *const *exprs, int nexprs, CUmodule *mod,
+                       char **lowered, char **log, char *err) {
   *log = NULL;
+  if (lowered) *lowered = NULL;
   char nerr[LC_NVRTC_ERRLEN];
   /* NVRTC's facts, remembered: a disk-cache hit then never loads NVRTC */
   lc_nvrtc_facts facts;
@@ -92,25 +122,33 @@ static int load_source(const char *text, const char *name, const char *const *op
   bool cubin = target == want && !want_ptx();
   char arch[32];
   snprintf(arch, sizeof arch, "-arch=%s_%d", cubin ? "sm" : "compute", target);
-  /* the architecture, the user's options, then the toolkit's headers
-  ** (after the user's -I: a user's header of the same name wins) */
-  const char *opts[LC_KSOURCE_MAXOPTS + 2 + LC_NVRTC_MAXINC];
-  int n = 0;
-  opts[n++] = arch;
-  for (int i = 0; i < noptions && i < LC_KSOURCE_MAXOPTS + 1; i++) opts[n++] = options[i];
-  for (int i = 0; i < facts.nincludes; i++) opts[n++] = facts.includes[i];
+  const char *opts[LC_NVRTC_MAXOPTS];
+  int n = lc_nvrtc_options(opts, arch, options, noptions, &facts);
   /* the driver too: which NVRTC is taken, and whether what it makes
   ** loads, depend on it */
   int dv = lc_cuda_driver_version;
   char identity[64];
   snprintf(identity, sizeof identity, "NVRTC %d.%d, driver %d.%d", major, minor, dv / 1000,
            dv % 1000 / 10);
+  /* the key: the name expressions are part of what is compiled */
+  const char *keyopts[LC_KSOURCE_MAXOPTS + 2 + LC_NVRTC_MAXINC + LC_NVRTC_MAXNAMES + 1];
+  int nkey = 0;
+  for (int i = 0; i < n; i++) keyopts[nkey++] = opts[i];
+  keyopts[nkey++] = "\001names";
+  for (int i = 0; i < nexprs && i < LC_NVRTC_MAXNAMES; i++) keyopts[nkey++] = exprs[i];
   lc_hash key;
-  lc_ksource_key(&key, "cuda 2", text, strlen(text), opts, n, identity);
+  lc_ksource_key(&key, "cuda 3", text, strlen(text), keyopts, nkey, identity);
   const char *suffix = cubin ? ".cubin" : ".ptx";
   size_t len = 0;
+  /* an entry is the image, the lowered names (each ended by a NUL) and
+  ** the image's length (8 bytes): a hit takes the names back, and never
+  ** calls NVRTC (the loader ignores what follows a cubin's contents) */
   unsigned char *image = lc_cache_load("cuda", &key, suffix, &len);
-  /* the driver reads PTX up to its NUL; the entry's trailer follows it */
+  if (image && !cached_names(image, &len, nexprs, lowered)) {
+    free(image);
+    image = NULL;
+  }
+  /* the driver reads PTX up to its NUL; the names follow it */
   if (image && !cubin) image[len] = '\0';
   if (image == NULL) {
     /* the headers it may read, as they are before it compiles; if one
@@ -120,8 +158,10 @@ static int load_source(const char *text, const char *name, const char *const *op
     clock_gettime(CLOCK_REALTIME, &start);
     bool caching = lc_cache_dir() != NULL;
     if (caching) lc_includes_nvrtc(&deps, text, strlen(text), name, opts, n);
-    char *out = NULL;
-    int rc = lc_nvrtc_compile(text, name, opts, n, cubin, &out, &len, log, nerr);
+    char *out = NULL, *low = NULL;
+    size_t lowlen = 0;
+    int rc = lc_nvrtc_compile_named(text, name, opts, n, cubin, exprs, nexprs, &out, &len,
+                                    &low, &lowlen, log, nerr);
     if (rc != LC_OK) {
       lc_deps_free(&deps);
       if (*log) snprintf(err, LC_ERRLEN, "compilation of %.300s failed", name);
@@ -132,9 +172,21 @@ static int load_source(const char *text, const char *name, const char *const *op
     *log = NULL;
     image = (unsigned char *)out;
     char ignored[LC_ERRLEN];
-    if (caching && !deps.failed && lc_deps_settled(&deps, &start))
-      lc_cache_store("cuda", &key, suffix, image, len, &deps, ignored);
+    if (caching && !deps.failed && lc_deps_settled(&deps, &start)) {
+      uint64_t imagelen = len;
+      unsigned char *entry = malloc(len + lowlen + sizeof imagelen);
+      if (entry) {
+        memcpy(entry, image, len);
+        if (lowlen) memcpy(entry + len, low, lowlen);
+        memcpy(entry + len + lowlen, &imagelen, sizeof imagelen);
+        lc_cache_store("cuda", &key, suffix, entry, len + lowlen + sizeof imagelen, &deps,
+                       ignored);
+        free(entry);
+      }
+    }
     lc_deps_free(&deps);
+    if (lowered) *lowered = low;
+    else free(low);
   }
   char jitlog[1024] = "";
   int jopts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -165,14 +217,9 @@ int lc_cuda_module_load(const lc_source *src, lc_module **m, char **log, char *e
   *log = NULL;
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
-  /* the head (ksource.h), then the user's source, with a marker after
-  ** each definition of a kernel defined in several #if
-  ** branches (scan.h), on the same line */
-  const lc_scan_result *sc = src->scan;
-  int marks = 0;
-  for (int i = 0; i < sc->nkernels; i++) marks += lc_scan_defined_twice(sc, i);
-  size_t head = lc_ksource_head_len(src->name);
-  char *text = malloc(head + src->len + 1 + (size_t)marks * 64);
+  /* the head (ksource.h), then the user's source, with its markers */
+  size_t len;
+  char *text = lc_nvrtc_text(src, &len);
   lc_module *mod = calloc(1, sizeof *mod);
   if (text == NULL || mod == NULL) {
     free(text);
@@ -180,23 +227,37 @@ int lc_cuda_module_load(const lc_source *src, lc_module **m, char **log, char *e
     snprintf(err, LC_ERRLEN, "out of host memory");
     return LC_ENOMEM;
   }
-  lc_ksource_head(text, src->name);
-  size_t k = head;
-  size_t at = 0;
-  for (int i = 0; i < sc->nkernels; i++) {     /* kernels come in source order */
-    if (!lc_scan_defined_twice(sc, i)) continue;
-    size_t end = sc->kernels[i].body_end + 1;
-    memcpy(text + k, src->text + at, end - at);
-    k += end - at;
-    k += (size_t)sprintf(text + k, " extern \"C\" { __device__ int " LC_DEFINED_MARK "%d; }", i);
-    at = end;
+  if (src->nnames > LC_NVRTC_MAXNAMES) {
+    free(text);
+    free(mod);
+    snprintf(err, LC_ERRLEN, "more than %d kernels named by name expressions",
+             LC_NVRTC_MAXNAMES);
+    return LC_EFAIL;
   }
-  memcpy(text + k, src->text + at, src->len - at);
-  text[k + src->len - at] = '\0';
-  rc = load_source(text, src->name, src->options, src->noptions, &mod->m, log, err);
+  /* the name expressions, kept to find each kernel by its spelling */
+  size_t nbytes = 0;
+  for (int i = 0; i < src->nnames; i++) nbytes += strlen(src->names[i]) + 1;
+  mod->nnames = src->nnames;
+  mod->names = nbytes ? malloc(nbytes) : NULL;
+  if (nbytes && mod->names == NULL) {
+    free(text);
+    free(mod);
+    snprintf(err, LC_ERRLEN, "out of host memory");
+    return LC_ENOMEM;
+  }
+  for (size_t i = 0, at = 0; i < (size_t)src->nnames; i++) {
+    size_t l = strlen(src->names[i]) + 1;
+    memcpy(mod->names + at, src->names[i], l);
+    at += l;
+  }
+  rc = load_source(text, src->name, src->options, src->noptions, src->names, src->nnames,
+                   &mod->m, &mod->lowered, log, err);
   free(text);
-  if (rc != LC_OK) free(mod);
-  else *m = mod;
+  if (rc != LC_OK) {
+    free(mod->names);
+    free(mod->lowered);
+    free(mod);
+  } else *m = mod;
   return rc;
 }
 
@@ -212,6 +273,8 @@ void lc_cuda_module_unload(lc_module *m) {
     m->funcs = f->next;
     free(f);
   }
+  free(m->names);
+  free(m->lowered);
   free(m);
 }
 
@@ -247,6 +310,16 @@ int lc_cuda_module_function(lc_module *m, const char *name, lc_function **f,
   *sizes = NULL;
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
+  /* a name expression's kernel, by its lowered name */
+  const char *expr = m->names, *low = m->lowered;
+  for (int i = 0; i < m->nnames && expr && low; i++) {
+    if (strcmp(expr, name) == 0) {
+      name = low;
+      break;
+    }
+    expr += strlen(expr) + 1;
+    low += strlen(low) + 1;
+  }
   CUfunction fn;
   rc = lc_cuda_check(lc_cu.ModuleGetFunction(&fn, m->m, name), "cuModuleGetFunction", err);
   if (rc != LC_OK) return rc;
@@ -288,7 +361,8 @@ static int library_kernel(bool fill, CUfunction *f, char *err) {
   if (d->library == NULL) {
     char *log = NULL;
     static const char *const std_only[] = {LC_KSOURCE_STD};
-    rc = load_source(lc_strided_source, "luacuda/strided.cu", std_only, 1, &d->library, &log, err);
+    rc = load_source(lc_strided_source, "luacuda/strided.cu", std_only, 1, NULL, 0, &d->library,
+                     NULL, &log, err);
     free(log);
   }
   if (rc == LC_OK && *slot == NULL)

@@ -220,7 +220,15 @@ static void sim_module_unload(lc_module *m) { dlclose(m); }
 
 static int sim_module_function(lc_module *m, const char *name, lc_function **f,
                                const long long **sizes, char *err) {
-  char sym[200];
+  char sym[200], named[64];
+  /* a name expression's entry point is found by its place in the table */
+  const char *const *table = dlsym(m, LC_SIM_NAMED_TABLE);
+  for (int i = 0; table && table[i]; i++)
+    if (strcmp(table[i], name) == 0) {
+      snprintf(named, sizeof named, LC_SIM_NAMED_PREFIX "%d", i);
+      name = named;
+      break;
+    }
   snprintf(sym, sizeof sym, "__lc_block_%s", name);
   void *entry = dlsym(m, sym);
   snprintf(sym, sizeof sym, "__lc_sizes_%s", name);

@@ -4,7 +4,9 @@
 ** then the user's source behind a #line directive (so the compiler's
 ** messages give the user's lines), then a generated tail with one entry
 ** point per kernel. The host C++ compiler (LUACUDA_CXX, else c++) is run
-** without a shell; its output is the log of a failed compilation.
+** without a shell; its output is the log of a failed compilation. NVRTC,
+** where there is one, compiles the source meanwhile as the CUDA backend
+** would (check.c): what it rejects fails here too, with its log.
 */
 #define _GNU_SOURCE       /* pipe2 */
 #include "sim.h"
@@ -33,10 +35,12 @@
 extern char **environ;
 
 /* The headers compiled into every module before the prelude: the kernel
-** ABI and the CPU runtime (the CUDA names on the host). */
+** ABI, the CPU runtime (the CUDA names on the host) and CUDA's math API
+** and intrinsics. */
 LC_EMBED_KERNEL(lc_sim_abi_source, "sim_abi.h");   /* kernels/abi.h in front */
 LC_EMBED(lc_sim_runtime_source, "kernels/sim_runtime.h");
-extern const char lc_sim_abi_source[], lc_sim_runtime_source[];
+LC_EMBED(lc_sim_math_source, "kernels/sim_math.h");
+extern const char lc_sim_abi_source[], lc_sim_runtime_source[], lc_sim_math_source[];
 
 /* The simulator's versions of CUDA's own headers (kernels/sim_include/),
 ** written for each compilation into its directory's include/, which the
@@ -111,7 +115,7 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
   for (int i = 0; i < sc->nshared; i++)
     if (sc->shared[i].is_extern) edits[n++] = (edit){sc->shared[i].begin, EDIT_SHARED, i};
   for (int i = 0; i < sc->nkernels; i++)
-    if (sc->kernels[i].extern_c && !sc->kernels[i].is_template)
+    if (sc->kernels[i].extern_c && !sc->kernels[i].is_template)   /* C++: add_named */
       edits[n++] = (edit){sc->kernels[i].body_end + 1, EDIT_KERNEL, i};
   /* the module is built with hidden visibility: globals get accessors */
   for (int i = 0; i < sc->nglobals; i++)
@@ -155,11 +159,34 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
   free(edits);
 }
 
+/* The kernels found by a name expression (backend.h): after the user's
+** source, an entry point for each (the expression's value, a pointer to
+** the one __global__ function it names), and the table of their spellings
+** by which sim_module_function finds them (lc_sim_named). */
+static void add_named(lc_strbuf *b, const lc_source *src) {
+  if (src->nnames == 0) return;
+  lc_sb_str(b, "\n#line 1 \"name_expressions\"\n");
+  for (int i = 0; i < src->nnames; i++)
+    lc_sb_fmt(b, "LC_SIM_NAMED(%d, %s)\n", i, src->names[i]);
+  lc_sb_str(b, "LC_SIM_EXPORT const char *const " LC_SIM_NAMED_TABLE "[] = {");
+  for (int i = 0; i < src->nnames; i++) {
+    lc_sb_str(b, "\"");
+    for (const char *c = src->names[i]; *c; c++) {
+      if (*c == '"' || *c == '\\') lc_sb_str(b, "\\");
+      lc_sb_add(b, c, 1);
+    }
+    lc_sb_str(b, "\", ");
+  }
+  lc_sb_str(b, "nullptr};\n");
+}
+
 static void compose(lc_strbuf *b, const lc_source *src) {
   lc_sb_str(b, "#line 1 \"luacuda/sim_abi.h\"\n");
   lc_sb_str(b, lc_sim_abi_source);
   lc_sb_str(b, "\n#line 1 \"luacuda/sim_runtime.h\"\n");
   lc_sb_str(b, lc_sim_runtime_source);
+  lc_sb_str(b, "\n#line 1 \"luacuda/sim_math.h\"\n");
+  lc_sb_str(b, lc_sim_math_source);
   lc_sb_str(b, "\n#line 1 \"luacuda/prelude.cuh\"\n");
   size_t head = lc_ksource_head_len(src->name);
   if (lc_sb_room(b, head + 1)) {
@@ -167,13 +194,15 @@ static void compose(lc_strbuf *b, const lc_source *src) {
     b->n += head;
   }
   add_user_source(b, src);
+  add_named(b, src);
 }
 
 /* ---- running the compiler ------------------------------------------------- */
 
 /* The compiler's arguments: ours, then the user's options (normalised,
 ** ksource.h) that mean the same to a host compiler (-D, -I, -U, -std,
-** fast math); the rest are NVRTC's own and do not apply here. This compiles only (-c): see
+** fast math); the rest are NVRTC's own and do not apply here (NVRTC's
+** check is given every option: check.c). This compiles only (-c): see
 ** link_argv for why. The first *nkey arguments are what the cache key
 ** takes; the rest name this compilation's own files: the object, the
 ** source, and the list of the headers read (-MD), which an entry keeps. */
@@ -467,24 +496,40 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
     bool hit = write_file(so, (const char *)image, len, ignored) == 0 && load(so, handle, ignored);
     free(image);
     if (hit) {
-      rc = LC_OK;
+      /* compiled before; checked before too, unless NVRTC came since */
+      rc = lc_sim_check(src, log, err);
+      if (rc != LC_OK) {
+        dlclose(*handle);
+        *handle = NULL;
+      }
       goto done;
     }
   }
   link_argv(largv, cxx, so, obj);
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
+  /* NVRTC checks the source meanwhile (check.c); what it rejects is the
+  ** error, before the host compiler's: the one the CUDA backend gives */
+  lc_sim_checker check;
+  lc_sim_check_start(&check, src);
+  int status = -1;
   if (write_headers(dir, err) == 0 && write_file(in, text.p, text.n, err) == 0) {
-    int status = run_compiler(argv, &out, err);
+    status = run_compiler(argv, &out, err);
     if (status == 0) status = run_compiler(largv, &out, err);
-    if (status > 0) {
-      snprintf(err, LC_ERRLEN, "compilation of %.300s failed", src->name);
-      *log = out.p;
-      out.p = NULL;
-    } else if (status == 0 && load(so, handle, err)) {
-      rc = LC_OK;
-      store_in_cache(so, &key, depfile, dir, &start);
-    }
+  }
+  char *nlog = NULL, nerr[LC_ERRLEN];
+  int crc = lc_sim_check_wait(&check, &nlog, nerr);
+  if (crc != LC_OK) {
+    rc = crc;
+    snprintf(err, LC_ERRLEN, "%s", nerr);
+    *log = nlog;
+  } else if (status > 0) {
+    snprintf(err, LC_ERRLEN, "compilation of %.300s failed", src->name);
+    *log = out.p;
+    out.p = NULL;
+  } else if (status == 0 && load(so, handle, err)) {
+    rc = LC_OK;
+    store_in_cache(so, &key, depfile, dir, &start);
   }
 done:
   remove_headers(dir);

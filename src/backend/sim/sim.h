@@ -11,12 +11,33 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "common.h"       /* LC_ERRLEN */
 #include "scan.h"
 #include "sim_abi.h"      /* kernels/ */
 
 /* Compile src into a shared object and dlopen it. On a compile error the
 ** compiler's output comes back in *log (malloc'd). */
 int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err);
+
+/* ---- the parity check with NVRTC (check.c) ----
+** LC_OK when NVRTC accepts src as the CUDA backend would compile it, or
+** there is no check (LUACUDA_NVRTC_CHECK=0, no NVRTC, or passed before: the
+** disk cache remembers); else the error in err and NVRTC's log, when it
+** wrote one, in *log (malloc'd). */
+int lc_sim_check(const lc_source *src, char **log, char *err);
+/* The same on a thread of its own, started before the host compiler is
+** run and waited for after it; src must outlive the wait. Every start is
+** waited for. */
+typedef struct lc_sim_checker {
+  const lc_source *src;
+  bool started;
+  pthread_t thread;
+  int rc;
+  char *log;
+  char err[LC_ERRLEN];
+} lc_sim_checker;
+void lc_sim_check_start(lc_sim_checker *c, const lc_source *src);
+int lc_sim_check_wait(lc_sim_checker *c, char **log, char *err);
 
 /* Run every block of a launch of fn on the worker threads and wait for
 ** them; the first failing block's message comes back in err. A cooperative

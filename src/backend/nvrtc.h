@@ -25,6 +25,11 @@
 **
 ** err is a buffer of LC_NVRTC_ERRLEN bytes (larger than LC_ERRLEN: the load
 ** failure lists every path tried with its dlerror()).
+**
+** It sits beside the backends, not in cuda/: NVRTC needs no GPU, and the
+** CUDA backend (its modules), the simulator (its parity check:
+** sim/check.c) and luacuda.ptx all compile with it, with the same text and
+** options for one compile (lc_nvrtc_text, lc_nvrtc_options).
 */
 #ifndef LUACUDA_NVRTC_H
 #define LUACUDA_NVRTC_H
@@ -32,8 +37,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ksource.h"
+
 #define LC_NVRTC_ERRLEN 4096
 #define LC_NVRTC_MAXINC 2
+/* the options of one compile: the architecture, the user's, the toolkit's */
+#define LC_NVRTC_MAXOPTS (1 + LC_KSOURCE_MAXOPTS + 1 + LC_NVRTC_MAXINC)
+
+struct lc_source;
 
 /* The driver's version (cuDriverGetVersion: 12040 for 12.4), before
 ** NVRTC is loaded: it orders the sonames tried, and is part of the key
@@ -86,5 +97,30 @@ int lc_nvrtc_arch_pick(const lc_nvrtc_facts *f, int want, int *arch, char *err);
 int lc_nvrtc_compile(const char *source, const char *name,
                      const char *const *options, int noptions, bool cubin,
                      char **out, size_t *outlen, char **log, char *err);
+
+/* The text NVRTC compiles for a module's source: the head (ksource.h),
+** then the user's source, with a marker after each definition of a kernel
+** defined in several #if branches (scan.h), on the same line, so NVRTC's
+** line numbers are the user's. malloc'd and NUL-terminated, *len bytes;
+** NULL when out of memory. */
+char *lc_nvrtc_text(const struct lc_source *src, size_t *len);
+
+/* The options of a module's compile into out (LC_NVRTC_MAXOPTS of them at
+** most): arch ("-arch=sm_90"), the user's options (normalised: ksource.h),
+** then f's toolkit headers, after the user's -I so that a user's header of
+** the same name wins. Returns how many. */
+int lc_nvrtc_options(const char **out, const char *arch, const char *const *options,
+                     int noptions, const lc_nvrtc_facts *f);
+
+/* lc_nvrtc_compile, with name expressions (at most LC_NVRTC_MAXNAMES):
+** "saxpy", "sq<int>", each naming one __global__ function. On success
+** *lowered (malloc'd, *loweredlen bytes; NULL for none) holds the mangled
+** name of each, in order, each ended by a NUL. An expression NVRTC cannot
+** resolve fails the compilation (the log says why). */
+#define LC_NVRTC_MAXNAMES 256
+int lc_nvrtc_compile_named(const char *source, const char *name,
+                           const char *const *options, int noptions, bool cubin,
+                           const char *const *exprs, int nexprs, char **out, size_t *outlen,
+                           char **lowered, size_t *loweredlen, char **log, char *err);
 
 #endif

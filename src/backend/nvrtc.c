@@ -16,7 +16,9 @@
 #include "backend.h"
 #include "cache.h"
 #include "common.h"
+#include "ksource.h"
 #include "nvrtc.h"
+#include "scan.h"
 
 /* From nvrtc.h: the result is a C enum (an int), a program an opaque
 ** pointer. Only the codes we tell apart are named. */
@@ -40,6 +42,8 @@ typedef struct nvrtc_fns {
   const char *(*GetErrorString)(nvrtcResult r);
   nvrtcResult (*GetNumSupportedArchs)(int *n);                     /* 11.2+ */
   nvrtcResult (*GetSupportedArchs)(int *archs);                    /* 11.2+ */
+  nvrtcResult (*AddNameExpression)(nvrtcProgram prog, const char *expr);
+  nvrtcResult (*GetLoweredName)(nvrtcProgram prog, const char *expr, const char **lowered);
 } nvrtc_fns;
 
 static nvrtc_fns nv;
@@ -55,6 +59,7 @@ static const struct { const char *name; size_t off; bool optional; } syms[] = {
   LC_SYM(DestroyProgram, false), LC_SYM(Version, false),
   LC_SYM(GetErrorString, false),
   LC_SYM(GetNumSupportedArchs, true), LC_SYM(GetSupportedArchs, true),
+  LC_SYM(AddNameExpression, true), LC_SYM(GetLoweredName, true),
 };
 #undef LC_SYM
 
@@ -331,9 +336,21 @@ static int fail(char *err, nvrtcResult r, const char *fmt, const char *what) {
 int lc_nvrtc_compile(const char *source, const char *name,
                      const char *const *options, int noptions, bool cubin,
                      char **out, size_t *outlen, char **log, char *err) {
+  return lc_nvrtc_compile_named(source, name, options, noptions, cubin, NULL, 0, out, outlen,
+                                NULL, NULL, log, err);
+}
+
+int lc_nvrtc_compile_named(const char *source, const char *name,
+                           const char *const *options, int noptions, bool cubin,
+                           const char *const *exprs, int nexprs, char **out, size_t *outlen,
+                           char **lowered, size_t *loweredlen, char **log, char *err) {
   *out = NULL;
   *outlen = 0;
   *log = NULL;
+  if (lowered) {
+    *lowered = NULL;
+    *loweredlen = 0;
+  }
   int rc = lc_nvrtc_load(err);
   if (rc != LC_OK) return rc;
   if (cubin && nv.GetCUBIN == NULL) {
@@ -341,11 +358,24 @@ int lc_nvrtc_compile(const char *source, const char *name,
              facts.major, facts.minor);
     return LC_ENOTSUP;
   }
+  if (nexprs > 0 && (nv.AddNameExpression == NULL || nv.GetLoweredName == NULL)) {
+    snprintf(err, LC_NVRTC_ERRLEN, "NVRTC %d.%d has no name expressions (11.0 or newer has), "
+             "which kernels with C++ linkage need", facts.major, facts.minor);
+    return LC_ENOTSUP;
+  }
   nvrtcProgram prog = NULL;
   nvrtcResult r = nv.CreateProgram(&prog, source, name, 0, NULL, NULL);
   if (r != NVRTC_SUCCESS) return fail(err, r, "nvrtcCreateProgram failed for %s", name);
+  nvrtcResult cr = NVRTC_SUCCESS;
+  for (int i = 0; i < nexprs; i++) {
+    r = nv.AddNameExpression(prog, exprs[i]);
+    if (r != NVRTC_SUCCESS) {
+      rc = fail(err, r, "nvrtcAddNameExpression failed for %s", exprs[i]);
+      goto done;
+    }
+  }
 
-  nvrtcResult cr = nv.CompileProgram(prog, noptions, options);
+  cr = nv.CompileProgram(prog, noptions, options);
   /* the log also holds the warnings of a successful compilation */
   size_t n = 0;
   if (nv.GetProgramLogSize(prog, &n) == NVRTC_SUCCESS && n > 1) {
@@ -396,6 +426,36 @@ int lc_nvrtc_compile(const char *source, const char *name,
   (*out)[n] = '\0';
   /* the PTX size counts its terminating NUL */
   *outlen = !cubin && (*out)[n - 1] == '\0' ? n - 1 : n;
+  /* the lowered (mangled) names, each ended by its NUL, in order */
+  if (nexprs > 0) {
+    const char *ln[LC_NVRTC_MAXNAMES];
+    size_t total = 0;
+    for (int i = 0; i < nexprs && i < LC_NVRTC_MAXNAMES; i++) {
+      r = nv.GetLoweredName(prog, exprs[i], &ln[i]);
+      if (r != NVRTC_SUCCESS || ln[i] == NULL) {
+        free(*out);
+        *out = NULL;
+        rc = fail(err, r, "nvrtcGetLoweredName failed for %s", exprs[i]);
+        goto done;
+      }
+      total += strlen(ln[i]) + 1;
+    }
+    *lowered = malloc(total);
+    if (*lowered == NULL) {
+      free(*out);
+      *out = NULL;
+      snprintf(err, LC_NVRTC_ERRLEN, "out of memory for the lowered names of %s", name);
+      rc = LC_ENOMEM;
+      goto done;
+    }
+    size_t k = 0;
+    for (int i = 0; i < nexprs && i < LC_NVRTC_MAXNAMES; i++) {
+      size_t l = strlen(ln[i]) + 1;
+      memcpy(*lowered + k, ln[i], l);
+      k += l;
+    }
+    *loweredlen = total;
+  }
   rc = LC_OK;
 
 done:
@@ -405,4 +465,39 @@ done:
     *log = NULL;
   }
   return rc;
+}
+
+/* ---- what a module's compile gives NVRTC ------------------------------------ */
+
+char *lc_nvrtc_text(const lc_source *src, size_t *len) {
+  const lc_scan_result *sc = src->scan;
+  int marks = 0;
+  for (int i = 0; i < sc->nkernels; i++) marks += lc_scan_defined_twice(sc, i);
+  size_t head = lc_ksource_head_len(src->name);
+  char *text = malloc(head + src->len + 1 + (size_t)marks * 64);
+  if (text == NULL) return NULL;
+  lc_ksource_head(text, src->name);
+  size_t k = head, at = 0;
+  for (int i = 0; i < sc->nkernels; i++) {     /* kernels come in source order */
+    if (!lc_scan_defined_twice(sc, i)) continue;
+    size_t end = sc->kernels[i].body_end + 1;
+    memcpy(text + k, src->text + at, end - at);
+    k += end - at;
+    k += (size_t)sprintf(text + k, " extern \"C\" { __device__ int " LC_DEFINED_MARK "%d; }", i);
+    at = end;
+  }
+  memcpy(text + k, src->text + at, src->len - at);
+  k += src->len - at;
+  text[k] = '\0';
+  *len = k;
+  return text;
+}
+
+int lc_nvrtc_options(const char **out, const char *arch, const char *const *options,
+                     int noptions, const lc_nvrtc_facts *f) {
+  int n = 0;
+  out[n++] = arch;
+  for (int i = 0; i < noptions && i < LC_KSOURCE_MAXOPTS + 1; i++) out[n++] = options[i];
+  for (int i = 0; i < f->nincludes && i < LC_NVRTC_MAXINC; i++) out[n++] = f->includes[i];
+  return n;
 }
