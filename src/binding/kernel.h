@@ -21,6 +21,9 @@ typedef struct lc_modref {
   int nkernels, nglobals;
   lc_kernel_sig *kernels;      /* signatures (overrides applied) */
   lc_global_decl *globals;
+  int nstructs;
+  lc_struct_def *structs;      /* the structs the source defines, for
+                               ** parameters that take one by value */
   char name[256];
 } lc_modref;
 
