@@ -363,6 +363,17 @@ extern "C" __global__ void k(Outer o, double *out) {
                                                     wide), out, ids) end)
     end)
 
+    it("checks its layout against the compiled kernel's parameter size", function()
+      local m = luacuda.compile([[
+#pragma pack(push, 1)
+struct Packed { char c; double d; };
+#pragma pack(pop)
+extern "C" __global__ void k(Packed p, double *out) { out[0] = p.d; }
+]])
+      S.misuse("kernel 'k' parameter 1 'p' (Packed): luacuda's layout of struct Packed takes 16 "
+               .. "bytes, the compiled kernel's 9", function() return m.k end)
+    end)
+
     it("refuses a struct whose layout it cannot read, saying why", function()
       local m = luacuda.compile([[
 struct P { float *data; int n; };

@@ -379,10 +379,10 @@ static int record_matches(const lc_record *r, const lc_struct_def *structs, int 
 }
 
 /* A struct by value: a table of its members, or a 0-d record array whose
-** record has the struct's layout (its bytes, copied; from device memory
-** in the launch's stream order). */
+** record has the struct's layout (its bytes, copied when the launch is
+** made: from device memory, once the work queued before is done). */
 static void struct_arg(lua_State *L, int idx, const lc_kernel_ref *k, int i, char *slot,
-                       lc_stream *stream, const char *fname) {
+                       const char *fname) {
   const lc_kernel_sig *sig = k->sig;
   const lc_param *p = &sig->params[i];
   const lc_modref *m = k->hold.mod;
@@ -405,7 +405,8 @@ static void struct_arg(lua_State *L, int idx, const lc_kernel_ref *k, int i, cha
               a->dtype->name);
   if (record_matches(a->dtype->rec, m->structs, p->sdef, "", 0, err))
     arg_error(L, fname, sig, i, "%s", err);
-  if (lc_array_kind(a) == LC_DEVICE) a = lc_copy_to_new(L, a, LC_HOST, stream, fname);
+  /* read now, when the work queued before (which may write it) is done */
+  if (lc_array_kind(a) == LC_DEVICE) a = lc_copy_to_new(L, a, LC_HOST, NULL, fname);
   else lc_sync_host(L, lc_array_kind(a), fname);
   memcpy(slot, lc_array_data(a), (size_t)p->size);
 }
@@ -503,7 +504,7 @@ static size_t pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *b
       if (lc_elem_convert(L, idx, &lc_dtypes[p->type], slot, err))
         arg_error(L, fname, sig, i, "%s", err);
     } else if (p->kind == LC_PARAM_VALUE && p->type == LC_PARAM_STRUCT) {
-      struct_arg(L, idx, k, i, slot, stream, fname);
+      struct_arg(L, idx, k, i, slot, fname);
     } else if (p->kind == LC_PARAM_VALUE) {
       vector_arg(L, idx, sig, i, slot, fname);
     } else if (p->kind == LC_PARAM_POINTER && is_null(L, idx)) {

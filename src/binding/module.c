@@ -482,10 +482,10 @@ static const lc_kernel_sig *compiled_definition(lua_State *L, const lc_modref *m
     for (int j = 0; j < sig->nparams && sizes[j] >= 0; j++) {
       const lc_param *p = &sig->params[j];
       if (p->kind == LC_PARAM_VALUE && p->type == LC_PARAM_STRUCT && sizes[j] != p->size)
-        lc_error(L, fname, "kernel '%s' parameter %d (%s): luacuda's layout of struct %s "
-                 "takes %lld bytes, the compiled kernel's %lld; pass signatures={%s = "
-                 "\"...\"} to compile", name, j + 1, p->spelling, p->type_name,
-                 (long long)p->size, sizes[j], name);
+        lc_error(L, fname, "kernel '%s' parameter %d%s%s%s (%s): luacuda's layout of struct %s "
+                 "takes %lld bytes, the compiled kernel's %lld (a #pragma pack or a "
+                 "macro it cannot see?): pass the struct by pointer", name, j + 1,
+                 p->name[0] ? " '" : "", p->name, p->name[0] ? "'" : "", p->spelling, p->type_name, (long long)p->size, sizes[j]);
     }
   }
   if (unread)    /* perhaps the compiled one: say why it was not understood */
