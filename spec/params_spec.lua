@@ -343,9 +343,9 @@ extern "C" __global__ void k(Outer o, double *out) {
       S.misuse("argument 1 'p' (Particle): the table has an entry 'speed', which struct "
                .. "Particle has not",
                function() k[{ 1, 1 }]({ pos = { 1, 2, 3 }, mass = 1, id = 1, speed = 2 }, out, ids) end)
-      S.misuse("argument 1 'p' (Particle): member 'id': ",
+      S.misuse("argument 1 'p' (Particle): member 'id' (int32): ",
                function() k[{ 1, 1 }]({ pos = { 1, 2, 3 }, mass = 1, id = 1.5 }, out, ids) end)
-      S.misuse("argument 1 'p' (Particle): member 'pos': the table has no 'z'",
+      S.misuse("argument 1 'p' (Particle): member 'pos' (float32 vector): the table has no 'z'",
                function() k[{ 1, 1 }]({ pos = { x = 1, y = 2 }, mass = 1, id = 1 }, out, ids) end)
       S.misuse("argument 1 'p' (Particle): expected a table of struct Particle's members or a "
                .. "0-d array of a record with its layout, got number",
@@ -372,6 +372,66 @@ extern "C" __global__ void k(Packed p, double *out) { out[0] = p.d; }
 ]])
       S.misuse("kernel 'k' parameter 1 'p' (Packed): luacuda's layout of struct Packed takes 16 "
                .. "bytes, the compiled kernel's 9", function() return m.k end)
+    end)
+
+    it("refuses nested members of the wrong shape, naming them", function()
+      local k = luacuda.compile([[
+struct Inner { char tag; double w; };
+struct Outer { int n; Inner in[2]; Inner one; };
+extern "C" __global__ void k(Outer o, double *out) { out[0] = o.one.w; }
+]]).k
+      local out = dz(1, "float64")
+      local function v() return { n = 1, ["in"] = { { tag = 1, w = 1 }, { tag = 2, w = 2 } },
+                                  one = { tag = 3, w = 3 } } end
+      k[{ 1, 1 }](v(), out)
+      assert.same({ 3 }, values(out))
+      local t = v()
+      t.one = 5
+      S.misuse("argument 1 'o' (Outer): member 'one': expected a table of struct Inner's "
+               .. "members, got number", function() k[{ 1, 1 }](t, out) end)
+      t = v()
+      t["in"] = { { tag = 1, w = 1 } }
+      S.misuse("argument 1 'o' (Outer): member 'in': expected a table of 2 elements, got one of 1",
+               function() k[{ 1, 1 }](t, out) end)
+      t = v()
+      t.one.extra = 1
+      S.misuse("argument 1 'o' (Outer): the table 'one' has an entry 'extra', which struct Inner "
+               .. "has not", function() k[{ 1, 1 }](t, out) end)
+      t = v()
+      t["in"][2].w = nil
+      S.misuse("argument 1 'o' (Outer): struct Inner: the table has no member 'in[2].w'",
+               function() k[{ 1, 1 }](t, out) end)
+      t = v()
+      t["in"][2].tag = 1000
+      S.misuse("argument 1 'o' (Outer): member 'in[2].tag' (int8): ",
+               function() k[{ 1, 1 }](t, out) end)
+      local rec = luacuda.record { { "n", "int32" } }
+      S.misuse("argument 1 'o' (Outer): expected a table of struct Outer's members or a 0-d "
+               .. "array of a record with its layout, got a 1-d", function()
+                 k[{ 1, 1 }](luacuda.array({ { n = 1 } }, rec), out)
+               end)
+      local short = luacuda.record({ { "n", "int64" }, { "pad", "float64", 6 } })
+      S.misuse("the record has 2 fields, struct Outer 3 members", function()
+        k[{ 1, 1 }](luacuda.zeros({}, short), out)
+      end)
+    end)
+
+    it("refuses members it cannot lay out, saying why", function()
+      for src, why in pairs({
+        ["struct B { int x : 3; };"] = "member 'x': bit-fields are not supported",
+        ["struct B { int x; } __attribute__((packed));"] =
+          "an alignment attribute that is not a power-of-2 literal, or packed, is not supported",
+        ["enum E { A }; struct B { enum E e; };"] = "enum members are not supported",
+        ["struct A { int x : 1; }; struct B { A a; };"] =
+          "a member of struct A, which is not understood (member 'x': bit-fields",
+        ["template <int N> struct W { int a[N]; }; struct B { W<2> w; };"] =
+          "unsupported member type 'W",
+        ["struct B { int (*f)(int); };"] = "unsupported member 'int",
+      }) do
+        S.misuse({ "parameter 1: unsupported type 'B' (struct B: ", why }, function()
+          return luacuda.compile(src .. '\nextern "C" __global__ void k(B b) {}').k
+        end)
+      end
     end)
 
     it("refuses a struct whose layout it cannot read, saying why", function()

@@ -1792,7 +1792,8 @@ static int struct_member(scanner *sc, const tok *m, int nm, lc_struct_def *def, 
     ptext(s, m, i, -1, false, text, sizeof text);
     return whyf(why, "unsupported member type '%s'", text);
   }
-  if (sd && sd->bad) return whyf(why, "struct %s: %s", sd->name, sd->why);
+  if (sd && sd->bad) return whyf(why, "a member of struct %s, which is not understood (%s)",
+                                 sd->name, sd->why);
   int64_t esize = sd ? sd->size : ts.vec ? type_size(code) * ts.vec : type_size(code);
   int64_t ealign = sd ? sd->align : ts.vec ? vector_align(type_size(code), ts.vec)
                                             : type_size(code);
@@ -1963,7 +1964,13 @@ static int struct_decl(scanner *sc, size_t semi) {
       continue;
     }
     if (tpun1(s, &a, '(') || tpun1(s, &a, '[') || tpun1(s, &a, '{')) {
-      if (depth == 0 && tpun1(s, &a, '(') && nm > 0 && !is_attr_word(s, &m[nm - 1])) func = true;
+      /* name( is a member function; int (*f)(int), a member the compiler lays out */
+      const tok *b = nm > 0 ? &m[nm - 1] : NULL;
+      if (depth == 0 && tpun1(s, &a, '(') && b && !is_attr_word(s, b) &&
+          ((b->k == T_ID && !is_keyword(s, b) && !struct_find(&sc->td, s, b) &&
+            typedef_code(&sc->td, s, b, NULL) < 0) || teq(s, b, "operator") ||
+           (b->k == T_PUN && nm > 1 && teq(s, &m[nm - 2], "operator"))))
+        func = true;
       depth++;
     } else if ((tpun1(s, &a, ')') || tpun1(s, &a, ']') || tpun1(s, &a, '}')) && depth > 0) {
       depth--;

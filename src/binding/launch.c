@@ -241,7 +241,8 @@ static int member_element(lua_State *L, int idx, const lc_struct_def *structs,
   if (e->sdef >= 0) return struct_value(L, idx, structs, e->sdef, dst, path, plen, depth + 1, err);
   int rc = e->vec ? vector_value(L, idx, &lc_dtypes[e->type], e->vec, dst, why)
                   : lc_elem_convert(L, idx, &lc_dtypes[e->type], dst, why);
-  if (rc) snprintf(err, LC_ERRLEN, "member '%.100s': %.400s", path, why);
+  if (rc) snprintf(err, LC_ERRLEN, "member '%.100s' (%s%s): %.350s", path,
+                   lc_dtypes[e->type].name, e->vec ? " vector" : "", why);
   return rc ? -1 : 0;
 }
 
