@@ -1818,8 +1818,9 @@ static int struct_member(scanner *sc, const tok *m, int nm, lc_struct_def *def, 
         count = (count ? count : 1) * v;
         i += 2;
       } else if (tpun1(s, a, ':') && name) {
-        return whyf(why, "member '%.*s': bit-fields are not supported",
-                    (int)(name->e - name->b), s + name->b);
+        char nm[64];
+        if (!copy_tok(s, name, nm, sizeof nm)) snprintf(nm, sizeof nm, "...");
+        return whyf(why, "member '%s': bit-fields are not supported", nm);
       } else if ((tpun1(s, a, '=') || tpun1(s, a, '{')) && name) {
         int depth = 0;                        /* an initializer: to the next ',' */
         for (; i < nm; i++) {

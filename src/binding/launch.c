@@ -258,9 +258,14 @@ static int struct_value(lua_State *L, int idx, const lc_struct_def *structs, int
     snprintf(err, LC_ERRLEN, "structs nest more than %d deep", LC_RECORD_MAXDEPTH);
     return -1;
   }
+  char mname[256], table[300];          /* "inner"; "the table", "the table 'inner'" */
+  snprintf(mname, sizeof mname, "%s", path);
+  if (base) mname[base - 1] = '\0';   /* less the '.' */
+  if (base) snprintf(table, sizeof table, "the table '%s'", mname);
+  else snprintf(table, sizeof table, "the table");
   if (lua_type(L, idx) != LUA_TTABLE) {
-    if (base) snprintf(err, LC_ERRLEN, "member '%.*s': expected a table of struct %s's "
-                       "members, got %s", (int)base - 1, path, d->name, luaL_typename(L, idx));
+    if (base) snprintf(err, LC_ERRLEN, "member '%s': expected a table of struct %s's members, "
+                       "got %s", mname, d->name, luaL_typename(L, idx));
     else snprintf(err, LC_ERRLEN, "expected a table of struct %s's members or a 0-d array of "
                   "a record with its layout, got %s", d->name, luaL_typename(L, idx));
     return -1;
@@ -274,8 +279,7 @@ static int struct_value(lua_State *L, int idx, const lc_struct_def *structs, int
     if (!ok) {
       bool str = lua_type(L, -1) == LUA_TSTRING;
       const char *key = luaL_tolstring(L, -1, NULL);
-      snprintf(err, LC_ERRLEN, "the table%s%.*s%s has an entry %s%s%s, which struct %s has "
-               "not", base ? " '" : "", (int)(base ? base - 1 : 0), path, base ? "'" : "",
+      snprintf(err, LC_ERRLEN, "%s has an entry %s%s%s, which struct %s has not", table,
                str ? "'" : "", key, str ? "'" : "", d->name);
       lua_pop(L, 2);
       return -1;
@@ -341,13 +345,13 @@ static int record_matches(const lc_record *r, const lc_struct_def *structs, int 
     return -1;
   }
   if ((int64_t)r->dt.size != d->size || (int64_t)r->dt.align != d->align) {
-    snprintf(err, LC_ERRLEN, "the record%s takes %lld bytes aligned to %lld, struct %s %lld "
+    snprintf(err, LC_ERRLEN, "%s takes %lld bytes aligned to %lld, struct %s %lld "
              "aligned to %lld", where, (long long)r->dt.size, (long long)r->dt.align, d->name,
              (long long)d->size, (long long)d->align);
     return -1;
   }
   if (r->nfields != d->nmembers) {
-    snprintf(err, LC_ERRLEN, "the record%s has %d fields, struct %s %d members", where,
+    snprintf(err, LC_ERRLEN, "%s has %d fields, struct %s %d members", where,
              r->nfields, d->name, d->nmembers);
     return -1;
   }
@@ -364,7 +368,7 @@ static int record_matches(const lc_record *r, const lc_struct_def *structs, int 
       why = "type";
     else if (array ? g->count != count : g->ndim != 0) why = "count of elements";
     if (why) {
-      snprintf(err, LC_ERRLEN, "the record%s's field %d '%s' (%.100s, offset %lld) differs "
+      snprintf(err, LC_ERRLEN, "%s's field %d '%s' (%.100s, offset %lld) differs "
                "from struct %s's member %d '%s' (offset %lld) in its %s", where, f + 1,
                g->name, g->dtype->name, (long long)g->offset, d->name, f + 1, e->name,
                (long long)e->offset, why);
@@ -372,7 +376,7 @@ static int record_matches(const lc_record *r, const lc_struct_def *structs, int 
     }
     if (e->sdef >= 0) {
       char sub[96];
-      snprintf(sub, sizeof sub, " field '%s'", g->name);
+      snprintf(sub, sizeof sub, "the record's field '%.60s'", g->name);
       if (record_matches(g->dtype->rec, structs, e->sdef, sub, depth + 1, err)) return -1;
     }
   }
@@ -404,7 +408,7 @@ static void struct_arg(lua_State *L, int idx, const lc_kernel_ref *k, int i, cha
     arg_error(L, fname, sig, i, "expected a table of struct %s's members or a 0-d array of a "
               "record with its layout, got a %d-d %s array", p->type_name, a->lay.ndim,
               a->dtype->name);
-  if (record_matches(a->dtype->rec, m->structs, p->sdef, "", 0, err))
+  if (record_matches(a->dtype->rec, m->structs, p->sdef, "the record", 0, err))
     arg_error(L, fname, sig, i, "%s", err);
   /* read now, when the work queued before (which may write it) is done */
   if (lc_array_kind(a) == LC_DEVICE) a = lc_copy_to_new(L, a, LC_HOST, NULL, fname);
