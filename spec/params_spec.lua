@@ -352,13 +352,15 @@ extern "C" __global__ void k(Outer o, double *out) {
                function() k[{ 1, 1 }](3, out, ids) end)
       local swapped = luacuda.record { { "pos", "float32", 3 }, { "id", "int32" },
                                        { "mass", "float32" } }
-      S.misuse("the record's field 2 'id' (int32, offset 12) differs from struct Particle's "
-               .. "member 2 'mass' (offset 12) in its name",
+      S.misuse("field 2 'id' (int32, offset 12) of the dtype record{pos: float32[3], id: int32, "
+               .. "mass: float32} differs from struct Particle's member 2 'mass' (offset 12) in "
+               .. "its name",
                function() k[{ 1, 1 }](luacuda.array({ pos = { 1, 2, 3 }, id = 1, mass = 1 },
                                                     swapped), out, ids) end)
       local wide = luacuda.record { { "pos", "float64", 3 }, { "mass", "float32" },
                                     { "id", "int32" } }
-      S.misuse("the record takes 32 bytes aligned to 8, struct Particle 20 aligned to 4",
+      S.misuse("the dtype record{pos: float64[3], mass: float32, id: int32} takes 32 bytes "
+               .. "aligned to 8, struct Particle 20 aligned to 4",
                function() k[{ 1, 1 }](luacuda.array({ pos = { 1, 2, 3 }, mass = 1, id = 1 },
                                                     wide), out, ids) end)
     end)
@@ -411,7 +413,8 @@ extern "C" __global__ void k(Outer o, double *out) { out[0] = o.one.w; }
                  k[{ 1, 1 }](luacuda.array({ { n = 1 } }, rec), out)
                end)
       local short = luacuda.record({ { "n", "int64" }, { "pad", "float64", 6 } })
-      S.misuse("the record has 2 fields, struct Outer 3 members", function()
+      S.misuse("the dtype record{n: int64, pad: float64[6]} has 2 fields, struct Outer 3 "
+               .. "members", function()
         k[{ 1, 1 }](luacuda.zeros({}, short), out)
       end)
     end)

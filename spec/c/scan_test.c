@@ -1643,13 +1643,15 @@ static int test_structs(void) {
                 "struct B { int x : 3; };\n"
                 "struct D : V { int y; };\n"
                 "struct E { struct F { int z; } f; };\n"
-                "struct G { int x; } __attribute__((packed));\n"));
+                "struct G { int x; } __attribute__((packed));\n"
+                "struct H { int __attribute__((aligned(8))); };\n"));
   CHECK_STR(st[0].error, "virtual functions are not supported");
   CHECK_STR(st[1].error, "member 'x': bit-fields are not supported");
   CHECK_STR(st[2].error, "base classes are not supported");
   CHECK_STR(st[3].error, "a type defined inside a struct is not supported: define it before");
   CHECK_STR(st[4].error, "an alignment attribute that is not a power-of-2 literal, or packed, "
             "is not supported");
+  CHECK_STR(st[5].error, "a member of type 'int __attribute__((aligned(8)))' without a name");
   /* a signature override names the source's structs */
   lc_kernel_sig s;
   memset(&s, 0, sizeof s);

@@ -1798,6 +1798,7 @@ static int struct_member(scanner *sc, const tok *m, int nm, lc_struct_def *def, 
   int64_t ealign = sd ? sd->align : ts.vec ? vector_align(type_size(code), ts.vec)
                                             : type_size(code);
   ptext(s, m, i, -1, false, text, sizeof text);
+  if (i == nm) return whyf(why, "a member of type '%s' without a name", text);
   while (i < nm) {                            /* the declarators */
     int64_t count = 0, al = mal;
     const tok *name = NULL;

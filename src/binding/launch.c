@@ -338,20 +338,20 @@ static int struct_value(lua_State *L, int idx, const lc_struct_def *structs, int
 ** alignment, and field for member the same names, offsets, types and
 ** counts. Else -1 with the first difference in err. */
 static int record_matches(const lc_record *r, const lc_struct_def *structs, int sdef,
-                          const char *where, int depth, char *err) {
+                          int depth, char *err) {
   const lc_struct_def *d = &structs[sdef];
   if (depth > LC_RECORD_MAXDEPTH) {
     snprintf(err, LC_ERRLEN, "records nest more than %d deep", LC_RECORD_MAXDEPTH);
     return -1;
   }
   if ((int64_t)r->dt.size != d->size || (int64_t)r->dt.align != d->align) {
-    snprintf(err, LC_ERRLEN, "%s takes %lld bytes aligned to %lld, struct %s %lld "
-             "aligned to %lld", where, (long long)r->dt.size, (long long)r->dt.align, d->name,
+    snprintf(err, LC_ERRLEN, "the dtype %.120s takes %lld bytes aligned to %lld, struct %s "
+             "%lld aligned to %lld", r->dt.name, (long long)r->dt.size, (long long)r->dt.align, d->name,
              (long long)d->size, (long long)d->align);
     return -1;
   }
   if (r->nfields != d->nmembers) {
-    snprintf(err, LC_ERRLEN, "%s has %d fields, struct %s %d members", where,
+    snprintf(err, LC_ERRLEN, "the dtype %.120s has %d fields, struct %s %d members", r->dt.name,
              r->nfields, d->name, d->nmembers);
     return -1;
   }
@@ -368,17 +368,14 @@ static int record_matches(const lc_record *r, const lc_struct_def *structs, int 
       why = "type";
     else if (array ? g->count != count : g->ndim != 0) why = "count of elements";
     if (why) {
-      snprintf(err, LC_ERRLEN, "%s's field %d '%s' (%.100s, offset %lld) differs "
-               "from struct %s's member %d '%s' (offset %lld) in its %s", where, f + 1,
-               g->name, g->dtype->name, (long long)g->offset, d->name, f + 1, e->name,
-               (long long)e->offset, why);
+      snprintf(err, LC_ERRLEN, "field %d '%s' (%.100s, offset %lld) of the dtype %.120s "
+               "differs from struct %s's member %d '%s' (offset %lld) in its %s", f + 1,
+               g->name, g->dtype->name, (long long)g->offset, r->dt.name, d->name, f + 1,
+               e->name, (long long)e->offset, why);
       return -1;
     }
-    if (e->sdef >= 0) {
-      char sub[96];
-      snprintf(sub, sizeof sub, "the record's field '%.60s'", g->name);
-      if (record_matches(g->dtype->rec, structs, e->sdef, sub, depth + 1, err)) return -1;
-    }
+    if (e->sdef >= 0 && record_matches(g->dtype->rec, structs, e->sdef, depth + 1, err))
+      return -1;
   }
   return 0;
 }
@@ -408,7 +405,7 @@ static void struct_arg(lua_State *L, int idx, const lc_kernel_ref *k, int i, cha
     arg_error(L, fname, sig, i, "expected a table of struct %s's members or a 0-d array of a "
               "record with its layout, got a %d-d %s array", p->type_name, a->lay.ndim,
               a->dtype->name);
-  if (record_matches(a->dtype->rec, m->structs, p->sdef, "the record", 0, err))
+  if (record_matches(a->dtype->rec, m->structs, p->sdef, 0, err))
     arg_error(L, fname, sig, i, "%s", err);
   /* read now, when the work queued before (which may write it) is done */
   if (lc_array_kind(a) == LC_DEVICE) a = lc_copy_to_new(L, a, LC_HOST, NULL, fname);
