@@ -333,8 +333,7 @@ extern "C" __global__ void k(Outer o, double *out) {
       assert.same({ 3, 1, 0.5, 2, 1.5, 21, 48 }, values(out))
     end)
 
-    it("refuses a table without a member, a value of the wrong type and a record of "
-       .. "another layout, naming the cause", function()
+    it("refuses a missing member, a wrong type and a record of another layout", function()
       local k = luacuda.compile(PARTICLE).weigh
       local out, ids = dz(4, "float32"), dz(1, "int32")
       S.misuse("kernel 'weigh' argument 1 'p' (Particle): struct Particle: the table has no "
