@@ -22,6 +22,8 @@
 static lc_kernel_sig ks[MAXK];
 static lc_shared_decl sh[MAXS];
 static lc_global_decl gl[MAXG];
+#define MAXST 8
+static lc_struct_def sts[MAXST];
 
 static void check_sig(const lc_kernel_sig *k, size_t len, bool from_source) {
   CHECK(TERMINATED(k->name) && TERMINATED(k->error), "kernel strings not terminated");
@@ -79,12 +81,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   lc_scan_result cnt = {0};
   int rc = lc_scan(src, size, &cnt, err);
   CHECK(rc == 0 || (rc == -1 && TERMINATED(err) && err[0]), "lc_scan returned %d", rc);
-  lc_scan_result r = {ks, MAXK, 0, sh, MAXS, 0, gl, MAXG, 0};
+  lc_scan_result r = {ks, MAXK, 0, sh, MAXS, 0, gl, MAXG, 0, sts, MAXST, 0};
   int rc2 = lc_scan(src, size, &r, err);
   CHECK(rc2 == 0 || (rc2 == -1 && TERMINATED(err) && err[0]), "lc_scan returned %d", rc2);
-  if (rc == 0 && cnt.nkernels <= MAXK && cnt.nshared <= MAXS && cnt.nglobals <= MAXG) {
+  if (rc == 0 && cnt.nkernels <= MAXK && cnt.nshared <= MAXS && cnt.nglobals <= MAXG &&
+      cnt.nstructs <= MAXST) {
     CHECK(rc2 == 0, "counting succeeded, filling failed: %s", err);
-    CHECK(cnt.nkernels == r.nkernels && cnt.nshared == r.nshared && cnt.nglobals == r.nglobals,
+    CHECK(cnt.nkernels == r.nkernels && cnt.nshared == r.nshared && cnt.nglobals == r.nglobals &&
+          cnt.nstructs == r.nstructs,
           "counts differ");
   }
   if (rc2 == 0) check_result(src, size, &r);

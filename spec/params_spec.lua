@@ -258,4 +258,198 @@ extern "C" __global__ void k() { v[0] = 1; }
                .. "bounds integer literals", function() m:get_global("v") end)
     end)
   end)
+
+  describe("structs by value", function()
+    local PARTICLE = [[
+struct Particle {
+  float3 pos;
+  float mass;
+  int id;
+};
+extern "C" __global__ void weigh(Particle p, float *out, int *ids) {
+  out[0] = p.pos.x * p.mass;
+  out[1] = p.pos.y * p.mass;
+  out[2] = p.pos.z * p.mass;
+  out[3] = (float)sizeof(Particle);
+  ids[0] = p.id;
+}
+]]
+
+    it("packs a struct of a float3, a float and an int from a table", function()
+      local k = luacuda.compile(PARTICLE).weigh
+      assert.equal("Particle, float *, int *", k.signature)
+      local out, ids = dz(4, "float32"), dz(1, "int32")
+      k[{ 1, 1 }]({ pos = { 1, 2, 3 }, mass = 2, id = -7 }, out, ids)
+      assert.same({ 2, 4, 6, 20 }, values(out))
+      assert.same({ -7 }, values(ids))
+      k[{ 1, 1 }]({ pos = { x = 0.5, y = -1, z = 4 }, mass = 4, id = 9 }, out, ids)
+      assert.same({ 2, -4, 16, 20 }, values(out))
+      assert.same({ 9 }, values(ids))
+    end)
+
+    it("takes a 0-d record array with the struct's layout, on the host or the device", function()
+      local k = luacuda.compile(PARTICLE).weigh
+      local rec = luacuda.record { { "pos", "float32", 3 }, { "mass", "float32" },
+                                   { "id", "int32" } }
+      local v = { pos = { 3, 5, 7 }, mass = 0.5, id = 42 }
+      local out, ids = dz(4, "float32"), dz(1, "int32")
+      k[{ 1, 1 }](luacuda.array(v, rec), out, ids)
+      assert.same({ 1.5, 2.5, 3.5, 20 }, values(out))
+      assert.same({ 42 }, values(ids))
+      v.id = 43
+      k[{ 1, 1 }](luacuda.to_device(v, { dtype = rec }), out, ids)
+      assert.same({ 43 }, values(ids))
+    end)
+
+    it("lays out an __align__(16) struct and a typedef'd one as C does", function()
+      local m = luacuda.compile([[
+struct __align__(16) S { float a; double b; char c; };
+typedef struct alignas(8) { short h; unsigned char u[3]; } T;
+extern "C" __global__ void k(int pad, S s, T t, double *out) {
+  out[0] = s.a; out[1] = s.b; out[2] = s.c;
+  out[3] = sizeof(S); out[4] = alignof(S);
+  out[5] = t.h; out[6] = t.u[0] + 10 * t.u[1] + 100 * t.u[2];
+  out[7] = sizeof(T); out[8] = pad;
+}
+]])
+      local out = dz(9, "float64")
+      m.k[{ 1, 1 }](5, { a = 1.5, b = -2.25, c = 65 }, { h = -3, u = { 1, 2, 3 } }, out)
+      assert.same({ 1.5, -2.25, 65, 32, 16, -3, 321, 8, 5 }, values(out))
+    end)
+
+    it("packs nested structs, arrays of them and a signatures= override naming them", function()
+      local m = luacuda.compile([[
+struct Inner { char tag; double w; };
+typedef struct Outer { int n; Inner in[2]; float2 v; } Outer;
+extern "C" __global__ void k(Outer o, double *out) {
+  out[0] = o.n; out[1] = o.in[0].tag; out[2] = o.in[0].w;
+  out[3] = o.in[1].tag; out[4] = o.in[1].w; out[5] = o.v.x + 10 * o.v.y;
+  out[6] = sizeof(Outer);
+}
+]], { signatures = { k = "struct Outer o, double *out" } })
+      local out = dz(7, "float64")
+      m.k[{ 1, 1 }]({ n = 3, v = { 1, 2 },
+                      ["in"] = { { tag = 1, w = 0.5 }, { tag = 2, w = 1.5 } } }, out)
+      assert.same({ 3, 1, 0.5, 2, 1.5, 21, 48 }, values(out))
+    end)
+
+    it("refuses a missing member, a wrong type and a record of another layout", function()
+      local k = luacuda.compile(PARTICLE).weigh
+      local out, ids = dz(4, "float32"), dz(1, "int32")
+      S.misuse("kernel 'weigh' argument 1 'p' (Particle): struct Particle: the table has no "
+               .. "members 'mass', 'id'",
+               function() k[{ 1, 1 }]({ pos = { 1, 2, 3 } }, out, ids) end)
+      S.misuse("argument 1 'p' (Particle): the table has an entry 'speed', which struct "
+               .. "Particle has not",
+               function() k[{ 1, 1 }]({ pos = { 1, 2, 3 }, mass = 1, id = 1, speed = 2 }, out, ids) end)
+      S.misuse("argument 1 'p' (Particle): member 'id' (int32): ",
+               function() k[{ 1, 1 }]({ pos = { 1, 2, 3 }, mass = 1, id = 1.5 }, out, ids) end)
+      S.misuse("argument 1 'p' (Particle): member 'pos' (float32 vector): the table has no 'z'",
+               function() k[{ 1, 1 }]({ pos = { x = 1, y = 2 }, mass = 1, id = 1 }, out, ids) end)
+      S.misuse("argument 1 'p' (Particle): expected a table of struct Particle's members or a "
+               .. "0-d array of a record with its layout, got number",
+               function() k[{ 1, 1 }](3, out, ids) end)
+      local swapped = luacuda.record { { "pos", "float32", 3 }, { "id", "int32" },
+                                       { "mass", "float32" } }
+      S.misuse("field 2 'id' (int32, offset 12) of the dtype record{pos: float32[3], id: int32, "
+               .. "mass: float32} differs from struct Particle's member 2 'mass' (offset 12) in "
+               .. "its name",
+               function() k[{ 1, 1 }](luacuda.array({ pos = { 1, 2, 3 }, id = 1, mass = 1 },
+                                                    swapped), out, ids) end)
+      local wide = luacuda.record { { "pos", "float64", 3 }, { "mass", "float32" },
+                                    { "id", "int32" } }
+      S.misuse("the dtype record{pos: float64[3], mass: float32, id: int32} takes 32 bytes "
+               .. "aligned to 8, struct Particle 20 aligned to 4",
+               function() k[{ 1, 1 }](luacuda.array({ pos = { 1, 2, 3 }, mass = 1, id = 1 },
+                                                    wide), out, ids) end)
+    end)
+
+    it("checks its layout against the compiled kernel's parameter size", function()
+      local m = luacuda.compile([[
+#pragma pack(push, 1)
+struct Packed { char c; double d; };
+#pragma pack(pop)
+extern "C" __global__ void k(Packed p, double *out) { out[0] = p.d; }
+]])
+      S.misuse("kernel 'k' parameter 1 'p' (Packed): luacuda's layout of struct Packed takes 16 "
+               .. "bytes, the compiled kernel's 9", function() return m.k end)
+    end)
+
+    it("refuses nested members of the wrong shape, naming them", function()
+      local k = luacuda.compile([[
+struct Inner { char tag; double w; };
+struct Outer { int n; Inner in[2]; Inner one; };
+extern "C" __global__ void k(Outer o, double *out) { out[0] = o.one.w; }
+]]).k
+      local out = dz(1, "float64")
+      local function v() return { n = 1, ["in"] = { { tag = 1, w = 1 }, { tag = 2, w = 2 } },
+                                  one = { tag = 3, w = 3 } } end
+      k[{ 1, 1 }](v(), out)
+      assert.same({ 3 }, values(out))
+      local t = v()
+      t.one = 5
+      S.misuse("argument 1 'o' (Outer): member 'one': expected a table of struct Inner's "
+               .. "members, got number", function() k[{ 1, 1 }](t, out) end)
+      t = v()
+      t["in"] = { { tag = 1, w = 1 } }
+      S.misuse("argument 1 'o' (Outer): member 'in': expected a table of 2 elements, got one of 1",
+               function() k[{ 1, 1 }](t, out) end)
+      t = v()
+      t.one.extra = 1
+      S.misuse("argument 1 'o' (Outer): the table 'one' has an entry 'extra', which struct Inner "
+               .. "has not", function() k[{ 1, 1 }](t, out) end)
+      t = v()
+      t["in"][2].w = nil
+      S.misuse("argument 1 'o' (Outer): struct Inner: the table has no member 'in[2].w'",
+               function() k[{ 1, 1 }](t, out) end)
+      t = v()
+      t["in"][2].tag = 1000
+      S.misuse("argument 1 'o' (Outer): member 'in[2].tag' (int8): ",
+               function() k[{ 1, 1 }](t, out) end)
+      local rec = luacuda.record { { "n", "int32" } }
+      S.misuse("argument 1 'o' (Outer): expected a table of struct Outer's members or a 0-d "
+               .. "array of a record with its layout, got a 1-d", function()
+                 k[{ 1, 1 }](luacuda.array({ { n = 1 } }, rec), out)
+               end)
+      local short = luacuda.record({ { "n", "int64" }, { "pad", "float64", 6 } })
+      S.misuse("the dtype record{n: int64, pad: float64[6]} has 2 fields, struct Outer 3 "
+               .. "members", function()
+        k[{ 1, 1 }](luacuda.zeros({}, short), out)
+      end)
+    end)
+
+    it("refuses members it cannot lay out, saying why", function()
+      for src, why in pairs({
+        ["struct B { int x : 3; };"] = "member 'x': bit-fields are not supported",
+        ["struct B { int x; } __attribute__((packed));"] =
+          "an alignment attribute that is not a power-of-2 literal, or packed, is not supported",
+        ["enum E { A }; struct B { enum E e; };"] = "enum members are not supported",
+        ["struct A { int x : 1; }; struct B { A a; };"] =
+          "a member of struct A, which is not understood (member 'x': bit-fields",
+        ["template <int N> struct W { int a[N]; }; struct B { W<2> w; };"] =
+          "unsupported member type 'W",
+        ["struct B { int (*f)(int); };"] = "unsupported member 'int",
+        [("struct B { %s };"):format(("int m%d; "):rep(33):format(table.unpack((function()
+          local t = {} for i = 1, 33 do t[i] = i end return t end)())))] = "more than 32 members",
+        [("struct B { int %s; };"):format(("x"):rep(70))] = "a member name longer than 63 bytes",
+        [("struct B { int a0%s; };"):format(table.concat((function()
+          local t = {} for i = 1, 30 do t[i] = ", a" .. i end return t end)()))] =
+          "a member declaration too long to read ('int a0, a1, a2",
+      }) do
+        S.misuse({ "parameter 1: unsupported type 'B' (struct B: ", why }, function()
+          return luacuda.compile(src .. '\nextern "C" __global__ void k(B b) {}').k
+        end)
+      end
+    end)
+
+    it("refuses a struct whose layout it cannot read, saying why", function()
+      local m = luacuda.compile([[
+struct P { float *data; int n; };
+extern "C" __global__ void k(P p) { if (p.n) p.data[0] = 1; }
+]])
+      S.misuse({ "kernel 'k' parameter 1: unsupported type 'P' (struct P: a pointer or "
+                 .. "reference member ('float *...') is not supported" },
+               function() return m.k end)
+    end)
+  end)
 end)

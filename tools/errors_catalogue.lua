@@ -90,6 +90,8 @@ for _, k in ipairs {
   "more than <> kernels named by name expressions",
   -- counts past INT_MAX, behind the smaller limits checked first
   "too many __shared__ declarations", "too many global variables", "too many kernels",
+  "too many structs", "structs nest more than <> deep", "records nest more than <> deep",
+  "struct <> is not one the source defines",
   "kernel '<>' is defined more than once in <> (in #if branches), with parameters the compiled kernel cannot tell apart; pass signatures={<> = \"...\"} to compile",
 } do GUARDED[k] = true end
 

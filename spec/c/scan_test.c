@@ -26,6 +26,8 @@
 static lc_kernel_sig ks[MAXK];
 static lc_shared_decl sh[MAXS];
 static lc_global_decl gl[MAXG];
+#define MAXST 8
+static lc_struct_def st[MAXST];
 static lc_scan_result res;
 static const char *cur;          /* the source of the last scan (NUL-terminated) */
 
@@ -41,6 +43,8 @@ static int scan_n(const char *src, size_t n) {
   res.max_shared = MAXS;
   res.globals = gl;
   res.max_globals = MAXG;
+  res.structs = st;
+  res.max_structs = MAXST;
   cur = src;
   int rc = lc_scan(copy, n, &res, err);
   free(copy);
@@ -975,8 +979,8 @@ static int test_signature_errors(void) {
 }
 
 static int test_signature_override(void) {
-  /* the scanner's kernel with an unknown type, overridden */
-  CHECK_OK(scan("struct P { float x, y; };\nextern \"C\" __global__ void k(P p, float *out) {}"));
+  /* the scanner's kernel with an unknown type (declared, not defined), overridden */
+  CHECK_OK(scan("struct P;\nextern \"C\" __global__ void k(P p, float *out) {}"));
   CHECK_EQ(res.nkernels, 1);
   CHECK_EQ(ks[0].nparams, -1);
   CHECK_STR(ks[0].error, "kernel 'k' parameter 1: unsupported type 'P' (a struct is passed by pointer)");
@@ -1553,12 +1557,123 @@ static int test_stress_small(void) {
 
 /* ---- the table ------------------------------------------------------------------------------- */
 
+/* Struct definitions: their C layout, and parameters that take one by value. */
+static int test_structs(void) {
+  CHECK_OK(scan(
+    "#define N 3\n"
+    "struct Particle { float3 pos; float mass; int id; };\n"
+    "struct __align__(16) S { float a; double b; char c; };\n"
+    "typedef struct alignas(8) { short h; unsigned char u[N]; } T;\n"
+    "struct Inner { char tag; double w; __device__ double f() const { return w; } };\n"
+    "typedef struct Outer { public: int n; Inner in[2]; float2 v; static int k; } Outer;\n"
+    "struct P { float *data; int n; };\n"
+    "union U { int i; float f; };\n"
+    "typedef Particle Q;\n"
+    "extern \"C\" __global__ void k(Particle p, S s, T t, Outer o, Q q, struct Inner *in) {}\n"
+    "extern \"C\" __global__ void bad(P p) {}\n"
+    "extern \"C\" __global__ void bad2(U u) {}\n"));
+  CHECK_EQ(res.nstructs, 7);
+  CHECK_STR(st[0].name, "Particle");
+  CHECK_STR(st[0].error, "");
+  CHECK_EQ(st[0].size, 20);
+  CHECK_EQ(st[0].align, 4);
+  CHECK_EQ(st[0].nmembers, 3);
+  CHECK_STR(st[0].members[0].name, "pos");
+  CHECK_EQ(st[0].members[0].type, LC_FLOAT32);
+  CHECK_EQ(st[0].members[0].vec, 3);
+  CHECK_EQ(st[0].members[1].offset, 12);
+  CHECK_EQ(st[0].members[2].offset, 16);
+  CHECK_EQ(st[0].members[2].type, LC_INT32);
+  CHECK_EQ(st[1].size, 32);                         /* a 0, b 8, c 16; aligned to 16 */
+  CHECK_EQ(st[1].align, 16);
+  CHECK_EQ(st[1].members[1].offset, 8);
+  CHECK_EQ(st[1].members[2].offset, 16);
+  CHECK_STR(st[2].name, "T");
+  CHECK_EQ(st[2].size, 8);
+  CHECK_EQ(st[2].align, 8);
+  CHECK_EQ(st[2].members[1].count, 3);              /* u[N], N a macro */
+  CHECK_EQ(st[2].members[1].offset, 2);
+  CHECK_EQ(st[3].size, 16);                          /* the member function takes no room */
+  CHECK_EQ(st[3].nmembers, 2);
+  CHECK_STR(st[4].name, "Outer");
+  CHECK_EQ(st[4].nmembers, 3);                       /* not the static one */
+  CHECK_EQ(st[4].members[1].sdef, 3);
+  CHECK_EQ(st[4].members[1].type, LC_PARAM_STRUCT);
+  CHECK_EQ(st[4].members[1].count, 2);
+  CHECK_EQ(st[4].members[1].offset, 8);
+  CHECK_EQ(st[4].members[2].offset, 40);
+  CHECK_EQ(st[4].size, 48);
+  CHECK_STR(st[5].error, "a pointer or reference member ('float *...') is not supported: pass "
+            "the array as a parameter of its own");
+  CHECK_STR(st[6].error, "unions are not supported");
+  CHECK_KERNEL(0, "k", 6);
+  const lc_param *p = ks[0].params;
+  CHECK_EQ(p[0].kind, LC_PARAM_VALUE);
+  CHECK_EQ(p[0].type, LC_PARAM_STRUCT);
+  CHECK_STR(p[0].type_name, "Particle");
+  CHECK_EQ(p[0].sdef, 0);
+  CHECK_EQ(p[0].size, 20);
+  CHECK_EQ(p[0].align, 4);
+  CHECK_EQ(p[1].size, 32);
+  CHECK_EQ(p[1].align, 16);
+  CHECK_EQ(p[2].sdef, 2);
+  CHECK_EQ(p[3].sdef, 4);
+  CHECK_EQ(p[4].sdef, 0);                            /* typedef Particle Q */
+  CHECK_EQ(p[5].kind, LC_PARAM_POINTER);
+  CHECK_EQ(p[5].sdef, 3);
+  CHECK_STR(ks[1].error, "kernel 'bad' parameter 1: unsupported type 'P' (struct P: a pointer "
+            "or reference member ('float *...') is not supported: pass the array as a "
+            "parameter of its own)");
+  CHECK_STR(ks[2].error, "kernel 'bad2' parameter 1: unsupported type 'U' (struct U: unions "
+            "are not supported)");
+  /* counting only gives the same count */
+  lc_scan_result cnt;
+  memset(&cnt, 0, sizeof cnt);
+  const char *src = "struct A { int x; }; typedef struct { A a; } B; struct { int y; } unnamed;";
+  CHECK_OK(lc_scan(src, strlen(src), &cnt, err));
+  CHECK_EQ(cnt.nstructs, 2);
+  /* more structs than room */
+  lc_struct_def one[1];
+  memset(&cnt, 0, sizeof cnt);
+  cnt.structs = one;
+  cnt.max_structs = 1;
+  CHECK_ERR(lc_scan(src, strlen(src), &cnt, err), "more than 1 structs in the source");
+  /* other members it cannot read */
+  CHECK_OK(scan("struct V { virtual void f(); int x; };\n"
+                "struct B { int x : 3; };\n"
+                "struct D : V { int y; };\n"
+                "struct E { struct F { int z; } f; };\n"
+                "struct G { int x; } __attribute__((packed));\n"
+                "struct H { int __attribute__((aligned(8))); };\n"));
+  CHECK_STR(st[0].error, "virtual functions are not supported");
+  CHECK_STR(st[1].error, "member 'x': bit-fields are not supported");
+  CHECK_STR(st[2].error, "base classes are not supported");
+  CHECK_STR(st[3].error, "a type defined inside a struct is not supported: define it before");
+  CHECK_STR(st[4].error, "an alignment attribute that is not a power-of-2 literal, or packed, "
+            "is not supported");
+  CHECK_STR(st[5].error, "a member of type 'int __attribute__((aligned(8)))' without a name");
+  /* a signature override names the source's structs */
+  lc_kernel_sig s;
+  memset(&s, 0, sizeof s);
+  CHECK_OK(scan("struct Inner { char tag; double w; };"));
+  CHECK_OK(lc_parse_signature_structs("Inner v, struct Inner *p", 24, st, res.nstructs, &s, err));
+  CHECK_EQ(s.nparams, 2);
+  CHECK_EQ(s.params[0].kind, LC_PARAM_VALUE);
+  CHECK_EQ(s.params[0].size, 16);
+  CHECK_EQ(s.params[0].align, 8);
+  CHECK_EQ(s.params[1].kind, LC_PARAM_POINTER);
+  CHECK_ERR(sig("Inner v", &s), "signature parameter 1: unsupported type 'Inner' (a struct is "
+            "passed by pointer)");
+  return 0;
+}
+
+
 #define T(name) { #name, test_##name }
 static const unit_test tests[] = {
   T(sample), T(comments), T(strings_and_chars), T(preprocessor), T(line_numbers),
   T(extern_c_forms), T(attributes), T(templates), T(declarations_skipped), T(body_offsets),
   T(unterminated_body), T(zero_params), T(scalar_types), T(pointer_types), T(array_types),
-  T(param_errors), T(typedefs), T(vector_types), T(defaults), T(many_params), T(param_sizes), T(long_names), T(capacity),
+  T(param_errors), T(typedefs), T(vector_types), T(structs), T(defaults), T(many_params), T(param_sizes), T(long_names), T(capacity),
   T(signature), T(signature_errors), T(signature_override),
   T(extern_shared), T(static_shared), T(shared_ranges),
   T(globals), T(globals_in_context), T(named_bounds),

@@ -641,9 +641,19 @@ static int64_t vector_align(int64_t esize, int n) {
 }
 
 /* Type names the source itself defines (typedef, using), in source order:
-** each means a dtype, or a vector of one. */
-#define MAXTDEF 64
-typedef struct tdef { char name[64]; int code, vec; } tdef;
+** each means a dtype, or a vector of one.
+** A struct the source defines is a name too: code LC_PARAM_STRUCT, sdef
+** its index among the scan's structs, with its size and alignment (bad:
+** its layout was not read, why says why). */
+#define MAXTDEF 128
+typedef struct tdef {
+  char name[64];
+  int code, vec;
+  int sdef;
+  int64_t size, align;
+  bool bad;
+  char why[192];
+} tdef;
 typedef struct tdtab { int n; tdef e[MAXTDEF]; } tdtab;
 
 static const tdef *tdef_find(const tdtab *td, const char *s, const tok *t) {
@@ -651,6 +661,12 @@ static const tdef *tdef_find(const tdtab *td, const char *s, const tok *t) {
   for (int i = td->n - 1; i >= 0; i--)
     if (teq(s, t, td->e[i].name)) return &td->e[i];
   return NULL;
+}
+
+/* The struct the name t means, or NULL. */
+static const tdef *struct_find(const tdtab *td, const char *s, const tok *t) {
+  const tdef *u = tdef_find(td, s, t);
+  return u && u->code == LC_PARAM_STRUCT ? u : NULL;
 }
 
 /* Whether t is one of the space-separated names in list. */
@@ -672,6 +688,7 @@ static int typedef_code(const tdtab *td, const char *s, const tok *t, int *vec) 
   if (vec) *vec = 0;
   if (t->k != T_ID) return -1;
   const tdef *u = tdef_find(td, s, t);
+  if (u && u->code == LC_PARAM_STRUCT) return -1;
   if (u && (u->vec == 0 || vec)) {
     if (vec) *vec = u->vec;
     return u->code;
@@ -837,6 +854,8 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
                        const tdtab *td, lc_param *p, char *why) {
   char text[96];
   memset(p, 0, sizeof *p);
+  p->sdef = -1;
+  const tdef *sd = NULL;           /* the struct the source defines, named */
   int depth = 0;
   for (int i = 0; i < nt; i++) {
     if (tpun1(s, &t[i], '(') || tpun1(s, &t[i], '[') || tpun1(s, &t[i], '{')) depth++;
@@ -887,6 +906,14 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
         i += 2;
         continue;
       }
+      const tdef *known = struct_find(td, s, a);
+      if (known && !qualified && !ts_any(&ts) && !is_array) {
+        memcpy(p->type_name, known->name, sizeof p->type_name);
+        ts.named = LC_PARAM_STRUCT;
+        sd = known;
+        i++;
+        continue;
+      }
       int vec, code = typedef_code(td, s, a, &vec);
       if (code >= 0 && !ts_any(&ts) && !is_array) {
         ts.named = code;
@@ -928,7 +955,8 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
         i += 3;
         continue;
       }
-      if (structs && !qualified && !ts_any(&ts) && !is_array &&
+      if ((structs || struct_find(td, s, &t[i + (i + 1 < nt)])) && !qualified &&
+          !ts_any(&ts) && !is_array &&
           (teq(s, a, "struct") || teq(s, a, "class")) && i + 1 < nt && t[i + 1].k == T_ID &&
           !is_keyword(s, &t[i + 1])) {
         i++;                                               /* struct Point */
@@ -1003,13 +1031,16 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
   int code = is_array ? ts_resolve(&et) : ts_resolve(&ts);
   if (code == -2 || (is_array && code == -1)) return whyf(why, "unsupported type '%s'", text);
   if (code == -1 && stars + brackets == 0) return whyf(why, "a parameter cannot be void");
-  if (code == LC_PARAM_STRUCT && stars + brackets == 0)
+  if (code == LC_PARAM_STRUCT && stars + brackets == 0 && sd == NULL)
     return whyf(why, "unsupported type '%s' (a struct is passed by pointer)", text);
+  if (code == LC_PARAM_STRUCT && stars + brackets == 0 && sd->bad)
+    return whyf(why, "unsupported type '%s' (struct %s: %s)", text, sd->name, sd->why);
   if (p->has_default && p->default_known) {
     /* a pointer's is a null pointer constant; a scalar's, a number */
     bool pointer = !is_array && stars + brackets > 0;
     bool zero = !p->default_null && !p->default_float && p->default_int == 0;
-    if (pointer ? !(p->default_null || zero) : (p->default_null || is_array || ts.vec))
+    if (pointer ? !(p->default_null || zero)
+                : (p->default_null || is_array || ts.vec || code == LC_PARAM_STRUCT))
       p->default_known = false;
     p->default_null = pointer && p->default_known;
   }
@@ -1022,6 +1053,7 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
   memcpy(p->spelling, text, sizeof p->spelling);
   p->type = code;
   if (code != LC_PARAM_STRUCT) p->type_name[0] = '\0';
+  if (sd) p->sdef = sd->sdef;
   if (is_array) {
     p->kind = LC_PARAM_ARRAY;
     p->is_const = et.cnst;
@@ -1033,6 +1065,10 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
     p->is_const = ts.cnst;
     p->vec = ts.vec;
     p->size = p->align = 8;
+  } else if (sd) {
+    p->kind = LC_PARAM_VALUE;                    /* a struct by value */
+    p->size = sd->size;
+    p->align = sd->align;
   } else if (ts.vec) {
     p->kind = LC_PARAM_VALUE;
     p->vec = ts.vec;
@@ -1107,11 +1143,33 @@ static int parse_params(lx *y, size_t end, bool structs, const tdtab *td, lc_par
 }
 
 int lc_parse_signature(const char *text, size_t len, lc_kernel_sig *sig, char *err) {
+  return lc_parse_signature_structs(text, len, NULL, 0, sig, err);
+}
+
+int lc_parse_signature_structs(const char *text, size_t len, const lc_struct_def *structs,
+                               int nstructs, lc_kernel_sig *sig, char *err) {
   static const char empty[1] = { '\0' };
   lx y;
   char who[160];
   lc_param params[LC_MAXPARAMS];
   int np = 0;
+  tdtab *td = NULL, tds;
+  if (structs && nstructs > 0) {
+    td = &tds;
+    td->n = 0;
+    for (int i = 0; i < nstructs && td->n < MAXTDEF; i++) {
+      tdef *e = &td->e[td->n++];
+      memset(e, 0, sizeof *e);
+      memcpy(e->name, structs[i].name, sizeof e->name);
+      e->name[sizeof e->name - 1] = '\0';
+      e->code = LC_PARAM_STRUCT;
+      e->sdef = i;
+      e->size = structs[i].size;
+      e->align = structs[i].align;
+      e->bad = structs[i].error[0] != '\0';
+      snprintf(e->why, sizeof e->why, "%s", structs[i].error);
+    }
+  }
   if (!text) {
     text = empty;
     len = 0;
@@ -1121,7 +1179,7 @@ int lc_parse_signature(const char *text, size_t len, lc_kernel_sig *sig, char *e
     snprintf(who, sizeof who, "kernel '%s'", sig->name);
   else
     snprintf(who, sizeof who, "signature");
-  if (parse_params(&y, len, true, NULL, params, &np, who, err) != 0) return -1;
+  if (parse_params(&y, len, true, td, params, &np, who, err) != 0) return -1;
   /* only a signature that parsed replaces the old one */
   sig->nparams = np;
   memcpy(sig->params, params, sizeof params[0] * (size_t)np);
@@ -1163,6 +1221,11 @@ typedef struct decl {
   size_t pclose;
   tok name, lastname, prev;
   int prevcls;
+  int agg;                /* `struct` or `class` seen: 1; `union`: 2 */
+  bool sbody, sclosed;    /* a class body opened, and closed */
+  lx sblx;                /* the lexer just past its '{' */
+  size_t sopen, sclose;   /* its braces */
+  int sline;
 } decl;
 
 typedef struct scanner {
@@ -1624,6 +1687,15 @@ static void typedef_decl(scanner *sc, lx y, size_t end) {
   }
   if (name->k != T_ID || is_keyword(s, name) || name->e - name->b >= sizeof sc->td.e[0].name)
     return;
+  int k = tb + (te - tb == 2 && (teq(s, &t[tb], "struct") || teq(s, &t[tb], "class")));
+  const tdef *u = te - k == 1 ? struct_find(&sc->td, s, &t[k]) : NULL;
+  if (u) {                                      /* typedef struct S T; using T = S; */
+    if (sc->td.n == MAXTDEF) return;
+    tdef *e = &sc->td.e[sc->td.n++];
+    *e = *u;
+    copy_tok(s, name, e->name, sizeof e->name);
+    return;
+  }
   tspec ts;
   ts_init(&ts);
   for (int i = tb; i < te; i++) {
@@ -1644,6 +1716,334 @@ static void typedef_decl(scanner *sc, lx y, size_t end) {
   copy_tok(s, name, e->name, sizeof e->name);
   e->code = code;
   e->vec = ts.vec;
+}
+
+/* ---- struct definitions ----------------------------------------------------- */
+
+/* An alignment attribute at t[i] (__align__(N), alignas(N), _Alignas(N),
+** __attribute__((aligned(N))), [[...]]): *al becomes the larger of itself
+** and N. Returns the index past it; *bad when it is one whose layout we
+** cannot tell (packed, a bound that is no literal). */
+static int align_attr(const char *s, const tok *t, int nt, int i, int64_t *al, bool *bad) {
+  int64_t v;
+  if (tpun1(s, &t[i], '[')) return skip_group(s, t, nt, i);      /* [[...]] */
+  int end = skip_group(s, t, nt, i + 1);
+  if (i + 1 >= nt || !tpun1(s, &t[i + 1], '(')) {
+    *bad = true;
+    return i + 1;
+  }
+  if (teq(s, &t[i], "__attribute__")) {
+    for (int j = i + 2; j < end; j++) {
+      if (teq(s, &t[j], "packed") || teq(s, &t[j], "__packed__")) *bad = true;
+      if (!teq(s, &t[j], "aligned") && !teq(s, &t[j], "__aligned__")) continue;
+      if (j + 3 < end && tpun1(s, &t[j + 1], '(') && t[j + 2].k == T_NUM &&
+          tpun1(s, &t[j + 3], ')') && int_literal(s + t[j + 2].b, t[j + 2].e - t[j + 2].b, &v))
+        *al = v > *al ? v : *al;
+      else
+        *bad = true;
+    }
+    return end;
+  }
+  if (teq(s, &t[i], "__align__") || teq(s, &t[i], "alignas") || teq(s, &t[i], "_Alignas")) {
+    if (end == i + 4 && t[i + 2].k == T_NUM &&
+        int_literal(s + t[i + 2].b, t[i + 2].e - t[i + 2].b, &v) && v > 0 && (v & (v - 1)) == 0)
+      *al = v > *al ? v : *al;
+    else
+      *bad = true;
+    return end;
+  }
+  return end;                                   /* another attribute: no layout */
+}
+
+static bool is_align_word(const char *s, const tok *t) {
+  return t->k == T_ID && (teq(s, t, "__align__") || teq(s, t, "alignas") ||
+                          teq(s, t, "_Alignas") || teq(s, t, "__attribute__"));
+}
+
+/* One member declaration m[0 .. nm) of a struct (no ';'), its members
+** appended to def at offset *off. Returns 0, or -1 with why. */
+static int struct_member(scanner *sc, const tok *m, int nm, lc_struct_def *def, int64_t *off,
+                         char *why) {
+  const char *s = sc->s;
+  char text[96];
+  tspec ts;
+  ts_init(&ts);
+  const tdef *sd = NULL;
+  int64_t mal = 0;
+  bool bad = false;
+  int i = 0;
+  for (; i < nm; i++) {                       /* the type */
+    const tok *a = &m[i];
+    int vec, code;
+    if (is_qual(s, a) || teq(s, a, "mutable")) continue;
+    if (is_align_word(s, a) || (tpun1(s, a, '[') && i + 1 < nm && tpun1(s, &m[i + 1], '['))) {
+      i = align_attr(s, m, nm, i, &mal, &bad) - 1;
+      continue;
+    }
+    if ((teq(s, a, "struct") || teq(s, a, "class")) && i + 1 < nm &&
+        struct_find(&sc->td, s, &m[i + 1]) && !ts_any(&ts) && !sd)
+      continue;
+    if (!sd && ts.named == -1 && ts_word(&ts, s, a)) continue;
+    if (teq(s, a, "std") && i + 1 < nm && tpun(s, &m[i + 1], "::")) {
+      i++;
+      continue;
+    }
+    if (!ts_any(&ts) && !sd && (sd = struct_find(&sc->td, s, a)) != NULL) continue;
+    if (!ts_any(&ts) && !sd && (code = typedef_code(&sc->td, s, a, &vec)) >= 0) {
+      ts.named = code;
+      ts.vec = vec;
+      continue;
+    }
+    break;
+  }
+  if (i == 0 || (!ts_any(&ts) && !sd)) {
+    ptext(s, m, nm, guess_name(s, m, nm), false, text, sizeof text);
+    return whyf(why, "unsupported member type '%s'", text);
+  }
+  int code = sd ? LC_PARAM_STRUCT : ts_resolve(&ts);
+  if (code == -2 || code == -1) {
+    ptext(s, m, i, -1, false, text, sizeof text);
+    return whyf(why, "unsupported member type '%s'", text);
+  }
+  if (sd && sd->bad) return whyf(why, "a member of struct %s, which is not understood (%s)",
+                                 sd->name, sd->why);
+  int64_t esize = sd ? sd->size : ts.vec ? type_size(code) * ts.vec : type_size(code);
+  int64_t ealign = sd ? sd->align : ts.vec ? vector_align(type_size(code), ts.vec)
+                                            : type_size(code);
+  ptext(s, m, i, -1, false, text, sizeof text);
+  if (i == nm) return whyf(why, "a member of type '%s' without a name", text);
+  while (i < nm) {                            /* the declarators */
+    int64_t count = 0, al = mal;
+    const tok *name = NULL;
+    for (; i < nm && !tpun1(s, &m[i], ','); i++) {
+      const tok *a = &m[i];
+      int64_t v;
+      if (tpun1(s, a, '*') || tpun1(s, a, '&') || tpun(s, a, "&&"))
+        return whyf(why, "a pointer or reference member ('%s %s...') is not supported: pass "
+                    "the array as a parameter of its own", text, s[a->b] == '*' ? "*" : "&");
+      if (is_align_word(s, a) || (tpun1(s, a, '[') && i + 1 < nm && tpun1(s, &m[i + 1], '['))) {
+        i = align_attr(s, m, nm, i, &al, &bad) - 1;
+      } else if (a->k == T_ID && !name && !is_keyword(s, a)) {
+        name = a;
+      } else if (tpun1(s, a, '[') && name && i + 2 < nm && tpun1(s, &m[i + 2], ']') &&
+                 ((m[i + 1].k == T_NUM && int_literal(s + m[i + 1].b, m[i + 1].e - m[i + 1].b, &v)) ||
+                  const_value(sc, &m[i + 1], &v)) && v > 0 && v <= (1 << 20) &&
+                 (count ? count : 1) * v <= (1 << 20)) {
+        count = (count ? count : 1) * v;
+        i += 2;
+      } else if (tpun1(s, a, ':') && name) {
+        char nm[64];
+        if (!copy_tok(s, name, nm, sizeof nm)) snprintf(nm, sizeof nm, "...");
+        return whyf(why, "member '%s': bit-fields are not supported", nm);
+      } else if ((tpun1(s, a, '=') || tpun1(s, a, '{')) && name) {
+        int depth = 0;                        /* an initializer: to the next ',' */
+        for (; i < nm; i++) {
+          if (tpun1(s, &m[i], '(') || tpun1(s, &m[i], '[') || tpun1(s, &m[i], '{')) depth++;
+          else if (tpun1(s, &m[i], ')') || tpun1(s, &m[i], ']') || tpun1(s, &m[i], '}')) depth--;
+          else if (depth == 0 && tpun1(s, &m[i], ',') && !tpun1(s, a, '{')) break;
+          if (depth == 0 && tpun1(s, a, '{') && tpun1(s, &m[i], '}')) {
+            i++;
+            break;
+          }
+        }
+        i--;
+      } else {
+        ptext(s, m, nm, -1, false, text, sizeof text);
+        return whyf(why, "unsupported member '%s'", text);
+      }
+    }
+    if (bad) return whyf(why, "an alignment attribute that is not a power-of-2 literal, or "
+                         "packed, is not supported");
+    if (!name) return whyf(why, "a member of type '%s' without a name", text);
+    if (def->nmembers == LC_STRUCT_MAXMEMBERS)
+      return whyf(why, "more than %d members", LC_STRUCT_MAXMEMBERS);
+    lc_member *e = &def->members[def->nmembers++];
+    if (!copy_tok(s, name, e->name, sizeof e->name))
+      return whyf(why, "a member name longer than %d bytes", (int)sizeof e->name - 1);
+    if (al < ealign) al = ealign;
+    e->type = code;
+    e->vec = sd ? 0 : ts.vec;
+    e->sdef = sd ? sd->sdef : -1;
+    e->count = (int)count;
+    e->size = esize;
+    e->align = al;
+    *off = (*off + al - 1) / al * al;
+    e->offset = *off;
+    *off += esize * (count ? count : 1);
+    if (al > def->align) def->align = al;
+    if (i < nm) i++;                          /* the ',' */
+  }
+  return 0;
+}
+
+/* Add name (t) for struct index idx to the type names. */
+static void struct_name(scanner *sc, const tok *t, int idx, const lc_struct_def *def) {
+  if (sc->td.n == MAXTDEF || t->e - t->b >= (size_t)sizeof sc->td.e[0].name) return;
+  tdef *e = &sc->td.e[sc->td.n++];
+  memset(e, 0, sizeof *e);
+  copy_tok(sc->s, t, e->name, sizeof e->name);
+  e->code = LC_PARAM_STRUCT;
+  e->sdef = idx;
+  e->size = def->size;
+  e->align = def->align;
+  e->bad = def->error[0] != '\0';
+  memcpy(e->why, def->error, sizeof e->why);
+}
+
+/* A declaration with a class body ended with the ';' at semi: `struct S
+** {...};`, `typedef struct {...} S;`, `struct __align__(16) S {...} s;`.
+** Its layout is read, and the struct recorded under its names. */
+static int struct_decl(scanner *sc, size_t semi) {
+  const decl *d = &sc->d;
+  const char *s = sc->s;
+  lc_struct_def def;
+  memset(&def, 0, sizeof def);
+  def.line = d->sline;
+  def.align = 1;
+  char why[WHYLEN];
+  why[0] = '\0';
+  tok h[MAXPTOK], tag = {T_EOF, 0, 0, 0}, tname = {T_EOF, 0, 0, 0};
+  int nh = 0;
+  bool typedef_ = false, bad = false;
+  int64_t sal = 0;
+  /* the head: typedef, struct, attributes, the tag, a base */
+  lx y = d->start;
+  for (;;) {
+    tok a;
+    next(&y, &a);
+    if (a.k == T_EOF || a.b >= d->sopen) break;
+    if (nh < MAXPTOK) h[nh++] = a;
+  }
+  for (int i = 0; i < nh; i++) {
+    if (teq(s, &h[i], "typedef")) typedef_ = true;
+    else if (is_align_word(s, &h[i]) ||
+             (tpun1(s, &h[i], '[') && i + 1 < nh && tpun1(s, &h[i + 1], '[')))
+      i = align_attr(s, h, nh, i, &sal, &bad) - 1;
+    else if (tpun1(s, &h[i], ':') && !why[0]) whyf(why, "base classes are not supported");
+    else if (h[i].k == T_ID && !is_keyword(s, &h[i]) && !teq(s, &h[i], "final") &&
+             !is_attr_word(s, &h[i]) && tag.k == T_EOF)
+      tag = h[i];
+  }
+  if (d->agg == 2 && !why[0]) whyf(why, "unions are not supported");
+  if (bad && !why[0]) whyf(why, "an alignment attribute that is not a power-of-2 literal, or "
+                           "packed, is not supported");
+  /* the members */
+  tok m[MAXPTOK];
+  int nm = 0, depth = 0, skip = 0;
+  bool more = false, func = false, colon = false;
+  int64_t off = 0;
+  y = d->sblx;
+  for (;;) {
+    tok a;
+    next(&y, &a);
+    if (a.k == T_EOF || a.b >= d->sclose) break;
+    if (why[0]) continue;
+    if (skip > 0) {                           /* a member function's body */
+      if (tpun1(s, &a, '{')) skip++;
+      else if (tpun1(s, &a, '}') && --skip == 0) nm = 0, more = func = colon = false;
+      continue;
+    }
+    if (depth == 0 && tpun1(s, &a, '{') && func &&
+        !(colon && nm > 0 && (m[nm - 1].k == T_ID || tpun1(s, &m[nm - 1], '>')))) {
+      skip = 1;
+      continue;
+    }
+    if (depth == 0 && tpun1(s, &a, '{') && nm > 0 &&
+        (teq(s, &m[0], "struct") || teq(s, &m[0], "class") || teq(s, &m[0], "union") ||
+         teq(s, &m[0], "enum"))) {
+      whyf(why, "a type defined inside a struct is not supported: define it before");
+      continue;
+    }
+    if (depth == 0 && tpun1(s, &a, ':') && nm == 1 &&
+        (teq(s, &m[0], "public") || teq(s, &m[0], "private") || teq(s, &m[0], "protected"))) {
+      nm = 0;
+      continue;
+    }
+    if (depth == 0 && tpun1(s, &a, ';')) {
+      if (nm > 0 && (teq(s, &m[0], "virtual") || (nm > 1 && teq(s, &m[1], "virtual"))))
+        whyf(why, "virtual functions are not supported");
+      else if (nm > 0 && !func && !teq(s, &m[0], "static") && !teq(s, &m[0], "using") &&
+               !teq(s, &m[0], "typedef") && !teq(s, &m[0], "friend") &&
+               !teq(s, &m[0], "static_assert") && !teq(s, &m[0], "template")) {
+        if (more) {
+          ptext(s, m, nm, -1, true, def.error, 64);
+          whyf(why, "a member declaration too long to read ('%s')", def.error);
+        } else if (teq(s, &m[0], "enum")) {
+          whyf(why, "enum members are not supported");
+        } else {
+          struct_member(sc, m, nm, &def, &off, why);
+        }
+      }
+      nm = 0;
+      more = func = colon = false;
+      continue;
+    }
+    if (tpun1(s, &a, '(') || tpun1(s, &a, '[') || tpun1(s, &a, '{')) {
+      /* name( is a member function; int (*f)(int), a member the compiler lays out */
+      const tok *b = nm > 0 ? &m[nm - 1] : NULL;
+      if (depth == 0 && tpun1(s, &a, '(') && b && !is_attr_word(s, b) &&
+          ((b->k == T_ID && !is_keyword(s, b) && !struct_find(&sc->td, s, b) &&
+            typedef_code(&sc->td, s, b, NULL) < 0) || teq(s, b, "operator") ||
+           (b->k == T_PUN && nm > 1 && teq(s, &m[nm - 2], "operator"))))
+        func = true;
+      depth++;
+    } else if ((tpun1(s, &a, ')') || tpun1(s, &a, ']') || tpun1(s, &a, '}')) && depth > 0) {
+      depth--;
+    } else if (depth == 0 && tpun1(s, &a, ':') && func) {
+      colon = true;
+    }
+    if (teq(s, &a, "virtual") && !why[0]) whyf(why, "virtual functions are not supported");
+    if (nm < MAXPTOK) m[nm++] = a;
+    else more = true;
+  }
+  /* the tail: the typedef's name, attributes */
+  {
+    tok tl[MAXPTOK];
+    int nt = 0;
+    for (;;) {
+      tok a;
+      next(&y, &a);
+      if (a.k == T_EOF || a.b >= semi) break;
+      if (nt < MAXPTOK) tl[nt++] = a;
+    }
+    bool tbad = false;
+    for (int i = 0; i < nt; i++) {
+      if (tpun1(s, &tl[i], ',') || tpun1(s, &tl[i], '=')) break;
+      if (is_align_word(s, &tl[i]) ||
+          (tpun1(s, &tl[i], '[') && i + 1 < nt && tpun1(s, &tl[i + 1], '[')))
+        i = align_attr(s, tl, nt, i, &sal, &tbad) - 1;
+      else if (tl[i].k == T_ID && !is_keyword(s, &tl[i]) && typedef_ && tname.k == T_EOF &&
+               (i == 0 || !tpun1(s, &tl[i - 1], '*')))
+        tname = tl[i];
+    }
+    if (tbad && !why[0]) whyf(why, "an alignment attribute that is not a power-of-2 literal, or "
+                              "packed, is not supported");
+  }
+  if (tag.k == T_EOF && tname.k == T_EOF) return 0;     /* nothing names it */
+  if (sal > def.align) def.align = sal;
+  def.size = off == 0 ? 1 : off;                         /* C++: an empty struct has 1 */
+  def.size = (def.size + def.align - 1) / def.align * def.align;
+  const tok *nm0 = tname.k != T_EOF ? &tname : &tag;
+  if (!copy_tok(s, nm0, def.name, sizeof def.name)) return 0;
+  if (why[0]) {
+    snprintf(def.error, sizeof def.error, "%s", why);
+    def.nmembers = 0;
+  } else {
+    def.error[0] = '\0';
+  }
+  lc_scan_result *r = sc->r;
+  if (r->nstructs == INT_MAX) return fail(sc, "too many structs");
+  int idx = r->nstructs;
+  if (r->structs) {
+    if (idx >= r->max_structs) return fail(sc, "more than %d structs in the source", r->max_structs);
+    r->structs[idx] = def;
+  }
+  r->nstructs++;
+  if (tag.k != T_EOF) struct_name(sc, &tag, idx, &def);
+  if (tname.k != T_EOF && !(tag.k != T_EOF && tag.e - tag.b == tname.e - tname.b &&
+                            memcmp(s + tag.b, s + tname.b, tag.e - tag.b) == 0))
+    struct_name(sc, &tname, idx, &def);
+  return 0;
 }
 
 /* A declaration from lexer state y to offset end that may name an integer
@@ -1686,7 +2086,11 @@ static void const_decl(scanner *sc, lx y, size_t end) {
 static int decl_end(scanner *sc, size_t semi) {
   decl *d = &sc->d;
   const scope *sp = &sc->st[sc->depth];
-  if (d->tdef && !d->params && !d->templ) typedef_decl(sc, d->start, semi);
+  if (d->sbody && d->sclosed && !d->templ && !d->params) {
+    if (struct_decl(sc, semi) != 0) return -1;
+  } else if (d->tdef && !d->params && !d->templ) {
+    typedef_decl(sc, d->start, semi);
+  }
   if (!d->tdef && !d->params && !d->templ && !d->device && !d->constant && !d->managed &&
       !d->shared && !d->global)
     const_decl(sc, d->start, semi);
@@ -1799,6 +2203,8 @@ static int decl_word(decl *d, const char *s, const tok *t) {
     d->tstate = 1;
   } else if (teq(s, t, "typedef") || teq(s, t, "using") || teq(s, t, "friend")) d->tdef = true;
   else if (teq(s, t, "namespace")) d->ns = true;
+  else if ((teq(s, t, "struct") || teq(s, t, "class")) && !d->agg) d->agg = 1;
+  else if (teq(s, t, "union") && !d->agg) d->agg = 2;
   else if (teq(s, t, "operator")) d->op = true;
   else if (is_attr_word(s, t)) return PV_ATTR;
   else if (!is_keyword(s, t)) {
@@ -1810,7 +2216,7 @@ static int decl_word(decl *d, const char *s, const tok *t) {
 
 /* A '{' in a declaration: a member initializer, a namespace or linkage
 ** block, a function body, or a class body or initializer. */
-static int decl_brace(scanner *sc, const tok *t) {
+static int decl_brace(scanner *sc, const lx *after, const tok *t) {
   const char *s = sc->s;
   decl *d = &sc->d;
   if (d->ctor && (d->prevcls == PV_NAME || tpun1(s, &d->prev, '>'))) {
@@ -1830,8 +2236,14 @@ static int decl_brace(scanner *sc, const tok *t) {
     decl_reset(sc);
     return 0;
   }
-  if ((d->params || tpun1(s, &d->prev, ')')) && !d->eq_pre) return open_body(sc, t);
+  if ((d->params || (tpun1(s, &d->prev, ')') && !d->agg)) && !d->eq_pre) return open_body(sc, t);
   /* a class body or an initializer: the declaration goes on after it */
+  if (d->agg && !d->sbody && !d->eq_pre && !d->params) {
+    d->sbody = true;                  /* the class body: its members are read at the ';' */
+    d->sblx = *after;
+    d->sopen = t->b;
+    d->sline = t->line;
+  }
   if (push(sc, SC_SUSPEND) != 0) return -1;
   sc->st[sc->depth].in_func = false;
   return 0;
@@ -1863,7 +2275,7 @@ static int decl_punct(scanner *sc, const lx *after, const tok *t) {
     d->group = G_OTHER;
     return 1;
   }
-  if (tpun1(s, t, '{')) return decl_brace(sc, t) ? -1 : 1;
+  if (tpun1(s, t, '{')) return decl_brace(sc, after, t) ? -1 : 1;
   if (tpun1(s, t, '}')) {
     /* closes the namespace or linkage block we are in */
     if (sc->depth > 0) sc->depth--;
@@ -1940,6 +2352,10 @@ static int body_token(scanner *sc, const lx *before, const lx *after, const tok 
       sc->depth--;
       if (decl_mode(sc)) {
         if (kind == SC_SUSPEND) {
+          if (sc->d.sbody && !sc->d.sclosed) {
+            sc->d.sclosed = true;
+            sc->d.sclose = t->b;
+          }
           sc->d.prev = *t;                /* struct S { ... } s; goes on */
           sc->d.prevcls = PV_OTHER;
         } else {
@@ -1974,7 +2390,7 @@ int lc_scan(const char *src, size_t len, lc_scan_result *r, char *err) {
   sc->st[0].kind = SC_ROOT;
   sc->st[0].kernel = -1;
   sc->st[0].opens = -1;
-  r->nkernels = r->nshared = r->nglobals = 0;
+  r->nkernels = r->nshared = r->nglobals = r->nstructs = 0;
   err[0] = '\0';
   lx x;
   lx_init(&x, src, len);

@@ -39,7 +39,8 @@
 /* ---- kernels ------------------------------------------------------------ */
 
 /* LC_PARAM_VALUE: a CUDA vector type by value (float2 v), its elements
-** packed in order */
+** packed in order; or, with type LC_PARAM_STRUCT, a struct the source
+** defines, by value (Particle p), laid out as lc_struct_def sdef says */
 typedef enum { LC_PARAM_SCALAR, LC_PARAM_POINTER, LC_PARAM_ARRAY, LC_PARAM_VALUE } lc_param_kind;
 
 typedef struct lc_param {
@@ -69,6 +70,8 @@ typedef struct lc_param {
   int64_t default_int;
   double default_num;
   char default_text[48]; /* as written, for messages */
+  int sdef;              /* type LC_PARAM_STRUCT, when the source defines the
+                         ** struct: its index in the scan's structs; else -1 */
 } lc_param;
 
 #define LC_PARAM_STRUCT (-3)
@@ -95,6 +98,37 @@ typedef struct lc_kernel_sig {
   size_t params_begin, params_end;   /* the parameter list's text, between
                                      ** its parentheses */
 } lc_kernel_sig;
+
+/* ---- structs ------------------------------------------------------------ */
+
+/* A struct (or class) the source defines at namespace scope, `struct S
+** {...};` or `typedef struct {...} S;`, with the C layout of its data
+** members: each at a multiple of its alignment (its type's, or a larger
+** alignas / __align__), the struct's alignment the largest of its
+** members' and its own attribute's, its size a multiple of it. Member
+** functions, static members and access labels do not change it. */
+#define LC_STRUCT_MAXMEMBERS 32
+typedef struct lc_member {
+  char name[64];
+  int type;              /* lc_typecode of a scalar, or of a vector type's
+                         ** elements; LC_PARAM_STRUCT for a struct */
+  int vec;               /* a vector type's count (float3: 3), else 0 */
+  int sdef;              /* a struct member's struct: its index; else -1 */
+  int count;             /* elements of a fixed array (float v[2][3]: 6);
+                         ** 0 when the member is no array */
+  int64_t offset;        /* bytes from the struct's start */
+  int64_t size, align;   /* of one element */
+} lc_member;
+
+typedef struct lc_struct_def {
+  char name[64];         /* the typedef name, else the tag */
+  int line;              /* of the '{' */
+  int nmembers;
+  int64_t size, align;
+  char error[192];       /* "" when the layout was read; else why not:
+                         ** "member 'p': a pointer member (float *) ..." */
+  lc_member members[LC_STRUCT_MAXMEMBERS];
+} lc_struct_def;
 
 /* ---- declarations the simulator needs ----------------------------------- */
 
@@ -148,7 +182,7 @@ typedef struct lc_global_decl {
 
 /* ---- scanning ----------------------------------------------------------- */
 
-/* Where lc_scan writes: three caller-owned arrays and their capacities.
+/* Where lc_scan writes: four caller-owned arrays and their capacities.
 ** An array left NULL is not written, only counted (so a first call with
 ** all NULL sizes the arrays for a second; counting fails exactly where
 ** filling would). More entries than a non-NULL array's capacity is an
@@ -158,6 +192,7 @@ typedef struct lc_scan_result {
   lc_kernel_sig *kernels;  int max_kernels;  int nkernels;
   lc_shared_decl *shared;  int max_shared;   int nshared;
   lc_global_decl *globals; int max_globals;  int nglobals;
+  lc_struct_def *structs;  int max_structs;  int nstructs;
 } lc_scan_result;
 
 /* Scan src[0 .. len) in one pass; entries of each array come in source
@@ -187,5 +222,10 @@ int lc_scan_kernels(const char *src, size_t len, lc_kernel_sig *out, int max,
 ** 2: ..."), else "signature parameter 2: ...". */
 int lc_parse_signature(const char *text, size_t len, lc_kernel_sig *sig,
                        char *err);
+
+/* The same, where a parameter may name one of the structs structs[0 ..
+** nstructs) (the source's, as lc_scan read them): Particle p, Particle *p. */
+int lc_parse_signature_structs(const char *text, size_t len, const lc_struct_def *structs,
+                               int nstructs, lc_kernel_sig *sig, char *err);
 
 #endif

@@ -28,6 +28,9 @@ typedef struct lc_modref {
                                ** the expression ("sq<int>"), with a
                                ** template's arguments put in */
   lc_global_decl *globals;
+  int nstructs;
+  lc_struct_def *structs;      /* the structs the source defines, for
+                               ** parameters that take one by value */
   char name[256];
 } lc_modref;
 

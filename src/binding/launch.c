@@ -178,50 +178,257 @@ static bool is_null(lua_State *L, int idx) {
   return lua_type(L, idx) == LUA_TLIGHTUSERDATA && lua_touserdata(L, idx) == NULL;
 }
 
-/* A vector type by value (float2 v) from {x=, y=} or {1, 2} at idx into
-** slot; every element is checked before any is written. */
-static void vector_arg(lua_State *L, int idx, const lc_kernel_sig *sig, int i, char *slot,
-                       const char *fname) {
+/* ---- structs by value ------------------------------------------------------ */
+
+/* The elements of a vector type (n of dt) from {x=, y=, ...} or {1, 2, ...}
+** at idx into dst; every element is checked before any is written.
+** Returns 0, or -1 with the cause in err. */
+static int vector_value(lua_State *L, int idx, const lc_dtype *dt, int n, char *dst,
+                        char *err) {
   static const char *const names[] = {"x", "y", "z", "w"};
-  const lc_param *p = &sig->params[i];
-  const lc_dtype *dt = &lc_dtypes[p->type];
-  char tmp[64], err[LC_ERRLEN];
-  if (lua_type(L, idx) != LUA_TTABLE)
-    arg_error(L, fname, sig, i, "expected a table {x=, y=, ...} or {1, 2, ...} of %d "
-              "numbers, got %s", p->vec, luaL_typename(L, idx));
+  char tmp[64], why[LC_ERRLEN];
+  int top = lua_gettop(L);
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) != LUA_TTABLE) {
+    snprintf(err, LC_ERRLEN, "expected a table {x=, y=, ...} or {1, 2, ...} of %d numbers, "
+             "got %s", n, luaL_typename(L, idx));
+    return -1;
+  }
   bool named = lua_rawgeti(L, idx, 1) == LUA_TNIL;
   lua_pop(L, 1);
-  /* no entry beyond the vector's */
-  lua_pushnil(L);
+  lua_pushnil(L);                       /* no entry beyond the vector's */
   while (lua_next(L, idx)) {
     bool ok = false;
     lua_pop(L, 1);
     if (named && lua_type(L, -1) == LUA_TSTRING) {
-      for (int c = 0; c < p->vec; c++) ok = ok || strcmp(lua_tostring(L, -1), names[c]) == 0;
+      for (int c = 0; c < n; c++) ok = ok || strcmp(lua_tostring(L, -1), names[c]) == 0;
     } else if (!named && lua_isinteger(L, -1)) {
-      lua_Integer n = lua_tointeger(L, -1);
-      ok = n >= 1 && n <= p->vec;
+      lua_Integer k = lua_tointeger(L, -1);
+      ok = k >= 1 && k <= n;
     }
     if (!ok) {
       bool str = lua_type(L, -1) == LUA_TSTRING;
       const char *key = luaL_tolstring(L, -1, NULL);
-      arg_error(L, fname, sig, i, "the table has an entry %s%s%s, which a vector of %d has "
-                "not (use {x=, y=, ...} or {1, 2, ...})", str ? "'" : "", key, str ? "'" : "",
-                p->vec);
+      snprintf(err, LC_ERRLEN, "the table has an entry %s%s%s, which a vector of %d has not "
+               "(use {x=, y=, ...} or {1, 2, ...})", str ? "'" : "", key, str ? "'" : "", n);
+      lua_settop(L, top);
+      return -1;
     }
   }
-  for (int c = 0; c < p->vec; c++) {
+  for (int c = 0; c < n; c++) {
     if (named) lua_rawget(L, (lua_pushstring(L, names[c]), idx));
     else lua_rawgeti(L, idx, c + 1);
     char which[16];
     if (named) snprintf(which, sizeof which, "'%s'", names[c]);
     else snprintf(which, sizeof which, "[%d]", c + 1);
-    if (lua_isnil(L, -1)) arg_error(L, fname, sig, i, "the table has no %s", which);
-    if (lc_elem_convert(L, lua_gettop(L), dt, tmp + c * dt->size, err))
-      arg_error(L, fname, sig, i, "%s: %s", which, err);
+    if (lua_isnil(L, -1)) {
+      snprintf(err, LC_ERRLEN, "the table has no %s", which);
+      lua_settop(L, top);
+      return -1;
+    }
+    if (lc_elem_convert(L, lua_gettop(L), dt, tmp + c * dt->size, why)) {
+      snprintf(err, LC_ERRLEN, "%s: %.400s", which, why);
+      lua_settop(L, top);
+      return -1;
+    }
     lua_pop(L, 1);
   }
-  memcpy(slot, tmp, (size_t)(dt->size * p->vec));
+  memcpy(dst, tmp, (size_t)(dt->size * n));
+  return 0;
+}
+
+/* What a Lua value of one element of member e is written with: a scalar,
+** a vector type's table, or a nested struct's table (below). */
+static int struct_value(lua_State *L, int idx, const lc_struct_def *structs, int sdef,
+                        char *dst, char *path, size_t plen, int depth, char *err);
+
+static int member_element(lua_State *L, int idx, const lc_struct_def *structs,
+                          const lc_member *e, char *dst, char *path, size_t plen, int depth,
+                          char *err) {
+  char why[LC_ERRLEN];
+  if (e->sdef >= 0) return struct_value(L, idx, structs, e->sdef, dst, path, plen, depth + 1, err);
+  int rc = e->vec ? vector_value(L, idx, &lc_dtypes[e->type], e->vec, dst, why)
+                  : lc_elem_convert(L, idx, &lc_dtypes[e->type], dst, why);
+  if (rc) snprintf(err, LC_ERRLEN, "member '%.100s' (%s%s): %.350s", path,
+                   lc_dtypes[e->type].name, e->vec ? " vector" : "", why);
+  return rc ? -1 : 0;
+}
+
+/* Struct structs[sdef] from the table of its members at idx into dst
+** (zeroed: its padding stays 0). path names the struct's place for
+** messages ("" at the top, "inner." below). */
+static int struct_value(lua_State *L, int idx, const lc_struct_def *structs, int sdef,
+                        char *dst, char *path, size_t plen, int depth, char *err) {
+  const lc_struct_def *d = &structs[sdef];
+  size_t base = strlen(path);
+  idx = lua_absindex(L, idx);
+  if (depth > LC_RECORD_MAXDEPTH) {
+    snprintf(err, LC_ERRLEN, "structs nest more than %d deep", LC_RECORD_MAXDEPTH);
+    return -1;
+  }
+  char mname[256], table[300];          /* "inner"; "the table", "the table 'inner'" */
+  snprintf(mname, sizeof mname, "%s", path);
+  if (base) mname[base - 1] = '\0';   /* less the '.' */
+  if (base) snprintf(table, sizeof table, "the table '%s'", mname);
+  else snprintf(table, sizeof table, "the table");
+  if (lua_type(L, idx) != LUA_TTABLE) {
+    if (base) snprintf(err, LC_ERRLEN, "member '%s': expected a table of struct %s's members, "
+                       "got %s", mname, d->name, luaL_typename(L, idx));
+    else snprintf(err, LC_ERRLEN, "expected a table of struct %s's members or a 0-d array of "
+                  "a record with its layout, got %s", d->name, luaL_typename(L, idx));
+    return -1;
+  }
+  lua_pushnil(L);                       /* every entry is a member */
+  while (lua_next(L, idx)) {
+    bool ok = false;
+    lua_pop(L, 1);
+    for (int f = 0; f < d->nmembers && lua_type(L, -1) == LUA_TSTRING; f++)
+      ok = ok || strcmp(lua_tostring(L, -1), d->members[f].name) == 0;
+    if (!ok) {
+      bool str = lua_type(L, -1) == LUA_TSTRING;
+      const char *key = luaL_tolstring(L, -1, NULL);
+      snprintf(err, LC_ERRLEN, "%s has an entry %s%s%s, which struct %s has not", table,
+               str ? "'" : "", key, str ? "'" : "", d->name);
+      lua_pop(L, 2);
+      return -1;
+    }
+  }
+  char missing[LC_ERRLEN] = "";
+  int nmissing = 0;
+  for (int f = 0; f < d->nmembers; f++) {
+    if (lua_getfield(L, idx, d->members[f].name) == LUA_TNIL) {
+      size_t n = strlen(missing);
+      snprintf(missing + n, sizeof missing - n, "%s'%s%s'", nmissing ? ", " : "", path,
+               d->members[f].name);
+      nmissing++;
+    }
+    lua_pop(L, 1);
+  }
+  if (nmissing) {
+    snprintf(err, LC_ERRLEN, "struct %s: the table has no member%s %s", d->name,
+             nmissing > 1 ? "s" : "", missing);
+    return -1;
+  }
+  for (int f = 0; f < d->nmembers; f++) {
+    const lc_member *e = &d->members[f];
+    snprintf(path + base, plen - base, "%s", e->name);
+    lua_getfield(L, idx, e->name);
+    int v = lua_gettop(L);
+    char *at = dst + e->offset;
+    if (e->count == 0) {
+      if (e->sdef >= 0) snprintf(path + base, plen - base, "%s.", e->name);
+      if (member_element(L, v, structs, e, at, path, plen, depth, err)) return -1;
+    } else {
+      if (lua_type(L, v) != LUA_TTABLE || lua_rawlen(L, v) != (size_t)e->count) {
+        snprintf(err, LC_ERRLEN, "member '%s': expected a table of %d elements, got %s%s",
+                 path, e->count, lua_type(L, v) == LUA_TTABLE ? "one of " : "",
+                 lua_type(L, v) == LUA_TTABLE ? lua_pushfstring(L, "%I",
+                   (lua_Integer)lua_rawlen(L, v)) : luaL_typename(L, v));
+        return -1;
+      }
+      for (int c = 0; c < e->count; c++) {
+        lua_rawgeti(L, v, c + 1);
+        if (e->sdef >= 0) snprintf(path + base, plen - base, "%s[%d].", e->name, c + 1);
+        else snprintf(path + base, plen - base, "%s[%d]", e->name, c + 1);
+        if (member_element(L, lua_gettop(L), structs, e, at + e->size * c, path, plen, depth,
+                           err))
+          return -1;
+        lua_pop(L, 1);
+      }
+    }
+    lua_settop(L, v - 1);
+    path[base] = '\0';
+  }
+  return 0;
+}
+
+/* Whether record r has the layout of struct d: the same size and
+** alignment, and field for member the same names, offsets, types and
+** counts. Else -1 with the first difference in err. */
+static int record_matches(const lc_record *r, const lc_struct_def *structs, int sdef,
+                          int depth, char *err) {
+  const lc_struct_def *d = &structs[sdef];
+  if (depth > LC_RECORD_MAXDEPTH) {
+    snprintf(err, LC_ERRLEN, "records nest more than %d deep", LC_RECORD_MAXDEPTH);
+    return -1;
+  }
+  if ((int64_t)r->dt.size != d->size || (int64_t)r->dt.align != d->align) {
+    snprintf(err, LC_ERRLEN, "the dtype %.120s takes %lld bytes aligned to %lld, struct %s "
+             "%lld aligned to %lld", r->dt.name, (long long)r->dt.size, (long long)r->dt.align, d->name,
+             (long long)d->size, (long long)d->align);
+    return -1;
+  }
+  if (r->nfields != d->nmembers) {
+    snprintf(err, LC_ERRLEN, "the dtype %.120s has %d fields, struct %s %d members", r->dt.name,
+             r->nfields, d->name, d->nmembers);
+    return -1;
+  }
+  for (int f = 0; f < d->nmembers; f++) {
+    const lc_field *g = &r->fields[f];
+    const lc_member *e = &d->members[f];
+    int64_t count = (e->count ? e->count : 1) * (e->vec ? e->vec : 1);
+    bool array = e->count || e->vec;
+    const char *why = NULL;
+    if (strcmp(g->name, e->name) != 0) why = "name";
+    else if (g->offset != e->offset) why = "offset";
+    else if (e->sdef >= 0 ? g->dtype->rec == NULL
+                          : (g->dtype->rec != NULL || g->dtype->code != (lc_typecode)e->type))
+      why = "type";
+    else if (array ? g->count != count : g->ndim != 0) why = "count of elements";
+    if (why) {
+      snprintf(err, LC_ERRLEN, "field %d '%s' (%.100s, offset %lld) of the dtype %.120s "
+               "differs from struct %s's member %d '%s' (offset %lld) in its %s", f + 1,
+               g->name, g->dtype->name, (long long)g->offset, r->dt.name, d->name, f + 1,
+               e->name, (long long)e->offset, why);
+      return -1;
+    }
+    if (e->sdef >= 0 && record_matches(g->dtype->rec, structs, e->sdef, depth + 1, err))
+      return -1;
+  }
+  return 0;
+}
+
+/* A struct by value: a table of its members, or a 0-d record array whose
+** record has the struct's layout (its bytes, copied when the launch is
+** made: from device memory, once the work queued before is done). */
+static void struct_arg(lua_State *L, int idx, const lc_kernel_ref *k, int i, char *slot,
+                       const char *fname) {
+  const lc_kernel_sig *sig = k->sig;
+  const lc_param *p = &sig->params[i];
+  const lc_modref *m = k->hold.mod;
+  char err[LC_ERRLEN], path[256] = "";
+  if (p->sdef < 0 || p->sdef >= m->nstructs)
+    arg_error(L, fname, sig, i, "struct %s is not one the source defines", p->type_name);
+  const lc_array *a = lc_array_test(L, idx);
+  if (a == NULL) {
+    memset(slot, 0, (size_t)p->size);
+    int top = lua_gettop(L);
+    if (struct_value(L, idx, m->structs, p->sdef, slot, path, sizeof path, 0, err))
+      arg_error(L, fname, sig, i, "%s", err);
+    lua_settop(L, top);
+    return;
+  }
+  if (!lc_array_is_open(a)) arg_error(L, fname, sig, i, "attempt to use a closed array");
+  if (a->dtype->rec == NULL || a->lay.ndim != 0)
+    arg_error(L, fname, sig, i, "expected a table of struct %s's members or a 0-d array of a "
+              "record with its layout, got a %d-d %s array", p->type_name, a->lay.ndim,
+              a->dtype->name);
+  if (record_matches(a->dtype->rec, m->structs, p->sdef, 0, err))
+    arg_error(L, fname, sig, i, "%s", err);
+  /* read now, when the work queued before (which may write it) is done */
+  if (lc_array_kind(a) == LC_DEVICE) a = lc_copy_to_new(L, a, LC_HOST, NULL, fname);
+  else lc_sync_host(L, lc_array_kind(a), fname);
+  memcpy(slot, lc_array_data(a), (size_t)p->size);
+}
+
+/* A vector type by value (float2 v) from {x=, y=} or {1, 2} at idx into
+** slot; every element is checked before any is written. */
+static void vector_arg(lua_State *L, int idx, const lc_kernel_sig *sig, int i, char *slot,
+                       const char *fname) {
+  const lc_param *p = &sig->params[i];
+  char err[LC_ERRLEN];
+  if (vector_value(L, idx, &lc_dtypes[p->type], p->vec, slot, err))
+    arg_error(L, fname, sig, i, "%s", err);
 }
 
 /* A T#N pointer (float2 *) takes a T array whose last axis has N elements,
@@ -306,6 +513,8 @@ static size_t pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *b
     if (p->kind == LC_PARAM_SCALAR) {
       if (lc_elem_convert(L, idx, &lc_dtypes[p->type], slot, err))
         arg_error(L, fname, sig, i, "%s", err);
+    } else if (p->kind == LC_PARAM_VALUE && p->type == LC_PARAM_STRUCT) {
+      struct_arg(L, idx, k, i, slot, fname);
     } else if (p->kind == LC_PARAM_VALUE) {
       vector_arg(L, idx, sig, i, slot, fname);
     } else if (p->kind == LC_PARAM_POINTER && is_null(L, idx)) {

@@ -28,6 +28,7 @@ static void modref_free(void *ud) {
   free(m->kernels);
   free(m->named);
   free(m->globals);
+  free(m->structs);
   free(m);
 }
 
@@ -215,16 +216,18 @@ static void scan_source(lua_State *L, lc_modref *m, const char *src, size_t len,
   char err[LC_ERRLEN];
   memset(r, 0, sizeof *r);
   if (lc_scan(src, len, r, err)) lc_error(L, fname, "%s: %s", m->name, err);
-  int nk = r->nkernels, ns = r->nshared, ng = r->nglobals;
+  int nk = r->nkernels, ns = r->nshared, ng = r->nglobals, nst = r->nstructs;
   m->kernels = calloc((size_t)nk + 1, sizeof *m->kernels);
   m->globals = calloc((size_t)ng + 1, sizeof *m->globals);
-  if (!m->kernels || !m->globals) lc_error(L, fname, "out of host memory");
+  m->structs = calloc((size_t)nst + 1, sizeof *m->structs);
+  if (!m->kernels || !m->globals || !m->structs) lc_error(L, fname, "out of host memory");
   /* only needed while compiling: left to the collector, whatever happens */
   lc_shared_decl *shared = lua_newuserdatauv(L, ((size_t)ns + 1) * sizeof *shared, 0);
-  *r = (lc_scan_result){m->kernels, nk, 0, shared, ns, 0, m->globals, ng, 0};
+  *r = (lc_scan_result){m->kernels, nk, 0, shared, ns, 0, m->globals, ng, 0, m->structs, nst, 0};
   if (lc_scan(src, len, r, err)) lc_error(L, fname, "%s: %s", m->name, err);
   m->nkernels = r->nkernels;
   m->nglobals = r->nglobals;
+  m->nstructs = r->nstructs;
 }
 
 /* Apply opts.signatures (at idx, a table name -> "int, float*"). */
@@ -250,7 +253,8 @@ static void apply_signatures(lua_State *L, int idx, lc_modref *m, const char *fn
     for (int i = 0; i < m->nkernels; i++) {    /* each definition, in every #if branch */
       if (strcmp(m->kernels[i].name, name) != 0) continue;
       char err[LC_ERRLEN];
-      if (lc_parse_signature(text, len, &m->kernels[i], err)) lc_error(L, fname, "%s", err);
+      if (lc_parse_signature_structs(text, len, m->structs, m->nstructs, &m->kernels[i], err))
+        lc_error(L, fname, "%s", err);
       found++;
     }
     if (found == 0)
@@ -739,6 +743,18 @@ static const lc_kernel_sig *compiled_definition(lua_State *L, const lc_modref *m
     }
   }
   if (pick) return pick;
+  for (int i = 0; sizes && i < m->nkernels; i++) {   /* a struct the scanner laid out wrong */
+    const lc_kernel_sig *sig = &m->kernels[i];
+    if (strcmp(sig->name, name) != 0 || sig->nparams < 0) continue;
+    for (int j = 0; j < sig->nparams && sizes[j] >= 0; j++) {
+      const lc_param *p = &sig->params[j];
+      if (p->kind == LC_PARAM_VALUE && p->type == LC_PARAM_STRUCT && sizes[j] != p->size)
+        lc_error(L, fname, "kernel '%s' parameter %d%s%s%s (%s): luacuda's layout of struct %s "
+                 "takes %lld bytes, the compiled kernel's %lld (a #pragma pack or a "
+                 "macro it cannot see?): pass the struct by pointer", name, j + 1,
+                 p->name[0] ? " '" : "", p->name, p->name[0] ? "'" : "", p->spelling, p->type_name, (long long)p->size, sizes[j]);
+    }
+  }
   if (unread)    /* perhaps the compiled one: say why it was not understood */
     lc_error(L, fname, "%s; pass signatures={%s = \"...\"} to compile", unread->error, name);
   lc_error(L, fname, "kernel '%s': the parameters read from the source do not match the "
