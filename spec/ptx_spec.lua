@@ -600,7 +600,7 @@ end
           asm("fma.rn.relu.f16 %0, %1, %2, %3;" : "=h"(r) : "h"(h[9]), "h"(h[0]), "h"(h[9])); o[15] = r;
           asm("add.sat.f16 %0, %1, %2;" : "=h"(r) : "h"(h[9]), "h"(h[9])); o[16] = r;
           long long v;
-          asm("cvt.rni.s64.f32 %0, %1;" : "=l"(v) : "f"(f[3])); ll[0] = v;
+          asm("cvt.rni.s64.f16 %0, %1;" : "=l"(v) : "h"(h[2])); ll[0] = v;
           asm("cvt.rzi.s32.f32 %0, %1;" : "=r"(w) : "f"(f[3])); ll[1] = (int)w;
         }
         ]])
@@ -629,7 +629,7 @@ end
         eq(0xbf81, O[15], "cvt.rm.bf16.f32")
         eq(0x0000, O[16], "fma.rn.relu.f16 of -0 is +0")
         eq(0x0000, O[17], "add.sat.f16 of -0 is +0")
-        eq(math.mininteger, LL[1], "cvt.rni.s64.f32 of NaN")
+        eq(math.mininteger, LL[1], "cvt.rni.s64.f16 of NaN")
         eq(0, LL[2], "cvt.rzi.s32.f32 of NaN")
       ]==])
     end)

@@ -878,8 +878,9 @@ static uint64_t convert(const inst *in, uint64_t a) {
     return fput(d, x, in->mod, in->flags);
   }
   long double x = ftz_in(s, fget(s, a), in->flags);
-  if (!dfloat) {   /* float to integer: rounded, then saturated; NaN is 0 (64 bits: 2^63) */
-    if (isnan(x)) return d.bits == 64 ? 0x8000000000000000ull : 0;
+  if (!dfloat) {   /* float to integer: rounded, then saturated; NaN is 0 (a half or
+                   ** bfloat16 to 64 bits: 2^63, as cuda_fp16.h documents) */
+    if (isnan(x)) return d.bits == 64 && s.bits == 16 ? 0x8000000000000000ull : 0;
     switch (in->mod) {
       case RND_RNI: x = nearbyintl(x); break;
       case RND_RZI: x = truncl(x); break;
