@@ -9,14 +9,16 @@
 // Results are the GPU's, bit for bit: a conversion or an operation rounds
 // its exact result once (to nearest even, or as its suffix says), NaN
 // results are the canonical 0x7fff, integer conversions saturate (NaN
-// gives 0, or 0x8000000000000000 for 64 bits). Arithmetic on floats would
-// be exact enough for a sum, difference or product of two halves (float's
-// 24 bits are at least twice 11 and 2 more, so rounding twice rounds
-// once), but not for a fused multiply-add, which is computed on integers.
-// The functions the GPU computes through approximate float instructions
-// (the quotient, square roots, reciprocals, exponentials and logarithms)
-// follow the GPU's sequence with those instructions correctly rounded,
-// which is also what the fake driver's PTX interpreter does.
+// gives 0, or 0x8000000000000000 for 64 bits). Sums, differences and
+// products of two halves are computed on floats (float's 24 bits are at
+// least twice 11 and 2 more, so rounding twice rounds once); a fused
+// multiply-add is not, and is computed on integers. The quotient follows
+// the GPU's sequence, its approximate reciprocal correctly rounded (as the
+// fake driver's PTX interpreter has it). Square roots, reciprocals,
+// exponentials, logarithms, sine and cosine are correctly rounded, as CUDA
+// documents them (the GPU corrects the few inputs where its approximate
+// float steps would round the wrong way; the interpreter, which computes
+// those steps exactly, is one unit off at some of them).
 //
 // cuda_bf16.h includes this file and shares its machinery (the __lc_f16_*
 // templates, parameterised by the format's fraction and exponent bits).
