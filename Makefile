@@ -274,10 +274,13 @@ test-asan: deps
 # kernel, which specs that watch a kernel still running would misread.
 VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
            --show-leak-kinds=definite --error-exitcode=99 --trace-children=no --fair-sched=yes
+# Tests tagged #fenv are left out: valgrind runs floating point in the
+# default rounding mode whatever fesetround asks, and long double as double,
+# so the simulator's directed-rounding intrinsics cannot be right under it.
 test-valgrind: deps
 	@$(MAKE) --no-print-directory deps PACKAGES=valgrind
 	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)" \
-	  LUA="$(VALGRIND) $(LUA)" BUSTED_ARGS="--exclude-tags=oob $(BUSTED_ARGS)"
+	  LUA="$(VALGRIND) $(LUA)" BUSTED_ARGS="--exclude-tags=oob,fenv $(BUSTED_ARGS)"
 
 # The threads program against a module built with ThreadSanitizer: the
 # program links Lua (uninstrumented, but each state stays on its thread)

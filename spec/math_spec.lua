@@ -722,7 +722,7 @@ extern "C" __global__ void conv(const double *in, int n, long long *out) {
     check(bad)
   end)
 
-  it("float arithmetic rounds once, in the mode named (__fadd_rz, __fmaf_ru, __fsqrt_rd...)", function()
+  it("float arithmetic rounds once, in the mode named (__fadd_rz, __fmaf_ru, __fsqrt_rd...) #fenv", function()
     local cases, body = {}, {}
     for _, op in ipairs(FOPS) do
       for _, m in ipairs(MODES) do
@@ -777,7 +777,7 @@ extern "C" __global__ void fops(const float *in, int n, unsigned *out) {
     check(bad)
   end)
 
-  it("double arithmetic rounds once, in the mode named (__dadd_rz, __ddiv_ru, __fma_rd...)", function()
+  it("double arithmetic rounds once, in the mode named (__dadd_rz, __ddiv_ru, __fma_rd...) #fenv", function()
     local body = {}
     local DROUND = {
       {"__dadd", {1.0, 8.673617379884035e-19}, {0x3ff0000000000000, 0x3ff0000000000000, 0x3ff0000000000001, 0x3ff0000000000000}},
@@ -860,15 +860,15 @@ extern "C" __global__ void dops(const double *xs, const double *ys, const double
     check(bad)
   end)
 
-  it("the single-precision functions only CUDA has, within its bounds", function()
+  it("the single-precision functions only CUDA has, within its bounds #fenv", function()
     check_math(MATHF, "float")
   end)
 
-  it("the double-precision functions only CUDA has, within its bounds", function()
+  it("the double-precision functions only CUDA has, within its bounds #fenv", function()
     check_math(MATHD, "double")
   end)
 
-  it("the special values CUDA documents, bit for bit", function()
+  it("the special values CUDA documents, bit for bit #fenv", function()
     local cases = {
       {"__float_as_uint(__saturatef(__uint_as_float(0x7fc00000u)))", 0},                    -- NaN: +0
       {"__float_as_uint(__saturatef(-0.5f))", 0}, {"__float_as_uint(__saturatef(2.0f))", fbits(1.0)},
