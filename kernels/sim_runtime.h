@@ -660,17 +660,18 @@ static inline unsigned long long __lc_warp_op(int op, unsigned mask, unsigned lo
   return f->wres;
 }
 
-// a value's bits, and back
+// a value's bits, and back (through void *: the half types of
+// sim_include/cuda_fp16.h are classes, trivially copyable)
 template <typename T>
-static inline unsigned long long __lc_bits(T v) {
+static inline unsigned long long __lc_bits(const T v) {
   unsigned long long u = 0;
-  memcpy(&u, &v, sizeof v);
+  memcpy(&u, static_cast<const void *>(&v), sizeof v);
   return u;
 }
 template <typename T>
 static inline T __lc_from_bits(unsigned long long u) {
   T v;
-  memcpy(&v, &u, sizeof v);
+  memcpy(static_cast<void *>(&v), &u, sizeof v);
   return v;
 }
 
@@ -701,7 +702,8 @@ static inline unsigned __ballot_sync(unsigned mask, int p) {
 static inline int __any_sync(unsigned mask, int p) { return (int)__lc_warp_op(LC_W_ANY, mask, p != 0, 0, 0); }
 static inline int __all_sync(unsigned mask, int p) { return (int)__lc_warp_op(LC_W_ALL, mask, p != 0, 0, 0); }
 
-#define LC_WARP_T_(T)                                                                         \
+// the shuffles of a type, on its bits (cuda_fp16.h's half types too)
+#define LC_WARP_SHFL_T_(T)                                                                    \
   static inline T __shfl_sync(unsigned mask, T v, int src, int width = warpSize) {            \
     return __lc_from_bits<T>(__lc_warp_op(LC_W_SHFL, mask, __lc_bits(v), (unsigned)src, width)); \
   }                                                                                           \
@@ -713,7 +715,9 @@ static inline int __all_sync(unsigned mask, int p) { return (int)__lc_warp_op(LC
   }                                                                                           \
   static inline T __shfl_xor_sync(unsigned mask, T v, int lanes, int width = warpSize) {      \
     return __lc_from_bits<T>(__lc_warp_op(LC_W_SHFL_XOR, mask, __lc_bits(v), (unsigned)lanes, width)); \
-  }                                                                                           \
+  }
+#define LC_WARP_T_(T)                                                                         \
+  LC_WARP_SHFL_T_(T)                                                                          \
   static inline unsigned __match_any_sync(unsigned mask, T v) {                               \
     return (unsigned)__lc_warp_op(LC_W_MATCH_ANY, mask, __lc_bits(v), 0, 0);                  \
   }                                                                                           \

@@ -378,8 +378,8 @@ static inline bool operator<=(const __nv_bfloat162 &lh, const __nv_bfloat162 &rh
 #endif
 
 // ---- warps, atomics, loads and stores ---------------------------------------------
-LC_F16_SHFL_(__nv_bfloat16)
-LC_F16_SHFL_(__nv_bfloat162)
+LC_WARP_SHFL_T_(__nv_bfloat16)
+LC_WARP_SHFL_T_(__nv_bfloat162)
 static inline __nv_bfloat16 atomicAdd(__nv_bfloat16 *const address, const __nv_bfloat16 val) {
   return __lc_atomic16<__nv_bfloat16, unsigned short>(address, val, [](__nv_bfloat16 a, __nv_bfloat16 b) { return __hadd(a, b); });
 }

@@ -642,44 +642,17 @@ static inline bool operator<=(const __half2 &lh, const __half2 &rh) { return __h
 #endif
 
 // ---- warps, atomics, loads and stores ---------------------------------------------
-// a value's bits, and back (these types are trivially copyable)
-template <typename T>
-static inline unsigned long long __lc_f16_bits(const T v) {
-  unsigned long long u = 0;
-  memcpy(&u, static_cast<const void *>(&v), sizeof v);
-  return u;
-}
-template <typename T>
-static inline T __lc_f16_of_bits(unsigned long long u) {
-  T v;
-  memcpy(static_cast<void *>(&v), &u, sizeof v);
-  return v;
-}
-
 // shuffles move the bits (sim_runtime.h's warp functions)
-#define LC_F16_SHFL_(T)                                                                     \
-  static inline T __shfl_sync(unsigned mask, T v, int src, int width = warpSize) {          \
-    return __lc_f16_of_bits<T>(__lc_warp_op(LC_W_SHFL, mask, __lc_f16_bits(v), (unsigned)src, width)); \
-  }                                                                                         \
-  static inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = warpSize) { \
-    return __lc_f16_of_bits<T>(__lc_warp_op(LC_W_SHFL_UP, mask, __lc_f16_bits(v), delta, width)); \
-  }                                                                                         \
-  static inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize) { \
-    return __lc_f16_of_bits<T>(__lc_warp_op(LC_W_SHFL_DOWN, mask, __lc_f16_bits(v), delta, width)); \
-  }                                                                                         \
-  static inline T __shfl_xor_sync(unsigned mask, T v, int lanes, int width = warpSize) {   \
-    return __lc_f16_of_bits<T>(__lc_warp_op(LC_W_SHFL_XOR, mask, __lc_f16_bits(v), (unsigned)lanes, width)); \
-  }
-LC_F16_SHFL_(__half)
-LC_F16_SHFL_(__half2)
+LC_WARP_SHFL_T_(__half)
+LC_WARP_SHFL_T_(__half2)
 
 // atomicAdd: compare-and-swap on the bits (blocks run on several threads)
 template <typename T, typename U, typename Op>
 static inline T __lc_atomic16(T *address, T val, Op op) {
   U *q = reinterpret_cast<U *>(address), old = __atomic_load_n(q, __ATOMIC_RELAXED), nw;
-  do nw = (U)__lc_f16_bits(op(__lc_f16_of_bits<T>(old), val));
+  do nw = (U)__lc_bits(op(__lc_from_bits<T>(old), val));
   while (!__atomic_compare_exchange_n(q, &old, nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-  return __lc_f16_of_bits<T>(old);
+  return __lc_from_bits<T>(old);
 }
 static inline __half atomicAdd(__half *const address, const __half val) {
   return __lc_atomic16<__half, unsigned short>(address, val, [](__half a, __half b) { return __hadd(a, b); });
