@@ -485,10 +485,10 @@ extern "C" __global__ void scale2(half2 *v, __half2 s, __half t) {
     m.scale2[{ 1, 2 }](v, { 2, 1 }, 0)
     assert.same({ { 1.5, -5.75 }, { 3.5, -11.75 } }, v:copy_to_host():totable())
     S.misuse("kernel 'twice' argument 2 'y' (__half *): expected a float16 array, got bfloat16",
-             m.twice[{ 1, 2 }], x, luacuda.device_array(2, "bfloat16"))
+             m.twice[{ 1, 2 }], x, luacuda.device_array(2, "bfloat16"):fill(0))
     S.misuse("kernel 'scale2' argument 1 'v' (half2 *): expected a float16 array whose last "
              .. "axis has 2 elements, got a last axis of 4", m.scale2[{ 1, 2 }],
-             luacuda.device_array(4, "float16"), { 1, 1 }, 0)
+             luacuda.device_array(4, "float16"):fill(0), { 1, 1 }, 0)
     S.misuse("kernel 'scale2' argument 2 's' (__half2): [2]: float16 needs a number, got string",
              m.scale2[{ 1, 2 }], v, { 1, "2" }, 0)
   end)
@@ -621,7 +621,7 @@ extern "C" __global__ void scale(const nv_bfloat16 *x, __nv_bfloat16 s, __nv_bfl
     assert.same({ decode(round16(1.5 * s, BF16, "rn"), BF16), decode(round16(-3 * s, BF16, "rn"), BF16) },
                 y:copy_to_host():totable())
     S.misuse("kernel 'scale' argument 1 'x' (const nv_bfloat16 *): expected a bfloat16 array, got float16",
-             m.scale[{ 1, 2 }], luacuda.device_array(2, "float16"), 1, y)
+             m.scale[{ 1, 2 }], luacuda.device_array(2, "float16"):fill(0), 1, y)
   end)
 end)
 

@@ -26,7 +26,7 @@ describe("kernels with C++ linkage", function()
     assert.equal(4, m.saxpy.nparams)
     -- and checked as any kernel: a float32 array is no int*
     S.misuse({"luacuda.launch:", "argument 3"}, m.saxpy[{1, 8}], 8, 2.0,
-             luacuda.device_array(8, "int32"), y)
+             luacuda.device_array(8, "int32"):fill(0), y)
   end)
 
   it("refuses an overloaded name, naming the overloads", function()
@@ -97,7 +97,7 @@ describe("template kernels", function()
     assert.equal("int *, int", m["sq<int>"].signature)
     assert.equal("double *, int", m["sq<double>"].signature)
     S.misuse({"luacuda.launch:", "argument 1"}, m["sq<int>"][{1, 4}],
-             luacuda.device_array(4, "float32"), 4)
+             luacuda.device_array(4, "float32"):fill(0), 4)
   end)
 
   it("take an integral template parameter", function()
