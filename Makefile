@@ -277,10 +277,14 @@ VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
 # Tests tagged #fenv are left out: valgrind runs floating point in the
 # default rounding mode whatever fesetround asks, and long double as double,
 # so the simulator's directed-rounding intrinsics cannot be right under it.
+# Tests tagged #heavy spend their time in NVRTC compiling large sources or
+# in grids of thousands of values computed twice: minutes under valgrind in
+# code that is not luacuda's (NVRTC) or paths the other tests take too.
+# AddressSanitizer still runs them.
 test-valgrind: deps
 	@$(MAKE) --no-print-directory deps PACKAGES=valgrind
 	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)" \
-	  LUA="$(VALGRIND) $(LUA)" BUSTED_ARGS="--exclude-tags=oob,fenv $(BUSTED_ARGS)"
+	  LUA="$(VALGRIND) $(LUA)" BUSTED_ARGS="--exclude-tags=oob,fenv,heavy $(BUSTED_ARGS)"
 
 # The threads program against a module built with ThreadSanitizer: the
 # program links Lua (uninstrumented, but each state stays on its thread)

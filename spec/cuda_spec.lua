@@ -131,7 +131,7 @@ end)
 
 describe("library kernels", function()
   for _, arch in ipairs({"sm_75", "sm_90"}) do
-    it("kernels/strided.cu compiles for " .. arch, function()
+    it("kernels/strided.cu compiles for " .. arch .. " #heavy", function()
       if not luacuda.nvrtc_version() then pending("no NVRTC") return end
       local f = assert(io.open("kernels/strided.cu"))
       local src = f:read("a")

@@ -179,7 +179,7 @@ extern "C" __global__ void k(int *o) {
   end)
 
   -- issue 14, item 3: the toolkit's include and include/cccl are searched
-  with_nvrtc("compiles a source that includes cuda_fp16.h and cooperative_groups.h", function()
+  with_nvrtc("compiles a source that includes cuda_fp16.h and cooperative_groups.h #heavy", function()
     local inc = (os.getenv("CUDA_HOME") or "/usr/local/cuda") .. "/include"
     if not S.exists(inc .. "/cuda_fp16.h") then return pending("no toolkit headers in " .. inc) end
     local src = [[

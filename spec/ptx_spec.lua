@@ -379,7 +379,7 @@ describe("the fake driver's PTX interpreter", function()
     return
   end
 
-  describe("computes what the simulator computes", function()
+  describe("computes what the simulator computes #heavy", function()
     it("for integer arithmetic of every width", function()
       holds(ptx_of(INTS), {"mul.hi.u32", "mul.hi.s32", "mul.hi.u64", "mul.hi.s64", "mul.wide.s32",
                            "mul.wide.u32", "div.s32", "rem.s32", "div.u64", "rem.s64", "div.u16", "mul.lo.s16",
