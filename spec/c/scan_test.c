@@ -1171,7 +1171,8 @@ static int test_named_bounds(void) {
   CHECK_EQ(gl[1].dims[0], 4);
   CHECK_EQ(gl[1].dims[1], 3);
   CHECK_EQ(gl[2].ndim, -1);      /* a function-like macro */
-  CHECK_EQ(gl[3].ndim, -1);      /* an expression */
+  CHECK_EQ(gl[3].ndim, 1);       /* a bound made of an unparenthesized macro alone */
+  CHECK_EQ(gl[3].dims[0], 17);
   CHECK_EQ(gl[4].ndim, 1);
   CHECK_EQ(gl[4].dims[0], 16);
   CHECK_EQ(gl[5].ndim, -1);      /* a float constant */
@@ -1180,6 +1181,50 @@ static int test_named_bounds(void) {
   CHECK_EQ(gl[8].ndim, 2);
   CHECK_EQ(gl[8].dims[0], 2);
   CHECK_EQ(gl[8].dims[1], 2);
+  return 0;
+}
+
+/* bounds that are integer constant expressions */
+static int test_bound_expressions(void) {
+  CHECK_OK(scan("#define R 3\n"
+                "#define W (2 * R + 1)\n"
+                "#define BARE R + 1\n"
+                "#define ALIAS BARE\n"
+                "#define SHIFTED (1 << R) // a comment\n"
+                "#define LONG (R + \\\n  1)\n"
+                "constexpr int K = (W - 1) / 2 % 2;\n"
+                "constexpr unsigned NEG = -1;\n"
+                "__device__ int a[W];\n"
+                "__device__ int b[2 * R + 1][-(-R) + ~0 + 1];\n"
+                "__device__ int c[BARE];\n"
+                "__device__ int d[BARE * 2];\n"
+                "__device__ int e[ALIAS * 2];\n"
+                "__device__ int f[SHIFTED >> 1][LONG];\n"
+                "__device__ int g[K];\n"
+                "__device__ int h[NEG];\n"
+                "__device__ int i[W / 0];\n"
+                "__device__ int j[sizeof(int)];\n"
+                "__device__ int k[R - 3];\n"
+                "__device__ int m[1 << 50];\n"
+                "__device__ int n[R | 4 ^ 1 & 7];\n"
+                "struct S { float w[W]; int t[R * (R + 1)]; };\n"
+                "__global__ void z(S s) {}\n"));
+  CHECK_EQ(res.nglobals, 13);
+  CHECK_GLOBAL(0, "a", LC_INT32, "int", 1, 7, 0, 0);
+  CHECK_GLOBAL(1, "b", LC_INT32, "int", 2, 7, 3, 0);
+  CHECK_GLOBAL(2, "c", LC_INT32, "int", 1, 4, 0, 0);
+  CHECK_EQ(gl[3].ndim, -1);      /* R + 1 * 2 to the preprocessor */
+  CHECK_EQ(gl[4].ndim, -1);      /* the same through an alias */
+  CHECK_GLOBAL(5, "f", LC_INT32, "int", 2, 4, 4, 0);
+  CHECK_GLOBAL(6, "g", LC_INT32, "int", 1, 1, 0, 0);
+  CHECK_EQ(gl[7].ndim, -1);      /* an unsigned constant with a negative value */
+  CHECK_EQ(gl[8].ndim, -1);      /* division by zero */
+  CHECK_EQ(gl[9].ndim, -1);      /* sizeof */
+  CHECK_EQ(gl[10].ndim, -1);     /* a bound of 0 */
+  CHECK_EQ(gl[11].ndim, -1);     /* past 2^40 */
+  CHECK_GLOBAL(12, "n", LC_INT32, "int", 1, 7, 0, 0);   /* 3 | (4 ^ (1 & 7)) */
+  CHECK_EQ(res.nkernels, 1);
+  CHECK_EQ(ks[0].params[0].size, 4 * 7 + 4 * 12);
   return 0;
 }
 
@@ -1676,7 +1721,7 @@ static const unit_test tests[] = {
   T(param_errors), T(typedefs), T(vector_types), T(structs), T(defaults), T(many_params), T(param_sizes), T(long_names), T(capacity),
   T(signature), T(signature_errors), T(signature_override),
   T(extern_shared), T(static_shared), T(shared_ranges),
-  T(globals), T(globals_in_context), T(named_bounds),
+  T(globals), T(globals_in_context), T(named_bounds), T(bound_expressions),
   T(every_prefix), T(deep_nesting), T(linear_time), T(not_nul_terminated), T(stress_small),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))

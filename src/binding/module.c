@@ -987,7 +987,7 @@ static int module_get_global(lua_State *L) {
   }
   if (g->type < 0 || g->ndim < 0 || g->in_namespace)
     lc_error(L, "get_global", "global '%s' (%s) has no array form: its type must be a "
-             "scalar type and its bounds integer literals", name, g->type_text);
+             "scalar type and its bounds integer constant expressions", name, g->type_text);
   const lc_dtype *dt = &lc_dtypes[g->type];
   lc_layout lay;
   if (lc_layout_contiguous(&lay, g->ndim, g->dims, dt->size, 'C', err))
