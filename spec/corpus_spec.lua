@@ -620,6 +620,141 @@ jacobi_step(const double *__restrict__ u, double *__restrict__ out, int nx, int 
 }
 ]=]
 
+-- ---------------------------------------------------------------------------
+-- 9h. One-pass reduction of the "threadFenceReduction" kind: each block
+-- writes its partial, fences, and takes a ticket; the block that takes the
+-- last ticket sums the partials and resets the counter for the next launch.
+local LAST_BLOCK = [=[
+__device__ unsigned int retired_blocks = 0;
+
+extern "C" __global__ void sum_one_pass(const float *__restrict__ x, volatile float *partials,
+                                        float *__restrict__ out, unsigned int n) {
+  __shared__ float warp_sums[32];
+  __shared__ bool last_block;
+  float v = 0.0f;
+  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    v += x[i];
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float s = 0.0f;
+    for (unsigned int w = 0; w < blockDim.x / 32; ++w) s += warp_sums[w];
+    partials[blockIdx.x] = s;
+    __threadfence();                       // the partial is visible before the ticket
+    const unsigned int ticket = atomicInc(&retired_blocks, gridDim.x);
+    last_block = ticket == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last_block && threadIdx.x == 0) {
+    float s = 0.0f;
+    for (unsigned int b = 0; b < gridDim.x; ++b) s += partials[b];
+    *out = s;
+    retired_blocks = 0;
+  }
+}
+]=]
+
+-- ---------------------------------------------------------------------------
+-- 9i. Element-wise maps as C++ libraries write them: a kernel template over
+-- a functor passed by value, and a lambda inside a kernel.
+local FUNCTORS = [=[
+struct Saxpy {
+  float a;
+  __device__ float operator()(float x, float y) const { return a * x + y; }
+};
+
+struct ClampedSum {
+  float lo, hi;
+  __device__ float operator()(float x, float y) const { return fminf(fmaxf(x + y, lo), hi); }
+};
+
+template <typename BinaryOp>
+__global__ void zip_with(const float *__restrict__ x, const float *__restrict__ y,
+                         float *__restrict__ out, int n, BinaryOp op) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    out[i] = op(x[i], y[i]);
+}
+
+extern "C" __global__ void horner(const float *__restrict__ x, float *__restrict__ y, int n) {
+  auto poly = [](float t) { return ((0.5f * t - 3.0f) * t + 1.0f) * t - 5.0f; };
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = poly(x[i]);
+}
+]=]
+
+-- ---------------------------------------------------------------------------
+-- 9j. Vector types in memory: an RGBA image (uchar4) to grey on a 2-d grid,
+-- and a saxpy over float4 loads through __ldg with a scalar tail.
+local VECTORS = [=[
+extern "C" __global__ void rgba_to_grey(const uchar4 *__restrict__ rgba, unsigned char *__restrict__ grey,
+                                        int width, int height) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= width || y >= height) return;
+  const uchar4 p = rgba[y * width + x];
+  grey[y * width + x] = (unsigned char)((77u * p.x + 150u * p.y + 29u * p.z + 128u) >> 8);
+}
+
+extern "C" __global__ void saxpy_vec4(int n, float a, const float *__restrict__ const x,
+                                      float *__restrict__ y) {
+  const int stride = gridDim.x * blockDim.x;
+  const int tid = blockIdx.x * blockDim.x + threadIdx.x;
+  const float4 *x4 = reinterpret_cast<const float4 *>(x);
+  float4 *y4 = reinterpret_cast<float4 *>(y);
+  for (int i = tid; i < n / 4; i += stride) {
+    const float4 xv = __ldg(&x4[i]);
+    float4 yv = y4[i];
+    yv.x += a * xv.x; yv.y += a * xv.y; yv.z += a * xv.z; yv.w += a * xv.w;
+    y4[i] = yv;
+  }
+  for (int i = n / 4 * 4 + tid; i < n; i += stride) y[i] += a * __ldg(&x[i]);
+}
+]=]
+
+-- ---------------------------------------------------------------------------
+-- 9k. A block scan built from warp scans (__shfl_up_sync), the warps' totals
+-- scanned by the first warp; and the warp's exclusive scan by cooperative
+-- groups, for comparison.
+local WARP_SCAN = [=[
+#include <cooperative_groups.h>
+#include <cooperative_groups/scan.h>
+namespace cg = cooperative_groups;
+
+__device__ __forceinline__ int warp_inclusive_scan(int v) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const int up = __shfl_up_sync(0xffffffffu, v, d);
+    if (lane >= d) v += up;
+  }
+  return v;
+}
+
+extern "C" __global__ void block_scan(const int *__restrict__ in, int *__restrict__ inclusive,
+                                      int *__restrict__ warp_exclusive, int n) {
+  __shared__ int warp_totals[32];
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int x = i < n ? in[i] : 0;
+  int v = warp_inclusive_scan(x);
+  if (lane == 31) warp_totals[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    const int nwarps = blockDim.x >> 5;
+    int t = lane < nwarps ? warp_totals[lane] : 0;
+    t = warp_inclusive_scan(t);
+    if (lane < nwarps) warp_totals[lane] = t;
+  }
+  __syncthreads();
+  if (warp > 0) v += warp_totals[warp - 1];
+  if (i < n) inclusive[i] = v;
+  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cg::this_thread_block());
+  const int e = cg::exclusive_scan(tile, x);
+  if (i < n) warp_exclusive[i] = e;
+}
+]=]
+
 describe("a corpus of kernels as CUDA projects write them", function()
   it("sums with warp shuffles, a second pass and global atomics", function()
     local m = luacuda.compile(WARP_REDUCE, {name = "warp_reduce.cu"})
@@ -1072,5 +1207,99 @@ describe("a corpus of kernels as CUDA projects write them", function()
       end
     end
     assert.same(want, values(out))
+  end)
+
+  it("reduces in one pass: the last block to retire sums the partials", function()
+    local m = luacuda.compile(LAST_BLOCK, {name = "last_block.cu"})
+    local rand = lcg(15)
+    local n = 12345
+    local xs, want = {}, 0
+    for i = 1, n do xs[i] = (rand(1001) - 500) / 4; want = want + xs[i] end
+    local x = luacuda.to_device(xs, {dtype = "float32"})
+    -- twice: the last block must have reset the counter for the second launch
+    for _, cfg in ipairs({{11, 128}, {6, 256}}) do
+      local partials = luacuda.device_array(cfg[1], "float32")
+      local out = luacuda.to_device({0}, {dtype = "float32"})
+      m.sum_one_pass[{cfg[1], cfg[2]}](x, partials, out, n)
+      assert.same({want}, values(out), cfg[1] .. " x " .. cfg[2])
+    end
+    assert.equal(0, values(m:get_global("retired_blocks")))
+  end)
+
+  it("maps with a kernel template over functors by value, and a lambda", function()
+    local m = luacuda.compile(FUNCTORS, {name = "functors.cu",
+                                         name_expressions = {"zip_with<Saxpy>", "zip_with<ClampedSum>"}})
+    local rand = lcg(16)
+    local n = 777
+    local xs, ys = {}, {}
+    for i = 1, n do xs[i], ys[i] = (rand(401) - 200) / 8, (rand(401) - 200) / 8 end
+    local x, y = luacuda.to_device(xs, {dtype = "float32"}), luacuda.to_device(ys, {dtype = "float32"})
+    local out = luacuda.device_array(n, "float32")
+    m["zip_with<Saxpy>"][{3, 128}](x, y, out, n, {a = -2.5})
+    local want = {}
+    for i = 1, n do want[i] = -2.5 * xs[i] + ys[i] end
+    assert.same(want, values(out))
+    m["zip_with<ClampedSum>"][{3, 128}](x, y, out, n, {lo = -10, hi = 7.5})
+    for i = 1, n do want[i] = math.min(math.max(xs[i] + ys[i], -10), 7.5) end
+    assert.same(want, values(out))
+    -- (0.5 t - 3) t + 1) t - 5 on eighths below 25 in magnitude: exact in float32
+    m.horner[{(n + 127) // 128, 128}](x, out, n)
+    for i = 1, n do
+      local t = xs[i]
+      want[i] = ((0.5 * t - 3) * t + 1) * t - 5
+    end
+    assert.same(want, values(out))
+  end)
+
+  it("reads vector types: an RGBA image of uchar4 and float4 loads through __ldg", function()
+    local m = luacuda.compile(VECTORS, {name = "vectors.cu"})
+    local rand = lcg(17)
+    local width, height = 37, 19
+    local pixels, want = {}, {}
+    for y = 1, height do
+      pixels[y], want[y] = {}, {}
+      for x = 1, width do
+        local r, g, b = rand(256), rand(256), rand(256)
+        pixels[y][x] = {r, g, b, 255}
+        want[y][x] = (77 * r + 150 * g + 29 * b + 128) >> 8
+      end
+    end
+    local grey = luacuda.device_array({height, width}, "uint8")
+    m.rgba_to_grey[{{(width + 15) // 16, (height + 7) // 8}, {16, 8}}](
+      luacuda.to_device(pixels, {dtype = "uint8"}), grey, width, height)
+    assert.same(want, values(grey))
+
+    local n = 1003                            -- 250 float4 and a tail of 3
+    local xs, ys, sums = {}, {}, {}
+    for i = 1, n do
+      xs[i], ys[i] = rand(1000) / 16, rand(1000) / 16
+      sums[i] = 1.5 * xs[i] + ys[i]
+    end
+    local y = luacuda.to_device(ys, {dtype = "float32"})
+    m.saxpy_vec4[{2, 64}](n, 1.5, luacuda.to_device(xs, {dtype = "float32"}), y)
+    assert.same(sums, values(y))
+  end)
+
+  it("scans a block with __shfl_up_sync warp scans, and a warp with cg::exclusive_scan", function()
+    local m = luacuda.compile(WARP_SCAN, {name = "warp_scan.cu"})
+    local rand = lcg(18)
+    local n, block = 700, 192                 -- 4 blocks of 6 warps, the last one short
+    local xs = {}
+    for i = 1, n do xs[i] = rand(201) - 100 end
+    local inclusive = luacuda.device_array(n, "int32")
+    local exclusive = luacuda.device_array(n, "int32")
+    m.block_scan[{(n + block - 1) // block, block}](luacuda.to_device(xs, {dtype = "int32"}),
+                                                   inclusive, exclusive, n)
+    local want_in, want_ex = {}, {}
+    local run_block, run_warp = 0, 0
+    for i = 1, n do
+      if (i - 1) % block == 0 then run_block = 0 end
+      if (i - 1) % 32 == 0 then run_warp = 0 end
+      want_ex[i] = run_warp
+      run_block, run_warp = run_block + xs[i], run_warp + xs[i]
+      want_in[i] = run_block
+    end
+    assert.same(want_in, values(inclusive))
+    assert.same(want_ex, values(exclusive))
   end)
 end)
