@@ -61,6 +61,29 @@ extern "C" __global__ void put(byte v, byte *out) { out[0] = v; }
       S.misuse("argument 2 'out' (byte *): expected a uint8 array, got int32",
                function() m.put[{ 1, 1 }](1, dz(1, "int32")) end)
     end)
+
+    it("takes an enumeration as its underlying integer, and unscoped enumerators as bounds", function()
+      local m = luacuda.compile([[
+enum class Op : unsigned char { Add = 1, Mul = 2 };
+typedef enum { SCALE_ONE = 1, SCALE_TEN = 10 } Scale;
+enum { TAPS = 3 };
+__constant__ float taps[TAPS];
+extern "C" __global__ void apply(float *x, Op op, Scale s) {
+  const float t = taps[threadIdx.x % TAPS];
+  x[threadIdx.x] = (op == Op::Add ? x[threadIdx.x] + t : x[threadIdx.x] * t) * (int)s;
+}
+]])
+      assert.equal("float *, Op, Scale", m.apply.signature)
+      local w = m:get_global("taps")
+      assert.same({ 3 }, w.shape)
+      w[{}] = luacuda.array({ 1, 2, 3 }, "float32")
+      local x = luacuda.to_device(luacuda.array({ 1, 1, 1, 1 }, "float32"))
+      m.apply[{ 1, 4 }](x, 1, 10)
+      assert.same({ 20, 30, 40, 20 }, values(x))
+      m.apply[{ 1, 4 }](x, 2, 1)
+      assert.same({ 20, 60, 120, 20 }, values(x))
+      S.misuse("argument 2 'op' (Op): ", function() m.apply[{ 1, 4 }](x, 256, 1) end)
+    end)
   end)
 
   describe("null pointers", function()

@@ -669,6 +669,38 @@ static int test_typedefs(void) {
   return 0;
 }
 
+/* enumerations: a parameter of one is its underlying integer type; an
+** unscoped one's enumerators are constants */
+static int test_enums(void) {
+  CHECK(scan("enum class Op : int { Add, Mul = 4, Div };\n"
+             "enum Small : unsigned char { LO = 1, HI = 0xff };\n"
+             "typedef enum { RED, GREEN = RED + 2, BLUE } Colour;\n"
+             "enum struct Wide : std::int64_t { Big = 1 };\n"
+             "enum { TILE = 32, HALF = TILE / 2, };\n"
+             "enum Huge { H = 0x100000000 };\n"
+             "enum class Scoped { Z = 3 };\n"
+             "struct S { Op op; Small s; };\n"
+             "__device__ int tile[TILE][HALF];\n"
+             "__device__ int z[Z];\n"
+             "__global__ void k(Op a, Small b, Colour c, const Wide d, S e) {}\n"
+             "__global__ void bad(Huge h) {}\n") == 0);
+  CHECK_KERNEL(0, "k", 5);
+  CHECK_PARAM(ks[0].params[0], SCALAR, LC_INT32, 0, 0, 4, 4, "Op", "a");
+  CHECK_PARAM(ks[0].params[1], SCALAR, LC_UINT8, 0, 0, 1, 1, "Small", "b");
+  CHECK_PARAM(ks[0].params[2], SCALAR, LC_INT32, 0, 0, 4, 4, "Colour", "c");
+  CHECK_PARAM(ks[0].params[3], SCALAR, LC_INT64, 0, 0, 8, 8, "const Wide", "d");
+  CHECK_EQ(ks[0].params[4].size, 8);
+  /* an enumerator past int without a fixed type: not read, so refused */
+  CHECK_EQ(ks[1].nparams, -1);
+  CHECK_EQ(res.nglobals, 2);
+  CHECK_STR(gl[0].name, "tile");
+  CHECK_EQ(gl[0].ndim, 2);
+  CHECK_EQ(gl[0].dims[0], 32);
+  CHECK_EQ(gl[0].dims[1], 16);
+  CHECK_EQ(gl[1].ndim, -1);        /* a scoped enumerator is no plain name */
+  return 0;
+}
+
 /* CUDA's vector types, by pointer and by value: CUDA's sizes and alignments */
 static int test_vector_types(void) {
   static const struct { const char *text; int type, vec; int64_t size, align; } cases[] = {
@@ -1718,7 +1750,7 @@ static const unit_test tests[] = {
   T(sample), T(comments), T(strings_and_chars), T(preprocessor), T(line_numbers),
   T(extern_c_forms), T(attributes), T(templates), T(declarations_skipped), T(body_offsets),
   T(unterminated_body), T(zero_params), T(scalar_types), T(pointer_types), T(array_types),
-  T(param_errors), T(typedefs), T(vector_types), T(structs), T(defaults), T(many_params), T(param_sizes), T(long_names), T(capacity),
+  T(param_errors), T(typedefs), T(enums), T(vector_types), T(structs), T(defaults), T(many_params), T(param_sizes), T(long_names), T(capacity),
   T(signature), T(signature_errors), T(signature_override),
   T(extern_shared), T(static_shared), T(shared_ranges),
   T(globals), T(globals_in_context), T(named_bounds), T(bound_expressions),

@@ -1366,7 +1366,7 @@ typedef struct decl {
   size_t pclose;
   tok name, lastname, prev;
   int prevcls;
-  int agg;                /* `struct` or `class` seen: 1; `union`: 2 */
+  int agg;                /* `struct` or `class` seen: 1; `union`: 2; `enum`: 3 */
   bool sbody, sclosed;    /* a class body opened, and closed */
   lx sblx;                /* the lexer just past its '{' */
   size_t sopen, sclose;   /* its braces */
@@ -2204,6 +2204,93 @@ static int struct_decl(scanner *sc, size_t semi) {
   return 0;
 }
 
+/* An enumeration ended with the ';' at semi: `enum class Op : int {...};`,
+** `enum Mode {...};`, `typedef enum {...} Mode;`. Its names become
+** typedefs of its underlying type (int unless given), so that kernels take
+** it as that integer; an unscoped one's enumerators become constants (for
+** array bounds: `enum { TILE = 32 };`). One whose values cannot be read
+** defines no names: parameters of its type are then refused. */
+static void enum_decl(scanner *sc, size_t semi) {
+  const decl *d = &sc->d;
+  const char *s = sc->s;
+  tok h[24], tag = {T_EOF, 0, 0, 0}, alias = {T_EOF, 0, 0, 0};
+  int nh = 0, colon = -1;
+  bool scoped = false, is_typedef = false;
+  lx y = d->start;
+  for (;;) {                                    /* the head, to the '{' */
+    tok a;
+    next(&y, &a);
+    if (a.k == T_EOF || a.b >= d->sopen) break;
+    if (nh == 24) return;
+    h[nh++] = a;
+  }
+  int i = 0;
+  if (i < nh && teq(s, &h[i], "typedef")) is_typedef = true, i++;
+  if (i >= nh || !teq(s, &h[i], "enum")) return;
+  i++;
+  if (i < nh && (teq(s, &h[i], "class") || teq(s, &h[i], "struct"))) scoped = true, i++;
+  if (i < nh && h[i].k == T_ID && !is_keyword(s, &h[i])) tag = h[i++];
+  if (i < nh && tpun1(s, &h[i], ':')) colon = ++i;
+  if (colon < 0 && i != nh) return;             /* attributes and the like: not read */
+  int code = LC_INT32;
+  if (colon >= 0) {
+    tspec ts;
+    ts_init(&ts);
+    for (; i < nh; i++) {
+      if (teq(s, &h[i], "std") && i + 1 < nh && tpun(s, &h[i + 1], "::")) {
+        i++;
+        continue;
+      }
+      if (ts.named == -1 && ts_word(&ts, s, &h[i])) continue;
+      if (ts_any(&ts) || (ts.named = typedef_code(&sc->td, s, &h[i], NULL)) < 0) return;
+    }
+    code = ts_resolve(&ts);
+    if (code < 0 || lc_dtypes[code].kind == 'f') return;
+  }
+  /* the enumerators: NAME [= constant expression], ... */
+  y = d->sblx;
+  tok e[40];
+  int ne = 0;
+  int64_t next_value = 0;
+  for (bool done = false; !done;) {
+    tok a;
+    next(&y, &a);
+    done = a.k == T_EOF || a.b >= d->sclose;
+    if (!done && !tpun1(s, &a, ',')) {
+      if (ne == 40) return;
+      e[ne++] = a;
+      continue;
+    }
+    if (ne == 0) continue;                      /* a trailing ',' */
+    if (e[0].k != T_ID || is_keyword(s, &e[0]) || (ne > 1 && !tpun1(s, &e[1], '='))) return;
+    int64_t v = next_value;
+    if (ne > 1 && !const_expr(s, &e[2], ne - 2, &sc->defs, &v)) return;
+    if (colon < 0 && (v < INT32_MIN || v > INT32_MAX)) return;   /* not an int: not read */
+    if (!scoped) cdef_set(&sc->defs, s + e[0].b, e[0].e - e[0].b, true, false, v);
+    next_value = v + 1;
+    ne = 0;
+  }
+  if (is_typedef) {                             /* the name after the '}' */
+    y = d->sblx;
+    for (;;) {
+      tok a;
+      next(&y, &a);
+      if (a.k == T_EOF || a.b >= semi) break;
+      if (a.b > d->sclose && a.k == T_ID && !is_keyword(s, &a) && alias.k == T_EOF) alias = a;
+    }
+  }
+  const tok *names[2] = {&tag, &alias};
+  for (int k = 0; k < 2; k++) {
+    if (names[k]->k == T_EOF || sc->td.n == MAXTDEF ||
+        names[k]->e - names[k]->b >= sizeof sc->td.e[0].name)
+      continue;
+    tdef *td = &sc->td.e[sc->td.n++];
+    memset(td, 0, sizeof *td);
+    copy_tok(s, names[k], td->name, sizeof td->name);
+    td->code = code;
+  }
+}
+
 /* A declaration from lexer state y to offset end that may name an integer
 ** constant: `constexpr int N = 16;`, `static const unsigned M = 2 * N + 1;`. */
 static void const_decl(scanner *sc, lx y, size_t end) {
@@ -2242,7 +2329,9 @@ static void const_decl(scanner *sc, lx y, size_t end) {
 static int decl_end(scanner *sc, size_t semi) {
   decl *d = &sc->d;
   const scope *sp = &sc->st[sc->depth];
-  if (d->sbody && d->sclosed && !d->templ && !d->params) {
+  if (d->sbody && d->sclosed && !d->templ && !d->params && d->agg == 3) {
+    enum_decl(sc, semi);
+  } else if (d->sbody && d->sclosed && !d->templ && !d->params) {
     if (struct_decl(sc, semi) != 0) return -1;
   } else if (d->tdef && !d->params && !d->templ) {
     typedef_decl(sc, d->start, semi);
@@ -2361,6 +2450,7 @@ static int decl_word(decl *d, const char *s, const tok *t) {
   else if (teq(s, t, "namespace")) d->ns = true;
   else if ((teq(s, t, "struct") || teq(s, t, "class")) && !d->agg) d->agg = 1;
   else if (teq(s, t, "union") && !d->agg) d->agg = 2;
+  else if (teq(s, t, "enum") && !d->agg) d->agg = 3;
   else if (teq(s, t, "operator")) d->op = true;
   else if (is_attr_word(s, t)) return PV_ATTR;
   else if (!is_keyword(s, t)) {
