@@ -397,15 +397,23 @@ local STENCIL = [=[
 
 __constant__ float weights[WIDTH];
 
-extern "C" __global__ void stencil_1d(const float *__restrict__ in, float *__restrict__ out, int n) {
+enum class Boundary : int { Zero, Clamp };     // what lies outside the array
+
+__device__ __forceinline__ float load(const float *in, int i, int n, Boundary b) {
+  if (i >= 0 && i < n) return in[i];
+  if (b == Boundary::Zero) return 0.0f;
+  return in[i < 0 ? 0 : n - 1];
+}
+
+extern "C" __global__ void stencil_1d(const float *__restrict__ in, float *__restrict__ out, int n,
+                                      Boundary boundary) {
   extern __shared__ float tile[];                 // blockDim.x + 2 * RADIUS
   const int g = blockIdx.x * blockDim.x + threadIdx.x;
   const int l = threadIdx.x + RADIUS;
-  tile[l] = g < n ? in[g] : 0.0f;
-  if (threadIdx.x < RADIUS) {                     // the halos, zero outside the array
-    const int left = g - RADIUS, right = g + blockDim.x;
-    tile[l - RADIUS] = left >= 0 && left < n ? in[left] : 0.0f;
-    tile[l + blockDim.x] = right < n ? in[right] : 0.0f;
+  tile[l] = load(in, g, n, boundary);            // past n: the last block's right halo
+  if (threadIdx.x < RADIUS) {                     // the halos
+    tile[l - RADIUS] = load(in, g - RADIUS, n, boundary);
+    tile[l + blockDim.x] = load(in, g + blockDim.x, n, boundary);
   }
   __syncthreads();
   if (g < n) {
@@ -755,6 +763,39 @@ extern "C" __global__ void block_scan(const int *__restrict__ in, int *__restric
 }
 ]=]
 
+-- ---------------------------------------------------------------------------
+-- 9l. All-pairs n-body accelerations: each block stages a tile of bodies
+-- (float4: position and mass) in dynamic shared memory; rsqrtf.
+local NBODY = [=[
+__device__ __forceinline__ float3 body_body(float4 me, float4 other, float3 a, float eps2) {
+  const float3 r = make_float3(other.x - me.x, other.y - me.y, other.z - me.z);
+  const float d2 = r.x * r.x + r.y * r.y + r.z * r.z + eps2;
+  const float inv = rsqrtf(d2);
+  const float s = other.w * inv * inv * inv;
+  a.x += r.x * s;
+  a.y += r.y * s;
+  a.z += r.z * s;
+  return a;
+}
+
+extern "C" __global__ void accelerations(const float4 *__restrict__ bodies, float3 *__restrict__ acc,
+                                         int n, float eps2) {
+  extern __shared__ float4 tile[];
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float4 me = i < n ? bodies[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  float3 a = make_float3(0.0f, 0.0f, 0.0f);
+  for (int start = 0; start < n; start += blockDim.x) {
+    const int j = start + threadIdx.x;
+    tile[threadIdx.x] = j < n ? bodies[j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    __syncthreads();
+#pragma unroll 4
+    for (int k = 0; k < blockDim.x; ++k) a = body_body(me, tile[k], a, eps2);   // padding has no mass
+    __syncthreads();
+  }
+  if (i < n) acc[i] = a;
+}
+]=]
+
 describe("a corpus of kernels as CUDA projects write them", function()
   it("sums with warp shuffles, a second pass and global atomics", function()
     local m = luacuda.compile(WARP_REDUCE, {name = "warp_reduce.cu"})
@@ -1042,7 +1083,7 @@ describe("a corpus of kernels as CUDA projects write them", function()
     end
   end)
 
-  it("applies a stencil with halos in dynamic shared memory and __constant__ weights", function()
+  it("applies a stencil with halos in dynamic shared memory, __constant__ weights and an enum mode", function()
     local m = luacuda.compile(STENCIL, {name = "stencil.cu"})
     local w = {0.125, -0.25, 0.5, 1, 0.5, -0.25, 0.125}
     m:get_global("weights")[{}] = luacuda.array(w, "float32")
@@ -1050,16 +1091,24 @@ describe("a corpus of kernels as CUDA projects write them", function()
     local n, block = 1000, 96
     local xs = {}
     for i = 1, n do xs[i] = (rand(513) - 256) / 16 end
-    local out = luacuda.device_array(n, "float32")
-    m.stencil_1d:launch({grid = (n + block - 1) // block, block = block, shared = (block + 6) * 4},
-                        luacuda.to_device(xs, {dtype = "float32"}), out, n)
-    local want = {}
-    for i = 1, n do
-      local s = 0
-      for k = -3, 3 do s = s + w[k + 4] * (xs[i + k] or 0) end
-      want[i] = s
+    local x = luacuda.to_device(xs, {dtype = "float32"})
+    -- the boundary is an enum class parameter: 0 Zero, 1 Clamp
+    for boundary = 0, 1 do
+      local out = luacuda.device_array(n, "float32")
+      m.stencil_1d:launch({grid = (n + block - 1) // block, block = block, shared = (block + 6) * 4},
+                          x, out, n, boundary)
+      local want = {}
+      for i = 1, n do
+        local s = 0
+        for k = -3, 3 do
+          local j = i + k
+          local v = xs[j] or (boundary == 1 and xs[math.min(math.max(j, 1), n)]) or 0
+          s = s + w[k + 4] * v
+        end
+        want[i] = s
+      end
+      assert.same(want, values(out), "boundary " .. boundary)
     end
-    assert.same(want, values(out))
   end)
 
   it("compacts with a warp vote, __popc and one atomicAdd per warp", function()
@@ -1301,5 +1350,45 @@ describe("a corpus of kernels as CUDA projects write them", function()
     end
     assert.same(want_in, values(inclusive))
     assert.same(want_ex, values(exclusive))
+  end)
+
+  it("sums all-pairs n-body accelerations over float4 tiles in shared memory", function()
+    local m = luacuda.compile(NBODY, {name = "nbody.cu"})
+    local rand = lcg(19)
+    local n, block, eps2 = 300, 128, 0.01
+    local bodies = {}
+    for i = 1, n do
+      bodies[i] = {(rand(2001) - 1000) / 100, (rand(2001) - 1000) / 100, (rand(2001) - 1000) / 100,
+                   (1 + rand(16)) / 4}
+    end
+    local bd = luacuda.to_device(bodies, {dtype = "float32"})
+    local acc = luacuda.device_array({n, 3}, "float32")
+    m.accelerations:launch({grid = (n + block - 1) // block, block = block, shared = block * 16},
+                           bd, acc, n, eps2)
+    local got = values(acc)
+    -- Each term m r / (r.r + eps2)^(3/2) is a few float32 operations: r and
+    -- r.r + eps2 round 5 times, rsqrtf is within 2 ulp (CUDA's table), inv^3
+    -- and the products round 4 more: under 32 units of 2^-24 relatively.
+    -- Summing n terms adds at most n - 1 roundings of the partial sums. So
+    -- each component is within (32 + n) 2^-24 of the sum of |terms|.
+    local e2 = f32(eps2)
+    for i = 1, n do
+      local me = bodies[i]
+      local want, scale = {0, 0, 0}, {0, 0, 0}
+      for j = 1, n do
+        local o = bodies[j]
+        local r = {o[1] - me[1], o[2] - me[2], o[3] - me[3]}
+        local d2 = r[1] * r[1] + r[2] * r[2] + r[3] * r[3] + e2
+        local sj = f32(o[4]) / (d2 * math.sqrt(d2))
+        for c = 1, 3 do
+          want[c] = want[c] + r[c] * sj
+          scale[c] = scale[c] + math.abs(r[c] * sj)
+        end
+      end
+      for c = 1, 3 do
+        assert.near(want[c], got[i][c], (32 + n) * 2.0 ^ -24 * scale[c],
+                    ("body %d component %d"):format(i, c))
+      end
+    end
   end)
 end)
