@@ -796,6 +796,53 @@ extern "C" __global__ void accelerations(const float4 *__restrict__ bodies, floa
 }
 ]=]
 
+-- ---------------------------------------------------------------------------
+-- 9m. Sparse matrix-vector product, CSR "vector" kernel: a group of LANES
+-- threads per row (a template parameter), the row folded by shuffles of
+-- width LANES; x read through __ldg.
+local SPMV = [=[
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+template <int LANES>
+__global__ void __launch_bounds__(128)
+spmv_csr_vector(int rows, const int *__restrict__ row_ptr, const int *__restrict__ col_idx,
+                const double *__restrict__ vals, const double *__restrict__ x, double *__restrict__ y) {
+  static_assert((LANES & (LANES - 1)) == 0 && LANES <= 32, "LANES: a power of 2 up to 32");
+  cg::thread_block_tile<LANES> group = cg::tiled_partition<LANES>(cg::this_thread_block());
+  const int row = (blockIdx.x * blockDim.x + threadIdx.x) / LANES;
+  const int lane = group.thread_rank();
+  double sum = 0.0;
+  if (row < rows)                                 // every lane still takes part in the shuffles
+    for (int k = row_ptr[row] + lane; k < row_ptr[row + 1]; k += LANES)
+      sum += vals[k] * __ldg(&x[col_idx[k]]);
+#pragma unroll
+  for (int offset = LANES / 2; offset > 0; offset /= 2)
+    sum += __shfl_down_sync(0xffffffffu, sum, offset, LANES);
+  if (lane == 0 && row < rows) y[row] = sum;
+}
+]=]
+
+-- ---------------------------------------------------------------------------
+-- 9n. A naive discrete Fourier transform in cuComplex: one output a thread,
+-- twiddles from sincospif.
+local DFT = [=[
+#include <cuComplex.h>
+
+extern "C" __global__ void dft(const cuFloatComplex *__restrict__ in, cuFloatComplex *__restrict__ out,
+                               int n) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= n) return;
+  cuFloatComplex acc = make_cuFloatComplex(0.0f, 0.0f);
+  for (int t = 0; t < n; ++t) {
+    float s, c;
+    sincospif(-2.0f * (float)((k * t) % n) / n, &s, &c);   // exp(-2 pi i k t / n)
+    acc = cuCaddf(acc, cuCmulf(in[t], make_cuFloatComplex(c, s)));
+  }
+  out[k] = acc;
+}
+]=]
+
 describe("a corpus of kernels as CUDA projects write them", function()
   it("sums with warp shuffles, a second pass and global atomics", function()
     local m = luacuda.compile(WARP_REDUCE, {name = "warp_reduce.cu"})
@@ -1389,6 +1436,66 @@ describe("a corpus of kernels as CUDA projects write them", function()
         assert.near(want[c], got[i][c], (32 + n) * 2.0 ^ -24 * scale[c],
                     ("body %d component %d"):format(i, c))
       end
+    end
+  end)
+
+  it("multiplies a CSR matrix by a vector with LANES threads a row and shuffles of that width", function()
+    local names = {"spmv_csr_vector<4>", "spmv_csr_vector<32>"}
+    local m = luacuda.compile(SPMV, {name = "spmv.cu", name_expressions = names})
+    local rand = lcg(20)
+    local rows, ncols = 203, 91
+    local row_ptr, cols, vals = {0}, {}, {}
+    for r = 1, rows do
+      local len = r % 17 == 0 and 0 or rand(40)   -- empty rows, short rows, rows past 32
+      for _ = 1, len do
+        cols[#cols + 1] = rand(ncols)
+        vals[#vals + 1] = (rand(65) - 32) / 8
+      end
+      row_ptr[#row_ptr + 1] = #cols
+    end
+    local xs = {}
+    for i = 1, ncols do xs[i] = (rand(129) - 64) / 16 end
+    local want = {}
+    for r = 1, rows do
+      local sum = 0                           -- products of eighths and sixteenths: exact
+      for k = row_ptr[r] + 1, row_ptr[r + 1] do sum = sum + vals[k] * xs[cols[k] + 1] end
+      want[r] = sum
+    end
+    local rp, ci = luacuda.to_device(row_ptr, {dtype = "int32"}), luacuda.to_device(cols, {dtype = "int32"})
+    local v, x = luacuda.to_device(vals, {dtype = "float64"}), luacuda.to_device(xs, {dtype = "float64"})
+    for _, name in ipairs(names) do
+      local lanes = tonumber(name:match("<(%d+)>"))
+      local y = luacuda.device_array(rows, "float64")
+      m[name][{(rows * lanes + 127) // 128, 128}](rows, rp, ci, v, x, y)
+      assert.same(want, values(y), name)
+    end
+  end)
+
+  it("takes a discrete Fourier transform in cuFloatComplex", function()
+    local m = luacuda.compile(DFT, {name = "dft.cu"})
+    local n = 37
+    local xs = {}
+    for t = 1, n do xs[t] = {math.cos(3 * t), math.sin(2 * t)} end
+    local x = luacuda.to_device(xs, {dtype = "float32"})
+    local xh = values(x)
+    local out = luacuda.device_array({n, 2}, "float32")
+    m.dft[{2, 32}](x, out, n)
+    local got = values(out)
+    -- Each term is off by the angle's rounding (2 pi 2^-24), sincospif's
+    -- 1 ulp (CUDA's table) and cuCmulf's 3 roundings: (2 pi + 4) 2^-24 of
+    -- |x_t|, under 11 2^-24 of |re| + |im|; the sum adds n - 1 roundings.
+    for k = 0, n - 1 do
+      local re, im, mag = 0, 0, 0
+      for t = 0, n - 1 do
+        local a = -2 * math.pi * ((k * t) % n) / n
+        local xr, xi = xh[t + 1][1], xh[t + 1][2]
+        re = re + xr * math.cos(a) - xi * math.sin(a)
+        im = im + xr * math.sin(a) + xi * math.cos(a)
+        mag = mag + math.abs(xr) + math.abs(xi)
+      end
+      local tol = (11 + n) * 2.0 ^ -24 * mag
+      assert.near(re, got[k + 1][1], tol, "real part of " .. k)
+      assert.near(im, got[k + 1][2], tol, "imaginary part of " .. k)
     end
   end)
 end)
