@@ -846,6 +846,46 @@ extern "C" __global__ void dft(const cuFloatComplex *__restrict__ in, cuFloatCom
 }
 ]=]
 
+-- ---------------------------------------------------------------------------
+-- 9o. Arg-max of each block: values and indices carved from one dynamic
+-- shared buffer, a tree down to a warp, then the warp in lockstep with
+-- __syncwarp between its reads and its writes.
+local ARGMAX = [=[
+extern "C" __global__ void argmax_blocks(const float *__restrict__ x, float *__restrict__ best,
+                                         int *__restrict__ where, int n) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  float *vals = reinterpret_cast<float *>(smem);
+  int *idx = reinterpret_cast<int *>(vals + blockDim.x);
+  const int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  vals[t] = i < n ? x[i] : -INFINITY;
+  idx[t] = i;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s >= 32; s >>= 1) {
+    if (t < s && vals[t + s] > vals[t]) {
+      vals[t] = vals[t + s];
+      idx[t] = idx[t + s];
+    }
+    __syncthreads();
+  }
+  if (t < 32) {
+    for (int s = 16; s > 0; s >>= 1) {
+      const float v = vals[t + s];
+      const int j = idx[t + s];
+      __syncwarp();                              // every read before any write
+      if (v > vals[t]) {
+        vals[t] = v;
+        idx[t] = j;
+      }
+      __syncwarp();
+    }
+    if (t == 0) {
+      best[blockIdx.x] = vals[0];
+      where[blockIdx.x] = idx[0];
+    }
+  }
+}
+]=]
+
 describe("a corpus of kernels as CUDA projects write them", function()
   it("sums with warp shuffles, a second pass and global atomics", function()
     local m = luacuda.compile(WARP_REDUCE, {name = "warp_reduce.cu"})
@@ -1501,5 +1541,26 @@ describe("a corpus of kernels as CUDA projects write them", function()
       assert.near(re, got[k + 1][1], tol, "real part of " .. k)
       assert.near(im, got[k + 1][2], tol, "imaginary part of " .. k)
     end
+  end)
+
+  it("finds each block's arg-max in shared memory carved into two arrays, ending with __syncwarp", function()
+    local m = luacuda.compile(ARGMAX, {name = "argmax.cu"})
+    local n, block = 1000, 256                 -- 4 blocks, the last of 232 values
+    local xs = {}
+    for i = 1, n do xs[i] = ((i * 7919) % 1009) / 8 end   -- distinct: 1009 is prime
+    local grid = (n + block - 1) // block
+    local best = luacuda.device_array(grid, "float32")
+    local where = luacuda.device_array(grid, "int32")
+    m.argmax_blocks:launch({grid = grid, block = block, shared = block * 8},
+                           luacuda.to_device(xs, {dtype = "float32"}), best, where, n)
+    local want_v, want_i = {}, {}
+    for b = 0, grid - 1 do
+      want_v[b + 1], want_i[b + 1] = -math.huge, -1
+      for i = b * block, math.min(n, (b + 1) * block) - 1 do
+        if xs[i + 1] > want_v[b + 1] then want_v[b + 1], want_i[b + 1] = xs[i + 1], i end
+      end
+    end
+    assert.same(want_v, values(best))
+    assert.same(want_i, values(where))
   end)
 end)
