@@ -61,6 +61,29 @@ extern "C" __global__ void put(byte v, byte *out) { out[0] = v; }
       S.misuse("argument 2 'out' (byte *): expected a uint8 array, got int32",
                function() m.put[{ 1, 1 }](1, dz(1, "int32")) end)
     end)
+
+    it("takes an enumeration as its underlying integer, and unscoped enumerators as bounds", function()
+      local m = luacuda.compile([[
+enum class Op : unsigned char { Add = 1, Mul = 2 };
+typedef enum { SCALE_ONE = 1, SCALE_TEN = 10 } Scale;
+enum { TAPS = 3 };
+__constant__ float taps[TAPS];
+extern "C" __global__ void apply(float *x, Op op, Scale s) {
+  const float t = taps[threadIdx.x % TAPS];
+  x[threadIdx.x] = (op == Op::Add ? x[threadIdx.x] + t : x[threadIdx.x] * t) * (int)s;
+}
+]])
+      assert.equal("float *, Op, Scale", m.apply.signature)
+      local w = m:get_global("taps")
+      assert.same({ 3 }, w.shape)
+      w[{}] = luacuda.array({ 1, 2, 3 }, "float32")
+      local x = luacuda.to_device(luacuda.array({ 1, 1, 1, 1 }, "float32"))
+      m.apply[{ 1, 4 }](x, 1, 10)
+      assert.same({ 20, 30, 40, 20 }, values(x))
+      m.apply[{ 1, 4 }](x, 2, 1)
+      assert.same({ 20, 60, 120, 20 }, values(x))
+      S.misuse("argument 2 'op' (Op): ", function() m.apply[{ 1, 4 }](x, 256, 1) end)
+    end)
   end)
 
   describe("null pointers", function()
@@ -248,14 +271,43 @@ extern "C" __global__ void apply(float *out) {
       assert.same({ 1, 2, 3, 0 }, values(hits))
     end)
 
+    it("reads bounds that are constant expressions of literals, macros and constants", function()
+      local m = luacuda.compile([[
+#define RADIUS 3
+#define WIDTH (2 * RADIUS + 1)
+#define TAPS RADIUS + 1
+constexpr int ROWS = (WIDTH - 1) / 2 << 1;
+struct Window { float w[WIDTH]; int taps[TAPS]; };
+__constant__ float weights[WIDTH];
+__device__ int table[ROWS >> 1][TAPS];
+extern "C" __global__ void apply(Window win, float *out) {
+  int i = threadIdx.x;
+  out[i] = weights[i] * win.w[i] + table[0][i & 3] + win.taps[i & 3];
+}
+]])
+      local w = m:get_global("weights")
+      assert.same({ 7 }, w.shape)
+      w[{}] = luacuda.array({ 1, 2, 3, 4, 5, 6, 7 }, "float32")
+      local t = m:get_global("table")
+      assert.same({ 3, 4 }, t.shape)
+      t[{}] = luacuda.array({ { 100, 200, 300, 400 }, { 0, 0, 0, 0 }, { 0, 0, 0, 0 } }, "int32")
+      local out = dz(7, "float32")
+      m.apply[{ 1, 7 }]({ w = { 1, 1, 1, 1, 1, 1, 2 }, taps = { 10, 20, 30, 40 } }, out)
+      assert.same({ 111, 222, 333, 444, 115, 226, 344 }, values(out))
+    end)
+
     it("still refuses a bound it cannot read", function()
       local m = luacuda.compile([[
 #define N 2
-__device__ int v[N + 1];
-extern "C" __global__ void k() { v[0] = 1; }
+#define M N + 1
+__device__ int v[sizeof(int) * N];
+__device__ int w[M * 2];
+extern "C" __global__ void k() { v[0] = 1; w[0] = 1; }
 ]])
       S.misuse("global 'v' (int) has no array form: its type must be a scalar type and its "
-               .. "bounds integer literals", function() m:get_global("v") end)
+               .. "bounds integer constant expressions", function() m:get_global("v") end)
+      -- M * 2 is N + 1 * 2 to the preprocessor: an unparenthesized macro is read only alone
+      S.misuse("global 'w' (int) has no array form", function() m:get_global("w") end)
     end)
   end)
 

@@ -116,6 +116,31 @@ describe("template kernels", function()
     assert.equal("float *", m["unroll<2>"].signature)
   end)
 
+  it("take a struct the source defines as a type argument: a functor by value", function()
+    local m = luacuda.compile([[
+      struct Axpy { float a; __device__ float operator()(float x, float y) const { return a * x + y; } };
+      struct Clamp {
+        float lo, hi;
+        __device__ float operator()(float x, float y) const { return fminf(fmaxf(x + y, lo), hi); }
+      };
+      template <typename Op>
+      __global__ void zip(const float *x, const float *y, float *out, int n, Op op) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) out[i] = op(x[i], y[i]);
+      }
+    ]], {name_expressions = {"zip<Axpy>", "zip<Clamp>"}})
+    assert.equal("const float *, const float *, float *, int, Axpy", m["zip<Axpy>"].signature)
+    local x = luacuda.to_device(luacuda.arange(4, "float32"))
+    local y = luacuda.to_device(luacuda.ones(4, "float32"))
+    local out = luacuda.device_array(4, "float32")
+    m["zip<Axpy>"][{1, 4}](x, y, out, 4, {a = 3})
+    assert.same({1, 4, 7, 10}, ints(S.host_values(out)))
+    m["zip<Clamp>"][{1, 4}](x, y, out, 4, {lo = 1.5, hi = 3.5})
+    assert.same({1.5, 2, 3, 3.5}, ints(S.host_values(out)))
+    S.misuse({"luacuda.launch:", "argument 5 'op' (Clamp)", "the table has no member 'hi'"},
+             m["zip<Clamp>"][{1, 4}], x, y, out, 4, {lo = 1})
+  end)
+
   it("refuse name_expressions that are not a table of strings", function()
     S.misuse("luacuda.compile: name_expressions must be a table of strings, got string",
              luacuda.compile, SQ, {name_expressions = "sq<int>"})

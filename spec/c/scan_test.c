@@ -669,6 +669,38 @@ static int test_typedefs(void) {
   return 0;
 }
 
+/* enumerations: a parameter of one is its underlying integer type; an
+** unscoped one's enumerators are constants */
+static int test_enums(void) {
+  CHECK(scan("enum class Op : int { Add, Mul = 4, Div };\n"
+             "enum Small : unsigned char { LO = 1, HI = 0xff };\n"
+             "typedef enum { RED, GREEN = RED + 2, BLUE } Colour;\n"
+             "enum struct Wide : std::int64_t { Big = 1 };\n"
+             "enum { TILE = 32, HALF = TILE / 2, };\n"
+             "enum Huge { H = 0x100000000 };\n"
+             "enum class Scoped { Z = 3 };\n"
+             "struct S { Op op; Small s; };\n"
+             "__device__ int tile[TILE][HALF];\n"
+             "__device__ int z[Z];\n"
+             "__global__ void k(Op a, Small b, Colour c, const Wide d, S e) {}\n"
+             "__global__ void bad(Huge h) {}\n") == 0);
+  CHECK_KERNEL(0, "k", 5);
+  CHECK_PARAM(ks[0].params[0], SCALAR, LC_INT32, 0, 0, 4, 4, "Op", "a");
+  CHECK_PARAM(ks[0].params[1], SCALAR, LC_UINT8, 0, 0, 1, 1, "Small", "b");
+  CHECK_PARAM(ks[0].params[2], SCALAR, LC_INT32, 0, 0, 4, 4, "Colour", "c");
+  CHECK_PARAM(ks[0].params[3], SCALAR, LC_INT64, 0, 0, 8, 8, "const Wide", "d");
+  CHECK_EQ(ks[0].params[4].size, 8);
+  /* an enumerator past int without a fixed type: not read, so refused */
+  CHECK_EQ(ks[1].nparams, -1);
+  CHECK_EQ(res.nglobals, 2);
+  CHECK_STR(gl[0].name, "tile");
+  CHECK_EQ(gl[0].ndim, 2);
+  CHECK_EQ(gl[0].dims[0], 32);
+  CHECK_EQ(gl[0].dims[1], 16);
+  CHECK_EQ(gl[1].ndim, -1);        /* a scoped enumerator is no plain name */
+  return 0;
+}
+
 /* CUDA's vector types, by pointer and by value: CUDA's sizes and alignments */
 static int test_vector_types(void) {
   static const struct { const char *text; int type, vec; int64_t size, align; } cases[] = {
@@ -1171,7 +1203,8 @@ static int test_named_bounds(void) {
   CHECK_EQ(gl[1].dims[0], 4);
   CHECK_EQ(gl[1].dims[1], 3);
   CHECK_EQ(gl[2].ndim, -1);      /* a function-like macro */
-  CHECK_EQ(gl[3].ndim, -1);      /* an expression */
+  CHECK_EQ(gl[3].ndim, 1);       /* a bound made of an unparenthesized macro alone */
+  CHECK_EQ(gl[3].dims[0], 17);
   CHECK_EQ(gl[4].ndim, 1);
   CHECK_EQ(gl[4].dims[0], 16);
   CHECK_EQ(gl[5].ndim, -1);      /* a float constant */
@@ -1180,6 +1213,50 @@ static int test_named_bounds(void) {
   CHECK_EQ(gl[8].ndim, 2);
   CHECK_EQ(gl[8].dims[0], 2);
   CHECK_EQ(gl[8].dims[1], 2);
+  return 0;
+}
+
+/* bounds that are integer constant expressions */
+static int test_bound_expressions(void) {
+  CHECK_OK(scan("#define R 3\n"
+                "#define W (2 * R + 1)\n"
+                "#define BARE R + 1\n"
+                "#define ALIAS BARE\n"
+                "#define SHIFTED (1 << R) // a comment\n"
+                "#define LONG (R + \\\n  1)\n"
+                "constexpr int K = (W - 1) / 2 % 2;\n"
+                "constexpr unsigned NEG = -1;\n"
+                "__device__ int a[W];\n"
+                "__device__ int b[2 * R + 1][-(-R) + ~0 + 1];\n"
+                "__device__ int c[BARE];\n"
+                "__device__ int d[BARE * 2];\n"
+                "__device__ int e[ALIAS * 2];\n"
+                "__device__ int f[SHIFTED >> 1][LONG];\n"
+                "__device__ int g[K];\n"
+                "__device__ int h[NEG];\n"
+                "__device__ int i[W / 0];\n"
+                "__device__ int j[sizeof(int)];\n"
+                "__device__ int k[R - 3];\n"
+                "__device__ int m[1 << 50];\n"
+                "__device__ int n[R | 4 ^ 1 & 7];\n"
+                "struct S { float w[W]; int t[R * (R + 1)]; };\n"
+                "__global__ void z(S s) {}\n"));
+  CHECK_EQ(res.nglobals, 13);
+  CHECK_GLOBAL(0, "a", LC_INT32, "int", 1, 7, 0, 0);
+  CHECK_GLOBAL(1, "b", LC_INT32, "int", 2, 7, 3, 0);
+  CHECK_GLOBAL(2, "c", LC_INT32, "int", 1, 4, 0, 0);
+  CHECK_EQ(gl[3].ndim, -1);      /* R + 1 * 2 to the preprocessor */
+  CHECK_EQ(gl[4].ndim, -1);      /* the same through an alias */
+  CHECK_GLOBAL(5, "f", LC_INT32, "int", 2, 4, 4, 0);
+  CHECK_GLOBAL(6, "g", LC_INT32, "int", 1, 1, 0, 0);
+  CHECK_EQ(gl[7].ndim, -1);      /* an unsigned constant with a negative value */
+  CHECK_EQ(gl[8].ndim, -1);      /* division by zero */
+  CHECK_EQ(gl[9].ndim, -1);      /* sizeof */
+  CHECK_EQ(gl[10].ndim, -1);     /* a bound of 0 */
+  CHECK_EQ(gl[11].ndim, -1);     /* past 2^40 */
+  CHECK_GLOBAL(12, "n", LC_INT32, "int", 1, 7, 0, 0);   /* 3 | (4 ^ (1 & 7)) */
+  CHECK_EQ(res.nkernels, 1);
+  CHECK_EQ(ks[0].params[0].size, 4 * 7 + 4 * 12);
   return 0;
 }
 
@@ -1673,10 +1750,10 @@ static const unit_test tests[] = {
   T(sample), T(comments), T(strings_and_chars), T(preprocessor), T(line_numbers),
   T(extern_c_forms), T(attributes), T(templates), T(declarations_skipped), T(body_offsets),
   T(unterminated_body), T(zero_params), T(scalar_types), T(pointer_types), T(array_types),
-  T(param_errors), T(typedefs), T(vector_types), T(structs), T(defaults), T(many_params), T(param_sizes), T(long_names), T(capacity),
+  T(param_errors), T(typedefs), T(enums), T(vector_types), T(structs), T(defaults), T(many_params), T(param_sizes), T(long_names), T(capacity),
   T(signature), T(signature_errors), T(signature_override),
   T(extern_shared), T(static_shared), T(shared_ranges),
-  T(globals), T(globals_in_context), T(named_bounds),
+  T(globals), T(globals_in_context), T(named_bounds), T(bound_expressions),
   T(every_prefix), T(deep_nesting), T(linear_time), T(not_nul_terminated), T(stress_small),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))

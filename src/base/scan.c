@@ -34,7 +34,13 @@ typedef struct tok {
 ** lexer as it passes them (upto: past the last one read, so that a lexer
 ** going over the text again adds nothing). */
 #define MAXCDEF 64
-typedef struct cdef { char name[64]; int64_t value; bool known; } cdef;
+typedef struct cdef {
+  char name[64];
+  int64_t value;
+  bool known;
+  bool bare;          /* a macro whose body is an unparenthesized expression (`2 * N`):
+                      ** its value is only that of a bound or initializer it makes up alone */
+} cdef;
 typedef struct ctab { int n; size_t upto; cdef e[MAXCDEF]; } ctab;
 
 typedef struct lx {
@@ -224,7 +230,7 @@ static bool int_literal(const char *s, size_t n, int64_t *out) {
   return true;
 }
 
-static void cdef_set(ctab *c, const char *name, size_t nl, bool known, int64_t v) {
+static void cdef_set(ctab *c, const char *name, size_t nl, bool known, bool bare, int64_t v) {
   if (nl >= sizeof c->e[0].name) return;
   cdef *e = NULL;
   for (int i = 0; i < c->n && !e; i++)
@@ -236,13 +242,19 @@ static void cdef_set(ctab *c, const char *name, size_t nl, bool known, int64_t v
     e->name[nl] = '\0';
   }
   e->known = known;
+  e->bare = bare;
   e->value = v;
 }
 
+static void next(lx *x, tok *t);
+static bool teq(const char *s, const tok *t, const char *w);
+static bool const_expr(const char *s, const tok *t, int n, const ctab *defs, int64_t *v);
+
 /* After `#define` or `#undef` (x just past the word): an object-like macro
-** whose body is an integer literal, perhaps in parentheses, is recorded;
-** any other definition of the name, or #undef, forgets it. Reads only
-** what it needs of the line: directive() skips the rest. */
+** whose body is an integer constant expression of the constants known so
+** far (`16`, `(2 * RADIUS + 1)`) is recorded with its value; any other
+** definition of the name, or #undef, forgets it. Reads only what it needs
+** of the line: directive() skips the rest. */
 static void define(lx *x, bool undef) {
   hspace(x);
   size_t b = x->p;
@@ -252,29 +264,43 @@ static void define(lx *x, bool undef) {
   x->defs->upto = x->p;
   const char *name = x->s + b;
   if (undef || (x->p < x->n && x->s[x->p] == '(')) {   /* a function-like macro */
-    cdef_set(x->defs, name, nl, false, 0);
+    cdef_set(x->defs, name, nl, false, false, 0);
     return;
   }
-  hspace(x);
-  int paren = 0;
-  while (x->p < x->n && x->s[x->p] == '(' && paren < 4) {
-    x->p++;
-    paren++;
-    hspace(x);
+  /* the body's tokens, lexed by a lexer that ends with the line */
+  size_t eol = x->p;
+  while (eol < x->n && x->s[eol] != '\n') eol += splice_at(x, eol) ? splice_at(x, eol) : 1;
+  lx y = *x;
+  y.n = eol;
+  y.defs = NULL;
+  y.bol = false;
+  tok body[32];
+  int nb = 0;
+  bool fits = true;
+  for (;;) {
+    tok t;
+    next(&y, &t);
+    if (t.k == T_EOF) break;
+    if (nb == 32) { fits = false; break; }
+    body[nb++] = t;
   }
-  size_t vb = x->p;
-  while (x->p < x->n && (idchar((unsigned char)x->s[x->p]) || x->s[x->p] == '\'')) x->p++;
-  size_t ve = x->p;
-  hspace(x);
-  for (; paren > 0 && x->p < x->n && x->s[x->p] == ')'; paren--) {
-    x->p++;
-    hspace(x);
+  int64_t v = 0;
+  bool known = fits && nb > 0 && const_expr(x->s, body, nb, x->defs, &v);
+  /* a body in one pair of parentheses, or of one token, is a value wherever it is used
+  ** (unless that token names a bare macro) */
+  bool wrapped = nb == 1;
+  for (int i = 0; nb == 1 && body[0].k == T_ID && i < x->defs->n; i++)
+    if (x->defs->e[i].known && teq(x->s, &body[0], x->defs->e[i].name)) wrapped = !x->defs->e[i].bare;
+  if (nb >= 2 && x->s[body[0].b] == '(' && x->s[body[nb - 1].b] == ')') {
+    int depth = 0;
+    wrapped = true;
+    for (int i = 0; i < nb - 1; i++) {
+      if (body[i].k == T_PUN && x->s[body[i].b] == '(') depth++;
+      else if (body[i].k == T_PUN && x->s[body[i].b] == ')') depth--;
+      if (depth == 0) wrapped = false;     /* (a) + (b): the first group ends early */
+    }
   }
-  int64_t v;
-  bool end = x->p >= x->n || x->s[x->p] == '\n' ||
-             (x->s[x->p] == '/' && x->p + 1 < x->n && x->s[x->p + 1] == '/');
-  bool known = paren == 0 && end && int_literal(x->s + vb, ve - vb, &v);
-  cdef_set(x->defs, name, nl, known, known ? v : 0);
+  cdef_set(x->defs, name, nl, known, !wrapped, known ? v : 0);
 }
 
 /* A directive, from its '#' to the end of its line (not taking the
@@ -469,6 +495,125 @@ static bool tpun(const char *s, const tok *t, const char *w) {
 
 static bool tpun1(const char *s, const tok *t, char c) {
   return t->k == T_PUN && t->e - t->b == 1 && s[t->b] == c;
+}
+
+/* ---- integer constant expressions ---------------------------------------- */
+
+/* The value of t[0 .. n) as an integer constant expression of literals,
+** the constants defs knows, parentheses and the operators + - * / % << >>
+** & ^ | (unary + - ~): `2 * RADIUS + 1`, `(BLOCK + 2 * HALO) * 4`. Anything
+** else (a cast, sizeof, an unknown name, a value past 2^40) has no value.
+** Operator precedence by two stacks, so that nothing recurses. */
+enum { CX_OPEN, CX_NEG, CX_POS, CX_INV, CX_MUL, CX_DIV, CX_MOD, CX_ADD, CX_SUB, CX_SHL, CX_SHR,
+       CX_AND, CX_XOR, CX_OR };
+#define CX_LIMIT ((int64_t)1 << 40)
+
+static int cx_prec(int op) {
+  static const int prec[] = { 0, 9, 9, 9, 8, 8, 8, 7, 7, 6, 6, 5, 4, 3 };
+  return prec[op];
+}
+
+static bool cx_unary(int op) {
+  return op == CX_NEG || op == CX_POS || op == CX_INV;
+}
+
+/* Applies op to the top of the value stack. */
+static bool cx_apply(int op, int64_t *val, int *nv) {
+  if (*nv < (cx_unary(op) ? 1 : 2)) return false;
+  int64_t b = val[*nv - 1], r;
+  if (cx_unary(op)) {
+    r = op == CX_NEG ? -b : op == CX_INV ? ~b : b;
+  } else {
+    int64_t a = val[*nv - 2];
+    (*nv)--;
+    switch (op) {
+    case CX_MUL:
+      if (a != 0 && (b > CX_LIMIT / (a < 0 ? -a : a) || b < -CX_LIMIT / (a < 0 ? -a : a))) return false;
+      r = a * b;
+      break;
+    case CX_DIV: if (b == 0) return false; r = a / b; break;
+    case CX_MOD: if (b == 0) return false; r = a % b; break;
+    case CX_ADD: r = a + b; break;
+    case CX_SUB: r = a - b; break;
+    case CX_SHL:
+      if (a < 0 || b < 0 || b > 40 || a > (CX_LIMIT >> b)) return false;
+      r = a << b;
+      break;
+    case CX_SHR: if (a < 0 || b < 0 || b > 62) return false; r = a >> b; break;
+    case CX_AND: r = a & b; break;
+    case CX_XOR: r = a ^ b; break;
+    default: r = a | b; break;
+    }
+  }
+  if (r > CX_LIMIT || r < -CX_LIMIT) return false;
+  val[*nv - 1] = r;
+  return true;
+}
+
+static bool const_expr(const char *s, const tok *t, int n, const ctab *defs, int64_t *v) {
+  int64_t val[32];
+  int ops[32], nv = 0, no = 0;
+  bool operand = true;                  /* an operand (or a unary operator) comes next */
+  if (n > 32) return false;
+  for (int i = 0; i < n; i++) {
+    const tok *a = &t[i];
+    if (operand) {
+      int64_t x;
+      int op = tpun1(s, a, '(') ? CX_OPEN : tpun1(s, a, '-') ? CX_NEG : tpun1(s, a, '+') ? CX_POS
+             : tpun1(s, a, '~') ? CX_INV : -1;
+      if (op >= 0) {
+        ops[no++] = op;
+        continue;
+      }
+      if (a->k == T_NUM) {
+        if (!int_literal(s + a->b, a->e - a->b, &x)) return false;
+      } else if (a->k == T_ID) {
+        const cdef *d = NULL;
+        for (int k = 0; k < defs->n && !d; k++)
+          if (defs->e[k].known && teq(s, a, defs->e[k].name)) d = &defs->e[k];
+        if (!d || (d->bare && n > 1)) return false;
+        x = d->value;
+      } else {
+        return false;
+      }
+      if (x > CX_LIMIT) return false;
+      val[nv++] = x;
+      operand = false;
+      continue;
+    }
+    if (tpun1(s, a, ')')) {
+      while (no > 0 && ops[no - 1] != CX_OPEN)
+        if (!cx_apply(ops[--no], val, &nv)) return false;
+      if (no == 0) return false;
+      no--;
+      continue;
+    }
+    int op;
+    if (tpun1(s, a, '*')) op = CX_MUL;
+    else if (tpun1(s, a, '/')) op = CX_DIV;
+    else if (tpun1(s, a, '%')) op = CX_MOD;
+    else if (tpun1(s, a, '+')) op = CX_ADD;
+    else if (tpun1(s, a, '-')) op = CX_SUB;
+    else if (tpun(s, a, "<<")) op = CX_SHL;
+    else if (tpun1(s, a, '>') && i + 1 < n && tpun1(s, &t[i + 1], '>') && t[i + 1].b == a->e) {
+      op = CX_SHR;                      /* the lexer gives `>>` as two '>' (templates) */
+      i++;
+    } else if (tpun1(s, a, '&')) op = CX_AND;
+    else if (tpun1(s, a, '^')) op = CX_XOR;
+    else if (tpun1(s, a, '|')) op = CX_OR;
+    else return false;
+    /* left-associative: what binds as tightly is done first (unary operators bind tighter) */
+    while (no > 0 && ops[no - 1] != CX_OPEN && cx_prec(ops[no - 1]) >= cx_prec(op))
+      if (!cx_apply(ops[--no], val, &nv)) return false;
+    ops[no++] = op;
+    operand = true;
+  }
+  if (operand) return false;
+  while (no > 0)
+    if (ops[--no] == CX_OPEN || !cx_apply(ops[no], val, &nv)) return false;
+  if (nv != 1) return false;
+  *v = val[0];
+  return true;
 }
 
 /* ---- normalized text ------------------------------------------------------ */
@@ -1221,7 +1366,7 @@ typedef struct decl {
   size_t pclose;
   tok name, lastname, prev;
   int prevcls;
-  int agg;                /* `struct` or `class` seen: 1; `union`: 2 */
+  int agg;                /* `struct` or `class` seen: 1; `union`: 2; `enum`: 3 */
   bool sbody, sclosed;    /* a class body opened, and closed */
   lx sblx;                /* the lexer just past its '{' */
   size_t sopen, sclose;   /* its braces */
@@ -1382,15 +1527,30 @@ static int record_shared(scanner *sc, const char *type, int nty, const tok *ty, 
   return 0;
 }
 
-/* The value of the integer constant t names, if the source gave one. */
-static bool const_value(const scanner *sc, const tok *t, int64_t *v) {
-  if (t->k != T_ID) return false;
-  for (int i = 0; i < sc->defs.n; i++)
-    if (sc->defs.e[i].known && teq(sc->s, t, sc->defs.e[i].name)) {
-      *v = sc->defs.e[i].value;
-      return true;
-    }
-  return false;
+/* The index of the ']' that closes the '[' at m[open], or -1. */
+static int bracket_end(const char *s, const tok *m, int nm, int open) {
+  int depth = 0;
+  for (int i = open; i < nm; i++) {
+    if (tpun1(s, &m[i], '[') || tpun1(s, &m[i], '(')) depth++;
+    else if ((tpun1(s, &m[i], ']') || tpun1(s, &m[i], ')')) && --depth == 0)
+      return tpun1(s, &m[i], ']') ? i : -1;
+  }
+  return -1;
+}
+
+/* The value of the array bound from lexer state y to offset close (its
+** ']'), if it is a positive constant expression. */
+static bool bound_value(const scanner *sc, lx y, size_t close, int64_t *v) {
+  tok t[32];
+  int n = 0;
+  for (;;) {
+    tok a;
+    next(&y, &a);
+    if (a.k == T_EOF || a.b >= close) break;
+    if (n == 32) return false;
+    t[n++] = a;
+  }
+  return const_expr(sc->s, t, n, &sc->defs, v) && *v > 0;
 }
 
 static int parse_var(scanner *sc, lx y, size_t end, int what, bool in_func, int kernel,
@@ -1556,15 +1716,13 @@ static int parse_var(scanner *sc, lx y, size_t end, int what, bool in_func, int 
           name = t;
           has_name = true;
         } else if (tpun1(s, &t, '[') && has_name) {
-          /* one bound; an integer literal is a known dimension */
-          tok inner;
-          int ninner = 0;
+          /* one bound; a constant expression is a known dimension */
+          lx open = y;
           int64_t v;
           if (!dims_seen) dimstart = yb;
           dims_seen = true;
-          if (!skip_bal(s, &y, &yb, &t, end, &inner, &ninner)) return 0;
-          if (ninner == 1 && ((inner.k == T_NUM && int_literal(s + inner.b, inner.e - inner.b, &v)) ||
-                              const_value(sc, &inner, &v))) {
+          if (!skip_bal(s, &y, &yb, &t, end, NULL, NULL)) return 0;
+          if (bound_value(sc, open, t.b, &v)) {
             if (ndim < 3) dims[ndim] = v;
           } else {
             dims_known = false;
@@ -1818,6 +1976,7 @@ static int struct_member(scanner *sc, const tok *m, int nm, lc_struct_def *def, 
     for (; i < nm && !tpun1(s, &m[i], ','); i++) {
       const tok *a = &m[i];
       int64_t v;
+      int close;
       if (tpun1(s, a, '*') || tpun1(s, a, '&') || tpun(s, a, "&&"))
         return whyf(why, "a pointer or reference member ('%s %s...') is not supported: pass "
                     "the array as a parameter of its own", text, s[a->b] == '*' ? "*" : "&");
@@ -1825,12 +1984,11 @@ static int struct_member(scanner *sc, const tok *m, int nm, lc_struct_def *def, 
         i = align_attr(s, m, nm, i, &al, &bad) - 1;
       } else if (a->k == T_ID && !name && !is_keyword(s, a)) {
         name = a;
-      } else if (tpun1(s, a, '[') && name && i + 2 < nm && tpun1(s, &m[i + 2], ']') &&
-                 ((m[i + 1].k == T_NUM && int_literal(s + m[i + 1].b, m[i + 1].e - m[i + 1].b, &v)) ||
-                  const_value(sc, &m[i + 1], &v)) && v > 0 && v <= (1 << 20) &&
-                 (count ? count : 1) * v <= (1 << 20)) {
+      } else if (tpun1(s, a, '[') && name && (close = bracket_end(s, m, nm, i)) > i + 1 &&
+                 const_expr(s, &m[i + 1], close - i - 1, &sc->defs, &v) && v > 0 &&
+                 v <= (1 << 20) && (count ? count : 1) * v <= (1 << 20)) {
         count = (count ? count : 1) * v;
-        i += 2;
+        i = close;
       } else if (tpun1(s, a, ':') && name) {
         char nm[64];
         if (!copy_tok(s, name, nm, sizeof nm)) snprintf(nm, sizeof nm, "...");
@@ -2046,25 +2204,109 @@ static int struct_decl(scanner *sc, size_t semi) {
   return 0;
 }
 
+/* An enumeration ended with the ';' at semi: `enum class Op : int {...};`,
+** `enum Mode {...};`, `typedef enum {...} Mode;`. Its names become
+** typedefs of its underlying type (int unless given), so that kernels take
+** it as that integer; an unscoped one's enumerators become constants (for
+** array bounds: `enum { TILE = 32 };`). One whose values cannot be read
+** defines no names: parameters of its type are then refused. */
+static void enum_decl(scanner *sc, size_t semi) {
+  const decl *d = &sc->d;
+  const char *s = sc->s;
+  tok h[24], tag = {T_EOF, 0, 0, 0}, alias = {T_EOF, 0, 0, 0};
+  int nh = 0, colon = -1;
+  bool scoped = false, is_typedef = false;
+  lx y = d->start;
+  for (;;) {                                    /* the head, to the '{' */
+    tok a;
+    next(&y, &a);
+    if (a.k == T_EOF || a.b >= d->sopen) break;
+    if (nh == 24) return;
+    h[nh++] = a;
+  }
+  int i = 0;
+  if (i < nh && teq(s, &h[i], "typedef")) is_typedef = true, i++;
+  if (i >= nh || !teq(s, &h[i], "enum")) return;
+  i++;
+  if (i < nh && (teq(s, &h[i], "class") || teq(s, &h[i], "struct"))) scoped = true, i++;
+  if (i < nh && h[i].k == T_ID && !is_keyword(s, &h[i])) tag = h[i++];
+  if (i < nh && tpun1(s, &h[i], ':')) colon = ++i;
+  if (colon < 0 && i != nh) return;             /* attributes and the like: not read */
+  int code = LC_INT32;
+  if (colon >= 0) {
+    tspec ts;
+    ts_init(&ts);
+    for (; i < nh; i++) {
+      if (teq(s, &h[i], "std") && i + 1 < nh && tpun(s, &h[i + 1], "::")) {
+        i++;
+        continue;
+      }
+      if (ts.named == -1 && ts_word(&ts, s, &h[i])) continue;
+      if (ts_any(&ts) || (ts.named = typedef_code(&sc->td, s, &h[i], NULL)) < 0) return;
+    }
+    code = ts_resolve(&ts);
+    if (code < 0 || lc_dtypes[code].kind == 'f') return;
+  }
+  /* the enumerators: NAME [= constant expression], ... */
+  y = d->sblx;
+  tok e[40];
+  int ne = 0;
+  int64_t next_value = 0;
+  for (bool done = false; !done;) {
+    tok a;
+    next(&y, &a);
+    done = a.k == T_EOF || a.b >= d->sclose;
+    if (!done && !tpun1(s, &a, ',')) {
+      if (ne == 40) return;
+      e[ne++] = a;
+      continue;
+    }
+    if (ne == 0) continue;                      /* a trailing ',' */
+    if (e[0].k != T_ID || is_keyword(s, &e[0]) || (ne > 1 && !tpun1(s, &e[1], '='))) return;
+    int64_t v = next_value;
+    if (ne > 1 && !const_expr(s, &e[2], ne - 2, &sc->defs, &v)) return;
+    if (colon < 0 && (v < INT32_MIN || v > INT32_MAX)) return;   /* not an int: not read */
+    if (!scoped) cdef_set(&sc->defs, s + e[0].b, e[0].e - e[0].b, true, false, v);
+    next_value = v + 1;
+    ne = 0;
+  }
+  if (is_typedef) {                             /* the name after the '}' */
+    y = d->sblx;
+    for (;;) {
+      tok a;
+      next(&y, &a);
+      if (a.k == T_EOF || a.b >= semi) break;
+      if (a.b > d->sclose && a.k == T_ID && !is_keyword(s, &a) && alias.k == T_EOF) alias = a;
+    }
+  }
+  const tok *names[2] = {&tag, &alias};
+  for (int k = 0; k < 2; k++) {
+    if (names[k]->k == T_EOF || sc->td.n == MAXTDEF ||
+        names[k]->e - names[k]->b >= sizeof sc->td.e[0].name)
+      continue;
+    tdef *td = &sc->td.e[sc->td.n++];
+    memset(td, 0, sizeof *td);
+    copy_tok(s, names[k], td->name, sizeof td->name);
+    td->code = code;
+  }
+}
+
 /* A declaration from lexer state y to offset end that may name an integer
-** constant: `constexpr int N = 16;`, `static const unsigned M = (4);`. */
+** constant: `constexpr int N = 16;`, `static const unsigned M = 2 * N + 1;`. */
 static void const_decl(scanner *sc, lx y, size_t end) {
   const char *s = sc->s;
-  tok t[16];
+  tok t[40];
   int nt = 0, eq = -1;
   bool cst = false;
   for (;;) {
     tok a;
     next(&y, &a);
     if (a.k == T_EOF || a.b >= end) break;
-    if (nt == 16) return;
+    if (nt == 40) return;
     if (eq < 0 && tpun1(s, &a, '=')) eq = nt;
     t[nt++] = a;
   }
-  int val = eq + 1;                   /* = 16 or = (16) */
-  if (eq >= 0 && nt == eq + 4 && tpun1(s, &t[eq + 1], '(') && tpun1(s, &t[eq + 3], ')')) val++;
-  else if (eq + 2 != nt) return;
-  if (eq < 2 || t[eq - 1].k != T_ID || is_keyword(s, &t[eq - 1])) return;
+  if (eq < 2 || eq + 1 >= nt || t[eq - 1].k != T_ID || is_keyword(s, &t[eq - 1])) return;
   tspec ts;
   ts_init(&ts);
   for (int i = 0; i < eq - 1; i++) {
@@ -2076,17 +2318,20 @@ static void const_decl(scanner *sc, lx y, size_t end) {
   }
   int code = ts_resolve(&ts);
   int64_t v;
-  if (!cst || code < 0 || lc_dtypes[code].kind == 'f' || t[val].k != T_NUM ||
-      !int_literal(s + t[val].b, t[val].e - t[val].b, &v))
+  if (!cst || code < 0 || lc_dtypes[code].kind == 'f' ||
+      !const_expr(s, &t[eq + 1], nt - eq - 1, &sc->defs, &v) ||
+      (lc_dtypes[code].kind == 'u' && v < 0))
     return;
-  cdef_set(&sc->defs, s + t[eq - 1].b, t[eq - 1].e - t[eq - 1].b, true, v);
+  cdef_set(&sc->defs, s + t[eq - 1].b, t[eq - 1].e - t[eq - 1].b, true, false, v);
 }
 
 /* The declaration ended with ';'. */
 static int decl_end(scanner *sc, size_t semi) {
   decl *d = &sc->d;
   const scope *sp = &sc->st[sc->depth];
-  if (d->sbody && d->sclosed && !d->templ && !d->params) {
+  if (d->sbody && d->sclosed && !d->templ && !d->params && d->agg == 3) {
+    enum_decl(sc, semi);
+  } else if (d->sbody && d->sclosed && !d->templ && !d->params) {
     if (struct_decl(sc, semi) != 0) return -1;
   } else if (d->tdef && !d->params && !d->templ) {
     typedef_decl(sc, d->start, semi);
@@ -2205,6 +2450,7 @@ static int decl_word(decl *d, const char *s, const tok *t) {
   else if (teq(s, t, "namespace")) d->ns = true;
   else if ((teq(s, t, "struct") || teq(s, t, "class")) && !d->agg) d->agg = 1;
   else if (teq(s, t, "union") && !d->agg) d->agg = 2;
+  else if (teq(s, t, "enum") && !d->agg) d->agg = 3;
   else if (teq(s, t, "operator")) d->op = true;
   else if (is_attr_word(s, t)) return PV_ATTR;
   else if (!is_keyword(s, t)) {

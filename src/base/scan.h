@@ -166,9 +166,10 @@ typedef struct lc_global_decl {
   char type_text[128];   /* the element type as written, normalized */
   int type;              /* lc_typecode, or -1 if not a supported scalar
                          ** (pointers, structs, vector types, ...) */
-  int ndim;              /* 0 (scalar) to 3 integer-literal dimensions;
-                         ** -1 when the bounds are not integer literals
-                         ** (`c[N]`, `c[]`) or there are more than 3 */
+  int ndim;              /* 0 (scalar) to 3 dimensions whose bounds are
+                         ** integer constant expressions (`c[2 * N + 1]`);
+                         ** -1 when a bound is not one (`c[sizeof(T)]`,
+                         ** `c[]`, an unknown `c[N]`) or there are more than 3 */
   int64_t dims[3];
   bool is_constant;      /* __constant__ (else __device__ / __managed__) */
   bool is_managed;

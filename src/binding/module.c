@@ -247,7 +247,8 @@ static void apply_signatures(lua_State *L, int idx, lc_modref *m, const char *fn
     for (int i = 0; i < m->nnamed; i++) {      /* a name expression's kernel */
       if (strcmp(m->named[i].name, name) != 0) continue;
       char err[LC_ERRLEN];
-      if (lc_parse_signature(text, len, &m->named[i], err)) lc_error(L, fname, "%s", err);
+      if (lc_parse_signature_structs(text, len, m->structs, m->nstructs, &m->named[i], err))
+        lc_error(L, fname, "%s", err);
       found++;
     }
     for (int i = 0; i < m->nkernels; i++) {    /* each definition, in every #if branch */
@@ -324,12 +325,14 @@ static void expr_base(const char *e, char *base, size_t cap, const char **targs)
   if (*p == '<') *targs = p;
 }
 
-/* sig (a copy of template kernel k) with the template arguments of expr
-** put in for its parameters; nparams -1 and error set when that cannot be
-** read. False (why in sig->error) when the arguments do not fit the
-** template's parameters: the expression names nothing. */
-static bool instantiate(lc_kernel_sig *sig, const char *src, const lc_kernel_sig *k,
-                        const char *targs) {
+/* sig (a copy of template kernel k of module m) with the template
+** arguments of expr put in for its parameters, which may then name the
+** source's structs (a functor by value: `apply<Saxpy>`); nparams -1 and
+** error set when that cannot be read. False (why in sig->error) when the
+** arguments do not fit the template's parameters: the expression names
+** nothing. */
+static bool instantiate(lc_kernel_sig *sig, const lc_modref *m, const char *src,
+                        const lc_kernel_sig *k, const char *targs) {
   piece params[16], args[16];
   char why[LC_ERRLEN] = "";
   const char *head = src + k->decl_begin, *hend = src + k->params_begin;
@@ -389,7 +392,7 @@ static bool instantiate(lc_kernel_sig *sig, const char *src, const lc_kernel_sig
     n += put.n;
   }
   char err[LC_ERRLEN];
-  if (why[0] == '\0' && lc_parse_signature(text, n, sig, err) != 0)
+  if (why[0] == '\0' && lc_parse_signature_structs(text, n, m->structs, m->nstructs, sig, err) != 0)
     snprintf(why, sizeof why, "%s", err);
   if (why[0]) {
     sig->nparams = -1;
@@ -450,7 +453,7 @@ static void build_named(lua_State *L, int idx, lc_modref *m, const char *src, co
     snprintf(sig->name, sizeof sig->name, "%s", e);
     sig->extern_c = false;
     sig->is_template = false;
-    if (targs && !instantiate(sig, src, k, targs))
+    if (targs && !instantiate(sig, m, src, k, targs))
       lc_error(L, fname, "name_expressions[%d] '%s': %s", j + 1, e, sig->error);
     if (targs == NULL) cast_params(sig, e);
     m->nnamed = j + 1;
@@ -987,7 +990,7 @@ static int module_get_global(lua_State *L) {
   }
   if (g->type < 0 || g->ndim < 0 || g->in_namespace)
     lc_error(L, "get_global", "global '%s' (%s) has no array form: its type must be a "
-             "scalar type and its bounds integer literals", name, g->type_text);
+             "scalar type and its bounds integer constant expressions", name, g->type_text);
   const lc_dtype *dt = &lc_dtypes[g->type];
   lc_layout lay;
   if (lc_layout_contiguous(&lay, g->ndim, g->dims, dt->size, 'C', err))
