@@ -18,6 +18,7 @@
 #include "common.h"
 #include "ksource.h"
 #include "nvrtc.h"
+#include "probe.h"
 #include "scan.h"
 
 /* From nvrtc.h: the result is a C enum (an int), a program an opaque
@@ -471,26 +472,41 @@ done:
 
 char *lc_nvrtc_text(const lc_source *src, size_t *len) {
   const lc_scan_result *sc = src->scan;
-  int marks = 0;
-  for (int i = 0; i < sc->nkernels; i++) marks += lc_scan_defined_twice(sc, i);
+  lc_strbuf b = {0};
   size_t head = lc_ksource_head_len(src->name);
-  char *text = malloc(head + src->len + 1 + (size_t)marks * 64);
-  if (text == NULL) return NULL;
-  lc_ksource_head(text, src->name);
-  size_t k = head, at = 0;
-  for (int i = 0; i < sc->nkernels; i++) {     /* kernels come in source order */
-    if (!lc_scan_defined_twice(sc, i)) continue;
-    size_t end = sc->kernels[i].body_end + 1;
-    memcpy(text + k, src->text + at, end - at);
-    k += end - at;
-    k += (size_t)sprintf(text + k, " extern \"C\" { __device__ int " LC_DEFINED_MARK "%d; }", i);
-    at = end;
+  if (lc_sb_room(&b, head + src->len + 1)) {
+    lc_ksource_head(b.p, src->name);
+    b.n = head;
   }
-  memcpy(text + k, src->text + at, src->len - at);
-  k += src->len - at;
-  text[k] = '\0';
-  *len = k;
-  return text;
+  /* next to what they name, on its line: a marker after each kernel
+  ** defined twice, the probe (probe.h) after each struct; both come in
+  ** source order */
+  size_t at = 0;
+  int k = 0, s = 0;
+  for (;;) {
+    while (k < sc->nkernels && !lc_scan_defined_twice(sc, k)) k++;
+    size_t kat = k < sc->nkernels ? sc->kernels[k].body_end + 1 : (size_t)-1;
+    size_t sat = s < sc->nstructs ? sc->structs[s].end : (size_t)-1;
+    if (kat == (size_t)-1 && sat == (size_t)-1) break;
+    size_t end = kat < sat ? kat : sat;
+    lc_sb_add(&b, src->text + at, end - at);
+    at = end;
+    if (kat < sat) {
+      lc_sb_fmt(&b, " extern \"C\" { __device__ int " LC_DEFINED_MARK "%d; }", k++);
+    } else {
+      lc_sb_fmt(&b, " extern \"C\" __device__ const unsigned long long " LC_PROBE_PREFIX
+                "%d[] = ", s);
+      lc_probe_initializer(&b, &sc->structs[s++], true);
+      lc_sb_str(&b, ";");
+    }
+  }
+  lc_sb_add(&b, src->text + at, src->len - at);
+  if (b.oom || b.p == NULL) {
+    lc_sb_free(&b);
+    return NULL;
+  }
+  *len = b.n;
+  return b.p;
 }
 
 int lc_nvrtc_options(const char **out, const char *arch, const char *const *options,

@@ -1,0 +1,57 @@
+/*
+** probe: the compiler's answer on struct layouts (probe.h).
+*/
+#include "probe.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int lc_probe_kind(const lc_struct_def *d) {
+  return d->error[0] == '\0' && !d->opaque && d->nmembers > 0 ? LC_PROBE_FULL : LC_PROBE_SIZE;
+}
+
+size_t lc_probe_count(const lc_struct_def *d) {
+  return lc_probe_kind(d) == LC_PROBE_FULL ? 2 + 2 * (size_t)d->nmembers : 2;
+}
+
+void lc_probe_initializer(lc_strbuf *b, const lc_struct_def *d, bool nvrtc) {
+  const char *tag = d->tagged ? "struct " : "";
+  lc_sb_fmt(b, "{sizeof(%s%s), alignof(%s%s)", tag, d->name, tag, d->name);
+  if (lc_probe_kind(d) == LC_PROBE_FULL) {
+    for (int f = 0; f < d->nmembers; f++) {
+      const char *m = d->members[f].name;
+      if (nvrtc)
+        lc_sb_fmt(b, ", (unsigned long long)((const char *)&((%s%s *)0)->%s - (const char *)0)",
+                  tag, d->name, m);
+      else
+        lc_sb_fmt(b, ", __builtin_offsetof(%s%s, %s)", tag, d->name, m);
+      lc_sb_fmt(b, ", sizeof(((%s%s *)0)->%s)", tag, d->name, m);
+    }
+  }
+  lc_sb_str(b, "}");
+}
+
+void lc_probe_apply(lc_struct_def *structs, int i, const unsigned long long *v, size_t n) {
+  lc_struct_def *d = &structs[i];
+  d->conflict[0] = '\0';
+  d->probed = LC_PROBE_NONE;
+  if (n < 2 || v[0] == 0 || v[1] == 0 || (v[1] & (v[1] - 1)) != 0) return;
+  bool full = lc_probe_kind(d) == LC_PROBE_FULL && n == lc_probe_count(d);
+  for (int f = 0; full && f < d->nmembers; f++) {
+    lc_member *e = &d->members[f];
+    if (e->sdef >= 0 && e->sdef < i) e->size = structs[e->sdef].size;   /* as compiled */
+    unsigned long long want = (unsigned long long)e->size * (unsigned long long)(e->count ? e->count : 1);
+    if (v[3 + 2 * f] != want) {
+      snprintf(d->conflict, sizeof d->conflict, "member '%s' takes %llu bytes in the compiled "
+               "kernel, luacuda reads %llu (a macro or an #if it cannot see?)", e->name,
+               v[3 + 2 * f], want);
+      full = false;
+    }
+  }
+  d->size = (int64_t)v[0];
+  d->align = (int64_t)v[1];
+  d->probed = LC_PROBE_SIZE;
+  if (!full) return;
+  for (int f = 0; f < d->nmembers; f++) d->members[f].offset = (int64_t)v[2 + 2 * f];
+  d->probed = LC_PROBE_FULL;
+}
