@@ -556,6 +556,30 @@ extern "C" __global__ void count(const View *v, int *out) { out[0] = v->n; }
                .. "to 8", function() m.count[{ 1, 1 }](dev({ { data = 0, n = 5 } }, short), out) end)
     end)
 
+    it("keeps the user's line numbers in the compiler's messages", function()
+      -- g++ writes file:line, NVRTC file(line); NVRTC's error comes first
+      -- where the simulator checks with it
+      local gxx = S.backend == "sim" and not S.nvrtc_checks()
+      S.misuse({ "compilation of frame.cu failed", gxx and "frame.cu:7" or "frame.cu(7)" },
+               luacuda.compile, "struct S {\n  int a;\n  double b;\n};\ntypedef S T;\n"
+               .. "extern \"C\" __global__ void k(T *o) {\n  o[0].a = 1 +;\n}\n",
+               { name = "frame.cu" })
+    end)
+
+    it("checks a struct in an unnamed namespace by the kernel's parameter size", function()
+      -- the compiler's table of it would have internal linkage: there is none
+      local m = luacuda.compile([[
+namespace {
+#pragma pack(push, 1)
+struct Hidden { char c; double d; };
+#pragma pack(pop)
+}
+extern "C" __global__ void k(Hidden h, double *out) { out[0] = h.d; }
+]])
+      S.misuse("kernel 'k' parameter 1 'h' (Hidden): luacuda's layout of struct Hidden takes "
+               .. "16 bytes, the compiled kernel's 9", function() return m.k end)
+    end)
+
     it("takes members that are private to the struct, and a struct named like a function", function()
       local m = luacuda.compile([[
 class Counter { int hidden = 0; public: int n; __device__ int get() const { return n + hidden; } };

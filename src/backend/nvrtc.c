@@ -485,6 +485,7 @@ char *lc_nvrtc_text(const lc_source *src, size_t *len) {
   int k = 0, s = 0;
   for (;;) {
     while (k < sc->nkernels && !lc_scan_defined_twice(sc, k)) k++;
+    while (s < sc->nstructs && lc_probe_kind(&sc->structs[s]) == LC_PROBE_NONE) s++;
     size_t kat = k < sc->nkernels ? sc->kernels[k].body_end + 1 : (size_t)-1;
     size_t sat = s < sc->nstructs ? sc->structs[s].end : (size_t)-1;
     if (kat == (size_t)-1 && sat == (size_t)-1) break;

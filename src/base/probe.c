@@ -7,11 +7,13 @@
 #include <string.h>
 
 int lc_probe_kind(const lc_struct_def *d) {
+  if (d->internal) return LC_PROBE_NONE;
   return d->error[0] == '\0' && !d->opaque && d->nmembers > 0 ? LC_PROBE_FULL : LC_PROBE_SIZE;
 }
 
 size_t lc_probe_count(const lc_struct_def *d) {
-  return lc_probe_kind(d) == LC_PROBE_FULL ? 2 + 2 * (size_t)d->nmembers : 2;
+  int kind = lc_probe_kind(d);
+  return kind == LC_PROBE_FULL ? 2 + 2 * (size_t)d->nmembers : kind == LC_PROBE_SIZE ? 2 : 0;
 }
 
 void lc_probe_initializer(lc_strbuf *b, const lc_struct_def *d, bool nvrtc) {

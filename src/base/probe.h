@@ -26,7 +26,9 @@ enum { LC_PROBE_NONE, LC_PROBE_SIZE, LC_PROBE_FULL };
 
 /* What the table of d holds: LC_PROBE_FULL (size, alignment, then offset
 ** and size of each member) for a struct whose members were read and are
-** public; LC_PROBE_SIZE (size and alignment) for any other. */
+** public; LC_PROBE_SIZE (size and alignment) for any other; LC_PROBE_NONE
+** for one in an unnamed namespace, which has no table (NVRTC's module
+** hides such a table's name, so neither backend asks). */
 int lc_probe_kind(const lc_struct_def *d);
 size_t lc_probe_count(const lc_struct_def *d);
 

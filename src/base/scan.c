@@ -1203,6 +1203,7 @@ typedef struct scope {
   unsigned char kind;
   bool linkage_c;         /* C linkage here */
   bool in_ns;             /* inside a namespace */
+  bool in_unnamed;        /* inside an unnamed one: names have internal linkage */
   bool in_func;           /* inside a function body */
   int kernel;             /* the kernel whose body this is in, -1 */
   int opens;              /* this brace opened kernel #opens's body, -1 */
@@ -2048,6 +2049,7 @@ static int struct_decl(scanner *sc, size_t semi) {
   const tok *nm0 = tname.k != T_EOF ? &tname : &tag;
   if (!copy_tok(s, nm0, def.name, sizeof def.name)) return 0;
   def.tagged = nm0 == &tag;
+  def.internal = sc->st[sc->depth].in_unnamed;
   def.end = semi + 1;
   if (nm0 == &tname && tag.k != T_EOF && copy_tok(s, &tag, def.aliases[0], sizeof def.aliases[0]) &&
       strcmp(def.aliases[0], def.name) != 0)
@@ -2254,6 +2256,7 @@ static int decl_brace(scanner *sc, const lx *after, const tok *t) {
   if (d->ns && !d->params) {
     if (push(sc, SC_NS) != 0) return -1;
     sc->st[sc->depth].in_ns = true;
+    if (teq(s, &d->prev, "namespace")) sc->st[sc->depth].in_unnamed = true;
     decl_reset(sc);
     return 0;
   }

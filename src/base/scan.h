@@ -133,6 +133,8 @@ typedef struct lc_struct_def {
   int line;              /* of the '{' */
   size_t end;            /* just past the declaration's ';': code placed
                          ** there is compiled exactly when the struct is */
+  bool internal;         /* in an unnamed namespace: nothing declared beside it
+                         ** can be found in the compiled module */
   bool opaque;           /* it has private or protected data members, whose
                          ** offsets only the struct itself may ask for */
   int nmembers;

@@ -124,7 +124,8 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
     if (!sc->globals[i].in_namespace && !sc->globals[i].is_extern)
       edits[n++] = (edit){sc->globals[i].end, EDIT_GLOBAL, i};
   for (int i = 0; i < sc->nstructs; i++)     /* the compiler's layout of each (probe.h) */
-    edits[n++] = (edit){sc->structs[i].end, EDIT_STRUCT, i};
+    if (lc_probe_kind(&sc->structs[i]) != LC_PROBE_NONE)
+      edits[n++] = (edit){sc->structs[i].end, EDIT_STRUCT, i};
   if (n > 0) qsort(edits, n, sizeof *edits, edit_order);
   size_t at = 0;
   for (size_t e = 0; e < n; e++) {
