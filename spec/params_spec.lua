@@ -556,6 +556,28 @@ extern "C" __global__ void count(const View *v, int *out) { out[0] = v->n; }
                .. "to 8", function() m.count[{ 1, 1 }](dev({ { data = 0, n = 5 } }, short), out) end)
     end)
 
+    it("takes the definition of a struct that was compiled, of one in each #if branch", function()
+      local src = [[
+#ifdef WIDE
+struct S { double w; int n; };
+#else
+struct S { float x; int n; };
+#endif
+extern "C" __global__ void k(S s, const S *p, double *out) { out[0] = s.n + p->n + sizeof(S); }
+]]
+      local out = dz(1, "float64")
+      local wide = luacuda.compile(src, { options = { "-DWIDE" } })
+      wide.k[{ 1, 1 }]({ w = 1, n = 2 }, dev({ { w = 0, n = 10 } },
+                       luacuda.record { { "w", "float64" }, { "n", "int32" } }), out)
+      assert.same({ 28 }, values(out))
+      local narrow = luacuda.compile(src)
+      narrow.k[{ 1, 1 }]({ x = 1, n = 2 }, dev({ { x = 0, n = 10 } },
+                         luacuda.record { { "x", "float32" }, { "n", "int32" } }), out)
+      assert.same({ 20 }, values(out))
+      S.misuse("argument 1 's' (S): the table has an entry 'x', which struct S has not",
+               function() wide.k[{ 1, 1 }]({ x = 1, n = 2 }, luacuda.null, out) end)
+    end)
+
     it("keeps the user's line numbers in the compiler's messages", function()
       -- g++ writes file:line, NVRTC file(line); NVRTC's error comes first
       -- where the simulator checks with it

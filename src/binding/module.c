@@ -531,6 +531,18 @@ static size_t read_probe(const lc_modref *m, int i, unsigned long long *v, size_
   return rc == LC_OK ? bytes / sizeof v[0] : 0;
 }
 
+/* The struct of p's name that was compiled, where the one the scanner
+** took (the last definition) was not: one in each branch of an #if. */
+static void compiled_struct(const lc_modref *m, lc_param *p) {
+  if (m->structs[p->sdef].probed != LC_PROBE_NONE) return;
+  for (int i = 0; i < m->nstructs; i++)
+    if (m->structs[i].probed != LC_PROBE_NONE &&
+        strcmp(m->structs[i].name, m->structs[p->sdef].name) == 0) {
+      p->sdef = i;
+      return;
+    }
+}
+
 /* Take the compiler's layout of every struct the source defines, before
 ** the module is shared: parameters that take a struct by value are then
 ** packed as the kernel reads them. */
@@ -542,9 +554,9 @@ static void take_compiled_layouts(lc_modref *m) {
     lc_kernel_sig *sig = k < m->nkernels ? &m->kernels[k] : &m->named[k - m->nkernels];
     for (int j = 0; j < sig->nparams; j++) {
       lc_param *p = &sig->params[j];
-      if (p->kind != LC_PARAM_VALUE || p->type != LC_PARAM_STRUCT || p->sdef < 0 ||
-          p->sdef >= m->nstructs || m->structs[p->sdef].probed == LC_PROBE_NONE)
-        continue;
+      if (p->type != LC_PARAM_STRUCT || p->sdef < 0 || p->sdef >= m->nstructs) continue;
+      compiled_struct(m, p);
+      if (p->kind != LC_PARAM_VALUE || m->structs[p->sdef].probed == LC_PROBE_NONE) continue;
       p->size = m->structs[p->sdef].size;
       p->align = m->structs[p->sdef].align;
     }
