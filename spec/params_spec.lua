@@ -602,6 +602,28 @@ extern "C" __global__ void k(Hidden h, double *out) { out[0] = h.d; }
                .. "16 bytes, the compiled kernel's 9", function() return m.k end)
     end)
 
+    it("checks the size of a header's struct, and leaves an incomplete one be", function()
+      local dir = S.tmpdir()
+      local f = assert(io.open(dir .. "/particle.h", "w"))
+      f:write("#pragma once\nstruct Body { double pos[3]; float mass; };\nstruct Opaque;\n")
+      f:close()
+      local m = luacuda.compile([[
+#include "particle.h"
+extern "C" __global__ void k(Body *b, const Opaque *o, int n) { b[0].mass = n; }
+]], { options = { "-I" .. dir } })
+      local body = luacuda.record { { "pos", "float64", 3 }, { "mass", "float32" } }
+      local handle = dev({ { x = 1 } }, luacuda.record { { "x", "int8" } })
+      local b = dev({ { pos = { 1, 2, 3 }, mass = 0 } }, body)
+      m.k[{ 1, 1 }](b, handle, 7)
+      assert.same({ { pos = { 1, 2, 3 }, mass = 7 } }, b:totable())
+      local narrow = luacuda.record { { "pos", "float32", 3 }, { "mass", "float32" } }
+      S.misuse("kernel 'k' argument 1 'b' (Body *): the dtype record{pos: float32[3], mass: "
+               .. "float32} takes 16 bytes aligned to 4, Body (as compiled) 32 aligned to 8",
+               function()
+                 m.k[{ 1, 1 }](dev({ { pos = { 1, 2, 3 }, mass = 0 } }, narrow), handle, 7)
+               end)
+    end)
+
     it("takes members that are private to the struct, and a struct named like a function", function()
       local m = luacuda.compile([[
 class Counter { int hidden = 0; public: int n; __device__ int get() const { return n + hidden; } };

@@ -1749,6 +1749,19 @@ static int test_struct_probes(void) {
   CHECK_EQ(s.params[0].size, 48);
   CHECK_EQ(s.params[1].sdef, 0);
   CHECK_EQ(s.params[2].sdef, 1);
+  /* pointers to structs from elsewhere (a header): a table after the kernel */
+  CHECK_OK(scan("struct Mine { int a; };\n"
+                "extern \"C\" __global__ void k(Mine *m, int n, const Theirs *t) {}\n"
+                "extern \"C\" __global__ void only_mine(Mine *m) {}\n"
+                "template <class T> __global__ void tk(Theirs *t, T v) {}\n"));
+  CHECK(lc_probe_has_pointees(&ks[0]));
+  CHECK(!lc_probe_has_pointees(&ks[1]));
+  CHECK(!lc_probe_has_pointees(&ks[2]));             /* a template: no */
+  lc_probe_pointees(&b, &ks[0]);
+  CHECK_STR(b.p, "{0, 0, 0, 0, __lc_pointee<Theirs>::size, __lc_pointee<Theirs>::align}");
+  lc_sb_free(&b);
+  CHECK_OK(lc_parse_signature("const Theirs *t", 15, &ks[0], err));
+  CHECK(!lc_probe_has_pointees(&ks[0]));             /* an override's types: not asked */
   /* an array member of more than LC_MEMBER_MAXDIM dimensions */
   CHECK_OK(scan("struct Deep { int a[1][2][1][2][1]; };"));
   CHECK_STR(st[0].error, "an array member of more than 4 dimensions");

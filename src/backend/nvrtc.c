@@ -470,39 +470,62 @@ done:
 
 /* ---- what a module's compile gives NVRTC ------------------------------------ */
 
+/* What the text gets at a byte offset of the source (as the simulator's
+** compile.c does it): a marker after each kernel defined twice, the probes
+** (probe.h) after each struct and after each kernel that takes a header's
+** struct by pointer. Next to what they name, on its line, they are
+** compiled exactly when it is. */
+typedef struct insert { size_t at; int kind, index; } insert;
+enum { INSERT_MARK, INSERT_POINTEES, INSERT_STRUCT };
+
+static int insert_order(const void *pa, const void *pb) {
+  const insert *a = pa, *b = pb;
+  if (a->at != b->at) return a->at < b->at ? -1 : 1;
+  return a->kind != b->kind ? a->kind - b->kind : a->index - b->index;
+}
+
 char *lc_nvrtc_text(const lc_source *src, size_t *len) {
   const lc_scan_result *sc = src->scan;
+  size_t max = 2 * (size_t)sc->nkernels + (size_t)sc->nstructs, n = 0;
+  insert *ins = malloc((max + 1) * sizeof *ins);
   lc_strbuf b = {0};
   size_t head = lc_ksource_head_len(src->name);
-  if (lc_sb_room(&b, head + src->len + 1)) {
-    lc_ksource_head(b.p, src->name);
-    b.n = head;
+  if (ins == NULL || !lc_sb_room(&b, head + src->len + 1)) {
+    free(ins);
+    lc_sb_free(&b);
+    return NULL;
   }
-  /* next to what they name, on its line: a marker after each kernel
-  ** defined twice, the probe (probe.h) after each struct; both come in
-  ** source order */
+  lc_ksource_head(b.p, src->name);
+  b.n = head;
+  for (int i = 0; i < sc->nkernels; i++) {
+    if (lc_scan_defined_twice(sc, i))
+      ins[n++] = (insert){sc->kernels[i].body_end + 1, INSERT_MARK, i};
+    if (lc_probe_has_pointees(&sc->kernels[i]))
+      ins[n++] = (insert){sc->kernels[i].body_end + 1, INSERT_POINTEES, i};
+  }
+  for (int i = 0; i < sc->nstructs; i++)
+    if (lc_probe_kind(&sc->structs[i]) != LC_PROBE_NONE)
+      ins[n++] = (insert){sc->structs[i].end, INSERT_STRUCT, i};
+  if (n > 0) qsort(ins, n, sizeof *ins, insert_order);
   size_t at = 0;
-  int k = 0, s = 0;
-  for (;;) {
-    while (k < sc->nkernels && !lc_scan_defined_twice(sc, k)) k++;
-    while (s < sc->nstructs && lc_probe_kind(&sc->structs[s]) == LC_PROBE_NONE) s++;
-    size_t kat = k < sc->nkernels ? sc->kernels[k].body_end + 1 : (size_t)-1;
-    size_t sat = s < sc->nstructs ? sc->structs[s].end : (size_t)-1;
-    if (kat == (size_t)-1 && sat == (size_t)-1) break;
-    size_t end = kat < sat ? kat : sat;
-    lc_sb_add(&b, src->text + at, end - at);
-    at = end;
-    if (kat < sat) {
-      lc_sb_fmt(&b, " extern \"C\" { __device__ int " LC_DEFINED_MARK "%d; }", k++);
+  for (size_t e = 0; e < n; e++) {
+    lc_sb_add(&b, src->text + at, ins[e].at - at);
+    at = ins[e].at;
+    int i = ins[e].index;
+    if (ins[e].kind == INSERT_MARK) {
+      lc_sb_fmt(&b, " extern \"C\" { __device__ int " LC_DEFINED_MARK "%d; }", i);
     } else {
-      lc_sb_fmt(&b, " extern \"C\" __device__ const unsigned long long " LC_PROBE_PREFIX
-                "%d[] = ", s);
-      lc_probe_initializer(&b, &sc->structs[s++], true);
+      bool pointees = ins[e].kind == INSERT_POINTEES;
+      lc_sb_fmt(&b, " extern \"C\" __device__ const unsigned long long %s%d[] = ",
+                pointees ? LC_POINTEE_PREFIX : LC_PROBE_PREFIX, i);
+      if (pointees) lc_probe_pointees(&b, &sc->kernels[i]);
+      else lc_probe_initializer(&b, &sc->structs[i], true);
       lc_sb_str(&b, ";");
     }
   }
   lc_sb_add(&b, src->text + at, src->len - at);
-  if (b.oom || b.p == NULL) {
+  free(ins);
+  if (b.oom) {
     lc_sb_free(&b);
     return NULL;
   }

@@ -57,3 +57,29 @@ void lc_probe_apply(lc_struct_def *structs, int i, const unsigned long long *v, 
   for (int f = 0; f < d->nmembers; f++) d->members[f].offset = (int64_t)v[2 + 2 * f];
   d->probed = LC_PROBE_FULL;
 }
+
+/* a pointer to a struct the scanner did not read */
+static bool foreign_pointee(const lc_param *p) {
+  return p->kind == LC_PARAM_POINTER && p->type == LC_PARAM_STRUCT && p->sdef < 0 &&
+         p->type_name[0] != '\0';
+}
+
+bool lc_probe_has_pointees(const lc_kernel_sig *k) {
+  if (k->is_template || k->overridden) return false;
+  for (int j = 0; j < k->nparams; j++)
+    if (foreign_pointee(&k->params[j])) return true;
+  return false;
+}
+
+void lc_probe_pointees(lc_strbuf *b, const lc_kernel_sig *k) {
+  lc_sb_str(b, "{");
+  for (int j = 0; j < k->nparams; j++) {
+    const lc_param *p = &k->params[j];
+    if (foreign_pointee(p))
+      lc_sb_fmt(b, "%s__lc_pointee<%s>::size, __lc_pointee<%s>::align", j ? ", " : "",
+                p->type_name, p->type_name);
+    else
+      lc_sb_fmt(b, "%s0, 0", j ? ", " : "");
+  }
+  lc_sb_str(b, "}");
+}

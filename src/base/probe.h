@@ -45,4 +45,14 @@ void lc_probe_initializer(lc_strbuf *b, const lc_struct_def *d, bool nvrtc);
 ** take their struct's size: apply the structs in source order. */
 void lc_probe_apply(lc_struct_def *structs, int i, const unsigned long long *v, size_t n);
 
+/* A kernel that takes a pointer to a struct the source does not define
+** (from a header) gets a table of its own after its body, the global
+** LC_POINTEE_PREFIX "<kernel index>": for each parameter, the sizeof and
+** alignof of such a pointee, 0 and 0 for any other parameter or where
+** the type is incomplete (the prelude's __lc_pointee<T> tells). Not for
+** template kernels, nor for parameters a signatures= override gave. */
+#define LC_POINTEE_PREFIX "__lc_pointee_"
+bool lc_probe_has_pointees(const lc_kernel_sig *k);
+void lc_probe_pointees(lc_strbuf *b, const lc_kernel_sig *k);
+
 #endif

@@ -1187,6 +1187,7 @@ int lc_parse_signature_structs(const char *text, size_t len, const lc_struct_def
     snprintf(who, sizeof who, "signature");
   if (parse_params(&y, len, true, td, params, &np, who, err) != 0) return -1;
   /* only a signature that parsed replaces the old one */
+  sig->overridden = true;
   sig->nparams = np;
   memcpy(sig->params, params, sizeof params[0] * (size_t)np);
   sig->error[0] = '\0';

@@ -72,6 +72,9 @@ typedef struct lc_param {
   char default_text[48]; /* as written, for messages */
   int sdef;              /* type LC_PARAM_STRUCT, when the source defines the
                          ** struct: its index in the scan's structs; else -1 */
+  int64_t pointee_size, pointee_align;   /* a pointer to a struct the source
+                         ** does not define (a header's): its sizeof and
+                         ** alignof as compiled (probe.h); 0 when not known */
 } lc_param;
 
 #define LC_PARAM_STRUCT (-3)
@@ -83,6 +86,7 @@ typedef struct lc_kernel_sig {
   bool is_template;
   bool in_namespace;     /* inside a namespace: C++ qualifies its name */
   int line;              /* 1-based line of the name, for messages */
+  bool overridden;       /* params come from a signatures= override */
   int nparams;           /* -1 when the parameter list is not understood */
   lc_param params[LC_MAXPARAMS];
   /* "" when the parameters were understood; otherwise why not, e.g.

@@ -461,7 +461,15 @@ static void check_struct_array(lua_State *L, const lc_array *a, const lc_kernel_
   const lc_modref *m = k->hold.mod;
   const lc_record *r = a->dtype->rec;
   char err[LC_ERRLEN];
-  if (p->sdef < 0 || p->sdef >= m->nstructs) return;    /* a struct from elsewhere */
+  if (p->sdef < 0 || p->sdef >= m->nstructs) {          /* a header's: as compiled */
+    if (p->pointee_size > 0 && ((int64_t)r->dt.size != p->pointee_size ||
+                                (int64_t)r->dt.align != p->pointee_align))
+      arg_error(L, fname, sig, i, "the dtype %.120s takes %lld bytes aligned to %lld, %s "
+                "(as compiled) %lld aligned to %lld", r->dt.name, (long long)r->dt.size,
+                (long long)r->dt.align, p->type_name, (long long)p->pointee_size,
+                (long long)p->pointee_align);
+    return;
+  }
   const lc_struct_def *d = &m->structs[p->sdef];
   if (d->error[0]) {
     if (d->probed != LC_PROBE_NONE && ((int64_t)r->dt.size != d->size ||

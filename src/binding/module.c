@@ -511,16 +511,17 @@ static void check_name_expressions(lua_State *L, bool has_opts, const char *fnam
 
 /* ---- struct layouts as compiled ----------------------------------------------- */
 
-/* Read the table the compiler wrote for struct i (probe.h) into v (room
-** for max); the count read, 0 when there is none (the definition was not
-** compiled, or the table cannot be read). The copy runs on a stream of its
-** own, so that it neither waits for nor reports other work. */
-static size_t read_probe(const lc_modref *m, int i, unsigned long long *v, size_t max) {
+/* Read the table the compiler wrote (probe.h), prefix then i, into v
+** (room for max); the count read, 0 when there is none (what it is next
+** to was not compiled, or the table cannot be read). The copy runs on a
+** stream of its own, so that it neither waits for nor reports other work. */
+static size_t read_probe(const lc_modref *m, const char *prefix, int i, unsigned long long *v,
+                         size_t max) {
   char name[64], err[LC_ERRLEN];
   void *ptr;
   size_t bytes;
   lc_stream *s;
-  snprintf(name, sizeof name, LC_PROBE_PREFIX "%d", i);
+  snprintf(name, sizeof name, "%s%d", prefix, i);
   if (m->be->module_global(m->handle, name, &ptr, &bytes, err) != LC_OK ||
       bytes % sizeof v[0] != 0 || bytes / sizeof v[0] > max)
     return 0;
@@ -547,9 +548,20 @@ static void compiled_struct(const lc_modref *m, lc_param *p) {
 ** the module is shared: parameters that take a struct by value are then
 ** packed as the kernel reads them. */
 static void take_compiled_layouts(lc_modref *m) {
-  unsigned long long v[2 + 2 * LC_STRUCT_MAXMEMBERS];
+  unsigned long long v[2 + 2 * (LC_STRUCT_MAXMEMBERS > LC_MAXPARAMS ? LC_STRUCT_MAXMEMBERS
+                                                                      : LC_MAXPARAMS)];
   for (int i = 0; i < m->nstructs; i++)
-    lc_probe_apply(m->structs, i, v, read_probe(m, i, v, sizeof v / sizeof v[0]));
+    lc_probe_apply(m->structs, i, v, read_probe(m, LC_PROBE_PREFIX, i, v, sizeof v / sizeof v[0]));
+  for (int i = 0; i < m->nkernels; i++) {     /* pointers to a header's structs */
+    lc_kernel_sig *sig = &m->kernels[i];
+    if (!lc_probe_has_pointees(sig) ||
+        read_probe(m, LC_POINTEE_PREFIX, i, v, sizeof v / sizeof v[0]) != 2 * (size_t)sig->nparams)
+      continue;
+    for (int j = 0; j < sig->nparams; j++) {
+      sig->params[j].pointee_size = (int64_t)v[2 * j];
+      sig->params[j].pointee_align = (int64_t)v[2 * j + 1];
+    }
+  }
   for (int k = 0; k < m->nkernels + m->nnamed; k++) {
     lc_kernel_sig *sig = k < m->nkernels ? &m->kernels[k] : &m->named[k - m->nkernels];
     for (int j = 0; j < sig->nparams; j++) {
