@@ -442,6 +442,7 @@ extern "C" __global__ void k(Outer o, double *out) { out[0] = o.one.w; }
         [("struct B { %s };"):format(("int m%d; "):rep(33):format(table.unpack((function()
           local t = {} for i = 1, 33 do t[i] = i end return t end)())))] = "more than 32 members",
         [("struct B { int %s; };"):format(("x"):rep(70))] = "a member name longer than 63 bytes",
+        ["struct B { int a[1][2][1][2][1]; };"] = "an array member of more than 4 dimensions",
         [("struct B { int a0%s; };"):format(table.concat((function()
           local t = {} for i = 1, 30 do t[i] = ", a" .. i end return t end)()))] =
           "a member declaration too long to read ('int a0, a1, a2",

@@ -392,6 +392,17 @@ static int conflicting(const lc_struct_def *structs, int sdef, int depth) {
   return -1;
 }
 
+/* Refuse parameter i's struct (one the source defines) where the compiler
+** gives one of its members, or of the structs in it, another size than
+** luacuda read: no record or table can be checked against it. */
+static void check_conflict(lua_State *L, const lc_kernel_ref *k, int i, const char *fname) {
+  const lc_modref *m = k->hold.mod;
+  int c = conflicting(m->structs, k->sig->params[i].sdef, 0);
+  if (c >= 0)
+    arg_error(L, fname, k->sig, i, "struct %s is laid out otherwise by the compiler: %s",
+              m->structs[c].name, m->structs[c].conflict);
+}
+
 /* Whether record r has the layout of struct d (as compiled, where the
 ** compiler told it): the same size and alignment, and field for member
 ** (luacuda's padding members aside) the same names, offsets, types and
@@ -479,10 +490,7 @@ static void check_struct_array(lua_State *L, const lc_array *a, const lc_kernel_
                 (long long)r->dt.align, d->name, (long long)d->size, (long long)d->align);
     return;
   }
-  int c = conflicting(m->structs, p->sdef, 0);
-  if (c >= 0)
-    arg_error(L, fname, sig, i, "struct %s is laid out otherwise by the compiler: %s",
-              m->structs[c].name, m->structs[c].conflict);
+  check_conflict(L, k, i, fname);
   if (record_matches(r, m->structs, p->sdef, 0, err)) arg_error(L, fname, sig, i, "%s", err);
 }
 
@@ -497,10 +505,7 @@ static void struct_arg(lua_State *L, int idx, const lc_kernel_ref *k, int i, cha
   char err[LC_ERRLEN], path[256] = "";
   if (p->sdef < 0 || p->sdef >= m->nstructs)
     arg_error(L, fname, sig, i, "struct %s is not one the source defines", p->type_name);
-  int c = conflicting(m->structs, p->sdef, 0);
-  if (c >= 0)
-    arg_error(L, fname, sig, i, "struct %s is laid out otherwise by the compiler: %s",
-              m->structs[c].name, m->structs[c].conflict);
+  check_conflict(L, k, i, fname);
   const lc_array *a = lc_array_test(L, idx);
   if (a == NULL) {
     memset(slot, 0, (size_t)p->size);
