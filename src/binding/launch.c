@@ -372,7 +372,7 @@ static int member_array(lua_State *L, int idx, const lc_struct_def *structs, con
 
 /* The shape a record field for member e has: its bounds, then a vector
 ** type's count (float3 v[2]: {2, 3}). Returns the rank. */
-static int member_shape(const lc_member *e, int64_t shape[LC_MAXDIM + 1]) {
+static int member_shape(const lc_member *e, int64_t shape[LC_MEMBER_MAXDIM + 1]) {
   int n = 0;
   for (int k = 0; k < e->ndim; k++) shape[n++] = e->dims[k];
   if (e->ndim == 0 && e->count) shape[n++] = e->count;
@@ -431,7 +431,7 @@ static int record_matches(const lc_record *r, const lc_struct_def *structs, int 
     const lc_member *e = &d->members[f];
     if (is_padding(e)) continue;
     const lc_field *g = &r->fields[i++];
-    int64_t shape[LC_MAXDIM + 1];
+    int64_t shape[LC_MEMBER_MAXDIM + 1];
     int ndim = member_shape(e, shape);
     const char *why = NULL;
     if (strcmp(g->name, e->name) != 0) why = "name";
