@@ -516,6 +516,21 @@ extern "C" __global__ void move(Particle *__restrict__ p, const Particle *from, 
                end)
     end)
 
+    it("takes a record's c_declaration, padding members and all, both ways", function()
+      local rec = luacuda.record { { "tag", "int8" }, { "w", "float64" }, { "v", "float32", 3 } }
+      local m = luacuda.compile(rec:c_declaration("Padded") .. [[
+extern "C" __global__ void k(Padded by_value, Padded *p) {
+  p->w = by_value.w + by_value.tag + p->tag;
+  p->v[1] = by_value.v[2];
+}
+]])
+      local p = dev({ { tag = 5, w = 0, v = { 0, 0, 0 } } }, rec)
+      m.k[{ 1, 1 }]({ tag = 1, w = 0.5, v = { 1, 2, 3 } }, p)
+      assert.same({ { tag = 5, w = 6.5, v = { 0, 3, 0 } } }, p:totable())
+      m.k[{ 1, 1 }](luacuda.array({ tag = 2, w = 1, v = { 0, 0, 9 } }, rec), p)
+      assert.same({ { tag = 5, w = 8, v = { 0, 9, 0 } } }, p:totable())
+    end)
+
     it("checks against the compiler's layout where the source reads otherwise", function()
       -- the scanner reads the last typedef; -DBIG compiles the first
       local m = luacuda.compile([[
