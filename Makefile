@@ -99,7 +99,8 @@ $(UNIT): spec/c/layout_test.c spec/c/unit.h src/base/layout.c src/base/layout.h
 
 $(SCAN_UNIT): spec/c/scan_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/scan_test.c src/base/scan.c src/base/dtype.c -o $@ \
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/scan_test.c src/base/scan.c src/base/dtype.c \
+	  src/base/probe.c src/base/strbuf.c -o $@ \
 	  $(LDFLAGS) -lm
 
 # the record of the headers a compilation read: pure C, no Lua

@@ -183,4 +183,14 @@ static_assert(sizeof(Array<char, 1>) == LC_ARRAY_SIZE(1) &&
               sizeof(Array<double, LC_MAXDIM>) == LC_ARRAY_SIZE(LC_MAXDIM),
               "Array<T, N> is not laid out as kernels/abi.h says");
 
+/* The size and alignment of T for luacuda's check of the records a kernel
+** takes through a pointer to a struct from a header (src/base/probe.h);
+** 0 where T is incomplete. */
+template <class T, class = void> struct __lc_pointee {
+  static constexpr unsigned long long size = 0, align = 0;
+};
+template <class T> struct __lc_pointee<T, decltype(void(sizeof(T)))> {
+  static constexpr unsigned long long size = sizeof(T), align = alignof(T);
+};
+
 #endif  // LUACUDA_PRELUDE

@@ -404,8 +404,8 @@ extern "C" __global__ void k(Outer o, double *out) {
       local swapped = luacuda.record { { "pos", "float32", 3 }, { "id", "int32" },
                                        { "mass", "float32" } }
       S.misuse("field 2 'id' (int32, offset 12) of the dtype record{pos: float32[3], id: int32, "
-               .. "mass: float32} differs from struct Particle's member 2 'mass' (offset 12) in "
-               .. "its name",
+               .. "mass: float32} differs from struct Particle's member 2 'mass' (float32, offset "
+               .. "12) in its name",
                function() k[{ 1, 1 }](luacuda.array({ pos = { 1, 2, 3 }, id = 1, mass = 1 },
                                                     swapped), out, ids) end)
       local wide = luacuda.record { { "pos", "float64", 3 }, { "mass", "float32" },
@@ -416,15 +416,25 @@ extern "C" __global__ void k(Outer o, double *out) {
                                                     wide), out, ids) end)
     end)
 
-    it("checks its layout against the compiled kernel's parameter size", function()
+    it("packs a struct as the compiler lays it out, #pragma pack included", function()
       local m = luacuda.compile([[
 #pragma pack(push, 1)
 struct Packed { char c; double d; };
 #pragma pack(pop)
-extern "C" __global__ void k(Packed p, double *out) { out[0] = p.d; }
+extern "C" __global__ void k(int pad, Packed p, double *out) {
+  out[0] = p.c; out[1] = p.d; out[2] = sizeof(Packed); out[3] = pad;
+}
 ]])
-      S.misuse("kernel 'k' parameter 1 'p' (Packed): luacuda's layout of struct Packed takes 16 "
-               .. "bytes, the compiled kernel's 9", function() return m.k end)
+      local out = dz(4, "float64")
+      m.k[{ 1, 1 }](7, { c = 3, d = -1.25 }, out)
+      assert.same({ 3, -1.25, 9, 7 }, values(out))
+      local packed = luacuda.record({ { "c", "int8" }, { "d", "float64" } }, { align = false })
+      m.k[{ 1, 1 }](8, luacuda.array({ c = 4, d = 2.5 }, packed), out)
+      assert.same({ 4, 2.5, 9, 8 }, values(out))
+      local aligned = luacuda.record({ { "c", "int8" }, { "d", "float64" } })
+      S.misuse("argument 2 'p' (Packed): the dtype record{c: int8, d: float64} takes 16 bytes "
+               .. "aligned to 8, struct Packed 9 aligned to 1",
+               function() m.k[{ 1, 1 }](8, luacuda.array({ c = 4, d = 2.5 }, aligned), out) end)
     end)
 
     it("refuses nested members of the wrong shape, naming them", function()
@@ -484,6 +494,7 @@ extern "C" __global__ void k(Outer o, double *out) { out[0] = o.one.w; }
         [("struct B { %s };"):format(("int m%d; "):rep(33):format(table.unpack((function()
           local t = {} for i = 1, 33 do t[i] = i end return t end)())))] = "more than 32 members",
         [("struct B { int %s; };"):format(("x"):rep(70))] = "a member name longer than 63 bytes",
+        ["struct B { int a[1][2][1][2][1]; };"] = "an array member of more than 4 dimensions",
         [("struct B { int a0%s; };"):format(table.concat((function()
           local t = {} for i = 1, 30 do t[i] = ", a" .. i end return t end)()))] =
           "a member declaration too long to read ('int a0, a1, a2",
@@ -502,6 +513,277 @@ extern "C" __global__ void k(P p) { if (p.n) p.data[0] = 1; }
       S.misuse({ "kernel 'k' parameter 1: unsupported type 'P' (struct P: a pointer or "
                  .. "reference member ('float *...') is not supported" },
                function() return m.k end)
+    end)
+  end)
+
+  describe("struct layouts, checked against the compiler", function()
+    local PARTICLE = [[
+struct Particle { float3 pos; float mass; int id; };
+extern "C" __global__ void move(Particle *__restrict__ p, const Particle *from, int n) {
+  int i = threadIdx.x;
+  if (i < n) {
+    p[i].pos.x += from[i].pos.x * from[i].mass;
+    p[i].pos.z += from[i].pos.z;
+    p[i].id = from[i].id * 10;
+  }
+}
+]]
+    local particle = luacuda.record { { "pos", "float32", 3 }, { "mass", "float32" },
+                                      { "id", "int32" } }
+
+    it("passes an array of records with the struct's layout to a struct pointer", function()
+      local k = luacuda.compile(PARTICLE).move
+      local p = dev({ { pos = { 1, 2, 3 }, mass = 0, id = 0 },
+                      { pos = { 4, 5, 6 }, mass = 0, id = 0 } }, particle)
+      local from = dev({ { pos = { 1, 0, 1 }, mass = 2, id = 7 },
+                         { pos = { 3, 0, -6 }, mass = 0.5, id = 8 } }, particle)
+      k[{ 1, 2 }](p, from, 2)
+      assert.same({ { pos = { 3, 2, 4 }, mass = 0, id = 70 },
+                    { pos = { 5.5, 5, 0 }, mass = 0, id = 80 } }, p:totable())
+    end)
+
+    it("refuses, for a struct pointer, records of another layout, naming the field", function()
+      local k = luacuda.compile(PARTICLE).move
+      local good = dev({ { pos = { 1, 2, 3 }, mass = 0, id = 0 } }, particle)
+      local swapped = luacuda.record { { "pos", "float32", 3 }, { "id", "int32" },
+                                       { "mass", "float32" } }
+      local bad = dev({ { pos = { 1, 2, 3 }, mass = 0, id = 0 } }, swapped)
+      S.misuse("launch: kernel 'move' argument 2 'from' (const Particle *): field 2 'id' (int32, "
+               .. "offset 12) of the dtype record{pos: float32[3], id: int32, mass: float32} "
+               .. "differs from struct Particle's member 2 'mass' (float32, offset 12) in its name",
+               function() k[{ 1, 1 }](good, bad, 1) end)
+      local wide = luacuda.record { { "pos", "float64", 3 }, { "mass", "float32" },
+                                    { "id", "int32" } }
+      S.misuse("kernel 'move' argument 1 'p' (Particle *__restrict__): the dtype record{pos: "
+               .. "float64[3], mass: float32, id: int32} takes 32 bytes aligned to 8, struct "
+               .. "Particle 20 aligned to 4", function()
+                 k[{ 1, 1 }](dev({ { pos = { 1, 2, 3 }, mass = 0, id = 0 } }, wide), good, 1)
+               end)
+      local flat = luacuda.record { { "pos", "float32", 3 }, { "mass", "float32" },
+                                    { "id", "uint32" } }
+      S.misuse("field 3 'id' (uint32, offset 16) of the dtype record{pos: float32[3], mass: "
+               .. "float32, id: uint32} differs from struct Particle's member 3 'id' (int32, "
+               .. "offset 16) in its type", function()
+                 k[{ 1, 1 }](good, dev({ { pos = { 1, 2, 3 }, mass = 0, id = 0 } }, flat), 1)
+               end)
+    end)
+
+    it("takes a record's c_declaration, padding members and all, both ways", function()
+      local rec = luacuda.record { { "tag", "int8" }, { "w", "float64" }, { "v", "float32", 3 } }
+      local m = luacuda.compile(rec:c_declaration("Padded") .. [[
+extern "C" __global__ void k(Padded by_value, Padded *p) {
+  p->w = by_value.w + by_value.tag + p->tag;
+  p->v[1] = by_value.v[2];
+}
+]])
+      local p = dev({ { tag = 5, w = 0, v = { 0, 0, 0 } } }, rec)
+      m.k[{ 1, 1 }]({ tag = 1, w = 0.5, v = { 1, 2, 3 } }, p)
+      assert.same({ { tag = 5, w = 6.5, v = { 0, 3, 0 } } }, p:totable())
+      m.k[{ 1, 1 }](luacuda.array({ tag = 2, w = 1, v = { 0, 0, 9 } }, rec), p)
+      assert.same({ { tag = 5, w = 8, v = { 0, 9, 0 } } }, p:totable())
+    end)
+
+    it("checks against the compiler's layout where the source reads otherwise", function()
+      -- the scanner reads the last typedef; -DBIG compiles the first
+      local m = luacuda.compile([[
+#ifdef BIG
+typedef long long idx_t;
+#else
+typedef int idx_t;
+#endif
+struct Item { idx_t i; float x; };
+extern "C" __global__ void by_value(Item v, float *out) { out[0] = v.x; }
+extern "C" __global__ void by_pointer(const Item *p, float *out) { out[0] = p->x; }
+]], { options = { "-DBIG" } })
+      local item = luacuda.record { { "i", "int32" }, { "x", "float32" } }
+      local out = dz(1, "float32")
+      local why = "struct Item is laid out otherwise by the compiler: member 'i' takes 8 bytes "
+                  .. "in the compiled kernel, luacuda reads 4"
+      S.misuse("kernel 'by_value' argument 1 'v' (Item): " .. why,
+               function() m.by_value[{ 1, 1 }]({ i = 1, x = 2 }, out) end)
+      S.misuse("kernel 'by_pointer' argument 1 'p' (const Item *): " .. why,
+               function() m.by_pointer[{ 1, 1 }](dev({ { i = 1, x = 2 } }, item), out) end)
+      local wide = luacuda.record { { "i", "int64" }, { "x", "float32" } }
+      S.misuse("kernel 'by_pointer' argument 1 'p' (const Item *): " .. why,
+               function() m.by_pointer[{ 1, 1 }](dev({ { i = 1, x = 2 } }, wide), out) end)
+      assert.same({ 0 }, values(out))
+    end)
+
+    it("checks the size and alignment of a struct whose members it cannot read", function()
+      local m = luacuda.compile([[
+struct View { float *data; int n; };
+extern "C" __global__ void count(const View *v, int *out) { out[0] = v->n; }
+]])
+      local out = dz(1, "int32")
+      local view = luacuda.record { { "data", "uint64" }, { "n", "int32" } }
+      m.count[{ 1, 1 }](dev({ { data = 0, n = 5 } }, view), out)
+      assert.same({ 5 }, values(out))
+      local short = luacuda.record { { "data", "uint32" }, { "n", "int32" } }
+      S.misuse("kernel 'count' argument 1 'v' (const View *): the dtype record{data: uint32, "
+               .. "n: int32} takes 8 bytes aligned to 4, struct View (as compiled) 16 aligned "
+               .. "to 8", function() m.count[{ 1, 1 }](dev({ { data = 0, n = 5 } }, short), out) end)
+    end)
+
+    it("takes the definition of a struct that was compiled, of one in each #if branch", function()
+      local src = [[
+#ifdef WIDE
+struct S { double w; int n; };
+#else
+struct S { float x; int n; };
+#endif
+extern "C" __global__ void k(S s, const S *p, double *out) { out[0] = s.n + p->n + sizeof(S); }
+]]
+      local out = dz(1, "float64")
+      local wide = luacuda.compile(src, { options = { "-DWIDE" } })
+      wide.k[{ 1, 1 }]({ w = 1, n = 2 }, dev({ { w = 0, n = 10 } },
+                       luacuda.record { { "w", "float64" }, { "n", "int32" } }), out)
+      assert.same({ 28 }, values(out))
+      local narrow = luacuda.compile(src)
+      narrow.k[{ 1, 1 }]({ x = 1, n = 2 }, dev({ { x = 0, n = 10 } },
+                         luacuda.record { { "x", "float32" }, { "n", "int32" } }), out)
+      assert.same({ 20 }, values(out))
+      S.misuse("argument 1 's' (S): the table has an entry 'x', which struct S has not",
+               function() wide.k[{ 1, 1 }]({ x = 1, n = 2 }, luacuda.null, out) end)
+    end)
+
+    it("keeps the user's line numbers in the compiler's messages", function()
+      -- g++ writes file:line, NVRTC file(line); NVRTC's error comes first
+      -- where the simulator checks with it
+      local gxx = S.backend == "sim" and not S.nvrtc_checks()
+      S.misuse({ "compilation of frame.cu failed", gxx and "frame.cu:7" or "frame.cu(7)" },
+               luacuda.compile, "struct S {\n  int a;\n  double b;\n};\ntypedef S T;\n"
+               .. "extern \"C\" __global__ void k(T *o) {\n  o[0].a = 1 +;\n}\n",
+               { name = "frame.cu" })
+    end)
+
+    it("checks a struct in an unnamed namespace by the kernel's parameter size", function()
+      -- the compiler's table of it would have internal linkage: there is none
+      local m = luacuda.compile([[
+namespace {
+#pragma pack(push, 1)
+struct Hidden { char c; double d; };
+#pragma pack(pop)
+}
+extern "C" __global__ void k(Hidden h, double *out) { out[0] = h.d; }
+]])
+      S.misuse("kernel 'k' parameter 1 'h' (Hidden): luacuda's layout of struct Hidden takes "
+               .. "16 bytes, the compiled kernel's 9", function() return m.k end)
+    end)
+
+    it("checks the size of a header's struct, and leaves an incomplete one be", function()
+      local dir = S.tmpdir()
+      local f = assert(io.open(dir .. "/particle.h", "w"))
+      f:write("#pragma once\nstruct Body { double pos[3]; float mass; };\nstruct Opaque;\n")
+      f:close()
+      local m = luacuda.compile([[
+#include "particle.h"
+extern "C" __global__ void k(Body *b, const Opaque *o, int n) { b[0].mass = n; }
+]], { options = { "-I" .. dir } })
+      local body = luacuda.record { { "pos", "float64", 3 }, { "mass", "float32" } }
+      local handle = dev({ { x = 1 } }, luacuda.record { { "x", "int8" } })
+      local b = dev({ { pos = { 1, 2, 3 }, mass = 0 } }, body)
+      m.k[{ 1, 1 }](b, handle, 7)
+      assert.same({ { pos = { 1, 2, 3 }, mass = 7 } }, b:totable())
+      local narrow = luacuda.record { { "pos", "float32", 3 }, { "mass", "float32" } }
+      S.misuse("kernel 'k' argument 1 'b' (Body *): the dtype record{pos: float32[3], mass: "
+               .. "float32} takes 16 bytes aligned to 4, Body (as compiled) 32 aligned to 8",
+               function()
+                 m.k[{ 1, 1 }](dev({ { pos = { 1, 2, 3 }, mass = 0 } }, narrow), handle, 7)
+               end)
+    end)
+
+    it("takes members that are private to the struct, and a struct named like a function", function()
+      local m = luacuda.compile([[
+class Counter { int hidden = 0; public: int n; __device__ int get() const { return n + hidden; } };
+struct stat { int a; double b; };
+__device__ int stat(int q) { return q; }
+extern "C" __global__ void k(const Counter *c, const struct stat *s, double *out) {
+  out[0] = c->get() + s->b + stat(s->a);
+}
+]])
+      local counter = luacuda.record { { "hidden", "int32" }, { "n", "int32" } }
+      local st = luacuda.record { { "a", "int32" }, { "b", "float64" } }
+      local out = dz(1, "float64")
+      m.k[{ 1, 1 }](dev({ { hidden = 1, n = 2 } }, counter), dev({ { a = 10, b = 0.5 } }, st), out)
+      assert.same({ 13.5 }, values(out))
+    end)
+  end)
+
+  describe("multi-dimensional array members", function()
+    local SRC = [[
+struct Frame { float m[3][3]; short tag[2][2]; int n; };
+extern "C" __global__ void apply(Frame f, Frame *out, float *trace) {
+  trace[0] = f.m[0][0] + f.m[1][1] + f.m[2][2] + f.n + f.tag[1][0];
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) out->m[r][c] = f.m[c][r];
+  out->tag[0][1] = f.tag[1][1];
+  out->n = sizeof(Frame);
+}
+]]
+    local frame = luacuda.record { { "m", "float32", { 3, 3 } }, { "tag", "int16", { 2, 2 } },
+                                   { "n", "int32" } }
+    local value = { m = { { 1, 2, 3 }, { 4, 5, 6 }, { 7, 8, 9 } }, tag = { { 0, 0 }, { 20, 30 } },
+                    n = 100 }
+
+    it("passes them by value from nested tables and by pointer as sub-arrays", function()
+      local k = luacuda.compile(SRC).apply
+      local out = dev({ { m = { { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 } },
+                          tag = { { 0, 0 }, { 0, 0 } }, n = 0 } }, frame)
+      local trace = dz(1, "float32")
+      k[{ 1, 1 }](value, out, trace)
+      assert.same({ 135 }, values(trace))
+      assert.same({ m = { { 1, 4, 7 }, { 2, 5, 8 }, { 3, 6, 9 } }, tag = { { 0, 30 }, { 0, 0 } },
+                    n = 48 }, out:totable()[1])
+      trace:fill(0)
+      k[{ 1, 1 }](luacuda.to_device(value, { dtype = frame }), out, trace)
+      assert.same({ 135 }, values(trace))
+    end)
+
+    it("refuses tables and records of another shape", function()
+      local k = luacuda.compile(SRC).apply
+      local out = luacuda.to_device({ value }, { dtype = frame })
+      local trace = dz(1, "float32")
+      local t = { m = { 1, 2, 3, 4, 5, 6, 7, 8, 9 }, tag = value.tag, n = 1 }
+      S.misuse("argument 1 'f' (Frame): member 'm': expected a table of 3 tables, got one of 9",
+               function() k[{ 1, 1 }](t, out, trace) end)
+      t.m = { { 1, 2, 3 }, { 4, 5 }, { 7, 8, 9 } }
+      S.misuse("argument 1 'f' (Frame): member 'm[2]': expected a table of 3 elements, got one "
+               .. "of 2", function() k[{ 1, 1 }](t, out, trace) end)
+      local flat = luacuda.record { { "m", "float32", 9 }, { "tag", "int16", { 2, 2 } },
+                                    { "n", "int32" } }
+      S.misuse("argument 2 'out' (Frame *): field 1 'm' (float32[9], offset 0) of the dtype "
+               .. "record{m: float32[9], tag: int16{2, 2}, n: int32} differs from struct Frame's "
+               .. "member 1 'm' (float32{3, 3}, offset 0) in its shape", function()
+                 k[{ 1, 1 }](value, luacuda.device_array(1, flat), trace)
+               end)
+      assert.same({ 0 }, values(trace))
+    end)
+  end)
+
+  describe("signatures= naming a struct by another name", function()
+    it("takes the struct's tag, a typedef and a using alias", function()
+      local m = luacuda.compile([[
+struct P { int a; double b; };
+typedef P PT;
+using PA = P;
+typedef struct Q_ { int c; } Q;
+extern "C" __global__ void k(PT v, Q q, const PA *w, double *out) {
+  out[0] = v.a + v.b + q.c + w->b;
+}
+]], { signatures = { k = "PT v, struct Q_ q, const PA *w, double *out" } })
+      assert.equal("PT, struct Q_, const PA *, double *", m.k.signature)
+      local out = dz(1, "float64")
+      local p = luacuda.record { { "a", "int32" }, { "b", "float64" } }
+      m.k[{ 1, 1 }]({ a = 1, b = 2.5 }, { c = 10 }, dev({ { a = 0, b = 100 } }, p), out)
+      assert.same({ 113.5 }, values(out))
+      S.misuse("argument 3 'w' (const PA *): field 1 'a' (int64, offset 0) of the dtype "
+               .. "record{a: int64, b: float64} differs from struct P's member 1 'a' (int32, "
+               .. "offset 0) in its type",
+               function()
+                 m.k[{ 1, 1 }]({ a = 1, b = 2.5 }, { c = 10 },
+                               dev({ { a = 0, b = 100 } },
+                                   luacuda.record { { "a", "int64" }, { "b", "float64" } }), out)
+               end)
     end)
   end)
 end)

@@ -9,6 +9,7 @@
 ** terminating NUL, so a read past the end is caught by AddressSanitizer.
 */
 #include "scan.h"
+#include "probe.h"
 
 #include "unit.h"
 
@@ -1744,13 +1745,112 @@ static int test_structs(void) {
   return 0;
 }
 
+/* What the backends need to ask the compiler for a struct's layout
+** (probe.h), and taking its answer. */
+static int test_struct_probes(void) {
+  const char *src =
+    "struct Frame { float m[3][3]; short tag[2][2]; int n; };\n"
+    "typedef struct Tag_ { int a; } Named;\n"
+    "typedef Frame F2; using F3 = Frame;\n"
+    "class C { int hidden; public: float x; };\n"
+    "class D { public: int x; };\n"
+    "namespace { struct Hidden { int h; }; }\n"
+    "namespace ns { struct Shown { int s; }; }\n"
+    "struct P { float *data; int n; };\n";
+  CHECK_OK(scan(src));
+  CHECK_EQ(res.nstructs, 7);
+  /* where the probe goes: just past the ';' */
+  CHECK_EQ((int)st[0].end, (int)(strstr(src, "};\ntypedef struct Tag_") - src) + 2);
+  CHECK(st[0].tagged);
+  CHECK(!st[1].tagged);                              /* Named, a typedef: no `struct` */
+  CHECK_EQ(st[0].naliases, 2);
+  CHECK_STR(st[0].aliases[0], "F2");
+  CHECK_STR(st[0].aliases[1], "F3");
+  CHECK_EQ(st[1].naliases, 1);
+  CHECK_STR(st[1].aliases[0], "Tag_");
+  CHECK_EQ(st[0].members[0].ndim, 2);
+  CHECK_EQ(st[0].members[0].dims[0], 3);
+  CHECK_EQ(st[0].members[0].dims[1], 3);
+  CHECK_EQ(st[0].members[0].count, 9);
+  CHECK_EQ(st[0].members[1].offset, 36);
+  CHECK_EQ(st[0].members[2].offset, 44);
+  CHECK_EQ(st[0].members[2].ndim, 0);
+  CHECK(st[2].opaque);                               /* a class starts private */
+  CHECK(!st[3].opaque);
+  CHECK(st[4].internal);
+  CHECK(!st[5].internal);
+  /* the tables: every member of a struct read whole; size and alignment only
+  ** of one with private members or members not read; none in an unnamed
+  ** namespace */
+  CHECK_EQ(lc_probe_kind(&st[0]), LC_PROBE_FULL);
+  CHECK_EQ((int)lc_probe_count(&st[0]), 8);
+  CHECK_EQ(lc_probe_kind(&st[2]), LC_PROBE_SIZE);
+  CHECK_EQ((int)lc_probe_count(&st[6]), 2);
+  CHECK_EQ(lc_probe_kind(&st[4]), LC_PROBE_NONE);
+  CHECK_EQ((int)lc_probe_count(&st[4]), 0);
+  lc_strbuf b = {0};
+  lc_probe_initializer(&b, &st[1], false);
+  CHECK_STR(b.p, "{sizeof(Named), alignof(Named), __builtin_offsetof(Named, a), "
+            "sizeof(((Named *)0)->a)}");
+  lc_sb_free(&b);
+  lc_probe_initializer(&b, &st[5], true);
+  CHECK_STR(b.p, "{sizeof(struct Shown), alignof(struct Shown), (unsigned long long)((const "
+            "char *)&((struct Shown *)0)->s - (const char *)0), sizeof(((struct Shown *)0)->s)}");
+  lc_sb_free(&b);
+  /* the compiler's answer: taken when each member has the size read */
+  const unsigned long long packed[] = {46, 2, 0, 36, 36, 8, 44, 4};
+  lc_probe_apply(st, 0, packed, 8);
+  CHECK_EQ(st[0].probed, LC_PROBE_FULL);
+  CHECK_STR(st[0].conflict, "");
+  CHECK_EQ(st[0].size, 46);
+  CHECK_EQ(st[0].align, 2);
+  CHECK_EQ(st[0].members[2].offset, 44);
+  const unsigned long long wider[] = {16, 8, 0, 8};
+  lc_probe_apply(st, 1, wider, 4);
+  CHECK_EQ(st[1].probed, LC_PROBE_SIZE);
+  CHECK_EQ(st[1].size, 16);
+  CHECK_STR(st[1].conflict, "member 'a' takes 8 bytes in the compiled kernel, luacuda reads 4 "
+            "(a macro or an #if it cannot see?)");
+  lc_probe_apply(st, 6, NULL, 0);                    /* no table: nothing changes */
+  CHECK_EQ(st[6].probed, LC_PROBE_NONE);
+  const unsigned long long odd[] = {16, 3};          /* not an alignment */
+  lc_probe_apply(st, 6, odd, 2);
+  CHECK_EQ(st[6].probed, LC_PROBE_NONE);
+  /* signatures= by any of a struct's names */
+  lc_kernel_sig s;
+  memset(&s, 0, sizeof s);
+  CHECK_OK(scan(src));
+  CHECK_OK(lc_parse_signature_structs("F3 a, const F2 *b, struct Tag_ c", 32, st, res.nstructs,
+                                      &s, err));
+  CHECK_EQ(s.params[0].sdef, 0);
+  CHECK_EQ(s.params[0].size, 48);
+  CHECK_EQ(s.params[1].sdef, 0);
+  CHECK_EQ(s.params[2].sdef, 1);
+  /* pointers to structs from elsewhere (a header): a table after the kernel */
+  CHECK_OK(scan("struct Mine { int a; };\n"
+                "extern \"C\" __global__ void k(Mine *m, int n, const Theirs *t) {}\n"
+                "extern \"C\" __global__ void only_mine(Mine *m) {}\n"
+                "template <class T> __global__ void tk(Theirs *t, T v) {}\n"));
+  CHECK(lc_probe_has_pointees(&ks[0]));
+  CHECK(!lc_probe_has_pointees(&ks[1]));
+  CHECK(!lc_probe_has_pointees(&ks[2]));             /* a template: no */
+  lc_probe_pointees(&b, &ks[0]);
+  CHECK_STR(b.p, "{0, 0, 0, 0, __lc_pointee<Theirs>::size, __lc_pointee<Theirs>::align}");
+  lc_sb_free(&b);
+  CHECK_OK(lc_parse_signature("const Theirs *t", 15, &ks[0], err));
+  CHECK(!lc_probe_has_pointees(&ks[0]));             /* an override's types: not asked */
+  /* an array member of more than LC_MEMBER_MAXDIM dimensions */
+  CHECK_OK(scan("struct Deep { int a[1][2][1][2][1]; };"));
+  CHECK_STR(st[0].error, "an array member of more than 4 dimensions");
+  return 0;
+}
 
 #define T(name) { #name, test_##name }
 static const unit_test tests[] = {
   T(sample), T(comments), T(strings_and_chars), T(preprocessor), T(line_numbers),
   T(extern_c_forms), T(attributes), T(templates), T(declarations_skipped), T(body_offsets),
   T(unterminated_body), T(zero_params), T(scalar_types), T(pointer_types), T(array_types),
-  T(param_errors), T(typedefs), T(enums), T(vector_types), T(structs), T(defaults), T(many_params), T(param_sizes), T(long_names), T(capacity),
+  T(param_errors), T(typedefs), T(enums), T(vector_types), T(structs), T(struct_probes), T(defaults), T(many_params), T(param_sizes), T(long_names), T(capacity),
   T(signature), T(signature_errors), T(signature_override),
   T(extern_shared), T(static_shared), T(shared_ranges),
   T(globals), T(globals_in_context), T(named_bounds), T(bound_expressions),

@@ -18,6 +18,7 @@
 #include "common.h"
 #include "ksource.h"
 #include "nvrtc.h"
+#include "probe.h"
 #include "scan.h"
 
 /* From nvrtc.h: the result is a C enum (an int), a program an opaque
@@ -469,28 +470,67 @@ done:
 
 /* ---- what a module's compile gives NVRTC ------------------------------------ */
 
+/* What the text gets at a byte offset of the source (as the simulator's
+** compile.c does it): a marker after each kernel defined twice, the probes
+** (probe.h) after each struct and after each kernel that takes a header's
+** struct by pointer. Next to what they name, on its line, they are
+** compiled exactly when it is. */
+typedef struct insert { size_t at; int kind, index; } insert;
+enum { INSERT_MARK, INSERT_POINTEES, INSERT_STRUCT };
+
+static int insert_order(const void *pa, const void *pb) {
+  const insert *a = pa, *b = pb;
+  if (a->at != b->at) return a->at < b->at ? -1 : 1;
+  return a->kind != b->kind ? a->kind - b->kind : a->index - b->index;
+}
+
 char *lc_nvrtc_text(const lc_source *src, size_t *len) {
   const lc_scan_result *sc = src->scan;
-  int marks = 0;
-  for (int i = 0; i < sc->nkernels; i++) marks += lc_scan_defined_twice(sc, i);
+  size_t max = 2 * (size_t)sc->nkernels + (size_t)sc->nstructs, n = 0;
+  insert *ins = malloc((max + 1) * sizeof *ins);
+  lc_strbuf b = {0};
   size_t head = lc_ksource_head_len(src->name);
-  char *text = malloc(head + src->len + 1 + (size_t)marks * 64);
-  if (text == NULL) return NULL;
-  lc_ksource_head(text, src->name);
-  size_t k = head, at = 0;
-  for (int i = 0; i < sc->nkernels; i++) {     /* kernels come in source order */
-    if (!lc_scan_defined_twice(sc, i)) continue;
-    size_t end = sc->kernels[i].body_end + 1;
-    memcpy(text + k, src->text + at, end - at);
-    k += end - at;
-    k += (size_t)sprintf(text + k, " extern \"C\" { __device__ int " LC_DEFINED_MARK "%d; }", i);
-    at = end;
+  if (ins == NULL || !lc_sb_room(&b, head + src->len + 1)) {
+    free(ins);
+    lc_sb_free(&b);
+    return NULL;
   }
-  memcpy(text + k, src->text + at, src->len - at);
-  k += src->len - at;
-  text[k] = '\0';
-  *len = k;
-  return text;
+  lc_ksource_head(b.p, src->name);
+  b.n = head;
+  for (int i = 0; i < sc->nkernels; i++) {
+    if (lc_scan_defined_twice(sc, i))
+      ins[n++] = (insert){sc->kernels[i].body_end + 1, INSERT_MARK, i};
+    if (lc_probe_has_pointees(&sc->kernels[i]))
+      ins[n++] = (insert){sc->kernels[i].body_end + 1, INSERT_POINTEES, i};
+  }
+  for (int i = 0; i < sc->nstructs; i++)
+    if (lc_probe_kind(&sc->structs[i]) != LC_PROBE_NONE)
+      ins[n++] = (insert){sc->structs[i].end, INSERT_STRUCT, i};
+  if (n > 0) qsort(ins, n, sizeof *ins, insert_order);
+  size_t at = 0;
+  for (size_t e = 0; e < n; e++) {
+    lc_sb_add(&b, src->text + at, ins[e].at - at);
+    at = ins[e].at;
+    int i = ins[e].index;
+    if (ins[e].kind == INSERT_MARK) {
+      lc_sb_fmt(&b, " extern \"C\" { __device__ int " LC_DEFINED_MARK "%d; }", i);
+    } else {
+      bool pointees = ins[e].kind == INSERT_POINTEES;
+      lc_sb_fmt(&b, " extern \"C\" __device__ const unsigned long long %s%d[] = ",
+                pointees ? LC_POINTEE_PREFIX : LC_PROBE_PREFIX, i);
+      if (pointees) lc_probe_pointees(&b, &sc->kernels[i]);
+      else lc_probe_initializer(&b, &sc->structs[i], true);
+      lc_sb_str(&b, ";");
+    }
+  }
+  lc_sb_add(&b, src->text + at, src->len - at);
+  free(ins);
+  if (b.oom) {
+    lc_sb_free(&b);
+    return NULL;
+  }
+  *len = b.n;
+  return b.p;
 }
 
 int lc_nvrtc_options(const char **out, const char *arch, const char *const *options,

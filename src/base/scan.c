@@ -1313,6 +1313,12 @@ int lc_parse_signature_structs(const char *text, size_t len, const lc_struct_def
       e->align = structs[i].align;
       e->bad = structs[i].error[0] != '\0';
       snprintf(e->why, sizeof e->why, "%s", structs[i].error);
+      for (int a = 0; a < structs[i].naliases && td->n < MAXTDEF; a++) {   /* its other names */
+        tdef *alias = &td->e[td->n++];
+        *alias = *e;
+        memcpy(alias->name, structs[i].aliases[a], sizeof alias->name);
+        alias->name[sizeof alias->name - 1] = '\0';
+      }
     }
   }
   if (!text) {
@@ -1326,6 +1332,7 @@ int lc_parse_signature_structs(const char *text, size_t len, const lc_struct_def
     snprintf(who, sizeof who, "signature");
   if (parse_params(&y, len, true, td, params, &np, who, err) != 0) return -1;
   /* only a signature that parsed replaces the old one */
+  sig->overridden = true;
   sig->nparams = np;
   memcpy(sig->params, params, sizeof params[0] * (size_t)np);
   sig->error[0] = '\0';
@@ -1342,6 +1349,7 @@ typedef struct scope {
   unsigned char kind;
   bool linkage_c;         /* C linkage here */
   bool in_ns;             /* inside a namespace */
+  bool in_unnamed;        /* inside an unnamed one: names have internal linkage */
   bool in_func;           /* inside a function body */
   int kernel;             /* the kernel whose body this is in, -1 */
   int opens;              /* this brace opened kernel #opens's body, -1 */
@@ -1852,6 +1860,11 @@ static void typedef_decl(scanner *sc, lx y, size_t end) {
     tdef *e = &sc->td.e[sc->td.n++];
     *e = *u;
     copy_tok(s, name, e->name, sizeof e->name);
+    /* the struct's own record of its names, for signatures= */
+    lc_struct_def *def = sc->r->structs && u->sdef < sc->r->max_structs
+                         ? &sc->r->structs[u->sdef] : NULL;
+    if (def && def->naliases < LC_STRUCT_MAXALIASES && strcmp(e->name, def->name) != 0)
+      memcpy(def->aliases[def->naliases++], e->name, sizeof e->name);
     return;
   }
   tspec ts;
@@ -1972,6 +1985,7 @@ static int struct_member(scanner *sc, const tok *m, int nm, lc_struct_def *def, 
   if (i == nm) return whyf(why, "a member of type '%s' without a name", text);
   while (i < nm) {                            /* the declarators */
     int64_t count = 0, al = mal;
+    int ndim = 0, dims[LC_MEMBER_MAXDIM];
     const tok *name = NULL;
     for (; i < nm && !tpun1(s, &m[i], ','); i++) {
       const tok *a = &m[i];
@@ -1987,6 +2001,9 @@ static int struct_member(scanner *sc, const tok *m, int nm, lc_struct_def *def, 
       } else if (tpun1(s, a, '[') && name && (close = bracket_end(s, m, nm, i)) > i + 1 &&
                  const_expr(s, &m[i + 1], close - i - 1, &sc->defs, &v) && v > 0 &&
                  v <= (1 << 20) && (count ? count : 1) * v <= (1 << 20)) {
+        if (ndim == LC_MEMBER_MAXDIM)
+          return whyf(why, "an array member of more than %d dimensions", LC_MEMBER_MAXDIM);
+        dims[ndim++] = (int)v;
         count = (count ? count : 1) * v;
         i = close;
       } else if (tpun1(s, a, ':') && name) {
@@ -2023,6 +2040,8 @@ static int struct_member(scanner *sc, const tok *m, int nm, lc_struct_def *def, 
     e->vec = sd ? 0 : ts.vec;
     e->sdef = sd ? sd->sdef : -1;
     e->count = (int)count;
+    e->ndim = ndim;
+    memcpy(e->dims, dims, sizeof dims[0] * (size_t)ndim);
     e->size = esize;
     e->align = al;
     *off = (*off + al - 1) / al * al;
@@ -2072,8 +2091,10 @@ static int struct_decl(scanner *sc, size_t semi) {
     if (a.k == T_EOF || a.b >= d->sopen) break;
     if (nh < MAXPTOK) h[nh++] = a;
   }
+  bool is_class = false;
   for (int i = 0; i < nh; i++) {
     if (teq(s, &h[i], "typedef")) typedef_ = true;
+    else if (teq(s, &h[i], "class")) is_class = true;
     else if (is_align_word(s, &h[i]) ||
              (tpun1(s, &h[i], '[') && i + 1 < nh && tpun1(s, &h[i + 1], '[')))
       i = align_attr(s, h, nh, i, &sal, &bad) - 1;
@@ -2089,6 +2110,7 @@ static int struct_decl(scanner *sc, size_t semi) {
   tok m[MAXPTOK];
   int nm = 0, depth = 0, skip = 0;
   bool more = false, func = false, colon = false;
+  bool in_public = !is_class;                 /* a class's members start private */
   int64_t off = 0;
   y = d->sblx;
   for (;;) {
@@ -2114,6 +2136,7 @@ static int struct_decl(scanner *sc, size_t semi) {
     }
     if (depth == 0 && tpun1(s, &a, ':') && nm == 1 &&
         (teq(s, &m[0], "public") || teq(s, &m[0], "private") || teq(s, &m[0], "protected"))) {
+      in_public = teq(s, &m[0], "public");
       nm = 0;
       continue;
     }
@@ -2130,6 +2153,7 @@ static int struct_decl(scanner *sc, size_t semi) {
           whyf(why, "enum members are not supported");
         } else {
           struct_member(sc, m, nm, &def, &off, why);
+          if (!in_public) def.opaque = true;
         }
       }
       nm = 0;
@@ -2183,6 +2207,12 @@ static int struct_decl(scanner *sc, size_t semi) {
   def.size = (def.size + def.align - 1) / def.align * def.align;
   const tok *nm0 = tname.k != T_EOF ? &tname : &tag;
   if (!copy_tok(s, nm0, def.name, sizeof def.name)) return 0;
+  def.tagged = nm0 == &tag;
+  def.internal = sc->st[sc->depth].in_unnamed;
+  def.end = semi + 1;
+  if (nm0 == &tname && tag.k != T_EOF && copy_tok(s, &tag, def.aliases[0], sizeof def.aliases[0]) &&
+      strcmp(def.aliases[0], def.name) != 0)
+    def.naliases = 1;
   if (why[0]) {
     snprintf(def.error, sizeof def.error, "%s", why);
     def.nmembers = 0;
@@ -2473,6 +2503,7 @@ static int decl_brace(scanner *sc, const lx *after, const tok *t) {
   if (d->ns && !d->params) {
     if (push(sc, SC_NS) != 0) return -1;
     sc->st[sc->depth].in_ns = true;
+    if (teq(s, &d->prev, "namespace")) sc->st[sc->depth].in_unnamed = true;
     decl_reset(sc);
     return 0;
   }

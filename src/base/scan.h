@@ -72,6 +72,9 @@ typedef struct lc_param {
   char default_text[48]; /* as written, for messages */
   int sdef;              /* type LC_PARAM_STRUCT, when the source defines the
                          ** struct: its index in the scan's structs; else -1 */
+  int64_t pointee_size, pointee_align;   /* a pointer to a struct the source
+                         ** does not define (a header's): its sizeof and
+                         ** alignof as compiled (probe.h); 0 when not known */
 } lc_param;
 
 #define LC_PARAM_STRUCT (-3)
@@ -83,6 +86,7 @@ typedef struct lc_kernel_sig {
   bool is_template;
   bool in_namespace;     /* inside a namespace: C++ qualifies its name */
   int line;              /* 1-based line of the name, for messages */
+  bool overridden;       /* params come from a signatures= override */
   int nparams;           /* -1 when the parameter list is not understood */
   lc_param params[LC_MAXPARAMS];
   /* "" when the parameters were understood; otherwise why not, e.g.
@@ -108,6 +112,8 @@ typedef struct lc_kernel_sig {
 ** members' and its own attribute's, its size a multiple of it. Member
 ** functions, static members and access labels do not change it. */
 #define LC_STRUCT_MAXMEMBERS 32
+#define LC_MEMBER_MAXDIM 4       /* bounds of an array member: float m[3][3] */
+#define LC_STRUCT_MAXALIASES 4   /* names beyond the first: typedef S T; using U = S; */
 typedef struct lc_member {
   char name[64];
   int type;              /* lc_typecode of a scalar, or of a vector type's
@@ -116,18 +122,38 @@ typedef struct lc_member {
   int sdef;              /* a struct member's struct: its index; else -1 */
   int count;             /* elements of a fixed array (float v[2][3]: 6);
                          ** 0 when the member is no array */
+  int ndim;              /* its bounds: dims[0 .. ndim), {2, 3}; 0 when no array */
+  int dims[LC_MEMBER_MAXDIM];
   int64_t offset;        /* bytes from the struct's start */
   int64_t size, align;   /* of one element */
 } lc_member;
 
 typedef struct lc_struct_def {
   char name[64];         /* the typedef name, else the tag */
+  bool tagged;           /* name is the tag: C++ spells the type `struct name`
+                         ** where a function or variable has the same name */
+  int naliases;          /* its other names: the tag beside a typedef name, */
+  char aliases[LC_STRUCT_MAXALIASES][64];   /* later typedefs and aliases */
   int line;              /* of the '{' */
+  size_t end;            /* just past the declaration's ';': code placed
+                         ** there is compiled exactly when the struct is */
+  bool internal;         /* in an unnamed namespace: nothing declared beside it
+                         ** can be found in the compiled module */
+  bool opaque;           /* it has private or protected data members, whose
+                         ** offsets only the struct itself may ask for */
   int nmembers;
   int64_t size, align;
   char error[192];       /* "" when the layout was read; else why not:
                          ** "member 'p': a pointer member (float *) ..." */
   lc_member members[LC_STRUCT_MAXMEMBERS];
+  /* What the compiler said of it (probe.h), once the module is built:
+  ** LC_PROBE_NONE (nothing: its definition was not compiled), _SIZE (its
+  ** size and alignment, now in size and align), _FULL (every member's
+  ** offset too, now in members[]). conflict: "" when the compiler's
+  ** layout could be taken, else what differs ("member 'x' takes 8 bytes
+  ** in the compiled kernel, luacuda reads 4"). */
+  int probed;
+  char conflict[192];
 } lc_struct_def;
 
 /* ---- declarations the simulator needs ----------------------------------- */

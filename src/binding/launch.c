@@ -14,6 +14,7 @@
 #include "abi.h"        /* the launch limits, Array<T, N>'s layout */
 #include "aux.h"
 #include "element.h"
+#include "probe.h"
 #include "record.h"
 
 /* a layout's int64_t shape and strides fill the ABI's long long fields */
@@ -242,6 +243,15 @@ static int vector_value(lua_State *L, int idx, const lc_dtype *dt, int n, char *
 static int struct_value(lua_State *L, int idx, const lc_struct_def *structs, int sdef,
                         char *dst, char *path, size_t plen, int depth, char *err);
 
+static int member_array(lua_State *L, int idx, const lc_struct_def *structs, const lc_member *e,
+                        int d, char *dst, char *path, size_t plen, int depth, char *err);
+
+/* The padding rec:c_declaration spells out as members: no field of the
+** record (a field's name cannot start with "__") */
+static bool is_padding(const lc_member *e) {
+  return strncmp(e->name, "__lc_pad", 8) == 0;
+}
+
 static int member_element(lua_State *L, int idx, const lc_struct_def *structs,
                           const lc_member *e, char *dst, char *path, size_t plen, int depth,
                           char *err) {
@@ -296,6 +306,7 @@ static int struct_value(lua_State *L, int idx, const lc_struct_def *structs, int
   char missing[LC_ERRLEN] = "";
   int nmissing = 0;
   for (int f = 0; f < d->nmembers; f++) {
+    if (is_padding(&d->members[f])) continue;
     if (lua_getfield(L, idx, d->members[f].name) == LUA_TNIL) {
       size_t n = strlen(missing);
       snprintf(missing + n, sizeof missing - n, "%s'%s%s'", nmissing ? ", " : "", path,
@@ -311,6 +322,7 @@ static int struct_value(lua_State *L, int idx, const lc_struct_def *structs, int
   }
   for (int f = 0; f < d->nmembers; f++) {
     const lc_member *e = &d->members[f];
+    if (is_padding(e)) continue;
     snprintf(path + base, plen - base, "%s", e->name);
     lua_getfield(L, idx, e->name);
     int v = lua_gettop(L);
@@ -318,23 +330,8 @@ static int struct_value(lua_State *L, int idx, const lc_struct_def *structs, int
     if (e->count == 0) {
       if (e->sdef >= 0) snprintf(path + base, plen - base, "%s.", e->name);
       if (member_element(L, v, structs, e, at, path, plen, depth, err)) return -1;
-    } else {
-      if (lua_type(L, v) != LUA_TTABLE || lua_rawlen(L, v) != (size_t)e->count) {
-        snprintf(err, LC_ERRLEN, "member '%s': expected a table of %d elements, got %s%s",
-                 path, e->count, lua_type(L, v) == LUA_TTABLE ? "one of " : "",
-                 lua_type(L, v) == LUA_TTABLE ? lua_pushfstring(L, "%I",
-                   (lua_Integer)lua_rawlen(L, v)) : luaL_typename(L, v));
-        return -1;
-      }
-      for (int c = 0; c < e->count; c++) {
-        lua_rawgeti(L, v, c + 1);
-        if (e->sdef >= 0) snprintf(path + base, plen - base, "%s[%d].", e->name, c + 1);
-        else snprintf(path + base, plen - base, "%s[%d]", e->name, c + 1);
-        if (member_element(L, lua_gettop(L), structs, e, at + e->size * c, path, plen, depth,
-                           err))
-          return -1;
-        lua_pop(L, 1);
-      }
+    } else if (member_array(L, v, structs, e, 0, at, path, plen, depth, err)) {
+      return -1;
     }
     lua_settop(L, v - 1);
     path[base] = '\0';
@@ -342,9 +339,74 @@ static int struct_value(lua_State *L, int idx, const lc_struct_def *structs, int
   return 0;
 }
 
-/* Whether record r has the layout of struct d: the same size and
-** alignment, and field for member the same names, offsets, types and
-** counts. Else -1 with the first difference in err. */
+/* The elements of array member e from axis d on (float m[3][3]: nested
+** tables, as C's braces and a record's sub-array have them) at idx into
+** dst; path ends in the member's name and the indices before axis d. */
+static int member_array(lua_State *L, int idx, const lc_struct_def *structs, const lc_member *e,
+                        int d, char *dst, char *path, size_t plen, int depth, char *err) {
+  int n = e->ndim ? e->dims[d] : e->count;
+  bool last = d + 1 >= e->ndim;
+  size_t base = strlen(path);
+  if (lua_type(L, idx) != LUA_TTABLE || lua_rawlen(L, idx) != (size_t)n) {
+    snprintf(err, LC_ERRLEN, "member '%s': expected a table of %d %s, got %s%s", path, n,
+             last ? "elements" : "tables", lua_type(L, idx) == LUA_TTABLE ? "one of " : "",
+             lua_type(L, idx) == LUA_TTABLE ? lua_pushfstring(L, "%I",
+               (lua_Integer)lua_rawlen(L, idx)) : luaL_typename(L, idx));
+    return -1;
+  }
+  int64_t step = e->size;
+  for (int k = d + 1; k < e->ndim; k++) step *= e->dims[k];
+  for (int c = 0; c < n; c++) {
+    lua_rawgeti(L, idx, c + 1);
+    int top = lua_gettop(L);
+    snprintf(path + base, plen - base, "[%d]%s", c + 1, last && e->sdef >= 0 ? "." : "");
+    int rc = last ? member_element(L, top, structs, e, dst + step * c, path, plen, depth, err)
+                  : member_array(L, top, structs, e, d + 1, dst + step * c, path, plen, depth,
+                                 err);
+    if (rc) return -1;
+    lua_settop(L, top - 1);
+    path[base] = '\0';
+  }
+  return 0;
+}
+
+/* The shape a record field for member e has: its bounds, then a vector
+** type's count (float3 v[2]: {2, 3}). Returns the rank. */
+static int member_shape(const lc_member *e, int64_t shape[LC_MEMBER_MAXDIM + 1]) {
+  int n = 0;
+  for (int k = 0; k < e->ndim; k++) shape[n++] = e->dims[k];
+  if (e->ndim == 0 && e->count) shape[n++] = e->count;
+  if (e->vec) shape[n++] = e->vec;
+  return n;
+}
+
+/* The first struct below structs[sdef] (itself included) whose layout as
+** luacuda reads it the compiler contradicts, or -1. */
+static int conflicting(const lc_struct_def *structs, int sdef, int depth) {
+  const lc_struct_def *d = &structs[sdef];
+  if (d->conflict[0]) return sdef;
+  for (int f = 0; f < d->nmembers && depth < LC_RECORD_MAXDEPTH; f++) {
+    int c = d->members[f].sdef >= 0 ? conflicting(structs, d->members[f].sdef, depth + 1) : -1;
+    if (c >= 0) return c;
+  }
+  return -1;
+}
+
+/* Refuse parameter i's struct (one the source defines) where the compiler
+** gives one of its members, or of the structs in it, another size than
+** luacuda read: no record or table can be checked against it. */
+static void check_conflict(lua_State *L, const lc_kernel_ref *k, int i, const char *fname) {
+  const lc_modref *m = k->hold.mod;
+  int c = conflicting(m->structs, k->sig->params[i].sdef, 0);
+  if (c >= 0)
+    arg_error(L, fname, k->sig, i, "struct %s is laid out otherwise by the compiler: %s",
+              m->structs[c].name, m->structs[c].conflict);
+}
+
+/* Whether record r has the layout of struct d (as compiled, where the
+** compiler told it): the same size and alignment, and field for member
+** (luacuda's padding members aside) the same names, offsets, types and
+** shapes. Else -1 with the first difference in err. */
 static int record_matches(const lc_record *r, const lc_struct_def *structs, int sdef,
                           int depth, char *err) {
   const lc_struct_def *d = &structs[sdef];
@@ -358,34 +420,78 @@ static int record_matches(const lc_record *r, const lc_struct_def *structs, int 
              (long long)d->size, (long long)d->align);
     return -1;
   }
-  if (r->nfields != d->nmembers) {
+  int nmembers = 0;
+  for (int f = 0; f < d->nmembers; f++) nmembers += !is_padding(&d->members[f]);
+  if (r->nfields != nmembers) {
     snprintf(err, LC_ERRLEN, "the dtype %.120s has %d fields, struct %s %d members", r->dt.name,
-             r->nfields, d->name, d->nmembers);
+             r->nfields, d->name, nmembers);
     return -1;
   }
-  for (int f = 0; f < d->nmembers; f++) {
-    const lc_field *g = &r->fields[f];
+  for (int f = 0, i = 0; f < d->nmembers; f++) {
     const lc_member *e = &d->members[f];
-    int64_t count = (e->count ? e->count : 1) * (e->vec ? e->vec : 1);
-    bool array = e->count || e->vec;
+    if (is_padding(e)) continue;
+    const lc_field *g = &r->fields[i++];
+    int64_t shape[LC_MEMBER_MAXDIM + 1];
+    int ndim = member_shape(e, shape);
     const char *why = NULL;
     if (strcmp(g->name, e->name) != 0) why = "name";
     else if (g->offset != e->offset) why = "offset";
     else if (e->sdef >= 0 ? g->dtype->rec == NULL
                           : (g->dtype->rec != NULL || g->dtype->code != (lc_typecode)e->type))
       why = "type";
-    else if (array ? g->count != count : g->ndim != 0) why = "count of elements";
+    else if (g->ndim != ndim || memcmp(g->shape, shape, sizeof shape[0] * (size_t)ndim) != 0)
+      why = "shape";
     if (why) {
-      snprintf(err, LC_ERRLEN, "field %d '%s' (%.100s, offset %lld) of the dtype %.120s "
-               "differs from struct %s's member %d '%s' (offset %lld) in its %s", f + 1,
-               g->name, g->dtype->name, (long long)g->offset, r->dt.name, d->name, f + 1,
-               e->name, (long long)e->offset, why);
+      char gs[64] = "", es[64] = "";
+      /* as a record's name gives them: [3], {3, 3} */
+      if (g->ndim == 1) snprintf(gs, sizeof gs, "[%lld]", (long long)g->shape[0]);
+      else if (g->ndim) lc_shape_format(gs, sizeof gs, g->ndim, g->shape);
+      if (ndim == 1) snprintf(es, sizeof es, "[%lld]", (long long)shape[0]);
+      else if (ndim) lc_shape_format(es, sizeof es, ndim, shape);
+      snprintf(err, LC_ERRLEN, "field %d '%s' (%.100s%s, offset %lld) of the dtype %.120s "
+               "differs from struct %s's member %d '%s' (%s%s%s, offset %lld) in its %s", i,
+               g->name, g->dtype->name, gs, (long long)g->offset, r->dt.name, d->name, i,
+               e->name, e->sdef >= 0 ? "struct " : lc_dtypes[e->type].name,
+               e->sdef >= 0 ? structs[e->sdef].name : "", es, (long long)e->offset, why);
       return -1;
     }
     if (e->sdef >= 0 && record_matches(g->dtype->rec, structs, e->sdef, depth + 1, err))
       return -1;
   }
   return 0;
+}
+
+/* Whether the array a of records fits pointer parameter i, to a struct
+** the source defines: its record has the struct's layout as the compiler
+** computed it (or, for a struct whose members luacuda cannot read, its
+** size and alignment). */
+static void check_struct_array(lua_State *L, const lc_array *a, const lc_kernel_ref *k, int i,
+                               const char *fname) {
+  const lc_kernel_sig *sig = k->sig;
+  const lc_param *p = &sig->params[i];
+  const lc_modref *m = k->hold.mod;
+  const lc_record *r = a->dtype->rec;
+  char err[LC_ERRLEN];
+  if (p->sdef < 0 || p->sdef >= m->nstructs) {          /* a header's: as compiled */
+    if (p->pointee_size > 0 && ((int64_t)r->dt.size != p->pointee_size ||
+                                (int64_t)r->dt.align != p->pointee_align))
+      arg_error(L, fname, sig, i, "the dtype %.120s takes %lld bytes aligned to %lld, %s "
+                "(as compiled) %lld aligned to %lld", r->dt.name, (long long)r->dt.size,
+                (long long)r->dt.align, p->type_name, (long long)p->pointee_size,
+                (long long)p->pointee_align);
+    return;
+  }
+  const lc_struct_def *d = &m->structs[p->sdef];
+  if (d->error[0]) {
+    if (d->probed != LC_PROBE_NONE && ((int64_t)r->dt.size != d->size ||
+                                       (int64_t)r->dt.align != d->align))
+      arg_error(L, fname, sig, i, "the dtype %.120s takes %lld bytes aligned to %lld, struct "
+                "%s (as compiled) %lld aligned to %lld", r->dt.name, (long long)r->dt.size,
+                (long long)r->dt.align, d->name, (long long)d->size, (long long)d->align);
+    return;
+  }
+  check_conflict(L, k, i, fname);
+  if (record_matches(r, m->structs, p->sdef, 0, err)) arg_error(L, fname, sig, i, "%s", err);
 }
 
 /* A struct by value: a table of its members, or a 0-d record array whose
@@ -399,6 +505,7 @@ static void struct_arg(lua_State *L, int idx, const lc_kernel_ref *k, int i, cha
   char err[LC_ERRLEN], path[256] = "";
   if (p->sdef < 0 || p->sdef >= m->nstructs)
     arg_error(L, fname, sig, i, "struct %s is not one the source defines", p->type_name);
+  check_conflict(L, k, i, fname);
   const lc_array *a = lc_array_test(L, idx);
   if (a == NULL) {
     memset(slot, 0, (size_t)p->size);
@@ -464,8 +571,9 @@ static void check_vector_array(lua_State *L, const lc_array *a, const lc_kernel_
 }
 
 /* The array for a pointer or Array<T, N> parameter i, checked. */
-static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_sig *sig, int i,
+static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_ref *k, int i,
                                         const char *fname) {
+  const lc_kernel_sig *sig = k->sig;
   const lc_param *p = &sig->params[i];
   const lc_array *a = lc_array_test(L, idx);
   if (a == NULL)
@@ -483,12 +591,12 @@ static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_s
   } else if (p->type >= 0 && a->dtype->code != (lc_typecode)p->type)
     arg_error(L, fname, sig, i, "expected a %s array, got %s", lc_dtypes[p->type].name,
               a->dtype->name);
-  /* a struct's layout is the source's business: rec:c_declaration keeps
-  ** the two in step */
   if (p->type == LC_PARAM_STRUCT && a->dtype->rec == NULL)
     arg_error(L, fname, sig, i, "expected an array of records (struct %s), got %s; if %s "
               "is not a record's struct but a macro or typedef, give the parameter types "
               "with signatures=", p->type_name, a->dtype->name, p->type_name);
+  if (p->type == LC_PARAM_STRUCT && p->kind == LC_PARAM_POINTER)
+    check_struct_array(L, a, k, i, fname);
   return a;
 }
 
@@ -520,7 +628,7 @@ static size_t pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *b
     } else if (p->kind == LC_PARAM_POINTER && is_null(L, idx)) {
       memset(slot, 0, sizeof(void *));
     } else if (p->kind == LC_PARAM_POINTER) {
-      const lc_array *a = device_array_arg(L, idx, sig, i, fname);
+      const lc_array *a = device_array_arg(L, idx, k, i, fname);
       if (!lc_layout_is_c_contiguous(&a->lay, a->dtype->size) &&
           !lc_layout_is_f_contiguous(&a->lay, a->dtype->size))
         arg_error(L, fname, sig, i, "a non-contiguous view cannot be passed as a pointer "
@@ -536,7 +644,7 @@ static size_t pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *b
       }
       memcpy(slot, &ptr, sizeof ptr);
     } else {
-      const lc_array *a = device_array_arg(L, idx, sig, i, fname);
+      const lc_array *a = device_array_arg(L, idx, k, i, fname);
       if (a->lay.ndim != p->ndim)
         arg_error(L, fname, sig, i, "expected a %d-d array, got %d-d", p->ndim, a->lay.ndim);
       lc_buffer_use(L, a->buf, stream, fname);

@@ -16,6 +16,7 @@
 #include "cache.h"
 #include "gate.h"
 #include "ksource.h"
+#include "probe.h"
 
 #define MODULE_MT "luacuda.module"
 #define KERNEL_MT "luacuda.kernel"
@@ -511,6 +512,72 @@ static void check_name_expressions(lua_State *L, bool has_opts, const char *fnam
   lua_pop(L, 1);
 }
 
+/* ---- struct layouts as compiled ----------------------------------------------- */
+
+/* Read the table the compiler wrote (probe.h), prefix then i, into v
+** (room for max); the count read, 0 when there is none (what it is next
+** to was not compiled, or the table cannot be read). The copy runs on a
+** stream of its own, so that it neither waits for nor reports other work. */
+static size_t read_probe(const lc_modref *m, const char *prefix, int i, unsigned long long *v,
+                         size_t max) {
+  char name[64], err[LC_ERRLEN];
+  void *ptr;
+  size_t bytes;
+  lc_stream *s;
+  snprintf(name, sizeof name, "%s%d", prefix, i);
+  if (m->be->module_global(m->handle, name, &ptr, &bytes, err) != LC_OK ||
+      bytes % sizeof v[0] != 0 || bytes / sizeof v[0] > max)
+    return 0;
+  if (m->be->stream_create(&s, LC_STREAM_NONBLOCKING, err) != LC_OK) return 0;
+  int rc = m->be->copy(v, LC_HOST, ptr, LC_DEVICE, bytes, s, err);
+  if (m->be->stream_synchronize(s, err) != LC_OK) rc = LC_EFAIL;
+  m->be->stream_release(s);
+  return rc == LC_OK ? bytes / sizeof v[0] : 0;
+}
+
+/* The struct of p's name that was compiled, where the one the scanner
+** took (the last definition) was not: one in each branch of an #if. */
+static void compiled_struct(const lc_modref *m, lc_param *p) {
+  if (m->structs[p->sdef].probed != LC_PROBE_NONE) return;
+  for (int i = 0; i < m->nstructs; i++)
+    if (m->structs[i].probed != LC_PROBE_NONE &&
+        strcmp(m->structs[i].name, m->structs[p->sdef].name) == 0) {
+      p->sdef = i;
+      return;
+    }
+}
+
+/* Take the compiler's layout of every struct the source defines, before
+** the module is shared: parameters that take a struct by value are then
+** packed as the kernel reads them. */
+static void take_compiled_layouts(lc_modref *m) {
+  unsigned long long v[2 + 2 * (LC_STRUCT_MAXMEMBERS > LC_MAXPARAMS ? LC_STRUCT_MAXMEMBERS
+                                                                      : LC_MAXPARAMS)];
+  for (int i = 0; i < m->nstructs; i++)
+    lc_probe_apply(m->structs, i, v, read_probe(m, LC_PROBE_PREFIX, i, v, sizeof v / sizeof v[0]));
+  for (int i = 0; i < m->nkernels; i++) {     /* pointers to a header's structs */
+    lc_kernel_sig *sig = &m->kernels[i];
+    if (!lc_probe_has_pointees(sig) ||
+        read_probe(m, LC_POINTEE_PREFIX, i, v, sizeof v / sizeof v[0]) != 2 * (size_t)sig->nparams)
+      continue;
+    for (int j = 0; j < sig->nparams; j++) {
+      sig->params[j].pointee_size = (int64_t)v[2 * j];
+      sig->params[j].pointee_align = (int64_t)v[2 * j + 1];
+    }
+  }
+  for (int k = 0; k < m->nkernels + m->nnamed; k++) {
+    lc_kernel_sig *sig = k < m->nkernels ? &m->kernels[k] : &m->named[k - m->nkernels];
+    for (int j = 0; j < sig->nparams; j++) {
+      lc_param *p = &sig->params[j];
+      if (p->type != LC_PARAM_STRUCT || p->sdef < 0 || p->sdef >= m->nstructs) continue;
+      compiled_struct(m, p);
+      if (p->kind != LC_PARAM_VALUE || m->structs[p->sdef].probed == LC_PROBE_NONE) continue;
+      p->size = m->structs[p->sdef].size;
+      p->align = m->structs[p->sdef].align;
+    }
+  }
+}
+
 /* compile(source, opts) with the source at 1 and its name in name. */
 static int compile_source(lua_State *L, const char *name, const char *fname) {
   size_t len;
@@ -592,6 +659,7 @@ static int compile_source(lua_State *L, const char *name, const char *fname) {
   lc_source s = {src, len, m->name, opts, nopts, &r, names, nnames};
   char *log = NULL;
   int rc = m->be->module_load(&s, &m->handle, &log, err);
+  if (rc == LC_OK) take_compiled_layouts(m);
   if (claimed) cache_settle(&key, rc == LC_OK ? m : NULL);
   lua_settop(L, 5);
   if (rc != LC_OK) {

@@ -31,6 +31,7 @@
 #include "kernels.h"
 #include "strbuf.h"
 #include "ksource.h"
+#include "probe.h"
 
 extern char **environ;
 
@@ -79,7 +80,7 @@ static const struct sim_header { const char *path, *text; } sim_headers[] = {
 ** defined once in each branch of an #ifdef gets one entry point, the one of
 ** the branch compiled. */
 typedef struct edit { size_t at; int kind, index; } edit;
-enum { EDIT_SHARED, EDIT_KERNEL, EDIT_GLOBAL };
+enum { EDIT_SHARED, EDIT_KERNEL, EDIT_GLOBAL, EDIT_STRUCT, EDIT_POINTEES };
 
 static int edit_order(const void *pa, const void *pb) {
   const edit *a = pa, *b = pb;
@@ -106,7 +107,8 @@ static void rewrite_shared(lc_strbuf *b, const lc_shared_decl *d, int i) {
 
 static void add_user_source(lc_strbuf *b, const lc_source *src) {
   const lc_scan_result *sc = src->scan;
-  size_t max = (size_t)sc->nshared + (size_t)sc->nkernels + (size_t)sc->nglobals, n = 0;
+  size_t max = (size_t)sc->nshared + 2 * (size_t)sc->nkernels + (size_t)sc->nglobals +
+               (size_t)sc->nstructs, n = 0;
   edit *edits = max ? malloc(max * sizeof *edits) : NULL;
   if (max && edits == NULL) {
     b->oom = true;
@@ -121,6 +123,12 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
   for (int i = 0; i < sc->nglobals; i++)
     if (!sc->globals[i].in_namespace && !sc->globals[i].is_extern)
       edits[n++] = (edit){sc->globals[i].end, EDIT_GLOBAL, i};
+  for (int i = 0; i < sc->nstructs; i++)     /* the compiler's layout of each (probe.h) */
+    if (lc_probe_kind(&sc->structs[i]) != LC_PROBE_NONE)
+      edits[n++] = (edit){sc->structs[i].end, EDIT_STRUCT, i};
+  for (int i = 0; i < sc->nkernels; i++)
+    if (lc_probe_has_pointees(&sc->kernels[i]))
+      edits[n++] = (edit){sc->kernels[i].body_end + 1, EDIT_POINTEES, i};
   if (n > 0) qsort(edits, n, sizeof *edits, edit_order);
   size_t at = 0;
   for (size_t e = 0; e < n; e++) {
@@ -149,6 +157,14 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
         lc_sb_fmt(b, " static int " LC_DEFINED_MARK "%d; LC_SIM_EXPORT void *__lc_global_"
                LC_DEFINED_MARK "%d(size_t *bytes) { *bytes = sizeof(int); return &"
                LC_DEFINED_MARK "%d; }", i, i, i);
+    } else if (edits[e].kind == EDIT_STRUCT || edits[e].kind == EDIT_POINTEES) {
+      int i = edits[e].index;
+      const char *prefix = edits[e].kind == EDIT_STRUCT ? LC_PROBE_PREFIX : LC_POINTEE_PREFIX;
+      lc_sb_fmt(b, " static const unsigned long long %s%d[] = ", prefix, i);
+      if (edits[e].kind == EDIT_STRUCT) lc_probe_initializer(b, &sc->structs[i], false);
+      else lc_probe_pointees(b, &sc->kernels[i]);
+      lc_sb_fmt(b, "; LC_SIM_EXPORT void *__lc_global_%s%d(size_t *bytes) { *bytes = sizeof "
+                "%s%d; return (void *)%s%d; }", prefix, i, prefix, i, prefix, i);
     } else {
       const char *name = sc->globals[edits[e].index].name;
       lc_sb_fmt(b, " LC_SIM_EXPORT void *__lc_global_%s(size_t *bytes) "
