@@ -1,9 +1,12 @@
 -- The simulator's precompiled head (src/backend/sim/pch.c): the runtime's
 -- headers and the prelude, precompiled by GCC once per compiler, flags and
--- header text into the disk cache, then read by every module's compile.
--- A wrapper around the compiler counts the precompilations and records,
--- from GCC's -H output, the compiles that read the precompiled head
--- ("! .../luacuda_sim.h.gch") rather than its text.
+-- header text into the disk cache, then read by every module's compile;
+-- and the runtime's object (kernels/sim_runtime_impl.h), compiled once
+-- beside it and linked into every module.
+-- A wrapper around the compiler counts the precompilations and the
+-- runtime's compiles, and records, from GCC's -H output, the modules'
+-- compiles that read the precompiled head ("! .../luacuda_sim.h.gch")
+-- rather than its text.
 local luacuda = require "luacuda"
 local S = require "spec.support"
 
@@ -27,14 +30,14 @@ describe("the simulator's precompiled head", function()
     f:close()
     f = assert(io.open(wrapper, "w"))
     f:write(([[#!/bin/sh
-case " $* " in *" c++-header "*) echo x >> %s/builds ;; esac
+case " $* " in *" c++-header "*) echo x >> %s/builds ;; *"/runtime.cc "*) echo x >> %s/runtimes ;; esac
 %s -I%s/sys -H "$@" 2> %s/err.$$
 rc=$?
-grep -h '^! .*luacuda_sim.h.gch' %s/err.$$ >> %s/used
+case " $* " in *"/runtime.cc "*) ;; *) grep -h '^! .*luacuda_sim.h.gch' %s/err.$$ >> %s/used ;; esac
 grep -v '^\.' %s/err.$$ >&2
 rm -f %s/err.$$
 exit $rc
-]]):format(dir, os.getenv("LUACUDA_CXX") or "c++", dir, dir, dir, dir, dir, dir))
+]]):format(dir, dir, os.getenv("LUACUDA_CXX") or "c++", dir, dir, dir, dir, dir, dir))
     f:close()
     assert(sh("chmod +x " .. wrapper))
   end)
@@ -85,6 +88,61 @@ exit $rc
     assert.equal(1, builds())
     assert.equal(3, used())
     assert.equal(1, #entries())
+  end)
+
+  it_gcc("comes with the runtime's object, compiled once and linked into every module", function()
+    -- barriers and warp functions: the runtime's fibers, in its object
+    local script = [[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile([=[
+        extern "C" __global__ void sum(const int *x, int *out) {
+          __shared__ int s[64];
+          s[threadIdx.x] = x[threadIdx.x];
+          __syncthreads();
+          for (int k = 32; k > 0; k >>= 1) {
+            if (threadIdx.x < k) s[threadIdx.x] += s[threadIdx.x + k];
+            __syncthreads();
+          }
+          int v = __shfl_down_sync(0xffffffffu, (int)threadIdx.x, 1);
+          if (threadIdx.x == 0) out[0] = s[0] * 100 + v;
+          if (threadIdx.x == 9 && out[1] == 1) __trap();
+        }]=])
+      local x = luacuda.to_device(luacuda.arange(64, "int32"))
+      local out = luacuda.to_device({0, 0}, {dtype = "int32"})
+      m.sum[{1, 64}](x, out)
+      print("sum", out:copy_to_host()[1])
+      out[2] = 1
+      print(pcall(function() m.sum[{1, 64}](x, out); luacuda.synchronize() end))
+    ]]
+    for _ = 1, 2 do
+      local ok, out = sh(("LUACUDA_CACHE_DIR=%s/cache LUACUDA_CXX=%s lua5.4 -e %q")
+                         :format(dir, wrapper, script))
+      assert.is_true(ok, out)
+      assert.truthy(out:find("sum\t201601", 1, true), out)
+      assert.truthy(out:find("__trap() called in block (0, 0, 0), thread (9, 0, 0)", 1, true), out)
+    end
+    compile(10)
+    assert.equal(1, lines("runtimes"))
+    assert.equal(2, used())           -- the first process's module and compile(10)
+    local _, files = sh("ls " .. dir .. "/cache")
+    assert.equal(1, select(2, files:gsub("simrt%-%x+%.o", "")), files)
+  end)
+
+  it_gcc("links a module that needs the C++ library with it", function()
+    -- operator new is the C++ library's: the link without it fails, and the
+    -- module is linked again with it
+    local script = [[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile([=[
+        extern "C" __global__ void f(int *o) { int *p = new int(41); o[0] = *p + 1; delete p; }]=])
+      local o = luacuda.to_device({0}, {dtype = "int32"})
+      m.f[{1, 1}](o)
+      print("value", o:copy_to_host()[1])
+    ]]
+    local ok, out = sh(("LUACUDA_CACHE_DIR=%s/cache LUACUDA_CXX=%s lua5.4 -e %q")
+                       :format(dir, wrapper, script))
+    assert.is_true(ok, out)
+    assert.truthy(out:find("value\t42", 1, true), out)
   end)
 
   it_gcc("is not built with LUACUDA_SIM_PCH=0", function()

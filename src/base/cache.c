@@ -396,6 +396,7 @@ int lc_cache_clear(void) {
     /* only our own files: sim-<key>.so, cuda-<key>.cubin, pch-<key>.gch, tmp-... */
     if (strncmp(e->d_name, "sim-", 4) != 0 && strncmp(e->d_name, "cuda-", 5) != 0 &&
         strncmp(e->d_name, "nvrtc-", 6) != 0 && strncmp(e->d_name, "pch-", 4) != 0 &&
+        strncmp(e->d_name, "simrt-", 6) != 0 &&
         strncmp(e->d_name, "tmp-", 4) != 0)
       continue;
     if (unlinkat(dfd, e->d_name, 0) == 0) removed++;

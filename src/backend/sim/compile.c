@@ -40,7 +40,9 @@ extern char **environ;
 LC_EMBED_KERNEL(lc_sim_abi_source, "sim_abi.h");   /* kernels/abi.h in front */
 LC_EMBED(lc_sim_runtime_source, "kernels/sim_runtime.h");
 LC_EMBED(lc_sim_math_source, "kernels/sim_math.h");
-extern const char lc_sim_abi_source[], lc_sim_runtime_source[], lc_sim_math_source[];
+LC_EMBED(lc_sim_runtime_impl_source, "kernels/sim_runtime_impl.h");
+extern const char lc_sim_abi_source[], lc_sim_runtime_source[], lc_sim_math_source[],
+    lc_sim_runtime_impl_source[];
 
 /* The simulator's versions of CUDA's own headers (kernels/sim_include/),
 ** written for each compilation into its directory's include/, which the
@@ -181,9 +183,11 @@ static void add_named(lc_strbuf *b, const lc_source *src) {
 }
 
 /* The module's text: the head (the runtime's headers and the prelude, the
-** same for every module: pch.c precompiles it), then the user's part;
-** *head is where the user's part starts. */
-static void compose(lc_strbuf *b, const lc_source *src, size_t *head) {
+** same for every module: pch.c precompiles it), the runtime's definitions
+** (sim_runtime_impl.h: pch.c compiles them once into an object), then the
+** user's part. *head is where the definitions start, *user where the
+** user's part does. */
+static void compose(lc_strbuf *b, const lc_source *src, size_t *head, size_t *user) {
   lc_sb_str(b, "#line 1 \"luacuda/sim_abi.h\"\n");
   lc_sb_str(b, lc_sim_abi_source);
   lc_sb_str(b, "\n#line 1 \"luacuda/sim_runtime.h\"\n");
@@ -192,10 +196,24 @@ static void compose(lc_strbuf *b, const lc_source *src, size_t *head) {
   lc_sb_str(b, lc_sim_math_source);
   lc_sb_str(b, "\n#line 1 \"luacuda/prelude.cuh\"\n");
   size_t len = lc_ksource_head_len(src->name);
-  *head = b->n + strlen(lc_prelude_source);    /* the #line of the user's part follows */
+  *head = *user = b->n + strlen(lc_prelude_source);   /* the #line of the user's part follows */
   if (lc_sb_room(b, len + 1)) {
     lc_ksource_head(b->p + b->n, src->name);
     b->n += len;
+    /* the definitions go between the prelude and the user's #line */
+    size_t nline = b->n - *head;
+    char *line = malloc(nline + 1);
+    if (line == NULL) {
+      b->oom = true;
+      return;
+    }
+    memcpy(line, b->p + *head, nline);
+    b->n = *head;
+    lc_sb_str(b, "\n#line 1 \"luacuda/sim_runtime_impl.h\"\n");
+    lc_sb_str(b, lc_sim_runtime_impl_source);
+    *user = b->n;
+    lc_sb_add(b, line, nline);
+    free(line);
   }
   add_user_source(b, src);
   add_named(b, src);
@@ -270,20 +288,33 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *i
 /* Linking is a step of its own, with no optimisation flags: given
 ** -ffast-math (or -funsafe-math-optimizations) at link time, GCC before 13
 ** links crtfastmath into shared objects too, whose constructor turns on
-** flush-to-zero in the thread that loads the module: the host program's. */
-static void link_argv(const char **argv, const char *cxx, const char *out, const char *obj) {
+** flush-to-zero in the thread that loads the module: the host program's.
+** It is tried first without the C++ library, whose symbols the linker
+** would read for nothing for most kernels (a third of a small kernel's
+** link): every symbol must then be found (--no-undefined), and a module
+** that needs the C++ library (new, a static local's guard) is linked again
+** with it (lean false). obj2: the runtime's object, or NULL. */
+static void link_argv(const char **argv, const char *cxx, const char *out, const char *obj,
+                      const char *obj2, bool lean) {
   int n = 0;
   argv[n++] = cxx;
   argv[n++] = "-shared";
   argv[n++] = "-pthread";
+  if (lean) {
+    argv[n++] = "-nodefaultlibs";
+    argv[n++] = "-Wl,--no-undefined";
+  }
   argv[n++] = "-o";
   argv[n++] = out;
   argv[n++] = obj;
+  if (obj2) argv[n++] = obj2;
+  if (lean) {
+    static const char *const libs[] = {"-lm", "-lpthread", "-lc", "-lgcc_s", "-lgcc", NULL};
+    for (int i = 0; libs[i]; i++) argv[n++] = libs[i];
+  }
   argv[n] = NULL;
 }
 
-/* Run argv, collecting its stdout and stderr into log. Returns the exit
-** status (0 is success), or -1 when it could not be run. */
 int lc_sim_run_compiler(const char *const *argv, lc_strbuf *log, char *err) {
   /* close-on-exec: a compiler that another thread spawns meanwhile must
   ** not inherit this pipe, or our read would wait for that compiler too
@@ -477,8 +508,8 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   *handle = NULL;
   *log = NULL;
   lc_strbuf text = {0}, out = {0};
-  size_t head;
-  compose(&text, src, &head);
+  size_t head, user;
+  compose(&text, src, &head, &user);
   if (text.oom) {
     free(text.p);
     snprintf(err, LC_ERRLEN, "out of memory composing the source");
@@ -487,7 +518,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   const char *cxx = getenv("LUACUDA_CXX");
   if (cxx == NULL || *cxx == '\0') cxx = "c++";
   const char *tmp = getenv("TMPDIR");
-  char dir[512], in[600], obj[600], so[600], depfile[600], include[600], pch[600];
+  char dir[512], in[600], obj[600], so[600], depfile[600], include[600], pch[600], rt[600];
   snprintf(dir, sizeof dir, "%s/luacuda-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (mkdtemp(dir) == NULL) {
     snprintf(err, LC_ERRLEN, "cannot make a directory in %.300s: %s",
@@ -500,7 +531,9 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   snprintf(depfile, sizeof depfile, "%s/kernel.d", dir);
   snprintf(include, sizeof include, "-I%s/include", dir);
   snprintf(pch, sizeof pch, "%s/" LC_SIM_PCH_HEAD ".gch", dir);
-  const char *argv[32 + 64], *largv[8];
+  snprintf(rt, sizeof rt, "%s/" LC_SIM_RT_OBJECT, dir);
+  snprintf(so, sizeof so, "%s/kernel.so", dir);
+  const char *argv[32 + 64], *largv[16];
   int nkey;
   build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, include, obj, in, depfile, src,
              &nkey);
@@ -520,7 +553,6 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   ** checked (the entry is never opened by name again), under a name no
   ** other module had (dlopen takes a name it has loaded for that module);
   ** an entry that does not load is compiled anew */
-  snprintf(so, sizeof so, "%s/kernel.so", dir);
   size_t len;
   unsigned char *image = lc_cache_load("sim", &key, ".so", &len);
   if (image) {
@@ -537,7 +569,6 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
       goto done;
     }
   }
-  link_argv(largv, cxx, so, obj);
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
   /* NVRTC checks the source meanwhile (check.c); what it rejects is the
@@ -549,12 +580,17 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   int nflags = head_flags(flags, LC_SIM_PCH_MAXFLAGS, cxx, src);
   void *head_rec = NULL;
   size_t nhead = 0;
-  int status = -1, linked = -1;
+  int status = -1, linked = -1, runtime = 0;
   if (write_headers(dir, err) == 0)
     linked = lc_sim_pch(dir, text.p, head, flags, nflags, identity, &head_rec, &nhead, err);
   if (linked == 1) {
-    /* the #line names the include in GCC's notes, instead of our directory */
+    runtime = lc_sim_runtime_object(dir, text.p, head, text.p + head, user - head, flags, nflags,
+                                    identity, head_rec, nhead);
+    /* the module's text: the head's include (the #line names it in GCC's
+    ** notes, instead of our directory), then the definitions unless the
+    ** runtime's object has them */
     static const char include_head[] = "#line 1 \"luacuda/sim\"\n#include \"" LC_SIM_PCH_HEAD "\"";
+    if (runtime) head = user;
     head -= sizeof include_head - 1;
     memcpy(text.p + head, include_head, sizeof include_head - 1);
   } else {
@@ -562,7 +598,14 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   }
   if (linked >= 0 && lc_sim_write_file(in, text.p + head, text.n - head, err) == 0) {
     status = lc_sim_run_compiler(argv, &out, err);
-    if (status == 0) status = lc_sim_run_compiler(largv, &out, err);
+    if (status == 0) {
+      link_argv(largv, cxx, so, obj, runtime ? rt : NULL, true);
+      if (lc_sim_run_compiler(largv, &out, err) != 0) {
+        out.n = 0;              /* what the lean link missed is not the user's error */
+        link_argv(largv, cxx, so, obj, runtime ? rt : NULL, false);
+        status = lc_sim_run_compiler(largv, &out, err);
+      }
+    }
   }
   char *nlog = NULL, nerr[LC_ERRLEN];
   int crc = lc_sim_check_wait(&check, &nlog, nerr);
@@ -579,6 +622,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
     store_in_cache(so, &key, depfile, dir, head_rec, nhead, &start);
   }
   free(head_rec);
+  unlink(rt);
   unlink(pch);
   snprintf(pch, sizeof pch, "%s/" LC_SIM_PCH_HEAD, dir);
   unlink(pch);

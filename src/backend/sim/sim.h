@@ -45,6 +45,16 @@ bool lc_sim_read_file(lc_strbuf *b, const char *path);
 #define LC_SIM_PCH_MAXFLAGS 32
 int lc_sim_pch(const char *dir, const char *head, size_t n, const char *const *flags,
                int nflags, const char *identity, void **rec, size_t *nrec, char *err);
+/* With the precompiled head linked in dir (lc_sim_pch returned 1, *rec):
+** the runtime's definitions, impl[0 .. nimpl) (kernels/sim_runtime_impl.h),
+** compiled once per head, definitions, flags and compiler into an object
+** in the disk cache, written to dir/LC_SIM_RT_OBJECT for the module's link,
+** so that the module's text need not hold them. 1 when it is there, 0 when
+** not (the module's text must then hold them). */
+#define LC_SIM_RT_OBJECT "luacuda_runtime.o"
+int lc_sim_runtime_object(const char *dir, const char *head, size_t nhead, const char *impl,
+                          size_t nimpl, const char *const *flags, int nflags,
+                          const char *identity, const void *rec, size_t nrec);
 
 /* ---- the parity check with NVRTC (check.c) ----
 ** LC_OK when NVRTC accepts src as the CUDA backend would compile it, or
