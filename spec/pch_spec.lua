@@ -152,6 +152,15 @@ exit $rc
     assert.equal(0, #entries())
   end)
 
+  it("is turned off only by LUACUDA_SIM_PCH=0, never by a misread value", function()
+    local ok, out = S.lua_run("LUACUDA_SIM_PCH=2", 'require "luacuda"')
+    assert.is_false(ok)
+    assert.truthy(out:find("LUACUDA_SIM_PCH=2 is out of range (0 to 1)", 1, true), out)
+    ok, out = S.lua_run("LUACUDA_SIM_PCH=off", 'require "luacuda"')
+    assert.is_false(ok)
+    assert.truthy(out:find("LUACUDA_SIM_PCH=off is not a whole number", 1, true), out)
+  end)
+
   it_gcc("is one per set of flags that change the head", function()
     compile(10)
     compile(20, '"--use_fast_math"')
