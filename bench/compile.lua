@@ -99,8 +99,8 @@ for _, check in ipairs({"0", "1"}) do
   B.sh("rm -rf " .. tmp)
   local c, t, h = median(cold.cold), median(cold.trivial), median(hit.hit)
   print(("%s: cold compile %.3f s (median of %d), trivial .so %.3f s, first compile "
-         .. "(precompiling the head, where there is one) %.3f s, cache hit %.2f ms"):format(label, c, N, t,
-                                                                      cold.first[1], h * 1e3))
+         .. "(precompiling the head, where there is one) %.3f s, cache hit %.2f ms")
+        :format(label, c, N, t, cold.first[1], h * 1e3))
   figure(("sim cold compile / trivial .so, %s"):format(label), c / t, 2.5, "", "%.2f")
   figure(("sim cache hit, %s"):format(label), h * 1e3, 5, " ms", "%.2f")
 end

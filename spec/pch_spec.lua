@@ -30,7 +30,10 @@ describe("the simulator's precompiled head", function()
     f:close()
     f = assert(io.open(wrapper, "w"))
     f:write(([[#!/bin/sh
-case " $* " in *" c++-header "*) echo x >> %s/builds ;; *"/runtime.cc "*) echo x >> %s/runtimes ;; esac
+case " $* " in
+  *" c++-header "*) echo x >> %s/builds ;;
+  *"/runtime.cc "*) echo x >> %s/runtimes ;;
+esac
 %s -I%s/sys -H "$@" 2> %s/err.$$
 rc=$?
 case " $* " in *"/runtime.cc "*) ;; *) grep -h '^! .*luacuda_sim.h.gch' %s/err.$$ >> %s/used ;; esac
@@ -59,8 +62,8 @@ exit $rc
   local function compile(k, opts, env)
     local script = ([[
       local luacuda = require "luacuda"
-      local m = luacuda.compile('extern "C" __global__ void f(int *o) { o[threadIdx.x] = threadIdx.x + %d; }',
-                                {options = {%s}})
+      local m = luacuda.compile('extern "C" __global__ void f(int *o) { '
+                                .. 'o[threadIdx.x] = threadIdx.x + %d; }', {options = {%s}})
       local o = luacuda.device_array(4, "int32")
       m.f[{1, 4}](o)
       print(table.concat(o:copy_to_host():totable(), ","))

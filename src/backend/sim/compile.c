@@ -467,7 +467,8 @@ static int write_headers(const char *dir, char *err) {
         return -1;
       }
     }
-    if (lc_sim_write_file(path, sim_headers[i].text, strlen(sim_headers[i].text), err) != 0) return -1;
+    const char *text = sim_headers[i].text;
+    if (lc_sim_write_file(path, text, strlen(text), err) != 0) return -1;
   }
   return 0;
 }
@@ -557,7 +558,8 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   unsigned char *image = lc_cache_load("sim", &key, ".so", &len);
   if (image) {
     char ignored[LC_ERRLEN];
-    bool hit = lc_sim_write_file(so, (const char *)image, len, ignored) == 0 && load(so, handle, ignored);
+    bool hit = lc_sim_write_file(so, (const char *)image, len, ignored) == 0 &&
+               load(so, handle, ignored);
     free(image);
     if (hit) {
       /* compiled before; checked before too, unless NVRTC came since */
@@ -589,7 +591,8 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
     /* the module's text: the head's include (the #line names it in GCC's
     ** notes, instead of our directory), then the definitions unless the
     ** runtime's object has them */
-    static const char include_head[] = "#line 1 \"luacuda/sim\"\n#include \"" LC_SIM_PCH_HEAD "\"";
+    static const char include_head[] =
+        "#line 1 \"luacuda/sim\"\n#include \"" LC_SIM_PCH_HEAD "\"";
     if (runtime) head = user;
     head -= sizeof include_head - 1;
     memcpy(text.p + head, include_head, sizeof include_head - 1);
