@@ -12,9 +12,10 @@ local S = require "spec.support"
 
 local sh = S.sh
 
--- GCC only: Clang's precompiled headers are another format
-local gcc = S.backend == "sim" and
-  select(2, sh((os.getenv("LUACUDA_CXX") or "c++") .. " --version")):find("Free Software") ~= nil
+-- GCC only: Clang's precompiled headers are another format (asked without
+-- a sanitizer's LD_PRELOAD, as the simulator runs the compiler)
+local gcc = S.backend == "sim" and select(2, sh("env -u LD_PRELOAD " ..
+  (os.getenv("LUACUDA_CXX") or "c++") .. " --version")):find("Free Software") ~= nil
 local it_gcc = gcc and it or pending
 
 describe("the simulator's precompiled head", function()
@@ -193,14 +194,20 @@ exit $rc
   it_gcc("is rebuilt, never read, when damaged or truncated", function()
     compile(10)
     local entry = entries()[1]
-    assert(sh(("printf 'DAMAGED-DAMAGED' | dd of=%s bs=1 seek=1000000 conv=notrunc")
-              :format(entry)))
+    local f = assert(io.open(entry, "r+b"))
+    f:seek("set", 1000000)
+    f:write("DAMAGED-DAMAGED")
+    f:close()
     compile(20)
     assert.equal(2, builds())
     assert.equal(2, used())
-    local _, bytes = sh(("dd if=%s bs=1 skip=1000000 count=15"):format(entry))
-    assert.falsy(bytes:find("DAMAGED-DAMAGED", 1, true), bytes)
-    assert(sh("truncate -s 1000000 " .. entry))
+    f = assert(io.open(entry, "rb"))
+    local head = f:read(1000000)
+    assert.are_not.equal("DAMAGED-DAMAGED", f:read(15))   -- rebuilt whole
+    f:close()
+    f = assert(io.open(entry, "wb"))      -- truncated
+    f:write(head)
+    f:close()
     compile(30)
     assert.equal(3, builds())
     assert.equal(3, used())
