@@ -126,10 +126,17 @@ struct __lc_block {
   jmp_buf abort;           // unwinds the block on an error
 };
 
-static thread_local uint3 __lc_threadIdx, __lc_blockIdx;
-static thread_local dim3 __lc_blockDim, __lc_gridDim;
-static thread_local __lc_block *__lc_current;
-static thread_local __lc_fiber __lc_fibers[LC_MAX_BLOCK_THREADS];   // one per thread
+// The runtime's functions that are neither templates nor inline are
+// defined in sim_runtime_impl.h, compiled once into an object that every
+// module links (src/backend/sim/pch.c), or into the module itself where
+// there is no such object: declared here, hidden in the module. The state
+// they share with the kernels is __thread (not thread_local: no wrapper
+// function on every use), one copy per module and worker.
+#define LC_RT extern __attribute__((visibility("hidden")))
+LC_RT __thread uint3 __lc_threadIdx, __lc_blockIdx;
+LC_RT __thread dim3 __lc_blockDim, __lc_gridDim;
+LC_RT __thread __lc_block *__lc_current;
+LC_RT __thread __lc_fiber __lc_fibers[LC_MAX_BLOCK_THREADS];   // one per thread
 
 #define threadIdx __lc_threadIdx
 #define blockIdx __lc_blockIdx
@@ -141,9 +148,7 @@ static inline uint3 __lc_tid_of(unsigned t) {
   return uint3{t % bx, (t / bx) % by, t / (bx * by)};
 }
 
-static void __lc_vmessage(__lc_block *b, const char *fmt, va_list ap) {
-  vsnprintf(b->worker->error, LC_SIM_ERRLEN, fmt, ap);
-}
+LC_RT void __lc_vmessage(__lc_block *b, const char *fmt, va_list ap);
 
 // ---- context switch -----------------------------------------------------
 // __lc_jump(save, to) saves the running context in *save and resumes the
@@ -153,7 +158,9 @@ static void __lc_vmessage(__lc_block *b, const char *fmt, va_list ap) {
 // an indirect jump predicts well and a return mispredicts at every switch.
 // A new fiber's stack resumes at __lc_fiber_start with its argument.
 extern "C" void __lc_fiber_start(void);
-extern "C" __attribute__((used, noreturn)) void __lc_fiber_main(__lc_block *b);
+extern "C" __attribute__((noreturn, visibility("hidden"))) void __lc_fiber_main(__lc_block *b);
+// A fresh stack for a fiber that starts at __lc_fiber_main(arg).
+LC_RT void *__lc_stack_init(void *base, size_t size, void *arg);
 
 #if defined(__x86_64__)
 __attribute__((always_inline)) static inline void __lc_jump(void **save, void *to) {
@@ -178,63 +185,11 @@ __attribute__((always_inline)) static inline void __lc_jump(void **save, void *t
                      "memory", "cc");
 }
 
-__asm__(".pushsection .text\n"
-        ".p2align 4\n"
-        ".globl __lc_fiber_start\n.hidden __lc_fiber_start\n.type __lc_fiber_start, @function\n"
-        "__lc_fiber_start:\n"
-        "  movq %rbp, %rdi\n"
-        "  xorl %ebp, %ebp\n"
-        "  andq $-16, %rsp\n"
-        "  call __lc_fiber_main\n"
-        "  ud2\n"
-        ".size __lc_fiber_start, . - __lc_fiber_start\n"
-        ".popsection\n");
-
-// A fresh stack: the argument where rbp is restored from, then the start.
-static void *__lc_stack_init(void *base, size_t size, void *arg) {
-  uintptr_t top = ((uintptr_t)base + size) & ~(uintptr_t)15;
-  void **sp = (void **)(top - 32);
-  sp[0] = arg;
-  sp[1] = (void *)__lc_fiber_start;
-  return sp;
-}
 #elif defined(__aarch64__)
 // aarch64: an out-of-line switch saving the callee-saved registers.
 extern "C" void __lc_switch(void **save, void *to);
-__asm__(".pushsection .text\n"
-        ".p2align 4\n"
-        ".globl __lc_switch\n.hidden __lc_switch\n.type __lc_switch, %function\n"
-        "__lc_switch:\n"
-        "  sub sp, sp, #160\n"
-        "  stp x19, x20, [sp, #0]\n  stp x21, x22, [sp, #16]\n  stp x23, x24, [sp, #32]\n"
-        "  stp x25, x26, [sp, #48]\n  stp x27, x28, [sp, #64]\n  stp x29, x30, [sp, #80]\n"
-        "  stp d8, d9, [sp, #96]\n  stp d10, d11, [sp, #112]\n  stp d12, d13, [sp, #128]\n"
-        "  stp d14, d15, [sp, #144]\n"
-        "  mov x2, sp\n  str x2, [x0]\n  mov sp, x1\n"
-        "  ldp x19, x20, [sp, #0]\n  ldp x21, x22, [sp, #16]\n  ldp x23, x24, [sp, #32]\n"
-        "  ldp x25, x26, [sp, #48]\n  ldp x27, x28, [sp, #64]\n  ldp x29, x30, [sp, #80]\n"
-        "  ldp d8, d9, [sp, #96]\n  ldp d10, d11, [sp, #112]\n  ldp d12, d13, [sp, #128]\n"
-        "  ldp d14, d15, [sp, #144]\n"
-        "  add sp, sp, #160\n"
-        "  ret\n"
-        ".size __lc_switch, . - __lc_switch\n"
-        ".globl __lc_fiber_start\n.hidden __lc_fiber_start\n.type __lc_fiber_start, %function\n"
-        "__lc_fiber_start:\n"
-        "  mov x0, x19\n"
-        "  bl __lc_fiber_main\n"
-        "  brk #0\n"
-        ".size __lc_fiber_start, . - __lc_fiber_start\n"
-        ".popsection\n");
 static inline void __lc_jump(void **save, void *to) { __lc_switch(save, to); }
 
-static void *__lc_stack_init(void *base, size_t size, void *arg) {
-  uintptr_t top = ((uintptr_t)base + size) & ~(uintptr_t)15;
-  void **sp = (void **)(top - 160);
-  for (int i = 0; i < 20; i++) sp[i] = 0;
-  sp[0] = arg;                                  // x19
-  sp[11] = (void *)__lc_fiber_start;            // x30, where ret goes
-  return sp;
-}
 #else
 // Elsewhere: one ucontext per fiber, kept at the top of its stack.
 #include <ucontext.h>
@@ -243,62 +198,25 @@ static inline void __lc_jump(void **save, void *to) {
   *save = &here;
   swapcontext(&here, (ucontext_t *)to);
 }
-static void __lc_ucontext_entry(unsigned lo, unsigned hi) {
-  __lc_fiber_main((__lc_block *)(((uintptr_t)hi << 32) | lo));
-}
-static void *__lc_stack_init(void *base, size_t size, void *arg) {
-  ucontext_t *uc = (ucontext_t *)(((uintptr_t)base + size - sizeof(ucontext_t)) & ~(uintptr_t)15);
-  getcontext(uc);
-  uc->uc_stack.ss_sp = base;
-  uc->uc_stack.ss_size = (char *)uc - (char *)base;
-  uc->uc_link = NULL;
-  uintptr_t a = (uintptr_t)arg;
-  makecontext(uc, (void (*)())__lc_ucontext_entry, 2, (unsigned)a, (unsigned)(a >> 32));
-  return uc;
-}
 #endif
 
 // Describe thread t as "(x, y, z)".
-static const char *__lc_thread_name(unsigned t, char *buf, size_t n) {
-  uint3 v = __lc_tid_of(t);
-  snprintf(buf, n, "(%u, %u, %u)", v.x, v.y, v.z);
-  return buf;
-}
+LC_RT const char *__lc_thread_name(unsigned t, char *buf, size_t n);
 
 // Record an error and unwind the block: from the worker's own stack at
 // once, from a fiber by resuming the worker's stack (thread b->host's
 // context), which then unwinds.
 __attribute__((noreturn, format(printf, 1, 2)))
-static void __lc_fail(const char *fmt, ...) {
-  __lc_block *b = __lc_current;
-  va_list ap;
-  va_start(ap, fmt);
-  __lc_vmessage(b, fmt, ap);
-  va_end(ap);
-  b->failed = true;
-  if (b->cur == b->host || !b->fibers) longjmp(b->abort, 1);
-  void *dead;
-  __lc_jump(&dead, b->f[b->host].sp);
-  __builtin_unreachable();
-}
+LC_RT void __lc_fail(const char *fmt, ...);
 
 // __trap() and a failed assert end the launch with an error naming the
 // thread, as on a GPU (where they are launch failures). An <assert.h>
 // included again by the kernel source restores the C library's assert,
 // whose abort() is caught as a fault (sim/fault.c).
 __attribute__((noinline, cold, noreturn))
-static void __lc_assert_fail(const char *expr, const char *file, int line) {
-  char t[48];
-  __lc_fail("assertion '%s' failed at %s:%d in block (%u, %u, %u), thread %s", expr, file,
-            line, __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
-            __lc_thread_name(__lc_current->cur, t, sizeof t));
-}
+LC_RT void __lc_assert_fail(const char *expr, const char *file, int line);
 __attribute__((noinline, cold, noreturn))
-static void __trap() {
-  char t[48];
-  __lc_fail("__trap() called in block (%u, %u, %u), thread %s", __lc_blockIdx.x,
-            __lc_blockIdx.y, __lc_blockIdx.z, __lc_thread_name(__lc_current->cur, t, sizeof t));
-}
+LC_RT void __trap();
 #undef assert
 #ifdef NDEBUG
 #define assert(e) ((void)0)
@@ -338,114 +256,16 @@ static const char *__lc_warp_name(int op) {
 }
 
 __attribute__((noinline, cold, noreturn))
-static void __lc_warp_width(int op, int width) {
-  char t[48];
-  __lc_fail("%s: width %d is not a power of 2 from 1 to 32 (thread %s of block (%u, %u, %u))",
-            __lc_warp_name(op), width, __lc_thread_name(__lc_current->cur, t, sizeof t),
-            __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z);
-}
+LC_RT void __lc_warp_width(int op, int width);
 
 __attribute__((noinline, cold, noreturn))
-static void __lc_warp_mask(int op, unsigned mask) {
-  char t[48];
-  unsigned me = __lc_current->cur;
-  __lc_fail("%s: mask 0x%08x does not name the calling thread %s (lane %u) of block "
-            "(%u, %u, %u)", __lc_warp_name(op), mask, __lc_thread_name(me, t, sizeof t),
-            me % warpSize, __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z);
-}
+LC_RT void __lc_warp_mask(int op, unsigned mask);
 
 // The group of mask in warp w is complete when each of its lanes that has
 // not returned waits with that mask: compute every lane's result, release
 // them, and say so.
 __attribute__((noinline))
-static bool __lc_warp_complete(__lc_block *b, unsigned w, unsigned mask, unsigned group) {
-  __lc_fiber *f = b->f + w * warpSize;
-  unsigned first = (unsigned)__builtin_ctz(group);
-  int op = f[first].wop;
-  for (unsigned g = group; g; g &= g - 1) {
-    unsigned l = (unsigned)__builtin_ctz(g);
-    if (f[l].wmask != mask) return false;         // it waits in another group
-  }
-  for (unsigned g = group; g; g &= g - 1) {
-    unsigned l = (unsigned)__builtin_ctz(g);
-    if (f[l].wop != op || f[l].wwidth != f[first].wwidth) {
-      char t1[48], t2[48];
-      __lc_fail("warp functions of mask 0x%08x differ in block (%u, %u, %u): thread %s "
-                "called %s, thread %s %s%s", mask, __lc_blockIdx.x, __lc_blockIdx.y,
-                __lc_blockIdx.z, __lc_thread_name(w * warpSize + first, t1, sizeof t1),
-                __lc_warp_name(op), __lc_thread_name(w * warpSize + l, t2, sizeof t2),
-                __lc_warp_name(f[l].wop), f[l].wop == op ? " with another width" : "");
-    }
-  }
-  unsigned long long r = 0;
-  switch (op) {
-    case LC_W_SHFL: case LC_W_SHFL_UP: case LC_W_SHFL_DOWN: case LC_W_SHFL_XOR: {
-      unsigned width = f[first].wwidth;
-      for (unsigned g = group; g; g &= g - 1) {
-        unsigned l = (unsigned)__builtin_ctz(g), seg = l & ~(width - 1), a = f[l].warg;
-        unsigned long long j;        // the source lane; past the segment: the caller's own
-        switch (op) {
-          case LC_W_SHFL: j = seg | (a & (width - 1)); break;
-          case LC_W_SHFL_UP: j = a <= l - seg ? l - a : l; break;
-          case LC_W_SHFL_DOWN: j = (unsigned long long)(l - seg) + a < width ? l + a : l; break;
-          default: j = l ^ a; if (j >= seg + width) j = l; break;
-        }
-        // a source that takes no part: undefined in CUDA, the caller's own here
-        f[l].wres = j < 32 && (group >> j & 1) ? f[j].wval : f[l].wval;
-      }
-      goto release;
-    }
-    case LC_W_BALLOT: case LC_W_ANY: case LC_W_ALL:
-      for (unsigned g = group; g; g &= g - 1) {
-        unsigned l = (unsigned)__builtin_ctz(g);
-        if (f[l].wval) r |= 1ull << l;
-      }
-      if (op == LC_W_ANY) r = r != 0;
-      else if (op == LC_W_ALL) r = r == group;
-      break;
-    case LC_W_MATCH_ANY:
-      for (unsigned g = group; g; g &= g - 1) {
-        unsigned l = (unsigned)__builtin_ctz(g);
-        unsigned same = 0;
-        for (unsigned h = group; h; h &= h - 1) {
-          unsigned k = (unsigned)__builtin_ctz(h);
-          if (f[k].wval == f[l].wval) same |= 1u << k;
-        }
-        f[l].wres = same;
-      }
-      goto release;
-    case LC_W_MATCH_ALL:        // the mask and bit 32 (the predicate), or 0
-      r = mask | 1ull << 32;
-      for (unsigned g = group; g; g &= g - 1)
-        if (f[__builtin_ctz(g)].wval != f[first].wval) r = 0;
-      break;
-    case LC_W_ADD: case LC_W_MIN: case LC_W_MAX: case LC_W_IMIN: case LC_W_IMAX:
-    case LC_W_AND: case LC_W_OR: case LC_W_XOR: {
-      unsigned acc = (unsigned)f[first].wval;
-      for (unsigned g = group & (group - 1); g; g &= g - 1) {
-        unsigned v = (unsigned)f[__builtin_ctz(g)].wval;
-        switch (op) {
-          case LC_W_ADD: acc += v; break;
-          case LC_W_MIN: acc = v < acc ? v : acc; break;
-          case LC_W_MAX: acc = v > acc ? v : acc; break;
-          case LC_W_IMIN: acc = (int)v < (int)acc ? v : acc; break;
-          case LC_W_IMAX: acc = (int)v > (int)acc ? v : acc; break;
-          case LC_W_AND: acc &= v; break;
-          case LC_W_OR: acc |= v; break;
-          default: acc ^= v; break;
-        }
-      }
-      r = acc;
-      break;
-    }
-    default: break;             // __syncwarp
-  }
-  for (unsigned g = group; g; g &= g - 1) f[__builtin_ctz(g)].wres = r;
-release:
-  for (unsigned g = group; g; g &= g - 1) f[__builtin_ctz(g)].state = LC_RUNNABLE;
-  b->warp_wait[w] &= ~group;
-  return true;
-}
+LC_RT bool __lc_warp_complete(__lc_block *b, unsigned w, unsigned mask, unsigned group);
 
 // Try to complete the group of mask in warp w (after an arrival or a return).
 static inline bool __lc_warp_try(__lc_block *b, unsigned w, unsigned mask) {
@@ -456,13 +276,7 @@ static inline bool __lc_warp_try(__lc_block *b, unsigned w, unsigned mask) {
 
 // A lane of warp w returned while others wait there: they may wait no more.
 __attribute__((noinline, cold))
-static void __lc_warp_retry(__lc_block *b, unsigned w) {
-  for (unsigned g = b->warp_wait[w]; g; g &= b->warp_wait[w]) {
-    unsigned l = (unsigned)__builtin_ctz(g);
-    __lc_warp_try(b, w, b->f[w * warpSize + l].wmask);
-    g &= ~(1u << l);
-  }
-}
+LC_RT void __lc_warp_retry(__lc_block *b, unsigned w);
 
 // Nothing can run, and threads wait in __activemask: each gets the lanes of
 // its warp that have not returned, now that they all have either returned
@@ -471,54 +285,12 @@ static void __lc_warp_retry(__lc_block *b, unsigned w) {
 // at that same call site: a divergent branch's lanes, as on a GPU. Whether
 // any did.
 __attribute__((noinline, cold))
-static bool __lc_wake_active(__lc_block *b) {
-  bool woke = false;
-  for (unsigned i = 0; i < b->nthreads; i++)
-    if (b->f[i].state == LC_AT_ACTIVE) {
-      unsigned w = i / warpSize, site = b->f[i].warg, lanes = 0;
-      if (site == 0) {
-        lanes = __lc_warp_lanes(b, w) & ~b->warp_gone[w];
-      } else {
-        for (unsigned l = 0; l < warpSize && w * warpSize + l < b->nthreads; l++) {
-          const __lc_fiber *g = &b->f[w * warpSize + l];
-          if ((g->state == LC_AT_ACTIVE || g->state == LC_WOKEN) && g->warg == site)
-            lanes |= 1u << l;
-        }
-      }
-      b->f[i].wres = lanes;
-      b->f[i].state = LC_WOKEN;      // runnable once every mask is known
-      woke = true;
-    }
-  for (unsigned i = 0; i < b->nthreads; i++)
-    if (b->f[i].state == LC_WOKEN) b->f[i].state = LC_RUNNABLE;
-  return woke;
-}
+LC_RT bool __lc_wake_active(__lc_block *b);
 
 // No thread can run: name a warp function that waits, with the lanes it
 // waits for, or else the thread that yielded.
 __attribute__((noinline, cold, noreturn))
-static void __lc_stuck(unsigned me) {
-  __lc_block *b = __lc_current;
-  char t[48];
-  for (unsigned i = 0; i < b->nthreads; i++) {
-    const __lc_fiber *f = &b->f[i];
-    if (f->state != LC_AT_WARP) continue;
-    unsigned w = i / warpSize, missing = 0;
-    unsigned group = f->wmask & __lc_warp_lanes(b, w) & ~b->warp_gone[w];
-    for (unsigned g = group; g; g &= g - 1) {
-      unsigned l = (unsigned)__builtin_ctz(g);
-      if (!(b->warp_wait[w] >> l & 1) || b->f[w * warpSize + l].wmask != f->wmask)
-        missing |= 1u << l;
-    }
-    __lc_fail("%s(0x%08x) never completes in block (%u, %u, %u): thread %s waits for "
-              "lanes 0x%08x of its warp, which wait at another barrier or with another mask",
-              __lc_warp_name(f->wop), f->wmask, __lc_blockIdx.x, __lc_blockIdx.y,
-              __lc_blockIdx.z, __lc_thread_name(i, t, sizeof t), missing);
-  }
-  __lc_fail("barrier never completes in block (%u, %u, %u): thread %s waits while no "
-            "thread can reach it", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
-            __lc_thread_name(me, t, sizeof t));
-}
+LC_RT void __lc_stuck(unsigned me);
 
 // Switch from thread me (whose state is already set) to the next thread that
 // can run, or return at once when that is me. With nobody left, the
@@ -541,76 +313,22 @@ __attribute__((always_inline)) static inline void __lc_yield(__lc_block *b, unsi
   if (b->failed && me == b->host) longjmp(b->abort, 1);
 }
 
-// A fiber's life: run the kernel for its thread, then hand over.
-static void __lc_thread_exit(__lc_block *b, unsigned me);
-extern "C" void __lc_fiber_main(__lc_block *b) {
-  b->run(b);
-  __lc_thread_exit(b, b->cur);
-  __builtin_unreachable();
-}
-
-static void __lc_thread_exit(__lc_block *b, unsigned me) {
-  char t[48];
-  b->f[me].state = LC_DONE;
-  b->done++;
-  if (b->at_block)
-    __lc_fail("barrier never completes in block (%u, %u, %u): thread %s returned while "
-              "others wait at syncthreads", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
-              __lc_thread_name(me, t, sizeof t));
-  unsigned w = me / warpSize;
-  b->warp_gone[w] |= 1u << (me % warpSize);
-  if (b->warp_wait[w]) __lc_warp_retry(b, w);
-  if (me != b->host) __lc_yield(b, me);     // never comes back
-}
+// Thread me returned: let a warp that waits for it go on, and hand over.
+LC_RT void __lc_thread_exit(__lc_block *b, unsigned me);
 
 // Turn a plain-loop block into fibers at its first barrier or warp
 // function. The loop ran threads 0..cur-1 to their end: they have
 // returned, and thread cur stays on the worker's stack.
-static void __lc_to_fibers(__lc_block *b) {
-  void **stacks = b->worker->stacks(b->worker, b->nthreads);
-  if (stacks == NULL) longjmp(b->abort, 1);
-  unsigned c = b->cur;
-  b->f = __lc_fibers;
-  b->host = c;
-  b->done = c;
-  for (unsigned w = 0; w < c / warpSize; w++) b->warp_gone[w] = 0xffffffffu;
-  if (c % warpSize) b->warp_gone[c / warpSize] = (1u << (c % warpSize)) - 1;
-  uint3 tid = {0, 0, 0};
-  for (unsigned i = 0; i < b->nthreads; i++) {
-    b->f[i].tid = tid;          // counted up: no division per thread
-    if (++tid.x == __lc_blockDim.x) {
-      tid.x = 0;
-      if (++tid.y == __lc_blockDim.y) { tid.y = 0; tid.z++; }
-    }
-    b->f[i].state = i < c ? LC_DONE : LC_RUNNABLE;
-    // stagger the stack tops: at the same page offset they would all fall
-    // into one cache set and evict each other at every switch
-    size_t color = (i * 192u) & 4095u;
-    b->f[i].sp = i > c ? __lc_stack_init(stacks[i], b->worker->stack_size - color, b) : NULL;
-  }
-  b->fibers = true;
-}
+LC_RT void __lc_to_fibers(__lc_block *b);
 
 // The cold ends of a barrier: errors, and the switch to fibers.
 __attribute__((noinline, cold, noreturn))
-static void __lc_barrier_after_return(unsigned me) {
-  char t[48];
-  __lc_fail("barrier never completes in block (%u, %u, %u): thread %s waits there after "
-            "others returned", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
-            __lc_thread_name(me, t, sizeof t));
-}
+LC_RT void __lc_barrier_after_return(unsigned me);
 
 // A block barrier first reached by a thread after thread 0 can never
 // complete: the threads before it returned without reaching it.
 __attribute__((noinline, cold))
-static void __lc_first_barrier(__lc_block *b, bool block) {
-  char t[48];
-  if (block && b->cur != 0)
-    __lc_fail("thread %s reached a barrier in block (%u, %u, %u) that threads before it "
-              "returned without reaching", __lc_thread_name(b->cur, t, sizeof t),
-              __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z);
-  __lc_to_fibers(b);
-}
+LC_RT void __lc_first_barrier(__lc_block *b, bool block);
 
 __attribute__((always_inline)) static inline int __lc_barrier(int op, int pred) {
   __lc_block *b = __lc_current;
@@ -759,25 +477,9 @@ static inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CS
 static inline bool __lc_grid_valid() { return __lc_current->launch->cooperative != 0; }
 
 __attribute__((noinline, cold, noreturn))
-static void __lc_grid_invalid() {
-  char t[48];
-  __lc_fail("this_grid().sync() in a launch that is not cooperative (launch it with "
-            "cooperative = true): thread %s of block (%u, %u, %u)",
-            __lc_thread_name(__lc_current->cur, t, sizeof t), __lc_blockIdx.x,
-            __lc_blockIdx.y, __lc_blockIdx.z);
-}
+LC_RT void __lc_grid_invalid();
 
-static void __lc_grid_sync() {
-  __lc_block *b = __lc_current;
-  if (__builtin_expect(!b->launch->cooperative, 0)) __lc_grid_invalid();
-  __lc_barrier(LC_SYNC, 0);
-  if (b->cur == 0 && b->launch->grid_sync(b->launch, b->worker) != 0) {
-    char why[LC_SIM_ERRLEN];
-    memcpy(why, b->worker->error, sizeof why);
-    __lc_fail("%s", why);
-  }
-  __lc_barrier(LC_SYNC, 0);
-}
+LC_RT void __lc_grid_sync();
 
 static inline unsigned char *__lc_dynamic_shared() { return __lc_current->worker->dynamic_shared; }
 
@@ -948,6 +650,5 @@ static constexpr size_t __lc_arity(void (*)(P...)) { return sizeof...(P); }
 #define LC_SIM_NAMED(I, ...)                                  \
   static constexpr auto __lc_named_##I = __VA_ARGS__;         \
   LC_SIM_KERNEL(__lc_named_##I)
-LC_SIM_EXPORT int __lc_sim_abi(void) { return LC_SIM_ABI; }
 
 #endif  // LUACUDA_SIM_RUNTIME_H

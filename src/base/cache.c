@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,6 +72,7 @@ static void hash_hex(const lc_hash *h, char out[33]) {
 ** is not followed. */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char dir[1024];
+static char absdir[4096];        /* dir from the root; "" when unknown */
 static int dfd = -1;             /* -1: no disk cache */
 
 /* mkdir -p */
@@ -124,6 +126,7 @@ static void find_dir(void) {
     return;
   }
   dfd = fd;
+  if (realpath(dir, absdir) == NULL) absdir[0] = '\0';
 }
 
 const char *lc_cache_dir(void) {
@@ -189,10 +192,28 @@ static int open_entry(const char *name) {
   return fd;
 }
 
-/* The contents of the entry at fd (malloc'd, one byte to spare) if its
-** trailer is whole and for key, and the headers it records read as they
-** did; else NULL. Read through fd, so what is checked is what the caller
-** then uses. */
+/* Whether the n bytes of an entry at buf are whole and for key, and the
+** headers they record read as they did; the object's length in *len. */
+static bool entry_ok(const unsigned char *buf, size_t n, const lc_hash *key, size_t *len) {
+  trailer t;
+  if (n < sizeof t) return false;
+  memcpy(&t, buf + n - sizeof t, sizeof t);
+  uint64_t a, b;
+  bool ok = memcmp(t.magic, MAGIC, 8) == 0 && t.key_a == key->a && t.key_b == key->b &&
+            t.length <= n - sizeof t && t.deps_length == n - sizeof t - t.length;
+  if (ok) {
+    checksum(buf, (size_t)t.length, buf + t.length, (size_t)t.deps_length, &a, &b);
+    ok = a == t.sum_a && b == t.sum_b;
+  }
+  /* last: it reads every header again */
+  if (ok) ok = lc_deps_check(buf + t.length, (size_t)t.deps_length);
+  *len = (size_t)t.length;
+  return ok;
+}
+
+/* The contents of the entry at fd (malloc'd, one byte to spare) if
+** entry_ok; else NULL. Read through fd, so what is checked is what the
+** caller then uses. */
 static unsigned char *read_entry(int fd, const lc_hash *key, size_t *len) {
   struct stat st;
   if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(trailer)) return NULL;
@@ -204,25 +225,10 @@ static unsigned char *read_entry(int fd, const lc_hash *key, size_t *len) {
     if (r <= 0) break;
     got += (size_t)r;
   }
-  trailer t;
-  bool ok = buf && got == n;
-  if (ok) {
-    memcpy(&t, buf + n - sizeof t, sizeof t);
-    uint64_t a, b;
-    ok = memcmp(t.magic, MAGIC, 8) == 0 && t.key_a == key->a && t.key_b == key->b &&
-         t.length <= n - sizeof t && t.deps_length == n - sizeof t - t.length;
-    if (ok) {
-      checksum(buf, (size_t)t.length, buf + t.length, (size_t)t.deps_length, &a, &b);
-      ok = a == t.sum_a && b == t.sum_b;
-    }
-    /* last: it reads every header again */
-    if (ok) ok = lc_deps_check(buf + t.length, (size_t)t.deps_length);
-  }
-  if (!ok) {
+  if (buf == NULL || got != n || !entry_ok(buf, n, key, len)) {
     free(buf);
     return NULL;
   }
-  *len = (size_t)t.length;
   return buf;
 }
 
@@ -235,6 +241,103 @@ unsigned char *lc_cache_load(const char *kind, const lc_hash *key, const char *s
   unsigned char *buf = read_entry(fd, key, len);
   close(fd);
   return buf;
+}
+
+/* ---- entries used in place ------------------------------------------------
+** The checks of entries' bytes, remembered while each stays the same file:
+** a few slots, the oldest replaced (a process uses one or two such
+** entries). Behind a mutex: several states compile at once. */
+
+#define CHECKED_SLOTS 4
+
+typedef struct checked {
+  bool used;
+  lc_hash key;
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  struct timespec mtime, ctime;
+  unsigned char *rec;     /* its record of headers */
+  size_t nrec;
+} checked;
+
+static pthread_mutex_t checked_mu = PTHREAD_MUTEX_INITIALIZER;
+static checked checks[CHECKED_SLOTS];
+static unsigned next_check;
+
+static bool same_stat(const checked *c, const struct stat *st) {
+  return c->dev == st->st_dev && c->ino == st->st_ino && c->size == st->st_size &&
+         c->mtime.tv_sec == st->st_mtim.tv_sec && c->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+         c->ctime.tv_sec == st->st_ctim.tv_sec && c->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+/* A copy of the record of the entry checked before as st for key, or NULL. */
+static unsigned char *checked_before(const lc_hash *key, const struct stat *st, size_t *nrec) {
+  unsigned char *rec = NULL;
+  pthread_mutex_lock(&checked_mu);
+  for (int i = 0; i < CHECKED_SLOTS; i++) {
+    checked *c = &checks[i];
+    if (c->used && c->key.a == key->a && c->key.b == key->b && same_stat(c, st)) {
+      rec = malloc(c->nrec + 1);
+      if (rec) memcpy(rec, c->rec, c->nrec);
+      *nrec = c->nrec;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&checked_mu);
+  return rec;
+}
+
+static void remember_check(const lc_hash *key, const struct stat *st, const void *rec,
+                           size_t nrec) {
+  unsigned char *copy = malloc(nrec + 1);
+  if (copy == NULL) return;
+  memcpy(copy, rec, nrec);
+  pthread_mutex_lock(&checked_mu);
+  checked *c = &checks[next_check++ % CHECKED_SLOTS];
+  free(c->rec);
+  *c = (checked){true, *key, st->st_dev, st->st_ino, st->st_size, st->st_mtim, st->st_ctim,
+                 copy, nrec};
+  pthread_mutex_unlock(&checked_mu);
+}
+
+bool lc_cache_check(const char *kind, const lc_hash *key, const char *suffix, char *path,
+                    size_t len, void **deps, size_t *ndeps) {
+  char name[256];
+  entry_name(kind, key, suffix, name, sizeof name);
+  *deps = NULL;
+  int fd = open_entry(name);
+  if (fd < 0) return false;
+  struct stat st;
+  bool ok = absdir[0] != '\0' && fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(trailer);
+  size_t nrec = 0;
+  unsigned char *rec = ok ? checked_before(key, &st, &nrec) : NULL;
+  if (rec) {
+    ok = lc_deps_check(rec, nrec);          /* the headers, every time */
+  } else if (ok) {
+    size_t n = (size_t)st.st_size, object;
+    void *map = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    ok = map != MAP_FAILED && entry_ok(map, n, key, &object);
+    if (ok) {
+      nrec = n - sizeof(trailer) - object;
+      rec = malloc(nrec + 1);
+      ok = rec != NULL;
+      if (ok) {
+        memcpy(rec, (unsigned char *)map + object, nrec);
+        remember_check(key, &st, rec, nrec);
+      }
+    }
+    if (map != MAP_FAILED) munmap(map, n);
+  }
+  close(fd);
+  ok = ok && (size_t)snprintf(path, len, "%s/%s", absdir, name) < len;
+  if (!ok) {
+    free(rec);
+    return false;
+  }
+  *deps = rec;
+  *ndeps = nrec;
+  return true;
 }
 
 int lc_cache_store(const char *kind, const lc_hash *key, const char *suffix, const void *data,
@@ -290,9 +393,11 @@ int lc_cache_clear(void) {
   int removed = 0;
   struct dirent *e;
   while ((e = readdir(dp)) != NULL) {
-    /* only our own files: sim-<key>.so, cuda-<key>.cubin, tmp-... */
+    /* only our own files: sim-<key>.so, cuda-<key>.cubin, pch-<key>.gch, tmp-... */
     if (strncmp(e->d_name, "sim-", 4) != 0 && strncmp(e->d_name, "cuda-", 5) != 0 &&
-        strncmp(e->d_name, "nvrtc-", 6) != 0 && strncmp(e->d_name, "tmp-", 4) != 0)
+        strncmp(e->d_name, "nvrtc-", 6) != 0 && strncmp(e->d_name, "pch-", 4) != 0 &&
+        strncmp(e->d_name, "simrt-", 6) != 0 &&
+        strncmp(e->d_name, "tmp-", 4) != 0)
       continue;
     if (unlinkat(dfd, e->d_name, 0) == 0) removed++;
   }

@@ -49,6 +49,16 @@ const char *lc_cache_dir(void);
 unsigned char *lc_cache_load(const char *kind, const lc_hash *key, const char *suffix,
                              size_t *len);
 
+/* Whether the entry is one lc_cache_load would take, checked where it lies
+** (mapped, not copied): for a large entry that another program reads by
+** name, such as a precompiled header. Its path from the root goes to
+** path, a copy of its record of headers (deps.h) to *deps (malloc'd,
+** *ndeps bytes). The check of its bytes is remembered in this process
+** while it stays the same file (inode, size, mtime and ctime, which every
+** write moves); its headers are read again every time. */
+bool lc_cache_check(const char *kind, const lc_hash *key, const char *suffix, char *path,
+                    size_t len, void **deps, size_t *ndeps);
+
 /* Write data as the entry for key, with the record of the headers read to
 ** make it (NULL: none), through a temporary file renamed into place:
 ** several processes may fill the cache at once. 0 on success. */

@@ -16,7 +16,7 @@
 
 static lc_settings settings = {
   .sim_memory = 0, .sim_guard = 64 * 1024, .sim_threads = 0,
-  .sim_stack = 128 * 1024, .sim_timeout = 0, .nvrtc_check = 1,
+  .sim_stack = 128 * 1024, .sim_timeout = 0, .nvrtc_check = 1, .sim_pch = 1,
 };
 
 const lc_settings *lc_settings_get(void) { return &settings; }
@@ -107,7 +107,8 @@ int lc_settings_load(char *err, size_t len) {
       env_count("LUACUDA_SIM_THREADS", 1, 256, &settings.sim_threads, err, len) ||
       env_size("LUACUDA_SIM_STACK", 16 * 1024, (size_t)1 << 30, &settings.sim_stack, err, len) ||
       env_seconds("LUACUDA_SIM_TIMEOUT", &settings.sim_timeout, err, len) ||
-      env_count("LUACUDA_NVRTC_CHECK", 0, 1, &settings.nvrtc_check, err, len))
+      env_count("LUACUDA_NVRTC_CHECK", 0, 1, &settings.nvrtc_check, err, len) ||
+      env_count("LUACUDA_SIM_PCH", 0, 1, &settings.sim_pch, err, len))
     return -1;
   return 0;
 }

@@ -18,6 +18,8 @@ typedef struct lc_settings {
   double sim_timeout;      /* LUACUDA_SIM_TIMEOUT: seconds; 0 for none */
   unsigned nvrtc_check;    /* LUACUDA_NVRTC_CHECK: 0 or 1 (the default): the simulator
                            ** checks its kernels with NVRTC (sim/check.c) */
+  unsigned sim_pch;        /* LUACUDA_SIM_PCH: 0 or 1 (the default): the simulator
+                           ** precompiles its runtime's headers (sim/pch.c) */
 } lc_settings;
 
 /* Read the settings (called once, by the backend's choice): 0, or -1 with

@@ -41,7 +41,9 @@ extern char **environ;
 LC_EMBED_KERNEL(lc_sim_abi_source, "sim_abi.h");   /* kernels/abi.h in front */
 LC_EMBED(lc_sim_runtime_source, "kernels/sim_runtime.h");
 LC_EMBED(lc_sim_math_source, "kernels/sim_math.h");
-extern const char lc_sim_abi_source[], lc_sim_runtime_source[], lc_sim_math_source[];
+LC_EMBED(lc_sim_runtime_impl_source, "kernels/sim_runtime_impl.h");
+extern const char lc_sim_abi_source[], lc_sim_runtime_source[], lc_sim_math_source[],
+    lc_sim_runtime_impl_source[];
 
 /* The simulator's versions of CUDA's own headers (kernels/sim_include/),
 ** written for each compilation into its directory's include/, which the
@@ -196,7 +198,12 @@ static void add_named(lc_strbuf *b, const lc_source *src) {
   lc_sb_str(b, "nullptr};\n");
 }
 
-static void compose(lc_strbuf *b, const lc_source *src) {
+/* The module's text: the head (the runtime's headers and the prelude, the
+** same for every module: pch.c precompiles it), the runtime's definitions
+** (sim_runtime_impl.h: pch.c compiles them once into an object), then the
+** user's part. *head is where the definitions start, *user where the
+** user's part does. */
+static void compose(lc_strbuf *b, const lc_source *src, size_t *head, size_t *user) {
   lc_sb_str(b, "#line 1 \"luacuda/sim_abi.h\"\n");
   lc_sb_str(b, lc_sim_abi_source);
   lc_sb_str(b, "\n#line 1 \"luacuda/sim_runtime.h\"\n");
@@ -204,16 +211,60 @@ static void compose(lc_strbuf *b, const lc_source *src) {
   lc_sb_str(b, "\n#line 1 \"luacuda/sim_math.h\"\n");
   lc_sb_str(b, lc_sim_math_source);
   lc_sb_str(b, "\n#line 1 \"luacuda/prelude.cuh\"\n");
-  size_t head = lc_ksource_head_len(src->name);
-  if (lc_sb_room(b, head + 1)) {
+  size_t len = lc_ksource_head_len(src->name);
+  *head = *user = b->n + strlen(lc_prelude_source);   /* the #line of the user's part follows */
+  if (lc_sb_room(b, len + 1)) {
     lc_ksource_head(b->p + b->n, src->name);
-    b->n += head;
+    b->n += len;
+    /* the definitions go between the prelude and the user's #line */
+    size_t nline = b->n - *head;
+    char *line = malloc(nline + 1);
+    if (line == NULL) {
+      b->oom = true;
+      return;
+    }
+    memcpy(line, b->p + *head, nline);
+    b->n = *head;
+    lc_sb_str(b, "\n#line 1 \"luacuda/sim_runtime_impl.h\"\n");
+    lc_sb_str(b, lc_sim_runtime_impl_source);
+    *user = b->n;
+    lc_sb_add(b, line, nline);
+    free(line);
   }
   add_user_source(b, src);
   add_named(b, src);
 }
 
 /* ---- running the compiler ------------------------------------------------- */
+
+/* How every module is compiled (-c aside), and so its precompiled head. */
+static const char *const fixed[] = {
+  "-O2", "-fPIC", "-fvisibility=hidden", "-fno-semantic-interposition",
+  "-fno-exceptions", "-fdiagnostics-color=never", "-pthread",
+  /* a frame larger than its stack touches every page on the way down, so
+  ** it faults in the guard page instead of landing in other memory */
+  "-fstack-clash-protection", NULL
+};
+
+/* The user's options that change what the head means: the dialect and
+** fast math (its macros and its code). -D and -U are not among them: GCC
+** checks that the macros a precompiled head uses are defined as they were,
+** and reads the text when they are not. */
+static const char *head_option(const char *o) {
+  if (strncmp(o, "-std=", 5) == 0) return o;
+  if (strcmp(o, "--use_fast_math") == 0) return "-ffast-math";
+  return NULL;
+}
+
+/* The precompiled head's flags: the compiler, fixed, and head_option's. */
+static int head_flags(const char **flags, int max, const char *cxx, const lc_source *src) {
+  int n = 0;
+  flags[n++] = cxx;
+  for (int i = 0; fixed[i]; i++) flags[n++] = fixed[i];
+  for (int i = 0; i < src->noptions && n < max; i++)
+    if (head_option(src->options[i])) flags[n++] = head_option(src->options[i]);
+  return n;
+}
 
 /* The compiler's arguments: ours, then the user's options (normalised,
 ** ksource.h) that mean the same to a host compiler (-D, -I, -U, -std,
@@ -228,21 +279,14 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *i
   int n = 0;
   argv[n++] = cxx;
   argv[n++] = include;        /* -I the simulator's headers: first (argv[1]) */
-  static const char *const fixed[] = {
-    "-c", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-semantic-interposition",
-    "-fno-exceptions", "-fdiagnostics-color=never", "-pthread",
-    /* a frame larger than its stack touches every page on the way down, so
-    ** it faults in the guard page instead of landing in other memory */
-    "-fstack-clash-protection", NULL
-  };
+  argv[n++] = "-c";
   for (int i = 0; fixed[i]; i++) argv[n++] = fixed[i];
   for (int i = 0; i < src->noptions && n < max - 9; i++) {
     const char *o = src->options[i];
-    if (strncmp(o, "-D", 2) == 0 || strncmp(o, "-I", 2) == 0 || strncmp(o, "-U", 2) == 0 ||
-        strncmp(o, "-std=", 5) == 0)
+    if (strncmp(o, "-D", 2) == 0 || strncmp(o, "-I", 2) == 0 || strncmp(o, "-U", 2) == 0)
       argv[n++] = o;
-    else if (strcmp(o, "--use_fast_math") == 0)
-      argv[n++] = "-ffast-math";
+    else if (head_option(o))
+      argv[n++] = head_option(o);
   }
   *nkey = n;
   argv[n++] = "-MD";
@@ -260,21 +304,34 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *i
 /* Linking is a step of its own, with no optimisation flags: given
 ** -ffast-math (or -funsafe-math-optimizations) at link time, GCC before 13
 ** links crtfastmath into shared objects too, whose constructor turns on
-** flush-to-zero in the thread that loads the module: the host program's. */
-static void link_argv(const char **argv, const char *cxx, const char *out, const char *obj) {
+** flush-to-zero in the thread that loads the module: the host program's.
+** It is tried first without the C++ library, whose symbols the linker
+** would read for nothing for most kernels (a third of a small kernel's
+** link): every symbol must then be found (--no-undefined), and a module
+** that needs the C++ library (new, a static local's guard) is linked again
+** with it (lean false). obj2: the runtime's object, or NULL. */
+static void link_argv(const char **argv, const char *cxx, const char *out, const char *obj,
+                      const char *obj2, bool lean) {
   int n = 0;
   argv[n++] = cxx;
   argv[n++] = "-shared";
   argv[n++] = "-pthread";
+  if (lean) {
+    argv[n++] = "-nodefaultlibs";
+    argv[n++] = "-Wl,--no-undefined";
+  }
   argv[n++] = "-o";
   argv[n++] = out;
   argv[n++] = obj;
+  if (obj2) argv[n++] = obj2;
+  if (lean) {
+    static const char *const libs[] = {"-lm", "-lpthread", "-lc", "-lgcc_s", "-lgcc", NULL};
+    for (int i = 0; libs[i]; i++) argv[n++] = libs[i];
+  }
   argv[n] = NULL;
 }
 
-/* Run argv, collecting its stdout and stderr into log. Returns the exit
-** status (0 is success), or -1 when it could not be run. */
-static int run_compiler(const char *const *argv, lc_strbuf *log, char *err) {
+int lc_sim_run_compiler(const char *const *argv, lc_strbuf *log, char *err) {
   /* close-on-exec: a compiler that another thread spawns meanwhile must
   ** not inherit this pipe, or our read would wait for that compiler too
   ** (the dup2 onto the child's 1 and 2 clears the flag there) */
@@ -333,7 +390,7 @@ static int run_compiler(const char *const *argv, lc_strbuf *log, char *err) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static int write_file(const char *path, const char *data, size_t n, char *err) {
+int lc_sim_write_file(const char *path, const char *data, size_t n, char *err) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
     snprintf(err, LC_ERRLEN, "cannot write %.300s: %s", path, strerror(errno));
@@ -364,7 +421,7 @@ static void compiler_identity(const char *cxx, char *out, size_t len) {
     const char *argv[] = {cxx, "--version", NULL};
     lc_strbuf version = {0};
     char err[LC_ERRLEN];
-    int status = run_compiler(argv, &version, err);
+    int status = lc_sim_run_compiler(argv, &version, err);
     snprintf(identity, sizeof identity, "%s", status == 0 && version.p ? version.p : "unknown");
     snprintf(who, sizeof who, "%s", cxx);
     free(version.p);
@@ -373,8 +430,7 @@ static void compiler_identity(const char *cxx, char *out, size_t len) {
   pthread_mutex_unlock(&mu);
 }
 
-/* The whole file at path appended to b; false when it cannot be read. */
-static bool read_into(lc_strbuf *b, const char *path) {
+bool lc_sim_read_file(lc_strbuf *b, const char *path) {
   FILE *f = fopen(path, "rb");
   char chunk[65536];
   size_t n;
@@ -387,20 +443,25 @@ static bool read_into(lc_strbuf *b, const char *path) {
 /* A copy of the object just compiled goes into the disk cache with the
 ** headers the compiler says it read (depfile; the files of this
 ** compilation's directory dir, the source and the simulator's headers, are
-** not among them: the key has them), unless one of them changed while it
-** compiled (since: when it started): then what it read is not known. A
+** not among them: the key has them) and those its precompiled head read
+** (head_rec[0 .. nhead), deps.h's record), unless one of them changed while
+** it compiled (since: when it started): then what it read is not known. A
 ** cache that cannot be written only costs time. */
 static void store_in_cache(const char *so, const lc_hash *key, const char *depfile,
-                           const char *dir, const struct timespec *since) {
+                           const char *dir, const void *head_rec, size_t nhead,
+                           const struct timespec *since) {
   if (lc_cache_dir() == NULL) return;
   lc_strbuf rule = {0}, data = {0};
   lc_deps deps = {0};
   char own[600];
   snprintf(own, sizeof own, "%s/", dir);
-  bool ok = read_into(&rule, depfile);
+  bool ok = lc_sim_read_file(&rule, depfile);
   if (ok) {
     lc_deps_add_rule(&deps, rule.p, rule.n, own);
-    ok = !deps.failed && lc_deps_settled(&deps, since) && read_into(&data, so);
+    size_t at = 0;
+    lc_dep e;
+    while (lc_deps_next(head_rec, nhead, &at, &e)) lc_deps_add(&deps, e.path);
+    ok = !deps.failed && lc_deps_settled(&deps, since) && lc_sim_read_file(&data, so);
   }
   char ignored[LC_ERRLEN];
   if (ok) lc_cache_store("sim", key, ".so", data.p, data.n, &deps, ignored);
@@ -422,7 +483,8 @@ static int write_headers(const char *dir, char *err) {
         return -1;
       }
     }
-    if (write_file(path, sim_headers[i].text, strlen(sim_headers[i].text), err) != 0) return -1;
+    const char *text = sim_headers[i].text;
+    if (lc_sim_write_file(path, text, strlen(text), err) != 0) return -1;
   }
   return 0;
 }
@@ -463,7 +525,8 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   *handle = NULL;
   *log = NULL;
   lc_strbuf text = {0}, out = {0};
-  compose(&text, src);
+  size_t head, user;
+  compose(&text, src, &head, &user);
   if (text.oom) {
     free(text.p);
     snprintf(err, LC_ERRLEN, "out of memory composing the source");
@@ -472,7 +535,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   const char *cxx = getenv("LUACUDA_CXX");
   if (cxx == NULL || *cxx == '\0') cxx = "c++";
   const char *tmp = getenv("TMPDIR");
-  char dir[512], in[600], obj[600], so[600], depfile[600], include[600];
+  char dir[512], in[600], obj[600], so[600], depfile[600], include[600], pch[600], rt[600];
   snprintf(dir, sizeof dir, "%s/luacuda-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (mkdtemp(dir) == NULL) {
     snprintf(err, LC_ERRLEN, "cannot make a directory in %.300s: %s",
@@ -484,7 +547,10 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   snprintf(obj, sizeof obj, "%s/kernel.o", dir);
   snprintf(depfile, sizeof depfile, "%s/kernel.d", dir);
   snprintf(include, sizeof include, "-I%s/include", dir);
-  const char *argv[32 + 64], *largv[8];
+  snprintf(pch, sizeof pch, "%s/" LC_SIM_PCH_HEAD ".gch", dir);
+  snprintf(rt, sizeof rt, "%s/" LC_SIM_RT_OBJECT, dir);
+  snprintf(so, sizeof so, "%s/kernel.so", dir);
+  const char *argv[32 + 64], *largv[16];
   int nkey;
   build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, include, obj, in, depfile, src,
              &nkey);
@@ -504,12 +570,12 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   ** checked (the entry is never opened by name again), under a name no
   ** other module had (dlopen takes a name it has loaded for that module);
   ** an entry that does not load is compiled anew */
-  snprintf(so, sizeof so, "%s/kernel.so", dir);
   size_t len;
   unsigned char *image = lc_cache_load("sim", &key, ".so", &len);
   if (image) {
     char ignored[LC_ERRLEN];
-    bool hit = write_file(so, (const char *)image, len, ignored) == 0 && load(so, handle, ignored);
+    bool hit = lc_sim_write_file(so, (const char *)image, len, ignored) == 0 &&
+               load(so, handle, ignored);
     free(image);
     if (hit) {
       /* compiled before; checked before too, unless NVRTC came since */
@@ -521,17 +587,44 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
       goto done;
     }
   }
-  link_argv(largv, cxx, so, obj);
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
   /* NVRTC checks the source meanwhile (check.c); what it rejects is the
   ** error, before the host compiler's: the one the CUDA backend gives */
   lc_sim_checker check;
   lc_sim_check_start(&check, src);
-  int status = -1;
-  if (write_headers(dir, err) == 0 && write_file(in, text.p, text.n, err) == 0) {
-    status = run_compiler(argv, &out, err);
-    if (status == 0) status = run_compiler(largv, &out, err);
+  /* the head, precompiled where it can be (pch.c), then the user's part */
+  const char *flags[LC_SIM_PCH_MAXFLAGS];
+  int nflags = head_flags(flags, LC_SIM_PCH_MAXFLAGS, cxx, src);
+  void *head_rec = NULL;
+  size_t nhead = 0;
+  int status = -1, linked = -1, runtime = 0;
+  if (write_headers(dir, err) == 0)
+    linked = lc_sim_pch(dir, text.p, head, flags, nflags, identity, &head_rec, &nhead, err);
+  if (linked == 1) {
+    runtime = lc_sim_runtime_object(dir, text.p, head, text.p + head, user - head, flags, nflags,
+                                    identity, head_rec, nhead);
+    /* the module's text: the head's include (the #line names it in GCC's
+    ** notes, instead of our directory), then the definitions unless the
+    ** runtime's object has them */
+    static const char include_head[] =
+        "#line 1 \"luacuda/sim\"\n#include \"" LC_SIM_PCH_HEAD "\"";
+    if (runtime) head = user;
+    head -= sizeof include_head - 1;
+    memcpy(text.p + head, include_head, sizeof include_head - 1);
+  } else {
+    head = 0;
+  }
+  if (linked >= 0 && lc_sim_write_file(in, text.p + head, text.n - head, err) == 0) {
+    status = lc_sim_run_compiler(argv, &out, err);
+    if (status == 0) {
+      link_argv(largv, cxx, so, obj, runtime ? rt : NULL, true);
+      if (lc_sim_run_compiler(largv, &out, err) != 0) {
+        out.n = 0;              /* what the lean link missed is not the user's error */
+        link_argv(largv, cxx, so, obj, runtime ? rt : NULL, false);
+        status = lc_sim_run_compiler(largv, &out, err);
+      }
+    }
   }
   char *nlog = NULL, nerr[LC_ERRLEN];
   int crc = lc_sim_check_wait(&check, &nlog, nerr);
@@ -545,8 +638,13 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
     out.p = NULL;
   } else if (status == 0 && load(so, handle, err)) {
     rc = LC_OK;
-    store_in_cache(so, &key, depfile, dir, &start);
+    store_in_cache(so, &key, depfile, dir, head_rec, nhead, &start);
   }
+  free(head_rec);
+  unlink(rt);
+  unlink(pch);
+  snprintf(pch, sizeof pch, "%s/" LC_SIM_PCH_HEAD, dir);
+  unlink(pch);
 done:
   remove_headers(dir);
   unlink(in);

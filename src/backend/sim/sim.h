@@ -14,10 +14,47 @@
 #include "common.h"       /* LC_ERRLEN */
 #include "scan.h"
 #include "sim_abi.h"      /* kernels/ */
+#include "strbuf.h"
 
 /* Compile src into a shared object and dlopen it. On a compile error the
 ** compiler's output comes back in *log (malloc'd). */
 int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err);
+
+/* ---- running the host compiler (compile.c) ----
+** Run argv (no shell), its stdout and stderr into log: its exit status (0
+** is success), or -1 with err when it could not be run. */
+int lc_sim_run_compiler(const char *const *argv, lc_strbuf *log, char *err);
+/* Write data[0 .. n) as the file at path (mode 0600): 0, or -1 with err. */
+int lc_sim_write_file(const char *path, const char *data, size_t n, char *err);
+/* Append the whole file at path to b; false when it cannot be read. */
+bool lc_sim_read_file(lc_strbuf *b, const char *path);
+
+/* ---- the precompiled head (pch.c) ----
+** Where the compiler is GCC (its identity says so), there is a disk cache
+** and LUACUDA_SIM_PCH is not 0: write the head every module's text starts
+** with, head[0 .. n), as dir/LC_SIM_PCH_HEAD, and link
+** dir/LC_SIM_PCH_HEAD.gch to its precompiled form in the cache, built
+** there first when it is missing, stale, corrupt or foreign; the module
+** then includes the head instead of holding its text. flags: the compiler
+** and the options the module's compile shares with it (-c and the files
+** aside), at most LC_SIM_PCH_MAXFLAGS. The headers it read come back in
+** *rec (deps.h's record, malloc'd), for the module's entry. 1 when linked,
+** 0 when not (a precompiled head that cannot be had only costs time), -1
+** with err when the head cannot be written. */
+#define LC_SIM_PCH_HEAD "luacuda_sim.h"
+#define LC_SIM_PCH_MAXFLAGS 32
+int lc_sim_pch(const char *dir, const char *head, size_t n, const char *const *flags,
+               int nflags, const char *identity, void **rec, size_t *nrec, char *err);
+/* With the precompiled head linked in dir (lc_sim_pch returned 1, *rec):
+** the runtime's definitions, impl[0 .. nimpl) (kernels/sim_runtime_impl.h),
+** compiled once per head, definitions, flags and compiler into an object
+** in the disk cache, written to dir/LC_SIM_RT_OBJECT for the module's link,
+** so that the module's text need not hold them. 1 when it is there, 0 when
+** not (the module's text must then hold them). */
+#define LC_SIM_RT_OBJECT "luacuda_runtime.o"
+int lc_sim_runtime_object(const char *dir, const char *head, size_t nhead, const char *impl,
+                          size_t nimpl, const char *const *flags, int nflags,
+                          const char *identity, const void *rec, size_t nrec);
 
 /* ---- the parity check with NVRTC (check.c) ----
 ** LC_OK when NVRTC accepts src as the CUDA backend would compile it, or

@@ -1,0 +1,364 @@
+// sim_runtime_impl.h: the simulator runtime's functions that are neither
+// templates nor inline (declared in sim_runtime.h, which comes first):
+// compiled once per compiler and flags into an object every module links
+// (src/backend/sim/pch.c), so that each kernel's compile need not compile
+// them again; or into the module, after the prelude, where there is no such
+// object. Nothing here may depend on the user's source or options beyond
+// the flags that key the object (the dialect and fast math).
+#ifndef LUACUDA_SIM_RUNTIME_IMPL_H
+#define LUACUDA_SIM_RUNTIME_IMPL_H
+
+__thread uint3 __lc_threadIdx, __lc_blockIdx;
+__thread dim3 __lc_blockDim, __lc_gridDim;
+__thread __lc_block *__lc_current;
+__thread __lc_fiber __lc_fibers[LC_MAX_BLOCK_THREADS];
+
+// ---- context switch: a fiber's start (sim_runtime.h has the switch) -------
+#if defined(__x86_64__)
+__asm__(".pushsection .text\n"
+        ".p2align 4\n"
+        ".globl __lc_fiber_start\n.hidden __lc_fiber_start\n.type __lc_fiber_start, @function\n"
+        "__lc_fiber_start:\n"
+        "  movq %rbp, %rdi\n"
+        "  xorl %ebp, %ebp\n"
+        "  andq $-16, %rsp\n"
+        "  call __lc_fiber_main\n"
+        "  ud2\n"
+        ".size __lc_fiber_start, . - __lc_fiber_start\n"
+        ".popsection\n");
+
+// A fresh stack: the argument where rbp is restored from, then the start.
+void *__lc_stack_init(void *base, size_t size, void *arg) {
+  uintptr_t top = ((uintptr_t)base + size) & ~(uintptr_t)15;
+  void **sp = (void **)(top - 32);
+  sp[0] = arg;
+  sp[1] = (void *)__lc_fiber_start;
+  return sp;
+}
+#elif defined(__aarch64__)
+__asm__(".pushsection .text\n"
+        ".p2align 4\n"
+        ".globl __lc_switch\n.hidden __lc_switch\n.type __lc_switch, %function\n"
+        "__lc_switch:\n"
+        "  sub sp, sp, #160\n"
+        "  stp x19, x20, [sp, #0]\n  stp x21, x22, [sp, #16]\n  stp x23, x24, [sp, #32]\n"
+        "  stp x25, x26, [sp, #48]\n  stp x27, x28, [sp, #64]\n  stp x29, x30, [sp, #80]\n"
+        "  stp d8, d9, [sp, #96]\n  stp d10, d11, [sp, #112]\n  stp d12, d13, [sp, #128]\n"
+        "  stp d14, d15, [sp, #144]\n"
+        "  mov x2, sp\n  str x2, [x0]\n  mov sp, x1\n"
+        "  ldp x19, x20, [sp, #0]\n  ldp x21, x22, [sp, #16]\n  ldp x23, x24, [sp, #32]\n"
+        "  ldp x25, x26, [sp, #48]\n  ldp x27, x28, [sp, #64]\n  ldp x29, x30, [sp, #80]\n"
+        "  ldp d8, d9, [sp, #96]\n  ldp d10, d11, [sp, #112]\n  ldp d12, d13, [sp, #128]\n"
+        "  ldp d14, d15, [sp, #144]\n"
+        "  add sp, sp, #160\n"
+        "  ret\n"
+        ".size __lc_switch, . - __lc_switch\n"
+        ".globl __lc_fiber_start\n.hidden __lc_fiber_start\n.type __lc_fiber_start, %function\n"
+        "__lc_fiber_start:\n"
+        "  mov x0, x19\n"
+        "  bl __lc_fiber_main\n"
+        "  brk #0\n"
+        ".size __lc_fiber_start, . - __lc_fiber_start\n"
+        ".popsection\n");
+void *__lc_stack_init(void *base, size_t size, void *arg) {
+  uintptr_t top = ((uintptr_t)base + size) & ~(uintptr_t)15;
+  void **sp = (void **)(top - 160);
+  for (int i = 0; i < 20; i++) sp[i] = 0;
+  sp[0] = arg;                                  // x19
+  sp[11] = (void *)__lc_fiber_start;            // x30, where ret goes
+  return sp;
+}
+#else
+static void __lc_ucontext_entry(unsigned lo, unsigned hi) {
+  __lc_fiber_main((__lc_block *)(((uintptr_t)hi << 32) | lo));
+}
+void *__lc_stack_init(void *base, size_t size, void *arg) {
+  ucontext_t *uc = (ucontext_t *)(((uintptr_t)base + size - sizeof(ucontext_t)) & ~(uintptr_t)15);
+  getcontext(uc);
+  uc->uc_stack.ss_sp = base;
+  uc->uc_stack.ss_size = (char *)uc - (char *)base;
+  uc->uc_link = NULL;
+  uintptr_t a = (uintptr_t)arg;
+  makecontext(uc, (void (*)())__lc_ucontext_entry, 2, (unsigned)a, (unsigned)(a >> 32));
+  return uc;
+}
+#endif
+
+LC_RT void __lc_vmessage(__lc_block *b, const char *fmt, va_list ap) {
+  vsnprintf(b->worker->error, LC_SIM_ERRLEN, fmt, ap);
+}
+
+LC_RT const char *__lc_thread_name(unsigned t, char *buf, size_t n) {
+  uint3 v = __lc_tid_of(t);
+  snprintf(buf, n, "(%u, %u, %u)", v.x, v.y, v.z);
+  return buf;
+}
+
+LC_RT void __lc_fail(const char *fmt, ...) {
+  __lc_block *b = __lc_current;
+  va_list ap;
+  va_start(ap, fmt);
+  __lc_vmessage(b, fmt, ap);
+  va_end(ap);
+  b->failed = true;
+  if (b->cur == b->host || !b->fibers) longjmp(b->abort, 1);
+  void *dead;
+  __lc_jump(&dead, b->f[b->host].sp);
+  __builtin_unreachable();
+}
+
+LC_RT void __lc_assert_fail(const char *expr, const char *file, int line) {
+  char t[48];
+  __lc_fail("assertion '%s' failed at %s:%d in block (%u, %u, %u), thread %s", expr, file,
+            line, __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
+            __lc_thread_name(__lc_current->cur, t, sizeof t));
+}
+
+LC_RT void __trap() {
+  char t[48];
+  __lc_fail("__trap() called in block (%u, %u, %u), thread %s", __lc_blockIdx.x,
+            __lc_blockIdx.y, __lc_blockIdx.z, __lc_thread_name(__lc_current->cur, t, sizeof t));
+}
+
+LC_RT void __lc_warp_width(int op, int width) {
+  char t[48];
+  __lc_fail("%s: width %d is not a power of 2 from 1 to 32 (thread %s of block (%u, %u, %u))",
+            __lc_warp_name(op), width, __lc_thread_name(__lc_current->cur, t, sizeof t),
+            __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z);
+}
+
+LC_RT void __lc_warp_mask(int op, unsigned mask) {
+  char t[48];
+  unsigned me = __lc_current->cur;
+  __lc_fail("%s: mask 0x%08x does not name the calling thread %s (lane %u) of block "
+            "(%u, %u, %u)", __lc_warp_name(op), mask, __lc_thread_name(me, t, sizeof t),
+            me % warpSize, __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z);
+}
+
+LC_RT bool __lc_warp_complete(__lc_block *b, unsigned w, unsigned mask, unsigned group) {
+  __lc_fiber *f = b->f + w * warpSize;
+  unsigned first = (unsigned)__builtin_ctz(group);
+  int op = f[first].wop;
+  for (unsigned g = group; g; g &= g - 1) {
+    unsigned l = (unsigned)__builtin_ctz(g);
+    if (f[l].wmask != mask) return false;         // it waits in another group
+  }
+  for (unsigned g = group; g; g &= g - 1) {
+    unsigned l = (unsigned)__builtin_ctz(g);
+    if (f[l].wop != op || f[l].wwidth != f[first].wwidth) {
+      char t1[48], t2[48];
+      __lc_fail("warp functions of mask 0x%08x differ in block (%u, %u, %u): thread %s "
+                "called %s, thread %s %s%s", mask, __lc_blockIdx.x, __lc_blockIdx.y,
+                __lc_blockIdx.z, __lc_thread_name(w * warpSize + first, t1, sizeof t1),
+                __lc_warp_name(op), __lc_thread_name(w * warpSize + l, t2, sizeof t2),
+                __lc_warp_name(f[l].wop), f[l].wop == op ? " with another width" : "");
+    }
+  }
+  unsigned long long r = 0;
+  switch (op) {
+    case LC_W_SHFL: case LC_W_SHFL_UP: case LC_W_SHFL_DOWN: case LC_W_SHFL_XOR: {
+      unsigned width = f[first].wwidth;
+      for (unsigned g = group; g; g &= g - 1) {
+        unsigned l = (unsigned)__builtin_ctz(g), seg = l & ~(width - 1), a = f[l].warg;
+        unsigned long long j;        // the source lane; past the segment: the caller's own
+        switch (op) {
+          case LC_W_SHFL: j = seg | (a & (width - 1)); break;
+          case LC_W_SHFL_UP: j = a <= l - seg ? l - a : l; break;
+          case LC_W_SHFL_DOWN: j = (unsigned long long)(l - seg) + a < width ? l + a : l; break;
+          default: j = l ^ a; if (j >= seg + width) j = l; break;
+        }
+        // a source that takes no part: undefined in CUDA, the caller's own here
+        f[l].wres = j < 32 && (group >> j & 1) ? f[j].wval : f[l].wval;
+      }
+      goto release;
+    }
+    case LC_W_BALLOT: case LC_W_ANY: case LC_W_ALL:
+      for (unsigned g = group; g; g &= g - 1) {
+        unsigned l = (unsigned)__builtin_ctz(g);
+        if (f[l].wval) r |= 1ull << l;
+      }
+      if (op == LC_W_ANY) r = r != 0;
+      else if (op == LC_W_ALL) r = r == group;
+      break;
+    case LC_W_MATCH_ANY:
+      for (unsigned g = group; g; g &= g - 1) {
+        unsigned l = (unsigned)__builtin_ctz(g);
+        unsigned same = 0;
+        for (unsigned h = group; h; h &= h - 1) {
+          unsigned k = (unsigned)__builtin_ctz(h);
+          if (f[k].wval == f[l].wval) same |= 1u << k;
+        }
+        f[l].wres = same;
+      }
+      goto release;
+    case LC_W_MATCH_ALL:        // the mask and bit 32 (the predicate), or 0
+      r = mask | 1ull << 32;
+      for (unsigned g = group; g; g &= g - 1)
+        if (f[__builtin_ctz(g)].wval != f[first].wval) r = 0;
+      break;
+    case LC_W_ADD: case LC_W_MIN: case LC_W_MAX: case LC_W_IMIN: case LC_W_IMAX:
+    case LC_W_AND: case LC_W_OR: case LC_W_XOR: {
+      unsigned acc = (unsigned)f[first].wval;
+      for (unsigned g = group & (group - 1); g; g &= g - 1) {
+        unsigned v = (unsigned)f[__builtin_ctz(g)].wval;
+        switch (op) {
+          case LC_W_ADD: acc += v; break;
+          case LC_W_MIN: acc = v < acc ? v : acc; break;
+          case LC_W_MAX: acc = v > acc ? v : acc; break;
+          case LC_W_IMIN: acc = (int)v < (int)acc ? v : acc; break;
+          case LC_W_IMAX: acc = (int)v > (int)acc ? v : acc; break;
+          case LC_W_AND: acc &= v; break;
+          case LC_W_OR: acc |= v; break;
+          default: acc ^= v; break;
+        }
+      }
+      r = acc;
+      break;
+    }
+    default: break;             // __syncwarp
+  }
+  for (unsigned g = group; g; g &= g - 1) f[__builtin_ctz(g)].wres = r;
+release:
+  for (unsigned g = group; g; g &= g - 1) f[__builtin_ctz(g)].state = LC_RUNNABLE;
+  b->warp_wait[w] &= ~group;
+  return true;
+}
+
+LC_RT void __lc_warp_retry(__lc_block *b, unsigned w) {
+  for (unsigned g = b->warp_wait[w]; g; g &= b->warp_wait[w]) {
+    unsigned l = (unsigned)__builtin_ctz(g);
+    __lc_warp_try(b, w, b->f[w * warpSize + l].wmask);
+    g &= ~(1u << l);
+  }
+}
+
+LC_RT bool __lc_wake_active(__lc_block *b) {
+  bool woke = false;
+  for (unsigned i = 0; i < b->nthreads; i++)
+    if (b->f[i].state == LC_AT_ACTIVE) {
+      unsigned w = i / warpSize, site = b->f[i].warg, lanes = 0;
+      if (site == 0) {
+        lanes = __lc_warp_lanes(b, w) & ~b->warp_gone[w];
+      } else {
+        for (unsigned l = 0; l < warpSize && w * warpSize + l < b->nthreads; l++) {
+          const __lc_fiber *g = &b->f[w * warpSize + l];
+          if ((g->state == LC_AT_ACTIVE || g->state == LC_WOKEN) && g->warg == site)
+            lanes |= 1u << l;
+        }
+      }
+      b->f[i].wres = lanes;
+      b->f[i].state = LC_WOKEN;      // runnable once every mask is known
+      woke = true;
+    }
+  for (unsigned i = 0; i < b->nthreads; i++)
+    if (b->f[i].state == LC_WOKEN) b->f[i].state = LC_RUNNABLE;
+  return woke;
+}
+
+LC_RT void __lc_stuck(unsigned me) {
+  __lc_block *b = __lc_current;
+  char t[48];
+  for (unsigned i = 0; i < b->nthreads; i++) {
+    const __lc_fiber *f = &b->f[i];
+    if (f->state != LC_AT_WARP) continue;
+    unsigned w = i / warpSize, missing = 0;
+    unsigned group = f->wmask & __lc_warp_lanes(b, w) & ~b->warp_gone[w];
+    for (unsigned g = group; g; g &= g - 1) {
+      unsigned l = (unsigned)__builtin_ctz(g);
+      if (!(b->warp_wait[w] >> l & 1) || b->f[w * warpSize + l].wmask != f->wmask)
+        missing |= 1u << l;
+    }
+    __lc_fail("%s(0x%08x) never completes in block (%u, %u, %u): thread %s waits for "
+              "lanes 0x%08x of its warp, which wait at another barrier or with another mask",
+              __lc_warp_name(f->wop), f->wmask, __lc_blockIdx.x, __lc_blockIdx.y,
+              __lc_blockIdx.z, __lc_thread_name(i, t, sizeof t), missing);
+  }
+  __lc_fail("barrier never completes in block (%u, %u, %u): thread %s waits while no "
+            "thread can reach it", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
+            __lc_thread_name(me, t, sizeof t));
+}
+
+LC_RT void __lc_thread_exit(__lc_block *b, unsigned me) {
+  char t[48];
+  b->f[me].state = LC_DONE;
+  b->done++;
+  if (b->at_block)
+    __lc_fail("barrier never completes in block (%u, %u, %u): thread %s returned while "
+              "others wait at syncthreads", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
+              __lc_thread_name(me, t, sizeof t));
+  unsigned w = me / warpSize;
+  b->warp_gone[w] |= 1u << (me % warpSize);
+  if (b->warp_wait[w]) __lc_warp_retry(b, w);
+  if (me != b->host) __lc_yield(b, me);     // never comes back
+}
+
+extern "C" void __lc_fiber_main(__lc_block *b) {
+  b->run(b);
+  __lc_thread_exit(b, b->cur);
+  __builtin_unreachable();
+}
+
+LC_RT void __lc_to_fibers(__lc_block *b) {
+  void **stacks = b->worker->stacks(b->worker, b->nthreads);
+  if (stacks == NULL) longjmp(b->abort, 1);
+  unsigned c = b->cur;
+  b->f = __lc_fibers;
+  b->host = c;
+  b->done = c;
+  for (unsigned w = 0; w < c / warpSize; w++) b->warp_gone[w] = 0xffffffffu;
+  if (c % warpSize) b->warp_gone[c / warpSize] = (1u << (c % warpSize)) - 1;
+  uint3 tid = {0, 0, 0};
+  for (unsigned i = 0; i < b->nthreads; i++) {
+    b->f[i].tid = tid;          // counted up: no division per thread
+    if (++tid.x == __lc_blockDim.x) {
+      tid.x = 0;
+      if (++tid.y == __lc_blockDim.y) { tid.y = 0; tid.z++; }
+    }
+    b->f[i].state = i < c ? LC_DONE : LC_RUNNABLE;
+    // stagger the stack tops: at the same page offset they would all fall
+    // into one cache set and evict each other at every switch
+    size_t color = (i * 192u) & 4095u;
+    b->f[i].sp = i > c ? __lc_stack_init(stacks[i], b->worker->stack_size - color, b) : NULL;
+  }
+  b->fibers = true;
+}
+
+LC_RT void __lc_barrier_after_return(unsigned me) {
+  char t[48];
+  __lc_fail("barrier never completes in block (%u, %u, %u): thread %s waits there after "
+            "others returned", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
+            __lc_thread_name(me, t, sizeof t));
+}
+
+LC_RT void __lc_first_barrier(__lc_block *b, bool block) {
+  char t[48];
+  if (block && b->cur != 0)
+    __lc_fail("thread %s reached a barrier in block (%u, %u, %u) that threads before it "
+              "returned without reaching", __lc_thread_name(b->cur, t, sizeof t),
+              __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z);
+  __lc_to_fibers(b);
+}
+
+LC_RT void __lc_grid_invalid() {
+  char t[48];
+  __lc_fail("this_grid().sync() in a launch that is not cooperative (launch it with "
+            "cooperative = true): thread %s of block (%u, %u, %u)",
+            __lc_thread_name(__lc_current->cur, t, sizeof t), __lc_blockIdx.x,
+            __lc_blockIdx.y, __lc_blockIdx.z);
+}
+
+LC_RT void __lc_grid_sync() {
+  __lc_block *b = __lc_current;
+  if (__builtin_expect(!b->launch->cooperative, 0)) __lc_grid_invalid();
+  __lc_barrier(LC_SYNC, 0);
+  if (b->cur == 0 && b->launch->grid_sync(b->launch, b->worker) != 0) {
+    char why[LC_SIM_ERRLEN];
+    memcpy(why, b->worker->error, sizeof why);
+    __lc_fail("%s", why);
+  }
+  __lc_barrier(LC_SYNC, 0);
+}
+
+LC_SIM_EXPORT int __lc_sim_abi(void) { return LC_SIM_ABI; }
+
+#endif  // LUACUDA_SIM_RUNTIME_IMPL_H
