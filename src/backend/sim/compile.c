@@ -28,6 +28,7 @@
 #include "cache.h"
 #include "common.h"
 #include "deps.h"
+#include "env.h"
 #include "kernels.h"
 #include "strbuf.h"
 #include "ksource.h"
@@ -220,6 +221,8 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *i
     "-fstack-clash-protection", NULL
   };
   for (int i = 0; fixed[i]; i++) argv[n++] = fixed[i];
+  /* strict memory checking bounds-checks shared and local arrays (prelude) */
+  if (lc_settings_get()->sim_memcheck == 2) argv[n++] = "-DLC_SIM_STRICT=1";
   for (int i = 0; i < src->noptions && n < max - 9; i++) {
     const char *o = src->options[i];
     if (strncmp(o, "-D", 2) == 0 || strncmp(o, "-I", 2) == 0 || strncmp(o, "-U", 2) == 0 ||
