@@ -217,6 +217,7 @@ bench: deps
 	@mkdir -p bench/results
 	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/host_arrays.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/sim_kernels.lua
+	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/sim_memcheck.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/transfers.lua
 	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
 	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi
