@@ -137,6 +137,16 @@ describe("LUACUDA_SIM_MEMCHECK", function()
           __syncthreads();
           y[threadIdx.x] = tile[i][j];
         }
+        __shared__ int hits[4];
+        template <int N> __device__ float pick(int i) { __shared__ float t[N]; t[i] = 1; return t[i]; }
+        extern "C" __global__ void raw(float *y, int i, int j) {
+          __shared__ __align__(16) float tile[4][8], one;
+          tile[i][j] = 2.0f;
+          one = 1.0f;
+          __syncthreads();
+          hits[threadIdx.x % 4] = 1;
+          y[threadIdx.x] = tile[i][j] + one + pick<8>(j);
+        }
         extern "C" __global__ void local_(float *y, int n) {
           LOCAL_ARRAY(int, l, 4);
           for (int k = 0; k < n; k++) l[k] = k;
@@ -203,6 +213,23 @@ describe("LUACUDA_SIM_MEMCHECK", function()
     assert.truthy(out:find("local past\tfalse\tluacuda.synchronize: kernel 'local_' failed: index 4 "
                            .. "is out of bounds of local array 'l' (dimension 1 of 1 has 4 "
                            .. "elements) in block (0, 0, 0), thread (0, 0, 0)", 1, true), out)
+  end)
+
+  it("=2 bounds-checks static __shared__ arrays, in templates and at namespace scope too", function()
+    local out = run("LUACUDA_SIM_MEMCHECK=2", [[
+      local y = luacuda.device_array(32, "float32")
+      y:fill(0)
+      try("raw in", m.raw[{1, 32}], y, 3, 7)
+      try("raw row", m.raw[{1, 32}], y, 4, 0)
+      try("raw column", m.raw[{1, 32}], y, 0, 8)]])
+    assert.truthy(out:find("raw in\ttrue", 1, true), out)
+    assert.truthy(out:find("raw row\tfalse\tluacuda.synchronize: kernel 'raw' failed: index 4 is "
+                           .. "out of bounds of shared array 'tile' (dimension 1 of 2 has 4 "
+                           .. "elements) in block (0, 0, 0), thread (0, 0, 0)", 1, true), out)
+    -- tile[0][8] is caught first, in its second dimension
+    assert.truthy(out:find("raw column\tfalse\tluacuda.synchronize: kernel 'raw' failed: index 8 "
+                           .. "is out of bounds of shared array 'tile' (dimension 2 of 2", 1, true),
+                  out)
   end)
 
   it("=1 leaves SHARED_ARRAY and LOCAL_ARRAY unchecked, as plain arrays", function()

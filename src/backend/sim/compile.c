@@ -105,6 +105,51 @@ static void rewrite_shared(lc_strbuf *b, const lc_shared_decl *d, int i) {
          i, d->name, d->type, i, i, i, i);
 }
 
+/* Strict memory checking (LUACUDA_SIM_MEMCHECK=2): a static `__shared__`
+** statement whose arrays become bounds-checked ones (prelude.cuh's
+** __lc_bounded). Every declarator of it is rewritten, so each must be an
+** array declared by its plain name, or no array; its alignment, if any, a
+** literal. Others are left to the compiler, unchecked. */
+static bool bounded_statement(const lc_scan_result *sc, int first) {
+  bool any = false;
+  for (int i = first; i < sc->nshared && sc->shared[i].begin == sc->shared[first].begin; i++) {
+    const lc_shared_decl *d = &sc->shared[i];
+    if (d->is_extern || d->align < 0) return false;
+    if (d->dims[0] == '\0') continue;
+    if (strncmp(d->declarator, d->name, strlen(d->name)) != 0 || strcmp(d->dims, "[]") == 0)
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+static void rewrite_bounded(lc_strbuf *b, const lc_shared_decl *d) {
+  char align[40] = "";
+  if (d->align > 0) snprintf(align, sizeof align, "alignas(%lld) ", (long long)d->align);
+  if (d->dims[0] == '\0') {
+    lc_sb_fmt(b, "%sstatic thread_local %s; ", align, d->text);
+    return;
+  }
+  /* "[16][N * 2]" as the template's "16, N * 2" */
+  char bounds[sizeof d->dims];
+  int depth = 0, ndim = 0;
+  size_t n = 0;
+  for (const char *c = d->dims; *c; c++) {
+    if (*c == '[' && depth++ == 0) {
+      if (ndim++ > 0) { bounds[n++] = ','; bounds[n++] = ' '; }
+      continue;
+    }
+    if (*c == ']' && --depth == 0) continue;
+    if (n + 3 < sizeof bounds) bounds[n++] = *c;
+  }
+  bounds[n] = '\0';
+  lc_sb_fmt(b, "struct __lc_tag_%s { static const char *__lc_name() { return \"%s\"; } "
+            "static const char *__lc_kind() { return \"shared\"; } "
+            "static int __lc_ndim() { return %d; } }; ", d->name, d->name, ndim);
+  lc_sb_fmt(b, "%sstatic thread_local __lc_bounded<__lc_tag_%s, %s, %s> %s; ", align, d->name,
+            d->type, bounds, d->name);
+}
+
 static void add_user_source(lc_strbuf *b, const lc_source *src) {
   const lc_scan_result *sc = src->scan;
   size_t max = (size_t)sc->nshared + (size_t)sc->nkernels + (size_t)sc->nglobals, n = 0;
@@ -113,8 +158,16 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
     b->oom = true;
     return;
   }
-  for (int i = 0; i < sc->nshared; i++)
-    if (sc->shared[i].is_extern) edits[n++] = (edit){sc->shared[i].begin, EDIT_SHARED, i};
+  bool strict = lc_settings_get()->sim_memcheck == 2;
+  for (int i = 0; i < sc->nshared; i++) {
+    if (sc->shared[i].is_extern) {
+      edits[n++] = (edit){sc->shared[i].begin, EDIT_SHARED, i};
+    } else if (strict && (i == 0 || sc->shared[i - 1].begin != sc->shared[i].begin) &&
+               bounded_statement(sc, i)) {
+      for (int k = i; k < sc->nshared && sc->shared[k].begin == sc->shared[i].begin; k++)
+        edits[n++] = (edit){sc->shared[k].begin, EDIT_SHARED, k};
+    }
+  }
   for (int i = 0; i < sc->nkernels; i++)
     if (sc->kernels[i].extern_c && !sc->kernels[i].is_template)   /* C++: add_named */
       edits[n++] = (edit){sc->kernels[i].body_end + 1, EDIT_KERNEL, i};
@@ -131,7 +184,8 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
         lc_sb_add(b, src->text + at, d->begin - at);
         at = d->end;
       }
-      rewrite_shared(b, d, edits[e].index);
+      if (d->is_extern) rewrite_shared(b, d, edits[e].index);
+      else rewrite_bounded(b, d);
       /* after the statement's last declarator, restore its line breaks */
       int next = edits[e].index + 1;
       if (next == sc->nshared || sc->shared[next].begin != d->begin)
