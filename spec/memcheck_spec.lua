@@ -112,6 +112,14 @@ describe("memory checking on the simulator", function()
              luacuda.synchronize)
   end)
 
+  it("names the script's line, not luacuda's own Lua file, for a SmartArray's device memory #oob", function()
+    local opts = { shape = { 16 }, dtype = "float32", where = "gpu" }
+    local sa, line = luacuda.smart_array(opts), debug.getinfo(1, "l").currentline
+    m.write_float32[{ 1, 256 }](sa, 16, 0)
+    S.misuse({ "the access at byte 64 runs past the end of float32 array of shape {16} "
+               .. "allocated at " .. HERE .. ":" .. line .. " (" }, luacuda.synchronize)
+  end)
+
   it("does not catch an access before the start unless strict", function()
     local x = zeroed("device", 16, "float32")
     m.write_float32[{ 1, 256 }](x[{ { 2, 16 } }], 14, 1)   -- x[0 - 1] of the view: in x

@@ -11,13 +11,14 @@
 #include <stdio.h>
 #include <string.h>
 
-/* luacuda's own Lua files: their chunk names end in luacuda/<name>.lua */
+/* luacuda's own Lua files: chunk names "@.../luacuda/<name>.lua" */
 static bool ours(const char *src) {
-  const char *slash = strrchr(src, '/');
   size_t len = strlen(src);
-  return slash && slash - src >= 7 && strncmp(slash - 7, "luacuda", 7) == 0 &&
-         (slash - src == 7 || slash[-8] == '/' || slash[-8] == '@') &&
-         len > 4 && strcmp(src + len - 4, ".lua") == 0;
+  const char *slash = strrchr(src, '/');
+  if (slash == NULL || len < 4 || strcmp(src + len - 4, ".lua") != 0) return false;
+  size_t at = (size_t)(slash - src);     /* "luacuda" would end there */
+  if (at < 7 || strncmp(slash - 7, "luacuda", 7) != 0) return false;
+  return at == 7 || slash[-8] == '/' || slash[-8] == '@';
 }
 
 /* "file:line" of the script's call, or "" when there is none (a host
