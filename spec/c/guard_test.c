@@ -9,6 +9,7 @@
 
 #include "unit.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -19,6 +20,17 @@ static int fail_mmap;
 void *__real_mmap(void *, size_t, int, int, int, off_t);
 void *__wrap_mmap(void *a, size_t n, int prot, int flags, int fd, off_t off) {
   return fail_mmap ? MAP_FAILED : __real_mmap(a, n, prot, flags, fd, off);
+}
+
+/* without page-table guards (Linux before 6.13) guard.c uses mprotect */
+static int fail_madvise;
+int __real_madvise(void *, size_t, int);
+int __wrap_madvise(void *a, size_t n, int advice) {
+  if (fail_madvise) {
+    errno = EINVAL;
+    return -1;
+  }
+  return __real_madvise(a, n, advice);
 }
 
 static sigjmp_buf back;
@@ -78,6 +90,23 @@ static int test_guard_precedes_the_block(void) {
   return 0;
 }
 
+static int test_guards_without_madvise(void) {
+  fail_madvise = 1;
+  lc_sim_guard_trim();                 /* no kept block to reuse */
+  int where[2] = {LC_SIM_GUARD_END, LC_SIM_GUARD_START};
+  for (int k = 0; k < 2; k++) {
+    char *p = lc_sim_guard_alloc(64, where[k]);
+    if (p == NULL) { fail_madvise = 0; CHECK(p != NULL); }
+    memset(p, 7, 64);
+    CHECK_EQ(faults(p, k == 0 ? 64 : page()), 1);
+    if (k == 1) CHECK_EQ(faults(p - 1, 0), 1);
+    lc_sim_guard_free(p, 64, where[k]);
+  }
+  fail_madvise = 0;
+  lc_sim_guard_trim();
+  return 0;
+}
+
 static int test_freed_blocks_are_reused(void) {
   size_t n = 1 << 20;
   char *p = lc_sim_guard_alloc(n, LC_SIM_GUARD_END);
@@ -120,7 +149,8 @@ static int test_without_mappings_from_malloc(void) {
 
 #define T(name) { #name, test_##name }
 static const unit_test tests[] = {
-  T(guard_follows_the_block), T(guard_precedes_the_block), T(freed_blocks_are_reused), T(without_mappings_from_malloc),
+  T(guard_follows_the_block), T(guard_precedes_the_block), T(guards_without_madvise),
+  T(freed_blocks_are_reused), T(without_mappings_from_malloc),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 
