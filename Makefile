@@ -120,12 +120,12 @@ $(THREADS_TEST): spec/c/threads_test.c
 	  -DLC_BUILD_DIR='"$(BUILD)"' spec/c/threads_test.c -o $@ \
 	  $(LDFLAGS) $(addprefix -L,$(subst :, ,$(LD_LIBRARY_PATH))) $(LUA_LIB) -lpthread
 
-# the simulator's guarded blocks, with mmap wrapped so a test can fail it
+# the simulator's guarded blocks, with mmap and madvise wrapped so a test can fail them
 $(GUARD_UNIT): spec/c/guard_test.c spec/c/unit.h src/backend/sim/guard.c src/backend/sim/sim.h
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(BACKEND_INC) -Isrc/backend/sim spec/c/guard_test.c src/backend/sim/guard.c \
 	  -o $@ $(LDFLAGS) \
-	  -Wl,--wrap=mmap -lpthread
+	  -Wl,--wrap=mmap -Wl,--wrap=madvise -lpthread
 
 # the fake driver, with its PTX interpreter (spec/c/ptx/) always optimised:
 # the specs run every kernel through it
@@ -219,6 +219,7 @@ bench: deps
 	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/host_arrays.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/sim_kernels.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/compile.lua
+	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/sim_memcheck.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/transfers.lua
 	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
 	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi

@@ -81,10 +81,52 @@ typedef unsigned long ulong;
 #define LC_PICK_(a, b, c, f, ...) f
 #define LC_DIMS_(...) LC_PICK_(__VA_ARGS__, LC_DIMS3_, LC_DIMS2_, LC_DIMS1_, )(__VA_ARGS__)
 
+#if defined(__LC_SIM__) && defined(LC_SIM_STRICT)
+// The simulator's strict memory checking (LUACUDA_SIM_MEMCHECK=2): each
+// index is checked against its bound, and one out of range fails the
+// launch naming the array. A tag type carries the array's name.
+template <typename Tag, typename T, long long... D> struct __lc_bounded;
+template <typename Tag, typename T, long long N, long long... R>
+struct __lc_bounded<Tag, T, N, R...> {
+  using row = typename std::conditional<sizeof...(R) == 0, T, __lc_bounded<Tag, T, R...>>::type;
+  row v[N];
+  template <typename I> __device__ row &operator[](I i) { return v[check(i)]; }
+  template <typename I> __device__ const row &operator[](I i) const { return v[check(i)]; }
+  __device__ operator row *() { return v; }
+  __device__ operator const row *() const { return v; }
+  __device__ row *begin() { return v; }
+  __device__ row *end() { return v + N; }
+  template <typename I> static long long check(I i) {
+    long long k = (long long)i;
+    if (__builtin_expect(k < 0 || k >= N, 0)) {
+      char t[48];
+      __lc_fail("index %lld is out of bounds of %s array '%s' (dimension %d of %d has %lld "
+                "elements) in block (%u, %u, %u), thread %s", k, Tag::__lc_kind(), Tag::__lc_name(),
+                Tag::__lc_ndim() - (int)sizeof...(R), Tag::__lc_ndim(), N, __lc_blockIdx.x,
+                __lc_blockIdx.y, __lc_blockIdx.z, __lc_thread_name(__lc_current->cur, t, sizeof t));
+    }
+    return k;
+  }
+};
+#define LC_NARGS_(...) LC_PICK_(__VA_ARGS__, 3, 2, 1, )
+#define LC_BOUNDS_TAG_(kind, name, ...)                                                   \
+  struct __lc_tag_##name {                                                                \
+    static const char *__lc_name() { return #name; }                                      \
+    static const char *__lc_kind() { return kind; }                                       \
+    static int __lc_ndim() { return LC_NARGS_(__VA_ARGS__); }                             \
+  }
+#define SHARED_ARRAY(type, name, ...)                                                     \
+  LC_BOUNDS_TAG_("shared", name, __VA_ARGS__);                                            \
+  __shared__ __lc_bounded<__lc_tag_##name, type, __VA_ARGS__> name
+#define LOCAL_ARRAY(type, name, ...)                                                      \
+  LC_BOUNDS_TAG_("local", name, __VA_ARGS__);                                             \
+  __lc_bounded<__lc_tag_##name, type, __VA_ARGS__> name
+#else
 // cuda.shared.array(shape, type): one per block
 #define SHARED_ARRAY(type, name, ...) __shared__ type name LC_DIMS_(__VA_ARGS__)
 // cuda.local.array(shape, type): one per thread
 #define LOCAL_ARRAY(type, name, ...) type name LC_DIMS_(__VA_ARGS__)
+#endif
 
 #ifndef __LC_SIM__
 __device__ __forceinline__ unsigned char *__lc_dynamic_shared() {

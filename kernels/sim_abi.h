@@ -13,7 +13,7 @@
 #include "abi.h"
 #endif
 
-#define LC_SIM_ABI 3
+#define LC_SIM_ABI 4
 #define LC_SIM_ERRLEN 512
 
 #ifdef __cplusplus
@@ -46,6 +46,9 @@ typedef struct lc_sim_worker {
   size_t stack_size;
   char error[LC_SIM_ERRLEN];       /* why a block failed */
   void *core;                      /* the core's own state */
+  /* the linear index of the thread running now, in the block the module
+  ** runs (set at each block): the core reads it when that thread faults */
+  const unsigned *thread;
 } lc_sim_worker;
 
 /* Every module exports, for each kernel K:

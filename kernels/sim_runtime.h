@@ -605,6 +605,7 @@ static int __lc_run_block(void (*)(P...), std::index_sequence<I...>, const lc_si
   b.run = __lc_run_thread<K, Tuple>;
   b.args = &args;
   __lc_current = &b;
+  w->thread = &b.cur;
   __lc_bind_shared();
   __lc_blockIdx = uint3{bid.x, bid.y, bid.z};
   __lc_blockDim = dim3(l->block.x, l->block.y, l->block.z);

@@ -210,7 +210,9 @@ extern "C" __global__ void shift(int4 *q, int n, int4 by, double3 w, uchar2 c) {
       local t = dz({ 2, 3 }, "float32")
       S.misuse("the array must be C-contiguous: its last axis holds each vector's elements",
                function() m.norms[{ 1, 3 }](t.T, out, 3) end)
-      local flat = dz(7, "float32")
+      -- 32 bytes: aligned to 32 on the simulator's memory checking too
+      -- (an array starts as aligned as its byte size allows, up to 256)
+      local flat = dz(8, "float32")
       S.misuse("the data is not aligned to 8 bytes, as the vector type must be",
                function() m.norms[{ 1, 3 }](flat[{ { 2, 7 } }]:reshape(3, 2), out, 3) end)
       local q = dz({ 2, 4 }, "int32")

@@ -9,6 +9,7 @@
 
 #include "unit.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -19,6 +20,17 @@ static int fail_mmap;
 void *__real_mmap(void *, size_t, int, int, int, off_t);
 void *__wrap_mmap(void *a, size_t n, int prot, int flags, int fd, off_t off) {
   return fail_mmap ? MAP_FAILED : __real_mmap(a, n, prot, flags, fd, off);
+}
+
+/* without page-table guards (Linux before 6.13) guard.c uses mprotect */
+static int fail_madvise;
+int __real_madvise(void *, size_t, int);
+int __wrap_madvise(void *a, size_t n, int advice) {
+  if (fail_madvise) {
+    errno = EINVAL;
+    return -1;
+  }
+  return __real_madvise(a, n, advice);
 }
 
 static sigjmp_buf back;
@@ -39,55 +51,106 @@ static int faults(volatile char *p, size_t i) {
 
 static size_t page(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
+/* Each block's exact bytes end at the guard: one byte past any size faults,
+** and the block is aligned as its size allows (up to 256 for these). */
 static int test_guard_follows_the_block(void) {
-  size_t sizes[] = {256, 4096, 65536 + 256, 1 << 20};
-  for (int k = 0; k < 4; k++) {
+  size_t sizes[] = {0, 1, 2, 12, 64, 256, 4095, 4096, 65541 * 4, 1 << 20};
+  for (int k = 0; k < 10; k++) {
     size_t n = sizes[k];
-    char *p = lc_sim_guard_alloc(n);
+    char *p = lc_sim_guard_alloc(n, LC_SIM_GUARD_END);
     CHECK(p != NULL);
-    CHECK_EQ((uintptr_t)p % 256, 0);
-    memset(p, 7, n);
-    CHECK_EQ(faults(p, n - 1), 0);
+    size_t align = n & -n;            /* the lowest set bit */
+    if (n && align < 256) CHECK_EQ((uintptr_t)p % align, 0);
+    else CHECK_EQ((uintptr_t)p % 256, 0);
+    if (n) memset(p, 7, n);
+    if (n) CHECK_EQ(faults(p, n - 1), 0);
     CHECK_EQ(faults(p, n), 1);
     CHECK_EQ(faults(p, n + page() - 1), 1);
-    lc_sim_guard_free(p, n);
+    lc_sim_guard_free(p, n, LC_SIM_GUARD_END);
   }
+  return 0;
+}
+
+/* START: the byte before the block faults, and so does its page's end. */
+static int test_guard_precedes_the_block(void) {
+  size_t sizes[] = {1, 64, 4096, 65541 * 4};
+  for (int k = 0; k < 4; k++) {
+    size_t n = sizes[k], body = (n + page() - 1) / page() * page();
+    char *p = lc_sim_guard_alloc(n, LC_SIM_GUARD_START);
+    CHECK(p != NULL);
+    CHECK_EQ((uintptr_t)p % page(), 0);
+    memset(p, 7, n);
+    CHECK_EQ(faults(p, 0), 0);
+    CHECK_EQ(faults(p - 1, 0), 1);
+    CHECK_EQ(faults(p - page(), 0), 1);
+    CHECK_EQ(faults(p, body - 1), 0);
+    CHECK_EQ(faults(p, body), 1);
+    lc_sim_guard_free(p, n, LC_SIM_GUARD_START);
+  }
+  return 0;
+}
+
+static int test_guards_without_madvise(void) {
+  fail_madvise = 1;
+  lc_sim_guard_trim();                 /* no kept block to reuse */
+  int where[2] = {LC_SIM_GUARD_END, LC_SIM_GUARD_START};
+  for (int k = 0; k < 2; k++) {
+    char *p = lc_sim_guard_alloc(64, where[k]);
+    if (p == NULL) { fail_madvise = 0; CHECK(p != NULL); }
+    memset(p, 7, 64);
+    CHECK_EQ(faults(p, k == 0 ? 64 : page()), 1);
+    if (k == 1) CHECK_EQ(faults(p - 1, 0), 1);
+    lc_sim_guard_free(p, 64, where[k]);
+  }
+  fail_madvise = 0;
+  lc_sim_guard_trim();
   return 0;
 }
 
 static int test_freed_blocks_are_reused(void) {
   size_t n = 1 << 20;
-  char *p = lc_sim_guard_alloc(n);
+  char *p = lc_sim_guard_alloc(n, LC_SIM_GUARD_END);
   CHECK(p != NULL);
-  lc_sim_guard_free(p, n);
-  char *q = lc_sim_guard_alloc(n);
+  lc_sim_guard_free(p, n, LC_SIM_GUARD_END);
+  char *q = lc_sim_guard_alloc(n, LC_SIM_GUARD_END);
   CHECK(q == p);                       /* same size: the kept block */
   CHECK_EQ(faults(q, n), 1);           /* still guarded */
-  lc_sim_guard_free(q, n);
+  lc_sim_guard_free(q, n, LC_SIM_GUARD_END);
+  /* another size of the same pages reuses it too, its end still at the guard */
+  char *r = lc_sim_guard_alloc(n - 12, LC_SIM_GUARD_END);
+  CHECK(r == p + 12);
+  CHECK_EQ(faults(r, n - 12), 1);
+  lc_sim_guard_free(r, n - 12, LC_SIM_GUARD_END);
   lc_sim_guard_trim();
   return 0;
 }
 
 static int test_without_mappings_from_malloc(void) {
-  size_t sizes[] = {256, 4096, 8192, 65536 + 256};
+  size_t sizes[] = {1, 256, 4096, 8192, 65536 + 256};
   fail_mmap = 1;
   lc_sim_guard_trim();                 /* no kept block to reuse */
-  for (int k = 0; k < 4; k++) {
-    size_t n = sizes[k];
-    char *p = lc_sim_guard_alloc(n);
-    if (p == NULL) { fail_mmap = 0; CHECK(p != NULL); }
-    CHECK_EQ((uintptr_t)p % 256, 0);
-    CHECK((((uintptr_t)p + n) % page()) != 0);   /* never mistaken for a guarded one */
-    memset(p, 7, n);
-    lc_sim_guard_free(p, n);
+  char *p[5];
+  for (int k = 0; k < 5; k++) {
+    p[k] = lc_sim_guard_alloc(sizes[k], k % 2 ? LC_SIM_GUARD_START : LC_SIM_GUARD_END);
+    if (p[k] == NULL) { fail_mmap = 0; CHECK(p[k] != NULL); }
+    CHECK_EQ((uintptr_t)p[k] % 256, 0);
+    memset(p[k], 7, sizes[k]);
   }
   fail_mmap = 0;
+  /* told apart from guarded blocks when freed, after mappings work again */
+  char *g = lc_sim_guard_alloc(4096, LC_SIM_GUARD_END);
+  CHECK(g != NULL);
+  CHECK_EQ(faults(g, 4096), 1);
+  for (int k = 0; k < 5; k++)
+    lc_sim_guard_free(p[k], sizes[k], k % 2 ? LC_SIM_GUARD_START : LC_SIM_GUARD_END);
+  lc_sim_guard_free(g, 4096, LC_SIM_GUARD_END);
   return 0;
 }
 
 #define T(name) { #name, test_##name }
 static const unit_test tests[] = {
-  T(guard_follows_the_block), T(freed_blocks_are_reused), T(without_mappings_from_malloc),
+  T(guard_follows_the_block), T(guard_precedes_the_block), T(guards_without_madvise),
+  T(freed_blocks_are_reused), T(without_mappings_from_malloc),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 

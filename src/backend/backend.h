@@ -120,6 +120,10 @@ typedef struct lc_backend {
                    char *err);
   void (*mem_free)(lc_kind kind, void *ptr, size_t nbytes);
   int (*mem_info)(size_t *free_bytes, size_t *total_bytes, size_t *used_bytes);
+  /* what the memory at ptr (from mem_alloc) holds, for the messages of a
+  ** backend that checks kernels' accesses ("float32 array of shape (16)
+  ** allocated at x.lua:3"); NULL where none does */
+  void (*mem_label)(void *ptr, const char *label);
   /* the allocator's pool: bytes it holds from the device and bytes in use
   ** (NULL where there is no pool); trim gives back what it holds unused */
   int (*pool_info)(size_t *reserved, size_t *in_use);

@@ -38,6 +38,7 @@ lc_array *lc_array_alloc(lua_State *L, lc_kind kind, const lc_dtype *dt,
   lc_array *a = lc_array_push_closed(L, dt);
   a->lay = *lay;
   a->buf = lc_buffer_new(L, kind, (size_t)nbytes, 0, s, fname);
+  lc_array_note_origin(L, a);
   return a;
 }
 

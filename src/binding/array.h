@@ -48,6 +48,11 @@ lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt);
 lc_array *lc_array_alloc(lua_State *L, lc_kind kind, const lc_dtype *dt,
                          const lc_layout *lay, int64_t nbytes, lc_stream *s, const char *fname);
 
+/* Tell the backend what a newly allocated array's memory holds, and where
+** the script allocated it, for its messages (origin.c; backend.h's
+** mem_label). */
+void lc_array_note_origin(lua_State *L, const lc_array *a);
+
 /* Push a new contiguous array (order 'C' or 'F'). */
 lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndim,
                          const int64_t *shape, char order, lc_stream *s, const char *fname);

@@ -4,11 +4,16 @@
 ** touches it directly. Its capacity is the machine's memory, or
 ** LUACUDA_SIM_MEMORY bytes (suffix K, M or G) to simulate a smaller GPU.
 **
-** Allocations of LUACUDA_SIM_GUARD bytes or more (default 64K; 1: all of
-** them; off: none) are followed by a guard page (guard.c): a kernel
-** reading or writing past the end (by more than the rounding to 256
-** bytes) faults. Below that size a mapping of its own costs more than the
-** block; they come from arena.c's slabs, out of the host heap.
+** LUACUDA_SIM_MEMCHECK (memcheck.c, guard.c): at 1, the default, every
+** block's exact bytes end where a guard page begins, so a kernel reading or
+** writing one element past any array faults, and the fault's message names
+** the array; at 2 they begin where a guard page ends instead (accesses
+** before the start fault; past the end, from the next page on) and the
+** kernels' shared and local arrays are bounds-checked (compile.c). At 0,
+** allocations of LUACUDA_SIM_GUARD bytes or more (default 64K; 1: all of
+** them; off: none) are followed by a guard page, past the rounding to 256
+** bytes; below that size a mapping of its own costs more than the block:
+** they come from arena.c's slabs, out of the host heap.
 */
 #define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
 #include <pthread.h>
@@ -29,6 +34,7 @@
 static atomic_size_t used;          /* bytes in live device allocations */
 static size_t capacity;
 static size_t guard_from;           /* the smallest allocation with a guard page */
+static unsigned memcheck;           /* LUACUDA_SIM_MEMCHECK */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static size_t physical_memory(void) {
@@ -40,25 +46,35 @@ static void init_capacity(void) {
   const lc_settings *s = lc_settings_get();
   capacity = s->sim_memory ? s->sim_memory : physical_memory();
   guard_from = s->sim_guard;
+  memcheck = s->sim_memcheck;
 }
 
 /* Device memory never comes from the host heap, whose metadata a kernel
-** writing past an array would corrupt: guarded blocks from the guarded size
-** on, the arena below it, and a mapping of its own for a larger block
-** when guards are off. */
-static void *block_alloc(size_t n) {
-  if (n >= guard_from) return lc_sim_guard_alloc(n);
+** writing past an array would corrupt. With memory checking, every block
+** of nbytes (exactly) is guarded. Without it, blocks of n (nbytes rounded
+** up to 256) are guarded from the guarded size on, come from the arena
+** below it, and are a mapping of their own when larger and guards are off. */
+static void *block_alloc(size_t nbytes, size_t n) {
+  if (memcheck)
+    return lc_sim_guard_alloc(nbytes, memcheck == 2 ? LC_SIM_GUARD_START : LC_SIM_GUARD_END);
+  if (n >= guard_from) return lc_sim_guard_alloc(n, LC_SIM_GUARD_END);
   if (n <= lc_sim_arena_max()) return lc_sim_arena_alloc(n);
   void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return p == MAP_FAILED ? NULL : p;
 }
 
-static void release(void *p, size_t n) {
-  if (n >= guard_from) lc_sim_guard_free(p, n);
-  else if (n <= lc_sim_arena_max()) lc_sim_arena_free(p, n);
-  else munmap(p, n);
+static void release(void *p, size_t nbytes, size_t n) {
+  if (memcheck) {
+    lc_sim_memcheck_remove(p);
+    lc_sim_guard_free(p, nbytes, memcheck == 2 ? LC_SIM_GUARD_START : LC_SIM_GUARD_END);
+  } else if (n >= guard_from) {
+    lc_sim_guard_free(p, n, LC_SIM_GUARD_END);
+  } else if (n <= lc_sim_arena_max()) {
+    lc_sim_arena_free(p, n);
+  } else {
+    munmap(p, n);
+  }
 }
-
 
 /* s: one queue orders everything on the simulator, allocations included */
 static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, void **ptr,
@@ -77,7 +93,7 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
       return LC_ENOMEM;
     }
   }
-  *ptr = n == SIZE_MAX ? NULL : block_alloc(n);
+  *ptr = n == SIZE_MAX ? NULL : block_alloc(nbytes, n);
   if (*ptr == NULL) {
     if (lc_kind_on_device(kind)) atomic_fetch_sub(&used, n);
     snprintf(err, LC_ERRLEN, "out of %s memory allocating %zu bytes",
@@ -86,10 +102,14 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
   }
   if (lc_kind_page_locked(kind)) {     /* never counted, so only the block to give back */
     unsigned f = kind == LC_MAPPED ? flags | LC_ALLOC_DEVICEMAP : flags;
-    int rc = lc_hostreg_add_allocated(*ptr, n, f, err);
-    if (rc != LC_OK) release(*ptr, n);
-    return rc;
+    /* its exact bytes: with memory checking the rounding is the guard's */
+    int rc = lc_hostreg_add_allocated(*ptr, memcheck ? (nbytes ? nbytes : 1) : n, f, err);
+    if (rc != LC_OK) {
+      release(*ptr, nbytes, n);
+      return rc;
+    }
   }
+  if (memcheck) lc_sim_memcheck_add(*ptr, nbytes);
   return LC_OK;
 }
 
@@ -97,7 +117,11 @@ static void sim_free(lc_kind kind, void *ptr, size_t nbytes) {
   size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
   if (lc_kind_page_locked(kind)) lc_hostreg_remove_allocated(ptr);
   if (lc_kind_on_device(kind)) atomic_fetch_sub(&used, n);
-  release(ptr, n);
+  release(ptr, nbytes, n);
+}
+
+static void sim_mem_label(void *ptr, const char *label) {
+  if (memcheck) lc_sim_memcheck_label(ptr, label);
 }
 
 static int sim_mem_info(size_t *free_bytes, size_t *total, size_t *in_use) {
@@ -377,6 +401,7 @@ const lc_backend lc_backend_sim = {
   .mem_alloc = sim_alloc,
   .mem_free = sim_free,
   .mem_info = sim_mem_info,
+  .mem_label = sim_mem_label,
   .host_register = lc_hostreg_register,
   .host_unregister = lc_hostreg_unregister,
   .host_device_pointer = lc_hostreg_device_pointer,

@@ -28,6 +28,7 @@
 #include "cache.h"
 #include "common.h"
 #include "deps.h"
+#include "env.h"
 #include "kernels.h"
 #include "strbuf.h"
 #include "ksource.h"
@@ -107,6 +108,51 @@ static void rewrite_shared(lc_strbuf *b, const lc_shared_decl *d, int i) {
          i, d->name, d->type, i, i, i, i);
 }
 
+/* Strict memory checking (LUACUDA_SIM_MEMCHECK=2): a static `__shared__`
+** statement whose arrays become bounds-checked ones (prelude.cuh's
+** __lc_bounded). Every declarator of it is rewritten, so each must be an
+** array declared by its plain name, or no array; its alignment, if any, a
+** literal. Others are left to the compiler, unchecked. */
+static bool bounded_statement(const lc_scan_result *sc, int first) {
+  bool any = false;
+  for (int i = first; i < sc->nshared && sc->shared[i].begin == sc->shared[first].begin; i++) {
+    const lc_shared_decl *d = &sc->shared[i];
+    if (d->is_extern || d->align < 0) return false;
+    if (d->dims[0] == '\0') continue;
+    if (strncmp(d->declarator, d->name, strlen(d->name)) != 0 || strcmp(d->dims, "[]") == 0)
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+static void rewrite_bounded(lc_strbuf *b, const lc_shared_decl *d) {
+  char align[40] = "";
+  if (d->align > 0) snprintf(align, sizeof align, "alignas(%lld) ", (long long)d->align);
+  if (d->dims[0] == '\0') {
+    lc_sb_fmt(b, "%sstatic thread_local %s; ", align, d->text);
+    return;
+  }
+  /* "[16][N * 2]" as the template's "16, N * 2" */
+  char bounds[sizeof d->dims];
+  int depth = 0, ndim = 0;
+  size_t n = 0;
+  for (const char *c = d->dims; *c; c++) {
+    if (*c == '[' && depth++ == 0) {
+      if (ndim++ > 0) { bounds[n++] = ','; bounds[n++] = ' '; }
+      continue;
+    }
+    if (*c == ']' && --depth == 0) continue;
+    if (n + 3 < sizeof bounds) bounds[n++] = *c;
+  }
+  bounds[n] = '\0';
+  lc_sb_fmt(b, "struct __lc_tag_%s { static const char *__lc_name() { return \"%s\"; } "
+            "static const char *__lc_kind() { return \"shared\"; } "
+            "static int __lc_ndim() { return %d; } }; ", d->name, d->name, ndim);
+  lc_sb_fmt(b, "%sstatic thread_local __lc_bounded<__lc_tag_%s, %s, %s> %s; ", align, d->name,
+            d->type, bounds, d->name);
+}
+
 static void add_user_source(lc_strbuf *b, const lc_source *src) {
   const lc_scan_result *sc = src->scan;
   size_t max = (size_t)sc->nshared + 2 * (size_t)sc->nkernels + (size_t)sc->nglobals +
@@ -116,8 +162,16 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
     b->oom = true;
     return;
   }
-  for (int i = 0; i < sc->nshared; i++)
-    if (sc->shared[i].is_extern) edits[n++] = (edit){sc->shared[i].begin, EDIT_SHARED, i};
+  bool strict = lc_settings_get()->sim_memcheck == 2;
+  for (int i = 0; i < sc->nshared; i++) {
+    if (sc->shared[i].is_extern) {
+      edits[n++] = (edit){sc->shared[i].begin, EDIT_SHARED, i};
+    } else if (strict && (i == 0 || sc->shared[i - 1].begin != sc->shared[i].begin) &&
+               bounded_statement(sc, i)) {
+      for (int k = i; k < sc->nshared && sc->shared[k].begin == sc->shared[i].begin; k++)
+        edits[n++] = (edit){sc->shared[k].begin, EDIT_SHARED, k};
+    }
+  }
   for (int i = 0; i < sc->nkernels; i++)
     if (sc->kernels[i].extern_c && !sc->kernels[i].is_template)   /* C++: add_named */
       edits[n++] = (edit){sc->kernels[i].body_end + 1, EDIT_KERNEL, i};
@@ -140,7 +194,8 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
         lc_sb_add(b, src->text + at, d->begin - at);
         at = d->end;
       }
-      rewrite_shared(b, d, edits[e].index);
+      if (d->is_extern) rewrite_shared(b, d, edits[e].index);
+      else rewrite_bounded(b, d);
       /* after the statement's last declarator, restore its line breaks */
       int next = edits[e].index + 1;
       if (next == sc->nshared || sc->shared[next].begin != d->begin)
@@ -256,11 +311,13 @@ static const char *head_option(const char *o) {
   return NULL;
 }
 
-/* The precompiled head's flags: the compiler, fixed, and head_option's. */
+/* The precompiled head's flags: the compiler, fixed, strict memory
+** checking's define, and head_option's. */
 static int head_flags(const char **flags, int max, const char *cxx, const lc_source *src) {
   int n = 0;
   flags[n++] = cxx;
   for (int i = 0; fixed[i]; i++) flags[n++] = fixed[i];
+  if (lc_settings_get()->sim_memcheck == 2) flags[n++] = "-DLC_SIM_STRICT=1";   /* the prelude's arrays */
   for (int i = 0; i < src->noptions && n < max; i++)
     if (head_option(src->options[i])) flags[n++] = head_option(src->options[i]);
   return n;
@@ -281,6 +338,8 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *i
   argv[n++] = include;        /* -I the simulator's headers: first (argv[1]) */
   argv[n++] = "-c";
   for (int i = 0; fixed[i]; i++) argv[n++] = fixed[i];
+  /* strict memory checking bounds-checks shared and local arrays (prelude) */
+  if (lc_settings_get()->sim_memcheck == 2) argv[n++] = "-DLC_SIM_STRICT=1";
   for (int i = 0; i < src->noptions && n < max - 9; i++) {
     const char *o = src->options[i];
     if (strncmp(o, "-D", 2) == 0 || strncmp(o, "-I", 2) == 0 || strncmp(o, "-U", 2) == 0)

@@ -16,6 +16,7 @@
 #include "sim.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -120,6 +121,9 @@ static void on_signal(int sig, siginfo_t *si, void *uc) {
     f->signo = sig;
     f->code = si->si_code;
     f->addr = si->si_addr;
+    /* read now: the thread's frames are abandoned by the jump */
+    const unsigned *t = f->thread_slot ? *f->thread_slot : NULL;
+    f->thread = t ? *t : UINT_MAX;
     siglongjmp(f->jump, 1);     /* the mask is not restored: see lc_sim_fault_recover */
   }
   if (!stop) chain(sig, si, uc);
@@ -193,6 +197,7 @@ int lc_sim_fault_thread(lc_sim_fault *f, char *err) {
   f->armed = 0;
   f->stop = 0;
   f->code_lo = f->code_hi = 0;
+  f->thread = UINT_MAX;
   atomic_store(&threads[slot], f);
   return LC_OK;
 }

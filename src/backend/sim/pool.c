@@ -29,6 +29,7 @@
 #include "sim.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -195,9 +196,11 @@ static void fail_launch(worker *me, uint64_t total) {
   }
 }
 
-/* A fault in kernel code as the launch's error. */
-static void describe_fault(worker *me) {
-  char cause[LC_SIM_ERRLEN - 64];     /* room for the block */
+/* A fault in kernel code as the launch's error: the cause, the block and
+** thread, and for an access in a guard page the array it ran past. */
+static void describe_fault(worker *me, const lc_sim_launch *l) {
+  char cause[LC_SIM_ERRLEN - 64];     /* room for the block and thread */
+  char where[300] = "";
   const lc_sim_fault *f = &me->fault;
   const char *addr = f->addr;
   if (f->signo == LC_SIM_STOP_SIGNAL)
@@ -211,10 +214,19 @@ static void describe_fault(worker *me) {
            addr >= me->own_stack - me->own_guard)
     snprintf(cause, sizeof cause, "stack overflow in a GPU thread (SIGSEGV; its frame needs "
              "more than the %zu bytes of stack the worker running it has)", me->own_size);
-  else
+  else {
     lc_sim_fault_describe(f, cause, sizeof cause);
-  snprintf(me->w.error, LC_SIM_ERRLEN, "%.440s in block (%u, %u, %u)", cause,
-           me->block.x, me->block.y, me->block.z);
+    char past[sizeof where - 2];
+    if ((f->signo == SIGSEGV || f->signo == SIGBUS) && addr &&
+        lc_sim_memcheck_explain(addr, past, sizeof past))
+      snprintf(where, sizeof where, ": %s", past);
+  }
+  char thread[64] = "";
+  unsigned t = f->thread, bx = l->block.x, by = l->block.y;
+  if (t != UINT_MAX && f->signo != LC_SIM_STOP_SIGNAL && t < bx * by * l->block.z)
+    snprintf(thread, sizeof thread, ", thread (%u, %u, %u)", t % bx, t / bx % by, t / (bx * by));
+  snprintf(me->w.error, LC_SIM_ERRLEN, "%.200s in block (%u, %u, %u)%s%.280s", cause,
+           me->block.x, me->block.y, me->block.z, thread, where);
 }
 
 /* Run blocks until none is left. A fault in a kernel resumes at the
@@ -224,7 +236,7 @@ static void run_blocks(worker *me, lc_sim_block_fn fn, const lc_sim_launch *l,
                        uint64_t total, uint64_t chunk, bool coop) {
   if (sigsetjmp(me->fault.jump, 0)) {
     lc_sim_fault_recover(&me->fault);
-    describe_fault(me);
+    describe_fault(me, l);
     fail_launch(me, total);
     return;
   }
@@ -236,6 +248,7 @@ static void run_blocks(worker *me, lc_sim_block_fn fn, const lc_sim_launch *l,
     for (uint64_t b = first; b < last; b++) {
       lc_sim_dim bid = {(unsigned)(b % gx), (unsigned)(b % gxy / gx), (unsigned)(b / gxy)};
       me->block = bid;
+      me->w.thread = NULL;          /* until the module says */
       me->fault.armed = 1;
       int rc = fn(l, &me->w, bid);
       me->fault.armed = 0;
@@ -252,6 +265,7 @@ static void *worker_main(void *arg) {
   char err[LC_ERRLEN];
   /* without a handler a fault still crashes, as it did before; say why */
   if (lc_sim_fault_thread(&me->fault, err) != LC_OK) fprintf(stderr, "luacuda: %s\n", err);
+  me->fault.thread_slot = &me->w.thread;
   /* kernels are built with stack-clash protection, so a frame larger than
   ** the stack probes its way into the guard below it (not past it, into
   ** other memory): where that is, for the message */

@@ -99,6 +99,11 @@ typedef struct lc_sim_fault {
   uintptr_t code_lo, code_hi;
   int signo, code;                 /* what happened */
   void *addr;
+  /* where the running module keeps the index of the thread it runs
+  ** (lc_sim_worker.thread), and that index when the fault happened;
+  ** UINT_MAX when not known */
+  const unsigned *const volatile *thread_slot;
+  unsigned thread;
   pthread_t self;
 } lc_sim_fault;
 
@@ -136,11 +141,26 @@ void lc_sim_fault_describe(const lc_sim_fault *f, char *buf, size_t n);
 #define LC_SIM_STACK(lo, hi) ((void)0)
 #endif
 
-/* ---- device memory followed by a guard page (guard.c) ----
-** n is a multiple of 256; free takes the same n. */
-void *lc_sim_guard_alloc(size_t n);
-void lc_sim_guard_free(void *p, size_t n);
+/* ---- device memory next to a guard page (guard.c) ----
+** END: the block's n bytes end where an inaccessible page begins (any n;
+** the block is aligned to the largest power of two dividing n, up to the
+** page). START: they begin where one ends, and another follows their last
+** page. free takes the same n and placement. */
+enum { LC_SIM_GUARD_END, LC_SIM_GUARD_START };
+void *lc_sim_guard_alloc(size_t n, int where);
+void lc_sim_guard_free(void *p, size_t n, int where);
 void lc_sim_guard_trim(void);           /* unmap the blocks kept for reuse */
+
+/* ---- the live blocks, for a fault's message (memcheck.c) ----
+** Every block allocated while LUACUDA_SIM_MEMCHECK is on is added with its
+** size; label describes it ("float32 array of shape (16) allocated at
+** x.lua:3"; NULL keeps none). explain writes which block addr ran past
+** (within a page after its end, or before its start) into buf; false, with
+** buf untouched, when none. */
+void lc_sim_memcheck_add(void *p, size_t n);
+void lc_sim_memcheck_label(void *p, const char *label);
+void lc_sim_memcheck_remove(void *p);
+bool lc_sim_memcheck_explain(const void *addr, char *buf, size_t n);
 
 /* ---- smaller device memory, out of the host heap (arena.c) ----
 ** n is a multiple of 256, at most lc_sim_arena_max(); free takes the same n. */

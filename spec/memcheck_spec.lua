@@ -1,0 +1,261 @@
+-- Memory checking on the simulator (LUACUDA_SIM_MEMCHECK, issue 17): one
+-- element past the end of any device, managed or mapped array faults and
+-- fails the launch, naming the kernel, the block and thread, the address and
+-- the array (dtype, shape, the script's line that allocated it). The strict
+-- mode (2) catches accesses before the start instead, and bounds-checks
+-- SHARED_ARRAY and LOCAL_ARRAY; 0 turns checking off. Tests tagged #oob
+-- make invalid accesses on purpose, which valgrind's memcheck reports too,
+-- so make test-valgrind leaves them out.
+local luacuda = require "luacuda"
+local S = require "spec.support"
+
+local sim = luacuda.backend() == "sim"
+local HERE = debug.getinfo(1, "S").short_src
+
+-- One dtype of each size, with the kernel's name for its elements.
+local pair = luacuda.record { { "re", "float64" }, { "im", "float64" } }
+local DTYPES = {
+  { name = "int8", dtype = "int8", ctype = "signed char" },
+  { name = "float16", dtype = "float16", ctype = "__half" },
+  { name = "float32", dtype = "float32", ctype = "float" },
+  { name = "float64", dtype = "float64", ctype = "double" },
+  { name = "pair", dtype = pair, ctype = "Pair", label = "record{re: float64, im: float64}" },
+}
+local SIZES = { 1, 16, 65541 }
+local KINDS = { device = luacuda.device_array, managed = luacuda.managed_array,
+                mapped = luacuda.mapped_array }
+
+-- For each dtype, a kernel that reads and one that writes x[i] for every
+-- i <= n: thread n, in block n // 256, runs one element past the end.
+local function source()
+  local parts = { "#include <cuda_fp16.h>\n", pair:c_declaration("Pair"), "\n" }
+  for _, d in ipairs(DTYPES) do
+    parts[#parts + 1] = ([[
+extern "C" __global__ void read_NAME(const T *x, T *out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i <= n) out[0] = x[i];
+}
+extern "C" __global__ void write_NAME(T *x, int n, int back) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i <= n) x[i - back] = x[0];
+}
+]]):gsub("NAME", d.name):gsub("T %*", d.ctype .. " *")
+  end
+  return table.concat(parts)
+end
+
+-- A zeroed array of n elements of kind, and the line that allocated it.
+local function zeroed(kind, n, dtype)
+  local a, line = KINDS[kind](n, dtype), debug.getinfo(1, "l").currentline
+  a[{ {} }] = luacuda.zeros(n, dtype)
+  return a, line
+end
+
+describe("memory checking on the simulator", function()
+  if not sim then
+    it("needs the simulator", function() pending("not on the simulator") end)
+    return
+  end
+  local m = luacuda.compile(source(), { name = "memcheck.cu" })
+
+  for kind in pairs(KINDS) do
+    for _, d in ipairs(DTYPES) do
+      it(("faults one element past the end of %s %s arrays of 1, 16 and 65541, read and "
+          .. "written #oob"):format(kind, d.name), function()
+        for _, n in ipairs(SIZES) do
+          local x, line = zeroed(kind, n, d.dtype)
+          local out = zeroed("device", 1, d.dtype)
+          local blocks = n // 256 + 1
+          local where = ("in block (%d, 0, 0), thread (%d, 0, 0): the access at byte %d runs "
+                         .. "past the end of %s array of shape {%d} allocated at %s:%d (%d bytes at")
+                        :format(n // 256, n % 256, n * x.itemsize, d.label or d.dtype, n, HERE,
+                                line, n * x.itemsize)
+          m["read_" .. d.name][{ blocks, 256 }](x, out, n)
+          S.misuse({ ("luacuda.synchronize: kernel 'read_%s' failed: illegal memory access at "
+                      .. "address 0x"):format(d.name), "SIGSEGV", where }, luacuda.synchronize)
+          m["write_" .. d.name][{ blocks, 256 }](x, n, 0)
+          S.misuse({ ("luacuda.synchronize: kernel 'write_%s' failed: illegal memory access at "
+                      .. "address 0x"):format(d.name), where }, luacuda.synchronize)
+          -- up to the last element is fine
+          m["read_" .. d.name][{ blocks, 256 }](x, out, n - 1)
+          m["write_" .. d.name][{ blocks, 256 }](x, n - 1, 0)
+          luacuda.synchronize()
+        end
+      end)
+    end
+  end
+
+  it("keeps each array aligned to its elements, and to 256 bytes where its size allows", function()
+    local probe = luacuda.compile([[
+      extern "C" __global__ void addr(const unsigned char *a, unsigned long long *out) {
+        out[0] = (unsigned long long)a;
+      }]])
+    local out = luacuda.device_array(1, "uint64")
+    for _, d in ipairs(DTYPES) do
+      for _, n in ipairs({ 1, 3, 16, 65541 }) do
+        local a = zeroed("device", n, d.dtype)
+        probe.addr[{ 1, 1 }](a:view("uint8"), out)
+        local bytes = n * a.itemsize
+        local want = math.min(256, bytes & -bytes)
+        assert.equal(0, out[1] % want, ("%s[%d]"):format(d.name, n))
+        assert.is_true(want >= a.itemsize)
+      end
+    end
+  end)
+
+  it("still faults past the end of the allocation through a view #oob", function()
+    local x, line = zeroed("device", 64, "float32")
+    local tail = x[{ { 49, 64 } }]
+    m.write_float32[{ 1, 256 }](tail, 16, 0)
+    S.misuse({ "kernel 'write_float32' failed", "thread (16, 0, 0): the access at byte 256 runs "
+               .. "past the end of float32 array of shape {64} allocated at " .. HERE .. ":" .. line },
+             luacuda.synchronize)
+  end)
+
+  it("names the script's line, not luacuda's own Lua file, for a SmartArray's device memory #oob", function()
+    local opts = { shape = { 16 }, dtype = "float32", where = "gpu" }
+    local sa, line = luacuda.smart_array(opts), debug.getinfo(1, "l").currentline
+    m.write_float32[{ 1, 256 }](sa, 16, 0)
+    S.misuse({ "the access at byte 64 runs past the end of float32 array of shape {16} "
+               .. "allocated at " .. HERE .. ":" .. line .. " (" }, luacuda.synchronize)
+  end)
+
+  it("does not catch an access before the start unless strict", function()
+    local x = zeroed("device", 16, "float32")
+    m.write_float32[{ 1, 256 }](x[{ { 2, 16 } }], 14, 1)   -- x[0 - 1] of the view: in x
+    luacuda.synchronize()
+  end)
+end)
+
+describe("LUACUDA_SIM_MEMCHECK", function()
+  if not sim then
+    it("needs the simulator", function() pending("not on the simulator") end)
+    return
+  end
+
+  -- the chunk run in a child process: each case prints its outcome
+  local function run(env, body)
+    local ok, out = S.lua_run(env, [[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile([=[
+        extern "C" __global__ void at(float *x, int i) { x[i] = 1.0f; }
+        extern "C" __global__ void shared(float *y, int i, int j) {
+          SHARED_ARRAY(float, tile, 4, 8);
+          tile[i][j] = 2.0f;
+          __syncthreads();
+          y[threadIdx.x] = tile[i][j];
+        }
+        __shared__ int hits[4];
+        template <int N> __device__ float pick(int i) { __shared__ float t[N]; t[i] = 1; return t[i]; }
+        extern "C" __global__ void raw(float *y, int i, int j) {
+          __shared__ __align__(16) float tile[4][8], one;
+          tile[i][j] = 2.0f;
+          one = 1.0f;
+          __syncthreads();
+          hits[threadIdx.x % 4] = 1;
+          y[threadIdx.x] = tile[i][j] + one + pick<8>(j);
+        }
+        extern "C" __global__ void local_(float *y, int n) {
+          LOCAL_ARRAY(int, l, 4);
+          for (int k = 0; k < n; k++) l[k] = k;
+          y[threadIdx.x] = l[n - 1];
+        }]=], {name = "strict.cu"})
+      local function try(what, f, ...)
+        f(...)
+        local ok, err = pcall(luacuda.synchronize)
+        print(what, ok, err)
+      end
+    ]] .. body)
+    assert.is_true(ok, out)
+    return out
+  end
+
+  it("=0 turns checking off: an access past the end is silent #oob", function()
+    local out = run("LUACUDA_SIM_MEMCHECK=0", [[
+      local x = luacuda.device_array(16, "float32")
+      x:fill(0)
+      try("past", m.at[{1, 1}], x, 16)]])
+    assert.truthy(out:find("past\ttrue", 1, true), out)
+  end)
+
+  it("=2 catches one element before the start of every kind and size #oob", function()
+    local out = run("LUACUDA_SIM_MEMCHECK=2", [[
+      for _, make in ipairs({luacuda.device_array, luacuda.managed_array, luacuda.mapped_array}) do
+        for _, n in ipairs({1, 16, 65541}) do
+          local x = make(n, "float32")
+          x:fill(0)
+          try("inside", m.at[{1, 1}], x, n - 1)
+          try("before", m.at[{1, 1}], x, -1)
+        end
+      end]])
+    local _, inside = out:gsub("inside\ttrue", "")
+    assert.equal(9, inside, out)
+    local _, before = out:gsub("before\tfalse\t[^\n]*kernel 'at' failed: illegal memory access at "
+                               .. "address 0x%x+ %(SIGSEGV; CUDA_ERROR_ILLEGAL_ADDRESS on a GPU%) in "
+                               .. "block %(0, 0, 0%), thread %(0, 0, 0%): the access at byte %-4 is "
+                               .. "before the start of float32 array of shape {%d+} allocated at "
+                               .. "[^\n]+:%d+ %(%d+ bytes at 0x%x+%)", "")
+    assert.equal(9, before, out)
+  end)
+
+  it("=2 bounds-checks SHARED_ARRAY and LOCAL_ARRAY, naming the array and the thread", function()
+    local out = run("LUACUDA_SIM_MEMCHECK=2", [[
+      local y = luacuda.device_array(32, "float32")
+      y:fill(0)
+      try("shared in", m.shared[{1, 32}], y, 3, 7)
+      try("shared row", m.shared[{1, 32}], y, 4, 0)
+      try("shared column", m.shared[{1, 32}], y, 0, 8)
+      try("shared negative", m.shared[{1, 32}], y, 0, -1)
+      try("local in", m.local_[{1, 32}], y, 4)
+      try("local past", m.local_[{1, 32}], y, 5)]])
+    assert.truthy(out:find("shared in\ttrue", 1, true), out)
+    assert.truthy(out:find("shared row\tfalse\tluacuda.synchronize: kernel 'shared' failed: index 4 "
+                           .. "is out of bounds of shared array 'tile' (dimension 1 of 2 has 4 "
+                           .. "elements) in block (0, 0, 0), thread (0, 0, 0)", 1, true), out)
+    assert.truthy(out:find("shared column\tfalse\tluacuda.synchronize: kernel 'shared' failed: index "
+                           .. "8 is out of bounds of shared array 'tile' (dimension 2 of 2 has 8 "
+                           .. "elements)", 1, true), out)
+    assert.truthy(out:find("shared negative\tfalse\t[^\n]*index %-1 is out of bounds of shared "
+                           .. "array 'tile'"), out)
+    assert.truthy(out:find("local in\ttrue", 1, true), out)
+    assert.truthy(out:find("local past\tfalse\tluacuda.synchronize: kernel 'local_' failed: index 4 "
+                           .. "is out of bounds of local array 'l' (dimension 1 of 1 has 4 "
+                           .. "elements) in block (0, 0, 0), thread (0, 0, 0)", 1, true), out)
+  end)
+
+  it("=2 bounds-checks static __shared__ arrays, in templates and at namespace scope too", function()
+    local out = run("LUACUDA_SIM_MEMCHECK=2", [[
+      local y = luacuda.device_array(32, "float32")
+      y:fill(0)
+      try("raw in", m.raw[{1, 32}], y, 3, 7)
+      try("raw row", m.raw[{1, 32}], y, 4, 0)
+      try("raw column", m.raw[{1, 32}], y, 0, 8)]])
+    assert.truthy(out:find("raw in\ttrue", 1, true), out)
+    assert.truthy(out:find("raw row\tfalse\tluacuda.synchronize: kernel 'raw' failed: index 4 is "
+                           .. "out of bounds of shared array 'tile' (dimension 1 of 2 has 4 "
+                           .. "elements) in block (0, 0, 0), thread (0, 0, 0)", 1, true), out)
+    -- tile[0][8] is caught first, in its second dimension
+    assert.truthy(out:find("raw column\tfalse\tluacuda.synchronize: kernel 'raw' failed: index 8 "
+                           .. "is out of bounds of shared array 'tile' (dimension 2 of 2", 1, true),
+                  out)
+  end)
+
+  it("=1 leaves SHARED_ARRAY and LOCAL_ARRAY unchecked, as plain arrays", function()
+    local out = run("LUACUDA_SIM_MEMCHECK=1", [[
+      local y = luacuda.device_array(32, "float32")
+      y:fill(0)
+      try("shared in", m.shared[{1, 32}], y, 3, 7)
+      try("shared column", m.shared[{1, 32}], y, 0, 8)   -- tile[1][0]: inside the array]])
+    assert.truthy(out:find("shared in\ttrue", 1, true), out)
+    assert.truthy(out:find("shared column\ttrue", 1, true), out)
+  end)
+
+  it("refuses a value other than 0, 1 or 2 at require time", function()
+    for _, bad in ipairs({ "3", "on", "-1" }) do
+      local ok, out = S.sh("LUACUDA_BACKEND=sim LUACUDA_SIM_MEMCHECK=" .. bad
+                           .. " lua5.4 -e 'require \"luacuda\"'")
+      assert.is_false(ok, bad)
+      assert.truthy(out:find("LUACUDA_SIM_MEMCHECK=" .. bad, 1, true), out)
+    end
+  end)
+end)
