@@ -638,11 +638,14 @@ template <typename... P>
 static constexpr size_t __lc_arity(void (*)(P...)) { return sizeof...(P); }
 
 // Modules are built with hidden visibility (so kernels inline into the
-// block loop); only these entry points are exported.
+// block loop); only these entry points are exported. Their parameters
+// have reserved names: a kernel may be called l, w or b.
 #define LC_SIM_EXPORT extern "C" __attribute__((visibility("default")))
 #define LC_SIM_KERNEL(K)                                                                  \
-  LC_SIM_EXPORT int __lc_block_##K(const lc_sim_launch *l, lc_sim_worker *w, lc_sim_dim b) { \
-    return __lc_run_block<K>(K, std::make_index_sequence<__lc_arity(K)>(), l, w, b);     \
+  LC_SIM_EXPORT int __lc_block_##K(const lc_sim_launch *__lc_l, lc_sim_worker *__lc_w,   \
+                                    lc_sim_dim __lc_b) {                                  \
+    return __lc_run_block<K>(K, std::make_index_sequence<__lc_arity(K)>(), __lc_l, __lc_w, \
+                             __lc_b);                                                     \
   }                                                                                       \
   LC_SIM_EXPORT const long long *const __lc_sizes_##K = __lc_sizes_of(K);
 // The kernel a name expression names (sim_abi.h): its value, a pointer to

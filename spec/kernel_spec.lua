@@ -208,6 +208,18 @@ describe("compile", function()
     assert.same({1}, S.host_values(out))
   end)
 
+  it("takes any kernel name, the simulator's own short names included", function()
+    local mm = luacuda.compile([[
+extern "C" __global__ void l(int *o) { o[0] = 1; }
+extern "C" __global__ void w(int *o) { o[1] = 2; }
+extern "C" __global__ void b(int *o) { o[2] = 3; }
+extern "C" __global__ void K(int *o) { o[3] = 4; }
+]])
+    local out = luacuda.to_device(luacuda.zeros(4, "int32"))
+    for _, k in ipairs({"l", "w", "b", "K"}) do mm[k][{1, 1}](out) end
+    assert.same({1, 2, 3, 4}, S.host_values(out))
+  end)
+
   it("raises the compiler's log with the user's line numbers", function()
     -- g++ writes file:line, NVRTC file(line); NVRTC's error comes first
     -- where the simulator checks with it
