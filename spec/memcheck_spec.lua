@@ -58,11 +58,15 @@ describe("memory checking on the simulator", function()
   end
   local m = luacuda.compile(source(), { name = "memcheck.cu" })
 
+  -- at 1, blocks stay 16-byte aligned (float4 loads), so one element past
+  -- the end faults where the size is a multiple of 16 bytes; =3 below
+  -- checks every size
   for kind in pairs(KINDS) do
     for _, d in ipairs(DTYPES) do
-      it(("faults one element past the end of %s %s arrays of 1, 16 and 65541, read and "
+      it(("faults one element past the end of %s %s arrays of a multiple of 16 bytes, read and "
           .. "written #oob"):format(kind, d.name), function()
         for _, n in ipairs(SIZES) do
+          if n * luacuda.device_array(1, d.dtype).itemsize % 16 ~= 0 then n = n * 16 end
           local x, line = zeroed(kind, n, d.dtype)
           local out = zeroed("device", 1, d.dtype)
           local blocks = n // 256 + 1
@@ -85,7 +89,7 @@ describe("memory checking on the simulator", function()
     end
   end
 
-  it("keeps each array aligned to its elements, and to 256 bytes where its size allows", function()
+  it("keeps each array aligned to 16 bytes, and to 256 where its size allows", function()
     local probe = luacuda.compile([[
       extern "C" __global__ void addr(const unsigned char *a, unsigned long long *out) {
         out[0] = (unsigned long long)a;
@@ -96,10 +100,39 @@ describe("memory checking on the simulator", function()
         local a = zeroed("device", n, d.dtype)
         probe.addr[{ 1, 1 }](a:view("uint8"), out)
         local bytes = n * a.itemsize
-        local want = math.min(256, bytes & -bytes)
+        local want = math.max(16, math.min(256, bytes & -bytes))
         assert.equal(0, out[1] % want, ("%s[%d]"):format(d.name, n))
-        assert.is_true(want >= a.itemsize)
       end
+    end
+  end)
+
+  it("reads and writes arrays of any size through float4 and double2", function()
+    local v = luacuda.compile([[
+      extern "C" __global__ void axpy4(int n, float a, const float *x, float *y) {
+        const float4 *x4 = reinterpret_cast<const float4 *>(x);
+        float4 *y4 = reinterpret_cast<float4 *>(y);
+        for (int i = threadIdx.x; i < n / 4; i += blockDim.x) {
+          float4 p = x4[i], q = y4[i];
+          q.x += a * p.x; q.y += a * p.y; q.z += a * p.z; q.w += a * p.w;
+          y4[i] = q;
+        }
+        for (int i = n / 4 * 4 + threadIdx.x; i < n; i += blockDim.x) y[i] += a * x[i];
+      }
+      extern "C" __global__ void twice2(int n, double *x) {
+        double2 *x2 = reinterpret_cast<double2 *>(x);
+        for (int i = threadIdx.x; i < n / 2; i += blockDim.x) { x2[i].x *= 2; x2[i].y *= 2; }
+        if (n % 2 && threadIdx.x == 0) x[n - 1] *= 2;
+      }]])
+    for _, n in ipairs({ 1, 3, 5, 1003 }) do
+      local xs, ys, want = {}, {}, {}
+      for i = 1, n do xs[i], ys[i], want[i] = i, 2 * i, 2 * i + 1.5 * i end
+      local y = luacuda.to_device(ys, { dtype = "float32" })
+      v.axpy4[{ 1, 64 }](n, 1.5, luacuda.to_device(xs, { dtype = "float32" }), y)
+      assert.same(want, S.host_values(y))
+      local d = luacuda.to_device(xs, { dtype = "float64" })
+      v.twice2[{ 1, 64 }](n, d)
+      for i = 1, n do want[i] = 2 * i end
+      assert.same(want, S.host_values(d))
     end
   end)
 
@@ -178,6 +211,35 @@ describe("LUACUDA_SIM_MEMCHECK", function()
     assert.truthy(out:find("past\ttrue", 1, true), out)
   end)
 
+  it("=3 catches one element past the end of every kind, dtype and size #oob", function()
+    local dts = {}
+    for _, d in ipairs(DTYPES) do dts[#dts + 1] = ("%q"):format(d.name) end
+    local out = run("LUACUDA_SIM_MEMCHECK=3", ([[
+      local pair = luacuda.record { { "re", "float64" }, { "im", "float64" } }
+      local e = luacuda.compile(%q, {name = "exact.cu"})
+      local names = { %s }
+      local dtypes = { int8 = "int8", float16 = "float16", float32 = "float32", float64 = "float64",
+                       pair = pair }
+      for _, make in ipairs({luacuda.device_array, luacuda.managed_array, luacuda.mapped_array}) do
+        for _, name in ipairs(names) do
+          for _, n in ipairs({1, 16, 65541}) do
+            local x = make(n, dtypes[name])
+            x[{{}}] = luacuda.zeros(n, dtypes[name])
+            local o = luacuda.device_array(1, dtypes[name])
+            o[{{}}] = luacuda.zeros(1, dtypes[name])
+            try("inside", e["read_" .. name][{n // 256 + 1, 256}], x, o, n - 1)
+            try("past", e["read_" .. name][{n // 256 + 1, 256}], x, o, n)
+            try("past", e["write_" .. name][{n // 256 + 1, 256}], x, n, 0)
+          end
+        end
+      end]]):format(source(), table.concat(dts, ", ")))
+    local _, inside = out:gsub("inside\ttrue", "")
+    assert.equal(3 * #DTYPES * 3, inside, out)
+    local _, past = out:gsub("past\tfalse\t[^\n]*illegal memory access at address 0x%x+ [^\n]* runs "
+                             .. "past the end of [^\n]+ array of shape {%d+} allocated at", "")
+    assert.equal(2 * 3 * #DTYPES * 3, past, out)
+  end)
+
   it("=2 catches one element before the start of every kind and size #oob", function()
     local out = run("LUACUDA_SIM_MEMCHECK=2", [[
       for _, make in ipairs({luacuda.device_array, luacuda.managed_array, luacuda.mapped_array}) do
@@ -250,8 +312,8 @@ describe("LUACUDA_SIM_MEMCHECK", function()
     assert.truthy(out:find("shared column\ttrue", 1, true), out)
   end)
 
-  it("refuses a value other than 0, 1 or 2 at require time", function()
-    for _, bad in ipairs({ "3", "on", "-1" }) do
+  it("refuses a value other than 0, 1, 2 or 3 at require time", function()
+    for _, bad in ipairs({ "4", "on", "-1" }) do
       local ok, out = S.sh("LUACUDA_BACKEND=sim LUACUDA_SIM_MEMCHECK=" .. bad
                            .. " lua5.4 -e 'require \"luacuda\"'")
       assert.is_false(ok, bad)

@@ -104,7 +104,7 @@ int lc_settings_load(char *err, size_t len) {
   if (guard && strcmp(guard, "off") == 0) settings.sim_guard = SIZE_MAX;
   else if (env_size("LUACUDA_SIM_GUARD", 1, SIZE_MAX, &settings.sim_guard, err, len)) return -1;
   if (env_size("LUACUDA_SIM_MEMORY", 1, SIZE_MAX, &settings.sim_memory, err, len) ||
-      env_count("LUACUDA_SIM_MEMCHECK", 0, 2, &settings.sim_memcheck, err, len) ||
+      env_count("LUACUDA_SIM_MEMCHECK", 0, 3, &settings.sim_memcheck, err, len) ||
       env_count("LUACUDA_SIM_THREADS", 1, 256, &settings.sim_threads, err, len) ||
       env_size("LUACUDA_SIM_STACK", 16 * 1024, (size_t)1 << 30, &settings.sim_stack, err, len) ||
       env_seconds("LUACUDA_SIM_TIMEOUT", &settings.sim_timeout, err, len) ||

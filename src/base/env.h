@@ -15,8 +15,9 @@ typedef struct lc_settings {
   size_t sim_guard;        /* LUACUDA_SIM_GUARD: the smallest guarded block; SIZE_MAX: off
                            ** (read with LUACUDA_SIM_MEMCHECK=0 only) */
   unsigned sim_memcheck;   /* LUACUDA_SIM_MEMCHECK: 0 off, 1 (the default) every block
-                           ** ends at a guard page, 2 starts after one and shared
-                           ** and local arrays are bounds-checked (sim/memcheck.c) */
+                           ** ends at a guard page (16-byte aligned), 2 starts after
+                           ** one and shared and local arrays are bounds-checked,
+                           ** 3 ends there exactly, at any size (sim/memcheck.c) */
   unsigned sim_threads;    /* LUACUDA_SIM_THREADS: 0 for one per core */
   size_t sim_stack;        /* LUACUDA_SIM_STACK: bytes per fiber */
   double sim_timeout;      /* LUACUDA_SIM_TIMEOUT: seconds; 0 for none */

@@ -5,11 +5,14 @@
 ** LUACUDA_SIM_MEMORY bytes (suffix K, M or G) to simulate a smaller GPU.
 **
 ** LUACUDA_SIM_MEMCHECK (memcheck.c, guard.c): at 1, the default, every
-** block's exact bytes end where a guard page begins, so a kernel reading or
-** writing one element past any array faults, and the fault's message names
-** the array; at 2 they begin where a guard page ends instead (accesses
-** before the start fault; past the end, from the next page on) and the
-** kernels' shared and local arrays are bounds-checked (compile.c). At 0,
+** block ends where a guard page begins, so a kernel reading or writing past
+** an array faults, and the fault's message names the array: one element
+** past it when its size is a multiple of 16 bytes (blocks stay 16-byte
+** aligned, for the vector types: guard.c); at 3 every block's exact bytes
+** end there, whatever its size; at 2 they begin where a guard page ends
+** instead (accesses before the start fault; past the end, from the next
+** page on) and the kernels' shared and local arrays are bounds-checked
+** (compile.c). At 0,
 ** allocations of LUACUDA_SIM_GUARD bytes or more (default 64K; 1: all of
 ** them; off: none) are followed by a guard page, past the rounding to 256
 ** bytes; below that size a mapping of its own costs more than the block:
@@ -54,9 +57,12 @@ static void init_capacity(void) {
 ** of nbytes (exactly) is guarded. Without it, blocks of n (nbytes rounded
 ** up to 256) are guarded from the guarded size on, come from the arena
 ** below it, and are a mapping of their own when larger and guards are off. */
+static int placement(void) {
+  return memcheck == 2 ? LC_SIM_GUARD_START : memcheck == 3 ? LC_SIM_GUARD_EXACT : LC_SIM_GUARD_END;
+}
+
 static void *block_alloc(size_t nbytes, size_t n) {
-  if (memcheck)
-    return lc_sim_guard_alloc(nbytes, memcheck == 2 ? LC_SIM_GUARD_START : LC_SIM_GUARD_END);
+  if (memcheck) return lc_sim_guard_alloc(nbytes, placement());
   if (n >= guard_from) return lc_sim_guard_alloc(n, LC_SIM_GUARD_END);
   if (n <= lc_sim_arena_max()) return lc_sim_arena_alloc(n);
   void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -66,7 +72,7 @@ static void *block_alloc(size_t nbytes, size_t n) {
 static void release(void *p, size_t nbytes, size_t n) {
   if (memcheck) {
     lc_sim_memcheck_remove(p);
-    lc_sim_guard_free(p, nbytes, memcheck == 2 ? LC_SIM_GUARD_START : LC_SIM_GUARD_END);
+    lc_sim_guard_free(p, nbytes, placement());
   } else if (n >= guard_from) {
     lc_sim_guard_free(p, n, LC_SIM_GUARD_END);
   } else if (n <= lc_sim_arena_max()) {

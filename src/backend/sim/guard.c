@@ -7,9 +7,13 @@
 ** launch error naming the array (fault.c, memcheck.c) instead of silent
 ** corruption. The edge is the block's exact byte size, not a rounding of
 ** it, so one element past a 16-float array faults; the price is that an
-** END block is aligned only to the largest power of two dividing its size
+** EXACT block is aligned only to the largest power of two dividing its size
 ** (at most the page): a dtype's size is a multiple of its alignment, so
-** every element stays aligned.
+** every element stays aligned. An END block keeps 16 bytes of alignment
+** (its end is exact when its size is a multiple of 16): CUDA's vector
+** types (float4, int4, double2) are 16-byte aligned and kernels read
+** arrays of any size through them, trusting cudaMalloc's 256 bytes; on
+** x86 the host compiler's aligned moves fault on a lesser address.
 **
 ** A fresh mapping costs system calls and a page fault for every page first
 ** touched (measured: allocating and filling 1 MiB takes 35 times as long as
@@ -149,11 +153,12 @@ static bool was_loose(void *p) {
 
 void *lc_sim_guard_alloc(size_t n, int where) {
   size_t body = body_of(n), page = page_size();
-  if (body < n || body + 2 * page < body) return NULL;
+  if (body < n || n + 15 < n || body + 2 * page < body) return NULL;
   mapping m = take(body, where);
   if (m.base == NULL) m = map_new(body, where);
   if (m.base == NULL) return unguarded(n);
-  char *p = where == LC_SIM_GUARD_START ? m.base + page : m.base + (body - n);
+  size_t used = where == LC_SIM_GUARD_END ? (n + 15) & ~(size_t)15 : n;
+  char *p = where == LC_SIM_GUARD_START ? m.base + page : m.base + (body - used);
   LC_SIM_BLOCK_ALLOCATED(p, n);
   return p;
 }

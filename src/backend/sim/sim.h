@@ -146,7 +146,7 @@ void lc_sim_fault_describe(const lc_sim_fault *f, char *buf, size_t n);
 ** the block is aligned to the largest power of two dividing n, up to the
 ** page). START: they begin where one ends, and another follows their last
 ** page. free takes the same n and placement. */
-enum { LC_SIM_GUARD_END, LC_SIM_GUARD_START };
+enum { LC_SIM_GUARD_END, LC_SIM_GUARD_START, LC_SIM_GUARD_EXACT };
 void *lc_sim_guard_alloc(size_t n, int where);
 void lc_sim_guard_free(void *p, size_t n, int where);
 void lc_sim_guard_trim(void);           /* unmap the blocks kept for reuse */
