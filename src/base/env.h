@@ -18,6 +18,8 @@ typedef struct lc_settings {
   double sim_timeout;      /* LUACUDA_SIM_TIMEOUT: seconds; 0 for none */
   unsigned nvrtc_check;    /* LUACUDA_NVRTC_CHECK: 0 or 1 (the default): the simulator
                            ** checks its kernels with NVRTC (sim/check.c) */
+  unsigned strict_async;   /* LUACUDA_STRICT_ASYNC: 0 (the default) or 1: a host access to
+                           ** an array that queued work still uses is an error, not a wait */
 } lc_settings;
 
 /* Read the settings (called once, by the backend's choice): 0, or -1 with

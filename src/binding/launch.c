@@ -4,6 +4,7 @@
 ** a script that runs on the simulator fails the same way on a GPU.
 */
 #include "kernel.h"
+#include "pending.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -417,7 +418,10 @@ static void struct_arg(lua_State *L, int idx, const lc_kernel_ref *k, int i, cha
     arg_error(L, fname, sig, i, "%s", err);
   /* read now, when the work queued before (which may write it) is done */
   if (lc_array_kind(a) == LC_DEVICE) a = lc_copy_to_new(L, a, LC_HOST, NULL, fname);
-  else lc_sync_host(L, lc_array_kind(a), fname);
+  else {
+    lc_pending_wait(L, a, false, fname);
+    lc_sync_host(L, lc_array_kind(a), fname);
+  }
   memcpy(slot, lc_array_data(a), (size_t)p->size);
 }
 
