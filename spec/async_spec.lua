@@ -172,6 +172,32 @@ describe("LUACUDA_STRICT_ASYNC=1", function()
     assert.truthy(out:find("DONE", 1, true), out)
   end)
 
+  it("counts a launch's mapped and managed arrays as written by it", function()
+    local ok, out = S.lua_run("LUACUDA_STRICT_ASYNC=1", ([[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile(%q, {name = "spin_fill.cu"})
+      for _, kind in ipairs({"mapped", "managed"}) do
+        local a = luacuda[kind .. "_array"](%d, "float32")
+        a:fill(0)
+        local s = luacuda.stream()
+        m.spin_fill[{1, 1, s}](%d, a, a.size, 5)
+        local ok, err = pcall(function() return a[1] end)
+        assert(not ok, "a read of a busy " .. kind .. " array passed")
+        print(err)
+        s:synchronize()
+        assert(a[1] == 5, kind .. " after the wait: " .. a[1])
+        local d = luacuda.device_array(%d, "float32")
+        m.spin_fill[{1, 1, s}](%d, d, d.size, 5)
+        assert(a[1] == 5, "a launch on another array made " .. kind .. " busy")
+      end
+      print("DONE")
+    ]]):format(SPIN, N, SPINS, N, SPINS))
+    assert.is_true(ok, out)
+    assert.truthy(out:find("still writes the mapped float32 array of shape {64}", 1, true), out)
+    assert.truthy(out:find("still writes the managed float32 array of shape {64}", 1, true), out)
+    assert.truthy(out:find("DONE", 1, true), out)
+  end)
+
   it("is 0 or 1", function()
     local ok, out = S.lua_run("LUACUDA_STRICT_ASYNC=2", [[require "luacuda"]])
     assert.is_false(ok)
