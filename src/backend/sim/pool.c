@@ -3,7 +3,9 @@
 ** LUACUDA_SIM_THREADS), started at the first launch and kept. A launch
 ** hands out its blocks in chunks through an atomic counter; a block runs
 ** entirely on one worker, which owns its dynamic shared memory and the
-** fiber stacks its blocks need. One launch runs at a time.
+** fiber stacks its blocks need. One launch runs at a time. The thread that
+** launches (the stream executor) is one of the workers: a small launch
+** runs on it alone, with no thread woken (run_with_self).
 **
 ** A fault in a kernel (fault.c) ends its launch with an error and
 ** leaves the pool as it was: the worker resumes in its block loop, the
@@ -405,8 +407,9 @@ static void watch(uint64_t total) {
   }
 }
 
-/* The launching thread as a worker of its own, set up at its first launch
-** of one block (NULL: it could not be; then the pool runs them). */
+/* The launching thread (the stream executor) as a worker of its own, set
+** up at its first launch (NULL: it could not be; then the pool runs
+** every block, as under the watchdog). */
 static _Thread_local worker *self_worker;
 static _Thread_local bool self_tried;
 
@@ -445,7 +448,7 @@ static size_t hint_slot(lc_sim_block_fn fn) {
 
 /* Run the launch set up in cur_* on me (the launching thread), and on the
 ** pool too unless the kernel's hint or its first blocks show it is small.
-** Returns with lock held. */
+** Blocks start in order, as on the pool. Returns with lock held. */
 static void run_with_self(worker *me, lc_sim_block_fn fn, const lc_sim_launch *l,
                           uint64_t total) {
   size_t h = hint_slot(fn);
