@@ -130,6 +130,21 @@ describe("host accesses to memory queued work uses", function()
     luacuda.synchronize()
   end)
 
+  it("waits for every stream that queued work on one array, more streams than it tracks", function()
+    local h = luacuda.pinned_array(N, "float32")
+    h:fill(0)
+    local keep = {}
+    for k = 1, 6 do                              -- each stream copies into its own slice
+      local d = device_filled(0)
+      local s = busy_stream(d, k)
+      local lo = (k - 1) * 8 + 1
+      d[{{lo, lo + 7}}]:copy_to_host(h[{{lo, lo + 7}}], s)
+      keep[k] = {d, s}
+    end
+    for k = 1, 6 do assert.equal(k, h[(k - 1) * 8 + 1], "slice " .. k) end
+    luacuda.synchronize()
+  end)
+
   it("an array with nothing queued is read at once, and after a wait, again at once", function()
     local d = device_filled(0)
     local s = busy_stream(d, 2)
@@ -163,12 +178,23 @@ describe("LUACUDA_STRICT_ASYNC=1", function()
       assert(not ok and err:find("luacuda.totable", 1, true), err)
       s:synchronize()
       assert(h[1] == 5 and h[%d] == 5, "after the wait: " .. h[1])
+      -- a queued copy that reads h: reading h is no conflict, writing it is
+      m.spin_fill[{1, 1, s}](%d, d, d.size, 6)
+      d:copy_to_device(h, s)
+      assert(h[2] == 5, "a read of an array a queued copy only reads")
+      ok, err = pcall(function() h[2] = 1 end)
+      assert(not ok, "a write to an array a queued copy reads passed")
+      print("WRITE: " .. err)
+      s:synchronize()
+      h[2] = 1
       print("DONE")
-    ]]):format(SPIN, N, SPINS, N, N))
+    ]]):format(SPIN, N, SPINS, N, N, SPINS))
     assert.is_true(ok, out)
     assert.truthy(out:find("luacuda.index: work queued on luacuda.stream(0x", 1, true), out)
     assert.truthy(out:find("still writes the pinned float32 array of shape {64}", 1, true), out)
     assert.truthy(out:find("LUACUDA_STRICT_ASYNC=1", 1, true), out)
+    assert.truthy(out:find("WRITE: .-luacuda.setitem: work queued on luacuda.stream%(0x%x+%) " ..
+                           "still reads the pinned float32 array of shape {64}"), out)
     assert.truthy(out:find("DONE", 1, true), out)
   end)
 
