@@ -123,9 +123,9 @@ static void store_element(lua_State *L, const lc_array *a, int64_t off, int vidx
   if (s == NULL && lc_kind_host_only(lc_array_kind(a))) {
     lc_pending_wait(L, a, true, fname);
     memcpy((char *)a->buf->ptr + off, tmp, (size_t)a->dtype->size);
-  }
-  else
+  } else {
     lc_elem_write(L, a, off, tmp, s, fname);
+  }
   lua_settop(L, top);
 }
 
