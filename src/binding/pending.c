@@ -67,18 +67,26 @@ static void describe(const lc_array *a, lc_stream *s, char *what, size_t wlen,
 void lc_pending_wait_slow(lua_State *L, const lc_array *a, bool writing, const char *fname) {
   lc_buffer *b = a->buf;
   const lc_backend *be = b->backend;
-  struct { int slot; unsigned gen; lc_stream *s; lc_event *e; bool writes; } w[LC_BUFFER_STREAMS];
+  struct {
+    int slot;
+    unsigned gen;
+    lc_stream *s;
+    lc_event *e;
+    bool writes, conflicts, finished;
+  } w[LC_BUFFER_STREAMS];
   int n = 0;
   lock(b);
   for (int i = 0; i < LC_BUFFER_STREAMS; i++) {
     struct lc_pending *p = &b->pending[i];
-    if (p->stream == NULL || !(writing || p->writes)) continue;
+    if (p->stream == NULL) continue;
     be->stream_retain(p->stream);          /* kept while waited for, outside the lock */
     w[n].slot = i;
     w[n].gen = p->gen;
     w[n].s = p->stream;
     w[n].e = p->event;
     w[n].writes = p->writes;
+    w[n].conflicts = writing || p->writes;
+    w[n].finished = false;
     n++;
   }
   unlock(b);
@@ -86,27 +94,38 @@ void lc_pending_wait_slow(lua_State *L, const lc_array *a, bool writing, const c
   char err[LC_ERRLEN];
   int rc = LC_OK, late = -1;
   for (int k = 0; k < n && rc == LC_OK && late < 0; k++) {
-    bool done = true;
-    if (strict) rc = be->event_query(w[k].e, &done, err);
-    if (rc == LC_OK && !done) late = k;
-    else if (rc == LC_OK && !strict) rc = be->event_synchronize(w[k].e, err);
+    bool done = false;
+    if (!w[k].conflicts) {
+      /* work that only reads, as this access does: forgotten once done,
+      ** so that later accesses take the fast paths again */
+      char ignored[LC_ERRLEN];
+      if (be->event_query(w[k].e, &done, ignored) != LC_OK) done = false;
+    } else if (strict) {
+      rc = be->event_query(w[k].e, &done, err);
+      if (rc == LC_OK && !done) late = k;
+    } else {
+      rc = be->event_synchronize(w[k].e, err);
+      done = rc == LC_OK;
+    }
+    w[k].finished = done;
   }
   if (rc != LC_OK || late >= 0) {
     char what[256], stream[64];
     if (late >= 0) describe(a, w[late].s, what, sizeof what, stream, sizeof stream);
+    bool writes = late >= 0 && w[late].writes;
     for (int k = 0; k < n; k++) be->stream_release(w[k].s);
     if (rc != LC_OK) lc_error(L, fname, "%s", err);
     lc_error(L, fname, "work queued on %s still %s %s (LUACUDA_STRICT_ASYNC=1: synchronize "
              "the stream, or an event recorded after that work, first)", stream,
-             w[late].writes ? "writes" : "reads", what);
+             writes ? "writes" : "reads", what);
   }
-  /* done: forget what was waited for, unless recorded again meanwhile */
+  /* forget what is done, unless recorded again meanwhile */
   lc_stream *gone[LC_BUFFER_STREAMS];
   int ngone = 0;
   lock(b);
   for (int k = 0; k < n; k++) {
     struct lc_pending *p = &b->pending[w[k].slot];
-    if (p->stream == w[k].s && p->gen == w[k].gen) {
+    if (w[k].finished && p->stream == w[k].s && p->gen == w[k].gen) {
       gone[ngone++] = p->stream;
       p->stream = NULL;
       p->writes = false;
