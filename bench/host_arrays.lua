@@ -45,6 +45,21 @@ local write_loop = best(function()
   for i = 1, N do t[i] = 1.5 end
 end)
 
+-- arrays an async copy wrote, and read: once that copy is done, they cost
+-- what an array no queued work ever used costs (src/binding/pending.c)
+local copied, source = luacuda.array(t), luacuda.array(t)
+local stream = luacuda.stream()
+dev:copy_to_host(copied, stream)
+luacuda.device_array_like(dev):copy_to_device(source, stream)
+stream:synchronize()
+local function read_all(a)
+  return function()
+    local s = 0
+    for i = 1, N do s = s + a[i] end
+    sink = s
+  end
+end
+
 local figures = {
   { "to_device(1e6-element table) / Lua loop reading the table",
     best(function() sink = luacuda.to_device(t) end) / read_loop, 1.5 },
@@ -64,6 +79,10 @@ local figures = {
     best(function()
       for i = 1, N do host[i] = 1.5 end
     end) / write_loop, 3 },
+  { "a[i] read, host float64 an async copy wrote / one never queued on",
+    best(read_all(copied)) / best(read_all(host)), 1.1 },
+  { "a[i] read, host float64 an async copy read / one never queued on",
+    best(read_all(source)) / best(read_all(host)), 1.1 },
 }
 
 -- Not a target: the floor any C __index pays, a metamethod that does

@@ -98,7 +98,11 @@ LUACUDA_API void luacuda_wrap(lua_State *L, void *data, luacuda_kind kind,
                               void *ud);
 
 /* The open array at arg: fills *info (when not NULL) and returns its data
-** pointer; anything else raises a Lua argument error, as luaL_checkudata. */
+** pointer; anything else raises a Lua argument error, as luaL_checkudata.
+** Nothing is waited for: work a script queued on a stream (a copy or fill
+** with a stream argument, a launch) may still write or read the memory.
+** The host program waits before touching it (luacuda.synchronize, or the
+** stream's synchronize; luacuda_tostream gives the script's stream). */
 LUACUDA_API void *luacuda_checkarray(lua_State *L, int arg, luacuda_arrayinfo *info);
 
 /* The same, returning NULL (and leaving *info) for anything but an open

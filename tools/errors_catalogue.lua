@@ -21,7 +21,7 @@ local AREAS = {
     { "src/binding/shape.c", "src/base/layout.c" } },
   { "Records", { "src/binding/record.c", "lua/luacuda/record.lua" } },
   { "Host memory: pinned, mapped, register", { "src/binding/hostmem.c", "src/backend/hostreg.c" } },
-  { "Streams and events", { "src/binding/stream.c", "src/backend/sim/stream.c" } },
+  { "Streams and events", { "src/binding/stream.c", "src/binding/pending.c", "src/backend/sim/stream.c" } },
   { "Devices and the module", { "src/binding/core.c", "src/backend/backend.c", "src/base/env.c", "src/backend/sim/backend.c", "src/backend/sim/pool.c" } },
   { "Kernels: compile, signatures, get, get_global", { "src/binding/module.c", "src/base/scan.c" } },
   { "Kernel launches and arguments", { "src/binding/launch.c" } },
@@ -142,6 +142,11 @@ CHILD["device <> does not take cooperative launches"] =
   { file = "spec/coop_spec.lua",
     test = "cooperative launches on the cuda backend refuse a cooperative launch on a device that takes none",
     fn = "launch" }
+
+CHILD["work queued on <> still <> <> (LUACUDA_STRICT_ASYNC=1: synchronize the stream, or an event recorded after that work, first)"] =
+  { file = "spec/async_spec.lua",
+    test = "LUACUDA_STRICT_ASYNC=1 makes a host access that would wait an error, and a synchronized one fine",
+    fn = "index" }
 
 -- the numeric settings refused at require time (src/base/env.c)
 local SETTINGS = { file = "spec/build_spec.lua",

@@ -25,6 +25,8 @@ typedef struct lc_settings {
                            ** checks its kernels with NVRTC (sim/check.c) */
   unsigned sim_pch;        /* LUACUDA_SIM_PCH: 0 or 1 (the default): the simulator
                            ** precompiles its runtime's headers (sim/pch.c) */
+  unsigned strict_async;   /* LUACUDA_STRICT_ASYNC: 0 (the default) or 1: a host access to
+                           ** an array that queued work still uses is an error, not a wait */
 } lc_settings;
 
 /* Read the settings (called once, by the backend's choice): 0, or -1 with

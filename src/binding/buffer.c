@@ -7,8 +7,10 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "aux.h"
+#include "pending.h"
 
 static int host_alloc(size_t nbytes, void **ptr) {
   /* 64-byte aligned so vector loads never straddle; aligned_alloc wants a
@@ -40,6 +42,8 @@ static void untracked(lc_buffer *b) {
   b->ordered = b->alloc_only = b->more = false;
   b->nstreams = 0;
   atomic_flag_clear(&b->using);
+  atomic_init(&b->busy, false);
+  memset(b->pending, 0, sizeof b->pending);
 }
 
 lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
@@ -183,6 +187,7 @@ static void buffer_free(void *ud) {
     be->mem_free(b->kind, b->ptr, b->nbytes);
   }
   let_go_streams(b);
+  lc_pending_free(b);
   free(b);
 }
 
@@ -196,6 +201,7 @@ void lc_buffer_release(lc_buffer *b) {
       atomic_load(&b->lock) == 0) {
     be->free_after(b->kind, b->ptr, b->nbytes, b->device, b->streams, b->nstreams);
     let_go_streams(b);
+    lc_pending_free(b);
     free(b);
   } else {
     be->defer(buffer_free, b);

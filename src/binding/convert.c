@@ -6,6 +6,7 @@
 ** time goes to conversion, not to stack traffic.
 */
 #include "array.h"
+#include "pending.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -279,6 +280,7 @@ void lc_to_table(lua_State *L, const lc_array *a, const char *fname) {
     lua_remove(L, -2);
     return;
   }
+  lc_pending_wait(L, a, false, fname);
   lc_sync_host(L, lc_array_kind(a), fname);
   if (a->lay.ndim == 0) lc_elem_push(L, a->dtype, lc_array_data(a));
   else push_level(L, a, lc_array_data(a), 0);

@@ -10,6 +10,7 @@
 #include "aux.h"
 #include "record.h"
 #include "host_copy.h"
+#include "pending.h"
 
 static const lc_backend *backend_of(const lc_array *a) { return a->buf->backend; }
 
@@ -25,6 +26,11 @@ static void use(lua_State *L, const lc_array *a, lc_stream *s, const char *fname
   if (s) lc_buffer_use(L, a->buf, s, fname);
 }
 
+/* That work is queued: host accesses to a's memory wait for it. */
+static void queued(const lc_array *a, lc_stream *s, bool writes) {
+  if (s) lc_pending_add(a->buf, s, writes);
+}
+
 /* One element at byte offset off from the buffer start, any kind. With a
 ** stream, the read waits for that stream only. */
 static void elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
@@ -35,6 +41,7 @@ static void elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
   size_t n = (size_t)a->dtype->size;
   if (s == NULL) {
     if (lc_kind_host_accessible(lc_array_kind(a))) {
+      lc_pending_wait(L, a, false, fname);
       lc_sync_host(L, lc_array_kind(a), fname);
       memcpy(out, p, n);
     } else if (be->copy(out, LC_HOST, p, lc_array_kind(a), n, NULL, err)) {
@@ -52,6 +59,7 @@ static void elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
 void lc_elem_push_at(lua_State *L, const lc_array *a, int64_t off, lc_stream *s,
                      const char *fname) {
   if (s == NULL && lc_kind_host_only(lc_array_kind(a))) {
+    lc_pending_wait(L, a, false, fname);
     lc_elem_push(L, a->dtype, (char *)a->buf->ptr + off);
   } else {
     char tmp[16];
@@ -66,6 +74,7 @@ void lc_elem_write(lua_State *L, const lc_array *a, int64_t off, const void *in,
   char err[LC_ERRLEN];
   char *p = (char *)a->buf->ptr + off;
   if (s == NULL && lc_kind_host_accessible(lc_array_kind(a))) {
+    lc_pending_wait(L, a, true, fname);
     lc_sync_host(L, lc_array_kind(a), fname);
     memcpy(p, in, (size_t)a->dtype->size);
     return;
@@ -76,6 +85,7 @@ void lc_elem_write(lua_State *L, const lc_array *a, int64_t off, const void *in,
   lc_region r = {a->buf->ptr, lc_array_kind(a), &one};
   use(L, a, s, fname);
   if (be->fill(&r, in, a->dtype->size, s, err)) lc_error(L, fname, "%s", err);
+  queued(a, s, true);
 }
 
 static bool overlap(const lc_array *d, const lc_layout *dl,
@@ -99,6 +109,10 @@ static void copy_views(lua_State *L, const lc_array *dst, const lc_layout *dl,
                        const lc_array *src, const lc_layout *sl, lc_stream *s,
                        const char *fname) {
   if (dl->size == 0) return;
+  if (s == NULL) {     /* synchronous: after the work queued on either side */
+    lc_pending_wait(L, dst, true, fname);
+    lc_pending_wait(L, src, false, fname);
+  }
   if (overlap(dst, dl, src, sl)) {
     if (same_view(dl, sl)) return;
     /* stage through a copy so no element is read after being overwritten */
@@ -135,6 +149,8 @@ static void copy_views(lua_State *L, const lc_array *dst, const lc_layout *dl,
   use(L, dst, s, fname);
   use(L, src, s, fname);
   if (be->copy_strided(&rd, &rs, isz, s, err)) lc_error(L, fname, "%s", err);
+  queued(dst, s, true);
+  queued(src, s, false);
 }
 
 void lc_copy_array(lua_State *L, lc_array *dst, const lc_array *src,
@@ -164,6 +180,7 @@ lc_array *lc_copy_to_new(lua_State *L, const lc_array *a, lc_kind kind,
 
 static void fill_view(lua_State *L, const lc_array *a, const lc_layout *lay,
                       const void *value, lc_stream *s, const char *fname) {
+  if (s == NULL) lc_pending_wait(L, a, true, fname);
   if (s == NULL && lc_kind_host_accessible(lc_array_kind(a))) {
     lc_sync_host(L, lc_array_kind(a), fname);
     lc_fill_host(a->buf->ptr, lay, value, a->dtype->size);
@@ -174,6 +191,7 @@ static void fill_view(lua_State *L, const lc_array *a, const lc_layout *lay,
   char err[LC_ERRLEN];
   use(L, a, s, fname);
   if (backend_of(a)->fill(&r, value, a->dtype->size, s, err)) lc_error(L, fname, "%s", err);
+  queued(a, s, true);
 }
 
 void lc_fill_array(lua_State *L, lc_array *dst, int vidx, lc_stream *s,

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "capi.h"
+#include "pending.h"
 #include "gate.h"
 #include "aux.h"
 #include "luacuda.h"
@@ -97,6 +98,7 @@ static DLManagedTensor *to_dlpack(lua_State *L, int arg, const char *fname) {
   }
   /* DLPack 0.6 carries no stream: the consumer may read at once, on any
   ** stream or on the host, so the work queued before must be done */
+  lc_pending_wait(L, a, true, fname);
   lc_sync_host_slow(L, fname);
   export_ctx *c = malloc(sizeof *c);
   if (c == NULL) lc_error(L, fname, "out of host memory");

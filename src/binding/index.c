@@ -5,6 +5,7 @@
 ** path for 1-D host-addressable arrays, the case loops hit.
 */
 #include "array.h"
+#include "pending.h"
 
 #include <string.h>
 
@@ -119,10 +120,12 @@ static void store_element(lua_State *L, const lc_array *a, int64_t off, int vidx
   int top = lua_gettop(L);
   void *tmp = lc_elem_room(L, a->dtype, small, sizeof small);
   lc_elem_check(L, vidx, a->dtype, tmp, fname);
-  if (s == NULL && lc_kind_host_only(lc_array_kind(a)))
+  if (s == NULL && lc_kind_host_only(lc_array_kind(a))) {
+    lc_pending_wait(L, a, true, fname);
     memcpy((char *)a->buf->ptr + off, tmp, (size_t)a->dtype->size);
-  else
+  } else {
     lc_elem_write(L, a, off, tmp, s, fname);
+  }
   lua_settop(L, top);
 }
 
@@ -151,10 +154,11 @@ static void setitem(lua_State *L, const lc_array *a, int kidx, int vidx,
 
 /* 1-D host array and an in-range Lua integer key: the case loops hit,
 ** kept to the fewest API calls (mapped and managed memory, which kernels
-** may be using, take the general path and its wait) */
+** may be using, and memory that queued work uses take the general path and
+** its wait) */
 static inline char *fast_element(const lc_array *a, lua_State *L) {
   if (!lua_isinteger(L, 2) || !lc_array_is_open(a) || a->lay.ndim != 1 ||
-      !lc_kind_host_only(a->buf->kind))
+      !lc_kind_host_only(a->buf->kind) || lc_pending_any(a->buf))
     return NULL;
   lua_Integer i = lua_tointeger(L, 2);
   int64_t n = a->lay.shape[0];

@@ -4,6 +4,8 @@
 ** a script that runs on the simulator fails the same way on a GPU.
 */
 #include "kernel.h"
+#include "env.h"
+#include "pending.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -524,7 +526,10 @@ static void struct_arg(lua_State *L, int idx, const lc_kernel_ref *k, int i, cha
     arg_error(L, fname, sig, i, "%s", err);
   /* read now, when the work queued before (which may write it) is done */
   if (lc_array_kind(a) == LC_DEVICE) a = lc_copy_to_new(L, a, LC_HOST, NULL, fname);
-  else lc_sync_host(L, lc_array_kind(a), fname);
+  else {
+    lc_pending_wait(L, a, false, fname);
+    lc_sync_host(L, lc_array_kind(a), fname);
+  }
   memcpy(slot, lc_array_data(a), (size_t)p->size);
 }
 
@@ -671,6 +676,19 @@ static bool sync_launches(void) {
   return c;
 }
 
+/* LUACUDA_STRICT_ASYNC=1: the host-addressable arrays (mapped, managed) a
+** launch passes at first.. are remembered as written by it, so that a host
+** access before a wait is an error (pending.h). Without it their accesses
+** wait for the whole device anyway (lc_sync_host). */
+static void remember_arrays(lua_State *L, int first, const lc_kernel_sig *sig, lc_stream *s) {
+  for (int i = 0; i < sig->nparams; i++) {
+    lc_param_kind kind = sig->params[i].kind;
+    const lc_array *a = kind == LC_PARAM_POINTER || kind == LC_PARAM_ARRAY
+                        ? lc_array_test(L, first + i) : NULL;
+    if (a && lc_array_is_open(a)) lc_pending_add(a->buf, s, true);
+  }
+}
+
 void lc_kernel_launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int nargs) {
   const lc_backend *be = k->hold.mod->be;
   lc_launch cfg;
@@ -688,6 +706,7 @@ void lc_kernel_launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int
   char err[LC_ERRLEN];
   if (be->launch(k->fn, &cfg, err))
     lc_error(L, "launch", "kernel '%s': %s", k->sig->name, err);
+  if (lc_settings_get()->strict_async) remember_arrays(L, resolved, k->sig, cfg.stream);
   /* stand-ins for arrays learn that the kernel may have written them */
   for (int i = 0; i < nargs; i++)
     if (lua_type(L, first + i) == LUA_TTABLE && luaL_callmeta(L, first + i, "__kernel_launched"))

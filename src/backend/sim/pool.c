@@ -3,7 +3,9 @@
 ** LUACUDA_SIM_THREADS), started at the first launch and kept. A launch
 ** hands out its blocks in chunks through an atomic counter; a block runs
 ** entirely on one worker, which owns its dynamic shared memory and the
-** fiber stacks its blocks need. One launch runs at a time.
+** fiber stacks its blocks need. One launch runs at a time. The thread that
+** launches (the stream executor) is one of the workers: a small launch
+** runs on it alone, with no thread woken (run_with_self).
 **
 ** A fault in a kernel (fault.c) ends its launch with an error and
 ** leaves the pool as it was: the worker resumes in its block loop, the
@@ -229,19 +231,28 @@ static void describe_fault(worker *me, const lc_sim_launch *l) {
            me->block.x, me->block.y, me->block.z, thread, where);
 }
 
-/* Run blocks until none is left. A fault in a kernel resumes at the
-** sigsetjmp, once per launch rather than per block: saving the signal
-** mask there would cost a system call, so recover() unblocks instead. */
-static void run_blocks(worker *me, lc_sim_block_fn fn, const lc_sim_launch *l,
-                       uint64_t total, uint64_t chunk, bool coop) {
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Run blocks until none is left; with until > 0, only until that time
+** (seconds_now) has passed: then returns true when blocks are left. A
+** fault in a kernel resumes at the sigsetjmp, once per launch rather than
+** per block: saving the signal mask there would cost a system call, so
+** recover() unblocks instead. */
+static bool run_blocks(worker *me, lc_sim_block_fn fn, const lc_sim_launch *l,
+                       uint64_t total, uint64_t chunk, bool coop, double until) {
   if (sigsetjmp(me->fault.jump, 0)) {
     lc_sim_fault_recover(&me->fault);
     describe_fault(me, l);
     fail_launch(me, total);
-    return;
+    return false;
   }
   uint64_t gx = l->grid.x, gxy = (uint64_t)l->grid.x * l->grid.y;
   for (;;) {
+    if (until > 0 && seconds_now() > until) return atomic_load(&cur_next) < total;
     uint64_t first = atomic_fetch_add(&cur_next, chunk);
     if (first >= total) break;
     uint64_t last = first + chunk < total ? first + chunk : total;
@@ -254,14 +265,16 @@ static void run_blocks(worker *me, lc_sim_block_fn fn, const lc_sim_launch *l,
       me->fault.armed = 0;
       if (rc != 0 || (coop && grid_exit(me))) {
         fail_launch(me, total);
-        return;
+        return false;
       }
     }
   }
+  return false;
 }
 
-static void *worker_main(void *arg) {
-  worker *me = arg;
+/* On the thread that will run blocks as me: its fault handling and where
+** its own stack lies. */
+static void worker_setup(worker *me) {
   char err[LC_ERRLEN];
   /* without a handler a fault still crashes, as it did before; say why */
   if (lc_sim_fault_thread(&me->fault, err) != LC_OK) fprintf(stderr, "luacuda: %s\n", err);
@@ -279,6 +292,11 @@ static void *worker_main(void *arg) {
     }
     pthread_attr_destroy(&attr);
   }
+}
+
+static void *worker_main(void *arg) {
+  worker *me = arg;
+  worker_setup(me);
   pthread_cond_t *wake = me->index < nworkers ? &go : &go_extra;
   for (;;) {
     pthread_mutex_lock(&lock);
@@ -294,7 +312,7 @@ static void *worker_main(void *arg) {
     me->fault.code_lo = cur_code_lo;
     me->fault.code_hi = cur_code_hi;
     pthread_mutex_unlock(&lock);
-    run_blocks(me, fn, l, total, chunk, coop);
+    run_blocks(me, fn, l, total, chunk, coop, 0);
     pthread_mutex_lock(&lock);
     if (--running == 0) pthread_cond_signal(&done);
     pthread_mutex_unlock(&lock);
@@ -302,16 +320,21 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+/* Worker me's memory: its dynamic shared memory, its fiber stacks later. */
+static bool worker_init(worker *me) {
+  me->w.dynamic_shared = aligned_alloc(64, LC_MAX_SHARED);
+  me->w.stacks = worker_stacks;
+  me->w.stack_size = stack_bytes;
+  me->w.core = me;
+  return me->w.dynamic_shared != NULL;
+}
+
 /* Start worker i (under run_lock, with no launch running). */
 static bool start_worker(unsigned i) {
   worker *me = &workers[i];
   me->index = i;
   me->seen = generation;
-  me->w.dynamic_shared = aligned_alloc(64, LC_MAX_SHARED);
-  me->w.stacks = worker_stacks;
-  me->w.stack_size = stack_bytes;
-  me->w.core = me;
-  if (me->w.dynamic_shared == NULL) return false;
+  if (!worker_init(me)) return false;
   if (pthread_create(&me->thread, NULL, worker_main, me) != 0) {
     free(me->w.dynamic_shared);
     me->w.dynamic_shared = NULL;
@@ -398,6 +421,86 @@ static void watch(uint64_t total) {
   }
 }
 
+/* The launching thread (the stream executor) as a worker of its own, set
+** up at its first launch (NULL: it could not be; then the pool runs
+** every block, as under the watchdog). */
+static _Thread_local worker *self_worker;
+static _Thread_local bool self_tried;
+
+static worker *launching_worker(void) {
+  if (self_tried) return self_worker;
+  self_tried = true;
+  worker *me = calloc(1, sizeof *me);
+  if (me == NULL) return NULL;
+  me->index = UINT32_MAX;
+  if (!worker_init(me)) {
+    free(me);
+    return NULL;
+  }
+  worker_setup(me);
+  return self_worker = me;
+}
+
+/* The launching thread runs blocks too, as one of the pool's nworkers
+** threads (one worker fewer is woken). A launch whose blocks all run
+** within HERE_SECONDS runs on it alone: waking a worker and waiting for it
+** would cost more than such a launch takes (a small launch costs a few
+** microseconds so). The time a block of each kernel took last is kept
+** (by its function's address, a hint only), to tell such launches at
+** once; others start here, and wake the pool when the time is up. Not
+** under the watchdog, which needs the launching thread free to stop a
+** kernel, nor for a cooperative launch (a worker for each block). */
+#define HERE_SECONDS 50e-6
+enum { HINTS = 64 };
+static struct { lc_sim_block_fn fn; double block; } hints[HINTS];   /* under run_lock */
+
+static size_t hint_slot(lc_sim_block_fn fn) {
+  uintptr_t a;
+  memcpy(&a, &fn, sizeof a);
+  return (a >> 4) % HINTS;
+}
+
+/* Run the launch set up in cur_* on me (the launching thread), and on the
+** pool too unless the kernel's hint or its first blocks show it is small.
+** Blocks start in order, as on the pool. Returns with lock held. */
+static void run_with_self(worker *me, lc_sim_block_fn fn, const lc_sim_launch *l,
+                          uint64_t total) {
+  size_t h = hint_slot(fn);
+  bool known = hints[h].fn == fn;
+  double start = seconds_now();
+  bool more;                     /* blocks left for the pool */
+  if (total == 1 || (known && hints[h].block * (double)total <= HERE_SECONDS))
+    more = run_blocks(me, fn, l, total, 1, false, 0);
+  else if (known)
+    more = true;
+  else
+    more = run_blocks(me, fn, l, total, 1, false, start + HERE_SECONDS);
+  pthread_mutex_lock(&lock);
+  bool pool = more && !cur_failed && nworkers > 1;
+  if (pool) {
+    participants = nworkers - 1;
+    running = participants;
+    generation++;
+    pthread_cond_broadcast(&go);
+  }
+  pthread_mutex_unlock(&lock);
+  if (more) run_blocks(me, fn, l, total, pool ? cur_chunk : 1, false, 0);
+  pthread_mutex_lock(&lock);
+  while (running > 0) pthread_cond_wait(&done, &lock);
+  /* the hint: the time a block takes one thread, the pool's share included */
+  hints[h].fn = fn;
+  hints[h].block = (seconds_now() - start) * (pool ? nworkers : 1) / (double)total;
+}
+
+/* The launch is over (lock and run_lock held): its result. */
+static int finish(char *err) {
+  bool failed = cur_failed;
+  if (failed) snprintf(err, LC_ERRLEN, "%s", cur_error);
+  pthread_mutex_unlock(&lock);
+  pthread_mutex_unlock(&run_lock);
+  return failed ? LC_EFAIL : LC_OK;
+}
+
 int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err) {
   pthread_once(&once, start_pool);
   if (init_error) {
@@ -406,6 +509,7 @@ int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err) {
   }
   uint64_t total = (uint64_t)l->grid.x * l->grid.y * l->grid.z;
   bool coop = l->cooperative != 0;
+  worker *self = !coop && timeout == 0 ? launching_worker() : NULL;
   pthread_mutex_lock(&run_lock);
   if (coop && grow_pool(total, err) != LC_OK) {
     pthread_mutex_unlock(&run_lock);
@@ -434,6 +538,11 @@ int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err) {
   atomic_store(&cur_next, 0);
   cur_failed = false;
   cur_coop = coop;
+  if (self) {
+    pthread_mutex_unlock(&lock);
+    run_with_self(self, fn, l, total);
+    return finish(err);
+  }
   participants = coop && total > nworkers ? (unsigned)total : nworkers;
   running = participants;
   generation++;
@@ -441,9 +550,5 @@ int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err) {
   if (participants > nworkers) pthread_cond_broadcast(&go_extra);
   if (timeout > 0) watch(total);
   while (running > 0) pthread_cond_wait(&done, &lock);
-  bool failed = cur_failed;
-  if (failed) snprintf(err, LC_ERRLEN, "%s", cur_error);
-  pthread_mutex_unlock(&lock);
-  pthread_mutex_unlock(&run_lock);
-  return failed ? LC_EFAIL : LC_OK;
+  return finish(err);
 }

@@ -77,7 +77,8 @@ void lc_sim_check_start(lc_sim_checker *c, const lc_source *src);
 int lc_sim_check_wait(lc_sim_checker *c, char **log, char *err);
 
 /* Run every block of a launch of fn on the worker threads and wait for
-** them; the first failing block's message comes back in err. A cooperative
+** them (the calling thread runs blocks too, and a small launch alone:
+** pool.c); the first failing block's message comes back in err. A cooperative
 ** launch (at most LC_SIM_COOP_MAX blocks) runs each block on a worker of
 ** its own, all at once, l->grid_sync being lc_sim_grid_sync. */
 int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err);
