@@ -51,23 +51,28 @@ static int faults(volatile char *p, size_t i) {
 
 static size_t page(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
-/* Each block's exact bytes end at the guard: one byte past any size faults,
-** and the block is aligned as its size allows (up to 256 for these). */
+/* EXACT: each block's exact bytes end at the guard, so one byte past any
+** size faults, and the block is aligned as its size allows (up to 256 for
+** these). END: the same with the size rounded up to 16 bytes, so a block
+** is 16-byte aligned at least. */
 static int test_guard_follows_the_block(void) {
   size_t sizes[] = {0, 1, 2, 12, 64, 256, 4095, 4096, 65541 * 4, 1 << 20};
-  for (int k = 0; k < 10; k++) {
-    size_t n = sizes[k];
-    char *p = lc_sim_guard_alloc(n, LC_SIM_GUARD_END);
-    CHECK(p != NULL);
-    size_t align = n & -n;            /* the lowest set bit */
-    if (n && align < 256) CHECK_EQ((uintptr_t)p % align, 0);
-    else CHECK_EQ((uintptr_t)p % 256, 0);
-    if (n) memset(p, 7, n);
-    if (n) CHECK_EQ(faults(p, n - 1), 0);
-    CHECK_EQ(faults(p, n), 1);
-    CHECK_EQ(faults(p, n + page() - 1), 1);
-    lc_sim_guard_free(p, n, LC_SIM_GUARD_END);
-  }
+  int where[2] = {LC_SIM_GUARD_EXACT, LC_SIM_GUARD_END};
+  for (int w = 0; w < 2; w++)
+    for (int k = 0; k < 10; k++) {
+      size_t n = sizes[k], edge = w == 0 ? n : (n + 15) & ~(size_t)15;
+      char *p = lc_sim_guard_alloc(n, where[w]);
+      CHECK(p != NULL);
+      size_t align = edge & -edge;      /* the lowest set bit */
+      if (edge && align < 256) CHECK_EQ((uintptr_t)p % align, 0);
+      else CHECK_EQ((uintptr_t)p % 256, 0);
+      if (w == 1) CHECK_EQ((uintptr_t)p % 16, 0);
+      if (n) memset(p, 7, n);
+      if (edge) CHECK_EQ(faults(p, edge - 1), 0);
+      CHECK_EQ(faults(p, edge), 1);
+      CHECK_EQ(faults(p, edge + page() - 1), 1);
+      lc_sim_guard_free(p, n, where[w]);
+    }
   return 0;
 }
 
@@ -117,10 +122,10 @@ static int test_freed_blocks_are_reused(void) {
   CHECK_EQ(faults(q, n), 1);           /* still guarded */
   lc_sim_guard_free(q, n, LC_SIM_GUARD_END);
   /* another size of the same pages reuses it too, its end still at the guard */
-  char *r = lc_sim_guard_alloc(n - 12, LC_SIM_GUARD_END);
-  CHECK(r == p + 12);
-  CHECK_EQ(faults(r, n - 12), 1);
-  lc_sim_guard_free(r, n - 12, LC_SIM_GUARD_END);
+  char *r = lc_sim_guard_alloc(n - 20, LC_SIM_GUARD_END);
+  CHECK(r == p + 16);                  /* n - 20 rounded up to 16 bytes */
+  CHECK_EQ(faults(r, n - 16), 1);
+  lc_sim_guard_free(r, n - 20, LC_SIM_GUARD_END);
   lc_sim_guard_trim();
   return 0;
 }
