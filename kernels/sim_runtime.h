@@ -131,12 +131,21 @@ struct __lc_block {
 // module links (src/backend/sim/pch.c), or into the module itself where
 // there is no such object: declared here, hidden in the module. The state
 // they share with the kernels is __thread (not thread_local: no wrapper
-// function on every use), one copy per module and worker.
+// function on every use), one copy per module and worker, in the module's
+// own TLS block (local-dynamic: the default for an extern, global-dynamic,
+// calls __tls_get_addr at each use).
 #define LC_RT extern __attribute__((visibility("hidden")))
-LC_RT __thread uint3 __lc_threadIdx, __lc_blockIdx;
-LC_RT __thread dim3 __lc_blockDim, __lc_gridDim;
-LC_RT __thread __lc_block *__lc_current;
-LC_RT __thread __lc_fiber __lc_fibers[LC_MAX_BLOCK_THREADS];   // one per thread
+#define LC_RT_TLS LC_RT __thread __attribute__((tls_model("local-dynamic")))
+LC_RT_TLS __lc_block *__lc_current;
+LC_RT_TLS __lc_fiber __lc_fibers[LC_MAX_BLOCK_THREADS];   // one per thread
+LC_RT_TLS uint3 __lc_rt_blockIdx;    // blockIdx and blockDim, for that object
+LC_RT_TLS dim3 __lc_rt_blockDim;
+// The kernels' own: internal to the kernel's translation unit, so that the
+// block loop keeps threadIdx in registers and stores it only where a call
+// could read it (an extern made every thread of saxpy store it through a
+// __tls_get_addr call: 3 to 4 times slower).
+static thread_local uint3 __lc_threadIdx, __lc_blockIdx;
+static thread_local dim3 __lc_blockDim, __lc_gridDim;
 
 #define threadIdx __lc_threadIdx
 #define blockIdx __lc_blockIdx
@@ -144,7 +153,7 @@ LC_RT __thread __lc_fiber __lc_fibers[LC_MAX_BLOCK_THREADS];   // one per thread
 #define gridDim __lc_gridDim
 
 static inline uint3 __lc_tid_of(unsigned t) {
-  unsigned bx = __lc_blockDim.x, by = __lc_blockDim.y;
+  unsigned bx = __lc_rt_blockDim.x, by = __lc_rt_blockDim.y;
   return uint3{t % bx, (t / bx) % by, t / (bx * by)};
 }
 
@@ -307,8 +316,10 @@ __attribute__((always_inline)) static inline void __lc_yield(__lc_block *b, unsi
   if (b->done == n) u = b->host;
   if (u == me) return;
   b->cur = u;
-  __lc_threadIdx = b->f[u].tid;
   __lc_jump(&b->f[me].sp, b->f[u].sp);
+  // resumed: the thread sets its own index (threadIdx is the kernel's
+  // translation unit's, which is where every thread that comes back is)
+  __lc_threadIdx = b->f[me].tid;
   // resumed: an error found elsewhere unwinds from the worker's stack
   if (b->failed && me == b->host) longjmp(b->abort, 1);
 }
@@ -398,6 +409,7 @@ static inline void __syncthreads() { __lc_barrier(LC_SYNC, 0); }
 static inline int __syncthreads_count(int p) { return __lc_barrier(LC_COUNT, p); }
 static inline int __syncthreads_and(int p) { return __lc_barrier(LC_AND, p); }
 static inline int __syncthreads_or(int p) { return __lc_barrier(LC_OR, p); }
+
 static inline void __syncwarp(unsigned mask = 0xffffffffu) { __lc_warp_op(LC_W_SYNC, mask, 0, 0, 0); }
 
 // the lanes of the caller's warp that have not returned, once every lane
@@ -479,7 +491,19 @@ static inline bool __lc_grid_valid() { return __lc_current->launch->cooperative 
 __attribute__((noinline, cold, noreturn))
 LC_RT void __lc_grid_invalid();
 
-LC_RT void __lc_grid_sync();
+// A grid barrier (cooperative launches): inline, so that the barrier's
+// switches are the kernel's translation unit's, where threadIdx is.
+static inline void __lc_grid_sync() {
+  __lc_block *b = __lc_current;
+  if (__builtin_expect(!b->launch->cooperative, 0)) __lc_grid_invalid();
+  __lc_barrier(LC_SYNC, 0);
+  if (b->cur == 0 && b->launch->grid_sync(b->launch, b->worker) != 0) {
+    char why[LC_SIM_ERRLEN];
+    memcpy(why, b->worker->error, sizeof why);
+    __lc_fail("%s", why);
+  }
+  __lc_barrier(LC_SYNC, 0);
+}
 
 static inline unsigned char *__lc_dynamic_shared() { return __lc_current->worker->dynamic_shared; }
 
@@ -571,6 +595,7 @@ using __lc_arg_t = typename std::remove_cv<typename std::remove_reference<T>::ty
 
 template <auto K, typename Tuple>
 static void __lc_run_thread(__lc_block *b) {
+  __lc_threadIdx = b->f[b->cur].tid;     // a fiber's first run
   std::apply(K, *static_cast<const Tuple *>(b->args));
 }
 
@@ -610,6 +635,8 @@ static int __lc_run_block(void (*)(P...), std::index_sequence<I...>, const lc_si
   __lc_blockIdx = uint3{bid.x, bid.y, bid.z};
   __lc_blockDim = dim3(l->block.x, l->block.y, l->block.z);
   __lc_gridDim = dim3(l->grid.x, l->grid.y, l->grid.z);
+  __lc_rt_blockIdx = __lc_blockIdx;
+  __lc_rt_blockDim = __lc_blockDim;
   if (setjmp(b.abort)) return -1;
   const unsigned bx = l->block.x, by = l->block.y, bz = l->block.z;
   unsigned t = 0;

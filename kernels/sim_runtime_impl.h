@@ -8,10 +8,10 @@
 #ifndef LUACUDA_SIM_RUNTIME_IMPL_H
 #define LUACUDA_SIM_RUNTIME_IMPL_H
 
-__thread uint3 __lc_threadIdx, __lc_blockIdx;
-__thread dim3 __lc_blockDim, __lc_gridDim;
 __thread __lc_block *__lc_current;
 __thread __lc_fiber __lc_fibers[LC_MAX_BLOCK_THREADS];
+__thread uint3 __lc_rt_blockIdx;
+__thread dim3 __lc_rt_blockDim;
 
 // ---- context switch: a fiber's start (sim_runtime.h has the switch) -------
 #if defined(__x86_64__)
@@ -110,21 +110,21 @@ LC_RT void __lc_fail(const char *fmt, ...) {
 LC_RT void __lc_assert_fail(const char *expr, const char *file, int line) {
   char t[48];
   __lc_fail("assertion '%s' failed at %s:%d in block (%u, %u, %u), thread %s", expr, file,
-            line, __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
+            line, __lc_rt_blockIdx.x, __lc_rt_blockIdx.y, __lc_rt_blockIdx.z,
             __lc_thread_name(__lc_current->cur, t, sizeof t));
 }
 
 LC_RT void __trap() {
   char t[48];
-  __lc_fail("__trap() called in block (%u, %u, %u), thread %s", __lc_blockIdx.x,
-            __lc_blockIdx.y, __lc_blockIdx.z, __lc_thread_name(__lc_current->cur, t, sizeof t));
+  __lc_fail("__trap() called in block (%u, %u, %u), thread %s", __lc_rt_blockIdx.x,
+            __lc_rt_blockIdx.y, __lc_rt_blockIdx.z, __lc_thread_name(__lc_current->cur, t, sizeof t));
 }
 
 LC_RT void __lc_warp_width(int op, int width) {
   char t[48];
   __lc_fail("%s: width %d is not a power of 2 from 1 to 32 (thread %s of block (%u, %u, %u))",
             __lc_warp_name(op), width, __lc_thread_name(__lc_current->cur, t, sizeof t),
-            __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z);
+            __lc_rt_blockIdx.x, __lc_rt_blockIdx.y, __lc_rt_blockIdx.z);
 }
 
 LC_RT void __lc_warp_mask(int op, unsigned mask) {
@@ -132,7 +132,7 @@ LC_RT void __lc_warp_mask(int op, unsigned mask) {
   unsigned me = __lc_current->cur;
   __lc_fail("%s: mask 0x%08x does not name the calling thread %s (lane %u) of block "
             "(%u, %u, %u)", __lc_warp_name(op), mask, __lc_thread_name(me, t, sizeof t),
-            me % warpSize, __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z);
+            me % warpSize, __lc_rt_blockIdx.x, __lc_rt_blockIdx.y, __lc_rt_blockIdx.z);
 }
 
 LC_RT bool __lc_warp_complete(__lc_block *b, unsigned w, unsigned mask, unsigned group) {
@@ -148,8 +148,8 @@ LC_RT bool __lc_warp_complete(__lc_block *b, unsigned w, unsigned mask, unsigned
     if (f[l].wop != op || f[l].wwidth != f[first].wwidth) {
       char t1[48], t2[48];
       __lc_fail("warp functions of mask 0x%08x differ in block (%u, %u, %u): thread %s "
-                "called %s, thread %s %s%s", mask, __lc_blockIdx.x, __lc_blockIdx.y,
-                __lc_blockIdx.z, __lc_thread_name(w * warpSize + first, t1, sizeof t1),
+                "called %s, thread %s %s%s", mask, __lc_rt_blockIdx.x, __lc_rt_blockIdx.y,
+                __lc_rt_blockIdx.z, __lc_thread_name(w * warpSize + first, t1, sizeof t1),
                 __lc_warp_name(op), __lc_thread_name(w * warpSize + l, t2, sizeof t2),
                 __lc_warp_name(f[l].wop), f[l].wop == op ? " with another width" : "");
     }
@@ -270,11 +270,11 @@ LC_RT void __lc_stuck(unsigned me) {
     }
     __lc_fail("%s(0x%08x) never completes in block (%u, %u, %u): thread %s waits for "
               "lanes 0x%08x of its warp, which wait at another barrier or with another mask",
-              __lc_warp_name(f->wop), f->wmask, __lc_blockIdx.x, __lc_blockIdx.y,
-              __lc_blockIdx.z, __lc_thread_name(i, t, sizeof t), missing);
+              __lc_warp_name(f->wop), f->wmask, __lc_rt_blockIdx.x, __lc_rt_blockIdx.y,
+              __lc_rt_blockIdx.z, __lc_thread_name(i, t, sizeof t), missing);
   }
   __lc_fail("barrier never completes in block (%u, %u, %u): thread %s waits while no "
-            "thread can reach it", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
+            "thread can reach it", __lc_rt_blockIdx.x, __lc_rt_blockIdx.y, __lc_rt_blockIdx.z,
             __lc_thread_name(me, t, sizeof t));
 }
 
@@ -284,7 +284,7 @@ LC_RT void __lc_thread_exit(__lc_block *b, unsigned me) {
   b->done++;
   if (b->at_block)
     __lc_fail("barrier never completes in block (%u, %u, %u): thread %s returned while "
-              "others wait at syncthreads", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
+              "others wait at syncthreads", __lc_rt_blockIdx.x, __lc_rt_blockIdx.y, __lc_rt_blockIdx.z,
               __lc_thread_name(me, t, sizeof t));
   unsigned w = me / warpSize;
   b->warp_gone[w] |= 1u << (me % warpSize);
@@ -310,9 +310,9 @@ LC_RT void __lc_to_fibers(__lc_block *b) {
   uint3 tid = {0, 0, 0};
   for (unsigned i = 0; i < b->nthreads; i++) {
     b->f[i].tid = tid;          // counted up: no division per thread
-    if (++tid.x == __lc_blockDim.x) {
+    if (++tid.x == __lc_rt_blockDim.x) {
       tid.x = 0;
-      if (++tid.y == __lc_blockDim.y) { tid.y = 0; tid.z++; }
+      if (++tid.y == __lc_rt_blockDim.y) { tid.y = 0; tid.z++; }
     }
     b->f[i].state = i < c ? LC_DONE : LC_RUNNABLE;
     // stagger the stack tops: at the same page offset they would all fall
@@ -326,7 +326,7 @@ LC_RT void __lc_to_fibers(__lc_block *b) {
 LC_RT void __lc_barrier_after_return(unsigned me) {
   char t[48];
   __lc_fail("barrier never completes in block (%u, %u, %u): thread %s waits there after "
-            "others returned", __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z,
+            "others returned", __lc_rt_blockIdx.x, __lc_rt_blockIdx.y, __lc_rt_blockIdx.z,
             __lc_thread_name(me, t, sizeof t));
 }
 
@@ -335,7 +335,7 @@ LC_RT void __lc_first_barrier(__lc_block *b, bool block) {
   if (block && b->cur != 0)
     __lc_fail("thread %s reached a barrier in block (%u, %u, %u) that threads before it "
               "returned without reaching", __lc_thread_name(b->cur, t, sizeof t),
-              __lc_blockIdx.x, __lc_blockIdx.y, __lc_blockIdx.z);
+              __lc_rt_blockIdx.x, __lc_rt_blockIdx.y, __lc_rt_blockIdx.z);
   __lc_to_fibers(b);
 }
 
@@ -343,20 +343,8 @@ LC_RT void __lc_grid_invalid() {
   char t[48];
   __lc_fail("this_grid().sync() in a launch that is not cooperative (launch it with "
             "cooperative = true): thread %s of block (%u, %u, %u)",
-            __lc_thread_name(__lc_current->cur, t, sizeof t), __lc_blockIdx.x,
-            __lc_blockIdx.y, __lc_blockIdx.z);
-}
-
-LC_RT void __lc_grid_sync() {
-  __lc_block *b = __lc_current;
-  if (__builtin_expect(!b->launch->cooperative, 0)) __lc_grid_invalid();
-  __lc_barrier(LC_SYNC, 0);
-  if (b->cur == 0 && b->launch->grid_sync(b->launch, b->worker) != 0) {
-    char why[LC_SIM_ERRLEN];
-    memcpy(why, b->worker->error, sizeof why);
-    __lc_fail("%s", why);
-  }
-  __lc_barrier(LC_SYNC, 0);
+            __lc_thread_name(__lc_current->cur, t, sizeof t), __lc_rt_blockIdx.x,
+            __lc_rt_blockIdx.y, __lc_rt_blockIdx.z);
 }
 
 LC_SIM_EXPORT int __lc_sim_abi(void) { return LC_SIM_ABI; }
