@@ -314,8 +314,14 @@ static void __trap() {
 // mask, then each gets its result from the values of those lanes. A lane
 // that returned, or that the block does not have (a last warp of fewer
 // than 32 threads), is not waited for and gives no value, as CUDA says of
-// exited threads. A shuffle from a lane that takes no part (undefined in
-// CUDA) returns the caller's own value. Misuse CUDA leaves undefined is an
+// exited threads. A mask naming such lanes is no error: NVIDIA documents it
+// (the Programming Guide and cuda_fp16.h: "all non-exited threads named in
+// mask must execute the same intrinsic"; the PTX ISA: shfl/vote/match/
+// redux.sync wait for "all non-exited threads" of membermask), and the
+// lanes past a partial last warp never ran, so they count as exited. What
+// CUDA leaves undefined is the value a shuffle reads from a lane that takes
+// no part (exited, missing or outside the mask): here the caller's own. It
+// is no error either, as code may read it and throw it away. Misuse CUDA leaves undefined is an
 // error naming the thread: a mask without the caller's own lane, a shuffle
 // width that is not a power of 2 from 1 to 32, lanes of one mask at
 // different warp functions, a mask whose lanes wait elsewhere for good.

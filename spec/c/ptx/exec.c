@@ -4,7 +4,9 @@
 ** runs until it reaches a barrier, a warp operation, a nanosleep (where it
 ** lets the others run) or its end; a barrier
 ** releases once every live thread it names arrived; a warp operation once
-** every live lane of its member mask did. Nothing runs in lock step, so
+** every live lane of its member mask did (a mask may name exited lanes, and
+** lanes past a partial last warp, which never ran: NVIDIA's documentation
+** waits for the non-exited ones only). Nothing runs in lock step, so
 ** code that relies on it (a missing __syncwarp) is not rescued either.
 **
 ** Memory is checked as the hardware and a sanitizer would: global accesses
