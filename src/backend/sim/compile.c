@@ -57,6 +57,14 @@ LC_EMBED(lc_sim_bf16_hpp, "kernels/sim_include/cuda_bf16.hpp");
 LC_EMBED(lc_sim_cucomplex_h, "kernels/sim_include/cuComplex.h");
 extern const char lc_sim_fp16_h[], lc_sim_fp16_hpp[], lc_sim_bf16_h[], lc_sim_bf16_hpp[],
     lc_sim_cucomplex_h[];
+LC_EMBED(lc_sim_runtime_h, "kernels/sim_include/cuda_runtime.h");
+LC_EMBED(lc_sim_vector_types_h, "kernels/sim_include/vector_types.h");
+LC_EMBED(lc_sim_vector_functions_h, "kernels/sim_include/vector_functions.h");
+LC_EMBED(lc_sim_launch_parameters_h, "kernels/sim_include/device_launch_parameters.h");
+LC_EMBED(lc_sim_device_functions_h, "kernels/sim_include/device_functions.h");
+LC_EMBED(lc_sim_math_functions_h, "kernels/sim_include/math_functions.h");
+extern const char lc_sim_runtime_h[], lc_sim_vector_types_h[], lc_sim_vector_functions_h[],
+    lc_sim_launch_parameters_h[], lc_sim_device_functions_h[], lc_sim_math_functions_h[];
 static const struct sim_header { const char *path, *text; } sim_headers[] = {
   {"cooperative_groups.h", lc_sim_cg_h},
   {"cooperative_groups/reduce.h", lc_sim_cg_reduce_h},
@@ -67,6 +75,12 @@ static const struct sim_header { const char *path, *text; } sim_headers[] = {
   {"cuda_bf16.h", lc_sim_bf16_h},
   {"cuda_bf16.hpp", lc_sim_bf16_hpp},
   {"cuComplex.h", lc_sim_cucomplex_h},
+  {"cuda_runtime.h", lc_sim_runtime_h},
+  {"vector_types.h", lc_sim_vector_types_h},
+  {"vector_functions.h", lc_sim_vector_functions_h},
+  {"device_launch_parameters.h", lc_sim_launch_parameters_h},
+  {"device_functions.h", lc_sim_device_functions_h},
+  {"math_functions.h", lc_sim_math_functions_h},
 };
 #define NHEADERS (sizeof sim_headers / sizeof sim_headers[0])
 
