@@ -112,6 +112,7 @@ struct __lc_block {
   bool fibers;             // switched to fiber mode
   bool failed;             // an error waits to unwind the block
   __lc_fiber *f;           // [nthreads] in fiber mode; f[host] is the worker's stack
+  void **stacks;           // in fiber mode, thread i's stack (but host's): stacks[i]
   unsigned at_block;       // threads waiting at the block barrier
   unsigned count;          // true predicates among them
   unsigned done;           // threads that returned
@@ -577,6 +578,7 @@ static void __lc_to_fibers(__lc_block *b) {
   if (stacks == NULL) longjmp(b->abort, 1);
   unsigned c = b->cur;
   b->f = __lc_fibers;
+  b->stacks = stacks;
   b->host = c;
   b->done = c;
   for (unsigned w = 0; w < c / warpSize; w++) b->warp_gone[w] = 0xffffffffu;

@@ -278,6 +278,16 @@ static unsigned char *global_mem(blk *b, thr *t, uint64_t a, size_t n) {
   return (unsigned char *)(uintptr_t)a;
 }
 
+/* Whether generic address a lies in one of module m's .const variables. */
+static bool in_const(const ptx_module *m, uint64_t a) {
+  for (int i = 0; i < m->nglobals; i++) {
+    const var *v = &m->vars[m->globals[i]];
+    uint64_t at = (uint64_t)(uintptr_t)v->addr;
+    if (v->space == SP_CONST && v->addr && a >= at && a - at < v->size) return true;
+  }
+  return false;
+}
+
 static unsigned char *local_of(blk *b, thr *t) {
   return b->local + (size_t)t->linear * LOCAL_PER_THREAD;
 }
@@ -1391,11 +1401,15 @@ static void run_thread(blk *b, thr *t) {
         break;
       }
       case I_ISSPACEP: {
+        /* the const window: the module's .const variables; the global
+        ** one, every address outside the shared and local windows (the
+        ** const variables too: the PTX ISA does not say) */
         uint64_t a = get(b, t, &o[1]), s = (uint64_t)(uintptr_t)b->shared;
         bool sh = b->shared && a >= s && a < s + b->shared_size;
         uint64_t l = (uint64_t)(uintptr_t)b->local;
         bool lo = b->local && a >= l && a < l + (uint64_t)b->n * LOCAL_PER_THREAD;
-        bool r = in->space == SP_SHARED ? sh : in->space == SP_LOCAL ? lo : !sh && !lo;
+        bool r = in->space == SP_SHARED ? sh : in->space == SP_LOCAL ? lo
+               : in->space == SP_CONST ? in_const(b->L->m, a) : !sh && !lo;
         put(t, &o[0], r);
         break;
       }

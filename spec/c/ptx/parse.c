@@ -811,7 +811,8 @@ static void decode(parser *ps, const char *text, inst *in) {
   if (cluster && in->mod == BAR_ARRIVE) in->op = I_NOP;
   if (ntypes == 0 && op != I_BRA && op != I_CALL && op != I_RET && op != I_EXIT &&
       op != I_BAR && op != I_MEMBAR && op != I_TRAP && op != I_NANOSLEEP && op != I_PREFETCH &&
-      op != I_NOP && op != I_BRX && op != I_ACTIVEMASK && op != I_CVTA && in->op != I_BAR_WARP)
+      op != I_NOP && op != I_BRX && op != I_ACTIVEMASK && op != I_CVTA && op != I_ISSPACEP &&
+      in->op != I_BAR_WARP)
     fail(ps, "'%s' without a type", text);
 }
 

@@ -35,12 +35,14 @@
 extern char **environ;
 
 /* The headers compiled into every module before the prelude: the kernel
-** ABI, the CPU runtime (the CUDA names on the host) and CUDA's math API
-** and intrinsics. */
+** ABI, the CPU runtime (the CUDA names on the host), CUDA's math API and
+** intrinsics, and its address-space functions. */
 LC_EMBED_KERNEL(lc_sim_abi_source, "sim_abi.h");   /* kernels/abi.h in front */
 LC_EMBED(lc_sim_runtime_source, "kernels/sim_runtime.h");
 LC_EMBED(lc_sim_math_source, "kernels/sim_math.h");
-extern const char lc_sim_abi_source[], lc_sim_runtime_source[], lc_sim_math_source[];
+LC_EMBED(lc_sim_spaces_source, "kernels/sim_spaces.h");
+extern const char lc_sim_abi_source[], lc_sim_runtime_source[], lc_sim_math_source[],
+    lc_sim_spaces_source[];
 
 /* The simulator's versions of CUDA's own headers (kernels/sim_include/),
 ** written for each compilation into its directory's include/, which the
@@ -93,7 +95,7 @@ static const struct sim_header { const char *path, *text; } sim_headers[] = {
 ** defined once in each branch of an #ifdef gets one entry point, the one of
 ** the branch compiled. */
 typedef struct edit { size_t at; int kind, index; } edit;
-enum { EDIT_SHARED, EDIT_KERNEL, EDIT_GLOBAL };
+enum { EDIT_SHARED, EDIT_KERNEL, EDIT_GLOBAL, EDIT_CONSTANT };
 
 static int edit_order(const void *pa, const void *pb) {
   const edit *a = pa, *b = pb;
@@ -120,7 +122,7 @@ static void rewrite_shared(lc_strbuf *b, const lc_shared_decl *d, int i) {
 
 static void add_user_source(lc_strbuf *b, const lc_source *src) {
   const lc_scan_result *sc = src->scan;
-  size_t max = (size_t)sc->nshared + (size_t)sc->nkernels + (size_t)sc->nglobals, n = 0;
+  size_t max = (size_t)sc->nshared + (size_t)sc->nkernels + 2 * (size_t)sc->nglobals, n = 0;
   edit *edits = max ? malloc(max * sizeof *edits) : NULL;
   if (max && edits == NULL) {
     b->oom = true;
@@ -135,6 +137,11 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
   for (int i = 0; i < sc->nglobals; i++)
     if (!sc->globals[i].in_namespace && !sc->globals[i].is_extern)
       edits[n++] = (edit){sc->globals[i].end, EDIT_GLOBAL, i};
+  /* __constant__ variables make themselves known to __isConstant
+  ** (kernels/sim_spaces.h), those in namespaces too */
+  for (int i = 0; i < sc->nglobals; i++)
+    if (sc->globals[i].is_constant && !sc->globals[i].is_extern)
+      edits[n++] = (edit){sc->globals[i].end, EDIT_CONSTANT, i};
   if (n > 0) qsort(edits, n, sizeof *edits, edit_order);
   size_t at = 0;
   for (size_t e = 0; e < n; e++) {
@@ -163,10 +170,16 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
         lc_sb_fmt(b, " static int " LC_DEFINED_MARK "%d; LC_SIM_EXPORT void *__lc_global_"
                LC_DEFINED_MARK "%d(size_t *bytes) { *bytes = sizeof(int); return &"
                LC_DEFINED_MARK "%d; }", i, i, i);
-    } else {
+    } else if (edits[e].kind == EDIT_GLOBAL) {
       const char *name = sc->globals[edits[e].index].name;
       lc_sb_fmt(b, " LC_SIM_EXPORT void *__lc_global_%s(size_t *bytes) "
              "{ *bytes = sizeof %s; return (void *)&%s; }", name, name, name);
+    } else {
+      int i = edits[e].index;
+      const char *name = sc->globals[i].name;
+      lc_sb_fmt(b, " static __lc_constant __lc_constant_%d = {(const void *)&%s, sizeof %s, "
+             "nullptr}; static const bool __lc_constant_added_%d = "
+             "__lc_add_constant(&__lc_constant_%d);", i, name, name, i, i);
     }
   }
   lc_sb_add(b, src->text + at, src->len - at);
@@ -201,6 +214,8 @@ static void compose(lc_strbuf *b, const lc_source *src) {
   lc_sb_str(b, lc_sim_runtime_source);
   lc_sb_str(b, "\n#line 1 \"luacuda/sim_math.h\"\n");
   lc_sb_str(b, lc_sim_math_source);
+  lc_sb_str(b, "\n#line 1 \"luacuda/sim_spaces.h\"\n");
+  lc_sb_str(b, lc_sim_spaces_source);
   lc_sb_str(b, "\n#line 1 \"luacuda/prelude.cuh\"\n");
   size_t head = lc_ksource_head_len(src->name);
   if (lc_sb_room(b, head + 1)) {
