@@ -77,3 +77,77 @@ describe("C++ standard headers", function()
     end)
   end
 end)
+
+-- libcu++'s public headers in CUDA 13 (what <cuda/std/NAME> finds under NVRTC)
+local LIBCUDACXX = {
+  "array", "atomic", "barrier", "bit", "bitset", "cassert", "ccomplex", "cfloat", "chrono",
+  "climits", "cmath", "complex", "concepts", "cstddef", "cstdint", "cstdlib", "cstring",
+  "ctime", "expected", "functional", "initializer_list", "inplace_vector", "iterator",
+  "latch", "limits", "linalg", "mdspan", "memory", "numbers", "numeric", "optional", "ranges",
+  "ratio", "semaphore", "source_location", "span", "tuple", "type_traits", "utility",
+  "variant", "version",
+}
+
+local LIBCUDACXX_BODY = [[
+__device__ __noinline__ int twice(int x) { return 2 * x; }   // the CUDA keywords still work
+
+extern "C" __global__ void std_lib(long long *out, const float *x) {
+  int t = threadIdx.x;
+  cuda::std::array<int, 4> a{t, t + 1, t + 2, t + 3};
+  cuda::std::complex<float> z(x[t], 1.0f), w = z * z;          // (x + i)^2
+  cuda::std::tuple<int, float> tu{7, 0.5f};
+  cuda::std::optional<int> none, some = t;
+  cuda::std::span<const int> s(a.data(), a.size());
+  static_assert(cuda::std::is_same_v<cuda::std::int32_t, int>, "int32_t");
+  static_assert(cuda::std::numeric_limits<cuda::std::uint16_t>::max() == 65535, "limits");
+  out[t] = cuda::std::accumulate(s.begin(), s.end(), 0)             // 4t + 6
+         + 10 * cuda::std::popcount((unsigned)t)
+         + 1000 * (long long)w.real() + 100000 * (long long)w.imag()
+         + cuda::std::get<0>(tu) * 10000000LL
+         + (none.has_value() ? 1 : 0) + (some.value_or(-1) == t ? 0 : 1)
+         + twice(cuda::std::max(0, cuda::std::min(t, 0)));
+  assert(t >= 0);
+}
+]]
+
+describe("libcu++ (<cuda/std/...>)", function()
+  it("compiles all of its headers in one kernel, and computes with them", function()
+    if S.backend == "sim" and not luacuda.nvrtc_version() then
+      return pending("the simulator finds libcu++ in the toolkit of NVRTC, which is not here")
+    end
+    local src = {}
+    for _, h in ipairs(LIBCUDACXX) do src[#src + 1] = "#include <cuda/std/" .. h .. ">" end
+    src[#src + 1] = LIBCUDACXX_BODY
+    local m = luacuda.compile(table.concat(src, "\n"), {name = "libcudacxx.cu"})
+    local xs = {}
+    for t = 0, 31 do xs[t + 1] = t % 5 end
+    local x = luacuda.to_device(xs, {dtype = "float32"})
+    local out = luacuda.device_array(32, "int64")
+    m.std_lib[{1, 32}](out, x)
+    local h = values(out)
+    for t = 0, 31 do
+      local popc = 0
+      for b = 0, 4 do popc = popc + ((t >> b) & 1) end
+      local xv = t % 5
+      local want = 4 * t + 6 + 10 * popc + 1000 * (xv * xv - 1) + 100000 * (2 * xv) + 70000000
+      assert.equal(want, h[t + 1], "thread " .. t)
+    end
+  end)
+
+  it("leaves the simulator's assert in place after <cuda/std/cassert>", function()
+    if S.backend == "sim" and not luacuda.nvrtc_version() then
+      return pending("the simulator finds libcu++ in the toolkit of NVRTC, which is not here")
+    end
+    local m = luacuda.compile([[
+#include <cuda/std/cassert>
+extern "C" __global__ void check(int *out) { assert(threadIdx.x != 3); out[threadIdx.x] = 1; }
+]], {name = "cassert.cu"})
+    local out = luacuda.to_device(luacuda.zeros(8, "int32"))
+    local function run() m.check[{1, 8}](out); luacuda.synchronize() end
+    if S.backend == "sim" then
+      S.misuse({"kernel 'check' failed", "assertion 'threadIdx.x != 3' failed", "thread (3, 0, 0)"}, run)
+    else
+      S.misuse("CUDA_ERROR_ASSERT", run)
+    end
+  end)
+end)

@@ -237,7 +237,7 @@ static void compose(lc_strbuf *b, const lc_source *src) {
 ** source, and the list of the headers read (-MD), which an entry keeps. */
 static int build_argv(const char **argv, int max, const char *cxx, const char *include,
                       const char *out, const char *in, const char *deps, const lc_source *src,
-                      int *nkey) {
+                      const char *libcudacxx, int *nkey) {
   int n = 0;
   argv[n++] = cxx;
   argv[n++] = include;        /* -I the simulator's headers: first (argv[1]) */
@@ -257,6 +257,7 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *i
     else if (strcmp(o, "--use_fast_math") == 0)
       argv[n++] = "-ffast-math";
   }
+  if (libcudacxx) argv[n++] = libcudacxx;    /* after the user's -I, as for NVRTC */
   *nkey = n;
   argv[n++] = "-MD";
   argv[n++] = "-MF";
@@ -346,7 +347,7 @@ static int run_compiler(const char *const *argv, lc_strbuf *log, char *err) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static int write_file(const char *path, const char *data, size_t n, char *err) {
+int lc_sim_write_file(const char *path, const char *data, size_t n, char *err) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
     snprintf(err, LC_ERRLEN, "cannot write %.300s: %s", path, strerror(errno));
@@ -435,7 +436,7 @@ static int write_headers(const char *dir, char *err) {
         return -1;
       }
     }
-    if (write_file(path, sim_headers[i].text, strlen(sim_headers[i].text), err) != 0) return -1;
+    if (lc_sim_write_file(path, sim_headers[i].text, strlen(sim_headers[i].text), err) != 0) return -1;
   }
   return 0;
 }
@@ -499,8 +500,10 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   snprintf(include, sizeof include, "-I%s/include", dir);
   const char *argv[32 + 64], *largv[8];
   int nkey;
+  char cccl[1100];
+  bool libcudacxx = lc_sim_libcudacxx_option(cccl, sizeof cccl) == 0;
   build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, include, obj, in, depfile, src,
-             &nkey);
+             libcudacxx ? cccl : NULL, &nkey);
   /* the key: what is compiled, how, and by which compiler (the headers
   ** read are checked by the entry: cache.h); the simulator's headers are
   ** keyed by their text, not by this compilation's own directory */
@@ -511,6 +514,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   lc_ksource_key(&key, "sim 2", text.p, text.n, argv, nkey, identity);
   argv[1] = include;
   for (size_t i = 0; i < NHEADERS; i++) lc_hash_add_str(&key, sim_headers[i].text);
+  if (libcudacxx) lc_sim_libcudacxx_key(&key);
   int rc = LC_EFAIL;
   /* compiled before: the bytes checked are written to this compilation's
   ** own directory and loaded from there, so what is loaded is what was
@@ -522,7 +526,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   unsigned char *image = lc_cache_load("sim", &key, ".so", &len);
   if (image) {
     char ignored[LC_ERRLEN];
-    bool hit = write_file(so, (const char *)image, len, ignored) == 0 && load(so, handle, ignored);
+    bool hit = lc_sim_write_file(so, (const char *)image, len, ignored) == 0 && load(so, handle, ignored);
     free(image);
     if (hit) {
       /* compiled before; checked before too, unless NVRTC came since */
@@ -542,7 +546,8 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   lc_sim_checker check;
   lc_sim_check_start(&check, src);
   int status = -1;
-  if (write_headers(dir, err) == 0 && write_file(in, text.p, text.n, err) == 0) {
+  if (write_headers(dir, err) == 0 && (!libcudacxx || lc_sim_libcudacxx_write(dir, err) == 0) &&
+      lc_sim_write_file(in, text.p, text.n, err) == 0) {
     status = run_compiler(argv, &out, err);
     if (status == 0) status = run_compiler(largv, &out, err);
   }
@@ -561,6 +566,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
     store_in_cache(so, &key, depfile, dir, &start);
   }
 done:
+  lc_sim_libcudacxx_remove(dir);
   remove_headers(dir);
   unlink(in);
   unlink(obj);
