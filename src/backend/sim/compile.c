@@ -257,8 +257,10 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *i
     else if (strcmp(o, "--use_fast_math") == 0)
       argv[n++] = "-ffast-math";
   }
-  if (libcudacxx) argv[n++] = libcudacxx;    /* after the user's -I, as for NVRTC */
   *nkey = n;
+  /* libcu++ after the user's -I, as for NVRTC: not in the key, whose entry
+  ** records the headers it read (libcudacxx.c) */
+  if (libcudacxx) argv[n++] = libcudacxx;
   argv[n++] = "-MD";
   argv[n++] = "-MF";
   argv[n++] = deps;
@@ -500,10 +502,8 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   snprintf(include, sizeof include, "-I%s/include", dir);
   const char *argv[32 + 64], *largv[8];
   int nkey;
-  char cccl[1100];
-  bool libcudacxx = lc_sim_libcudacxx_option(cccl, sizeof cccl) == 0;
   build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, include, obj, in, depfile, src,
-             libcudacxx ? cccl : NULL, &nkey);
+             NULL, &nkey);
   /* the key: what is compiled, how, and by which compiler (the headers
   ** read are checked by the entry: cache.h); the simulator's headers are
   ** keyed by their text, not by this compilation's own directory */
@@ -514,7 +514,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   lc_ksource_key(&key, "sim 2", text.p, text.n, argv, nkey, identity);
   argv[1] = include;
   for (size_t i = 0; i < NHEADERS; i++) lc_hash_add_str(&key, sim_headers[i].text);
-  if (libcudacxx) lc_sim_libcudacxx_key(&key);
+  lc_sim_libcudacxx_key(&key);
   int rc = LC_EFAIL;
   /* compiled before: the bytes checked are written to this compilation's
   ** own directory and loaded from there, so what is loaded is what was
@@ -538,6 +538,12 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
       goto done;
     }
   }
+  /* not compiled before: libcu++ where NVRTC's toolkit has it */
+  char cccl[1100];
+  bool libcudacxx = lc_sim_libcudacxx_option(cccl, sizeof cccl, text.p) == 0;
+  if (libcudacxx)
+    build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, include, obj, in, depfile, src,
+               cccl, &nkey);
   link_argv(largv, cxx, so, obj);
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);

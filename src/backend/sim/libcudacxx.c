@@ -52,7 +52,11 @@ static void wrapper(lc_strbuf *b, const char *name) {
   for (size_t i = NHIDDEN; i-- > 0;) lc_sb_fmt(b, "#pragma pop_macro(\"%s\")\n", hidden[i]);
 }
 
-int lc_sim_libcudacxx_option(char *opt, size_t n) {
+int lc_sim_libcudacxx_option(char *opt, size_t n, const char *source) {
+  /* only for a source that names libcu++: finding the toolkit loads NVRTC,
+  ** which would delay every other compilation's host compiler (a header
+  ** of the user's that includes libcu++ is not seen: its source must) */
+  if (strstr(source, "cuda/std/") == NULL) return -1;
   lc_nvrtc_facts f;
   char ignored[LC_NVRTC_ERRLEN];
   if (lc_nvrtc_facts_get(&f, ignored) != LC_OK) return -1;

@@ -25,10 +25,12 @@ int lc_sim_write_file(const char *path, const char *data, size_t n, char *err);
 /* ---- libcu++, the toolkit's <cuda/std/...> (libcudacxx.c) ----
 ** The host compiler's option that searches the toolkit's libcu++ after
 ** every other directory, into opt: 0, or -1 when no toolkit is known
-** (NVRTC's, nvrtc.h). Its wrappers (one per header, hiding the simulator's
-** macros) are written under dir/include/ for a compilation and removed
-** after it; their text goes into the compilation's cache key. */
-int lc_sim_libcudacxx_option(char *opt, size_t n);
+** (NVRTC's, nvrtc.h), or source names no <cuda/std/...> (it is looked
+** for, loading NVRTC, only where it is needed). Its wrappers (one
+** per header, hiding the simulator's macros) are written under
+** dir/include/ for a compilation and removed after it; their text goes
+** into the compilation's cache key. */
+int lc_sim_libcudacxx_option(char *opt, size_t n, const char *source);
 int lc_sim_libcudacxx_write(const char *dir, char *err);
 void lc_sim_libcudacxx_remove(const char *dir);
 void lc_sim_libcudacxx_key(lc_hash *key);
