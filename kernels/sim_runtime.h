@@ -767,10 +767,10 @@ static inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CS
 static inline bool __lc_grid_valid() { return __lc_current->launch->cooperative != 0; }
 
 __attribute__((noinline, cold, noreturn))
-static void __lc_grid_invalid() {
+static void __lc_grid_invalid(const char *what = "sync") {
   char t[48];
-  __lc_fail("this_grid().sync() in a launch that is not cooperative (launch it with "
-            "cooperative = true): thread %s of block (%u, %u, %u)",
+  __lc_fail("this_grid().%s() in a launch that is not cooperative (launch it with "
+            "cooperative = true): thread %s of block (%u, %u, %u)", what,
             __lc_thread_name(__lc_current->cur, t, sizeof t), __lc_blockIdx.x,
             __lc_blockIdx.y, __lc_blockIdx.z);
 }

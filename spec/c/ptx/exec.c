@@ -1483,7 +1483,8 @@ static void run_thread(blk *b, thr *t) {
         b->icount += count;
         return;
       }
-      case I_BAR_WARP: case I_SHFL: case I_VOTE: case I_MATCH: case I_REDUX: case I_ACTIVEMASK: {
+      case I_BAR_WARP: case I_SHFL: case I_VOTE: case I_MATCH: case I_REDUX: case I_ACTIVEMASK:
+      case I_ELECT: {
         int k = (in->flags & F_DUALP) ? 1 : 0;
         t->wait = in;
         t->state = TS_WARP;
@@ -1500,6 +1501,7 @@ static void run_thread(blk *b, thr *t) {
             t->mask32 = (uint32_t)get(b, t, &o[2 + k]);
             break;
           case I_ACTIVEMASK: t->mask32 = 0; break;
+          case I_ELECT: t->mask32 = (uint32_t)get(b, t, &o[1 + k]); break;
         }
         b->icount += count;
         return;
@@ -1615,6 +1617,10 @@ static bool resolve_warp(blk *b, int w) {
           else d = same;
           break;
         }
+        case I_ELECT:   /* the leader: the lowest live lane, the same every time */
+          d = (uint64_t)__builtin_ctz(parts);
+          p = (unsigned)j == d;
+          break;
         case I_REDUX: {
           ptype ty = ui->t;
           uint64_t acc = 0;
