@@ -249,7 +249,7 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *i
     "-fstack-clash-protection", NULL
   };
   for (int i = 0; fixed[i]; i++) argv[n++] = fixed[i];
-  for (int i = 0; i < src->noptions && n < max - 9; i++) {
+  for (int i = 0; i < src->noptions && n < max - 10; i++) {   /* 10: what follows */
     const char *o = src->options[i];
     if (strncmp(o, "-D", 2) == 0 || strncmp(o, "-I", 2) == 0 || strncmp(o, "-U", 2) == 0 ||
         strncmp(o, "-std=", 5) == 0)
@@ -438,7 +438,8 @@ static int write_headers(const char *dir, char *err) {
         return -1;
       }
     }
-    if (lc_sim_write_file(path, sim_headers[i].text, strlen(sim_headers[i].text), err) != 0) return -1;
+    if (lc_sim_write_file(path, sim_headers[i].text, strlen(sim_headers[i].text), err) != 0)
+      return -1;
   }
   return 0;
 }
