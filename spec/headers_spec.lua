@@ -138,16 +138,25 @@ describe("libcu++ (<cuda/std/...>)", function()
     if S.backend == "sim" and not luacuda.nvrtc_version() then
       return pending("the simulator finds libcu++ in the toolkit of NVRTC, which is not here")
     end
-    local m = luacuda.compile([[
+    local src = [[
 #include <cuda/std/cassert>
 extern "C" __global__ void check(int *out) { assert(threadIdx.x != 3); out[threadIdx.x] = 1; }
-]], {name = "cassert.cu"})
-    local out = luacuda.to_device(luacuda.zeros(8, "int32"))
-    local function run() m.check[{1, 8}](out); luacuda.synchronize() end
+]]
     if S.backend == "sim" then
-      S.misuse({"kernel 'check' failed", "assertion 'threadIdx.x != 3' failed", "thread (3, 0, 0)"}, run)
-    else
-      S.misuse("CUDA_ERROR_ASSERT", run)
+      local m = luacuda.compile(src, {name = "cassert.cu"})
+      local out = luacuda.to_device(luacuda.zeros(8, "int32"))
+      S.misuse({"kernel 'check' failed", "assertion 'threadIdx.x != 3' failed", "thread (3, 0, 0)"},
+               function() m.check[{1, 8}](out); luacuda.synchronize() end)
+      return
     end
+    -- a failed assert is a launch failure the context keeps: in a process of its own
+    local ok, out = S.lua_run("", ([[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile(%q, {name = "cassert.cu"})
+      local out = luacuda.to_device(luacuda.zeros(8, "int32"))
+      m.check[{1, 8}](out)
+      print(pcall(luacuda.synchronize))]]):format(src))
+    assert.is_true(ok, out)
+    assert.truthy(out:find("CUDA_ERROR_ASSERT", 1, true), out)
   end)
 end)
