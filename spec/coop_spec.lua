@@ -390,7 +390,7 @@ describe("cooperative launches", function()
   end)
 
   it("refuse a grid that cannot be resident at once", function()
-    local out = luacuda.device_array(4, "int32")
+    local out = luacuda.to_device(luacuda.zeros(4, "int32"))   -- S.misuse reads it
     -- an H100 holds 2 blocks of 1024 threads on each of its 132 multiprocessors
     S.misuse({"luacuda.launch: kernel 'valid': a cooperative launch of 265 blocks is more than "
               .. "the 264 that can run at once", "2 blocks of 1024 threads"},
@@ -400,7 +400,7 @@ describe("cooperative launches", function()
   end)
 
   it("refuse a cooperative option that is not a boolean", function()
-    local out = luacuda.device_array(4, "int32")
+    local out = luacuda.to_device(luacuda.zeros(4, "int32"))
     S.misuse("luacuda.launch: kernel 'valid': cooperative must be a boolean, got number",
              m.valid.launch, m.valid, {grid = 1, block = 32, cooperative = 1}, out)
   end)
