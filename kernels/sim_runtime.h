@@ -112,6 +112,7 @@ struct __lc_block {
   bool fibers;             // switched to fiber mode
   bool failed;             // an error waits to unwind the block
   __lc_fiber *f;           // [nthreads] in fiber mode; f[host] is the worker's stack
+  void **stacks;           // in fiber mode, thread i's stack (but host's): stacks[i]
   unsigned at_block;       // threads waiting at the block barrier
   unsigned count;          // true predicates among them
   unsigned done;           // threads that returned
@@ -241,8 +242,14 @@ LC_RT void __trap();
 // mask, then each gets its result from the values of those lanes. A lane
 // that returned, or that the block does not have (a last warp of fewer
 // than 32 threads), is not waited for and gives no value, as CUDA says of
-// exited threads. A shuffle from a lane that takes no part (undefined in
-// CUDA) returns the caller's own value. Misuse CUDA leaves undefined is an
+// exited threads. A mask naming such lanes is no error: NVIDIA documents it
+// (the Programming Guide and cuda_fp16.h: "all non-exited threads named in
+// mask must execute the same intrinsic"; the PTX ISA: shfl/vote/match/
+// redux.sync wait for "all non-exited threads" of membermask), and the
+// lanes past a partial last warp never ran, so they count as exited. What
+// CUDA leaves undefined is the value a shuffle reads from a lane that takes
+// no part (exited, missing or outside the mask): here the caller's own. It
+// is no error either, as code may read it and throw it away. Misuse CUDA leaves undefined is an
 // error naming the thread: a mask without the caller's own lane, a shuffle
 // width that is not a power of 2 from 1 to 32, lanes of one mask at
 // different warp functions, a mask whose lanes wait elsewhere for good.
@@ -489,7 +496,7 @@ static inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CS
 static inline bool __lc_grid_valid() { return __lc_current->launch->cooperative != 0; }
 
 __attribute__((noinline, cold, noreturn))
-LC_RT void __lc_grid_invalid();
+LC_RT void __lc_grid_invalid(const char *what = "sync");
 
 // A grid barrier (cooperative launches): inline, so that the barrier's
 // switches are the kernel's translation unit's, where threadIdx is.

@@ -303,6 +303,7 @@ LC_RT void __lc_to_fibers(__lc_block *b) {
   if (stacks == NULL) longjmp(b->abort, 1);
   unsigned c = b->cur;
   b->f = __lc_fibers;
+  b->stacks = stacks;
   b->host = c;
   b->done = c;
   for (unsigned w = 0; w < c / warpSize; w++) b->warp_gone[w] = 0xffffffffu;
@@ -339,10 +340,10 @@ LC_RT void __lc_first_barrier(__lc_block *b, bool block) {
   __lc_to_fibers(b);
 }
 
-LC_RT void __lc_grid_invalid() {
+LC_RT void __lc_grid_invalid(const char *what) {
   char t[48];
-  __lc_fail("this_grid().sync() in a launch that is not cooperative (launch it with "
-            "cooperative = true): thread %s of block (%u, %u, %u)",
+  __lc_fail("this_grid().%s() in a launch that is not cooperative (launch it with "
+            "cooperative = true): thread %s of block (%u, %u, %u)", what,
             __lc_thread_name(__lc_current->cur, t, sizeof t), __lc_rt_blockIdx.x,
             __lc_rt_blockIdx.y, __lc_rt_blockIdx.z);
 }

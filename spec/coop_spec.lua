@@ -539,3 +539,126 @@ describe("cooperative launches on the cuda backend", function()
     assert.truthy(out:find("after\t1", 1, true), out)
   end)
 end)
+
+-- split barriers (barrier_arrive, then barrier_wait) and invoke_one
+local SPLIT_SOURCE = [[
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+// the relay of the cooperative launches, through split barriers: between a
+// grid arrival and its wait thread 0 stores what it read; between a block
+// arrival and its wait the others do nothing; the block's last thread writes
+extern "C" __global__ void split_relay(int *a, int rounds) {
+  cg::grid_group grid = cg::this_grid();
+  cg::thread_block block = cg::this_thread_block();
+  __shared__ int mine;
+  unsigned b = blockIdx.x, nb = gridDim.x;
+  for (int k = 1; k <= rounds; k++) {
+    int before = a[(k - 1) * nb + (b + nb - 1) % nb];
+    cg::grid_group::arrival_token token = grid.barrier_arrive();
+    if (threadIdx.x == 0) mine = before + 1;
+    grid.barrier_wait(std::move(token));
+    cg::thread_block::arrival_token bt = block.barrier_arrive();
+    block.barrier_wait(std::move(bt));
+    if (threadIdx.x == blockDim.x - 1) a[k * nb + b] = mine;
+    grid.sync();
+  }
+}
+
+// one thread of the block, one of each tile of 8; a tile's and a divergent
+// branch's members all get what their one member computed
+extern "C" __global__ void invoke(int *count, int *out) {
+  cg::thread_block block = cg::this_thread_block();
+  cg::thread_block_tile<8> tile = cg::tiled_partition<8>(block);
+  int t = block.thread_rank(), n = blockDim.x;
+  cg::invoke_one(block, [&] { atomicAdd(&count[0], 1); });
+  cg::invoke_one(tile, [&](int by) { atomicAdd(&count[1], by); }, 2);
+  out[t] = cg::invoke_one_broadcast(tile, [&] { return t * 10; });
+  out[n + t] = -1;
+  if (t % 3 == 0) {
+    cg::coalesced_group g = cg::coalesced_threads();
+    out[n + t] = cg::invoke_one_broadcast(g, [&] { return t + 1000; });
+  }
+}
+
+// a grid arrival in a launch that is not cooperative
+extern "C" __global__ void split_uncooperative(int *out) {
+  cg::grid_group::arrival_token token = cg::this_grid().barrier_arrive();
+  cg::this_grid().barrier_wait(std::move(token));
+  out[blockIdx.x] = 1;
+}
+]]
+
+describe("cooperative groups' split barriers and invoke_one", function()
+  local s
+  setup(function()
+    s = luacuda.compile(SPLIT_SOURCE, {name = "split.cu"})
+  end)
+
+  it("keep every block in step through split grid and block barriers", function()
+    local nb, rounds = 5, 4
+    local a = luacuda.to_device(luacuda.zeros((rounds + 1) * nb, "int32"))
+    for b = 1, nb do a[b] = b * 100 end
+    s.split_relay:launch({grid = nb, block = 64, cooperative = true}, a, rounds)
+    local h = values(a)
+    for k = 1, rounds do
+      for b = 0, nb - 1 do
+        local from = (b - k) % nb
+        assert.equal((from + 1) * 100 + k, h[k * nb + b + 1], ("round %d, block %d"):format(k, b))
+      end
+    end
+  end)
+
+  it("run a function in one member, and give every member its result", function()
+    local nb, n = 3, 64
+    local count = luacuda.to_device(luacuda.zeros(2, "int32"))
+    local out = luacuda.device_array(2 * n, "int32")
+    -- every block writes the same rows: one block is enough to check them
+    s.invoke[{nb, n}](count, out)
+    assert.same({nb, 2 * nb * n // 8}, values(count))
+    local h = values(out)
+    for t = 0, n - 1 do
+      local r = h[t + 1]
+      assert.equal(0, r % 10, "tile, thread " .. t)
+      assert.equal(t // 8, r // 10 // 8, "tile: a member's value, thread " .. t)
+      assert.equal(h[(t // 8) * 8 + 1], r, "tile: one value, thread " .. t)
+      local c = h[n + t + 1]
+      if t % 3 == 0 then
+        local from = c - 1000
+        assert.equal(0, from % 3, "group, thread " .. t)
+        assert.equal(t // 32, from // 32, "group: a member's value, thread " .. t)
+      else
+        assert.equal(-1, c, "thread " .. t)
+      end
+    end
+    for w = 0, 1 do      -- one value per warp's group
+      local first = h[n + 32 * w + 1]
+      for t = 32 * w, 32 * w + 31, 3 do
+        if t % 3 == 0 then assert.equal(first, h[n + t + 1], "group of warp " .. w) end
+      end
+    end
+  end)
+
+  it("fail a grid arrival in a launch that is not cooperative", function()
+    if S.backend ~= "sim" then return pending("simulator only: on a GPU cooperative groups trap") end
+    local out = luacuda.device_array(2, "int32")
+    S.misuse({"kernel 'split_uncooperative' failed", "this_grid().barrier_arrive() in a launch "
+              .. "that is not cooperative (launch it with cooperative = true)"},
+             function() s.split_uncooperative[{2, 32}](out); luacuda.synchronize() end)
+  end)
+
+  it("refuse cg::reduce over a whole block, as CUDA 13 does", function()
+    local src = [[
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void block_reduce(int *out) {
+  out[threadIdx.x] = cg::reduce(cg::this_thread_block(), 1, cg::plus<int>());
+}
+]]
+    local want = (S.backend == "cuda" or S.nvrtc_checks())
+        and "This group does not exclusively represent a tile" or "no matching function"
+    S.misuse({"compilation of block_reduce.cu failed", want},
+             luacuda.compile, src, {name = "block_reduce.cu"})
+  end)
+end)

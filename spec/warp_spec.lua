@@ -211,6 +211,19 @@ extern "C" __global__ void reductions(unsigned *u, int *i) {
   if (lane < 10) u[6 * n + t] = __reduce_add_sync(0x3ffu, v);
   else u[6 * n + t] = __reduce_max_sync(0xfffffc00u, v);
 }
+
+// full masks after lanes 20..31 of each warp returned: valid CUDA, which
+// waits for and combines the lanes that did not exit
+extern "C" __global__ void exited_members(unsigned *out) {
+  int t = threadIdx.x, lane = t % 32, n = blockDim.x;
+  out[t] = out[n + t] = out[2 * n + t] = out[3 * n + t] = 0;
+  if (lane >= 20) return;
+  out[t] = __reduce_add_sync(0xffffffffu, lane + 1u);
+  out[n + t] = __match_any_sync(0xffffffffu, lane / 8);
+  out[2 * n + t] = __shfl_sync(0xffffffffu, t * 3u, 19);
+  __syncwarp();
+  out[3 * n + t] = __ballot_sync(0xffffffffu, lane % 2);
+}
 ]]
 
 local m
@@ -427,6 +440,33 @@ describe("warp reductions", function()
       assert.same({add, mn, mx, band, bor, bxor}, {U(0), U(1), U(2), U(3), U(4), U(5)}, "thread " .. t)
       assert.same({sadd, smin, smax}, {I(0), I(1), I(2)}, "signed, thread " .. t)
       assert.equal(t % 32 < 10 and low or high, U(6), "partial masks, thread " .. t)
+    end
+  end)
+
+  it("with full masks after some lanes returned, combine the lanes left", function()
+    if S.backend == "cuda" and luacuda.devices()[1].compute_capability[1] < 8 then
+      return pending("__reduce_*_sync needs compute capability 8.0")
+    end
+    local options = S.backend == "sim" and {"-arch=compute_80"} or nil
+    local r = luacuda.compile(REDUCE_SOURCE, {name = "reduce.cu", options = options})
+    local N = 64
+    local out = luacuda.device_array(4 * N, "uint32")
+    r.exited_members[{1, N}](out)
+    local h = values(out)
+    local odd = {}
+    for l = 1, 19, 2 do odd[#odd + 1] = l end
+    for t = 0, N - 1 do
+      local lane, base = t % 32, t - t % 32
+      local function row(k) return h[k * N + t + 1] end
+      if lane >= 20 then
+        assert.same({0, 0, 0, 0}, {row(0), row(1), row(2), row(3)}, "thread " .. t)
+      else
+        assert.equal(20 * 21 // 2, row(0), "reduce, thread " .. t)
+        local group = lane // 8 == 2 and 0xf0000 or 0xff << (lane // 8 * 8)
+        assert.equal(group, row(1), "match_any, thread " .. t)
+        assert.equal((base + 19) * 3, row(2), "shfl, thread " .. t)
+        assert.equal(bits(odd), row(3), "ballot, thread " .. t)
+      end
     end
   end)
 end)

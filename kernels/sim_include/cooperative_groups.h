@@ -110,6 +110,11 @@ class thread_block : public thread_group {
   static dim3 thread_index() { return dim3(threadIdx.x, threadIdx.y, threadIdx.z); }
   static dim3 dim_threads() { return dim3(blockDim.x, blockDim.y, blockDim.z); }
   static dim3 group_dim() { return dim_threads(); }
+  // a split barrier: arriving is nothing, waiting the block's barrier (as in
+  // the toolkit's header)
+  struct arrival_token {};
+  arrival_token barrier_arrive() const { return arrival_token(); }
+  void barrier_wait(arrival_token &&) const { __syncthreads(); }
 };
 
 inline thread_block this_thread_block() { return thread_block(); }
@@ -124,6 +129,17 @@ class grid_group : public thread_group {
   // whether the launch was cooperative (on a GPU: whether sync() may be called)
   bool is_valid() const { return __lc_grid_valid(); }
   void sync() const { __lc_grid_sync(); }
+  // a split barrier. Here a thread arrives when it waits: what it does in
+  // between runs before the grid's barrier, which is all a GPU promises
+  // of it too, but a thread that waits in between for another block's
+  // work after that block's barrier_wait never gets it (nor could a thread
+  // that spins on another of its own block, whose fibers take turns).
+  using arrival_token = unsigned int;
+  arrival_token barrier_arrive() const {
+    if (!__lc_grid_valid()) __lc_grid_invalid("barrier_arrive");
+    return 0;
+  }
+  void barrier_wait(arrival_token &&) const { __lc_grid_sync(); }
   static unsigned long long num_blocks() {
     return (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
   }
@@ -433,6 +449,38 @@ template <typename G>
 static inline auto thread_rank(const G &g) -> decltype(g.thread_rank()) { return g.thread_rank(); }
 template <typename G>
 static inline auto group_size(const G &g) -> decltype(g.num_threads()) { return g.num_threads(); }
+
+// ---- one member runs a function ----------------------------------------------
+// A GPU that has elect.sync may pick any member; here it is always rank 0.
+template <typename G, typename Fn, typename... Args>
+static inline void invoke_one(const G &g, Fn &&fn, Args &&...args) {
+  if (g.thread_rank() == 0) std::forward<Fn>(fn)(std::forward<Args>(args)...);
+}
+
+namespace details {
+template <typename G, typename Fn, typename... Args>
+static inline auto invoke_one_broadcast(const G &g, Fn &&fn, Args &&...args)
+    -> typename std::remove_reference<decltype(std::forward<Fn>(fn)(std::forward<Args>(args)...))>::type {
+  using R = decltype(std::forward<Fn>(fn)(std::forward<Args>(args)...));
+  static_assert(!std::is_void<R>::value,
+                "For invocables returning void invoke_one should be used instead");
+  typename std::remove_cv<typename std::remove_reference<R>::type>::type result;
+  if (g.thread_rank() == 0) result = std::forward<Fn>(fn)(std::forward<Args>(args)...);
+  return g.shfl(result, 0);
+}
+}  // namespace details
+
+// every member gets what the one that ran it returned: warp groups only
+template <typename Fn, typename... Args>
+static inline auto invoke_one_broadcast(const coalesced_group &g, Fn &&fn, Args &&...args)
+    -> decltype(details::invoke_one_broadcast(g, std::forward<Fn>(fn), std::forward<Args>(args)...)) {
+  return details::invoke_one_broadcast(g, std::forward<Fn>(fn), std::forward<Args>(args)...);
+}
+template <unsigned N, typename P, typename Fn, typename... Args>
+static inline auto invoke_one_broadcast(const thread_block_tile<N, P> &g, Fn &&fn, Args &&...args)
+    -> decltype(details::invoke_one_broadcast(g, std::forward<Fn>(fn), std::forward<Args>(args)...)) {
+  return details::invoke_one_broadcast(g, std::forward<Fn>(fn), std::forward<Args>(args)...);
+}
 
 }  // namespace cooperative_groups
 

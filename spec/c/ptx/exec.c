@@ -4,7 +4,9 @@
 ** runs until it reaches a barrier, a warp operation, a nanosleep (where it
 ** lets the others run) or its end; a barrier
 ** releases once every live thread it names arrived; a warp operation once
-** every live lane of its member mask did. Nothing runs in lock step, so
+** every live lane of its member mask did (a mask may name exited lanes, and
+** lanes past a partial last warp, which never ran: NVIDIA's documentation
+** waits for the non-exited ones only). Nothing runs in lock step, so
 ** code that relies on it (a missing __syncwarp) is not rescued either.
 **
 ** Memory is checked as the hardware and a sanitizer would: global accesses
@@ -274,6 +276,16 @@ static unsigned char *global_mem(blk *b, thr *t, uint64_t a, size_t n) {
   b->hi[b->cache_next] = hi;
   b->cache_next = (b->cache_next + 1) % NCACHE;
   return (unsigned char *)(uintptr_t)a;
+}
+
+/* Whether generic address a lies in one of module m's .const variables. */
+static bool in_const(const ptx_module *m, uint64_t a) {
+  for (int i = 0; i < m->nglobals; i++) {
+    const var *v = &m->vars[m->globals[i]];
+    uint64_t at = (uint64_t)(uintptr_t)v->addr;
+    if (v->space == SP_CONST && v->addr && a >= at && a - at < v->size) return true;
+  }
+  return false;
 }
 
 static unsigned char *local_of(blk *b, thr *t) {
@@ -1389,11 +1401,15 @@ static void run_thread(blk *b, thr *t) {
         break;
       }
       case I_ISSPACEP: {
+        /* the const window: the module's .const variables; the global
+        ** one, every address outside the shared and local windows (the
+        ** const variables too: the PTX ISA does not say) */
         uint64_t a = get(b, t, &o[1]), s = (uint64_t)(uintptr_t)b->shared;
         bool sh = b->shared && a >= s && a < s + b->shared_size;
         uint64_t l = (uint64_t)(uintptr_t)b->local;
         bool lo = b->local && a >= l && a < l + (uint64_t)b->n * LOCAL_PER_THREAD;
-        bool r = in->space == SP_SHARED ? sh : in->space == SP_LOCAL ? lo : !sh && !lo;
+        bool r = in->space == SP_SHARED ? sh : in->space == SP_LOCAL ? lo
+               : in->space == SP_CONST ? in_const(b->L->m, a) : !sh && !lo;
         put(t, &o[0], r);
         break;
       }
@@ -1467,7 +1483,8 @@ static void run_thread(blk *b, thr *t) {
         b->icount += count;
         return;
       }
-      case I_BAR_WARP: case I_SHFL: case I_VOTE: case I_MATCH: case I_REDUX: case I_ACTIVEMASK: {
+      case I_BAR_WARP: case I_SHFL: case I_VOTE: case I_MATCH: case I_REDUX: case I_ACTIVEMASK:
+      case I_ELECT: {
         int k = (in->flags & F_DUALP) ? 1 : 0;
         t->wait = in;
         t->state = TS_WARP;
@@ -1484,6 +1501,7 @@ static void run_thread(blk *b, thr *t) {
             t->mask32 = (uint32_t)get(b, t, &o[2 + k]);
             break;
           case I_ACTIVEMASK: t->mask32 = 0; break;
+          case I_ELECT: t->mask32 = (uint32_t)get(b, t, &o[1 + k]); break;
         }
         b->icount += count;
         return;
@@ -1599,6 +1617,10 @@ static bool resolve_warp(blk *b, int w) {
           else d = same;
           break;
         }
+        case I_ELECT:   /* the leader: the lowest live lane, the same every time */
+          d = (uint64_t)__builtin_ctz(parts);
+          p = (unsigned)j == d;
+          break;
         case I_REDUX: {
           ptype ty = ui->t;
           uint64_t acc = 0;

@@ -647,7 +647,8 @@ static const struct { const char *s; int op; } opcodes[] = {
     {"st", I_ST}, {"bra", I_BRA}, {"brx", I_BRX}, {"call", I_CALL}, {"ret", I_RET},
     {"exit", I_EXIT}, {"bar", I_BAR}, {"barrier", I_BAR}, {"membar", I_MEMBAR},
     {"fence", I_MEMBAR}, {"atom", I_ATOM}, {"red", I_RED}, {"shfl", I_SHFL}, {"vote", I_VOTE},
-    {"match", I_MATCH}, {"redux", I_REDUX}, {"activemask", I_ACTIVEMASK}, {"rcp", I_RCP},
+    {"match", I_MATCH}, {"redux", I_REDUX}, {"activemask", I_ACTIVEMASK}, {"elect", I_ELECT},
+    {"rcp", I_RCP},
     {"sqrt", I_SQRT}, {"rsqrt", I_RSQRT}, {"sin", I_SIN}, {"cos", I_COS}, {"ex2", I_EX2},
     {"lg2", I_LG2}, {"tanh", I_TANH}, {"testp", I_TESTP}, {"copysign", I_COPYSIGN},
     {"trap", I_TRAP}, {"nanosleep", I_NANOSLEEP}, {"mul24", I_MUL24}, {"mad24", I_MAD24},
@@ -811,7 +812,8 @@ static void decode(parser *ps, const char *text, inst *in) {
   if (cluster && in->mod == BAR_ARRIVE) in->op = I_NOP;
   if (ntypes == 0 && op != I_BRA && op != I_CALL && op != I_RET && op != I_EXIT &&
       op != I_BAR && op != I_MEMBAR && op != I_TRAP && op != I_NANOSLEEP && op != I_PREFETCH &&
-      op != I_NOP && op != I_BRX && op != I_ACTIVEMASK && op != I_CVTA && in->op != I_BAR_WARP)
+      op != I_NOP && op != I_BRX && op != I_ACTIVEMASK && op != I_CVTA && op != I_ISSPACEP &&
+      op != I_ELECT && in->op != I_BAR_WARP)
     fail(ps, "'%s' without a type", text);
 }
 
@@ -882,6 +884,7 @@ static ptype operand_type(const inst *in, int i) {
     case I_SHL: case I_SHR: return i == 2 ? u32 : in->t;
     case I_BFE: return i >= 2 ? u32 : in->t;
     case I_BFI: return i >= 3 ? u32 : in->t;
+    case I_ELECT: return i == 1 ? (ptype){K_PRED, 1} : u32;
     case I_SHFL: case I_VOTE: case I_MATCH: case I_REDUX: case I_BAR: case I_BAR_RED:
     case I_BAR_WARP: return i == 1 && in->op == I_MATCH ? in->t : i == 1 && in->op == I_SHFL ? in->t
                                                         : i == 1 && in->op == I_REDUX ? in->t : u32;

@@ -37,14 +37,15 @@
 extern char **environ;
 
 /* The headers compiled into every module before the prelude: the kernel
-** ABI, the CPU runtime (the CUDA names on the host) and CUDA's math API
-** and intrinsics. */
+** ABI, the CPU runtime (the CUDA names on the host), CUDA's math API and
+** intrinsics, and its address-space functions. */
 LC_EMBED_KERNEL(lc_sim_abi_source, "sim_abi.h");   /* kernels/abi.h in front */
 LC_EMBED(lc_sim_runtime_source, "kernels/sim_runtime.h");
 LC_EMBED(lc_sim_math_source, "kernels/sim_math.h");
 LC_EMBED(lc_sim_runtime_impl_source, "kernels/sim_runtime_impl.h");
+LC_EMBED(lc_sim_spaces_source, "kernels/sim_spaces.h");
 extern const char lc_sim_abi_source[], lc_sim_runtime_source[], lc_sim_math_source[],
-    lc_sim_runtime_impl_source[];
+    lc_sim_runtime_impl_source[], lc_sim_spaces_source[];
 
 /* The simulator's versions of CUDA's own headers (kernels/sim_include/),
 ** written for each compilation into its directory's include/, which the
@@ -61,6 +62,14 @@ LC_EMBED(lc_sim_bf16_hpp, "kernels/sim_include/cuda_bf16.hpp");
 LC_EMBED(lc_sim_cucomplex_h, "kernels/sim_include/cuComplex.h");
 extern const char lc_sim_fp16_h[], lc_sim_fp16_hpp[], lc_sim_bf16_h[], lc_sim_bf16_hpp[],
     lc_sim_cucomplex_h[];
+LC_EMBED(lc_sim_runtime_h, "kernels/sim_include/cuda_runtime.h");
+LC_EMBED(lc_sim_vector_types_h, "kernels/sim_include/vector_types.h");
+LC_EMBED(lc_sim_vector_functions_h, "kernels/sim_include/vector_functions.h");
+LC_EMBED(lc_sim_launch_parameters_h, "kernels/sim_include/device_launch_parameters.h");
+LC_EMBED(lc_sim_device_functions_h, "kernels/sim_include/device_functions.h");
+LC_EMBED(lc_sim_math_functions_h, "kernels/sim_include/math_functions.h");
+extern const char lc_sim_runtime_h[], lc_sim_vector_types_h[], lc_sim_vector_functions_h[],
+    lc_sim_launch_parameters_h[], lc_sim_device_functions_h[], lc_sim_math_functions_h[];
 static const struct sim_header { const char *path, *text; } sim_headers[] = {
   {"cooperative_groups.h", lc_sim_cg_h},
   {"cooperative_groups/reduce.h", lc_sim_cg_reduce_h},
@@ -71,6 +80,12 @@ static const struct sim_header { const char *path, *text; } sim_headers[] = {
   {"cuda_bf16.h", lc_sim_bf16_h},
   {"cuda_bf16.hpp", lc_sim_bf16_hpp},
   {"cuComplex.h", lc_sim_cucomplex_h},
+  {"cuda_runtime.h", lc_sim_runtime_h},
+  {"vector_types.h", lc_sim_vector_types_h},
+  {"vector_functions.h", lc_sim_vector_functions_h},
+  {"device_launch_parameters.h", lc_sim_launch_parameters_h},
+  {"device_functions.h", lc_sim_device_functions_h},
+  {"math_functions.h", lc_sim_math_functions_h},
 };
 #define NHEADERS (sizeof sim_headers / sizeof sim_headers[0])
 
@@ -83,7 +98,7 @@ static const struct sim_header { const char *path, *text; } sim_headers[] = {
 ** defined once in each branch of an #ifdef gets one entry point, the one of
 ** the branch compiled. */
 typedef struct edit { size_t at; int kind, index; } edit;
-enum { EDIT_SHARED, EDIT_KERNEL, EDIT_GLOBAL, EDIT_STRUCT, EDIT_POINTEES };
+enum { EDIT_SHARED, EDIT_KERNEL, EDIT_GLOBAL, EDIT_STRUCT, EDIT_POINTEES, EDIT_CONSTANT };
 
 static int edit_order(const void *pa, const void *pb) {
   const edit *a = pa, *b = pb;
@@ -155,7 +170,7 @@ static void rewrite_bounded(lc_strbuf *b, const lc_shared_decl *d) {
 
 static void add_user_source(lc_strbuf *b, const lc_source *src) {
   const lc_scan_result *sc = src->scan;
-  size_t max = (size_t)sc->nshared + 2 * (size_t)sc->nkernels + (size_t)sc->nglobals +
+  size_t max = (size_t)sc->nshared + 2 * (size_t)sc->nkernels + 2 * (size_t)sc->nglobals +
                (size_t)sc->nstructs, n = 0;
   edit *edits = max ? malloc(max * sizeof *edits) : NULL;
   if (max && edits == NULL) {
@@ -185,6 +200,11 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
   for (int i = 0; i < sc->nkernels; i++)
     if (lc_probe_has_pointees(&sc->kernels[i]))
       edits[n++] = (edit){sc->kernels[i].body_end + 1, EDIT_POINTEES, i};
+  /* __constant__ variables make themselves known to __isConstant
+  ** (kernels/sim_spaces.h), those in namespaces too */
+  for (int i = 0; i < sc->nglobals; i++)
+    if (sc->globals[i].is_constant && !sc->globals[i].is_extern)
+      edits[n++] = (edit){sc->globals[i].end, EDIT_CONSTANT, i};
   if (n > 0) qsort(edits, n, sizeof *edits, edit_order);
   size_t at = 0;
   for (size_t e = 0; e < n; e++) {
@@ -222,10 +242,16 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
       else lc_probe_pointees(b, &sc->kernels[i]);
       lc_sb_fmt(b, "; LC_SIM_EXPORT void *__lc_global_%s%d(size_t *bytes) { *bytes = sizeof "
                 "%s%d; return (void *)%s%d; }", prefix, i, prefix, i, prefix, i);
-    } else {
+    } else if (edits[e].kind == EDIT_GLOBAL) {
       const char *name = sc->globals[edits[e].index].name;
       lc_sb_fmt(b, " LC_SIM_EXPORT void *__lc_global_%s(size_t *bytes) "
              "{ *bytes = sizeof %s; return (void *)&%s; }", name, name, name);
+    } else {
+      int i = edits[e].index;
+      const char *name = sc->globals[i].name;
+      lc_sb_fmt(b, " static __lc_constant __lc_constant_%d = {(const void *)&%s, sizeof %s, "
+             "nullptr}; static const bool __lc_constant_added_%d = "
+             "__lc_add_constant(&__lc_constant_%d);", i, name, name, i, i);
     }
   }
   lc_sb_add(b, src->text + at, src->len - at);
@@ -265,6 +291,8 @@ static void compose(lc_strbuf *b, const lc_source *src, size_t *head, size_t *us
   lc_sb_str(b, lc_sim_runtime_source);
   lc_sb_str(b, "\n#line 1 \"luacuda/sim_math.h\"\n");
   lc_sb_str(b, lc_sim_math_source);
+  lc_sb_str(b, "\n#line 1 \"luacuda/sim_spaces.h\"\n");
+  lc_sb_str(b, lc_sim_spaces_source);
   lc_sb_str(b, "\n#line 1 \"luacuda/prelude.cuh\"\n");
   size_t len = lc_ksource_head_len(src->name);
   *head = *user = b->n + strlen(lc_prelude_source);   /* the #line of the user's part follows */
@@ -332,7 +360,7 @@ static int head_flags(const char **flags, int max, const char *cxx, const lc_sou
 ** source, and the list of the headers read (-MD), which an entry keeps. */
 static int build_argv(const char **argv, int max, const char *cxx, const char *include,
                       const char *out, const char *in, const char *deps, const lc_source *src,
-                      int *nkey) {
+                      const char *libcudacxx, int *nkey) {
   int n = 0;
   argv[n++] = cxx;
   argv[n++] = include;        /* -I the simulator's headers: first (argv[1]) */
@@ -340,7 +368,7 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *i
   for (int i = 0; fixed[i]; i++) argv[n++] = fixed[i];
   /* strict memory checking bounds-checks shared and local arrays (prelude) */
   if (lc_settings_get()->sim_memcheck == 2) argv[n++] = "-DLC_SIM_STRICT=1";
-  for (int i = 0; i < src->noptions && n < max - 9; i++) {
+  for (int i = 0; i < src->noptions && n < max - 10; i++) {   /* 10: what follows */
     const char *o = src->options[i];
     if (strncmp(o, "-D", 2) == 0 || strncmp(o, "-I", 2) == 0 || strncmp(o, "-U", 2) == 0)
       argv[n++] = o;
@@ -348,6 +376,9 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *i
       argv[n++] = head_option(o);
   }
   *nkey = n;
+  /* libcu++ after the user's -I, as for NVRTC: not in the key, whose entry
+  ** records the headers it read (libcudacxx.c) */
+  if (libcudacxx) argv[n++] = libcudacxx;
   argv[n++] = "-MD";
   argv[n++] = "-MF";
   argv[n++] = deps;
@@ -612,7 +643,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   const char *argv[32 + 64], *largv[16];
   int nkey;
   build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, include, obj, in, depfile, src,
-             &nkey);
+             NULL, &nkey);
   /* the key: what is compiled, how, and by which compiler (the headers
   ** read are checked by the entry: cache.h); the simulator's headers are
   ** keyed by their text, not by this compilation's own directory */
@@ -623,6 +654,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   lc_ksource_key(&key, "sim 2", text.p, text.n, argv, nkey, identity);
   argv[1] = include;
   for (size_t i = 0; i < NHEADERS; i++) lc_hash_add_str(&key, sim_headers[i].text);
+  lc_sim_libcudacxx_key(&key);
   int rc = LC_EFAIL;
   /* compiled before: the bytes checked are written to this compilation's
   ** own directory and loaded from there, so what is loaded is what was
@@ -646,6 +678,12 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
       goto done;
     }
   }
+  /* not compiled before: libcu++ where NVRTC's toolkit has it */
+  char cccl[1100];
+  bool libcudacxx = lc_sim_libcudacxx_option(cccl, sizeof cccl, text.p) == 0;
+  if (libcudacxx)
+    build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, include, obj, in, depfile, src,
+               cccl, &nkey);
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
   /* NVRTC checks the source meanwhile (check.c); what it rejects is the
@@ -658,7 +696,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   void *head_rec = NULL;
   size_t nhead = 0;
   int status = -1, linked = -1, runtime = 0;
-  if (write_headers(dir, err) == 0)
+  if (write_headers(dir, err) == 0 && (!libcudacxx || lc_sim_libcudacxx_write(dir, err) == 0))
     linked = lc_sim_pch(dir, text.p, head, flags, nflags, identity, &head_rec, &nhead, err);
   if (linked == 1) {
     runtime = lc_sim_runtime_object(dir, text.p, head, text.p + head, user - head, flags, nflags,
@@ -705,6 +743,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   snprintf(pch, sizeof pch, "%s/" LC_SIM_PCH_HEAD, dir);
   unlink(pch);
 done:
+  lc_sim_libcudacxx_remove(dir);
   remove_headers(dir);
   unlink(in);
   unlink(obj);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "cache.h"        /* lc_hash */
 #include "common.h"       /* LC_ERRLEN */
 #include "scan.h"
 #include "sim_abi.h"      /* kernels/ */
@@ -19,6 +20,21 @@
 /* Compile src into a shared object and dlopen it. On a compile error the
 ** compiler's output comes back in *log (malloc'd). */
 int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err);
+/* Write n bytes of data to a new file at path: 0, or -1 with err set. */
+int lc_sim_write_file(const char *path, const char *data, size_t n, char *err);
+
+/* ---- libcu++, the toolkit's <cuda/std/...> (libcudacxx.c) ----
+** The host compiler's option that searches the toolkit's libcu++ after
+** every other directory, into opt: 0, or -1 when no toolkit is known
+** (NVRTC's, nvrtc.h), or source names no <cuda/std/...> (it is looked
+** for, loading NVRTC, only where it is needed). Its wrappers (one
+** per header, hiding the simulator's macros) are written under
+** dir/include/ for a compilation and removed after it; their text goes
+** into the compilation's cache key. */
+int lc_sim_libcudacxx_option(char *opt, size_t n, const char *source);
+int lc_sim_libcudacxx_write(const char *dir, char *err);
+void lc_sim_libcudacxx_remove(const char *dir);
+void lc_sim_libcudacxx_key(lc_hash *key);
 
 /* ---- running the host compiler (compile.c) ----
 ** Run argv (no shell), its stdout and stderr into log: its exit status (0
