@@ -8,6 +8,22 @@ local S = require "spec.support"
 
 local values = S.host_values
 
+-- A relay kernel over nb blocks and rounds of grid barriers: in round k each
+-- block writes row k from what the block before it wrote in row k - 1, so a
+-- block that ran ahead of a barrier reads a stale row.
+local function relay(kernel, nb, rounds)
+  local a = luacuda.to_device(luacuda.zeros((rounds + 1) * nb, "int32"))
+  for b = 1, nb do a[b] = b * 100 end
+  kernel:launch({grid = nb, block = 64, cooperative = true}, a, rounds)
+  local h = values(a)
+  for k = 1, rounds do
+    for b = 0, nb - 1 do
+      local from = (b - k) % nb
+      assert.equal((from + 1) * 100 + k, h[k * nb + b + 1], ("round %d, block %d"):format(k, b))
+    end
+  end
+end
+
 local SOURCE = [[
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
@@ -366,17 +382,7 @@ describe("cooperative launches", function()
   end)
 
   it("keep every block in step through rounds of grid barriers", function()
-    local nb, rounds = 6, 5
-    local a = luacuda.to_device(luacuda.zeros((rounds + 1) * nb, "int32"))
-    for b = 1, nb do a[b] = b * 100 end
-    m.relay:launch({grid = nb, block = 64, cooperative = true}, a, rounds)
-    local h = values(a)
-    for k = 1, rounds do
-      for b = 0, nb - 1 do
-        local from = (b - k) % nb
-        assert.equal((from + 1) * 100 + k, h[k * nb + b + 1], ("round %d, block %d"):format(k, b))
-      end
-    end
+    relay(m.relay, 6, 5)
   end)
 
   it("say whether the launch was cooperative (this_grid().is_valid())", function()
@@ -596,17 +602,7 @@ describe("cooperative groups' split barriers and invoke_one", function()
   end)
 
   it("keep every block in step through split grid and block barriers", function()
-    local nb, rounds = 5, 4
-    local a = luacuda.to_device(luacuda.zeros((rounds + 1) * nb, "int32"))
-    for b = 1, nb do a[b] = b * 100 end
-    s.split_relay:launch({grid = nb, block = 64, cooperative = true}, a, rounds)
-    local h = values(a)
-    for k = 1, rounds do
-      for b = 0, nb - 1 do
-        local from = (b - k) % nb
-        assert.equal((from + 1) * 100 + k, h[k * nb + b + 1], ("round %d, block %d"):format(k, b))
-      end
-    end
+    relay(s.split_relay, 5, 4)
   end)
 
   it("run a function in one member, and give every member its result", function()
