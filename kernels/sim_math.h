@@ -614,9 +614,12 @@ LC_DP2A_(__dp2a_hi, 16)
 
 // ---- SIMD intrinsics: two halves or four bytes of an unsigned int --------
 // op(a, b) on each lane, as signed (S) or unsigned values of 16 or 8 bits,
-// the lane's bits of the result
-template <int W, bool S, typename F>
-static inline unsigned int __lc_lanes(unsigned int a, unsigned int b, F op) {
+// the lane's bits of the result. op is a function pointer, not a template
+// parameter: a lambda's own type would instantiate __lc_lanes once per
+// intrinsic in every module's compile (GCC defers those instantiations past
+// the precompiled head), though a kernel calls none of them
+template <int W, bool S>
+static inline unsigned int __lc_lanes(unsigned int a, unsigned int b, int (*op)(int, int)) {
   unsigned int r = 0, m = (1u << W) - 1;
   for (int i = 0; i < 32; i += W) {
     int x = (int)(a >> i & m), y = (int)(b >> i & m);
@@ -633,17 +636,17 @@ static inline int __lc_sat(int v) {
 // __vNAME2 on halves, __vNAME4 on bytes
 #define LC_SIMD_(name, S, expr)                                                            \
   static inline unsigned int name##2(unsigned int a, unsigned int b) {                    \
-    return __lc_lanes<16, S>(a, b, [](int x, int y) { const int W = 16; (void)W; (void)x; (void)y; return expr; }); \
+    return __lc_lanes<16, S>(a, b, [](int x, int y) -> int { const int W = 16; (void)W; (void)x; (void)y; return expr; }); \
   }                                                                                        \
   static inline unsigned int name##4(unsigned int a, unsigned int b) {                    \
-    return __lc_lanes<8, S>(a, b, [](int x, int y) { const int W = 8; (void)W; (void)x; (void)y; return expr; }); \
+    return __lc_lanes<8, S>(a, b, [](int x, int y) -> int { const int W = 8; (void)W; (void)x; (void)y; return expr; }); \
   }
 #define LC_SIMD1_(name, S, expr)                                                           \
   static inline unsigned int name##2(unsigned int a) {                                    \
-    return __lc_lanes<16, S>(a, 0, [](int x, int) { const int W = 16; (void)W; return expr; }); \
+    return __lc_lanes<16, S>(a, 0, [](int x, int) -> int { const int W = 16; (void)W; return expr; }); \
   }                                                                                        \
   static inline unsigned int name##4(unsigned int a) {                                    \
-    return __lc_lanes<8, S>(a, 0, [](int x, int) { const int W = 8; (void)W; return expr; }); \
+    return __lc_lanes<8, S>(a, 0, [](int x, int) -> int { const int W = 8; (void)W; return expr; }); \
   }
 LC_SIMD1_(__vabs, true, x < 0 ? -x : x)
 LC_SIMD1_(__vabsss, true, (__lc_sat<W, true>(x < 0 ? -x : x)))
@@ -689,7 +692,7 @@ LC_SIMD_(__vsetltu, false, x < y)
 // sums of the lanes' absolute differences
 template <int W, bool S>
 static inline unsigned int __lc_sad(unsigned int a, unsigned int b) {
-  unsigned int d = __lc_lanes<W, S>(a, b, [](int x, int y) { return x > y ? x - y : y - x; }), s = 0;
+  unsigned int d = __lc_lanes<W, S>(a, b, [](int x, int y) -> int { return x > y ? x - y : y - x; }), s = 0;
   for (int i = 0; i < 32; i += W) s += d >> i & ((1u << W) - 1);
   return s;
 }
@@ -699,8 +702,9 @@ static inline unsigned int __vsadu2(unsigned int a, unsigned int b) { return __l
 static inline unsigned int __vsadu4(unsigned int a, unsigned int b) { return __lc_sad<8, false>(a, b); }
 
 // ---- DPX: three-way minima and maxima, with ReLU, fused add ---------------
-template <bool S, typename F>
-static inline unsigned int __lc_halves3(unsigned int a, unsigned int b, unsigned int c, F op) {
+template <bool S>   // op: a function pointer, as for __lc_lanes
+static inline unsigned int __lc_halves3(unsigned int a, unsigned int b, unsigned int c,
+                                        long long (*op)(long long, long long, long long)) {
   unsigned int r = 0;
   for (int i = 0; i < 32; i += 16) {
     int x = (int)(a >> i & 0xffff), y = (int)(b >> i & 0xffff), z = (int)(c >> i & 0xffff);
@@ -718,17 +722,17 @@ static inline unsigned int __lc_halves3(unsigned int a, unsigned int b, unsigned
     unsigned long long x = a, y = b, z = c; (void)z; return (unsigned int)(expr);         \
   }                                                                                        \
   static inline unsigned int name##_s16x2(unsigned int a, unsigned int b, unsigned int c) { \
-    return __lc_halves3<true>(a, b, c, [](long long x, long long y, long long z) { (void)z; return expr; }); \
+    return __lc_halves3<true>(a, b, c, [](long long x, long long y, long long z) -> long long { (void)z; return expr; }); \
   }                                                                                        \
   static inline unsigned int name##_u16x2(unsigned int a, unsigned int b, unsigned int c) { \
-    return __lc_halves3<false>(a, b, c, [](long long x, long long y, long long z) { (void)z; return expr; }); \
+    return __lc_halves3<false>(a, b, c, [](long long x, long long y, long long z) -> long long { (void)z; return expr; }); \
   }
 #define LC_DPX3_RELU_(name, expr)                                                          \
   static inline int name##_s32_relu(int a, int b, int c) {                                 \
     long long x = a, y = b, z = c; (void)z; long long r = (expr); return (int)(r > 0 ? r : 0); \
   }                                                                                        \
   static inline unsigned int name##_s16x2_relu(unsigned int a, unsigned int b, unsigned int c) { \
-    return __lc_halves3<true>(a, b, c, [](long long x, long long y, long long z) {         \
+    return __lc_halves3<true>(a, b, c, [](long long x, long long y, long long z) -> long long {         \
       (void)z; long long r = (expr); return r > 0 ? r : 0; });                             \
   }
 #define LC_MAX2_(p, q) ((p) > (q) ? (p) : (q))
@@ -743,10 +747,10 @@ LC_DPX3_RELU_(__vimin3, LC_MIN2_(LC_MIN2_(x, y), z))
 static inline int __vimax_s32_relu(int a, int b) { int m = a > b ? a : b; return m > 0 ? m : 0; }
 static inline int __vimin_s32_relu(int a, int b) { int m = a < b ? a : b; return m > 0 ? m : 0; }
 static inline unsigned int __vimax_s16x2_relu(unsigned int a, unsigned int b) {
-  return __lc_lanes<16, true>(a, b, [](int x, int y) { int m = x > y ? x : y; return m > 0 ? m : 0; });
+  return __lc_lanes<16, true>(a, b, [](int x, int y) -> int { int m = x > y ? x : y; return m > 0 ? m : 0; });
 }
 static inline unsigned int __vimin_s16x2_relu(unsigned int a, unsigned int b) {
-  return __lc_lanes<16, true>(a, b, [](int x, int y) { int m = x < y ? x : y; return m > 0 ? m : 0; });
+  return __lc_lanes<16, true>(a, b, [](int x, int y) -> int { int m = x < y ? x : y; return m > 0 ? m : 0; });
 }
 // max(a + b, c) and min(a + b, c), the sum wrapping around in its width
 static inline int __viaddmax_s32(int a, int b, int c) {
@@ -767,8 +771,8 @@ static inline unsigned int __viaddmin_u32(unsigned int a, unsigned int b, unsign
 }
 #define LC_ADDMM_(name, S, op, relu)                                                       \
   static inline unsigned int name(unsigned int a, unsigned int b, unsigned int c) {        \
-    return __lc_halves3<S>(a, b, c, [](int x, int y, int z) {                              \
-      int s = S ? (short)(x + y) : (x + y) & 0xffff;                                       \
+    return __lc_halves3<S>(a, b, c, [](long long x, long long y, long long z) -> long long { \
+      int s = S ? (short)(x + y) : (int)((x + y) & 0xffff);                                \
       int m = s op z ? s : z;                                                              \
       return relu && m < 0 ? 0 : m; });                                                    \
   }
@@ -794,7 +798,7 @@ static inline unsigned int __vibmin_u32(unsigned int a, unsigned int b, bool *pr
 }
 #define LC_VIB_(name, S, op)                                                               \
   static inline unsigned int name(unsigned int a, unsigned int b, bool *pred_hi, bool *pred_lo) { \
-    unsigned int t = __lc_lanes<16, S>(a, b, [](int x, int y) { return x op y; });          \
+    unsigned int t = __lc_lanes<16, S>(a, b, [](int x, int y) -> int { return x op y; });          \
     *pred_hi = (t >> 16) != 0;                                                             \
     *pred_lo = (t & 0xffff) != 0;                                                          \
     return ((t >> 16 ? a : b) & 0xffff0000u) | ((t & 0xffff ? a : b) & 0xffffu);               \
