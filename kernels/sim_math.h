@@ -46,36 +46,37 @@ __attribute__((always_inline)) static inline void __lc_opaque(T &v) {
   __asm__ volatile("" : "+m"(v) : : "memory");
 }
 
-// f(a...) computed in rounding mode m (FE_TOWARDZERO...); to nearest, the
-// threads' own mode, without a switch (but never fused with what follows:
-// __fmul_rn then an addition is no fma)
-template <typename R, typename F, typename... A>
-__attribute__((always_inline)) static inline R __lc_rounded(int m, F f, A... a) {
-  int old = m == FE_TONEAREST ? m : fegetround();
-  if (m != FE_TONEAREST) fesetround(m);
+// the values of a..., unknown to the optimiser from here on
+template <typename... A>
+__attribute__((always_inline)) static inline void __lc_opaque_all(A &...a) {
   int opaque[] = {(__lc_opaque(a), 0)...};
   (void)opaque;
-  R r = f(a...);
-  __lc_opaque(r);
-  if (m != FE_TONEAREST) fesetround(old);
-  return r;
 }
+
+// The body of a function computing expr in rounding mode m (FE_TOWARDZERO...)
+// from its parameters (named after expr); to nearest, the threads' own mode,
+// without a switch (but never fused with what follows: __fmul_rn then an
+// addition is no fma). A macro, not a template taking a lambda: every
+// rounding intrinsic would instantiate that template in every module's
+// compile, used or not (a quarter of a small kernel's compile time).
+#define LC_ROUNDED_(m, R, expr, ...)                      \
+  {                                                       \
+    int old_ = m == FE_TONEAREST ? m : fegetround();      \
+    if (m != FE_TONEAREST) fesetround(m);                 \
+    __lc_opaque_all(__VA_ARGS__);                         \
+    R r_ = expr;                                          \
+    __lc_opaque(r_);                                      \
+    if (m != FE_TONEAREST) fesetround(old_);              \
+    return r_;                                            \
+  }
 
 // name_rn, name_rz, name_ru and name_rd: params computing expr, each in its
 // rounding mode
-#define LC_ROUNDINGS_(name, R, params, expr, ...)                                       \
-  static inline R name##_rn params {                                                    \
-    return __lc_rounded<R>(FE_TONEAREST, [] params { return expr; }, __VA_ARGS__);      \
-  }                                                                                     \
-  static inline R name##_rz params {                                                    \
-    return __lc_rounded<R>(FE_TOWARDZERO, [] params { return expr; }, __VA_ARGS__);     \
-  }                                                                                     \
-  static inline R name##_ru params {                                                    \
-    return __lc_rounded<R>(FE_UPWARD, [] params { return expr; }, __VA_ARGS__);         \
-  }                                                                                     \
-  static inline R name##_rd params {                                                    \
-    return __lc_rounded<R>(FE_DOWNWARD, [] params { return expr; }, __VA_ARGS__);       \
-  }
+#define LC_ROUNDINGS_(name, R, params, expr, ...)                          \
+  static inline R name##_rn params LC_ROUNDED_(FE_TONEAREST, R, expr, __VA_ARGS__)  \
+  static inline R name##_rz params LC_ROUNDED_(FE_TOWARDZERO, R, expr, __VA_ARGS__) \
+  static inline R name##_ru params LC_ROUNDED_(FE_UPWARD, R, expr, __VA_ARGS__)     \
+  static inline R name##_rd params LC_ROUNDED_(FE_DOWNWARD, R, expr, __VA_ARGS__)
 
 // ---- IEEE operations with a named rounding -------------------------------
 LC_ROUNDINGS_(__fadd, float, (float x, float y), x + y, x, y)
@@ -144,6 +145,7 @@ LC_ROUNDINGS_(__double2float, float, (double x), (float)x, x)
 static inline double __int2double_rn(int x) { return (double)x; }
 static inline double __uint2double_rn(unsigned int x) { return (double)x; }
 #undef LC_ROUNDINGS_
+#undef LC_ROUNDED_
 
 // the older spellings with the rounding as an argument (device_types.h's enum)
 enum cudaRoundMode { cudaRoundNearest, cudaRoundZero, cudaRoundPosInf, cudaRoundMinInf };

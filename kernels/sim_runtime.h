@@ -15,6 +15,15 @@
 
 #define __LC_SIM__ 1
 
+// C++17's <cmath> brings libstdc++'s special functions (std::cyl_bessel_j,
+// std::riemann_zeta...): inline functions that instantiate their templates
+// for float and long double at the end of every module's compile, a tenth
+// of a small kernel's compile time. CUDA has none of them (NVRTC rejects
+// them), so their header's guard is set first and it is never read.
+#ifndef _GLIBCXX_BITS_SPECFUN_H
+#define _GLIBCXX_BITS_SPECFUN_H 1
+#endif
+
 #include <assert.h>
 #include <math.h>
 #include <setjmp.h>
@@ -24,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -600,10 +608,25 @@ LC_ATOMIC_CAS_(, unsigned short)     // sm_70's, without _block and _system
 template <typename T>
 using __lc_arg_t = typename std::remove_cv<typename std::remove_reference<T>::type>::type;
 
-template <auto K, typename Tuple>
+// A block's copy of its kernel's arguments, and the call of K with them.
+// Not std::tuple and std::apply: their machinery is instantiated anew for
+// every kernel, a tenth of a small kernel's compile time.
+template <size_t I, typename T>
+struct __lc_slot {
+  T v;
+};
+template <typename S, typename... T>
+struct __lc_pack;
+template <size_t... I, typename... T>
+struct __lc_pack<std::index_sequence<I...>, T...> : __lc_slot<I, T>... {
+  template <auto K>
+  __attribute__((always_inline)) void call() const { K(__lc_slot<I, T>::v...); }
+};
+
+template <auto K, typename Pack>
 static void __lc_run_thread(__lc_block *b) {
   __lc_threadIdx = b->f[b->cur].tid;     // a fiber's first run
-  std::apply(K, *static_cast<const Tuple *>(b->args));
+  static_cast<const Pack *>(b->args)->template call<K>();
 }
 
 // Namespace-scope `extern __shared__` arrays point at this worker's dynamic
@@ -627,14 +650,14 @@ static void __lc_bind_shared(void) {
 template <auto K, typename... P, size_t... I>
 static int __lc_run_block(void (*)(P...), std::index_sequence<I...>, const lc_sim_launch *l,
                           lc_sim_worker *w, lc_sim_dim bid) {
-  using Tuple = std::tuple<__lc_arg_t<P>...>;
-  const Tuple args(*static_cast<__lc_arg_t<P> *>(l->args[I])...);
+  using Pack = __lc_pack<std::index_sequence<I...>, __lc_arg_t<P>...>;
+  const Pack args{{*static_cast<__lc_arg_t<P> *>(l->args[I])}...};
   __lc_block b;
   memset(&b, 0, sizeof b);
   b.launch = l;
   b.worker = w;
   b.nthreads = l->block.x * l->block.y * l->block.z;
-  b.run = __lc_run_thread<K, Tuple>;
+  b.run = __lc_run_thread<K, Pack>;
   b.args = &args;
   __lc_current = &b;
   w->thread = &b.cur;
@@ -652,7 +675,7 @@ static int __lc_run_block(void (*)(P...), std::index_sequence<I...>, const lc_si
       for (unsigned x = 0; x < bx; x++, t++) {
         b.cur = t;
         __lc_threadIdx = uint3{x, y, z};
-        std::apply(K, args);
+        args.template call<K>();
         if (b.fibers) goto drain;      // only thread t can have switched
       }
   return 0;
