@@ -399,3 +399,59 @@ void lc_shape_format(char *buf, size_t len, int ndim, const int64_t *shape) {
     n += (size_t)snprintf(buf + n, len - n, i ? ", %lld" : "%lld", (long long)shape[i]);
   if (n < len) snprintf(buf + n, len - n, "}");
 }
+
+int lc_broadcast_shapes(int n, const int *ndims, const int64_t *const *shapes,
+                        int *ndim, int64_t *shape, char *err) {
+  int nd = 0;
+  for (int i = 0; i < n; i++)     /* each in 0..LC_MAXDIM: the shapes of layouts */
+    if (ndims[i] > nd) nd = ndims[i];
+  for (int ax = 0; ax < nd; ax++) {
+    int64_t size = 1;
+    int from = -1;                 /* the operand that gave size */
+    for (int i = 0; i < n; i++) {
+      int k = ax - (nd - ndims[i]);          /* the operand's own axis */
+      if (k < 0) continue;
+      int64_t s = shapes[i][k];
+      if (s == 1) continue;
+      if (from >= 0 && s != size) {
+        char a[LC_SHAPE_STRLEN], b[LC_SHAPE_STRLEN];
+        lc_shape_format(a, sizeof a, ndims[from], shapes[from]);
+        lc_shape_format(b, sizeof b, ndims[i], shapes[i]);
+        return fail(err, "shapes %s and %s do not broadcast (axis %d of the result: %lld against %lld)",
+                    a, b, ax + 1, (long long)size, (long long)s);
+      }
+      size = s;
+      from = i;
+    }
+    shape[ax] = size;
+  }
+  *ndim = nd;
+  return 0;
+}
+
+int lc_layout_broadcast(const lc_layout *src, int ndim, const int64_t *shape,
+                        lc_layout *dst, char *err) {
+  if (ndim < src->ndim || ndim > LC_MAXDIM)
+    return fail(err, "cannot broadcast %d dimensions to %d", src->ndim, ndim);
+  lc_layout out = *src;
+  int lead = ndim - src->ndim;
+  for (int ax = ndim - 1; ax >= 0; ax--) {
+    int k = ax - lead;
+    if (k >= 0 && src->shape[k] == shape[ax]) {
+      out.shape[ax] = src->shape[k];
+      out.strides[ax] = src->strides[k];
+    } else if (k < 0 || src->shape[k] == 1) {
+      out.shape[ax] = shape[ax];
+      out.strides[ax] = 0;
+    } else {
+      char a[LC_SHAPE_STRLEN], b[LC_SHAPE_STRLEN];
+      lc_shape_format(a, sizeof a, src->ndim, src->shape);
+      lc_shape_format(b, sizeof b, ndim, shape);
+      return fail(err, "shape %s does not broadcast to %s", a, b);
+    }
+  }
+  out.ndim = ndim;
+  recount(&out);
+  *dst = out;
+  return 0;
+}

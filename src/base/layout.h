@@ -81,7 +81,19 @@ int lc_layout_view_itemsize(lc_layout *l, int64_t old_itemsize,
 /* Do a and b have the same shape once size-1 axes are dropped? */
 bool lc_layout_same_shape(const lc_layout *a, const lc_layout *b);
 
-/* Write "{2, 3}" into buf (truncated to len). */
+/* NumPy's broadcasting: the shape n operands of shapes shapes[i] (ndims[i]
+** axes each) broadcast to, trailing axes aligned, an axis of size 1
+** stretched to the others' size. Fails naming the first two that clash. */
+int lc_broadcast_shapes(int n, const int *ndims, const int64_t *const *shapes,
+                        int *ndim, int64_t *shape, char *err);
+
+/* View src as the broadcast shape (ndim, shape): leading axes added and
+** size-1 axes stretched, both with stride 0 (read-only views). */
+int lc_layout_broadcast(const lc_layout *src, int ndim, const int64_t *shape,
+                        lc_layout *dst, char *err);
+
+/* Write "{2, 3}" into buf (truncated to len); LC_SHAPE_STRLEN holds any. */
+#define LC_SHAPE_STRLEN (LC_MAXDIM * 21 + 3)
 void lc_shape_format(char *buf, size_t len, int ndim, const int64_t *shape);
 
 #endif

@@ -213,7 +213,54 @@ static int array_is_f_contiguous(lua_State *L) {
   return 1;
 }
 
+/* a:broadcast_to(shape) and luacuda.broadcast_to(a, shape): a view of a
+** in shape, NumPy's broadcasting (axes added in front, size-1 axes
+** stretched, both with stride 0: its elements are shared, so writing
+** through it writes them all) */
+static int array_broadcast_to(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "broadcast_to");
+  int64_t shape[LC_MAXDIM];
+  int nd = lc_check_dims(L, 2, false, false, shape, "shape", "broadcast_to");
+  lc_layout lay;
+  char err[LC_ERRLEN];
+  if (lc_layout_broadcast(&a->lay, nd, shape, &lay, err)) lc_error(L, "broadcast_to", "%s", err);
+  lc_array_push_view(L, a, &lay, a->dtype);
+  return 1;
+}
+
+/* luacuda.broadcast_shapes(shape | array, ...): the shape they broadcast
+** to, as a table */
+static int l_broadcast_shapes(lua_State *L) {
+  int n = lua_gettop(L);
+  if (n > 64) lc_error(L, "broadcast_shapes", "at most 64 shapes, got %d", n);
+  int64_t shapes[64][LC_MAXDIM];
+  const int64_t *rows[64];
+  int ndims[64];
+  for (int i = 0; i < n; i++) {
+    lc_array *a = lc_array_test(L, i + 1);
+    if (a) {
+      if (!lc_array_is_open(a)) lc_array_check(L, i + 1, "broadcast_shapes");
+      ndims[i] = a->lay.ndim;
+      memcpy(shapes[i], a->lay.shape, sizeof a->lay.shape);
+    } else {
+      ndims[i] = lc_check_dims(L, i + 1, false, false, shapes[i], "shape", "broadcast_shapes");
+    }
+    rows[i] = shapes[i];
+  }
+  int nd;
+  int64_t out[LC_MAXDIM];
+  char err[LC_ERRLEN];
+  if (lc_broadcast_shapes(n, ndims, rows, &nd, out, err)) lc_error(L, "broadcast_shapes", "%s", err);
+  lua_createtable(L, nd, 0);
+  for (int i = 0; i < nd; i++) {
+    lua_pushinteger(L, out[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
 static const luaL_Reg methods[] = {
+  {"broadcast_to", array_broadcast_to},
   {"reshape", array_reshape},
   {"ravel", array_ravel},
   {"transpose", array_transpose},
@@ -227,4 +274,10 @@ static const luaL_Reg methods[] = {
 
 void lc_shape_open(lua_State *L) {
   lc_array_add_methods(L, methods);
+  static const luaL_Reg fns[] = {
+    {"broadcast_to", array_broadcast_to},
+    {"broadcast_shapes", l_broadcast_shapes},
+    {NULL, NULL}
+  };
+  lc_setfuncs(L, fns);
 }
