@@ -14,7 +14,7 @@ local errlog = assert(arg[1], "usage: errors_catalogue.lua ERRLOG")
 local AREAS = {
   { "Arrays: arguments every function checks", { "src/binding/aux.c", "src/binding/gate.c", "src/binding/array.c", "src/binding/buffer.c" } },
   { "Element types (dtype) and values", { "src/binding/element.c" } },
-  { "Creating arrays: to_device, array, full, arange, ...", { "src/binding/create.c", "src/binding/convert.c" } },
+  { "Creating arrays: to_device, array, full, arange, ...", { "src/binding/create.c", "src/binding/join.c", "src/binding/convert.c" } },
   { "Copies, fill and assignment", { "src/binding/copy.c", "src/backend/host_copy.c" } },
   { "Indexing and item", { "src/binding/index.c" } },
   { "Shapes: reshape, transpose, squeeze, view, split (and layout arithmetic)",
