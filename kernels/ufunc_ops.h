@@ -26,48 +26,65 @@
 #define LC_UF_ISNAN(x) isnan(x)
 #endif
 
-/* ---- integers: T, its unsigned twin U, suffix, signed (1) or not ---- */
-#define LC_UF_INT_OPS(T, U, S, SIGNED)                                              \
+/* ---- integers: T, an unsigned type at least as wide as T and as unsigned
+** int (narrower ones would be promoted to int, whose overflow C leaves
+** undefined), suffix ---- */
+#define LC_UF_INT_COMMON(T, U, S)                                                   \
   LC_UF T lc_add_##S(T a, T b) { return (T)((U)a + (U)b); }                         \
   LC_UF T lc_subtract_##S(T a, T b) { return (T)((U)a - (U)b); }                    \
   LC_UF T lc_multiply_##S(T a, T b) { return (T)((U)a * (U)b); }                    \
   LC_UF T lc_negative_##S(T a) { return (T)((U)0 - (U)a); }                         \
-  LC_UF T lc_abs_##S(T a) { return SIGNED && a < 0 ? lc_negative_##S(a) : a; }      \
-  LC_UF T lc_sign_##S(T a) { return (T)(a > 0 ? 1 : SIGNED && a < 0 ? -1 : 0); }  \
-  LC_UF T lc_floor_divide_##S(T a, T b) {                                           \
-    if (b == 0) return 0;                                                           \
-    if (SIGNED && b == (T)-1) return lc_negative_##S(a);                            \
-    T q = (T)(a / b);                                                               \
-    if (SIGNED && a % b != 0 && ((a < 0) != (b < 0))) q = (T)(q - 1);               \
-    return q;                                                                       \
-  }                                                                                 \
-  LC_UF T lc_mod_##S(T a, T b) {                                                    \
-    if (b == 0 || (SIGNED && b == (T)-1)) return 0;                                 \
-    T r = (T)(a % b);                                                               \
-    if (SIGNED && r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b);                   \
-    return r;                                                                       \
-  }                                                                                 \
-  LC_UF T lc_power_##S(T a, T b) {                                                  \
-    if (SIGNED && b < 0) return (T)(a == 1 ? 1 : a == (T)-1 ? ((b & 1) ? -1 : 1) : 0); \
-    U r = 1, x = (U)a, e = (U)b;                                                    \
+  LC_UF T lc_maximum_##S(T a, T b) { return a > b ? a : b; }                        \
+  LC_UF T lc_minimum_##S(T a, T b) { return a < b ? a : b; }                        \
+  /* a to the power e >= 0, by squaring, wrapping */                                \
+  LC_UF T lc_upower_##S(T a, U e) {                                                 \
+    U r = 1, x = (U)a;                                                              \
     while (e) {                                                                     \
       if (e & 1) r *= x;                                                            \
       x *= x;                                                                       \
       e >>= 1;                                                                      \
     }                                                                               \
     return (T)r;                                                                    \
-  }                                                                                 \
-  LC_UF T lc_maximum_##S(T a, T b) { return a > b ? a : b; }                        \
-  LC_UF T lc_minimum_##S(T a, T b) { return a < b ? a : b; }
+  }
 
-LC_UF_INT_OPS(int8_t, uint8_t, i8, 1)
-LC_UF_INT_OPS(int16_t, uint16_t, i16, 1)
-LC_UF_INT_OPS(int32_t, uint32_t, i32, 1)
-LC_UF_INT_OPS(int64_t, uint64_t, i64, 1)
-LC_UF_INT_OPS(uint8_t, uint8_t, u8, 0)
-LC_UF_INT_OPS(uint16_t, uint16_t, u16, 0)
-LC_UF_INT_OPS(uint32_t, uint32_t, u32, 0)
-LC_UF_INT_OPS(uint64_t, uint64_t, u64, 0)
+#define LC_UF_SIGNED_OPS(T, U, S)                                                   \
+  LC_UF_INT_COMMON(T, U, S)                                                         \
+  LC_UF T lc_abs_##S(T a) { return a < 0 ? lc_negative_##S(a) : a; }                \
+  LC_UF T lc_sign_##S(T a) { return (T)(a > 0 ? 1 : a < 0 ? -1 : 0); }             \
+  LC_UF T lc_floor_divide_##S(T a, T b) {                                           \
+    if (b == 0) return 0;                                                           \
+    if (b == (T)-1) return lc_negative_##S(a);                                      \
+    T q = (T)(a / b);                                                               \
+    if (a % b != 0 && ((a < 0) != (b < 0))) q = (T)(q - 1);                         \
+    return q;                                                                       \
+  }                                                                                 \
+  LC_UF T lc_mod_##S(T a, T b) {                                                    \
+    if (b == 0 || b == (T)-1) return 0;                                             \
+    T r = (T)(a % b);                                                               \
+    if (r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b);                             \
+    return r;                                                                       \
+  }                                                                                 \
+  LC_UF T lc_power_##S(T a, T b) {                                                  \
+    if (b < 0) return (T)(a == 1 ? 1 : a == (T)-1 ? ((b & 1) ? -1 : 1) : 0);        \
+    return lc_upower_##S(a, (U)b);                                                  \
+  }
+
+#define LC_UF_UNSIGNED_OPS(T, U, S)                                                 \
+  LC_UF_INT_COMMON(T, U, S)                                                         \
+  LC_UF T lc_abs_##S(T a) { return a; }                                             \
+  LC_UF T lc_sign_##S(T a) { return (T)(a != 0); }                                  \
+  LC_UF T lc_floor_divide_##S(T a, T b) { return b == 0 ? 0 : (T)(a / b); }         \
+  LC_UF T lc_mod_##S(T a, T b) { return b == 0 ? 0 : (T)(a % b); }                  \
+  LC_UF T lc_power_##S(T a, T b) { return lc_upower_##S(a, b); }
+
+LC_UF_SIGNED_OPS(int8_t, uint32_t, i8)
+LC_UF_SIGNED_OPS(int16_t, uint32_t, i16)
+LC_UF_SIGNED_OPS(int32_t, uint32_t, i32)
+LC_UF_SIGNED_OPS(int64_t, uint64_t, i64)
+LC_UF_UNSIGNED_OPS(uint8_t, uint32_t, u8)
+LC_UF_UNSIGNED_OPS(uint16_t, uint32_t, u16)
+LC_UF_UNSIGNED_OPS(uint32_t, uint32_t, u32)
+LC_UF_UNSIGNED_OPS(uint64_t, uint64_t, u64)
 
 /* ---- floats: T, suffix, the C library's suffix for T (f or nothing) ---- */
 #define LC_UF_FLOAT_OPS(T, S, F)                                                    \

@@ -25,6 +25,7 @@ void lc_stream_open(lua_State *L);    /* stream.c: Stream and Event */
 void lc_ptx_open(lua_State *L);       /* ptx.c */
 void lc_hostmem_open(lua_State *L);   /* hostmem.c */
 void lc_dlpack_open(lua_State *L);    /* dlpack.c */
+void lc_math_open(lua_State *L);      /* math.c: operators, add ... where, astype */
 
 /* The Lua files of lua/luacuda/, NUL-terminated (embed.c): module name,
 ** file name (for messages) and source; the list ends with a NULL name. */

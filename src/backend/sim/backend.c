@@ -33,6 +33,7 @@
 #include "sim.h"
 #include "hostreg.h"
 #include "host_copy.h"
+#include "ufunc.h"
 
 static atomic_size_t used;          /* bytes in live device allocations */
 static size_t capacity;
@@ -236,6 +237,26 @@ static int sim_fill(const lc_region *dst, const void *value, int64_t itemsize,
   return lc_sim_submit(s, &f->w, NULL, err);
 }
 
+/* ---- array math: the host's loops, run by the stream's executor ---- */
+
+typedef struct ufunc_work {
+  lc_sim_work w;
+  lc_ufunc_call c;             /* scalars are held in the call itself */
+} ufunc_work;
+
+static int run_ufunc(lc_sim_work *w, char *err) {
+  (void)err;
+  lc_ufunc_host(&((ufunc_work *)w)->c);
+  return LC_OK;
+}
+
+static int sim_ufunc(const lc_ufunc_call *c, lc_stream *s, char *err) {
+  ufunc_work *u = (ufunc_work *)lc_sim_work_new(sizeof *u - sizeof u->w, run_ufunc, err);
+  if (u == NULL) return LC_ENOMEM;
+  u->c = *c;
+  return lc_sim_submit(s, &u->w, NULL, err);
+}
+
 /* ---- modules and launches (compile.c, pool.c) ---- */
 
 /* A module is its dlopen handle; a function, its block entry point. */
@@ -437,4 +458,5 @@ const lc_backend lc_backend_sim = {
   .module_function = sim_module_function,
   .module_global = sim_module_global,
   .launch = sim_launch,
+  .ufunc = sim_ufunc,
 };
