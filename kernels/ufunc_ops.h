@@ -18,6 +18,15 @@
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define LC_UF static __device__ __forceinline__
 #define LC_UF_ISNAN(x) isnan(x)
+/* NVRTC has no <stdint.h>; the same typedefs as the prelude's */
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
 #else
 #include <math.h>
 #include <stdbool.h>

@@ -11,5 +11,7 @@ extern const char lc_prelude_source[];
 /* The library's own kernels, compiled for the device at first use; the
 ** ABI in front too. */
 extern const char lc_strided_source[];
+/* array math's elementwise kernels, behind the ABI and kernels/ufunc_ops.h */
+extern const char lc_ufunc_source[];
 
 #endif

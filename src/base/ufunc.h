@@ -15,8 +15,9 @@
 #include "dtype.h"
 #include "layout.h"
 
-/* The operations: code, name, inputs, family (how the loop's dtypes follow
-** from the promoted dtype of the inputs):
+/* The operations are abi.h's LC_UFUNC_LIST (the kernels name them too):
+** code, name, inputs, family, which says how the loop's dtypes follow from
+** the promoted dtype of the inputs:
 **   ARITH  the promoted dtype, bool included (+ is or, * is and)
 **   INT    the promoted dtype; bool computes in int8 (NumPy's // and %)
 **   NUM    the promoted dtype, bool refused (-, ^, sign, negative)
@@ -25,53 +26,6 @@
 **   LOGIC  every input as bool, gives bool
 **   WHERE  the first input as bool, the others promoted
 **   CAST   the output's dtype (astype) */
-#define LC_UFUNC_LIST(X)                             \
-  X(ADD, "add", 2, ARITH)                            \
-  X(SUBTRACT, "subtract", 2, NUM)                    \
-  X(MULTIPLY, "multiply", 2, ARITH)                  \
-  X(DIVIDE, "divide", 2, FLOAT)                      \
-  X(FLOOR_DIVIDE, "floor_divide", 2, INT)            \
-  X(MOD, "mod", 2, INT)                              \
-  X(POWER, "power", 2, NUM)                          \
-  X(MAXIMUM, "maximum", 2, ARITH)                    \
-  X(MINIMUM, "minimum", 2, ARITH)                    \
-  X(ATAN2, "atan2", 2, FLOAT)                        \
-  X(HYPOT, "hypot", 2, FLOAT)                        \
-  X(EQ, "eq", 2, CMP)                                \
-  X(NE, "ne", 2, CMP)                                \
-  X(LT, "lt", 2, CMP)                                \
-  X(LE, "le", 2, CMP)                                \
-  X(GT, "gt", 2, CMP)                                \
-  X(GE, "ge", 2, CMP)                                \
-  X(LOGICAL_AND, "logical_and", 2, LOGIC)            \
-  X(LOGICAL_OR, "logical_or", 2, LOGIC)              \
-  X(LOGICAL_XOR, "logical_xor", 2, LOGIC)            \
-  X(NEGATIVE, "negative", 1, NUM)                    \
-  X(ABS, "abs", 1, ARITH)                            \
-  X(SIGN, "sign", 1, NUM)                            \
-  X(SQRT, "sqrt", 1, FLOAT)                          \
-  X(EXP, "exp", 1, FLOAT)                            \
-  X(LOG, "log", 1, FLOAT)                            \
-  X(LOG2, "log2", 1, FLOAT)                          \
-  X(LOG10, "log10", 1, FLOAT)                        \
-  X(SIN, "sin", 1, FLOAT)                            \
-  X(COS, "cos", 1, FLOAT)                            \
-  X(TAN, "tan", 1, FLOAT)                            \
-  X(TANH, "tanh", 1, FLOAT)                          \
-  X(FLOOR, "floor", 1, FLOAT)                        \
-  X(CEIL, "ceil", 1, FLOAT)                          \
-  X(LOGICAL_NOT, "logical_not", 1, LOGIC)            \
-  X(CLIP, "clip", 3, ARITH)                          \
-  X(WHERE, "where", 3, WHERE)                        \
-  X(CAST, "astype", 1, CAST)
-
-typedef enum lc_ufunc_op {
-#define LC_UF_CODE(code, ...) LC_UF_##code,
-  LC_UFUNC_LIST(LC_UF_CODE)
-#undef LC_UF_CODE
-  LC_UF_NOPS
-} lc_ufunc_op;
-
 enum { LC_UFAM_ARITH, LC_UFAM_INT, LC_UFAM_NUM, LC_UFAM_FLOAT, LC_UFAM_CMP, LC_UFAM_LOGIC,
        LC_UFAM_WHERE, LC_UFAM_CAST };
 
@@ -141,6 +95,12 @@ typedef struct lc_ufunc_call {
 /* Whether the host (and so every backend) has a loop of op for the loop
 ** dtype resolve chose (types.in[0], where's types.in[1]). */
 bool lc_ufunc_has_loop(lc_ufunc_op op, const lc_dtype *loop);
+
+/* The call's operands walked together: the output's shape with size-1 axes
+** dropped and axes merged where every operand allows, into shape, and each
+** operand's byte strides (inputs, then the output) into strides. Returns
+** the number of axes (at least 1). */
+int lc_ufunc_collapse(const lc_ufunc_call *c, int64_t *shape, int64_t (*strides)[LC_MAXDIM]);
 
 /* Run the call on host-addressable memory. */
 void lc_ufunc_host(const lc_ufunc_call *c);

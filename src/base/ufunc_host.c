@@ -382,27 +382,29 @@ static void run_buffered(char **p, const int64_t *s, int64_t n, void *ud) {
   }
 }
 
+int lc_ufunc_collapse(const lc_ufunc_call *c, int64_t *shape, int64_t (*strides)[LC_MAXDIM]) {
+  int nin = c->op == LC_UF_CAST ? 1 : c->nin;
+  /* the output first: collapse reads the common shape from lay[0] */
+  const lc_layout *ordered[MAXOPS];
+  ordered[0] = &c->out.lay;
+  for (int o = 0; o < nin; o++) ordered[o + 1] = &c->in[o].lay;
+  iter it;
+  collapse(&it, nin + 1, ordered);
+  /* back to inputs first, output last */
+  memcpy(shape, it.shape, sizeof it.shape[0] * (size_t)it.ndim);
+  for (int o = 0; o < nin; o++) memcpy(strides[o], it.strides[o + 1], sizeof it.strides[0]);
+  memcpy(strides[nin], it.strides[0], sizeof it.strides[0]);
+  return it.ndim;
+}
+
 void lc_ufunc_host(const lc_ufunc_call *c) {
   if (c->out.lay.size == 0) return;
   int nin = c->op == LC_UF_CAST ? 1 : c->nin, nops = nin + 1;
-  const lc_layout *lay[MAXOPS];
   char *base[MAXOPS];
-  for (int o = 0; o < nin; o++) {
-    lay[o] = &c->in[o].lay;
-    base[o] = c->in[o].scalar ? (char *)c->in[o].value : c->in[o].data;
-  }
-  lay[nin] = &c->out.lay;
+  for (int o = 0; o < nin; o++) base[o] = c->in[o].scalar ? (char *)c->in[o].value : c->in[o].data;
   base[nin] = c->out.data;
-  /* the output first: collapse reads the common shape from lay[0] */
-  const lc_layout *ordered[MAXOPS];
-  ordered[0] = lay[nin];
-  for (int o = 0; o < nin; o++) ordered[o + 1] = lay[o];
-  iter it;
-  collapse(&it, nops, ordered);
-  /* back to inputs first, output last */
-  iter run = it;
-  for (int o = 0; o < nin; o++) memcpy(run.strides[o], it.strides[o + 1], sizeof it.strides[0]);
-  memcpy(run.strides[nin], it.strides[0], sizeof it.strides[0]);
+  iter run;
+  run.ndim = lc_ufunc_collapse(c, run.shape, run.strides);
   if (c->op == LC_UF_CAST) {
     each_run(&run, nops, base, run_cast, (void *)c);
     return;
