@@ -164,7 +164,8 @@ enum {
 ** (collapsed to ndim axes), each operand (the inputs, then the output) of
 ** element type code[k] at data[k] + its byte strides, or a scalar held in
 ** value[k] (already of the loop's type). contiguous: ndim 1, each array
-** operand of the loop's type at a stride of its element size. */
+** operand at a stride of its element size; direct: contiguous too, and
+** each operand of the type the loop reads or writes (no conversions). */
 #define LC_UF_MAXOPS 4
 typedef struct lc_ufunc_args {
   long long n;
@@ -173,7 +174,7 @@ typedef struct lc_ufunc_args {
   int code[LC_UF_MAXOPS];
   int scalar[LC_UF_MAXOPS];
   int contiguous;
-  int unused;
+  int direct;
   unsigned long long value[LC_UF_MAXOPS][2];
   char *data[LC_UF_MAXOPS];
   long long shape[LC_MAXDIM];

@@ -209,6 +209,23 @@ template <int OP, typename T>
 __global__ void lc_ufunc(lc_ufunc_args a) {
   const int nin = a.nin;
   long long step = (long long)gridDim.x * blockDim.x;
+  if (a.direct) {      // contiguous, no conversions: typed loads and stores
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += step) {
+      if constexpr (OP == LC_UF_WHERE) {
+        bool c = a.scalar[0] ? *(const bool *)(const void *)a.value[0] : ((const bool *)a.data[0])[i];
+        T x = a.scalar[1] ? *(const T *)(const void *)a.value[1] : ((const T *)a.data[1])[i];
+        T y = a.scalar[2] ? *(const T *)(const void *)a.value[2] : ((const T *)a.data[2])[i];
+        ((T *)a.data[3])[i] = c ? x : y;
+      } else {
+        T x = a.scalar[0] ? *(const T *)(const void *)a.value[0] : ((const T *)a.data[0])[i];
+        T y = nin < 2 ? x : a.scalar[1] ? *(const T *)(const void *)a.value[1] : ((const T *)a.data[1])[i];
+        T z = nin < 3 ? x : a.scalar[2] ? *(const T *)(const void *)a.value[2] : ((const T *)a.data[2])[i];
+        auto r = lc_apply<OP, T>(x, y, z);
+        ((decltype(r) *)a.data[nin])[i] = r;
+      }
+    }
+    return;
+  }
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += step) {
     long long off[LC_UF_MAXOPS] = {0, 0, 0, 0};
     if (a.contiguous) {

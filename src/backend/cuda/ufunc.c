@@ -61,6 +61,9 @@ int lc_cuda_ufunc(const lc_ufunc_call *c, lc_stream *s, char *err) {
   }
   for (int d = 0; d < a.ndim; d++) a.shape[d] = shape[d];
   a.contiguous = contiguous;
+  bool direct = contiguous && c->op != LC_UF_CAST && c->out.dtype == c->types.res;
+  for (int k = 0; k < nin; k++) direct = direct && c->in[k].dtype == c->types.in[k];
+  a.direct = direct;
   void *params[1] = {&a};
   long long blocks = (a.n + 255) / 256;
   unsigned grid = blocks > (1 << 20) ? 1u << 20 : (unsigned)blocks;
