@@ -102,6 +102,11 @@ local function check_opts(fname, opts, allowed)
   return opts
 end
 
+-- a copy of the options= list (nil stays nil), so later edits do not count
+local function copy_list(t)
+  return t and table.move(t, 1, #t, 1, {})
+end
+
 local function check_name(fname, name, default)
   if name == nil then return default end
   if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") or name:match("^_lc_") then
@@ -352,9 +357,9 @@ function Elementwise.__tostring(g)
   return ("luacuda.elementwise(%s)"):format(g.name)
 end
 
--- the source of g's kernel for one binding: kinds[j] is "array" or
--- "scalar" for each input, dtypes[j] each parameter's dtype, rank the
--- merged rank
+-- the source of g's kernel for one binding: dtypes[j] is each parameter's
+-- dtype, scalar[j] whether input j is a Lua number (a kernel parameter of
+-- its own name), rank the merged rank of every array operand
 local function elementwise_source(g, dtypes, scalar, rank, bound)
   local params = { "long long _lc_n" }
   local body = {}
@@ -511,7 +516,7 @@ local function elementwise(in_params, out_params, body, name, opts)
   for _, p in ipairs(outs) do params[#params + 1] = p end
   return setmetatable({
     name = name, nin = #ins, nout = #outs, params = params, body = body,
-    preamble = opts.preamble or "", options = opts.options, kernels = {},
+    preamble = opts.preamble or "", options = copy_list(opts.options), kernels = {},
   }, Elementwise)
 end
 
@@ -524,8 +529,10 @@ function Reduction.__tostring(g)
   return ("luacuda.reduction(%s)"):format(g.name)
 end
 
--- the source of g's reduction kernel: inputs of rank nk + nr (kept axes,
--- then reduced ones), the output of rank nk
+-- the source of g's reduction kernel: array inputs of rank nk + nr (the
+-- kept axes, then the reduced ones), the output of rank nk; one block
+-- per output element (a grid-stride loop over them), each thread folding
+-- a strided share of the reduced elements, then a tree in shared memory
 local function reduction_source(g, dtypes, scalar, nk, nr, bound, has_array)
   local rt = CTYPE[dtypes[#g.params]]
   local oj = #g.params
@@ -773,7 +780,7 @@ local function reduction(in_params, out_params, map_expr, reduce_expr, post_map_
   return setmetatable({
     name = name, nin = #ins, params = params, map_expr = map_expr,
     reduce_expr = reduce_expr, post_map_expr = post_map_expr .. "\n;", identity = identity,
-    preamble = opts.preamble or "", options = opts.options, kernels = {},
+    preamble = opts.preamble or "", options = copy_list(opts.options), kernels = {},
   }, Reduction)
 end
 
