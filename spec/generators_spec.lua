@@ -88,6 +88,12 @@ describe("luacuda.elementwise", function()
     local w = twice(1.25)
     assert.same({}, w.shape)
     assert.equal(2.5, values(w))
+    -- bool arrays, and a bool parameter takes a boolean only
+    local choose = luacuda.elementwise("bool c, T x, T y", "T z, bool nc", "z = c ? x : y; nc = !c", "choose")
+    local z2, nc = choose(dev({true, false, true}), x, -0.5)
+    assert.same({1, -0.5, 3}, values(z2))
+    assert.same({false, true, false}, values(nc))
+    S.misuse({"kernel 'choose'", "argument 1 'c' is 1, which is not a bool value"}, choose, 1, x, 2)
   end)
 
   it("reads and writes transposed and negative-step views through their strides", function()
