@@ -33,6 +33,7 @@ local AREAS = {
   { "The simulator: faults in kernels, guarded memory",
     { "src/backend/sim/fault.c", "src/backend/sim/guard.c", "src/backend/sim/arena.c" } },
   { "SmartArray", { "lua/luacuda/smart.lua" } },
+  { "Kernel generators: elementwise, reduction", { "lua/luacuda/generators.lua" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
     "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c" } },
 }
