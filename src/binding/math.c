@@ -99,14 +99,17 @@ static void read_tail(lua_State *L, operands *o, int from, const char *fname) {
 }
 
 /* The Lua value of input i as one element of `as` (NEP 50: a weak number
-** takes the arrays' dtype, and must fit it), then converted to the loop's
-** dtype `want` into op->value. */
+** takes the arrays' dtype, and must fit it; a boolean is a bool), then
+** converted to the loop's dtype `want` into op->value. */
 static void scalar_operand(lua_State *L, const operands *o, int i, const lc_dtype *as,
                            const lc_dtype *want, lc_ufunc_operand *op, const char *fname) {
   unsigned char elem[16];
   char err[LC_ERRLEN];
   int idx = o->idx[i];
-  if (as->kind == 'b' && lua_type(L, idx) == LUA_TNUMBER) {
+  if (lua_type(L, idx) == LUA_TBOOLEAN) {
+    elem[0] = (unsigned char)lua_toboolean(L, idx);  /* a bool, converted below (0 or 1) */
+    as = &lc_dtypes[LC_BOOL];
+  } else if (as->kind == 'b' && lua_type(L, idx) == LUA_TNUMBER) {
     elem[0] = lua_tonumber(L, idx) != 0;            /* a condition or logical operand */
   } else if (lc_elem_convert(L, idx, as, elem, err)) {
     lc_error(L, fname, "operand %d: %s (a Lua number takes the dtype of the arrays it meets, "
