@@ -259,6 +259,18 @@ describe("array math's type promotion", function()
     expect(luacuda.sqrt(luacuda.array({2}, "uint8")), "float16", {1}, {f16(math.sqrt(2))})
   end)
 
+  it("converts a Lua number to the dtype the operation computes in, as NumPy does: int8 / 300 divides in float64", function()
+    local i8 = luacuda.array({1, -1}, "int8")
+    expect(i8 / 300, "float64", {2}, {1 / 300, -1 / 300})
+    expect(300 / i8, "float64", {2}, {300, -300})
+    expect(luacuda.array({1}, "int16") / 70000, "float64", {1}, {1 / 70000})
+    expect(luacuda.atan2(i8, 300), "float16", {2}, {f16(math.atan(1, 300)), f16(math.atan(-1, 300))}, ULPS.float16)
+    expect(luacuda.hypot(i8, 70000), "float16", {2}, {inf, inf})        -- 70000 is past float16's range
+    expect(luacuda.clip(i8, 1.5, 300), "float64", {2}, {1.5, 1.5})      -- a float joins: float64
+    expect(luacuda.where(luacuda.array({true, false}), i8, 2.5), "float64", {2}, {1, 2.5})
+    -- where the operation computes in the array's dtype, the number must fit it (below)
+  end)
+
   it("takes Lua booleans as bool values", function()
     local R = luacuda.result_type
     assert.equal("bool", R(true))

@@ -177,8 +177,10 @@ static void apply(lua_State *L, lc_ufunc_op op, operands *o, const lc_dtype *cas
   c.op = op;
   c.types = types;
   c.nin = o->nin;
-  /* the dtype a weak number takes: the arrays' own (before a float
-  ** family's widening, as NumPy converts it) */
+  /* the dtype a weak number takes: the loop's (before float16 and
+  ** bfloat16 compute in float32), which NumPy converts it to: int8 + 300
+  ** is an error, int8 / 300 a float64 division; a comparison's, the
+  ** promoted dtype of the arrays and the number */
   lc_opd_type strong[3];
   int ns = 0;
   for (int i = 0; i < o->nin; i++)
@@ -190,9 +192,11 @@ static void apply(lua_State *L, lc_ufunc_op op, operands *o, const lc_dtype *cas
       as = &lc_dtypes[LC_BOOL];
     else if (lc_ufuncs[op].family == LC_UFAM_CAST)
       as = cast_to;
-    else {
+    else if (lc_ufuncs[op].family == LC_UFAM_CMP) {
       strong[ns] = o->t[i];
       as = lc_result_type(ns + 1, strong);
+    } else {
+      as = types.out;
     }
     scalar_operand(L, o, i, as, types.in[i], &c.in[i], fname);
   }
