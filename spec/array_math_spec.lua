@@ -1152,17 +1152,20 @@ describe("array math's errors", function()
 
   it("refuses an output of the wrong shape or dtype: no casting into an output", function()
     local a = luacuda.zeros({2, 3}, "float32")
-    S.misuse("luacuda.add: the output must be a float32 array of shape {2, 3}, got float32 of shape {3, 2}",
+    S.misuse("luacuda.add: the output must be an array of dtype float32 and shape {2, 3}, got dtype float32 and shape {3, 2}",
              luacuda.add, a, a, luacuda.zeros({3, 2}, "float32"))
-    S.misuse("luacuda.add: the output must be a float32 array of shape {2, 3}, got float64 of shape {2, 3} "
+    S.misuse("luacuda.add: the output must be an array of dtype float32 and shape {2, 3}, got dtype float64 and shape {2, 3} "
              .. "(no casting into an output: astype the result instead)",
              luacuda.add, a, 1, luacuda.zeros({2, 3}, "float64"))
     local i = luacuda.zeros(3, "int32")
-    S.misuse("luacuda.divide: the output must be a float64 array of shape {3}, got int32 of shape {3}",
+    S.misuse("luacuda.divide: the output must be an array of dtype float64 and shape {3}, got dtype int32 and shape {3}",
              luacuda.divide, i, i, i)
-    S.misuse("luacuda.lt: the output must be a bool array of shape {3}, got int32 of shape {3}", i.lt, i, 1, i)
+    S.misuse("luacuda.lt: the output must be an array of dtype bool and shape {3}, got dtype int32 and shape {3}",
+             i.lt, i, 1, i)
+    S.misuse("luacuda.sqrt: the output must be an array of dtype float64 and shape {3}, got dtype int32 and shape {3}",
+             luacuda.sqrt, i, i)
     -- a broadcastable output is not enough: it must have the result's shape
-    S.misuse("the output must be a float32 array of shape {2, 3}, got float32 of shape {1, 3}",
+    S.misuse("the output must be an array of dtype float32 and shape {2, 3}, got dtype float32 and shape {1, 3}",
              luacuda.add, a, a, luacuda.zeros({1, 3}, "float32"))
   end)
 

@@ -212,8 +212,8 @@ static void apply(lua_State *L, lc_ufunc_op op, operands *o, const lc_dtype *cas
       char want[LC_SHAPE_STRLEN], got[LC_SHAPE_STRLEN];
       lc_shape_format(want, sizeof want, nd, shape);
       lc_shape_format(got, sizeof got, out->lay.ndim, out->lay.shape);
-      lc_error(L, fname, "the output must be a %s array of shape %s, got %s of shape %s "
-               "(no casting into an output: astype the result instead)",
+      lc_error(L, fname, "the output must be an array of dtype %s and shape %s, got dtype %s "
+               "and shape %s (no casting into an output: astype the result instead)",
                types.out->name, want, out->dtype->name, got);
     }
   }
