@@ -168,7 +168,8 @@ static void apply(lua_State *L, lc_ufunc_op op, operands *o, const lc_dtype *cas
   if (lc_ufunc_resolve(op, o->t, cast_to, &types, err)) lc_error(L, fname, "%s", err);
   const lc_dtype *loop = types.in[op == LC_UF_WHERE ? 1 : 0];
   if (!lc_ufunc_has_loop(op, loop))
-    lc_error(L, fname, "%s is not defined for %s", lc_ufuncs[op].name, loop->name);
+    lc_error(L, fname, "no %s loop for %s (every loop dtype should have one)", lc_ufuncs[op].name,
+             loop->name);
   int64_t shape[LC_MAXDIM];
   int nd = broadcast(L, o, shape, fname);
 
