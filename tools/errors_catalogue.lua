@@ -20,6 +20,8 @@ local AREAS = {
   { "Shapes: reshape, transpose, squeeze, view, split (and layout arithmetic)",
     { "src/binding/shape.c", "src/base/layout.c" } },
   { "Records", { "src/binding/record.c", "lua/luacuda/record.lua" } },
+  { "Array math: operators, luacuda.add ... where, comparisons, astype, result_type",
+    { "src/binding/math.c", "src/base/ufunc.c", "src/base/ufunc_host.c" } },
   { "Host memory: pinned, mapped, register", { "src/binding/hostmem.c", "src/backend/hostreg.c" } },
   { "Streams and events", { "src/binding/stream.c", "src/binding/pending.c", "src/backend/sim/stream.c" } },
   { "Devices and the module", { "src/binding/core.c", "src/backend/backend.c", "src/base/env.c", "src/backend/sim/backend.c", "src/backend/sim/pool.c" } },
@@ -80,6 +82,7 @@ for _, k in ipairs {
 -- as defence in depth); the pure-C ones are covered by spec/c/*_test.c.
 local GUARDED = {}
 for _, k in ipairs {
+  "the <> backend has no array math",     -- both backends have it: for a third
   "expected a number, boolean, table or array, got <>",
   "invalid flags <> for <> memory", "the compiled module has no kernel '<>'",
   "the compiled module has no global '<>'", "no device <> (the simulator has one)",
@@ -93,6 +96,9 @@ for _, k in ipairs {
   "too many __shared__ declarations", "too many global variables", "too many kernels",
   "too many structs", "structs nest more than <> deep", "records nest more than <> deep",
   "struct <> is not one the source defines",
+  -- array math: every operation has a host loop for every loop dtype its
+  -- family resolves to (src/base/ufunc.c, ufunc_host.c)
+  "no <> loop for <> (every loop dtype should have one)",
   "kernel '<>' is defined more than once in <> (in #if branches), with parameters the compiled kernel cannot tell apart; pass signatures={<> = \"...\"} to compile",
 } do GUARDED[k] = true end
 
@@ -176,6 +182,8 @@ local seen = {}
 for l in io.lines(errlog) do
   local file, test, msg = l:match("^(.-)\t(.-)\t(.*)$")
   local fn, body = msg:match("luacuda%.([%w_]+): (.*)$")
+  -- an operator's: "luacuda.add (+): ..."
+  if not fn then fn, body = msg:match("luacuda%.([%w_]+) %([^)]*%): (.*)$") end
   if fn then
     -- the innermost "luacuda.fn: " is the raiser ("luacuda.x: luacuda.y: ..." is rare)
     seen[#seen + 1] = { file = file, test = test, fn = fn, body = body }
