@@ -1109,11 +1109,11 @@ describe("array math's errors", function()
 
   it("refuses an output on the other side from the operands", function()
     local h = luacuda.array({1, 2}, "float32")
-    local d = luacuda.device_array(2, "float32")
+    local d = luacuda.device_array(2, "float32"):fill(0)   -- S.misuse reads it
     S.misuse("luacuda.add: the output is a device array, the operands compute on the host",
              luacuda.add, h, h, d)
     S.misuse("the output is a pinned array, the operands compute on the device",
-             luacuda.add, d, 1, luacuda.pinned_array(2, "float32"))
+             luacuda.add, d, 1, luacuda.pinned_array(2, "float32"):fill(0))
   end)
 
   it("refuses the operations bool does not have: bool ^ bool, bool - bool, -bool, sign", function()

@@ -12,18 +12,20 @@ local MiB = 1 << 20
 
 -- pcall(call) with fn set to run at the collector's next step: no pause
 -- after the collection made here, the automatic collector stopped, so the
--- next step is the one a luacuda call takes when it allocates (it steps in
--- proportion to the bytes allocated); steps do ten times their usual work,
--- so with a small Lua heap that step ends the cycle and runs finalizers.
--- The tests check where fn ran.
+-- next step is the one a luacuda call takes when it allocates; that step
+-- is as large as Lua allows (step size 2^63 bytes), so it runs the whole
+-- cycle and its finalizers, however big the heap the earlier specs left
+-- (with a step of ten times the usual work, a full suite's heap took
+-- several steps and the finalizer ran after the call). The tests check
+-- where fn ran.
 local function finalizer_during(fn, call)
-  collectgarbage("incremental", 100, 1000)
+  collectgarbage("incremental", 100, 1000, 63)
   collectgarbage()
   setmetatable({}, {__gc = fn})
   collectgarbage("stop")
   local results = table.pack(pcall(call))
   collectgarbage("restart")
-  collectgarbage("incremental", 200, 100)     -- Lua 5.4's defaults
+  collectgarbage("incremental", 200, 100, 13)     -- Lua 5.4's defaults
   return table.unpack(results, 1, results.n)
 end
 
@@ -89,12 +91,12 @@ describe("a close made by a finalizer in the middle of a call", function()
     local a = luacuda.to_device(luacuda.arange(8, "float32"))
     local seen
     local key = {{2, 4}}
-    collectgarbage("incremental", 100, 1000)
+    collectgarbage("incremental", 100, 1000, 63)
     collectgarbage()
     setmetatable({}, {__gc = function() seen = running_call(); a:close() end})
     collectgarbage("restart")         -- no debt: the next allocation steps
     local v = a[key]
-    collectgarbage("incremental", 200, 100)
+    collectgarbage("incremental", 200, 100, 13)
     assert.equal("index", seen)
     assert.equal("closed array", luacuda.type(a))
     assert.same({1, 2, 3}, v:copy_to_host():totable())
