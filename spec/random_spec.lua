@@ -371,6 +371,17 @@ describe("luacuda.random", function()
     s:close()
   end)
 
+  it("gives the reference's bits from a call that loops its grid", function()
+    -- the CUDA backend launches at most 1024 blocks of 256 threads, each
+    -- thread a block of the generator (4 float32 values) at a time: past
+    -- 2^20 values, threads take a second
+    local n = (1 << 20) + 5
+    local t = host(luacuda.random(6):uniform(n, "float32"))
+    local w = stream(6, 0)
+    for j = 0, 99 do assert.equal(u01f(w(j)), t[j + 1]) end
+    for j = (1 << 20) - 100, n - 1 do assert.equal(u01f(w(j)), t[j + 1]) end
+  end)
+
   it("gives kernels the same bits through the prelude, at any launch shape", function()
     local m = luacuda.compile([[
 extern "C" __global__ void kat(unsigned int *out) {
