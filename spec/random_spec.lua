@@ -536,7 +536,8 @@ extern "C" __global__ void draw(float *f, double *d, float *z, unsigned long lon
 
   it("refuses a bad shape, dtype or option, leaving the generator as it was", function()
     local g = luacuda.random(1)
-    local a = luacuda.device_array(3, "float32")
+    -- initialised: S.misuse reads the arguments before and after
+    local a = luacuda.to_device(luacuda.zeros(3, "float32"))
     local function bad(pattern, method, ...)
       S.misuse(pattern, g[method], g, ...)
       assert.same({ seed = 1, counter = 0 }, g:state())
@@ -575,7 +576,7 @@ extern "C" __global__ void draw(float *f, double *d, float *z, unsigned long lon
     bad("luacuda.uniform: out must be a float32 array of shape {4}, got float32 of shape {3}",
         "uniform", 4, { out = a })
     bad("luacuda.uniform: out has axes of stride 0", "uniform", nil,
-        { out = luacuda.device_array(1, "float64"):broadcast_to({ 4 }) })
+        { out = luacuda.to_device(luacuda.zeros(1)):broadcast_to({ 4 }) })
     bad("luacuda.uniform: expected a stream, got number", "uniform", 4, { stream = 5 })
     bad("luacuda.normal: dtype must be float32 or float64, got int64", "normal", 4, "int64")
     bad("luacuda.normal: std must be >= 0, got -1", "normal", 4, { std = -1 })
