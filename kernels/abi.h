@@ -186,6 +186,30 @@ typedef struct lc_ufunc_args {
   long long strides[LC_UF_MAXOPS][LC_MAXDIM];
 } lc_ufunc_args;
 
+/* ---- random numbers (kernels/random.cu) ------------------------------------
+** lc_random<dist, T>(lc_random_args a): n elements of a view (shape and
+** byte strides; contiguous: ndim 1 at a stride of sizeof(T)) at data, from
+** block counter on of the generator with this key, words words per element
+** (kernels/philox.h says how). uniform: p0 low, p1 high - low, p2 high, p3
+** the largest value below high; normal: p0 mean, p1 std; integers: low and
+** range (T then holds the element's bits: an unsigned type of its size). */
+enum { LC_RNG_UNIFORM, LC_RNG_NORMAL, LC_RNG_INTEGERS };
+typedef struct lc_random_args {
+  unsigned long long key;
+  unsigned long long counter;
+  long long n;
+  double p0, p1, p2, p3;
+  unsigned long long low;
+  unsigned long long range;
+  char *data;
+  int ndim;
+  int contiguous;
+  int words;
+  int pad;
+  long long shape[LC_MAXDIM];
+  long long strides[LC_MAXDIM];
+} lc_random_args;
+
 /* ---- checks --------------------------------------------------------------
 ** That every compiler here lays these out as written: C11's
 ** _Static_assert, C++'s static_assert. A size equal to the sum of the
@@ -213,6 +237,8 @@ LC_ABI_CHECK(sizeof(lc_strided_args) == 16 + 3 * 8 * LC_MAXDIM, "lc_strided_args
 LC_ABI_CHECK(sizeof(lc_fill_args) == 24 + 2 * 8 * LC_MAXDIM + LC_FILL_VALUE_MAX,
              "lc_fill_args's size");
 LC_ABI_CHECK(LC_ABI_ALIGNOF(lc_fill_args) == 8, "lc_fill_args's alignment");
+LC_ABI_CHECK(sizeof(lc_random_args) == 10 * 8 + 16 + 2 * 8 * LC_MAXDIM,
+             "lc_random_args's size");
 #ifndef __CUDACC_RTC__
 LC_ABI_CHECK(__builtin_offsetof(struct lc_abi_array_max, shape) == LC_ARRAY_SHAPE_OFFSET,
              "Array<T, N>'s shape");

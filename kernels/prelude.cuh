@@ -8,9 +8,13 @@
 
 // The kernel argument ABI: built into the module in front of this file
 // (src/base/kernels.c), so only a compiler reading it from disk needs the
-// include.
+// include; so is the random numbers' kernels/philox.h.
 #ifndef LUACUDA_ABI_H
 #include "abi.h"
+#endif
+// Philox4x32-10 and the rules of luacuda.random: built in after the ABI
+#ifndef LUACUDA_PHILOX_H
+#include "philox.h"
 #endif
 
 #ifndef __LC_SIM__
@@ -190,6 +194,51 @@ __device__ __forceinline__ int get_global_id(int d) {
   return get_group_id(d) * get_local_size(d) + get_local_id(d);
 }
 __device__ __forceinline__ int get_global_size(int d) { return get_num_groups(d) * get_local_size(d); }
+
+// ---- random numbers ---------------------------------------------------
+// luacuda.random's generator, Philox4x32-10 (kernels/philox.h, built into
+// the module in front of this file, has the rules; README, "Random
+// numbers"). lc_philox4x32(ctr, key): the ten rounds of the 128-bit counter
+// under the 64-bit key. A generator of state {seed = s, counter = c} reads
+// word i of its next call as lc_random_word(s, c, i), so g:uniform(n,
+// "float32") gives element i = lc_uniform_float(lc_random_word(s, c, i)),
+// and float64 element i = lc_uniform_double(lc_random_word(s, c, 2 * i),
+// lc_random_word(s, c, 2 * i + 1)).
+__device__ __forceinline__ uint4 lc_philox4x32(uint4 ctr, uint2 key) {
+  lc_philox_block b = lc_philox4x32_10(ctr.x, ctr.y, ctr.z, ctr.w, key.x, key.y);
+  return make_uint4(b.v[0], b.v[1], b.v[2], b.v[3]);
+}
+// the key of a seed: its low word, then its high word
+__device__ __forceinline__ uint2 lc_philox_key(unsigned long long seed) {
+  return make_uint2((unsigned int)seed, (unsigned int)(seed >> 32));
+}
+// word i of the stream from block counter on: word i % 4 of block
+// counter + i / 4, the counter (lo32, hi32, 0, 0)
+__device__ __forceinline__ unsigned int lc_random_word(unsigned long long seed,
+                                                       unsigned long long counter,
+                                                       unsigned long long i) {
+  return lc_philox_main(seed, counter + i / 4).v[i % 4];
+}
+// [0, 1) from a word: (u >> 8) * 2^-24
+__device__ __forceinline__ float lc_uniform_float(unsigned int u) { return lc_rng_u01f(u); }
+// [0, 1) from two words: (((second << 32) | first) >> 11) * 2^-53
+__device__ __forceinline__ double lc_uniform_double(unsigned int first, unsigned int second) {
+  return lc_rng_u01d(first, second);
+}
+// two normal deviates from two words (float32) or four (float64), Box-Muller
+// as g:normal makes them: elements 2i and 2i+1 of g:normal from the words of
+// elements 2i and 2i+1 of the same call
+__device__ __forceinline__ float2 lc_normal_float2(unsigned int a, unsigned int b) {
+  float2 z;
+  lc_rng_pair_f32(a, b, &z.x, &z.y);
+  return z;
+}
+__device__ __forceinline__ double2 lc_normal_double2(unsigned int a0, unsigned int a1,
+                                                     unsigned int b0, unsigned int b1) {
+  double2 z;
+  lc_rng_pair_f64(a0, a1, b0, b1, &z.x, &z.y);
+  return z;
+}
 
 // ---- strided views ----------------------------------------------------
 // Array<T, N>: what a luacuda array passed to an Array<T, N> parameter

@@ -36,6 +36,7 @@ local AREAS = {
     { "src/backend/sim/fault.c", "src/backend/sim/guard.c", "src/backend/sim/arena.c" } },
   { "SmartArray", { "lua/luacuda/smart.lua" } },
   { "Kernel generators: elementwise, reduction", { "lua/luacuda/generators.lua" } },
+  { "Random numbers: luacuda.random and its generators", { "src/binding/random.c" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
     "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c" } },
 }
@@ -99,6 +100,8 @@ for _, k in ipairs {
   -- array math: every operation has a host loop for every loop dtype its
   -- family resolves to (src/base/ufunc.c, ufunc_host.c)
   "no <> loop for <> (every loop dtype should have one)",
+  -- every backend has random numbers (backend.h's random slot)
+  "the <> backend has no random numbers",
   "kernel '<>' is defined more than once in <> (in #if branches), with parameters the compiled kernel cannot tell apart; pass signatures={<> = \"...\"} to compile",
 } do GUARDED[k] = true end
 

@@ -58,6 +58,7 @@ typedef struct lc_module lc_module;   /* backend-defined */
 typedef struct lc_function lc_function;
 struct lc_scan_result;
 struct lc_ufunc_call;
+struct lc_random_call;
 
 /* A kernel source to compile, with what the scanner found in it. */
 typedef struct lc_source {
@@ -224,6 +225,10 @@ typedef struct lc_backend {
   ** memory, queued on s (never NULL); the operands' data are device
   ** addresses. NULL: the backend has none. */
   int (*ufunc)(const struct lc_ufunc_call *c, lc_stream *s, char *err);
+  /* random numbers (base/random.h) into device-accessible memory, queued on
+  ** s (never NULL): the same bits as lc_random_host; the call's data is a
+  ** device address. NULL: the backend has none. */
+  int (*random)(const struct lc_random_call *c, lc_stream *s, char *err);
 } lc_backend;
 
 /* Page-locked memory, shared by every context (PORTABLE), write-combined

@@ -5,6 +5,7 @@
 #include "common.h"
 #include "kernels.h"
 
-LC_EMBED_KERNEL(lc_prelude_source, "prelude.cuh");
+LC_EMBED_KERNEL_WITH(lc_prelude_source, "philox.h", "prelude.cuh");
 LC_EMBED_KERNEL(lc_strided_source, "strided.cu");
 LC_EMBED_KERNEL_WITH(lc_ufunc_source, "ufunc_ops.h", "ufunc.cu");
+LC_EMBED_KERNEL_WITH(lc_random_source, "philox.h", "random.cu");

@@ -6,12 +6,15 @@
 #define LUACUDA_KERNELS_H
 
 /* The prelude every kernel source is compiled with (kernels/prelude.cuh),
-** the kernel argument ABI (kernels/abi.h) in front of it. */
+** the kernel argument ABI (kernels/abi.h) and the random numbers'
+** generator (kernels/philox.h) in front of it. */
 extern const char lc_prelude_source[];
 /* The library's own kernels, compiled for the device at first use; the
 ** ABI in front too. */
 extern const char lc_strided_source[];
 /* array math's elementwise kernels, behind the ABI and kernels/ufunc_ops.h */
 extern const char lc_ufunc_source[];
+/* the random numbers' kernels, behind the ABI and kernels/philox.h */
+extern const char lc_random_source[];
 
 #endif

@@ -95,6 +95,10 @@ CUdeviceptr lc_cuda_devptr(const void *p, lc_kind kind);
 struct lc_ufunc_call;
 int lc_cuda_ufunc(const struct lc_ufunc_call *c, lc_stream *s, char *err);
 
+/* ---- random.c: random numbers ---- */
+struct lc_random_call;
+int lc_cuda_random(const struct lc_random_call *c, lc_stream *s, char *err);
+
 /* ---- stream.c: streams, events, deferred releases, queued work ---- */
 
 /* A stream: the default (CU_STREAM_LEGACY), one made here (owned, counted:

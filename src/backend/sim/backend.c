@@ -33,6 +33,7 @@
 #include "sim.h"
 #include "hostreg.h"
 #include "host_copy.h"
+#include "random.h"
 #include "ufunc.h"
 
 static atomic_size_t used;          /* bytes in live device allocations */
@@ -257,6 +258,26 @@ static int sim_ufunc(const lc_ufunc_call *c, lc_stream *s, char *err) {
   return lc_sim_submit(s, &u->w, NULL, err);
 }
 
+/* ---- random numbers: the host's loop, run by the stream's executor ---- */
+
+typedef struct random_work {
+  lc_sim_work w;
+  lc_random_call c;
+} random_work;
+
+static int run_random(lc_sim_work *w, char *err) {
+  (void)err;
+  lc_random_host(&((random_work *)w)->c);
+  return LC_OK;
+}
+
+static int sim_random(const lc_random_call *c, lc_stream *s, char *err) {
+  random_work *r = (random_work *)lc_sim_work_new(sizeof *r - sizeof r->w, run_random, err);
+  if (r == NULL) return LC_ENOMEM;
+  r->c = *c;
+  return lc_sim_submit(s, &r->w, NULL, err);
+}
+
 /* ---- modules and launches (compile.c, pool.c) ---- */
 
 /* A module is its dlopen handle; a function, its block entry point. */
@@ -459,4 +480,5 @@ const lc_backend lc_backend_sim = {
   .module_global = sim_module_global,
   .launch = sim_launch,
   .ufunc = sim_ufunc,
+  .random = sim_random,
 };
