@@ -15,15 +15,17 @@
 
 /* ---- context.c: devices, their contexts, errors ---- */
 
-/* A device: its primary context and allocator, and the library module. */
+typedef struct lc_cuda_libmod lc_cuda_libmod;    /* module.c */
+typedef struct lc_cuda_libfn lc_cuda_libfn;
+
+/* A device: its primary context and allocator, and the library's kernels. */
 typedef struct lc_cuda_device {
   CUdevice dev;
   CUcontext ctx;              /* retained at first use */
   CUmemoryPool pool;          /* our own (cuMemPoolCreate), never the default pool;
                               ** NULL: no stream-ordered allocator */
-  CUmodule library;           /* kernels/strided.cu, at first use */
-  CUfunction copy_fn;         /* its lc_copy_strided */
-  CUfunction fill_fn;         /* its lc_fill_strided */
+  lc_cuda_libmod *libmods;    /* the library's modules (the .cu files of kernels/), under mu */
+  lc_cuda_libfn *libfns;      /* and the functions got from them, under mu */
   CUevent order_ev;           /* orders one stream after another (stream.c) */
   int cc_major, cc_minor;
   unsigned shared_optin;      /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: a block's most */
@@ -33,7 +35,7 @@ typedef struct lc_cuda_device {
 
 extern lc_cuda_device *lc_cuda_devices;
 extern atomic_int lc_cuda_current;          /* 0-based index of the current device */
-extern pthread_mutex_t lc_cuda_mu;          /* retains, the library module */
+extern pthread_mutex_t lc_cuda_mu;          /* retains, the library's kernels */
 extern atomic_size_t lc_cuda_used;          /* device bytes allocated here */
 extern atomic_bool lc_cuda_broken;          /* a sticky error happened */
 extern int lc_cuda_driver_version;          /* cuDriverGetVersion (12040: 12.4), 0 unknown;
@@ -172,6 +174,17 @@ int lc_cuda_module_function(lc_module *m, const char *name, lc_function **f,
 int lc_cuda_module_global(lc_module *m, const char *name, void **ptr, size_t *bytes,
                           char *err);
 int lc_cuda_launch(lc_function *f, const lc_launch *cfg, char *err);
+
+/* A kernel of one of the library's own sources (the .cu files of kernels/,
+** built in: kernels.h) for the current device, whose context is current:
+** compiled by NVRTC at first use (kept in the disk cache like any module),
+** loaded, and kept for the process, per device. file names the source in messages and
+** the cache; the source's address is its identity. name is a kernel's
+** plain (extern "C") name, all of which come from one module of the
+** source, or a name expression such as "lc_reduce<0, 11, 11, 11>", which
+** is compiled into a module of its own. */
+int lc_cuda_library_function(const char *file, const char *source, const char *name,
+                             CUfunction *fn, char *err);
 
 /* The library's strided copy and fill kernels (kernels/strided.cu) for the
 ** current device, compiled and loaded at first use. */

@@ -1,7 +1,8 @@
 /*
 ** module: modules compiled by NVRTC into cubins for the device's
 ** architecture (or PTX the driver JITs) and kept in the disk cache; their
-** functions and globals; launches; the library's own copy kernel.
+** functions and globals; launches; the library's own kernels (a per-device
+** cache of functions compiled from the .cu files of kernels/).
 */
 #include "cuda.h"
 
@@ -351,31 +352,155 @@ int lc_cuda_module_global(lc_module *m, const char *name, void **ptr, size_t *by
   return rc;
 }
 
-/* A kernel of the library module for the current device (the module
-** loaded at first use): its fill kernel, else its copy kernel. */
-static int library_kernel(bool fill, CUfunction *f, char *err) {
+/* ---- the library's own kernels ---------------------------------------------
+** Per device, the modules compiled from the library's sources (the .cu
+** files of kernels/, built in: kernels.h) and the functions got from them,
+** kept for the process. A source's extern "C" kernels come from one module compiled
+** with no name expression; a name expression ("lc_reduce<0, 11, 11, 11>")
+** is a module of its own, compiled with that one expression (NVRTC
+** instantiates the template it names and tells its lowered name). Both
+** lists only grow; lookups and inserts are under lc_cuda_mu, compiles
+** outside it (a function compiled twice by two threads at once: the
+** second module is unloaded). */
+struct lc_cuda_libmod {
+  lc_cuda_libmod *next;
+  const char *source;          /* the built-in text: its address is its identity */
+  char *expr;                  /* NULL: the module of the plain (extern "C") names */
+  CUmodule m;
+  char *lowered;               /* expr's lowered name */
+};
+
+struct lc_cuda_libfn {
+  lc_cuda_libfn *next;
+  const char *source;
+  char *name;                  /* the name expression or plain name asked for */
+  CUfunction fn;
+};
+
+static bool is_plain_name(const char *s) {
+  for (; *s; s++)
+    if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+          (*s >= '0' && *s <= '9')))
+      return false;
+  return true;
+}
+
+static lc_cuda_libfn *find_libfn(const lc_cuda_device *d, const char *source, const char *name) {
+  for (lc_cuda_libfn *f = d->libfns; f; f = f->next)
+    if (f->source == source && strcmp(f->name, name) == 0) return f;
+  return NULL;
+}
+
+static lc_cuda_libmod *find_libmod(const lc_cuda_device *d, const char *source, const char *expr) {
+  for (lc_cuda_libmod *m = d->libmods; m; m = m->next)
+    if (m->source == source &&
+        (expr == NULL ? m->expr == NULL : m->expr != NULL && strcmp(m->expr, expr) == 0))
+      return m;
+  return NULL;
+}
+
+static char *dup_string(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *c = malloc(n);
+  if (c) memcpy(c, s, n);
+  return c;
+}
+
+/* The module of source for expr (NULL: the plain names') on device d, from
+** the list or compiled and added; under lc_cuda_mu on entry and return. */
+static int library_module(lc_cuda_device *d, const char *file, const char *source,
+                          const char *expr, lc_cuda_libmod **out, char *err) {
+  lc_cuda_libmod *m = find_libmod(d, source, expr);
+  if (m) {
+    *out = m;
+    return LC_OK;
+  }
+  pthread_mutex_unlock(&lc_cuda_mu);
+  static const char *const std_only[] = {LC_KSOURCE_STD};
+  char *log = NULL, *lowered = NULL;
+  CUmodule mod = NULL;
+  const char *exprs[1] = {expr};
+  int rc = load_source(source, file, std_only, 1, expr ? exprs : NULL, expr ? 1 : 0, &mod,
+                       expr ? &lowered : NULL, &log, err);
+  free(log);
+  lc_cuda_libmod *fresh = NULL;
+  if (rc == LC_OK) {
+    fresh = calloc(1, sizeof *fresh);
+    char *e = expr ? dup_string(expr) : NULL;
+    if (fresh == NULL || (expr && (e == NULL || lowered == NULL))) {
+      free(fresh);
+      free(e);
+      fresh = NULL;
+      lc_cu.ModuleUnload(mod);
+      snprintf(err, LC_ERRLEN, "out of host memory");
+      rc = LC_ENOMEM;
+    } else {
+      *fresh = (lc_cuda_libmod){NULL, source, e, mod, lowered};
+      lowered = NULL;
+    }
+  }
+  free(lowered);
+  pthread_mutex_lock(&lc_cuda_mu);
+  if (rc != LC_OK) return rc;
+  m = find_libmod(d, source, expr);
+  if (m) {                       /* another thread was quicker */
+    lc_cu.ModuleUnload(fresh->m);
+    free(fresh->expr);
+    free(fresh->lowered);
+    free(fresh);
+  } else {
+    m = fresh;
+    m->next = d->libmods;
+    d->libmods = m;
+  }
+  *out = m;
+  return LC_OK;
+}
+
+int lc_cuda_library_function(const char *file, const char *source, const char *name,
+                             CUfunction *fn, char *err) {
   pthread_mutex_lock(&lc_cuda_mu);
   lc_cuda_device *d = &lc_cuda_devices[atomic_load(&lc_cuda_current)];
-  CUfunction *slot = fill ? &d->fill_fn : &d->copy_fn;
-  int rc = LC_OK;
-  if (d->library == NULL) {
-    char *log = NULL;
-    static const char *const std_only[] = {LC_KSOURCE_STD};
-    rc = load_source(lc_strided_source, "luacuda/strided.cu", std_only, 1, NULL, 0, &d->library,
-                     NULL, &log, err);
-    free(log);
+  lc_cuda_libfn *f = find_libfn(d, source, name);
+  if (f) {
+    *fn = f->fn;
+    pthread_mutex_unlock(&lc_cuda_mu);
+    return LC_OK;
   }
-  if (rc == LC_OK && *slot == NULL)
-    rc = lc_cuda_check(lc_cu.ModuleGetFunction(slot, d->library,
-                                               fill ? "lc_fill_strided" : "lc_copy_strided"),
+  bool plain = is_plain_name(name);
+  lc_cuda_libmod *m;
+  int rc = library_module(d, file, source, plain ? NULL : name, &m, err);
+  CUfunction got = NULL;
+  if (rc == LC_OK)
+    rc = lc_cuda_check(lc_cu.ModuleGetFunction(&got, m->m, plain ? name : m->lowered),
                        "cuModuleGetFunction", err);
-  *f = *slot;
+  if (rc == LC_OK && (f = find_libfn(d, source, name)) == NULL) {
+    f = calloc(1, sizeof *f);
+    char *n = dup_string(name);
+    if (f == NULL || n == NULL) {
+      free(f);
+      free(n);
+      snprintf(err, LC_ERRLEN, "out of host memory");
+      rc = LC_ENOMEM;
+    } else {
+      *f = (lc_cuda_libfn){d->libfns, source, n, got};
+      d->libfns = f;
+    }
+  }
+  if (rc == LC_OK) *fn = f->fn;
   pthread_mutex_unlock(&lc_cuda_mu);
   return rc;
 }
 
-int lc_cuda_copy_kernel(CUfunction *f, char *err) { return library_kernel(false, f, err); }
-int lc_cuda_fill_kernel(CUfunction *f, char *err) { return library_kernel(true, f, err); }
+int lc_cuda_copy_kernel(CUfunction *f, char *err) {
+  return lc_cuda_library_function("luacuda/strided.cu", lc_strided_source, "lc_copy_strided",
+                                  f, err);
+}
+
+int lc_cuda_fill_kernel(CUfunction *f, char *err) {
+  return lc_cuda_library_function("luacuda/strided.cu", lc_strided_source, "lc_fill_strided",
+                                  f, err);
+}
 
 /* Let f's launches take n bytes of dynamic shared memory: within the
 ** driver's default (LC_SHARED_DEFAULT less the kernel's static shared
