@@ -7,3 +7,4 @@
 
 LC_EMBED_KERNEL(lc_prelude_source, "prelude.cuh");
 LC_EMBED_KERNEL(lc_strided_source, "strided.cu");
+LC_EMBED_KERNEL(lc_reduce_source, "reduce.cu");

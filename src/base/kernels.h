@@ -11,5 +11,7 @@ extern const char lc_prelude_source[];
 /* The library's own kernels, compiled for the device at first use; the
 ** ABI in front too. */
 extern const char lc_strided_source[];
+/* The library's reductions and scans (kernels/reduce.cu), ABI in front. */
+extern const char lc_reduce_source[];
 
 #endif
