@@ -159,5 +159,6 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_ptx_open(L);
   lc_hostmem_open(L);
   lc_dlpack_open(L);
+  lc_reduce_open(L);
   return 1;
 }

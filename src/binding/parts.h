@@ -24,6 +24,7 @@ void lc_stream_open(lua_State *L);    /* stream.c: Stream and Event */
 void lc_ptx_open(lua_State *L);       /* ptx.c */
 void lc_hostmem_open(lua_State *L);   /* hostmem.c */
 void lc_dlpack_open(lua_State *L);    /* dlpack.c */
+void lc_reduce_open(lua_State *L);    /* reduce.c: sum, mean, argmax, cumsum, ... */
 
 /* The Lua files of lua/luacuda/, NUL-terminated (embed.c): module name,
 ** file name (for messages) and source; the list ends with a NULL name. */
