@@ -346,6 +346,27 @@ describe("reductions of views", function()
     end)
   end
 
+  for _, kind in ipairs({"host", "device"}) do
+    it("reads and writes misaligned views (fields of a packed record) on " .. kind, function()
+      local rec = luacuda.record({{"c", "int8"}, {"x", "float32"}, {"n", "int16"}},
+                                 {align = false})
+      local h = luacuda.zeros(5, rec)
+      for i = 1, 5 do h[i] = {c = i, x = i * 1.5, n = -i} end
+      local a = kind == "host" and h or luacuda.to_device(h)
+      assert.equal(7, a.x.strides[1])
+      assert.equal(22.5, a.x:sum())
+      assert.equal(-5, a.n:min())
+      assert.equal(5, a.x:argmax())
+      assert.same({1.5, 4.5, 9, 15, 22.5}, host_values(a.x:cumsum()))
+      local o = kind == "host" and luacuda.zeros(5, rec) or luacuda.to_device(luacuda.zeros(5, rec))
+      a.x:cumsum(1, {out = o.x})
+      a.n:cumsum(1, {out = o.n, dtype = "int16"})
+      a.n:max(nil, {out = o.n[{{2, 2}}]:reshape({}), dtype = nil})
+      assert.same({1.5, 4.5, 9, 15, 22.5}, host_values(o.x))
+      assert.same({-1, -1, -6, -10, -15}, host_values(o.n))
+    end)
+  end
+
   it("reads a broadcast view (stride 0)", function()
     local a = luacuda.to_device({1.5, 2.5, 3.5}):broadcast_to({4, 3})
     assert.equal(30, a:sum())
@@ -438,6 +459,39 @@ describe("integer arithmetic", function()
       assert.equal((200 * 100) % 256, w:cumprod({dtype = "uint8"}):copy_to_host()[2])
     end)
   end
+end)
+
+describe("more dtypes and argument forms", function()
+  for _, kind in ipairs({"host", "device"}) do
+    it("reduce int16, uint16, uint32 and int64 on " .. kind, function()
+      local t = {{-3, 7, 2}, {9, -8, 1}}
+      local i16 = make(kind, t, "int16")
+      assert.equal(8, i16:sum())
+      assert.equal("int64", i16:sum(1).dtype)
+      assert.same({-3, -8}, host_values(i16:min(2)))
+      assert.same({1, 2}, host_values(i16:argmin(2)))
+      local u = make(kind, {{3, 7, 2}, {9, 8, 1}}, "uint32")
+      assert.equal("uint64", u:sum(2).dtype)
+      assert.same({12, 18}, host_values(u:sum(2)))
+      assert.equal(9, u:max())
+      local u16 = make(kind, {65535, 2}, "uint16")
+      assert.equal(65537, u16:sum())
+      assert.equal(1, u16:sum(nil, {dtype = "uint16", keepdims = true}):copy_to_host()[1])
+      local i64 = make(kind, t, "int64")
+      assert.same({{-3, 4, 6}, {9, 1, 2}}, host_values(i64:cumsum(2)))
+      assert.same({{-3, 7, 2}, {-27, -56, 2}}, host_values(i64:cumprod(1)))
+    end)
+  end
+
+  it("take trailing nils, and an axis given as an integral float", function()
+    local a = luacuda.array({{1, 2}, {3, 4}}, "int32")
+    assert.equal(10, a:sum(nil, nil))
+    assert.same({4, 6}, a:sum(1, nil):totable())
+    assert.same({3, 7}, a:sum(2.0):totable())
+    assert.same({{1, 3}, {3, 7}}, a:cumsum(2, nil):totable())
+    assert.same({1, 1}, a:sum({1, 2}, {keepdims = true}).shape)
+    assert.equal(10, a:sum({keepdims = false}))
+  end)
 end)
 
 describe("dtype=", function()

@@ -49,6 +49,7 @@ static void add_axis(lua_State *L, request *r, int idx, int pos) {
 ** positions, else options. */
 static void read_request(lua_State *L, request *r) {
   bool scan = lc_reduce_is_scan(r->op);
+  while (lua_gettop(L) > 1 && lua_isnil(L, -1)) lua_pop(L, 1);   /* trailing nils */
   int t2 = lua_type(L, 2), optidx = 3;
   if (t2 == LUA_TNUMBER) {
     r->has_axis = true;
@@ -104,12 +105,12 @@ static bool computes_on_backend(const lc_array *a) {
   return lc_kind_device_accessible(lc_array_kind(a));
 }
 
-/* An array the work reads or writes where it runs: an open array on the
-** current device. */
+/* An array the work reads or writes where it runs: on the current device
+** (copy.c's message). */
 static void check_device(lua_State *L, const lc_array *x, const char *what, const char *fname) {
   const lc_buffer *b = x->buf;
   if (b->kind == LC_DEVICE && b->device != b->backend->current_device())
-    lc_error(L, fname, "the %s is on device %d, but device %d is current "
+    lc_error(L, fname, "the %s array is on device %d, but device %d is current "
              "(luacuda.select_device)", what, b->device + 1, b->backend->current_device() + 1);
 }
 
@@ -242,7 +243,7 @@ static int reduce_method(lua_State *L, lc_reduce_op op) {
 
   /* where the result goes */
   bool on_backend = computes_on_backend(a);
-  check_device(L, a, "array", r.fname);
+  check_device(L, a, "input", r.fname);
   if (r.out) {
     const lc_layout *ol = &r.out->lay;
     bool same = ol->ndim == ndim && r.out->dtype == outdt;
@@ -263,7 +264,7 @@ static int reduce_method(lua_State *L, lc_reduce_op op) {
       lc_error(L, r.fname, "out= is a %s array, but a %s array's %s runs on the host: out= "
                "must be host-addressable memory", lc_kind_names[ok],
                lc_kind_names[lc_array_kind(a)], r.fname);
-    check_device(L, r.out, "out= array", r.fname);
+    check_device(L, r.out, "out=", r.fname);
   }
 
   /* the array written: out=, a new one, or a temporary copied into out=
