@@ -17,6 +17,8 @@ local AREAS = {
   { "Creating arrays: to_device, array, full, arange, ...", { "src/binding/create.c", "src/binding/convert.c" } },
   { "Copies, fill and assignment", { "src/binding/copy.c", "src/backend/host_copy.c" } },
   { "Indexing and item", { "src/binding/index.c" } },
+  { "Reductions and scans: sum, prod, min, max, mean, argmin, argmax, any, all, cumsum, cumprod",
+    { "src/binding/reduce.c", "src/base/reduce.c" } },
   { "Shapes: reshape, transpose, squeeze, view, split (and layout arithmetic)",
     { "src/binding/shape.c", "src/base/layout.c" } },
   { "Records", { "src/binding/record.c", "lua/luacuda/record.lua" } },
@@ -34,7 +36,8 @@ local AREAS = {
     { "src/backend/sim/fault.c", "src/backend/sim/guard.c", "src/backend/sim/arena.c" } },
   { "SmartArray", { "lua/luacuda/smart.lua" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
-    "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c" } },
+    "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c",
+    "src/backend/cuda/reduce.c" } },
 }
 
 -- Errors no spec can provoke on a working machine: the reason, by key.
