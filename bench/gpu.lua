@@ -136,6 +136,21 @@ local frac = (3 * bytes / t_saxpy) / (2 * bytes / t_copy)
 print(("saxpy of %d floats: %.2f ms, %.0f GB/s; device-to-device copy %.0f GB/s"):format(SAXPY_N,
       t_saxpy * 1e3, 3 * bytes / t_saxpy * 1e-9, 2 * bytes / t_copy * 1e-9))
 target("saxpy bandwidth / copy bandwidth", frac, "%.2f", frac >= 0.9, ">= 0.9")
+
+-- ---- array math against the same copy bandwidth ----------------------------
+-- a + b moves three arrays' bytes, as saxpy does; checked like saxpy
+y:fill(2)
+local z = luacuda.device_array(SAXPY_N, "float32")
+local t_add = best(function() luacuda.add(x, y, z) end)
+local zh = z:copy_to_host()
+for i = 1, SAXPY_N, math.max(1, SAXPY_N // 4099) do
+  if zh[i] ~= 3 then error(("bench: a + b gave z[%d] = %s, not 3"):format(i, zh[i])) end
+end
+zh = nil
+local frac_add = (3 * bytes / t_add) / (2 * bytes / t_copy)
+print(("a + b of %d floats: %.2f ms, %.0f GB/s"):format(SAXPY_N, t_add * 1e3, 3 * bytes / t_add * 1e-9))
+target("a + b bandwidth / copy bandwidth", frac_add, "%.2f", frac_add >= 0.85, ">= 0.85")
+z = nil
 x, y = nil, nil
 collectgarbage()
 

@@ -139,6 +139,85 @@ typedef struct lc_reduce_args {
   long long rout[LC_MAXDIM];
 } lc_reduce_args;
 
+/* ---- array math's elementwise kernels (kernels/ufunc.cu) --------------------
+** The operations: code, name, inputs, family (src/base/ufunc.h says what the
+** families mean); a kernel is lc_ufunc<op code, loop type>. */
+#define LC_UFUNC_LIST(X)                             \
+  X(ADD, "add", 2, ARITH)                            \
+  X(SUBTRACT, "subtract", 2, NUM)                    \
+  X(MULTIPLY, "multiply", 2, ARITH)                  \
+  X(DIVIDE, "divide", 2, FLOAT)                      \
+  X(FLOOR_DIVIDE, "floor_divide", 2, INT)            \
+  X(MOD, "mod", 2, INT)                              \
+  X(POWER, "power", 2, NUM)                          \
+  X(MAXIMUM, "maximum", 2, ARITH)                    \
+  X(MINIMUM, "minimum", 2, ARITH)                    \
+  X(ATAN2, "atan2", 2, FLOAT)                        \
+  X(HYPOT, "hypot", 2, FLOAT)                        \
+  X(EQ, "eq", 2, CMP)                                \
+  X(NE, "ne", 2, CMP)                                \
+  X(LT, "lt", 2, CMP)                                \
+  X(LE, "le", 2, CMP)                                \
+  X(GT, "gt", 2, CMP)                                \
+  X(GE, "ge", 2, CMP)                                \
+  X(LOGICAL_AND, "logical_and", 2, LOGIC)            \
+  X(LOGICAL_OR, "logical_or", 2, LOGIC)              \
+  X(LOGICAL_XOR, "logical_xor", 2, LOGIC)            \
+  X(NEGATIVE, "negative", 1, NUM)                    \
+  X(ABS, "abs", 1, ARITH)                            \
+  X(SIGN, "sign", 1, NUM)                            \
+  X(SQRT, "sqrt", 1, FLOAT)                          \
+  X(EXP, "exp", 1, FLOAT)                            \
+  X(LOG, "log", 1, FLOAT)                            \
+  X(LOG2, "log2", 1, FLOAT)                          \
+  X(LOG10, "log10", 1, FLOAT)                        \
+  X(SIN, "sin", 1, FLOAT)                            \
+  X(COS, "cos", 1, FLOAT)                            \
+  X(TAN, "tan", 1, FLOAT)                            \
+  X(TANH, "tanh", 1, FLOAT)                          \
+  X(FLOOR, "floor", 1, FLOAT)                        \
+  X(CEIL, "ceil", 1, FLOAT)                          \
+  X(LOGICAL_NOT, "logical_not", 1, LOGIC)            \
+  X(CLIP, "clip", 3, ARITH)                          \
+  X(WHERE, "where", 3, WHERE)                        \
+  X(CAST, "astype", 1, CAST)
+
+typedef enum lc_ufunc_op {
+#define LC_UF_CODE(code, ...) LC_UF_##code,
+  LC_UFUNC_LIST(LC_UF_CODE)
+#undef LC_UF_CODE
+  LC_UF_NOPS
+} lc_ufunc_op;
+
+/* an operand's element type: the dtype codes of src/base/dtype.h (ufunc.c
+** checks that they agree) */
+enum {
+  LC_UFT_BOOL, LC_UFT_INT8, LC_UFT_INT16, LC_UFT_INT32, LC_UFT_INT64, LC_UFT_UINT8,
+  LC_UFT_UINT16, LC_UFT_UINT32, LC_UFT_UINT64, LC_UFT_FLOAT16, LC_UFT_BFLOAT16,
+  LC_UFT_FLOAT32, LC_UFT_FLOAT64
+};
+
+/* lc_ufunc<op, T>(lc_ufunc_args a): n elements of the output's shape
+** (collapsed to ndim axes), each operand (the inputs, then the output) of
+** element type code[k] at data[k] + its byte strides, or a scalar held in
+** value[k] (already of the loop's type). contiguous: ndim 1, each array
+** operand at a stride of its element size; direct: contiguous too, and
+** each operand of the type the loop reads or writes (no conversions). */
+#define LC_UF_MAXOPS 4
+typedef struct lc_ufunc_args {
+  long long n;
+  int ndim;
+  int nin;
+  int code[LC_UF_MAXOPS];
+  int scalar[LC_UF_MAXOPS];
+  int contiguous;
+  int direct;
+  unsigned long long value[LC_UF_MAXOPS][2];
+  char *data[LC_UF_MAXOPS];
+  long long shape[LC_MAXDIM];
+  long long strides[LC_UF_MAXOPS][LC_MAXDIM];
+} lc_ufunc_args;
+
 /* ---- checks --------------------------------------------------------------
 ** That every compiler here lays these out as written: C11's
 ** _Static_assert, C++'s static_assert. A size equal to the sum of the

@@ -172,8 +172,9 @@ function C.c_formats(root)
   return out
 end
 
--- Every error format in lua/luacuda/*.lua: fail(fname, "fmt", ...) in
--- smart.lua and error("luacuda.<fn>: fmt") anywhere.
+-- Every error format in lua/luacuda/*.lua: fail("fname", "fmt", ...) or
+-- fail(fname, "fmt", ...) (smart.lua, generators.lua) and
+-- error("luacuda.<fn>: fmt") anywhere.
 function C.lua_formats(root)
   local out = {}
   for _, path in ipairs(lines_of("ls " .. root .. "/lua/luacuda/*.lua")) do
@@ -182,7 +183,7 @@ function C.lua_formats(root)
     for l in io.lines(path) do
       n = n + 1
       local code = l:gsub("^%s*%-%-.*$", "")
-      local f = code:match('fail%(%s*"[%w_]+"%s*,%s*"(.-[^\\])"')
+      local f = code:match('fail%(%s*"?[%w_]+"?%s*,%s*"(.-[^\\])"')
              or code:match('error%(%(?"luacuda%.[%w_]+: (.-[^\\])"')
       if f and not code:match("^%s*local function") then
         out[#out + 1] = { file = file, line = n, format = (f:gsub('\\"', '"')) }

@@ -14,7 +14,7 @@ local errlog = assert(arg[1], "usage: errors_catalogue.lua ERRLOG")
 local AREAS = {
   { "Arrays: arguments every function checks", { "src/binding/aux.c", "src/binding/gate.c", "src/binding/array.c", "src/binding/buffer.c" } },
   { "Element types (dtype) and values", { "src/binding/element.c" } },
-  { "Creating arrays: to_device, array, full, arange, ...", { "src/binding/create.c", "src/binding/convert.c" } },
+  { "Creating arrays: to_device, array, full, arange, ...", { "src/binding/create.c", "src/binding/join.c", "src/binding/convert.c" } },
   { "Copies, fill and assignment", { "src/binding/copy.c", "src/backend/host_copy.c" } },
   { "Indexing and item", { "src/binding/index.c" } },
   { "Reductions and scans: sum, prod, min, max, mean, argmin, argmax, any, all, cumsum, cumprod",
@@ -35,6 +35,7 @@ local AREAS = {
   { "The simulator: faults in kernels, guarded memory",
     { "src/backend/sim/fault.c", "src/backend/sim/guard.c", "src/backend/sim/arena.c" } },
   { "SmartArray", { "lua/luacuda/smart.lua" } },
+  { "Kernel generators: elementwise, reduction", { "lua/luacuda/generators.lua" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
     "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c",
     "src/backend/cuda/reduce.c" } },

@@ -14,4 +14,8 @@ M.null = core._null()          -- a null pointer, for any pointer parameter
 local smart = require "luacuda.smart"
 M.smart_array = smart.smart_array
 
+local generators = require "luacuda.generators"
+M.elementwise = generators.elementwise
+M.reduction = generators.reduction
+
 return M

@@ -58,6 +58,7 @@ typedef struct lc_module lc_module;   /* backend-defined */
 typedef struct lc_function lc_function;
 struct lc_scan_result;
 struct lc_reduce_call;
+struct lc_ufunc_call;
 
 /* A kernel source to compile, with what the scanner found in it. */
 typedef struct lc_source {
@@ -226,6 +227,10 @@ typedef struct lc_backend {
   ** memory), opting the kernel in to more than LC_SHARED_DEFAULT where the
   ** device needs it, and fails naming the limit. */
   int (*launch)(lc_function *f, const lc_launch *cfg, char *err);
+  /* array math's elementwise operations (base/ufunc.h) on device-accessible
+  ** memory, queued on s (never NULL); the operands' data are device
+  ** addresses. NULL: the backend has none. */
+  int (*ufunc)(const struct lc_ufunc_call *c, lc_stream *s, char *err);
 } lc_backend;
 
 /* Page-locked memory, shared by every context (PORTABLE), write-combined

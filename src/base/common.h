@@ -48,4 +48,21 @@
           ".size " #sym ", . - " #sym "\n"                           \
           ".previous\n")
 
+/* The same with a header of kernels/ between abi.h and the file. */
+#define LC_EMBED_KERNEL_WITH(sym, header, file)                      \
+  __asm__(".section .rodata\n"                                       \
+          ".global " #sym "\n"                                       \
+          ".hidden " #sym "\n"                                       \
+          ".type " #sym ", @object\n"                                \
+          ".balign 16\n" #sym ":\n"                                  \
+          ".ascii \"#line 1 \\\"luacuda/abi.h\\\"\\n\"\n"             \
+          ".incbin \"kernels/abi.h\"\n"                               \
+          ".ascii \"\\n#line 1 \\\"luacuda/" header "\\\"\\n\"\n"      \
+          ".incbin \"kernels/" header "\"\n"                          \
+          ".ascii \"\\n#line 1 \\\"luacuda/" file "\\\"\\n\"\n"        \
+          ".incbin \"kernels/" file "\"\n"                            \
+          ".byte 0\n"                                                \
+          ".size " #sym ", . - " #sym "\n"                           \
+          ".previous\n")
+
 #endif

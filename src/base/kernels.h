@@ -13,5 +13,7 @@ extern const char lc_prelude_source[];
 extern const char lc_strided_source[];
 /* The library's reductions and scans (kernels/reduce.cu), ABI in front. */
 extern const char lc_reduce_source[];
+/* array math's elementwise kernels, behind the ABI and kernels/ufunc_ops.h */
+extern const char lc_ufunc_source[];
 
 #endif

@@ -121,6 +121,11 @@ void lc_copy_array(lua_State *L, lc_array *dst, const lc_array *src,
 void lc_fill_array(lua_State *L, lc_array *dst, int vidx, lc_stream *s,
                    const char *fname);
 
+/* Set every element of dst to the element at value (dst's dtype, already
+** converted). */
+void lc_fill_raw(lua_State *L, const lc_array *dst, const void *value, lc_stream *s,
+                 const char *fname);
+
 /* Push the element at byte offset off as a Lua value (a scalar dtype):
 ** read in place from host memory, else copied out (with a stream, the
 ** read waits for that stream only). lc_elem_write queues its write on s. */

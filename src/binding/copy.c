@@ -205,6 +205,11 @@ void lc_fill_array(lua_State *L, lc_array *dst, int vidx, lc_stream *s,
   lua_settop(L, top);
 }
 
+void lc_fill_raw(lua_State *L, const lc_array *dst, const void *value, lc_stream *s,
+                 const char *fname) {
+  fill_view(L, dst, &dst->lay, value, s, fname);
+}
+
 void lc_assign(lua_State *L, const lc_array *a, const lc_layout *lay, int vidx,
                lc_stream *s, const char *fname) {
   lc_array view = *a;          /* a stays referenced by the caller's stack */

@@ -153,6 +153,7 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_element_open(L);
   lc_record_open(L);
   lc_create_open(L);
+  lc_join_open(L);
   lc_convert_open(L);
   lc_module_open(L);
   lc_stream_open(L);
@@ -160,5 +161,6 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_hostmem_open(L);
   lc_dlpack_open(L);
   lc_reduce_open(L);
+  lc_math_open(L);
   return 1;
 }

@@ -1,9 +1,12 @@
 /*
-** create: the constructors: host arrays (empty, zeros, ones, full, arange)
-** and device arrays (device_array, device_array_like, to_device).
+** create: the constructors: host arrays (empty, zeros, ones, full, arange,
+** linspace), arrays like another of any kind (empty_like, zeros_like,
+** ones_like, full_like) and device arrays (device_array, device_array_like,
+** to_device).
 */
 #include "array.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "gate.h"
@@ -68,13 +71,97 @@ static int l_full(lua_State *L) {
   return 1;
 }
 
+/* ---- ranges: arange and linspace ------------------------------------- */
+
+/* bool and records hold no range of numbers */
+static void check_range_dtype(lua_State *L, const lc_dtype *dt, const char *fname) {
+  if (dt->code == LC_BOOL || dt->rec)
+    lc_error(L, fname, "dtype %s has no range of values", dt->name);
+}
+
+/* The number argument at idx, or an error calling it what. */
+static lua_Number check_number(lua_State *L, int idx, const char *what, const char *fname) {
+  if (lua_type(L, idx) != LUA_TNUMBER)
+    lc_error(L, fname, "%s must be a number, got %s", what, luaL_typename(L, idx));
+  return lua_tonumber(L, idx);
+}
+
+/* Does the integral double v fit the integer dtype dt? (NaN does not.) */
+static bool fits_int(const lc_dtype *dt, double v) {
+  int bits = (int)dt->size * 8;
+  if (dt->kind == 'i') return v >= -ldexp(1, bits - 1) && v < ldexp(1, bits - 1);
+  return v >= 0 && v < ldexp(1, bits);
+}
+
+/* Raise element.c's own message for the value v, which dt cannot hold
+** (fits_int is its rule too). */
+LC_NORETURN static void not_fitting(lua_State *L, const lc_dtype *dt, double v,
+                                    const char *fname) {
+  char tmp[16], err[LC_ERRLEN] = "";
+  if (v >= -0x1p63 && v < 0x1p63) lua_pushinteger(L, (lua_Integer)v);
+  else lua_pushnumber(L, v);
+  lc_elem_convert(L, -1, dt, tmp, err);
+  lc_error(L, fname, "%s", err);
+}
+
+/* Store the integral double v, checked by fits_int, as an element of dt. */
+static void store_integral(const lc_dtype *dt, void *p, double v) {
+  if (v >= 0x1p63) {            /* uint64 only: past int64_t */
+    uint64_t u = (uint64_t)v;
+    memcpy(p, &u, 8);
+  } else {
+    lc_dtype_store_int(dt, p, (int64_t)v);
+  }
+}
+
+/* A sequence of doubles computed from the index, as arange and linspace
+** each define it; ints: how an integer dtype takes them (trunc or floor). */
+typedef struct seq {
+  double start, step, delta, div, stop;
+  int64_t n;
+  enum { SEQ_ARANGE, SEQ_LINSPACE, SEQ_LINSPACE_TINY } form;
+  double (*ints)(double);
+} seq;
+
+static double seq_at(const seq *q, int64_t i) {
+  switch (q->form) {
+    case SEQ_ARANGE:          /* the first is start itself, even for an infinite step */
+      return i == 0 ? q->start : q->start + (double)i * q->step;
+    case SEQ_LINSPACE:
+      return i == q->n - 1 && q->n > 1 ? q->stop : (double)i * q->step + q->start;
+    default:                  /* step underflowed to 0: scale before multiplying */
+      return i == q->n - 1 && q->n > 1 ? q->stop : (double)i / q->div * q->delta + q->start;
+  }
+}
+
+/* Push a new 1-d host array of dtype dt holding q. For an integer dtype
+** the values are checked before anything is allocated: q is monotonic up
+** to its last value but one (rounding keeps the order of start + i*step),
+** so its extremes are among the first and the last two. */
+static void push_seq(lua_State *L, const seq *q, const lc_dtype *dt, const char *fname) {
+  bool integer = dt->kind != 'f';
+  if (integer && q->n > 0) {
+    int64_t ends[3] = {0, q->n - 1, q->n > 1 ? q->n - 2 : 0};
+    for (int k = 0; k < 3; k++) {
+      double v = q->ints(seq_at(q, ends[k]));
+      if (!fits_int(dt, v)) not_fitting(L, dt, v, fname);
+    }
+  }
+  int64_t shape[1] = {q->n};
+  lc_array *a = lc_array_empty(L, LC_HOST, dt, 1, shape, 'C', NULL, fname);
+  char *p = a->buf->ptr;
+  for (int64_t i = 0; i < q->n; i++, p += dt->size) {
+    if (integer) store_integral(dt, p, q->ints(seq_at(q, i)));
+    else lc_dtype_store_float(dt, p, seq_at(q, i));
+  }
+}
+
 /* arange(n [, dtype]): 0, 1, ..., n-1 */
-static int l_arange(lua_State *L) {
+static int arange_count(lua_State *L) {
   int64_t n = lc_check_integer(L, 1, "n", 0, "arange");
   if (n < 0) lc_error(L, "arange", "n must not be negative, got %lld", (long long)n);
   const lc_dtype *dt = lc_dtype_opt(L, 2, &lc_dtypes[LC_INT64], "arange");
-  if (dt->code == LC_BOOL || dt->rec)
-    lc_error(L, "arange", "dtype %s has no range of values", dt->name);
+  check_range_dtype(L, dt, "arange");
   char tmp[16];
   if (n > 0) {        /* the largest value must fit the dtype */
     lua_pushinteger(L, n - 1);
@@ -86,6 +173,158 @@ static int l_arange(lua_State *L) {
   char *p = a->buf->ptr;
   for (int64_t i = 0; i < n; i++, p += dt->size)   /* range checked above */
     lc_dtype_store_int(dt, p, i);
+  return 1;
+}
+
+/* Integer start, stop and step: exact int64 values, start + i*step. The
+** differences are taken in uint64_t, where they cannot overflow. */
+static void arange_ints(lua_State *L, int64_t start, int64_t stop, int64_t step,
+                        const lc_dtype *dt) {
+  uint64_t span, mag, n = 0;
+  if (step > 0 && stop > start) {
+    span = (uint64_t)stop - (uint64_t)start;
+    mag = (uint64_t)step;
+    n = span / mag + (span % mag != 0);
+  } else if (step < 0 && start > stop) {
+    span = (uint64_t)start - (uint64_t)stop;
+    mag = 0 - (uint64_t)step;
+    n = span / mag + (span % mag != 0);
+  }
+  if (n > (uint64_t)INT64_MAX)
+    lc_error(L, "arange", "the range holds %llu values, more than an array can",
+             (unsigned long long)n);
+  /* start + i*step lies between start and stop: wrapping arithmetic in
+  ** uint64_t gives it exactly */
+#define AT(i) ((int64_t)((uint64_t)start + (uint64_t)(i) * (uint64_t)step))
+  char tmp[16];
+  if (dt->kind != 'f' && n > 0) {       /* the extremes are the ends */
+    lua_pushinteger(L, AT(0));
+    lc_elem_check(L, -1, dt, tmp, "arange");
+    lua_pushinteger(L, AT(n - 1));
+    lc_elem_check(L, -1, dt, tmp, "arange");
+    lua_pop(L, 2);
+  }
+  int64_t shape[1] = {(int64_t)n};
+  lc_array *a = lc_array_empty(L, LC_HOST, dt, 1, shape, 'C', NULL, "arange");
+  char *p = a->buf->ptr;
+  for (uint64_t i = 0; i < n; i++, p += dt->size) {
+    if (dt->kind == 'f') lc_dtype_store_float(dt, p, (double)AT(i));
+    else lc_dtype_store_int(dt, p, AT(i));
+  }
+#undef AT
+}
+
+/* arange(start, stop [, step] [, dtype]): NumPy's, stop excluded: the
+** length is ceil((stop - start) / step); int64 from integers, float64
+** when any of the three is a float. An integer dtype truncates the values
+** toward zero, as astype does. */
+static int arange_range(lua_State *L) {
+  const char *fn = "arange";
+  check_number(L, 1, "start", fn);
+  int didx = 4;
+  if (lua_type(L, 3) == LUA_TNUMBER) {
+    if (lua_tonumber(L, 3) == 0) lc_error(L, fn, "step must not be zero");
+  } else if (!lua_isnoneornil(L, 3)) {
+    didx = 3;                   /* arange(start, stop, dtype) */
+  }
+  bool ints = lua_isinteger(L, 1) && lua_isinteger(L, 2) &&
+              (didx == 3 || lua_isnoneornil(L, 3) || lua_isinteger(L, 3));
+  const lc_dtype *dt = lc_dtype_opt(L, didx, &lc_dtypes[ints ? LC_INT64 : LC_FLOAT64], fn);
+  check_range_dtype(L, dt, fn);
+  if (ints) {
+    int64_t step = didx == 4 && !lua_isnoneornil(L, 3) ? lua_tointeger(L, 3) : 1;
+    arange_ints(L, lua_tointeger(L, 1), lua_tointeger(L, 2), step, dt);
+    return 1;
+  }
+  seq q = {.start = lua_tonumber(L, 1), .stop = lua_tonumber(L, 2), .form = SEQ_ARANGE,
+           .ints = trunc};
+  q.step = didx == 4 && !lua_isnoneornil(L, 3) ? lua_tonumber(L, 3) : 1;
+  if (!isfinite(q.start)) lc_error(L, fn, "start must be finite, got %g", q.start);
+  if (!isfinite(q.stop)) lc_error(L, fn, "stop must be finite, got %g", q.stop);
+  if (isnan(q.step)) lc_error(L, fn, "step must not be NaN");
+  double delta = q.stop - q.start, len = delta / q.step;
+  if (len == 0 && delta != 0)   /* the quotient underflowed (or step is infinite) */
+    len = signbit(len) ? 0 : 1;
+  len = ceil(len);
+  if (!(len < 0x1p63))
+    lc_error(L, fn, "(stop - start) / step is %g: more values than an array can hold", len);
+  q.n = len > 0 ? (int64_t)len : 0;
+  push_seq(L, &q, dt, fn);
+  return 1;
+}
+
+/* arange(n [, dtype]) or arange(start, stop [, step] [, dtype]): a number
+** second tells the second form from the first */
+static int l_arange(lua_State *L) {
+  return lua_type(L, 2) == LUA_TNUMBER ? arange_range(L) : arange_count(L);
+}
+
+/* linspace(start, stop, n [, dtype]): n values from start to stop, both
+** included, as NumPy computes them: start + i*step, the last exactly stop.
+** float64 by default; an integer dtype takes their floor (NumPy 2). */
+static int l_linspace(lua_State *L) {
+  const char *fn = "linspace";
+  seq q = {.start = check_number(L, 1, "start", fn), .stop = check_number(L, 2, "stop", fn),
+           .form = SEQ_LINSPACE, .ints = floor};
+  q.n = lc_check_integer(L, 3, "n", 0, fn);
+  if (q.n < 0) lc_error(L, fn, "n must not be negative, got %lld", (long long)q.n);
+  const lc_dtype *dt = lc_dtype_opt(L, 4, F64, fn);
+  check_range_dtype(L, dt, fn);
+  q.delta = q.stop - q.start;
+  if (q.n > 1) {
+    q.div = (double)(q.n - 1);
+    q.step = q.delta / q.div;
+    if (q.step == 0 && q.delta != 0) q.form = SEQ_LINSPACE_TINY;
+  } else {
+    q.step = 0;               /* one value: start itself */
+  }
+  push_seq(L, &q, dt, fn);
+  return 1;
+}
+
+/* ---- like another array ----------------------------------------------- */
+
+/* Push a new array of a's kind and shape, axes in a's stride order
+** (NumPy's order 'K'), of dtype dt. */
+static lc_array *new_like(lua_State *L, const lc_array *a, const lc_dtype *dt,
+                          const char *fname) {
+  lc_layout lay;
+  char err[LC_ERRLEN];
+  /* a broadcast view (stride 0) may hold more elements than its bytes
+  ** can: the new array's size is checked as any shape is */
+  if (lc_layout_contiguous(&lay, a->lay.ndim, a->lay.shape, dt->size, 'C', err))
+    lc_error(L, fname, "%s", err);
+  lc_layout_like(&lay, &a->lay, dt->size);
+  return lc_array_alloc(L, lc_array_kind(a), dt, &lay, lay.size * dt->size, NULL, fname);
+}
+
+typedef enum { LIKE_EMPTY, LIKE_ZEROS, LIKE_ONES, LIKE_FULL } like_fill;
+
+/* empty_like/zeros_like/ones_like(a [, dtype]) and full_like(a, v [, dtype]):
+** same kind, shape and axis order as a, a's dtype unless one is given;
+** upvalues: name, fill */
+static int l_like(lua_State *L) {
+  const char *fname = lua_tostring(L, lc_upvalueindex(1));
+  like_fill fill = (like_fill)lua_tointeger(L, lc_upvalueindex(2));
+  lc_array *a = lc_array_check(L, 1, fname);
+  int didx = fill == LIKE_FULL ? 3 : 2;
+  const lc_dtype *dt = lc_dtype_opt(L, didx, a->dtype, fname);
+  lua_settop(L, didx);
+  /* the element, converted before allocating: a bad value allocates nothing */
+  char small[16];
+  void *value = lc_elem_room(L, dt, small, sizeof small);     /* zeroed */
+  if (fill == LIKE_ONES) {
+    if (dt->rec)
+      lc_error(L, fname, "a record dtype has no one (use full_like or zeros_like)");
+    if (dt->code == LC_BOOL) lua_pushboolean(L, 1);
+    else lua_pushinteger(L, 1);
+    lc_elem_check(L, -1, dt, value, fname);
+    lua_pop(L, 1);
+  } else if (fill == LIKE_FULL) {
+    lc_elem_check(L, 2, dt, value, fname);
+  }
+  lc_array *b = new_like(L, a, dt, fname);
+  if (fill != LIKE_EMPTY) lc_fill_raw(L, b, value, NULL, fname);
   return 1;
 }
 
@@ -275,10 +514,22 @@ void lc_create_open(lua_State *L) {
     lc_pushfunction(L, &new_host, 2);
     lua_setfield(L, -2, host[i].name);
   }
+  static const struct { const char *name; like_fill fill; } like[] = {
+    {"empty_like", LIKE_EMPTY}, {"zeros_like", LIKE_ZEROS}, {"ones_like", LIKE_ONES},
+    {"full_like", LIKE_FULL},
+  };
+  static const luaL_Reg new_like_fn = {"like", l_like};
+  for (size_t i = 0; i < sizeof like / sizeof like[0]; i++) {
+    lua_pushstring(L, like[i].name);
+    lua_pushinteger(L, like[i].fill);
+    lc_pushfunction(L, &new_like_fn, 2);
+    lua_setfield(L, -2, like[i].name);
+  }
   static const luaL_Reg fns[] = {
     {"array", l_array},
     {"full", l_full},
     {"arange", l_arange},
+    {"linspace", l_linspace},
     {"device_array", l_device_array},
     {"device_array_like", l_device_array_like},
     {"to_device", l_to_device},

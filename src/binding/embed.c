@@ -9,8 +9,10 @@ LC_EMBED(lc_lua_init, "lua/luacuda/init.lua");
 LC_EMBED(lc_lua_format, "lua/luacuda/format.lua");
 LC_EMBED(lc_lua_record, "lua/luacuda/record.lua");
 LC_EMBED(lc_lua_smart, "lua/luacuda/smart.lua");
+LC_EMBED(lc_lua_generators, "lua/luacuda/generators.lua");
 
-extern const char lc_lua_init[], lc_lua_format[], lc_lua_record[], lc_lua_smart[];
+extern const char lc_lua_init[], lc_lua_format[], lc_lua_record[], lc_lua_smart[],
+  lc_lua_generators[];
 
 /* every file of lua/luacuda/, by module name (the preload spec checks) */
 const lc_embedded lc_lua_sources[] = {
@@ -18,5 +20,6 @@ const lc_embedded lc_lua_sources[] = {
   {"luacuda.format", "luacuda/format.lua", lc_lua_format},
   {"luacuda.record", "luacuda/record.lua", lc_lua_record},
   {"luacuda.smart", "luacuda/smart.lua", lc_lua_smart},
+  {"luacuda.generators", "luacuda/generators.lua", lc_lua_generators},
   {NULL, NULL, NULL}
 };

@@ -18,6 +18,7 @@ void lc_copy_open(lua_State *L);      /* copy.c: copy methods */
 void lc_element_open(lua_State *L);   /* element.c: the dtype table for Lua */
 void lc_record_open(lua_State *L);    /* record.c */
 void lc_create_open(lua_State *L);    /* create.c */
+void lc_join_open(lua_State *L);      /* join.c: concatenate, stack */
 void lc_convert_open(lua_State *L);   /* convert.c */
 void lc_module_open(lua_State *L);    /* module.c: compile, Module, Kernel */
 void lc_stream_open(lua_State *L);    /* stream.c: Stream and Event */
@@ -25,6 +26,7 @@ void lc_ptx_open(lua_State *L);       /* ptx.c */
 void lc_hostmem_open(lua_State *L);   /* hostmem.c */
 void lc_dlpack_open(lua_State *L);    /* dlpack.c */
 void lc_reduce_open(lua_State *L);    /* reduce.c: sum, mean, argmax, cumsum, ... */
+void lc_math_open(lua_State *L);      /* math.c: operators, add ... where, astype */
 
 /* The Lua files of lua/luacuda/, NUL-terminated (embed.c): module name,
 ** file name (for messages) and source; the list ends with a NULL name. */

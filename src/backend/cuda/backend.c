@@ -51,6 +51,7 @@ SCOPED(int, lc_cuda_fill, (const lc_region *dst, const void *value, int64_t item
        (dst, value, itemsize, s, err))
 SCOPED(int, lc_cuda_reduce, (const struct lc_reduce_call *c, lc_stream *s, char *err),
        (c, s, err))
+SCOPED(int, lc_cuda_ufunc, (const struct lc_ufunc_call *c, lc_stream *s, char *err), (c, s, err))
 SCOPED(int, lc_cuda_stream_create, (lc_stream **out, unsigned flags, char *err),
        (out, flags, err))
 SCOPED_VOID(lc_cuda_stream_release, (lc_stream *s), (s))
@@ -129,4 +130,5 @@ const lc_backend lc_backend_cuda = {
   .module_function = lc_cuda_module_function_scoped,
   .module_global = lc_cuda_module_global_scoped,
   .launch = lc_cuda_launch_scoped,
+  .ufunc = lc_cuda_ufunc_scoped,
 };

@@ -92,6 +92,10 @@ int lc_cuda_host_unregister(void *p, char *err);
 ** (write-combined). cuMemcpy* take either. */
 CUdeviceptr lc_cuda_devptr(const void *p, lc_kind kind);
 
+/* ---- ufunc.c: array math's elementwise operations ---- */
+struct lc_ufunc_call;
+int lc_cuda_ufunc(const struct lc_ufunc_call *c, lc_stream *s, char *err);
+
 /* ---- stream.c: streams, events, deferred releases, queued work ---- */
 
 /* A stream: the default (CU_STREAM_LEGACY), one made here (owned, counted:

@@ -34,6 +34,7 @@
 #include "hostreg.h"
 #include "host_copy.h"
 #include "reduce.h"
+#include "ufunc.h"
 
 static atomic_size_t used;          /* bytes in live device allocations */
 static size_t capacity;
@@ -262,6 +263,26 @@ static int sim_reduce(const lc_reduce_call *c, lc_stream *s, char *err) {
   return lc_sim_submit(s, &r->w, NULL, err);
 }
 
+/* ---- array math: the host's loops, run by the stream's executor ---- */
+
+typedef struct ufunc_work {
+  lc_sim_work w;
+  lc_ufunc_call c;             /* scalars are held in the call itself */
+} ufunc_work;
+
+static int run_ufunc(lc_sim_work *w, char *err) {
+  (void)err;
+  lc_ufunc_host(&((ufunc_work *)w)->c);
+  return LC_OK;
+}
+
+static int sim_ufunc(const lc_ufunc_call *c, lc_stream *s, char *err) {
+  ufunc_work *u = (ufunc_work *)lc_sim_work_new(sizeof *u - sizeof u->w, run_ufunc, err);
+  if (u == NULL) return LC_ENOMEM;
+  u->c = *c;
+  return lc_sim_submit(s, &u->w, NULL, err);
+}
+
 /* ---- modules and launches (compile.c, pool.c) ---- */
 
 /* A module is its dlopen handle; a function, its block entry point. */
@@ -464,4 +485,5 @@ const lc_backend lc_backend_sim = {
   .module_function = sim_module_function,
   .module_global = sim_module_global,
   .launch = sim_launch,
+  .ufunc = sim_ufunc,
 };

@@ -1,0 +1,391 @@
+/*
+** math: array math's elementwise operations for Lua: the operators (+ - * /
+** // % ^ and unary -), luacuda.add ... luacuda.where, the comparisons as
+** methods (a:lt(b): Lua makes __lt's result one boolean), a:astype and
+** luacuda.result_type. base/ufunc.c chooses the dtypes (NumPy 2's rules,
+** Lua numbers weak); host and pinned arrays compute here on the host,
+** device-accessible ones (device, managed, mapped) on the backend, queued
+** on the stream given or the default stream.
+*/
+#include "array.h"
+
+#include <string.h>
+
+#include "gate.h"
+#include "pending.h"
+#include "ufunc.h"
+
+/* the operands' memory: host-side (host, pinned) or device-side */
+static bool device_side(lc_kind k) { return lc_kind_device_accessible(k); }
+
+typedef struct operands {
+  int nin;
+  int idx[3];                 /* stack slots */
+  lc_array *a[3];             /* NULL for a Lua value */
+  lc_opd_type t[3];
+  lc_array *out;              /* given, or NULL */
+  lc_stream *stream;          /* given, or NULL */
+  bool device;                /* the computation's side */
+  lc_kind kind;               /* the result's kind */
+  const lc_backend *be;
+} operands;
+
+static const char *kind_name(lc_kind k) { return lc_kind_names[k]; }
+
+/* Read the inputs at first..first+nin-1. */
+static void read_inputs(lua_State *L, operands *o, int first, int nin, const char *fname) {
+  o->nin = nin;
+  int arrays = 0, first_array = -1;
+  for (int i = 0; i < nin; i++) {
+    int idx = first + i;
+    o->idx[i] = idx;
+    o->a[i] = lc_array_test(L, idx);
+    if (o->a[i]) {
+      lc_array *a = lc_array_check(L, idx, fname);
+      o->t[i].kind = LC_OPD_ARRAY;
+      o->t[i].dtype = a->dtype;
+      if (arrays++ == 0) {
+        first_array = i;
+        o->device = device_side(lc_array_kind(a));
+        o->kind = lc_array_kind(a);
+        o->be = a->buf->backend;
+      } else if (device_side(lc_array_kind(a)) != o->device) {
+        const lc_array *f = o->a[first_array];
+        lc_error(L, fname, "operand %d is a %s array and operand %d a %s array: they compute "
+                 "on different sides (copy one first: to_device or copy_to_host)",
+                 first_array + 1, kind_name(lc_array_kind(f)), i + 1, kind_name(lc_array_kind(a)));
+      } else if (lc_array_kind(a) != o->kind) {
+        o->kind = o->device ? LC_DEVICE : LC_HOST;   /* mixed kinds: the plain one */
+      }
+      continue;
+    }
+    switch (lua_type(L, idx)) {
+      case LUA_TNUMBER:
+        o->t[i].kind = lua_isinteger(L, idx) ? LC_OPD_INT : LC_OPD_FLOAT;
+        break;
+      case LUA_TBOOLEAN: o->t[i].kind = LC_OPD_BOOL; break;
+      case LUA_TTABLE:
+        lc_error(L, fname, "operand %d is a table: make it an array first (luacuda.array(t) "
+                 "or to_device(t), with {dtype = ...} to choose its dtype)", i + 1);
+        break;
+      default:
+        lc_error(L, fname, "operand %d must be an array, a number or a boolean, got %s", i + 1,
+                 lc_typename(L, idx));
+    }
+    o->t[i].dtype = NULL;
+  }
+  if (arrays == 0)
+    lc_error(L, fname, "needs an array among its operands (got only Lua values)");
+}
+
+/* The optional output array and stream after the inputs, in either order. */
+static void read_tail(lua_State *L, operands *o, int from, const char *fname) {
+  o->out = NULL;
+  o->stream = NULL;
+  int top = lua_gettop(L);
+  for (int idx = from; idx <= top; idx++) {
+    if (lua_isnil(L, idx)) continue;
+    if (lc_array_test(L, idx) && o->out == NULL) {
+      o->out = lc_array_check(L, idx, fname);
+      continue;
+    }
+    if (o->stream == NULL) {
+      o->stream = lc_opt_stream(L, idx, fname);
+      continue;
+    }
+    lc_error(L, fname, "argument %d: expected an output array or a stream, got %s", idx,
+             lc_typename(L, idx));
+  }
+}
+
+/* The Lua value of input i as one element of `as` (NEP 50: a weak number
+** takes the arrays' dtype, and must fit it), then converted to the loop's
+** dtype `want` into op->value. */
+static void scalar_operand(lua_State *L, const operands *o, int i, const lc_dtype *as,
+                           const lc_dtype *want, lc_ufunc_operand *op, const char *fname) {
+  unsigned char elem[16];
+  char err[LC_ERRLEN];
+  int idx = o->idx[i];
+  if (as->kind == 'b' && lua_type(L, idx) == LUA_TNUMBER) {
+    elem[0] = lua_tonumber(L, idx) != 0;            /* a condition or logical operand */
+  } else if (lc_elem_convert(L, idx, as, elem, err)) {
+    lc_error(L, fname, "operand %d: %s (a Lua number takes the dtype of the arrays it meets, "
+             "NumPy's rule: make it an array of a wider dtype first)", i + 1, err);
+  }
+  op->scalar = true;
+  op->dtype = want;
+  op->data = NULL;
+  lc_cast_host(want, (char *)op->value, want->size, as, (const char *)elem, as->size, 1);
+}
+
+/* Broadcast the input arrays' shapes. */
+static int broadcast(lua_State *L, const operands *o, int64_t *shape, const char *fname) {
+  int ndims[3];
+  const int64_t *shapes[3];
+  int n = 0;
+  for (int i = 0; i < o->nin; i++) {
+    if (!o->a[i]) continue;
+    ndims[n] = o->a[i]->lay.ndim;
+    shapes[n++] = o->a[i]->lay.shape;
+  }
+  int nd;
+  char err[LC_ERRLEN];
+  if (lc_broadcast_shapes(n, ndims, shapes, &nd, shape, err)) lc_error(L, fname, "%s", err);
+  return nd;
+}
+
+static bool same_shape(int nd, const int64_t *shape, const lc_layout *l) {
+  if (l->ndim != nd) return false;
+  for (int i = 0; i < nd; i++)
+    if (l->shape[i] != shape[i]) return false;
+  return true;
+}
+
+/* Does writing out's elements change input a's before they are read?
+** Only where they share memory in another layout. */
+static bool overlaps(const lc_array *out, const lc_array *a, const lc_layout *broadcast_lay) {
+  if (out->buf != a->buf) return false;
+  int64_t lo1, hi1, lo2, hi2;
+  lc_layout_extent(&out->lay, out->dtype->size, &lo1, &hi1);
+  lc_layout_extent(&a->lay, a->dtype->size, &lo2, &hi2);
+  if (hi1 <= lo2 || hi2 <= lo1) return false;
+  if (out->dtype->size != a->dtype->size || out->lay.offset != broadcast_lay->offset) return true;
+  for (int i = 0; i < out->lay.ndim; i++)
+    if (out->lay.shape[i] > 1 && out->lay.strides[i] != broadcast_lay->strides[i]) return true;
+  return false;
+}
+
+/* The call of op on the operands: types resolved, scalars converted, the
+** output checked or allocated (pushed), then run. Returns with the output
+** on top of the stack. */
+static void apply(lua_State *L, lc_ufunc_op op, operands *o, const lc_dtype *cast_to,
+                  const char *fname) {
+  lc_ufunc_types types;
+  char err[LC_ERRLEN];
+  if (lc_ufunc_resolve(op, o->t, cast_to, &types, err)) lc_error(L, fname, "%s", err);
+  const lc_dtype *loop = types.in[op == LC_UF_WHERE ? 1 : 0];
+  if (!lc_ufunc_has_loop(op, loop))
+    lc_error(L, fname, "%s is not defined for %s", lc_ufuncs[op].name, loop->name);
+  int64_t shape[LC_MAXDIM];
+  int nd = broadcast(L, o, shape, fname);
+
+  lc_ufunc_call c;
+  memset(&c, 0, sizeof c);
+  c.op = op;
+  c.types = types;
+  c.nin = o->nin;
+  /* the dtype a weak number takes: the arrays' own (before a float
+  ** family's widening, as NumPy converts it) */
+  lc_opd_type strong[3];
+  int ns = 0;
+  for (int i = 0; i < o->nin; i++)
+    if (o->a[i] && (op != LC_UF_WHERE || i > 0)) strong[ns++] = o->t[i];
+  for (int i = 0; i < o->nin; i++) {
+    if (o->a[i]) continue;
+    const lc_dtype *as;
+    if (lc_ufuncs[op].family == LC_UFAM_LOGIC || (op == LC_UF_WHERE && i == 0))
+      as = &lc_dtypes[LC_BOOL];
+    else if (lc_ufuncs[op].family == LC_UFAM_CAST)
+      as = cast_to;
+    else {
+      strong[ns] = o->t[i];
+      as = lc_result_type(ns + 1, strong);
+    }
+    scalar_operand(L, o, i, as, types.in[i], &c.in[i], fname);
+  }
+
+  /* the output */
+  lc_array *out = o->out;
+  if (out) {
+    if (device_side(lc_array_kind(out)) != o->device)
+      lc_error(L, fname, "the output is a %s array, the operands compute on the %s: give an "
+               "output of the operands' side", kind_name(lc_array_kind(out)),
+               o->device ? "device" : "host");
+    if (!same_shape(nd, shape, &out->lay) || out->dtype != types.out) {
+      char want[LC_SHAPE_STRLEN], got[LC_SHAPE_STRLEN];
+      lc_shape_format(want, sizeof want, nd, shape);
+      lc_shape_format(got, sizeof got, out->lay.ndim, out->lay.shape);
+      lc_error(L, fname, "the output must be a %s array of shape %s, got %s of shape %s "
+               "(no casting into an output: astype the result instead)",
+               types.out->name, want, out->dtype->name, got);
+    }
+  }
+  lc_stream *s = NULL;
+  if (o->device) s = o->stream ? o->stream : o->be->default_stream();
+  int out_idx;
+  if (out) {
+    /* push the given output so the result is on top */
+    int top = lua_gettop(L);
+    for (int idx = 1; idx <= top; idx++)
+      if (lc_array_test(L, idx) == out) { lua_pushvalue(L, idx); break; }
+  } else {
+    out = lc_array_empty(L, o->kind, types.out, nd, shape, 'C', s, fname);
+  }
+  out_idx = lua_gettop(L);
+
+  /* inputs that the output overwrites in another layout are read from a
+  ** copy */
+  for (int i = 0; i < o->nin; i++) {
+    if (!o->a[i]) continue;
+    lc_layout lay;
+    if (lc_layout_broadcast(&o->a[i]->lay, nd, shape, &lay, err)) lc_error(L, fname, "%s", err);
+    if (o->out && overlaps(out, o->a[i], &lay)) {
+      lc_array *copy = lc_array_empty(L, lc_array_kind(o->a[i]), o->a[i]->dtype,
+                                      o->a[i]->lay.ndim, o->a[i]->lay.shape, 'C', s, fname);
+      lc_copy_array(L, copy, o->a[i], s, fname);
+      o->a[i] = copy;             /* stays on the stack until the call returns */
+      lc_layout_broadcast(&copy->lay, nd, shape, &lay, err);
+    }
+    c.in[i].dtype = o->a[i]->dtype;
+    c.in[i].lay = lay;
+  }
+  c.out.dtype = out->dtype;
+  c.out.lay = out->lay;
+
+  if (!o->device) {
+    for (int i = 0; i < o->nin; i++)
+      if (o->a[i]) {
+        lc_pending_wait(L, o->a[i], false, fname);
+        c.in[i].data = lc_array_data(o->a[i]);
+      }
+    lc_pending_wait(L, out, true, fname);
+    c.out.data = lc_array_data(out);
+    lc_ufunc_host(&c);
+  } else {
+    for (int i = 0; i < o->nin; i++)
+      if (o->a[i]) {
+        lc_buffer_use(L, o->a[i]->buf, s, fname);
+        c.in[i].data = lc_array_device_data(o->a[i]);
+      }
+    lc_buffer_use(L, out->buf, s, fname);
+    c.out.data = lc_array_device_data(out);
+    if (o->be->ufunc == NULL)
+      lc_error(L, fname, "the %s backend has no array math", o->be->name);
+    if (o->be->ufunc(&c, s, err)) lc_error(L, fname, "%s", err);
+    for (int i = 0; i < o->nin; i++)
+      if (o->a[i]) lc_pending_add(o->a[i]->buf, s, false);
+    lc_pending_add(out->buf, s, true);
+  }
+  lua_pushvalue(L, out_idx);
+}
+
+/* ---- the Lua functions ------------------------------------------------------ */
+
+/* luacuda.<op>(inputs... [, out] [, stream]); upvalue 1: the op */
+static int l_ufunc(lua_State *L) {
+  lc_ufunc_op op = (lc_ufunc_op)lua_tointeger(L, lc_upvalueindex(1));
+  const char *fname = lc_ufuncs[op].name;
+  int nin = lc_ufuncs[op].nin;
+  if (lua_gettop(L) < nin)
+    lc_error(L, fname, "takes %d operand%s, got %d", nin, nin == 1 ? "" : "s", lua_gettop(L));
+  operands o;
+  read_inputs(L, &o, 1, nin, fname);
+  read_tail(L, &o, nin + 1, fname);
+  apply(L, op, &o, NULL, fname);
+  return 1;
+}
+
+/* the operators: __add(x, y) ... (either may be the array); upvalue 1: the
+** op, upvalue 2: its Lua spelling for messages */
+static int l_operator(lua_State *L) {
+  lc_ufunc_op op = (lc_ufunc_op)lua_tointeger(L, lc_upvalueindex(1));
+  const char *fname = lua_tostring(L, lc_upvalueindex(2));
+  int nin = lc_ufuncs[op].nin;
+  lua_settop(L, nin);
+  operands o;
+  read_inputs(L, &o, 1, nin, fname);
+  o.out = NULL;
+  o.stream = NULL;
+  apply(L, op, &o, NULL, fname);
+  return 1;
+}
+
+/* a:astype(dtype [, stream]) */
+static int array_astype(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "astype");
+  const lc_dtype *dt = lc_dtype_check(L, 2, "astype");
+  if (dt->rec || a->dtype->rec)
+    lc_error(L, "astype", "cannot convert %s to %s: records convert field by field (assign "
+             "the fields)", a->dtype->name, dt->name);
+  lua_settop(L, 3);
+  operands o;
+  read_inputs(L, &o, 1, 1, "astype");
+  o.out = NULL;
+  o.stream = lc_opt_stream(L, 3, "astype");
+  apply(L, LC_UF_CAST, &o, dt, "astype");
+  return 1;
+}
+
+/* luacuda.result_type(...): arrays, dtype names (strong), numbers (weak),
+** booleans */
+static int l_result_type(lua_State *L) {
+  int n = lua_gettop(L);
+  if (n == 0) lc_error(L, "result_type", "needs at least one operand");
+  if (n > 64) lc_error(L, "result_type", "at most 64 operands, got %d", n);
+  lc_opd_type t[64];
+  for (int i = 0; i < n; i++) {
+    int idx = i + 1;
+    lc_array *a = lc_array_test(L, idx);
+    if (a) {
+      lc_array_check(L, idx, "result_type");
+      t[i].kind = LC_OPD_ARRAY;
+      t[i].dtype = a->dtype;
+    } else if (lua_type(L, idx) == LUA_TSTRING) {
+      t[i].kind = LC_OPD_ARRAY;
+      t[i].dtype = lc_dtype_check(L, idx, "result_type");
+    } else if (lua_type(L, idx) == LUA_TNUMBER) {
+      t[i].kind = lua_isinteger(L, idx) ? LC_OPD_INT : LC_OPD_FLOAT;
+    } else if (lua_type(L, idx) == LUA_TBOOLEAN) {
+      t[i].kind = LC_OPD_BOOL;
+    } else {
+      lc_error(L, "result_type", "operand %d must be an array, a dtype name, a number or a "
+               "boolean, got %s", idx, lc_typename(L, idx));
+    }
+    if (t[i].kind == LC_OPD_ARRAY && t[i].dtype->rec)
+      lc_error(L, "result_type", "operand %d is of the record dtype %s, which does not promote",
+               idx, t[i].dtype->name);
+  }
+  lc_dtype_push(L, lc_result_type(n, t));
+  return 1;
+}
+
+void lc_math_open(lua_State *L) {
+  static const luaL_Reg ufunc = {"ufunc", l_ufunc};
+  for (int op = 0; op < LC_UF_NOPS; op++) {
+    if (op == LC_UF_CAST || lc_ufuncs[op].family == LC_UFAM_CMP) continue;
+    lua_pushinteger(L, op);
+    lc_pushfunction(L, &ufunc, 1);
+    lua_setfield(L, -2, lc_ufuncs[op].name);
+  }
+  static const luaL_Reg fns[] = {{"result_type", l_result_type}, {NULL, NULL}};
+  lc_setfuncs(L, fns);
+
+  /* the comparisons as methods, a:lt(b [, out] [, stream]) */
+  lua_getfield(L, LUA_REGISTRYINDEX, "luacuda.array.methods");
+  for (int op = 0; op < LC_UF_NOPS; op++) {
+    if (lc_ufuncs[op].family != LC_UFAM_CMP) continue;
+    lua_pushinteger(L, op);
+    lc_pushfunction(L, &ufunc, 1);
+    lua_setfield(L, -2, lc_ufuncs[op].name);
+  }
+  lua_pop(L, 1);
+  static const luaL_Reg methods[] = {{"astype", array_astype}, {NULL, NULL}};
+  lc_array_add_methods(L, methods);
+
+  /* the operators */
+  static const struct { const char *event, *spelling; lc_ufunc_op op; } ops[] = {
+    {"__add", "+", LC_UF_ADD}, {"__sub", "-", LC_UF_SUBTRACT},
+    {"__mul", "*", LC_UF_MULTIPLY}, {"__div", "/", LC_UF_DIVIDE},
+    {"__idiv", "//", LC_UF_FLOOR_DIVIDE}, {"__mod", "%", LC_UF_MOD},
+    {"__pow", "^", LC_UF_POWER}, {"__unm", "unary -", LC_UF_NEGATIVE},
+  };
+  static const luaL_Reg oper = {"operator", l_operator};
+  luaL_getmetatable(L, LC_ARRAY_MT);
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    lua_pushinteger(L, ops[i].op);
+    lua_pushfstring(L, "%s (%s)", lc_ufuncs[ops[i].op].name, ops[i].spelling);
+    lc_pushfunction(L, &oper, 2);
+    lua_setfield(L, -2, ops[i].event);
+  }
+  lua_pop(L, 1);
+}
