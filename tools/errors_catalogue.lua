@@ -17,6 +17,8 @@ local AREAS = {
   { "Creating arrays: to_device, array, full, arange, ...", { "src/binding/create.c", "src/binding/join.c", "src/binding/convert.c" } },
   { "Copies, fill and assignment", { "src/binding/copy.c", "src/backend/host_copy.c" } },
   { "Indexing and item", { "src/binding/index.c" } },
+  { "Array math: operators, elementwise functions, comparisons, astype",
+    { "src/binding/math.c", "src/base/ufunc.c" } },
   { "Reductions and scans: sum, prod, min, max, mean, argmin, argmax, any, all, cumsum, cumprod",
     { "src/binding/reduce.c", "src/base/reduce.c" } },
   { "Shapes: reshape, transpose, squeeze, view, split (and layout arithmetic)",
