@@ -15,12 +15,16 @@ local MiB = 1 << 20
 -- next step is the one a luacuda call takes when it allocates (it steps in
 -- proportion to the bytes allocated); steps do ten times their usual work,
 -- so with a small Lua heap that step ends the cycle and runs finalizers.
--- The tests check where fn ran.
+-- The collector is stopped before the collection: else the allocations
+-- just after it (fn's object) start a new cycle at once (no pause), which
+-- on a heap of several MiB (the specs run before this one) is still under
+-- way when the call steps, and fn's object, made during it, is finalized
+-- only by the cycle after. The tests check where fn ran.
 local function finalizer_during(fn, call)
   collectgarbage("incremental", 100, 1000)
+  collectgarbage("stop")
   collectgarbage()
   setmetatable({}, {__gc = fn})
-  collectgarbage("stop")
   local results = table.pack(pcall(call))
   collectgarbage("restart")
   collectgarbage("incremental", 200, 100)     -- Lua 5.4's defaults
@@ -89,12 +93,14 @@ describe("a close made by a finalizer in the middle of a call", function()
     local a = luacuda.to_device(luacuda.arange(8, "float32"))
     local seen
     local key = {{2, 4}}
-    collectgarbage("incremental", 100, 1000)
+    -- steps of 16 MiB's work: the next allocation's step ends a cycle
+    -- whatever the heap the specs run before this one left
+    collectgarbage("incremental", 100, 1000, 24)
     collectgarbage()
     setmetatable({}, {__gc = function() seen = running_call(); a:close() end})
     collectgarbage("restart")         -- no debt: the next allocation steps
     local v = a[key]
-    collectgarbage("incremental", 200, 100)
+    collectgarbage("incremental", 200, 100, 13)   -- Lua 5.4's defaults
     assert.equal("index", seen)
     assert.equal("closed array", luacuda.type(a))
     assert.same({1, 2, 3}, v:copy_to_host():totable())
