@@ -44,6 +44,7 @@ LIB  = $(BUILD)/luacuda/core.so
 UNIT = $(BUILD)/layout_test
 SCAN_UNIT = $(BUILD)/scan_test
 DEPS_UNIT = $(BUILD)/deps_test
+REDUCE_UNIT = $(BUILD)/reduce_test
 # a fake CUDA driver for spec/cuda_fake_spec.lua, built against the toolkit's
 # cuda.h where there is one (test code: never installed)
 CUDA_INC  ?= /usr/local/cuda/include
@@ -103,6 +104,13 @@ $(SCAN_UNIT): spec/c/scan_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
 	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/scan_test.c src/base/scan.c src/base/dtype.c \
 	  src/base/probe.c src/base/strbuf.c -o $@ \
 	  $(LDFLAGS) -lm
+
+# reductions and scans on host memory: pure C, no Lua
+$(REDUCE_UNIT): spec/c/reduce_test.c spec/c/unit.h src/base/reduce.c src/base/reduce.h \
+                src/base/dtype.c src/base/layout.c
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/reduce_test.c src/base/reduce.c src/base/dtype.c \
+	  src/base/layout.c -o $@ $(LDFLAGS) -lm
 
 # the record of the headers a compilation read: pure C, no Lua
 $(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
@@ -187,7 +195,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
+check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
        $(EMBED_HOST) $(FAKE_NVRTC)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
@@ -223,6 +231,7 @@ bench: deps
 	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/sim_memcheck.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/transfers.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/array_math.lua
+	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/reduce.lua
 	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
 	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi
 
@@ -240,7 +249,7 @@ bench-ptx: $(LIB) $(FAKE_CUDA)
 
 # docs/errors.md from the error sites in src/ and lua/, with a spec test for
 # each found by running the specs with a helper that logs the errors caught
-errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT)
+errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT)
 	$(RUN_ENV) LUACUDA_ERRLOG=$(BUILD)/errors.log $(LUA) $(BUSTED) --helper=tools/errors_harvest.lua >/dev/null || true
 	$(LUA) tools/errors_catalogue.lua $(BUILD)/errors.log > docs/errors.md
 	@tail -2 docs/errors.md

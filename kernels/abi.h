@@ -102,6 +102,43 @@ typedef struct lc_fill_args {
   unsigned long long value[LC_FILL_VALUE_MAX / 8];
 } lc_fill_args;
 
+/* lc_reduce<OP, IN, DOM, OUT>(const char *in, char *out, char *work,
+** lc_reduce_args a) (kernels/reduce.cu): a reduction or scan, OP and DOM
+** being src/base/reduce.h's lc_reduce_op and lc_reduce_domain, IN and OUT
+** dtype.h's type codes of the input and the output. Its loops are reduce.h's
+** plan: nout outputs (a scan's lines) over the kept axes (kshape; byte
+** strides kin in the input, kout in the output), count elements reduced
+** into each over the reduced axes (rshape, rin; a scan writes at rout),
+** flattened in C order, the last axis fastest. A reduction's output is
+** parts blocks' work: each reduces chunk of its elements, and where parts
+** > 1 writes its partial to work (LC_REDUCE_PART bytes each: the domain's
+** value, then the index of argmin's or argmax's element), which a second
+** launch with LC_REDUCE_FINISH reduces into the output. A mean of an
+** integer dtype= divides its sum as an integer of acc_size bytes
+** (acc_signed). LC_REDUCE_BYTES_IN (_OUT): an element may be misaligned for
+** its type, and is read (written) byte by byte. */
+#define LC_REDUCE_THREADS 256
+#define LC_REDUCE_PART 16
+#define LC_REDUCE_FINISH 1
+#define LC_REDUCE_BYTES_IN 2
+#define LC_REDUCE_BYTES_OUT 4
+typedef struct lc_reduce_args {
+  long long nout;
+  long long count;
+  long long chunk;
+  long long parts;
+  int nkept, nred;
+  int flags;
+  int acc_size, acc_signed;
+  int pad_;
+  long long kshape[LC_MAXDIM];
+  long long kin[LC_MAXDIM];
+  long long kout[LC_MAXDIM];
+  long long rshape[LC_MAXDIM];
+  long long rin[LC_MAXDIM];
+  long long rout[LC_MAXDIM];
+} lc_reduce_args;
+
 /* ---- array math's elementwise kernels (kernels/ufunc.cu) --------------------
 ** The operations: code, name, inputs, family (src/base/ufunc.h says what the
 ** families mean); a kernel is lc_ufunc<op code, loop type>. */
@@ -239,6 +276,7 @@ LC_ABI_CHECK(sizeof(lc_fill_args) == 24 + 2 * 8 * LC_MAXDIM + LC_FILL_VALUE_MAX,
 LC_ABI_CHECK(LC_ABI_ALIGNOF(lc_fill_args) == 8, "lc_fill_args's alignment");
 LC_ABI_CHECK(sizeof(lc_random_args) == 10 * 8 + 16 + 2 * 8 * LC_MAXDIM,
              "lc_random_args's size");
+LC_ABI_CHECK(sizeof(lc_reduce_args) == 56 + 6 * 8 * LC_MAXDIM, "lc_reduce_args's size");
 #ifndef __CUDACC_RTC__
 LC_ABI_CHECK(__builtin_offsetof(struct lc_abi_array_max, shape) == LC_ARRAY_SHAPE_OFFSET,
              "Array<T, N>'s shape");
@@ -249,6 +287,7 @@ LC_ABI_CHECK(__builtin_offsetof(lc_strided_args, shape) == 16, "lc_strided_args'
 LC_ABI_CHECK(__builtin_offsetof(lc_fill_args, shape) == 24, "lc_fill_args's shape");
 LC_ABI_CHECK(__builtin_offsetof(lc_fill_args, value) == 24 + 2 * 8 * LC_MAXDIM,
              "lc_fill_args's value");
+LC_ABI_CHECK(__builtin_offsetof(lc_reduce_args, kshape) == 56, "lc_reduce_args's kshape");
 #endif
 
 #endif

@@ -143,6 +143,7 @@ describe("the cuda backend on the fake driver", function()
       eq({"luacuda fake GPU 1", 8, 6, 84}, {d[2].name, d[2].compute_capability[1],
          d[2].compute_capability[2], d[2].multiprocessors})
       local a = l.to_device({1, 2, 3})
+      local a0 = l.to_device(0)
       l.select_device(2)
       eq({2}, {l.current_device()})
       local b = l.to_device({4, 5, 6})
@@ -153,8 +154,15 @@ describe("the cuda backend on the fake driver", function()
       local m = l.compile([[extern "C" __global__ void k(long long *x) {}]])
       fails("the array is on device 1, but device 2 is current", function() m.k[{1, 1}](a) end)
       m.k[{1, 1}](b)
+      -- the library's reduction kernels, compiled for each device
+      eq({15, 3}, {b:sum(), b:argmax()})
+      fails("luacuda.sum: the input array is on device 1, but device 2 is current",
+            function() return a:sum() end)
+      fails("luacuda.max: the out= array is on device 1, but device 2 is current",
+            function() return b:max(nil, {out = a0}) end)
       l.select_device(1)
       eq({1, 2, 3}, a:totable())
+      eq({6, 1}, {a:sum(), a:argmin()})
       fails("luacuda.select_device: no device 3 (there are 2)", l.select_device, 3)
     ]==])
   end)

@@ -17,6 +17,10 @@ local AREAS = {
   { "Creating arrays: to_device, array, full, arange, ...", { "src/binding/create.c", "src/binding/join.c", "src/binding/convert.c" } },
   { "Copies, fill and assignment", { "src/binding/copy.c", "src/backend/host_copy.c" } },
   { "Indexing and item", { "src/binding/index.c" } },
+  { "Array math: operators, elementwise functions, comparisons, astype",
+    { "src/binding/math.c", "src/base/ufunc.c" } },
+  { "Reductions and scans: sum, prod, min, max, mean, argmin, argmax, any, all, cumsum, cumprod",
+    { "src/binding/reduce.c", "src/base/reduce.c" } },
   { "Shapes: reshape, transpose, squeeze, view, split (and layout arithmetic)",
     { "src/binding/shape.c", "src/base/layout.c" } },
   { "Records", { "src/binding/record.c", "lua/luacuda/record.lua" } },
@@ -38,7 +42,8 @@ local AREAS = {
   { "Kernel generators: elementwise, reduction", { "lua/luacuda/generators.lua" } },
   { "Random numbers: luacuda.random and its generators", { "src/binding/random.c" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
-    "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c" } },
+    "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c",
+    "src/backend/cuda/reduce.c" } },
 }
 
 -- Errors no spec can provoke on a working machine: the reason, by key.

@@ -57,6 +57,7 @@ typedef struct lc_event lc_event;     /* backend-defined */
 typedef struct lc_module lc_module;   /* backend-defined */
 typedef struct lc_function lc_function;
 struct lc_scan_result;
+struct lc_reduce_call;
 struct lc_ufunc_call;
 struct lc_random_call;
 
@@ -161,6 +162,12 @@ typedef struct lc_backend {
   /* set every element of a view to the itemsize bytes at value */
   int (*fill)(const lc_region *dst, const void *value, int64_t itemsize,
               lc_stream *s, char *err);
+  /* a reduction or scan (base/reduce.h) over device-accessible memory
+  ** (device, managed, mapped): c->in and c->out are the buffers' device
+  ** addresses (lc_buffer's dev); c is the caller's, and is copied where
+  ** the work is queued. The caller checked it (dtypes, no empty reduction
+  ** without an identity). */
+  int (*reduce)(const struct lc_reduce_call *c, lc_stream *s, char *err);
 
   /* Streams and events. A stream's synchronize and query report the first
   ** failure of its queued work not reported yet (and forget it). A stream

@@ -7,5 +7,6 @@
 
 LC_EMBED_KERNEL_WITH(lc_prelude_source, "philox.h", "prelude.cuh");
 LC_EMBED_KERNEL(lc_strided_source, "strided.cu");
+LC_EMBED_KERNEL(lc_reduce_source, "reduce.cu");
 LC_EMBED_KERNEL_WITH(lc_ufunc_source, "ufunc_ops.h", "ufunc.cu");
 LC_EMBED_KERNEL_WITH(lc_random_source, "philox.h", "random.cu");

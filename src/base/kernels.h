@@ -12,6 +12,8 @@ extern const char lc_prelude_source[];
 /* The library's own kernels, compiled for the device at first use; the
 ** ABI in front too. */
 extern const char lc_strided_source[];
+/* The library's reductions and scans (kernels/reduce.cu), ABI in front. */
+extern const char lc_reduce_source[];
 /* array math's elementwise kernels, behind the ABI and kernels/ufunc_ops.h */
 extern const char lc_ufunc_source[];
 /* the random numbers' kernels, behind the ABI and kernels/philox.h */

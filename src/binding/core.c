@@ -160,6 +160,7 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_ptx_open(L);
   lc_hostmem_open(L);
   lc_dlpack_open(L);
+  lc_reduce_open(L);
   lc_math_open(L);
   lc_random_open(L);
   return 1;

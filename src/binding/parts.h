@@ -25,6 +25,7 @@ void lc_stream_open(lua_State *L);    /* stream.c: Stream and Event */
 void lc_ptx_open(lua_State *L);       /* ptx.c */
 void lc_hostmem_open(lua_State *L);   /* hostmem.c */
 void lc_dlpack_open(lua_State *L);    /* dlpack.c */
+void lc_reduce_open(lua_State *L);    /* reduce.c: sum, mean, argmax, cumsum, ... */
 void lc_math_open(lua_State *L);      /* math.c: operators, add ... where, astype */
 void lc_random_open(lua_State *L);    /* random.c: random, the generators */
 

@@ -49,6 +49,8 @@ SCOPED(int, lc_cuda_copy_strided, (const lc_region *dst, const lc_region *src,
 SCOPED(int, lc_cuda_fill, (const lc_region *dst, const void *value, int64_t itemsize,
                            lc_stream *s, char *err),
        (dst, value, itemsize, s, err))
+SCOPED(int, lc_cuda_reduce, (const struct lc_reduce_call *c, lc_stream *s, char *err),
+       (c, s, err))
 SCOPED(int, lc_cuda_ufunc, (const struct lc_ufunc_call *c, lc_stream *s, char *err), (c, s, err))
 SCOPED(int, lc_cuda_random, (const struct lc_random_call *c, lc_stream *s, char *err), (c, s, err))
 SCOPED(int, lc_cuda_stream_create, (lc_stream **out, unsigned flags, char *err),
@@ -104,6 +106,7 @@ const lc_backend lc_backend_cuda = {
   .copy = lc_cuda_copy_scoped,
   .copy_strided = lc_cuda_copy_strided_scoped,
   .fill = lc_cuda_fill_scoped,
+  .reduce = lc_cuda_reduce_scoped,
   .default_stream = lc_cuda_default_stream,
   .stream_create = lc_cuda_stream_create_scoped,
   .stream_retain = lc_cuda_stream_retain,

@@ -2,7 +2,8 @@
 ** cuda: what the CUDA backend's files share. One file per driver concept:
 ** api.c (the driver's function table), context.c (devices, contexts,
 ** errors), memory.c, stream.c (streams, events, deferred releases),
-** module.c (modules, launches), copy.c, nvrtc.c; backend.c is the table.
+** module.c (modules, launches, the library's kernels), copy.c, reduce.c
+** (reductions and scans), nvrtc.c; backend.c is the table.
 */
 #ifndef LUACUDA_CUDA_H
 #define LUACUDA_CUDA_H
@@ -198,6 +199,9 @@ int lc_cuda_library_function(const char *file, const char *source, const char *n
 ** current device, compiled and loaded at first use. */
 int lc_cuda_copy_kernel(CUfunction *f, char *err);
 int lc_cuda_fill_kernel(CUfunction *f, char *err);
+
+/* ---- reduce.c: the reduce slot (backend.h) ---- */
+int lc_cuda_reduce(const struct lc_reduce_call *c, lc_stream *s, char *err);
 
 /* ---- copy.c: the copy slots (backend.h says what each does) ---- */
 int lc_cuda_copy(void *dst, lc_kind dkind, const void *src, lc_kind skind,

@@ -34,6 +34,7 @@
 #include "hostreg.h"
 #include "host_copy.h"
 #include "random.h"
+#include "reduce.h"
 #include "ufunc.h"
 
 static atomic_size_t used;          /* bytes in live device allocations */
@@ -236,6 +237,31 @@ static int sim_fill(const lc_region *dst, const void *value, int64_t itemsize,
   f->itemsize = itemsize;
   memcpy(f->value, value, (size_t)itemsize);
   return lc_sim_submit(s, &f->w, NULL, err);
+}
+
+/* A reduction or scan: the host's loops, on the executor as any queued
+** work (device memory is host memory here). */
+typedef struct reduce_work {
+  lc_sim_work w;
+  lc_reduce_call c;
+} reduce_work;
+
+static int run_reduce(lc_sim_work *w, char *err) {
+  (void)err;
+  lc_reduce_host(&((reduce_work *)w)->c);
+  return LC_OK;
+}
+
+static int sim_reduce(const lc_reduce_call *c, lc_stream *s, char *err) {
+  if (s == NULL) {
+    int rc = lc_sim_synchronize(err);
+    if (rc == LC_OK) lc_reduce_host(c);
+    return rc;
+  }
+  reduce_work *r = (reduce_work *)lc_sim_work_new(sizeof *r - sizeof r->w, run_reduce, err);
+  if (r == NULL) return LC_ENOMEM;
+  r->c = *c;
+  return lc_sim_submit(s, &r->w, NULL, err);
 }
 
 /* ---- array math: the host's loops, run by the stream's executor ---- */
@@ -457,6 +483,7 @@ const lc_backend lc_backend_sim = {
   .copy = sim_copy,
   .copy_strided = sim_copy_strided,
   .fill = sim_fill,
+  .reduce = sim_reduce,
   .default_stream = lc_sim_default_stream,
   .stream_create = lc_sim_stream_create,
   .stream_retain = lc_sim_stream_retain,

@@ -1,0 +1,604 @@
+/*
+** reduce: NumPy's dtype rules for reductions and scans, their plan, and
+** their computation on host-addressable memory. The loops are written once
+** per domain (the accumulator's C type) by macros: an input element is
+** converted into the domain as it is gathered (a row of up to
+** LC_REDUCE_LEAF elements at a time, from any stride), and the result is
+** converted into the output's dtype when stored.
+*/
+#include "reduce.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *const lc_reduce_names[LC_RED_NOPS] = {
+  "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "cumsum", "cumprod",
+};
+
+/* ---- dtypes ------------------------------------------------------------------ */
+
+int lc_reduce_dtypes(lc_reduce_op op, const lc_dtype *in, const lc_dtype *asked,
+                     const lc_dtype **acc, const lc_dtype **out, char *err) {
+  const char *name = lc_reduce_names[op];
+  if (in->rec) {
+    snprintf(err, LC_ERRLEN, "%s of a record dtype (%s): a record has no %s", name, in->name,
+             name);
+    return -1;
+  }
+  if (asked && !lc_reduce_takes_dtype(op)) {
+    snprintf(err, LC_ERRLEN, "%s takes no dtype= (its result's dtype is %s; NumPy's %s has no "
+             "dtype either)", name,
+             op == LC_RED_ARGMIN || op == LC_RED_ARGMAX ? "int64" :
+             op == LC_RED_ANY || op == LC_RED_ALL ? "bool" : "the array's", name);
+    return -1;
+  }
+  if (asked && asked->rec) {
+    snprintf(err, LC_ERRLEN, "dtype= must be a builtin dtype, not the record %s", asked->name);
+    return -1;
+  }
+  switch (op) {
+    case LC_RED_SUM: case LC_RED_PROD: case LC_RED_CUMSUM: case LC_RED_CUMPROD:
+      if (asked) *acc = asked;
+      else if ((in->kind == 'b' || in->kind == 'i') && in->size < 8) *acc = &lc_dtypes[LC_INT64];
+      else if (in->kind == 'u' && in->size < 8) *acc = &lc_dtypes[LC_UINT64];
+      else *acc = in;
+      *out = *acc;
+      return 0;
+    case LC_RED_MEAN:
+      if (asked) *acc = asked;
+      else if (in->kind != 'f') *acc = &lc_dtypes[LC_FLOAT64];
+      else *acc = in;
+      *out = *acc;
+      return 0;
+    case LC_RED_MIN: case LC_RED_MAX:
+      *acc = *out = in;
+      return 0;
+    case LC_RED_ARGMIN: case LC_RED_ARGMAX:
+      *acc = in;
+      *out = &lc_dtypes[LC_INT64];
+      return 0;
+    default:   /* any, all */
+      *acc = *out = &lc_dtypes[LC_BOOL];
+      return 0;
+  }
+}
+
+lc_reduce_domain lc_reduce_domain_of(lc_reduce_op op, const lc_dtype *in, const lc_dtype *acc) {
+  switch (op) {
+    case LC_RED_ANY: case LC_RED_ALL:
+      return LC_DOM_BOOL;
+    case LC_RED_MIN: case LC_RED_MAX: case LC_RED_ARGMIN: case LC_RED_ARGMAX:
+      /* comparisons of the input's values, exact in these */
+      return in->kind == 'f' ? (in->size == 8 ? LC_DOM_F64 : LC_DOM_F32)
+             : in->kind == 'i' ? LC_DOM_I64 : LC_DOM_U64;
+    default:
+      return acc->kind == 'f' ? (acc->size == 8 ? LC_DOM_F64 : LC_DOM_F32)
+             : acc->kind == 'b' ? LC_DOM_BOOL : LC_DOM_U64;
+  }
+}
+
+lc_reduce_combine lc_reduce_combine_of(lc_reduce_op op) {
+  switch (op) {
+    case LC_RED_PROD: case LC_RED_CUMPROD: case LC_RED_ALL: return LC_COMB_MUL;
+    case LC_RED_MIN: case LC_RED_ARGMIN: return LC_COMB_MIN;
+    case LC_RED_MAX: case LC_RED_ARGMAX: return LC_COMB_MAX;
+    default: return LC_COMB_ADD;
+  }
+}
+
+/* ---- the plan ------------------------------------------------------------------ */
+
+static bool order_free(lc_reduce_op op) {
+  return !lc_reduce_is_scan(op) && op != LC_RED_ARGMIN && op != LC_RED_ARGMAX;
+}
+
+void lc_reduce_plan_make(const lc_reduce_call *c, lc_reduce_plan *p) {
+  const lc_layout *il = &c->in_lay, *ol = &c->out_lay;
+  bool scan = lc_reduce_is_scan(c->op);
+  p->nkept = p->nred = 0;
+  p->in0 = il->offset;
+  p->out0 = ol->offset;
+  p->nout = p->count = 1;
+  for (int i = 0; i < il->ndim; i++) {
+    int64_t n = il->shape[i];
+    if (c->axes >> i & 1) {
+      p->count *= n;
+      if (n == 1) continue;
+      p->rshape[p->nred] = n;
+      p->rin[p->nred] = il->strides[i];
+      p->rout[p->nred++] = scan ? ol->strides[i] : 0;
+    } else {
+      p->nout *= n;
+      if (n == 1) continue;
+      p->kshape[p->nkept] = n;
+      p->kin[p->nkept] = il->strides[i];
+      p->kout[p->nkept++] = ol->strides[i];
+    }
+  }
+  if (order_free(c->op)) {
+    /* any order will do: positive strides, the largest outermost */
+    for (int i = 0; i < p->nred; i++) {
+      int64_t n = p->rshape[i], s = p->rin[i];
+      if (s < 0) {
+        p->in0 += (n - 1) * s;
+        s = -s;
+      }
+      int j = i;
+      while (j > 0 && p->rin[j - 1] < s) {
+        p->rshape[j] = p->rshape[j - 1];
+        p->rin[j] = p->rin[j - 1];
+        j--;
+      }
+      p->rshape[j] = n;
+      p->rin[j] = s;
+    }
+  }
+  /* merge an axis into the one before where both views lay them out one
+  ** after the other (C order kept: the flat index and a scan's order too) */
+  int m = 0;
+  for (int i = 0; i < p->nred; i++) {
+    if (m > 0 && p->rin[m - 1] == p->rin[i] * p->rshape[i] &&
+        p->rout[m - 1] == p->rout[i] * p->rshape[i]) {
+      p->rshape[m - 1] *= p->rshape[i];
+      p->rin[m - 1] = p->rin[i];
+      p->rout[m - 1] = p->rout[i];
+    } else {
+      p->rshape[m] = p->rshape[i];
+      p->rin[m] = p->rin[i];
+      p->rout[m++] = p->rout[i];
+    }
+  }
+  p->nred = m;
+  m = 0;
+  for (int i = 0; i < p->nkept; i++) {
+    if (m > 0 && p->kin[m - 1] == p->kin[i] * p->kshape[i] &&
+        p->kout[m - 1] == p->kout[i] * p->kshape[i]) {
+      p->kshape[m - 1] *= p->kshape[i];
+      p->kin[m - 1] = p->kin[i];
+      p->kout[m - 1] = p->kout[i];
+    } else {
+      p->kshape[m] = p->kshape[i];
+      p->kin[m] = p->kin[i];
+      p->kout[m++] = p->kout[i];
+    }
+  }
+  p->nkept = m;
+}
+
+/* ---- conversions ------------------------------------------------------------ */
+
+static float half_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = h >> 10 & 0x1f, m = h & 0x3ff, bits;
+  if (e == 0x1f) {
+    bits = sign | 0x7f800000u | m << 13;                 /* inf, nan */
+  } else if (e != 0) {
+    bits = sign | (e + 112) << 23 | m << 13;             /* normal: rebias 15 -> 127 */
+  } else {
+    float f = (float)m * 0x1p-24f;                        /* subnormal, or zero: exact */
+    return sign ? -f : f;
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+static float bf16_to_float(uint16_t h) {
+  uint32_t bits = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+/* A float as an integer, with no undefined behaviour: truncated toward
+** zero where it fits in 64 bits (int64 or uint64), else (NaN, infinity,
+** out of range) the bits 0x8000000000000000, x86's "integer indefinite",
+** which NumPy gives there too. Stored into a narrower integer, the low
+** bits are kept. */
+static uint64_t float_to_bits(double v) {
+  if (v > -0x1p63 - 1.0 && v < 0x1p63) return (uint64_t)(int64_t)v;
+  if (v >= 0x1p63 && v < 0x1p64) return (uint64_t)v;
+  return UINT64_C(1) << 63;
+}
+
+static int64_t bits_to_int(uint64_t u) {
+  int64_t i;
+  memcpy(&i, &u, 8);
+  return i;
+}
+
+/* The low size bytes of u at p (little-endian: the integer types' bytes). */
+static void store_bits(char *p, int64_t size, uint64_t u) {
+  switch (size) {
+    case 1: { uint8_t x = (uint8_t)u; memcpy(p, &x, 1); return; }
+    case 2: { uint16_t x = (uint16_t)u; memcpy(p, &x, 2); return; }
+    case 4: { uint32_t x = (uint32_t)u; memcpy(p, &x, 4); return; }
+    default: memcpy(p, &u, 8); return;
+  }
+}
+
+/* u truncated to an integer dtype of size bytes and widened again, as a
+** double (the accumulated value of an integer mean, in its dtype). */
+static double int_value(uint64_t u, const lc_dtype *dt) {
+  int bits = (int)dt->size * 8;
+  if (bits < 64) {
+    u &= (UINT64_C(1) << bits) - 1;
+    if (dt->kind == 'i' && (u >> (bits - 1) & 1)) u |= ~((UINT64_C(1) << bits) - 1);
+  }
+  return dt->kind == 'i' ? (double)bits_to_int(u) : (double)u;
+}
+
+/* An element's raw value r of each kind as each domain: B bool, I signed,
+** U unsigned, H float16, Z bfloat16, F float32 and float64. NaN is true. */
+#define TO_F32_B(r) ((float)((r) != 0))
+#define TO_F32_I(r) ((float)(r))
+#define TO_F32_U(r) ((float)(r))
+#define TO_F32_H(r) half_to_float(r)
+#define TO_F32_Z(r) bf16_to_float(r)
+#define TO_F32_F(r) ((float)(r))
+#define TO_F64_B(r) ((double)((r) != 0))
+#define TO_F64_I(r) ((double)(r))
+#define TO_F64_U(r) ((double)(r))
+#define TO_F64_H(r) ((double)half_to_float(r))
+#define TO_F64_Z(r) ((double)bf16_to_float(r))
+#define TO_F64_F(r) ((double)(r))
+#define TO_U64_B(r) ((uint64_t)((r) != 0))
+#define TO_U64_I(r) ((uint64_t)(int64_t)(r))
+#define TO_U64_U(r) ((uint64_t)(r))
+#define TO_U64_H(r) float_to_bits(half_to_float(r))
+#define TO_U64_Z(r) float_to_bits(bf16_to_float(r))
+#define TO_U64_F(r) float_to_bits((double)(r))
+#define TO_I64_B(r) ((int64_t)((r) != 0))
+#define TO_I64_I(r) ((int64_t)(r))
+#define TO_I64_U(r) bits_to_int((uint64_t)(r))
+#define TO_I64_H(r) bits_to_int(TO_U64_H(r))
+#define TO_I64_Z(r) bits_to_int(TO_U64_Z(r))
+#define TO_I64_F(r) bits_to_int(TO_U64_F(r))
+#define TO_BOOL_B(r) ((r) != 0)
+#define TO_BOOL_I(r) ((r) != 0)
+#define TO_BOOL_U(r) ((r) != 0)
+#define TO_BOOL_H(r) (((r) & 0x7fff) != 0)
+#define TO_BOOL_Z(r) (((r) & 0x7fff) != 0)
+#define TO_BOOL_F(r) ((r) != 0)
+
+/* the builtin dtypes: code, the C type of their bits, kind */
+#define LC_REDUCE_TYPES(X, D)                                                         \
+  X(BOOL, uint8_t, B, D) X(INT8, int8_t, I, D) X(INT16, int16_t, I, D)                \
+  X(INT32, int32_t, I, D) X(INT64, int64_t, I, D) X(UINT8, uint8_t, U, D)             \
+  X(UINT16, uint16_t, U, D) X(UINT32, uint32_t, U, D) X(UINT64, uint64_t, U, D)       \
+  X(FLOAT16, uint16_t, H, D) X(BFLOAT16, uint16_t, Z, D) X(FLOAT32, float, F, D)      \
+  X(FLOAT64, double, F, D)
+
+#define GATHER_CASE(CODE, CT, K, D)                                                   \
+  case LC_##CODE:                                                                     \
+    for (int64_t i = 0; i < n; i++) {                                                 \
+      CT r;                                                                           \
+      memcpy(&r, p + i * st, sizeof r);                                               \
+      dst[i] = TO_##D##_##K(r);                                                       \
+    }                                                                                 \
+    break;
+
+/* ---- one value into an output element ------------------------------------------ */
+
+static void store_f64(char *p, lc_typecode t, double v) {
+  const lc_dtype *dt = &lc_dtypes[t];
+  switch (dt->kind) {
+    case 'b': { uint8_t b = v != 0; memcpy(p, &b, 1); return; }
+    case 'f':
+      if (t == LC_FLOAT32) { float f = (float)v; memcpy(p, &f, 4); }
+      else lc_dtype_store_float(dt, p, v);
+      return;
+    default: store_bits(p, dt->size, float_to_bits(v)); return;
+  }
+}
+
+static void store_F64(char *p, lc_typecode t, double v) { store_f64(p, t, v); }
+/* a float32 result stored as such; float16 and bfloat16 are rounded from
+** it once (float to double is exact) */
+static void store_F32(char *p, lc_typecode t, float v) { store_f64(p, t, (double)v); }
+
+static void store_U64(char *p, lc_typecode t, uint64_t v) {
+  const lc_dtype *dt = &lc_dtypes[t];
+  if (dt->kind == 'f') lc_dtype_store_float(dt, p, (double)v);
+  else if (dt->kind == 'b') { uint8_t b = v != 0; memcpy(p, &b, 1); }
+  else store_bits(p, dt->size, v);
+}
+
+static void store_I64(char *p, lc_typecode t, int64_t v) {
+  const lc_dtype *dt = &lc_dtypes[t];
+  if (dt->kind == 'f') lc_dtype_store_float(dt, p, (double)v);
+  else if (dt->kind == 'b') { uint8_t b = v != 0; memcpy(p, &b, 1); }
+  else store_bits(p, dt->size, (uint64_t)v);
+}
+
+static void store_BOOL(char *p, lc_typecode t, unsigned char v) { store_U64(p, t, v != 0); }
+
+/* ---- the loops, once per domain ------------------------------------------------ */
+
+typedef struct ctx {
+  const lc_reduce_plan *p;
+  lc_typecode in;
+  lc_reduce_combine comb;
+  bool direct;          /* the input's elements are the domain's C type */
+} ctx;
+
+/* Visit the rows of the reduced axes in C order: each row is the last
+** reduced axis (one element when none is reduced). idx holds the outer
+** indices; false when every row was visited. */
+static bool next_row(const lc_reduce_plan *p, int64_t *idx, int64_t *in, int64_t *out) {
+  for (int d = p->nred - 2; d >= 0; d--) {
+    if (++idx[d] < p->rshape[d]) {
+      *in += p->rin[d];
+      *out += p->rout[d];
+      return true;
+    }
+    idx[d] = 0;
+    *in -= (p->rshape[d] - 1) * p->rin[d];
+    *out -= (p->rshape[d] - 1) * p->rout[d];
+  }
+  return false;
+}
+
+static void row_shape(const lc_reduce_plan *p, int64_t *n, int64_t *sin, int64_t *sout) {
+  if (p->nred == 0) {
+    *n = 1;
+    *sin = *sout = 0;
+  } else {
+    *n = p->rshape[p->nred - 1];
+    *sin = p->rin[p->nred - 1];
+    *sout = p->rout[p->nred - 1];
+  }
+}
+
+/* per domain: is v NaN, a + b and a * b (integers wrap: unsigned
+** arithmetic; I64 only compares, and adds the same way) */
+#define NAN_FLT(v) isnan(v)
+#define NAN_INT(v) ((void)(v), false)
+#define ADD_PLAIN(a, b) ((a) + (b))
+#define MUL_PLAIN(a, b) ((a) * (b))
+#define ADD_I64(a, b) bits_to_int((uint64_t)(a) + (uint64_t)(b))
+#define MUL_I64(a, b) bits_to_int((uint64_t)(a) * (uint64_t)(b))
+
+/* NaN wins min and max (NumPy's propagation) */
+#define PICK_MIN(a, b, ISNAN) (ISNAN(a) ? (a) : ISNAN(b) ? (b) : (b) < (a) ? (b) : (a))
+#define PICK_MAX(a, b, ISNAN) (ISNAN(a) ? (a) : ISNAN(b) ? (b) : (b) > (a) ? (b) : (a))
+
+/* The arithmetic domains (F32, F64, U64, I64): sum and product by eight
+** accumulators over a leaf, min and max by one pass. */
+#define DEFINE_ARITH(D, T, ISNAN, ADD, MUL)                                            \
+  static void gather_##D(T *dst, const char *p, int64_t n, int64_t st, lc_typecode t) { \
+    switch (t) {                                                                       \
+      LC_REDUCE_TYPES(GATHER_CASE, D)                                                  \
+      default: break;                                                                  \
+    }                                                                                  \
+  }                                                                                    \
+  static T comb_##D(lc_reduce_combine c, T a, T b) {                                   \
+    switch (c) {                                                                       \
+      case LC_COMB_ADD: return ADD(a, b);                                              \
+      case LC_COMB_MUL: return MUL(a, b);                                              \
+      case LC_COMB_MIN: return PICK_MIN(a, b, ISNAN);                                  \
+      default: return PICK_MAX(a, b, ISNAN);                                           \
+    }                                                                                  \
+  }                                                                                    \
+  static T leaf_##D(lc_reduce_combine c, const T *v, int64_t n) {                      \
+    if (c == LC_COMB_ADD || c == LC_COMB_MUL) {                                        \
+      bool add = c == LC_COMB_ADD;                                                     \
+      T one = (T)(add ? 0 : 1), r[8];                                                  \
+      for (int j = 0; j < 8; j++) r[j] = one;                                          \
+      int64_t i = 0;                                                                   \
+      if (add)                                                                         \
+        for (; i + 8 <= n; i += 8)                                                     \
+          for (int j = 0; j < 8; j++) r[j] = ADD(r[j], v[i + j]);                      \
+      else                                                                             \
+        for (; i + 8 <= n; i += 8)                                                     \
+          for (int j = 0; j < 8; j++) r[j] = MUL(r[j], v[i + j]);                      \
+      T s = comb_##D(c, comb_##D(c, comb_##D(c, r[0], r[1]), comb_##D(c, r[2], r[3])), \
+                     comb_##D(c, comb_##D(c, r[4], r[5]), comb_##D(c, r[6], r[7])));   \
+      for (; i < n; i++) s = comb_##D(c, s, v[i]);                                     \
+      return s;                                                                        \
+    }                                                                                  \
+    T m = v[0];                                                                        \
+    for (int64_t i = 1; i < n && !ISNAN(m); i++) m = comb_##D(c, m, v[i]);             \
+    return m;                                                                          \
+  }                                                                                    \
+  DEFINE_COMMON(D, T, ISNAN)
+
+/* The bool domain: sum is or, product is and (and so min and max). */
+static void gather_BOOL(unsigned char *dst, const char *p, int64_t n, int64_t st,
+                        lc_typecode t) {
+  switch (t) {
+    LC_REDUCE_TYPES(GATHER_CASE, BOOL)
+    default: break;
+  }
+}
+
+static unsigned char comb_BOOL(lc_reduce_combine c, unsigned char a, unsigned char b) {
+  return c == LC_COMB_ADD || c == LC_COMB_MAX ? (a | b) : (a & b);
+}
+
+static unsigned char leaf_BOOL(lc_reduce_combine c, const unsigned char *v, int64_t n) {
+  bool any = c == LC_COMB_ADD || c == LC_COMB_MAX;
+  for (int64_t i = 0; i < n; i++)
+    if ((v[i] != 0) == any) return any;
+  return !any;
+}
+
+/* What every domain shares: the pairwise reduction of a row, of a region
+** of several axes (a balanced tree over the outer axes' indices, each leaf
+** a row), the first extreme's index, and a scan. */
+#define DEFINE_COMMON(D, T, ISNAN)                                                     \
+  static T row_##D(const ctx *x, const char *p, int64_t n, int64_t st) {               \
+    if (n <= LC_REDUCE_LEAF) {                                                         \
+      if (x->direct && st == (int64_t)sizeof(T) && (uintptr_t)p % sizeof(T) == 0)      \
+        return leaf_##D(x->comb, (const T *)(const void *)p, n);                       \
+      T buf[LC_REDUCE_LEAF];                                                           \
+      gather_##D(buf, p, n, st, x->in);                                                \
+      return leaf_##D(x->comb, buf, n);                                                \
+    }                                                                                  \
+    int64_t half = n / 2 - n / 2 % 8;                                                  \
+    T a = row_##D(x, p, half, st);                                                     \
+    if ((x->comb == LC_COMB_MIN || x->comb == LC_COMB_MAX) && ISNAN(a)) return a;      \
+    return comb_##D(x->comb, a, row_##D(x, p + half * st, n - half, st));              \
+  }                                                                                    \
+  static T region_##D(const ctx *x, const char *p, int d);                             \
+  static T span_##D(const ctx *x, const char *p, int d, int64_t lo, int64_t hi) {      \
+    if (hi - lo == 1) return region_##D(x, p + lo * x->p->rin[d], d + 1);              \
+    int64_t mid = lo + (hi - lo) / 2;                                                  \
+    return comb_##D(x->comb, span_##D(x, p, d, lo, mid), span_##D(x, p, d, mid, hi));  \
+  }                                                                                    \
+  static T region_##D(const ctx *x, const char *p, int d) {                            \
+    const lc_reduce_plan *pl = x->p;                                                   \
+    if (pl->nred == 0) return row_##D(x, p, 1, 0);                                     \
+    if (d == pl->nred - 1) return row_##D(x, p, pl->rshape[d], pl->rin[d]);            \
+    return span_##D(x, p, d, 0, pl->rshape[d]);                                        \
+  }                                                                                    \
+  /* the 0-based flat index of the first extreme (the first NaN, if any) */            \
+  __attribute__((unused)) static int64_t arg_##D(const ctx *x, const char *p) {        \
+    const lc_reduce_plan *pl = x->p;                                                   \
+    int64_t idx[LC_MAXDIM] = {0}, in = 0, out = 0, n, sin, sout, k = 0, best_i = -1;   \
+    bool max = x->comb == LC_COMB_MAX;                                                 \
+    T best = 0, buf[LC_REDUCE_LEAF];                                                   \
+    row_shape(pl, &n, &sin, &sout);                                                    \
+    do {                                                                               \
+      for (int64_t at = 0; at < n; at += LC_REDUCE_LEAF) {                             \
+        int64_t m = n - at < LC_REDUCE_LEAF ? n - at : LC_REDUCE_LEAF;                 \
+        gather_##D(buf, p + in + at * sin, m, sin, x->in);                             \
+        for (int64_t j = 0; j < m; j++) {                                              \
+          T y = buf[j];                                                                \
+          if (ISNAN(y)) return k + j;                                                  \
+          if (best_i < 0 || (max ? y > best : y < best)) {                             \
+            best = y;                                                                  \
+            best_i = k + j;                                                            \
+          }                                                                            \
+        }                                                                              \
+        k += m;                                                                        \
+      }                                                                                \
+    } while (next_row(pl, idx, &in, &out));                                            \
+    return best_i;                                                                     \
+  }                                                                                    \
+  static void scan_##D(const ctx *x, const char *p, char *o, lc_typecode ot) {          \
+    const lc_reduce_plan *pl = x->p;                                                   \
+    int64_t idx[LC_MAXDIM] = {0}, in = 0, out = 0, n, sin, sout;                       \
+    T acc = (T)(x->comb == LC_COMB_MUL ? 1 : 0), buf[LC_REDUCE_LEAF];                  \
+    row_shape(pl, &n, &sin, &sout);                                                    \
+    do {                                                                               \
+      for (int64_t at = 0; at < n; at += LC_REDUCE_LEAF) {                             \
+        int64_t m = n - at < LC_REDUCE_LEAF ? n - at : LC_REDUCE_LEAF;                 \
+        gather_##D(buf, p + in + at * sin, m, sin, x->in);                             \
+        char *q = o + out + at * sout;                                                 \
+        for (int64_t j = 0; j < m; j++) {                                              \
+          acc = comb_##D(x->comb, acc, buf[j]);                                        \
+          store_##D(q + j * sout, ot, acc);                                            \
+        }                                                                              \
+      }                                                                                \
+    } while (next_row(pl, idx, &in, &out));                                            \
+  }
+
+DEFINE_ARITH(F32, float, NAN_FLT, ADD_PLAIN, MUL_PLAIN)
+DEFINE_ARITH(F64, double, NAN_FLT, ADD_PLAIN, MUL_PLAIN)
+DEFINE_ARITH(U64, uint64_t, NAN_INT, ADD_PLAIN, MUL_PLAIN)
+DEFINE_ARITH(I64, int64_t, NAN_INT, ADD_I64, MUL_I64)
+DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
+
+/* ---- one output ------------------------------------------------------------------ */
+
+/* The reduction of the region at p into the output element at o. */
+static void reduce_one(const lc_reduce_call *c, const ctx *x, lc_reduce_domain dom,
+                       const char *p, char *o) {
+  const lc_reduce_plan *pl = x->p;
+  lc_typecode ot = c->out_type;
+  bool empty = pl->count == 0, mean = c->op == LC_RED_MEAN;
+  double n = (double)pl->count;
+  if (c->op == LC_RED_ARGMIN || c->op == LC_RED_ARGMAX) {
+    int64_t i = 0;
+    switch (dom) {
+      case LC_DOM_F32: i = arg_F32(x, p); break;
+      case LC_DOM_F64: i = arg_F64(x, p); break;
+      case LC_DOM_I64: i = arg_I64(x, p); break;
+      default: i = arg_U64(x, p); break;
+    }
+    store_I64(o, ot, i + 1);
+    return;
+  }
+  bool one = x->comb == LC_COMB_MUL;   /* the identity of an empty reduction */
+  switch (dom) {
+    case LC_DOM_F32: {
+      float v = empty ? (float)one : region_F32(x, p, 0);
+      if (mean) v = v / (float)pl->count;
+      store_F32(o, ot, v);
+      return;
+    }
+    case LC_DOM_F64: {
+      double v = empty ? (double)one : region_F64(x, p, 0);
+      if (mean) v = v / n;
+      store_F64(o, ot, v);
+      return;
+    }
+    case LC_DOM_I64: {
+      store_I64(o, ot, region_I64(x, p, 0));       /* min and max: never empty */
+      return;
+    }
+    case LC_DOM_U64: {
+      uint64_t v = empty ? (uint64_t)one : region_U64(x, p, 0);
+      if (mean) store_f64(o, ot, int_value(v, &lc_dtypes[c->acc_type]) / n);
+      else store_U64(o, ot, v);
+      return;
+    }
+    default: {
+      unsigned char v = empty ? one : region_BOOL(x, p, 0);
+      if (mean) store_f64(o, ot, (v ? 1.0 : 0.0) / n);
+      else store_BOOL(o, ot, v);
+      return;
+    }
+  }
+}
+
+static void scan_one(const lc_reduce_call *c, const ctx *x, lc_reduce_domain dom,
+                     const char *p, char *o) {
+  if (x->p->count == 0) return;
+  switch (dom) {
+    case LC_DOM_F32: scan_F32(x, p, o, c->out_type); return;
+    case LC_DOM_F64: scan_F64(x, p, o, c->out_type); return;
+    case LC_DOM_I64: scan_I64(x, p, o, c->out_type); return;
+    case LC_DOM_U64: scan_U64(x, p, o, c->out_type); return;
+    default: scan_BOOL(x, p, o, c->out_type); return;
+  }
+}
+
+static bool direct(lc_reduce_domain dom, lc_typecode t) {
+  switch (dom) {
+    case LC_DOM_F32: return t == LC_FLOAT32;
+    case LC_DOM_F64: return t == LC_FLOAT64;
+    case LC_DOM_U64: return t == LC_UINT64 || t == LC_INT64;
+    case LC_DOM_I64: return t == LC_INT64;
+    default: return false;      /* bool: any nonzero byte is true */
+  }
+}
+
+void lc_reduce_host(const lc_reduce_call *c) {
+  lc_reduce_plan pl;
+  lc_reduce_plan_make(c, &pl);
+  if (pl.nout == 0) return;
+  const lc_dtype *in = &lc_dtypes[c->in_type], *acc = &lc_dtypes[c->acc_type];
+  lc_reduce_domain dom = lc_reduce_domain_of(c->op, in, acc);
+  ctx x = {&pl, c->in_type, lc_reduce_combine_of(c->op), direct(dom, c->in_type)};
+  bool scan = lc_reduce_is_scan(c->op);
+  const char *ip = c->in + pl.in0;
+  char *op = c->out + pl.out0;
+  int64_t idx[LC_MAXDIM] = {0};
+  for (int64_t k = 0; k < pl.nout; k++) {
+    if (scan) scan_one(c, &x, dom, ip, op);
+    else reduce_one(c, &x, dom, ip, op);
+    /* the next output: the last kept axis fastest */
+    for (int d = pl.nkept - 1; d >= 0; d--) {
+      if (++idx[d] < pl.kshape[d]) {
+        ip += pl.kin[d];
+        op += pl.kout[d];
+        break;
+      }
+      idx[d] = 0;
+      ip -= (pl.kshape[d] - 1) * pl.kin[d];
+      op -= (pl.kshape[d] - 1) * pl.kout[d];
+    }
+  }
+}
