@@ -151,6 +151,14 @@ local frac_add = (3 * bytes / t_add) / (2 * bytes / t_copy)
 print(("a + b of %d floats: %.2f ms, %.0f GB/s"):format(SAXPY_N, t_add * 1e3, 3 * bytes / t_add * 1e-9))
 target("a + b bandwidth / copy bandwidth", frac_add, "%.2f", frac_add >= 0.85, ">= 0.85")
 z = nil
+
+-- a sum reads one array: its bandwidth against the same copy's
+local t_sum = best(function() local _ = y:sum() end)
+local s = y:sum()
+if s ~= 2 * SAXPY_N then error(("bench: y:sum() gave %s, not %d"):format(s, 2 * SAXPY_N)) end
+local frac_sum = (bytes / t_sum) / (2 * bytes / t_copy)
+print(("sum of %d floats: %.2f ms, %.0f GB/s"):format(SAXPY_N, t_sum * 1e3, bytes / t_sum * 1e-9))
+target("sum bandwidth / copy bandwidth", frac_sum, "%.2f", frac_sum >= 0.8, ">= 0.8")
 x, y = nil, nil
 collectgarbage()
 
