@@ -8,3 +8,4 @@
 LC_EMBED_KERNEL(lc_prelude_source, "prelude.cuh");
 LC_EMBED_KERNEL(lc_strided_source, "strided.cu");
 LC_EMBED_KERNEL_WITH(lc_ufunc_source, "ufunc_ops.h", "ufunc.cu");
+LC_EMBED_KERNEL(lc_matmul_source, "matmul.cu");

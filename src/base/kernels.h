@@ -13,5 +13,8 @@ extern const char lc_prelude_source[];
 extern const char lc_strided_source[];
 /* array math's elementwise kernels, behind the ABI and kernels/ufunc_ops.h */
 extern const char lc_ufunc_source[];
+/* matrix products' tiled kernel lc_matmul<T>, behind the ABI: the
+** simulator's and, where cuBLAS is missing, the CUDA backend's */
+extern const char lc_matmul_source[];
 
 #endif

@@ -161,5 +161,6 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_hostmem_open(L);
   lc_dlpack_open(L);
   lc_math_open(L);
+  lc_matmul_open(L);
   return 1;
 }

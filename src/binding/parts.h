@@ -26,6 +26,7 @@ void lc_ptx_open(lua_State *L);       /* ptx.c */
 void lc_hostmem_open(lua_State *L);   /* hostmem.c */
 void lc_dlpack_open(lua_State *L);    /* dlpack.c */
 void lc_math_open(lua_State *L);      /* math.c: operators, add ... where, astype */
+void lc_matmul_open(lua_State *L);    /* matmul.c: matmul, blas */
 
 /* The Lua files of lua/luacuda/, NUL-terminated (embed.c): module name,
 ** file name (for messages) and source; the list ends with a NULL name. */
