@@ -48,6 +48,9 @@ DEPS_UNIT = $(BUILD)/deps_test
 # cuda.h where there is one (test code: never installed)
 CUDA_INC  ?= /usr/local/cuda/include
 FAKE_CUDA  = $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/fake/libcuda.so.1)
+# a fake cuBLAS on the fake driver (spec/c/fake_cublas.c), for the matrix
+# products' calls (make check-fake-cuda sets LUACUDA_CUBLAS to it)
+FAKE_CUBLAS = $(if $(FAKE_CUDA),$(BUILD)/fake/libcublas.so.13)
 # an NVRTC that says it is 12.9, for the spec of which NVRTC suits a driver
 FAKE_NVRTC = $(BUILD)/fake/nvrtc/libnvrtc.so.12
 CAPI_UNIT = $(BUILD)/capi_test
@@ -135,6 +138,13 @@ $(BUILD)/fake/libcuda.so.1: spec/c/fake_cuda.c $(PTX_SRC) spec/c/ptx/ptx.h spec/
 	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
 	  -I$(CUDA_INC) -Ikernels -Ispec/c/ptx $(LIBFLAG) $< $(PTX_SRC) -o $@ $(LDFLAGS) -lpthread -lm
 
+# built against the toolkit's cublas_api.h where it is (its own declarations
+# otherwise); it finds the fake driver already loaded, with dlopen
+$(BUILD)/fake/libcublas.so.13: spec/c/fake_cublas.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
+	  -I$(CUDA_INC) $(LIBFLAG) $< -o $@ $(LDFLAGS) -ldl -lpthread
+
 $(FAKE_NVRTC): spec/c/fake_nvrtc.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
@@ -187,7 +197,7 @@ deps:
 	fi
 
 check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
-       $(EMBED_HOST) $(FAKE_NVRTC)
+       $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
 
@@ -197,12 +207,21 @@ check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(
 # errors and driver calls. The fake's device has room for the memory specs.
 # FAKE_CUDA_DELAY_US=300 slows every queued operation down, so that work
 # read or freed before its stream ran it shows (CI runs both).
+# Matrix products go to the fake cuBLAS (spec/c/fake_cublas.c); the matmul
+# spec then runs once more without it, so the library's own kernel runs on
+# the fake's PTX interpreter too (when BUSTED_ARGS is empty or names it).
 FAKE_CUDA_DELAY_US ?= 0
 FAKE_ENV = LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=$(abspath $(BUILD))/fake/libcuda.so.1 \
+           LUACUDA_CUBLAS=$(abspath $(BUILD))/fake/libcublas.so.13 \
            LUACUDA_PTX=1 FAKE_CUDA_MEMORY=4G FAKE_CUDA_DELAY_US=$(FAKE_CUDA_DELAY_US)
+MATMUL_SPEC = spec/matmul_spec.lua
 check-fake-cuda:
 	@test -f $(CUDA_INC)/cuda.h || { echo "no $(CUDA_INC)/cuda.h: the fake driver cannot be built"; exit 1; }
 	@$(MAKE) --no-print-directory check $(FAKE_ENV)
+	@$(if $(or $(if $(strip $(BUSTED_ARGS)),,all),$(findstring $(MATMUL_SPEC),$(BUSTED_ARGS))), \
+	  echo "== $(MATMUL_SPEC) again without cuBLAS (LUACUDA_CUBLAS=/nonexistent): the library's kernel"; \
+	  $(MAKE) --no-print-directory check $(FAKE_ENV) LUACUDA_CUBLAS=/nonexistent \
+	    BUSTED_ARGS="$(filter-out spec/%,$(BUSTED_ARGS)) $(MATMUL_SPEC)")
 
 test: deps
 	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)"

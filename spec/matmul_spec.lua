@@ -491,7 +491,7 @@ describe("matmul on the CUDA backend with the fake cuBLAS", function()
       assert(d:copy_to_host()[{1, 1}] == 11)
       print(l.blas())
     ]])
-    assert.same({"cublasCreate_v2", "cublasSetStream_v2 @legacy",
+    assert.same({"cublasCreate_v2", "cublasSetPointerMode_v2 host", "cublasSetStream_v2 @legacy",
                  "cublasSgemm_v2 N N m=4 n=2 k=3 alpha=1 lda=4 ldb=3 beta=0 ldc=4",
                  "cublasSetStream_v2 @legacy",
                  "cublasDgemm_v2 N N m=1 n=1 k=2 alpha=1 lda=1 ldb=2 beta=0 ldc=1",
