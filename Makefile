@@ -240,6 +240,7 @@ bench: deps
 	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/compile.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/sim_memcheck.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/transfers.lua
+	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/matmul.lua
 	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
 	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi
 
@@ -270,10 +271,13 @@ bench-gpu: $(LIB)
 # the GPU benchmark's script run end to end against the fake driver, so
 # that a GPU session's minutes go to figures, not to the script's bugs (the
 # figures themselves mean nothing; the saxpy result is checked, on 2^16
-# floats, which the fake interprets from NVRTC's PTX)
-bench-gpu-smoke: $(LIB) $(FAKE_CUDA)
+# floats, which the fake interprets from NVRTC's PTX, and the matmul's on
+# 64 x 64, which the fake cuBLAS computes)
+bench-gpu-smoke: $(LIB) $(FAKE_CUDA) $(FAKE_CUBLAS)
 	$(RUN_ENV) LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=$(CURDIR)/$(BUILD)/fake/libcuda.so.1 \
-	  LUACUDA_PTX=1 FAKE_CUDA_MEMORY=8G BENCH_LAUNCHES=2000 BENCH_SAXPY_N=65536 $(LUA) bench/gpu.lua
+	  LUACUDA_CUBLAS=$(CURDIR)/$(BUILD)/fake/libcublas.so.13 \
+	  LUACUDA_PTX=1 FAKE_CUDA_MEMORY=8G BENCH_LAUNCHES=2000 BENCH_SAXPY_N=65536 \
+	  BENCH_MATMUL_N=64 BENCH_MATMUL_REPEAT=2 $(LUA) bench/gpu.lua
 
 # The specs against a module built with AddressSanitizer and UBSan; the
 # runtime is preloaded into the (uninstrumented) interpreter. libasan's

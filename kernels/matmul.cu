@@ -26,8 +26,12 @@
 
 template <typename T>
 __global__ void __launch_bounds__(LC_MM_THREADS) lc_matmul(lc_matmul_args p) {
-  __shared__ T lc_mm_a[LC_MM_BK][LC_MM_BM + LC_MM_APAD];
-  __shared__ T lc_mm_b[LC_MM_BK][LC_MM_BN];
+  __shared__ T lc_mm_a_[LC_MM_BK][LC_MM_BM + LC_MM_APAD];
+  __shared__ T lc_mm_b_[LC_MM_BK][LC_MM_BN];
+  // the tiles' addresses, taken once: on the simulator __shared__ is
+  // thread_local, whose every use in a module would ask the C library
+  T (*const lc_mm_a)[LC_MM_BM + LC_MM_APAD] = lc_mm_a_;
+  T (*const lc_mm_b)[LC_MM_BN] = lc_mm_b_;
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int tid = ty * LC_MM_THREADS_X + tx;
   const long long tiles_m = (p.m + LC_MM_BM - 1) / LC_MM_BM;

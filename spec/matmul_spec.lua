@@ -369,31 +369,31 @@ describe("matmul refuses", function()
   end)
 
   it("shapes that do not match, naming both and the axes", function()
-    local a = luacuda.device_array({2, 3}, "float64")
-    local b = luacuda.device_array({4, 5}, "float64")
+    local a = luacuda.device_array({2, 3}, "float64"):fill(0)
+    local b = luacuda.device_array({4, 5}, "float64"):fill(0)
     S.misuse({"luacuda.matmul:", "shapes {2, 3} and {4, 5} do not match",
               "axis 2 of the first has 3 elements and axis 1 of the second 4"}, luacuda.matmul, a, b)
     S.misuse({"luacuda.matmul:", "shapes {2, 3} and {2} do not match",
               "axis 2 of the first has 3 elements and axis 1 of the second 2"},
-             luacuda.matmul, a, luacuda.device_array(2, "float64"))
+             luacuda.matmul, a, luacuda.device_array(2, "float64"):fill(0))
     S.misuse({"luacuda.matmul:", "shapes {4} and {2, 3} do not match", "axis 1 of the first has 4"},
-             luacuda.matmul, luacuda.device_array(4, "float64"), a)
-    local p = luacuda.device_array({2, 3, 4}, "float64")
-    local q = luacuda.device_array({5, 4, 2}, "float64")
+             luacuda.matmul, luacuda.device_array(4, "float64"):fill(0), a)
+    local p = luacuda.device_array({2, 3, 4}, "float64"):fill(0)
+    local q = luacuda.device_array({5, 4, 2}, "float64"):fill(0)
     S.misuse({"luacuda.matmul:", "shapes {2, 3, 4} and {5, 4, 2} do not match",
               "their batch axes do not broadcast: axis 1 of the first has 2 elements and axis 1 of the second 5"},
              luacuda.matmul, p, q)
     S.misuse({"their batch axes do not broadcast: axis 2 of the first has 3 elements and axis 1 of the second 2"},
-             luacuda.matmul, luacuda.empty({1, 3, 2, 2}, "float32"), luacuda.empty({2, 2, 2}, "float32"))
+             luacuda.matmul, luacuda.zeros({1, 3, 2, 2}, "float32"), luacuda.zeros({2, 2, 2}, "float32"))
   end)
 
   it("operands and outputs on different sides", function()
     S.misuse({"luacuda.matmul:", "operand 1 is a host array and operand 2 a device array",
               "different sides"}, luacuda.matmul, h2, d2)
     S.misuse({"luacuda.matmul:", "the output is a host array, the operands compute on the device"},
-             luacuda.matmul, d2, d2, luacuda.empty({2, 2}, "float32"))
+             luacuda.matmul, d2, d2, luacuda.zeros({2, 2}, "float32"))
     S.misuse({"luacuda.matmul:", "the output is a device array, the operands compute on the host"},
-             luacuda.matmul, h2, h2, luacuda.device_array({2, 2}, "float32"))
+             luacuda.matmul, h2, h2, luacuda.device_array({2, 2}, "float32"):fill(0))
   end)
 
   it("outputs of another shape or dtype, naming both", function()
@@ -540,7 +540,7 @@ describe("matmul on the CUDA backend with the fake cuBLAS", function()
                 gemms(blas))
   end)
 
-  it("sets the stream of each call, creating one handle per device", function()
+  it("sets the stream of each call, and makes one handle per device", function()
     local ok, why = usable()
     if not ok then return pending(why) end
     local _, blas = run([[
@@ -553,6 +553,11 @@ describe("matmul on the CUDA backend with the fake cuBLAS", function()
       local c3 = l.matmul(a, a)
       s:synchronize(); t:synchronize()
       assert(c1:copy_to_host()[{2, 2}] == 22 and c2:copy_to_host()[{2, 2}] == 22 and c3:copy_to_host()[{2, 2}] == 22)
+      l.select_device(2)                                       -- a handle of its own
+      local b = l.to_device({{1, 2}, {3, 4}}, {dtype = "float64"})
+      assert(l.matmul(b, b):copy_to_host()[{1, 2}] == 10)
+      l.select_device(1)
+      assert(l.matmul(a, a):copy_to_host()[{1, 2}] == 10)
     ]])
     local sets = {}
     local creates = 0
@@ -560,8 +565,9 @@ describe("matmul on the CUDA backend with the fake cuBLAS", function()
       if line:find("^cublasSetStream_v2") then sets[#sets + 1] = line end
       if line == "cublasCreate_v2" then creates = creates + 1 end
     end
-    assert.equal(1, creates)
+    assert.equal(2, creates)
     assert.same({"cublasSetStream_v2 @nonblocking", "cublasSetStream_v2 @blocking",
+                 "cublasSetStream_v2 @legacy", "cublasSetStream_v2 @legacy",
                  "cublasSetStream_v2 @legacy"}, sets)
   end)
 
