@@ -20,6 +20,8 @@ local AREAS = {
   { "Shapes: reshape, transpose, squeeze, view, split (and layout arithmetic)",
     { "src/binding/shape.c", "src/base/layout.c" } },
   { "Records", { "src/binding/record.c", "lua/luacuda/record.lua" } },
+  { "Array math: operators, luacuda.add ... where, comparisons, astype, result_type",
+    { "src/binding/math.c", "src/base/ufunc.c", "src/base/ufunc_host.c" } },
   { "Host memory: pinned, mapped, register", { "src/binding/hostmem.c", "src/backend/hostreg.c" } },
   { "Streams and events", { "src/binding/stream.c", "src/binding/pending.c", "src/backend/sim/stream.c" } },
   { "Devices and the module", { "src/binding/core.c", "src/backend/backend.c", "src/base/env.c", "src/backend/sim/backend.c", "src/backend/sim/pool.c" } },
@@ -34,8 +36,10 @@ local AREAS = {
     { "src/backend/sim/fault.c", "src/backend/sim/guard.c", "src/backend/sim/arena.c" } },
   { "SmartArray", { "lua/luacuda/smart.lua" } },
   { "Kernel generators: elementwise, reduction", { "lua/luacuda/generators.lua" } },
+  { "Matrix products: matmul, blas", { "src/binding/matmul.c", "src/base/matmul.c" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
-    "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c" } },
+    "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c",
+    "src/backend/cuda/blas.c", "src/backend/cuda/matmul.c" } },
 }
 
 -- Errors no spec can provoke on a working machine: the reason, by key.
@@ -93,6 +97,9 @@ for _, k in ipairs {
   "too many __shared__ declarations", "too many global variables", "too many kernels",
   "too many structs", "structs nest more than <> deep", "records nest more than <> deep",
   "struct <> is not one the source defines",
+  -- matrix products: every backend has them (the simulator's kernel, the
+  -- CUDA backend's cuBLAS or kernel)
+  "the <> backend has no matrix products",
   "kernel '<>' is defined more than once in <> (in #if branches), with parameters the compiled kernel cannot tell apart; pass signatures={<> = \"...\"} to compile",
 } do GUARDED[k] = true end
 
@@ -148,6 +155,15 @@ CHILD["work queued on <> still <> <> (LUACUDA_STRICT_ASYNC=1: synchronize the st
   { file = "spec/async_spec.lua",
     test = "LUACUDA_STRICT_ASYNC=1 makes a host access that would wait an error, and a synchronized one fine",
     fn = "index" }
+
+CHILD["the library's matmul kernel did not compile: <>"] =
+  { file = "spec/matmul_spec.lua",
+    test = "matmul's kernel on the simulator names the library's kernel when the simulator cannot compile it, at every call",
+    fn = "matmul" }
+CHILD["cublasSetStream_v2: <>"] =
+  { file = "spec/matmul_spec.lua",
+    test = "matmul on the CUDA backend with the fake cuBLAS raises a failed cuBLAS call with its status",
+    fn = "matmul" }
 
 -- the numeric settings refused at require time (src/base/env.c)
 local SETTINGS = { file = "spec/build_spec.lua",

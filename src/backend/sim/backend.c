@@ -380,7 +380,7 @@ static int sim_launch(lc_function *f, const lc_launch *cfg, char *err) {
 
 static pthread_once_t matmul_once = PTHREAD_ONCE_INIT;
 static int matmul_rc;
-static char matmul_err[LC_ERRLEN];
+static char matmul_err[LC_ERRLEN];          /* why it did not compile */
 static lc_function *matmul_fn[2];            /* float, double */
 static const char *const matmul_names[2] = {"lc_matmul<float>", "lc_matmul<double>"};
 
@@ -421,7 +421,7 @@ static void matmul_load(void) {
   free(g);
   free(st);
   if (rc != 0) {
-    snprintf(matmul_err, sizeof matmul_err, "the library's matmul kernel did not compile: %s", err);
+    memcpy(matmul_err, err, sizeof matmul_err);
     matmul_rc = LC_EFAIL;
   }
 }
@@ -429,7 +429,7 @@ static void matmul_load(void) {
 static int sim_matmul(const lc_matmul_call *c, lc_stream *s, char *err) {
   pthread_once(&matmul_once, matmul_load);
   if (matmul_rc != LC_OK) {
-    snprintf(err, LC_ERRLEN, "%s", matmul_err);
+    snprintf(err, LC_ERRLEN, "the library's matmul kernel did not compile: %.440s", matmul_err);
     return matmul_rc;
   }
   lc_matmul_args a;
