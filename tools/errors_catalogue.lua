@@ -91,15 +91,15 @@ for _, k in ipairs {
   "invalid host_register arguments (<> bytes, flags <>)",
   "host memory at <> is not mapped into the device",
   "kernel '<>': the arguments take more than <> bytes",
+  -- matrix products: every backend has them (the simulator's kernel, the
+  -- CUDA backend's cuBLAS or kernel)
+  "the <> backend has no matrix products",
   "the name is longer than <> bytes",
   "more than <> kernels named by name expressions",
   -- counts past INT_MAX, behind the smaller limits checked first
   "too many __shared__ declarations", "too many global variables", "too many kernels",
   "too many structs", "structs nest more than <> deep", "records nest more than <> deep",
   "struct <> is not one the source defines",
-  -- matrix products: every backend has them (the simulator's kernel, the
-  -- CUDA backend's cuBLAS or kernel)
-  "the <> backend has no matrix products",
   "kernel '<>' is defined more than once in <> (in #if branches), with parameters the compiled kernel cannot tell apart; pass signatures={<> = \"...\"} to compile",
 } do GUARDED[k] = true end
 
