@@ -164,8 +164,11 @@ enum {
 ** (collapsed to ndim axes), each operand (the inputs, then the output) of
 ** element type code[k] at data[k] + its byte strides, or a scalar held in
 ** value[k] (already of the loop's type). contiguous: ndim 1, each array
-** operand at a stride of its element size; direct: contiguous too, and
-** each operand of the type the loop reads or writes (no conversions). */
+** operand at a stride of its element size or 0 (broadcast); direct: ndim 1,
+** each array operand at a stride of its element size and of the type the
+** loop reads or writes (no conversions); unaligned: some operand's
+** elements are not aligned to their size (a packed record's fields), so
+** every load and store goes byte by byte. */
 #define LC_UF_MAXOPS 4
 typedef struct lc_ufunc_args {
   long long n;
@@ -175,6 +178,8 @@ typedef struct lc_ufunc_args {
   int scalar[LC_UF_MAXOPS];
   int contiguous;
   int direct;
+  int unaligned;
+  int unused;
   unsigned long long value[LC_UF_MAXOPS][2];
   char *data[LC_UF_MAXOPS];
   long long shape[LC_MAXDIM];

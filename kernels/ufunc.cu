@@ -68,39 +68,57 @@ __device__ __forceinline__ float lc_round_odd(double x) {
   return f;
 }
 
+// a U at p, byte by byte where p may be misaligned (a packed record's
+// field: a misaligned load faults on a GPU)
+template <typename U>
+__device__ __forceinline__ U lc_rd(const char *p, bool bytes) {
+  if (!bytes) return *(const U *)(const void *)p;
+  U v;
+  for (unsigned k = 0; k < sizeof(U); k++) ((char *)&v)[k] = p[k];
+  return v;
+}
+template <typename U>
+__device__ __forceinline__ void lc_wr(char *p, U v, bool bytes) {
+  if (!bytes) {
+    *(U *)(void *)p = v;
+    return;
+  }
+  for (unsigned k = 0; k < sizeof(U); k++) p[k] = ((const char *)&v)[k];
+}
+
 // element i of type code at p, as T
 template <typename T>
-__device__ __forceinline__ T lc_load(const char *p, int code) {
+__device__ __forceinline__ T lc_load(const char *p, int code, bool bytes) {
   switch (code) {
     case LC_UFT_BOOL: return lc_conv<T>((bool)(*(const unsigned char *)p != 0));
-    case LC_UFT_INT8: return lc_conv<T>(*(const int8_t *)p);
-    case LC_UFT_INT16: return lc_conv<T>(*(const int16_t *)p);
-    case LC_UFT_INT32: return lc_conv<T>(*(const int32_t *)p);
-    case LC_UFT_INT64: return lc_conv<T>(*(const int64_t *)p);
-    case LC_UFT_UINT8: return lc_conv<T>(*(const uint8_t *)p);
-    case LC_UFT_UINT16: return lc_conv<T>(*(const uint16_t *)p);
-    case LC_UFT_UINT32: return lc_conv<T>(*(const uint32_t *)p);
-    case LC_UFT_UINT64: return lc_conv<T>(*(const uint64_t *)p);
-    case LC_UFT_FLOAT16: return lc_conv<T>(lc_half_to_float(*(const unsigned short *)p));
-    case LC_UFT_BFLOAT16: return lc_conv<T>(lc_bf16_to_float(*(const unsigned short *)p));
-    case LC_UFT_FLOAT32: return lc_conv<T>(*(const float *)p);
-    default: return lc_conv<T>(*(const double *)p);
+    case LC_UFT_INT8: return lc_conv<T>(lc_rd<int8_t>(p, bytes));
+    case LC_UFT_INT16: return lc_conv<T>(lc_rd<int16_t>(p, bytes));
+    case LC_UFT_INT32: return lc_conv<T>(lc_rd<int32_t>(p, bytes));
+    case LC_UFT_INT64: return lc_conv<T>(lc_rd<int64_t>(p, bytes));
+    case LC_UFT_UINT8: return lc_conv<T>(lc_rd<uint8_t>(p, bytes));
+    case LC_UFT_UINT16: return lc_conv<T>(lc_rd<uint16_t>(p, bytes));
+    case LC_UFT_UINT32: return lc_conv<T>(lc_rd<uint32_t>(p, bytes));
+    case LC_UFT_UINT64: return lc_conv<T>(lc_rd<uint64_t>(p, bytes));
+    case LC_UFT_FLOAT16: return lc_conv<T>(lc_half_to_float(lc_rd<unsigned short>(p, bytes)));
+    case LC_UFT_BFLOAT16: return lc_conv<T>(lc_bf16_to_float(lc_rd<unsigned short>(p, bytes)));
+    case LC_UFT_FLOAT32: return lc_conv<T>(lc_rd<float>(p, bytes));
+    default: return lc_conv<T>(lc_rd<double>(p, bytes));
   }
 }
 
 // v of type R stored as an element of type code at p
 template <typename R>
-__device__ __forceinline__ void lc_store(char *p, int code, R v) {
+__device__ __forceinline__ void lc_store(char *p, int code, R v, bool bytes) {
   switch (code) {
     case LC_UFT_BOOL: *(unsigned char *)p = v != 0; break;
-    case LC_UFT_INT8: *(int8_t *)p = lc_conv<int8_t>(v); break;
-    case LC_UFT_INT16: *(int16_t *)p = lc_conv<int16_t>(v); break;
-    case LC_UFT_INT32: *(int32_t *)p = lc_conv<int32_t>(v); break;
-    case LC_UFT_INT64: *(int64_t *)p = lc_conv<int64_t>(v); break;
-    case LC_UFT_UINT8: *(uint8_t *)p = lc_conv<uint8_t>(v); break;
-    case LC_UFT_UINT16: *(uint16_t *)p = lc_conv<uint16_t>(v); break;
-    case LC_UFT_UINT32: *(uint32_t *)p = lc_conv<uint32_t>(v); break;
-    case LC_UFT_UINT64: *(uint64_t *)p = lc_conv<uint64_t>(v); break;
+    case LC_UFT_INT8: lc_wr<int8_t>(p, lc_conv<int8_t>(v), bytes); break;
+    case LC_UFT_INT16: lc_wr<int16_t>(p, lc_conv<int16_t>(v), bytes); break;
+    case LC_UFT_INT32: lc_wr<int32_t>(p, lc_conv<int32_t>(v), bytes); break;
+    case LC_UFT_INT64: lc_wr<int64_t>(p, lc_conv<int64_t>(v), bytes); break;
+    case LC_UFT_UINT8: lc_wr<uint8_t>(p, lc_conv<uint8_t>(v), bytes); break;
+    case LC_UFT_UINT16: lc_wr<uint16_t>(p, lc_conv<uint16_t>(v), bytes); break;
+    case LC_UFT_UINT32: lc_wr<uint32_t>(p, lc_conv<uint32_t>(v), bytes); break;
+    case LC_UFT_UINT64: lc_wr<uint64_t>(p, lc_conv<uint64_t>(v), bytes); break;
     case LC_UFT_FLOAT16:
     case LC_UFT_BFLOAT16: {
       // rounded once: from a double (or a 64-bit integer, through one) by
@@ -112,11 +130,11 @@ __device__ __forceinline__ void lc_store(char *p, int code, R v) {
         f = lc_round_odd((double)v);
       else
         f = (float)v;
-      *(unsigned short *)p = code == LC_UFT_FLOAT16 ? lc_float_to_half(f) : lc_float_to_bf16(f);
+      lc_wr<unsigned short>(p, code == LC_UFT_FLOAT16 ? lc_float_to_half(f) : lc_float_to_bf16(f), bytes);
       break;
     }
-    case LC_UFT_FLOAT32: *(float *)p = lc_conv<float>(v); break;
-    default: *(double *)p = lc_conv<double>(v); break;
+    case LC_UFT_FLOAT32: lc_wr<float>(p, lc_conv<float>(v), bytes); break;
+    default: lc_wr<double>(p, lc_conv<double>(v), bytes); break;
   }
 }
 
@@ -200,7 +218,7 @@ __device__ __forceinline__ auto lc_apply(T x, T y, T z) {
 template <typename T>
 __device__ __forceinline__ T lc_operand(const lc_ufunc_args &a, int k, long long off) {
   if (a.scalar[k]) return *(const T *)(const void *)a.value[k];
-  return lc_load<T>(a.data[k] + off, a.code[k]);
+  return lc_load<T>(a.data[k] + off, a.code[k], a.unaligned);
 }
 
 // The kernel: a grid-stride loop over the output's elements. where takes
@@ -241,12 +259,12 @@ __global__ void lc_ufunc(lc_ufunc_args a) {
     if constexpr (OP == LC_UF_WHERE) {
       bool c = lc_operand<bool>(a, 0, off[0]);
       T r = c ? lc_operand<T>(a, 1, off[1]) : lc_operand<T>(a, 2, off[2]);
-      lc_store(a.data[3] + off[3], a.code[3], r);
+      lc_store(a.data[3] + off[3], a.code[3], r, a.unaligned);
     } else {
       T x = lc_operand<T>(a, 0, off[0]);
       T y = nin > 1 ? lc_operand<T>(a, 1, off[1]) : x;
       T z = nin > 2 ? lc_operand<T>(a, 2, off[2]) : x;
-      lc_store(a.data[nin] + off[nin], a.code[nin], lc_apply<OP, T>(x, y, z));
+      lc_store(a.data[nin] + off[nin], a.code[nin], lc_apply<OP, T>(x, y, z), a.unaligned);
     }
   }
 }

@@ -84,6 +84,7 @@ for _, k in ipairs {
 -- as defence in depth); the pure-C ones are covered by spec/c/*_test.c.
 local GUARDED = {}
 for _, k in ipairs {
+  "the <> backend has no array math",     -- both backends have it: for a third
   "expected a number, boolean, table or array, got <>",
   "invalid flags <> for <> memory", "the compiled module has no kernel '<>'",
   "the compiled module has no global '<>'", "no device <> (the simulator has one)",
@@ -100,6 +101,9 @@ for _, k in ipairs {
   "too many __shared__ declarations", "too many global variables", "too many kernels",
   "too many structs", "structs nest more than <> deep", "records nest more than <> deep",
   "struct <> is not one the source defines",
+  -- array math: every operation has a host loop for every loop dtype its
+  -- family resolves to (src/base/ufunc.c, ufunc_host.c)
+  "no <> loop for <> (every loop dtype should have one)",
   "kernel '<>' is defined more than once in <> (in #if branches), with parameters the compiled kernel cannot tell apart; pass signatures={<> = \"...\"} to compile",
 } do GUARDED[k] = true end
 
@@ -192,6 +196,8 @@ local seen = {}
 for l in io.lines(errlog) do
   local file, test, msg = l:match("^(.-)\t(.-)\t(.*)$")
   local fn, body = msg:match("luacuda%.([%w_]+): (.*)$")
+  -- an operator's: "luacuda.add (+): ..."
+  if not fn then fn, body = msg:match("luacuda%.([%w_]+) %([^)]*%): (.*)$") end
   if fn then
     -- the innermost "luacuda.fn: " is the raiser ("luacuda.x: luacuda.y: ..." is rare)
     seen[#seen + 1] = { file = file, test = test, fn = fn, body = body }

@@ -137,7 +137,11 @@ int lc_ufunc_resolve(lc_ufunc_op op, const lc_opd_type *t, const lc_dtype *cast_
         return fail(err, "%s is not defined for bool (the operands are %s)", info->name,
                     describe(info->nin, t, buf, sizeof buf));
       break;
-    case LC_UFAM_FLOAT: loop = lc_float_for(loop); break;
+    case LC_UFAM_FLOAT:
+      /* true division of integers and bools is float64 (NumPy's
+      ** true_divide), the others the least float holding the dtype */
+      loop = op == LC_UF_DIVIDE && loop->kind != 'f' ? T(LC_FLOAT64) : lc_float_for(loop);
+      break;
     default: break;
   }
   res = computed_in(loop);

@@ -21,7 +21,8 @@
 **   ARITH  the promoted dtype, bool included (+ is or, * is and)
 **   INT    the promoted dtype; bool computes in int8 (NumPy's // and %)
 **   NUM    the promoted dtype, bool refused (-, ^, sign, negative)
-**   FLOAT  the least float that holds the promoted dtype (/, sqrt, ...)
+**   FLOAT  the least float that holds the promoted dtype (sqrt, ...);
+**          float64 for / of integers and bools (NumPy's true_divide)
 **   CMP    compares in the promoted dtype, gives bool
 **   LOGIC  every input as bool, gives bool
 **   WHERE  the first input as bool, the others promoted

@@ -99,14 +99,17 @@ static void read_tail(lua_State *L, operands *o, int from, const char *fname) {
 }
 
 /* The Lua value of input i as one element of `as` (NEP 50: a weak number
-** takes the arrays' dtype, and must fit it), then converted to the loop's
-** dtype `want` into op->value. */
+** takes the arrays' dtype, and must fit it; a boolean is a bool), then
+** converted to the loop's dtype `want` into op->value. */
 static void scalar_operand(lua_State *L, const operands *o, int i, const lc_dtype *as,
                            const lc_dtype *want, lc_ufunc_operand *op, const char *fname) {
   unsigned char elem[16];
   char err[LC_ERRLEN];
   int idx = o->idx[i];
-  if (as->kind == 'b' && lua_type(L, idx) == LUA_TNUMBER) {
+  if (lua_type(L, idx) == LUA_TBOOLEAN) {
+    elem[0] = (unsigned char)lua_toboolean(L, idx);  /* a bool, converted below (0 or 1) */
+    as = &lc_dtypes[LC_BOOL];
+  } else if (as->kind == 'b' && lua_type(L, idx) == LUA_TNUMBER) {
     elem[0] = lua_tonumber(L, idx) != 0;            /* a condition or logical operand */
   } else if (lc_elem_convert(L, idx, as, elem, err)) {
     lc_error(L, fname, "operand %d: %s (a Lua number takes the dtype of the arrays it meets, "
@@ -165,7 +168,8 @@ static void apply(lua_State *L, lc_ufunc_op op, operands *o, const lc_dtype *cas
   if (lc_ufunc_resolve(op, o->t, cast_to, &types, err)) lc_error(L, fname, "%s", err);
   const lc_dtype *loop = types.in[op == LC_UF_WHERE ? 1 : 0];
   if (!lc_ufunc_has_loop(op, loop))
-    lc_error(L, fname, "%s is not defined for %s", lc_ufuncs[op].name, loop->name);
+    lc_error(L, fname, "no %s loop for %s (every loop dtype should have one)", lc_ufuncs[op].name,
+             loop->name);
   int64_t shape[LC_MAXDIM];
   int nd = broadcast(L, o, shape, fname);
 
@@ -174,8 +178,10 @@ static void apply(lua_State *L, lc_ufunc_op op, operands *o, const lc_dtype *cas
   c.op = op;
   c.types = types;
   c.nin = o->nin;
-  /* the dtype a weak number takes: the arrays' own (before a float
-  ** family's widening, as NumPy converts it) */
+  /* the dtype a weak number takes: the loop's (before float16 and
+  ** bfloat16 compute in float32), which NumPy converts it to: int8 + 300
+  ** is an error, int8 / 300 a float64 division; a comparison's, the
+  ** promoted dtype of the arrays and the number */
   lc_opd_type strong[3];
   int ns = 0;
   for (int i = 0; i < o->nin; i++)
@@ -187,9 +193,11 @@ static void apply(lua_State *L, lc_ufunc_op op, operands *o, const lc_dtype *cas
       as = &lc_dtypes[LC_BOOL];
     else if (lc_ufuncs[op].family == LC_UFAM_CAST)
       as = cast_to;
-    else {
+    else if (lc_ufuncs[op].family == LC_UFAM_CMP) {
       strong[ns] = o->t[i];
       as = lc_result_type(ns + 1, strong);
+    } else {
+      as = types.out;
     }
     scalar_operand(L, o, i, as, types.in[i], &c.in[i], fname);
   }
@@ -205,8 +213,8 @@ static void apply(lua_State *L, lc_ufunc_op op, operands *o, const lc_dtype *cas
       char want[LC_SHAPE_STRLEN], got[LC_SHAPE_STRLEN];
       lc_shape_format(want, sizeof want, nd, shape);
       lc_shape_format(got, sizeof got, out->lay.ndim, out->lay.shape);
-      lc_error(L, fname, "the output must be a %s array of shape %s, got %s of shape %s "
-               "(no casting into an output: astype the result instead)",
+      lc_error(L, fname, "the output must be an array of dtype %s and shape %s, got dtype %s "
+               "and shape %s (no casting into an output: astype the result instead)",
                types.out->name, want, out->dtype->name, got);
     }
   }

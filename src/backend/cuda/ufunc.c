@@ -49,7 +49,7 @@ int lc_cuda_ufunc(const lc_ufunc_call *c, lc_stream *s, char *err) {
   a.ndim = lc_ufunc_collapse(c, shape, strides);
   a.n = c->out.lay.size;
   a.nin = nin;
-  bool contiguous = a.ndim == 1;
+  bool contiguous = a.ndim == 1, unit = a.ndim == 1;   /* unit: no array broadcast (stride 0) */
   for (int k = 0; k <= nin; k++) {
     const lc_ufunc_operand *o = k < nin ? &c->in[k] : &c->out;
     a.code[k] = (int)o->dtype->code;
@@ -58,10 +58,16 @@ int lc_cuda_ufunc(const lc_ufunc_call *c, lc_stream *s, char *err) {
     else a.data[k] = o->data;      /* the binding gave device addresses */
     for (int d = 0; d < a.ndim; d++) a.strides[k][d] = strides[k][d];
     if (!o->scalar && strides[k][0] != o->dtype->size && strides[k][0] != 0) contiguous = false;
+    if (!o->scalar && strides[k][0] != o->dtype->size) unit = false;
+    if (!o->scalar) {
+      bool ok = (uintptr_t)o->data % (uintptr_t)o->dtype->size == 0;
+      for (int d = 0; d < a.ndim; d++) ok = ok && strides[k][d] % o->dtype->size == 0;
+      if (!ok) a.unaligned = 1;
+    }
   }
   for (int d = 0; d < a.ndim; d++) a.shape[d] = shape[d];
   a.contiguous = contiguous;
-  bool direct = contiguous && c->op != LC_UF_CAST && c->out.dtype == c->types.res;
+  bool direct = unit && !a.unaligned && c->op != LC_UF_CAST && c->out.dtype == c->types.res;
   for (int k = 0; k < nin; k++) direct = direct && c->in[k].dtype == c->types.in[k];
   a.direct = direct;
   void *params[1] = {&a};
