@@ -49,6 +49,9 @@ REDUCE_UNIT = $(BUILD)/reduce_test
 # cuda.h where there is one (test code: never installed)
 CUDA_INC  ?= /usr/local/cuda/include
 FAKE_CUDA  = $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/fake/libcuda.so.1)
+# a fake cuBLAS on the fake driver (spec/c/fake_cublas.c), for the matrix
+# products' calls (make check-fake-cuda sets LUACUDA_CUBLAS to it)
+FAKE_CUBLAS = $(if $(FAKE_CUDA),$(BUILD)/fake/libcublas.so.13)
 # an NVRTC that says it is 12.9, for the spec of which NVRTC suits a driver
 FAKE_NVRTC = $(BUILD)/fake/nvrtc/libnvrtc.so.12
 CAPI_UNIT = $(BUILD)/capi_test
@@ -144,6 +147,13 @@ $(BUILD)/fake/libcuda.so.1: spec/c/fake_cuda.c $(PTX_SRC) spec/c/ptx/ptx.h spec/
 	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
 	  -I$(CUDA_INC) -Ikernels -Ispec/c/ptx $(LIBFLAG) $< $(PTX_SRC) -o $@ $(LDFLAGS) -lpthread -lm
 
+# built against the toolkit's cublas_api.h where it is (its own declarations
+# otherwise); it finds the fake driver already loaded, with dlopen
+$(BUILD)/fake/libcublas.so.13: spec/c/fake_cublas.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
+	  -I$(CUDA_INC) $(LIBFLAG) $< -o $@ $(LDFLAGS) -ldl -lpthread
+
 $(FAKE_NVRTC): spec/c/fake_nvrtc.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
@@ -196,7 +206,7 @@ deps:
 	fi
 
 check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
-       $(EMBED_HOST) $(FAKE_NVRTC)
+       $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
 
@@ -206,12 +216,21 @@ check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(GUARD_UNIT) $(T
 # errors and driver calls. The fake's device has room for the memory specs.
 # FAKE_CUDA_DELAY_US=300 slows every queued operation down, so that work
 # read or freed before its stream ran it shows (CI runs both).
+# Matrix products go to the fake cuBLAS (spec/c/fake_cublas.c); the matmul
+# spec then runs once more without it, so the library's own kernel runs on
+# the fake's PTX interpreter too (when BUSTED_ARGS is empty or names it).
 FAKE_CUDA_DELAY_US ?= 0
 FAKE_ENV = LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=$(abspath $(BUILD))/fake/libcuda.so.1 \
+           LUACUDA_CUBLAS=$(abspath $(BUILD))/fake/libcublas.so.13 \
            LUACUDA_PTX=1 FAKE_CUDA_MEMORY=4G FAKE_CUDA_DELAY_US=$(FAKE_CUDA_DELAY_US)
+MATMUL_SPEC = spec/matmul_spec.lua
 check-fake-cuda:
 	@test -f $(CUDA_INC)/cuda.h || { echo "no $(CUDA_INC)/cuda.h: the fake driver cannot be built"; exit 1; }
 	@$(MAKE) --no-print-directory check $(FAKE_ENV)
+	@$(if $(or $(if $(strip $(BUSTED_ARGS)),,all),$(findstring $(MATMUL_SPEC),$(BUSTED_ARGS))), \
+	  echo "== $(MATMUL_SPEC) again without cuBLAS (LUACUDA_CUBLAS=/nonexistent): the library's kernel"; \
+	  $(MAKE) --no-print-directory check $(FAKE_ENV) LUACUDA_CUBLAS=/nonexistent \
+	    BUSTED_ARGS="$(filter-out spec/%,$(BUSTED_ARGS)) $(MATMUL_SPEC)")
 
 test: deps
 	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)"
@@ -232,6 +251,7 @@ bench: deps
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/transfers.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/array_math.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/reduce.lua
+	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/matmul.lua
 	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
 	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi
 
@@ -262,10 +282,13 @@ bench-gpu: $(LIB)
 # the GPU benchmark's script run end to end against the fake driver, so
 # that a GPU session's minutes go to figures, not to the script's bugs (the
 # figures themselves mean nothing; the saxpy result is checked, on 2^16
-# floats, which the fake interprets from NVRTC's PTX)
-bench-gpu-smoke: $(LIB) $(FAKE_CUDA)
+# floats, which the fake interprets from NVRTC's PTX, and the matmul's on
+# 64 x 64, which the fake cuBLAS computes)
+bench-gpu-smoke: $(LIB) $(FAKE_CUDA) $(FAKE_CUBLAS)
 	$(RUN_ENV) LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=$(CURDIR)/$(BUILD)/fake/libcuda.so.1 \
-	  LUACUDA_PTX=1 FAKE_CUDA_MEMORY=8G BENCH_LAUNCHES=2000 BENCH_SAXPY_N=65536 $(LUA) bench/gpu.lua
+	  LUACUDA_CUBLAS=$(CURDIR)/$(BUILD)/fake/libcublas.so.13 \
+	  LUACUDA_PTX=1 FAKE_CUDA_MEMORY=8G BENCH_LAUNCHES=2000 BENCH_SAXPY_N=65536 \
+	  BENCH_MATMUL_N=64 BENCH_MATMUL_REPEAT=2 $(LUA) bench/gpu.lua
 
 # The specs against a module built with AddressSanitizer and UBSan; the
 # runtime is preloaded into the (uninstrumented) interpreter. libasan's

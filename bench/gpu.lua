@@ -6,6 +6,8 @@
 --     pinned, against cuMemcpyHtoD/DtoH in C;
 --   saxpy over 2^28 floats as a fraction of the device-to-device copy
 --     bandwidth (bytes moved per second);
+--   luacuda.matmul of two 4096 x 4096 float32 arrays against
+--     cublasSgemm_v2 called from C (bench/gpu_driver.c) on the same cuBLAS;
 --   device_array of 1 MiB in a loop;
 --   compiling the saxpy module: cold, a disk-cache hit in a new process
 --     (including module load), an in-process hit.
@@ -111,6 +113,39 @@ for _, kind in ipairs({"pageable", "pinned"}) do
     target(("%s %s luacuda / C"):format(dir, kind), gbs / base, "%.3fx", gbs / base >= 0.97, ">= 0.97x")
   end
 end
+-- ---- matrix products: luacuda.matmul against cublasSgemm_v2 called from C ------
+local MM_N = tonumber(os.getenv("BENCH_MATMUL_N")) or 4096
+local MM_REPEAT = tonumber(os.getenv("BENCH_MATMUL_REPEAT")) or 10
+local blas, blas_why = luacuda.blas()
+print(("matmul: luacuda.blas() is %s%s"):format(blas, blas_why and (" (" .. blas_why .. ")") or ""))
+ok, out = sh(("%s gemm %d %d"):format(exe, MM_N, MM_REPEAT))
+if not ok then
+  print("matmul: the C baseline did not run: " .. out)
+  target("matmul luacuda / C cuBLAS", 0, "%.3fx", false, ">= 0.95x")
+else
+  local t_c_gemm = tonumber(out:match("gemm_ms ([%d.]+)")) * 1e-3
+  assert(tonumber(out:match("c0 (%S+)")) == MM_N, "bench: the C baseline's product is wrong: " .. out)
+  local ma = luacuda.device_array({MM_N, MM_N}, "float32"):fill(1)
+  local mb = luacuda.device_array({MM_N, MM_N}, "float32"):fill(1)
+  local mc = luacuda.device_array({MM_N, MM_N}, "float32")
+  luacuda.matmul(ma, mb, mc)             -- the handle, the first call
+  luacuda.synchronize()
+  local t_mm = best(function() for _ = 1, MM_REPEAT do luacuda.matmul(ma, mb, mc) end end) / MM_REPEAT
+  -- the product timed must be right: ones, so every element is N
+  local mch = mc:copy_to_host()
+  for _, ij in ipairs({{1, 1}, {MM_N, MM_N}, {MM_N // 2 + 1, 3}, {2, MM_N}}) do
+    if mch[ij] ~= MM_N then
+      error(("bench: matmul gave c[%d][%d] = %s, not %d"):format(ij[1], ij[2], mch[ij], MM_N))
+    end
+  end
+  local tflops = 2 * MM_N ^ 3 * 1e-12
+  print(("matmul %dx%d float32: luacuda %.3f ms (%.1f TFLOP/s), C cublasSgemm_v2 %.3f ms (%.1f TFLOP/s), %s")
+        :format(MM_N, MM_N, t_mm * 1e3, tflops / t_mm, t_c_gemm * 1e3, tflops / t_c_gemm,
+                out:match("cublas (%S+)") or "?"))
+  target("matmul luacuda / C cuBLAS (speed)", t_c_gemm / t_mm, "%.3fx", t_c_gemm / t_mm >= 0.95, ">= 0.95x")
+  ma, mb, mc, mch = nil, nil, nil, nil
+end
+
 os.remove(imagefile)
 os.remove(exe)
 d, a = nil, nil

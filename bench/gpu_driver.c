@@ -9,6 +9,11 @@
 **                        older than NVRTC, NVRTC's PTX may not
 **   copy BYTES REPEAT    GB/s of host-to-device and device-to-host copies
 **                        with cuMemcpyHtoD/DtoH, pageable and pinned
+**   gemm N REPEAT        milliseconds per cublasSgemm_v2 of N x N float32
+**                        matrices of ones (a loop of REPEAT calls, then one
+**                        synchronize; best of 5), cuBLAS opened as luacuda
+**                        opens it: $LUACUDA_CUBLAS, else libcublas.so.13,
+**                        .12, .11; and C[0] (N when right)
 ** Each line printed is "name value".
 */
 #define _POSIX_C_SOURCE 200809L
@@ -44,6 +49,7 @@ static CUresult (*cuMemFreeHost)(void *);
 static CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
 static CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
 static CUresult (*cuGetErrorName)(CUresult, const char **);
+static CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
 
 static void check(CUresult rc, const char *call) {
   if (rc == 0) return;
@@ -57,7 +63,7 @@ static void check(CUresult rc, const char *call) {
 static void *sym(void *lib, const char *name) {
   void *p = dlsym(lib, name);
   if (p == NULL) {
-    fprintf(stderr, "gpu_driver: libcuda.so.1 has no %s\n", name);
+    fprintf(stderr, "gpu_driver: the library has no %s\n", name);
     exit(1);
   }
   return p;
@@ -95,6 +101,7 @@ static void open_driver(void) {
   LOAD(cuMemFreeHost, "cuMemFreeHost");
   LOAD(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
   LOAD(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  LOAD(cuMemsetD32Async, "cuMemsetD32Async");
   CUdevice dev;
   CUcontext ctx;
   CHECK(cuInit(0));
@@ -178,6 +185,68 @@ static void bench_copy(size_t bytes, int repeat) {
   CHECK(cuMemFree(d));
 }
 
+/* cuBLAS: the few functions the gemm baseline calls */
+typedef struct cublasContext *cublasHandle_t;
+static int (*cublasCreate)(cublasHandle_t *);
+static int (*cublasSgemm)(cublasHandle_t, int, int, int, int, int, const float *, const float *,
+                          int, const float *, int, const float *, float *, int);
+
+static void open_cublas(void) {
+  const char *path = getenv("LUACUDA_CUBLAS");
+  const char *names[] = {path && *path ? path : "libcublas.so.13", "libcublas.so.12",
+                         "libcublas.so.11"};
+  void *lib = NULL;
+  for (int i = 0; i < (path && *path ? 1 : 3) && lib == NULL; i++) {
+    lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (lib) printf("cublas %s\n", names[i]);
+  }
+  if (lib == NULL) {
+    fprintf(stderr, "gpu_driver: no cuBLAS: %s\n", dlerror());
+    exit(1);
+  }
+  LOAD(cublasCreate, "cublasCreate_v2");
+  LOAD(cublasSgemm, "cublasSgemm_v2");
+}
+
+static void bench_gemm(int n, int repeat) {
+  open_cublas();
+  cublasHandle_t h;
+  if (cublasCreate(&h) != 0) {
+    fprintf(stderr, "gpu_driver: cublasCreate_v2 failed\n");
+    exit(1);
+  }
+  size_t bytes = (size_t)n * (size_t)n * sizeof(float);
+  CUdeviceptr a, b, c;
+  CHECK(cuMemAlloc(&a, bytes));
+  CHECK(cuMemAlloc(&b, bytes));
+  CHECK(cuMemAlloc(&c, bytes));
+  CHECK(cuMemsetD32Async(a, 0x3f800000u, (size_t)n * (size_t)n, NULL));     /* 1.0f */
+  CHECK(cuMemsetD32Async(b, 0x3f800000u, (size_t)n * (size_t)n, NULL));
+  CHECK(cuCtxSynchronize());
+  const float one = 1, zero = 0;
+  float *A = (float *)(uintptr_t)a, *B = (float *)(uintptr_t)b, *C = (float *)(uintptr_t)c;
+  /* the default stream (NULL), as a handle without cublasSetStream uses */
+  if (cublasSgemm(h, 0, 0, n, n, n, &one, B, n, A, n, &zero, C, n) != 0) {
+    fprintf(stderr, "gpu_driver: cublasSgemm_v2 failed\n");
+    exit(1);
+  }
+  CHECK(cuCtxSynchronize());
+  double best = 1e30;
+  for (int round = 0; round < 5; round++) {
+    double t0 = now();
+    for (int i = 0; i < repeat; i++) cublasSgemm(h, 0, 0, n, n, n, &one, B, n, A, n, &zero, C, n);
+    CHECK(cuCtxSynchronize());
+    double t = (now() - t0) / repeat;
+    if (t < best) best = t;
+  }
+  float c0;
+  CHECK(cuMemcpyDtoH(&c0, c, sizeof c0));
+  printf("gemm_ms %.6f\nc0 %g\n", best * 1e3, c0);
+  CHECK(cuMemFree(a));
+  CHECK(cuMemFree(b));
+  CHECK(cuMemFree(c));
+}
+
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "launch") == 0) {
     open_driver();
@@ -185,8 +254,11 @@ int main(int argc, char **argv) {
   } else if (argc == 4 && strcmp(argv[1], "copy") == 0) {
     open_driver();
     bench_copy((size_t)atoll(argv[2]), atoi(argv[3]));
+  } else if (argc == 4 && strcmp(argv[1], "gemm") == 0) {
+    open_driver();
+    bench_gemm(atoi(argv[2]), atoi(argv[3]));
   } else {
-    fprintf(stderr, "usage: gpu_driver launch IMAGE N | copy BYTES REPEAT\n");
+    fprintf(stderr, "usage: gpu_driver launch IMAGE N | copy BYTES REPEAT | gemm N REPEAT\n");
     return 2;
   }
   return 0;

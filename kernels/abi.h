@@ -246,6 +246,39 @@ typedef struct lc_random_args {
   long long shape[LC_MAXDIM];
   long long strides[LC_MAXDIM];
 } lc_random_args;
+/* ---- matrix products (kernels/matmul.cu) ------------------------------------
+** lc_matmul<T>(lc_matmul_args p), T float or double: for each of the batch
+** products, C = A B with A m x k, B k x n and C m x n, element (i, j) of
+** each at its base + i * row stride + j * column stride (bytes, any sign);
+** product z's bases are a, b, c plus the batch strides of z's index in the
+** batch shape bshape[0 .. nbatch) (C order; a stride 0 broadcasts). Blocks
+** of LC_MM_THREADS threads (x LC_MM_BN / LC_MM_TN, y LC_MM_BM / LC_MM_TM)
+** each compute an LC_MM_BM x LC_MM_BN tile of C, LC_MM_TM x LC_MM_TN
+** elements a thread, through shared-memory tiles LC_MM_BK deep; the grid
+** walks the column tiles in x, the row tiles in y and the products in z,
+** striding by its size where it is smaller. */
+#define LC_MM_BM 128
+#define LC_MM_BN 128
+#define LC_MM_BK 16
+#define LC_MM_TM 8
+#define LC_MM_TN 8
+#define LC_MM_THREADS_X (LC_MM_BN / LC_MM_TN)
+#define LC_MM_THREADS_Y (LC_MM_BM / LC_MM_TM)
+#define LC_MM_THREADS (LC_MM_THREADS_X * LC_MM_THREADS_Y)
+typedef struct lc_matmul_args {
+  const char *a;
+  const char *b;
+  char *c;
+  long long m, n, k;
+  long long a_rs, a_cs, b_rs, b_cs, c_rs, c_cs;
+  long long batch;                /* the products: bshape's product */
+  int nbatch;
+  int pad;
+  long long bshape[LC_MAXDIM];
+  long long a_bs[LC_MAXDIM];
+  long long b_bs[LC_MAXDIM];
+  long long c_bs[LC_MAXDIM];
+} lc_matmul_args;
 
 /* ---- checks --------------------------------------------------------------
 ** That every compiler here lays these out as written: C11's
@@ -277,6 +310,7 @@ LC_ABI_CHECK(LC_ABI_ALIGNOF(lc_fill_args) == 8, "lc_fill_args's alignment");
 LC_ABI_CHECK(sizeof(lc_random_args) == 10 * 8 + 16 + 2 * 8 * LC_MAXDIM,
              "lc_random_args's size");
 LC_ABI_CHECK(sizeof(lc_reduce_args) == 56 + 6 * 8 * LC_MAXDIM, "lc_reduce_args's size");
+LC_ABI_CHECK(sizeof(lc_matmul_args) == 14 * 8 + 4 * 8 * LC_MAXDIM, "lc_matmul_args's size");
 #ifndef __CUDACC_RTC__
 LC_ABI_CHECK(__builtin_offsetof(struct lc_abi_array_max, shape) == LC_ARRAY_SHAPE_OFFSET,
              "Array<T, N>'s shape");
@@ -288,6 +322,7 @@ LC_ABI_CHECK(__builtin_offsetof(lc_fill_args, shape) == 24, "lc_fill_args's shap
 LC_ABI_CHECK(__builtin_offsetof(lc_fill_args, value) == 24 + 2 * 8 * LC_MAXDIM,
              "lc_fill_args's value");
 LC_ABI_CHECK(__builtin_offsetof(lc_reduce_args, kshape) == 56, "lc_reduce_args's kshape");
+LC_ABI_CHECK(__builtin_offsetof(lc_matmul_args, bshape) == 14 * 8, "lc_matmul_args's bshape");
 #endif
 
 #endif

@@ -11,7 +11,8 @@ local function run(script)
 end
 
 describe("the examples", function()
-  for _, name in ipairs({"saxpy", "matmul_shared", "reduce", "histogram", "arrays", "streams"}) do
+  for _, name in ipairs({"saxpy", "matmul_shared", "reduce", "histogram", "arrays", "streams",
+                         "least_squares"}) do
     it(name .. ".lua runs and its check passes", function()
       local ok, out = run("examples/" .. name .. ".lua")
       assert.is_true(ok, out)

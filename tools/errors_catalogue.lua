@@ -41,9 +41,10 @@ local AREAS = {
   { "SmartArray", { "lua/luacuda/smart.lua" } },
   { "Kernel generators: elementwise, reduction", { "lua/luacuda/generators.lua" } },
   { "Random numbers: luacuda.random and its generators", { "src/binding/random.c" } },
+  { "Matrix products: matmul, blas", { "src/binding/matmul.c", "src/base/matmul.c" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
     "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c",
-    "src/backend/cuda/reduce.c" } },
+    "src/backend/cuda/reduce.c", "src/backend/cuda/blas.c", "src/backend/cuda/matmul.c" } },
 }
 
 -- Errors no spec can provoke on a working machine: the reason, by key.
@@ -96,6 +97,9 @@ for _, k in ipairs {
   "invalid host_register arguments (<> bytes, flags <>)",
   "host memory at <> is not mapped into the device",
   "kernel '<>': the arguments take more than <> bytes",
+  -- matrix products: every backend has them (the simulator's kernel, the
+  -- CUDA backend's cuBLAS or kernel)
+  "the <> backend has no matrix products",
   "the name is longer than <> bytes",
   "more than <> kernels named by name expressions",
   -- counts past INT_MAX, behind the smaller limits checked first
@@ -162,6 +166,15 @@ CHILD["work queued on <> still <> <> (LUACUDA_STRICT_ASYNC=1: synchronize the st
   { file = "spec/async_spec.lua",
     test = "LUACUDA_STRICT_ASYNC=1 makes a host access that would wait an error, and a synchronized one fine",
     fn = "index" }
+
+CHILD["the library's matmul kernel did not compile: <>"] =
+  { file = "spec/matmul_spec.lua",
+    test = "matmul's kernel on the simulator names the library's kernel when the simulator cannot compile it, at every call",
+    fn = "matmul" }
+CHILD["cublasSetStream_v2: <>"] =
+  { file = "spec/matmul_spec.lua",
+    test = "matmul on the CUDA backend with the fake cuBLAS raises a failed cuBLAS call with its status",
+    fn = "matmul" }
 
 -- the numeric settings refused at require time (src/base/env.c)
 local SETTINGS = { file = "spec/build_spec.lua",

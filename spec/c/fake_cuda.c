@@ -66,6 +66,9 @@
 **                                "name @legacy", "@blocking" or "@nonblocking"
 ** A kernel whose name starts with fake_fault fails the context with
 ** CUDA_ERROR_ILLEGAL_ADDRESS when it runs, as a faulting kernel does.
+** Beside the driver's API it exports fake_cuda_reachable(p, n), whether the
+** current context's device reaches [p, p + n), for the fake cuBLAS
+** (spec/c/fake_cublas.c), which queues its products as host functions.
 **
 ** cuLaunchCooperativeKernel refuses a grid larger than the device holds at
 ** once (cuOccupancyMaxActiveBlocksPerMultiprocessor, computed from the
@@ -597,6 +600,17 @@ static int kernel_reach(void *ud, uint64_t p, size_t n, uint64_t *lo, uint64_t *
     *lo = (uint64_t)(uintptr_t)a->p;
     *hi = *lo + a->n;
   }
+  pthread_mutex_unlock(&mu);
+  return ok;
+}
+
+/* For the fake cuBLAS (spec/c/fake_cublas.c), which computes on the host
+** what a library kernel would: may a kernel of the current context's
+** device touch [p, p + n)? 1 when it may; 0 without a context. */
+API int fake_cuda_reachable(CUdeviceptr p, size_t n) {
+  pthread_mutex_lock(&mu);
+  const alloc *a = current ? find((const void *)(uintptr_t)p, n ? n : 1) : NULL;
+  int ok = a != NULL && reachable(a, curdev());
   pthread_mutex_unlock(&mu);
   return ok;
 }

@@ -60,6 +60,7 @@ struct lc_scan_result;
 struct lc_reduce_call;
 struct lc_ufunc_call;
 struct lc_random_call;
+struct lc_matmul_call;
 
 /* A kernel source to compile, with what the scanner found in it. */
 typedef struct lc_source {
@@ -236,6 +237,16 @@ typedef struct lc_backend {
   ** s (never NULL): the same bits as lc_random_host; the call's data is a
   ** device address. NULL: the backend has none. */
   int (*random)(const struct lc_random_call *c, lc_stream *s, char *err);
+  /* matrix products (base/matmul.h) on device-accessible memory, queued on
+  ** s (never NULL); the operands' data are device addresses, aligned to
+  ** their element size, m, n, k and the number of products at least 1.
+  ** NULL: the backend has none. */
+  int (*matmul)(const struct lc_matmul_call *c, lc_stream *s, char *err);
+  /* Which library runs matmul on the current device: true with its name
+  ** and version in name[LC_ERRLEN] ("cublas 13.1.0"), or false with why
+  ** the library's own kernel (kernels/matmul.cu) runs instead in
+  ** why[LC_ERRLEN]. NULL: always the kernel. */
+  bool (*blas)(char *name, char *why);
 } lc_backend;
 
 /* Page-locked memory, shared by every context (PORTABLE), write-combined

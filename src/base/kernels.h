@@ -18,5 +18,8 @@ extern const char lc_reduce_source[];
 extern const char lc_ufunc_source[];
 /* the random numbers' kernels, behind the ABI and kernels/philox.h */
 extern const char lc_random_source[];
+/* matrix products' tiled kernel lc_matmul<T>, behind the ABI: the
+** simulator's and, where cuBLAS is missing, the CUDA backend's */
+extern const char lc_matmul_source[];
 
 #endif

@@ -53,6 +53,8 @@ SCOPED(int, lc_cuda_reduce, (const struct lc_reduce_call *c, lc_stream *s, char 
        (c, s, err))
 SCOPED(int, lc_cuda_ufunc, (const struct lc_ufunc_call *c, lc_stream *s, char *err), (c, s, err))
 SCOPED(int, lc_cuda_random, (const struct lc_random_call *c, lc_stream *s, char *err), (c, s, err))
+SCOPED(int, lc_cuda_matmul, (const struct lc_matmul_call *c, lc_stream *s, char *err), (c, s, err))
+SCOPED(bool, lc_cuda_blas, (char *name, char *why), (name, why))
 SCOPED(int, lc_cuda_stream_create, (lc_stream **out, unsigned flags, char *err),
        (out, flags, err))
 SCOPED_VOID(lc_cuda_stream_release, (lc_stream *s), (s))
@@ -133,4 +135,6 @@ const lc_backend lc_backend_cuda = {
   .launch = lc_cuda_launch_scoped,
   .ufunc = lc_cuda_ufunc_scoped,
   .random = lc_cuda_random_scoped,
+  .matmul = lc_cuda_matmul_scoped,
+  .blas = lc_cuda_blas_scoped,
 };

@@ -99,6 +99,44 @@ int lc_cuda_ufunc(const struct lc_ufunc_call *c, lc_stream *s, char *err);
 /* ---- random.c: random numbers ---- */
 struct lc_random_call;
 int lc_cuda_random(const struct lc_random_call *c, lc_stream *s, char *err);
+/* ---- blas.c: cuBLAS through dlopen ---- */
+
+/* One call: cublas<S|D>gemm_v2 (count 0) or cublas<S|D>gemmStridedBatched
+** (count products, the s* strides in elements), alpha 1 and beta 0;
+** ta and tb are CUBLAS_OP_N (0) or CUBLAS_OP_T (1). */
+typedef struct lc_cuda_gemm {
+  bool f64;
+  int ta, tb, m, n, k;
+  const void *a;
+  int lda;
+  long long sa;
+  const void *b;
+  int ldb;
+  long long sb;
+  void *c;
+  int ldc;
+  long long sc;
+  int count;
+} lc_cuda_gemm;
+enum { LC_CUBLAS_OP_N = 0, LC_CUBLAS_OP_T = 1 };
+
+/* cuBLAS's handle for the current device, whose context is current; made
+** at first use. LC_ENOTSUP with why[LC_ERRLEN] when there is none: no
+** cuBLAS loads, or its cublasCreate_v2 failed on this device. */
+int lc_cuda_blas_handle(void **h, char *why);
+/* Calls on handle h go to stream st from begin (which takes the handles'
+** lock, and keeps it only when it succeeds) to end. */
+int lc_cuda_blas_begin(void *h, CUstream st, char *err);
+int lc_cuda_blas_call(void *h, const lc_cuda_gemm *g, char *err);
+void lc_cuda_blas_end(void);
+/* The blas slot (backend.h). */
+bool lc_cuda_blas(char *name, char *why);
+/* "CUBLAS_STATUS_INVALID_VALUE" for a cublasStatus_t */
+const char *lc_cuda_blas_status(int s);
+
+/* ---- matmul.c: matrix products (cuBLAS, else kernels/matmul.cu) ---- */
+struct lc_matmul_call;
+int lc_cuda_matmul(const struct lc_matmul_call *c, lc_stream *s, char *err);
 
 /* ---- stream.c: streams, events, deferred releases, queued work ---- */
 

@@ -35,6 +35,9 @@
 #include "host_copy.h"
 #include "random.h"
 #include "reduce.h"
+#include "kernels.h"
+#include "ksource.h"
+#include "matmul.h"
 #include "ufunc.h"
 
 static atomic_size_t used;          /* bytes in live device allocations */
@@ -419,6 +422,76 @@ static int sim_launch(lc_function *f, const lc_launch *cfg, char *err) {
   return lc_sim_submit(cfg->stream, &k->w, NULL, err);
 }
 
+/* ---- matrix products: kernels/matmul.cu, compiled like any module (the
+** disk cache keeps it) at the first product of the process ---- */
+
+static pthread_once_t matmul_once = PTHREAD_ONCE_INIT;
+static int matmul_rc;
+static char matmul_err[LC_ERRLEN];          /* why it did not compile */
+static lc_function *matmul_fn[2];            /* float, double */
+static const char *const matmul_names[2] = {"lc_matmul<float>", "lc_matmul<double>"};
+
+static void matmul_load(void) {
+  char err[LC_ERRLEN];
+  lc_scan_result r;
+  size_t len = strlen(lc_matmul_source);
+  memset(&r, 0, sizeof r);
+  int rc = lc_scan(lc_matmul_source, len, &r, err);      /* sizes the arrays */
+  lc_kernel_sig *k = rc ? NULL : calloc((size_t)r.nkernels + 1, sizeof *k);
+  lc_shared_decl *sh = rc ? NULL : calloc((size_t)r.nshared + 1, sizeof *sh);
+  lc_global_decl *g = rc ? NULL : calloc((size_t)r.nglobals + 1, sizeof *g);
+  lc_struct_def *st = rc ? NULL : calloc((size_t)r.nstructs + 1, sizeof *st);
+  if (rc == 0 && (!k || !sh || !g || !st)) {
+    snprintf(err, LC_ERRLEN, "out of host memory");
+    rc = -1;
+  }
+  if (rc == 0) {
+    r = (lc_scan_result){k, r.nkernels, 0, sh, r.nshared, 0, g, r.nglobals, 0, st, r.nstructs, 0};
+    rc = lc_scan(lc_matmul_source, len, &r, err);
+  }
+  if (rc == 0) {
+    static const char *const std_only[] = {LC_KSOURCE_STD};
+    lc_source src = {lc_matmul_source, len, "luacuda/matmul.cu", std_only, 1, &r,
+                     matmul_names, 2};
+    void *handle = NULL;
+    char *log = NULL;
+    rc = lc_sim_compile(&src, &handle, &log, err);
+    if (rc != LC_OK && log)
+      snprintf(err + strlen(err), LC_ERRLEN - strlen(err), ": %.300s", log);
+    free(log);
+    const long long *sizes;
+    for (int i = 0; i < 2 && rc == LC_OK; i++)
+      rc = sim_module_function(handle, matmul_names[i], &matmul_fn[i], &sizes, err);
+  }
+  free(k);
+  free(sh);
+  free(g);
+  free(st);
+  if (rc != 0) {
+    memcpy(matmul_err, err, sizeof matmul_err);
+    matmul_rc = LC_EFAIL;
+  }
+}
+
+static int sim_matmul(const lc_matmul_call *c, lc_stream *s, char *err) {
+  pthread_once(&matmul_once, matmul_load);
+  if (matmul_rc != LC_OK) {
+    snprintf(err, LC_ERRLEN, "the library's matmul kernel did not compile: %.440s", matmul_err);
+    return matmul_rc;
+  }
+  lc_matmul_args a;
+  lc_matmul_pack(c, &a);
+  void *args[1] = {&a};
+  int64_t tn = (c->n + LC_MM_BN - 1) / LC_MM_BN, tm = (c->m + LC_MM_BM - 1) / LC_MM_BM;
+  lc_launch cfg = {
+    {tn > (int64_t)LC_MAX_GRID_X ? LC_MAX_GRID_X : (unsigned)tn,
+     tm > (int64_t)LC_MAX_GRID_Y ? LC_MAX_GRID_Y : (unsigned)tm,
+     a.batch > (int64_t)LC_MAX_GRID_Z ? LC_MAX_GRID_Z : (unsigned)a.batch},
+    {LC_MM_THREADS_X, LC_MM_THREADS_Y, 1}, 0, s, args, 1, &a, sizeof a,
+    matmul_names[c->dtype->code == LC_FLOAT64], false};
+  return sim_launch(matmul_fn[c->dtype->code == LC_FLOAT64], &cfg, err);
+}
+
 /* ---- the one simulated device ---- */
 
 static int sim_device_count(void) { return 1; }
@@ -508,4 +581,5 @@ const lc_backend lc_backend_sim = {
   .launch = sim_launch,
   .ufunc = sim_ufunc,
   .random = sim_random,
+  .matmul = sim_matmul,
 };
