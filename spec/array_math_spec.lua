@@ -1098,11 +1098,12 @@ describe("array math's errors", function()
               "copy one first"}, function(x, y) return x + y end, h, d)
     S.misuse("luacuda.multiply: operand 1 is a device array and operand 2 a host array",
              luacuda.multiply, d, h)
-    local p = luacuda.pinned_array(2, "float32")
-    local m = luacuda.managed_array(2, "float32")
+    -- filled: S.misuse reads its arguments (valgrind sees uninitialised memory)
+    local p = luacuda.pinned_array(2, "float32"):fill(0)
+    local m = luacuda.managed_array(2, "float32"):fill(0)
     S.misuse("operand 1 is a pinned array and operand 2 a managed array", luacuda.subtract, p, m)
     S.misuse("operand 1 is a mapped array and operand 3 a host array",
-             luacuda.clip, luacuda.mapped_array(2, "float32"), 0, h)
+             luacuda.clip, luacuda.mapped_array(2, "float32"):fill(0), 0, h)
     S.misuse("luacuda.where: operand 1 is a host array and operand 2 a device array",
              luacuda.where, luacuda.array({true, false}), d, 0)
   end)
