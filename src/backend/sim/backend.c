@@ -21,6 +21,7 @@
 #define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,18 +243,36 @@ static int sim_fill(const lc_region *dst, const void *value, int64_t itemsize,
   return lc_sim_submit(s, &f->w, NULL, err);
 }
 
-/* A reduction or scan: the host's loops, on the executor as any queued
-** work (device memory is host memory here). */
-typedef struct reduce_work {
-  lc_sim_work w;
-  lc_reduce_call c;
-} reduce_work;
+/* ---- array math, reductions, random numbers: the host's loops, run by the
+** stream's executor (device memory is host memory here) ---- */
 
-static int run_reduce(lc_sim_work *w, char *err) {
+/* A host function queued with its own copy of its call struct. */
+typedef struct host_call_work {
+  lc_sim_work w;
+  void (*fn)(const void *call);
+  _Alignas(max_align_t) unsigned char call[];
+} host_call_work;
+
+static int run_host_call(lc_sim_work *w, char *err) {
   (void)err;
-  lc_reduce_host(&((reduce_work *)w)->c);
+  host_call_work *h = (host_call_work *)w;
+  h->fn(h->call);
   return LC_OK;
 }
+
+static int queue_host_call(lc_stream *s, void (*fn)(const void *), const void *call,
+                           size_t size, char *err) {
+  host_call_work *h = (host_call_work *)lc_sim_work_new(
+      sizeof *h - sizeof h->w + size, run_host_call, err);
+  if (h == NULL) return LC_ENOMEM;
+  h->fn = fn;
+  memcpy(h->call, call, size);     /* scalars are held in the calls themselves */
+  return lc_sim_submit(s, &h->w, NULL, err);
+}
+
+static void reduce_call(const void *c) { lc_reduce_host(c); }
+static void ufunc_call(const void *c) { lc_ufunc_host(c); }
+static void random_call(const void *c) { lc_random_host(c); }
 
 static int sim_reduce(const lc_reduce_call *c, lc_stream *s, char *err) {
   if (s == NULL) {
@@ -261,50 +280,15 @@ static int sim_reduce(const lc_reduce_call *c, lc_stream *s, char *err) {
     if (rc == LC_OK) lc_reduce_host(c);
     return rc;
   }
-  reduce_work *r = (reduce_work *)lc_sim_work_new(sizeof *r - sizeof r->w, run_reduce, err);
-  if (r == NULL) return LC_ENOMEM;
-  r->c = *c;
-  return lc_sim_submit(s, &r->w, NULL, err);
-}
-
-/* ---- array math: the host's loops, run by the stream's executor ---- */
-
-typedef struct ufunc_work {
-  lc_sim_work w;
-  lc_ufunc_call c;             /* scalars are held in the call itself */
-} ufunc_work;
-
-static int run_ufunc(lc_sim_work *w, char *err) {
-  (void)err;
-  lc_ufunc_host(&((ufunc_work *)w)->c);
-  return LC_OK;
+  return queue_host_call(s, reduce_call, c, sizeof *c, err);
 }
 
 static int sim_ufunc(const lc_ufunc_call *c, lc_stream *s, char *err) {
-  ufunc_work *u = (ufunc_work *)lc_sim_work_new(sizeof *u - sizeof u->w, run_ufunc, err);
-  if (u == NULL) return LC_ENOMEM;
-  u->c = *c;
-  return lc_sim_submit(s, &u->w, NULL, err);
-}
-
-/* ---- random numbers: the host's loop, run by the stream's executor ---- */
-
-typedef struct random_work {
-  lc_sim_work w;
-  lc_random_call c;
-} random_work;
-
-static int run_random(lc_sim_work *w, char *err) {
-  (void)err;
-  lc_random_host(&((random_work *)w)->c);
-  return LC_OK;
+  return queue_host_call(s, ufunc_call, c, sizeof *c, err);
 }
 
 static int sim_random(const lc_random_call *c, lc_stream *s, char *err) {
-  random_work *r = (random_work *)lc_sim_work_new(sizeof *r - sizeof r->w, run_random, err);
-  if (r == NULL) return LC_ENOMEM;
-  r->c = *c;
-  return lc_sim_submit(s, &r->w, NULL, err);
+  return queue_host_call(s, random_call, c, sizeof *c, err);
 }
 
 /* ---- modules and launches (compile.c, pool.c) ---- */
