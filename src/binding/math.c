@@ -24,6 +24,7 @@ typedef struct operands {
   lc_array *a[3];             /* NULL for a Lua value */
   lc_opd_type t[3];
   lc_array *out;              /* given, or NULL */
+  int out_slot;               /* its stack slot */
   lc_stream *stream;          /* given, or NULL */
   bool device;                /* the computation's side */
   lc_kind kind;               /* the result's kind */
@@ -87,6 +88,7 @@ static void read_tail(lua_State *L, operands *o, int from, const char *fname) {
     if (lua_isnil(L, idx)) continue;
     if (lc_array_test(L, idx) && o->out == NULL) {
       o->out = lc_array_check(L, idx, fname);
+      o->out_slot = idx;
       continue;
     }
     if (o->stream == NULL) {
@@ -221,15 +223,11 @@ static void apply(lua_State *L, lc_ufunc_op op, operands *o, const lc_dtype *cas
   lc_stream *s = NULL;
   if (o->device) s = o->stream ? o->stream : o->be->default_stream();
   int out_idx;
-  if (out) {
-    /* push the given output so the result is on top */
-    int top = lua_gettop(L);
-    for (int idx = 1; idx <= top; idx++)
-      if (lc_array_test(L, idx) == out) { lua_pushvalue(L, idx); break; }
-  } else {
+  if (out) out_idx = o->out_slot;
+  else {
     out = lc_array_empty(L, o->kind, types.out, nd, shape, 'C', s, fname);
+    out_idx = lua_gettop(L);
   }
-  out_idx = lua_gettop(L);
 
   /* inputs that the output overwrites in another layout are read from a
   ** copy */
