@@ -27,6 +27,7 @@
 
 #include "cache.h"
 #include "common.h"
+#include "compile_note.h"
 #include "deps.h"
 #include "env.h"
 #include "kernels.h"
@@ -686,6 +687,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
                cccl, &nkey);
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
+  double began = lc_compile_clock();
   /* NVRTC checks the source meanwhile (check.c); what it rejects is the
   ** error, before the host compiler's: the one the CUDA backend gives */
   lc_sim_checker check;
@@ -736,6 +738,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   } else if (status == 0 && load(so, handle, err)) {
     rc = LC_OK;
     store_in_cache(so, &key, depfile, dir, head_rec, nhead, &start);
+    lc_compile_note(lc_compile_label(src), "sim", began);
   }
   free(head_rec);
   unlink(rt);
