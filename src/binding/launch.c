@@ -618,8 +618,9 @@ LC_NORETURN static void table_arg_error(lua_State *L, const lc_kernel_sig *sig, 
   lua_settop(L, top);
   if (became)
     arg_error(L, fname, sig, i, "expected a device array, got a table; a table is never copied "
-              "implicitly, and luacuda.to_device(t) would make it an %s array: choose the "
-              "dtype with luacuda.to_device(t, {dtype = \"%s\"})", became, want);
+              "implicitly, and luacuda.to_device(t) would make it a%s %s array: choose the "
+              "dtype with luacuda.to_device(t, {dtype = \"%s\"})",
+              strchr("aeiou", became[0]) ? "n" : "", became, want);
   arg_error(L, fname, sig, i, "expected a device array, got a table (make one with "
             "luacuda.to_device(t, {dtype = \"%s\"}))", want);
 }
