@@ -217,7 +217,7 @@ describe("scalar kernel arguments", function()
   end)
 
   it("refuse NaN and a fraction for an integer parameter, naming it", function()
-    S.misuse("kernel 'saxpy' argument 1 'n' (int): int32 needs an integer, got NaN",
+    S.misuse("kernel 'saxpy' argument 1 'n' (int): int32 needs an integer, got nan",
              function() m.saxpy[{1, 3}](0 / 0, 2.0, y, y) end)
     S.misuse("kernel 'saxpy' argument 1 'n' (int): int32 needs an integer, got 2.5",
              function() m.saxpy[{1, 3}](2.5, 2.0, y, y) end)

@@ -64,7 +64,7 @@ static int integer_error(char *err, const lc_dtype *dt, lua_State *L, int idx) {
   else if (f == floor(f) && isfinite(f))      /* integral, but too large */
     snprintf(err, LC_ERRLEN, "%.17g is out of range for %s", (double)f, dt->name);
   else if (isnan(f))         /* printf's spelling varies ("-nan") */
-    snprintf(err, LC_ERRLEN, "%s needs an integer, got NaN", dt->name);
+    snprintf(err, LC_ERRLEN, "%s needs an integer, got nan", dt->name);
   else
     snprintf(err, LC_ERRLEN, "%s needs an integer, got %.17g", dt->name, (double)f);
   return -1;
