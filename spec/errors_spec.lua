@@ -182,8 +182,8 @@ describe("constructors", function()
     end)
 
     it("refuses a dtype that is not a string", function()
-      misuse("device_array", "dtype must be a string such as 'float32' or a record, got number",
-             luacuda.device_array, 3, 4)
+      misuse("device_array", "dtype must be a string such as 'float32' or a record, got boolean",
+             luacuda.device_array, 3, true)
     end)
 
     it("refuses an unknown dtype name", function()

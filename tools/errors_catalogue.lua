@@ -33,6 +33,7 @@ local AREAS = {
   { "Kernel launches and arguments", { "src/binding/launch.c" } },
   { "Compiling: ptx, cubin, the simulator's compiler, the cache",
     { "src/binding/ptx.c", "src/base/ksource.c", "src/backend/nvrtc.c", "src/backend/sim/compile.c", "src/backend/sim/check.c",
+      "src/backend/sim/options.c",
       "src/base/cache.c", "src/base/deps.c", "src/base/includes.c" } },
   { "Host programs: the C API and DLPack",
     { "src/binding/capi.c", "src/binding/dlpack.c", "src/binding/preload.c" } },
@@ -175,6 +176,13 @@ CHILD["cublasSetStream_v2: <>"] =
   { file = "spec/matmul_spec.lua",
     test = "matmul on the CUDA backend with the fake cuBLAS raises a failed cuBLAS call with its status",
     fn = "matmul" }
+
+-- an option the simulator does not know, refused where NVRTC does not
+-- judge it first (LUACUDA_NVRTC_CHECK=0)
+CHILD["option <> is not one the simulator knows: it honours -D, -U, -I, -std and -use_fast_math, and takes NVRTC's options for a GPU's code (-arch, -lineinfo, -maxrregcount, ...), -ftz, -prec-div, -prec-sqrt and -fmad (README, \"Compile options\")"] =
+  { file = "spec/teach_spec.lua",
+    test = "compile options on the simulator refuse an option unknown to the simulator, where NVRTC does not check it first",
+    fn = "compile" }
 
 -- the numeric settings refused at require time (src/base/env.c)
 local SETTINGS = { file = "spec/build_spec.lua",

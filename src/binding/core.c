@@ -89,8 +89,9 @@ static int l_select_device(lua_State *L) {
   char err[LC_ERRLEN];
   if (i < 1 || i > be->device_count()) {
     int n = be->device_count();
-    lc_error(L, "select_device", "no device %lld (there %s %d)", (long long)i,
-             n == 1 ? "is" : "are", n);
+    lc_error(L, "select_device", "no device %lld (there %s %d)%s", (long long)i,
+             n == 1 ? "is" : "are", n,
+             i == 0 ? ": luacuda counts devices from 1 (the first is select_device(1))" : "");
   }
   if (be->select_device((int)i - 1, err)) lc_error(L, "select_device", "%s", err);
   return 0;

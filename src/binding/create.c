@@ -34,6 +34,7 @@ static int l_new_host(lua_State *L) {
   const char *fname = lua_tostring(L, lc_upvalueindex(1));
   new_fill fill = (new_fill)lua_tointeger(L, lc_upvalueindex(2));
   int64_t shape[LC_MAXDIM];
+  lc_check_shape_not_spread(L, 1, fname);
   int nd = lc_check_dims(L, 1, false, false, shape, "shape", fname);
   const lc_dtype *dt = lc_dtype_opt(L, 2, F64, fname);
   char order = lc_check_order(L, 3, fname);
@@ -346,6 +347,7 @@ lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
   int64_t shape[LC_MAXDIM];
   lc_layout lay;
   char err[LC_ERRLEN];
+  lc_check_shape_not_spread(L, 1, fname);
   int nd = lc_check_dims(L, 1, false, false, shape, "shape", fname);
   const lc_dtype *dt = lc_dtype_opt(L, 2, F64, fname);
   char order;

@@ -16,14 +16,21 @@
 /* Normalize a 1-based index that may count from the end (-1 is the last). */
 static int64_t norm_index(int64_t i, int64_t n) { return i < 0 ? n + 1 + i : i; }
 
+/* What follows an out-of-bounds message when the index is 0: a habit from
+** 0-based languages, so say how luacuda counts. */
+static const char *zero_hint(bool zero) {
+  return zero ? ": luacuda counts from 1, on every axis (the first element is a[1], "
+                "or a[{1, 1}] in 2-d)" : "";
+}
+
 static void select_axis(lua_State *L, lc_layout *lay, int axis, int64_t i,
                         const char *fname) {
   int64_t n = lay->shape[axis];
   int64_t k = norm_index(i, n);
   char err[LC_ERRLEN];
   if (k < 1 || k > n)
-    lc_error(L, fname, "index %lld out of bounds for axis %d of size %lld",
-             (long long)i, axis + 1, (long long)n);
+    lc_error(L, fname, "index %lld out of bounds for axis %d of size %lld%s",
+             (long long)i, axis + 1, (long long)n, zero_hint(i == 0));
   if (lc_layout_select(lay, axis, k - 1, err)) lc_error(L, fname, "%s", err);
 }
 
@@ -70,10 +77,11 @@ static void slice_axis(lua_State *L, lc_layout *lay, int axis, int idx,
   bool ok = empty ? (step > 0 ? first >= 1 && first <= n + 1 && last >= 0 && last <= n
                               : first >= 0 && first <= n && last >= 1 && last <= n + 1)
                   : first >= 1 && first <= n && last >= 1 && last <= n;
+  bool zero = (given[0] && v[0] == 0) || (given[1] && v[1] == 0);
   if (!ok)
-    lc_error(L, fname, "range {%lld, %lld} out of bounds for axis %d of size %lld",
+    lc_error(L, fname, "range {%lld, %lld} out of bounds for axis %d of size %lld%s",
              (long long)(given[0] ? v[0] : first), (long long)(given[1] ? v[1] : last),
-             axis + 1, (long long)n);
+             axis + 1, (long long)n, zero_hint(zero));
   int64_t count = empty ? 0 : (last - first) / step + 1;
   char err[LC_ERRLEN];
   if (lc_layout_slice(lay, axis, empty ? 0 : first - 1, count, step, err))

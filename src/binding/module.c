@@ -664,7 +664,10 @@ static int compile_source(lua_State *L, const char *name, const char *fname) {
   lua_settop(L, 5);
   if (rc != LC_OK) {
     if (log) {
+      /* the script's file:line first, as lc_error's messages have it */
+      luaL_where(L, 1);
       lua_pushfstring(L, "luacuda.%s: %s:\n%s", fname, err, log);
+      lua_concat(L, 2);
       free(log);
       lua_error(L);
     }
@@ -959,8 +962,11 @@ static int kernel_index(lua_State *L) {
     lc_pushfunction(L, &launcher, 2);
     return 1;
   }
+  if (lua_type(L, 2) != LUA_TSTRING)
+    lc_error(L, "index", "kernel '%s' is launched with a table, k[{grid, block}](args...) or "
+             "k:launch({grid=, block=}, args...), not indexed with a %s", k->sig->name,
+             luaL_typename(L, 2));
   const char *key = lua_tostring(L, 2);
-  if (lua_type(L, 2) != LUA_TSTRING) return 0;
   if (strcmp(key, "launch") == 0) lua_pushvalue(L, lc_upvalueindex(1));
   else if (strcmp(key, "close") == 0) lua_pushvalue(L, lc_upvalueindex(2));
   else if (strcmp(key, "name") == 0) lua_pushstring(L, k->sig->name);
@@ -973,7 +979,11 @@ static int kernel_index(lua_State *L) {
       luaL_addstring(&b, k->sig->params[i].spelling);
     }
     luaL_pushresult(&b);
-  } else lua_pushnil(L);
+  } else {
+    lc_error(L, "index", "kernel '%s' has no field '%s' (its fields: name, nparams, "
+             "signature, launch, close); launch it with k[{grid, block}](args...)",
+             k->sig->name, key);
+  }
   return 1;
 }
 
@@ -1086,8 +1096,11 @@ static const luaL_Reg module_methods[] = {
 
 /* m.name: a method, else the kernel of that name */
 static int module_index(lua_State *L) {
-  check_module(L, 1, "index");
-  if (lua_type(L, 2) != LUA_TSTRING) return 0;
+  lc_modref *m = check_module(L, 1, "index");
+  if (lua_type(L, 2) != LUA_TSTRING)
+    lc_error(L, "index", "a module is indexed with a kernel's name (m.%s or m:get(\"%s\")), "
+             "not a %s", m->nkernels ? m->kernels[0].name : "saxpy",
+             m->nkernels ? m->kernels[0].name : "saxpy", luaL_typename(L, 2));
   lua_pushvalue(L, 2);
   if (lua_rawget(L, lc_upvalueindex(1)) != LUA_TNIL) return 1;
   push_kernel(L, 1, lua_tostring(L, 2), "index");

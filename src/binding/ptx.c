@@ -51,7 +51,9 @@ static bool starts(const char *s, const char *prefix) {
 ** 512 bytes; a compiler log is longer), after freeing what o holds. */
 static LC_NORETURN void raise_freeing(lua_State *L, output *o, const char *fname,
                                       const char *msg) {
+  luaL_where(L, 1);       /* the script's file:line first, as lc_error's have it */
   lua_pushfstring(L, "luacuda.%s: %s", fname, msg);
+  lua_concat(L, 2);
   free(o->out);
   free(o->log);
   o->out = o->log = NULL;
