@@ -1,0 +1,158 @@
+-- docs_coverage: does the API reference (docs/api/index.html, made by LDoc
+-- from the doc comments) have an entry for every public name, and does
+-- every entry name something that exists?
+--
+--   lua5.4 tools/docs_coverage.lua [docs/api/index.html]
+--
+-- It loads luacuda and walks what a script can reach: the module table,
+-- the methods of each object type (found through the type's metatable,
+-- as the module's own code finds them), and the metamethods a user calls
+-- (operators, `__close`, `__call`). An entry's anchor in the HTML is its
+-- name: `zeros`, `Array:sum` (a method), `Array.shape` (a field: fields
+-- are not enumerable, so each documented one is read from a live object).
+-- Prints each missing and each stale name; exits 1 when there is any.
+local luacuda = require "luacuda"
+
+local html_path = arg[1] or "docs/api/index.html"
+
+-- ---- what the reference documents --------------------------------------
+
+local function documented_names(path)
+  local f = assert(io.open(path, "rb"))
+  local html = f:read("a")
+  f:close()
+  local names = {}
+  -- LDoc writes an item's anchor as <a name = "NAME"></a> (with spaces);
+  -- a section's as <a name="NAME"></a>, which this does not match
+  for name in html:gmatch('<a name = "([^"]+)"></a>') do names[name] = true end
+  return names
+end
+
+-- ---- what exists -------------------------------------------------------
+
+local registry = debug.getregistry()
+
+local function metatable_of(type_name)
+  local mt = registry[type_name]
+  assert(type(mt) == "table", "no metatable " .. type_name)
+  return mt
+end
+
+-- The table of methods an __index function reads (its upvalue), for the
+-- types whose __index is a function: the first upvalue that is a table
+-- of functions.
+local function upvalue_methods(fn)
+  for i = 1, 255 do
+    local name, value = debug.getupvalue(fn, i)
+    if name == nil then break end
+    if type(value) == "table" and (name == "" or name == "methods") then
+      local all_functions = next(value) ~= nil
+      for _, v in pairs(value) do
+        if type(v) ~= "function" then all_functions = false end
+      end
+      if all_functions then return value end
+    end
+  end
+  return {}
+end
+
+local function index_methods(mt)
+  if type(mt.__index) == "table" then return mt.__index end
+  if type(mt.__index) == "function" then return upvalue_methods(mt.__index) end
+  return {}
+end
+
+-- the metamethods a user writes code against (the rest, such as __gc,
+-- __name, __tostring, __index for method lookup, are the machinery)
+local USER_METAMETHODS = {
+  __add = true, __sub = true, __mul = true, __div = true, __idiv = true, __mod = true,
+  __pow = true, __unm = true, __len = true, __close = true, __call = true,
+}
+
+-- Live objects, made once, for the fields documented on them.
+local function live_objects()
+  local a = luacuda.zeros({2, 3}, "float32")
+  local m = luacuda.compile([==[
+    extern "C" __global__ void docs_coverage_probe(float *x) { x[0] = 1.0f; }
+  ]==])
+  local rec = luacuda.record({{"x", "float32"}, {"n", "int32"}})
+  local sa = luacuda.smart_array(luacuda.zeros({2}))
+  local ew = luacuda.elementwise("float32 x", "float32 y", "y = x")
+  local red = luacuda.reduction("float32 x", "float32 y", "x", "a + b", "y = a", "0")
+  return {
+    Array = {instance = a, mt = metatable_of("luacuda.array"),
+             methods = registry["luacuda.array.methods"]},
+    Stream = {instance = luacuda.default_stream(), mt = metatable_of("luacuda.stream")},
+    Event = {instance = luacuda.event(), mt = metatable_of("luacuda.event")},
+    Registration = {mt = metatable_of("luacuda.registration")},
+    Generator = {instance = luacuda.random(1), mt = metatable_of("luacuda.generator")},
+    Module = {instance = m, mt = metatable_of("luacuda.module")},
+    Kernel = {instance = m.docs_coverage_probe, mt = metatable_of("luacuda.kernel")},
+    Record = {instance = rec, mt = metatable_of("luacuda.record")},
+    SmartArray = {instance = sa, mt = getmetatable(sa)},
+    Elementwise = {instance = ew, mt = getmetatable(ew)},
+    Reduction = {instance = red, mt = getmetatable(red)},
+  }
+end
+
+-- ---- the comparison ----------------------------------------------------
+
+local documented = documented_names(html_path)
+local types = live_objects()
+local missing, stale = {}, {}
+
+-- every public name of the module
+for name in pairs(luacuda) do
+  if not documented[name] then missing[#missing + 1] = name end
+end
+
+-- every method and user-facing metamethod of each type
+for tname, t in pairs(types) do
+  local methods = t.methods or index_methods(t.mt)
+  for name, v in pairs(methods) do
+    if type(v) == "function" and name:sub(1, 1) ~= "_" and not documented[tname .. ":" .. name] then
+      missing[#missing + 1] = tname .. ":" .. name
+    end
+  end
+  for name in pairs(t.mt) do
+    if USER_METAMETHODS[name] and not documented[tname .. ":" .. name] then
+      missing[#missing + 1] = tname .. ":" .. name
+    end
+  end
+end
+
+-- every entry: does it still exist?
+for entry in pairs(documented) do
+  local tname, sep, name = entry:match("^(%u%w*)([:.])([%w_]+)$")
+  local exists
+  if not tname then
+    exists = luacuda[entry] ~= nil
+  elseif not types[tname] then
+    exists = false
+  else
+    local t = types[tname]
+    if sep == ":" then
+      local methods = t.methods or index_methods(t.mt)
+      exists = type(methods[name]) == "function" or
+               (name:sub(1, 2) == "__" and t.mt[name] ~= nil) or
+               -- a method found only through __index (Kernel's launch)
+               (t.instance ~= nil and type(t.instance[name]) == "function")
+    else
+      exists = t.instance ~= nil and t.instance[name] ~= nil
+    end
+  end
+  if not exists then stale[#stale + 1] = entry end
+end
+
+table.sort(missing)
+table.sort(stale)
+for _, name in ipairs(missing) do print("no entry in the API reference: " .. name) end
+for _, name in ipairs(stale) do print("documented but not in the API: " .. name) end
+local count = 0
+for _ in pairs(documented) do count = count + 1 end
+if #missing + #stale > 0 then
+  print(("docs coverage: %d missing, %d stale (%s; the doc comments are in the "
+         .. "sources: see config.ld, then make docs)"):format(#missing, #stale, html_path))
+  os.exit(1)
+end
+print(("docs coverage: %d entries, every public name documented"):format(count))
