@@ -63,7 +63,7 @@ A new host array of ones.
 @tparam[opt="C"] string order `"C"` or `"F"`
 @treturn Array a host array
 @raise `luacuda.ones: a record dtype has no one (use full or zeros)`; a bad shape or dtype
-@usage assert(luacuda.ones({4}):sum():item() == 4)
+@usage assert(luacuda.ones({4}):sum() == 4)
 */
 
 /* empty/zeros/ones(shape [, dtype] [, order]); upvalues: name, fill */

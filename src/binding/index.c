@@ -346,7 +346,7 @@ The one element of a size-1 array, as a Lua value (a record's as a table).
 @function Array:item
 @return the element
 @raise `luacuda.item: <cause>` when the array has more or fewer than one element
-@usage assert(luacuda.arange(5):sum():item() == 10)
+@usage assert(luacuda.full({1}, 7):item() == 7)
 */
 
 /* a:item(): the one element of a size-1 array */
