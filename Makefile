@@ -249,8 +249,9 @@ docs:
 	@$(MAKE) --no-print-directory deps PACKAGES="$(DOC_PACKAGES)"
 	$(call ldoc_to,docs/api)
 
-# docs/api/ as make docs would write it now, and an entry for every public
-# name (tools/docs_coverage.lua walks the loaded module)
+# docs/api/ as make docs would write it now, an entry for every public name
+# (tools/docs_coverage.lua walks the loaded module), and every example runs
+# (tools/docs_examples.lua; a scratch compile cache, as one clears it)
 docs-check: $(LIB)
 	@$(MAKE) --no-print-directory deps PACKAGES="$(DOC_PACKAGES)"
 	rm -rf $(BUILD)/docs-api
@@ -259,6 +260,8 @@ docs-check: $(LIB)
 	  { diff -r docs/api $(BUILD)/docs-api | head -40; \
 	    echo "docs/api/ is not what the sources give: run make docs and commit it"; exit 1; }
 	$(RUN_ENV) $(LUA) tools/docs_coverage.lua docs/api/index.html
+	rm -rf $(BUILD)/docs-cache
+	$(RUN_ENV) LUACUDA_CACHE_DIR=$(abspath $(BUILD))/docs-cache $(LUA) tools/docs_examples.lua docs/api/index.html
 
 test: deps
 	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)"

@@ -144,7 +144,7 @@ static int array_len(lua_State *L) {
 
 /*** Bytes from one element to the next along each axis (a new table each time).
 @field Array.strides
-@usage print(luacuda.zeros({2, 3}, "float32").strides[1])  --> 12
+@usage print(luacuda.zeros({2, 3}, "float32").strides[1])  -- 12
 */
 
 /*** The number of elements.
@@ -298,7 +298,7 @@ record field of the same name hides from `a.name`.
 @raise `luacuda.attr: name must be a string, got <type>`; `a` not an open array
 @usage local P = luacuda.record({{"shape", "int32"}})
 local a = luacuda.zeros({3}, P)
-print(luacuda.attr(a, "shape")[1])  --> 3
+print(luacuda.attr(a, "shape")[1])  -- 3
 */
 
 /* luacuda.attr(a, name): the array's own field or method, which a record

@@ -317,8 +317,8 @@ float64; an integer dtype truncates toward zero
 @treturn Array a 1-d host array
 @raise `luacuda.arange: step must not be zero`; a negative `n`, a
 non-finite bound, a range too long, or values the dtype cannot hold
-@usage print(luacuda.arange(4))          --> {0, 1, 2, 3}
-print(luacuda.arange(1, 2, 0.5))  --> {1.0, 1.5}
+@usage print(luacuda.arange(4))          -- {0, 1, 2, 3}
+print(luacuda.arange(1, 2, 0.5))  -- {1.0, 1.5}
 */
 
 /* arange(n [, dtype]) or arange(start, stop [, step] [, dtype]): a number
@@ -336,7 +336,7 @@ static int l_arange(lua_State *L) {
 @tparam[opt="float64"] string dtype an integer dtype takes their floor
 @treturn Array a 1-d host array
 @raise `luacuda.linspace: n must not be negative, got <n>`; values the dtype cannot hold
-@usage print(luacuda.linspace(0, 1, 3))  --> {0.0, 0.5, 1.0}
+@usage print(luacuda.linspace(0, 1, 3))  -- {0.0, 0.5, 1.0}
 */
 
 /* linspace(start, stop, n [, dtype]): n values from start to stop, both
@@ -570,7 +570,7 @@ bool for booleans by default; for an array source it must be the array's
 @raise `luacuda.array: expected a table, number, boolean or array, got <type>`;
 a ragged table; `dtype mismatch` for an array of another dtype
 @usage local a = luacuda.array({{1, 2}, {3, 4}}, "float32")
-print(a.shape[1], a.shape[2])  --> 2 2
+print(a.shape[1], a.shape[2])  -- 2 2
 */
 
 /* luacuda.array(src [, dtype]): a host array from a table, a scalar or an

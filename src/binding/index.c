@@ -230,10 +230,10 @@ array copies it to the host (and waits for the default stream).
 @raise `luacuda.index: index 3 out of bounds for axis 1 of size 2`;
 `luacuda.index: attempt to use a closed array`
 @usage local a = luacuda.array({{1, 2, 3}, {4, 5, 6}})
-print(a[{2, 3}])            --> 6
-print(a[2])                 --> the row {4, 5, 6}, a view
-print(a[{{}, {2, 3}}])      --> columns 2 and 3, a view
-print(a[{{}, -1}])          --> the last column
+print(a[{2, 3}])            -- 6
+print(a[2])                 -- the row {4, 5, 6}, a view
+print(a[{{}, {2, 3}}])      -- columns 2 and 3, a view
+print(a[{{}, -1}])          -- the last column
 */
 
 /* __index: first what loops and method calls hit, which runs no Lua code
@@ -309,7 +309,7 @@ host is queued on `stream`.
 @return an element (a Lua value) or a view (an Array)
 @raise as @{Array:__index}, with `luacuda.getitem:`
 @usage local d = luacuda.to_device({5, 6, 7})
-print(d:getitem(2, luacuda.stream()))  --> 6
+print(d:getitem(2, luacuda.stream()))  -- 6
 */
 
 /* a:getitem(key [, stream]) */

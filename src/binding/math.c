@@ -400,7 +400,7 @@ the operands' kind, or `out`.
 @raise `luacuda.add: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.add(luacuda.arange(3), 10))  --> {10, 11, 12}
+@usage print(luacuda.add(luacuda.arange(3), 10))  -- {10, 11, 12}
 */
 
 /***
@@ -418,7 +418,7 @@ the operands' kind, or `out`.
 @raise `luacuda.subtract: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.subtract(luacuda.arange(3), 1))  --> {-1, 0, 1}
+@usage print(luacuda.subtract(luacuda.arange(3), 1))  -- {-1, 0, 1}
 */
 
 /***
@@ -436,7 +436,7 @@ the operands' kind, or `out`.
 @raise `luacuda.multiply: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.multiply(luacuda.arange(3), 2))  --> {0, 2, 4}
+@usage print(luacuda.multiply(luacuda.arange(3), 2))  -- {0, 2, 4}
 */
 
 /***
@@ -454,7 +454,7 @@ the operands' kind, or `out`.
 @raise `luacuda.divide: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.divide(luacuda.arange(3), 2))  --> {0.0, 0.5, 1.0}
+@usage print(luacuda.divide(luacuda.arange(3), 2))  -- {0.0, 0.5, 1.0}
 */
 
 /***
@@ -472,7 +472,7 @@ the operands' kind, or `out`.
 @raise `luacuda.floor_divide: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.floor_divide(luacuda.array({7, -7}), 2))  --> {3, -4}
+@usage print(luacuda.floor_divide(luacuda.array({7, -7}), 2))  -- {3, -4}
 */
 
 /***
@@ -490,7 +490,7 @@ the operands' kind, or `out`.
 @raise `luacuda.mod: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.mod(luacuda.array({7, -7}), 3))  --> {1, 2}
+@usage print(luacuda.mod(luacuda.array({7, -7}), 3))  -- {1, 2}
 */
 
 /***
@@ -508,7 +508,7 @@ the operands' kind, or `out`.
 @raise `luacuda.power: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.power(luacuda.arange(4), 2))  --> {0, 1, 4, 9}
+@usage print(luacuda.power(luacuda.arange(4), 2))  -- {0, 1, 4, 9}
 */
 
 /***
@@ -526,7 +526,7 @@ the operands' kind, or `out`.
 @raise `luacuda.maximum: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.maximum(luacuda.arange(4), 2))  --> {2, 2, 2, 3}
+@usage print(luacuda.maximum(luacuda.arange(4), 2))  -- {2, 2, 2, 3}
 */
 
 /***
@@ -544,7 +544,7 @@ the operands' kind, or `out`.
 @raise `luacuda.minimum: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.minimum(luacuda.arange(4), 2))  --> {0, 1, 2, 2}
+@usage print(luacuda.minimum(luacuda.arange(4), 2))  -- {0, 1, 2, 2}
 */
 
 /***
@@ -562,7 +562,7 @@ the operands' kind, or `out`.
 @raise `luacuda.atan2: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.atan2(luacuda.ones({2}), 1))  --> {0.785..., 0.785...}
+@usage print(luacuda.atan2(luacuda.ones({2}), 1))  -- {0.785..., 0.785...}
 */
 
 /***
@@ -580,7 +580,7 @@ the operands' kind, or `out`.
 @raise `luacuda.hypot: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.hypot(luacuda.full({1}, 3), 4))  --> {5.0}
+@usage print(luacuda.hypot(luacuda.full({1}, 3), 4))  -- {5.0}
 */
 
 /***
@@ -598,7 +598,7 @@ the operands' kind, or `out`.
 @raise `luacuda.logical_and: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.logical_and(luacuda.array({true, false}), true))  --> {true, false}
+@usage print(luacuda.logical_and(luacuda.array({true, false}), true))  -- {true, false}
 */
 
 /***
@@ -616,7 +616,7 @@ the operands' kind, or `out`.
 @raise `luacuda.logical_or: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.logical_or(luacuda.array({true, false}), false))  --> {true, false}
+@usage print(luacuda.logical_or(luacuda.array({true, false}), false))  -- {true, false}
 */
 
 /***
@@ -634,7 +634,7 @@ the operands' kind, or `out`.
 @raise `luacuda.logical_xor: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.logical_xor(luacuda.array({true, false}), true))  --> {false, true}
+@usage print(luacuda.logical_xor(luacuda.array({true, false}), true))  -- {false, true}
 */
 
 /***
@@ -651,7 +651,7 @@ the operands' kind, or `out`.
 @raise `luacuda.negative: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.negative(luacuda.arange(3)))  --> {0, -1, -2}
+@usage print(luacuda.negative(luacuda.arange(3)))  -- {0, -1, -2}
 */
 
 /***
@@ -668,7 +668,7 @@ the operands' kind, or `out`.
 @raise `luacuda.abs: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.abs(luacuda.array({-2, 3})))  --> {2, 3}
+@usage print(luacuda.abs(luacuda.array({-2, 3})))  -- {2, 3}
 */
 
 /***
@@ -685,7 +685,7 @@ the operands' kind, or `out`.
 @raise `luacuda.sign: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.sign(luacuda.array({-2, 0, 3})))  --> {-1, 0, 1}
+@usage print(luacuda.sign(luacuda.array({-2, 0, 3})))  -- {-1, 0, 1}
 */
 
 /***
@@ -702,7 +702,7 @@ the operands' kind, or `out`.
 @raise `luacuda.sqrt: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.sqrt(luacuda.array({4, 9})))  --> {2.0, 3.0}
+@usage print(luacuda.sqrt(luacuda.array({4, 9})))  -- {2.0, 3.0}
 */
 
 /***
@@ -719,7 +719,7 @@ the operands' kind, or `out`.
 @raise `luacuda.exp: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.exp(luacuda.zeros({2})))  --> {1.0, 1.0}
+@usage print(luacuda.exp(luacuda.zeros({2})))  -- {1.0, 1.0}
 */
 
 /***
@@ -736,7 +736,7 @@ the operands' kind, or `out`.
 @raise `luacuda.log: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.log(luacuda.ones({2})))  --> {0.0, 0.0}
+@usage print(luacuda.log(luacuda.ones({2})))  -- {0.0, 0.0}
 */
 
 /***
@@ -753,7 +753,7 @@ the operands' kind, or `out`.
 @raise `luacuda.log2: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.log2(luacuda.array({8.0})))  --> {3.0}
+@usage print(luacuda.log2(luacuda.array({8.0})))  -- {3.0}
 */
 
 /***
@@ -770,7 +770,7 @@ the operands' kind, or `out`.
 @raise `luacuda.log10: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.log10(luacuda.array({100.0})))  --> {2.0}
+@usage print(luacuda.log10(luacuda.array({100.0})))  -- {2.0}
 */
 
 /***
@@ -787,7 +787,7 @@ the operands' kind, or `out`.
 @raise `luacuda.sin: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.sin(luacuda.zeros({2})))  --> {0.0, 0.0}
+@usage print(luacuda.sin(luacuda.zeros({2})))  -- {0.0, 0.0}
 */
 
 /***
@@ -804,7 +804,7 @@ the operands' kind, or `out`.
 @raise `luacuda.cos: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.cos(luacuda.zeros({2})))  --> {1.0, 1.0}
+@usage print(luacuda.cos(luacuda.zeros({2})))  -- {1.0, 1.0}
 */
 
 /***
@@ -821,7 +821,7 @@ the operands' kind, or `out`.
 @raise `luacuda.tan: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.tan(luacuda.zeros({2})))  --> {0.0, 0.0}
+@usage print(luacuda.tan(luacuda.zeros({2})))  -- {0.0, 0.0}
 */
 
 /***
@@ -838,7 +838,7 @@ the operands' kind, or `out`.
 @raise `luacuda.tanh: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.tanh(luacuda.zeros({2})))  --> {0.0, 0.0}
+@usage print(luacuda.tanh(luacuda.zeros({2})))  -- {0.0, 0.0}
 */
 
 /***
@@ -855,7 +855,7 @@ the operands' kind, or `out`.
 @raise `luacuda.floor: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.floor(luacuda.array({1.5, -1.5})))  --> {1.0, -2.0}
+@usage print(luacuda.floor(luacuda.array({1.5, -1.5})))  -- {1.0, -2.0}
 */
 
 /***
@@ -872,7 +872,7 @@ the operands' kind, or `out`.
 @raise `luacuda.ceil: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.ceil(luacuda.array({1.5, -1.5})))  --> {2.0, -1.0}
+@usage print(luacuda.ceil(luacuda.array({1.5, -1.5})))  -- {2.0, -1.0}
 */
 
 /***
@@ -889,7 +889,7 @@ the operands' kind, or `out`.
 @raise `luacuda.logical_not: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.logical_not(luacuda.array({true, false})))  --> {false, true}
+@usage print(luacuda.logical_not(luacuda.array({true, false})))  -- {false, true}
 */
 
 /***
@@ -908,7 +908,7 @@ the operands' kind, or `out`.
 @raise `luacuda.clip: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.clip(luacuda.arange(5), 1, 3))  --> {1, 1, 2, 3, 3}
+@usage print(luacuda.clip(luacuda.arange(5), 1, 3))  -- {1, 1, 2, 3, 3}
 */
 
 /***
@@ -927,7 +927,7 @@ the operands' kind, or `out`.
 @raise `luacuda.where: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
-@usage print(luacuda.where(luacuda.array({true, false}), 1, 2))  --> {1, 2}
+@usage print(luacuda.where(luacuda.array({true, false}), 1, 2))  -- {1, 2}
 */
 
 /*** @type Array */

@@ -755,7 +755,12 @@ the path (so compile errors name the file).
 @tparam[opt] table opts as for @{compile}
 @treturn Module
 @raise `luacuda.compile_file: cannot open <path>`; `cannot read <path>`; as @{compile}
-@usage local m = luacuda.compile_file("kernels/saxpy.cu")
+@usage local path = os.tmpname()
+local f = assert(io.open(path, "w"))
+f:write('extern "C" __global__ void k(int n) {}')
+f:close()
+local m = luacuda.compile_file(path)
+os.remove(path)
 */
 
 /* compile_file(path [, opts]): the name defaults to the path */
