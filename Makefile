@@ -238,11 +238,13 @@ check-fake-cuda:
 
 # The API reference: LDoc reads the doc comments listed in config.ld and
 # writes docs/api/ (committed, so it reads on GitHub and the file system).
-# --date "" and the line removed make the output depend on the sources only.
+# --date "" and the line removed make the output depend on the sources only;
+# links to a type (href="index.html#Array") go to its section (Class_Array),
+# the anchor LDoc gives it.
 LDOC = ldoc
 define ldoc_to
 	$(LDOC) --quiet --fatalwarnings --date "" --dir $(1) . >/dev/null
-	sed -i '/>Last updated /d' $(1)/index.html
+	sed -i -E -e '/>Last updated /d' -e 's/href="index\.html#([A-Z][A-Za-z]*)"/href="#Class_\1"/g' $(1)/index.html
 endef
 
 docs:
