@@ -10,13 +10,15 @@
 -- (operators, `__close`, `__call`). An entry's anchor in the HTML is its
 -- name: `zeros`, `Array:sum` (a method), `Array.shape` (a field: fields
 -- are not enumerable, so each documented one is read from a live object).
--- Prints each missing and each stale name; exits 1 when there is any.
+-- Every entry has an example, and every function's says what it raises.
+-- Prints each missing, stale or incomplete entry; exits 1 when there is any.
 local luacuda = require "luacuda"
 
 local html_path = arg[1] or "docs/api/index.html"
 
 -- ---- what the reference documents --------------------------------------
 
+-- name -> the entry's HTML (from its anchor to the end of its <dd>)
 local function documented_names(path)
   local f = assert(io.open(path, "rb"))
   local html = f:read("a")
@@ -24,8 +26,20 @@ local function documented_names(path)
   local names = {}
   -- LDoc writes an item's anchor as <a name = "NAME"></a> (with spaces);
   -- a section's as <a name="NAME"></a>, which this does not match
-  for name in html:gmatch('<a name = "([^"]+)"></a>') do names[name] = true end
+  for name, body in html:gmatch('<a name = "([^"]+)"></a>(.-)</dd>') do names[name] = body end
   return names
+end
+
+-- What an entry lacks: every entry has an example; a function or method
+-- says what it raises too (LDoc's "Raises:" section, from @raise).
+local function lacks(name, body)
+  local what = {}
+  if not body:find('<pre class="example">', 1, true) then what[#what + 1] = "an example (@usage)" end
+  local is_field = name:find(".", 1, true) or type(luacuda[name]) ~= "function" and not name:find(":", 1, true)
+  if not is_field and not body:find("<h3>Raises:</h3>", 1, true) then
+    what[#what + 1] = "its errors (@raise)"
+  end
+  return what
 end
 
 -- ---- what exists -------------------------------------------------------
@@ -99,7 +113,7 @@ end
 
 local documented = documented_names(html_path)
 local types = live_objects()
-local missing, stale = {}, {}
+local missing, stale, incomplete = {}, {}, {}
 
 -- every public name of the module
 for name in pairs(luacuda) do
@@ -121,8 +135,12 @@ for tname, t in pairs(types) do
   end
 end
 
--- every entry: does it still exist?
-for entry in pairs(documented) do
+-- every entry: does it still exist, and is it whole?
+for entry, body in pairs(documented) do
+  local lacking = lacks(entry, body)
+  if #lacking > 0 then
+    incomplete[#incomplete + 1] = entry .. " (without " .. table.concat(lacking, " and ") .. ")"
+  end
   local tname, sep, name = entry:match("^(%u%w*)([:.])([%w_]+)$")
   local exists
   if not tname then
@@ -146,13 +164,16 @@ end
 
 table.sort(missing)
 table.sort(stale)
+table.sort(incomplete)
 for _, name in ipairs(missing) do print("no entry in the API reference: " .. name) end
 for _, name in ipairs(stale) do print("documented but not in the API: " .. name) end
+for _, name in ipairs(incomplete) do print("an entry that is not whole: " .. name) end
 local count = 0
 for _ in pairs(documented) do count = count + 1 end
-if #missing + #stale > 0 then
-  print(("docs coverage: %d missing, %d stale (%s; the doc comments are in the "
-         .. "sources: see config.ld, then make docs)"):format(#missing, #stale, html_path))
+if #missing + #stale + #incomplete > 0 then
+  print(("docs coverage: %d missing, %d stale, %d not whole (%s; the doc comments are "
+         .. "in the sources: see config.ld, then make docs)"):format(#missing, #stale,
+         #incomplete, html_path))
   os.exit(1)
 end
 print(("docs coverage: %d entries, every public name documented"):format(count))

@@ -112,6 +112,7 @@ end
 --- How many copies each way so far.
 -- @function SmartArray:transfers
 -- @treturn table `{to_gpu = n, to_host = n}`
+-- @raise does not raise
 -- @usage local sa = luacuda.smart_array({1, 2, 3})
 -- sa:gpu()
 -- assert(sa:transfers().to_gpu == 1)
@@ -124,6 +125,7 @@ end
 --- Where the data is valid.
 -- @function SmartArray:valid
 -- @treturn string `"host"`, `"gpu"` or `"both"`
+-- @raise does not raise
 -- @usage local sa = luacuda.smart_array({1, 2, 3})
 -- assert(sa:valid() == "host")
 
@@ -136,6 +138,7 @@ end
 --- The elements as nested tables (from the host copy, fetched when stale).
 -- @function SmartArray:totable
 -- @treturn table
+-- @raise as @{SmartArray:host} when the fetch fails
 -- @usage local t = luacuda.smart_array({{1, 2}, {3, 4}}):totable()
 function methods.totable(sa) return methods.host(sa):totable() end
 
@@ -144,6 +147,7 @@ local fields = { shape = true, dtype = true, size = true, ndim = true, strides =
 --- `sa[key]`: a method, a field (`shape`, `dtype`, `size`, `ndim`), or the
 -- host copy's element or view at `key` (as @{Array:__index}).
 -- @function SmartArray:__index
+-- @raise as @{Array:__index}, for an element or view
 -- @usage local sa = luacuda.smart_array({10, 20, 30})
 -- print(sa[2], sa.shape[1])
 function SmartArray.__index(sa, key)
@@ -177,6 +181,7 @@ end
 --- `#sa`: the length of the first axis.
 -- @function SmartArray:__len
 -- @treturn integer
+-- @raise does not raise
 -- @usage assert(#luacuda.smart_array({1, 2, 3}) == 3)
 function SmartArray.__len(sa) return sa._shape[1] or 0 end
 

@@ -244,6 +244,7 @@ lc_array *lc_array_self(lua_State *L, const char *fname) {
 (a device array's are copied to the host for it).
 @function Array:__tostring
 @treturn string
+@raise `luacuda.tostring: expected an array, got <type>`
 @usage print(luacuda.arange(3))
 */
 
@@ -268,6 +269,7 @@ static const luaL_Reg meta[] = {
 Frees the array's memory now (views of it keep it alive until they go);
 further use of `a` is an error. Idempotent.
 @function Array:close
+@raise `luacuda.close: expected an array, got <type>`
 @usage local d = luacuda.device_array({1 << 20})
 d:close()
 assert(luacuda.type(d) == "closed array")
@@ -276,6 +278,7 @@ assert(luacuda.type(d) == "closed array")
 /***
 `local a <close> = ...`: closes the array when the variable goes out of scope.
 @function Array:__close
+@raise `luacuda.close: expected an array, got <type>`
 @usage do
   local tmp <close> = luacuda.device_array({1024})
 end  -- freed here

@@ -50,6 +50,7 @@ Device memory, in bytes.
 @function memory_info
 @treturn table `{free =, total =, used =}`, with `pool_reserved` and
 `pool_used` where the backend allocates from a pool
+@raise does not raise
 @usage local m = luacuda.memory_info()
 print(m.free, m.total)
 */
@@ -158,6 +159,7 @@ static int l_select_device(lua_State *L) {
 The current device.
 @function current_device
 @treturn integer its index, counted from 1
+@raise does not raise
 @usage assert(luacuda.current_device() >= 1)
 */
 
@@ -207,6 +209,7 @@ Seconds from a monotonic clock, for timing (`os.clock` is the CPU time of
 every thread, and the simulator runs many).
 @function clock
 @treturn number seconds
+@raise does not raise
 @usage local t0 = luacuda.clock()
 luacuda.synchronize()
 print(luacuda.clock() - t0)

@@ -334,6 +334,7 @@ The page-locking of host arrays' memory, from @{pinned} or @{register}.
 Unregisters the memory now (or once the calls running have returned).
 Idempotent.
 @function Registration:close
+@raise `luacuda.close: expected a registration, got <type>`
 @usage local r = luacuda.pinned(luacuda.zeros({8}))
 r:close()
 */
@@ -342,6 +343,7 @@ r:close()
 `local r <close> = luacuda.pinned(a)`: unregisters when the variable goes
 out of scope.
 @function Registration:__close
+@raise `luacuda.close: expected a registration, got <type>`
 @usage do local _ <close> = luacuda.pinned(luacuda.zeros({8})) end
 */
 

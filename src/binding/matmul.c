@@ -249,6 +249,7 @@ What computes device matrix products.
 @function blas
 @treturn string `"cublas <version>"`, or `"builtin"` (the library's own kernel)
 @treturn string why cuBLAS is not used (with `"builtin"` only; nil otherwise)
+@raise does not raise
 @usage print(luacuda.blas())
 */
 

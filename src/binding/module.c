@@ -85,6 +85,7 @@ fields (`m.saxpy`), its `__constant__` and `__device__` variables arrays
 Unloads the module once its kernels' launches have been queued; later use
 of it, or of kernels taken from it, is an error. Idempotent.
 @function Module:close
+@raise `luacuda.close: expected a module, got <type>`
 @usage local m = luacuda.compile('extern "C" __global__ void k() {}')
 m:close()
 */
@@ -93,6 +94,7 @@ m:close()
 `local m <close> = luacuda.compile(src)`: closes the module when the
 variable goes out of scope.
 @function Module:__close
+@raise `luacuda.close: expected a module, got <type>`
 @usage do
   local m <close> = luacuda.compile('extern "C" __global__ void k() {}')
 end
@@ -810,6 +812,7 @@ array of dtype T (a host array is an error, never copied), an
 /***
 Lets go of the kernel object (the module stays; `m.name` gives a new one).
 @function Kernel:close
+@raise `luacuda.close: expected a kernel, got <type>`
 @usage local m = luacuda.compile('extern "C" __global__ void k() {}')
 local k = m.k
 k:close()
@@ -818,6 +821,7 @@ k:close()
 /***
 `local k <close> = m.name`: closes the kernel object at the end of the scope.
 @function Kernel:__close
+@raise `luacuda.close: expected a kernel, got <type>`
 @usage local m = luacuda.compile('extern "C" __global__ void k() {}')
 do local k <close> = m.k end
 */
@@ -1073,6 +1077,7 @@ static int configured_launch(lua_State *L) {
 kernel's arguments (Numba's form); `k.name`, `k.nparams` and `k.signature`
 are its fields.
 @function Kernel:__index
+@raise `luacuda.index: attempt to use a closed kernel`; a launcher's call raises as @{Kernel:launch}
 @usage local m = luacuda.compile('extern "C" __global__ void k(int n) {}')
 m.k[{1, 32}](5)
 m.k[{{2, 2}, {8, 8}, luacuda.stream()}](5)
@@ -1178,6 +1183,7 @@ static int module_get(lua_State *L) {
 The names of the module's kernels.
 @function Module:kernels
 @treturn {string,...}
+@raise `luacuda.kernels: attempt to use a closed module`
 @usage local m = luacuda.compile('extern "C" __global__ void a() {} extern "C" __global__ void b() {}')
 print(table.concat(m:kernels(), ", "))
 */
@@ -1320,6 +1326,7 @@ The directory of the disk cache of compiled modules (`LUACUDA_CACHE_DIR`,
 else under `XDG_CACHE_HOME` or `~/.cache`).
 @function cache_dir
 @treturn string|nil the directory, or nil when the disk cache is off
+@raise does not raise
 @usage print(luacuda.cache_dir())
 */
 
@@ -1335,6 +1342,7 @@ static int l_cache_dir(lua_State *L) {
 Removes the compiled modules from the disk cache.
 @function clear_cache
 @treturn integer the number of files removed
+@raise does not raise
 @usage print(luacuda.clear_cache())
 */
 

@@ -221,6 +221,7 @@ The version of the NVRTC that luacuda loads (a probe: it never raises).
 @function nvrtc_version
 @treturn integer|nil the major version, or fail (nil)
 @treturn integer|string the minor version, or why NVRTC cannot be loaded
+@raise does not raise: a missing NVRTC is its second result
 @usage local major, minor = luacuda.nvrtc_version()
 if major then print(major .. "." .. minor) else print("no NVRTC: " .. minor) end
 */

@@ -435,6 +435,7 @@ static int gen_integers(lua_State *L) {
 The generator's state, a plain table, to resume from with @{random}.
 @function Generator:state
 @treturn table `{seed =, counter =}`
+@raise `luacuda.state: expected a generator, got <type>`
 @usage local g = luacuda.random(7)
 g:uniform({10})
 local again = luacuda.random(g:state())   -- continues where g is

@@ -275,6 +275,7 @@ static int array_split(lua_State *L) {
 Whether the elements are contiguous in C order (last axis fastest).
 @function Array:is_c_contiguous
 @treturn boolean
+@raise `luacuda.is_c_contiguous: expected an array, got <type>`; `attempt to use a closed array`
 @usage assert(luacuda.zeros({2, 3}):is_c_contiguous())
 */
 
@@ -288,6 +289,7 @@ static int array_is_c_contiguous(lua_State *L) {
 Whether the elements are contiguous in Fortran order (first axis fastest).
 @function Array:is_f_contiguous
 @treturn boolean
+@raise `luacuda.is_f_contiguous: expected an array, got <type>`; `attempt to use a closed array`
 @usage assert(luacuda.zeros({2, 3}).T:is_f_contiguous())
 */
 

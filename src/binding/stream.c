@@ -122,6 +122,7 @@ The default stream (one object per Lua state), which calls without a
 stream use.
 @function default_stream
 @treturn Stream
+@raise does not raise
 @usage luacuda.default_stream():synchronize()
 */
 
@@ -159,6 +160,7 @@ Work queued on one stream runs in order; work on different streams may overlap.
 `local s <close> = luacuda.stream()`: closes the stream when the variable
 goes out of scope (as @{Stream:close}).
 @function Stream:__close
+@raise `luacuda.close: expected a stream, got <type>`
 @usage do
   local s <close> = luacuda.stream()
   luacuda.device_array({8}, "float32", {stream = s}):fill(0, s)
@@ -188,6 +190,7 @@ The stream the host program set for scripts (the C API's
 `luacuda_setstream`), else the default stream.
 @function host_stream
 @treturn Stream
+@raise does not raise
 @usage local s = luacuda.host_stream()
 */
 
@@ -405,6 +408,7 @@ A marker in a stream's work, from @{event}.
 `local e <close> = luacuda.event()`: destroys the event when the variable
 goes out of scope (as @{Event:close}).
 @function Event:__close
+@raise `luacuda.close: expected an event, got <type>`
 @usage do
   local e <close> = luacuda.event()
   e:record()
@@ -426,6 +430,7 @@ static int event_gc(lua_State *L) {
 /***
 Destroys the event; later use of it is an error.
 @function Event:close
+@raise `luacuda.close: expected an event, got <type>`
 @usage local e = luacuda.event()
 e:close()
 */
