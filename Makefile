@@ -243,6 +243,7 @@ check-fake-cuda:
 # the anchor LDoc gives it.
 LDOC = ldoc
 define ldoc_to
+	rm -rf $(1)
 	$(LDOC) --quiet --fatalwarnings --date "" --dir $(1) . >/dev/null
 	sed -i -E -e '/>Last updated /d' -e 's/href="index\.html#([A-Z][A-Za-z]*)"/href="#Class_\1"/g' $(1)/index.html
 endef
@@ -256,14 +257,13 @@ docs:
 # (tools/docs_examples.lua; a scratch compile cache, as one clears it)
 docs-check: $(LIB)
 	@$(MAKE) --no-print-directory deps PACKAGES="$(DOC_PACKAGES)"
-	rm -rf $(BUILD)/docs-api
 	$(call ldoc_to,$(BUILD)/docs-api)
 	@diff -r docs/api $(BUILD)/docs-api >/dev/null || \
 	  { diff -r docs/api $(BUILD)/docs-api | head -40; \
 	    echo "docs/api/ is not what the sources give: run make docs and commit it"; exit 1; }
-	$(RUN_ENV) $(LUA) tools/docs_coverage.lua docs/api/index.html
+	$(RUN_ENV) $(LUA) tools/docs_coverage.lua docs/api
 	rm -rf $(BUILD)/docs-cache
-	$(RUN_ENV) LUACUDA_CACHE_DIR=$(abspath $(BUILD))/docs-cache $(LUA) tools/docs_examples.lua docs/api/index.html
+	$(RUN_ENV) LUACUDA_CACHE_DIR=$(abspath $(BUILD))/docs-cache $(LUA) tools/docs_examples.lua docs/api
 
 test: deps
 	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)"

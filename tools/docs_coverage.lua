@@ -1,10 +1,12 @@
--- docs_coverage: does the API reference (docs/api/index.html, made by LDoc
--- from the doc comments) have an entry for every public name, and does
--- every entry name something that exists?
+-- docs_coverage: does the API reference (docs/api/, made by LDoc from the
+-- doc comments) have an entry for every public name, and does every entry
+-- name something that exists?
 --
---   lua5.4 tools/docs_coverage.lua [docs/api/index.html]
+--   lua5.4 tools/docs_coverage.lua [docs/api]
 --
--- It loads luacuda and walks what a script can reach: the module table,
+-- It loads luacuda and walks what a script can reach: the module table
+-- (and the table of any other module the reference documents, such as a
+-- `luacuda.x` submodule: its page is read, its table required),
 -- the methods of each object type (found through the type's metatable,
 -- as the module's own code finds them), and the metamethods a user calls
 -- (operators, `__close`, `__call`). An entry's anchor in the HTML is its
@@ -14,28 +16,47 @@
 -- Prints each missing, stale or incomplete entry; exits 1 when there is any.
 local luacuda = require "luacuda"
 
-local html_path = arg[1] or "docs/api/index.html"
+local docs_dir = arg[1] or "docs/api"
 
 -- ---- what the reference documents --------------------------------------
 
--- name -> the entry's HTML (from its anchor to the end of its <dd>)
-local function documented_names(path)
-  local f = assert(io.open(path, "rb"))
-  local html = f:read("a")
-  f:close()
-  local names = {}
-  -- LDoc writes an item's anchor as <a name = "NAME"></a> (with spaces);
-  -- a section's as <a name="NAME"></a>, which this does not match
-  for name, body in html:gmatch('<a name = "([^"]+)"></a>(.-)</dd>') do names[name] = body end
-  return names
+-- The reference's pages: index.html, and with several modules LDoc's
+-- modules/*.html.
+local function pages(dir)
+  local list = {dir .. "/index.html"}
+  local ls = io.popen('ls "' .. dir .. '"/modules/*.html 2>/dev/null')
+  for path in ls:lines() do list[#list + 1] = path end
+  ls:close()
+  return list
+end
+
+-- module name -> {entry name -> the entry's HTML (from its anchor to the
+-- end of its <dd>)}; a page that documents no module (LDoc's list of
+-- modules) has none
+local function documented_names(dir)
+  local modules = {}
+  for _, path in ipairs(pages(dir)) do
+    local f = assert(io.open(path, "rb"))
+    local html = f:read("a")
+    f:close()
+    local modname = html:match("<h1>Module <code>([^<]+)</code></h1>")
+    if modname then
+      local names = modules[modname] or {}
+      modules[modname] = names
+      -- LDoc writes an item's anchor as <a name = "NAME"></a> (with
+      -- spaces); a section's as <a name="NAME"></a>, not matched here
+      for name, body in html:gmatch('<a name = "([^"]+)"></a>(.-)</dd>') do names[name] = body end
+    end
+  end
+  return modules
 end
 
 -- What an entry lacks: every entry has an example; a function or method
 -- says what it raises too (LDoc's "Raises:" section, from @raise).
-local function lacks(name, body)
+local function lacks(mod, name, body)
   local what = {}
   if not body:find('<pre class="example">', 1, true) then what[#what + 1] = "an example (@usage)" end
-  local is_field = name:find(".", 1, true) or type(luacuda[name]) ~= "function" and not name:find(":", 1, true)
+  local is_field = name:find(".", 1, true) or type(mod[name]) ~= "function" and not name:find(":", 1, true)
   if not is_field and not body:find("<h3>Raises:</h3>", 1, true) then
     what[#what + 1] = "its errors (@raise)"
   end
@@ -111,13 +132,28 @@ end
 
 -- ---- the comparison ----------------------------------------------------
 
-local documented = documented_names(html_path)
+local modules = documented_names(docs_dir)
+modules.luacuda = modules.luacuda or {}
+-- a type's entries (Array:sum) may be on any module's page
+local documented = {}
+for _, names in pairs(modules) do
+  for name, body in pairs(names) do
+    if name:match("^%u%w*[:.]") then documented[name] = body end
+  end
+end
 local types = live_objects()
 local missing, stale, incomplete = {}, {}, {}
 
--- every public name of the module
-for name in pairs(luacuda) do
-  if not documented[name] then missing[#missing + 1] = name end
+-- every public name of each module
+local tables = {}
+for modname, names in pairs(modules) do
+  local ok, mod = pcall(require, modname)
+  tables[modname] = ok and type(mod) == "table" and mod or {}
+  if not ok then stale[#stale + 1] = "the module " .. modname end
+  local prefix = modname == "luacuda" and "" or modname .. "."
+  for name in pairs(tables[modname]) do
+    if not names[name] then missing[#missing + 1] = prefix .. name end
+  end
 end
 
 -- every method and user-facing metamethod of each type
@@ -135,31 +171,33 @@ for tname, t in pairs(types) do
   end
 end
 
--- every entry: does it still exist, and is it whole?
-for entry, body in pairs(documented) do
-  local lacking = lacks(entry, body)
-  if #lacking > 0 then
-    incomplete[#incomplete + 1] = entry .. " (without " .. table.concat(lacking, " and ") .. ")"
-  end
+-- Does the entry name something that exists? mod: its module's table.
+local function exists(mod, entry)
   local tname, sep, name = entry:match("^(%u%w*)([:.])([%w_]+)$")
-  local exists
-  if not tname then
-    exists = luacuda[entry] ~= nil
-  elseif not types[tname] then
-    exists = false
-  else
-    local t = types[tname]
-    if sep == ":" then
-      local methods = t.methods or index_methods(t.mt)
-      exists = type(methods[name]) == "function" or
-               (name:sub(1, 2) == "__" and t.mt[name] ~= nil) or
-               -- a method found only through __index (Kernel's launch)
-               (t.instance ~= nil and type(t.instance[name]) == "function")
-    else
-      exists = t.instance ~= nil and t.instance[name] ~= nil
+  if not tname then return mod[entry] ~= nil end
+  local t = types[tname]
+  if not t then return false end
+  if sep == "." then return t.instance ~= nil and t.instance[name] ~= nil end
+  local methods = t.methods or index_methods(t.mt)
+  return type(methods[name]) == "function" or
+         (name:sub(1, 2) == "__" and t.mt[name] ~= nil) or
+         -- a method found only through __index (Kernel's launch)
+         (t.instance ~= nil and type(t.instance[name]) == "function")
+end
+
+-- every entry: does it still exist, and is it whole?
+local count = 0
+for modname, names in pairs(modules) do
+  local mod = tables[modname]
+  local prefix = modname == "luacuda" and "" or modname .. "."
+  for entry, body in pairs(names) do
+    count = count + 1
+    local lacking = lacks(mod, entry, body)
+    if #lacking > 0 then
+      incomplete[#incomplete + 1] = prefix .. entry .. " (without " .. table.concat(lacking, " and ") .. ")"
     end
+    if not exists(mod, entry) then stale[#stale + 1] = prefix .. entry end
   end
-  if not exists then stale[#stale + 1] = entry end
 end
 
 table.sort(missing)
@@ -168,12 +206,10 @@ table.sort(incomplete)
 for _, name in ipairs(missing) do print("no entry in the API reference: " .. name) end
 for _, name in ipairs(stale) do print("documented but not in the API: " .. name) end
 for _, name in ipairs(incomplete) do print("an entry that is not whole: " .. name) end
-local count = 0
-for _ in pairs(documented) do count = count + 1 end
 if #missing + #stale + #incomplete > 0 then
   print(("docs coverage: %d missing, %d stale, %d not whole (%s; the doc comments are "
          .. "in the sources: see config.ld, then make docs)"):format(#missing, #stale,
-         #incomplete, html_path))
+         #incomplete, docs_dir))
   os.exit(1)
 end
 print(("docs coverage: %d entries, every public name documented"):format(count))

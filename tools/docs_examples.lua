@@ -1,18 +1,25 @@
 -- docs_examples: runs every example (@usage) of the API reference, so that
 -- an example cannot go stale while its function changes.
 --
---   lua5.4 tools/docs_examples.lua [docs/api/index.html]
+--   lua5.4 tools/docs_examples.lua [docs/api]
 --
 -- Each example is read back from the generated HTML (LDoc's
--- <pre class="example"> under the entry's anchor), run as a chunk with
+-- <pre class="example"> under the entry's anchor, in index.html and any
+-- modules/*.html), run as a chunk with
 -- `luacuda` in scope and print silenced, and must not raise. Run it with
 -- LUACUDA_CACHE_DIR set to a scratch directory: one example clears the
 -- compile cache. Prints each failure with its entry; exits 1 when any fails.
-local html_path = arg[1] or "docs/api/index.html"
+local docs_dir = arg[1] or "docs/api"
 
-local f = assert(io.open(html_path, "rb"))
-local html = f:read("a")
-f:close()
+local html = {}
+local ls = io.popen('ls "' .. docs_dir .. '"/index.html "' .. docs_dir .. '"/modules/*.html 2>/dev/null')
+for path in ls:lines() do
+  local f = assert(io.open(path, "rb"))
+  html[#html + 1] = f:read("a")
+  f:close()
+end
+ls:close()
+html = table.concat(html, "\n")
 
 local ENTITIES = {["&lt;"] = "<", ["&gt;"] = ">", ["&amp;"] = "&", ["&quot;"] = '"', ["&#39;"] = "'"}
 
@@ -40,7 +47,7 @@ end
 env.luacuda.synchronize()
 
 if count == 0 then
-  print("docs examples: none found in " .. html_path)
+  print("docs examples: none found in " .. docs_dir)
   os.exit(1)
 end
 if failures > 0 then
