@@ -239,13 +239,14 @@ check-fake-cuda:
 # The API reference: LDoc reads the doc comments listed in config.ld and
 # writes docs/api/ (committed, so it reads on GitHub and the file system).
 # --date "" and the line removed make the output depend on the sources only;
-# links to a type (href="index.html#Array") go to its section (Class_Array),
-# the anchor LDoc gives it.
+# links to a type (href="index.html#Array") go to its section's anchor
+# (Class_Array), where LDoc's own links miss it.
 LDOC = ldoc
 define ldoc_to
 	rm -rf $(1)
 	$(LDOC) --quiet --fatalwarnings --date "" --dir $(1) . >/dev/null
-	sed -i -E -e '/>Last updated /d' -e 's/href="index\.html#([A-Z][A-Za-z]*)"/href="#Class_\1"/g' $(1)/index.html
+	find $(1) -name '*.html' -exec sed -i -E -e '/>Last updated /d' \
+	  -e 's/href="([^"#]*)#([A-Z][A-Za-z]*)"/href="\1#Class_\2"/g' {} +
 endef
 
 docs:
