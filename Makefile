@@ -240,13 +240,15 @@ check-fake-cuda:
 # writes docs/api/ (committed, so it reads on GitHub and the file system).
 # --date "" and the line removed make the output depend on the sources only;
 # links to a type (href="index.html#Array") go to its section's anchor
-# (Class_Array), where LDoc's own links miss it.
+# (Class_Array), where LDoc's own links miss it (not the module's own
+# sections: Functions, Fields, Tables).
 LDOC = ldoc
 define ldoc_to
 	rm -rf $(1)
 	$(LDOC) --quiet --fatalwarnings --date "" --dir $(1) . >/dev/null
 	find $(1) -name '*.html' -exec sed -i -E -e '/>Last updated /d' \
-	  -e 's/href="([^"#]*)#([A-Z][A-Za-z]*)"/href="\1#Class_\2"/g' {} +
+	  -e 's/href="([^"#]*)#([A-Z][A-Za-z]*)"/href="\1#Class_\2"/g' \
+	  -e 's/#Class_(Functions|Fields|Tables)"/#\1"/g' {} +
 endef
 
 docs:
