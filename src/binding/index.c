@@ -221,6 +221,29 @@ static int index_slow(lua_State *L) {
   return getitem(L, a, 2, NULL, "index");
 }
 
+/*** @module luacuda */
+
+/*** @type Array */
+
+/***
+`a[key]`: an element or a view, and `a.name`: a field, a method, or a
+record array's field. The key: an integer `i` (the element of a 1-d array,
+else the view of row `i` along the first axis); a table with one entry per
+axis (as many as `ndim` or fewer), each an integer index or a slice
+`{first, last [, step]}` (inclusive; `{}` is the whole axis); indices may
+be negative (from the end). A table of all integers gives an element; any
+slice gives a view sharing the memory. Reading an element of a device
+array copies it to the host (and waits for the default stream).
+@function Array:__index
+@raise `luacuda.index: index 3 out of bounds for axis 1 of size 2`;
+`luacuda.index: attempt to use a closed array`
+@usage local a = luacuda.array({{1, 2, 3}, {4, 5, 6}})
+print(a[{2, 3}])            -- 6
+print(a[2])                 -- the row {4, 5, 6}, a view
+print(a[{{}, {2, 3}}])      -- columns 2 and 3, a view
+print(a[{{}, -1}])          -- the last column
+*/
+
 /* __index: first what loops and method calls hit, which runs no Lua code
 ** and allocates nothing, so it needs no gate: an element of a 1-D host
 ** array at an integer key, a method, size and ndim. Upvalues: the gate
@@ -255,6 +278,21 @@ static int newindex_slow(lua_State *L) {
   return 0;
 }
 
+/***
+`a[key] = value`: assigns an element, or every element of a view (the key
+as for reading). The value is a number or boolean (broadcast), a nested
+table or an array of the view's shape (or one that broadcasts to it) and
+dtype; a record array takes a table of fields.
+@function Array:__newindex
+@raise `luacuda.setitem: <cause>` for a key out of bounds, a value of the
+wrong shape or dtype, or a value the dtype cannot hold;
+`luacuda.setitem: cannot assign to field 'x' of an array`
+@usage local a = luacuda.zeros({2, 3})
+a[{1, 1}] = 10
+a[2] = 7              -- the whole second row
+a[{{}, 3}] = {1, 2}   -- the third column
+*/
+
 /* __newindex: an element of a 1-D host array at an integer key at once
 ** (no gate needed, as for __index); upvalue 1: the gate */
 static int array_newindex(lua_State *L) {
@@ -270,12 +308,37 @@ static int array_newindex(lua_State *L) {
   return lc_gate_run(L, newindex_slow);
 }
 
+/***
+`a[key]` with a stream: on a device array, the copy of an element to the
+host is queued on `stream`.
+@function Array:getitem
+@tparam integer|table key as for @{Array:__index}
+@tparam[opt] Stream stream the stream for the copy
+@return an element (a Lua value) or a view (an Array)
+@raise as @{Array:__index}, with `luacuda.getitem:`
+@usage local d = luacuda.to_device({5, 6, 7})
+print(d:getitem(2, luacuda.stream()))  -- 6
+*/
+
 /* a:getitem(key [, stream]) */
 static int array_getitem(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "getitem");
   lc_stream *s = lc_opt_stream(L, 3, "getitem");
   return getitem(L, a, 2, s, "getitem");
 }
+
+/***
+`a[key] = value` with a stream: the copy or fill is queued on `stream`.
+@function Array:setitem
+@tparam integer|table key as for @{Array:__index}
+@param value as for @{Array:__newindex}
+@tparam[opt] Stream stream the stream for the write
+@raise `luacuda.setitem: expected a key and a value`; as @{Array:__newindex}
+@usage local d = luacuda.device_array({4}, "int32")
+local s = luacuda.stream()
+d:setitem({{}}, 0, s)
+s:synchronize()
+*/
 
 /* a:setitem(key, value [, stream]) */
 static int array_setitem(lua_State *L) {
@@ -285,6 +348,14 @@ static int array_setitem(lua_State *L) {
   setitem(L, a, 2, 3, s, "setitem");
   return 0;
 }
+
+/***
+The one element of a size-1 array, as a Lua value (a record's as a table).
+@function Array:item
+@return the element
+@raise `luacuda.item: <cause>` when the array has more or fewer than one element
+@usage assert(luacuda.full({1}, 7):item() == 7)
+*/
 
 /* a:item(): the one element of a size-1 array */
 static int array_item(lua_State *L) {
