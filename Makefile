@@ -291,7 +291,11 @@ bench: deps
 	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
 	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi
 
+# the chart from the committed bench/results/*.dat (one panel per bench:
+# host_arrays, sim_kernels, transfers, compile, array_math, reduce), each
+# panel dated by its .dat file
 bench-chart:
+	@$(MAKE) --no-print-directory deps PACKAGES=gnuplot-nox
 	gnuplot bench/chart.gp
 
 # examples/streams.lua on one stream and on two against the fake driver,
