@@ -28,7 +28,7 @@ local AREAS = {
     { "src/binding/math.c", "src/base/ufunc.c", "src/base/ufunc_host.c" } },
   { "Host memory: pinned, mapped, register", { "src/binding/hostmem.c", "src/backend/hostreg.c" } },
   { "Streams and events", { "src/binding/stream.c", "src/binding/pending.c", "src/backend/sim/stream.c" } },
-  { "Devices and the module", { "src/binding/core.c", "src/backend/backend.c", "src/base/env.c", "src/backend/sim/backend.c", "src/backend/sim/pool.c" } },
+  { "Devices and the module", { "src/binding/core.c", "src/binding/device.c", "src/backend/backend.c", "src/base/env.c", "src/backend/sim/backend.c", "src/backend/sim/pool.c" } },
   { "Kernels: compile, signatures, get, get_global", { "src/binding/module.c", "src/base/scan.c" } },
   { "Kernel launches and arguments", { "src/binding/launch.c" } },
   { "Compiling: ptx, cubin, the simulator's compiler, the cache",

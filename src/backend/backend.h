@@ -109,8 +109,9 @@ typedef struct lc_backend {
   const char *name;
 
   /* devices, 0-based here. select_device makes device i current for the
-  ** whole process: allocations, modules and launches from then on go to
-  ** it. */
+  ** calling thread (as the CUDA runtime does): its allocations, modules
+  ** and launches from then on go to it. A thread that never selected one
+  ** has device 0. */
   int (*device_count)(void);
   int (*device_info)(int i, lc_device_info *info, char *err);
   int (*select_device)(int i, char *err);
@@ -122,7 +123,10 @@ typedef struct lc_backend {
   ** allocator is stream-ordered. */
   int (*mem_alloc)(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, void **ptr,
                    char *err);
-  void (*mem_free)(lc_kind kind, void *ptr, size_t nbytes);
+  /* device: the one current when ptr was allocated (0-based), whichever
+  ** is current now */
+  void (*mem_free)(lc_kind kind, void *ptr, size_t nbytes, int device);
+  /* of the current device */
   int (*mem_info)(size_t *free_bytes, size_t *total_bytes, size_t *used_bytes);
   /* what the memory at ptr (from mem_alloc) holds, for the messages of a
   ** backend that checks kernels' accesses ("float32 array of shape (16)
@@ -160,6 +164,12 @@ typedef struct lc_backend {
   ** never overlapping); never writes between the elements of dst */
   int (*copy_strided)(const lc_region *dst, const lc_region *src,
                       int64_t itemsize, lc_stream *s, char *err);
+  /* a copy_strided between memory of two devices (0-based ddev, sdev;
+  ** at least one side LC_DEVICE and ddev != sdev), queued on s, a stream
+  ** of the current device (NULL: synchronous). NULL slot: the backend
+  ** cannot copy between devices, and the caller says so. */
+  int (*copy_peer)(const lc_region *dst, int ddev, const lc_region *src, int sdev,
+                   int64_t itemsize, lc_stream *s, char *err);
   /* set every element of a view to the itemsize bytes at value */
   int (*fill)(const lc_region *dst, const void *value, int64_t itemsize,
               lc_stream *s, char *err);

@@ -15,7 +15,7 @@
 #include <string.h>
 
 static lc_settings settings = {
-  .sim_memory = 0, .sim_guard = 64 * 1024, .sim_memcheck = 1, .sim_threads = 0,
+  .sim_memory = 0, .sim_guard = 64 * 1024, .sim_memcheck = 1, .sim_threads = 0, .sim_devices = 1,
   .sim_stack = 128 * 1024, .sim_timeout = 0, .nvrtc_check = 1, .sim_pch = 1,
 };
 
@@ -106,6 +106,7 @@ int lc_settings_load(char *err, size_t len) {
   if (env_size("LUACUDA_SIM_MEMORY", 1, SIZE_MAX, &settings.sim_memory, err, len) ||
       env_count("LUACUDA_SIM_MEMCHECK", 0, 3, &settings.sim_memcheck, err, len) ||
       env_count("LUACUDA_SIM_THREADS", 1, 256, &settings.sim_threads, err, len) ||
+      env_count("LUACUDA_SIM_DEVICES", 1, LC_SIM_MAX_DEVICES, &settings.sim_devices, err, len) ||
       env_size("LUACUDA_SIM_STACK", 16 * 1024, (size_t)1 << 30, &settings.sim_stack, err, len) ||
       env_seconds("LUACUDA_SIM_TIMEOUT", &settings.sim_timeout, err, len) ||
       env_count("LUACUDA_NVRTC_CHECK", 0, 1, &settings.nvrtc_check, err, len) ||

@@ -10,6 +10,9 @@
 
 #include <stddef.h>
 
+/* the most virtual devices the simulator offers (LUACUDA_SIM_DEVICES) */
+#define LC_SIM_MAX_DEVICES 16
+
 typedef struct lc_settings {
   size_t sim_memory;       /* LUACUDA_SIM_MEMORY: bytes; 0 for the machine's memory */
   size_t sim_guard;        /* LUACUDA_SIM_GUARD: the smallest guarded block; SIZE_MAX: off
@@ -19,6 +22,8 @@ typedef struct lc_settings {
                            ** one and shared and local arrays are bounds-checked,
                            ** 3 ends there exactly, at any size (sim/memcheck.c) */
   unsigned sim_threads;    /* LUACUDA_SIM_THREADS: 0 for one per core */
+  unsigned sim_devices;    /* LUACUDA_SIM_DEVICES: virtual devices, 1 (the default) to
+                           ** LC_SIM_MAX_DEVICES */
   size_t sim_stack;        /* LUACUDA_SIM_STACK: bytes per fiber */
   double sim_timeout;      /* LUACUDA_SIM_TIMEOUT: seconds; 0 for none */
   unsigned nvrtc_check;    /* LUACUDA_NVRTC_CHECK: 0 or 1 (the default): the simulator

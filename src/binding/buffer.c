@@ -68,7 +68,7 @@ lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
   void *dev = ptr;
   if (rc == LC_OK && kind == LC_MAPPED) {
     rc = be->host_device_pointer(ptr, &dev, err);
-    if (rc != LC_OK) be->mem_free(kind, ptr, nbytes);
+    if (rc != LC_OK) be->mem_free(kind, ptr, nbytes, be->current_device());
   }
   if (rc != LC_OK) {
     free(b);
@@ -184,7 +184,7 @@ static void buffer_free(void *ud) {
     lc_stream *d = be->default_stream();
     be->free_after(b->kind, b->ptr, b->nbytes, b->device, &d, 1);
   } else {
-    be->mem_free(b->kind, b->ptr, b->nbytes);
+    be->mem_free(b->kind, b->ptr, b->nbytes, b->device);
   }
   let_go_streams(b);
   lc_pending_free(b);

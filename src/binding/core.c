@@ -1,7 +1,7 @@
 /*
 ** core: the assembler. luaopen_luacuda_core builds the module from the
 ** parts (parts.h), in one place; it also holds the few functions about
-** the device itself.
+** the backend and its memory (device.c: which device is current).
 */
 #include <stdarg.h>
 #include <stdio.h>
@@ -95,82 +95,6 @@ static int l_trim_pool(lua_State *L) {
 }
 
 /***
-The devices the backend sees.
-@function devices
-@treturn table a sequence of `{name =, compute_capability = {major, minor},
-memory =, multiprocessors =, max_shared_per_block =}`
-@raise `luacuda.devices: <driver error>` when a device cannot be queried
-@usage for i, d in ipairs(luacuda.devices()) do print(i, d.name, d.memory) end
-*/
-
-/* devices() -> {{name=, compute_capability={maj, min}, memory=,
-** multiprocessors=, max_shared_per_block=}, ...} */
-static int l_devices(lua_State *L) {
-  const lc_backend *be = lc_backend_get(NULL);
-  int n = be->device_count();
-  lua_createtable(L, n, 0);
-  for (int i = 0; i < n; i++) {
-    lc_device_info info;
-    char err[LC_ERRLEN];
-    if (be->device_info(i, &info, err)) lc_error(L, "devices", "%s", err);
-    lua_createtable(L, 0, 5);
-    lua_pushstring(L, info.name);
-    lua_setfield(L, -2, "name");
-    lua_createtable(L, 2, 0);
-    lua_pushinteger(L, info.cc_major);
-    lua_rawseti(L, -2, 1);
-    lua_pushinteger(L, info.cc_minor);
-    lua_rawseti(L, -2, 2);
-    lua_setfield(L, -2, "compute_capability");
-    lua_pushinteger(L, (lua_Integer)info.memory);
-    lua_setfield(L, -2, "memory");
-    lua_pushinteger(L, info.multiprocessors);
-    lua_setfield(L, -2, "multiprocessors");
-    lua_pushinteger(L, (lua_Integer)info.max_shared_per_block);
-    lua_setfield(L, -2, "max_shared_per_block");
-    lua_rawseti(L, -2, i + 1);
-  }
-  return 1;
-}
-
-/***
-Makes device `i` current for the process.
-@function select_device
-@tparam integer i the device, counted from 1
-@raise `luacuda.select_device: no device 3 (there is 1)` when out of range
-@usage luacuda.select_device(1)
-*/
-
-/* select_device(i): make device i (1-based) current for the process */
-static int l_select_device(lua_State *L) {
-  lua_Integer i = lc_check_integer(L, 1, "device", 0, "select_device");
-  const lc_backend *be = lc_backend_get(NULL);
-  char err[LC_ERRLEN];
-  if (i < 1 || i > be->device_count()) {
-    int n = be->device_count();
-    lc_error(L, "select_device", "no device %lld (there %s %d)%s", (long long)i,
-             n == 1 ? "is" : "are", n,
-             i == 0 ? ": luacuda counts devices from 1 (the first is select_device(1))" : "");
-  }
-  if (be->select_device((int)i - 1, err)) lc_error(L, "select_device", "%s", err);
-  return 0;
-}
-
-/***
-The current device.
-@function current_device
-@treturn integer its index, counted from 1
-@raise does not raise
-@usage assert(luacuda.current_device() >= 1)
-*/
-
-/* current_device() -> the 1-based index of the current device */
-static int l_current_device(lua_State *L) {
-  lua_pushinteger(L, lc_backend_get(NULL)->current_device() + 1);
-  return 1;
-}
-
-/***
 Waits for all queued device work, on every stream.
 @function synchronize
 @raise the first failure of that work not reported yet (a kernel's fault,
@@ -228,10 +152,7 @@ static int l_clock(lua_State *L) {
 static const luaL_Reg fns[] = {
   {"backend", l_backend},
   {"clock", l_clock},
-  {"current_device", l_current_device},
-  {"devices", l_devices},
   {"memory_info", l_memory_info},
-  {"select_device", l_select_device},
   {"synchronize", l_synchronize},
   {"trim_pool", l_trim_pool},
   {"type", l_type},
@@ -243,6 +164,7 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   if (lc_backend_get(&why) == NULL) return luaL_error(L, "luacuda: %s", why);
   lua_newtable(L);
   lc_setfuncs(L, fns);
+  lc_device_open(L);
   lc_array_open(L);
   lc_index_open(L);
   lc_shape_open(L);

@@ -11,6 +11,7 @@
 /* The C part, require "luacuda.core" (core.c). */
 int luaopen_luacuda_core(lua_State *L);
 
+void lc_device_open(lua_State *L);    /* device.c: devices, select_device, device */
 void lc_array_open(lua_State *L);     /* array.c: the type, attr */
 void lc_index_open(lua_State *L);     /* index.c: __index, __newindex */
 void lc_shape_open(lua_State *L);     /* shape.c: reshape, transpose, ... */

@@ -29,7 +29,8 @@ SCOPED(int, lc_cuda_select_device, (int i, char *err), (i, err))
 SCOPED(int, lc_cuda_alloc, (lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, void **ptr,
                             char *err),
        (kind, nbytes, flags, s, ptr, err))
-SCOPED_VOID(lc_cuda_free, (lc_kind kind, void *ptr, size_t nbytes), (kind, ptr, nbytes))
+SCOPED_VOID(lc_cuda_free, (lc_kind kind, void *ptr, size_t nbytes, int device),
+            (kind, ptr, nbytes, device))
 SCOPED_VOID(lc_cuda_free_after, (lc_kind kind, void *ptr, size_t nbytes, int device,
                                  lc_stream *const *streams, int n),
             (kind, ptr, nbytes, device, streams, n))

@@ -166,7 +166,7 @@ int lc_cuda_blas_handle(void **h, char *why) {
     snprintf(why, LC_ERRLEN, "%s", load_why);
     return LC_ENOTSUP;
   }
-  int dev = atomic_load(&lc_cuda_current), rc = LC_OK;
+  int dev = lc_cuda_current, rc = LC_OK;
   pthread_mutex_lock(&mu);
   if (handles == NULL) {
     int n = lc_cuda_device_count();

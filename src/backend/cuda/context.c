@@ -19,9 +19,8 @@
 
 lc_cuda_device *lc_cuda_devices;
 static int ndevices;
-atomic_int lc_cuda_current;
+_Thread_local int lc_cuda_current;
 pthread_mutex_t lc_cuda_mu = PTHREAD_MUTEX_INITIALIZER;     /* retains, library */
-atomic_size_t lc_cuda_used;                                 /* bytes we allocated */
 int lc_cuda_driver_version;                                 /* written once, by lc_cuda_init */
 
 /* ---- errors ------------------------------------------------------------ */
@@ -101,7 +100,7 @@ int lc_cuda_enter(char *err) {
              "start a new process", first_error);
     return LC_EFAIL;
   }
-  CUcontext ctx = lc_cuda_devices[atomic_load(&lc_cuda_current)].ctx;
+  CUcontext ctx = lc_cuda_devices[lc_cuda_current].ctx;
   if (!scope_known) {
     CUcontext found = NULL;
     int rc = lc_cuda_check(lc_cu.CtxGetCurrent(&found), "cuCtxGetCurrent", err);
@@ -245,7 +244,7 @@ int lc_cuda_init(char *why, size_t len) {
 }
 
 int lc_cuda_device_count(void) { return ndevices; }
-int lc_cuda_current_device(void) { return atomic_load(&lc_cuda_current); }
+int lc_cuda_current_device(void) { return lc_cuda_current; }
 
 int lc_cuda_device_info(int i, lc_device_info *info, char *err) {
   if (i < 0 || i >= ndevices) {
@@ -277,7 +276,7 @@ int lc_cuda_select_device(int i, char *err) {
   }
   pthread_mutex_lock(&lc_cuda_mu);
   int rc = activate(i, err);
-  if (rc == LC_OK) atomic_store(&lc_cuda_current, i);
+  if (rc == LC_OK) lc_cuda_current = i;
   pthread_mutex_unlock(&lc_cuda_mu);
   return rc;
 }

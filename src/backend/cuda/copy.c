@@ -41,7 +41,7 @@
 static bool on_device(lc_kind d, lc_kind s) {
   if (d != LC_MANAGED && s != LC_MANAGED) return false;
   if (d == LC_MANAGED && s == LC_MANAGED) return true;
-  return !lc_cuda_devices[atomic_load(&lc_cuda_current)].concurrent_managed;
+  return !lc_cuda_devices[lc_cuda_current].concurrent_managed;
 }
 
 enum { HOST_COPY, HOST_STRIDED, HOST_FILL };

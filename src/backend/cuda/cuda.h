@@ -28,6 +28,7 @@ typedef struct lc_cuda_device {
   lc_cuda_libmod *libmods;    /* the library's modules (the .cu files of kernels/), under mu */
   lc_cuda_libfn *libfns;      /* and the functions got from them, under mu */
   CUevent order_ev;           /* orders one stream after another (stream.c) */
+  atomic_size_t used;         /* device bytes allocated here on it */
   int cc_major, cc_minor;
   unsigned shared_optin;      /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: a block's most */
   bool concurrent_managed;    /* CONCURRENT_MANAGED_ACCESS: the host may touch managed
@@ -35,9 +36,10 @@ typedef struct lc_cuda_device {
 } lc_cuda_device;
 
 extern lc_cuda_device *lc_cuda_devices;
-extern atomic_int lc_cuda_current;          /* 0-based index of the current device */
+/* 0-based index of the calling thread's current device (0 until it selects
+** one, as in the CUDA runtime) */
+extern _Thread_local int lc_cuda_current;
 extern pthread_mutex_t lc_cuda_mu;          /* retains, the library's kernels */
-extern atomic_size_t lc_cuda_used;          /* device bytes allocated here */
 extern atomic_bool lc_cuda_broken;          /* a sticky error happened */
 extern int lc_cuda_driver_version;          /* cuDriverGetVersion (12040: 12.4), 0 unknown;
                                             ** set by lc_cuda_init */
@@ -78,7 +80,7 @@ int lc_cuda_pool_alloc(const lc_cuda_device *d, size_t n, CUstream st, CUdevicep
                        char *err);
 int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, void **ptr,
                   char *err);
-void lc_cuda_free(lc_kind kind, void *ptr, size_t nbytes);
+void lc_cuda_free(lc_kind kind, void *ptr, size_t nbytes, int device);
 void lc_cuda_free_after(lc_kind kind, void *ptr, size_t nbytes, int device,
                         lc_stream *const *streams, int n);
 bool lc_cuda_ordered_free(lc_kind kind);
@@ -166,7 +168,7 @@ CUstream lc_cuda_stream_on(int dev, const lc_stream *s);
 
 /* The same on the current device. */
 static inline CUstream lc_cuda_stream(const lc_stream *s) {
-  return lc_cuda_stream_on(atomic_load(&lc_cuda_current), s);
+  return lc_cuda_stream_on(lc_cuda_current, s);
 }
 
 /* After queueing work on s with result r: on the legacy stream for a NULL

@@ -38,7 +38,7 @@ int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, voi
   if (rc != LC_OK) return rc;
   lc_cuda_drain();
   size_t n = nbytes ? nbytes : 1;        /* the driver refuses empty blocks */
-  const lc_cuda_device *d = &lc_cuda_devices[atomic_load(&lc_cuda_current)];
+  const lc_cuda_device *d = &lc_cuda_devices[lc_cuda_current];
   CUdeviceptr p = 0;
   if (kind == LC_DEVICE && d->pool) {
     rc = lc_cuda_pool_alloc(d, n, lc_cuda_stream(s), &p, err);
@@ -80,21 +80,27 @@ int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, voi
     return LC_EFAIL;
   }
   if (rc != LC_OK) return rc;
-  if (lc_kind_on_device(kind)) atomic_fetch_add(&lc_cuda_used, n);
+  if (lc_kind_on_device(kind)) atomic_fetch_add(&lc_cuda_devices[lc_cuda_current].used, n);
   *ptr = (void *)(uintptr_t)p;
   return LC_OK;
 }
 
-void lc_cuda_free(lc_kind kind, void *ptr, size_t nbytes) {
-  if (lc_kind_on_device(kind)) atomic_fetch_sub(&lc_cuda_used, nbytes ? nbytes : 1);
+/* On the device the memory belongs to, whichever is current (its context
+** made current for the while, as in free_after). */
+void lc_cuda_free(lc_kind kind, void *ptr, size_t nbytes, int device) {
+  lc_cuda_device *d = &lc_cuda_devices[device];
+  if (lc_kind_on_device(kind)) atomic_fetch_sub(&d->used, nbytes ? nbytes : 1);
   if (lc_kind_page_locked(kind)) lc_hostreg_remove_allocated(ptr);
   if (!lc_cuda_enter_quietly()) return;          /* a broken context frees nothing */
-  if (kind == LC_DEVICE && lc_cuda_devices[atomic_load(&lc_cuda_current)].pool)
-    lc_cu.MemFreeAsync(lc_cuda_ptr(ptr), lc_cuda_legacy());
+  CUcontext prev = NULL;
+  bool moved = device != lc_cuda_current && lc_cu.CtxPushCurrent(d->ctx) == CUDA_SUCCESS;
+  if (kind == LC_DEVICE && d->pool)
+    lc_cu.MemFreeAsync(lc_cuda_ptr(ptr), lc_cuda_legacy_of(device));
   else if (kind == LC_DEVICE || kind == LC_MANAGED)
     lc_cu.MemFree(lc_cuda_ptr(ptr));
   else if (lc_kind_page_locked(kind))
     lc_cu.MemFreeHost(ptr);
+  if (moved) lc_cu.CtxPopCurrent(&prev);
 }
 
 /* Stream-ordered frees: cuMemFreeAsync on the stream used last, made to
@@ -104,9 +110,9 @@ void lc_cuda_free(lc_kind kind, void *ptr, size_t nbytes) {
 void lc_cuda_free_after(lc_kind kind, void *ptr, size_t nbytes, int device,
                         lc_stream *const *streams, int n) {
   (void)kind;
-  atomic_fetch_sub(&lc_cuda_used, nbytes ? nbytes : 1);
+  atomic_fetch_sub(&lc_cuda_devices[device].used, nbytes ? nbytes : 1);
   if (!lc_cuda_enter_quietly()) return;          /* a broken context frees nothing */
-  int here = atomic_load(&lc_cuda_current);
+  int here = lc_cuda_current;
   CUcontext ctx = lc_cuda_devices[device].ctx, prev = NULL;
   bool moved = device != here && lc_cu.CtxPushCurrent(ctx) == CUDA_SUCCESS;
   lc_stream *last = streams[n - 1];
@@ -123,13 +129,13 @@ void lc_cuda_free_after(lc_kind kind, void *ptr, size_t nbytes, int device,
 
 /* Device memory from the pool is freed in stream order (free_after). */
 bool lc_cuda_ordered_free(lc_kind kind) {
-  return kind == LC_DEVICE && lc_cuda_devices[atomic_load(&lc_cuda_current)].pool != NULL;
+  return kind == LC_DEVICE && lc_cuda_devices[lc_cuda_current].pool != NULL;
 }
 
 int lc_cuda_mem_info(size_t *free_bytes, size_t *total, size_t *in_use) {
   char err[LC_ERRLEN];
   *free_bytes = *total = 0;
-  *in_use = atomic_load(&lc_cuda_used);
+  *in_use = atomic_load(&lc_cuda_devices[lc_cuda_current].used);
   if (lc_cuda_enter(err) != LC_OK) return LC_EFAIL;
   return lc_cuda_check(lc_cu.MemGetInfo(free_bytes, total), "cuMemGetInfo", NULL);
 }
@@ -138,7 +144,7 @@ int lc_cuda_pool_info(size_t *reserved, size_t *in_use) {
   char err[LC_ERRLEN];
   *reserved = *in_use = 0;
   if (lc_cuda_enter(err) != LC_OK) return LC_EFAIL;
-  CUmemoryPool pool = lc_cuda_devices[atomic_load(&lc_cuda_current)].pool;
+  CUmemoryPool pool = lc_cuda_devices[lc_cuda_current].pool;
   if (pool == NULL) return LC_ENOTSUP;
   uint64_t r = 0, u = 0;
   if (lc_cu.MemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &r) != CUDA_SUCCESS ||
@@ -154,7 +160,7 @@ int lc_cuda_pool_info(size_t *reserved, size_t *in_use) {
 int lc_cuda_trim_pool(char *err) {
   int rc = lc_cuda_synchronize(err);
   if (rc != LC_OK) return rc;
-  CUmemoryPool pool = lc_cuda_devices[atomic_load(&lc_cuda_current)].pool;
+  CUmemoryPool pool = lc_cuda_devices[lc_cuda_current].pool;
   if (pool == NULL) return LC_OK;
   return lc_cuda_check(lc_cu.MemPoolTrimTo(pool, 0), "cuMemPoolTrimTo", err);
 }

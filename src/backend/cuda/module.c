@@ -115,7 +115,7 @@ static int load_source(const char *text, const char *name, const char *label,
     return LC_ENOTSUP;
   }
   int major = facts.major, minor = facts.minor;
-  const lc_cuda_device *d = &lc_cuda_devices[atomic_load(&lc_cuda_current)];
+  const lc_cuda_device *d = &lc_cuda_devices[lc_cuda_current];
   int want = d->cc_major * 10 + d->cc_minor, target;
   if (lc_nvrtc_arch_pick(&facts, want, &target, nerr) != LC_OK) {
     snprintf(err, LC_ERRLEN, "%.500s", nerr);
@@ -334,7 +334,7 @@ int lc_cuda_module_function(lc_module *m, const char *name, lc_function **f,
     return LC_ENOMEM;
   }
   lf->fn = fn;
-  lf->dev = atomic_load(&lc_cuda_current);
+  lf->dev = lc_cuda_current;
   lf->static_shared = -1;
   atomic_init(&lf->shared_ok, 0);
   pthread_mutex_lock(&lc_cuda_mu);
@@ -465,7 +465,7 @@ static int library_module(lc_cuda_device *d, const char *file, const char *sourc
 int lc_cuda_library_function(const char *file, const char *source, const char *name,
                              CUfunction *fn, char *err) {
   pthread_mutex_lock(&lc_cuda_mu);
-  lc_cuda_device *d = &lc_cuda_devices[atomic_load(&lc_cuda_current)];
+  lc_cuda_device *d = &lc_cuda_devices[lc_cuda_current];
   lc_cuda_libfn *f = find_libfn(d, source, name);
   if (f) {
     *fn = f->fn;

@@ -112,7 +112,7 @@ void lc_cuda_drain(void) {
 
 /* A record for the current device, from the spares when there is one. */
 static pending *pending_new(void) {
-  int dev = atomic_load(&lc_cuda_current);
+  int dev = lc_cuda_current;
   pthread_mutex_lock(&pend_mu);
   pending *p = spare && spare->dev == dev ? spare : NULL;
   if (p) {
@@ -193,7 +193,7 @@ int lc_cuda_synchronize(char *err) {
 }
 
 int lc_cuda_temp_alloc(size_t n, CUstream st, CUdeviceptr *p, char *err) {
-  const lc_cuda_device *d = &lc_cuda_devices[atomic_load(&lc_cuda_current)];
+  const lc_cuda_device *d = &lc_cuda_devices[lc_cuda_current];
   if (d->pool) return lc_cuda_pool_alloc(d, n ? n : 1, st, p, err);
   return lc_cuda_check(lc_cu.MemAlloc(p, n ? n : 1), "cuMemAlloc", err);
 }
@@ -203,7 +203,7 @@ static void free_now(void *ud) {
 }
 
 void lc_cuda_temp_free(CUdeviceptr p, CUstream st) {
-  if (lc_cuda_devices[atomic_load(&lc_cuda_current)].pool) lc_cu.MemFreeAsync(p, st);
+  if (lc_cuda_devices[lc_cuda_current].pool) lc_cu.MemFreeAsync(p, st);
   else lc_cuda_defer(free_now, (void *)(uintptr_t)p);
 }
 
@@ -316,7 +316,7 @@ CUstream lc_cuda_legacy_of(int dev) {
   return LC_CU_STREAM_LEGACY;
 }
 
-CUstream lc_cuda_legacy(void) { return lc_cuda_legacy_of(atomic_load(&lc_cuda_current)); }
+CUstream lc_cuda_legacy(void) { return lc_cuda_legacy_of(lc_cuda_current); }
 
 CUstream lc_cuda_stream_on(int dev, const lc_stream *s) {
   CUstream st = s ? s->s : NULL;
@@ -341,7 +341,7 @@ int lc_cuda_stream_create(lc_stream **out, unsigned flags, char *err) {
   }
   s->owned = true;
   s->nonblocking = nb;
-  s->dev = atomic_load(&lc_cuda_current);
+  s->dev = lc_cuda_current;
   s->refs = 1;
   pthread_mutex_lock(&streams_lock);
   s->next = live_streams;
@@ -410,7 +410,7 @@ int lc_cuda_stream_wrap(void *native, lc_stream **out, char *err) {
   }
   s->s = (CUstream)native;
   s->refs = 1;
-  s->dev = atomic_load(&lc_cuda_current);
+  s->dev = lc_cuda_current;
   s->nonblocking = flags & CU_STREAM_NON_BLOCKING;
   pthread_mutex_lock(&streams_lock);
   s->next = live_streams;               /* with ours: defer records on it */
@@ -443,7 +443,7 @@ int lc_cuda_stream_order_on(int dev, lc_stream *before, lc_stream *after, char *
 int lc_cuda_stream_order(lc_stream *before, lc_stream *after, char *err) {
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
-  return lc_cuda_stream_order_on(atomic_load(&lc_cuda_current), before, after, err);
+  return lc_cuda_stream_order_on(lc_cuda_current, before, after, err);
 }
 
 void *lc_cuda_stream_native(lc_stream *s) { return (void *)s->s; }

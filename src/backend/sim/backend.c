@@ -41,8 +41,13 @@
 #include "matmul.h"
 #include "ufunc.h"
 
-static atomic_size_t used;          /* bytes in live device allocations */
-static size_t capacity;
+/* Virtual devices (LUACUDA_SIM_DEVICES): one memory, the host's, but each
+** device counts its own bytes against its own capacity; the current one is
+** the calling thread's, as in the CUDA runtime (device 0 until selected). */
+static atomic_size_t used[LC_SIM_MAX_DEVICES];   /* bytes in live device allocations */
+static _Thread_local int current;
+static int ndevices = 1;
+static size_t capacity;             /* of each device */
 static size_t guard_from;           /* the smallest allocation with a guard page */
 static unsigned memcheck;           /* LUACUDA_SIM_MEMCHECK */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -55,6 +60,7 @@ static size_t physical_memory(void) {
 static void init_capacity(void) {
   const lc_settings *s = lc_settings_get();
   capacity = s->sim_memory ? s->sim_memory : physical_memory();
+  ndevices = s->sim_devices ? (int)s->sim_devices : 1;
   guard_from = s->sim_guard;
   memcheck = s->sim_memcheck;
 }
@@ -96,10 +102,11 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
   pthread_once(&once, init_capacity);
   size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
   if (n < nbytes) n = SIZE_MAX;
+  atomic_size_t *counter = &used[current];
   if (lc_kind_on_device(kind)) {
-    size_t before = atomic_fetch_add(&used, n);
+    size_t before = atomic_fetch_add(counter, n);
     if (before + n > capacity || before + n < before) {
-      atomic_fetch_sub(&used, n);
+      atomic_fetch_sub(counter, n);
       snprintf(err, LC_ERRLEN,
                "out of %s memory allocating %zu bytes (%zu of %zu in use)",
                lc_kind_names[kind], nbytes, before, capacity);
@@ -108,7 +115,7 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
   }
   *ptr = n == SIZE_MAX ? NULL : block_alloc(nbytes, n);
   if (*ptr == NULL) {
-    if (lc_kind_on_device(kind)) atomic_fetch_sub(&used, n);
+    if (lc_kind_on_device(kind)) atomic_fetch_sub(counter, n);
     snprintf(err, LC_ERRLEN, "out of %s memory allocating %zu bytes",
              lc_kind_names[kind], nbytes);
     return LC_ENOMEM;
@@ -126,10 +133,10 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
   return LC_OK;
 }
 
-static void sim_free(lc_kind kind, void *ptr, size_t nbytes) {
+static void sim_free(lc_kind kind, void *ptr, size_t nbytes, int device) {
   size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
   if (lc_kind_page_locked(kind)) lc_hostreg_remove_allocated(ptr);
-  if (lc_kind_on_device(kind)) atomic_fetch_sub(&used, n);
+  if (lc_kind_on_device(kind)) atomic_fetch_sub(&used[device], n);
   release(ptr, nbytes, n);
 }
 
@@ -139,7 +146,7 @@ static void sim_mem_label(void *ptr, const char *label) {
 
 static int sim_mem_info(size_t *free_bytes, size_t *total, size_t *in_use) {
   pthread_once(&once, init_capacity);
-  size_t u = atomic_load(&used);
+  size_t u = atomic_load(&used[current]);
   *total = capacity;
   *free_bytes = u < capacity ? capacity - u : 0;
   *in_use = u;
@@ -476,17 +483,22 @@ static int sim_matmul(const lc_matmul_call *c, lc_stream *s, char *err) {
   return sim_launch(matmul_fn[c->dtype->code == LC_FLOAT64], &cfg, err);
 }
 
-/* ---- the one simulated device ---- */
+/* ---- the simulated devices ---- */
 
-static int sim_device_count(void) { return 1; }
-static int sim_current_device(void) { return 0; }
+static int sim_device_count(void) {
+  pthread_once(&once, init_capacity);
+  return ndevices;
+}
+
+static int sim_current_device(void) { return current; }
 
 static int sim_device_info(int i, lc_device_info *info, char *err) {
-  if (i != 0) {
-    snprintf(err, LC_ERRLEN, "no device %d (the simulator has one)", i + 1);
+  pthread_once(&once, init_capacity);
+  if (i < 0 || i >= ndevices) {
+    snprintf(err, LC_ERRLEN, "no device %d (the simulator has %d: LUACUDA_SIM_DEVICES)", i + 1,
+             ndevices);
     return LC_EFAIL;
   }
-  pthread_once(&once, init_capacity);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   snprintf(info->name, sizeof info->name, "luacuda simulator");
   info->cc_major = 7;          /* the simulator's __CUDA_ARCH__ is 750 */
@@ -501,7 +513,16 @@ static int sim_device_info(int i, lc_device_info *info, char *err) {
 
 static int sim_select_device(int i, char *err) {
   lc_device_info info;
-  return sim_device_info(i, &info, err);
+  int rc = sim_device_info(i, &info, err);
+  if (rc == LC_OK) current = i;
+  return rc;
+}
+
+/* Every device's memory is the host's: a copy between two is a copy. */
+static int sim_copy_peer(const lc_region *dst, int ddev, const lc_region *src, int sdev,
+                         int64_t itemsize, lc_stream *s, char *err) {
+  (void)ddev; (void)sdev;
+  return sim_copy_strided(dst, src, itemsize, s, err);
 }
 
 static int sim_trim_pool(char *err) {
@@ -539,6 +560,7 @@ const lc_backend lc_backend_sim = {
   .host_flags = lc_hostreg_flags,
   .copy = sim_copy,
   .copy_strided = sim_copy_strided,
+  .copy_peer = sim_copy_peer,
   .fill = sim_fill,
   .reduce = sim_reduce,
   .default_stream = lc_sim_default_stream,

@@ -1,0 +1,179 @@
+/*
+** device: which devices there are and which one is current. The current
+** device is the calling OS thread's, as in the CUDA runtime (the backends
+** keep it per thread): select_device on one thread moves no other
+** thread's work, and a thread that never chose one uses device 1.
+** device(i) is the scoped form: a value whose close makes the device that
+** was current before current again.
+*/
+#include "array.h"
+
+#include "gate.h"
+#include "aux.h"
+#include "parts.h"
+
+#define SCOPE_MT "luacuda.device_scope"
+
+typedef struct device_scope {
+  int device;      /* 0-based: the one made current */
+  int previous;    /* 0-based: the one current before, made current at close */
+  bool closed;
+} device_scope;
+
+static const lc_backend *backend(void) { return lc_backend_get(NULL); }
+
+/* The 0-based index of device argument idx (counted from 1), or the error. */
+static int check_device_index(lua_State *L, int idx, const char *fname) {
+  lua_Integer i = lc_check_integer(L, idx, "device", 0, fname);
+  int n = backend()->device_count();
+  if (i < 1 || i > n)
+    lc_error(L, fname, "no device %lld (there %s %d)%s", (long long)i, n == 1 ? "is" : "are", n,
+             i < 1 ? ": luacuda counts devices from 1" : "");
+  return (int)i - 1;
+}
+
+static void make_current(lua_State *L, int device, const char *fname) {
+  char err[LC_ERRLEN];
+  if (backend()->select_device(device, err)) lc_error(L, fname, "%s", err);
+}
+
+/***
+The devices the backend sees. On the simulator, `LUACUDA_SIM_DEVICES=n`
+(1 to 16; default 1) gives `n` virtual devices, each with its own memory
+accounting (`memory_info` while it is current).
+@function devices
+@treturn table a sequence of `{name =, compute_capability = {major, minor},
+memory =, multiprocessors =, max_shared_per_block =}`
+@raise `luacuda.devices: <driver error>` when a device cannot be queried
+@usage for i, d in ipairs(luacuda.devices()) do print(i, d.name, d.memory) end
+*/
+
+/* devices() -> {{name=, compute_capability={maj, min}, memory=,
+** multiprocessors=, max_shared_per_block=}, ...} */
+static int l_devices(lua_State *L) {
+  const lc_backend *be = backend();
+  int n = be->device_count();
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lc_device_info info;
+    char err[LC_ERRLEN];
+    if (be->device_info(i, &info, err)) lc_error(L, "devices", "%s", err);
+    lua_createtable(L, 0, 5);
+    lua_pushstring(L, info.name);
+    lua_setfield(L, -2, "name");
+    lua_createtable(L, 2, 0);
+    lua_pushinteger(L, info.cc_major);
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, info.cc_minor);
+    lua_rawseti(L, -2, 2);
+    lua_setfield(L, -2, "compute_capability");
+    lua_pushinteger(L, (lua_Integer)info.memory);
+    lua_setfield(L, -2, "memory");
+    lua_pushinteger(L, info.multiprocessors);
+    lua_setfield(L, -2, "multiprocessors");
+    lua_pushinteger(L, (lua_Integer)info.max_shared_per_block);
+    lua_setfield(L, -2, "max_shared_per_block");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/***
+Makes device `i` current for the calling thread (as in the CUDA runtime:
+other threads keep theirs). Arrays, streams, events and modules made from
+then on belong to it. `device(i)` does the same for a scope.
+@function select_device
+@tparam integer i the device, counted from 1
+@raise `luacuda.select_device: no device 3 (there is 1)` when out of range
+@usage luacuda.select_device(1)
+*/
+
+/* select_device(i): make device i (1-based) current for the calling thread */
+static int l_select_device(lua_State *L) {
+  make_current(L, check_device_index(L, 1, "select_device"), "select_device");
+  return 0;
+}
+
+/***
+The calling thread's current device.
+@function current_device
+@treturn integer its index, counted from 1 (1 on a thread that never chose one)
+@raise does not raise
+@usage assert(luacuda.current_device() >= 1)
+*/
+
+/* current_device() -> the 1-based index of the current device */
+static int l_current_device(lua_State *L) {
+  lua_pushinteger(L, backend()->current_device() + 1);
+  return 1;
+}
+
+/***
+Makes device `i` current until the value it returns is closed: a
+`<close>` variable, or its `close` method; then the device current before
+is current again.
+@function device
+@tparam integer i the device, counted from 1
+@treturn DeviceScope the scope (closing it twice does nothing more)
+@raise `luacuda.device: no device 0 (there is 1): luacuda counts devices
+from 1` when out of range
+@usage do
+  local _ <close> = luacuda.device(1)
+  local x = luacuda.device_array({4}, "float32")   -- on device 1
+end
+*/
+
+/* device(i) -> a scope: device i current until it is closed */
+static int l_device(lua_State *L) {
+  int device = check_device_index(L, 1, "device");
+  device_scope *s = lua_newuserdatauv(L, sizeof *s, 0);
+  s->device = device;
+  s->previous = backend()->current_device();
+  s->closed = true;             /* until the selection below has happened */
+  luaL_setmetatable(L, SCOPE_MT);
+  make_current(L, device, "device");
+  s->closed = false;
+  return 1;
+}
+
+/*** @type DeviceScope */
+
+/***
+Makes the device that was current before `device(i)` current again (what
+`<close>` does). Once only: later calls do nothing.
+@function DeviceScope:close
+@raise `luacuda.close: expected a device scope, got <type>` for another
+value
+@usage local scope = luacuda.device(1)
+scope:close()
+scope:close()   -- nothing more
+*/
+static int scope_close(lua_State *L) {
+  device_scope *s = lc_check_userdata(L, 1, SCOPE_MT, "a device scope", "close");
+  if (s->closed) return 0;
+  s->closed = true;
+  make_current(L, s->previous, "close");
+  return 0;
+}
+
+static int scope_tostring(lua_State *L) {
+  device_scope *s = lc_check_userdata(L, 1, SCOPE_MT, "a device scope", "__tostring");
+  lua_pushfstring(L, "luacuda.device(%d)%s", s->device + 1, s->closed ? " (closed)" : "");
+  return 1;
+}
+
+/*** @section end */
+
+void lc_device_open(lua_State *L) {
+  static const luaL_Reg scope_meta[] = {
+    {"__close", scope_close}, {"__tostring", scope_tostring}, {NULL, NULL}
+  };
+  static const luaL_Reg scope_methods[] = {{"close", scope_close}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+    {"current_device", l_current_device}, {"device", l_device},
+    {"devices", l_devices}, {"select_device", l_select_device},
+    {NULL, NULL}
+  };
+  lc_new_type(L, SCOPE_MT, scope_meta, scope_methods);
+  lc_setfuncs(L, fns);
+}
