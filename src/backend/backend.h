@@ -164,10 +164,11 @@ typedef struct lc_backend {
   ** never overlapping); never writes between the elements of dst */
   int (*copy_strided)(const lc_region *dst, const lc_region *src,
                       int64_t itemsize, lc_stream *s, char *err);
-  /* a copy_strided between memory of two devices (0-based ddev, sdev;
-  ** at least one side LC_DEVICE and ddev != sdev), queued on s, a stream
-  ** of the current device (NULL: synchronous). NULL slot: the backend
-  ** cannot copy between devices, and the caller says so. */
+  /* a copy_strided where a side is device memory of a device other than
+  ** the current one (a peer copy): ddev and sdev are each side's device,
+  ** 0-based (the current one for memory of a host kind); queued on s, a
+  ** stream of the current device (NULL: synchronous). NULL slot: the
+  ** backend cannot copy between devices, and the caller says so. */
   int (*copy_peer)(const lc_region *dst, int ddev, const lc_region *src, int sdev,
                    int64_t itemsize, lc_stream *s, char *err);
   /* set every element of a view to the itemsize bytes at value */

@@ -90,6 +90,18 @@ void lc_array_add_methods(lua_State *L, const luaL_Reg *fns);
 /* The optional stream argument at idx: nil/none gives NULL (synchronous). */
 lc_stream *lc_opt_stream(lua_State *L, int idx, const char *fname);
 
+/* Work on a's memory runs on the current device: the error "the <what>
+** array is on device 2, but device 1 is current" for device memory of
+** another (device.c). Copies between devices are the exception (copy.c). */
+void lc_check_current_device(lua_State *L, const lc_array *a, const char *what,
+                             const char *fname);
+
+/* An option device = i (the value at idx, counted from 1): pushes a
+** to-be-closed value that makes device i current until the calling C
+** function returns or raises, when the device current before is current
+** again (device.c). */
+void lc_device_option(lua_State *L, int idx, const char *fname);
+
 /* The stream host_stream() returns in this state: the host program's
 ** (a backend handle, see backend.h's stream_wrap), or with NULL the
 ** default stream again. */

@@ -132,23 +132,25 @@ static void copy_views(lua_State *L, const lc_array *dst, const lc_layout *dl,
     lc_copy_strided_host(dst->buf->ptr, dl, src->buf->ptr, sl, isz);
     return;
   }
-  const lc_array *sides[2] = {dst, src};
-  for (int i = 0; i < 2; i++) {
-    const lc_buffer *b = sides[i]->buf;
-    if (b->kind == LC_DEVICE && b->device != b->backend->current_device())
-      lc_error(L, fname, "the %s array is on device %d, but device %d is current "
-               "(luacuda.select_device)", i == 0 ? "destination" : "source", b->device + 1,
-               b->backend->current_device() + 1);
-  }
   lc_region rd, rs;
   region_of(&rd, dst, dl);
   region_of(&rs, src, sl);
   /* a device side decides which backend moves the data */
   const lc_backend *be = lc_array_kind(dst) == LC_DEVICE ? backend_of(dst) : backend_of(src);
+  /* device memory of a device other than the current one: a peer copy */
+  int here = be->current_device();
+  int ddev = lc_array_kind(dst) == LC_DEVICE ? dst->buf->device : here;
+  int sdev = lc_array_kind(src) == LC_DEVICE ? src->buf->device : here;
+  bool peer = ddev != here || sdev != here;
+  if (peer && be->copy_peer == NULL)
+    lc_error(L, fname, "a copy between device %d and device %d: the %s backend does not copy "
+             "between devices yet", sdev + 1, ddev + 1, be->name);
   char err[LC_ERRLEN];
   use(L, dst, s, fname);
   use(L, src, s, fname);
-  if (be->copy_strided(&rd, &rs, isz, s, err)) lc_error(L, fname, "%s", err);
+  int rc = peer ? be->copy_peer(&rd, ddev, &rs, sdev, isz, s, err)
+                : be->copy_strided(&rd, &rs, isz, s, err);
+  if (rc) lc_error(L, fname, "%s", err);
   queued(dst, s, true);
   queued(src, s, false);
 }
@@ -180,6 +182,7 @@ lc_array *lc_copy_to_new(lua_State *L, const lc_array *a, lc_kind kind,
 
 static void fill_view(lua_State *L, const lc_array *a, const lc_layout *lay,
                       const void *value, lc_stream *s, const char *fname) {
+  lc_check_current_device(L, a, "target", fname);
   if (s == NULL) lc_pending_wait(L, a, true, fname);
   if (s == NULL && lc_kind_host_accessible(lc_array_kind(a))) {
     lc_sync_host(L, lc_array_kind(a), fname);

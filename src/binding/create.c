@@ -559,7 +559,7 @@ static int l_device_array_like(lua_State *L) {
   return 1;
 }
 
-static const char *const to_device_opts[] = {"copy", "to", "dtype", NULL};
+static const char *const to_device_opts[] = {"copy", "to", "dtype", "device", NULL};
 
 /***
 A new host array from a nested table, a scalar or an array (copied).
@@ -604,17 +604,21 @@ array, or into an existing one.
 @function to_device
 @tparam table|number|boolean|Array src the data
 @tparam[opt] Stream stream queue the copy on this stream
-@tparam[opt] table opts `{dtype =, copy = true, to =}`: `dtype` for a table
-or scalar source; `copy = false` allocates without copying; `to` is the
-device array to copy into
+@tparam[opt] table opts `{dtype =, copy = true, to =, device =}`: `dtype`
+for a table or scalar source; `copy = false` allocates without copying;
+`to` is the device array to copy into; `device` (counted from 1) the device
+the result is on (current during the call; `stream` must be one of its
+streams): a device array of another device is copied there, a peer copy
 @treturn Array a device array
 @raise `luacuda.to_device: <cause>` for a source or option of the wrong type,
-`dtype mismatch` (no implicit casting), or a `to` of another shape
+`dtype mismatch` (no implicit casting), or a `to` of another shape;
+`no device 3 (there are 2)` for a `device` out of range
 @usage local d = luacuda.to_device({1, 2, 3}, {dtype = "float32"})
 print(d:copy_to_host())
+local e = luacuda.to_device(d, {device = #luacuda.devices()})   -- the last device
 */
 
-/* to_device(src [, stream] [, {copy=, to=, dtype=}]) */
+/* to_device(src [, stream] [, {copy=, to=, dtype=, device=}]) */
 static int l_to_device(lua_State *L) {
   const char *fn = "to_device";
   int sidx = 2, oidx = 3;
@@ -622,8 +626,12 @@ static int l_to_device(lua_State *L) {
     sidx = 0;
     oidx = 2;
   }
-  lc_stream *s = sidx ? lc_opt_stream(L, sidx, fn) : NULL;
   bool have = lc_check_opts(L, oidx, to_device_opts, fn);
+  lua_settop(L, 3);
+  /* device = j: j current for the rest of the call (the stream is j's) */
+  bool on_device = have && lc_opt_get(L, oidx, "device") != LUA_TNIL;
+  if (on_device) lc_device_option(L, -1, fn);
+  lc_stream *s = sidx ? lc_opt_stream(L, sidx, fn) : NULL;
   int top = lua_gettop(L);
   opt_field(L, oidx, have, "dtype");
   const lc_dtype *dt = lc_dtype_opt(L, top + 1, NULL, fn);
@@ -637,6 +645,9 @@ static int l_to_device(lua_State *L) {
     if (lc_array_kind(to) != LC_DEVICE)
       lc_error(L, fn, "option to must be a device array, got a %s array",
                lc_kind_names[lc_array_kind(to)]);
+    if (on_device && to->buf->device != to->buf->backend->current_device())
+      lc_error(L, fn, "option to is an array of device %d, option device says %d",
+               to->buf->device + 1, to->buf->backend->current_device() + 1);
   }
   if (to && dt && !lc_dtype_equal(dt, to->dtype))
     lc_error(L, fn, "dtype mismatch: option to is %s, option dtype is %s",
@@ -651,7 +662,8 @@ static int l_to_device(lua_State *L) {
     if (to) {
       if (copy) lc_copy_array(L, to, src, s, fn);
       lua_pushvalue(L, top + 3);
-    } else if (lc_array_kind(src) == LC_DEVICE) {
+    } else if (lc_array_kind(src) == LC_DEVICE &&
+               src->buf->device == src->buf->backend->current_device()) {
       lua_pushvalue(L, 1);                    /* already there, as in Numba */
     } else {
       lc_layout lay;

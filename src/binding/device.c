@@ -23,8 +23,8 @@ typedef struct device_scope {
 static const lc_backend *backend(void) { return lc_backend_get(NULL); }
 
 /* The 0-based index of device argument idx (counted from 1), or the error. */
-static int check_device_index(lua_State *L, int idx, const char *fname) {
-  lua_Integer i = lc_check_integer(L, idx, "device", 0, fname);
+static int check_device_index(lua_State *L, int idx, const char *what, const char *fname) {
+  lua_Integer i = lc_check_integer(L, idx, what, 0, fname);
   int n = backend()->device_count();
   if (i < 1 || i > n)
     lc_error(L, fname, "no device %lld (there %s %d)%s", (long long)i, n == 1 ? "is" : "are", n,
@@ -90,7 +90,7 @@ then on belong to it. `device(i)` does the same for a scope.
 
 /* select_device(i): make device i (1-based) current for the calling thread */
 static int l_select_device(lua_State *L) {
-  make_current(L, check_device_index(L, 1, "select_device"), "select_device");
+  make_current(L, check_device_index(L, 1, "device", "select_device"), "select_device");
   return 0;
 }
 
@@ -123,16 +123,20 @@ from 1` when out of range
 end
 */
 
-/* device(i) -> a scope: device i current until it is closed */
-static int l_device(lua_State *L) {
-  int device = check_device_index(L, 1, "device");
+/* Push a scope with device (0-based) current until it is closed. */
+static void push_scope(lua_State *L, int device, const char *fname) {
   device_scope *s = lua_newuserdatauv(L, sizeof *s, 0);
   s->device = device;
   s->previous = backend()->current_device();
   s->closed = true;             /* until the selection below has happened */
   luaL_setmetatable(L, SCOPE_MT);
-  make_current(L, device, "device");
+  make_current(L, device, fname);
   s->closed = false;
+}
+
+/* device(i) -> a scope: device i current until it is closed */
+static int l_device(lua_State *L) {
+  push_scope(L, check_device_index(L, 1, "device", "device"), "device");
   return 1;
 }
 
@@ -163,6 +167,20 @@ static int scope_tostring(lua_State *L) {
 }
 
 /*** @section end */
+
+void lc_device_option(lua_State *L, int idx, const char *fname) {
+  push_scope(L, check_device_index(L, idx, "option device", fname), fname);
+  lua_toclose(L, -1);
+}
+
+void lc_check_current_device(lua_State *L, const lc_array *a, const char *what,
+                             const char *fname) {
+  const lc_buffer *b = a->buf;
+  int here = b->backend->current_device();
+  if (b->kind == LC_DEVICE && b->device != here)
+    lc_error(L, fname, "the %s array is on device %d, but device %d is current "
+             "(luacuda.device)", what, b->device + 1, here + 1);
+}
 
 void lc_device_open(lua_State *L) {
   static const luaL_Reg scope_meta[] = {

@@ -32,6 +32,7 @@ typedef struct lc_modref {
   lc_struct_def *structs;      /* the structs the source defines, for
                                ** parameters that take one by value */
   char name[256];
+  int device;                  /* 0-based: the device current at compile, where it is loaded */
 } lc_modref;
 
 /* A Lua object's reference to a module (the Module object, each Kernel):

@@ -640,7 +640,7 @@ static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_r
               "device first: to_device)", lc_kind_names[lc_array_kind(a)]);
   if (lc_array_kind(a) == LC_DEVICE && a->buf->device != a->buf->backend->current_device())
     arg_error(L, fname, sig, i, "the array is on device %d, but device %d is current "
-              "(luacuda.select_device)", a->buf->device + 1,
+              "(luacuda.device)", a->buf->device + 1,
               a->buf->backend->current_device() + 1);
   if (p->vec) {
     check_vector_array(L, a, sig, i, fname);
@@ -755,6 +755,10 @@ static void remember_arrays(lua_State *L, int first, const lc_kernel_sig *sig, l
 
 void lc_kernel_launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int nargs) {
   const lc_backend *be = k->hold.mod->be;
+  int here = be->current_device();
+  if (k->hold.mod->device != here)
+    lc_error(L, "launch", "kernel '%s': its module is on device %d, but device %d is current "
+             "(luacuda.device)", k->sig->name, k->hold.mod->device + 1, here + 1);
   lc_launch cfg;
   int resolved = lua_gettop(L) + 1;
   resolve_args(L, first, nargs, k, "launch");

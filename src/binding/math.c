@@ -43,6 +43,7 @@ static void read_inputs(lua_State *L, operands *o, int first, int nin, const cha
     o->a[i] = lc_array_test(L, idx);
     if (o->a[i]) {
       lc_array *a = lc_array_check(L, idx, fname);
+      lc_check_current_device(L, a, "operand", fname);
       o->t[i].kind = LC_OPD_ARRAY;
       o->t[i].dtype = a->dtype;
       if (arrays++ == 0) {
@@ -207,6 +208,7 @@ static void apply(lua_State *L, lc_ufunc_op op, operands *o, const lc_dtype *cas
   /* the output */
   lc_array *out = o->out;
   if (out) {
+    lc_check_current_device(L, out, "output", fname);
     if (device_side(lc_array_kind(out)) != o->device)
       lc_error(L, fname, "the output is a %s array, the operands compute on the %s: give an "
                "output of the operands' side", kind_name(lc_array_kind(out)),

@@ -33,6 +33,7 @@ static lc_array *operand(lua_State *L, int idx, int i) {
              lua_type(L, idx) == LUA_TNUMBER ? " (luacuda.multiply scales by a number)" : "");
   }
   lc_array *a = lc_array_check(L, idx, FNAME);
+  lc_check_current_device(L, a, "operand", FNAME);
   if (a->dtype != &lc_dtypes[LC_FLOAT32] && a->dtype != &lc_dtypes[LC_FLOAT64])
     lc_error(L, FNAME, "operand %d is of dtype %s: matmul takes float32 and float64 arrays "
              "(convert it first: a:astype(\"float32\") or a:astype(\"float64\"))", i,
@@ -149,6 +150,7 @@ static int l_matmul(lua_State *L) {
     if (lua_isnil(L, idx)) continue;
     if (out == NULL && lc_array_test(L, idx)) {
       out = lc_array_check(L, idx, FNAME);
+      lc_check_current_device(L, out, "output", FNAME);
       out_idx = idx;
     } else if (stream == NULL && !lc_array_test(L, idx)) {
       stream = lc_opt_stream(L, idx, FNAME);

@@ -667,6 +667,7 @@ static int compile_source(lua_State *L, const char *name, const char *fname) {
   if (m == NULL) lc_error(L, fname, "out of host memory");
   atomic_init(&m->refs, 1);
   m->be = lc_backend_get(NULL);
+  m->device = m->be->current_device();
   snprintf(m->name, sizeof m->name, "%s", name);
   h->mod = m;
   lc_scan_result r;
@@ -1240,6 +1241,10 @@ m:get_global("coef"):copy_to_device({1, 2, 3, 4})
 ** variable, with the dtype and shape of its declaration */
 static int module_get_global(lua_State *L) {
   lc_modref *m = check_module(L, 1, "get_global");
+  int here = m->be->current_device();
+  if (m->device != here)     /* the array made below would say it is on `here` */
+    lc_error(L, "get_global", "the module %s is on device %d, but device %d is current "
+             "(luacuda.device)", m->name, m->device + 1, here + 1);
   if (lua_type(L, 2) != LUA_TSTRING)
     lc_error(L, "get_global", "name must be a string, got %s", luaL_typename(L, 2));
   const char *name = lua_tostring(L, 2);

@@ -161,6 +161,7 @@ static int read_shape_dtype_opts(lua_State *L, int idx, request *r, const char *
       if (lc_array_test(L, -1) == NULL)
         lc_error(L, fname, "out must be an array, got %s", lc_typename(L, -1));
       r->out = lc_array_check(L, -1, fname);     /* stays on the stack */
+      lc_check_current_device(L, r->out, "out=", fname);
     }
     lc_opt_get(L, oidx, "stream");
     r->stream = lc_opt_stream(L, -1, fname);      /* stays on the stack */

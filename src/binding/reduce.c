@@ -105,15 +105,6 @@ static bool computes_on_backend(const lc_array *a) {
   return lc_kind_device_accessible(lc_array_kind(a));
 }
 
-/* An array the work reads or writes where it runs: on the current device
-** (copy.c's message). */
-static void check_device(lua_State *L, const lc_array *x, const char *what, const char *fname) {
-  const lc_buffer *b = x->buf;
-  if (b->kind == LC_DEVICE && b->device != b->backend->current_device())
-    lc_error(L, fname, "the %s array is on device %d, but device %d is current "
-             "(luacuda.select_device)", what, b->device + 1, b->backend->current_device() + 1);
-}
-
 /* Do the views of x and y share any byte? */
 static bool overlap(const lc_array *x, const lc_array *y) {
   if (x->buf != y->buf) return false;
@@ -243,7 +234,7 @@ static int reduce_method(lua_State *L, lc_reduce_op op) {
 
   /* where the result goes */
   bool on_backend = computes_on_backend(a);
-  check_device(L, a, "input", r.fname);
+  lc_check_current_device(L, a, "input", r.fname);
   if (r.out) {
     const lc_layout *ol = &r.out->lay;
     bool same = ol->ndim == ndim && r.out->dtype == outdt;
@@ -264,7 +255,7 @@ static int reduce_method(lua_State *L, lc_reduce_op op) {
       lc_error(L, r.fname, "out= is a %s array, but a %s array's %s runs on the host: out= "
                "must be host-addressable memory", lc_kind_names[ok],
                lc_kind_names[lc_array_kind(a)], r.fname);
-    check_device(L, r.out, "out=", r.fname);
+    lc_check_current_device(L, r.out, "out=", r.fname);
   }
 
   /* the array written: out=, a new one, or a temporary copied into out=

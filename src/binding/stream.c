@@ -20,6 +20,8 @@
 
 typedef struct stream_ud {
   lc_stream *s;                /* NULL once closed */
+  int device;                  /* 0-based: the device current when it was made; -1 for
+                               ** the default stream, every device's (the current one's) */
   bool is_default;
   bool non_blocking;           /* made so (stream{non_blocking=true}) */
   bool borrowed;               /* the host program's: never destroyed here */
@@ -28,6 +30,7 @@ typedef struct stream_ud {
 
 typedef struct event_ud {
   lc_event *e;                 /* NULL once closed */
+  int device;                  /* 0-based: the device current when it was made */
   bool timing;
   bool recorded;               /* at least once: it has a time */
   bool closing;
@@ -49,9 +52,19 @@ static event_ud *check_event(lua_State *L, int idx, const char *fname) {
   return u;
 }
 
+/* Work is queued on a stream of the current device only. */
+static void check_stream_device(lua_State *L, const stream_ud *u, const char *fname) {
+  int here = backend()->current_device();
+  if (u->device >= 0 && u->device != here)
+    lc_error(L, fname, "the stream is on device %d, but device %d is current (luacuda.device)",
+             u->device + 1, here + 1);
+}
+
 lc_stream *lc_opt_stream(lua_State *L, int idx, const char *fname) {
   if (lua_isnoneornil(L, idx)) return NULL;
-  return check_stream(L, idx, fname)->s;
+  stream_ud *u = check_stream(L, idx, fname);
+  check_stream_device(L, u, fname);
+  return u->s;
 }
 
 void lc_sync_host_slow(lua_State *L, const char *fname) {
@@ -70,6 +83,7 @@ static lc_stream *stream_or_default(lua_State *L, int idx, const char *fname) {
 static stream_ud *push_stream(lua_State *L) {
   stream_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->s = NULL;
+  u->device = backend()->current_device();
   u->is_default = false;
   u->non_blocking = false;
   u->borrowed = false;
@@ -132,6 +146,7 @@ static int l_default_stream(lua_State *L) {
   lua_pop(L, 1);
   stream_ud *u = push_stream(L);
   u->s = backend()->default_stream();
+  u->device = -1;
   u->is_default = true;
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, DEFAULT_KEY);
@@ -380,6 +395,7 @@ static int l_event(lua_State *L) {
   }
   event_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->e = NULL;
+  u->device = backend()->current_device();
   u->timing = timing;
   u->recorded = false;
   u->closing = false;
@@ -457,6 +473,10 @@ e:record(s)
 static int event_record(lua_State *L) {
   event_ud *u = check_event(L, 1, "record");
   lc_stream *s = stream_or_default(L, 2, "record");
+  int here = backend()->current_device();
+  if (u->device != here)     /* a wait may take an event of another device; a record not */
+    lc_error(L, "record", "the event is on device %d, but device %d is current "
+             "(luacuda.device)", u->device + 1, here + 1);
   char err[LC_ERRLEN];
   if (backend()->event_record(u->e, s, err)) lc_error(L, "record", "%s", err);
   u->recorded = true;
