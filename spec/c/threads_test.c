@@ -6,7 +6,11 @@
 ** times, launches both and copies arrays between host tables, pinned,
 ** device and host memory, synchronously and on its own streams, checking
 ** every value that comes back. The states are closed with arrays, streams
-** and modules still alive.
+** and modules still alive. Where there are several devices
+** (LUACUDA_SIM_DEVICES), thread i works on device (i - 1) mod n + 1, chosen
+** once with select_device: the current device is per thread, so each
+** thread's stays its own while the others choose theirs, and its arrays
+** are on it.
 **
 **   threads_test [ITERATIONS [THREADS]]   (defaults 1000 and 4)
 **
@@ -34,6 +38,8 @@
 static const char script[] =
   "local id, iterations = ...\n"
   "local luacuda = require 'luacuda'\n"
+  "local mine = (id - 1) % #luacuda.devices() + 1\n"
+  "luacuda.select_device(mine)\n"
   "local N = 64\n"
   "local SHARED = [[\n"
   "extern \"C\" __global__ void axpy(int n, float a, const float *x, float *y) {\n"
@@ -82,6 +88,10 @@ static const char script[] =
   "  for j = 1, N do x[j] = (id * 7 + i + j) % 97; y[j] = j * 2 end\n"
   "  local hx = luacuda.array(x, 'float32')\n"
   "  local d1 = luacuda.to_device(hx)\n"
+  "  if luacuda.current_device() ~= mine or d1.device ~= mine then\n"
+  "    error(('thread %d iteration %d: device %d current, array on %d, expected %d')\n"
+  "          :format(id, i, luacuda.current_device(), d1.device, mine), 0)\n"
+  "  end\n"
   "  local d2 = luacuda.to_device(luacuda.array(y, 'float32'))\n"
   "  axpy[{1, N}](N, 3, d1, d2)\n"
   "  local r = d2:copy_to_host()\n"

@@ -143,8 +143,9 @@ static void copy_views(lua_State *L, const lc_array *dst, const lc_layout *dl,
   int sdev = lc_array_kind(src) == LC_DEVICE ? src->buf->device : here;
   bool peer = ddev != here || sdev != here;
   if (peer && be->copy_peer == NULL)
-    lc_error(L, fname, "a copy between device %d and device %d: the %s backend does not copy "
-             "between devices yet", sdev + 1, ddev + 1, be->name);
+    lc_error(L, fname, "the %s array is on device %d, but device %d is current (the %s "
+             "backend does not copy between devices)", ddev != here ? "destination" : "source",
+             ddev != here ? ddev + 1 : sdev + 1, here + 1, be->name);
   char err[LC_ERRLEN];
   use(L, dst, s, fname);
   use(L, src, s, fname);

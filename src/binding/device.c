@@ -8,6 +8,9 @@
 */
 #include "array.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "gate.h"
 #include "aux.h"
 #include "parts.h"
@@ -26,9 +29,15 @@ static const lc_backend *backend(void) { return lc_backend_get(NULL); }
 static int check_device_index(lua_State *L, int idx, const char *what, const char *fname) {
   lua_Integer i = lc_check_integer(L, idx, what, 0, fname);
   int n = backend()->device_count();
-  if (i < 1 || i > n)
+  if (i < 1 || i > n) {
+    char hint[96] = "";
+    if (i < 1 && strcmp(what, "device") == 0)    /* device(i), select_device(i) */
+      snprintf(hint, sizeof hint, ": luacuda counts devices from 1 (the first is %s(1))", fname);
+    else if (i < 1)
+      snprintf(hint, sizeof hint, ": luacuda counts devices from 1");
     lc_error(L, fname, "no device %lld (there %s %d)%s", (long long)i, n == 1 ? "is" : "are", n,
-             i < 1 ? ": luacuda counts devices from 1" : "");
+             hint);
+  }
   return (int)i - 1;
 }
 
