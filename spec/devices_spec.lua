@@ -1,0 +1,260 @@
+-- Several devices in one process (README, "Several devices"). Each test
+-- runs in a child interpreter with three devices: LUACUDA_SIM_DEVICES=3 on
+-- the simulator, FAKE_CUDA_DEVICES=3 on the fake driver (make
+-- check-fake-cuda; the child inherits the backend's settings). The child
+-- checks through the public API and prints "ok" last.
+local S = require "spec.support"
+
+local BUILD = os.getenv("LUACUDA_BUILD") or "build"
+local DEVICES = "LUACUDA_SIM_DEVICES=3 FAKE_CUDA_DEVICES=3"
+local PRELUDE = [==[
+local luacuda = require "luacuda"
+local S = require "spec.support"
+local assert = require "luassert"
+local function eq(want, got, what) assert.same(want, got, what) end
+-- the values of a, copied to the host on a's own device
+local function values(a)
+  local _ <close> = luacuda.device(a.device or luacuda.current_device())
+  return a:copy_to_host():totable()
+end
+]==]
+
+-- run code in the child with the devices (and env); assert it printed ok
+local function child(code, env)
+  local ok, out = S.lua_run(DEVICES .. " " .. (env or ""), PRELUDE .. code .. "\nprint('ok')\n")
+  assert(ok and out:find("ok\n$"), out)
+end
+
+local PEER_PENDING = "the cuda backend does not copy between devices"
+
+describe("several devices", function()
+  it("lists them, and a thread starts on device 1", function()
+    child([==[
+      eq(3, #luacuda.devices(), "devices")
+      eq(1, luacuda.current_device(), "current")
+      for i, d in ipairs(luacuda.devices()) do
+        assert(type(d.name) == "string" and d.memory > 0, "device " .. i)
+      end
+    ]==])
+  end)
+
+  it("scopes a device with device(i), restoring the one before", function()
+    child([==[
+      do
+        local _ <close> = luacuda.device(2)
+        eq(2, luacuda.current_device(), "in the scope")
+        do
+          local _ <close> = luacuda.device(3)
+          eq(3, luacuda.current_device(), "nested")
+        end
+        eq(2, luacuda.current_device(), "after the nested scope")
+      end
+      eq(1, luacuda.current_device(), "after the scope")
+      -- an error inside the scope restores too
+      local ok = pcall(function()
+        local _ <close> = luacuda.device(3)
+        error("inside")
+      end)
+      eq(false, ok, "pcall")
+      eq(1, luacuda.current_device(), "after an error")
+      -- as an object: close restores, once
+      local s = luacuda.device(2)
+      eq("luacuda.device(2)", tostring(s), "tostring")
+      eq(2, luacuda.current_device(), "open scope")
+      luacuda.select_device(3)
+      s:close()
+      eq(1, luacuda.current_device(), "closed")
+      eq("luacuda.device(2) (closed)", tostring(s), "tostring closed")
+      luacuda.select_device(3)
+      s:close()                       -- a second close does nothing
+      eq(3, luacuda.current_device(), "closed twice")
+      luacuda.select_device(1)
+    ]==])
+  end)
+
+  it("says where devices start and end, leaving the current one", function()
+    child([==[
+      luacuda.select_device(2)
+      S.misuse({"luacuda.device: no device 0 (there are 3)",
+                "luacuda counts devices from 1 (the first is device(1))"}, luacuda.device, 0)
+      S.misuse("luacuda.device: no device 4 (there are 3)", luacuda.device, 4)
+      S.misuse("luacuda.device: device must be an integer, got string", luacuda.device, "2")
+      S.misuse({"luacuda.select_device: no device 0",
+                "(the first is select_device(1))"}, luacuda.select_device, 0)
+      S.misuse("luacuda.close: expected a device scope, got table", luacuda.device(2).close, {})
+      eq(2, luacuda.current_device(), "after the errors")
+    ]==])
+  end)
+
+  it("keeps the current device per OS thread (two states, two threads)", function()
+    -- spec/c/threads_test.c: thread i selects device (i - 1) mod 3 + 1 and
+    -- checks at each iteration that it is still current and its arrays on it
+    local ok, out = S.sh(("%s LUACUDA_BUILD=%s %s/threads_test 20 3"):format(DEVICES, BUILD, BUILD))
+    assert(ok, out)
+    assert(out:find("3 threads x 20 iterations, %d+ values checked, 0 threads failed"), out)
+  end)
+
+  it("makes arrays, streams, events and modules belong to the current device", function()
+    child([==[
+      local a = luacuda.to_device({1, 2, 3}, {dtype = "float32"})
+      eq(1, a.device, "a.device")
+      eq(nil, luacuda.zeros({2}).device, "a host array has no device")
+      local b, s2, e2, m2
+      do
+        local _ <close> = luacuda.device(2)
+        b = luacuda.to_device({4, 5, 6}, {dtype = "float32"})
+        s2, e2 = luacuda.stream(), luacuda.event()
+        m2 = luacuda.compile([[extern "C" __global__ void k(float *x) {}]])
+        eq(2, b.device, "b.device")
+        m2.k[{1, 1, s2}](b)           -- all on device 2: fine
+        e2:record(s2)
+        s2:synchronize()
+      end
+      local m1 = luacuda.compile([[extern "C" __global__ void k(float *x) {}]])
+      -- each use on device 1 names both devices, and changes nothing
+      S.misuse("luacuda.launch: kernel 'k' argument 1 'x' (float *): the array is on device 2, but device 1 is current",
+               function() m1.k[{1, 1}](b) end)
+      S.misuse("luacuda.launch: kernel 'k': its module is on device 2, but device 1 is current",
+               function() m2.k[{1, 1}](a) end)
+      S.misuse("luacuda.launch: the stream is on device 2, but device 1 is current",
+               function() m1.k[{1, 1, s2}](a) end)
+      S.misuse("luacuda.copy_to_host: the stream is on device 2, but device 1 is current",
+               function() a:copy_to_host(nil, s2) end)
+      S.misuse("luacuda.copy_to_device: the stream is on device 2, but device 1 is current",
+               function(x) x:copy_to_device({7, 8, 9}, s2) end, a)
+      S.misuse("luacuda.record: the event is on device 2, but device 1 is current",
+               function() e2:record() end)
+      S.misuse("luacuda.get_global: the module", function() m2:get_global("nothing") end)
+      S.misuse("luacuda.add (+): the operand array is on device 2, but device 1 is current",
+               function(x, y) return x + y end, a, b)
+      S.misuse("luacuda.sum: the input array is on device 2, but device 1 is current",
+               function(y) return y:sum() end, b)
+      S.misuse("luacuda.fill: the target array is on device 2, but device 1 is current",
+               function(y) y:fill(0) end, b)
+      S.misuse("luacuda.matmul: the operand array is on device 2, but device 1 is current",
+               luacuda.matmul, b:reshape(1, 3), a:reshape(3, 1))
+      eq({1, 2, 3}, values(a), "a unchanged")
+      eq({4, 5, 6}, values(b), "b unchanged")
+      -- a wait may take another device's event (it orders the streams)
+      e2:wait(luacuda.stream())
+      -- the default stream is each device's own
+      a:copy_to_device({7, 8, 9}, luacuda.default_stream())
+      luacuda.synchronize()
+      eq({7, 8, 9}, values(a), "a on the default stream")
+    ]==])
+  end)
+
+  it("counts each device's memory apart", function()
+    child([==[
+      collectgarbage()
+      local function used(i)
+        local _ <close> = luacuda.device(i)
+        return luacuda.memory_info().used
+      end
+      local before1, before2 = used(1), used(2)
+      local x
+      do
+        local _ <close> = luacuda.device(2)
+        x = luacuda.device_array({1 << 16}, "float32")
+      end
+      eq(before1, used(1), "device 1, after an allocation on device 2")
+      assert(used(2) >= before2 + (1 << 18), "device 2 counts its array")
+      x = nil
+      collectgarbage()
+      luacuda.synchronize()
+      do
+        local _ <close> = luacuda.device(2)
+        luacuda.synchronize()
+      end
+      eq(before2, used(2), "device 2, after the free")
+    ]==])
+  end)
+
+  it("runs out of one device's memory, not the others'", function()
+    if S.backend ~= "sim" then return pending("simulator only: LUACUDA_SIM_MEMORY") end
+    child([==[
+      local a = luacuda.device_array({192 * 1024}, "float32")      -- 768 KiB of 1 MiB
+      S.misuse("luacuda.device_array: out of device memory",
+               luacuda.device_array, {192 * 1024}, "float32")
+      local _ <close> = luacuda.device(2)
+      local b = luacuda.device_array({192 * 1024}, "float32")      -- device 2 has room
+      eq(2, b.device, "b.device")
+      eq(1, a.device, "a.device")
+    ]==], "LUACUDA_SIM_MEMORY=1M")
+  end)
+
+  it("copies every kind of view between devices (peer copies), values checked", function()
+    if S.backend ~= "sim" then return pending(PEER_PENDING) end
+    child([==[
+      local h = luacuda.arange(24, "int32"):reshape(4, 6)
+      local src
+      do
+        local _ <close> = luacuda.device(2)
+        src = luacuda.to_device(h)
+      end
+      -- views of device 2's array into arrays of device 1, with and
+      -- without a stream of device 1
+      local s1 = luacuda.stream()
+      local views = {
+        {"whole", function(a) return a end},
+        {"transposed", function(a) return a.T end},
+        {"a row", function(a) return a[3] end},
+        {"a column", function(a) return a[{{}, 2}] end},
+        {"strided", function(a) return a[{{1, 4, 2}, {2, 6, 3}}] end},
+        {"reversed", function(a) return a[{{4, 1, -1}, {}}] end},
+      }
+      for _, v in ipairs(views) do
+        local name, view = v[1], v[2]
+        local want = view(h):copy():totable()
+        for _, stream in ipairs({false, true}) do
+          local dst = luacuda.device_array(view(h).shape, "int32")
+          if stream then dst:copy_to_device(view(src), s1); s1:synchronize()
+          else dst:copy_to_device(view(src)) end
+          eq(1, dst.device, name)
+          eq(want, values(dst), name .. (stream and " on a stream" or ""))
+          -- and back into a view of device 2's array, from device 1
+          local back
+          do
+            local _ <close> = luacuda.device(2)
+            back = luacuda.device_array(h.shape, "int32"):fill(-1)
+          end
+          view(back):copy_to_device(dst)
+          local expect = luacuda.full(h.shape, -1, "int32")
+          view(expect)[{}] = want
+          eq(expect:totable(), values(back), name .. " back on device 2")
+        end
+      end
+      -- to_device(a, {device = j}): from the host, and from another device
+      local d3 = luacuda.to_device(h, {device = 3})
+      eq(3, d3.device, "to_device device 3")
+      eq(1, luacuda.current_device(), "current after to_device")
+      eq(h:totable(), values(d3), "to_device from the host")
+      local s3
+      do
+        local _ <close> = luacuda.device(3)
+        s3 = luacuda.stream()
+      end
+      local d1 = luacuda.to_device(d3.T, s1, {device = 1})   -- a stream of the result's device
+      s1:synchronize()
+      eq(1, d1.device, "to_device device 1")
+      eq(h.T:copy():totable(), values(d1), "to_device from device 3")
+      eq(src, luacuda.to_device(src, {device = 2}), "already there: the array itself")
+      S.misuse("luacuda.to_device: the stream is on device 3, but device 2 is current",
+               luacuda.to_device, h, s3, {device = 2})
+      S.misuse("luacuda.to_device: no device 4 (there are 3)", luacuda.to_device, h, {device = 4})
+      S.misuse("luacuda.to_device: option to is an array of device 2, option device says 1",
+               luacuda.to_device, h, {device = 1, to = src})
+      eq(1, luacuda.current_device(), "current after the errors")
+    ]==])
+  end)
+
+  it("refuses copies between devices on the cuda backend, saying so", function()
+    if S.backend ~= "cuda" then return pending("cuda backend only") end
+    child([==[
+      local a = luacuda.to_device({1, 2, 3})
+      local b = luacuda.to_device({4, 5, 6}, {device = 2})
+      S.misuse("the source array is on device 2, but device 1 is current (the cuda backend "
+               .. "does not copy between devices)", function(x, y) x:copy_to_device(y) end, a, b)
+    ]==])
+  end)
+end)
