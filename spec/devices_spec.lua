@@ -10,6 +10,7 @@ local DEVICES = "LUACUDA_SIM_DEVICES=3 FAKE_CUDA_DEVICES=3"
 local PRELUDE = [==[
 local luacuda = require "luacuda"
 local S = require "spec.support"
+assert(luacuda.backend() == os.getenv("DEVICES_SPEC_BACKEND"), "the child's backend is the spec's")
 local assert = require "luassert"
 local function eq(want, got, what) assert.same(want, got, what) end
 -- the values of a, copied to the host on a's own device
@@ -21,11 +22,10 @@ end
 
 -- run code in the child with the devices (and env); assert it printed ok
 local function child(code, env)
-  local ok, out = S.lua_run(DEVICES .. " " .. (env or ""), PRELUDE .. code .. "\nprint('ok')\n")
+  local ok, out = S.lua_run(("%s DEVICES_SPEC_BACKEND=%s %s"):format(DEVICES, S.backend, env or ""),
+                            PRELUDE .. code .. "\nprint('ok')\n")
   assert(ok and out:find("ok\n$"), out)
 end
-
-local PEER_PENDING = "the cuda backend does not copy between devices"
 
 describe("several devices", function()
   it("lists them, and a thread starts on device 1", function()
@@ -184,7 +184,6 @@ describe("several devices", function()
   end)
 
   it("copies every kind of view between devices (peer copies), values checked", function()
-    if S.backend ~= "sim" then return pending(PEER_PENDING) end
     child([==[
       local h = luacuda.arange(24, "int32"):reshape(4, 6)
       local src
@@ -248,13 +247,49 @@ describe("several devices", function()
     ]==])
   end)
 
-  it("refuses copies between devices on the cuda backend, saying so", function()
-    if S.backend ~= "cuda" then return pending("cuda backend only") end
-    child([==[
-      local a = luacuda.to_device({1, 2, 3})
-      local b = luacuda.to_device({4, 5, 6}, {device = 2})
-      S.misuse("the source array is on device 2, but device 1 is current (the cuda backend "
-               .. "does not copy between devices)", function(x, y) x:copy_to_device(y) end, a, b)
-    ]==])
+  it("copies between devices on the cuda backend by the driver's peer rules", function()
+    if not S.fake then return pending("the fake driver only: its trace") end
+    -- devices 1 and 3 are 9.0s (peer access), device 2 an 8.6 (none): a
+    -- contiguous copy is one cuMemcpyPeerAsync; a strided one with peer
+    -- access enables it once and copies directly; without, it is staged
+    -- through page-locked memory
+    local trace = os.tmpname()
+    child(([==[
+      local function mark(name)
+        local f = assert(io.open(%q, "a"))
+        f:write("mark ", name, "\n")
+        f:close()
+      end
+      local h = luacuda.arange(12, "float64"):reshape(3, 4)
+      local on2 = luacuda.to_device(h, {device = 2})
+      local on3 = luacuda.to_device(h, {device = 3})
+      local dst = luacuda.device_array({3, 4}, "float64")
+      mark("contiguous")
+      dst:copy_to_device(on2)
+      eq(h:totable(), values(dst), "contiguous")
+      local t = luacuda.device_array({4, 3}, "float64")
+      mark("direct")
+      t:copy_to_device(on3.T)
+      t:copy_to_device(on3.T)
+      eq(h.T:copy():totable(), values(t), "direct")
+      mark("staged")
+      t:copy_to_device(on2.T)
+      eq(h.T:copy():totable(), values(t), "staged")
+      mark("end")
+    ]==]):format(trace), "FAKE_CUDA_TRACE=" .. trace)
+    local calls, section = {}, nil
+    for line in io.lines(trace) do
+      section = line:match("^mark (%S+)") or section
+      if section then
+        calls[section] = calls[section] or {}
+        calls[section][line] = (calls[section][line] or 0) + 1
+      end
+    end
+    os.remove(trace)
+    assert.equal(1, calls.contiguous.cuMemcpyPeerAsync)
+    assert.equal(1, calls.direct.cuCtxEnablePeerAccess, "peer access enabled once")
+    assert.is_nil(calls.direct.cuMemHostAlloc, "no staging with peer access")
+    assert.is_nil(calls.staged.cuCtxEnablePeerAccess, "device 2 cannot")
+    assert.equal(1, calls.staged.cuMemHostAlloc, "staged through page-locked memory")
   end)
 end)

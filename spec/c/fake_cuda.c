@@ -42,7 +42,12 @@
 **
 ** Environment:
 **   FAKE_CUDA_DEVICES=2          number of devices (1 to 4)
-**   FAKE_CUDA_CC=9.0,8.6         compute capability of each device
+**   FAKE_CUDA_CC=9.0,8.6         compute capability of each device (then 9.0); two
+**                                devices of the same major version may enable
+**                                peer access (cuCtxEnablePeerAccess), and until
+**                                one does, a kernel or the copy kernel touching
+**                                the other's memory fails (ILLEGAL_ADDRESS);
+**                                cuMemcpyPeerAsync needs no peer access
 **   FAKE_CUDA_MEMORY=256M        memory of each device
 **   FAKE_CUDA_NO_POOLS=1         no stream-ordered allocator
 **   FAKE_CUDA_DELAY_US=N         every queued operation takes N more
@@ -521,10 +526,21 @@ static void settle(void) {
 
 /* ---- running queued work -------------------------------------------------------- */
 
+/* Peer access: peer_on[from][to], kernels of device from's context reach
+** device to's memory (cuCtxEnablePeerAccess, one direction). Under mu. */
+static bool peer_on[MAXDEV][MAXDEV];
+
+/* May devices dev and peer access each other's memory directly? Distinct
+** devices of the same major compute capability, as cuCtxEnablePeerAccess's
+** manual gives the condition for access (devices 1 and 3 by default; 2, an
+** 8.6, with neither). */
+static bool can_peer(int dev, int peer) { return dev != peer && ccmaj[dev] == ccmaj[peer]; }
+
 /* May a kernel on device dev touch memory of allocation a? Host memory it
-** may reach from any device, device memory from its own. */
+** may reach from any device, device memory from its own, and from a device
+** that enabled peer access to its context. */
 static bool reachable(const alloc *a, int dev) {
-  return device_accessible(a) && (on_host(a) || a->dev == dev);
+  return device_accessible(a) && (on_host(a) || a->dev == dev || peer_on[dev][a->dev]);
 }
 
 /* lc_copy_strided, element by element; every element must lie in memory
@@ -928,6 +944,28 @@ API CUresult cuCtxPopCurrent_v2(CUcontext *c) {
   return leave(CUDA_SUCCESS);
 }
 
+/* ---- peer access ---------------------------------------------------------------- */
+
+API CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer) {
+  ENTER(false);
+  if (dev < 0 || dev >= ndev || peer < 0 || peer >= ndev) return leave(CUDA_ERROR_INVALID_DEVICE);
+  *can = can_peer(dev, peer);
+  return leave(CUDA_SUCCESS);
+}
+
+/* As the manual orders it: no current context, an invalid peer or the
+** current context itself; flags not 0; devices that cannot; already on. */
+API CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags) {
+  ENTER(true);
+  if (!ctx_ok(peer) || peer == current) return leave(CUDA_ERROR_INVALID_CONTEXT);
+  if (flags != 0) return leave(CUDA_ERROR_INVALID_VALUE);
+  int from = curdev(), to = peer->dev;
+  if (!can_peer(from, to)) return leave(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+  if (peer_on[from][to]) return leave(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+  peer_on[from][to] = true;
+  return leave(CUDA_SUCCESS);
+}
+
 API CUresult cuCtxSynchronize(void) {
   ENTER(true);
   drain_device(curdev());
@@ -1251,6 +1289,26 @@ API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream 
   void *d = (void *)(uintptr_t)dst;
   const void *sp = (const void *)(uintptr_t)src;
   if (n) queue_copy(s, copy_op(d, sp, n), pageable(sp, n), pageable(d, n));
+  return leave(CUDA_SUCCESS);
+}
+
+/* Between device memory of two contexts: each range must lie in device
+** memory of its context's device (else CUDA_ERROR_INVALID_VALUE); no peer
+** access is needed (the driver stages the copy where it has none). */
+API CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,
+                               size_t n, CUstream h) {
+  ENTER(true);
+  struct CUstream_st *s = stream_of(h);
+  if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
+  trace_stream(__func__, s);
+  if (!ctx_ok(dctx) || !ctx_ok(sctx)) return leave(CUDA_ERROR_INVALID_CONTEXT);
+  void *d = (void *)(uintptr_t)dst;
+  const void *sp = (const void *)(uintptr_t)src;
+  const alloc *da = find(d, n ? n : 1), *sa = find(sp, n ? n : 1);
+  bool dev_d = da && (da->kind == A_DEVICE || da->kind == A_POOL) && da->dev == dctx->dev;
+  bool dev_s = sa && (sa->kind == A_DEVICE || sa->kind == A_POOL) && sa->dev == sctx->dev;
+  if (!dev_d || !dev_s) return leave(CUDA_ERROR_INVALID_VALUE);
+  if (n) queue_copy(s, copy_op(d, sp, n), false, false);
   return leave(CUDA_SUCCESS);
 }
 

@@ -35,6 +35,7 @@ enum {
   CUDA_ERROR_NO_DEVICE = 100,
   CUDA_ERROR_NOT_READY = 600,
   CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
+  CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
   CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
 };
 
@@ -154,6 +155,10 @@ typedef struct lc_cu_api {
   CUresult (*MemHostUnregister)(void *p);
   CUresult (*MemHostGetDevicePointer)(CUdeviceptr *d, void *p, unsigned flags); /* _v2 */
   CUresult (*MemcpyAsync)(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
+  CUresult (*MemcpyPeerAsync)(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,
+                              size_t n, CUstream s);
+  CUresult (*DeviceCanAccessPeer)(int *can, CUdevice dev, CUdevice peer);
+  CUresult (*CtxEnablePeerAccess)(CUcontext peer, unsigned flags);
   CUresult (*Memcpy2DAsync)(const lc_cu_memcpy2d *c, CUstream s);      /* _v2 */
   CUresult (*Memcpy3DAsync)(const lc_cu_memcpy3d *c, CUstream s);      /* _v2 */
   CUresult (*MemsetD8Async)(CUdeviceptr d, unsigned char v, size_t n, CUstream s);

@@ -2,7 +2,7 @@
 ** backend (cuda): the CUDA backend's table. Each slot is implemented in
 ** the file of its driver concept: context.c (devices), memory.c,
 ** stream.c (streams, events, deferred releases), module.c (modules and
-** launches), copy.c. Every slot that may call the driver runs in a
+** launches), copy.c, peer.c (copies between devices). Every slot that may call the driver runs in a
 ** context scope (context.c): the host program's current context is
 ** current again when it returns, whoever called it (a Lua call, a
 ** finalizer, the C API, a deferred release).
@@ -47,6 +47,9 @@ SCOPED(int, lc_cuda_copy, (void *dst, lc_kind dkind, const void *src, lc_kind sk
 SCOPED(int, lc_cuda_copy_strided, (const lc_region *dst, const lc_region *src,
                                    int64_t itemsize, lc_stream *s, char *err),
        (dst, src, itemsize, s, err))
+SCOPED(int, lc_cuda_copy_peer, (const lc_region *dst, int ddev, const lc_region *src, int sdev,
+                                int64_t itemsize, lc_stream *s, char *err),
+       (dst, ddev, src, sdev, itemsize, s, err))
 SCOPED(int, lc_cuda_fill, (const lc_region *dst, const void *value, int64_t itemsize,
                            lc_stream *s, char *err),
        (dst, value, itemsize, s, err))
@@ -108,6 +111,7 @@ const lc_backend lc_backend_cuda = {
   .host_flags = lc_hostreg_flags,
   .copy = lc_cuda_copy_scoped,
   .copy_strided = lc_cuda_copy_strided_scoped,
+  .copy_peer = lc_cuda_copy_peer_scoped,
   .fill = lc_cuda_fill_scoped,
   .reduce = lc_cuda_reduce_scoped,
   .default_stream = lc_cuda_default_stream,

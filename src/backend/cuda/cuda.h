@@ -29,6 +29,8 @@ typedef struct lc_cuda_device {
   lc_cuda_libfn *libfns;      /* and the functions got from them, under mu */
   CUevent order_ev;           /* orders one stream after another (stream.c) */
   atomic_size_t used;         /* device bytes allocated here on it */
+  uint64_t peer_on, peer_never;   /* bit o: it reaches device o's memory directly (peer
+                                  ** access enabled), or cannot; under mu (peer.c) */
   int cc_major, cc_minor;
   unsigned shared_optin;      /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: a block's most */
   bool concurrent_managed;    /* CONCURRENT_MANAGED_ACCESS: the host may touch managed
@@ -250,5 +252,9 @@ int lc_cuda_copy_strided(const lc_region *dst, const lc_region *src,
                          int64_t itemsize, lc_stream *s, char *err);
 int lc_cuda_fill(const lc_region *dst, const void *value, int64_t itemsize,
                  lc_stream *s, char *err);
+
+/* ---- peer.c: copies between devices (backend.h's copy_peer) ---- */
+int lc_cuda_copy_peer(const lc_region *dst, int ddev, const lc_region *src, int sdev,
+                      int64_t itemsize, lc_stream *s, char *err);
 
 #endif
