@@ -58,6 +58,8 @@ FAKE_CUDA  = $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/fake/libcuda.so.1)
 FAKE_CUBLAS = $(if $(FAKE_CUDA),$(BUILD)/fake/libcublas.so.13)
 # an NVRTC that says it is 12.9, for the spec of which NVRTC suits a driver
 FAKE_NVRTC = $(BUILD)/fake/nvrtc/libnvrtc.so.12
+# the fake driver's rules for several devices and peer access (spec/devices_spec.lua)
+FAKE_PEER_TEST = $(if $(FAKE_CUDA),$(BUILD)/fake/fake_peer_test)
 CAPI_UNIT = $(BUILD)/capi_test
 EMBED_HOST = $(BUILD)/embed_host
 
@@ -151,6 +153,10 @@ $(BUILD)/fake/libcuda.so.1: spec/c/fake_cuda.c $(PTX_SRC) spec/c/ptx/ptx.h spec/
 	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
 	  -I$(CUDA_INC) -Ikernels -Ispec/c/ptx $(LIBFLAG) $< $(PTX_SRC) -o $@ $(LDFLAGS) -lpthread -lm
 
+$(BUILD)/fake/fake_peer_test: spec/c/fake_peer_test.c spec/c/unit.h $(BUILD)/fake/libcuda.so.1
+	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -I$(CUDA_INC) $< -o $@ \
+	  -L$(BUILD)/fake -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) -lpthread
+
 # built against the toolkit's cublas_api.h where it is (its own declarations
 # otherwise); it finds the fake driver already loaded, with dlopen
 $(BUILD)/fake/libcublas.so.13: spec/c/fake_cublas.c
@@ -210,7 +216,7 @@ deps:
 	fi
 
 check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
-       $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS)
+       $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_PEER_TEST)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
 

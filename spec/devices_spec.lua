@@ -292,4 +292,11 @@ describe("several devices", function()
     assert.is_nil(calls.staged.cuCtxEnablePeerAccess, "device 2 cannot")
     assert.equal(1, calls.staged.cuMemHostAlloc, "staged through page-locked memory")
   end)
+
+  it("has a fake driver that keeps NVIDIA's peer rules (spec/c/fake_peer_test.c)", function()
+    local bin = BUILD .. "/fake/fake_peer_test"
+    if not S.exists(bin) then return pending("no " .. bin .. " (no cuda.h here)") end
+    local ok, out = S.sh(bin)
+    assert(ok and out:find("0 of 3 tests failed"), out)
+  end)
 end)
