@@ -79,8 +79,6 @@ for _, k in ipairs {
 -- devices, or what the simulator does differently).
 local GPU_ONLY = {}
 for _, k in ipairs {
-  "the <> array is on device <>, but device <> is current (luacuda.select_device)",
-  "the array is on device <>, but device <> is current (luacuda.select_device)",
   "the <> backend cannot page-lock host memory yet",
   "the device address of mapped memory differs from its host address (the device has no unified addressing)",
   "the <> backend has no host_flags",
@@ -93,7 +91,9 @@ for _, k in ipairs {
   "the <> backend has no array math",     -- both backends have it: for a third
   "expected a number, boolean, table or array, got <>",
   "invalid flags <> for <> memory", "the compiled module has no kernel '<>'",
-  "the compiled module has no global '<>'", "no device <> (the simulator has one)",
+  "the compiled module has no global '<>'", "no device <> (the simulator has <>: LUACUDA_SIM_DEVICES)",
+  -- both backends copy between devices (copy_peer): for a third
+  "the <> array is on device <>, but device <> is current (the <> backend does not copy between devices)",
   "host memory at <> (<> bytes) is already page-locked", "host memory at <> is not registered",
   "invalid host_register arguments (<> bytes, flags <>)",
   "host memory at <> is not mapped into the device",
@@ -144,6 +144,26 @@ local CHILD = {
       test = "the cuda backend on the fake driver names the architecture when the device is older than anything NVRTC knows",
       fn = "compile" },
 }
+
+-- several devices: spec/devices_spec.lua runs each test in a child with
+-- LUACUDA_SIM_DEVICES=3 (FAKE_CUDA_DEVICES=3)
+do
+  local belong = "several devices makes arrays, streams, events and modules belong to the current device"
+  for key, fn in pairs {
+    ["the <> array is on device <>, but device <> is current (luacuda.device)"] = "add",
+    ["the array is on device <>, but device <> is current (luacuda.device)"] = "launch",
+    ["kernel '<>': its module is on device <>, but device <> is current (luacuda.device)"] = "launch",
+    ["the stream is on device <>, but device <> is current (luacuda.device)"] = "copy_to_host",
+    ["the event is on device <>, but device <> is current (luacuda.device)"] = "record",
+    ["the module <> is on device <>, but device <> is current (luacuda.device)"] = "get_global",
+  } do
+    CHILD[key] = { file = "spec/devices_spec.lua", test = belong, fn = fn }
+  end
+  CHILD["option to is an array of device <>, option device says <>"] =
+    { file = "spec/devices_spec.lua",
+      test = "several devices copies every kind of view between devices (peer copies), values checked",
+      fn = "to_device" }
+end
 
 CHILD["<> bytes of dynamic shared memory is more than the <> this kernel may have (device <> allows a block <> bytes of shared memory, and the kernel has <> of static shared memory)"] =
   { file = "spec/cuda_fake_spec.lua",
