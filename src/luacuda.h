@@ -10,8 +10,8 @@
 ** protected call (lua_pcall of a C function) where one may fail.
 **
 ** The CUDA context (CUDA backend). The thread's current context stays the
-** host program's: luacuda works in the primary context of its current
-** device (luacuda.select_device), makes it current for each of its
+** host program's: luacuda works in the primary context of the calling
+** thread's current device (luacuda.select_device), makes it current for each of its
 ** driver calls and, when that call returns, makes current again the
 ** context it found (cuCtxPushCurrent / cuCtxPopCurrent). This holds for
 ** every way luacuda reaches the driver: Lua calls (also those that raise),

@@ -119,6 +119,8 @@ local function live_objects()
              methods = registry["luacuda.array.methods"]},
     Stream = {instance = luacuda.default_stream(), mt = metatable_of("luacuda.stream")},
     Event = {instance = luacuda.event(), mt = metatable_of("luacuda.event")},
+    DeviceScope = {instance = luacuda.device(luacuda.current_device()),
+                   mt = metatable_of("luacuda.device_scope")},
     Registration = {mt = metatable_of("luacuda.registration")},
     Generator = {instance = luacuda.random(1), mt = metatable_of("luacuda.generator")},
     Module = {instance = m, mt = metatable_of("luacuda.module")},

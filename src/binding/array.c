@@ -177,12 +177,11 @@ static int array_len(lua_State *L) {
 @usage assert(luacuda.device_array({4}).kind == "device")
 */
 
-/*** The device that device memory belongs to (the one current when it was
-allocated, counted from 1); nil for the other kinds, which every device
-reaches.
+/*** The device current when the array's memory was allocated (or wrapped),
+counted from 1: for device memory, the device it is on, where kernels and
+operations on it run (memory of the other kinds every device reaches).
 @field Array.device
 @usage assert(luacuda.device_array({4}).device == luacuda.current_device())
-assert(luacuda.zeros({4}).device == nil)
 */
 
 /*** Whether the memory is page-locked (pinned or mapped, or registered with @{pinned}).
@@ -204,11 +203,7 @@ int lc_array_getfield(lua_State *L, const lc_array *a, const char *key) {
       break;
     case 'd':
       if (strcmp(key, "dtype") == 0) { lc_dtype_push(L, a->dtype); return 1; }
-      if (strcmp(key, "device") == 0) {
-        if (a->buf->kind == LC_DEVICE) lua_pushinteger(L, a->buf->device + 1);
-        else lua_pushnil(L);
-        return 1;
-      }
+      if (strcmp(key, "device") == 0) { lua_pushinteger(L, a->buf->device + 1); return 1; }
       break;
     case 'n':
       if (strcmp(key, "ndim") == 0) { lua_pushinteger(L, a->lay.ndim); return 1; }

@@ -46,6 +46,8 @@ static void make_current(lua_State *L, int device, const char *fname) {
   if (backend()->select_device(device, err)) lc_error(L, fname, "%s", err);
 }
 
+/*** @module luacuda */
+
 /***
 The devices the backend sees. On the simulator, `LUACUDA_SIM_DEVICES=n`
 (1 to 16; default 1) gives `n` virtual devices, each with its own memory
@@ -150,6 +152,18 @@ static int l_device(lua_State *L) {
 }
 
 /*** @type DeviceScope */
+
+/***
+`local _ <close> = luacuda.device(i)`: when the variable goes out of scope,
+makes the device current before `device(i)` current again (as
+@{DeviceScope:close}).
+@function DeviceScope:__close
+@raise `luacuda.close: expected a device scope, got <type>`
+@usage do
+  local _ <close> = luacuda.device(1)
+  assert(luacuda.current_device() == 1)
+end
+*/
 
 /***
 Makes the device that was current before `device(i)` current again (what
