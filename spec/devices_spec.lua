@@ -247,6 +247,46 @@ describe("several devices", function()
     ]==])
   end)
 
+  it("keeps an array of another device alive until a stream's copy of it is done", function()
+    -- the copy is queued on device 1's stream; the source, on device 2, is
+    -- dropped at once: its memory must outlive the copy (on the fake driver
+    -- every queued operation takes 300 us more, and freed memory is poisoned)
+    child([==[
+      local n = 1 << 12
+      local before
+      do
+        local _ <close> = luacuda.device(2)
+        luacuda.synchronize()
+        before = luacuda.memory_info()
+      end
+      local s1 = luacuda.stream()
+      local dst = luacuda.device_array({n}, "float32")
+      for round = 1, 3 do
+        local src
+        do
+          local _ <close> = luacuda.device(2)
+          src = luacuda.to_device(luacuda.full({n}, round + 0.5, "float32"))
+        end
+        dst:copy_to_device(src, s1)
+        src = nil
+        collectgarbage()
+        collectgarbage()
+        s1:synchronize()
+        local h = values(dst)
+        eq({round + 0.5, round + 0.5}, {h[1], h[n]}, "round " .. round)
+      end
+      luacuda.synchronize()
+      collectgarbage()
+      luacuda.synchronize()
+      local _ <close> = luacuda.device(2)
+      luacuda.synchronize()
+      local after = luacuda.memory_info()
+      eq(before.used, after.used, "device 2's memory given back")
+      -- on CUDA, to the pool too: the frees ran (on device 2's streams)
+      eq(before.pool_used, after.pool_used, "device 2's pool")
+    ]==], "FAKE_CUDA_DELAY_US=300")
+  end)
+
   it("copies between devices on the cuda backend by the driver's peer rules", function()
     if not S.fake then return pending("the fake driver only: its trace") end
     -- devices 1 and 3 are 9.0s (peer access), device 2 an 8.6 (none): a

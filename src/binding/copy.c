@@ -26,6 +26,19 @@ static void use(lua_State *L, const lc_array *a, lc_stream *s, const char *fname
   if (s) lc_buffer_use(L, a->buf, s, fname);
 }
 
+static void release_buffer(void *ud) { lc_buffer_release(ud); }
+
+/* A side on a device other than the current one, in a copy just queued on
+** s (a stream of the current device): its memory is kept (a reference)
+** until the work queued so far on the current device, the copy included,
+** is done. Its own list of streams is left alone: its frees are ordered
+** on its own device's streams, which s is not. */
+static void keep_until_done(const lc_array *a, lc_stream *s) {
+  if (s == NULL) return;
+  lc_buffer_retain(a->buf);
+  a->buf->backend->defer(release_buffer, a->buf);
+}
+
 /* That work is queued: host accesses to a's memory wait for it. */
 static void queued(const lc_array *a, lc_stream *s, bool writes) {
   if (s) lc_pending_add(a->buf, s, writes);
@@ -147,11 +160,13 @@ static void copy_views(lua_State *L, const lc_array *dst, const lc_layout *dl,
              "backend does not copy between devices)", ddev != here ? "destination" : "source",
              ddev != here ? ddev + 1 : sdev + 1, here + 1, be->name);
   char err[LC_ERRLEN];
-  use(L, dst, s, fname);
-  use(L, src, s, fname);
+  if (ddev == here) use(L, dst, s, fname);
+  if (sdev == here) use(L, src, s, fname);
   int rc = peer ? be->copy_peer(&rd, ddev, &rs, sdev, isz, s, err)
                 : be->copy_strided(&rd, &rs, isz, s, err);
   if (rc) lc_error(L, fname, "%s", err);
+  if (ddev != here) keep_until_done(dst, s);
+  if (sdev != here) keep_until_done(src, s);
   queued(dst, s, true);
   queued(src, s, false);
 }
