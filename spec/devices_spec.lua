@@ -223,6 +223,19 @@ describe("several devices", function()
           eq(expect:totable(), values(back), name .. " back on device 2")
         end
       end
+      -- an element of another device's array, read and written (a copy
+      -- between devices each), with and without a stream of device 1
+      for dev = 2, 3 do
+        local b = luacuda.to_device({1.5, 2.5, 3.5}, {device = dev})
+        eq({1.5, 3.5}, {b[1], b[{3}]}, "elements read from device " .. dev)
+        b[1] = 7.25
+        b[{2}] = 8.25
+        eq({7.25, 8.25, 3.5}, values(b), "elements written on device " .. dev)
+        local sc = luacuda.stream()
+        b:setitem(3, 9.75, sc)
+        eq(9.75, b:getitem(3, sc), "an element written and read with a stream")
+        eq({7.25, 8.25, 9.75}, values(b), "after the stream's write on device " .. dev)
+      end
       -- to_device(a, {device = j}): from the host, and from another device
       local d3 = luacuda.to_device(h, {device = 3})
       eq(3, d3.device, "to_device device 3")

@@ -44,6 +44,27 @@ static void queued(const lc_array *a, lc_stream *s, bool writes) {
   if (s) lc_pending_add(a->buf, s, writes);
 }
 
+/* Is a device memory of a device other than the current one? */
+static bool remote(const lc_array *a) {
+  return lc_array_kind(a) == LC_DEVICE && a->buf->device != backend_of(a)->current_device();
+}
+
+/* One element of another device's array (at byte offset off) read into or
+** written from host, a copy between devices done before the call returns
+** (host is the caller's): after the stream's work, and the devices'. */
+static void elem_between_devices(lua_State *L, const lc_array *a, int64_t off, void *host,
+                                 bool write, lc_stream *s, const char *fname) {
+  const lc_backend *be = backend_of(a);
+  char err[LC_ERRLEN];
+  if (s && be->stream_synchronize(s, err)) lc_error(L, fname, "%s", err);
+  lc_layout one = {.ndim = 0, .offset = off, .size = 1}, at = {.ndim = 0, .offset = 0, .size = 1};
+  lc_region r = {a->buf->ptr, LC_DEVICE, &one}, h = {host, LC_HOST, &at};
+  int here = be->current_device(), there = a->buf->device;
+  int rc = write ? be->copy_peer(&r, there, &h, here, a->dtype->size, NULL, err)
+                 : be->copy_peer(&h, here, &r, there, a->dtype->size, NULL, err);
+  if (rc) lc_error(L, fname, "%s", err);
+}
+
 /* One element at byte offset off from the buffer start, any kind. With a
 ** stream, the read waits for that stream only. */
 static void elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
@@ -52,6 +73,10 @@ static void elem_read(lua_State *L, const lc_array *a, int64_t off, void *out,
   char err[LC_ERRLEN];
   char *p = (char *)a->buf->ptr + off;
   size_t n = (size_t)a->dtype->size;
+  if (remote(a)) {
+    elem_between_devices(L, a, off, out, false, s, fname);
+    return;
+  }
   if (s == NULL) {
     if (lc_kind_host_accessible(lc_array_kind(a))) {
       lc_pending_wait(L, a, false, fname);
@@ -86,6 +111,10 @@ void lc_elem_write(lua_State *L, const lc_array *a, int64_t off, const void *in,
   const lc_backend *be = backend_of(a);
   char err[LC_ERRLEN];
   char *p = (char *)a->buf->ptr + off;
+  if (remote(a)) {
+    elem_between_devices(L, a, off, (void *)in, true, s, fname);
+    return;
+  }
   if (s == NULL && lc_kind_host_accessible(lc_array_kind(a))) {
     lc_pending_wait(L, a, true, fname);
     lc_sync_host(L, lc_array_kind(a), fname);
