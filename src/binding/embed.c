@@ -7,17 +7,21 @@
 
 LC_EMBED(lc_lua_init, "lua/luacuda/init.lua");
 LC_EMBED(lc_lua_format, "lua/luacuda/format.lua");
+LC_EMBED(lc_lua_format_elements, "lua/luacuda/format_elements.lua");
+LC_EMBED(lc_lua_printoptions, "lua/luacuda/printoptions.lua");
 LC_EMBED(lc_lua_record, "lua/luacuda/record.lua");
 LC_EMBED(lc_lua_smart, "lua/luacuda/smart.lua");
 LC_EMBED(lc_lua_generators, "lua/luacuda/generators.lua");
 
-extern const char lc_lua_init[], lc_lua_format[], lc_lua_record[], lc_lua_smart[],
-  lc_lua_generators[];
+extern const char lc_lua_init[], lc_lua_format[], lc_lua_format_elements[],
+  lc_lua_printoptions[], lc_lua_record[], lc_lua_smart[], lc_lua_generators[];
 
 /* every file of lua/luacuda/, by module name (the preload spec checks) */
 const lc_embedded lc_lua_sources[] = {
   {"luacuda", "luacuda/init.lua", lc_lua_init},
   {"luacuda.format", "luacuda/format.lua", lc_lua_format},
+  {"luacuda.format_elements", "luacuda/format_elements.lua", lc_lua_format_elements},
+  {"luacuda.printoptions", "luacuda/printoptions.lua", lc_lua_printoptions},
   {"luacuda.record", "luacuda/record.lua", lc_lua_record},
   {"luacuda.smart", "luacuda/smart.lua", lc_lua_smart},
   {"luacuda.generators", "luacuda/generators.lua", lc_lua_generators},

@@ -1,0 +1,205 @@
+-- format_elements: how tostring(array) writes each element, by the rules
+-- of NumPy's array printing, in spellings Lua reads back. A formatter is
+-- made from every value that will be shown, so that all come out at one
+-- width: integers right-aligned, floats aligned on the point, the whole
+-- array in positional or in scientific notation.
+--
+-- Where Lua differs from NumPy: a float always has a digit after its point
+-- (1.0 and 1.0e+08 where NumPy writes 1. and 1.e+08), NaN is 0/0 and the
+-- infinities are 1/0 and -1/0 (NumPy's nan, inf and -inf), booleans are
+-- true and false, a record is {x = 1.0, n = 2}.
+local DTYPES = require("luacuda.core")._dtypes()
+
+local M = {}
+
+local NAN, INF = "0/0", "1/0"
+local huge, abs, max = math.huge, math.abs, math.max
+
+local function lpad(s, width) return (" "):rep(width - #s) .. s end
+local function rpad(s, width) return s .. (" "):rep(width - #s) end
+
+-- Does the decimal s read back as v in the dtype?
+local function reads_back(s, v, dtype)
+  local x = tonumber(s)
+  local info = DTYPES[dtype]
+  if info.mant_bits == 53 then return x == v end
+  if info.mant_bits == 24 then return string.unpack("f", string.pack("f", x)) == v end
+  -- a narrower float: within half a unit in the last place
+  local e = math.max(math.floor(math.log(v, 2)) - (info.mant_bits - 1), info.min_exp)
+  return math.abs(x - v) < 2.0^e / 2
+end
+
+-- The digits of the shortest decimal that reads back as v (finite, > 0)
+-- in the dtype, and the decimal exponent of the first digit.
+local function shortest(v, dtype)
+  local s
+  for n = 0, 16 do
+    s = ("%." .. n .. "e"):format(v)
+    if reads_back(s, v, dtype) then break end
+  end
+  local int, frac, exp = s:match("^(%d)%.?(%d*)e([-+]%d+)$")
+  return (int .. frac):gsub("0+$", ""), tonumber(exp)
+end
+
+-- v >= 0 in positional notation: its integer part and its fraction. The
+-- shortest digits that read back (NumPy's "unique"), rounded to
+-- `precision` digits after the point where they are more.
+local function positional(v, dtype, precision)
+  if v == 0 then return "0", "" end
+  local digits, exp = shortest(v, dtype)
+  if #digits - 1 - exp > precision then
+    local int, frac = ("%." .. precision .. "f"):format(v):match("^(%d+)%.?(%d*)$")
+    return int, (frac:gsub("0+$", ""))
+  end
+  if exp < 0 then return "0", ("0"):rep(-exp - 1) .. digits end
+  local int = digits:sub(1, exp + 1)
+  return int .. ("0"):rep(exp + 1 - #int), digits:sub(exp + 2)
+end
+
+-- v >= 0 in scientific notation: the digit before the point, the fraction
+-- and the exponent, by the same rule.
+local function scientific(v, dtype, precision)
+  if v == 0 then return "0", "", 0 end
+  local digits, exp = shortest(v, dtype)
+  if #digits - 1 > precision then
+    local int, frac, e = ("%." .. precision .. "e"):format(v):match("^(%d)%.?(%d*)e([-+]%d+)$")
+    return int, (frac:gsub("0+$", "")), tonumber(e)
+  end
+  return digits:sub(1, 1), digits:sub(2), exp
+end
+
+local function finite(v) return v == v and v ~= huge and v ~= -huge end
+local function negative(v) return v < 0 or (v == 0 and 1 / v < 0) end
+
+-- NumPy's FloatingFormat (floatmode "maxprec"): scientific for the whole
+-- array when its finite nonzero magnitudes reach 1e8, or (unless
+-- suppress) go below 1e-4 or span more than a factor of 1000. Positional
+-- values keep their own digits, padded with spaces after them to the
+-- longest fraction; scientific ones all get as many digits as the longest.
+local function float_formatter(values, dtype, opts)
+  local lo, hi, neginf, nonfinite = huge, 0, false, false
+  for _, v in ipairs(values) do
+    if finite(v) then
+      local m = abs(v)
+      if m ~= 0 then
+        if m < lo then lo = m end
+        if m > hi then hi = m end
+      end
+    else
+      nonfinite = true
+      if v == -huge then neginf = true end
+    end
+  end
+  local sci = hi > 0 and (hi >= 1e8 or (not opts.suppress and (lo < 1e-4 or hi / lo > 1e3)))
+  local precision = opts.precision
+
+  -- the parts of v, its sign on the integer part
+  local function parts(v)
+    local int, frac, exp
+    if sci then int, frac, exp = scientific(abs(v), dtype, precision)
+    else int, frac = positional(abs(v), dtype, precision) end
+    if negative(v) then int = "-" .. int end
+    return int, frac, exp
+  end
+
+  local int_width, frac_width, exp_width, any_finite = 0, 0, 2, false
+  for _, v in ipairs(values) do
+    if finite(v) then
+      local int, frac, exp = parts(v)
+      int_width, frac_width = max(int_width, #int), max(frac_width, #frac)
+      if exp then exp_width = max(exp_width, #tostring(abs(exp))) end
+      any_finite = true
+    end
+  end
+  if any_finite and frac_width == 0 then frac_width = 1 end   -- 1.0, not 1.
+  -- what follows the integer part: the point, the fraction, the exponent
+  local tail = 1 + frac_width + (sci and 2 + exp_width or 0)
+  if nonfinite then
+    int_width = max(int_width, #NAN - tail, #INF + (neginf and 1 or 0) - tail)
+  end
+  local width = int_width + tail
+
+  return function(v)
+    if v ~= v then return lpad(NAN, width) end
+    if v == huge then return lpad(INF, width) end
+    if v == -huge then return lpad("-" .. INF, width) end
+    local int, frac, exp = parts(v)
+    if sci then
+      return ("%s.%se%s%0" .. exp_width .. "d"):format(lpad(int, int_width),
+                                                      frac .. ("0"):rep(frac_width - #frac),
+                                                      exp < 0 and "-" or "+", abs(exp))
+    end
+    return lpad(int, int_width) .. "." .. rpad(frac == "" and "0" or frac, frac_width)
+  end
+end
+
+-- A uint64 value: Lua reads those past 2^63 - 1 as floats, or (through an
+-- int64 view, which format.lua prints uint64 arrays through) as negative
+-- integers of the same bits.
+local function unsigned_string(v)
+  if math.type(v) == "float" then return ("%.0f"):format(v) end
+  if v >= 0 then return tostring(v) end
+  local q = (v >> 1) // 5                      -- the unsigned value // 10
+  return tostring(q) .. tostring(v - q * 10)
+end
+
+-- NumPy's IntegerFormat: right-aligned to the longest
+local function integer_formatter(values, dtype)
+  local str = dtype == "uint64" and unsigned_string or tostring
+  local width = 0
+  for _, v in ipairs(values) do width = max(width, #str(v)) end
+  return function(v) return lpad(str(v), width) end
+end
+
+-- NumPy's BoolFormat: " true" lines up with "false", but not in a 0-d array.
+local function bool_formatter(zero_d)
+  local yes = zero_d and "true" or " true"
+  return function(v) return v and yes or "false" end
+end
+
+local formatter
+
+-- The elements of a sub-array field (nested `depth` deep) appended to out.
+local function flatten(v, depth, out)
+  if depth == 0 then out[#out + 1] = v return end
+  for _, x in ipairs(v) do flatten(x, depth - 1, out) end
+end
+
+-- NumPy's StructuredVoidFormat: each field formatted as a column, from
+-- that field's values in every element shown.
+local function record_formatter(rec, values, opts, zero_d)
+  local fields = {}
+  for i, f in ipairs(rec.fields) do
+    local column = {}
+    for _, v in ipairs(values) do flatten(v[f.name], #f.shape, column) end
+    fields[i] = { name = f.name, depth = #f.shape,
+                  format = formatter(f.dtype, column, opts, zero_d and #f.shape == 0) }
+  end
+  local function nested(v, depth, format)
+    if depth == 0 then return format(v) end
+    local items = {}
+    for i, x in ipairs(v) do items[i] = nested(x, depth - 1, format) end
+    return "{" .. table.concat(items, ", ") .. "}"
+  end
+  return function(v)
+    local items = {}
+    for i, f in ipairs(fields) do
+      items[i] = f.name .. " = " .. nested(v[f.name], f.depth, f.format)
+    end
+    return "{" .. table.concat(items, ", ") .. "}"
+  end
+end
+
+-- formatter(dtype, values, opts, zero_d): a function writing any of the
+-- values (every value to be shown) at one width. opts: the print options;
+-- zero_d: the array is 0-d.
+function formatter(dtype, values, opts, zero_d)
+  if type(dtype) ~= "string" then return record_formatter(dtype, values, opts, zero_d) end
+  local kind = DTYPES[dtype].kind
+  if kind == "f" then return float_formatter(values, dtype, opts) end
+  if kind == "b" then return bool_formatter(zero_d) end
+  return integer_formatter(values, dtype)
+end
+M.formatter = formatter
+
+return M
