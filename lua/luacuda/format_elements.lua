@@ -18,33 +18,52 @@ local huge, abs, max = math.huge, math.abs, math.max
 local function lpad(s, width) return (" "):rep(width - #s) .. s end
 local function rpad(s, width) return s .. (" "):rep(width - #s) end
 
--- Does the decimal s read back as v in the dtype?
+-- Does the decimal s read back as v (> 0) in the dtype: does it round to
+-- v, to nearest, ties to the even one?
 local function reads_back(s, v, dtype)
   local x = tonumber(s)
   local info = DTYPES[dtype]
   if info.mant_bits == 53 then return x == v end
   if info.mant_bits == 24 then return string.unpack("f", string.pack("f", x)) == v end
-  -- a narrower float: within half a unit in the last place
+  -- a narrower float: within half the gap to the neighbour on x's side
   local e = math.max(math.floor(math.log(v, 2)) - (info.mant_bits - 1), info.min_exp)
-  return math.abs(x - v) < 2.0^e / 2
+  local gap = 2.0 ^ e
+  local even = (v / gap) % 2 == 0
+  -- below a power of two (not subnormal) the neighbour is half as far
+  if x < v and e > info.min_exp and v == 2.0 ^ (e + info.mant_bits - 1) then gap = gap / 2 end
+  local d = math.abs(x - v)
+  return d < gap / 2 or (d == gap / 2 and even)
 end
 
 -- The digits of the shortest decimal that reads back as v (finite, > 0)
--- in the dtype, and the decimal exponent of the first digit.
+-- in the dtype, and the decimal exponent of the first. Of n digits, the
+-- nearest to v is tried, then (v just above a power of two is nearer its
+-- neighbour below than above) the next one on v's other side.
 local function shortest(v, dtype)
-  local s
-  for n = 0, 16 do
-    s = ("%." .. n .. "e"):format(v)
-    if reads_back(s, v, dtype) then break end
+  for n = 1, 17 do
+    local s = ("%." .. (n - 1) .. "e"):format(v)
+    local int, frac, exp = s:match("^(%d)%.?(%d*)e([-+]%d+)$")
+    local digits, e = int .. frac, tonumber(exp)
+    if not reads_back(s, v, dtype) then
+      digits = tostring(tonumber(digits) + (tonumber(s) < v and 1 or -1))
+      if not reads_back(digits .. "e" .. (e - n + 1), v, dtype) then
+        digits = nil
+      else                                 -- 999 + 1, 100 - 1: the exponent moves
+        e = e + #digits - n
+      end
+    end
+    if digits then return (digits:gsub("0+$", "")), e end
   end
-  local int, frac, exp = s:match("^(%d)%.?(%d*)e([-+]%d+)$")
-  return (int .. frac):gsub("0+$", ""), tonumber(exp)
+  error("no decimal of 17 digits reads back as " .. v)
 end
 
 -- v >= 0 in positional notation: its integer part and its fraction. The
 -- shortest digits that read back (NumPy's "unique"), rounded to
--- `precision` digits after the point where they are more.
-local function positional(v, dtype, precision)
+-- `precision` digits after the point where they are more. `exact`: where
+-- those digits end before the point, the integer part is v's own (as
+-- NumPy prints an array's elements: 43224312.0 for the float32 whose
+-- shortest decimal is 43224310, though the widths come from the latter).
+local function positional(v, dtype, precision, exact)
   if v == 0 then return "0", "" end
   local digits, exp = shortest(v, dtype)
   if #digits - 1 - exp > precision then
@@ -52,6 +71,7 @@ local function positional(v, dtype, precision)
     return int, (frac:gsub("0+$", ""))
   end
   if exp < 0 then return "0", ("0"):rep(-exp - 1) .. digits end
+  if exact and #digits <= exp + 1 then return ("%.0f"):format(v), "" end
   local int = digits:sub(1, exp + 1)
   return int .. ("0"):rep(exp + 1 - #int), digits:sub(exp + 2)
 end
@@ -93,11 +113,11 @@ local function float_formatter(values, dtype, opts)
   local sci = hi > 0 and (hi >= 1e8 or (not opts.suppress and (lo < 1e-4 or hi / lo > 1e3)))
   local precision = opts.precision
 
-  -- the parts of v, its sign on the integer part
-  local function parts(v)
+  -- the parts of v, its sign on the integer part (exact: see positional)
+  local function parts(v, exact)
     local int, frac, exp
     if sci then int, frac, exp = scientific(abs(v), dtype, precision)
-    else int, frac = positional(abs(v), dtype, precision) end
+    else int, frac = positional(abs(v), dtype, precision, exact) end
     if negative(v) then int = "-" .. int end
     return int, frac, exp
   end
@@ -111,6 +131,7 @@ local function float_formatter(values, dtype, opts)
       any_finite = true
     end
   end
+  local numpy_frac_width = frac_width
   if any_finite and frac_width == 0 then frac_width = 1 end   -- 1.0, not 1.
   -- what follows the integer part: the point, the fraction, the exponent
   local tail = 1 + frac_width + (sci and 2 + exp_width or 0)
@@ -123,12 +144,21 @@ local function float_formatter(values, dtype, opts)
     if v ~= v then return lpad(NAN, width) end
     if v == huge then return lpad(INF, width) end
     if v == -huge then return lpad("-" .. INF, width) end
-    local int, frac, exp = parts(v)
     if sci then
-      return ("%s.%se%s%0" .. exp_width .. "d"):format(lpad(int, int_width),
-                                                      frac .. ("0"):rep(frac_width - #frac),
+      -- every value with as many digits: where its shortest has fewer,
+      -- NumPy goes on with the exact value's digits, as C's %e does
+      local int, frac, exp = parts(v)
+      if #frac < numpy_frac_width then
+        int, frac, exp = ("%." .. frac_width .. "e"):format(abs(v)):match("^(%d)%.(%d*)e([-+]%d+)$")
+        exp = tonumber(exp)
+        if negative(v) then int = "-" .. int end
+      elseif frac == "" then
+        frac = "0"                                 -- 1.0e+08, not 1.e+08
+      end
+      return ("%s.%se%s%0" .. exp_width .. "d"):format(lpad(int, int_width), frac,
                                                       exp < 0 and "-" or "+", abs(exp))
     end
+    local int, frac = parts(v, true)
     return lpad(int, int_width) .. "." .. rpad(frac == "" and "0" or frac, frac_width)
   end
 end
