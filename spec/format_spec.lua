@@ -76,6 +76,15 @@ describe("tostring", function()
     assert.equal("{0.1 , 3.14}", body(A({0.1, math.pi}, "float16")))
     assert.equal("{0.1 , 3.14}", body(A({0.1, math.pi}, "bfloat16")))
     assert.equal("{30000002.0, 10000001.0}", body(A({3e7 + 2, 1e7 + 1}, "float32")))
+    -- as NumPy's Dragon4: a decimal halfway between two floats reads back as
+    -- the even one (float32 43224312 is 43224310 at its shortest, though
+    -- an array prints its integer digits exactly); just above a power of
+    -- two the nearer neighbour is below (float16 2^-6 is 0.01563); in
+    -- scientific notation the digits past the shortest are the exact value's
+    assert.equal("{43224312.0,   100000.5}", body(A({43224312, 100000.5}, "float32")))
+    assert.equal("{4.322431e+07, 5.000000e-01}", body(A({43224312, 0.5}, "float32")))
+    assert.equal("{0.01563, 1.0    }", body(A({2 ^ -6, 1}, "float16")))
+    assert.equal("{1.0000000e-01, 1.2345678e-05}", body(A({0.1, 1.2345678e-5}, "float32")))
   end)
 
   it("uses scientific notation for the whole array where NumPy does", function()
@@ -91,6 +100,10 @@ describe("tostring", function()
     assert.equal("{1.0e-05, 0.0e+00}", body(A({1e-5, 0})))
     assert.equal("{0.0, 0.0}", body(A({0, 0}, "float64")))
     assert.equal("{  1.0,   1.0, 999.0}", body(A({1, 1, 999}, "float64")))
+    -- the factor in the dtype: float32's 0.005 is a little less, 5 / 0.005
+    -- there exactly 1000
+    assert.equal("{ 5.0  , -0.005}", body(A({5, -0.005}, "float32")))
+    assert.equal("{ 5.00000e+00, -4.99995e-03}", body(A({5, -0.00499995}, "float64")))
     -- summarized: decided by the values shown
     assert.equal("{0.00000000e+00, 3.33333333e-01, 6.66666667e-01, ..., 6.65666667e+02,\n" ..
                  " 6.66000000e+02, 6.66333333e+02}", body(luacuda.arange(2000) / 3))

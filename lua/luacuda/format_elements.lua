@@ -8,7 +8,8 @@
 -- (1.0 and 1.0e+08 where NumPy writes 1. and 1.e+08), NaN is 0/0 and the
 -- infinities are 1/0 and -1/0 (NumPy's nan, inf and -inf), booleans are
 -- true and false, a record is {x = 1.0, n = 2}.
-local DTYPES = require("luacuda.core")._dtypes()
+local core = require "luacuda.core"
+local DTYPES = core._dtypes()
 
 local M = {}
 
@@ -35,35 +36,42 @@ local function reads_back(s, v, dtype)
   return d < gap / 2 or (d == gap / 2 and even)
 end
 
--- The digits of the shortest decimal that reads back as v (finite, > 0)
--- in the dtype, and the decimal exponent of the first. Of n digits, the
--- nearest to v is tried, then (v just above a power of two is nearer its
--- neighbour below than above) the next one on v's other side.
-local function shortest(v, dtype)
-  for n = 1, 17 do
-    local s = ("%." .. (n - 1) .. "e"):format(v)
-    local int, frac, exp = s:match("^(%d)%.?(%d*)e([-+]%d+)$")
-    local digits, e = int .. frac, tonumber(exp)
-    if not reads_back(s, v, dtype) then
-      digits = tostring(tonumber(digits) + (tonumber(s) < v and 1 or -1))
-      if not reads_back(digits .. "e" .. (e - n + 1), v, dtype) then
-        digits = nil
-      else                                 -- 999 + 1, 100 - 1: the exponent moves
-        e = e + #digits - n
-      end
-    end
-    if digits then return (digits:gsub("0+$", "")), e end
+-- The digits of the n-digit decimal nearest v (finite, > 0) and the
+-- decimal exponent of the first, if it reads back as v in the dtype; else
+-- (v just above a power of two is nearer its neighbour below than above)
+-- those of the next n-digit decimal on v's other side, if that does.
+local function attempt(v, dtype, n)
+  local s = ("%." .. (n - 1) .. "e"):format(v)
+  local int, frac, exp = s:match("^(%d)%.?(%d*)e([-+]%d+)$")
+  local digits, e = int .. frac, tonumber(exp)
+  if reads_back(s, v, dtype) then return digits, e end
+  digits = tostring(tonumber(digits) + (tonumber(s) < v and 1 or -1))
+  if reads_back(digits .. "e" .. (e - n + 1), v, dtype) then
+    return digits, e + #digits - n             -- 999 + 1, 100 - 1: the exponent moves
   end
-  error("no decimal of 17 digits reads back as " .. v)
+end
+
+-- The digits (no trailing zeros) of the shortest decimal that reads back
+-- as v (finite, > 0) in the dtype, and the decimal exponent of the first.
+-- A decimal of n digits that reads back means one of n + 1 does: a binary
+-- search, up to the digits that always suffice (17 for float64, 9 for
+-- float32).
+local function shortest(v, dtype)
+  local lo, hi = 1, math.ceil(DTYPES[dtype].mant_bits * 0.30103) + 1
+  local digits, e
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    local d, x = attempt(v, dtype, mid)
+    if d then hi, digits, e = mid, d, x else lo = mid + 1 end
+  end
+  if not digits then digits, e = attempt(v, dtype, hi) end
+  return (digits:gsub("0+$", "")), e
 end
 
 -- v >= 0 in positional notation: its integer part and its fraction. The
 -- shortest digits that read back (NumPy's "unique"), rounded to
--- `precision` digits after the point where they are more. `exact`: where
--- those digits end before the point, the integer part is v's own (as
--- NumPy prints an array's elements: 43224312.0 for the float32 whose
--- shortest decimal is 43224310, though the widths come from the latter).
-local function positional(v, dtype, precision, exact)
+-- `precision` digits after the point where they are more.
+local function positional(v, dtype, precision)
   if v == 0 then return "0", "" end
   local digits, exp = shortest(v, dtype)
   if #digits - 1 - exp > precision then
@@ -71,7 +79,6 @@ local function positional(v, dtype, precision, exact)
     return int, (frac:gsub("0+$", ""))
   end
   if exp < 0 then return "0", ("0"):rep(-exp - 1) .. digits end
-  if exact and #digits <= exp + 1 then return ("%.0f"):format(v), "" end
   local int = digits:sub(1, exp + 1)
   return int .. ("0"):rep(exp + 1 - #int), digits:sub(exp + 2)
 end
@@ -86,6 +93,14 @@ local function scientific(v, dtype, precision)
     return int, (frac:gsub("0+$", "")), tonumber(e)
   end
   return digits:sub(1, 1), digits:sub(2), exp
+end
+
+-- hi / lo as NumPy computes it: in the dtype (5 / 0.005 is 1000 exactly in
+-- float32, whose 0.005 is a little less). Only near 1000 does it matter.
+local function ratio(hi, lo, dtype)
+  local r = hi / lo
+  if dtype == "float64" or r > 2e3 then return r end
+  return core.array({r}, dtype):item()
 end
 
 local function finite(v) return v == v and v ~= huge and v ~= -huge end
@@ -110,14 +125,21 @@ local function float_formatter(values, dtype, opts)
       if v == -huge then neginf = true end
     end
   end
-  local sci = hi > 0 and (hi >= 1e8 or (not opts.suppress and (lo < 1e-4 or hi / lo > 1e3)))
+  local sci = hi > 0 and (hi >= 1e8 or (not opts.suppress and (lo < 1e-4 or ratio(hi, lo, dtype) > 1e3)))
   local precision = opts.precision
 
-  -- the parts of v, its sign on the integer part (exact: see positional)
-  local function parts(v, exact)
-    local int, frac, exp
-    if sci then int, frac, exp = scientific(abs(v), dtype, precision)
-    else int, frac = positional(abs(v), dtype, precision, exact) end
+  -- the parts of v, its sign on the integer part; each magnitude's
+  -- worked out once for both passes
+  local known = {}
+  local function parts(v)
+    local m = abs(v)
+    local p = known[m]
+    if not p then
+      if sci then p = { scientific(m, dtype, precision) }
+      else p = { positional(m, dtype, precision) } end
+      if m ~= 0 then known[m] = p end          -- 0.0 and -0.0 are one key
+    end
+    local int, frac, exp = p[1], p[2], p[3]
     if negative(v) then int = "-" .. int end
     return int, frac, exp
   end
@@ -158,8 +180,15 @@ local function float_formatter(values, dtype, opts)
       return ("%s.%se%s%0" .. exp_width .. "d"):format(lpad(int, int_width), frac,
                                                       exp < 0 and "-" or "+", abs(exp))
     end
-    local int, frac = parts(v, true)
-    return lpad(int, int_width) .. "." .. rpad(frac == "" and "0" or frac, frac_width)
+    local int, frac = parts(v)
+    if frac == "" then
+      -- NumPy prints an array's elements with the integer part's own
+      -- digits (43224312.0 for the float32 whose shortest decimal is
+      -- 43224310, though the widths come from the latter)
+      int = (negative(v) and "-" or "") .. ("%.0f"):format(abs(v))
+      frac = "0"
+    end
+    return lpad(int, int_width) .. "." .. rpad(frac, frac_width)
   end
 end
 
