@@ -29,6 +29,7 @@ void lc_reduce_open(lua_State *L);    /* reduce.c: sum, mean, argmax, cumsum, ..
 void lc_math_open(lua_State *L);      /* math.c: operators, add ... where, astype */
 void lc_random_open(lua_State *L);    /* random.c: random, the generators */
 void lc_matmul_open(lua_State *L);    /* matmul.c: matmul, blas */
+void lc_npy_open(lua_State *L);       /* npy.c: save, load (after record.c) */
 
 /* The Lua files of lua/luacuda/, NUL-terminated (embed.c): module name,
 ** file name (for messages) and source; the list ends with a NULL name. */
