@@ -145,7 +145,7 @@ static int hex_digits(parser *p, int n, uint32_t *out) {
 static py_node *parse_string(parser *p) {
   char q = p->s[p->pos++];
   lc_strbuf b = {0};
-  lc_sb_room(&b, 16);
+  lc_sb_add(&b, "", 0);                /* NUL-terminated even when empty */
   for (;;) {
     if (p->pos >= p->len || p->s[p->pos] == '\n') {
       perr(p, "a string without its closing quote");
