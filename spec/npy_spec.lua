@@ -6,9 +6,10 @@
 local luacuda = require "luacuda"
 local S = require "spec.support"
 
-local PYTHON = "/usr/bin/python3"
+-- (without the sanitizer runtime make test-asan preloads into every child)
+local PYTHON = "env -u LD_PRELOAD -u ASAN_OPTIONS /usr/bin/python3"
 local HAVE_NUMPY = S.sh(PYTHON .. " -c 'import numpy'")
-local NO_NUMPY = PYTHON .. " cannot import numpy (apt-get install python3-numpy)"
+local NO_NUMPY = "/usr/bin/python3 cannot import numpy (apt-get install python3-numpy)"
 
 -- every dtype, from the module's own table, and those NumPy has a code for
 local DTYPES, NUMPY_DTYPES = {}, {}
