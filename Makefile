@@ -17,7 +17,7 @@ CFLAGS     ?= -O2 -g
 LIBFLAG    ?= -shared
 BUILD      ?= build
 BUSTED     ?= $(shell command -v busted 2>/dev/null)
-PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks g++ libdlpack-dev
+PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks g++ libdlpack-dev python3-numpy
 
 # One set of warning flags for every C file built here.
 WARN       = -std=c11 -Wall -Wextra -Wpedantic -Werror=implicit-function-declaration
@@ -45,6 +45,7 @@ UNIT = $(BUILD)/layout_test
 SCAN_UNIT = $(BUILD)/scan_test
 DEPS_UNIT = $(BUILD)/deps_test
 REDUCE_UNIT = $(BUILD)/reduce_test
+NPY_UNIT = $(BUILD)/npy_test
 # a fake CUDA driver for spec/cuda_fake_spec.lua, built against the toolkit's
 # cuda.h where there is one (test code: never installed)
 CUDA_INC  ?= /usr/local/cuda/include
@@ -114,6 +115,13 @@ $(REDUCE_UNIT): spec/c/reduce_test.c spec/c/unit.h src/base/reduce.c src/base/re
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/reduce_test.c src/base/reduce.c src/base/dtype.c \
 	  src/base/layout.c -o $@ $(LDFLAGS) -lm
+
+# the .npy header, read and written: pure C, no Lua
+$(NPY_UNIT): spec/c/npy_test.c spec/c/unit.h src/base/npy.c src/base/npy.h src/base/dtype.c \
+             src/base/strbuf.c
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/npy_test.c src/base/npy.c src/base/dtype.c \
+	  src/base/strbuf.c -o $@ $(LDFLAGS) -lm
 
 # the record of the headers a compilation read: pure C, no Lua
 $(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
@@ -205,7 +213,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
+check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
        $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
@@ -269,7 +277,7 @@ bench-ptx: $(LIB) $(FAKE_CUDA)
 
 # docs/errors.md from the error sites in src/ and lua/, with a spec test for
 # each found by running the specs with a helper that logs the errors caught
-errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT)
+errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT)
 	$(RUN_ENV) LUACUDA_ERRLOG=$(BUILD)/errors.log $(LUA) $(BUSTED) --helper=tools/errors_harvest.lua >/dev/null || true
 	$(LUA) tools/errors_catalogue.lua $(BUILD)/errors.log > docs/errors.md
 	@tail -2 docs/errors.md
