@@ -351,7 +351,7 @@ fuzz-long: $(LIB)
 	$(RUN_ENV) SEED="$(SEED)" $(LUA) spec/fuzz_long.lua $(DIFF_COUNT) $(DIFF_FIRST)
 
 # libFuzzer targets (clang) for the pure-C parts that read user input: the
-# layout arithmetic and the kernel source scanner. Each runs FUZZ_TIME
+# layout arithmetic, the kernel source scanner and the .npy header reader. Each runs FUZZ_TIME
 # seconds over the corpus kept in fuzz/corpus/<target> (read only: what it
 # finds goes to $(BUILD)/fuzz/corpus-<target>, a crash to
 # $(BUILD)/fuzz/<target>-crash-*).
@@ -359,7 +359,7 @@ FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_FLAGS  = -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=undefined $(WARN) -D_POSIX_C_SOURCE=200809L $(BASE_INC)
-FUZZ_TARGETS = layout scan
+FUZZ_TARGETS = layout scan npy
 
 $(BUILD)/fuzz/layout_fuzz: fuzz/layout_fuzz.c src/base/layout.c src/base/layout.h
 	@mkdir -p $(@D)
@@ -368,6 +368,10 @@ $(BUILD)/fuzz/layout_fuzz: fuzz/layout_fuzz.c src/base/layout.c src/base/layout.
 $(BUILD)/fuzz/scan_fuzz: fuzz/scan_fuzz.c $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/scan_fuzz.c src/base/scan.c src/base/dtype.c -o $@ -lm
+
+$(BUILD)/fuzz/npy_fuzz: fuzz/npy_fuzz.c src/base/npy.c src/base/npy.h src/base/dtype.c src/base/strbuf.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/npy_fuzz.c src/base/npy.c src/base/dtype.c src/base/strbuf.c -o $@ -lm
 
 fuzz:
 	@$(MAKE) --no-print-directory deps PACKAGES=clang

@@ -292,7 +292,7 @@ static int test_build_structured(void) {
 static int test_build_version_2(void) {
   enum { N = 4000 };
   static lc_npy_field fields[N];
-  static char names[N][16];
+  static char names[N][24];
   lc_npy_type f4 = scalar(DT(FLOAT32));
   for (int i = 0; i < N; i++) {
     snprintf(names[i], sizeof names[i], "field_%04d", i);
