@@ -42,6 +42,7 @@ local AREAS = {
   { "Kernel generators: elementwise, reduction", { "lua/luacuda/generators.lua" } },
   { "Random numbers: luacuda.random and its generators", { "src/binding/random.c" } },
   { "Matrix products: matmul, blas", { "src/binding/matmul.c", "src/base/matmul.c" } },
+  { "Saving and loading .npy files: save, load", { "src/binding/npy.c", "src/base/npy.c" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
     "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c",
     "src/backend/cuda/reduce.c", "src/backend/cuda/blas.c", "src/backend/cuda/matmul.c" } },
@@ -117,7 +118,8 @@ for _, k in ipairs {
 -- A C unit test (spec/c/*_test.c) that checks a message holding the
 -- format's longest literal part: "file", "test name", or nil.
 local ctests = {}
-for _, path in ipairs { "spec/c/layout_test.c", "spec/c/scan_test.c", "spec/c/capi_test.c" } do
+for _, path in ipairs { "spec/c/layout_test.c", "spec/c/scan_test.c", "spec/c/capi_test.c",
+                        "spec/c/npy_test.c" } do
   local name, n = nil, 0
   for l in io.lines(path) do
     n = n + 1
