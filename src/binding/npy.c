@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "aux.h"
@@ -315,6 +316,13 @@ static int l_load(lua_State *L) {
   const lc_dtype *dt = h->type->builtin;
   if (dt == NULL) dt = &push_record(L, h->type, path, 0)->dt;      /* 4: kept */
   if (lc_npy_fixes(h->type, &r->fixes, &r->nfixes, err)) lc_error(L, fn, "%s: %s", path, err);
+  /* a regular file's size is known: a short one fails before the allocation */
+  struct stat st;
+  long pos = ftell(r->f);
+  if (fstat(fileno(r->f), &st) == 0 && S_ISREG(st.st_mode) && pos >= 0 &&
+      (int64_t)st.st_size - pos < h->nbytes)
+    lc_error(L, fn, "%s: truncated: the header promises %lld bytes of data, the file holds "
+             "%lld", path, (long long)h->nbytes, (long long)((int64_t)st.st_size - pos));
   char order = h->fortran_order ? 'F' : 'C';
   lc_kind read_kind = lc_kind_host_accessible(kind) ? kind : LC_HOST;
   lc_array *a = lc_array_empty(L, read_kind, dt, h->ndim, h->shape, order, NULL, fn);
