@@ -3,10 +3,10 @@
 --   assert.array_equal(expected, actual [, message])
 --   assert.array_near(expected, actual [, rtol [, atol]] [, message])
 -- and returns luassert's assert. Either operand is a luacuda array of any
--- kind (device memory is read after the work queued on it), a nested table
--- (of the shape it describes; ragged is an error) or a number or boolean,
--- which stands for every element of the other operand (NumPy's broadcast of
--- a scalar). Shapes must be equal. Values compare as NumPy's
+-- kind (device memory is read after the work queued on it), a SmartArray
+-- (its host copy), a nested table (of the shape it describes; ragged is an
+-- error) or a number or boolean, which stands for every element of the
+-- other operand (NumPy's broadcast of a scalar). Shapes must be equal. Values compare as NumPy's
 -- assert_array_equal and assert_allclose do: NaN equals NaN, infinities
 -- only themselves, and near means |actual - expected| <= atol + rtol *
 -- |expected| (rtol 1e-7 and atol 0 by default). Booleans equal only
@@ -149,6 +149,10 @@ local function operand(v, role, fname)
   elseif t == "closed array" then
     fail(fname, "%s is a closed array", role)
   elseif type(v) == "table" then
+    local mt = getmetatable(v)
+    if type(mt) == "table" and mt.__name == "luacuda.smart_array" then
+      return operand(v:host(), role, fname)     -- its host copy, brought up to date
+    end
     local shape, vals = table_values(v, role, fname)
     return { shape = shape, values = vals }
   elseif type(v) == "number" or type(v) == "boolean" then
