@@ -306,8 +306,8 @@ local function check_message(m, pos, fname)
 end
 
 -- Run the comparison and write the message luassert shows: the failure's
--- (state.mod: asserted) or the negation's.
-local function judge(state, arguments, same, what, fname)
+-- (state.mod: asserted) or the negation's. tol: array_near's {rtol=, atol=}.
+local function judge(state, arguments, same, what, tol, fname)
   local r, why = compare(arguments[1], arguments[2], same, fname)
   local text
   if not r then
@@ -318,11 +318,11 @@ local function judge(state, arguments, same, what, fname)
       local at = shape_text(index_of(f.elem, r.shape))
       if f.label then at = at .. ", field '" .. field_label(f.label, f.sub) .. "'" end
       local detail = ""
-      if fname == "array_near" and type(f.e) == "number" and type(f.a) == "number" then
+      if tol and type(f.e) == "number" and type(f.a) == "number" then
         local d = math.abs((f.a + 0.0) - (f.e + 0.0))
         if d == d and d < math.huge then
           detail = (" (|actual - expected| = %.3g, allowed %.3g)")
-            :format(d, arguments.atol + arguments.rtol * math.abs(f.e + 0.0))
+            :format(d, tol.atol + tol.rtol * math.abs(f.e + 0.0))
         end
       end
       text = ("Expected arrays to be %s, but %d of %d elements differ.\n"
@@ -331,7 +331,7 @@ local function judge(state, arguments, same, what, fname)
         value_text(f.e), value_text(f.a), detail, shape_text(r.shape), shape_text(r.shape))
     end
   else
-    text = fname == "array_near"
+    text = tol
       and ("Expected arrays not to be %s, but all %d elements are within tolerance (shape %s).")
         :format(what, r.total, shape_text(r.shape))
       or ("Expected arrays to differ, but all %d elements are equal (shape %s).")
@@ -349,7 +349,7 @@ local function array_equal(state, arguments)
   if arguments.n > 3 then fail(fname, "takes at most 3 arguments, got %d", arguments.n) end
   check_message(arguments[3], 3, fname)
   if arguments[3] ~= nil then state.failure_message = arguments[3] end
-  local ok, text = judge(state, arguments, equal_values, "equal", fname)
+  local ok, text = judge(state, arguments, equal_values, "equal", nil, fname)
   use_message(arguments, text)
   return ok
 end
@@ -378,10 +378,9 @@ local function array_near(state, arguments)
   end
   check_message(arguments[mpos], mpos, fname)
   if arguments[mpos] ~= nil then state.failure_message = arguments[mpos] end
-  arguments.rtol = tolerance(rtol, "rtol", 1e-7, fname)
-  arguments.atol = tolerance(atol, "atol", 0, fname)
-  local what = ("near (rtol = %g, atol = %g)"):format(arguments.rtol, arguments.atol)
-  local ok, text = judge(state, arguments, near_values(arguments.rtol, arguments.atol), what, fname)
+  local tol = { rtol = tolerance(rtol, "rtol", 1e-7, fname), atol = tolerance(atol, "atol", 0, fname) }
+  local what = ("near (rtol = %g, atol = %g)"):format(tol.rtol, tol.atol)
+  local ok, text = judge(state, arguments, near_values(tol.rtol, tol.atol), what, tol, fname)
   use_message(arguments, text)
   return ok
 end
