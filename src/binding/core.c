@@ -245,6 +245,7 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_setfuncs(L, fns);
   lc_array_open(L);
   lc_index_open(L);
+  lc_iterate_open(L);
   lc_shape_open(L);
   lc_copy_open(L);
   lc_element_open(L);
