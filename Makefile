@@ -7,6 +7,8 @@
 #   make check-fake-cuda   the specs on the CUDA backend against the fake driver
 #   make fuzz-long   the differential test's long run (SEED=n replays one)
 #   make fuzz        the libFuzzer targets, FUZZ_TIME seconds each (clang)
+#   make docs        the API reference, docs/api/, from the sources' doc comments
+#   make docs-check  docs/api/ is current and documents every public name
 #   make         just build build/luacuda/core.so (needs a C compiler and
 #                Lua 5.4's headers; luarocks calls this same Makefile)
 
@@ -18,6 +20,8 @@ LIBFLAG    ?= -shared
 BUILD      ?= build
 BUSTED     ?= $(shell command -v busted 2>/dev/null)
 PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks g++ libdlpack-dev python3-numpy
+# what make docs needs: LDoc and the Markdown it formats the comments with
+DOC_PACKAGES = lua-ldoc lua-discount
 
 # One set of warning flags for every C file built here.
 WARN       = -std=c11 -Wall -Wextra -Wpedantic -Werror=implicit-function-declaration
@@ -67,7 +71,7 @@ THREADS_TEST = $(BUILD)/threads_test
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
 .PHONY: all install deps check check-fake-cuda test demo bench bench-chart bench-streams bench-ptx bench-gpu bench-gpu-smoke test-asan test-tsan \
-        test-valgrind rock clean embed errors-catalogue devkit fuzz-long fuzz fuzz-run
+        test-valgrind rock clean embed errors-catalogue devkit fuzz-long fuzz fuzz-run docs docs-check
 
 all: $(LIB)
 
@@ -240,6 +244,38 @@ check-fake-cuda:
 	  $(MAKE) --no-print-directory check $(FAKE_ENV) LUACUDA_CUBLAS=/nonexistent \
 	    BUSTED_ARGS="$(filter-out spec/%,$(BUSTED_ARGS)) $(MATMUL_SPEC)")
 
+# The API reference: LDoc reads the doc comments listed in config.ld and
+# writes docs/api/ (committed, so it reads on GitHub and the file system).
+# --date "" and the line removed make the output depend on the sources only;
+# links to a type (href="index.html#Array") go to its section's anchor
+# (Class_Array), where LDoc's own links miss it (not the module's own
+# sections: Functions, Fields, Tables).
+LDOC = ldoc
+define ldoc_to
+	rm -rf $(1)
+	$(LDOC) --quiet --fatalwarnings --date "" --dir $(1) . >/dev/null
+	find $(1) -name '*.html' -exec sed -i -E -e '/>Last updated /d' \
+	  -e 's/href="([^"#]*)#([A-Z][A-Za-z]*)"/href="\1#Class_\2"/g' \
+	  -e 's/#Class_(Functions|Fields|Tables)"/#\1"/g' {} +
+endef
+
+docs:
+	@$(MAKE) --no-print-directory deps PACKAGES="$(DOC_PACKAGES)"
+	$(call ldoc_to,docs/api)
+
+# docs/api/ as make docs would write it now, an entry for every public name
+# (tools/docs_coverage.lua walks the loaded module), and every example runs
+# (tools/docs_examples.lua; a scratch compile cache, as one clears it)
+docs-check: $(LIB)
+	@$(MAKE) --no-print-directory deps PACKAGES="$(DOC_PACKAGES)"
+	$(call ldoc_to,$(BUILD)/docs-api)
+	@diff -r docs/api $(BUILD)/docs-api >/dev/null || \
+	  { diff -r docs/api $(BUILD)/docs-api | head -40; \
+	    echo "docs/api/ is not what the sources give: run make docs and commit it"; exit 1; }
+	$(RUN_ENV) $(LUA) tools/docs_coverage.lua docs/api
+	rm -rf $(BUILD)/docs-cache
+	$(RUN_ENV) LUACUDA_CACHE_DIR=$(abspath $(BUILD))/docs-cache $(LUA) tools/docs_examples.lua docs/api
+
 test: deps
 	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)"
 
@@ -263,7 +299,11 @@ bench: deps
 	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
 	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi
 
+# the chart from the committed bench/results/*.dat (one panel per bench:
+# host_arrays, sim_kernels, transfers, compile, array_math, reduce), each
+# panel dated by its .dat file
 bench-chart:
+	@$(MAKE) --no-print-directory deps PACKAGES=gnuplot-nox
 	gnuplot bench/chart.gp
 
 # examples/streams.lua on one stream and on two against the fake driver,

@@ -13,6 +13,7 @@ int luaopen_luacuda_core(lua_State *L);
 
 void lc_array_open(lua_State *L);     /* array.c: the type, attr */
 void lc_index_open(lua_State *L);     /* index.c: __index, __newindex */
+void lc_iterate_open(lua_State *L);   /* iterate.c: pairs(a), a:ipairs() */
 void lc_shape_open(lua_State *L);     /* shape.c: reshape, transpose, ... */
 void lc_copy_open(lua_State *L);      /* copy.c: copy methods */
 void lc_element_open(lua_State *L);   /* element.c: the dtype table for Lua */
