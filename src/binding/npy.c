@@ -102,6 +102,29 @@ static int write_file(const char *path, const char *tmp, const char *header, siz
   return e;
 }
 
+/*** @module luacuda */
+
+/***
+Writes an array to a NumPy `.npy` file (read it with `numpy.load`).
+Every dtype but bfloat16; a record is written as a structured dtype, its
+padding as NumPy writes it. A C-contiguous array is written in C order, an
+F-contiguous one in Fortran order, any other view (and device memory) from
+a C-order host copy, after the work queued on the array. Header version
+1.0, or 2.0 when the header passes 64 KiB. The file is written under a
+temporary name beside `path` and renamed, so a failed save leaves no
+partial file and keeps the one it would have replaced.
+@function save
+@string path the file to write
+@tparam Array a any kind, any layout
+@raise `luacuda.save: <path>: dtype bfloat16 has no NumPy type code ...`;
+`luacuda.save: <path>: cannot create the file: <reason>` (and `cannot write`,
+`cannot replace`)
+@usage local path = os.tmpname()
+luacuda.save(path, luacuda.arange(6, "float32"):reshape({2, 3}))
+assert(luacuda.load(path).shape[2] == 3)
+os.remove(path)
+*/
+
 /* save(path, a) */
 static int l_save(lua_State *L) {
   const char *fn = "save";
@@ -278,6 +301,27 @@ static lc_kind opt_kind(lua_State *L, int idx) {
   lua_pop(L, 1);
   return kind;
 }
+
+/***
+Reads an array from a NumPy `.npy` file (header versions 1.0, 2.0 and
+3.0). Big-endian data is byte-swapped; a structured dtype becomes a
+record, aligned or packed, whichever has the file's offsets and itemsize;
+a Fortran-order file gives an F-strided array of the file's shape.
+@function load
+@string path the file to read
+@tparam[opt] table opts `kind`: `"host"` (the default), `"pinned"`,
+`"mapped"`, `"managed"` or `"device"`
+@treturn Array
+@raise `luacuda.load: <path>: <cause>`: the file cannot be read, is not a
+`.npy` file (a pickle, an `.npz` zip), is truncated or corrupt, or holds a
+dtype luacuda has not (Python objects, complex numbers, strings) or a
+structured dtype no record lays out so
+@usage local path = os.tmpname()
+luacuda.save(path, luacuda.array({1, 2, 3}, "int16"))
+local d = luacuda.load(path, {kind = "device"})
+assert(d.kind == "device" and d.dtype == "int16")
+os.remove(path)
+*/
 
 /* load(path [, {kind=}]); upvalue 1: luacuda.record */
 static int l_load(lua_State *L) {
