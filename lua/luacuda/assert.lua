@@ -1,3 +1,8 @@
+--- Busted matchers for arrays: `require "luacuda.assert"` registers two
+-- assertions with luassert (busted's assertion library) and returns its
+-- `assert`. In a busted spec, busted's own `assert` has them too.
+-- @module luacuda.assert
+
 -- luacuda.assert: busted matchers for arrays. require "luacuda.assert"
 -- registers with luassert (busted's assertion library)
 --   assert.array_equal(expected, actual [, message])
@@ -13,6 +18,39 @@
 -- booleans. Record arrays compare field by field with arrays of the same
 -- record. A failure names the first differing index (1-based), both values
 -- there, how many elements differ and both shapes.
+
+--- Passes when `actual` has the shape of `expected` and the same values
+-- (NaN equals NaN; an infinity only itself; a boolean only a boolean;
+-- values compare across dtypes). Either side is an array of any kind, a
+-- SmartArray, a nested table or a number or boolean (which stands for
+-- every element of the other side). A failure names the first differing
+-- index (1-based), both values there, how many elements differ and both
+-- shapes.
+-- @function assert.array_equal
+-- @param expected an array, a nested table, a number or a boolean
+-- @param actual the same choices
+-- @tparam[opt] string message said first when the assertion fails
+-- @raise `luacuda.array_equal: <cause>` for operands that are neither
+-- (a ragged table, a closed array), and the assertion's failure
+-- @usage local assert = require "luacuda.assert"
+-- assert.array_equal({{1, 2}, {3, 4}}, luacuda.to_device({{1, 2}, {3, 4}}))
+-- assert.is_not.array_equal({1, 2}, luacuda.array({1, 3}))
+
+--- Passes when `actual` has the shape of `expected` and each value is
+-- within NumPy's `assert_allclose` tolerance:
+-- `|actual - expected| <= atol + rtol * |expected|`. Operands as
+-- @{assert.array_equal}.
+-- @function assert.array_near
+-- @param expected an array, a nested table, a number or a boolean
+-- @param actual the same choices
+-- @tparam[opt=1e-7] number rtol relative tolerance
+-- @tparam[opt=0] number atol absolute tolerance
+-- @tparam[opt] string message said first when the assertion fails
+-- @raise `luacuda.array_near: rtol must be a number >= 0, got <v>`, the
+-- operand errors of @{assert.array_equal}, and the assertion's failure
+-- @usage local assert = require "luacuda.assert"
+-- assert.array_near({1, 2}, luacuda.array({1, 2}) / 3 * 3, 1e-12)
+
 local luassert = require "luassert"
 local say = require "say"
 local core = require "luacuda.core"

@@ -49,6 +49,33 @@ static int start(lua_State *L, const luaL_Reg *iterator, const char *fname) {
 static const luaL_Reg pairs_iterator = {"pairs", pairs_step};
 static const luaL_Reg ipairs_iterator = {"ipairs", ipairs_step};
 
+/*** @module luacuda */
+
+/*** @type Array */
+
+/***
+`pairs(a)`: walks the first axis, giving `i, a[i]` for i = 1 to `#a`: the
+elements of a 1-d array, row views (which share `a`'s memory) above.
+@function Array:__pairs
+@return an iterator, the array and 0, for the generic `for`
+@raise `luacuda.pairs: a 0-d array cannot be iterated` (NumPy's rule)
+@usage local m = luacuda.array({{1, 2}, {3, 4}})
+for i, row in pairs(m) do row[1] = row[1] * 10 end
+assert(m[{2, 1}] == 30)
+*/
+
+/***
+`for i, v in a:ipairs()`: the same walk as `pairs(a)`. Lua's own `ipairs(a)`
+does not fit an array: it reads until `a[i]` is nil, and `a[#a + 1]` is an
+error.
+@function Array:ipairs
+@return an iterator, the array and 0, for the generic `for`
+@raise `luacuda.ipairs: a 0-d array cannot be iterated`
+@usage local sum = 0
+for _, v in luacuda.arange(1, 5):ipairs() do sum = sum + v end
+assert(sum == 10)
+*/
+
 /* __pairs: pairs(a) */
 static int array_pairs(lua_State *L) { return start(L, &pairs_iterator, "pairs"); }
 
