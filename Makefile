@@ -7,6 +7,8 @@
 #   make check-fake-cuda   the specs on the CUDA backend against the fake driver
 #   make fuzz-long   the differential test's long run (SEED=n replays one)
 #   make fuzz        the libFuzzer targets, FUZZ_TIME seconds each (clang)
+#   make docs        the API reference, docs/api/, from the sources' doc comments
+#   make docs-check  docs/api/ is current and documents every public name
 #   make         just build build/luacuda/core.so (needs a C compiler and
 #                Lua 5.4's headers; luarocks calls this same Makefile)
 
@@ -17,7 +19,9 @@ CFLAGS     ?= -O2 -g
 LIBFLAG    ?= -shared
 BUILD      ?= build
 BUSTED     ?= $(shell command -v busted 2>/dev/null)
-PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks g++ libdlpack-dev
+PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks g++ libdlpack-dev python3-numpy
+# what make docs needs: LDoc and the Markdown it formats the comments with
+DOC_PACKAGES = lua-ldoc lua-discount
 
 # One set of warning flags for every C file built here.
 WARN       = -std=c11 -Wall -Wextra -Wpedantic -Werror=implicit-function-declaration
@@ -45,6 +49,7 @@ UNIT = $(BUILD)/layout_test
 SCAN_UNIT = $(BUILD)/scan_test
 DEPS_UNIT = $(BUILD)/deps_test
 REDUCE_UNIT = $(BUILD)/reduce_test
+NPY_UNIT = $(BUILD)/npy_test
 # a fake CUDA driver for spec/cuda_fake_spec.lua, built against the toolkit's
 # cuda.h where there is one (test code: never installed)
 CUDA_INC  ?= /usr/local/cuda/include
@@ -66,7 +71,7 @@ THREADS_TEST = $(BUILD)/threads_test
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
 .PHONY: all install deps check check-fake-cuda test demo bench bench-chart bench-streams bench-ptx bench-gpu bench-gpu-smoke test-asan test-tsan \
-        test-valgrind rock clean embed errors-catalogue devkit fuzz-long fuzz fuzz-run
+        test-valgrind rock clean embed errors-catalogue devkit fuzz-long fuzz fuzz-run docs docs-check
 
 all: $(LIB)
 
@@ -114,6 +119,13 @@ $(REDUCE_UNIT): spec/c/reduce_test.c spec/c/unit.h src/base/reduce.c src/base/re
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/reduce_test.c src/base/reduce.c src/base/dtype.c \
 	  src/base/layout.c -o $@ $(LDFLAGS) -lm
+
+# the .npy header, read and written: pure C, no Lua
+$(NPY_UNIT): spec/c/npy_test.c spec/c/unit.h src/base/npy.c src/base/npy.h src/base/dtype.c \
+             src/base/strbuf.c
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/npy_test.c src/base/npy.c src/base/dtype.c \
+	  src/base/strbuf.c -o $@ $(LDFLAGS) -lm
 
 # the record of the headers a compilation read: pure C, no Lua
 $(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
@@ -205,7 +217,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
+check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
        $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
@@ -232,6 +244,38 @@ check-fake-cuda:
 	  $(MAKE) --no-print-directory check $(FAKE_ENV) LUACUDA_CUBLAS=/nonexistent \
 	    BUSTED_ARGS="$(filter-out spec/%,$(BUSTED_ARGS)) $(MATMUL_SPEC)")
 
+# The API reference: LDoc reads the doc comments listed in config.ld and
+# writes docs/api/ (committed, so it reads on GitHub and the file system).
+# --date "" and the line removed make the output depend on the sources only;
+# links to a type (href="index.html#Array") go to its section's anchor
+# (Class_Array), where LDoc's own links miss it (not the module's own
+# sections: Functions, Fields, Tables).
+LDOC = ldoc
+define ldoc_to
+	rm -rf $(1)
+	$(LDOC) --quiet --fatalwarnings --date "" --dir $(1) . >/dev/null
+	find $(1) -name '*.html' -exec sed -i -E -e '/>Last updated /d' \
+	  -e 's/href="([^"#]*)#([A-Z][A-Za-z]*)"/href="\1#Class_\2"/g' \
+	  -e 's/#Class_(Functions|Fields|Tables)"/#\1"/g' {} +
+endef
+
+docs:
+	@$(MAKE) --no-print-directory deps PACKAGES="$(DOC_PACKAGES)"
+	$(call ldoc_to,docs/api)
+
+# docs/api/ as make docs would write it now, an entry for every public name
+# (tools/docs_coverage.lua walks the loaded module), and every example runs
+# (tools/docs_examples.lua; a scratch compile cache, as one clears it)
+docs-check: $(LIB)
+	@$(MAKE) --no-print-directory deps PACKAGES="$(DOC_PACKAGES)"
+	$(call ldoc_to,$(BUILD)/docs-api)
+	@diff -r docs/api $(BUILD)/docs-api >/dev/null || \
+	  { diff -r docs/api $(BUILD)/docs-api | head -40; \
+	    echo "docs/api/ is not what the sources give: run make docs and commit it"; exit 1; }
+	$(RUN_ENV) $(LUA) tools/docs_coverage.lua docs/api
+	rm -rf $(BUILD)/docs-cache
+	$(RUN_ENV) LUACUDA_CACHE_DIR=$(abspath $(BUILD))/docs-cache $(LUA) tools/docs_examples.lua docs/api
+
 test: deps
 	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)"
 
@@ -255,7 +299,11 @@ bench: deps
 	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
 	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi
 
+# the chart from the committed bench/results/*.dat (one panel per bench:
+# host_arrays, sim_kernels, transfers, compile, array_math, reduce), each
+# panel dated by its .dat file
 bench-chart:
+	@$(MAKE) --no-print-directory deps PACKAGES=gnuplot-nox
 	gnuplot bench/chart.gp
 
 # examples/streams.lua on one stream and on two against the fake driver,
@@ -269,7 +317,7 @@ bench-ptx: $(LIB) $(FAKE_CUDA)
 
 # docs/errors.md from the error sites in src/ and lua/, with a spec test for
 # each found by running the specs with a helper that logs the errors caught
-errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT)
+errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT)
 	$(RUN_ENV) LUACUDA_ERRLOG=$(BUILD)/errors.log $(LUA) $(BUSTED) --helper=tools/errors_harvest.lua >/dev/null || true
 	$(LUA) tools/errors_catalogue.lua $(BUILD)/errors.log > docs/errors.md
 	@tail -2 docs/errors.md
@@ -343,7 +391,7 @@ fuzz-long: $(LIB)
 	$(RUN_ENV) SEED="$(SEED)" $(LUA) spec/fuzz_long.lua $(DIFF_COUNT) $(DIFF_FIRST)
 
 # libFuzzer targets (clang) for the pure-C parts that read user input: the
-# layout arithmetic and the kernel source scanner. Each runs FUZZ_TIME
+# layout arithmetic, the kernel source scanner and the .npy header reader. Each runs FUZZ_TIME
 # seconds over the corpus kept in fuzz/corpus/<target> (read only: what it
 # finds goes to $(BUILD)/fuzz/corpus-<target>, a crash to
 # $(BUILD)/fuzz/<target>-crash-*).
@@ -351,7 +399,7 @@ FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_FLAGS  = -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=undefined $(WARN) -D_POSIX_C_SOURCE=200809L $(BASE_INC)
-FUZZ_TARGETS = layout scan
+FUZZ_TARGETS = layout scan npy
 
 $(BUILD)/fuzz/layout_fuzz: fuzz/layout_fuzz.c src/base/layout.c src/base/layout.h
 	@mkdir -p $(@D)
@@ -360,6 +408,10 @@ $(BUILD)/fuzz/layout_fuzz: fuzz/layout_fuzz.c src/base/layout.c src/base/layout.
 $(BUILD)/fuzz/scan_fuzz: fuzz/scan_fuzz.c $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/scan_fuzz.c src/base/scan.c src/base/dtype.c -o $@ -lm
+
+$(BUILD)/fuzz/npy_fuzz: fuzz/npy_fuzz.c src/base/npy.c src/base/npy.h src/base/dtype.c src/base/strbuf.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/npy_fuzz.c src/base/npy.c src/base/dtype.c src/base/strbuf.c -o $@ -lm
 
 fuzz:
 	@$(MAKE) --no-print-directory deps PACKAGES=clang

@@ -18,6 +18,10 @@ dependencies = {
 }
 build = {
   type = "make",
+  -- into the rock's own directory (`luarocks show --rock-dir luacuda`):
+  -- the documentation, the examples and the kernel-side headers (the
+  -- module has these built in; the copies are to read and to #include)
+  copy_directories = { "docs", "examples", "kernels" },
   -- the Makefile is the one build; luarocks passes its compiler settings
   build_variables = {
     CFLAGS = "$(CFLAGS)",

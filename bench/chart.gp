@@ -2,33 +2,57 @@
 # to bench/results/*.dat (make bench-chart; gnuplot from Debian's gnuplot-nox).
 # One panel per bench: each figure's ratio against its baseline (bars) and
 # its target (black marks), on a log scale, since the ratios span 1e-3..1e5.
-set terminal pngcairo size 900,1150 font "Sans,9"
+# Each panel's title carries the date its .dat file was written (the second
+# field of its header line), so a bench run again dates its own panel.
+set terminal pngcairo size 1500,1700 font "Sans,9"
 set output "bench/results/bench.png"
 set datafile commentschars "#"
 set style fill solid 0.7 border -1
 set boxwidth 0.6
 set logscale y
 set grid ytics
-set xtics rotate by -25 nomirror
-set key tmargin right horizontal
+set xtics rotate by -20 nomirror
+set key inside top right opaque box
 set termoption noenhanced
-set multiplot layout 3,1 title "luacuda on the simulator (sim backend), 2026-11-22: ratio against a baseline timed in the same run"
+set bmargin 10
+set rmargin 16
+dated(bench) = system("sed -n '1s/^# [^,]*, \\([^,]*\\),.*/\\1/p' bench/results/" . bench . ".dat")
+set multiplot layout 3,2 title "luacuda on the simulator (sim backend): each figure against a baseline timed in the same run"
 
-set title "host_arrays.lua: Lua tables <-> arrays, element access (baseline: a plain Lua loop; lower is better)"
+set title "host_arrays.lua, " . dated("host_arrays") . ": Lua tables <-> arrays, element access\n(baseline: a plain Lua loop; lower is better)"
 set ylabel "time / Lua loop"
 set yrange [0.3:10]
 plot "bench/results/host_arrays.dat" using 0:2:xtic(1) with boxes lc rgb "#4477aa" title "luacuda", \
      "" using 0:3 with points pt 6 ps 2 lc rgb "black" title "target (at most)"
 
-set title "sim_kernels.lua: simulator against native C loops per worker thread, and against Numba's simulator (higher is better)"
+set title "sim_kernels.lua, " . dated("sim_kernels") . ": kernels against native C loops per worker thread,\nand against Numba's simulator (higher is better)"
 set ylabel "throughput ratio"
-set yrange [0.0005:1e6]
+set yrange [0.0005:1e8]
 plot "bench/results/sim_kernels.dat" using 0:2:xtic(1) with boxes lc rgb "#228833" title "luacuda", \
      "" using 0:3 with points pt 6 ps 2 lc rgb "black" title "target (at least)"
 
-set title "transfers.lua: 256 MiB copies against memcpy (higher is better)"
+set title "transfers.lua, " . dated("transfers") . ": 256 MiB copies against memcpy (higher is better)"
 set ylabel "speed / memcpy"
 set yrange [0.3:3]
 plot "bench/results/transfers.dat" using 0:2:xtic(1) with boxes lc rgb "#cc6677" title "luacuda", \
+     "" using 0:3 with points pt 6 ps 2 lc rgb "black" title "target (at least)"
+
+set title "compile.lua, " . dated("compile") . ": a new kernel's compile against the host compiler's least\nshared object (a ratio), and a disk-cache hit (milliseconds); lower is better"
+set ylabel "ratio, or ms for a cache hit"
+set yrange [0.5:20]
+plot "bench/results/compile.dat" using 0:2:xtic(1) with boxes lc rgb "#aa3377" title "luacuda", \
+     "" using 0:3 with points pt 6 ps 2 lc rgb "black" title "target (at most)"
+
+set title "array_math.lua, " . dated("array_math") . ": array math against C loops per worker thread (higher is better),\nand the first a + b of a process (milliseconds; lower is better)"
+set ylabel "throughput ratio, or ms"
+set yrange [0.01:20]
+plot "bench/results/array_math.dat" using 0:2:xtic(1) with boxes lc rgb "#66ccee" title "luacuda", \
+     "" using 0:3 with points pt 6 ps 2 lc rgb "black" title "target (the line says which side)"
+
+set title "reduce.lua, " . dated("reduce") . ": a:sum() of 2^24 float32 against a C loop, per worker thread\n(higher is better)"
+set ylabel "throughput ratio"
+set yrange [0.1:10]
+set xrange [-1:1]
+plot "bench/results/reduce.dat" using 0:2:xtic(1) with boxes lc rgb "#ccbb44" title "luacuda", \
      "" using 0:3 with points pt 6 ps 2 lc rgb "black" title "target (at least)"
 unset multiplot

@@ -78,14 +78,24 @@ describe("the rockspec", function()
     local tmp = os.tmpname()
     os.remove(tmp)
     -- build in a copy of the sources, so the module under test is untouched
-    local ok, out = sh(("mkdir -p %s/src && cp -r Makefile luacuda-scm-1.rockspec src lua kernels spec %s/src/ && " ..
+    local ok, out = sh(("mkdir -p %s/src && cp -r Makefile luacuda-scm-1.rockspec src lua kernels spec docs examples %s/src/ && " ..
       "cd %s/src && env -u LD_PRELOAD luarocks --lua-version=5.4 make --tree=%s/tree luacuda-scm-1.rockspec")
       :format(tmp, tmp, tmp, tmp))
     assert.is_true(ok, out)
+    -- the rock's own directory holds the documentation, the examples, the
+    -- kernel headers and the C API's header
+    local _, dir = sh(("luarocks --lua-version=5.4 --tree=%s/tree show --rock-dir luacuda"):format(tmp))
+    dir = dir:match("^%s*(.-)%s*$")
+    local missing = {}
+    for _, f in ipairs({ "docs/architecture.md", "examples/saxpy.lua", "examples/kernels/saxpy.cu",
+                         "kernels/prelude.cuh", "kernels/philox.h", "include/luacuda.h" }) do
+      if not S.exists(dir .. "/" .. f) then missing[#missing + 1] = f end
+    end
     ok, out = sh(("cd / && eval \"$(luarocks --lua-version=5.4 path --tree=%s/tree)\" && " ..
       "env -u LD_PRELOAD lua5.4 -e 'local l = require \"luacuda\"; print(l.backend(), l.to_device({1, 2, 3}):copy_to_host()[3])'")
       :format(tmp))
     sh("rm -rf " .. tmp)
+    assert.same({}, missing, "files the rock should install in " .. dir)
     assert.is_true(ok, out)
     assert.truthy(out:find("sim") or out:find("cuda"), out)
     assert.truthy(out:find("%f[%d]3%f[%D]"), out)

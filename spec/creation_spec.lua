@@ -562,7 +562,7 @@ describe("stack", function()
     S.misuse("shape mismatch: arrays[1] is {2, 3} and arrays[3] is {6} (stack needs one shape)",
              luacuda.stack, {a, a, luacuda.zeros(6)})
     S.misuse({"luacuda.stack", "arrays[1] is a host array and arrays[2] a pinned array"},
-             luacuda.stack, {a, luacuda.pinned_array({2, 3})})
+             luacuda.stack, {a, luacuda.pinned_array({2, 3}):fill(0)})
     S.misuse({"luacuda.stack", "arrays[1] is float64 and arrays[2] is int8", "astype"},
              luacuda.stack, {a, luacuda.zeros({2, 3}, "int8")})
     S.misuse({"luacuda.stack", "arrays is empty"}, luacuda.stack, {})

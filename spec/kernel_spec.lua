@@ -718,7 +718,7 @@ describe("launch errors", function()
              launch, m.fill2d, {1, 1}, luacuda.device_array({2, 2}, "float32"):fill(0))
     S.misuse("argument 1 'a' (Array<int, 2>): expected a 2-d array, got 1-d",
              launch, m.fill2d, {1, 1}, luacuda.device_array(4, "int32"):fill(0))
-    S.misuse("argument 3 'x' (const float *): expected a device array, got table",
+    S.misuse("argument 3 'x' (const float *): expected a device array, got a table",
              launch, m.saxpy, {1, 4}, 4, 2.0, {1, 2}, y)
   end)
 

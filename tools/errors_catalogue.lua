@@ -17,6 +17,7 @@ local AREAS = {
   { "Creating arrays: to_device, array, full, arange, ...", { "src/binding/create.c", "src/binding/join.c", "src/binding/convert.c" } },
   { "Copies, fill and assignment", { "src/binding/copy.c", "src/backend/host_copy.c" } },
   { "Indexing and item", { "src/binding/index.c" } },
+  { "Iteration: pairs(a), a:ipairs()", { "src/binding/iterate.c" } },
   { "Array math: operators, elementwise functions, comparisons, astype",
     { "src/binding/math.c", "src/base/ufunc.c" } },
   { "Reductions and scans: sum, prod, min, max, mean, argmin, argmax, any, all, cumsum, cumprod",
@@ -33,6 +34,7 @@ local AREAS = {
   { "Kernel launches and arguments", { "src/binding/launch.c" } },
   { "Compiling: ptx, cubin, the simulator's compiler, the cache",
     { "src/binding/ptx.c", "src/base/ksource.c", "src/backend/nvrtc.c", "src/backend/sim/compile.c", "src/backend/sim/check.c",
+      "src/backend/sim/options.c",
       "src/base/cache.c", "src/base/deps.c", "src/base/includes.c" } },
   { "Host programs: the C API and DLPack",
     { "src/binding/capi.c", "src/binding/dlpack.c", "src/binding/preload.c" } },
@@ -40,9 +42,11 @@ local AREAS = {
     { "src/backend/sim/fault.c", "src/backend/sim/guard.c", "src/backend/sim/arena.c" } },
   { "SmartArray", { "lua/luacuda/smart.lua" } },
   { "Kernel generators: elementwise, reduction", { "lua/luacuda/generators.lua" } },
+  { "busted matchers: assert.array_equal, assert.array_near", { "lua/luacuda/assert.lua" } },
   { "Printing: set_printoptions, printoptions", { "lua/luacuda/printoptions.lua" } },
   { "Random numbers: luacuda.random and its generators", { "src/binding/random.c" } },
   { "Matrix products: matmul, blas", { "src/binding/matmul.c", "src/base/matmul.c" } },
+  { "Saving and loading .npy files: save, load", { "src/binding/npy.c", "src/base/npy.c" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
     "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c",
     "src/backend/cuda/reduce.c", "src/backend/cuda/blas.c", "src/backend/cuda/matmul.c" } },
@@ -118,7 +122,8 @@ for _, k in ipairs {
 -- A C unit test (spec/c/*_test.c) that checks a message holding the
 -- format's longest literal part: "file", "test name", or nil.
 local ctests = {}
-for _, path in ipairs { "spec/c/layout_test.c", "spec/c/scan_test.c", "spec/c/capi_test.c" } do
+for _, path in ipairs { "spec/c/layout_test.c", "spec/c/scan_test.c", "spec/c/capi_test.c",
+                        "spec/c/npy_test.c" } do
   local name, n = nil, 0
   for l in io.lines(path) do
     n = n + 1
@@ -176,6 +181,13 @@ CHILD["cublasSetStream_v2: <>"] =
   { file = "spec/matmul_spec.lua",
     test = "matmul on the CUDA backend with the fake cuBLAS raises a failed cuBLAS call with its status",
     fn = "matmul" }
+
+-- an option the simulator does not know, refused where NVRTC does not
+-- judge it first (LUACUDA_NVRTC_CHECK=0)
+CHILD["option <> is not one the simulator knows: it honours -D, -U, -I, -std and -use_fast_math, and takes NVRTC's options for a GPU's code (-arch, -lineinfo, -maxrregcount, ...), -ftz, -prec-div, -prec-sqrt and -fmad (README, \"Compile options\")"] =
+  { file = "spec/teach_spec.lua",
+    test = "compile options on the simulator refuse an option unknown to the simulator, where NVRTC does not check it first",
+    fn = "compile" }
 
 -- the numeric settings refused at require time (src/base/env.c)
 local SETTINGS = { file = "spec/build_spec.lua",

@@ -7,6 +7,9 @@
 -- through its own strides, so any view works. A generated kernel is
 -- compiled once per combination (kept in the generator object) and goes
 -- through luacuda.compile, whose disk cache keeps it across processes.
+
+--- @module luacuda
+
 local core = require "luacuda.core"
 
 local A = core.attr            -- an array's own field, whatever its dtype
@@ -399,6 +402,27 @@ end
 
 local EW_CALL_OPTS = { stream = true }
 
+--- An elementwise kernel from `luacuda.elementwise`, called on arrays.
+-- @type Elementwise
+
+--- `k(in1, ... [, out1, ...] [, {stream =}])`: runs the body for each element
+-- of the inputs' broadcast shape. Inputs are device-accessible arrays of any
+-- strides, or Lua numbers (booleans for `bool`) for scalar parameters. Outputs
+-- not given are new device arrays; given ones must have one shape, which the
+-- inputs broadcast to. The kernel is compiled once per binding of dtypes and rank.
+-- @function Elementwise:__call
+-- @param ... the inputs, then optionally the outputs and an options table
+-- @return the outputs (Arrays)
+-- @raise `luacuda.elementwise: kernel '<name>': <cause>`: a wrong number of arguments,
+-- a placeholder bound to two dtypes, a host array, shapes that do not broadcast;
+-- the compiler's log and the generated source when the body does not compile
+-- @usage local axpy = luacuda.elementwise("T x, T y, float64 a", "T z", "z = x + (T)a * y", "axpy")
+-- local x = luacuda.to_device(luacuda.arange(6, "float32"))
+-- local z = axpy(x, x, 2)
+-- axpy(x, x, 1, x, {stream = luacuda.stream()})  -- in place, on a stream
+
+--- @section end
+
 function Elementwise.__call(g, ...)
   local F, kname = "elementwise", g.name
   local args = table.pack(...)
@@ -498,6 +522,25 @@ function Elementwise.__call(g, ...)
 end
 
 local EW_OPTS = { options = true, preamble = true }
+
+--- An elementwise kernel from a few lines of CUDA C++ (CuPy's
+-- `ElementwiseKernel`). A parameter list is `"dtype name, ..."`, each type a
+-- dtype name or a one-capital-letter placeholder (`T`) bound at each call
+-- from the arrays' dtypes (a `typedef` in the kernel). In `body`, an input's
+-- name is the element's value, an output's a reference to its element, `i`
+-- the flat index in C order.
+-- @function elementwise
+-- @tparam string in_params the inputs, `"T x, float32 a"`
+-- @tparam string out_params the outputs, `"T y"`
+-- @tparam string body CUDA C++ run per element (a `;` is added)
+-- @tparam[opt="elementwise_kernel"] string name the kernel's name, for messages
+-- @tparam[opt] table opts `{options =, preamble =}`: `options` for @{compile},
+-- `preamble` code before the kernel (helper `__device__` functions)
+-- @treturn Elementwise a callable
+-- @raise `luacuda.elementwise: out_params names no output`; `the body must be a string of CUDA C++, got <type>`;
+-- a parameter list that does not parse; a name given twice
+-- @usage local square = luacuda.elementwise("T x", "T y", "y = x * x", "square")
+-- local y = square(luacuda.to_device({1, 2, 3}, {dtype = "float32"}))
 
 -- elementwise(in_params, out_params, body [, name [, {options=, preamble=}]])
 local function elementwise(in_params, out_params, body, name, opts)
@@ -621,6 +664,26 @@ local function reduced_axes(F, kname, axis, r)
   end
   return set
 end
+
+--- A reduction kernel from `luacuda.reduction`, called on arrays.
+-- @type Reduction
+
+--- `k(in1, ... [, {axis =, keepdims = false, out =, stream =}])`: reduces the
+-- inputs' broadcast shape over `axis` (1-based, negative from the end, or a
+-- table of axes; every axis when absent: a 0-d result). Inputs as for
+-- @{Elementwise:__call}; scalar inputs are kernel parameters, usable in
+-- `post_map_expr`.
+-- @function Reduction:__call
+-- @param ... the inputs, then optionally an options table
+-- @treturn Array the output, a device array (or `out`)
+-- @raise `luacuda.reduction: kernel '<name>' takes 1 input (and an optional table of options), got 2 arguments`;
+-- an axis out of range; a bad `out`; the compiler's log when the expressions do not compile
+-- @usage local l2 = luacuda.reduction("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
+-- local m = luacuda.to_device(luacuda.ones({4, 5}, "float64"))
+-- print(l2(m):copy_to_host():item())   -- sqrt(20)
+-- print(l2(m, {axis = 2}))             -- one norm per row
+
+--- @section end
 
 function Reduction.__call(g, ...)
   local F, kname = "reduction", g.name
@@ -757,6 +820,25 @@ local function code_arg(F, v, what)
   end
   return v
 end
+
+--- A reduction kernel from CUDA C++ expressions (CuPy's `ReductionKernel`):
+-- each element mapped by `map_expr`, combined pairwise by `reduce_expr`
+-- (partials `a` and `b`, of the output's type) from `identity`, the total `a`
+-- written by `post_map_expr`. Parameter lists as for @{elementwise}.
+-- @function reduction
+-- @tparam string in_params the inputs
+-- @tparam string out_params the one output
+-- @tparam string map_expr an element's value from the inputs, by name
+-- @tparam string reduce_expr two partials `a`, `b` combined
+-- @tparam string post_map_expr the output from the total `a` (`"y = a"`)
+-- @tparam string identity C code for the starting value (`"0"`, `"-INFINITY"`)
+-- @tparam[opt="reduce_kernel"] string name the kernel's name, for messages
+-- @tparam[opt] table opts `{options =, preamble =}` as for @{elementwise}
+-- @treturn Reduction a callable
+-- @raise `luacuda.reduction: out_params must name one output, got 2`; an expression
+-- that is not a string; a parameter list that does not parse
+-- @usage local sum = luacuda.reduction("T x", "T y", "x", "a + b", "y = a", "0", "total")
+-- print(sum(luacuda.to_device({1, 2, 3}, {dtype = "float32"})):copy_to_host():item())  -- 6.0
 
 -- reduction(in_params, out_params, map_expr, reduce_expr, post_map_expr,
 --           identity [, name [, {options=, preamble=}]])

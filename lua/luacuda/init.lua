@@ -8,8 +8,18 @@ for name, value in pairs(core) do
   if name:sub(1, 1) ~= "_" then M[name] = value end
 end
 
+--- @module luacuda
+
+--- The version, `"luacuda scm"` in a checkout.
+-- @field _VERSION
+-- @usage print(luacuda._VERSION)
 M._VERSION = "luacuda scm"
-M.null = core._null()          -- a null pointer, for any pointer parameter
+
+--- A null pointer, for any pointer parameter of a kernel.
+-- @field null
+-- @usage local m = luacuda.compile('extern "C" __global__ void k(float *p) {}')
+-- m.k[{1, 1}](luacuda.null)
+M.null = core._null()
 
 local smart = require "luacuda.smart"
 M.smart_array = smart.smart_array

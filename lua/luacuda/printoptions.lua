@@ -4,6 +4,8 @@
 -- two states (two threads of a host program) never see each other's.
 local M = {}
 
+--- @module luacuda
+
 local DEFAULTS = { precision = 8, threshold = 1000, linewidth = 75, edgeitems = 3, suppress = false }
 local NAMES = "edgeitems, linewidth, precision, suppress, threshold"
 
@@ -65,13 +67,31 @@ local function checked(fname, opts)
   return out
 end
 
--- luacuda.set_printoptions{precision=, threshold=, linewidth=, edgeitems=,
--- suppress=}: the options given change, the others stay.
+--- Sets how arrays print (NumPy's `np.set_printoptions`): the options given
+-- change, the others stay. They belong to the Lua state. See
+-- @{Array:__tostring}.
+-- @function set_printoptions
+-- @tparam table opts any of: `precision` (digits after the point, 0 to 99;
+-- 8), `threshold` (more elements than this are summarized; 1000;
+-- `math.huge`: never), `linewidth` (columns a line holds; 75),
+-- `edgeitems` (rows and columns shown at each end of each axis of a
+-- summary; 3), `suppress` (`true`: positional notation unless a value
+-- reaches 1e8; `false`)
+-- @raise `luacuda.set_printoptions: expects a table of options, got <type>`;
+-- `unknown option <key> (the options are ...)`; `<option> must be <what>, got <value>`
+-- @usage luacuda.set_printoptions{precision = 3, linewidth = 100}
+-- print(luacuda.linspace(0, 1, 7))
+-- luacuda.set_printoptions{precision = 8, linewidth = 75}
 function M.set_printoptions(opts)
   current = checked("set_printoptions", opts)
 end
 
--- luacuda.get_printoptions(): a fresh table of the current options.
+--- The print options now (NumPy's `np.get_printoptions`).
+-- @function get_printoptions
+-- @treturn table a new table: `{precision =, threshold =, linewidth =,
+-- edgeitems =, suppress =}`
+-- @raise does not raise
+-- @usage print(luacuda.get_printoptions().linewidth)   --> 75
 function M.get_printoptions()
   return copy(current)
 end
@@ -97,8 +117,19 @@ function Scope.__tostring(scope)
   return saved_by[scope] and "luacuda.printoptions(open)" or "luacuda.printoptions(closed)"
 end
 
--- luacuda.printoptions{...}: sets the options until the value it returns
--- is closed: local _ <close> = luacuda.printoptions{precision = 3}
+--- Sets print options until the value it returns is closed (NumPy's
+-- `np.printoptions`): a `<close>` variable going out of scope, an error
+-- leaving it, or its `close()` put back the options it replaced.
+-- @function printoptions
+-- @tparam table opts as @{set_printoptions}'s
+-- @treturn table the scope: `close()` (once; again does nothing), and
+-- `__close`
+-- @raise `luacuda.printoptions: expects a table of options, got <type>`;
+-- `unknown option <key> (the options are ...)`; `<option> must be <what>, got <value>`
+-- @usage do
+--   local _ <close> = luacuda.printoptions{precision = 2, suppress = true}
+--   print(luacuda.array({1 / 3, 1e-9}))
+-- end
 function M.printoptions(opts)
   local saved = current
   current = checked("printoptions", opts)

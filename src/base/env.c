@@ -110,7 +110,8 @@ int lc_settings_load(char *err, size_t len) {
       env_seconds("LUACUDA_SIM_TIMEOUT", &settings.sim_timeout, err, len) ||
       env_count("LUACUDA_NVRTC_CHECK", 0, 1, &settings.nvrtc_check, err, len) ||
       env_count("LUACUDA_SIM_PCH", 0, 1, &settings.sim_pch, err, len) ||
-      env_count("LUACUDA_STRICT_ASYNC", 0, 1, &settings.strict_async, err, len))
+      env_count("LUACUDA_STRICT_ASYNC", 0, 1, &settings.strict_async, err, len) ||
+      env_count("LUACUDA_VERBOSE", 0, 1, &settings.verbose, err, len))
     return -1;
   return 0;
 }

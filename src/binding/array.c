@@ -109,12 +109,83 @@ static int array_gc(lua_State *L) {
   return 0;
 }
 
+/*** @module luacuda */
+
+/***
+An N-d array of one dtype in one kind of memory, or a view of another
+array's memory (indexing, `reshape`, `transpose` and the like give views;
+writing through a view writes the original). Made by @{zeros},
+@{device_array}, @{to_device} and the other constructors; passed to
+kernels as `Array<T, N>` or a pointer. Indices count from 1; a negative
+index counts from the end (-1 is the last). `a:close()` or a `<close>`
+variable frees its memory at once; otherwise the garbage collector does.
+@type Array
+*/
+
+/***
+`#a`: the length of the first axis.
+@function Array:__len
+@treturn integer
+@raise `luacuda.len: a 0-d array has no length`
+@usage assert(#luacuda.zeros({5, 2}) == 5)
+*/
+
 static int array_len(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "len");
   if (a->lay.ndim == 0) lc_error(L, "len", "a 0-d array has no length");
   lua_pushinteger(L, a->lay.shape[0]);
   return 1;
 }
+
+/*** The sizes of the axes (a new table each time).
+@field Array.shape
+@usage assert(luacuda.zeros({2, 3}).shape[2] == 3)
+*/
+
+/*** Bytes from one element to the next along each axis (a new table each time).
+@field Array.strides
+@usage print(luacuda.zeros({2, 3}, "float32").strides[1])  -- 12
+*/
+
+/*** The number of elements.
+@field Array.size
+@usage assert(luacuda.zeros({2, 3}).size == 6)
+*/
+
+/*** The element type: its name, such as `"float32"`, or the @{Record} of a record dtype.
+@field Array.dtype
+@usage assert(luacuda.zeros({2}, "int8").dtype == "int8")
+*/
+
+/*** The number of axes.
+@field Array.ndim
+@usage assert(luacuda.zeros({2, 3}).ndim == 2)
+*/
+
+/*** `size * itemsize`.
+@field Array.nbytes
+@usage assert(luacuda.zeros({4}, "float32").nbytes == 16)
+*/
+
+/*** The bytes of one element.
+@field Array.itemsize
+@usage assert(luacuda.zeros({4}, "float16").itemsize == 2)
+*/
+
+/*** Where the memory is: `"host"`, `"pinned"`, `"mapped"`, `"managed"` or `"device"`.
+@field Array.kind
+@usage assert(luacuda.device_array({4}).kind == "device")
+*/
+
+/*** Whether the memory is page-locked (pinned or mapped, or registered with @{pinned}).
+@field Array.pinned
+@usage assert(luacuda.pinned_array({4}).pinned)
+*/
+
+/*** The transposed view (axes reversed), as `a:transpose()`.
+@field Array.T
+@usage assert(luacuda.zeros({2, 3}).T.shape[1] == 3)
+*/
 
 int lc_array_getfield(lua_State *L, const lc_array *a, const char *key) {
   switch (key[0]) {
@@ -168,6 +239,19 @@ lc_array *lc_array_self(lua_State *L, const char *fname) {
   return a;
 }
 
+/***
+`tostring(a)`: the kind, dtype and shape, then the values as NumPy
+prints them, in a Lua table constructor's braces (a device array's are
+copied to the host for it): every element at the width of the widest,
+rows wrapped at 75 columns, the middle of each axis left out (`...`) past
+1000 elements, floats by NumPy's rules (spelt as Lua reads them: `1.0`,
+`0/0`, `1/0`). @{set_printoptions} changes these.
+@function Array:__tostring
+@treturn string
+@raise `luacuda.tostring: expected an array, got <type>`
+@usage print(luacuda.arange(3))
+*/
+
 /* __tostring: format.lua's */
 static int array_tostring(lua_State *L) {
   lc_array_self(L, "tostring");
@@ -185,10 +269,44 @@ static const luaL_Reg meta[] = {
   {NULL, NULL}
 };
 
+/***
+Frees the array's memory now (views of it keep it alive until they go);
+further use of `a` is an error. Idempotent.
+@function Array:close
+@raise `luacuda.close: expected an array, got <type>`
+@usage local d = luacuda.device_array({1 << 20})
+d:close()
+assert(luacuda.type(d) == "closed array")
+*/
+
+/***
+`local a <close> = ...`: closes the array when the variable goes out of scope.
+@function Array:__close
+@raise `luacuda.close: expected an array, got <type>`
+@usage do
+  local tmp <close> = luacuda.device_array({1024})
+end  -- freed here
+*/
+
 static int array_close(lua_State *L) {
   lc_array_check(L, 1, "close");
   return array_release(L);
 }
+
+/*** @section end */
+
+/***
+An array's own field or method (`shape`, `dtype`, `sum`, ...), which a
+record field of the same name hides from `a.name`.
+@function attr
+@tparam Array a the array
+@tparam string name the field or method
+@return its value, or nil when there is none
+@raise `luacuda.attr: name must be a string, got <type>`; `a` not an open array
+@usage local P = luacuda.record({{"shape", "int32"}})
+local a = luacuda.zeros({3}, P)
+print(luacuda.attr(a, "shape")[1])  -- 3
+*/
 
 /* luacuda.attr(a, name): the array's own field or method, which a record
 ** field of the same name hides from a.name */

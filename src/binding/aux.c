@@ -106,6 +106,18 @@ static int64_t check_dim(lua_State *L, int idx, int pos, bool allow_infer,
   return d;
 }
 
+void lc_check_shape_not_spread(lua_State *L, int idx, const char *fname) {
+  if (lua_type(L, idx) != LUA_TNUMBER || lua_type(L, idx + 1) != LUA_TNUMBER) return;
+  char dims[128] = "";
+  int top = lua_gettop(L);
+  for (int i = idx; i <= top && i < idx + LC_MAXDIM && lua_type(L, i) == LUA_TNUMBER; i++) {
+    size_t at = strlen(dims);
+    snprintf(dims + at, sizeof dims - at, "%s%.14g", i > idx ? ", " : "", lua_tonumber(L, i));
+  }
+  lc_error(L, fname, "give the shape as one table: luacuda.%s({%s}) (the argument after "
+           "the shape is the dtype)", fname, dims);
+}
+
 int lc_check_dims(lua_State *L, int idx, bool spread, bool allow_infer,
                   int64_t *shape, const char *what, const char *fname) {
   if (spread && lua_type(L, idx) == LUA_TNUMBER) {

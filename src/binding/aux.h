@@ -44,6 +44,10 @@ void lc_push_lua_part(lua_State *L, const char *module, const char *field);
 ** the arguments idx..top when spread is set). Entries must be >= 0, or
 ** -1 too when allow_infer is set. Messages call it what ("shape"...).
 ** Returns ndim. */
+/* Refuse a shape given as separate numbers (zeros(3, 4)) where the
+** argument after it is not a dimension: say to give it as one table. */
+void lc_check_shape_not_spread(lua_State *L, int idx, const char *fname);
+
 int lc_check_dims(lua_State *L, int idx, bool spread, bool allow_infer,
                   int64_t *shape, const char *what, const char *fname);
 

@@ -286,6 +286,20 @@ void lc_to_table(lua_State *L, const lc_array *a, const char *fname) {
   else push_level(L, a, lc_array_data(a), 0);
 }
 
+/*** @module luacuda */
+
+/*** @type Array */
+
+/***
+The elements as nested Lua tables (a 0-d array: the value itself; records
+as tables of fields). A device array is copied to the host first.
+@function Array:totable
+@return a table, or the one value of a 0-d array
+@raise `luacuda.totable: <cause>` when `a` is not an open array
+@usage local t = luacuda.array({{1, 2}, {3, 4}}):totable()
+assert(t[2][1] == 3)
+*/
+
 /* a:totable() */
 static int array_totable(lua_State *L) {
   lc_to_table(L, lc_array_check(L, 1, "totable"), "totable");

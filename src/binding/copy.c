@@ -245,6 +245,29 @@ void lc_assign(lua_State *L, const lc_array *a, const lc_layout *lay, int vidx,
 
 /* ---- methods ---------------------------------------------------------- */
 
+/*** @module luacuda */
+
+/*** @type Array */
+
+/***
+Copies the array to host memory: into `ary` when given, else into a new
+host array.
+@function Array:copy_to_host
+@tparam[opt] Array ary a host-accessible array (host, pinned, mapped or
+managed) of the same shape and dtype
+@tparam[opt] Stream stream queue the copy on it (then synchronize before
+reading `ary`)
+@treturn Array `ary`, or the new host array
+@raise `luacuda.copy_to_host: the target must be host memory, got a device array`;
+`dtype mismatch: cannot copy int64 into float64 (no implicit casting)`; shapes that differ
+@usage local d = luacuda.to_device({1, 2, 3})
+local h = d:copy_to_host()
+local p = luacuda.pinned_array({3}, "int64")
+local s = luacuda.stream()
+d:copy_to_host(p, s)
+s:synchronize()
+*/
+
 /* a:copy_to_host([ary] [, stream]) */
 static int array_copy_to_host(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "copy_to_host");
@@ -263,6 +286,18 @@ static int array_copy_to_host(lua_State *L) {
   return 1;
 }
 
+/***
+Copies `src` into this device-accessible array.
+@function Array:copy_to_device
+@tparam Array|table src an array of the same shape and dtype, or a nested table
+@tparam[opt] Stream stream queue the copy on it
+@treturn Array the array itself
+@raise `luacuda.copy_to_device: the target is a host array, not device memory`;
+`the source must be an array or a table, got <type>`; shape or dtype mismatch
+@usage local d = luacuda.device_array({3}, "float32")
+d:copy_to_device({1, 2, 3})
+*/
+
 /* a:copy_to_device(src [, stream]): src an array or a nested table */
 static int array_copy_to_device(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "copy_to_device");
@@ -279,6 +314,17 @@ static int array_copy_to_device(lua_State *L) {
   return 1;
 }
 
+/***
+A C-contiguous copy in the same kind of memory.
+@function Array:copy
+@tparam[opt] Stream stream queue the copy on it
+@treturn Array the copy
+@raise `luacuda.copy: <cause>` when `a` is not an open array or memory runs out
+@usage local a = luacuda.arange(6):reshape(2, 3)
+local b = a.T:copy()
+assert(b:is_c_contiguous())
+*/
+
 /* a:copy([stream]): a C-contiguous copy in the same kind of memory */
 static int array_copy(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "copy");
@@ -286,6 +332,16 @@ static int array_copy(lua_State *L) {
   lc_copy_to_new(L, a, lc_array_kind(a), s, "copy");
   return 1;
 }
+
+/***
+Sets every element to `value`.
+@function Array:fill
+@tparam number|boolean|table value the value (a table of fields for a record array)
+@tparam[opt] Stream stream queue the fill on it
+@treturn Array the array itself
+@raise `luacuda.fill: <cause>` for a value the dtype cannot hold
+@usage local d = luacuda.device_array({4}, "int32"):fill(7)
+*/
 
 /* a:fill(value [, stream]) */
 static int array_fill(lua_State *L) {

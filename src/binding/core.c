@@ -12,6 +12,30 @@
 #include "aux.h"
 #include "parts.h"
 
+/***
+GPU arrays and CUDA kernels for Lua 5.4.
+
+`local luacuda = require "luacuda"` gives this module. Arrays live in one
+of five kinds of memory (`"host"`, `"pinned"`, `"mapped"`, `"managed"`,
+`"device"`); kernels are CUDA C++ compiled at run time. Two backends run
+them: `cuda` (the CUDA driver and NVRTC) and `sim` (the host C++ compiler;
+no GPU needed). Axes, indices and devices count from 1.
+
+Every error is a Lua error whose message starts with `luacuda.<fn>: `,
+naming the function called, and leaves everything as it was.
+@module luacuda
+*/
+
+/***
+The backend in use and why it was chosen.
+@function backend
+@treturn string `"cuda"` or `"sim"`
+@treturn string why this one (for example why CUDA was not usable)
+@raise does not raise
+@usage local name, why = luacuda.backend()
+print(name, why)
+*/
+
 /* backend() -> name, reason */
 static int l_backend(lua_State *L) {
   const char *why;
@@ -20,6 +44,16 @@ static int l_backend(lua_State *L) {
   lua_pushstring(L, why);
   return 2;
 }
+
+/***
+Device memory, in bytes.
+@function memory_info
+@treturn table `{free =, total =, used =}`, with `pool_reserved` and
+`pool_used` where the backend allocates from a pool
+@raise does not raise
+@usage local m = luacuda.memory_info()
+print(m.free, m.total)
+*/
 
 /* memory_info() -> {free=, total=, used=}: device memory, in bytes */
 static int l_memory_info(lua_State *L) {
@@ -43,6 +77,14 @@ static int l_memory_info(lua_State *L) {
   return 1;
 }
 
+/***
+Gives the memory that the allocator's pool holds unused back to the device
+(a no-op where there is no pool).
+@function trim_pool
+@raise `luacuda.trim_pool: <driver error>` when the driver fails
+@usage luacuda.trim_pool()
+*/
+
 /* trim_pool(): give the memory the allocator's pool holds unused back to
 ** the device (a no-op where there is no pool) */
 static int l_trim_pool(lua_State *L) {
@@ -51,6 +93,15 @@ static int l_trim_pool(lua_State *L) {
   if (be->trim_pool && be->trim_pool(err)) lc_error(L, "trim_pool", "%s", err);
   return 0;
 }
+
+/***
+The devices the backend sees.
+@function devices
+@treturn table a sequence of `{name =, compute_capability = {major, minor},
+memory =, multiprocessors =, max_shared_per_block =}`
+@raise `luacuda.devices: <driver error>` when a device cannot be queried
+@usage for i, d in ipairs(luacuda.devices()) do print(i, d.name, d.memory) end
+*/
 
 /* devices() -> {{name=, compute_capability={maj, min}, memory=,
 ** multiprocessors=, max_shared_per_block=}, ...} */
@@ -82,6 +133,14 @@ static int l_devices(lua_State *L) {
   return 1;
 }
 
+/***
+Makes device `i` current for the process.
+@function select_device
+@tparam integer i the device, counted from 1
+@raise `luacuda.select_device: no device 3 (there is 1)` when out of range
+@usage luacuda.select_device(1)
+*/
+
 /* select_device(i): make device i (1-based) current for the process */
 static int l_select_device(lua_State *L) {
   lua_Integer i = lc_check_integer(L, 1, "device", 0, "select_device");
@@ -89,18 +148,35 @@ static int l_select_device(lua_State *L) {
   char err[LC_ERRLEN];
   if (i < 1 || i > be->device_count()) {
     int n = be->device_count();
-    lc_error(L, "select_device", "no device %lld (there %s %d)", (long long)i,
-             n == 1 ? "is" : "are", n);
+    lc_error(L, "select_device", "no device %lld (there %s %d)%s", (long long)i,
+             n == 1 ? "is" : "are", n,
+             i == 0 ? ": luacuda counts devices from 1 (the first is select_device(1))" : "");
   }
   if (be->select_device((int)i - 1, err)) lc_error(L, "select_device", "%s", err);
   return 0;
 }
+
+/***
+The current device.
+@function current_device
+@treturn integer its index, counted from 1
+@raise does not raise
+@usage assert(luacuda.current_device() >= 1)
+*/
 
 /* current_device() -> the 1-based index of the current device */
 static int l_current_device(lua_State *L) {
   lua_pushinteger(L, lc_backend_get(NULL)->current_device() + 1);
   return 1;
 }
+
+/***
+Waits for all queued device work, on every stream.
+@function synchronize
+@raise the first failure of that work not reported yet (a kernel's fault,
+for example), as `luacuda.synchronize: <cause>`
+@usage luacuda.synchronize()
+*/
 
 /* synchronize(): wait for all queued device work, on every stream, and
 ** raise the first failure of it not reported yet */
@@ -110,6 +186,16 @@ static int l_synchronize(lua_State *L) {
   return 0;
 }
 
+/***
+Tells arrays from other values, as `io.type` does for files.
+@function type
+@param x any value
+@treturn string|nil `"array"`, `"closed array"`, or fail (nil) for anything else
+@raise `luacuda.type: expected a value, got no value` when called without an argument
+@usage assert(luacuda.type(luacuda.zeros({2})) == "array")
+assert(luacuda.type({}) == nil)
+*/
+
 /* type(x) -> "array" | "closed array" | fail, as io.type does for files */
 static int l_type(lua_State *L) {
   if (lua_isnone(L, 1)) lc_error(L, "type", "expected a value, got no value");
@@ -118,6 +204,17 @@ static int l_type(lua_State *L) {
   else lua_pushstring(L, lc_array_is_open(a) ? "array" : "closed array");
   return 1;
 }
+
+/***
+Seconds from a monotonic clock, for timing (`os.clock` is the CPU time of
+every thread, and the simulator runs many).
+@function clock
+@treturn number seconds
+@raise does not raise
+@usage local t0 = luacuda.clock()
+luacuda.synchronize()
+print(luacuda.clock() - t0)
+*/
 
 /* clock() -> seconds from a monotonic clock, for timing (os.clock is the
 ** CPU time of all threads, and the simulator runs many) */
@@ -148,6 +245,7 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_setfuncs(L, fns);
   lc_array_open(L);
   lc_index_open(L);
+  lc_iterate_open(L);
   lc_shape_open(L);
   lc_copy_open(L);
   lc_element_open(L);
@@ -164,5 +262,6 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_math_open(L);
   lc_random_open(L);
   lc_matmul_open(L);
+  lc_npy_open(L);
   return 1;
 }

@@ -29,11 +29,49 @@ static int opt_field(lua_State *L, int idx, bool have, const char *key) {
 
 typedef enum { NEW_EMPTY, NEW_ZEROS, NEW_ONES } new_fill;
 
+/*** @module luacuda */
+
+/***
+A new host array whose elements are not set (read none before writing it).
+@function empty
+@tparam table|integer shape the sizes of the axes (`{}`: a 0-d array)
+@tparam[opt="float64"] string|Record dtype the element type
+@tparam[opt="C"] string order `"C"` (last axis fastest) or `"F"`
+@treturn Array a host array
+@raise `luacuda.empty: <cause>` for a bad shape, dtype or order
+@usage local a = luacuda.empty({3, 4}, "float32")
+a:fill(0)
+*/
+
+/***
+A new host array of zeros (for a record dtype: every byte zero).
+@function zeros
+@tparam table|integer shape the sizes of the axes
+@tparam[opt="float64"] string|Record dtype the element type
+@tparam[opt="C"] string order `"C"` or `"F"`
+@treturn Array a host array
+@raise `luacuda.zeros: <cause>` for a bad shape, dtype or order
+@usage local a = luacuda.zeros({2, 3}, "int32")
+assert(a[{2, 3}] == 0)
+*/
+
+/***
+A new host array of ones.
+@function ones
+@tparam table|integer shape the sizes of the axes
+@tparam[opt="float64"] string dtype the element type (not a record)
+@tparam[opt="C"] string order `"C"` or `"F"`
+@treturn Array a host array
+@raise `luacuda.ones: a record dtype has no one (use full or zeros)`; a bad shape or dtype
+@usage assert(luacuda.ones({4}):sum() == 4)
+*/
+
 /* empty/zeros/ones(shape [, dtype] [, order]); upvalues: name, fill */
 static int l_new_host(lua_State *L) {
   const char *fname = lua_tostring(L, lc_upvalueindex(1));
   new_fill fill = (new_fill)lua_tointeger(L, lc_upvalueindex(2));
   int64_t shape[LC_MAXDIM];
+  lc_check_shape_not_spread(L, 1, fname);
   int nd = lc_check_dims(L, 1, false, false, shape, "shape", fname);
   const lc_dtype *dt = lc_dtype_opt(L, 2, F64, fname);
   char order = lc_check_order(L, 3, fname);
@@ -49,6 +87,20 @@ static int l_new_host(lua_State *L) {
   }
   return 1;
 }
+
+/***
+A new host array with every element `value`.
+@function full
+@tparam table|integer shape the sizes of the axes
+@tparam number|boolean value the value
+@tparam[opt] string dtype the element type; by default int64 for an
+integer, float64 for a float, bool for a boolean
+@tparam[opt="C"] string order `"C"` or `"F"`
+@treturn Array a host array
+@raise `luacuda.full: value must be a number or a boolean, got <type>`; a value
+the dtype cannot hold
+@usage local a = luacuda.full({2, 2}, 7, "int32")
+*/
 
 /* full(shape, value [, dtype] [, order]): dtype from the value if absent */
 static int l_full(lua_State *L) {
@@ -253,11 +305,40 @@ static int arange_range(lua_State *L) {
   return 1;
 }
 
+/***
+Evenly spaced values, as NumPy's `arange`: `arange(n [, dtype])` gives
+0, 1, ..., n-1; `arange(start, stop [, step] [, dtype])` gives start,
+start + step, ... up to but excluding stop.
+@function arange
+@tparam number start (or `n`, alone)
+@tparam[opt] number stop the end, excluded
+@tparam[opt=1] number step not zero
+@tparam[opt] string dtype int64 when every number is an integer, else
+float64; an integer dtype truncates toward zero
+@treturn Array a 1-d host array
+@raise `luacuda.arange: step must not be zero`; a negative `n`, a
+non-finite bound, a range too long, or values the dtype cannot hold
+@usage print(luacuda.arange(4))          -- {0, 1, 2, 3}
+print(luacuda.arange(1, 2, 0.5))  -- {1.0, 1.5}
+*/
+
 /* arange(n [, dtype]) or arange(start, stop [, step] [, dtype]): a number
 ** second tells the second form from the first */
 static int l_arange(lua_State *L) {
   return lua_type(L, 2) == LUA_TNUMBER ? arange_range(L) : arange_count(L);
 }
+
+/***
+`n` evenly spaced values from `start` to `stop`, both included.
+@function linspace
+@tparam number start the first value
+@tparam number stop the last value
+@tparam integer n how many
+@tparam[opt="float64"] string dtype an integer dtype takes their floor
+@treturn Array a 1-d host array
+@raise `luacuda.linspace: n must not be negative, got <n>`; values the dtype cannot hold
+@usage print(luacuda.linspace(0, 1, 3))  -- {0.0, 0.5, 1.0}
+*/
 
 /* linspace(start, stop, n [, dtype]): n values from start to stop, both
 ** included, as NumPy computes them: start + i*step, the last exactly stop.
@@ -299,6 +380,48 @@ static lc_array *new_like(lua_State *L, const lc_array *a, const lc_dtype *dt,
 }
 
 typedef enum { LIKE_EMPTY, LIKE_ZEROS, LIKE_ONES, LIKE_FULL } like_fill;
+
+/***
+A new array of `a`'s kind, shape and axis order, elements not set.
+@function empty_like
+@tparam Array a the model
+@tparam[opt] string dtype the element type (a's by default)
+@treturn Array
+@raise `luacuda.empty_like: <cause>` when `a` is not an open array or the dtype is bad
+@usage local d = luacuda.device_array({8}, "float32")
+local e = luacuda.empty_like(d)   -- a device array too
+*/
+
+/***
+A new array of zeros of `a`'s kind, shape and axis order.
+@function zeros_like
+@tparam Array a the model
+@tparam[opt] string dtype the element type (a's by default)
+@treturn Array
+@raise `luacuda.zeros_like: <cause>` when `a` is not an open array or the dtype is bad
+@usage local z = luacuda.zeros_like(luacuda.arange(3))
+*/
+
+/***
+A new array of ones of `a`'s kind, shape and axis order.
+@function ones_like
+@tparam Array a the model
+@tparam[opt] string dtype the element type (a's by default; not a record)
+@treturn Array
+@raise `luacuda.ones_like: a record dtype has no one (use full_like or zeros_like)`
+@usage local o = luacuda.ones_like(luacuda.zeros({2, 2}))
+*/
+
+/***
+A new array of `a`'s kind, shape and axis order with every element `value`.
+@function full_like
+@tparam Array a the model
+@tparam number|boolean value the value
+@tparam[opt] string dtype the element type (a's by default)
+@treturn Array
+@raise `luacuda.full_like: <cause>` for a value the dtype cannot hold
+@usage local f = luacuda.full_like(luacuda.zeros({2}, "int32"), 2)
+*/
 
 /* empty_like/zeros_like/ones_like(a [, dtype]) and full_like(a, v [, dtype]):
 ** same kind, shape and axis order as a, a's dtype unless one is given;
@@ -346,6 +469,7 @@ lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
   int64_t shape[LC_MAXDIM];
   lc_layout lay;
   char err[LC_ERRLEN];
+  lc_check_shape_not_spread(L, 1, fname);
   int nd = lc_check_dims(L, 1, false, false, shape, "shape", fname);
   const lc_dtype *dt = lc_dtype_opt(L, 2, F64, fname);
   char order;
@@ -391,11 +515,37 @@ lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
 
 static const char *const device_array_opts[] = {"strides", "order", "stream", NULL};
 
+/***
+A new device array, elements not set.
+@function device_array
+@tparam table|integer shape the sizes of the axes
+@tparam[opt="float64"] string|Record dtype the element type
+@tparam[opt] table|string opts `"C"`/`"F"`, or `{order =, strides =, stream =}`:
+`strides` in bytes per axis; with `stream` the memory is allocated
+and freed in that stream's order
+@treturn Array a device array
+@raise `luacuda.device_array: <cause>` for a bad shape, dtype, strides or
+option, or when the device is out of memory
+@usage local d = luacuda.device_array({1024}, "float32")
+d:fill(0)
+*/
+
 /* device_array(shape [, dtype] [, {strides=, order=, stream=} | order]) */
 static int l_device_array(lua_State *L) {
   lc_array_new(L, LC_DEVICE, 0, device_array_opts, "device_array");
   return 1;
 }
+
+/***
+A new device array of `a`'s shape and dtype, axes in `a`'s stride order.
+@function device_array_like
+@tparam Array a the model (any kind)
+@tparam[opt] Stream stream allocate in this stream's order
+@treturn Array a device array
+@raise `luacuda.device_array_like: <cause>` when `a` is not an open array
+@usage local h = luacuda.zeros({4})
+local d = luacuda.device_array_like(h)
+*/
 
 /* device_array_like(a [, stream]): same shape and dtype, axes in a's
 ** stride order (NumPy's empty_like) */
@@ -410,6 +560,20 @@ static int l_device_array_like(lua_State *L) {
 }
 
 static const char *const to_device_opts[] = {"copy", "to", "dtype", NULL};
+
+/***
+A new host array from a nested table, a scalar or an array (copied).
+@function array
+@tparam table|number|boolean|Array src the values; a nested table gives
+the shape (rows of equal length)
+@tparam[opt] string|Record dtype int64 for integers, float64 for floats,
+bool for booleans by default; for an array source it must be the array's
+@treturn Array a host array
+@raise `luacuda.array: expected a table, number, boolean or array, got <type>`;
+a ragged table; `dtype mismatch` for an array of another dtype
+@usage local a = luacuda.array({{1, 2}, {3, 4}}, "float32")
+print(a.shape[1], a.shape[2])  -- 2 2
+*/
 
 /* luacuda.array(src [, dtype]): a host array from a table, a scalar or an
 ** array (copied; dtypes must match) */
@@ -433,6 +597,22 @@ static int l_array(lua_State *L) {
   }
   return 1;
 }
+
+/***
+Copies host data (a nested table, a scalar or an array) to a new device
+array, or into an existing one.
+@function to_device
+@tparam table|number|boolean|Array src the data
+@tparam[opt] Stream stream queue the copy on this stream
+@tparam[opt] table opts `{dtype =, copy = true, to =}`: `dtype` for a table
+or scalar source; `copy = false` allocates without copying; `to` is the
+device array to copy into
+@treturn Array a device array
+@raise `luacuda.to_device: <cause>` for a source or option of the wrong type,
+`dtype mismatch` (no implicit casting), or a `to` of another shape
+@usage local d = luacuda.to_device({1, 2, 3}, {dtype = "float32"})
+print(d:copy_to_host())
+*/
 
 /* to_device(src [, stream] [, {copy=, to=, dtype=}]) */
 static int l_to_device(lua_State *L) {

@@ -222,6 +222,22 @@ LUACUDA_API void luacuda_from_dlpack(lua_State *L, struct DLManagedTensor *t) {
 
 /* ---- capsules --------------------------------------------------------------- */
 
+/*** @module luacuda */
+
+/*** @type Array */
+
+/***
+Exports the array as a DLPack tensor (sharing its memory) in a capsule,
+for @{from_dlpack} or a host program's C API (`luacuda_from_dlpack`).
+@function Array:to_dlpack
+@treturn userdata a capsule (`luacuda.dlpack`), consumed once
+@raise `luacuda.to_dlpack: <cause>` when `a` is not an open array or its dtype has no DLPack code
+@usage local cap = luacuda.zeros({3}):to_dlpack()
+local b = luacuda.from_dlpack(cap)
+*/
+
+/*** @section end */
+
 /* a:to_dlpack() -> a capsule holding a new tensor */
 static int array_to_dlpack(lua_State *L) {
   lc_array_check(L, 1, "to_dlpack");
@@ -231,6 +247,19 @@ static int array_to_dlpack(lua_State *L) {
   c->t = to_dlpack(L, 1, "to_dlpack");
   return 1;
 }
+
+/***
+An array sharing the memory of the tensor in a DLPack capsule, which it
+consumes.
+@function from_dlpack
+@tparam userdata capsule from @{Array:to_dlpack}
+@treturn Array
+@raise `luacuda.from_dlpack: expected a DLPack capsule (from to_dlpack), got <type>`;
+`the capsule was consumed already`
+@usage local a = luacuda.arange(4)
+local b = luacuda.from_dlpack(a:to_dlpack())
+b[1] = 9   -- a[1] is 9 too
+*/
 
 /* from_dlpack(capsule) -> an array sharing the tensor's memory */
 static int l_from_dlpack(lua_State *L) {

@@ -63,6 +63,8 @@ static int integer_error(char *err, const lc_dtype *dt, lua_State *L, int idx) {
              (long long)lua_tointeger(L, idx), dt->name);
   else if (f == floor(f) && isfinite(f))      /* integral, but too large */
     snprintf(err, LC_ERRLEN, "%.17g is out of range for %s", (double)f, dt->name);
+  else if (isnan(f))         /* printf's spelling varies ("-nan") */
+    snprintf(err, LC_ERRLEN, "%s needs an integer, got nan", dt->name);
   else
     snprintf(err, LC_ERRLEN, "%s needs an integer, got %.17g", dt->name, (double)f);
   return -1;

@@ -12,9 +12,10 @@ LC_EMBED(lc_lua_printoptions, "lua/luacuda/printoptions.lua");
 LC_EMBED(lc_lua_record, "lua/luacuda/record.lua");
 LC_EMBED(lc_lua_smart, "lua/luacuda/smart.lua");
 LC_EMBED(lc_lua_generators, "lua/luacuda/generators.lua");
+LC_EMBED(lc_lua_assert, "lua/luacuda/assert.lua");
 
 extern const char lc_lua_init[], lc_lua_format[], lc_lua_format_elements[],
-  lc_lua_printoptions[], lc_lua_record[], lc_lua_smart[], lc_lua_generators[];
+  lc_lua_printoptions[], lc_lua_record[], lc_lua_smart[], lc_lua_generators[], lc_lua_assert[];
 
 /* every file of lua/luacuda/, by module name (the preload spec checks) */
 const lc_embedded lc_lua_sources[] = {
@@ -25,5 +26,6 @@ const lc_embedded lc_lua_sources[] = {
   {"luacuda.record", "luacuda/record.lua", lc_lua_record},
   {"luacuda.smart", "luacuda/smart.lua", lc_lua_smart},
   {"luacuda.generators", "luacuda/generators.lua", lc_lua_generators},
+  {"luacuda.assert", "luacuda/assert.lua", lc_lua_assert},
   {NULL, NULL, NULL}
 };

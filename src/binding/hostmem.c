@@ -32,11 +32,39 @@ static atomic_uint_fast64_t last_number;
 static const char *const pinned_opts[] = {"strides", "order", NULL};
 static const char *const mapped_opts[] = {"strides", "order", "portable", "wc", NULL};
 
+/*** @module luacuda */
+
+/***
+A new array in page-locked (pinned) host memory: host-addressable, and
+copied to and from the device asynchronously on a stream.
+@function pinned_array
+@tparam table|integer shape the sizes of the axes
+@tparam[opt="float64"] string|Record dtype the element type
+@tparam[opt] table|string opts `"C"`/`"F"`, or `{order =, strides =}`
+@treturn Array a pinned array, elements not set
+@raise `luacuda.pinned_array: <cause>`: a bad shape, dtype or option; out of page-locked memory
+@usage local p = luacuda.pinned_array({1024}, "float32")
+p:fill(1)
+*/
+
 /* pinned_array(shape [, dtype] [, {strides=, order=} | order]) */
 static int l_pinned_array(lua_State *L) {
   lc_array_new(L, LC_PINNED, 0, pinned_opts, "pinned_array");
   return 1;
 }
+
+/***
+A new array in managed (unified) memory, which both the host and kernels
+address; synchronize before the host reads what a kernel wrote.
+@function managed_array
+@tparam table|integer shape the sizes of the axes
+@tparam[opt="float64"] string|Record dtype the element type
+@tparam[opt] table|string opts `"C"`/`"F"`, or `{order =, strides =}`
+@treturn Array a managed array, elements not set
+@raise `luacuda.managed_array: <cause>`: a bad shape, dtype or option; out of memory
+@usage local m = luacuda.managed_array({16}, "int32")
+m:fill(0)
+*/
 
 /* managed_array(shape [, dtype] [, {strides=, order=} | order]) */
 static int l_managed_array(lua_State *L) {
@@ -54,6 +82,21 @@ static unsigned bool_flag(lua_State *L, int idx, const char *key, unsigned flag,
   lua_pop(L, 1);
   return f;
 }
+
+/***
+A new array in mapped host memory: page-locked host memory that kernels
+address directly (zero-copy).
+@function mapped_array
+@tparam table|integer shape the sizes of the axes
+@tparam[opt="float64"] string|Record dtype the element type
+@tparam[opt] table|string opts `"C"`/`"F"`, or `{order =, strides =, portable = false,
+wc = false}`: `portable` for every context, `wc` write-combined (fast for the
+device to read, slow for the host)
+@treturn Array a mapped array, elements not set
+@raise `luacuda.mapped_array: option wc must be a boolean, got <type>`; a bad shape, dtype or option
+@usage local m = luacuda.mapped_array({16}, "float32")
+m:fill(0)
+*/
 
 /* mapped_array(shape [, dtype] [, {strides=, order=, portable=, wc=} | order]) */
 static int l_mapped_array(lua_State *L) {
@@ -175,6 +218,33 @@ static void reg_end(lua_State *L, lc_registration *r, bool unlock) {
   }
 }
 
+/***
+Page-locks the memory of host arrays in place (as CUDA's
+`cuMemHostRegister`), so that copies with them run asynchronously, until
+the returned registration closes. Views of one buffer share it.
+@function pinned
+@tparam Array ... host arrays
+@treturn Registration a to-be-closed value
+@raise `luacuda.pinned: <cause>`: an argument that is not a host array; memory registered already
+@usage local h = luacuda.zeros({1 << 16}, "float32")
+do
+  local _ <close> = luacuda.pinned(h)
+  assert(h.pinned)
+end
+assert(not h.pinned)
+*/
+
+/***
+The same as @{pinned}, under CUDA's name.
+@function register
+@tparam Array ... host arrays
+@treturn Registration a to-be-closed value
+@raise `luacuda.register: <cause>`, as @{pinned}
+@usage local h = luacuda.zeros({1024})
+local r = luacuda.register(h)
+r:close()
+*/
+
 /* pinned(a, ...) and register(a, ...) -> a Registration; upvalue: the name */
 static int l_register(lua_State *L) {
   const char *fname = lua_tostring(L, lc_upvalueindex(1));
@@ -205,6 +275,17 @@ static int l_register(lua_State *L) {
   r->n = n;
   return 1;
 }
+
+/***
+Ends the registrations of these arrays' memory (made by @{pinned},
+@{register} or @{mapped}).
+@function deregister
+@tparam Array ... host arrays
+@raise `luacuda.deregister: <cause>`: an argument that is not a host array, or not registered
+@usage local h = luacuda.zeros({1024})
+luacuda.register(h)
+luacuda.deregister(h)
+*/
 
 /* deregister(a, ...): end the registrations of these arrays' memory */
 static int l_deregister(lua_State *L) {
@@ -243,6 +324,30 @@ static void reg_finish(lua_State *L, int idx) {
 }
 
 static const lc_closer reg_closer = {reg_finish};
+
+/***
+The page-locking of host arrays' memory, from @{pinned} or @{register}.
+@type Registration
+*/
+
+/***
+Unregisters the memory now (or once the calls running have returned).
+Idempotent.
+@function Registration:close
+@raise `luacuda.close: expected a registration, got <type>`
+@usage local r = luacuda.pinned(luacuda.zeros({8}))
+r:close()
+*/
+
+/***
+`local r <close> = luacuda.pinned(a)`: unregisters when the variable goes
+out of scope.
+@function Registration:__close
+@raise `luacuda.close: expected a registration, got <type>`
+@usage do local _ <close> = luacuda.pinned(luacuda.zeros({8})) end
+*/
+
+/*** @section end */
 
 /* __close and r:close(): unregister now, or once the calls running (which
 ** may be copying through the memory) have returned; idempotent */
@@ -302,6 +407,19 @@ static int map_buffer(lc_buffer *b, int i, mapping *m, void **dev, char *err) {
   }
   return rc;
 }
+
+/***
+One array of kind `"mapped"` per host array, over the same memory, which is
+registered as mapped while the new array lives: kernels then address the
+host memory directly.
+@function mapped
+@tparam Array ... host arrays
+@treturn Array ... the mapped arrays, in order
+@raise `luacuda.mapped: <cause>`: an argument that is not a host array; memory registered already
+@usage local h = luacuda.zeros({8}, "float32")
+local m = luacuda.mapped(h)
+assert(m.kind == "mapped")
+*/
 
 /* mapped(a, ...) -> one array of kind "mapped" per argument, over the same
 ** memory; each unregisters its memory when it closes (or is collected) */

@@ -16,14 +16,27 @@
 /* Normalize a 1-based index that may count from the end (-1 is the last). */
 static int64_t norm_index(int64_t i, int64_t n) { return i < 0 ? n + 1 + i : i; }
 
+/* What follows an out-of-bounds message when the index is 0: a habit from
+** 0-based languages, so say how luacuda counts. */
+static const char *zero_hint(bool zero) {
+  return zero ? ": luacuda counts from 1, on every axis (the first element is a[1], "
+                "or a[{1, 1}] in 2-d)" : "";
+}
+
+/* walk_hint: the index is a[i] read with a number, where one past the end
+** is how a Lua loop that looks for a nil (ipairs(a)) finds its end */
 static void select_axis(lua_State *L, lc_layout *lay, int axis, int64_t i,
-                        const char *fname) {
+                        bool walk_hint, const char *fname) {
   int64_t n = lay->shape[axis];
   int64_t k = norm_index(i, n);
   char err[LC_ERRLEN];
+  if (k > n && walk_hint)
+    lc_error(L, fname, "index %lld out of bounds for axis %d of size %lld; to walk an array "
+             "use a:ipairs(), pairs(a) or for i = 1, #a (ipairs(a) reads until a nil, "
+             "which an array never gives)", (long long)i, axis + 1, (long long)n);
   if (k < 1 || k > n)
-    lc_error(L, fname, "index %lld out of bounds for axis %d of size %lld",
-             (long long)i, axis + 1, (long long)n);
+    lc_error(L, fname, "index %lld out of bounds for axis %d of size %lld%s",
+             (long long)i, axis + 1, (long long)n, zero_hint(i == 0));
   if (lc_layout_select(lay, axis, k - 1, err)) lc_error(L, fname, "%s", err);
 }
 
@@ -70,10 +83,11 @@ static void slice_axis(lua_State *L, lc_layout *lay, int axis, int idx,
   bool ok = empty ? (step > 0 ? first >= 1 && first <= n + 1 && last >= 0 && last <= n
                               : first >= 0 && first <= n && last >= 1 && last <= n + 1)
                   : first >= 1 && first <= n && last >= 1 && last <= n;
+  bool zero = (given[0] && v[0] == 0) || (given[1] && v[1] == 0);
   if (!ok)
-    lc_error(L, fname, "range {%lld, %lld} out of bounds for axis %d of size %lld",
+    lc_error(L, fname, "range {%lld, %lld} out of bounds for axis %d of size %lld%s",
              (long long)(given[0] ? v[0] : first), (long long)(given[1] ? v[1] : last),
-             axis + 1, (long long)n);
+             axis + 1, (long long)n, zero_hint(zero));
   int64_t count = empty ? 0 : (last - first) / step + 1;
   char err[LC_ERRLEN];
   if (lc_layout_slice(lay, axis, empty ? 0 : first - 1, count, step, err))
@@ -83,12 +97,12 @@ static void slice_axis(lua_State *L, lc_layout *lay, int axis, int idx,
 /* Resolve the key at kidx. Returns true when it names one element, whose
 ** byte offset is then lay->offset; otherwise lay is the view. */
 static bool resolve(lua_State *L, const lc_array *a, int kidx, lc_layout *lay,
-                    const char *fname) {
+                    bool reading, const char *fname) {
   *lay = a->lay;
   int nd = a->lay.ndim;
   if (lua_type(L, kidx) == LUA_TNUMBER) {
     if (nd == 0) lc_error(L, fname, "a 0-d array is indexed with a[{}], not a number");
-    select_axis(L, lay, 0, lc_check_integer(L, kidx, "index", 0, fname), fname);
+    select_axis(L, lay, 0, lc_check_integer(L, kidx, "index", 0, fname), reading, fname);
     return nd == 1;
   }
   if (lua_type(L, kidx) != LUA_TTABLE)
@@ -100,7 +114,8 @@ static bool resolve(lua_State *L, const lc_array *a, int kidx, lc_layout *lay,
   for (int k = 1; k <= n; k++) {
     int t = lua_rawgeti(L, kidx, k);
     if (t == LUA_TNUMBER) {
-      select_axis(L, lay, axis, lc_check_integer(L, -1, "index entry", k, fname), fname);
+      select_axis(L, lay, axis, lc_check_integer(L, -1, "index entry", k, fname), false,
+                  fname);
       picked++;
     } else if (t == LUA_TTABLE) {
       slice_axis(L, lay, axis, lua_gettop(L), k, fname);
@@ -134,11 +149,17 @@ static void store_element(lua_State *L, const lc_array *a, int64_t off, int vidx
 static int getitem(lua_State *L, const lc_array *a, int kidx, lc_stream *s,
                    const char *fname) {
   lc_layout lay;
-  if (resolve(L, a, kidx, &lay, fname) && a->dtype->rec == NULL)
+  if (resolve(L, a, kidx, &lay, true, fname) && a->dtype->rec == NULL)
     lc_elem_push_at(L, a, lay.offset, s, fname);
   else
     lc_array_push_view(L, a, &lay, a->dtype);
   return 1;
+}
+
+void lc_index_push_row(lua_State *L, const lc_array *a, int64_t i, const char *fname) {
+  lua_pushinteger(L, (lua_Integer)i);
+  getitem(L, a, lua_gettop(L), NULL, fname);
+  lua_remove(L, -2);
 }
 
 static void setitem(lua_State *L, const lc_array *a, int kidx, int vidx,
@@ -146,7 +167,7 @@ static void setitem(lua_State *L, const lc_array *a, int kidx, int vidx,
   lc_layout lay;
   /* an array value goes through the copy rules even into one element
   ** (a size-1 array of the same dtype fits there) */
-  if (resolve(L, a, kidx, &lay, fname) && lc_array_test(L, vidx) == NULL)
+  if (resolve(L, a, kidx, &lay, false, fname) && lc_array_test(L, vidx) == NULL)
     store_element(L, a, lay.offset, vidx, s, fname);
   else
     lc_assign(L, a, &lay, vidx, s, fname);
@@ -213,6 +234,29 @@ static int index_slow(lua_State *L) {
   return getitem(L, a, 2, NULL, "index");
 }
 
+/*** @module luacuda */
+
+/*** @type Array */
+
+/***
+`a[key]`: an element or a view, and `a.name`: a field, a method, or a
+record array's field. The key: an integer `i` (the element of a 1-d array,
+else the view of row `i` along the first axis); a table with one entry per
+axis (as many as `ndim` or fewer), each an integer index or a slice
+`{first, last [, step]}` (inclusive; `{}` is the whole axis); indices may
+be negative (from the end). A table of all integers gives an element; any
+slice gives a view sharing the memory. Reading an element of a device
+array copies it to the host (and waits for the default stream).
+@function Array:__index
+@raise `luacuda.index: index 3 out of bounds for axis 1 of size 2`;
+`luacuda.index: attempt to use a closed array`
+@usage local a = luacuda.array({{1, 2, 3}, {4, 5, 6}})
+print(a[{2, 3}])            -- 6
+print(a[2])                 -- the row {4, 5, 6}, a view
+print(a[{{}, {2, 3}}])      -- columns 2 and 3, a view
+print(a[{{}, -1}])          -- the last column
+*/
+
 /* __index: first what loops and method calls hit, which runs no Lua code
 ** and allocates nothing, so it needs no gate: an element of a 1-D host
 ** array at an integer key, a method, size and ndim. Upvalues: the gate
@@ -247,6 +291,21 @@ static int newindex_slow(lua_State *L) {
   return 0;
 }
 
+/***
+`a[key] = value`: assigns an element, or every element of a view (the key
+as for reading). The value is a number or boolean (broadcast), a nested
+table or an array of the view's shape (or one that broadcasts to it) and
+dtype; a record array takes a table of fields.
+@function Array:__newindex
+@raise `luacuda.setitem: <cause>` for a key out of bounds, a value of the
+wrong shape or dtype, or a value the dtype cannot hold;
+`luacuda.setitem: cannot assign to field 'x' of an array`
+@usage local a = luacuda.zeros({2, 3})
+a[{1, 1}] = 10
+a[2] = 7              -- the whole second row
+a[{{}, 3}] = {1, 2}   -- the third column
+*/
+
 /* __newindex: an element of a 1-D host array at an integer key at once
 ** (no gate needed, as for __index); upvalue 1: the gate */
 static int array_newindex(lua_State *L) {
@@ -262,12 +321,37 @@ static int array_newindex(lua_State *L) {
   return lc_gate_run(L, newindex_slow);
 }
 
+/***
+`a[key]` with a stream: on a device array, the copy of an element to the
+host is queued on `stream`.
+@function Array:getitem
+@tparam integer|table key as for @{Array:__index}
+@tparam[opt] Stream stream the stream for the copy
+@return an element (a Lua value) or a view (an Array)
+@raise as @{Array:__index}, with `luacuda.getitem:`
+@usage local d = luacuda.to_device({5, 6, 7})
+print(d:getitem(2, luacuda.stream()))  -- 6
+*/
+
 /* a:getitem(key [, stream]) */
 static int array_getitem(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "getitem");
   lc_stream *s = lc_opt_stream(L, 3, "getitem");
   return getitem(L, a, 2, s, "getitem");
 }
+
+/***
+`a[key] = value` with a stream: the copy or fill is queued on `stream`.
+@function Array:setitem
+@tparam integer|table key as for @{Array:__index}
+@param value as for @{Array:__newindex}
+@tparam[opt] Stream stream the stream for the write
+@raise `luacuda.setitem: expected a key and a value`; as @{Array:__newindex}
+@usage local d = luacuda.device_array({4}, "int32")
+local s = luacuda.stream()
+d:setitem({{}}, 0, s)
+s:synchronize()
+*/
 
 /* a:setitem(key, value [, stream]) */
 static int array_setitem(lua_State *L) {
@@ -277,6 +361,14 @@ static int array_setitem(lua_State *L) {
   setitem(L, a, 2, 3, s, "setitem");
   return 0;
 }
+
+/***
+The one element of a size-1 array, as a Lua value (a record's as a table).
+@function Array:item
+@return the element
+@raise `luacuda.item: <cause>` when the array has more or fewer than one element
+@usage assert(luacuda.full({1}, 7):item() == 7)
+*/
 
 /* a:item(): the one element of a size-1 array */
 static int array_item(lua_State *L) {

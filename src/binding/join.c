@@ -70,6 +70,21 @@ static void shape_mismatch(lua_State *L, const lc_array *a1, int i, const lc_arr
            which);
 }
 
+/*** @module luacuda */
+
+/***
+Joins arrays along an existing axis into a new C-contiguous array of their kind.
+@function concatenate
+@tparam {Array,...} arrays one kind and one dtype; equal sizes except along `axis`
+@tparam[opt=1] integer axis the axis to join along, from 1
+@treturn Array
+@raise `luacuda.concatenate: arrays is empty (at least one array is needed)`;
+`shape mismatch: ...`; arrays of different kinds or dtypes; `0-d arrays cannot
+be concatenated (stack them)`
+@usage local c = luacuda.concatenate({luacuda.arange(2), luacuda.arange(3)})
+assert(#c == 5)
+*/
+
 /* concatenate(arrays [, axis]): joined along an existing axis (1 by
 ** default); C-contiguous, of the inputs' kind */
 static int l_concatenate(lua_State *L) {
@@ -111,6 +126,17 @@ static int l_concatenate(lua_State *L) {
   }
   return 1;
 }
+
+/***
+Joins arrays of one shape along a new axis into a new C-contiguous array.
+@function stack
+@tparam {Array,...} arrays one kind, one dtype, one shape
+@tparam[opt=1] integer axis where the new axis goes, 1 to ndim + 1
+@treturn Array
+@raise `luacuda.stack: shape mismatch: ...`; arrays of different kinds or dtypes; an axis out of range
+@usage local s = luacuda.stack({luacuda.zeros({3}), luacuda.ones({3})})
+assert(s.shape[1] == 2 and s.shape[2] == 3)
+*/
 
 /* stack(arrays [, axis]): joined along a new axis (1 by default, up to
 ** ndim + 1); C-contiguous, of the inputs' kind */

@@ -7,6 +7,7 @@
 #include "env.h"
 #include "pending.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -22,6 +23,10 @@
 /* a layout's int64_t shape and strides fill the ABI's long long fields */
 _Static_assert(sizeof(int64_t) == sizeof(long long), "int64_t and long long differ in size");
 
+/* A size computed with / is a float (n / 256 is 3.5, or 4.0, which is
+** taken): Lua's integer division is // */
+#define SLASH_HINT " (use // for integer division: (n + 255) // 256)"
+
 /* A grid or block size: a number or {x [, y [, z]]}, each a positive
 ** integer within max[]. */
 static void check_dims(lua_State *L, int idx, unsigned out[3], const char *what,
@@ -33,8 +38,8 @@ static void check_dims(lua_State *L, int idx, unsigned out[3], const char *what,
   if (t == LUA_TNUMBER) {
     int ok;
     v[0] = lua_tointegerx(L, idx, &ok);
-    if (!ok) lc_error(L, fname, "kernel '%s': %s must be an integer, got %g", k->sig->name,
-                      what, lua_tonumber(L, idx));
+    if (!ok) lc_error(L, fname, "kernel '%s': %s must be an integer, got %.17g%s",
+                      k->sig->name, what, lua_tonumber(L, idx), SLASH_HINT);
   } else if (t == LUA_TTABLE) {
     size_t n = lua_rawlen(L, idx);
     if (n < 1 || n > 3)
@@ -44,6 +49,9 @@ static void check_dims(lua_State *L, int idx, unsigned out[3], const char *what,
       int ok;
       lua_rawgeti(L, idx, (lua_Integer)i + 1);
       v[i] = lua_tointegerx(L, -1, &ok);
+      if (!ok && lua_type(L, -1) == LUA_TNUMBER)
+        lc_error(L, fname, "kernel '%s': %s %c must be an integer, got %.17g%s", k->sig->name,
+                 what, axis[i], lua_tonumber(L, -1), SLASH_HINT);
       if (!ok || lua_type(L, -1) != LUA_TNUMBER)
         lc_error(L, fname, "kernel '%s': %s %c must be an integer, got %s", k->sig->name,
                  what, axis[i], luaL_typename(L, -1));
@@ -575,12 +583,55 @@ static void check_vector_array(lua_State *L, const lc_array *a, const lc_kernel_
   }
 }
 
+/* The dtype a nested table of numbers or booleans becomes without dtype=
+** (convert.c's rule: int64 until a float shows up; booleans: bool), or
+** NULL when it holds something else. Only a message reads it. */
+static const char *table_dtype(lua_State *L, int idx, int depth, bool *any_float,
+                               bool *any_int, bool *any_bool) {
+  if (depth > LC_MAXDIM || !lua_checkstack(L, 3)) return NULL;
+  idx = lua_absindex(L, idx);
+  for (lua_Integer i = 1, n = (lua_Integer)lua_rawlen(L, idx); i <= n; i++) {
+    int t = lua_rawgeti(L, idx, i);
+    bool ok = true;
+    if (t == LUA_TTABLE) ok = table_dtype(L, -1, depth + 1, any_float, any_int, any_bool);
+    else if (t == LUA_TBOOLEAN) *any_bool = true;
+    else if (lua_isinteger(L, -1)) *any_int = true;
+    else if (t == LUA_TNUMBER) *any_float = true;
+    else ok = false;
+    lua_pop(L, 1);
+    if (!ok) return NULL;
+  }
+  if (*any_bool && (*any_int || *any_float)) return NULL;
+  return *any_bool ? "bool" : *any_float ? "float64" : "int64";
+}
+
+/* Raise the error for a table given where parameter i wants a device
+** array: tables are never copied implicitly, and the one to_device would
+** make is often not of the parameter's dtype. */
+LC_NORETURN static void table_arg_error(lua_State *L, const lc_kernel_sig *sig, int i, int idx,
+                                        const char *fname) {
+  const lc_param *p = &sig->params[i];
+  const char *want = p->type >= 0 ? lc_dtypes[p->type].name : "float32";
+  bool f = false, n = false, b = false;
+  int top = lua_gettop(L);
+  const char *became = table_dtype(L, idx, 1, &f, &n, &b);
+  lua_settop(L, top);
+  if (became)
+    arg_error(L, fname, sig, i, "expected a device array, got a table; a table is never copied "
+              "implicitly, and luacuda.to_device(t) would make it a%s %s array: choose the "
+              "dtype with luacuda.to_device(t, {dtype = \"%s\"})",
+              strchr("aeiou", became[0]) ? "n" : "", became, want);
+  arg_error(L, fname, sig, i, "expected a device array, got a table (make one with "
+            "luacuda.to_device(t, {dtype = \"%s\"}))", want);
+}
+
 /* The array for a pointer or Array<T, N> parameter i, checked. */
 static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_ref *k, int i,
                                         const char *fname) {
   const lc_kernel_sig *sig = k->sig;
   const lc_param *p = &sig->params[i];
   const lc_array *a = lc_array_test(L, idx);
+  if (a == NULL && lua_type(L, idx) == LUA_TTABLE) table_arg_error(L, sig, i, idx, fname);
   if (a == NULL)
     arg_error(L, fname, sig, i, "expected a device array, got %s", luaL_typename(L, idx));
   if (!lc_array_is_open(a)) arg_error(L, fname, sig, i, "attempt to use a closed array");
@@ -605,6 +656,18 @@ static const lc_array *device_array_arg(lua_State *L, int idx, const lc_kernel_r
   return a;
 }
 
+/* A finite number that a narrower float parameter (float, half) turns into
+** infinity is a mistake, not a value: refuse it. math.huge stays infinity. */
+static void check_float_range(lua_State *L, int idx, const lc_kernel_sig *sig, int i,
+                              const char *slot, const char *fname) {
+  const lc_dtype *dt = &lc_dtypes[sig->params[i].type];
+  if (dt->kind != 'f' || (size_t)dt->size >= sizeof(lua_Number)) return;
+  lua_Number v = lua_tonumber(L, idx);
+  if (isfinite(v) && isinf(lc_dtype_load_float(dt, slot)))
+    arg_error(L, fname, sig, i, "%.17g is outside %s's range: it would become infinity "
+              "(give math.huge for infinity)", (double)v, dt->name);
+}
+
 /* Check the values from stack index first (resolve_args's, one per
 ** parameter) against k's parameters and pack them into buf, args[i]
 ** pointing at each. Returns bytes used. */
@@ -626,6 +689,7 @@ static size_t pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *b
     if (p->kind == LC_PARAM_SCALAR) {
       if (lc_elem_convert(L, idx, &lc_dtypes[p->type], slot, err))
         arg_error(L, fname, sig, i, "%s", err);
+      check_float_range(L, idx, sig, i, slot, fname);
     } else if (p->kind == LC_PARAM_VALUE && p->type == LC_PARAM_STRUCT) {
       struct_arg(L, idx, k, i, slot, fname);
     } else if (p->kind == LC_PARAM_VALUE) {

@@ -306,6 +306,24 @@ static int l_operator(lua_State *L) {
   return 1;
 }
 
+/*** @module luacuda */
+
+/*** @type Array */
+
+/***
+A new array of the same kind and shape with the elements converted to
+`dtype` (C's conversions; float to integer truncates).
+@function Array:astype
+@tparam string dtype the new dtype (not a record)
+@tparam[opt] Stream stream queue the work on it
+@treturn Array
+@raise `luacuda.astype: cannot convert float32 to <record>: records convert field by field ...`;
+an unknown dtype
+@usage local f = luacuda.arange(3):astype("float32")
+*/
+
+/*** @section end */
+
 /* a:astype(dtype [, stream]) */
 static int array_astype(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "astype");
@@ -321,6 +339,18 @@ static int array_astype(lua_State *L) {
   apply(L, LC_UF_CAST, &o, dt, "astype");
   return 1;
 }
+
+/***
+The dtype that array math gives for these operands (NumPy 2's promotion:
+arrays and dtype names are strong, Lua numbers and booleans weak).
+@function result_type
+@param ... arrays, dtype names, numbers or booleans (1 to 64)
+@treturn string the dtype's name
+@raise `luacuda.result_type: needs at least one operand`; an operand of another
+type; a record dtype (`does not promote`)
+@usage assert(luacuda.result_type("int32", "float32") == "float64")
+assert(luacuda.result_type("int8", 1) == "int8")
+*/
 
 /* luacuda.result_type(...): arrays, dtype names (strong), numbers (weak),
 ** booleans */
@@ -354,6 +384,691 @@ static int l_result_type(lua_State *L) {
   lc_dtype_push(L, lc_result_type(n, t));
   return 1;
 }
+
+/***
+Elementwise the sum `x + y`.
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function add
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.add: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.add(luacuda.arange(3), 10))  -- {10, 11, 12}
+*/
+
+/***
+Elementwise the difference `x - y` (not for bool).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function subtract
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.subtract: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.subtract(luacuda.arange(3), 1))  -- {-1, 0, 1}
+*/
+
+/***
+Elementwise the product `x * y`.
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function multiply
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.multiply: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.multiply(luacuda.arange(3), 2))  -- {0, 2, 4}
+*/
+
+/***
+Elementwise the true quotient `x / y` (integers give float64).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function divide
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.divide: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.divide(luacuda.arange(3), 2))  -- {0.0, 0.5, 1.0}
+*/
+
+/***
+Elementwise the quotient rounded toward minus infinity, as Lua's `//` (an integer divided by zero gives 0, as NumPy).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function floor_divide
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.floor_divide: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.floor_divide(luacuda.array({7, -7}), 2))  -- {3, -4}
+*/
+
+/***
+Elementwise the remainder with the sign of `y`, as Lua's `%`.
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function mod
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.mod: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.mod(luacuda.array({7, -7}), 3))  -- {1, 2}
+*/
+
+/***
+Elementwise `x` to the power `y` (not for bool).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function power
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.power: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.power(luacuda.arange(4), 2))  -- {0, 1, 4, 9}
+*/
+
+/***
+Elementwise the larger of `x` and `y` (NaN when either is NaN).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function maximum
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.maximum: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.maximum(luacuda.arange(4), 2))  -- {2, 2, 2, 3}
+*/
+
+/***
+Elementwise the smaller of `x` and `y` (NaN when either is NaN).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function minimum
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.minimum: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.minimum(luacuda.arange(4), 2))  -- {0, 1, 2, 2}
+*/
+
+/***
+Elementwise the angle of the point `(y, x)`: `atan2(x, y)` is C's `atan2(x, y)`, in radians (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function atan2
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.atan2: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.atan2(luacuda.ones({2}), 1))  -- {0.785..., 0.785...}
+*/
+
+/***
+Elementwise `sqrt(x^2 + y^2)` without undue overflow (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function hypot
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.hypot: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.hypot(luacuda.full({1}, 3), 4))  -- {5.0}
+*/
+
+/***
+Elementwise `x and y` on truth values (non-zero is true); bool.
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function logical_and
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.logical_and: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.logical_and(luacuda.array({true, false}), true))  -- {true, false}
+*/
+
+/***
+Elementwise `x or y` on truth values; bool.
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function logical_or
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.logical_or: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.logical_or(luacuda.array({true, false}), false))  -- {true, false}
+*/
+
+/***
+Elementwise exactly one of `x`, `y` true; bool.
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function logical_xor
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.logical_xor: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.logical_xor(luacuda.array({true, false}), true))  -- {false, true}
+*/
+
+/***
+Elementwise `-x` (not for bool).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function negative
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.negative: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.negative(luacuda.arange(3)))  -- {0, -1, -2}
+*/
+
+/***
+Elementwise the absolute value.
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function abs
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.abs: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.abs(luacuda.array({-2, 3})))  -- {2, 3}
+*/
+
+/***
+Elementwise -1, 0 or 1 by the sign of `x` (NaN stays NaN).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function sign
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.sign: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.sign(luacuda.array({-2, 0, 3})))  -- {-1, 0, 1}
+*/
+
+/***
+Elementwise the square root (a float dtype: integers give float64).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function sqrt
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.sqrt: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.sqrt(luacuda.array({4, 9})))  -- {2.0, 3.0}
+*/
+
+/***
+Elementwise e to the power `x` (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function exp
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.exp: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.exp(luacuda.zeros({2})))  -- {1.0, 1.0}
+*/
+
+/***
+Elementwise the natural logarithm (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function log
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.log: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.log(luacuda.ones({2})))  -- {0.0, 0.0}
+*/
+
+/***
+Elementwise the base-2 logarithm (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function log2
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.log2: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.log2(luacuda.array({8.0})))  -- {3.0}
+*/
+
+/***
+Elementwise the base-10 logarithm (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function log10
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.log10: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.log10(luacuda.array({100.0})))  -- {2.0}
+*/
+
+/***
+Elementwise the sine, in radians (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function sin
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.sin: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.sin(luacuda.zeros({2})))  -- {0.0, 0.0}
+*/
+
+/***
+Elementwise the cosine, in radians (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function cos
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.cos: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.cos(luacuda.zeros({2})))  -- {1.0, 1.0}
+*/
+
+/***
+Elementwise the tangent, in radians (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function tan
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.tan: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.tan(luacuda.zeros({2})))  -- {0.0, 0.0}
+*/
+
+/***
+Elementwise the hyperbolic tangent (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function tanh
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.tanh: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.tanh(luacuda.zeros({2})))  -- {0.0, 0.0}
+*/
+
+/***
+Elementwise the largest integral value not above `x` (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function floor
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.floor: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.floor(luacuda.array({1.5, -1.5})))  -- {1.0, -2.0}
+*/
+
+/***
+Elementwise the smallest integral value not below `x` (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function ceil
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.ceil: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.ceil(luacuda.array({1.5, -1.5})))  -- {2.0, -1.0}
+*/
+
+/***
+Elementwise `not x` on truth values; bool.
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function logical_not
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.logical_not: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.logical_not(luacuda.array({true, false})))  -- {false, true}
+*/
+
+/***
+Elementwise `x` limited to `[lo, hi]`: `minimum(maximum(x, lo), hi)`.
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function clip
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean lo an operand
+@tparam Array|number|boolean hi an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.clip: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.clip(luacuda.arange(5), 1, 3))  -- {1, 1, 2, 3, 3}
+*/
+
+/***
+Elementwise `y` where `cond` is true, else `z`; the dtype is that of `y` and `z`.
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function where
+@tparam Array|number|boolean cond an operand
+@tparam Array|number|boolean y an operand
+@tparam Array|number|boolean z an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.where: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.where(luacuda.array({true, false}), 1, 2))  -- {1, 2}
+*/
+
+/*** @type Array */
+
+/***
+Elementwise `a` equal to `y`: a bool array (Lua's `==` on arrays
+cannot give an array, so the comparisons are methods). Broadcasts as @{add}.
+@function Array:eq
+@tparam Array|number|boolean y the other operand
+@tparam[opt] Array out a bool array to write
+@tparam[opt] Stream stream queue the work on it
+@treturn Array bool
+@raise `luacuda.eq: <cause>`: shapes that do not broadcast, host and device operands mixed
+@usage print(luacuda.arange(3):eq(1))
+*/
+
+/***
+Elementwise `a` not equal to `y`: a bool array (Lua's `~=` on arrays
+cannot give an array, so the comparisons are methods). Broadcasts as @{add}.
+@function Array:ne
+@tparam Array|number|boolean y the other operand
+@tparam[opt] Array out a bool array to write
+@tparam[opt] Stream stream queue the work on it
+@treturn Array bool
+@raise `luacuda.ne: <cause>`: shapes that do not broadcast, host and device operands mixed
+@usage print(luacuda.arange(3):ne(1))
+*/
+
+/***
+Elementwise `a` less than `y`: a bool array (Lua's `<` on arrays
+cannot give an array, so the comparisons are methods). Broadcasts as @{add}.
+@function Array:lt
+@tparam Array|number|boolean y the other operand
+@tparam[opt] Array out a bool array to write
+@tparam[opt] Stream stream queue the work on it
+@treturn Array bool
+@raise `luacuda.lt: <cause>`: shapes that do not broadcast, host and device operands mixed
+@usage print(luacuda.arange(3):lt(1))
+*/
+
+/***
+Elementwise `a` less than or equal to `y`: a bool array (Lua's `<=` on arrays
+cannot give an array, so the comparisons are methods). Broadcasts as @{add}.
+@function Array:le
+@tparam Array|number|boolean y the other operand
+@tparam[opt] Array out a bool array to write
+@tparam[opt] Stream stream queue the work on it
+@treturn Array bool
+@raise `luacuda.le: <cause>`: shapes that do not broadcast, host and device operands mixed
+@usage print(luacuda.arange(3):le(1))
+*/
+
+/***
+Elementwise `a` greater than `y`: a bool array (Lua's `>` on arrays
+cannot give an array, so the comparisons are methods). Broadcasts as @{add}.
+@function Array:gt
+@tparam Array|number|boolean y the other operand
+@tparam[opt] Array out a bool array to write
+@tparam[opt] Stream stream queue the work on it
+@treturn Array bool
+@raise `luacuda.gt: <cause>`: shapes that do not broadcast, host and device operands mixed
+@usage print(luacuda.arange(3):gt(1))
+*/
+
+/***
+Elementwise `a` greater than or equal to `y`: a bool array (Lua's `>=` on arrays
+cannot give an array, so the comparisons are methods). Broadcasts as @{add}.
+@function Array:ge
+@tparam Array|number|boolean y the other operand
+@tparam[opt] Array out a bool array to write
+@tparam[opt] Stream stream queue the work on it
+@treturn Array bool
+@raise `luacuda.ge: <cause>`: shapes that do not broadcast, host and device operands mixed
+@usage print(luacuda.arange(3):ge(1))
+*/
+
+/***
+`x + y`: @{add} (either operand may be the array, the other an array or a number).
+@function Array:__add
+@treturn Array a new array
+@raise `luacuda.add (+): <cause>`, as @{add}
+@usage local b = luacuda.arange(3) + 2
+*/
+
+/***
+`x - y`: @{subtract} (either operand may be the array, the other an array or a number).
+@function Array:__sub
+@treturn Array a new array
+@raise `luacuda.subtract (-): <cause>`, as @{subtract}
+@usage local b = luacuda.arange(3) - 2
+*/
+
+/***
+`x * y`: @{multiply} (either operand may be the array, the other an array or a number).
+@function Array:__mul
+@treturn Array a new array
+@raise `luacuda.multiply (*): <cause>`, as @{multiply}
+@usage local b = luacuda.arange(3) * 2
+*/
+
+/***
+`x / y`: @{divide} (either operand may be the array, the other an array or a number).
+@function Array:__div
+@treturn Array a new array
+@raise `luacuda.divide (/): <cause>`, as @{divide}
+@usage local b = luacuda.arange(3) / 2
+*/
+
+/***
+`x // y`: @{floor_divide} (either operand may be the array, the other an array or a number).
+@function Array:__idiv
+@treturn Array a new array
+@raise `luacuda.floor_divide (//): <cause>`, as @{floor_divide}
+@usage local b = luacuda.arange(3) // 2
+*/
+
+/***
+`x % y`: @{mod} (either operand may be the array, the other an array or a number).
+@function Array:__mod
+@treturn Array a new array
+@raise `luacuda.mod (%): <cause>`, as @{mod}
+@usage local b = luacuda.arange(3) % 2
+*/
+
+/***
+`x ^ y`: @{power} (either operand may be the array, the other an array or a number).
+@function Array:__pow
+@treturn Array a new array
+@raise `luacuda.power (^): <cause>`, as @{power}
+@usage local b = luacuda.arange(3) ^ 2
+*/
+
+/***
+`-a`: @{negative}.
+@function Array:__unm
+@treturn Array a new array
+@raise `luacuda.negative (unary -): <cause>`, as @{negative}
+@usage local b = -luacuda.arange(3)
+*/
+
+/*** @section end */
 
 void lc_math_open(lua_State *L) {
   static const luaL_Reg ufunc = {"ufunc", l_ufunc};

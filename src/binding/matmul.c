@@ -97,6 +97,44 @@ static lc_array *converted(lua_State *L, lc_array *x, const lc_dtype *dt, bool d
   return t;
 }
 
+/*** @module luacuda */
+
+/***
+The matrix product by NumPy's rules: 1-d operands as vectors, stacks of
+matrices with their leading axes broadcast. float32 and float64 (a
+float32 operand meeting a float64 one is converted first). Host and
+pinned arrays compute on the host; device-accessible ones (device,
+managed, mapped) on the device, queued on the stream (cuBLAS where it
+loads, see @{blas}).
+@function matmul
+@tparam Array a the left operand
+@tparam Array b the right operand, on the same side (host or device) as `a`
+@tparam[opt] Array out the result's array (its shape and dtype must match)
+@tparam[opt] Stream stream queue the product on it
+@treturn Array the product (`out` when given)
+@raise `luacuda.matmul: operand 1 is a table: make it an array first ...`;
+`operand 2 is of dtype int32: matmul takes float32 and float64 arrays ...`;
+shapes whose inner sizes differ; a host operand with a device one
+@usage local a = luacuda.ones({2, 3}, "float32")
+local b = luacuda.ones({3, 4}, "float32")
+assert(luacuda.matmul(a, b)[{1, 1}] == 3)
+*/
+
+/*** @type Array */
+
+/***
+`a:matmul(b [, out] [, stream])`: @{matmul} with `a` first.
+@function Array:matmul
+@tparam Array b the right operand
+@tparam[opt] Array out the result's array
+@tparam[opt] Stream stream queue the product on it
+@treturn Array the product
+@raise as @{matmul}
+@usage local m = luacuda.ones({2, 2}):matmul(luacuda.ones({2}))
+*/
+
+/*** @section end */
+
 /* matmul(a, b [, out] [, stream]); the method a:matmul(b [, out] [, stream]) */
 static int l_matmul(lua_State *L) {
   if (lua_gettop(L) < 2)
@@ -205,6 +243,15 @@ static int l_matmul(lua_State *L) {
   lua_pushvalue(L, res_idx);
   return 1;
 }
+
+/***
+What computes device matrix products.
+@function blas
+@treturn string `"cublas <version>"`, or `"builtin"` (the library's own kernel)
+@treturn string why cuBLAS is not used (with `"builtin"` only; nil otherwise)
+@raise does not raise
+@usage print(luacuda.blas())
+*/
 
 /* blas() -> "cublas 13.1.0", or "builtin" and why */
 static int l_blas(lua_State *L) {

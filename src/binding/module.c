@@ -72,6 +72,36 @@ static void hold_close(lua_State *L, const char *tname, const char *what) {
   }
 }
 
+/*** @module luacuda */
+
+/***
+A compiled module, from @{compile} or @{compile_file}: its kernels are
+fields (`m.saxpy`), its `__constant__` and `__device__` variables arrays
+(@{Module:get_global}).
+@type Module
+*/
+
+/***
+Unloads the module once its kernels' launches have been queued; later use
+of it, or of kernels taken from it, is an error. Idempotent.
+@function Module:close
+@raise `luacuda.close: expected a module, got <type>`
+@usage local m = luacuda.compile('extern "C" __global__ void k() {}')
+m:close()
+*/
+
+/***
+`local m <close> = luacuda.compile(src)`: closes the module when the
+variable goes out of scope.
+@function Module:__close
+@raise `luacuda.close: expected a module, got <type>`
+@usage do
+  local m <close> = luacuda.compile('extern "C" __global__ void k() {}')
+end
+*/
+
+/*** @section end */
+
 /* __close and m:close() */
 static int module_close(lua_State *L) {
   hold_close(L, MODULE_MT, "a module");
@@ -664,7 +694,10 @@ static int compile_source(lua_State *L, const char *name, const char *fname) {
   lua_settop(L, 5);
   if (rc != LC_OK) {
     if (log) {
+      /* the script's file:line first, as lc_error's messages have it */
+      luaL_where(L, 1);
       lua_pushfstring(L, "luacuda.%s: %s:\n%s", fname, err, log);
+      lua_concat(L, 2);
       free(log);
       lua_error(L);
     }
@@ -673,6 +706,34 @@ static int compile_source(lua_State *L, const char *name, const char *fname) {
   lua_settop(L, 5);
   return 1;
 }
+
+/***
+Compiles CUDA C++ source into a module, on the backend in use (NVRTC and
+the driver, or the simulator's host compiler), through the disk cache.
+Kernels are found by name: `extern "C" __global__` functions, a C++ kernel
+that is the only one of its name outside any namespace, and each of
+`name_expressions` (templates, overloads, namespaces). Write kernel sources
+in `[==[ ... ]==]`: CUDA's `a[b[i]]` would end a `[[ ... ]]` string.
+@function compile
+@tparam string source the CUDA C++ text
+@tparam[opt] table opts `{name =, options =, signatures =, name_expressions =}`:
+`name` for messages (and the cache); `options` a sequence of compiler
+options (`"-DN=4"`, `"-std=c++17"`, ...); `signatures` a table from kernel
+name to its parameter list (`"int, float *"`), replacing what is read from
+the source; `name_expressions` a sequence of C++ names of kernels
+(`"sq<int>"`), at most 64, each then a key of the module
+@treturn Module
+@raise `luacuda.compile: source must be a string, got <type>`; an unknown
+option; the compiler's log, on a compile error
+@usage local m = luacuda.compile([==[
+extern "C" __global__ void fill(int n, float v, float *x) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = v;
+}
+]==])
+local x = luacuda.device_array({100}, "float32")
+m.fill[{1, 128}](100, 2.5, x)
+*/
 
 /* compile(source [, {name=, options=, signatures=}]) */
 static int l_compile(lua_State *L) {
@@ -690,6 +751,22 @@ static int l_compile(lua_State *L) {
   snprintf(copy, sizeof copy, "%s", name);
   return compile_source(L, copy, "compile");
 }
+
+/***
+@{compile} with the source read from a file; the module's name defaults to
+the path (so compile errors name the file).
+@function compile_file
+@tparam string path the file
+@tparam[opt] table opts as for @{compile}
+@treturn Module
+@raise `luacuda.compile_file: cannot open <path>`; `cannot read <path>`; as @{compile}
+@usage local path = os.tmpname()
+local f = assert(io.open(path, "w"))
+f:write('extern "C" __global__ void k(int n) {}')
+f:close()
+local m = luacuda.compile_file(path)
+os.remove(path)
+*/
 
 /* compile_file(path [, opts]): the name defaults to the path */
 static int l_compile_file(lua_State *L) {
@@ -724,6 +801,33 @@ static lc_kernel_ref *check_kernel(lua_State *L, int idx, const char *fname) {
   if (k->hold.mod == NULL) lc_error(L, fname, "attempt to use a kernel after its finalizer ran");
   return k;
 }
+
+/***
+A kernel of a module, from `m.name` or @{Module:get}. Launch it with
+`k[{grid, block [, stream [, shared_bytes]]}](args...)` (Numba's form) or
+@{Kernel:launch}. Its arguments are checked against its parameter list:
+integers exact and in range, a `T *` takes a contiguous device-accessible
+array of dtype T (a host array is an error, never copied), an
+`Array<T, N>` any strided view of dtype T and N axes.
+@type Kernel
+*/
+
+/***
+Lets go of the kernel object (the module stays; `m.name` gives a new one).
+@function Kernel:close
+@raise `luacuda.close: expected a kernel, got <type>`
+@usage local m = luacuda.compile('extern "C" __global__ void k() {}')
+local k = m.k
+k:close()
+*/
+
+/***
+`local k <close> = m.name`: closes the kernel object at the end of the scope.
+@function Kernel:__close
+@raise `luacuda.close: expected a kernel, got <type>`
+@usage local m = luacuda.compile('extern "C" __global__ void k() {}')
+do local k <close> = m.k end
+*/
 
 /* __close and k:close(): m.name then gives a new kernel object */
 static int kernel_close(lua_State *L) {
@@ -937,6 +1041,26 @@ static void push_kernel(lua_State *L, int midx, const char *name, const char *fn
   lua_remove(L, -2);
 }
 
+/***
+Launches the kernel: queued on the stream (the default stream when none
+is given), returns at once.
+@function Kernel:launch
+@tparam table cfg `{grid =, block =, stream =, shared = 0, cooperative = false}`:
+`grid` and `block` a number or `{x [, y [, z]]}`; `shared` the dynamic shared
+memory in bytes; `cooperative` a cooperative launch (`this_grid().sync()`)
+@param ... the kernel's arguments
+@raise `luacuda.launch: kernel 'k': block x is 2048 (1 to 1024)`; an argument that
+does not fit its parameter (named, with both types); the backend's launch error
+@usage local m = luacuda.compile([==[
+extern "C" __global__ void inc(int n, int *x) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += 1;
+}
+]==])
+local x = luacuda.to_device({1, 2, 3}, {dtype = "int32"})
+m.inc:launch({grid = 1, block = 32}, 3, x)
+*/
+
 /* k:launch(cfg, args...) */
 static int kernel_launch(lua_State *L) {
   lc_kernel_ref *k = check_kernel(L, 1, "launch");
@@ -951,6 +1075,35 @@ static int configured_launch(lua_State *L) {
   return 0;
 }
 
+/***
+`k[{grid, block [, stream [, shared_bytes]]}]`: a launcher, called with the
+kernel's arguments (Numba's form); `k.name`, `k.nparams` and `k.signature`
+are its fields.
+@function Kernel:__index
+@raise `luacuda.index: attempt to use a closed kernel`; a launcher's call raises as @{Kernel:launch}
+@usage local m = luacuda.compile('extern "C" __global__ void k(int n) {}')
+m.k[{1, 32}](5)
+m.k[{{2, 2}, {8, 8}, luacuda.stream()}](5)
+*/
+
+/*** The kernel's name.
+@field Kernel.name
+@usage local m = luacuda.compile('extern "C" __global__ void k(int n) {}')
+assert(m.k.name == "k")
+*/
+
+/*** The number of parameters.
+@field Kernel.nparams
+@usage local m = luacuda.compile('extern "C" __global__ void k(int n) {}')
+assert(m.k.nparams == 1)
+*/
+
+/*** The parameter types, as read, joined by `", "`.
+@field Kernel.signature
+@usage local m = luacuda.compile('extern "C" __global__ void k(int n, float *x) {}')
+print(m.k.signature)
+*/
+
 static int kernel_index(lua_State *L) {
   lc_kernel_ref *k = check_kernel(L, 1, "index");
   if (lua_type(L, 2) == LUA_TTABLE) {     /* k[{grid, block}]: a launcher */
@@ -959,8 +1112,11 @@ static int kernel_index(lua_State *L) {
     lc_pushfunction(L, &launcher, 2);
     return 1;
   }
+  if (lua_type(L, 2) != LUA_TSTRING)
+    lc_error(L, "index", "kernel '%s' is launched with a table, k[{grid, block}](args...) or "
+             "k:launch({grid=, block=}, args...), not indexed with a %s", k->sig->name,
+             luaL_typename(L, 2));
   const char *key = lua_tostring(L, 2);
-  if (lua_type(L, 2) != LUA_TSTRING) return 0;
   if (strcmp(key, "launch") == 0) lua_pushvalue(L, lc_upvalueindex(1));
   else if (strcmp(key, "close") == 0) lua_pushvalue(L, lc_upvalueindex(2));
   else if (strcmp(key, "name") == 0) lua_pushstring(L, k->sig->name);
@@ -973,9 +1129,23 @@ static int kernel_index(lua_State *L) {
       luaL_addstring(&b, k->sig->params[i].spelling);
     }
     luaL_pushresult(&b);
-  } else lua_pushnil(L);
+  } else {
+    lc_error(L, "index", "kernel '%s' has no field '%s' (its fields: name, nparams, "
+             "signature, launch, close); launch it with k[{grid, block}](args...)",
+             k->sig->name, key);
+  }
   return 1;
 }
+
+/***
+`k(args)` without a configuration: an error that shows the launch forms.
+@function Kernel:__call
+@raise `luacuda.launch: kernel 'k' needs a launch configuration: k[{grid, block}](...) or k:launch({grid=, block=}, ...)`
+@usage local m = luacuda.compile('extern "C" __global__ void k() {}')
+assert(not pcall(m.k))
+*/
+
+/*** @section end */
 
 static int kernel_call(lua_State *L) {
   lc_kernel_ref *k = check_kernel(L, 1, "launch");
@@ -996,6 +1166,19 @@ static int kernel_tostring(lua_State *L) {
 
 /* ---- module methods ------------------------------------------------------- */
 
+/*** @type Module */
+
+/***
+The kernel named `name`: the same as `m[name]`, for names that are not
+Lua identifiers or that a method's name hides.
+@function Module:get
+@tparam string name a kernel's name, or one of `name_expressions`
+@treturn Kernel
+@raise `luacuda.get: <cause>`: no such kernel (the message lists the module's kernels)
+@usage local m = luacuda.compile('extern "C" __global__ void kernels() {}')
+local k = m:get("kernels")  -- m.kernels is the method
+*/
+
 /* m:get(name) */
 static int module_get(lua_State *L) {
   check_module(L, 1, "get");
@@ -1005,6 +1188,15 @@ static int module_get(lua_State *L) {
   push_kernel(L, 1, name, "get");
   return 1;
 }
+
+/***
+The names of the module's kernels.
+@function Module:kernels
+@treturn {string,...}
+@raise `luacuda.kernels: attempt to use a closed module`
+@usage local m = luacuda.compile('extern "C" __global__ void a() {} extern "C" __global__ void b() {}')
+print(table.concat(m:kernels(), ", "))
+*/
 
 /* m:kernels() -> {names} */
 static int module_kernels(lua_State *L) {
@@ -1027,6 +1219,22 @@ static int64_t decl_bytes(const lc_global_decl *g) {
   for (int d = 0; d < g->ndim; d++) n *= g->dims[d];
   return n;
 }
+
+/***
+A device array over a `__constant__` or `__device__` variable of the
+module, with the dtype and shape of its declaration: write it before a
+launch, read it after.
+@function Module:get_global
+@tparam string name the variable
+@treturn Array a device array
+@raise `luacuda.get_global: <cause>`: no such variable; a type that has no dtype;
+a size that differs from the compiled variable's
+@usage local m = luacuda.compile([==[
+__constant__ float coef[4];
+extern "C" __global__ void k(float *y) { y[threadIdx.x] = coef[threadIdx.x]; }
+]==])
+m:get_global("coef"):copy_to_device({1, 2, 3, 4})
+*/
 
 /* m:get_global(name): a device array over a __constant__ or __device__
 ** variable, with the dtype and shape of its declaration */
@@ -1084,10 +1292,23 @@ static const luaL_Reg module_methods[] = {
   {NULL, NULL}
 };
 
+/***
+`m.name`: a method of the module, else the kernel of that name.
+@function Module:__index
+@raise `luacuda.index: <cause>`: no kernel of that name (the message lists the module's kernels)
+@usage local m = luacuda.compile('extern "C" __global__ void k() {}')
+local k = m.k
+*/
+
+/*** @section end */
+
 /* m.name: a method, else the kernel of that name */
 static int module_index(lua_State *L) {
-  check_module(L, 1, "index");
-  if (lua_type(L, 2) != LUA_TSTRING) return 0;
+  lc_modref *m = check_module(L, 1, "index");
+  if (lua_type(L, 2) != LUA_TSTRING)
+    lc_error(L, "index", "a module is indexed with a kernel's name (m.%s or m:get(\"%s\")), "
+             "not a %s", m->nkernels ? m->kernels[0].name : "saxpy",
+             m->nkernels ? m->kernels[0].name : "saxpy", luaL_typename(L, 2));
   lua_pushvalue(L, 2);
   if (lua_rawget(L, lc_upvalueindex(1)) != LUA_TNIL) return 1;
   push_kernel(L, 1, lua_tostring(L, 2), "index");
@@ -1113,6 +1334,15 @@ static int l_null(lua_State *L) {
   return 1;
 }
 
+/***
+The directory of the disk cache of compiled modules (`LUACUDA_CACHE_DIR`,
+else under `XDG_CACHE_HOME` or `~/.cache`).
+@function cache_dir
+@treturn string|nil the directory, or nil when the disk cache is off
+@raise does not raise
+@usage print(luacuda.cache_dir())
+*/
+
 /* cache_dir() -> the directory, or nil when the disk cache is off */
 static int l_cache_dir(lua_State *L) {
   const char *d = lc_cache_dir();
@@ -1120,6 +1350,14 @@ static int l_cache_dir(lua_State *L) {
   else luaL_pushfail(L);
   return 1;
 }
+
+/***
+Removes the compiled modules from the disk cache.
+@function clear_cache
+@treturn integer the number of files removed
+@raise does not raise
+@usage print(luacuda.clear_cache())
+*/
 
 /* clear_cache() -> the number of files removed from the disk cache */
 static int l_clear_cache(lua_State *L) {

@@ -51,7 +51,9 @@ static bool starts(const char *s, const char *prefix) {
 ** 512 bytes; a compiler log is longer), after freeing what o holds. */
 static LC_NORETURN void raise_freeing(lua_State *L, output *o, const char *fname,
                                       const char *msg) {
+  luaL_where(L, 1);       /* the script's file:line first, as lc_error's have it */
   lua_pushfstring(L, "luacuda.%s: %s", fname, msg);
+  lua_concat(L, 2);
   free(o->out);
   free(o->log);
   o->out = o->log = NULL;
@@ -182,11 +184,49 @@ static int compile(lua_State *L, const char *fname, bool cubin) {
   return 2;
 }
 
+/*** @module luacuda */
+
+/***
+Compiles CUDA C++ to PTX with NVRTC (no GPU needed), with the same head
+(prelude) that @{compile} puts before the source.
+@function ptx
+@tparam string source the CUDA C++ text
+@tparam[opt] table opts `{arch =, options =, name =}`: `arch` as `"compute_90"` or
+`"sm_90"`; `options` a sequence of NVRTC options
+@treturn string the PTX text
+@treturn string|nil NVRTC's log (warnings), or nil
+@raise `luacuda.ptx: NVRTC is not available: <why>`; `compilation of <name> failed:` and
+the log; a bad `arch` or option
+@usage local text = luacuda.ptx('extern "C" __global__ void k(int *x) { *x = 1; }')
+assert(text:find(".entry k", 1, true))
+*/
+
 /* ptx(source [, {arch=, options=, name=}]) -> PTX text, log or nil */
 static int l_ptx(lua_State *L) { return compile(L, "ptx", false); }
 
+/***
+Compiles CUDA C++ to a cubin for one real architecture with NVRTC.
+@function cubin
+@tparam string source the CUDA C++ text
+@tparam table opts `{arch = "sm_XX", options =, name =}`; `arch` is required
+@treturn string the cubin's bytes
+@treturn string|nil NVRTC's log, or nil
+@raise as @{ptx}, with `luacuda.cubin:`; an `arch` that is not `sm_XX`
+@usage local bin = luacuda.cubin('extern "C" __global__ void k() {}', {arch = "sm_90"})
+*/
+
 /* cubin(source, {arch="sm_XX", options=, name=}) -> cubin bytes, log or nil */
 static int l_cubin(lua_State *L) { return compile(L, "cubin", true); }
+
+/***
+The version of the NVRTC that luacuda loads (a probe: it never raises).
+@function nvrtc_version
+@treturn integer|nil the major version, or fail (nil)
+@treturn integer|string the minor version, or why NVRTC cannot be loaded
+@raise does not raise: a missing NVRTC is its second result
+@usage local major, minor = luacuda.nvrtc_version()
+if major then print(major .. "." .. minor) else print("no NVRTC: " .. minor) end
+*/
 
 /* nvrtc_version() -> major, minor; or fail, reason: a probe, it never raises */
 static int l_nvrtc_version(lua_State *L) {

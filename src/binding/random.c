@@ -54,6 +54,23 @@ static uint64_t check_count(lua_State *L, int idx, const char *what, const char 
   return (uint64_t)v;
 }
 
+/*** @module luacuda */
+
+/***
+A counter-based random generator (Philox4x32-10): a seed gives the same
+numbers on the simulator, on any GPU and on the host, whatever the launch
+shape.
+@function random
+@tparam integer|table seed an integer from 0 to 2^63 - 1, or a state
+`{seed =, counter =}` from @{Generator:state} to resume from
+@treturn Generator
+@raise `luacuda.random: seed must be a non-negative integer, got -1`; `a state has
+the keys seed and counter only, got 'x'`; `a state needs its seed ...`
+@usage local g = luacuda.random(2024)
+local x = g:uniform({1000})           -- a device array, float64 on [0, 1)
+local h = g:normal({4}, "float32", {kind = "host"})
+*/
+
 /* luacuda.random(seed | {seed =, counter =}) */
 static int l_random(lua_State *L) {
   uint64_t key, counter = 0;
@@ -261,6 +278,30 @@ static void run(lua_State *L, generator *g, request *r) {
   lua_pushvalue(L, out_idx);
 }
 
+/***
+A random generator, from @{random}. Each call moves its counter past the
+random blocks it used, so calls in one order give one stream of numbers
+on any backend. Results are new device arrays unless `kind` or `out` says
+otherwise; device-side work is queued on `stream` (the default stream
+otherwise).
+@type Generator
+*/
+
+/***
+Uniform floats on `[low, high)`.
+@function Generator:uniform
+@tparam table|integer shape the result's shape (may be nil with `out`)
+@tparam[opt="float64"] string dtype `"float32"` or `"float64"`
+@tparam[opt] table opts `{low = 0, high = 1, stream =, out =, kind = "device"}`:
+`out` an array to fill (any kind and strides), `kind` the new array's memory
+@treturn Array
+@raise `luacuda.uniform: low must be less than high, got low = 1, high = 0`;
+`dtype must be float32 or float64, got int32`; `give out or kind, not both ...`;
+a range beyond the dtype's
+@usage local g = luacuda.random(7)
+local u = g:uniform({2, 3}, "float32", {low = -1, high = 1})
+*/
+
 /* g:uniform(shape [, dtype] [, {low =, high =, stream =, out =, kind =}]) */
 static int gen_uniform(lua_State *L) {
   generator *g = check_self(L, "uniform");
@@ -300,6 +341,18 @@ static int gen_uniform(lua_State *L) {
   return 1;
 }
 
+/***
+Normally distributed floats (Box-Muller on pairs of uniforms).
+@function Generator:normal
+@tparam table|integer shape the result's shape (may be nil with `out`)
+@tparam[opt="float64"] string dtype `"float32"` or `"float64"`
+@tparam[opt] table opts `{mean = 0, std = 1, stream =, out =, kind = "device"}`
+@treturn Array
+@raise `luacuda.normal: std must be >= 0, got -1`; a bad dtype or option
+@usage local g = luacuda.random(7)
+local n = g:normal({1000}, "float64", {mean = 10, std = 2, kind = "host"})
+*/
+
 /* g:normal(shape [, dtype] [, {mean =, std =, stream =, out =, kind =}]) */
 static int gen_normal(lua_State *L) {
   generator *g = check_self(L, "normal");
@@ -322,6 +375,21 @@ static int gen_normal(lua_State *L) {
   run(L, g, &r);
   return 1;
 }
+
+/***
+Uniform integers on `[low, high)` (high left out), unbiased.
+@function Generator:integers
+@tparam integer low the smallest value
+@tparam integer high one above the largest
+@tparam table|integer shape the result's shape (may be nil with `out`)
+@tparam[opt="int64"] string dtype any integer dtype that holds the range
+@tparam[opt] table opts `{stream =, out =, kind = "device"}`
+@treturn Array
+@raise `luacuda.integers: low must be less than high, got low = 5, high = 5`;
+`[low, high) = [0, 300) does not fit uint8 (0 to 255)`
+@usage local g = luacuda.random(7)
+local dice = g:integers(1, 7, {10}, "int32", {kind = "host"})
+*/
 
 /* g:integers(low, high, shape [, dtype] [, {stream =, out =, kind =}]):
 ** on [low, high) */
@@ -363,6 +431,16 @@ static int gen_integers(lua_State *L) {
   return 1;
 }
 
+/***
+The generator's state, a plain table, to resume from with @{random}.
+@function Generator:state
+@treturn table `{seed =, counter =}`
+@raise `luacuda.state: expected a generator, got <type>`
+@usage local g = luacuda.random(7)
+g:uniform({10})
+local again = luacuda.random(g:state())   -- continues where g is
+*/
+
 /* g:state() -> {seed =, counter =} */
 static int gen_state(lua_State *L) {
   generator *g = check_self(L, "state");
@@ -373,6 +451,19 @@ static int gen_state(lua_State *L) {
   lua_setfield(L, -2, "counter");
   return 1;
 }
+
+/***
+`n` new generators, each with a key of its own derived from this one's key
+and counter (the same state splits the same way), starting at counter 0;
+this generator's counter moves on by one.
+@function Generator:split
+@tparam integer n how many, from 1
+@treturn {Generator,...}
+@raise `luacuda.split: n must be an integer from 1 to 2147483647, got 0`;
+`the generator's counter (...) is used up (seed another)`
+@usage local gs = luacuda.random(7):split(4)
+local x = gs[1]:uniform({8})
+*/
 
 /* g:split(n) -> a sequence of n generators, each with a key of its own */
 static int gen_split(lua_State *L) {

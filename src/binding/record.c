@@ -151,6 +151,54 @@ static void push_fields(lua_State *L, const lc_record *r) {
   }
 }
 
+/*** @module luacuda */
+
+/***
+A record dtype (a C struct), from @{record}: used wherever a dtype is,
+it makes arrays whose elements are structs. On a record array, `a.x` is
+the view of field `x` of every element (an array), `a[i]` an element as
+a table of fields, and `a[i] = {x = ..., ...}` writes one.
+@type Record
+*/
+
+/*** The size of one element in bytes, padding included (also `itemsize`).
+@field Record.size
+@usage assert(luacuda.record({{"x", "float32"}, {"n", "int32"}}).size == 8)
+*/
+
+/*** The same as `size`.
+@field Record.itemsize
+@usage assert(luacuda.record({{"x", "float64"}}).itemsize == 8)
+*/
+
+/*** The alignment in bytes (1 when packed).
+@field Record.align
+@usage assert(luacuda.record({{"x", "float64"}}).align == 8)
+*/
+
+/*** Whether the record was made with `{align = false}` (no padding).
+@field Record.packed
+@usage assert(luacuda.record({{"c", "int8"}, {"d", "float64"}}, {align = false}).packed)
+*/
+
+/*** The dtype's name, `record{x: float32, ...}`.
+@field Record.name
+@usage print(luacuda.record({{"x", "float32"}}).name)
+*/
+
+/*** The fields, in order: a sequence of `{name =, dtype =, offset =, shape =,
+count =, itemsize =}` (a new table each time).
+@field Record.fields
+@usage for _, f in ipairs(luacuda.record({{"x", "float32"}, {"v", "int32", {3}}}).fields) do
+  print(f.name, f.dtype, f.offset)
+end
+*/
+
+/*** The field names, in order (a new table each time).
+@field Record.names
+@usage assert(luacuda.record({{"x", "float32"}}).names[1] == "x")
+*/
+
 /* __index: the record's fields, then its methods (upvalue 1) */
 static int record_index(lua_State *L) {
   const lc_record *r = check_record(L, 1, "record");
@@ -173,6 +221,18 @@ static int record_index(lua_State *L) {
   }
   return 1;
 }
+
+/***
+The offset of a field in bytes.
+@function Record:offsetof
+@tparam string name the field
+@treturn integer
+@raise `luacuda.offsetof: the record has no field 'z'`; `field name must be a string, got <type>`
+@usage local P = luacuda.record({{"x", "float32"}, {"v", "float64", {3}}})
+assert(P:offsetof("v") == 8)
+*/
+
+/*** @section end */
 
 /* rec:offsetof(name) */
 static int record_offsetof(lua_State *L) {
@@ -277,6 +337,23 @@ static void add_desc(luaL_Buffer *b, const lc_field *f) {
     luaL_addstring(b, dims);
   }
 }
+
+/***
+A record dtype: a C struct of named fields, each of a dtype (a record
+too) and optionally a shape (a fixed-size array member). Laid out as the
+C compiler lays out the struct (each field aligned), or packed.
+@function record
+@tparam table fields a sequence `{{name, dtype [, shape]}, ...}`, names C identifiers
+@tparam[opt] table opts `{align = true}`: `false` packs the fields without padding
+@treturn Record
+@raise `luacuda.record: expected a table of fields {{name, dtype [, shape]}, ...}, got <type>`;
+`a record needs at least one field`; a field name that is not a C identifier, or twice;
+`option align must be a boolean, got <type>`
+@usage local Particle = luacuda.record({{"x", "float32"}, {"id", "int32"}, {"v", "float64", {3}}})
+local a = luacuda.zeros({100}, Particle)
+a[1] = {x = 1, id = 7, v = {1, 2, 3}}
+print(a.x)   -- the field x of every element: a float32 array
+*/
 
 static int l_record(lua_State *L) {
   const char *fn = "record";
@@ -518,6 +595,21 @@ static const luaL_Reg meta[] = {
   {"__tostring", record_tostring},
   {NULL, NULL}
 };
+
+/*** @type Record */
+
+/***
+The C declaration of the struct, with a `static_assert` of its size and
+alignment, to paste into (or concatenate with) kernel source.
+@function Record:c_declaration
+@tparam[opt] string name the struct's name
+@treturn string
+@raise `luacuda.c_declaration: <cause>`: a name that is not a C identifier
+@usage local P = luacuda.record({{"x", "float32"}, {"id", "int32"}})
+print(P:c_declaration("Particle"))
+*/
+
+/*** @section end */
 
 /* rec:c_declaration([name]): record.lua's */
 static int record_c_declaration(lua_State *L) {

@@ -297,6 +297,185 @@ static int reduce_method(lua_State *L, lc_reduce_op op) {
   return 1;
 }
 
+/*** @module luacuda */
+
+/*** @type Array */
+
+/***
+Reduction: the sum (bool and small integers sum as int64/uint64, NumPy's rule; floats pairwise).
+
+Without an axis the whole array is reduced and the result is a Lua value
+(once the work is done); with an axis (or `keepdims`, or `out`) it is an
+array of the input's kind without the reduced axes.
+@function Array:sum
+@tparam[opt] integer|table axis the axis, or a table of axes, to reduce, from 1
+@tparam[opt] table opts `{keepdims = false, dtype =, out =, stream =}`: `keepdims` keeps the
+reduced axes with size 1; `dtype` the accumulation and result dtype; `out` the
+array to write; `stream` queues the work on it
+@return a Lua value, or an Array
+@raise `luacuda.sum: axis 3 is out of range for a 2-d array (luacuda counts axes from 1: 1 to 2)`;
+an axis given twice; an unknown option; a bad `out` or `dtype`
+@usage print(luacuda.arange(6):reshape(2, 3):sum(1))  -- {3, 5, 7}
+*/
+
+/***
+Reduction: the product (integer dtypes as for `sum`).
+
+Without an axis the whole array is reduced and the result is a Lua value
+(once the work is done); with an axis (or `keepdims`, or `out`) it is an
+array of the input's kind without the reduced axes.
+@function Array:prod
+@tparam[opt] integer|table axis the axis, or a table of axes, to reduce, from 1
+@tparam[opt] table opts `{keepdims = false, dtype =, out =, stream =}`: `keepdims` keeps the
+reduced axes with size 1; `dtype` the accumulation and result dtype; `out` the
+array to write; `stream` queues the work on it
+@return a Lua value, or an Array
+@raise `luacuda.prod: axis 3 is out of range for a 2-d array (luacuda counts axes from 1: 1 to 2)`;
+an axis given twice; an unknown option; a bad `out` or `dtype`
+@usage print(luacuda.arange(1, 5):prod())  -- 24
+*/
+
+/***
+Reduction: the smallest element (NaN if any is NaN); an empty reduction is an error.
+
+Without an axis the whole array is reduced and the result is a Lua value
+(once the work is done); with an axis (or `keepdims`, or `out`) it is an
+array of the input's kind without the reduced axes.
+@function Array:min
+@tparam[opt] integer|table axis the axis, or a table of axes, to reduce, from 1
+@tparam[opt] table opts `{keepdims = false, dtype =, out =, stream =}`: `keepdims` keeps the
+reduced axes with size 1; `dtype` the accumulation and result dtype; `out` the
+array to write; `stream` queues the work on it
+@return a Lua value, or an Array
+@raise `luacuda.min: axis 3 is out of range for a 2-d array (luacuda counts axes from 1: 1 to 2)`;
+an axis given twice; an unknown option; a bad `out` or `dtype`
+@usage print(luacuda.array({3, 1, 2}):min())  -- 1
+*/
+
+/***
+Reduction: the largest element (NaN if any is NaN); an empty reduction is an error.
+
+Without an axis the whole array is reduced and the result is a Lua value
+(once the work is done); with an axis (or `keepdims`, or `out`) it is an
+array of the input's kind without the reduced axes.
+@function Array:max
+@tparam[opt] integer|table axis the axis, or a table of axes, to reduce, from 1
+@tparam[opt] table opts `{keepdims = false, dtype =, out =, stream =}`: `keepdims` keeps the
+reduced axes with size 1; `dtype` the accumulation and result dtype; `out` the
+array to write; `stream` queues the work on it
+@return a Lua value, or an Array
+@raise `luacuda.max: axis 3 is out of range for a 2-d array (luacuda counts axes from 1: 1 to 2)`;
+an axis given twice; an unknown option; a bad `out` or `dtype`
+@usage print(luacuda.array({3, 1, 2}):max())  -- 3
+*/
+
+/***
+Reduction: the mean (float64 for integer input, else the input's float dtype).
+
+Without an axis the whole array is reduced and the result is a Lua value
+(once the work is done); with an axis (or `keepdims`, or `out`) it is an
+array of the input's kind without the reduced axes.
+@function Array:mean
+@tparam[opt] integer|table axis the axis, or a table of axes, to reduce, from 1
+@tparam[opt] table opts `{keepdims = false, dtype =, out =, stream =}`: `keepdims` keeps the
+reduced axes with size 1; `dtype` the accumulation and result dtype; `out` the
+array to write; `stream` queues the work on it
+@return a Lua value, or an Array
+@raise `luacuda.mean: axis 3 is out of range for a 2-d array (luacuda counts axes from 1: 1 to 2)`;
+an axis given twice; an unknown option; a bad `out` or `dtype`
+@usage print(luacuda.arange(4):mean())  -- 1.5
+*/
+
+/***
+Reduction: the 1-based index of the smallest element (the first one; over the flattened array when no axis is given); int64.
+
+Without an axis the whole array is reduced and the result is a Lua value
+(once the work is done); with an axis (or `keepdims`, or `out`) it is an
+array of the input's kind without the reduced axes.
+@function Array:argmin
+@tparam[opt] integer|table axis the axis to reduce, from 1
+@tparam[opt] table opts `{keepdims = false, dtype =, out =, stream =}`: `keepdims` keeps the
+reduced axes with size 1; `dtype` the accumulation and result dtype; `out` the
+array to write; `stream` queues the work on it
+@return a Lua value, or an Array
+@raise `luacuda.argmin: axis 3 is out of range for a 2-d array (luacuda counts axes from 1: 1 to 2)`;
+an axis given twice; an unknown option; a bad `out` or `dtype`
+@usage print(luacuda.array({3, 1, 2}):argmin())  -- 2
+*/
+
+/***
+Reduction: the 1-based index of the largest element (the first one; over the flattened array when no axis is given); int64.
+
+Without an axis the whole array is reduced and the result is a Lua value
+(once the work is done); with an axis (or `keepdims`, or `out`) it is an
+array of the input's kind without the reduced axes.
+@function Array:argmax
+@tparam[opt] integer|table axis the axis to reduce, from 1
+@tparam[opt] table opts `{keepdims = false, dtype =, out =, stream =}`: `keepdims` keeps the
+reduced axes with size 1; `dtype` the accumulation and result dtype; `out` the
+array to write; `stream` queues the work on it
+@return a Lua value, or an Array
+@raise `luacuda.argmax: axis 3 is out of range for a 2-d array (luacuda counts axes from 1: 1 to 2)`;
+an axis given twice; an unknown option; a bad `out` or `dtype`
+@usage print(luacuda.array({3, 1, 2}):argmax())  -- 1
+*/
+
+/***
+Reduction: whether any element is true (non-zero); bool.
+
+Without an axis the whole array is reduced and the result is a Lua value
+(once the work is done); with an axis (or `keepdims`, or `out`) it is an
+array of the input's kind without the reduced axes.
+@function Array:any
+@tparam[opt] integer|table axis the axis, or a table of axes, to reduce, from 1
+@tparam[opt] table opts `{keepdims = false, dtype =, out =, stream =}`: `keepdims` keeps the
+reduced axes with size 1; `dtype` the accumulation and result dtype; `out` the
+array to write; `stream` queues the work on it
+@return a Lua value, or an Array
+@raise `luacuda.any: axis 3 is out of range for a 2-d array (luacuda counts axes from 1: 1 to 2)`;
+an axis given twice; an unknown option; a bad `out` or `dtype`
+@usage print(luacuda.array({0, 0, 1}):any())  -- true
+*/
+
+/***
+Reduction: whether every element is true (non-zero); bool.
+
+Without an axis the whole array is reduced and the result is a Lua value
+(once the work is done); with an axis (or `keepdims`, or `out`) it is an
+array of the input's kind without the reduced axes.
+@function Array:all
+@tparam[opt] integer|table axis the axis, or a table of axes, to reduce, from 1
+@tparam[opt] table opts `{keepdims = false, dtype =, out =, stream =}`: `keepdims` keeps the
+reduced axes with size 1; `dtype` the accumulation and result dtype; `out` the
+array to write; `stream` queues the work on it
+@return a Lua value, or an Array
+@raise `luacuda.all: axis 3 is out of range for a 2-d array (luacuda counts axes from 1: 1 to 2)`;
+an axis given twice; an unknown option; a bad `out` or `dtype`
+@usage print(luacuda.array({0, 1}):all())  -- false
+*/
+
+/***
+Scan: the running sum along one axis, or over the flattened array (1-d result) when
+none is given. Integer dtypes accumulate as for @{Array:sum}.
+@function Array:cumsum
+@tparam[opt] integer axis the axis, from 1
+@tparam[opt] table opts `{dtype =, out =, stream =}`
+@treturn Array an array of the input's kind
+@raise `luacuda.cumsum: cumsum takes one axis, not a table of them`; an axis out of range; a bad option
+@usage print(luacuda.arange(4):cumsum())  -- {0, 1, 3, 6}
+*/
+
+/***
+Scan: the running product along one axis, or over the flattened array (1-d result) when
+none is given. Integer dtypes accumulate as for @{Array:sum}.
+@function Array:cumprod
+@tparam[opt] integer axis the axis, from 1
+@tparam[opt] table opts `{dtype =, out =, stream =}`
+@treturn Array an array of the input's kind
+@raise `luacuda.cumprod: cumprod takes one axis, not a table of them`; an axis out of range; a bad option
+@usage print(luacuda.arange(1, 5):cumprod())  -- {1, 2, 6, 24}
+*/
+
 #define METHOD(name, op) \
   static int array_##name(lua_State *L) { return reduce_method(L, op); }
 METHOD(sum, LC_RED_SUM)

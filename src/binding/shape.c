@@ -44,6 +44,24 @@ static void push_reshaped(lua_State *L, const lc_array *a, int ndim,
   lc_copy_array(L, &flat, a, NULL, fname);
 }
 
+/*** @module luacuda */
+
+/*** @type Array */
+
+/***
+The same elements in another shape: a view when the layout allows, else a
+copy in the same kind of memory.
+@function Array:reshape
+@param ... the sizes, spread (`a:reshape(2, 3)`) or as one table
+(`a:reshape({2, 3})`); one size may be -1 (inferred)
+@tparam[opt] table opts `{order = "C"}` or `"F"`: the order elements are read and placed in
+@treturn Array
+@raise `luacuda.reshape: <cause>` when the sizes do not multiply to `a.size`,
+or for two -1s or a bad order
+@usage local a = luacuda.arange(6):reshape(2, 3)
+local b = a:reshape({3, -1})
+*/
+
 /* a:reshape(d1, d2, ... | {dims} [, {order=}]) */
 static int array_reshape(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "reshape");
@@ -57,6 +75,15 @@ static int array_reshape(lua_State *L) {
   return 1;
 }
 
+/***
+The elements as a 1-d array: a view when the layout allows, else a copy.
+@function Array:ravel
+@tparam[opt="C"] string|table order `"C"`, `"F"`, or `{order =}`
+@treturn Array
+@raise `luacuda.ravel: <cause>` for a bad order
+@usage assert(luacuda.zeros({2, 3}):ravel().shape[1] == 6)
+*/
+
 /* a:ravel([order]) */
 static int array_ravel(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "ravel");
@@ -65,6 +92,17 @@ static int array_ravel(lua_State *L) {
   push_reshaped(L, a, 1, &n, order, "ravel");
   return 1;
 }
+
+/***
+A view with the axes permuted (reversed when no permutation is given).
+@function Array:transpose
+@param[opt] ... the permutation, axes counted from 1, spread or as one table
+@treturn Array a view
+@raise `luacuda.transpose: permutation has 1 axes, the array has 2`; a
+permutation that repeats or misses an axis
+@usage local a = luacuda.zeros({2, 3, 4})
+assert(a:transpose(3, 1, 2).shape[1] == 4)
+*/
 
 /* a:transpose([perm]) with perm a table or spread, 1-based */
 static int array_transpose(lua_State *L) {
@@ -88,6 +126,15 @@ static int array_transpose(lua_State *L) {
   return 1;
 }
 
+/***
+A view without size-1 axes (or without the one given).
+@function Array:squeeze
+@tparam[opt] integer axis the size-1 axis to remove, from 1
+@treturn Array a view
+@raise `luacuda.squeeze: axis 3 out of range for 2 dimensions`; an axis whose size is not 1
+@usage assert(luacuda.zeros({1, 3, 1}):squeeze().ndim == 1)
+*/
+
 /* a:squeeze([axis]) */
 static int array_squeeze(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "squeeze");
@@ -105,6 +152,17 @@ static int array_squeeze(lua_State *L) {
   lc_array_push_view(L, a, &t, a->dtype);
   return 1;
 }
+
+/***
+The same bytes read as another dtype (the last axis rescaled when the
+sizes differ).
+@function Array:view
+@tparam string|Record dtype the dtype to read as
+@treturn Array a view
+@raise `luacuda.view: <cause>` when the last axis is not contiguous or its bytes do not
+divide, or the view would be misaligned
+@usage local u = luacuda.zeros({2}, "float32"):view("uint32")
+*/
 
 /* a:view(dtype): the same bytes read as another dtype */
 static int array_view(lua_State *L) {
@@ -178,6 +236,18 @@ int lc_record_newindex(lua_State *L, const lc_array *a, const char *key, int vid
   return 1;
 }
 
+/***
+Views of `section` rows each along the first axis (the last one shorter
+when `section` does not divide the length).
+@function Array:split
+@tparam integer section rows per part, positive
+@tparam[opt] Stream stream accepted for symmetry with the copies (views copy nothing)
+@treturn {Array,...} the views
+@raise `luacuda.split: section must be positive, got 0`; `a 0-d array cannot be split`
+@usage local parts = luacuda.arange(5):split(2)
+assert(#parts == 3 and #parts[3] == 1)
+*/
+
 /* a:split(section [, stream]): views of section rows each along the first
 ** axis (the last one shorter when section does not divide the length) */
 static int array_split(lua_State *L) {
@@ -201,17 +271,57 @@ static int array_split(lua_State *L) {
   return 1;
 }
 
+/***
+Whether the elements are contiguous in C order (last axis fastest).
+@function Array:is_c_contiguous
+@treturn boolean
+@raise `luacuda.is_c_contiguous: expected an array, got <type>`; `attempt to use a closed array`
+@usage assert(luacuda.zeros({2, 3}):is_c_contiguous())
+*/
+
 static int array_is_c_contiguous(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "is_c_contiguous");
   lua_pushboolean(L, lc_layout_is_c_contiguous(&a->lay, a->dtype->size));
   return 1;
 }
 
+/***
+Whether the elements are contiguous in Fortran order (first axis fastest).
+@function Array:is_f_contiguous
+@treturn boolean
+@raise `luacuda.is_f_contiguous: expected an array, got <type>`; `attempt to use a closed array`
+@usage assert(luacuda.zeros({2, 3}).T:is_f_contiguous())
+*/
+
 static int array_is_f_contiguous(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "is_f_contiguous");
   lua_pushboolean(L, lc_layout_is_f_contiguous(&a->lay, a->dtype->size));
   return 1;
 }
+
+/***
+A view of the array in `shape`, by NumPy's broadcasting: axes added in
+front, size-1 axes stretched, both with stride 0 (the elements are shared,
+so writing through the view writes them all).
+@function Array:broadcast_to
+@tparam table shape the target shape
+@treturn Array a view
+@raise `luacuda.broadcast_to: <cause>` when the shape is not reachable by broadcasting
+@usage local row = luacuda.arange(3)
+assert(row:broadcast_to({4, 3}).shape[1] == 4)
+*/
+
+/*** @section end */
+
+/***
+`luacuda.broadcast_to(a, shape)`: the same as @{Array:broadcast_to}.
+@function broadcast_to
+@tparam Array a the array
+@tparam table shape the target shape
+@treturn Array a view
+@raise `luacuda.broadcast_to: <cause>` when the shape is not reachable by broadcasting
+@usage local b = luacuda.broadcast_to(luacuda.zeros({1, 3}), {2, 3})
+*/
 
 /* a:broadcast_to(shape) and luacuda.broadcast_to(a, shape): a view of a
 ** in shape, NumPy's broadcasting (axes added in front, size-1 axes
@@ -227,6 +337,16 @@ static int array_broadcast_to(lua_State *L) {
   lc_array_push_view(L, a, &lay, a->dtype);
   return 1;
 }
+
+/***
+The shape that the given shapes (or arrays' shapes) broadcast to.
+@function broadcast_shapes
+@param ... shapes (tables) or arrays, at most 64
+@treturn table the shape
+@raise `luacuda.broadcast_shapes: <cause>` for shapes that do not broadcast together
+@usage local s = luacuda.broadcast_shapes({3, 1}, {4})
+assert(s[1] == 3 and s[2] == 4)
+*/
 
 /* luacuda.broadcast_shapes(shape | array, ...): the shape they broadcast
 ** to, as a table */

@@ -78,6 +78,24 @@ static stream_ud *push_stream(lua_State *L) {
   return u;
 }
 
+/*** @module luacuda */
+
+/***
+A new stream: a queue of device work, run in order. Functions that take a
+stream queue their copies, fills, launches and math on it and return at
+once; call @{Stream:synchronize} (or an event's) before reading the results
+on the host.
+@function stream
+@tparam[opt] table opts `{non_blocking = false}`: a non-blocking stream's work is not
+ordered with the default stream's (CUDA's `CU_STREAM_NON_BLOCKING`)
+@treturn Stream
+@raise `luacuda.stream: option non_blocking must be a boolean, got <type>`; an unknown
+option; the driver's failure
+@usage local s = luacuda.stream()
+local d = luacuda.to_device({1, 2, 3}, s)
+s:synchronize()
+*/
+
 /* stream([{non_blocking=false}]): a non-blocking stream's work is not
 ** ordered with the default stream's (CUDA's CU_STREAM_NON_BLOCKING); calls
 ** without a stream still wait for it */
@@ -98,6 +116,15 @@ static int l_stream(lua_State *L) {
   u->non_blocking = flags & LC_STREAM_NONBLOCKING;
   return 1;
 }
+
+/***
+The default stream (one object per Lua state), which calls without a
+stream use.
+@function default_stream
+@treturn Stream
+@raise does not raise
+@usage luacuda.default_stream():synchronize()
+*/
 
 /* default_stream(): one object per state */
 static int l_default_stream(lua_State *L) {
@@ -123,6 +150,26 @@ static void stream_finish(lua_State *L, int idx) {
 
 static const lc_closer stream_closer = {stream_finish};
 
+/***
+A queue of device work, from @{stream}, @{default_stream} or @{host_stream}.
+Work queued on one stream runs in order; work on different streams may overlap.
+@type Stream
+*/
+
+/***
+`local s <close> = luacuda.stream()`: closes the stream when the variable
+goes out of scope (as @{Stream:close}).
+@function Stream:__close
+@raise `luacuda.close: expected a stream, got <type>`
+@usage do
+  local s <close> = luacuda.stream()
+  luacuda.device_array({8}, "float32", {stream = s}):fill(0, s)
+  s:synchronize()
+end
+*/
+
+/*** @section end */
+
 /* __close and close(): the default stream and the host program's stream
 ** cannot be closed (scripts share them); while another call runs, which
 ** may hold the stream, it only reads as closed */
@@ -137,6 +184,15 @@ static int stream_gc(lua_State *L) {
   stream_finish(L, 1);
   return 0;
 }
+
+/***
+The stream the host program set for scripts (the C API's
+`luacuda_setstream`), else the default stream.
+@function host_stream
+@treturn Stream
+@raise does not raise
+@usage local s = luacuda.host_stream()
+*/
 
 /* host_stream(): the stream the host program set for scripts (the C API's
 ** luacuda_setstream), else the default stream */
@@ -170,6 +226,18 @@ void *lc_stream_native_at(lua_State *L, int idx) {
   return u && u->s && !u->closing ? backend()->stream_native(u->s) : NULL;
 }
 
+/*** @type Stream */
+
+/***
+Destroys the stream once the work queued on it is done; later use of it is
+an error. The default stream and the host program's stream are not closed
+(scripts share them).
+@function Stream:close
+@raise `luacuda.close: expected a stream, got <type>`
+@usage local s = luacuda.stream()
+s:close()
+*/
+
 /* s:close() */
 static int stream_close(lua_State *L) {
   check_stream(L, 1, "close");
@@ -181,12 +249,30 @@ static void stream_sync(lua_State *L, lc_stream *s, const char *fname) {
   if (backend()->stream_synchronize(s, err)) lc_error(L, fname, "%s", err);
 }
 
+/***
+Waits until everything queued on the stream is done.
+@function Stream:synchronize
+@raise `luacuda.synchronize: <cause>`: a closed stream; the first failure of the
+queued work (a kernel's fault)
+@usage local s = luacuda.stream()
+s:synchronize()
+*/
+
 /* s:synchronize() */
 static int stream_synchronize(lua_State *L) {
   stream_sync(L, check_stream(L, 1, "synchronize")->s, "synchronize");
   lua_settop(L, 1);
   return 1;
 }
+
+/***
+Whether everything queued on the stream is done (does not wait).
+@function Stream:query
+@treturn boolean
+@raise `luacuda.query: <cause>`: a closed stream; a failure of the queued work
+@usage local s = luacuda.stream()
+while not s:query() do end
+*/
 
 /* s:query() -> true when everything queued on s is done */
 static int stream_query(lua_State *L) {
@@ -216,6 +302,24 @@ static int auto_call_finish(lua_State *L, int status, lua_KContext ctx) {
   if (!synced) lc_error(L, "auto_synchronize", "%s", err);
   return lua_gettop(L) - base;
 }
+
+/***
+Synchronizes the stream when a scope ends, however it ends. Without `fn`:
+a value for a `<close>` variable. With `fn`: calls `fn(s)`, then
+synchronizes (also when `fn` raised), and returns `fn`'s results.
+@function Stream:auto_synchronize
+@tparam[opt] function fn called with the stream
+@return without `fn`, a to-be-closed value; with `fn`, its results
+@raise `luacuda.auto_synchronize: <cause>`: a closed stream; `fn`'s error (after synchronizing)
+@usage local s = luacuda.stream()
+do
+  local _ <close> = s:auto_synchronize()
+  luacuda.to_device({1, 2}, s)
+end  -- s is synchronized here
+local n = s:auto_synchronize(function(st) return 42 end)
+*/
+
+/*** @section end */
 
 /* s:auto_synchronize([fn]): without fn, a to-be-closed value that
 ** synchronizes s when its scope ends, however it ends; with fn, fn(s)
@@ -251,6 +355,18 @@ static int stream_tostring(lua_State *L) {
 
 /* ---- events -------------------------------------------------------------- */
 
+/***
+A new event: a marker recorded on a stream, to wait for, to order streams
+by, or to time work with.
+@function event
+@tparam[opt] table opts `{timing = true}`: `false` makes an event without timing (lighter)
+@treturn Event
+@raise `luacuda.event: option timing must be a boolean, got <type>`; an unknown option
+@usage local e = luacuda.event()
+e:record()
+e:synchronize()
+*/
+
 /* event([{timing=true}]) */
 static int l_event(lua_State *L) {
   static const char *const keys[] = {"timing", NULL};
@@ -283,6 +399,22 @@ static void event_finish(lua_State *L, int idx) {
 
 static const lc_closer event_closer = {event_finish};
 
+/***
+A marker in a stream's work, from @{event}.
+@type Event
+*/
+
+/***
+`local e <close> = luacuda.event()`: destroys the event when the variable
+goes out of scope (as @{Event:close}).
+@function Event:__close
+@raise `luacuda.close: expected an event, got <type>`
+@usage do
+  local e <close> = luacuda.event()
+  e:record()
+end
+*/
+
 /* __close and close(); after the calls running, as streams */
 static int event_release(lua_State *L) {
   event_ud *u = lc_check_userdata(L, 1, EVENT_MT, "an event", "close");
@@ -295,11 +427,31 @@ static int event_gc(lua_State *L) {
   return 0;
 }
 
+/***
+Destroys the event; later use of it is an error.
+@function Event:close
+@raise `luacuda.close: expected an event, got <type>`
+@usage local e = luacuda.event()
+e:close()
+*/
+
 /* e:close() */
 static int event_close(lua_State *L) {
   check_event(L, 1, "close");
   return event_release(L);
 }
+
+/***
+Records the event on a stream: it happens when the work queued there
+before it is done.
+@function Event:record
+@tparam[opt] Stream stream the default stream when not given
+@treturn Event the event
+@raise `luacuda.record: <cause>`: a closed event or stream
+@usage local s = luacuda.stream()
+local e = luacuda.event()
+e:record(s)
+*/
 
 /* e:record([stream]): on the default stream when none is given */
 static int event_record(lua_State *L) {
@@ -312,6 +464,18 @@ static int event_record(lua_State *L) {
   return 1;
 }
 
+/***
+Makes work queued on `stream` from now on wait for the event (without
+blocking the host): orders two streams.
+@function Event:wait
+@tparam[opt] Stream stream the default stream when not given
+@raise `luacuda.wait: <cause>`: a closed event or stream
+@usage local s1, s2 = luacuda.stream(), luacuda.stream()
+local e = luacuda.event()
+e:record(s1)
+e:wait(s2)  -- s2's next work starts after s1's work so far
+*/
+
 /* e:wait([stream]): work queued on the stream from now on waits for e */
 static int event_wait(lua_State *L) {
   event_ud *u = check_event(L, 1, "wait");
@@ -322,6 +486,15 @@ static int event_wait(lua_State *L) {
   return 1;
 }
 
+/***
+Waits until the event has happened (its record's work is done).
+@function Event:synchronize
+@raise `luacuda.synchronize: <cause>`: a closed event; a failure of the work before it
+@usage local e = luacuda.event()
+e:record()
+e:synchronize()
+*/
+
 /* e:synchronize() */
 static int event_synchronize(lua_State *L) {
   event_ud *u = check_event(L, 1, "synchronize");
@@ -330,6 +503,16 @@ static int event_synchronize(lua_State *L) {
   lua_settop(L, 1);
   return 1;
 }
+
+/***
+Whether the event's last record has happened (true when never recorded).
+Does not wait.
+@function Event:query
+@treturn boolean
+@raise `luacuda.query: <cause>`: a closed event
+@usage local e = luacuda.event()
+assert(e:query())
+*/
 
 /* e:query() -> true when its last record has happened (or it has none) */
 static int event_query(lua_State *L) {
@@ -356,8 +539,37 @@ static int elapsed(lua_State *L, const char *fname) {
   return 1;
 }
 
+/***
+Milliseconds from this event to `e2`, both recorded and happened.
+@function Event:elapsed_time
+@tparam Event e2 the later event
+@treturn number milliseconds
+@raise `luacuda.elapsed_time: an event created with {timing=false} has no time`;
+`the start event has not been recorded`; the driver's error while not yet happened
+@usage local e1, e2 = luacuda.event(), luacuda.event()
+e1:record()
+luacuda.zeros_like(luacuda.device_array({1024}))
+e2:record()
+e2:synchronize()
+print(e1:elapsed_time(e2))
+*/
+
+/*** @section end */
+
 /* e:elapsed_time(e2) -> milliseconds from e to e2 */
 static int event_elapsed_time(lua_State *L) { return elapsed(L, "elapsed_time"); }
+
+/***
+`luacuda.event_elapsed_time(e1, e2)`: the same as `e1:elapsed_time(e2)`.
+@function event_elapsed_time
+@tparam Event e1 the start
+@tparam Event e2 the end
+@treturn number milliseconds
+@raise as @{Event:elapsed_time}, with `luacuda.event_elapsed_time:`
+@usage local e1, e2 = luacuda.event(), luacuda.event()
+e1:record(); e2:record(); e2:synchronize()
+print(luacuda.event_elapsed_time(e1, e2))
+*/
 
 /* event_elapsed_time(e1, e2) */
 static int l_event_elapsed_time(lua_State *L) { return elapsed(L, "event_elapsed_time"); }

@@ -16,6 +16,7 @@
 #include "abi.h"          /* LC_SHARED_DEFAULT */
 #include "cache.h"
 #include "common.h"
+#include "compile_note.h"
 #include "deps.h"
 #include "includes.h"
 #include "kernels.h"
@@ -101,9 +102,9 @@ static bool cached_names(unsigned char *entry, size_t *len, int nexprs, char **l
 ** are normalised (ksource.h); the architecture is added. PTX when asked
 ** (LUACUDA_PTX), or when NVRTC is older than the device: then for the
 ** newest architecture it knows, and the driver JITs it. */
-static int load_source(const char *text, const char *name, const char *const *options,
-                       int noptions, const char *const *exprs, int nexprs, CUmodule *mod,
-                       char **lowered, char **log, char *err) {
+static int load_source(const char *text, const char *name, const char *label,
+                       const char *const *options, int noptions, const char *const *exprs,
+                       int nexprs, CUmodule *mod, char **lowered, char **log, char *err) {
   *log = NULL;
   if (lowered) *lowered = NULL;
   char nerr[LC_NVRTC_ERRLEN];
@@ -157,6 +158,7 @@ static int load_source(const char *text, const char *name, const char *const *op
     lc_deps deps = {0};
     struct timespec start;
     clock_gettime(CLOCK_REALTIME, &start);
+    double began = lc_compile_clock();
     bool caching = lc_cache_dir() != NULL;
     if (caching) lc_includes_nvrtc(&deps, text, strlen(text), name, opts, n);
     char *out = NULL, *low = NULL;
@@ -171,6 +173,7 @@ static int load_source(const char *text, const char *name, const char *const *op
     }
     free(*log);            /* warnings: not reported for a module that loads */
     *log = NULL;
+    lc_compile_note(label, "cuda", began);
     image = (unsigned char *)out;
     char ignored[LC_ERRLEN];
     if (caching && !deps.failed && lc_deps_settled(&deps, &start)) {
@@ -251,7 +254,8 @@ int lc_cuda_module_load(const lc_source *src, lc_module **m, char **log, char *e
     memcpy(mod->names + at, src->names[i], l);
     at += l;
   }
-  rc = load_source(text, src->name, src->options, src->noptions, src->names, src->nnames,
+  rc = load_source(text, src->name, lc_compile_label(src), src->options, src->noptions,
+                   src->names, src->nnames,
                    &mod->m, &mod->lowered, log, err);
   free(text);
   if (rc != LC_OK) {
@@ -420,7 +424,8 @@ static int library_module(lc_cuda_device *d, const char *file, const char *sourc
   char *log = NULL, *lowered = NULL;
   CUmodule mod = NULL;
   const char *exprs[1] = {expr};
-  int rc = load_source(source, file, std_only, 1, expr ? exprs : NULL, expr ? 1 : 0, &mod,
+  int rc = load_source(source, file, expr ? expr : file, std_only, 1, expr ? exprs : NULL,
+                       expr ? 1 : 0, &mod,
                        expr ? &lowered : NULL, &log, err);
   free(log);
   lc_cuda_libmod *fresh = NULL;

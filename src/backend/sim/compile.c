@@ -27,6 +27,7 @@
 
 #include "cache.h"
 #include "common.h"
+#include "compile_note.h"
 #include "deps.h"
 #include "env.h"
 #include "kernels.h"
@@ -614,6 +615,10 @@ static bool load(const char *path, void **handle, char *err) {
 int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   *handle = NULL;
   *log = NULL;
+  /* an option refused is the error after NVRTC's (which a GPU would give
+  ** first): NVRTC judges the options it does not know */
+  char oerr[LC_ERRLEN];
+  int orc = lc_sim_check_options(src, oerr);
   lc_strbuf text = {0}, out = {0};
   size_t head, user;
   compose(&text, src, &head, &user);
@@ -671,6 +676,10 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
     if (hit) {
       /* compiled before; checked before too, unless NVRTC came since */
       rc = lc_sim_check(src, log, err);
+      if (rc == LC_OK && orc) {
+        rc = LC_EFAIL;
+        snprintf(err, LC_ERRLEN, "%s", oerr);
+      }
       if (rc != LC_OK) {
         dlclose(*handle);
         *handle = NULL;
@@ -686,6 +695,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
                cccl, &nkey);
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
+  double began = lc_compile_clock();
   /* NVRTC checks the source meanwhile (check.c); what it rejects is the
   ** error, before the host compiler's: the one the CUDA backend gives */
   lc_sim_checker check;
@@ -696,7 +706,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   void *head_rec = NULL;
   size_t nhead = 0;
   int status = -1, linked = -1, runtime = 0;
-  if (write_headers(dir, err) == 0 && (!libcudacxx || lc_sim_libcudacxx_write(dir, err) == 0))
+  if (orc == 0 && write_headers(dir, err) == 0 && (!libcudacxx || lc_sim_libcudacxx_write(dir, err) == 0))
     linked = lc_sim_pch(dir, text.p, head, flags, nflags, identity, &head_rec, &nhead, err);
   if (linked == 1) {
     runtime = lc_sim_runtime_object(dir, text.p, head, text.p + head, user - head, flags, nflags,
@@ -729,6 +739,8 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
     rc = crc;
     snprintf(err, LC_ERRLEN, "%s", nerr);
     *log = nlog;
+  } else if (orc) {
+    snprintf(err, LC_ERRLEN, "%s", oerr);
   } else if (status > 0) {
     snprintf(err, LC_ERRLEN, "compilation of %.300s failed", src->name);
     *log = out.p;
@@ -736,6 +748,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   } else if (status == 0 && load(so, handle, err)) {
     rc = LC_OK;
     store_in_cache(so, &key, depfile, dir, head_rec, nhead, &start);
+    lc_compile_note(lc_compile_label(src), "sim", began);
   }
   free(head_rec);
   unlink(rt);

@@ -20,6 +20,10 @@
 /* Compile src into a shared object and dlopen it. On a compile error the
 ** compiler's output comes back in *log (malloc'd). */
 int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err);
+/* Check src's options (options.c): 0, warning once on stderr about each
+** that changes results on a GPU but not here; or -1 with err set for one
+** the simulator does not know or cannot honour. */
+int lc_sim_check_options(const lc_source *src, char *err);
 /* Write n bytes of data to a new file at path: 0, or -1 with err set. */
 int lc_sim_write_file(const char *path, const char *data, size_t n, char *err);
 
