@@ -361,6 +361,55 @@ describe("luacuda.save and luacuda.load", function()
     assert.truthy(err:find("a packed one puts field 'b' at byte 1, the file at 2", 1, true))
   end)
 
+  it("refuse malformed structured dtypes, in the list and the dict forms", function()
+    local huge = "(137438953472,)"      -- 2^40 bytes of float64 per field
+    local cases = {
+      { npy(header("[" .. ("('a', '<f4'), "):rep(8193) .. "]", "(1,)"), nil, 2),
+        "the structured dtype has more than 4096 fields" },
+      { npy(header("['a']", "(1,)")),
+        "field 1 of the structured dtype must be a tuple (name, descr [, shape]), got a string" },
+      { npy(header("[('a', '<f8', " .. huge .. "), ('b', '<f8', " .. huge .. ")]", "(1,)")),
+        "the structured dtype is too large" },
+      { npy(header("{'names': ['a', 'b'], 'formats': [('<f8', " .. huge .. "), ('<f8', " .. huge
+                   .. ")]}", "(1,)")), "the structured dtype is too large" },
+      { npy(header("{'names': ['a'], 'formats': ['<f4'], 'x': 1}", "(1,)")),
+        "the structured dtype's dict has an unknown key 'x'" },
+      { npy(header("{'names': ['a'], 'formats': []}", "(1,)")),
+        "the structured dtype's dict needs lists 'names' and 'formats' of the same length" },
+      { npy(header("{'names': ['a'], 'formats': ['<f4'], 'offsets': [0, 4]}", "(1,)")),
+        "the structured dtype's 'offsets' must be a list with an offset for each name" },
+      { npy(header("{'names': ['a'], 'formats': ['<f4'], 'itemsize': 'x'}", "(1,)")),
+        "the structured dtype's 'itemsize' must be an integer" },
+      { npy(header("{'names': ['a'], 'formats': ['<f4'], 'titles': ['t']}", "(1,)")),
+        "the structured dtype has titles, which luacuda records do not have" },
+      { npy(header("{'names': [1], 'formats': ['<f4']}", "(1,)")),
+        "name 1 of the structured dtype must be a string" },
+      { npy(header("{'names': ['a'], 'formats': [('<f4', (2,), 3)]}", "(1,)")),
+        "format 1 must be a descr or (descr, shape)" },
+      { npy(header("{'names': ['a'], 'formats': ['<f4'], 'offsets': [-1]}", "(1,)")),
+        "offset 1 of the structured dtype must be a non-negative integer" },
+      { npy(header("{'names': ['a'], 'formats': ['<f8'], 'itemsize': 4}", "(1,)")),
+        "the structured dtype's itemsize 4 is smaller than its fields (8 bytes)" },
+      { npy(header("3", "(1,)")), "a descr must be a string, a list or a dict, got an integer" },
+    }
+    for i, case in ipairs(cases) do
+      write(path("bad"), case[1])
+      local err = S.misuse({ "luacuda.load: " .. path("bad") .. ": ", case[2] }, luacuda.load, path("bad"))
+      assert(err, i)
+    end
+  end)
+
+  it("refuse a stream (a pipe) that ends before the data the header promises", function()
+    local fifo = dir .. "/pipe.npy"
+    assert(os.execute("mkfifo " .. fifo))
+    write(path("short"), npy(header("'<f4'", "(3,)"), "\0\0\0\0"))
+    -- the writer waits for the reader to open the pipe
+    assert(os.execute(("cat %s > %s &"):format(path("short"), fifo)))
+    S.misuse({ "luacuda.load: " .. fifo .. ": ",
+               "truncated: the header promises 12 bytes of data, the file holds fewer" },
+             luacuda.load, fifo)
+  end)
+
   it("check their arguments", function()
     S.misuse("luacuda.load: " .. dir .. "/none.npy: No such file or directory", luacuda.load,
              dir .. "/none.npy")

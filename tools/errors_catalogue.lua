@@ -77,6 +77,7 @@ for _, k in ipairs {
   "cannot set up a signal stack for a worker",
   "cannot make <>: <>",
   "cannot start a worker thread for each of the <> blocks of a cooperative launch (<> started)",
+  "out of memory reading the header",
 } do UNTESTABLE[k] = true end
 
 -- Errors only a GPU machine can provoke, wherever they are raised (several
@@ -116,6 +117,9 @@ for _, k in ipairs {
   "no <> loop for <> (every loop dtype should have one)",
   -- every backend has random numbers (backend.h's random slot)
   "the <> backend has no random numbers",
+  -- .npy headers: each level of a dtype is two levels of the header's
+  -- literal, whose own limit (the header nests more than <> deep) comes first
+  "the dtype nests more than <> deep",
   "kernel '<>' is defined more than once in <> (in #if branches), with parameters the compiled kernel cannot tell apart; pass signatures={<> = \"...\"} to compile",
 } do GUARDED[k] = true end
 

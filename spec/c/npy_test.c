@@ -318,16 +318,18 @@ static int test_build_version_2(void) {
   return 0;
 }
 
+#define T(name) { #name, test_##name }
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
-    {"prefix", test_prefix},
-    {"scalar_headers", test_scalar_headers},
-    {"structured_headers", test_structured_headers},
-    {"bad_headers", test_bad_headers},
-    {"fixes", test_fixes},
-    {"build", test_build},
-    {"build_structured", test_build_structured},
-    {"build_version_2", test_build_version_2},
+    T(prefix),
+    T(scalar_headers),
+    T(structured_headers),
+    T(bad_headers),
+    T(fixes),
+    T(build),
+    T(build_structured),
+    T(build_version_2),
   };
   return unit_main(argv[0], tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }
