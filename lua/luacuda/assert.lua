@@ -378,12 +378,17 @@ local function judge(state, arguments, same, what, tol, fname)
   return r ~= nil and r.count == 0, text
 end
 
-local function array_equal(state, arguments)
-  local fname = "array_equal"
+-- Both assertions take expected and actual first.
+local function need_operands(arguments, fname)
   if arguments.n < 2 then
     fail(fname, "takes expected and actual, got %d argument%s", arguments.n,
          arguments.n == 1 and "" or "s")
   end
+end
+
+local function array_equal(state, arguments)
+  local fname = "array_equal"
+  need_operands(arguments, fname)
   if arguments.n > 3 then fail(fname, "takes at most 3 arguments, got %d", arguments.n) end
   check_message(arguments[3], 3, fname)
   if arguments[3] ~= nil then state.failure_message = arguments[3] end
@@ -403,10 +408,7 @@ end
 
 local function array_near(state, arguments)
   local fname = "array_near"
-  if arguments.n < 2 then
-    fail(fname, "takes expected and actual, got %d argument%s", arguments.n,
-         arguments.n == 1 and "" or "s")
-  end
+  need_operands(arguments, fname)
   -- rtol and atol are optional; a string where one goes is the message
   local rtol, atol, mpos = arguments[3], arguments[4], 5
   if type(rtol) == "string" then rtol, atol, mpos = nil, nil, 3
