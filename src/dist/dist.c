@@ -578,7 +578,7 @@ static int comm_broadcast(lua_State *L) {
   arr x;
   int root = 0;
   read_array(L, 2, "x", &h, &x, true);
-  if (read_rank(L, 3, c, "root", &h, &root)) h.f[F_ROOT] = root;
+  if (read_rank(L, 3, c, "root", &h, &root)) h.f[F_ROOT] = root + 1;
   agree(L, c, &h, "broadcast");
   check_mpi(L, MPI_Bcast(x.data, mpi_count(&x, x.info.size), mpi_type(x.code), root, c->comm),
             "broadcast", "MPI_Bcast");
@@ -595,7 +595,7 @@ static int comm_reduce(lua_State *L) {
   arr x;
   int root = 0;
   bool ok = read_array(L, 2, "x", &h, &x, true);
-  if (read_rank(L, 3, c, "root", &h, &root)) h.f[F_ROOT] = root;
+  if (read_rank(L, 3, c, "root", &h, &root)) h.f[F_ROOT] = root + 1;
   int op = ok ? read_op(L, 4, &h, &x) : OP_SUM_;
   agree(L, c, &h, "reduce");
   int n = mpi_count(&x, x.info.size);

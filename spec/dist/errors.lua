@@ -1,0 +1,100 @@
+-- Run by spec/dist_spec.lua under mpirun (4 ranks): calls that ranks get
+-- wrong, alone or together. Each rank prints "ERR <case>\t<message>" for
+-- every error caught, "KEPT <case>" when the arrays were left as they
+-- were, and at the end "rank R: done" after a collective that still works.
+local luacuda = require "luacuda"
+local comm = require("luacuda.dist").init()
+local R, P = comm.rank, comm.size
+
+local function snapshot(a)
+  return a:copy_to_host():copy():reshape(a.size):totable()
+end
+
+local function same(t, u)
+  if #t ~= #u then return false end
+  for i = 1, #t do if t[i] ~= u[i] then return false end end
+  return true
+end
+
+-- run fn(...), print its error (it must raise), and whether the given
+-- arrays kept their contents
+local function case(name, fn, ...)
+  local arrays = table.pack(...)
+  local before = {}
+  for i = 1, arrays.n do before[i] = snapshot(arrays[i]) end
+  local ok, err = pcall(fn, ...)
+  print(("ERR %s\t%s"):format(name, ok and "(no error)" or tostring(err)))
+  local kept = true
+  for i = 1, arrays.n do kept = kept and same(before[i], snapshot(arrays[i])) end
+  if kept then print("KEPT " .. name) end
+  io.stdout:flush()
+end
+
+local x32 = luacuda.full({ 4 }, R, "float32")
+local x64 = luacuda.full({ 4 }, R, "float64")
+
+case("dtype", function()
+  comm:allreduce(R == 1 and x32 or x64)
+end, x32, x64)
+
+case("size", function()
+  comm:allreduce(luacuda.full({ R == 2 and 5 or 4 }, R))
+end)
+
+case("shape", function(a) comm:broadcast(a, 1) end,
+  luacuda.full(R == 4 and { 2, 3 } or { 3, 2 }, R))
+
+case("op", function(a) comm:allreduce(a, R == 1 and "max" or "min") end, x64)
+
+case("root", function(a) comm:broadcast(a, R == 1 and 2 or 1) end, x64)
+
+case("function", function(a)
+  if R == 1 then comm:broadcast(a, 1) else comm:allreduce(a) end
+end, x64)
+
+case("badop", function(a) comm:allreduce(a, R == 3 and "mean" or "sum") end, x64)
+
+case("rootrange", function(a) comm:reduce(a, P + 1) end, x64)
+
+case("notarray", function() comm:allreduce(R == 2 and { 1, 2, 3, 4 } or x64) end, x64)
+
+case("allgather", function(a)
+  comm:allgather(a, luacuda.empty({ R == 2 and P + 1 or P, 4 }))
+end, x64)
+
+case("allgather_dtype", function(a)
+  comm:allgather(a, luacuda.empty({ P, 4 }, R == 4 and "float32" or "float64"))
+end, x64)
+
+case("reduce_scatter", function(a) comm:reduce_scatter(a, luacuda.empty({ 3 })) end, x64)
+
+case("record", function()
+  local Vec = luacuda.record { { "x", "float32" } }
+  comm:allreduce(luacuda.zeros({ 2 }, Vec))
+end)
+
+case("overlap", function()
+  local base = luacuda.full({ 8 }, R)
+  comm:allreduce(base[{ { 1, 4 } }], { out = base[{ { 3, 6 } }] })
+end)
+
+case("split", function() comm:split(R == 1 and -1 or 0) end)
+
+-- send and recv between 1 and 2 that disagree; 3 and 4 agree
+if R <= 2 then
+  case("sendrecv", function(a)
+    if R == 1 then comm:send(luacuda.zeros({ 3 }), 2) else comm:recv(a, 1) end
+  end, x64)
+else
+  local peer = R == 3 and 4 or 3
+  if R == 3 then comm:send(x64, peer) else comm:recv(x64, peer) end
+  print("ERR sendrecv\t(skipped)")
+end
+
+case("self", function(a) comm:send(a, R) end, x64)
+
+-- the communicator still works, and the arrays are as they were
+local y = luacuda.full({ 3 }, R, "int32")
+comm:allreduce(y)
+local want = P * (P + 1) // 2
+print(("rank %d: done %s"):format(R, (y[1] == want and y[3] == want) and "ok" or "WRONG"))
