@@ -1,7 +1,8 @@
 -- Run by spec/dist_spec.lua under mpirun (4 ranks): every collective and
 -- op on several dtypes, memory kinds, views and strided arrays, each result
 -- checked against values computed here in Lua from what every rank gave.
--- Each rank prints "FAIL <what>" lines, then "rank R: N checks, F failed";
+-- Each rank writes "FAIL <what>" lines, then "rank R: N checks, F failed",
+-- into its file rank<R>.txt in the directory arg[1];
 -- the exit status is 0 only when no rank failed.
 local luacuda = require "luacuda"
 local dist = require "luacuda.dist"
@@ -10,11 +11,19 @@ local comm = dist.init()
 local R, P = comm.rank, comm.size
 local checks, failures = 0, 0
 
+-- each rank writes its own file in the directory arg[1] (mpirun would
+-- interleave the ranks' lines on stdout)
+local log = assert(io.open((arg[1] or ".") .. "/rank" .. R .. ".txt", "w"))
+local function say(line)
+  log:write(line, "\n")
+  log:flush()
+end
+
 local function check(ok, what)
   checks = checks + 1
   if not ok then
     failures = failures + 1
-    print(("FAIL rank %d: %s"):format(R, what))
+    say(("FAIL rank %d: %s"):format(R, what))
   end
 end
 
@@ -321,8 +330,8 @@ check(comm.local_size == P, "every rank on this machine")
 check(dist.init() == comm, "init returns the same communicator")
 comm:barrier()
 
-print(("rank %d: %d checks, %d failed"):format(R, checks, failures))
-io.stdout:flush()
+say(("rank %d: %d checks, %d failed"):format(R, checks, failures))
+log:close()
 local total = luacuda.full({ 1 }, failures, "int64")
 comm:allreduce(total)
 os.exit(total[1] == 0 and 0 or 3)

@@ -1,10 +1,19 @@
 -- Run by spec/dist_spec.lua under mpirun (4 ranks): calls that ranks get
--- wrong, alone or together. Each rank prints "ERR <case>\t<message>" for
+-- wrong, alone or together. Each rank writes (into its file rank<R>.txt in
+-- the directory arg[1]) "ERR <case>\t<message>" for
 -- every error caught, "KEPT <case>" when the arrays were left as they
 -- were, and at the end "rank R: done" after a collective that still works.
 local luacuda = require "luacuda"
 local comm = require("luacuda.dist").init()
 local R, P = comm.rank, comm.size
+
+-- each rank writes its own file in the directory arg[1] (mpirun would
+-- interleave the ranks' lines on stdout)
+local log = assert(io.open((arg[1] or ".") .. "/rank" .. R .. ".txt", "w"))
+local function say(line)
+  log:write(line, "\n")
+  log:flush()
+end
 
 local function snapshot(a)
   return a:copy_to_host():copy():reshape(a.size):totable()
@@ -23,11 +32,10 @@ local function case(name, fn, ...)
   local before = {}
   for i = 1, arrays.n do before[i] = snapshot(arrays[i]) end
   local ok, err = pcall(fn, ...)
-  print(("ERR %s\t%s"):format(name, ok and "(no error)" or tostring(err)))
+  say(("ERR %s\t%s"):format(name, ok and "(no error)" or tostring(err)))
   local kept = true
   for i = 1, arrays.n do kept = kept and same(before[i], snapshot(arrays[i])) end
-  if kept then print("KEPT " .. name) end
-  io.stdout:flush()
+  if kept then say("KEPT " .. name) end
 end
 
 local x32 = luacuda.full({ 4 }, R, "float32")
@@ -88,7 +96,7 @@ if R <= 2 then
 else
   local peer = R == 3 and 4 or 3
   if R == 3 then comm:send(x64, peer) else comm:recv(x64, peer) end
-  print("ERR sendrecv\t(skipped)")
+  say("ERR sendrecv\t(skipped)")
 end
 
 case("self", function(a) comm:send(a, R) end, x64)
@@ -97,4 +105,4 @@ case("self", function(a) comm:send(a, R) end, x64)
 local y = luacuda.full({ 3 }, R, "int32")
 comm:allreduce(y)
 local want = P * (P + 1) // 2
-print(("rank %d: done %s"):format(R, (y[1] == want and y[3] == want) and "ok" or "WRONG"))
+say(("rank %d: done %s"):format(R, (y[1] == want and y[3] == want) and "ok" or "WRONG"))
