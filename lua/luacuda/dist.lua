@@ -28,7 +28,7 @@ local found, engine = pcall(require, "luacuda.dist_mpi")
 local dist = {}
 
 --- Whether the MPI engine is here (luacuda was built where `mpicc` is).
--- @field dist.available
+-- @field available
 -- @usage print(require("luacuda.dist").available)
 dist.available = found
 
@@ -44,7 +44,7 @@ end
 --- Starts MPI (`MPI_Init_thread`) unless the host program did, and returns
 -- the communicator of every process in the job (a copy of
 -- `MPI_COMM_WORLD`), the same object at every call.
--- @function dist.init
+-- @function init
 -- @treturn Comm the world communicator
 -- @raise `luacuda.dist.init: luacuda was built without MPI ...` where the
 -- engine is missing; `MPI was finalised already`
@@ -93,20 +93,31 @@ end
 
 --- The rank of this process, 1 to `size`.
 -- @field Comm.rank
+-- @usage local comm = require("luacuda.dist").init()
+-- if comm.rank == 1 then print("the first of " .. comm.size) end
 
 --- The number of processes.
 -- @field Comm.size
+-- @usage local comm = require("luacuda.dist").init()
+-- local share = 1000 // comm.size    -- rows per process
 
 --- The rank among the processes on the same machine (1 to `local_size`),
 -- for choosing a device: `luacuda.select_device(comm.local_rank)` with one
 -- process per GPU.
 -- @field Comm.local_rank
+-- @usage local luacuda = require "luacuda"
+-- local comm = require("luacuda.dist").init()
+-- if #luacuda.devices() >= comm.local_size then luacuda.select_device(comm.local_rank) end
 
 --- The number of processes on this machine.
 -- @field Comm.local_size
+-- @usage local comm = require("luacuda.dist").init()
+-- print(comm.local_rank .. " of " .. comm.local_size .. " here")
 
 --- `"mpi"`: how the collectives move data.
 -- @field Comm.engine
+-- @usage local comm = require("luacuda.dist").init()
+-- assert(comm.engine == "mpi")
 
 --- Waits until every rank has called it.
 -- @function Comm:barrier

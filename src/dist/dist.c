@@ -195,14 +195,17 @@ static bool we_initialised;    /* under mpi_lock: MPI_Init was ours */
 
 /* on_exit gets the exit status: an uncaught error (lua5.4 exits 1 after
 ** printing it) aborts the job, so the other ranks do not wait forever in
-** a collective; MPI_Finalize would wait for them. */
+** a collective; MPI_Finalize would wait for them. Only where we started
+** MPI: a host program that did finalises it itself. */
 static void at_exit(int status, void *arg) {
   (void)arg;
   int init = 0, fin = 0;
   MPI_Initialized(&init);
   MPI_Finalized(&fin);
   if (!init || fin) return;
-  if (status != 0) {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (status != 0 && size > 1) {   /* alone, there is nobody to stop */
     fflush(stdout);
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, status);
