@@ -170,12 +170,50 @@ describe("luacuda.dist on MPI", function()
       all_same("split", "luacuda.dist.split: on rank 1: color must be a whole number 0 or more, or nil, "
         .. "got a negative number")
     end)
+    it("when the root is not a number", function()
+      all_same("rootkind", "luacuda.dist.broadcast: on rank 1: root must be a rank (an integer 1 to 4), got string")
+    end)
+    it("when allreduce's out has another size", function()
+      all_same("outsize", "luacuda.dist.allreduce: on rank 2: out has 5 elements, x 4")
+    end)
+    it("when allgather's out overlaps x", function()
+      all_same("blockoverlap", "luacuda.dist.allgather: on rank 1: out overlaps x")
+    end)
+    it("when one rank's split key is not an integer", function()
+      all_same("splitkey", "luacuda.dist.split: on rank 4: key must be an integer, got string")
+    end)
+    it("when the ranks' records have different sizes", function()
+      all_same("recsize", "luacuda.dist.broadcast: ranks gave records of different sizes "
+        .. "(4 bytes on some, 8 on others)")
+    end)
+    it("when a method is called without its communicator, on the rank alone", function()
+      all_same("nocomm", "luacuda.dist.barrier: expected a communicator (call it as comm:barrier(...)), "
+        .. "got nil")
+    end)
+
     it("on both ranks of a send and recv that disagree, and for a send to itself", function()
-      local m = messages("sendrecv")
-      table.sort(m)
-      assert.same({ "(skipped)", "(skipped)",
-        "luacuda.dist.recv: rank 1 sends 3 elements, rank 2 receives into 4",
-        "luacuda.dist.send: rank 1 sends 3 elements, rank 2 receives into 4" }, m)
+      local want = {
+        sr_count = "rank %d sends 3 elements, rank %d receives into 4",
+        sr_dtype = "rank %d sends float32, rank %d receives into float64",
+        sr_shape = "rank %d sends an array of another shape than rank %d receives into (6 elements each)",
+        sr_sendbad = "on rank %d (sending): x must be an open array, got table",
+        sr_recvbad = "on rank %d (receiving): x must be an open array, got string",
+      }
+      for name, fmt in pairs(want) do
+        local m = messages(name)
+        table.sort(m)
+        local expect = {}
+        for first = 1, NP, 2 do
+          local cause = name == "sr_sendbad" and fmt:format(first)
+                     or name == "sr_recvbad" and fmt:format(first + 1)
+                     or fmt:format(first, first + 1)
+          expect[#expect + 1] = "luacuda.dist.recv: " .. cause
+          expect[#expect + 1] = "luacuda.dist.send: " .. cause
+        end
+        table.sort(expect)
+        assert.same(expect, m, name)
+        assert.equal(NP, count_lines(out, "KEPT " .. name), "arrays changed by case " .. name)
+      end
       local self = messages("self")
       table.sort(self)
       for r = 1, NP do assert.equal(("luacuda.dist.send: peer %d is this rank"):format(r), self[r]) end

@@ -88,16 +88,39 @@ end)
 
 case("split", function() comm:split(R == 1 and -1 or 0) end)
 
--- send and recv between 1 and 2 that disagree; 3 and 4 agree
-if R <= 2 then
-  case("sendrecv", function(a)
-    if R == 1 then comm:send(luacuda.zeros({ 3 }), 2) else comm:recv(a, 1) end
-  end, x64)
-else
-  local peer = R == 3 and 4 or 3
-  if R == 3 then comm:send(x64, peer) else comm:recv(x64, peer) end
-  say("ERR sendrecv\t(skipped)")
+case("rootkind", function(a) comm:broadcast(a, "one") end, x64)
+
+case("outsize", function(a) comm:allreduce(a, { out = luacuda.empty({ R == 2 and 5 or 4 }) }) end, x64)
+
+case("blockoverlap", function()
+  local base = luacuda.zeros({ 4 * P })
+  comm:allgather(base[{ { 1, 4 } }], base)
+end)
+
+case("splitkey", function() comm:split(0, R == 4 and "k" or R) end)
+
+case("recsize", function()
+  local Rec = luacuda.record { { "x", R == 1 and "float32" or "float64" } }
+  comm:broadcast(luacuda.zeros({ 2 }, Rec), 1)
+end)
+
+case("nocomm", function() comm.barrier() end)
+
+-- send and recv in pairs, odd ranks sending to the next even one, which
+-- receives something else each time
+local sends = R % 2 == 1
+local peer = sends and R + 1 or R - 1
+local function pair(name, give, take, ...)
+  case(name, function(...)
+    if sends then comm:send(give(), peer) else comm:recv(take(...), peer) end
+  end, ...)
 end
+pair("sr_count", function() return luacuda.zeros({ 3 }) end, function(a) return a end, x64)
+pair("sr_dtype", function() return luacuda.zeros({ 4 }, "float32") end, function(a) return a end, x64)
+pair("sr_shape", function() return luacuda.zeros({ 2, 3 }) end,
+  function() return luacuda.zeros({ 3, 2 }) end)
+pair("sr_sendbad", function() return { 1, 2, 3, 4 } end, function(a) return a end, x64)
+pair("sr_recvbad", function() return x64 end, function() return "nothing" end)
 
 case("self", function(a) comm:send(a, R) end, x64)
 

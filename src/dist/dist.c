@@ -702,24 +702,24 @@ static int comm_recv(lua_State *L) {
                         MPI_STATUS_IGNORE),
             "recv", "MPI_Recv");
   theirs.err[MSGLEN - 1] = '\0';
-  char verdict[VERDICTLEN] = "";
+  char msg[VERDICTLEN] = "";  /* the verdict: both ranks raise it */
   if (theirs.err[0])
-    snprintf(verdict, sizeof verdict, "on rank %d (sending): %s", peer + 1,
+    snprintf(msg, sizeof msg, "on rank %d (sending): %s", peer + 1,
              theirs.err);
   else if (mine.err[0])
-    snprintf(verdict, sizeof verdict, "on rank %d (receiving): %s", c->rank + 1, mine.err);
+    snprintf(msg, sizeof msg, "on rank %d (receiving): %s", c->rank + 1, mine.err);
   else if (theirs.f[F_DTYPE] != mine.f[F_DTYPE] || theirs.f[F_ITEMSIZE] != mine.f[F_ITEMSIZE])
-    snprintf(verdict, sizeof verdict, "rank %d sends %s, rank %d receives into %s", peer + 1,
+    snprintf(msg, sizeof msg, "rank %d sends %s, rank %d receives into %s", peer + 1,
              dtype_names[theirs.f[F_DTYPE]], c->rank + 1, dtype_names[mine.f[F_DTYPE]]);
   else if (theirs.f[F_COUNT] != mine.f[F_COUNT])
-    snprintf(verdict, sizeof verdict, "rank %d sends %lld elements, rank %d receives into %lld",
+    snprintf(msg, sizeof msg, "rank %d sends %lld elements, rank %d receives into %lld",
              peer + 1, (long long)theirs.f[F_COUNT], c->rank + 1, (long long)mine.f[F_COUNT]);
   else if (memcmp(&theirs.f[F_NDIM], &mine.f[F_NDIM], sizeof(int64_t) * (1 + MAXDIM)) != 0)
-    snprintf(verdict, sizeof verdict,
+    snprintf(msg, sizeof msg,
              "rank %d sends an array of another shape than rank %d receives into (%lld elements each)",
              peer + 1, c->rank + 1, (long long)mine.f[F_COUNT]);
-  check_mpi(L, MPI_Send(verdict, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->comm), "recv", "MPI_Send");
-  if (verdict[0]) dist_raise(L, "recv", "%s", verdict);
+  check_mpi(L, MPI_Send(msg, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->comm), "recv", "MPI_Send");
+  if (msg[0]) dist_raise(L, "recv", "%s", msg);
   check_mpi(L, MPI_Recv(x.data, mpi_count(&x, x.info.size), mpi_type(x.code), peer, TAG_DATA,
                         c->comm, MPI_STATUS_IGNORE),
             "recv", "MPI_Recv");
