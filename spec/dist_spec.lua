@@ -72,6 +72,29 @@ local function count_lines(out, line)
   return n
 end
 
+describe("luacuda.dist without its engine", function()
+  it("says it is not available, and init says why", function()
+    -- a module directory with core.so alone, as a build without mpicc
+    local dir = S.tmpdir("luacuda")
+    local core = BUILD .. "/luacuda/core.so"
+    if core:sub(1, 1) ~= "/" then core = os.getenv("PWD") .. "/" .. core end
+    assert(os.execute(("ln -s %s %s/luacuda/core.so"):format(core, dir)))
+    local ok, out = S.lua_run(('LUA_CPATH="%s/?.so;;"'):format(dir), [[
+      local dist = require "luacuda.dist"
+      print(dist.available)
+      print(select(2, pcall(dist.init)))
+    ]])
+    os.remove(dir .. "/luacuda/core.so")
+    os.remove(dir .. "/luacuda")
+    os.remove(dir)
+    assert.is_true(ok, out)
+    local available, err = out:match("^(%w+)\n(.-)\n")
+    assert.equal("false", available, out)
+    assert.truthy(err:find("luacuda.dist.init: luacuda was built without MPI (no mpicc; install "
+      .. "Debian's libopenmpi-dev and rebuild): module 'luacuda.dist_mpi' not found", 1, true), out)
+  end)
+end)
+
 describe("luacuda.dist on MPI", function()
   if why_not then
     it("runs collectives under mpirun", function() pending(why_not) end)

@@ -59,7 +59,7 @@ static void check_mpi(lua_State *L, int rc, const char *fname, const char *call)
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "error %d", rc);
-  dist_raise(L, fname, "%s failed: %s", call, text);
+  dist_raise(L, fname, "MPI call %s failed: %s", call, text);
 }
 
 /* ---- dtypes -------------------------------------------------------------- */
