@@ -17,8 +17,9 @@
 -- managed) in place; a strided view goes through a contiguous copy, and a
 -- device array through a host copy (staging), both copied back when the
 -- collective writes them. The memory is read and written on the host, at
--- the call: work queued on a stream that writes the arrays must be
--- synchronized first.
+-- the call, after the copies and fills queued on streams that use the
+-- arrays are done, as for a host access from Lua (`a[i]`); a launch on
+-- device memory that writes them must be synchronized first.
 -- @module luacuda.dist
 
 local luacuda = require "luacuda"

@@ -184,6 +184,28 @@ do
   check(ok, "allreduce on a strided view of a device array")
 end
 
+-- a copy queued on a stream behind a slow kernel writes x: the collective
+-- waits for it, as a host access from Lua does (without the wait it would
+-- sum the old values, and the copy would land afterwards)
+do
+  local fake = luacuda.backend() == "cuda" and luacuda.devices()[1].name:find("^luacuda fake GPU")
+  local m = luacuda.compile([==[
+    extern "C" __global__ void dist_spin_fill(long long spins, float *out, int n, float v) {
+      volatile long long acc = 0;
+      for (long long i = 0; i < spins; i++) acc = acc + 1;
+      for (int i = 0; i < n; i++) out[i] = v + (acc != spins);
+    }]==], { name = "dist_spin_fill.cu" })
+  local d = luacuda.device_array(16, "float32"):fill(0)
+  local h = luacuda.pinned_array(16, "float32"):fill(-1)
+  local s = luacuda.stream()
+  m.dist_spin_fill[{ 1, 1, s }](fake and 1000000 or 20000000, d, 16, R)
+  d:copy_to_host(h, s)
+  comm:allreduce(h, "sum")
+  local want = {}
+  for i = 1, 16 do want[i] = P * (P + 1) / 2 end
+  same(flat(h), want, "allreduce waits for the copy queued into x")
+end
+
 -- broadcast from every root, several dtypes and kinds
 for root = 1, P do
   for _, dt in ipairs { "bool", "uint16", "bfloat16", "float64" } do

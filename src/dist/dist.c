@@ -404,9 +404,29 @@ static bool c_contiguous(const luacuda_arrayinfo *in) {
   return true;
 }
 
+static int wait_array(lua_State *L) {
+  luacuda_waitarray(L, 1, lua_toboolean(L, 2));
+  return 0;
+}
+
+/* Wait for the work a script queued on streams that writes (or, when
+** writing, reads) the array at idx, as a host access from Lua does; its
+** error (LUACUDA_STRICT_ASYNC=1) becomes this rank's argument error. */
+static bool wait_queued(lua_State *L, int idx, bool writing, header *h) {
+  lua_pushcfunction(L, wait_array);
+  lua_pushvalue(L, idx);
+  lua_pushboolean(L, writing);
+  if (lua_pcall(L, 2, 0, 0) == LUA_OK) return true;
+  header_error(h, "%s", lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return false;
+}
+
 /* The array argument at idx into *a, its facts into the header (when
-** describe); what is wrong with it into h's error. */
-static bool read_array(lua_State *L, int idx, const char *what, header *h, arr *a, bool describe) {
+** describe); what is wrong with it into h's error. The work queued on it
+** is waited for: the call reads it (and writes it, when writes). */
+static bool read_array(lua_State *L, int idx, const char *what, header *h, arr *a, bool describe,
+                       bool writes) {
   memset(a, 0, sizeof *a);
   a->code = -1;
   a->data = luacuda_toarray(L, idx, &a->info);
@@ -430,6 +450,7 @@ static bool read_array(lua_State *L, int idx, const char *what, header *h, arr *
                  (long long)a->info.size, INT_MAX);
     return false;
   }
+  if (!wait_queued(L, idx, writes, h)) return false;
   if (describe) {
     h->f[F_DTYPE] = a->code;
     h->f[F_ITEMSIZE] = a->info.itemsize;
@@ -551,10 +572,10 @@ static int comm_allreduce(lua_State *L) {
   header h;
   header_init(&h, K_ALLREDUCE);
   arr x = {0}, out = {0};
-  bool ok = read_array(L, 2, "x", &h, &x, true);
-  int op = ok ? read_op(L, 3, &h, &x) : OP_SUM_;
   bool has_out = !lua_isnoneornil(L, 4);
-  if (ok && has_out && read_array(L, 4, "out", &h, &out, false)) {
+  bool ok = read_array(L, 2, "x", &h, &x, true, !has_out);
+  int op = ok ? read_op(L, 3, &h, &x) : OP_SUM_;
+  if (ok && has_out && read_array(L, 4, "out", &h, &out, false, true)) {
     same_dtype(&h, &x, &out, "out");
     if (out.info.size != x.info.size)
       header_error(&h, "out has %lld elements, x %lld", (long long)out.info.size,
@@ -580,7 +601,7 @@ static int comm_broadcast(lua_State *L) {
   header_init(&h, K_BROADCAST);
   arr x;
   int root = 0;
-  read_array(L, 2, "x", &h, &x, true);
+  read_array(L, 2, "x", &h, &x, true, true);
   if (read_rank(L, 3, c, "root", &h, &root)) h.f[F_ROOT] = root + 1;
   agree(L, c, &h, "broadcast");
   check_mpi(L, MPI_Bcast(x.data, mpi_count(&x, x.info.size), mpi_type(x.code), root, c->comm),
@@ -597,8 +618,9 @@ static int comm_reduce(lua_State *L) {
   header_init(&h, K_REDUCE);
   arr x;
   int root = 0;
-  bool ok = read_array(L, 2, "x", &h, &x, true);
-  if (read_rank(L, 3, c, "root", &h, &root)) h.f[F_ROOT] = root + 1;
+  bool root_ok = read_rank(L, 3, c, "root", &h, &root);
+  if (root_ok) h.f[F_ROOT] = root + 1;
+  bool ok = read_array(L, 2, "x", &h, &x, true, root_ok && root == c->rank);
   int op = ok ? read_op(L, 4, &h, &x) : OP_SUM_;
   agree(L, c, &h, "reduce");
   int n = mpi_count(&x, x.info.size);
@@ -627,7 +649,7 @@ static int comm_allgather(lua_State *L) {
   header h;
   header_init(&h, K_ALLGATHER);
   arr x = {0}, out = {0};
-  if (read_array(L, 2, "x", &h, &x, true) && read_array(L, 3, "out", &h, &out, false)) {
+  if (read_array(L, 2, "x", &h, &x, true, false) && read_array(L, 3, "out", &h, &out, false, true)) {
     same_dtype(&h, &x, &out, "out");
     check_blocks(&h, c, &out, &x, "out", "x");
   }
@@ -647,9 +669,9 @@ static int comm_reduce_scatter(lua_State *L) {
   header_init(&h, K_REDUCE_SCATTER);
   arr x = {0}, out = {0};
   int op = OP_SUM_;
-  if (read_array(L, 2, "x", &h, &x, true)) {
+  if (read_array(L, 2, "x", &h, &x, true, false)) {
     op = read_op(L, 4, &h, &x);
-    if (read_array(L, 3, "out", &h, &out, false)) {
+    if (read_array(L, 3, "out", &h, &out, false, true)) {
       same_dtype(&h, &x, &out, "out");
       check_blocks(&h, c, &x, &out, "x", "out");
     }
@@ -675,7 +697,7 @@ static int comm_send(lua_State *L) {
   int peer = 0;
   if (!read_rank(L, 3, c, "peer", &h, &peer)) dist_raise(L, "send", "%s", h.err);
   if (peer == c->rank) dist_raise(L, "send", "peer %d is this rank", peer + 1);
-  read_array(L, 2, "x", &h, &x, true);
+  read_array(L, 2, "x", &h, &x, true, false);
   check_mpi(L, MPI_Send(&h, sizeof h, MPI_BYTE, peer, TAG_HEADER, c->comm), "send", "MPI_Send");
   char verdict[VERDICTLEN];
   check_mpi(L, MPI_Recv(verdict, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->comm, MPI_STATUS_IGNORE),
@@ -697,7 +719,7 @@ static int comm_recv(lua_State *L) {
   int peer = 0;
   if (!read_rank(L, 3, c, "peer", &mine, &peer)) dist_raise(L, "recv", "%s", mine.err);
   if (peer == c->rank) dist_raise(L, "recv", "peer %d is this rank", peer + 1);
-  read_array(L, 2, "x", &mine, &x, true);
+  read_array(L, 2, "x", &mine, &x, true, true);
   check_mpi(L, MPI_Recv(&theirs, sizeof theirs, MPI_BYTE, peer, TAG_HEADER, c->comm,
                         MPI_STATUS_IGNORE),
             "recv", "MPI_Recv");
