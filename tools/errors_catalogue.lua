@@ -243,6 +243,10 @@ for k, v in pairs {
   ["<> has <> elements, not <> (ranks) x <> (the elements of <>)"] =
     dist_case("when one rank's allgather output has the wrong size or dtype", "allgather"),
   ["out overlaps x"] = dist_case("when allgather's out overlaps x", "allgather"),
+  ["options must be a table, got <>"] = dist_case("for an option allreduce does not take", "allreduce"),
+  ["stream= is not supported yet: synchronize the stream, then call it"] =
+    dist_case("for an option allreduce does not take", "allreduce"),
+  ["unknown option <> (it takes out=)"] = dist_case("for an option allreduce does not take", "allreduce"),
   ["expected a communicator (call it as comm:<>(...)), got <>"] =
     dist_case("when a method is called without its communicator, on the rank alone", "barrier"),
   ["peer <> is this rank"] =

@@ -159,7 +159,8 @@ end
 -- @treturn Array x, or out
 -- @raise `luacuda.dist.allreduce: ranks gave arrays of different dtypes
 -- (<d1> on some, <d2> on others)` (or sizes, shapes, ops) on every rank;
--- `on rank <r>: <cause>` for one rank's bad argument, on every rank
+-- `on rank <r>: <cause>` for one rank's bad argument, on every rank (an
+-- option other than `out`: `stream=` is not supported yet)
 -- @usage local luacuda = require "luacuda"
 -- local comm = require("luacuda.dist").init()
 -- local g = luacuda.full({3}, comm.rank, "float32")
@@ -171,12 +172,12 @@ function methods.allreduce(comm, x, op, opts)
   if out ~= nil then
     local xs = staged(x, false)
     local os, back = staged(out, true)
-    call(raw.allreduce, comm, xs, op, os)
+    call(raw.allreduce, comm, xs, op, os, opts)
     if back then back() end
     return out
   end
   local xs, back = staged(x, true)
-  call(raw.allreduce, comm, xs, op)
+  call(raw.allreduce, comm, xs, op, nil, opts)
   if back then back() end
   return x
 end

@@ -92,6 +92,12 @@ case("rootkind", function(a) comm:broadcast(a, "one") end, x64)
 
 case("outsize", function(a) comm:allreduce(a, { out = luacuda.empty({ R == 2 and 5 or 4 }) }) end, x64)
 
+case("streamopt", function(a) comm:allreduce(a, "sum", { stream = luacuda.stream() }) end, x64)
+
+case("badopt", function(a) comm:allreduce(a, { "x" }) end, x64)
+
+case("notable", function(a) comm:allreduce(a, "sum", R == 2 and 5 or nil) end, x64)
+
 case("blockoverlap", function()
   local base = luacuda.zeros({ 4 * P })
   comm:allgather(base[{ { 1, 4 } }], base)

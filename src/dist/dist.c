@@ -566,11 +566,39 @@ static int comm_split(lua_State *L) {
   return 1;
 }
 
-/* comm:_allreduce(x, op, out|nil) */
+/* The option table at idx (nil, or a table of the keys in known) */
+static void check_options(lua_State *L, int idx, const char *const *known, header *h) {
+  if (lua_isnoneornil(L, idx)) return;
+  if (!lua_istable(L, idx)) {
+    header_error(h, "options must be a table, got %s", luaL_typename(L, idx));
+    return;
+  }
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    bool ok = false;
+    for (int i = 0; known[i] && lua_type(L, -1) == LUA_TSTRING; i++)
+      ok = ok || strcmp(lua_tostring(L, -1), known[i]) == 0;
+    if (!ok) {
+      if (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "stream") == 0)
+        header_error(h, "stream= is not supported yet: synchronize the stream, then call it");
+      else
+        header_error(h, "unknown option %s (it takes out=)", lua_type(L, -1) == LUA_TSTRING
+                                                             ? lua_tostring(L, -1)
+                                                             : luaL_typename(L, -1));
+      lua_pop(L, 1);
+      return;
+    }
+  }
+}
+
+/* comm:_allreduce(x, op, out|nil, opts|nil): out is opts.out, staged */
 static int comm_allreduce(lua_State *L) {
+  static const char *const known[] = {"out", NULL};
   dcomm *c = check_comm(L, 1, "allreduce");
   header h;
   header_init(&h, K_ALLREDUCE);
+  check_options(L, 5, known, &h);
   arr x = {0}, out = {0};
   bool has_out = !lua_isnoneornil(L, 4);
   bool ok = read_array(L, 2, "x", &h, &x, true, !has_out);
