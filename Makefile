@@ -10,7 +10,9 @@
 #   make docs        the API reference, docs/api/, from the sources' doc comments
 #   make docs-check  docs/api/ is current and documents every public name
 #   make         just build build/luacuda/core.so (needs a C compiler and
-#                Lua 5.4's headers; luarocks calls this same Makefile)
+#                Lua 5.4's headers; luarocks calls this same Makefile), and
+#                luacuda.dist's MPI engine, build/luacuda/dist_mpi.so, where
+#                mpicc is (MPICC= leaves it out)
 
 LUA        ?= lua5.4
 LUA_INCDIR ?= /usr/include/lua5.4
