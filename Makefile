@@ -21,7 +21,8 @@ CFLAGS     ?= -O2 -g
 LIBFLAG    ?= -shared
 BUILD      ?= build
 BUSTED     ?= $(shell command -v busted 2>/dev/null)
-PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks g++ libdlpack-dev openmpi-bin libopenmpi-dev
+PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks g++ libdlpack-dev python3-numpy openmpi-bin \
+              libopenmpi-dev
 # what make docs needs: LDoc and the Markdown it formats the comments with
 DOC_PACKAGES = lua-ldoc lua-discount
 
@@ -51,6 +52,7 @@ UNIT = $(BUILD)/layout_test
 SCAN_UNIT = $(BUILD)/scan_test
 DEPS_UNIT = $(BUILD)/deps_test
 REDUCE_UNIT = $(BUILD)/reduce_test
+NPY_UNIT = $(BUILD)/npy_test
 # a fake CUDA driver for spec/cuda_fake_spec.lua, built against the toolkit's
 # cuda.h where there is one (test code: never installed)
 CUDA_INC  ?= /usr/local/cuda/include
@@ -132,6 +134,13 @@ $(REDUCE_UNIT): spec/c/reduce_test.c spec/c/unit.h src/base/reduce.c src/base/re
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/reduce_test.c src/base/reduce.c src/base/dtype.c \
 	  src/base/layout.c -o $@ $(LDFLAGS) -lm
+
+# the .npy header, read and written: pure C, no Lua
+$(NPY_UNIT): spec/c/npy_test.c spec/c/unit.h src/base/npy.c src/base/npy.h src/base/dtype.c \
+             src/base/strbuf.c
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/npy_test.c src/base/npy.c src/base/dtype.c \
+	  src/base/strbuf.c -o $@ $(LDFLAGS) -lm
 
 # the record of the headers a compilation read: pure C, no Lua
 $(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
@@ -224,7 +233,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(DIST_LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
+check: $(LIB) $(DIST_LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
        $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
@@ -324,7 +333,7 @@ bench-ptx: $(LIB) $(FAKE_CUDA)
 
 # docs/errors.md from the error sites in src/ and lua/, with a spec test for
 # each found by running the specs with a helper that logs the errors caught
-errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT)
+errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT)
 	$(RUN_ENV) LUACUDA_ERRLOG=$(BUILD)/errors.log $(LUA) $(BUSTED) --helper=tools/errors_harvest.lua >/dev/null || true
 	$(LUA) tools/errors_catalogue.lua $(BUILD)/errors.log > docs/errors.md
 	@tail -2 docs/errors.md
@@ -398,7 +407,7 @@ fuzz-long: $(LIB)
 	$(RUN_ENV) SEED="$(SEED)" $(LUA) spec/fuzz_long.lua $(DIFF_COUNT) $(DIFF_FIRST)
 
 # libFuzzer targets (clang) for the pure-C parts that read user input: the
-# layout arithmetic and the kernel source scanner. Each runs FUZZ_TIME
+# layout arithmetic, the kernel source scanner and the .npy header reader. Each runs FUZZ_TIME
 # seconds over the corpus kept in fuzz/corpus/<target> (read only: what it
 # finds goes to $(BUILD)/fuzz/corpus-<target>, a crash to
 # $(BUILD)/fuzz/<target>-crash-*).
@@ -406,7 +415,7 @@ FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_FLAGS  = -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=undefined $(WARN) -D_POSIX_C_SOURCE=200809L $(BASE_INC)
-FUZZ_TARGETS = layout scan
+FUZZ_TARGETS = layout scan npy
 
 $(BUILD)/fuzz/layout_fuzz: fuzz/layout_fuzz.c src/base/layout.c src/base/layout.h
 	@mkdir -p $(@D)
@@ -415,6 +424,10 @@ $(BUILD)/fuzz/layout_fuzz: fuzz/layout_fuzz.c src/base/layout.c src/base/layout.
 $(BUILD)/fuzz/scan_fuzz: fuzz/scan_fuzz.c $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/scan_fuzz.c src/base/scan.c src/base/dtype.c -o $@ -lm
+
+$(BUILD)/fuzz/npy_fuzz: fuzz/npy_fuzz.c src/base/npy.c src/base/npy.h src/base/dtype.c src/base/strbuf.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/npy_fuzz.c src/base/npy.c src/base/dtype.c src/base/strbuf.c -o $@ -lm
 
 fuzz:
 	@$(MAKE) --no-print-directory deps PACKAGES=clang

@@ -17,6 +17,7 @@ local AREAS = {
   { "Creating arrays: to_device, array, full, arange, ...", { "src/binding/create.c", "src/binding/join.c", "src/binding/convert.c" } },
   { "Copies, fill and assignment", { "src/binding/copy.c", "src/backend/host_copy.c" } },
   { "Indexing and item", { "src/binding/index.c" } },
+  { "Iteration: pairs(a), a:ipairs()", { "src/binding/iterate.c" } },
   { "Array math: operators, elementwise functions, comparisons, astype",
     { "src/binding/math.c", "src/base/ufunc.c" } },
   { "Reductions and scans: sum, prod, min, max, mean, argmin, argmax, any, all, cumsum, cumprod",
@@ -41,8 +42,11 @@ local AREAS = {
     { "src/backend/sim/fault.c", "src/backend/sim/guard.c", "src/backend/sim/arena.c" } },
   { "SmartArray", { "lua/luacuda/smart.lua" } },
   { "Kernel generators: elementwise, reduction", { "lua/luacuda/generators.lua" } },
+  { "busted matchers: assert.array_equal, assert.array_near", { "lua/luacuda/assert.lua" } },
+  { "Printing: set_printoptions, printoptions", { "lua/luacuda/printoptions.lua" } },
   { "Random numbers: luacuda.random and its generators", { "src/binding/random.c" } },
   { "Matrix products: matmul, blas", { "src/binding/matmul.c", "src/base/matmul.c" } },
+  { "Saving and loading .npy files: save, load", { "src/binding/npy.c", "src/base/npy.c" } },
   { "Several processes: luacuda.dist", { "src/dist/dist.c", "lua/luacuda/dist.lua" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
     "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c",
@@ -74,6 +78,7 @@ for _, k in ipairs {
   "cannot set up a signal stack for a worker",
   "cannot make <>: <>",
   "cannot start a worker thread for each of the <> blocks of a cooperative launch (<> started)",
+  "out of memory reading the header",
   -- luacuda.dist: MPI failing, and arrays of 2^31 elements or more
   "MPI call <> failed: <>", "MPI was finalised already", "MPI_Init_thread failed",
   "on_exit failed: cannot finalise MPI at exit", "MPI_Op_create failed",
@@ -117,6 +122,9 @@ for _, k in ipairs {
   "no <> loop for <> (every loop dtype should have one)",
   -- every backend has random numbers (backend.h's random slot)
   "the <> backend has no random numbers",
+  -- .npy headers: each level of a dtype is two levels of the header's
+  -- literal, whose own limit (the header nests more than <> deep) comes first
+  "the dtype nests more than <> deep",
   "kernel '<>' is defined more than once in <> (in #if branches), with parameters the compiled kernel cannot tell apart; pass signatures={<> = \"...\"} to compile",
   -- luacuda.dist's engine: its Lua wrappers stage these arrays first, and
   -- no Lua value reaches a freed communicator
@@ -128,7 +136,8 @@ for _, k in ipairs {
 -- A C unit test (spec/c/*_test.c) that checks a message holding the
 -- format's longest literal part: "file", "test name", or nil.
 local ctests = {}
-for _, path in ipairs { "spec/c/layout_test.c", "spec/c/scan_test.c", "spec/c/capi_test.c" } do
+for _, path in ipairs { "spec/c/layout_test.c", "spec/c/scan_test.c", "spec/c/capi_test.c",
+                        "spec/c/npy_test.c" } do
   local name, n = nil, 0
   for l in io.lines(path) do
     n = n + 1
