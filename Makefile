@@ -10,7 +10,9 @@
 #   make docs        the API reference, docs/api/, from the sources' doc comments
 #   make docs-check  docs/api/ is current and documents every public name
 #   make         just build build/luacuda/core.so (needs a C compiler and
-#                Lua 5.4's headers; luarocks calls this same Makefile)
+#                Lua 5.4's headers; luarocks calls this same Makefile), and
+#                luacuda.dist's MPI engine, build/luacuda/dist_mpi.so, where
+#                mpicc is (MPICC= leaves it out)
 
 LUA        ?= lua5.4
 LUA_INCDIR ?= /usr/include/lua5.4
@@ -19,7 +21,8 @@ CFLAGS     ?= -O2 -g
 LIBFLAG    ?= -shared
 BUILD      ?= build
 BUSTED     ?= $(shell command -v busted 2>/dev/null)
-PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks g++ libdlpack-dev python3-numpy
+PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks g++ libdlpack-dev python3-numpy openmpi-bin \
+              libopenmpi-dev
 # what make docs needs: LDoc and the Markdown it formats the comments with
 DOC_PACKAGES = lua-ldoc lua-discount
 
@@ -62,6 +65,13 @@ FAKE_NVRTC = $(BUILD)/fake/nvrtc/libnvrtc.so.12
 CAPI_UNIT = $(BUILD)/capi_test
 EMBED_HOST = $(BUILD)/embed_host
 
+# luacuda.dist's MPI engine (src/dist/, luacuda/dist_mpi.so), built where
+# mpicc is: it links MPI and core.so (whose C API, src/luacuda.h, is its
+# way into arrays); core.so itself never needs MPI. -z nodelete: its
+# on_exit handler must stay mapped after lua_close.
+MPICC    ?= $(shell command -v mpicc 2>/dev/null)
+DIST_LIB  = $(if $(MPICC),$(BUILD)/luacuda/dist_mpi.so)
+
 # C programs that embed Lua and link the module; they find it next to them
 HOST_LINK = -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN/luacuda' -llua5.4 -lm
 GUARD_UNIT = $(BUILD)/guard_test
@@ -73,7 +83,7 @@ RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUAC
 .PHONY: all install deps check check-fake-cuda test demo bench bench-chart bench-streams bench-ptx bench-gpu bench-gpu-smoke test-asan test-tsan \
         test-valgrind rock clean embed errors-catalogue devkit fuzz-long fuzz fuzz-run docs docs-check
 
-all: $(LIB)
+all: $(LIB) $(DIST_LIB)
 
 $(BUILD)/obj/base/%.o: src/base/%.c
 	@mkdir -p $(@D)
@@ -100,6 +110,11 @@ $(BUILD)/obj/binding/embed.o: $(wildcard lua/luacuda/*.lua)
 $(LIB): $(OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIBFLAG) $(OBJ) -o $@ $(LDFLAGS) $(LC_LDFLAGS) $(LC_LIBS)
+
+$(BUILD)/luacuda/dist_mpi.so: src/dist/dist.c src/luacuda.h $(LIB)
+	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE -fPIC -fvisibility=hidden -Isrc -I$(LUA_INCDIR) \
+	  $(LIBFLAG) $< -o $@ $(LDFLAGS) -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN' \
+	  -Wl,-z,nodelete -lpthread -lm
 
 # the C units of src/base: pure C, built without Lua's include path
 UNIT_CFLAGS = $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L
@@ -189,6 +204,7 @@ $(EMBED_HOST): examples/embed/host.c src/luacuda.h $(LIB)
 install: $(LIB)
 	mkdir -p $(INST_LIBDIR)/luacuda $(INST_LUADIR)/luacuda $(INST_INCDIR)
 	cp $(LIB) $(INST_LIBDIR)/luacuda/core.so
+	$(if $(DIST_LIB),cp $(DIST_LIB) $(INST_LIBDIR)/luacuda/dist_mpi.so)
 	cp lua/luacuda/*.lua $(INST_LUADIR)/luacuda/
 	cp src/luacuda.h $(INST_INCDIR)/
 
@@ -217,7 +233,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
+check: $(LIB) $(DIST_LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
        $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)

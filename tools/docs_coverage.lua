@@ -114,7 +114,7 @@ local function live_objects()
   local sa = luacuda.smart_array(luacuda.zeros({2}))
   local ew = luacuda.elementwise("float32 x", "float32 y", "y = x")
   local red = luacuda.reduction("float32 x", "float32 y", "x", "a + b", "y = a", "0")
-  return {
+  local objects = {
     Array = {instance = a, mt = metatable_of("luacuda.array"),
              methods = registry["luacuda.array.methods"]},
     Stream = {instance = luacuda.default_stream(), mt = metatable_of("luacuda.stream")},
@@ -128,6 +128,13 @@ local function live_objects()
     Elementwise = {instance = ew, mt = getmetatable(ew)},
     Reduction = {instance = red, mt = getmetatable(red)},
   }
+  -- luacuda.dist's communicator, where the MPI engine was built (one
+  -- process: MPI starts as a singleton)
+  local dist = require "luacuda.dist"
+  if dist.available then
+    objects.Comm = {instance = dist.init(), mt = metatable_of("luacuda.dist.comm")}
+  end
+  return objects
 end
 
 -- A module's public names. luacuda.assert returns luassert's assert: its
