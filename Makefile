@@ -10,7 +10,9 @@
 #   make docs        the API reference, docs/api/, from the sources' doc comments
 #   make docs-check  docs/api/ is current and documents every public name
 #   make         just build build/luacuda/core.so (needs a C compiler and
-#                Lua 5.4's headers; luarocks calls this same Makefile)
+#                Lua 5.4's headers; luarocks calls this same Makefile), and
+#                luacuda.dist's MPI engine, build/luacuda/dist_mpi.so, where
+#                mpicc is (MPICC= leaves it out)
 
 LUA        ?= lua5.4
 LUA_INCDIR ?= /usr/include/lua5.4
@@ -19,7 +21,8 @@ CFLAGS     ?= -O2 -g
 LIBFLAG    ?= -shared
 BUILD      ?= build
 BUSTED     ?= $(shell command -v busted 2>/dev/null)
-PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks g++ libdlpack-dev
+PACKAGES    = lua5.4 liblua5.4-dev lua-busted luarocks g++ libdlpack-dev python3-numpy openmpi-bin \
+              libopenmpi-dev
 # what make docs needs: LDoc and the Markdown it formats the comments with
 DOC_PACKAGES = lua-ldoc lua-discount
 
@@ -49,6 +52,7 @@ UNIT = $(BUILD)/layout_test
 SCAN_UNIT = $(BUILD)/scan_test
 DEPS_UNIT = $(BUILD)/deps_test
 REDUCE_UNIT = $(BUILD)/reduce_test
+NPY_UNIT = $(BUILD)/npy_test
 # a fake CUDA driver for spec/cuda_fake_spec.lua, built against the toolkit's
 # cuda.h where there is one (test code: never installed)
 CUDA_INC  ?= /usr/local/cuda/include
@@ -63,6 +67,13 @@ FAKE_PEER_TEST = $(if $(FAKE_CUDA),$(BUILD)/fake/fake_peer_test)
 CAPI_UNIT = $(BUILD)/capi_test
 EMBED_HOST = $(BUILD)/embed_host
 
+# luacuda.dist's MPI engine (src/dist/, luacuda/dist_mpi.so), built where
+# mpicc is: it links MPI and core.so (whose C API, src/luacuda.h, is its
+# way into arrays); core.so itself never needs MPI. -z nodelete: its
+# on_exit handler must stay mapped after lua_close.
+MPICC    ?= $(shell command -v mpicc 2>/dev/null)
+DIST_LIB  = $(if $(MPICC),$(BUILD)/luacuda/dist_mpi.so)
+
 # C programs that embed Lua and link the module; they find it next to them
 HOST_LINK = -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN/luacuda' -llua5.4 -lm
 GUARD_UNIT = $(BUILD)/guard_test
@@ -74,7 +85,7 @@ RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUAC
 .PHONY: all install deps check check-fake-cuda test demo bench bench-chart bench-streams bench-ptx bench-gpu bench-gpu-smoke test-asan test-tsan \
         test-valgrind rock clean embed errors-catalogue devkit fuzz-long fuzz fuzz-run docs docs-check
 
-all: $(LIB)
+all: $(LIB) $(DIST_LIB)
 
 $(BUILD)/obj/base/%.o: src/base/%.c
 	@mkdir -p $(@D)
@@ -102,6 +113,11 @@ $(LIB): $(OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIBFLAG) $(OBJ) -o $@ $(LDFLAGS) $(LC_LDFLAGS) $(LC_LIBS)
 
+$(BUILD)/luacuda/dist_mpi.so: src/dist/dist.c src/luacuda.h $(LIB)
+	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE -fPIC -fvisibility=hidden -Isrc -I$(LUA_INCDIR) \
+	  $(LIBFLAG) $< -o $@ $(LDFLAGS) -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN' \
+	  -Wl,-z,nodelete -lpthread -lm
+
 # the C units of src/base: pure C, built without Lua's include path
 UNIT_CFLAGS = $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L
 $(UNIT): spec/c/layout_test.c spec/c/unit.h src/base/layout.c src/base/layout.h
@@ -120,6 +136,13 @@ $(REDUCE_UNIT): spec/c/reduce_test.c spec/c/unit.h src/base/reduce.c src/base/re
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/reduce_test.c src/base/reduce.c src/base/dtype.c \
 	  src/base/layout.c -o $@ $(LDFLAGS) -lm
+
+# the .npy header, read and written: pure C, no Lua
+$(NPY_UNIT): spec/c/npy_test.c spec/c/unit.h src/base/npy.c src/base/npy.h src/base/dtype.c \
+             src/base/strbuf.c
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/npy_test.c src/base/npy.c src/base/dtype.c \
+	  src/base/strbuf.c -o $@ $(LDFLAGS) -lm
 
 # the record of the headers a compilation read: pure C, no Lua
 $(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
@@ -187,6 +210,7 @@ $(EMBED_HOST): examples/embed/host.c src/luacuda.h $(LIB)
 install: $(LIB)
 	mkdir -p $(INST_LIBDIR)/luacuda $(INST_LUADIR)/luacuda $(INST_INCDIR)
 	cp $(LIB) $(INST_LIBDIR)/luacuda/core.so
+	$(if $(DIST_LIB),cp $(DIST_LIB) $(INST_LIBDIR)/luacuda/dist_mpi.so)
 	cp lua/luacuda/*.lua $(INST_LUADIR)/luacuda/
 	cp src/luacuda.h $(INST_INCDIR)/
 
@@ -215,7 +239,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
+check: $(LIB) $(DIST_LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
        $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_PEER_TEST)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
@@ -315,7 +339,7 @@ bench-ptx: $(LIB) $(FAKE_CUDA)
 
 # docs/errors.md from the error sites in src/ and lua/, with a spec test for
 # each found by running the specs with a helper that logs the errors caught
-errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT)
+errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT)
 	$(RUN_ENV) LUACUDA_ERRLOG=$(BUILD)/errors.log $(LUA) $(BUSTED) --helper=tools/errors_harvest.lua >/dev/null || true
 	$(LUA) tools/errors_catalogue.lua $(BUILD)/errors.log > docs/errors.md
 	@tail -2 docs/errors.md
@@ -389,7 +413,7 @@ fuzz-long: $(LIB)
 	$(RUN_ENV) SEED="$(SEED)" $(LUA) spec/fuzz_long.lua $(DIFF_COUNT) $(DIFF_FIRST)
 
 # libFuzzer targets (clang) for the pure-C parts that read user input: the
-# layout arithmetic and the kernel source scanner. Each runs FUZZ_TIME
+# layout arithmetic, the kernel source scanner and the .npy header reader. Each runs FUZZ_TIME
 # seconds over the corpus kept in fuzz/corpus/<target> (read only: what it
 # finds goes to $(BUILD)/fuzz/corpus-<target>, a crash to
 # $(BUILD)/fuzz/<target>-crash-*).
@@ -397,7 +421,7 @@ FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_FLAGS  = -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=undefined $(WARN) -D_POSIX_C_SOURCE=200809L $(BASE_INC)
-FUZZ_TARGETS = layout scan
+FUZZ_TARGETS = layout scan npy
 
 $(BUILD)/fuzz/layout_fuzz: fuzz/layout_fuzz.c src/base/layout.c src/base/layout.h
 	@mkdir -p $(@D)
@@ -406,6 +430,10 @@ $(BUILD)/fuzz/layout_fuzz: fuzz/layout_fuzz.c src/base/layout.c src/base/layout.
 $(BUILD)/fuzz/scan_fuzz: fuzz/scan_fuzz.c $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/scan_fuzz.c src/base/scan.c src/base/dtype.c -o $@ -lm
+
+$(BUILD)/fuzz/npy_fuzz: fuzz/npy_fuzz.c src/base/npy.c src/base/npy.h src/base/dtype.c src/base/strbuf.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/npy_fuzz.c src/base/npy.c src/base/dtype.c src/base/strbuf.c -o $@ -lm
 
 fuzz:
 	@$(MAKE) --no-print-directory deps PACKAGES=clang

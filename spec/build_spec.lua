@@ -94,7 +94,12 @@ describe("the rockspec", function()
     ok, out = sh(("cd / && eval \"$(luarocks --lua-version=5.4 path --tree=%s/tree)\" && " ..
       "env -u LD_PRELOAD lua5.4 -e 'local l = require \"luacuda\"; print(l.backend(), l.to_device({1, 2, 3}):copy_to_host()[3])'")
       :format(tmp))
+    -- luacuda.dist's MPI engine is installed beside core.so where mpicc is
+    local dist_ok, dist_out = sh(("cd / && eval \"$(luarocks --lua-version=5.4 path --tree=%s/tree)\" && " ..
+      "env -u LD_PRELOAD lua5.4 -e 'print(\"dist\", require(\"luacuda.dist\").available)'"):format(tmp))
     sh("rm -rf " .. tmp)
+    assert.is_true(dist_ok, dist_out)
+    assert.truthy(dist_out:find("dist\t" .. tostring(sh("command -v mpicc") == true), 1, true), dist_out)
     assert.same({}, missing, "files the rock should install in " .. dir)
     assert.is_true(ok, out)
     assert.truthy(out:find("sim") or out:find("cuda"), out)

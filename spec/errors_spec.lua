@@ -843,7 +843,25 @@ end)
 describe("indexing", function()
   it("refuses an index past the end of a host array", function()
     local h = luacuda.array({ 1, 2, 3 })
-    misuse("index", "index 4 out of bounds for axis 1 of size 3", get, h, 4)
+    misuse("index", "index 4 out of bounds for axis 1 of size 3; to walk an array use "
+           .. "a:ipairs(), pairs(a) or for i = 1, #a (ipairs(a) reads until a nil, which an "
+           .. "array never gives)", get, h, 4)
+  end)
+
+  it("refuses Lua's ipairs at the end of an array, suggesting a:ipairs()", function()
+    local d = luacuda.to_device({ { 1, 2 }, { 3, 4 } })
+    local rows = 0
+    misuse("index", "index 3 out of bounds for axis 1 of size 2; to walk an array use a:ipairs()",
+           function(a) for _ in ipairs(a) do rows = rows + 1 end end, d)
+    assert.equal(2, rows)
+  end)
+
+  it("suggests a:ipairs() only for a number key read past the end", function()
+    local h = host2x3()
+    local err = misuse("index", "index 3 out of bounds for axis 1 of size 2", get, h, { 3, 1 })
+    assert.is_nil(err:find("ipairs", 1, true))
+    err = misuse("index", "index -3 out of bounds for axis 1 of size 2", get, h, -3)
+    assert.is_nil(err:find("ipairs", 1, true))
   end)
 
   it("refuses index 0 (indices are 1-based)", function()
@@ -945,7 +963,8 @@ end)
 describe("assignment", function()
   it("refuses an index past the end, host fast path", function()
     local h = luacuda.array({ 1, 2, 3 })
-    misuse("setitem", "index 4 out of bounds for axis 1 of size 3", set, h, 4, 0)
+    local err = misuse("setitem", "index 4 out of bounds for axis 1 of size 3", set, h, 4, 0)
+    assert.is_nil(err:find("ipairs", 1, true))     -- a write is no loop's end
   end)
 
   it("refuses an index past the end of a device array", function()

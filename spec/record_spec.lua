@@ -412,13 +412,22 @@ describe("printing records", function()
     local a = luacuda.array({ value(1), value(2.5) }, point)
     assert.equal("luacuda.array(kind=host, dtype=record{x: float32, n: int32, v: float32[3], "
                  .. "inner: record{a: int8, b: float64}}, shape={2})\n"
-                 .. "{{x = 1.0, n = 2, v = {1.0, 2.0, 3.0}, inner = {a = 1, b = 2.5}}, "
-                 .. "{x = 2.5, n = 2, v = {1.0, 2.0, 3.0}, inner = {a = 1, b = 2.5}}}",
+                 .. "{{x = 1.0, n = 2, v = {1.0, 2.0, 3.0}, inner = {a = 1, b = 2.5}},\n"
+                 .. " {x = 2.5, n = 2, v = {1.0, 2.0, 3.0}, inner = {a = 1, b = 2.5}}}",
                  tostring(a))
     assert.equal("luacuda.array(kind=host, dtype=record{x: float32, n: int32, v: float32[3], "
                  .. "inner: record{a: int8, b: float64}}, shape={})\n"
                  .. "{x = 2.5, n = 2, v = {1.0, 2.0, 3.0}, inner = {a = 1, b = 2.5}}",
                  tostring(a[2]))
+  end)
+
+  it("aligns each field as a column of its own, as NumPy does", function()
+    local rec = luacuda.record({ { "x", "float64" }, { "n", "int16" }, { "ok", "bool" }, { "v", "float32", 2 } })
+    local a = luacuda.array({ { x = 1, n = 2, ok = true, v = { 1, 2 } },
+                              { x = 2.25, n = -300, ok = false, v = { 1e-5, 2 } } }, rec)
+    assert.equal("{{x = 1.0 , n =    2, ok =  true, v = {1.0e+00, 2.0e+00}},\n"
+                 .. " {x = 2.25, n = -300, ok = false, v = {1.0e-05, 2.0e+00}}}",
+                 (tostring(a):gsub("^[^\n]*\n", "")))
   end)
 end)
 

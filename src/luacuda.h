@@ -109,6 +109,16 @@ LUACUDA_API void *luacuda_checkarray(lua_State *L, int arg, luacuda_arrayinfo *i
 ** array. */
 LUACUDA_API void *luacuda_toarray(lua_State *L, int idx, luacuda_arrayinfo *info);
 
+/* Before the host reads (writing 0) or writes (writing 1) the memory of
+** the open array at arg: wait for the copies and fills a script queued on
+** streams that write it (or, for writing, read it too), and for launches
+** queued with it when it is mapped or managed memory, as a[i] does from
+** Lua. Other work (a launch on device memory, work the host queued itself)
+** is the host's to wait for. With LUACUDA_STRICT_ASYNC=1, such work not
+** done yet raises luacuda.waitarray: cause instead. Anything but an open
+** array raises an argument error, as luacuda_checkarray. */
+LUACUDA_API void luacuda_waitarray(lua_State *L, int arg, int writing);
+
 /* The stream scripts should use: luacuda.host_stream() returns it. On the
 ** CUDA backend the handle is a CUstream, which the host keeps owning and
 ** must keep alive while it is set; on the simulator it is one of

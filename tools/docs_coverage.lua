@@ -114,7 +114,7 @@ local function live_objects()
   local sa = luacuda.smart_array(luacuda.zeros({2}))
   local ew = luacuda.elementwise("float32 x", "float32 y", "y = x")
   local red = luacuda.reduction("float32 x", "float32 y", "x", "a + b", "y = a", "0")
-  return {
+  local objects = {
     Array = {instance = a, mt = metatable_of("luacuda.array"),
              methods = registry["luacuda.array.methods"]},
     Stream = {instance = luacuda.default_stream(), mt = metatable_of("luacuda.stream")},
@@ -130,6 +130,31 @@ local function live_objects()
     Elementwise = {instance = ew, mt = getmetatable(ew)},
     Reduction = {instance = red, mt = getmetatable(red)},
   }
+  -- luacuda.dist's communicator, where the MPI engine was built (one
+  -- process: MPI starts as a singleton)
+  local dist = require "luacuda.dist"
+  if dist.available then
+    objects.Comm = {instance = dist.init(), mt = metatable_of("luacuda.dist.comm")}
+  end
+  return objects
+end
+
+-- A module's public names. luacuda.assert returns luassert's assert: its
+-- public names are the assertions it registers (array_equal), found
+-- as the ones luassert did not have before it was loaded.
+local function module_table(modname)
+  if modname ~= "luacuda.assert" then return require(modname) end
+  assert(not package.loaded[modname], "luacuda.assert loaded before its names were taken")
+  local assertions = require "luassert.namespaces"
+  require "luassert"
+  local before = {}
+  for name in pairs(assertions.assertion or {}) do before[name] = true end
+  require(modname)
+  local names = {}
+  for name, a in pairs(assertions.assertion) do
+    if not before[name] then names[name] = a.callback end
+  end
+  return names
 end
 
 -- ---- the comparison ----------------------------------------------------
@@ -149,7 +174,7 @@ local missing, stale, incomplete = {}, {}, {}
 -- every public name of each module
 local tables = {}
 for modname, names in pairs(modules) do
-  local ok, mod = pcall(require, modname)
+  local ok, mod = pcall(module_table, modname)
   tables[modname] = ok and type(mod) == "table" and mod or {}
   if not ok then stale[#stale + 1] = "the module " .. modname end
   local prefix = modname == "luacuda" and "" or modname .. "."

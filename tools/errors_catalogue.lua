@@ -17,6 +17,7 @@ local AREAS = {
   { "Creating arrays: to_device, array, full, arange, ...", { "src/binding/create.c", "src/binding/join.c", "src/binding/convert.c" } },
   { "Copies, fill and assignment", { "src/binding/copy.c", "src/backend/host_copy.c" } },
   { "Indexing and item", { "src/binding/index.c" } },
+  { "Iteration: pairs(a), a:ipairs()", { "src/binding/iterate.c" } },
   { "Array math: operators, elementwise functions, comparisons, astype",
     { "src/binding/math.c", "src/base/ufunc.c" } },
   { "Reductions and scans: sum, prod, min, max, mean, argmin, argmax, any, all, cumsum, cumprod",
@@ -41,8 +42,12 @@ local AREAS = {
     { "src/backend/sim/fault.c", "src/backend/sim/guard.c", "src/backend/sim/arena.c" } },
   { "SmartArray", { "lua/luacuda/smart.lua" } },
   { "Kernel generators: elementwise, reduction", { "lua/luacuda/generators.lua" } },
+  { "busted matchers: assert.array_equal, assert.array_near", { "lua/luacuda/assert.lua" } },
+  { "Printing: set_printoptions, printoptions", { "lua/luacuda/printoptions.lua" } },
   { "Random numbers: luacuda.random and its generators", { "src/binding/random.c" } },
   { "Matrix products: matmul, blas", { "src/binding/matmul.c", "src/base/matmul.c" } },
+  { "Saving and loading .npy files: save, load", { "src/binding/npy.c", "src/base/npy.c" } },
+  { "Several processes: luacuda.dist", { "src/dist/dist.c", "lua/luacuda/dist.lua" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
     "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c",
     "src/backend/cuda/reduce.c", "src/backend/cuda/blas.c", "src/backend/cuda/matmul.c" } },
@@ -73,6 +78,11 @@ for _, k in ipairs {
   "cannot set up a signal stack for a worker",
   "cannot make <>: <>",
   "cannot start a worker thread for each of the <> blocks of a cooperative launch (<> started)",
+  "out of memory reading the header",
+  -- luacuda.dist: MPI failing, and arrays of 2^31 elements or more
+  "MPI call <> failed: <>", "MPI was finalised already", "MPI_Init_thread failed",
+  "on_exit failed: cannot finalise MPI at exit", "MPI_Op_create failed",
+  "<> has <> elements: more than MPI's count of <> is not supported yet",
 } do UNTESTABLE[k] = true end
 
 -- Errors only a GPU machine can provoke, wherever they are raised (several
@@ -112,13 +122,22 @@ for _, k in ipairs {
   "no <> loop for <> (every loop dtype should have one)",
   -- every backend has random numbers (backend.h's random slot)
   "the <> backend has no random numbers",
+  -- .npy headers: each level of a dtype is two levels of the header's
+  -- literal, whose own limit (the header nests more than <> deep) comes first
+  "the dtype nests more than <> deep",
   "kernel '<>' is defined more than once in <> (in #if branches), with parameters the compiled kernel cannot tell apart; pass signatures={<> = \"...\"} to compile",
+  -- luacuda.dist's engine: its Lua wrappers stage these arrays first, and
+  -- no Lua value reaches a freed communicator
+  "<> is a device array: call the method on the communicator, which stages it",
+  "<> is not C-contiguous: call the method on the communicator, which copies it",
+  "the communicator was freed",
 } do GUARDED[k] = true end
 
 -- A C unit test (spec/c/*_test.c) that checks a message holding the
 -- format's longest literal part: "file", "test name", or nil.
 local ctests = {}
-for _, path in ipairs { "spec/c/layout_test.c", "spec/c/scan_test.c", "spec/c/capi_test.c" } do
+for _, path in ipairs { "spec/c/layout_test.c", "spec/c/scan_test.c", "spec/c/capi_test.c",
+                        "spec/c/npy_test.c" } do
   local name, n = nil, 0
   for l in io.lines(path) do
     n = n + 1
@@ -214,6 +233,64 @@ for _, k in ipairs {
   "<>=<> is out of range (<> to <>)",
   "<>=<> is not a number of seconds (more than 0, less than 1000000)",
 } do CHILD[k] = SETTINGS end
+
+-- luacuda.dist's errors, raised in the ranks that spec/dist_spec.lua
+-- starts with mpirun and read from what each rank wrote
+local function dist_case(test, fn)
+  return { file = "spec/dist_spec.lua", fn = "dist." .. fn,
+           test = "luacuda.dist on MPI raises the same error on every rank " .. test }
+end
+for k, v in pairs {
+  ["ranks called different functions (<> on some, <> on others)"] =
+    dist_case("when ranks call different collectives, each naming its own", "allreduce"),
+  ["ranks gave different ops (<> on some, <> on others)"] = dist_case("when the ops differ", "allreduce"),
+  ["ranks gave different roots (<> on some, <> on others)"] = dist_case("when the roots differ", "broadcast"),
+  ["ranks gave arrays of different dtypes (<> on some, <> on others)"] =
+    dist_case("when the dtypes differ", "allreduce"),
+  ["ranks gave records of different sizes (<> bytes on some, <> on others)"] =
+    dist_case("when the ranks' records have different sizes", "broadcast"),
+  ["ranks gave arrays of different sizes (<> elements on some, <> on others)"] =
+    dist_case("when the sizes differ", "allreduce"),
+  ["ranks gave arrays of different shapes (of <> elements each)"] =
+    dist_case("when the shapes differ with the same size", "broadcast"),
+  ["on rank <>: <>"] = dist_case("when one rank gives a bad op, naming it", "allreduce"),
+  ["<> must be an open array, got <>"] = dist_case("when one rank gives no array", "allreduce"),
+  ['op must be "sum", "prod", "min" or "max", got <>'] =
+    dist_case("when one rank gives a bad op, naming it", "allreduce"),
+  ["a record array cannot be reduced (<> takes numbers and booleans)"] =
+    dist_case("for a reduction of records, an output overlapping the input and a bad color", "allreduce"),
+  ["<> must be a rank (an integer 1 to <>), got <>"] = dist_case("when the root is not a number", "broadcast"),
+  ["<> <> is not a rank of this communicator (1 to <>)"] = dist_case("when the root is not a rank", "reduce"),
+  ["<> is <>, the input <> (no implicit casting)"] =
+    dist_case("when one rank's allgather output has the wrong size or dtype", "allgather"),
+  ["color must be a whole number 0 or more, or nil, got <>"] =
+    dist_case("for a reduction of records, an output overlapping the input and a bad color", "split"),
+  ["key must be an integer, got <>"] = dist_case("when one rank's split key is not an integer", "split"),
+  ["out has <> elements, x <>"] = dist_case("when allreduce's out has another size", "allreduce"),
+  ["out overlaps x (give the same array for in place)"] =
+    dist_case("for a reduction of records, an output overlapping the input and a bad color", "allreduce"),
+  ["<> has <> elements, not <> (ranks) x <> (the elements of <>)"] =
+    dist_case("when one rank's allgather output has the wrong size or dtype", "allgather"),
+  ["out overlaps x"] = dist_case("when allgather's out overlaps x", "allgather"),
+  ["options must be a table, got <>"] = dist_case("for an option allreduce does not take", "allreduce"),
+  ["stream= is not supported yet: synchronize the stream, then call it"] =
+    dist_case("for an option allreduce does not take", "allreduce"),
+  ["unknown option <> (it takes out=)"] = dist_case("for an option allreduce does not take", "allreduce"),
+  ["expected a communicator (call it as comm:<>(...)), got <>"] =
+    dist_case("when a method is called without its communicator, on the rank alone", "barrier"),
+  ["peer <> is this rank"] =
+    dist_case("on both ranks of a send and recv that disagree, and for a send to itself", "send"),
+  ["on rank <> (sending): <>"] =
+    dist_case("on both ranks of a send and recv that disagree, and for a send to itself", "recv"),
+  ["on rank <> (receiving): <>"] =
+    dist_case("on both ranks of a send and recv that disagree, and for a send to itself", "send"),
+  ["rank <> sends <>, rank <> receives into <>"] =
+    dist_case("on both ranks of a send and recv that disagree, and for a send to itself", "recv"),
+  ["rank <> sends <> elements, rank <> receives into <>"] =
+    dist_case("on both ranks of a send and recv that disagree, and for a send to itself", "recv"),
+  ["rank <> sends an array of another shape than rank <> receives into (<> elements each)"] =
+    dist_case("on both ranks of a send and recv that disagree, and for a send to itself", "recv"),
+} do CHILD[k] = v end
 
 -- the placeholder a conversion stands for in the catalogue
 local function readable(fmt)

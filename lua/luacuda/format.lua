@@ -1,151 +1,121 @@
--- format: tostring(array). Prints the kind, dtype and shape, then the
--- values as a nested Lua table constructor; past 1000 elements only the
--- first and last 3 entries of each long axis are shown (as NumPy does).
+-- format: tostring(array). The kind, dtype and shape, then the values laid
+-- out as NumPy's repr lays them out (numpy/core/arrayprint.py), spelt as a
+-- Lua table constructor: every element at one width (format_elements.lua),
+-- rows wrapped at `linewidth` columns with continuation lines under the
+-- first element, each axis above the last on lines of its own, 2-D blocks
+-- apart by blank lines; past `threshold` elements, `edgeitems` at each end
+-- of each axis and `...` between. The options are printoptions.lua's.
 local core = require "luacuda.core"
+local elements = require "luacuda.format_elements"
+local printoptions = require "luacuda.printoptions"
 
 local M = {}
 
 -- An array's own fields and methods: on a record array a field of the
 -- record may hide them (a record with a field called "shape").
 local attr = core.attr
--- the dtype table (src/base/dtype.h): printing rules of the floats
-local DTYPES = core._dtypes()
 local function totable(a) return attr(a, "totable")(a) end
 
-local THRESHOLD, EDGE = 1000, 3
 local ELLIPSIS = {}
 
 local function shape_string(shape)
   return "{" .. table.concat(shape, ", ") .. "}"
 end
 
--- Does the decimal s read back as v in the dtype?
-local function reads_back(s, v, dtype)
-  local x = tonumber(s)
-  local info = DTYPES[dtype]
-  if info.mant_bits == 53 then return x == v end
-  if info.mant_bits == 24 then return string.unpack("f", string.pack("f", x)) == v end
-  -- a narrower float: within half a unit in the last place
-  local e = v == 0 and info.min_exp
-            or math.max(math.floor(math.log(math.abs(v), 2)) - (info.mant_bits - 1), info.min_exp)
-  return math.abs(x - v) < 2.0^e / 2
-end
-
--- The shortest decimal that reads back as the same value of the dtype,
--- without an exponent for moderate magnitudes.
-local function float_string(v, dtype)
-  if v ~= v then return "nan" end
-  if v == math.huge then return "inf" elseif v == -math.huge then return "-inf" end
-  local p, s = 1
-  repeat
-    s = string.format("%." .. p .. "g", v)
-    p = p + 1
-  until p > 17 or reads_back(s, v, dtype)
-  local exp = tonumber(s:match("e([-+]%d+)$"))
-  if exp and exp >= -4 and exp < 16 then
-    s = string.format("%." .. math.max(p - 1, exp + 1) .. "g", v)
-  end
-  if not s:find("[%.eni]") then s = s .. ".0" end
-  return s
-end
-
-local value_string
-
--- A record value: its fields in the record's order, {x = 1.0, n = 2}.
-local function record_string(v, rec)
-  local parts = {}
-  for i, f in ipairs(rec.fields) do
-    parts[i] = f.name .. " = " .. value_string(v[f.name], f.dtype)
-  end
-  return "{" .. table.concat(parts, ", ") .. "}"
-end
-
--- v a value of the dtype; a table is a record, or a sub-array of one field
-function value_string(v, dtype)
-  if type(v) == "table" then
-    if type(dtype) ~= "string" and (#v == 0 or v[1] == nil) then return record_string(v, dtype) end
-    local parts = {}
-    for i, x in ipairs(v) do parts[i] = value_string(x, dtype) end
-    return "{" .. table.concat(parts, ", ") .. "}"
-  end
-  if math.type(v) == "float" then return float_string(v, dtype) end
-  return tostring(v)
-end
-
--- The indices of an axis of length n to show.
-local function picks(n, summarize)
-  local list = {}
-  if summarize and n > 2 * EDGE then
-    for i = 1, EDGE do list[#list + 1] = i end
-    list[#list + 1] = ELLIPSIS
-    for i = n - EDGE + 1, n do list[#list + 1] = i end
-  else
-    for i = 1, n do list[#list + 1] = i end
-  end
-  return list
-end
-
--- Nested lists of value strings (or ELLIPSIS) for the view a.
-local function gather(a, summarize, dtype, width)
-  local n = attr(a, "shape")[1]
-  local out = {}
-  if attr(a, "ndim") == 1 then
-    local values
-    if summarize and n > 2 * EDGE then
-      local head = totable(a[{{1, EDGE}}])
-      local tail = totable(a[{{n - EDGE + 1, n}}])
-      values = {}
-      for _, v in ipairs(head) do values[#values + 1] = v end
-      values[#values + 1] = ELLIPSIS
-      for _, v in ipairs(tail) do values[#values + 1] = v end
-    else
-      values = totable(a)
-    end
-    for i, v in ipairs(values) do
-      if v == ELLIPSIS then
-        out[i] = ELLIPSIS
-      else
-        out[i] = value_string(v, dtype)
-        if #out[i] > width[1] then width[1] = #out[i] end
-      end
-    end
-    return out
-  end
-  for i, k in ipairs(picks(n, summarize)) do
-    out[i] = k == ELLIPSIS and ELLIPSIS or gather(a[{k}], summarize, dtype, width)
-  end
-  return out
-end
-
-local function render(node, depth, ndim, indent, width)
-  local parts = {}
-  for i, child in ipairs(node) do
-    if child == ELLIPSIS then
-      parts[i] = "..."
-    elseif depth == ndim then
-      parts[i] = string.rep(" ", width - #child) .. child
-    else
-      parts[i] = render(child, depth + 1, ndim, indent .. " ", width)
-    end
-  end
-  local sep = depth == ndim and ", " or ("," .. string.rep("\n", ndim - depth) .. indent .. " ")
-  return "{" .. table.concat(parts, sep) .. "}"
-end
-
 -- Too much to print in full: many values, or many rows (an empty array
 -- has no values, but may have 2^40 rows of none).
-local function summarize(shape, size)
+local function summarize(shape, size, threshold)
   local rows = 1.0                 -- a float: products past 2^63 only compare
   for i = 1, #shape - 1 do rows = rows * shape[i] end
-  return size > THRESHOLD or rows > THRESHOLD
+  return size > threshold or rows > threshold
 end
 
-local function body(a)
+-- The values of `rows`, nested `depth` deep, appended to flat.
+local function flatten(rows, depth, flat)
+  if depth == 0 then flat[#flat + 1] = rows return end
+  for _, r in ipairs(rows) do
+    if r ~= ELLIPSIS then flatten(r, depth - 1, flat) end
+  end
+end
+
+-- The values shown of the view a, nested as totable nests them; when
+-- summarizing, ELLIPSIS stands for the middle of each axis longer than
+-- twice `edge`.
+local function gather(a, edge)
+  local n, ndim = attr(a, "shape")[1], attr(a, "ndim")
+  if n <= 2 * edge then
+    if ndim == 1 then return totable(a) end
+    local out = {}
+    for i = 1, n do out[i] = gather(a[{i}], edge) end
+    return out
+  end
+  local head, tail
+  if ndim == 1 then
+    head, tail = totable(a[{{1, edge}}]), totable(a[{{n - edge + 1, n}}])
+  else
+    head, tail = {}, {}
+    for i = 1, edge do
+      head[i], tail[i] = gather(a[{i}], edge), gather(a[{n - edge + i}], edge)
+    end
+  end
+  head[#head + 1] = ELLIPSIS
+  table.move(tail, 1, #tail, #head + 1, head)
+  return head
+end
+
+-- NumPy's _formatArray: node holds the rows (or, on the last axis, the
+-- values) of `axes` axes; a continuation line starts with `hanging`; a
+-- line holds `width` columns, the closing braces of the enclosing axes
+-- included.
+local function render(node, axes, hanging, width, word)
+  local n = #node
+  if n == 0 then return "{}" end
+  local out = {}
+  if axes == 1 then
+    local room = width - 1         -- for the "," or "}" after each value
+    local line = hanging
+    for i = 1, n do
+      local w = node[i] == ELLIPSIS and "..." or word(node[i])
+      -- a line holds at least one value, however wide
+      if #line + #w > room and #line > #hanging then
+        out[#out + 1] = line:gsub("%s+$", "") .. "\n"
+        line = hanging
+      end
+      line = line .. w
+      if i < n then line = line .. ", " end
+    end
+    out[#out + 1] = line
+  else
+    local sep = "," .. ("\n"):rep(axes - 1)
+    for i = 1, n do
+      out[#out + 1] = hanging
+      out[#out + 1] = node[i] == ELLIPSIS and "..."
+                      or render(node[i], axes - 1, hanging .. " ", width - 1, word)
+      if i < n then out[#out + 1] = sep end
+    end
+  end
+  return "{" .. table.concat(out):sub(#hanging + 1) .. "}"
+end
+
+local function body(a, opts)
   local dtype, ndim = attr(a, "dtype"), attr(a, "ndim")
-  if ndim == 0 then return value_string(attr(a, "item")(a), dtype) end
-  local width = {0}
-  local nodes = gather(a, summarize(attr(a, "shape"), attr(a, "size")), dtype, width)
-  return render(nodes, 1, ndim, "", width[1])
+  -- uint64 values past 2^63 - 1 read as floats; their int64 view keeps
+  -- every bit (format_elements writes them unsigned)
+  if dtype == "uint64" then a = attr(a, "view")(a, "int64") end
+  if ndim == 0 then
+    local v = attr(a, "item")(a)
+    return elements.formatter(dtype, {v}, opts, true)(v)
+  end
+  local nodes
+  if summarize(attr(a, "shape"), attr(a, "size"), opts.threshold) then
+    nodes = gather(a, opts.edgeitems)
+  else
+    nodes = totable(a)
+  end
+  local flat = {}
+  flatten(nodes, ndim, flat)
+  local word = elements.formatter(dtype, flat, opts, false)
+  return render(nodes, ndim, " ", opts.linewidth, word)
 end
 
 local function dtype_string(dtype)
@@ -158,7 +128,7 @@ function M.array(a)
   local ok, text = pcall(function()
     return string.format("luacuda.array(kind=%s, dtype=%s, shape=%s)\n%s",
                          attr(a, "kind"), dtype_string(attr(a, "dtype")),
-                         shape_string(attr(a, "shape")), body(a))
+                         shape_string(attr(a, "shape")), body(a, printoptions.current()))
   end)
   if ok then return text end
   return "luacuda.array (unprintable: " .. tostring(text) .. ")"

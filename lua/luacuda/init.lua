@@ -24,6 +24,11 @@ M.null = core._null()
 local smart = require "luacuda.smart"
 M.smart_array = smart.smart_array
 
+local printoptions = require "luacuda.printoptions"
+M.set_printoptions = printoptions.set_printoptions
+M.get_printoptions = printoptions.get_printoptions
+M.printoptions = printoptions.printoptions
+
 local generators = require "luacuda.generators"
 M.elementwise = generators.elementwise
 M.reduction = generators.reduction

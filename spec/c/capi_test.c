@@ -201,6 +201,42 @@ static int test_checkarray_reads_views(void) {
   return 0;
 }
 
+/* wait_read(a): a's first and last float32 after luacuda_waitarray */
+static int wait_read(lua_State *L) {
+  luacuda_waitarray(L, 1, 0);
+  luacuda_arrayinfo info;
+  const float *p = luacuda_checkarray(L, 1, &info);
+  lua_pushnumber(L, p[0]);
+  lua_pushnumber(L, p[info.size - 1]);
+  return 2;
+}
+
+/* A copy queued behind a slow kernel writes a pinned array: read from C
+** without the wait, it would still hold its old values. */
+static int test_waitarray_waits_for_queued_copies(void) {
+  lua_State *L = new_state();
+  lua_register(L, "wait_read", wait_read);
+  CHECK_OK(run(L, "local l = require 'luacuda'\n"
+                  "local fake = l.backend() == 'cuda' and l.devices()[1].name:find('^luacuda fake GPU')\n"
+                  "local m = l.compile([==[\n"
+                  "  extern \"C\" __global__ void capi_spin_fill(long long spins, float *out, int n, float v) {\n"
+                  "    volatile long long acc = 0;\n"
+                  "    for (long long i = 0; i < spins; i++) acc = acc + 1;\n"
+                  "    for (int i = 0; i < n; i++) out[i] = v + (acc != spins);\n"
+                  "  }]==], {name = 'capi_spin_fill.cu'})\n"
+                  "local d = l.device_array(64, 'float32') d:fill(0)\n"
+                  "local h = l.pinned_array(64, 'float32') h:fill(1)\n"
+                  "local s = l.stream()\n"
+                  "m.capi_spin_fill[{1, 1, s}](fake and 1000000 or 40000000, d, 64, 5)\n"
+                  "d:copy_to_host(h, s)\n"
+                  "local first, last = wait_read(h)\n"
+                  "assert(first == 5 and last == 5, 'read before the queued copy: ' .. first .. ', ' .. last)\n"
+                  "local ok, err = pcall(wait_read, 5)\n"
+                  "assert(not ok and err:find('luacuda.array expected, got number', 1, true), err)"));
+  lua_close(L);
+  return 0;
+}
+
 static int test_checkarray_type_errors(void) {
   lua_State *L = new_state();
   lua_register(L, "probe", probe);
@@ -837,7 +873,8 @@ static int test_host_nonblocking_stream(void) {
 static const unit_test tests[] = {
   T(wrap_shares_memory), T(wrap_release_after_views), T(wrap_release_at_close),
   T(wrap_closed_releases), T(wrap_errors_keep_ownership),
-  T(checkarray_reads_views), T(checkarray_type_errors), T(host_stream),
+  T(checkarray_reads_views), T(checkarray_type_errors), T(waitarray_waits_for_queued_copies),
+  T(host_stream),
   T(host_stream_closed_by_script), T(dlpack_import_edited_tensor),
   T(dlpack_capsule_consumed_meanwhile),
   T(dlpack_import_deleter_at_close), T(dlpack_import_deleter_when_dropped),

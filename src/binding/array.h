@@ -85,6 +85,12 @@ int lc_array_getfield(lua_State *L, const lc_array *a, const char *key);
 /* Add functions to the array method table. */
 void lc_array_add_methods(lua_State *L, const luaL_Reg *fns);
 
+/* ---- indexing (index.c) ---- */
+
+/* Push a[i] (i 1-based along the first axis), as a[i] in Lua gives it: the
+** element of a 1-D array, else the view of row i (a 0-d view of a record). */
+void lc_index_push_row(lua_State *L, const lc_array *a, int64_t i, const char *fname);
+
 /* ---- streams (stream.c) ---- */
 
 /* The optional stream argument at idx: nil/none gives NULL (synchronous). */

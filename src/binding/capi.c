@@ -9,6 +9,7 @@
 #include "capi.h"
 #include "aux.h"
 #include "luacuda.h"
+#include "pending.h"
 
 _Static_assert((int)LUACUDA_HOST == LC_HOST && (int)LUACUDA_PINNED == LC_PINNED &&
                (int)LUACUDA_MAPPED == LC_MAPPED && (int)LUACUDA_MANAGED == LC_MANAGED &&
@@ -117,6 +118,13 @@ LUACUDA_API void *luacuda_checkarray(lua_State *L, int arg, luacuda_arrayinfo *i
   if (a == NULL) luaL_typeerror(L, arg, LC_ARRAY_MT);
   if (!lc_array_is_open(a)) luaL_argerror(L, arg, "closed " LC_ARRAY_MT);
   return array_info(a, info);
+}
+
+LUACUDA_API void luacuda_waitarray(lua_State *L, int arg, int writing) {
+  lc_array *a = lc_array_test(L, arg);
+  if (a == NULL) luaL_typeerror(L, arg, LC_ARRAY_MT);
+  if (!lc_array_is_open(a)) luaL_argerror(L, arg, "closed " LC_ARRAY_MT);
+  lc_pending_wait(L, a, writing != 0, "waitarray");
 }
 
 LUACUDA_API void luacuda_setstream(lua_State *L, void *stream) {

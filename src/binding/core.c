@@ -167,6 +167,7 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_device_open(L);
   lc_array_open(L);
   lc_index_open(L);
+  lc_iterate_open(L);
   lc_shape_open(L);
   lc_copy_open(L);
   lc_element_open(L);
@@ -183,5 +184,6 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_math_open(L);
   lc_random_open(L);
   lc_matmul_open(L);
+  lc_npy_open(L);
   return 1;
 }

@@ -23,11 +23,17 @@ static const char *zero_hint(bool zero) {
                 "or a[{1, 1}] in 2-d)" : "";
 }
 
+/* walk_hint: the index is a[i] read with a number, where one past the end
+** is how a Lua loop that looks for a nil (ipairs(a)) finds its end */
 static void select_axis(lua_State *L, lc_layout *lay, int axis, int64_t i,
-                        const char *fname) {
+                        bool walk_hint, const char *fname) {
   int64_t n = lay->shape[axis];
   int64_t k = norm_index(i, n);
   char err[LC_ERRLEN];
+  if (k > n && walk_hint)
+    lc_error(L, fname, "index %lld out of bounds for axis %d of size %lld; to walk an array "
+             "use a:ipairs(), pairs(a) or for i = 1, #a (ipairs(a) reads until a nil, "
+             "which an array never gives)", (long long)i, axis + 1, (long long)n);
   if (k < 1 || k > n)
     lc_error(L, fname, "index %lld out of bounds for axis %d of size %lld%s",
              (long long)i, axis + 1, (long long)n, zero_hint(i == 0));
@@ -91,12 +97,12 @@ static void slice_axis(lua_State *L, lc_layout *lay, int axis, int idx,
 /* Resolve the key at kidx. Returns true when it names one element, whose
 ** byte offset is then lay->offset; otherwise lay is the view. */
 static bool resolve(lua_State *L, const lc_array *a, int kidx, lc_layout *lay,
-                    const char *fname) {
+                    bool reading, const char *fname) {
   *lay = a->lay;
   int nd = a->lay.ndim;
   if (lua_type(L, kidx) == LUA_TNUMBER) {
     if (nd == 0) lc_error(L, fname, "a 0-d array is indexed with a[{}], not a number");
-    select_axis(L, lay, 0, lc_check_integer(L, kidx, "index", 0, fname), fname);
+    select_axis(L, lay, 0, lc_check_integer(L, kidx, "index", 0, fname), reading, fname);
     return nd == 1;
   }
   if (lua_type(L, kidx) != LUA_TTABLE)
@@ -108,7 +114,8 @@ static bool resolve(lua_State *L, const lc_array *a, int kidx, lc_layout *lay,
   for (int k = 1; k <= n; k++) {
     int t = lua_rawgeti(L, kidx, k);
     if (t == LUA_TNUMBER) {
-      select_axis(L, lay, axis, lc_check_integer(L, -1, "index entry", k, fname), fname);
+      select_axis(L, lay, axis, lc_check_integer(L, -1, "index entry", k, fname), false,
+                  fname);
       picked++;
     } else if (t == LUA_TTABLE) {
       slice_axis(L, lay, axis, lua_gettop(L), k, fname);
@@ -142,11 +149,17 @@ static void store_element(lua_State *L, const lc_array *a, int64_t off, int vidx
 static int getitem(lua_State *L, const lc_array *a, int kidx, lc_stream *s,
                    const char *fname) {
   lc_layout lay;
-  if (resolve(L, a, kidx, &lay, fname) && a->dtype->rec == NULL)
+  if (resolve(L, a, kidx, &lay, true, fname) && a->dtype->rec == NULL)
     lc_elem_push_at(L, a, lay.offset, s, fname);
   else
     lc_array_push_view(L, a, &lay, a->dtype);
   return 1;
+}
+
+void lc_index_push_row(lua_State *L, const lc_array *a, int64_t i, const char *fname) {
+  lua_pushinteger(L, (lua_Integer)i);
+  getitem(L, a, lua_gettop(L), NULL, fname);
+  lua_remove(L, -2);
 }
 
 static void setitem(lua_State *L, const lc_array *a, int kidx, int vidx,
@@ -154,7 +167,7 @@ static void setitem(lua_State *L, const lc_array *a, int kidx, int vidx,
   lc_layout lay;
   /* an array value goes through the copy rules even into one element
   ** (a size-1 array of the same dtype fits there) */
-  if (resolve(L, a, kidx, &lay, fname) && lc_array_test(L, vidx) == NULL)
+  if (resolve(L, a, kidx, &lay, false, fname) && lc_array_test(L, vidx) == NULL)
     store_element(L, a, lay.offset, vidx, s, fname);
   else
     lc_assign(L, a, &lay, vidx, s, fname);

@@ -14,6 +14,7 @@ int luaopen_luacuda_core(lua_State *L);
 void lc_device_open(lua_State *L);    /* device.c: devices, select_device, device */
 void lc_array_open(lua_State *L);     /* array.c: the type, attr */
 void lc_index_open(lua_State *L);     /* index.c: __index, __newindex */
+void lc_iterate_open(lua_State *L);   /* iterate.c: pairs(a), a:ipairs() */
 void lc_shape_open(lua_State *L);     /* shape.c: reshape, transpose, ... */
 void lc_copy_open(lua_State *L);      /* copy.c: copy methods */
 void lc_element_open(lua_State *L);   /* element.c: the dtype table for Lua */
@@ -30,6 +31,7 @@ void lc_reduce_open(lua_State *L);    /* reduce.c: sum, mean, argmax, cumsum, ..
 void lc_math_open(lua_State *L);      /* math.c: operators, add ... where, astype */
 void lc_random_open(lua_State *L);    /* random.c: random, the generators */
 void lc_matmul_open(lua_State *L);    /* matmul.c: matmul, blas */
+void lc_npy_open(lua_State *L);       /* npy.c: save, load (after record.c) */
 
 /* The Lua files of lua/luacuda/, NUL-terminated (embed.c): module name,
 ** file name (for messages) and source; the list ends with a NULL name. */

@@ -1,0 +1,299 @@
+--- Several processes and machines: collectives on luacuda arrays over MPI.
+--
+-- `local dist = require "luacuda.dist"` loads the MPI engine
+-- (`luacuda/dist_mpi.so`, built where `mpicc` is) and `dist.init()` starts
+-- MPI, or joins it when the host program started it. Launch the script
+-- with `mpirun -np N lua5.4 script.lua` (README, "Several processes:
+-- luacuda.dist"). Ranks are counted from 1, as everything in luacuda.
+--
+-- Every collective starts with a small exchange of a header (which
+-- function, op, root, dtype and shape): a rank's bad argument, or ranks
+-- that disagree, raise the same error on every rank, instead of a hang.
+-- A rank whose script dies (an uncaught error: `lua5.4` exits with status
+-- 1) aborts the whole job on its way out (`MPI_Abort`), so the other ranks
+-- do not wait for it forever; a clean exit finalises MPI.
+--
+-- The collectives work on host-accessible arrays (host, pinned, mapped,
+-- managed) in place; a strided view goes through a contiguous copy, and a
+-- device array through a host copy (staging), both copied back when the
+-- collective writes them. The memory is read and written on the host, at
+-- the call, after the copies and fills queued on streams that use the
+-- arrays are done, as for a host access from Lua (`a[i]`); a launch on
+-- device memory that writes them must be synchronized first.
+-- @module luacuda.dist
+
+local luacuda = require "luacuda"
+
+local found, engine = pcall(require, "luacuda.dist_mpi")
+
+local dist = {}
+
+--- Whether the MPI engine is here (luacuda was built where `mpicc` is).
+-- @field available
+-- @usage print(require("luacuda.dist").available)
+dist.available = found
+
+if not found then
+  local why = tostring(engine)
+  dist.init = function()
+    error("luacuda.dist.init: luacuda was built without MPI (no mpicc; install Debian's "
+          .. "libopenmpi-dev and rebuild): " .. why:match("^[^\n]*"), 2)
+  end
+  return dist
+end
+
+--- Starts MPI (`MPI_Init_thread`) unless the host program did, and returns
+-- the communicator of every process in the job (a copy of
+-- `MPI_COMM_WORLD`), the same object at every call.
+-- @function init
+-- @treturn Comm the world communicator
+-- @raise `luacuda.dist.init: luacuda was built without MPI ...` where the
+-- engine is missing; `MPI was finalised already`
+-- @usage local dist = require "luacuda.dist"
+-- local comm = dist.init()
+-- print(comm.rank, comm.size, comm.engine)    --> 1 1 mpi (one process)
+dist.init = engine.init
+
+-- The engine's methods, each called through call(): its error, raised
+-- again at the script's line.
+local raw = {}
+for k, f in pairs(engine.methods) do raw[k] = f end
+local methods = engine.methods
+
+local function call(f, ...)
+  local ok, r = pcall(f, ...)
+  if not ok then error(r, 3) end   -- 1 here, 2 the method, 3 its caller
+  return r
+end
+
+-- An array the C engine takes (contiguous, host-accessible) for x, and a
+-- function that copies the result back into x (nil when x is taken as it
+-- is). Anything else is passed on, for the engine's message.
+local function stage(x, writes)
+  local kind = luacuda.attr(x, "kind")
+  if kind == "device" then
+    local h = x:copy_to_host()
+    return h, writes and function() x:copy_to_device(h) end
+  elseif not x:is_c_contiguous() then
+    local c = x:copy()
+    return c, writes and function() c:copy_to_host(x) end
+  end
+  return x
+end
+
+-- Where the copy fails (a closed array, no memory), x goes on as it is,
+-- and the engine raises its error on every rank.
+local function staged(x, writes)
+  if luacuda.type(x) ~= "array" then return x end
+  local ok, s, back = pcall(stage, x, writes)
+  if ok then return s, back end
+  return x
+end
+
+--- @type Comm
+
+--- The rank of this process, 1 to `size`.
+-- @field Comm.rank
+-- @usage local comm = require("luacuda.dist").init()
+-- if comm.rank == 1 then print("the first of " .. comm.size) end
+
+--- The number of processes.
+-- @field Comm.size
+-- @usage local comm = require("luacuda.dist").init()
+-- local share = 1000 // comm.size    -- rows per process
+
+--- The rank among the processes on the same machine (1 to `local_size`),
+-- for choosing a device: `luacuda.select_device(comm.local_rank)` with one
+-- process per GPU.
+-- @field Comm.local_rank
+-- @usage local luacuda = require "luacuda"
+-- local comm = require("luacuda.dist").init()
+-- if #luacuda.devices() >= comm.local_size then luacuda.select_device(comm.local_rank) end
+
+--- The number of processes on this machine.
+-- @field Comm.local_size
+-- @usage local comm = require("luacuda.dist").init()
+-- print(comm.local_rank .. " of " .. comm.local_size .. " here")
+
+--- `"mpi"`: how the collectives move data.
+-- @field Comm.engine
+-- @usage local comm = require("luacuda.dist").init()
+-- assert(comm.engine == "mpi")
+
+--- Waits until every rank has called it.
+-- @function Comm:barrier
+-- @raise `luacuda.dist.barrier: ranks called different functions (...)`
+-- when another rank is in another collective
+-- @usage local comm = require("luacuda.dist").init()
+-- comm:barrier()
+function methods.barrier(comm)
+  call(raw.barrier, comm)
+end
+
+--- Splits the communicator: the ranks that give the same color form a new
+-- one, ordered by key (default: their rank here). Every rank calls it.
+-- @function Comm:split
+-- @tparam ?integer color 0 or more; nil: this rank joins none
+-- @tparam[opt] integer key the order in the new communicator
+-- @treturn ?Comm the new communicator, nil for a nil color
+-- @raise `luacuda.dist.split: on rank <r>: color must be a whole number 0 or
+-- more, or nil, got <type>` on every rank
+-- @usage local comm = require("luacuda.dist").init()
+-- local pairs_of_ranks = comm:split((comm.rank - 1) // 2)
+-- print(pairs_of_ranks.size)    --> 1 (with one process)
+function methods.split(comm, color, key)
+  local c = call(raw.split, comm, color, key)
+  return c
+end
+
+--- Reduces `x` over every rank, elementwise, into `x` itself (or into
+-- `opts.out`) on every rank. Booleans reduce as NumPy's: `"sum"` and
+-- `"max"` are or, `"prod"` and `"min"` are and; float16 and bfloat16 are
+-- computed in float32 and rounded at each step; min and max return a NaN
+-- where one is met.
+-- @function Comm:allreduce
+-- @tparam Array x the same dtype and shape on every rank
+-- @tparam[opt="sum"] string op `"sum"`, `"prod"`, `"min"` or `"max"`
+-- @tparam[opt] table opts `out =` an array of x's dtype and size for the
+-- result (x is then left as it was)
+-- @treturn Array x, or out
+-- @raise `luacuda.dist.allreduce: ranks gave arrays of different dtypes
+-- (<d1> on some, <d2> on others)` (or sizes, shapes, ops) on every rank;
+-- `on rank <r>: <cause>` for one rank's bad argument, on every rank (an
+-- option other than `out`: `stream=` is not supported yet)
+-- @usage local luacuda = require "luacuda"
+-- local comm = require("luacuda.dist").init()
+-- local g = luacuda.full({3}, comm.rank, "float32")
+-- comm:allreduce(g)                 -- g = 1 + 2 + ... + size everywhere
+-- comm:allreduce(g, "max", {out = luacuda.empty_like(g)})
+function methods.allreduce(comm, x, op, opts)
+  if type(op) == "table" and opts == nil then op, opts = nil, op end
+  local out = type(opts) == "table" and rawget(opts, "out") or nil
+  if out ~= nil then
+    local xs = staged(x, false)
+    local os, back = staged(out, true)
+    call(raw.allreduce, comm, xs, op, os, opts)
+    if back then back() end
+    return out
+  end
+  local xs, back = staged(x, true)
+  call(raw.allreduce, comm, xs, op, nil, opts)
+  if back then back() end
+  return x
+end
+
+--- Copies `x` of the rank `root` into `x` on every rank.
+-- @function Comm:broadcast
+-- @tparam Array x the same dtype and shape on every rank
+-- @tparam integer root the rank that sends, 1 to size
+-- @treturn Array x
+-- @raise `luacuda.dist.broadcast: ranks gave different roots (...)`;
+-- `on rank <r>: root <n> is not a rank of this communicator (1 to <size>)`
+-- @usage local luacuda = require "luacuda"
+-- local comm = require("luacuda.dist").init()
+-- local w = luacuda.zeros({4})
+-- if comm.rank == 1 then w:fill(0.5) end
+-- comm:broadcast(w, 1)
+function methods.broadcast(comm, x, root)
+  local xs, back = staged(x, true)
+  call(raw.broadcast, comm, xs, root)
+  if back then back() end
+  return x
+end
+
+--- Reduces `x` over every rank into `x` on the rank `root`; the other
+-- ranks' `x` are left as they were.
+-- @function Comm:reduce
+-- @tparam Array x the same dtype and shape on every rank
+-- @tparam integer root the rank that receives the result
+-- @tparam[opt="sum"] string op `"sum"`, `"prod"`, `"min"` or `"max"`
+-- @treturn Array x
+-- @raise as @{Comm:allreduce}, and for a root that is not a rank
+-- @usage local luacuda = require "luacuda"
+-- local comm = require("luacuda.dist").init()
+-- local n = luacuda.full({1}, 10, "int64")
+-- comm:reduce(n, 1, "prod")
+function methods.reduce(comm, x, root, op)
+  local xs, back = staged(x, comm.rank == root)
+  call(raw.reduce, comm, xs, root, op)
+  if back then back() end
+  return x
+end
+
+--- Gathers every rank's `x` into `out` on every rank: rank 1's elements
+-- first, then rank 2's, in C order.
+-- @function Comm:allgather
+-- @tparam Array x the same dtype and shape on every rank
+-- @tparam Array out of x's dtype, with size times x's elements (any shape,
+-- such as `{comm.size, ...}`)
+-- @treturn Array out
+-- @raise `luacuda.dist.allgather: on rank <r>: out has <n> elements, not
+-- <size> (ranks) x <m> (the elements of x)`, on every rank
+-- @usage local luacuda = require "luacuda"
+-- local comm = require("luacuda.dist").init()
+-- local all = luacuda.empty({comm.size, 2}, "int32")
+-- comm:allgather(luacuda.full({2}, comm.rank, "int32"), all)
+function methods.allgather(comm, x, out)
+  local xs = staged(x, false)
+  local os, back = staged(out, true)
+  call(raw.allgather, comm, xs, os)
+  if back then back() end
+  return out
+end
+
+--- Reduces `x` over every rank and scatters the result: rank r's `out`
+-- receives its r-th block (of `out`'s size) of the reduction.
+-- @function Comm:reduce_scatter
+-- @tparam Array x with size times out's elements, the same on every rank
+-- @tparam Array out of x's dtype
+-- @tparam[opt="sum"] string op `"sum"`, `"prod"`, `"min"` or `"max"`
+-- @treturn Array out
+-- @raise `luacuda.dist.reduce_scatter: on rank <r>: x has <n> elements, not
+-- <size> (ranks) x <m> (the elements of out)`, on every rank
+-- @usage local luacuda = require "luacuda"
+-- local comm = require("luacuda.dist").init()
+-- local mine = luacuda.empty({2})
+-- comm:reduce_scatter(luacuda.ones({2 * comm.size}), mine)
+function methods.reduce_scatter(comm, x, out, op)
+  local xs = staged(x, false)
+  local os, back = staged(out, true)
+  call(raw.reduce_scatter, comm, xs, os, op)
+  if back then back() end
+  return out
+end
+
+--- Sends `x` to the rank `peer`, which calls @{Comm:recv}. Returns once
+-- the peer has checked the header and `x` may be reused.
+-- @function Comm:send
+-- @tparam Array x
+-- @tparam integer peer another rank
+-- @treturn Array x
+-- @raise `luacuda.dist.send: rank <p> sends <n> elements, rank <r> receives
+-- into <m>` (or dtypes, shapes) on both ranks; `peer <p> is this rank`
+-- @usage local luacuda = require "luacuda"
+-- local comm = require("luacuda.dist").init()
+-- if comm.size > 1 and comm.rank == 1 then comm:send(luacuda.arange(4), 2) end
+function methods.send(comm, x, peer)
+  local xs = staged(x, false)
+  call(raw.send, comm, xs, peer)
+  return x
+end
+
+--- Receives into `x` what the rank `peer` sends with @{Comm:send}: the
+-- same dtype and shape.
+-- @function Comm:recv
+-- @tparam Array x
+-- @tparam integer peer another rank
+-- @treturn Array x
+-- @raise as @{Comm:send}, on both ranks
+-- @usage local luacuda = require "luacuda"
+-- local comm = require("luacuda.dist").init()
+-- if comm.size > 1 and comm.rank == 2 then comm:recv(luacuda.empty({4}), 1) end
+function methods.recv(comm, x, peer)
+  local xs, back = staged(x, true)
+  call(raw.recv, comm, xs, peer)
+  if back then back() end
+  return x
+end
+
+return dist

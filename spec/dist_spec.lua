@@ -1,0 +1,272 @@
+-- luacuda.dist on MPI: each test launches `mpirun -np 4` (2 for the
+-- example) on a script of spec/dist/ and reads what every rank printed.
+-- Pending, with the reason, where mpirun or the MPI engine is missing.
+local S = require "spec.support"
+
+local BUILD = os.getenv("LUACUDA_BUILD") or "build"
+local NP = 4
+
+local function have_mpirun()
+  return (S.sh("command -v mpirun"))
+end
+
+local why_not
+if not have_mpirun() then
+  why_not = "no mpirun here (Debian's openmpi-bin; make deps installs it)"
+elseif not S.exists(BUILD .. "/luacuda/dist_mpi.so") then
+  why_not = "luacuda.dist's engine was not built (no mpicc when luacuda was built: libopenmpi-dev)"
+end
+
+-- The ranks' command line. Under AddressSanitizer (make test-asan) the
+-- ranks keep the preloaded runtime, which the instrumented module needs,
+-- but without the leak check (OpenMPI's own allocations outlive
+-- MPI_Finalize); mpirun itself runs without it.
+local function rank_command()
+  local preload = os.getenv("LD_PRELOAD")
+  if preload and preload ~= "" then
+    return ("env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0:intercept_tls_get_addr=0 lua5.4")
+      :format(preload)
+  end
+  return "lua5.4"
+end
+
+-- Run script under mpirun with np ranks (its argument: a new directory):
+-- whether it exited 0, its output (every rank's, stderr too), the exit
+-- code, the seconds it took, and the files the ranks wrote in that
+-- directory (rank1.txt, ...) one after the other.
+local function mpirun(script, np)
+  local dir = S.tmpdir()
+  local t0 = os.time()
+  local ok, out, code = S.sh(("env -u LD_PRELOAD OMPI_ALLOW_RUN_AS_ROOT=1 "
+    .. "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 "
+    .. "mpirun --oversubscribe -np %d %s %s %s"):format(np or NP, rank_command(), script, dir))
+  local seconds = os.difftime(os.time(), t0)
+  local files = {}
+  for r = 1, np or NP do
+    local f = io.open(dir .. "/rank" .. r .. ".txt")
+    if f then
+      files[#files + 1] = f:read("a")
+      f:close()
+      os.remove(dir .. "/rank" .. r .. ".txt")
+    end
+  end
+  os.remove(dir)
+  return ok, out, code, seconds, table.concat(files)
+end
+
+-- The lines of out that start with prefix, without it.
+local function lines(out, prefix)
+  local t = {}
+  for l in out:gmatch("[^\n]+") do
+    if l:sub(1, #prefix) == prefix then t[#t + 1] = l:sub(#prefix + 1) end
+  end
+  return t
+end
+
+-- How many lines of out are exactly line.
+local function count_lines(out, line)
+  local n = 0
+  for l in out:gmatch("[^\n]+") do
+    if l == line then n = n + 1 end
+  end
+  return n
+end
+
+describe("luacuda.dist without its engine", function()
+  it("says it is not available, and init says why", function()
+    -- a module directory with core.so alone, as a build without mpicc
+    local dir = S.tmpdir("luacuda")
+    local core = BUILD .. "/luacuda/core.so"
+    if core:sub(1, 1) ~= "/" then core = os.getenv("PWD") .. "/" .. core end
+    assert(os.execute(("ln -s %s %s/luacuda/core.so"):format(core, dir)))
+    local ok, out = S.lua_run(('LUA_CPATH="%s/?.so;;"'):format(dir), [[
+      local dist = require "luacuda.dist"
+      print(dist.available)
+      print(select(2, pcall(dist.init)))
+    ]])
+    os.remove(dir .. "/luacuda/core.so")
+    os.remove(dir .. "/luacuda")
+    os.remove(dir)
+    assert.is_true(ok, out)
+    local available, err = out:match("^(%w+)\n(.-)\n")
+    assert.equal("false", available, out)
+    assert.truthy(err:find("luacuda.dist.init: luacuda was built without MPI (no mpicc; install "
+      .. "Debian's libopenmpi-dev and rebuild): module 'luacuda.dist_mpi' not found", 1, true), out)
+  end)
+end)
+
+describe("luacuda.dist on MPI", function()
+  if why_not then
+    it("runs collectives under mpirun", function() pending(why_not) end)
+    return
+  end
+
+  it("computes every collective, op and dtype as Lua does on every rank, "
+     .. "on every memory kind, views and strided arrays", function()
+    local ok, stdout, _, _, out = mpirun("spec/dist/collectives.lua")
+    assert.is_true(ok, stdout .. out)
+    local done = lines(out, "rank ")
+    assert.equal(NP, #done, out)
+    for _, l in ipairs(done) do
+      local checks, failed = l:match("^%d+: (%d+) checks, (%d+) failed$")
+      assert.truthy(checks, out)
+      assert.is_true(tonumber(checks) > 200, l)
+      assert.equal("0", failed, out)
+    end
+    assert.same({}, lines(out, "FAIL "), out)
+  end)
+
+  describe("raises the same error on every rank", function()
+    local out
+    setup(function()
+      local ok, stdout
+      ok, stdout, _, _, out = mpirun("spec/dist/errors.lua")
+      assert.is_true(ok, stdout .. out)
+    end)
+
+    -- every rank's message of one case, without the position
+    local function messages(name)
+      local t = {}
+      for _, l in ipairs(lines(out, "ERR " .. name .. "\t")) do t[#t + 1] = l:gsub("^[^:]+:%d+: ", "") end
+      return t
+    end
+
+    local function all_same(name, want)
+      local m = messages(name)
+      assert.equal(NP, #m, out)
+      for _, msg in ipairs(m) do assert.equal(want, msg) end
+      assert.equal(NP, count_lines(out, "KEPT " .. name), "arrays changed by case " .. name)
+    end
+
+    it("when the dtypes differ", function()
+      all_same("dtype", "luacuda.dist.allreduce: ranks gave arrays of different dtypes "
+        .. "(float32 on some, float64 on others)")
+    end)
+    it("when the sizes differ", function()
+      all_same("size", "luacuda.dist.allreduce: ranks gave arrays of different sizes "
+        .. "(4 elements on some, 5 on others)")
+    end)
+    it("when the shapes differ with the same size", function()
+      all_same("shape", "luacuda.dist.broadcast: ranks gave arrays of different shapes (of 6 elements each)")
+    end)
+    it("when the ops differ", function()
+      all_same("op", "luacuda.dist.allreduce: ranks gave different ops (min on some, max on others)")
+    end)
+    it("when the roots differ", function()
+      all_same("root", "luacuda.dist.broadcast: ranks gave different roots (1 on some, 2 on others)")
+    end)
+    it("when ranks call different collectives, each naming its own", function()
+      local m = messages("function")
+      assert.equal(NP, #m, out)
+      local cause = "ranks called different functions (allreduce on some, broadcast on others)"
+      local names = {}
+      for _, msg in ipairs(m) do
+        local fn, rest = msg:match("^luacuda%.dist%.(%w+): (.*)$")
+        assert.equal(cause, rest)
+        names[fn] = (names[fn] or 0) + 1
+      end
+      assert.same({ allreduce = NP - 1, broadcast = 1 }, names)
+    end)
+    it("when one rank gives a bad op, naming it", function()
+      all_same("badop", 'luacuda.dist.allreduce: on rank 3: op must be "sum", "prod", "min" or "max", got mean')
+    end)
+    it("when the root is not a rank", function()
+      all_same("rootrange", "luacuda.dist.reduce: on rank 1: root 5 is not a rank of this communicator (1 to 4)")
+    end)
+    it("when one rank gives no array", function()
+      all_same("notarray", "luacuda.dist.allreduce: on rank 2: x must be an open array, got table")
+    end)
+    it("when one rank's allgather output has the wrong size or dtype", function()
+      all_same("allgather", "luacuda.dist.allgather: on rank 2: out has 20 elements, not 4 (ranks) x 4 "
+        .. "(the elements of x)")
+      all_same("allgather_dtype", "luacuda.dist.allgather: on rank 4: out is float32, the input float64 "
+        .. "(no implicit casting)")
+    end)
+    it("when reduce_scatter's sizes do not fit", function()
+      all_same("reduce_scatter", "luacuda.dist.reduce_scatter: on rank 1: x has 4 elements, not 4 (ranks) x 3 "
+        .. "(the elements of out)")
+    end)
+    it("for a reduction of records, an output overlapping the input and a bad color", function()
+      all_same("record", "luacuda.dist.allreduce: on rank 1: a record array cannot be reduced "
+        .. "(allreduce takes numbers and booleans)")
+      all_same("overlap", "luacuda.dist.allreduce: on rank 1: out overlaps x (give the same array for in place)")
+      all_same("split", "luacuda.dist.split: on rank 1: color must be a whole number 0 or more, or nil, "
+        .. "got a negative number")
+    end)
+    it("when the root is not a number", function()
+      all_same("rootkind", "luacuda.dist.broadcast: on rank 1: root must be a rank (an integer 1 to 4), got string")
+    end)
+    it("when allreduce's out has another size", function()
+      all_same("outsize", "luacuda.dist.allreduce: on rank 2: out has 5 elements, x 4")
+    end)
+    it("for an option allreduce does not take", function()
+      all_same("streamopt", "luacuda.dist.allreduce: on rank 1: stream= is not supported yet: "
+        .. "synchronize the stream, then call it")
+      all_same("badopt", "luacuda.dist.allreduce: on rank 1: unknown option number (it takes out=)")
+      all_same("notable", "luacuda.dist.allreduce: on rank 2: options must be a table, got number")
+    end)
+    it("when allgather's out overlaps x", function()
+      all_same("blockoverlap", "luacuda.dist.allgather: on rank 1: out overlaps x")
+    end)
+    it("when one rank's split key is not an integer", function()
+      all_same("splitkey", "luacuda.dist.split: on rank 4: key must be an integer, got string")
+    end)
+    it("when the ranks' records have different sizes", function()
+      all_same("recsize", "luacuda.dist.broadcast: ranks gave records of different sizes "
+        .. "(4 bytes on some, 8 on others)")
+    end)
+    it("when a method is called without its communicator, on the rank alone", function()
+      all_same("nocomm", "luacuda.dist.barrier: expected a communicator (call it as comm:barrier(...)), "
+        .. "got nil")
+    end)
+
+    it("on both ranks of a send and recv that disagree, and for a send to itself", function()
+      local want = {
+        sr_count = "rank %d sends 3 elements, rank %d receives into 4",
+        sr_dtype = "rank %d sends float32, rank %d receives into float64",
+        sr_shape = "rank %d sends an array of another shape than rank %d receives into (6 elements each)",
+        sr_sendbad = "on rank %d (sending): x must be an open array, got table",
+        sr_recvbad = "on rank %d (receiving): x must be an open array, got string",
+      }
+      for name, fmt in pairs(want) do
+        local m = messages(name)
+        table.sort(m)
+        local expect = {}
+        for first = 1, NP, 2 do
+          local cause = name == "sr_sendbad" and fmt:format(first)
+                     or name == "sr_recvbad" and fmt:format(first + 1)
+                     or fmt:format(first, first + 1)
+          expect[#expect + 1] = "luacuda.dist.recv: " .. cause
+          expect[#expect + 1] = "luacuda.dist.send: " .. cause
+        end
+        table.sort(expect)
+        assert.same(expect, m, name)
+        assert.equal(NP, count_lines(out, "KEPT " .. name), "arrays changed by case " .. name)
+      end
+      local self = messages("self")
+      table.sort(self)
+      for r = 1, NP do assert.equal(("luacuda.dist.send: peer %d is this rank"):format(r), self[r]) end
+    end)
+    it("and the communicator works afterwards", function()
+      local done = lines(out, "rank ")
+      assert.equal(NP, #done, out)
+      for _, l in ipairs(done) do assert.truthy(l:match("^%d: done ok$"), out) end
+    end)
+  end)
+
+  it("aborts the job with the message of a rank that dies, instead of hanging", function()
+    local ok, out, code, seconds = mpirun("spec/dist/abort.lua")
+    assert.is_false(ok, out)
+    assert.not_equal(124, code, "timed out: the job hung\n" .. out)
+    assert.truthy(out:find("rank 3 gives up on purpose", 1, true), out)
+    assert.is_nil(out:find("should not get here", 1, true), out)
+    assert.is_true(seconds < 60, out)
+  end)
+
+  it("runs examples/dist_linear.lua on 2 ranks", function()
+    local ok, out = mpirun("examples/dist_linear.lua", 2)
+    assert.is_true(ok, out)
+    assert.equal(2, select(2, out:gsub("check: ok", "")), out)
+    assert.is_nil(out:find("FAILED", 1, true), out)
+  end)
+end)

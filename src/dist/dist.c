@@ -1,0 +1,857 @@
+/*
+** dist: luacuda.dist's MPI engine, the C module luacuda/dist_mpi.so.
+** Built with mpicc only where MPI is (the Makefile's DIST_LIB), and linked
+** with core.so, whose public C API (src/luacuda.h) is its one way into
+** arrays: core.so itself never needs MPI. lua/luacuda/dist.lua wraps the
+** methods here: it hands them C-contiguous, host-accessible arrays (a
+** strided view or a device array goes through a contiguous host copy).
+**
+** Every collective starts with one small MPI_Allreduce of a header (which
+** function, op, root, dtype, shape, and whether this rank found an error
+** in its own arguments): a rank's bad argument, or ranks that disagree,
+** raise the same error on every rank instead of a hang or corrupt data.
+** send and recv do the same between the two ranks, with a reply.
+**
+** A process whose exit status is not 0 (lua5.4 exits with 1 after printing
+** an uncaught error) calls MPI_Abort on its way out (an on_exit handler),
+** so the whole job stops with that rank's message; a clean exit calls
+** MPI_Finalize.
+*/
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "lauxlib.h"
+#include "lua.h"
+#include "luacuda.h"
+
+#define COMM_MT "luacuda.dist.comm"
+#define MSGLEN 256
+#define MAXDIM 32         /* luacuda's LC_MAXDIM (kernels/abi.h) */
+#define VERDICTLEN (MSGLEN + 64)   /* recv's verdict: a message and its rank */
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* Raise "luacuda.dist.<fname>: <cause>", without a position: dist.lua's
+** wrappers add the script's. */
+static int dist_raise(lua_State *L, const char *fname, const char *fmt, ...) {
+  char cause[MSGLEN * 2];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cause, sizeof cause, fmt, ap);
+  va_end(ap);
+  lua_pushfstring(L, "luacuda.dist.%s: %s", fname, cause);
+  return lua_error(L);
+}
+
+/* An MPI call that did not return MPI_SUCCESS (our communicators return
+** errors instead of aborting). */
+static void check_mpi(lua_State *L, int rc, const char *fname, const char *call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "error %d", rc);
+  dist_raise(L, fname, "MPI call %s failed: %s", call, text);
+}
+
+/* ---- dtypes -------------------------------------------------------------- */
+
+/* luacuda's dtypes, in a fixed order (their codes in the header). */
+enum { T_BOOL, T_INT8, T_INT16, T_INT32, T_INT64, T_UINT8, T_UINT16, T_UINT32, T_UINT64,
+       T_FLOAT16, T_BFLOAT16, T_FLOAT32, T_FLOAT64, T_RECORD, T_COUNT };
+static const char *const dtype_names[T_COUNT] = {
+  "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+  "float16", "bfloat16", "float32", "float64", "record"};
+
+static int dtype_code(const char *name) {
+  for (int i = 0; i < T_COUNT; i++)
+    if (strcmp(name, dtype_names[i]) == 0) return i;
+  return -1;
+}
+
+/* The MPI datatype that moves one element (records: itemsize bytes each,
+** counted as bytes). */
+static MPI_Datatype mpi_type(int code) {
+  switch (code) {
+  case T_BOOL: return MPI_C_BOOL;
+  case T_INT8: return MPI_INT8_T;
+  case T_INT16: return MPI_INT16_T;
+  case T_INT32: return MPI_INT32_T;
+  case T_INT64: return MPI_INT64_T;
+  case T_UINT8: return MPI_UINT8_T;
+  case T_UINT16: case T_FLOAT16: case T_BFLOAT16: return MPI_UINT16_T;
+  case T_UINT32: return MPI_UINT32_T;
+  case T_UINT64: return MPI_UINT64_T;
+  case T_FLOAT32: return MPI_FLOAT;
+  case T_FLOAT64: return MPI_DOUBLE;
+  default: return MPI_BYTE;
+  }
+}
+
+/* ---- half-precision reductions: user-defined MPI ops ------------------- */
+
+static float float16_load(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  if (exp == 0) {                        /* zero or subnormal: mant * 2^-24 */
+    float f = ldexpf((float)mant, -24);
+    return sign ? -f : f;
+  }
+  uint32_t bits = exp == 31 ? sign | 0x7f800000u | (mant << 13)
+                            : sign | ((exp + 112u) << 23) | (mant << 13);
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+static uint16_t float16_store(float f) {   /* rounded to nearest even */
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return sign | 0x7e00u;          /* NaN */
+  if (ax >= 0x477ff000u) return sign | 0x7c00u;         /* 65520 and up: inf */
+  if (ax < 0x38800000u) {                               /* under 2^-14: subnormal */
+    float a;
+    memcpy(&a, &ax, sizeof a);
+    return sign | (uint16_t)lrintf(a * 16777216.0f);    /* exact scaling; 1024 is 2^-14 */
+  }
+  uint32_t r = ax + 0xfffu + ((ax >> 13) & 1u) - (112u << 23);
+  return sign | (uint16_t)(r >> 13);
+}
+
+static float bfloat16_load(uint16_t h) {
+  uint32_t bits = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+static uint16_t bfloat16_store(float f) {
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);   /* quiet NaN */
+  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+/* min and max as NumPy's minimum and maximum: a NaN wins */
+#define OP_SUM(a, b) ((a) + (b))
+#define OP_PROD(a, b) ((a) * (b))
+#define OP_MIN(a, b) (isnan(a) || (a) < (b) ? (a) : (b))
+#define OP_MAX(a, b) (isnan(a) || (a) > (b) ? (a) : (b))
+#define HALF_OP(name, type, OP)                                                       \
+  static void name(void *in, void *inout, int *len, MPI_Datatype *dt) {             \
+    (void)dt;                                                                       \
+    const uint16_t *a = in;                                                         \
+    uint16_t *b = inout;                                                            \
+    for (int i = 0; i < *len; i++) {                                                \
+      float x = type##_load(a[i]), y = type##_load(b[i]);                           \
+      b[i] = type##_store(OP(x, y));                                                \
+    }                                                                               \
+  }
+HALF_OP(f16_sum, float16, OP_SUM)
+HALF_OP(f16_prod, float16, OP_PROD)
+HALF_OP(f16_min, float16, OP_MIN)
+HALF_OP(f16_max, float16, OP_MAX)
+HALF_OP(bf16_sum, bfloat16, OP_SUM)
+HALF_OP(bf16_prod, bfloat16, OP_PROD)
+HALF_OP(bf16_min, bfloat16, OP_MIN)
+HALF_OP(bf16_max, bfloat16, OP_MAX)
+
+/* ---- ops --------------------------------------------------------------- */
+
+enum { OP_NONE, OP_SUM_, OP_PROD_, OP_MIN_, OP_MAX_ };
+static const char *const op_names[] = {"none", "sum", "prod", "min", "max", NULL};
+
+/* The user ops of the half types, made once per process (MPI_Op_create
+** needs MPI initialised; they live until MPI_Finalize). */
+static MPI_Op half_ops[2][4];
+
+/* The MPI op of (op, dtype): booleans reduce as NumPy's add and multiply
+** do (or, and). */
+static MPI_Op mpi_op(int op, int code) {
+  if (code == T_FLOAT16 || code == T_BFLOAT16) return half_ops[code == T_BFLOAT16][op - 1];
+  if (code == T_BOOL) return op == OP_SUM_ || op == OP_MAX_ ? MPI_LOR : MPI_LAND;
+  switch (op) {
+  case OP_SUM_: return MPI_SUM;
+  case OP_PROD_: return MPI_PROD;
+  case OP_MIN_: return MPI_MIN;
+  default: return MPI_MAX;
+  }
+}
+
+/* ---- the process: MPI_Init once, MPI_Abort or MPI_Finalize at exit ------ */
+
+static pthread_mutex_t mpi_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool ops_made;          /* under mpi_lock */
+static bool we_initialised;    /* under mpi_lock: MPI_Init was ours */
+
+/* on_exit gets the exit status: an uncaught error (lua5.4 exits 1 after
+** printing it) aborts the job, so the other ranks do not wait forever in
+** a collective; MPI_Finalize would wait for them. Only where we started
+** MPI: a host program that did finalises it itself. */
+static void at_exit(int status, void *arg) {
+  (void)arg;
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (!init || fin) return;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (status != 0 && size > 1) {   /* alone, there is nobody to stop */
+    fflush(stdout);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, status);
+  }
+  MPI_Finalize();
+}
+
+/* MPI initialised (by us or by the host program) and the half ops made;
+** a message in err otherwise. */
+static bool ensure_mpi(char *err, size_t len) {
+  bool ok = true;
+  pthread_mutex_lock(&mpi_lock);
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (fin) {
+    snprintf(err, len, "MPI was finalised already");
+    ok = false;
+  } else if (!init) {
+    int provided;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+      snprintf(err, len, "MPI_Init_thread failed");
+      ok = false;
+    } else {
+      we_initialised = true;
+      if (on_exit(at_exit, NULL) != 0) {
+        snprintf(err, len, "on_exit failed: cannot finalise MPI at exit");
+        ok = false;
+      }
+    }
+  }
+  if (ok && !ops_made) {
+    MPI_User_function *fns[2][4] = {{f16_sum, f16_prod, f16_min, f16_max},
+                                    {bf16_sum, bf16_prod, bf16_min, bf16_max}};
+    for (int t = 0; t < 2 && ok; t++)
+      for (int o = 0; o < 4 && ok; o++)
+        if (MPI_Op_create(fns[t][o], 1, &half_ops[t][o]) != MPI_SUCCESS) {
+          snprintf(err, len, "MPI_Op_create failed");
+          ok = false;
+        }
+    ops_made = ok;
+  }
+  pthread_mutex_unlock(&mpi_lock);
+  return ok;
+}
+
+static bool mpi_finalised(void) {
+  int fin = 0;
+  MPI_Finalized(&fin);
+  return fin != 0;
+}
+
+/* ---- communicators ----------------------------------------------------- */
+
+typedef struct dcomm {
+  MPI_Comm comm;         /* MPI_COMM_NULL once freed */
+  int rank, size;        /* 0-based rank */
+  int local_rank, local_size;
+} dcomm;
+
+static dcomm *check_comm(lua_State *L, int idx, const char *fname) {
+  dcomm *c = luaL_testudata(L, idx, COMM_MT);
+  if (c == NULL)
+    dist_raise(L, fname, "expected a communicator (call it as comm:%s(...)), got %s", fname,
+               luaL_typename(L, idx));
+  if (c->comm == MPI_COMM_NULL) dist_raise(L, fname, "the communicator was freed");
+  return c;
+}
+
+/* Push a communicator that owns comm (freed by its finalizer): our own
+** copy, whose errors are returned, not fatal. */
+static dcomm *push_comm(lua_State *L, MPI_Comm comm, const char *fname) {
+  dcomm *c = lua_newuserdatauv(L, sizeof *c, 0);
+  c->comm = MPI_COMM_NULL;
+  luaL_setmetatable(L, COMM_MT);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  c->comm = comm;
+  check_mpi(L, MPI_Comm_rank(comm, &c->rank), fname, "MPI_Comm_rank");
+  check_mpi(L, MPI_Comm_size(comm, &c->size), fname, "MPI_Comm_size");
+  MPI_Comm node;
+  check_mpi(L, MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node),
+            fname, "MPI_Comm_split_type");
+  MPI_Comm_rank(node, &c->local_rank);
+  MPI_Comm_size(node, &c->local_size);
+  MPI_Comm_free(&node);
+  return c;
+}
+
+static int comm_gc(lua_State *L) {
+  dcomm *c = luaL_checkudata(L, 1, COMM_MT);
+  if (c->comm != MPI_COMM_NULL && !mpi_finalised()) MPI_Comm_free(&c->comm);
+  c->comm = MPI_COMM_NULL;
+  return 0;
+}
+
+/* ---- the header every rank agrees on ------------------------------------ */
+
+enum { F_KIND, F_OP, F_ROOT, F_DTYPE, F_ITEMSIZE, F_COUNT, F_NDIM, F_SHAPE, NFIELDS = F_SHAPE + MAXDIM };
+enum { K_BARRIER, K_SPLIT, K_ALLREDUCE, K_BROADCAST, K_REDUCE, K_ALLGATHER, K_REDUCE_SCATTER,
+       K_SEND };
+static const char *const kind_names[] = {"barrier", "split", "allreduce", "broadcast", "reduce",
+                                         "allgather", "reduce_scatter", "send"};
+
+typedef struct header {
+  int64_t f[NFIELDS];
+  char err[MSGLEN];       /* this rank's own argument error, "" if none */
+} header;
+
+static void header_init(header *h, int kind) {
+  memset(h, 0, sizeof *h);
+  h->f[F_KIND] = kind;
+}
+
+static void header_error(header *h, const char *fmt, ...) {
+  if (h->err[0]) return;  /* the first one found */
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(h->err, sizeof h->err, fmt, ap);
+  va_end(ap);
+}
+
+/* The disagreement between the least and the greatest value of each
+** field, as one message every rank writes alike; "" when they agree. */
+static void describe_disagreement(const int64_t *mx, const int64_t *mn, char *msg, size_t len) {
+  msg[0] = '\0';
+  if (mx[F_KIND] != mn[F_KIND])
+    snprintf(msg, len, "ranks called different functions (%s on some, %s on others)",
+             kind_names[mn[F_KIND]], kind_names[mx[F_KIND]]);
+  else if (mx[F_OP] != mn[F_OP])
+    snprintf(msg, len, "ranks gave different ops (%s on some, %s on others)",
+             op_names[mn[F_OP]], op_names[mx[F_OP]]);
+  else if (mx[F_ROOT] != mn[F_ROOT])
+    snprintf(msg, len, "ranks gave different roots (%lld on some, %lld on others)",
+             (long long)mn[F_ROOT], (long long)mx[F_ROOT]);
+  else if (mx[F_DTYPE] != mn[F_DTYPE])
+    snprintf(msg, len, "ranks gave arrays of different dtypes (%s on some, %s on others)",
+             dtype_names[mn[F_DTYPE]], dtype_names[mx[F_DTYPE]]);
+  else if (mx[F_ITEMSIZE] != mn[F_ITEMSIZE])
+    snprintf(msg, len, "ranks gave records of different sizes (%lld bytes on some, %lld on others)",
+             (long long)mn[F_ITEMSIZE], (long long)mx[F_ITEMSIZE]);
+  else if (mx[F_COUNT] != mn[F_COUNT])
+    snprintf(msg, len, "ranks gave arrays of different sizes (%lld elements on some, %lld on others)",
+             (long long)mn[F_COUNT], (long long)mx[F_COUNT]);
+  else
+    for (int i = F_NDIM; i < NFIELDS; i++)
+      if (mx[i] != mn[i]) {
+        snprintf(msg, len, "ranks gave arrays of different shapes (of %lld elements each)",
+                 (long long)mx[F_COUNT]);
+        break;
+      }
+}
+
+/* One MPI_Allreduce: the maxima of the fields and of their negations
+** (the minima), and the first rank that found an error. Raises on every
+** rank alike when a rank found one (its message, sent from it) or the
+** ranks disagree. */
+static void agree(lua_State *L, dcomm *c, header *h, const char *fname) {
+  int64_t v[2 * NFIELDS + 1];
+  for (int i = 0; i < NFIELDS; i++) {
+    v[i] = h->f[i];
+    v[NFIELDS + i] = -h->f[i];
+  }
+  v[2 * NFIELDS] = h->err[0] ? -(int64_t)c->rank : INT64_MIN;
+  check_mpi(L, MPI_Allreduce(MPI_IN_PLACE, v, 2 * NFIELDS + 1, MPI_INT64_T, MPI_MAX, c->comm),
+            fname, "MPI_Allreduce");
+  if (v[2 * NFIELDS] != INT64_MIN) {
+    int bad = (int)-v[2 * NFIELDS];
+    char msg[MSGLEN];
+    memcpy(msg, h->err, sizeof msg);
+    check_mpi(L, MPI_Bcast(msg, MSGLEN, MPI_CHAR, bad, c->comm), fname, "MPI_Bcast");
+    msg[MSGLEN - 1] = '\0';
+    dist_raise(L, fname, "on rank %d: %s", bad + 1, msg);
+  }
+  int64_t mn[NFIELDS];
+  for (int i = 0; i < NFIELDS; i++) mn[i] = -v[NFIELDS + i];
+  char msg[MSGLEN];
+  describe_disagreement(v, mn, msg, sizeof msg);
+  if (msg[0]) dist_raise(L, fname, "%s", msg);
+}
+
+/* ---- arguments --------------------------------------------------------- */
+
+typedef struct arr {
+  luacuda_arrayinfo info;
+  void *data;
+  int code;
+} arr;
+
+static bool c_contiguous(const luacuda_arrayinfo *in) {
+  int64_t want = in->itemsize;
+  for (int i = in->ndim - 1; i >= 0; i--) {
+    if (in->shape[i] == 0) return true;
+    if (in->shape[i] != 1 && in->strides[i] != want) return false;
+    want *= in->shape[i];
+  }
+  return true;
+}
+
+static int wait_array(lua_State *L) {
+  luacuda_waitarray(L, 1, lua_toboolean(L, 2));
+  return 0;
+}
+
+/* Wait for the work a script queued on streams that writes (or, when
+** writing, reads) the array at idx, as a host access from Lua does; its
+** error (LUACUDA_STRICT_ASYNC=1) becomes this rank's argument error. */
+static bool wait_queued(lua_State *L, int idx, bool writing, header *h) {
+  lua_pushcfunction(L, wait_array);
+  lua_pushvalue(L, idx);
+  lua_pushboolean(L, writing);
+  if (lua_pcall(L, 2, 0, 0) == LUA_OK) return true;
+  header_error(h, "%s", lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return false;
+}
+
+/* The array argument at idx into *a, its facts into the header (when
+** describe); what is wrong with it into h's error. The work queued on it
+** is waited for: the call reads it (and writes it, when writes). */
+static bool read_array(lua_State *L, int idx, const char *what, header *h, arr *a, bool describe,
+                       bool writes) {
+  memset(a, 0, sizeof *a);
+  a->code = -1;
+  a->data = luacuda_toarray(L, idx, &a->info);
+  if (a->info.dtype == NULL) {      /* left as it was: not an open array */
+    header_error(h, "%s must be an open array, got %s", what, luaL_typename(L, idx));
+    return false;
+  }
+  a->code = dtype_code(a->info.dtype);
+  if (a->info.kind == LUACUDA_DEVICE) {
+    header_error(h, "%s is a device array: call the method on the communicator, which stages it",
+                 what);
+    return false;
+  }
+  if (!c_contiguous(&a->info)) {
+    header_error(h, "%s is not C-contiguous: call the method on the communicator, which copies it",
+                 what);
+    return false;
+  }
+  if (a->info.size > INT_MAX / (a->code == T_RECORD ? a->info.itemsize : 1)) {
+    header_error(h, "%s has %lld elements: more than MPI's count of %d is not supported yet", what,
+                 (long long)a->info.size, INT_MAX);
+    return false;
+  }
+  if (!wait_queued(L, idx, writes, h)) return false;
+  if (describe) {
+    h->f[F_DTYPE] = a->code;
+    h->f[F_ITEMSIZE] = a->info.itemsize;
+    h->f[F_COUNT] = a->info.size;
+    h->f[F_NDIM] = a->info.ndim;
+    for (int i = 0; i < a->info.ndim && i < MAXDIM; i++) h->f[F_SHAPE + i] = a->info.shape[i];
+  }
+  return true;
+}
+
+/* MPI's count and datatype for n elements of a */
+static int mpi_count(const arr *a, int64_t n) {
+  return (int)(a->code == T_RECORD ? n * a->info.itemsize : n);
+}
+
+/* The op argument at idx (default "sum"), into the header. */
+static int read_op(lua_State *L, int idx, header *h, const arr *x) {
+  int op = OP_SUM_;
+  if (!lua_isnoneornil(L, idx)) {
+    const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
+    op = OP_NONE;
+    for (int i = OP_SUM_; s && op_names[i]; i++)
+      if (strcmp(s, op_names[i]) == 0) op = i;
+    if (op == OP_NONE) {
+      header_error(h, "op must be \"sum\", \"prod\", \"min\" or \"max\", got %s",
+                   s ? s : luaL_typename(L, idx));
+      op = OP_SUM_;
+    }
+  }
+  h->f[F_OP] = op;
+  if (x->code == T_RECORD)
+    header_error(h, "a record array cannot be reduced (%s takes numbers and booleans)",
+                 kind_names[h->f[F_KIND]]);
+  return op;
+}
+
+/* A root or peer: a rank 1..size, 0-based in *out. */
+static bool read_rank(lua_State *L, int idx, dcomm *c, const char *what, header *h, int *out) {
+  int isnum = 0;
+  lua_Integer r = lua_tointegerx(L, idx, &isnum);
+  *out = 0;
+  if (!isnum) {
+    header_error(h, "%s must be a rank (an integer 1 to %d), got %s", what, c->size,
+                 luaL_typename(L, idx));
+    return false;
+  }
+  if (r < 1 || r > c->size) {
+    header_error(h, "%s %lld is not a rank of this communicator (1 to %d)", what, (long long)r,
+                 c->size);
+    return false;
+  }
+  *out = (int)(r - 1);
+  return true;
+}
+
+/* Same dtype as x (and record size), for an output. */
+static void same_dtype(header *h, const arr *x, const arr *out, const char *what) {
+  if (x->code != out->code || x->info.itemsize != out->info.itemsize)
+    header_error(h, "%s is %s, the input %s (no implicit casting)", what, out->info.dtype,
+                 x->info.dtype);
+}
+
+static bool overlap(const arr *a, const arr *b) {
+  const char *p = a->data, *q = b->data;
+  int64_t na = a->info.size * a->info.itemsize, nb = b->info.size * b->info.itemsize;
+  return na > 0 && nb > 0 && p < q + nb && q < p + na;
+}
+
+/* ---- the methods ------------------------------------------------------- */
+
+/* comm:barrier(): the header's exchange, which no rank leaves before every
+** rank has entered it */
+static int comm_barrier(lua_State *L) {
+  dcomm *c = check_comm(L, 1, "barrier");
+  header h;
+  header_init(&h, K_BARRIER);
+  agree(L, c, &h, "barrier");
+  return 0;
+}
+
+/* comm:split(color [, key]): color a whole number >= 0, or nil (no new
+** communicator for this rank: returns nil) */
+static int comm_split(lua_State *L) {
+  dcomm *c = check_comm(L, 1, "split");
+  header h;
+  header_init(&h, K_SPLIT);
+  int color = MPI_UNDEFINED, key = c->rank;
+  if (!lua_isnoneornil(L, 2)) {
+    int isnum = 0;
+    lua_Integer v = lua_tointegerx(L, 2, &isnum);
+    if (!isnum || v < 0 || v > INT_MAX)
+      header_error(&h, "color must be a whole number 0 or more, or nil, got %s",
+                   isnum ? "a negative number" : luaL_typename(L, 2));
+    else
+      color = (int)v;
+  }
+  if (!lua_isnoneornil(L, 3)) {
+    int isnum = 0;
+    lua_Integer v = lua_tointegerx(L, 3, &isnum);
+    if (!isnum || v < INT_MIN || v > INT_MAX)
+      header_error(&h, "key must be an integer, got %s", luaL_typename(L, 3));
+    else
+      key = (int)v;
+  }
+  agree(L, c, &h, "split");
+  MPI_Comm sub;
+  check_mpi(L, MPI_Comm_split(c->comm, color, key, &sub), "split", "MPI_Comm_split");
+  if (sub == MPI_COMM_NULL) {
+    lua_pushnil(L);
+    return 1;
+  }
+  push_comm(L, sub, "split");
+  return 1;
+}
+
+/* The option table at idx (nil, or a table of the keys in known) */
+static void check_options(lua_State *L, int idx, const char *const *known, header *h) {
+  if (lua_isnoneornil(L, idx)) return;
+  if (!lua_istable(L, idx)) {
+    header_error(h, "options must be a table, got %s", luaL_typename(L, idx));
+    return;
+  }
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    bool ok = false;
+    for (int i = 0; known[i] && lua_type(L, -1) == LUA_TSTRING; i++)
+      ok = ok || strcmp(lua_tostring(L, -1), known[i]) == 0;
+    if (!ok) {
+      if (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "stream") == 0)
+        header_error(h, "stream= is not supported yet: synchronize the stream, then call it");
+      else
+        header_error(h, "unknown option %s (it takes out=)", lua_type(L, -1) == LUA_TSTRING
+                                                             ? lua_tostring(L, -1)
+                                                             : luaL_typename(L, -1));
+      lua_pop(L, 1);
+      return;
+    }
+  }
+}
+
+/* comm:_allreduce(x, op, out|nil, opts|nil): out is opts.out, staged */
+static int comm_allreduce(lua_State *L) {
+  static const char *const known[] = {"out", NULL};
+  dcomm *c = check_comm(L, 1, "allreduce");
+  header h;
+  header_init(&h, K_ALLREDUCE);
+  check_options(L, 5, known, &h);
+  arr x = {0}, out = {0};
+  bool has_out = !lua_isnoneornil(L, 4);
+  bool ok = read_array(L, 2, "x", &h, &x, true, !has_out);
+  int op = ok ? read_op(L, 3, &h, &x) : OP_SUM_;
+  if (ok && has_out && read_array(L, 4, "out", &h, &out, false, true)) {
+    same_dtype(&h, &x, &out, "out");
+    if (out.info.size != x.info.size)
+      header_error(&h, "out has %lld elements, x %lld", (long long)out.info.size,
+                   (long long)x.info.size);
+    else if (out.data != x.data && overlap(&x, &out))
+      header_error(&h, "out overlaps x (give the same array for in place)");
+  }
+  agree(L, c, &h, "allreduce");
+  int n = mpi_count(&x, x.info.size);
+  MPI_Datatype t = mpi_type(x.code);
+  int rc = !has_out || out.data == x.data
+             ? MPI_Allreduce(MPI_IN_PLACE, x.data, n, t, mpi_op(op, x.code), c->comm)
+             : MPI_Allreduce(x.data, out.data, n, t, mpi_op(op, x.code), c->comm);
+  check_mpi(L, rc, "allreduce", "MPI_Allreduce");
+  lua_settop(L, has_out ? 4 : 2);
+  return 1;
+}
+
+/* comm:_broadcast(x, root) */
+static int comm_broadcast(lua_State *L) {
+  dcomm *c = check_comm(L, 1, "broadcast");
+  header h;
+  header_init(&h, K_BROADCAST);
+  arr x;
+  int root = 0;
+  read_array(L, 2, "x", &h, &x, true, true);
+  if (read_rank(L, 3, c, "root", &h, &root)) h.f[F_ROOT] = root + 1;
+  agree(L, c, &h, "broadcast");
+  check_mpi(L, MPI_Bcast(x.data, mpi_count(&x, x.info.size), mpi_type(x.code), root, c->comm),
+            "broadcast", "MPI_Bcast");
+  lua_settop(L, 2);
+  return 1;
+}
+
+/* comm:_reduce(x, root, op): the result in x on the root; the other
+** ranks' x unchanged */
+static int comm_reduce(lua_State *L) {
+  dcomm *c = check_comm(L, 1, "reduce");
+  header h;
+  header_init(&h, K_REDUCE);
+  arr x;
+  int root = 0;
+  bool root_ok = read_rank(L, 3, c, "root", &h, &root);
+  if (root_ok) h.f[F_ROOT] = root + 1;
+  bool ok = read_array(L, 2, "x", &h, &x, true, root_ok && root == c->rank);
+  int op = ok ? read_op(L, 4, &h, &x) : OP_SUM_;
+  agree(L, c, &h, "reduce");
+  int n = mpi_count(&x, x.info.size);
+  MPI_Datatype t = mpi_type(x.code);
+  int rc = c->rank == root ? MPI_Reduce(MPI_IN_PLACE, x.data, n, t, mpi_op(op, x.code), root, c->comm)
+                           : MPI_Reduce(x.data, NULL, n, t, mpi_op(op, x.code), root, c->comm);
+  check_mpi(L, rc, "reduce", "MPI_Reduce");
+  lua_settop(L, 2);
+  return 1;
+}
+
+/* the output of allgather and reduce_scatter: `big` has size times the
+** elements of `small` */
+static void check_blocks(header *h, dcomm *c, const arr *big, const arr *small, const char *bigname,
+                         const char *smallname) {
+  if (big->info.size != (int64_t)c->size * small->info.size)
+    header_error(h, "%s has %lld elements, not %d (ranks) x %lld (the elements of %s)", bigname,
+                 (long long)big->info.size, c->size, (long long)small->info.size, smallname);
+  else if (overlap(big, small))
+    header_error(h, "out overlaps x");
+}
+
+/* comm:_allgather(x, out): out holds every rank's x, rank 1's first */
+static int comm_allgather(lua_State *L) {
+  dcomm *c = check_comm(L, 1, "allgather");
+  header h;
+  header_init(&h, K_ALLGATHER);
+  arr x = {0}, out = {0};
+  if (read_array(L, 2, "x", &h, &x, true, false) && read_array(L, 3, "out", &h, &out, false, true)) {
+    same_dtype(&h, &x, &out, "out");
+    check_blocks(&h, c, &out, &x, "out", "x");
+  }
+  agree(L, c, &h, "allgather");
+  int n = mpi_count(&x, x.info.size);
+  MPI_Datatype t = mpi_type(x.code);
+  check_mpi(L, MPI_Allgather(x.data, n, t, out.data, n, t, c->comm), "allgather", "MPI_Allgather");
+  lua_settop(L, 3);
+  return 1;
+}
+
+/* comm:_reduce_scatter(x, out, op): out is block `rank` of the reduction
+** of every rank's x */
+static int comm_reduce_scatter(lua_State *L) {
+  dcomm *c = check_comm(L, 1, "reduce_scatter");
+  header h;
+  header_init(&h, K_REDUCE_SCATTER);
+  arr x = {0}, out = {0};
+  int op = OP_SUM_;
+  if (read_array(L, 2, "x", &h, &x, true, false)) {
+    op = read_op(L, 4, &h, &x);
+    if (read_array(L, 3, "out", &h, &out, false, true)) {
+      same_dtype(&h, &x, &out, "out");
+      check_blocks(&h, c, &x, &out, "x", "out");
+    }
+  }
+  agree(L, c, &h, "reduce_scatter");
+  int n = mpi_count(&out, out.info.size);
+  check_mpi(L, MPI_Reduce_scatter_block(x.data, out.data, n, mpi_type(x.code), mpi_op(op, x.code),
+                                        c->comm),
+            "reduce_scatter", "MPI_Reduce_scatter_block");
+  lua_settop(L, 3);
+  return 1;
+}
+
+/* send and recv: the sender's header, then the receiver's verdict (0 and
+** "", or its message), then the data. Both raise the same error. */
+enum { TAG_HEADER = 7301, TAG_VERDICT, TAG_DATA };
+
+static int comm_send(lua_State *L) {
+  dcomm *c = check_comm(L, 1, "send");
+  header h;
+  header_init(&h, K_SEND);
+  arr x;
+  int peer = 0;
+  if (!read_rank(L, 3, c, "peer", &h, &peer)) dist_raise(L, "send", "%s", h.err);
+  if (peer == c->rank) dist_raise(L, "send", "peer %d is this rank", peer + 1);
+  read_array(L, 2, "x", &h, &x, true, false);
+  check_mpi(L, MPI_Send(&h, sizeof h, MPI_BYTE, peer, TAG_HEADER, c->comm), "send", "MPI_Send");
+  char verdict[VERDICTLEN];
+  check_mpi(L, MPI_Recv(verdict, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->comm, MPI_STATUS_IGNORE),
+            "send", "MPI_Recv");
+  verdict[VERDICTLEN - 1] = '\0';
+  if (verdict[0]) dist_raise(L, "send", "%s", verdict);
+  check_mpi(L, MPI_Send(x.data, mpi_count(&x, x.info.size), mpi_type(x.code), peer, TAG_DATA,
+                        c->comm),
+            "send", "MPI_Send");
+  lua_settop(L, 2);
+  return 1;
+}
+
+static int comm_recv(lua_State *L) {
+  dcomm *c = check_comm(L, 1, "recv");
+  header mine, theirs;
+  header_init(&mine, K_SEND);
+  arr x;
+  int peer = 0;
+  if (!read_rank(L, 3, c, "peer", &mine, &peer)) dist_raise(L, "recv", "%s", mine.err);
+  if (peer == c->rank) dist_raise(L, "recv", "peer %d is this rank", peer + 1);
+  read_array(L, 2, "x", &mine, &x, true, true);
+  check_mpi(L, MPI_Recv(&theirs, sizeof theirs, MPI_BYTE, peer, TAG_HEADER, c->comm,
+                        MPI_STATUS_IGNORE),
+            "recv", "MPI_Recv");
+  theirs.err[MSGLEN - 1] = '\0';
+  char msg[VERDICTLEN] = "";  /* the verdict: both ranks raise it */
+  if (theirs.err[0])
+    snprintf(msg, sizeof msg, "on rank %d (sending): %s", peer + 1,
+             theirs.err);
+  else if (mine.err[0])
+    snprintf(msg, sizeof msg, "on rank %d (receiving): %s", c->rank + 1, mine.err);
+  else if (theirs.f[F_DTYPE] != mine.f[F_DTYPE] || theirs.f[F_ITEMSIZE] != mine.f[F_ITEMSIZE])
+    snprintf(msg, sizeof msg, "rank %d sends %s, rank %d receives into %s", peer + 1,
+             dtype_names[theirs.f[F_DTYPE]], c->rank + 1, dtype_names[mine.f[F_DTYPE]]);
+  else if (theirs.f[F_COUNT] != mine.f[F_COUNT])
+    snprintf(msg, sizeof msg, "rank %d sends %lld elements, rank %d receives into %lld",
+             peer + 1, (long long)theirs.f[F_COUNT], c->rank + 1, (long long)mine.f[F_COUNT]);
+  else if (memcmp(&theirs.f[F_NDIM], &mine.f[F_NDIM], sizeof(int64_t) * (1 + MAXDIM)) != 0)
+    snprintf(msg, sizeof msg,
+             "rank %d sends an array of another shape than rank %d receives into (%lld elements each)",
+             peer + 1, c->rank + 1, (long long)mine.f[F_COUNT]);
+  check_mpi(L, MPI_Send(msg, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->comm), "recv", "MPI_Send");
+  if (msg[0]) dist_raise(L, "recv", "%s", msg);
+  check_mpi(L, MPI_Recv(x.data, mpi_count(&x, x.info.size), mpi_type(x.code), peer, TAG_DATA,
+                        c->comm, MPI_STATUS_IGNORE),
+            "recv", "MPI_Recv");
+  lua_settop(L, 2);
+  return 1;
+}
+
+/* comm.rank, comm.size, comm.local_rank, comm.local_size, comm.engine;
+** otherwise the methods (upvalue 1) */
+static int comm_index(lua_State *L) {
+  dcomm *c = luaL_checkudata(L, 1, COMM_MT);
+  const char *k = lua_tostring(L, 2);
+  if (k && strcmp(k, "rank") == 0) lua_pushinteger(L, c->rank + 1);
+  else if (k && strcmp(k, "size") == 0) lua_pushinteger(L, c->size);
+  else if (k && strcmp(k, "local_rank") == 0) lua_pushinteger(L, c->local_rank + 1);
+  else if (k && strcmp(k, "local_size") == 0) lua_pushinteger(L, c->local_size);
+  else if (k && strcmp(k, "engine") == 0) lua_pushliteral(L, "mpi");
+  else {
+    lua_settop(L, 2);
+    lua_rawget(L, lua_upvalueindex(1));
+  }
+  return 1;
+}
+
+static int comm_tostring(lua_State *L) {
+  dcomm *c = luaL_checkudata(L, 1, COMM_MT);
+  lua_pushfstring(L, "luacuda.dist communicator (rank %d of %d, mpi)", c->rank + 1, c->size);
+  return 1;
+}
+
+/* init(): MPI started (or joined), and this state's copy of
+** MPI_COMM_WORLD, the same object at every call */
+static int dist_init(lua_State *L) {
+  char err[MSGLEN];
+  if (!ensure_mpi(err, sizeof err)) dist_raise(L, "init", "%s", err);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "luacuda.dist.world") == LUA_TUSERDATA) return 1;
+  lua_pop(L, 1);
+  MPI_Comm world;
+  check_mpi(L, MPI_Comm_dup(MPI_COMM_WORLD, &world), "init", "MPI_Comm_dup");
+  push_comm(L, world, "init");
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "luacuda.dist.world");
+  return 1;
+}
+
+static const luaL_Reg comm_methods[] = {
+  {"barrier", comm_barrier},
+  {"split", comm_split},
+  {"allreduce", comm_allreduce},
+  {"broadcast", comm_broadcast},
+  {"reduce", comm_reduce},
+  {"allgather", comm_allgather},
+  {"reduce_scatter", comm_reduce_scatter},
+  {"send", comm_send},
+  {"recv", comm_recv},
+  {NULL, NULL}
+};
+
+/* require "luacuda.dist_mpi": {init = , methods = } (lua/luacuda/dist.lua
+** wraps the collectives of methods, which take contiguous host arrays) */
+LUACUDA_API int luaopen_luacuda_dist_mpi(lua_State *L) {
+  lua_getglobal(L, "require");     /* luacuda's arrays' metatable registered */
+  lua_pushliteral(L, "luacuda");
+  lua_call(L, 1, 0);
+  lua_newtable(L);
+  if (luaL_newmetatable(L, COMM_MT)) {
+    luaL_newlib(L, comm_methods);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "methods");
+    lua_pushcclosure(L, comm_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, comm_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, comm_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushliteral(L, "luacuda.dist.comm");
+    lua_setfield(L, -2, "__metatable");
+  }
+  lua_getfield(L, -1, "methods");
+  lua_setfield(L, -3, "methods");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, dist_init);
+  lua_setfield(L, -2, "init");
+  return 1;
+}
