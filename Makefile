@@ -82,7 +82,7 @@ THREADS_TEST = $(BUILD)/threads_test
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
-.PHONY: all install deps check check-fake-cuda test demo bench bench-chart bench-streams bench-ptx bench-gpu bench-gpu-smoke test-asan test-tsan \
+.PHONY: all install deps check check-fake-cuda test demo bench bench-chart bench-dist bench-streams bench-ptx bench-gpu bench-gpu-smoke test-asan test-tsan \
         test-valgrind rock clean embed errors-catalogue devkit fuzz-long fuzz fuzz-run docs docs-check
 
 all: $(LIB) $(DIST_LIB)
@@ -318,6 +318,7 @@ bench: deps
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/array_math.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/reduce.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/matmul.lua
+	@$(MAKE) --no-print-directory bench-dist BENCH_RESULTS=bench/results
 	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
 	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi
 
@@ -332,6 +333,22 @@ bench-chart:
 # every queued operation slowed down: do two streams overlap?
 bench-streams: $(LIB) $(FAKE_CUDA)
 	$(RUN_ENV) $(LUA) bench/streams.lua
+
+# luacuda.dist's allreduce against MPI_Allreduce from C
+# (bench/native_allreduce.c, a Lua module built with mpicc), both in the
+# same 4 ranks of one mpirun job; without MPI it says why
+NATIVE_ALLREDUCE = $(if $(MPICC),$(BUILD)/bench/native_allreduce.so)
+DIST_RANKS = env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+  mpirun --oversubscribe -np 4
+$(BUILD)/bench/native_allreduce.so: bench/native_allreduce.c
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) $(WARN) -fPIC -I$(LUA_INCDIR) $(LIBFLAG) $< -o $@ $(LDFLAGS)
+
+bench-dist: $(LIB) $(DIST_LIB) $(NATIVE_ALLREDUCE)
+	@if [ -z "$(NATIVE_ALLREDUCE)" ] || ! command -v mpirun >/dev/null; then \
+	  echo "bench: the dist bench needs mpicc and mpirun (openmpi-bin libopenmpi-dev)"; \
+	  echo "bench: 0 of 0 targets met"; \
+	else $(RUN_ENV) BENCH_RESULTS="$(BENCH_RESULTS)" $(DIST_RANKS) $(LUA) bench/dist.lua; fi
 
 # the fake driver's PTX interpreter: instructions per second on one core
 bench-ptx: $(LIB) $(FAKE_CUDA)
