@@ -323,7 +323,7 @@ bench: deps
 	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi
 
 # the chart from the committed bench/results/*.dat (one panel per bench:
-# host_arrays, sim_kernels, transfers, compile, array_math, reduce), each
+# host_arrays, sim_kernels, transfers, compile, array_math, reduce, dist), each
 # panel dated by its .dat file
 bench-chart:
 	@$(MAKE) --no-print-directory deps PACKAGES=gnuplot-nox

@@ -4,7 +4,7 @@
 # its target (black marks), on a log scale, since the ratios span 1e-3..1e5.
 # Each panel's title carries the date its .dat file was written (the second
 # field of its header line), so a bench run again dates its own panel.
-set terminal pngcairo size 1500,1700 font "Sans,9"
+set terminal pngcairo size 1500,2250 font "Sans,9"
 set output "bench/results/bench.png"
 set datafile commentschars "#"
 set style fill solid 0.7 border -1
@@ -17,7 +17,7 @@ set termoption noenhanced
 set bmargin 10
 set rmargin 16
 dated(bench) = system("sed -n '1s/^# [^,]*, \\([^,]*\\),.*/\\1/p' bench/results/" . bench . ".dat")
-set multiplot layout 3,2 title "luacuda on the simulator (sim backend): each figure against a baseline timed in the same run"
+set multiplot layout 4,2 title "luacuda on the simulator (sim backend): each figure against a baseline timed in the same run"
 
 set title "host_arrays.lua, " . dated("host_arrays") . ": Lua tables <-> arrays, element access\n(baseline: a plain Lua loop; lower is better)"
 set ylabel "time / Lua loop"
@@ -54,5 +54,12 @@ set ylabel "throughput ratio"
 set yrange [0.1:10]
 set xrange [-1:1]
 plot "bench/results/reduce.dat" using 0:2:xtic(1) with boxes lc rgb "#ccbb44" title "luacuda", \
+     "" using 0:3 with points pt 6 ps 2 lc rgb "black" title "target (at least)"
+
+set title "dist.lua, " . dated("dist") . ": comm:allreduce of 64 MiB float32 on 4 ranks against\nMPI_Allreduce from C in the same job (higher is better)"
+set ylabel "throughput ratio"
+set yrange [0.1:3]
+set xrange [-0.5:2.5]
+plot "bench/results/dist.dat" using 0:2:xtic(1) with boxes lc rgb "#ee7733" title "luacuda", \
      "" using 0:3 with points pt 6 ps 2 lc rgb "black" title "target (at least)"
 unset multiplot
