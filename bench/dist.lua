@@ -8,9 +8,9 @@
 -- the C call on a malloc'd buffer of the same size. The sides alternate
 -- within each repetition, in an order that turns, and before each timed
 -- call every rank fills its buffer with its rank and waits at a barrier;
--- a repetition's time is the slowest rank's. Figures are medians of
--- BENCH_REPEAT (7) repetitions, as ratios of throughput (C's time /
--- luacuda's). Every result is checked (1 + 2 + ... + size, and the
+-- a call's time is the slowest rank's. Each figure is the median over
+-- BENCH_REPEAT (7) repetitions of C's time / luacuda's (a throughput
+-- ratio). Every result is checked (1 + 2 + ... + size, and the
 -- strided view's other elements untouched). Rank 1 prints
 -- "name: value (target: ...)" lines and "bench: N of M targets met".
 local luacuda = require "luacuda"
@@ -42,7 +42,7 @@ if R == 1 then B.results("dist") end
 
 local MIB = tonumber(os.getenv("BENCH_DIST_MIB")) or 64
 local REPEAT = tonumber(os.getenv("BENCH_REPEAT")) or 7
-local N = MIB * 2 ^ 20 // 4
+local N = math.tointeger(MIB * (1 << 20) // 4)
 local SUM = P * (P + 1) // 2          -- every rank gives its rank
 
 local host = luacuda.empty({N}, "float32")
