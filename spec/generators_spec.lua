@@ -221,7 +221,7 @@ describe("luacuda.elementwise", function()
     S.misuse({"kernel 'add'", "argument 1 'x' is a host array: copy it to the device first (to_device)"},
              add, luacuda.array({1, 2, 3}, "float32"), f32)
     S.misuse({"kernel 'add'", "argument 3 'z' is a pinned array"}, add, f32, f32,
-             luacuda.pinned_array({3}, "float32"))
+             luacuda.pinned_array({3}, "float32"):fill(0))   -- filled: S.misuse reads it
     local Vec = luacuda.record { {"x", "float32"}, {"y", "float32"} }
     S.misuse({"kernel 'add'", "argument 1 'x' has dtype", "which kernel generators do not take"},
              add, luacuda.to_device(luacuda.zeros(3, Vec)), f32)
