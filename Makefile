@@ -60,6 +60,9 @@ FAKE_CUDA  = $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/fake/libcuda.so.1)
 # a fake cuBLAS on the fake driver (spec/c/fake_cublas.c), for the matrix
 # products' calls (make check-fake-cuda sets LUACUDA_CUBLAS to it)
 FAKE_CUBLAS = $(if $(FAKE_CUDA),$(BUILD)/fake/libcublas.so.13)
+# a fake NCCL on the fake driver (spec/c/fake_nccl.c), for luacuda.dist's
+# NCCL engine (spec/dist_spec.lua), where the toolkit has nccl.h
+FAKE_NCCL = $(if $(and $(FAKE_CUDA),$(wildcard $(CUDA_INC)/nccl.h)),$(BUILD)/fake/libnccl.so.2)
 # an NVRTC that says it is 12.9, for the spec of which NVRTC suits a driver
 FAKE_NVRTC = $(BUILD)/fake/nvrtc/libnvrtc.so.12
 # the fake driver's rules for several devices and peer access (spec/devices_spec.lua)
@@ -187,6 +190,11 @@ $(BUILD)/fake/libcublas.so.13: spec/c/fake_cublas.c
 	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
 	  -I$(CUDA_INC) $(LIBFLAG) $< -o $@ $(LDFLAGS) -ldl -lpthread
 
+$(BUILD)/fake/libnccl.so.2: spec/c/fake_nccl.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
+	  -I$(CUDA_INC) $(LIBFLAG) $< -o $@ $(LDFLAGS) -ldl -lpthread -lm
+
 $(FAKE_NVRTC): spec/c/fake_nvrtc.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
@@ -240,7 +248,7 @@ deps:
 	fi
 
 check: $(LIB) $(DIST_LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
-       $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_PEER_TEST)
+       $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_NCCL) $(FAKE_PEER_TEST)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
 
