@@ -116,10 +116,14 @@ $(LIB): $(OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIBFLAG) $(OBJ) -o $@ $(LDFLAGS) $(LC_LDFLAGS) $(LC_LIBS)
 
-$(BUILD)/luacuda/dist_mpi.so: src/dist/dist.c src/luacuda.h $(LIB)
+# its NCCL engine (src/dist/nccl_engine.c) needs the toolkit's nccl.h and cuda.h,
+# and is left out without them; NCCL itself is opened with dlopen
+DIST_NCCL_FLAGS = $(if $(and $(wildcard $(CUDA_INC)/nccl.h),$(wildcard $(CUDA_INC)/cuda.h)),\
+                    -DLUACUDA_NCCL -I$(CUDA_INC))
+$(BUILD)/luacuda/dist_mpi.so: src/dist/dist.c src/dist/nccl_engine.c src/dist/nccl_engine.h src/luacuda.h $(LIB)
 	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE -fPIC -fvisibility=hidden -Isrc -I$(LUA_INCDIR) \
-	  $(LIBFLAG) $< -o $@ $(LDFLAGS) -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN' \
-	  -Wl,-z,nodelete -lpthread -lm
+	  $(DIST_NCCL_FLAGS) $(LIBFLAG) src/dist/dist.c src/dist/nccl_engine.c -o $@ $(LDFLAGS) \
+	  -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete -ldl -lpthread -lm
 
 # the C units of src/base: pure C, built without Lua's include path
 UNIT_CFLAGS = $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L

@@ -200,9 +200,10 @@ describe("luacuda.dist on MPI", function()
       all_same("outsize", "luacuda.dist.allreduce: on rank 2: out has 5 elements, x 4")
     end)
     it("for an option allreduce does not take", function()
-      all_same("streamopt", "luacuda.dist.allreduce: on rank 1: stream= is not supported yet: "
-        .. "synchronize the stream, then call it")
-      all_same("badopt", "luacuda.dist.allreduce: on rank 1: unknown option number (it takes out=)")
+      all_same("streamopt", "luacuda.dist.allreduce: on rank 1: stream= needs the NCCL engine and "
+        .. "device or managed arrays (this call runs on MPI, on the host, at the call): synchronize "
+        .. "the stream, then call without it")
+      all_same("badopt", "luacuda.dist.allreduce: on rank 1: unknown option number (it takes out= and stream=)")
       all_same("notable", "luacuda.dist.allreduce: on rank 2: options must be a table, got number")
     end)
     it("when allgather's out overlaps x", function()

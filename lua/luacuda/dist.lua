@@ -90,6 +90,36 @@ local function staged(x, writes)
   return x
 end
 
+-- NCCL reduces neither 16-bit integers nor records (it moves them as bytes;
+-- a reduction of records is an error either way)
+local NCCL_REDUCES_NOT = { int16 = true, uint16 = true }
+
+-- Whether the call goes to NCCL with its arrays as they are: an NCCL
+-- communicator, and every array C-contiguous device or managed memory
+-- (of a dtype NCCL reduces, for a reduction). Anything else is staged
+-- for MPI.
+local function nccl_direct(comm, reduces, ...)
+  local ok, engine = pcall(function() return comm.engine end)
+  if not ok or engine ~= "nccl" then return false end
+  for i = 1, select("#", ...) do
+    local a = select(i, ...)
+    if luacuda.type(a) ~= "array" then return false end
+    local ok, direct = pcall(function()
+      local kind = luacuda.attr(a, "kind")
+      return (kind == "device" or kind == "managed") and a:is_c_contiguous()
+        and not (reduces and NCCL_REDUCES_NOT[tostring(a.dtype)])
+    end)
+    if not ok or not direct then return false end
+  end
+  return true
+end
+
+-- op and opts of a call that takes both, either left out
+local function op_opts(op, opts)
+  if type(op) == "table" and opts == nil then return nil, op end
+  return op, opts
+end
+
 --- @type Comm
 
 --- The rank of this process, 1 to `size`.
@@ -167,8 +197,12 @@ end
 -- comm:allreduce(g)                 -- g = 1 + 2 + ... + size everywhere
 -- comm:allreduce(g, "max", {out = luacuda.empty_like(g)})
 function methods.allreduce(comm, x, op, opts)
-  if type(op) == "table" and opts == nil then op, opts = nil, op end
+  op, opts = op_opts(op, opts)
   local out = type(opts) == "table" and rawget(opts, "out") or nil
+  if nccl_direct(comm, true, x, out or x) then
+    call(raw.allreduce, comm, x, op, out, opts)
+    return out or x
+  end
   if out ~= nil then
     local xs = staged(x, false)
     local os, back = staged(out, true)
@@ -194,9 +228,13 @@ end
 -- local w = luacuda.zeros({4})
 -- if comm.rank == 1 then w:fill(0.5) end
 -- comm:broadcast(w, 1)
-function methods.broadcast(comm, x, root)
+function methods.broadcast(comm, x, root, opts)
+  if nccl_direct(comm, false, x) then
+    call(raw.broadcast, comm, x, root, opts)
+    return x
+  end
   local xs, back = staged(x, true)
-  call(raw.broadcast, comm, xs, root)
+  call(raw.broadcast, comm, xs, root, opts)
   if back then back() end
   return x
 end
@@ -213,9 +251,14 @@ end
 -- local comm = require("luacuda.dist").init()
 -- local n = luacuda.full({1}, 10, "int64")
 -- comm:reduce(n, 1, "prod")
-function methods.reduce(comm, x, root, op)
+function methods.reduce(comm, x, root, op, opts)
+  op, opts = op_opts(op, opts)
+  if nccl_direct(comm, true, x) then
+    call(raw.reduce, comm, x, root, op, opts)
+    return x
+  end
   local xs, back = staged(x, comm.rank == root)
-  call(raw.reduce, comm, xs, root, op)
+  call(raw.reduce, comm, xs, root, op, opts)
   if back then back() end
   return x
 end
@@ -233,10 +276,14 @@ end
 -- local comm = require("luacuda.dist").init()
 -- local all = luacuda.empty({comm.size, 2}, "int32")
 -- comm:allgather(luacuda.full({2}, comm.rank, "int32"), all)
-function methods.allgather(comm, x, out)
+function methods.allgather(comm, x, out, opts)
+  if nccl_direct(comm, false, x, out) then
+    call(raw.allgather, comm, x, out, opts)
+    return out
+  end
   local xs = staged(x, false)
   local os, back = staged(out, true)
-  call(raw.allgather, comm, xs, os)
+  call(raw.allgather, comm, xs, os, opts)
   if back then back() end
   return out
 end
@@ -254,10 +301,15 @@ end
 -- local comm = require("luacuda.dist").init()
 -- local mine = luacuda.empty({2})
 -- comm:reduce_scatter(luacuda.ones({2 * comm.size}), mine)
-function methods.reduce_scatter(comm, x, out, op)
+function methods.reduce_scatter(comm, x, out, op, opts)
+  op, opts = op_opts(op, opts)
+  if nccl_direct(comm, true, x, out) then
+    call(raw.reduce_scatter, comm, x, out, op, opts)
+    return out
+  end
   local xs = staged(x, false)
   local os, back = staged(out, true)
-  call(raw.reduce_scatter, comm, xs, os, op)
+  call(raw.reduce_scatter, comm, xs, os, op, opts)
   if back then back() end
   return out
 end
@@ -273,9 +325,13 @@ end
 -- @usage local luacuda = require "luacuda"
 -- local comm = require("luacuda.dist").init()
 -- if comm.size > 1 and comm.rank == 1 then comm:send(luacuda.arange(4), 2) end
-function methods.send(comm, x, peer)
+function methods.send(comm, x, peer, opts)
+  if nccl_direct(comm, false, x) then
+    call(raw.send, comm, x, peer, opts)
+    return x
+  end
   local xs = staged(x, false)
-  call(raw.send, comm, xs, peer)
+  call(raw.send, comm, xs, peer, opts)
   return x
 end
 
@@ -289,9 +345,13 @@ end
 -- @usage local luacuda = require "luacuda"
 -- local comm = require("luacuda.dist").init()
 -- if comm.size > 1 and comm.rank == 2 then comm:recv(luacuda.empty({4}), 1) end
-function methods.recv(comm, x, peer)
+function methods.recv(comm, x, peer, opts)
+  if nccl_direct(comm, false, x) then
+    call(raw.recv, comm, x, peer, opts)
+    return x
+  end
   local xs, back = staged(x, true)
-  call(raw.recv, comm, xs, peer)
+  call(raw.recv, comm, xs, peer, opts)
   if back then back() end
   return x
 end
