@@ -268,6 +268,7 @@ check: $(LIB) $(DIST_LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY
 FAKE_CUDA_DELAY_US ?= 0
 FAKE_ENV = LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=$(abspath $(BUILD))/fake/libcuda.so.1 \
            LUACUDA_CUBLAS=$(abspath $(BUILD))/fake/libcublas.so.13 \
+           LUACUDA_LIBNCCL=$(abspath $(BUILD))/fake/libnccl.so.2 \
            LUACUDA_PTX=1 FAKE_CUDA_MEMORY=4G FAKE_CUDA_DELAY_US=$(FAKE_CUDA_DELAY_US)
 MATMUL_SPEC = spec/matmul_spec.lua
 check-fake-cuda:

@@ -367,14 +367,14 @@ describe("luacuda.dist on NCCL", function()
     assert.equal(2, count_lines(out, "KEPT"), out)
   end)
 
-  it("raises a failure of ncclCommInitRank in init on every rank", function()
+  it("raises a failure of ncclCommInitRank (at the first collective) on every rank", function()
     local ok, stdout, _, _, out = mpirun("spec/dist/nccl_fail.lua", 2,
       env(fake_nccl, "FAKE_NCCL_FAIL=ncclCommInitRank:1"), "-np 2 lua5.4 spec/dist/nccl_fail.lua %s init")
     assert.is_true(ok, stdout .. out)
     local m = lines(out, "ERR init\t")
     assert.equal(2, #m, out)
     for _, msg in ipairs(m) do
-      assert.equal("luacuda.dist.init: on rank 1: NCCL call ncclCommInitRank failed: internal error - "
+      assert.equal("luacuda.dist.allreduce: on rank 1: NCCL call ncclCommInitRank failed: internal error - "
         .. "please report this issue to the NCCL developers (3)", msg)
     end
   end)

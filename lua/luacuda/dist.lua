@@ -66,6 +66,17 @@ local function call(f, ...)
   return r
 end
 
+-- The same, called again when it returns false: the ranks' arrays differed
+-- in kind (device memory for NCCL on some ranks, host memory for MPI on
+-- others), and every rank calls again staged for MPI, this one with its
+-- arrays as they were staged already.
+local function again(f, ...)
+  local ok, r = pcall(f, ...)
+  if ok and r == false then ok, r = pcall(f, ...) end
+  if not ok then error(r, 3) end
+  return r
+end
+
 -- An array the C engine takes (contiguous, host-accessible) for x, and a
 -- function that copies the result back into x (nil when x is taken as it
 -- is). Anything else is passed on, for the engine's message.
@@ -101,13 +112,15 @@ local NCCL_REDUCES_NOT = { int16 = true, uint16 = true }
 local function nccl_direct(comm, reduces, ...)
   local ok, engine = pcall(function() return comm.engine end)
   if not ok or engine ~= "nccl" then return false end
+  -- send and recv go to NCCL once a collective has started it there
+  if reduces == "p2p" and not comm._nccl_started then return false end
   for i = 1, select("#", ...) do
     local a = select(i, ...)
     if luacuda.type(a) ~= "array" then return false end
     local ok, direct = pcall(function()
       local kind = luacuda.attr(a, "kind")
       return (kind == "device" or kind == "managed") and a:is_c_contiguous()
-        and not (reduces and NCCL_REDUCES_NOT[tostring(a.dtype)])
+        and not (reduces == true and NCCL_REDUCES_NOT[tostring(a.dtype)])
     end)
     if not ok or not direct then return false end
   end
@@ -199,19 +212,18 @@ end
 function methods.allreduce(comm, x, op, opts)
   op, opts = op_opts(op, opts)
   local out = type(opts) == "table" and rawget(opts, "out") or nil
-  if nccl_direct(comm, true, x, out or x) then
-    call(raw.allreduce, comm, x, op, out, opts)
+  if nccl_direct(comm, true, x, out or x) and call(raw.allreduce, comm, x, op, out, opts) then
     return out or x
   end
   if out ~= nil then
     local xs = staged(x, false)
     local os, back = staged(out, true)
-    call(raw.allreduce, comm, xs, op, os, opts)
+    again(raw.allreduce, comm, xs, op, os, opts)
     if back then back() end
     return out
   end
   local xs, back = staged(x, true)
-  call(raw.allreduce, comm, xs, op, nil, opts)
+  again(raw.allreduce, comm, xs, op, nil, opts)
   if back then back() end
   return x
 end
@@ -229,12 +241,9 @@ end
 -- if comm.rank == 1 then w:fill(0.5) end
 -- comm:broadcast(w, 1)
 function methods.broadcast(comm, x, root, opts)
-  if nccl_direct(comm, false, x) then
-    call(raw.broadcast, comm, x, root, opts)
-    return x
-  end
+  if nccl_direct(comm, false, x) and call(raw.broadcast, comm, x, root, opts) then return x end
   local xs, back = staged(x, true)
-  call(raw.broadcast, comm, xs, root, opts)
+  again(raw.broadcast, comm, xs, root, opts)
   if back then back() end
   return x
 end
@@ -253,12 +262,9 @@ end
 -- comm:reduce(n, 1, "prod")
 function methods.reduce(comm, x, root, op, opts)
   op, opts = op_opts(op, opts)
-  if nccl_direct(comm, true, x) then
-    call(raw.reduce, comm, x, root, op, opts)
-    return x
-  end
+  if nccl_direct(comm, true, x) and call(raw.reduce, comm, x, root, op, opts) then return x end
   local xs, back = staged(x, comm.rank == root)
-  call(raw.reduce, comm, xs, root, op, opts)
+  again(raw.reduce, comm, xs, root, op, opts)
   if back then back() end
   return x
 end
@@ -277,13 +283,10 @@ end
 -- local all = luacuda.empty({comm.size, 2}, "int32")
 -- comm:allgather(luacuda.full({2}, comm.rank, "int32"), all)
 function methods.allgather(comm, x, out, opts)
-  if nccl_direct(comm, false, x, out) then
-    call(raw.allgather, comm, x, out, opts)
-    return out
-  end
+  if nccl_direct(comm, false, x, out) and call(raw.allgather, comm, x, out, opts) then return out end
   local xs = staged(x, false)
   local os, back = staged(out, true)
-  call(raw.allgather, comm, xs, os, opts)
+  again(raw.allgather, comm, xs, os, opts)
   if back then back() end
   return out
 end
@@ -303,13 +306,12 @@ end
 -- comm:reduce_scatter(luacuda.ones({2 * comm.size}), mine)
 function methods.reduce_scatter(comm, x, out, op, opts)
   op, opts = op_opts(op, opts)
-  if nccl_direct(comm, true, x, out) then
-    call(raw.reduce_scatter, comm, x, out, op, opts)
+  if nccl_direct(comm, true, x, out) and call(raw.reduce_scatter, comm, x, out, op, opts) then
     return out
   end
   local xs = staged(x, false)
   local os, back = staged(out, true)
-  call(raw.reduce_scatter, comm, xs, os, op, opts)
+  again(raw.reduce_scatter, comm, xs, os, op, opts)
   if back then back() end
   return out
 end
@@ -326,12 +328,9 @@ end
 -- local comm = require("luacuda.dist").init()
 -- if comm.size > 1 and comm.rank == 1 then comm:send(luacuda.arange(4), 2) end
 function methods.send(comm, x, peer, opts)
-  if nccl_direct(comm, false, x) then
-    call(raw.send, comm, x, peer, opts)
-    return x
-  end
+  if nccl_direct(comm, "p2p", x) and call(raw.send, comm, x, peer, opts) then return x end
   local xs = staged(x, false)
-  call(raw.send, comm, xs, peer, opts)
+  again(raw.send, comm, xs, peer, opts)
   return x
 end
 
@@ -346,12 +345,9 @@ end
 -- local comm = require("luacuda.dist").init()
 -- if comm.size > 1 and comm.rank == 2 then comm:recv(luacuda.empty({4}), 1) end
 function methods.recv(comm, x, peer, opts)
-  if nccl_direct(comm, false, x) then
-    call(raw.recv, comm, x, peer, opts)
-    return x
-  end
+  if nccl_direct(comm, "p2p", x) and call(raw.recv, comm, x, peer, opts) then return x end
   local xs, back = staged(x, true)
-  call(raw.recv, comm, xs, peer, opts)
+  again(raw.recv, comm, xs, peer, opts)
   if back then back() end
   return x
 end

@@ -136,6 +136,16 @@ do -- send and recv, rank 1 to rank 2 and back
   end
 end
 
+-- ranks whose arrays differ in kind: every rank goes through MPI
+do
+  local x = R == 1 and make("device", "float32", R, 3) or luacuda.array(values(R, 3), "float32")
+  comm:allreduce(x, "max")
+  same(flat(x), { fold("max", 1, P), fold("max", 2, P), fold("max", 3, P) }, "allreduce, device and host")
+  local y = R == 2 and make("device", "int64", R, 2) or luacuda.array(values(R, 2), "int64")
+  if R == 1 then comm:send(y, 2) else comm:recv(y, 1) end
+  same(flat(y), values(1, 2), "send from host memory to device memory")
+end
+
 -- on a stream: queued there, the result there once the stream is done
 -- (on MPI, stream= is an error)
 if comm.engine == "mpi" then

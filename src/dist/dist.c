@@ -265,7 +265,8 @@ typedef struct dcomm {
   MPI_Comm comm;         /* MPI_COMM_NULL once freed */
   int rank, size;        /* 0-based rank */
   int local_rank, local_size;
-  lc_nccl *nccl;         /* the NCCL engine's communicator, or NULL: MPI alone */
+  bool nccl_on;          /* every rank has the CUDA backend and NCCL: comm.engine "nccl" */
+  lc_nccl *nccl;         /* NCCL's communicator, made at the first call that goes there */
 } dcomm;
 
 static dcomm *check_comm(lua_State *L, int idx, const char *fname) {
@@ -278,6 +279,7 @@ static dcomm *check_comm(lua_State *L, int idx, const char *fname) {
 }
 
 static void choose_engine(lua_State *L, dcomm *c, const char *fname);
+static void start_nccl(lua_State *L, dcomm *c, const char *fname);
 
 /* Push a communicator that owns comm (freed by its finalizer): our own
 ** copy, whose errors are returned, not fatal. Every rank of comm calls it
@@ -286,6 +288,7 @@ static dcomm *push_comm(lua_State *L, MPI_Comm comm, const char *fname) {
   dcomm *c = lua_newuserdatauv(L, sizeof *c, 0);
   c->comm = MPI_COMM_NULL;
   c->nccl = NULL;
+  c->nccl_on = false;
   luaL_setmetatable(L, COMM_MT);
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   c->comm = comm;
@@ -361,9 +364,6 @@ static void describe_disagreement(const int64_t *mx, const int64_t *mn, char *ms
   else if (mx[F_COUNT] != mn[F_COUNT])
     snprintf(msg, len, "ranks gave arrays of different sizes (%lld elements on some, %lld on others)",
              (long long)mn[F_COUNT], (long long)mx[F_COUNT]);
-  else if (mx[F_ENGINE] != mn[F_ENGINE])
-    snprintf(msg, len, "ranks gave arrays of different kinds of memory (device or managed on some, "
-             "for NCCL; host on others, for MPI)");
   else
     for (int i = F_NDIM; i < NFIELDS; i++)
       if (mx[i] != mn[i]) {
@@ -376,8 +376,11 @@ static void describe_disagreement(const int64_t *mx, const int64_t *mn, char *ms
 /* One MPI_Allreduce: the maxima of the fields and of their negations
 ** (the minima), and the first rank that found an error. Raises on every
 ** rank alike when a rank found one (its message, sent from it) or the
-** ranks disagree. */
-static void agree(lua_State *L, dcomm *c, header *h, const char *fname) {
+** ranks disagree. Returns false on every rank when they agree on all but
+** the engine (some ranks' arrays are device memory for NCCL, others' host
+** memory): the call is then made again, every rank's arrays staged for
+** MPI (dist.lua). */
+static bool agree(lua_State *L, dcomm *c, header *h, const char *fname) {
   int64_t v[2 * NFIELDS + 1];
   for (int i = 0; i < NFIELDS; i++) {
     v[i] = h->f[i];
@@ -399,6 +402,7 @@ static void agree(lua_State *L, dcomm *c, header *h, const char *fname) {
   char msg[MSGLEN];
   describe_disagreement(v, mn, msg, sizeof msg);
   if (msg[0]) dist_raise(L, fname, "%s", msg);
+  return v[F_ENGINE] == mn[F_ENGINE];
 }
 
 /* ---- arguments --------------------------------------------------------- */
@@ -592,7 +596,8 @@ static void read_options(lua_State *L, int idx, const char *const *known, header
 ** ranks agree on. */
 static bool route(dcomm *c, header *h, lc_nccl_kind kind, const arr *const *as, int n,
                   const dopts *o) {
-  bool nccl = c->nccl != NULL;
+  /* send and recv cannot make NCCL's communicator (every rank takes part) */
+  bool nccl = c->nccl_on && (c->nccl != NULL || (kind != LC_NCCL_SEND && kind != LC_NCCL_RECV));
   for (int i = 0; i < n; i++) {
     if (as[i]->info.dtype == NULL) return false;     /* its error is in h already */
     nccl = nccl && (as[i]->info.kind == LUACUDA_DEVICE || as[i]->info.kind == LUACUDA_MANAGED) &&
@@ -610,6 +615,13 @@ static bool route(dcomm *c, header *h, lc_nccl_kind kind, const arr *const *as, 
   return false;
 }
 
+/* false: the ranks' arrays differ in kind, dist.lua stages them and calls
+** again */
+static int restage(lua_State *L) {
+  lua_pushboolean(L, 0);
+  return 1;
+}
+
 static lc_nccl_op nccl_op_of(int op) {
   return op == OP_PROD_ ? LC_NCCL_PROD : op == OP_MIN_ ? LC_NCCL_MIN : op == OP_MAX_ ? LC_NCCL_MAX
                                                                                      : LC_NCCL_SUM;
@@ -623,6 +635,7 @@ static lc_nccl_op nccl_op_of(int op) {
 static void run_nccl(lua_State *L, dcomm *c, int kind, const lc_nccl_call *call, const dopts *o,
                      const char *fname) {
   char err[MSGLEN];
+  start_nccl(L, c, fname);
   void *stream = o->has_stream ? o->stream : luacuda_getstream(L);
   header h;
   header_init(&h, kind);
@@ -645,28 +658,43 @@ static int backend_device(lua_State *L) {
   return 2;
 }
 
-/* NCCL for c where every rank has the CUDA backend and NCCL loads: rank
-** 1's unique id, broadcast over MPI, and ncclCommInitRank on each rank's
-** current device; MPI alone otherwise. A failure of NCCL's is raised on
-** every rank. */
+/* The engine of c: NCCL where every rank has the CUDA backend and NCCL
+** loads, MPI alone otherwise. */
 static void choose_engine(lua_State *L, dcomm *c, const char *fname) {
-  char err[MSGLEN];
-  int device = -1, can = 0;
+  char why[MSGLEN];
+  int can = 0;
   lua_pushcfunction(L, backend_device);
   if (lua_pcall(L, 0, 2, 0) == LUA_OK) {
     const char *b = lua_tostring(L, -2);
-    device = (int)lua_tointeger(L, -1) - 1;
-    can = b && strcmp(b, "cuda") == 0 && device >= 0 && lc_nccl_load(err, sizeof err);
+    can = b && strcmp(b, "cuda") == 0 && lc_nccl_load(why, sizeof why);
     lua_pop(L, 2);
   } else {
     lua_pop(L, 1);
   }
   check_mpi(L, MPI_Allreduce(MPI_IN_PLACE, &can, 1, MPI_INT, MPI_MIN, c->comm), fname,
             "MPI_Allreduce");
-  if (!can) return;
-  char id[LC_NCCL_ID_BYTES] = {0};
+  c->nccl_on = can != 0;
+}
+
+/* NCCL's communicator of c, made at the first collective that goes to
+** NCCL (every rank is there: they agreed on the engine), on each rank's
+** device current then: rank 1's unique id, broadcast over MPI, and
+** ncclCommInitRank. A failure is raised on every rank. */
+static void start_nccl(lua_State *L, dcomm *c, const char *fname) {
+  if (c->nccl) return;
+  char err[MSGLEN];
+  int device = -1;
   header h;
   header_init(&h, K_ENGINE);
+  lua_pushcfunction(L, backend_device);
+  if (lua_pcall(L, 0, 2, 0) == LUA_OK) {
+    device = (int)lua_tointeger(L, -1) - 1;
+    lua_pop(L, 2);
+  } else {
+    header_error(&h, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  char id[LC_NCCL_ID_BYTES] = {0};
   if (c->rank == 0 && !lc_nccl_unique_id(id, err, sizeof err)) header_error(&h, "%s", err);
   agree(L, c, &h, fname);
   check_mpi(L, MPI_Bcast(id, LC_NCCL_ID_BYTES, MPI_BYTE, 0, c->comm), fname, "MPI_Bcast");
@@ -747,7 +775,7 @@ static int comm_allreduce(lua_State *L) {
   }
   const arr *as[] = {&x, &out};
   bool nccl = route(c, &h, LC_NCCL_ALLREDUCE, as, has_out ? 2 : 1, &o);
-  agree(L, c, &h, "allreduce");
+  if (!agree(L, c, &h, "allreduce")) return restage(L);
   lua_settop(L, has_out ? 4 : 2);
   if (nccl) {
     lc_nccl_call call = {LC_NCCL_ALLREDUCE, x.data, has_out ? out.data : x.data, x.info.size,
@@ -777,7 +805,7 @@ static int comm_broadcast(lua_State *L) {
   if (read_rank(L, 3, c, "root", &h, &root)) h.f[F_ROOT] = root + 1;
   const arr *as[] = {&x};
   bool nccl = route(c, &h, LC_NCCL_BROADCAST, as, 1, &o);
-  agree(L, c, &h, "broadcast");
+  if (!agree(L, c, &h, "broadcast")) return restage(L);
   if (nccl) {
     lc_nccl_call call = {LC_NCCL_BROADCAST, x.data, x.data, x.info.size, x.info.dtype,
                          x.info.itemsize, LC_NCCL_SUM, root};
@@ -807,7 +835,7 @@ static int comm_reduce(lua_State *L) {
   int op = ok ? read_op(L, 4, &h, &x) : OP_SUM_;
   const arr *as[] = {&x};
   bool nccl = route(c, &h, LC_NCCL_REDUCE, as, 1, &o);
-  agree(L, c, &h, "reduce");
+  if (!agree(L, c, &h, "reduce")) return restage(L);
   if (nccl) {
     lc_nccl_call call = {LC_NCCL_REDUCE, x.data, x.data, x.info.size, x.info.dtype,
                          x.info.itemsize, nccl_op_of(op), root};
@@ -852,7 +880,7 @@ static int comm_allgather(lua_State *L) {
   }
   const arr *as[] = {&x, &out};
   bool nccl = ok && route(c, &h, LC_NCCL_ALLGATHER, as, 2, &o);
-  agree(L, c, &h, "allgather");
+  if (!agree(L, c, &h, "allgather")) return restage(L);
   if (nccl) {
     lc_nccl_call call = {LC_NCCL_ALLGATHER, x.data, out.data, x.info.size, x.info.dtype,
                          x.info.itemsize, LC_NCCL_SUM, 0};
@@ -887,7 +915,7 @@ static int comm_reduce_scatter(lua_State *L) {
   }
   const arr *as[] = {&x, &out};
   bool nccl = ok && route(c, &h, LC_NCCL_REDUCE_SCATTER, as, 2, &o);
-  agree(L, c, &h, "reduce_scatter");
+  if (!agree(L, c, &h, "reduce_scatter")) return restage(L);
   if (nccl) {
     lc_nccl_call call = {LC_NCCL_REDUCE_SCATTER, x.data, out.data, out.info.size, x.info.dtype,
                          x.info.itemsize, nccl_op_of(op), 0};
@@ -906,6 +934,9 @@ static int comm_reduce_scatter(lua_State *L) {
 /* send and recv: the sender's header, then the receiver's verdict (0 and
 ** "", or its message), then the data. Both raise the same error. */
 enum { TAG_HEADER = 7301, TAG_VERDICT, TAG_DATA, TAG_QUEUED };
+/* the verdict when one side's array is device memory for NCCL and the
+** other's host memory: both call again, staged for MPI (dist.lua) */
+#define RESTAGE "\x01restage"
 
 /* The NCCL half of a send or recv whose header both ranks accepted: queued
 ** on NCCL, then each rank tells the other how that went (both raise the
@@ -949,6 +980,7 @@ static int comm_send(lua_State *L) {
   check_mpi(L, MPI_Recv(verdict, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->comm, MPI_STATUS_IGNORE),
             "send", "MPI_Recv");
   verdict[VERDICTLEN - 1] = '\0';
+  if (strcmp(verdict, RESTAGE) == 0) return restage(L);
   if (verdict[0]) dist_raise(L, "send", "%s", verdict);
   lua_settop(L, 2);
   if (nccl) {
@@ -998,11 +1030,9 @@ static int comm_recv(lua_State *L) {
              "rank %d sends an array of another shape than rank %d receives into (%lld elements each)",
              peer + 1, c->rank + 1, (long long)mine.f[F_COUNT]);
   else if (theirs.f[F_ENGINE] != mine.f[F_ENGINE])
-    snprintf(msg, sizeof msg, "rank %d sends from %s, rank %d receives into %s (both device or "
-             "managed memory for NCCL, or both host memory for MPI)", peer + 1,
-             theirs.f[F_ENGINE] ? "device memory" : "host memory", c->rank + 1,
-             mine.f[F_ENGINE] ? "device memory" : "host memory");
+    snprintf(msg, sizeof msg, "%s", RESTAGE);
   check_mpi(L, MPI_Send(msg, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->comm), "recv", "MPI_Send");
+  if (strcmp(msg, RESTAGE) == 0) return restage(L);
   if (msg[0]) dist_raise(L, "recv", "%s", msg);
   lua_settop(L, 2);
   if (nccl) {
@@ -1027,7 +1057,8 @@ static int comm_index(lua_State *L) {
   else if (k && strcmp(k, "size") == 0) lua_pushinteger(L, c->size);
   else if (k && strcmp(k, "local_rank") == 0) lua_pushinteger(L, c->local_rank + 1);
   else if (k && strcmp(k, "local_size") == 0) lua_pushinteger(L, c->local_size);
-  else if (k && strcmp(k, "engine") == 0) lua_pushstring(L, c->nccl ? "nccl" : "mpi");
+  else if (k && strcmp(k, "engine") == 0) lua_pushstring(L, c->nccl_on ? "nccl" : "mpi");
+  else if (k && strcmp(k, "_nccl_started") == 0) lua_pushboolean(L, c->nccl != NULL);
   else {
     lua_settop(L, 2);
     lua_rawget(L, lua_upvalueindex(1));
@@ -1038,7 +1069,7 @@ static int comm_index(lua_State *L) {
 static int comm_tostring(lua_State *L) {
   dcomm *c = luaL_checkudata(L, 1, COMM_MT);
   lua_pushfstring(L, "luacuda.dist communicator (rank %d of %d, %s)", c->rank + 1, c->size,
-                  c->nccl ? "nccl" : "mpi");
+                  c->nccl_on ? "nccl" : "mpi");
   return 1;
 }
 
