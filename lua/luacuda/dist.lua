@@ -1,4 +1,5 @@
---- Several processes and machines: collectives on luacuda arrays over MPI.
+--- Several processes and machines: collectives on luacuda arrays over MPI
+-- and NCCL.
 --
 -- `local dist = require "luacuda.dist"` loads the MPI engine
 -- (`luacuda/dist_mpi.so`, built where `mpicc` is) and `dist.init()` starts
@@ -13,13 +14,21 @@
 -- 1) aborts the whole job on its way out (`MPI_Abort`), so the other ranks
 -- do not wait for it forever; a clean exit finalises MPI.
 --
--- The collectives work on host-accessible arrays (host, pinned, mapped,
--- managed) in place; a strided view goes through a contiguous copy, and a
--- device array through a host copy (staging), both copied back when the
--- collective writes them. The memory is read and written on the host, at
--- the call, after the copies and fills queued on streams that use the
--- arrays are done, as for a host access from Lua (`a[i]`); a launch on
--- device memory that writes them must be synchronized first.
+-- Two engines. On the CUDA backend, where NCCL loads (`libnccl.so.2`, or
+-- `LUACUDA_LIBNCCL`; `0` turns it off) on every rank, a communicator's
+-- `engine` is `"nccl"`: C-contiguous device and managed arrays go through
+-- NCCL, on a stream (`{stream = s}`: queued there, the call returns when
+-- queued; without it, on luacuda's stream and waited for). NCCL's
+-- communicator is made at the first such collective, on each rank's
+-- current device then. Everything else goes through MPI: the collectives
+-- work on host-accessible arrays (host, pinned, mapped, managed) in place;
+-- a strided view goes through a contiguous copy, and a device array
+-- through a host copy (staging), both copied back when the collective
+-- writes them. MPI reads and writes the memory on the host, at the call,
+-- after the copies and fills queued on streams that use the arrays are
+-- done, as for a host access from Lua (`a[i]`); a launch on device memory
+-- that writes them must be synchronized first, and `stream=` is an error
+-- there.
 -- @module luacuda.dist
 
 local luacuda = require "luacuda"
@@ -158,10 +167,13 @@ end
 -- @usage local comm = require("luacuda.dist").init()
 -- print(comm.local_rank .. " of " .. comm.local_size .. " here")
 
---- `"mpi"`: how the collectives move data.
+--- How the collectives move device arrays: `"nccl"` where every rank runs
+-- the CUDA backend and NCCL loads, else `"mpi"` (host arrays go through
+-- MPI on either).
 -- @field Comm.engine
--- @usage local comm = require("luacuda.dist").init()
--- assert(comm.engine == "mpi")
+-- @usage local luacuda = require "luacuda"
+-- local comm = require("luacuda.dist").init()
+-- assert(comm.engine == "mpi" or luacuda.backend() == "cuda")
 
 --- Waits until every rank has called it.
 -- @function Comm:barrier
@@ -198,12 +210,15 @@ end
 -- @tparam Array x the same dtype and shape on every rank
 -- @tparam[opt="sum"] string op `"sum"`, `"prod"`, `"min"` or `"max"`
 -- @tparam[opt] table opts `out =` an array of x's dtype and size for the
--- result (x is then left as it was)
+-- result (x is then left as it was); `stream =` a Stream to queue it on
+-- (NCCL engine, device or managed arrays: the call returns when queued,
+-- the result is there once the stream's work is done)
 -- @treturn Array x, or out
 -- @raise `luacuda.dist.allreduce: ranks gave arrays of different dtypes
 -- (<d1> on some, <d2> on others)` (or sizes, shapes, ops) on every rank;
--- `on rank <r>: <cause>` for one rank's bad argument, on every rank (an
--- option other than `out`: `stream=` is not supported yet)
+-- `on rank <r>: <cause>` for one rank's bad argument, on every rank
+-- (`stream= needs the NCCL engine and device or managed arrays ...` on
+-- MPI); `on rank <r>: NCCL call ncclAllReduce failed: <why>` on every rank
 -- @usage local luacuda = require "luacuda"
 -- local comm = require("luacuda.dist").init()
 -- local g = luacuda.full({3}, comm.rank, "float32")
@@ -232,6 +247,7 @@ end
 -- @function Comm:broadcast
 -- @tparam Array x the same dtype and shape on every rank
 -- @tparam integer root the rank that sends, 1 to size
+-- @tparam[opt] table opts `stream =` as for @{Comm:allreduce}
 -- @treturn Array x
 -- @raise `luacuda.dist.broadcast: ranks gave different roots (...)`;
 -- `on rank <r>: root <n> is not a rank of this communicator (1 to <size>)`
@@ -254,6 +270,7 @@ end
 -- @tparam Array x the same dtype and shape on every rank
 -- @tparam integer root the rank that receives the result
 -- @tparam[opt="sum"] string op `"sum"`, `"prod"`, `"min"` or `"max"`
+-- @tparam[opt] table opts `stream =` as for @{Comm:allreduce}
 -- @treturn Array x
 -- @raise as @{Comm:allreduce}, and for a root that is not a rank
 -- @usage local luacuda = require "luacuda"
@@ -275,6 +292,7 @@ end
 -- @tparam Array x the same dtype and shape on every rank
 -- @tparam Array out of x's dtype, with size times x's elements (any shape,
 -- such as `{comm.size, ...}`)
+-- @tparam[opt] table opts `stream =` as for @{Comm:allreduce}
 -- @treturn Array out
 -- @raise `luacuda.dist.allgather: on rank <r>: out has <n> elements, not
 -- <size> (ranks) x <m> (the elements of x)`, on every rank
@@ -297,6 +315,7 @@ end
 -- @tparam Array x with size times out's elements, the same on every rank
 -- @tparam Array out of x's dtype
 -- @tparam[opt="sum"] string op `"sum"`, `"prod"`, `"min"` or `"max"`
+-- @tparam[opt] table opts `stream =` as for @{Comm:allreduce}
 -- @treturn Array out
 -- @raise `luacuda.dist.reduce_scatter: on rank <r>: x has <n> elements, not
 -- <size> (ranks) x <m> (the elements of out)`, on every rank
@@ -321,6 +340,8 @@ end
 -- @function Comm:send
 -- @tparam Array x
 -- @tparam integer peer another rank
+-- @tparam[opt] table opts `stream =` as for @{Comm:allreduce} (NCCL once a
+-- collective has used it on device arrays; until then, through MPI)
 -- @treturn Array x
 -- @raise `luacuda.dist.send: rank <p> sends <n> elements, rank <r> receives
 -- into <m>` (or dtypes, shapes) on both ranks; `peer <p> is this rank`
@@ -339,6 +360,7 @@ end
 -- @function Comm:recv
 -- @tparam Array x
 -- @tparam integer peer another rank
+-- @tparam[opt] table opts `stream =` as for @{Comm:send}
 -- @treturn Array x
 -- @raise as @{Comm:send}, on both ranks
 -- @usage local luacuda = require "luacuda"
