@@ -214,6 +214,9 @@ describe("luacuda.dist on MPI", function()
         .. "device or managed arrays (this call runs on MPI, on the host, at the call): synchronize "
         .. "the stream, then call without it")
       all_same("badopt", "luacuda.dist.allreduce: on rank 1: unknown option number (it takes out= and stream=)")
+      all_same("badstream", "luacuda.dist.allreduce: on rank 3: stream must be an open luacuda stream, got number")
+      all_same("closedstream", "luacuda.dist.broadcast: on rank 1: stream must be an open luacuda stream, "
+        .. "got a closed one")
       all_same("notable", "luacuda.dist.allreduce: on rank 2: options must be a table, got number")
     end)
     it("when allgather's out overlaps x", function()

@@ -171,6 +171,7 @@ end
 
 -- ordered on the stream: a slow kernel queued there first writes x, the
 -- collective is queued behind it and the call returns before either ran
+-- (the kernel spins for about half a second on the fake driver)
 if comm.engine == "nccl" then
   local m = luacuda.compile([==[
     extern "C" __global__ void nccl_spin_fill(long long spins, float *out, int n, float v) {
@@ -180,7 +181,7 @@ if comm.engine == "nccl" then
     }]==], { name = "nccl_spin_fill.cu" })
   local s = luacuda.stream()
   local x = luacuda.device_array(16, "float32"):fill(-1)
-  m.nccl_spin_fill[{ 1, 1, s }](tonumber(os.getenv("NCCL_SPEC_SPINS") or 300000), x, 16, R)
+  m.nccl_spin_fill[{ 1, 1, s }](tonumber(os.getenv("NCCL_SPEC_SPINS") or 20000000), x, 16, R)
   comm:allreduce(x, "sum", { stream = s })
   check(not s:query(), "allreduce on a stream returns while the stream's work goes on")
   s:synchronize()

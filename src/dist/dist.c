@@ -577,11 +577,13 @@ static void read_options(lua_State *L, int idx, const char *const *known, header
   if (!lua_isnil(L, -1)) {
     lua_pushcfunction(L, to_stream);
     lua_insert(L, -2);
-    if (lua_pcall(L, 1, 1, 0) != LUA_OK)
-      header_error(h, "stream must be a luacuda stream, got %s",
-                   luaL_testudata(L, lua_absindex(L, idx), "luacuda.stream") ? "a closed one"
-                                                                             : "something else");
-    else {
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+      lua_pushliteral(L, "stream");
+      lua_rawget(L, idx);
+      header_error(h, "stream must be an open luacuda stream, got %s",
+                   luaL_testudata(L, -1, "luacuda.stream") ? "a closed one" : luaL_typename(L, -1));
+      lua_pop(L, 1);
+    } else {
       o->has_stream = true;
       o->stream = lua_touserdata(L, -1);
     }
