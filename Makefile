@@ -60,6 +60,9 @@ FAKE_CUDA  = $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/fake/libcuda.so.1)
 # a fake cuBLAS on the fake driver (spec/c/fake_cublas.c), for the matrix
 # products' calls (make check-fake-cuda sets LUACUDA_CUBLAS to it)
 FAKE_CUBLAS = $(if $(FAKE_CUDA),$(BUILD)/fake/libcublas.so.13)
+# a fake NCCL on the fake driver (spec/c/fake_nccl.c), for luacuda.dist's
+# NCCL engine (spec/dist_spec.lua), where the toolkit has nccl.h
+FAKE_NCCL = $(if $(and $(FAKE_CUDA),$(wildcard $(CUDA_INC)/nccl.h)),$(BUILD)/fake/libnccl.so.2)
 # an NVRTC that says it is 12.9, for the spec of which NVRTC suits a driver
 FAKE_NVRTC = $(BUILD)/fake/nvrtc/libnvrtc.so.12
 # the fake driver's rules for several devices and peer access (spec/devices_spec.lua)
@@ -113,10 +116,14 @@ $(LIB): $(OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIBFLAG) $(OBJ) -o $@ $(LDFLAGS) $(LC_LDFLAGS) $(LC_LIBS)
 
-$(BUILD)/luacuda/dist_mpi.so: src/dist/dist.c src/luacuda.h $(LIB)
+# its NCCL engine (src/dist/nccl_engine.c) needs the toolkit's nccl.h and cuda.h,
+# and is left out without them; NCCL itself is opened with dlopen
+DIST_NCCL_FLAGS = $(if $(and $(wildcard $(CUDA_INC)/nccl.h),$(wildcard $(CUDA_INC)/cuda.h)),\
+                    -DLUACUDA_NCCL -I$(CUDA_INC))
+$(BUILD)/luacuda/dist_mpi.so: src/dist/dist.c src/dist/nccl_engine.c src/dist/nccl_engine.h src/luacuda.h $(LIB)
 	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE -fPIC -fvisibility=hidden -Isrc -I$(LUA_INCDIR) \
-	  $(LIBFLAG) $< -o $@ $(LDFLAGS) -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN' \
-	  -Wl,-z,nodelete -lpthread -lm
+	  $(DIST_NCCL_FLAGS) $(LIBFLAG) src/dist/dist.c src/dist/nccl_engine.c -o $@ $(LDFLAGS) \
+	  -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete -ldl -lpthread -lm
 
 # the C units of src/base: pure C, built without Lua's include path
 UNIT_CFLAGS = $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L
@@ -187,6 +194,11 @@ $(BUILD)/fake/libcublas.so.13: spec/c/fake_cublas.c
 	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
 	  -I$(CUDA_INC) $(LIBFLAG) $< -o $@ $(LDFLAGS) -ldl -lpthread
 
+$(BUILD)/fake/libnccl.so.2: spec/c/fake_nccl.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
+	  -I$(CUDA_INC) $(LIBFLAG) $< -o $@ $(LDFLAGS) -ldl -lpthread -lm
+
 $(FAKE_NVRTC): spec/c/fake_nvrtc.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
@@ -240,7 +252,7 @@ deps:
 	fi
 
 check: $(LIB) $(DIST_LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
-       $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_PEER_TEST)
+       $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_NCCL) $(FAKE_PEER_TEST)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
 
@@ -256,6 +268,7 @@ check: $(LIB) $(DIST_LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY
 FAKE_CUDA_DELAY_US ?= 0
 FAKE_ENV = LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=$(abspath $(BUILD))/fake/libcuda.so.1 \
            LUACUDA_CUBLAS=$(abspath $(BUILD))/fake/libcublas.so.13 \
+           LUACUDA_LIBNCCL=$(abspath $(BUILD))/fake/libnccl.so.2 \
            LUACUDA_PTX=1 FAKE_CUDA_MEMORY=4G FAKE_CUDA_DELAY_US=$(FAKE_CUDA_DELAY_US)
 MATMUL_SPEC = spec/matmul_spec.lua
 check-fake-cuda:

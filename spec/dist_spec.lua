@@ -33,13 +33,18 @@ end
 -- Run script under mpirun with np ranks (its argument: a new directory):
 -- whether it exited 0, its output (every rank's, stderr too), the exit
 -- code, the seconds it took, and the files the ranks wrote in that
--- directory (rank1.txt, ...) one after the other.
-local function mpirun(script, np)
+-- directory (rank1.txt, ...) one after the other. env: settings for the
+-- ranks ("A=1 B=2"); ranks: mpirun's rank part instead of "-np N cmd
+-- script dir", with "%s" for the directory.
+local function mpirun(script, np, env, ranks)
   local dir = S.tmpdir()
   local t0 = os.time()
+  ranks = ranks and ranks:gsub("%%s", dir):gsub("lua5%.4", rank_command())
+    or ("-np %d %s %s %s"):format(np or NP, rank_command(), script, dir)
+  env = (env or ""):gsub("%%s", dir)
   local ok, out, code = S.sh(("env -u LD_PRELOAD OMPI_ALLOW_RUN_AS_ROOT=1 "
-    .. "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 "
-    .. "mpirun --oversubscribe -np %d %s %s %s"):format(np or NP, rank_command(), script, dir))
+    .. "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 %s timeout 120 "
+    .. "mpirun --oversubscribe %s"):format(env or "", ranks))
   local seconds = os.difftime(os.time(), t0)
   local files = {}
   for r = 1, np or NP do
@@ -50,7 +55,12 @@ local function mpirun(script, np)
       os.remove(dir .. "/rank" .. r .. ".txt")
     end
   end
-  os.remove(dir)
+  local trace = io.open(dir .. "/trace.txt")
+  if trace then
+    files[#files + 1] = trace:read("a")
+    trace:close()
+  end
+  assert(os.execute("rm -rf " .. dir))    -- the fake NCCL's exchanges too
   return ok, out, code, seconds, table.concat(files)
 end
 
@@ -200,9 +210,13 @@ describe("luacuda.dist on MPI", function()
       all_same("outsize", "luacuda.dist.allreduce: on rank 2: out has 5 elements, x 4")
     end)
     it("for an option allreduce does not take", function()
-      all_same("streamopt", "luacuda.dist.allreduce: on rank 1: stream= is not supported yet: "
-        .. "synchronize the stream, then call it")
-      all_same("badopt", "luacuda.dist.allreduce: on rank 1: unknown option number (it takes out=)")
+      all_same("streamopt", "luacuda.dist.allreduce: on rank 1: stream= needs the NCCL engine and "
+        .. "device or managed arrays (this call runs on MPI, on the host, at the call): synchronize "
+        .. "the stream, then call without it")
+      all_same("badopt", "luacuda.dist.allreduce: on rank 1: unknown option number (it takes out= and stream=)")
+      all_same("badstream", "luacuda.dist.allreduce: on rank 3: stream must be an open luacuda stream, got number")
+      all_same("closedstream", "luacuda.dist.broadcast: on rank 1: stream must be an open luacuda stream, "
+        .. "got a closed one")
       all_same("notable", "luacuda.dist.allreduce: on rank 2: options must be a table, got number")
     end)
     it("when allgather's out overlaps x", function()
@@ -268,5 +282,103 @@ describe("luacuda.dist on MPI", function()
     assert.is_true(ok, out)
     assert.equal(2, select(2, out:gsub("check: ok", "")), out)
     assert.is_nil(out:find("FAILED", 1, true), out)
+  end)
+end)
+
+-- The NCCL engine against the fake NCCL on the fake driver (make check
+-- builds both: spec/c/fake_nccl.c, spec/c/fake_cuda.c), 2 ranks.
+describe("luacuda.dist on NCCL", function()
+  local abs = BUILD:sub(1, 1) == "/" and BUILD or os.getenv("PWD") .. "/" .. BUILD
+  local fake_cuda, fake_nccl = abs .. "/fake/libcuda.so.1", abs .. "/fake/libnccl.so.2"
+  local why
+  if why_not then why = why_not
+  elseif not S.exists(fake_cuda) then why = "no fake CUDA driver (no cuda.h in the toolkit)"
+  elseif not S.exists(fake_nccl) then why = "no fake NCCL (no nccl.h in the toolkit)"
+  end
+  if why then
+    it("runs collectives through NCCL", function() pending(why) end)
+    return
+  end
+  -- the ranks' settings; TMPDIR: where the fake NCCL's ranks exchange data
+  local function env(nccl, extra)
+    return ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_LIBNCCL=%s LUACUDA_PTX=1 "
+      .. "FAKE_CUDA_MEMORY=1G TMPDIR=%%s %s"):format(fake_cuda, nccl, extra or "")
+  end
+
+  -- what every rank wrote after prefix, and whether every rank checked all
+  local function results(ok, stdout, out)
+    assert.is_true(ok, stdout .. out)
+    local done = lines(out, "rank ")
+    assert.equal(2, #done, stdout .. out)
+    for _, l in ipairs(done) do
+      local checks, failed = l:match("^%d+: (%d+) checks, (%d+) failed$")
+      assert.is_true(tonumber(checks) > 250, l)
+      assert.equal("0", failed, out)
+    end
+    assert.same({}, lines(out, "FAIL "), out)
+  end
+
+  it("chooses NCCL where it loads, and computes every collective on device and managed arrays, "
+     .. "on the default stream and on a stream, through the NCCL calls expected", function()
+    local ok, stdout, _, _, out = mpirun("spec/dist/nccl.lua", 2,
+      env(fake_nccl, "FAKE_NCCL_TRACE=%s/trace.txt"))
+    results(ok, stdout, out)
+    assert.same({ "nccl", "nccl" }, lines(out, "engine "), out)
+    -- the trace: one id, a communicator per rank on its device, the
+    -- calls of each collective with NCCL's types, the stream's
+    local function has(line) return count_lines(out, line) end
+    assert.equal(1, has("ncclGetUniqueId"), out)
+    assert.equal(1, has("ncclCommInitRank nranks=2 rank=0"), out)
+    assert.equal(1, has("ncclCommInitRank nranks=2 rank=1"), out)
+    for r = 1, 2 do
+      local me = ("rank=%d/2 "):format(r)
+      assert.equal(2, has("ncclAllReduce " .. me .. "count=5 bfloat16 max inplace @legacy"), out)  -- device, managed
+      assert.equal(1, has("ncclAllReduce " .. me .. "count=8 float32 sum inplace @stream"), out)
+      assert.equal(1, has("ncclBroadcast " .. me .. "count=6 uint8 root=1 inplace @legacy"), out)  -- int16 as bytes
+      assert.equal(1, has("ncclReduce " .. me .. "count=4 int64 sum root=0 inplace @legacy"), out)
+      assert.equal(1, has("ncclAllGather " .. me .. "sendcount=3 float64 @legacy"), out)
+      assert.equal(1, has("ncclAllGather " .. me .. "sendcount=2 int32 @stream"), out)
+      assert.equal(1, has("ncclReduceScatter " .. me .. "recvcount=2 int32 max @legacy"), out)
+      assert.equal(1, has("ncclSend " .. me .. "count=4 float32 peer=" .. (2 - r) .. " @legacy"), out)
+      assert.equal(1, has("ncclRecv " .. me .. "count=4 float32 peer=" .. (2 - r) .. " @legacy"), out)
+      assert.equal(1, has("ncclCommDestroy rank=" .. r .. "/2"), out)
+    end
+    -- int16 reductions go through MPI (NCCL has no such type)
+    assert.is_nil(out:find("int16", 1, true), out)
+  end)
+
+  it("falls back to MPI where libnccl does not load, with the same results", function()
+    local ok, stdout, _, _, out = mpirun("spec/dist/nccl.lua", 2, env("/nonexistent/libnccl.so.2"))
+    results(ok, stdout, out)
+    assert.same({ "mpi", "mpi" }, lines(out, "engine "), out)
+    local m = lines(out, "ERR mpistream\t")
+    assert.equal(2, #m, out)
+    for _, msg in ipairs(m) do
+      assert.truthy(msg:find("luacuda.dist.allreduce: on rank 1: stream= needs the NCCL engine", 1, true), msg)
+    end
+  end)
+
+  it("raises an NCCL failure of one rank on every rank", function()
+    local ok, stdout, _, _, out = mpirun(nil, nil, env(fake_nccl, "FAKE_NCCL_TIMEOUT_S=2"),
+      "-np 1 lua5.4 spec/dist/nccl_fail.lua %s call : -np 1 env FAKE_NCCL_FAIL=ncclAllReduce:2 "
+      .. "lua5.4 spec/dist/nccl_fail.lua %s call")
+    assert.is_true(ok, stdout .. out)
+    assert.same({ "luacuda.dist.allreduce: on rank 2: NCCL call ncclAllReduce failed: internal error - "
+      .. "please report this issue to the NCCL developers (3)",
+      "luacuda.dist.allreduce: on rank 2: NCCL call ncclAllReduce failed: internal error - "
+      .. "please report this issue to the NCCL developers (3)" }, lines(out, "ERR call\t"), out)
+    assert.equal(2, count_lines(out, "KEPT"), out)
+  end)
+
+  it("raises a failure of ncclCommInitRank (at the first collective) on every rank", function()
+    local ok, stdout, _, _, out = mpirun("spec/dist/nccl_fail.lua", 2,
+      env(fake_nccl, "FAKE_NCCL_FAIL=ncclCommInitRank:1"), "-np 2 lua5.4 spec/dist/nccl_fail.lua %s init")
+    assert.is_true(ok, stdout .. out)
+    local m = lines(out, "ERR init\t")
+    assert.equal(2, #m, out)
+    for _, msg in ipairs(m) do
+      assert.equal("luacuda.dist.allreduce: on rank 1: NCCL call ncclCommInitRank failed: internal error - "
+        .. "please report this issue to the NCCL developers (3)", msg)
+    end
   end)
 end)

@@ -47,7 +47,7 @@ local AREAS = {
   { "Random numbers: luacuda.random and its generators", { "src/binding/random.c" } },
   { "Matrix products: matmul, blas", { "src/binding/matmul.c", "src/base/matmul.c" } },
   { "Saving and loading .npy files: save, load", { "src/binding/npy.c", "src/base/npy.c" } },
-  { "Several processes: luacuda.dist", { "src/dist/dist.c", "lua/luacuda/dist.lua" } },
+  { "Several processes: luacuda.dist", { "src/dist/dist.c", "src/dist/nccl_engine.c", "lua/luacuda/dist.lua" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
     "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c",
     "src/backend/cuda/reduce.c", "src/backend/cuda/blas.c", "src/backend/cuda/matmul.c" } },
@@ -83,6 +83,10 @@ for _, k in ipairs {
   "MPI call <> failed: <>", "MPI was finalised already", "MPI_Init_thread failed",
   "on_exit failed: cannot finalise MPI at exit", "MPI_Op_create failed",
   "<> has <> elements: more than MPI's count of <> is not supported yet",
+  -- luacuda.dist's NCCL engine: the driver failing under NCCL (not
+  -- injected by the NCCL specs yet: the fake driver's FAKE_CUDA_FAIL
+  -- could), no host memory, and an operation that never completes
+  "CUDA call <> failed: <>", "out of host memory", "NCCL's communicator failed: <> (<>)",
 } do UNTESTABLE[k] = true end
 
 -- Errors only a GPU machine can provoke, wherever they are raised (several
@@ -273,9 +277,13 @@ for k, v in pairs {
     dist_case("when one rank's allgather output has the wrong size or dtype", "allgather"),
   ["out overlaps x"] = dist_case("when allgather's out overlaps x", "allgather"),
   ["options must be a table, got <>"] = dist_case("for an option allreduce does not take", "allreduce"),
-  ["stream= is not supported yet: synchronize the stream, then call it"] =
+  ["stream= needs the NCCL engine and device or managed arrays (this call runs on MPI, on the host, at the call): synchronize the stream, then call without it"] =
     dist_case("for an option allreduce does not take", "allreduce"),
-  ["unknown option <> (it takes out=)"] = dist_case("for an option allreduce does not take", "allreduce"),
+  ["stream must be an open luacuda stream, got <>"] =
+    dist_case("for an option allreduce does not take", "allreduce"),
+  ["unknown option <> (it takes <>)"] = dist_case("for an option allreduce does not take", "allreduce"),
+  ["NCCL call <> failed: <> (<>)"] = { file = "spec/dist_spec.lua", fn = "dist.allreduce",
+    test = "luacuda.dist on NCCL raises an NCCL failure of one rank on every rank" },
   ["expected a communicator (call it as comm:<>(...)), got <>"] =
     dist_case("when a method is called without its communicator, on the rank alone", "barrier"),
   ["peer <> is this rank"] =

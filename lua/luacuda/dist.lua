@@ -1,4 +1,5 @@
---- Several processes and machines: collectives on luacuda arrays over MPI.
+--- Several processes and machines: collectives on luacuda arrays over MPI
+-- and NCCL.
 --
 -- `local dist = require "luacuda.dist"` loads the MPI engine
 -- (`luacuda/dist_mpi.so`, built where `mpicc` is) and `dist.init()` starts
@@ -13,13 +14,21 @@
 -- 1) aborts the whole job on its way out (`MPI_Abort`), so the other ranks
 -- do not wait for it forever; a clean exit finalises MPI.
 --
--- The collectives work on host-accessible arrays (host, pinned, mapped,
--- managed) in place; a strided view goes through a contiguous copy, and a
--- device array through a host copy (staging), both copied back when the
--- collective writes them. The memory is read and written on the host, at
--- the call, after the copies and fills queued on streams that use the
--- arrays are done, as for a host access from Lua (`a[i]`); a launch on
--- device memory that writes them must be synchronized first.
+-- Two engines. On the CUDA backend, where NCCL loads (`libnccl.so.2`, or
+-- `LUACUDA_LIBNCCL`; `0` turns it off) on every rank, a communicator's
+-- `engine` is `"nccl"`: C-contiguous device and managed arrays go through
+-- NCCL, on a stream (`{stream = s}`: queued there, the call returns when
+-- queued; without it, on luacuda's stream and waited for). NCCL's
+-- communicator is made at the first such collective, on each rank's
+-- current device then. Everything else goes through MPI: the collectives
+-- work on host-accessible arrays (host, pinned, mapped, managed) in place;
+-- a strided view goes through a contiguous copy, and a device array
+-- through a host copy (staging), both copied back when the collective
+-- writes them. MPI reads and writes the memory on the host, at the call,
+-- after the copies and fills queued on streams that use the arrays are
+-- done, as for a host access from Lua (`a[i]`); a launch on device memory
+-- that writes them must be synchronized first, and `stream=` is an error
+-- there.
 -- @module luacuda.dist
 
 local luacuda = require "luacuda"
@@ -66,6 +75,17 @@ local function call(f, ...)
   return r
 end
 
+-- The same, called again when it returns false: the ranks' arrays differed
+-- in kind (device memory for NCCL on some ranks, host memory for MPI on
+-- others), and every rank calls again staged for MPI, this one with its
+-- arrays as they were staged already.
+local function again(f, ...)
+  local ok, r = pcall(f, ...)
+  if ok and r == false then ok, r = pcall(f, ...) end
+  if not ok then error(r, 3) end
+  return r
+end
+
 -- An array the C engine takes (contiguous, host-accessible) for x, and a
 -- function that copies the result back into x (nil when x is taken as it
 -- is). Anything else is passed on, for the engine's message.
@@ -88,6 +108,38 @@ local function staged(x, writes)
   local ok, s, back = pcall(stage, x, writes)
   if ok then return s, back end
   return x
+end
+
+-- NCCL reduces neither 16-bit integers nor records (it moves them as bytes;
+-- a reduction of records is an error either way)
+local NCCL_REDUCES_NOT = { int16 = true, uint16 = true }
+
+-- Whether the call goes to NCCL with its arrays as they are: an NCCL
+-- communicator, and every array C-contiguous device or managed memory
+-- (of a dtype NCCL reduces, for a reduction). Anything else is staged
+-- for MPI.
+local function nccl_direct(comm, reduces, ...)
+  local ok, engine = pcall(function() return comm.engine end)
+  if not ok or engine ~= "nccl" then return false end
+  -- send and recv go to NCCL once a collective has started it there
+  if reduces == "p2p" and not comm._nccl_started then return false end
+  for i = 1, select("#", ...) do
+    local a = select(i, ...)
+    if luacuda.type(a) ~= "array" then return false end
+    local ok, direct = pcall(function()
+      local kind = luacuda.attr(a, "kind")
+      return (kind == "device" or kind == "managed") and a:is_c_contiguous()
+        and not (reduces == true and NCCL_REDUCES_NOT[tostring(a.dtype)])
+    end)
+    if not ok or not direct then return false end
+  end
+  return true
+end
+
+-- op and opts of a call that takes both, either left out
+local function op_opts(op, opts)
+  if type(op) == "table" and opts == nil then return nil, op end
+  return op, opts
 end
 
 --- @type Comm
@@ -115,10 +167,13 @@ end
 -- @usage local comm = require("luacuda.dist").init()
 -- print(comm.local_rank .. " of " .. comm.local_size .. " here")
 
---- `"mpi"`: how the collectives move data.
+--- How the collectives move device arrays: `"nccl"` where every rank runs
+-- the CUDA backend and NCCL loads, else `"mpi"` (host arrays go through
+-- MPI on either).
 -- @field Comm.engine
--- @usage local comm = require("luacuda.dist").init()
--- assert(comm.engine == "mpi")
+-- @usage local luacuda = require "luacuda"
+-- local comm = require("luacuda.dist").init()
+-- assert(comm.engine == "mpi" or luacuda.backend() == "cuda")
 
 --- Waits until every rank has called it.
 -- @function Comm:barrier
@@ -155,29 +210,35 @@ end
 -- @tparam Array x the same dtype and shape on every rank
 -- @tparam[opt="sum"] string op `"sum"`, `"prod"`, `"min"` or `"max"`
 -- @tparam[opt] table opts `out =` an array of x's dtype and size for the
--- result (x is then left as it was)
+-- result (x is then left as it was); `stream =` a Stream to queue it on
+-- (NCCL engine, device or managed arrays: the call returns when queued,
+-- the result is there once the stream's work is done)
 -- @treturn Array x, or out
 -- @raise `luacuda.dist.allreduce: ranks gave arrays of different dtypes
 -- (<d1> on some, <d2> on others)` (or sizes, shapes, ops) on every rank;
--- `on rank <r>: <cause>` for one rank's bad argument, on every rank (an
--- option other than `out`: `stream=` is not supported yet)
+-- `on rank <r>: <cause>` for one rank's bad argument, on every rank
+-- (`stream= needs the NCCL engine and device or managed arrays ...` on
+-- MPI); `on rank <r>: NCCL call ncclAllReduce failed: <why>` on every rank
 -- @usage local luacuda = require "luacuda"
 -- local comm = require("luacuda.dist").init()
 -- local g = luacuda.full({3}, comm.rank, "float32")
 -- comm:allreduce(g)                 -- g = 1 + 2 + ... + size everywhere
 -- comm:allreduce(g, "max", {out = luacuda.empty_like(g)})
 function methods.allreduce(comm, x, op, opts)
-  if type(op) == "table" and opts == nil then op, opts = nil, op end
+  op, opts = op_opts(op, opts)
   local out = type(opts) == "table" and rawget(opts, "out") or nil
+  if nccl_direct(comm, true, x, out or x) and call(raw.allreduce, comm, x, op, out, opts) then
+    return out or x
+  end
   if out ~= nil then
     local xs = staged(x, false)
     local os, back = staged(out, true)
-    call(raw.allreduce, comm, xs, op, os, opts)
+    again(raw.allreduce, comm, xs, op, os, opts)
     if back then back() end
     return out
   end
   local xs, back = staged(x, true)
-  call(raw.allreduce, comm, xs, op, nil, opts)
+  again(raw.allreduce, comm, xs, op, nil, opts)
   if back then back() end
   return x
 end
@@ -186,6 +247,7 @@ end
 -- @function Comm:broadcast
 -- @tparam Array x the same dtype and shape on every rank
 -- @tparam integer root the rank that sends, 1 to size
+-- @tparam[opt] table opts `stream =` as for @{Comm:allreduce}
 -- @treturn Array x
 -- @raise `luacuda.dist.broadcast: ranks gave different roots (...)`;
 -- `on rank <r>: root <n> is not a rank of this communicator (1 to <size>)`
@@ -194,9 +256,10 @@ end
 -- local w = luacuda.zeros({4})
 -- if comm.rank == 1 then w:fill(0.5) end
 -- comm:broadcast(w, 1)
-function methods.broadcast(comm, x, root)
+function methods.broadcast(comm, x, root, opts)
+  if nccl_direct(comm, false, x) and call(raw.broadcast, comm, x, root, opts) then return x end
   local xs, back = staged(x, true)
-  call(raw.broadcast, comm, xs, root)
+  again(raw.broadcast, comm, xs, root, opts)
   if back then back() end
   return x
 end
@@ -207,15 +270,18 @@ end
 -- @tparam Array x the same dtype and shape on every rank
 -- @tparam integer root the rank that receives the result
 -- @tparam[opt="sum"] string op `"sum"`, `"prod"`, `"min"` or `"max"`
+-- @tparam[opt] table opts `stream =` as for @{Comm:allreduce}
 -- @treturn Array x
 -- @raise as @{Comm:allreduce}, and for a root that is not a rank
 -- @usage local luacuda = require "luacuda"
 -- local comm = require("luacuda.dist").init()
 -- local n = luacuda.full({1}, 10, "int64")
 -- comm:reduce(n, 1, "prod")
-function methods.reduce(comm, x, root, op)
+function methods.reduce(comm, x, root, op, opts)
+  op, opts = op_opts(op, opts)
+  if nccl_direct(comm, true, x) and call(raw.reduce, comm, x, root, op, opts) then return x end
   local xs, back = staged(x, comm.rank == root)
-  call(raw.reduce, comm, xs, root, op)
+  again(raw.reduce, comm, xs, root, op, opts)
   if back then back() end
   return x
 end
@@ -226,6 +292,7 @@ end
 -- @tparam Array x the same dtype and shape on every rank
 -- @tparam Array out of x's dtype, with size times x's elements (any shape,
 -- such as `{comm.size, ...}`)
+-- @tparam[opt] table opts `stream =` as for @{Comm:allreduce}
 -- @treturn Array out
 -- @raise `luacuda.dist.allgather: on rank <r>: out has <n> elements, not
 -- <size> (ranks) x <m> (the elements of x)`, on every rank
@@ -233,10 +300,11 @@ end
 -- local comm = require("luacuda.dist").init()
 -- local all = luacuda.empty({comm.size, 2}, "int32")
 -- comm:allgather(luacuda.full({2}, comm.rank, "int32"), all)
-function methods.allgather(comm, x, out)
+function methods.allgather(comm, x, out, opts)
+  if nccl_direct(comm, false, x, out) and call(raw.allgather, comm, x, out, opts) then return out end
   local xs = staged(x, false)
   local os, back = staged(out, true)
-  call(raw.allgather, comm, xs, os)
+  again(raw.allgather, comm, xs, os, opts)
   if back then back() end
   return out
 end
@@ -247,6 +315,7 @@ end
 -- @tparam Array x with size times out's elements, the same on every rank
 -- @tparam Array out of x's dtype
 -- @tparam[opt="sum"] string op `"sum"`, `"prod"`, `"min"` or `"max"`
+-- @tparam[opt] table opts `stream =` as for @{Comm:allreduce}
 -- @treturn Array out
 -- @raise `luacuda.dist.reduce_scatter: on rank <r>: x has <n> elements, not
 -- <size> (ranks) x <m> (the elements of out)`, on every rank
@@ -254,10 +323,14 @@ end
 -- local comm = require("luacuda.dist").init()
 -- local mine = luacuda.empty({2})
 -- comm:reduce_scatter(luacuda.ones({2 * comm.size}), mine)
-function methods.reduce_scatter(comm, x, out, op)
+function methods.reduce_scatter(comm, x, out, op, opts)
+  op, opts = op_opts(op, opts)
+  if nccl_direct(comm, true, x, out) and call(raw.reduce_scatter, comm, x, out, op, opts) then
+    return out
+  end
   local xs = staged(x, false)
   local os, back = staged(out, true)
-  call(raw.reduce_scatter, comm, xs, os, op)
+  again(raw.reduce_scatter, comm, xs, os, op, opts)
   if back then back() end
   return out
 end
@@ -267,15 +340,18 @@ end
 -- @function Comm:send
 -- @tparam Array x
 -- @tparam integer peer another rank
+-- @tparam[opt] table opts `stream =` as for @{Comm:allreduce} (NCCL once a
+-- collective has used it on device arrays; until then, through MPI)
 -- @treturn Array x
 -- @raise `luacuda.dist.send: rank <p> sends <n> elements, rank <r> receives
 -- into <m>` (or dtypes, shapes) on both ranks; `peer <p> is this rank`
 -- @usage local luacuda = require "luacuda"
 -- local comm = require("luacuda.dist").init()
 -- if comm.size > 1 and comm.rank == 1 then comm:send(luacuda.arange(4), 2) end
-function methods.send(comm, x, peer)
+function methods.send(comm, x, peer, opts)
+  if nccl_direct(comm, "p2p", x) and call(raw.send, comm, x, peer, opts) then return x end
   local xs = staged(x, false)
-  call(raw.send, comm, xs, peer)
+  again(raw.send, comm, xs, peer, opts)
   return x
 end
 
@@ -284,14 +360,16 @@ end
 -- @function Comm:recv
 -- @tparam Array x
 -- @tparam integer peer another rank
+-- @tparam[opt] table opts `stream =` as for @{Comm:send}
 -- @treturn Array x
 -- @raise as @{Comm:send}, on both ranks
 -- @usage local luacuda = require "luacuda"
 -- local comm = require("luacuda.dist").init()
 -- if comm.size > 1 and comm.rank == 2 then comm:recv(luacuda.empty({4}), 1) end
-function methods.recv(comm, x, peer)
+function methods.recv(comm, x, peer, opts)
+  if nccl_direct(comm, "p2p", x) and call(raw.recv, comm, x, peer, opts) then return x end
   local xs, back = staged(x, true)
-  call(raw.recv, comm, xs, peer)
+  again(raw.recv, comm, xs, peer, opts)
   if back then back() end
   return x
 end

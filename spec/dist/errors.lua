@@ -94,6 +94,14 @@ case("outsize", function(a) comm:allreduce(a, { out = luacuda.empty({ R == 2 and
 
 case("streamopt", function(a) comm:allreduce(a, "sum", { stream = luacuda.stream() }) end, x64)
 
+case("badstream", function(a) comm:allreduce(a, "sum", { stream = R == 3 and 5 or nil }) end, x64)
+
+case("closedstream", function(a)
+  local s = luacuda.stream()
+  s:close()
+  comm:broadcast(a, 1, { stream = s })
+end, x64)
+
 case("badopt", function(a) comm:allreduce(a, { "x" }) end, x64)
 
 case("notable", function(a) comm:allreduce(a, "sum", R == 2 and 5 or nil) end, x64)

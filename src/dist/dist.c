@@ -32,6 +32,7 @@
 #include "lauxlib.h"
 #include "lua.h"
 #include "luacuda.h"
+#include "nccl_engine.h"
 
 #define COMM_MT "luacuda.dist.comm"
 #define MSGLEN 256
@@ -264,6 +265,8 @@ typedef struct dcomm {
   MPI_Comm comm;         /* MPI_COMM_NULL once freed */
   int rank, size;        /* 0-based rank */
   int local_rank, local_size;
+  bool nccl_on;          /* every rank has the CUDA backend and NCCL: comm.engine "nccl" */
+  lc_nccl *nccl;         /* NCCL's communicator, made at the first call that goes there */
 } dcomm;
 
 static dcomm *check_comm(lua_State *L, int idx, const char *fname) {
@@ -275,11 +278,17 @@ static dcomm *check_comm(lua_State *L, int idx, const char *fname) {
   return c;
 }
 
+static void choose_engine(lua_State *L, dcomm *c, const char *fname);
+static void start_nccl(lua_State *L, dcomm *c, const char *fname);
+
 /* Push a communicator that owns comm (freed by its finalizer): our own
-** copy, whose errors are returned, not fatal. */
+** copy, whose errors are returned, not fatal. Every rank of comm calls it
+** (the engine's choice is collective). */
 static dcomm *push_comm(lua_State *L, MPI_Comm comm, const char *fname) {
   dcomm *c = lua_newuserdatauv(L, sizeof *c, 0);
   c->comm = MPI_COMM_NULL;
+  c->nccl = NULL;
+  c->nccl_on = false;
   luaL_setmetatable(L, COMM_MT);
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   c->comm = comm;
@@ -291,11 +300,14 @@ static dcomm *push_comm(lua_State *L, MPI_Comm comm, const char *fname) {
   MPI_Comm_rank(node, &c->local_rank);
   MPI_Comm_size(node, &c->local_size);
   MPI_Comm_free(&node);
+  choose_engine(L, c, fname);
   return c;
 }
 
 static int comm_gc(lua_State *L) {
   dcomm *c = luaL_checkudata(L, 1, COMM_MT);
+  lc_nccl_free(c->nccl);
+  c->nccl = NULL;
   if (c->comm != MPI_COMM_NULL && !mpi_finalised()) MPI_Comm_free(&c->comm);
   c->comm = MPI_COMM_NULL;
   return 0;
@@ -303,11 +315,14 @@ static int comm_gc(lua_State *L) {
 
 /* ---- the header every rank agrees on ------------------------------------ */
 
-enum { F_KIND, F_OP, F_ROOT, F_DTYPE, F_ITEMSIZE, F_COUNT, F_NDIM, F_SHAPE, NFIELDS = F_SHAPE + MAXDIM };
+/* F_ENGINE: 1 where the call goes through NCCL (device or managed arrays
+** on an NCCL communicator), 0 through MPI */
+enum { F_KIND, F_OP, F_ROOT, F_DTYPE, F_ITEMSIZE, F_COUNT, F_ENGINE, F_NDIM, F_SHAPE,
+       NFIELDS = F_SHAPE + MAXDIM };
 enum { K_BARRIER, K_SPLIT, K_ALLREDUCE, K_BROADCAST, K_REDUCE, K_ALLGATHER, K_REDUCE_SCATTER,
-       K_SEND };
+       K_SEND, K_ENGINE };
 static const char *const kind_names[] = {"barrier", "split", "allreduce", "broadcast", "reduce",
-                                         "allgather", "reduce_scatter", "send"};
+                                         "allgather", "reduce_scatter", "send", "the engine's start"};
 
 typedef struct header {
   int64_t f[NFIELDS];
@@ -361,8 +376,11 @@ static void describe_disagreement(const int64_t *mx, const int64_t *mn, char *ms
 /* One MPI_Allreduce: the maxima of the fields and of their negations
 ** (the minima), and the first rank that found an error. Raises on every
 ** rank alike when a rank found one (its message, sent from it) or the
-** ranks disagree. */
-static void agree(lua_State *L, dcomm *c, header *h, const char *fname) {
+** ranks disagree. Returns false on every rank when they agree on all but
+** the engine (some ranks' arrays are device memory for NCCL, others' host
+** memory): the call is then made again, every rank's arrays staged for
+** MPI (dist.lua). */
+static bool agree(lua_State *L, dcomm *c, header *h, const char *fname) {
   int64_t v[2 * NFIELDS + 1];
   for (int i = 0; i < NFIELDS; i++) {
     v[i] = h->f[i];
@@ -384,6 +402,7 @@ static void agree(lua_State *L, dcomm *c, header *h, const char *fname) {
   char msg[MSGLEN];
   describe_disagreement(v, mn, msg, sizeof msg);
   if (msg[0]) dist_raise(L, fname, "%s", msg);
+  return v[F_ENGINE] == mn[F_ENGINE];
 }
 
 /* ---- arguments --------------------------------------------------------- */
@@ -392,6 +411,7 @@ typedef struct arr {
   luacuda_arrayinfo info;
   void *data;
   int code;
+  const char *what;       /* its name in messages: "x", "out" */
 } arr;
 
 static bool c_contiguous(const luacuda_arrayinfo *in) {
@@ -435,11 +455,7 @@ static bool read_array(lua_State *L, int idx, const char *what, header *h, arr *
     return false;
   }
   a->code = dtype_code(a->info.dtype);
-  if (a->info.kind == LUACUDA_DEVICE) {
-    header_error(h, "%s is a device array: call the method on the communicator, which stages it",
-                 what);
-    return false;
-  }
+  a->what = what;
   if (!c_contiguous(&a->info)) {
     header_error(h, "%s is not C-contiguous: call the method on the communicator, which copies it",
                  what);
@@ -519,6 +535,177 @@ static bool overlap(const arr *a, const arr *b) {
   return na > 0 && nb > 0 && p < q + nb && q < p + na;
 }
 
+/* ---- engines and streams ----------------------------------------------- */
+
+/* The options of a call: stream= (a luacuda Stream) */
+typedef struct dopts {
+  bool has_stream;
+  void *stream;           /* its CUstream */
+} dopts;
+
+static int to_stream(lua_State *L) {
+  lua_pushlightuserdata(L, luacuda_tostream(L, 1));
+  return 1;
+}
+
+/* The option table at idx (nil, or a table of the keys in known, which
+** ends with "stream") into *o; what is wrong into h's error. */
+static void read_options(lua_State *L, int idx, const char *const *known, header *h, dopts *o) {
+  o->has_stream = false;
+  o->stream = NULL;
+  if (lua_isnoneornil(L, idx)) return;
+  if (!lua_istable(L, idx)) {
+    header_error(h, "options must be a table, got %s", luaL_typename(L, idx));
+    return;
+  }
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    bool ok = false;
+    for (int i = 0; known[i] && lua_type(L, -1) == LUA_TSTRING; i++)
+      ok = ok || strcmp(lua_tostring(L, -1), known[i]) == 0;
+    if (!ok) {
+      header_error(h, "unknown option %s (it takes %s)",
+                   lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1),
+                   known[1] ? "out= and stream=" : "stream=");
+      lua_pop(L, 1);
+      return;
+    }
+  }
+  lua_pushliteral(L, "stream");
+  lua_rawget(L, idx);
+  if (!lua_isnil(L, -1)) {
+    lua_pushcfunction(L, to_stream);
+    lua_insert(L, -2);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+      lua_pushliteral(L, "stream");
+      lua_rawget(L, idx);
+      header_error(h, "stream must be an open luacuda stream, got %s",
+                   luaL_testudata(L, -1, "luacuda.stream") ? "a closed one" : luaL_typename(L, -1));
+      lua_pop(L, 1);
+    } else {
+      o->has_stream = true;
+      o->stream = lua_touserdata(L, -1);
+    }
+  }
+  lua_pop(L, 1);
+}
+
+/* Which engine runs a call on the n arrays as: NCCL where the
+** communicator has it and every array is device or managed memory of a
+** dtype NCCL takes for kind; else MPI, on the host, which takes no device
+** array (dist.lua stages them) and no stream. Into the header, which the
+** ranks agree on. */
+static bool route(dcomm *c, header *h, lc_nccl_kind kind, const arr *const *as, int n,
+                  const dopts *o) {
+  /* send and recv cannot make NCCL's communicator (every rank takes part) */
+  bool nccl = c->nccl_on && (c->nccl != NULL || (kind != LC_NCCL_SEND && kind != LC_NCCL_RECV));
+  for (int i = 0; i < n; i++) {
+    if (as[i]->info.dtype == NULL) return false;     /* its error is in h already */
+    nccl = nccl && (as[i]->info.kind == LUACUDA_DEVICE || as[i]->info.kind == LUACUDA_MANAGED) &&
+           lc_nccl_takes(kind, as[i]->info.dtype);
+  }
+  h->f[F_ENGINE] = nccl;
+  if (nccl) return true;
+  for (int i = 0; i < n; i++)
+    if (as[i]->info.kind == LUACUDA_DEVICE)
+      header_error(h, "%s is a device array: call the method on the communicator, which stages it",
+                   as[i]->what);
+  if (o->has_stream)
+    header_error(h, "stream= needs the NCCL engine and device or managed arrays (this call runs "
+                 "on MPI, on the host, at the call): synchronize the stream, then call without it");
+  return false;
+}
+
+/* false: the ranks' arrays differ in kind, dist.lua stages them and calls
+** again */
+static int restage(lua_State *L) {
+  lua_pushboolean(L, 0);
+  return 1;
+}
+
+static lc_nccl_op nccl_op_of(int op) {
+  return op == OP_PROD_ ? LC_NCCL_PROD : op == OP_MIN_ ? LC_NCCL_MIN : op == OP_MAX_ ? LC_NCCL_MAX
+                                                                                     : LC_NCCL_SUM;
+}
+
+/* The call queued on NCCL, on opts.stream, or on luacuda's stream
+** (luacuda.host_stream(), the default stream unless the host program set
+** one) and waited for. A rank whose call failed raises its message on
+** every rank (the others' calls are queued and never complete: the job
+** ends with that error, MPI_Abort at exit). */
+static void run_nccl(lua_State *L, dcomm *c, int kind, const lc_nccl_call *call, const dopts *o,
+                     const char *fname) {
+  char err[MSGLEN];
+  start_nccl(L, c, fname);
+  void *stream = o->has_stream ? o->stream : luacuda_getstream(L);
+  header h;
+  header_init(&h, kind);
+  if (!lc_nccl_queue(c->nccl, call, stream, err, sizeof err)) header_error(&h, "%s", err);
+  agree(L, c, &h, fname);
+  if (!o->has_stream && !lc_nccl_wait(c->nccl, stream, err, sizeof err))
+    dist_raise(L, fname, "%s", err);
+}
+
+/* luacuda's backend and current device (0-based), for the engine's
+** choice: pushes them */
+static int backend_device(lua_State *L) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "luacuda");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "backend");
+  lua_call(L, 0, 1);
+  lua_getfield(L, -2, "current_device");
+  lua_call(L, 0, 1);
+  return 2;
+}
+
+/* The engine of c: NCCL where every rank has the CUDA backend and NCCL
+** loads, MPI alone otherwise. */
+static void choose_engine(lua_State *L, dcomm *c, const char *fname) {
+  char why[MSGLEN];
+  int can = 0;
+  lua_pushcfunction(L, backend_device);
+  if (lua_pcall(L, 0, 2, 0) == LUA_OK) {
+    const char *b = lua_tostring(L, -2);
+    can = b && strcmp(b, "cuda") == 0 && lc_nccl_load(why, sizeof why);
+    lua_pop(L, 2);
+  } else {
+    lua_pop(L, 1);
+  }
+  check_mpi(L, MPI_Allreduce(MPI_IN_PLACE, &can, 1, MPI_INT, MPI_MIN, c->comm), fname,
+            "MPI_Allreduce");
+  c->nccl_on = can != 0;
+}
+
+/* NCCL's communicator of c, made at the first collective that goes to
+** NCCL (every rank is there: they agreed on the engine), on each rank's
+** device current then: rank 1's unique id, broadcast over MPI, and
+** ncclCommInitRank. A failure is raised on every rank. */
+static void start_nccl(lua_State *L, dcomm *c, const char *fname) {
+  if (c->nccl) return;
+  char err[MSGLEN];
+  int device = -1;
+  header h;
+  header_init(&h, K_ENGINE);
+  lua_pushcfunction(L, backend_device);
+  if (lua_pcall(L, 0, 2, 0) == LUA_OK) {
+    device = (int)lua_tointeger(L, -1) - 1;
+    lua_pop(L, 2);
+  } else {
+    header_error(&h, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  char id[LC_NCCL_ID_BYTES] = {0};
+  if (c->rank == 0 && !lc_nccl_unique_id(id, err, sizeof err)) header_error(&h, "%s", err);
+  agree(L, c, &h, fname);
+  check_mpi(L, MPI_Bcast(id, LC_NCCL_ID_BYTES, MPI_BYTE, 0, c->comm), fname, "MPI_Bcast");
+  header_init(&h, K_ENGINE);
+  c->nccl = lc_nccl_init(c->size, id, c->rank, device, err, sizeof err);
+  if (c->nccl == NULL) header_error(&h, "%s", err);
+  agree(L, c, &h, fname);    /* a rank's failure: the communicators made go with c's finalizer */
+}
+
 /* ---- the methods ------------------------------------------------------- */
 
 /* comm:barrier(): the header's exchange, which no rank leaves before every
@@ -566,39 +753,16 @@ static int comm_split(lua_State *L) {
   return 1;
 }
 
-/* The option table at idx (nil, or a table of the keys in known) */
-static void check_options(lua_State *L, int idx, const char *const *known, header *h) {
-  if (lua_isnoneornil(L, idx)) return;
-  if (!lua_istable(L, idx)) {
-    header_error(h, "options must be a table, got %s", luaL_typename(L, idx));
-    return;
-  }
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    lua_pop(L, 1);
-    bool ok = false;
-    for (int i = 0; known[i] && lua_type(L, -1) == LUA_TSTRING; i++)
-      ok = ok || strcmp(lua_tostring(L, -1), known[i]) == 0;
-    if (!ok) {
-      if (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "stream") == 0)
-        header_error(h, "stream= is not supported yet: synchronize the stream, then call it");
-      else
-        header_error(h, "unknown option %s (it takes out=)", lua_type(L, -1) == LUA_TSTRING
-                                                             ? lua_tostring(L, -1)
-                                                             : luaL_typename(L, -1));
-      lua_pop(L, 1);
-      return;
-    }
-  }
-}
+static const char *const stream_only[] = {"stream", NULL};
 
 /* comm:_allreduce(x, op, out|nil, opts|nil): out is opts.out, staged */
 static int comm_allreduce(lua_State *L) {
-  static const char *const known[] = {"out", NULL};
+  static const char *const known[] = {"out", "stream", NULL};
   dcomm *c = check_comm(L, 1, "allreduce");
   header h;
   header_init(&h, K_ALLREDUCE);
-  check_options(L, 5, known, &h);
+  dopts o;
+  read_options(L, 5, known, &h, &o);
   arr x = {0}, out = {0};
   bool has_out = !lua_isnoneornil(L, 4);
   bool ok = read_array(L, 2, "x", &h, &x, true, !has_out);
@@ -611,46 +775,76 @@ static int comm_allreduce(lua_State *L) {
     else if (out.data != x.data && overlap(&x, &out))
       header_error(&h, "out overlaps x (give the same array for in place)");
   }
-  agree(L, c, &h, "allreduce");
+  const arr *as[] = {&x, &out};
+  bool nccl = route(c, &h, LC_NCCL_ALLREDUCE, as, has_out ? 2 : 1, &o);
+  if (!agree(L, c, &h, "allreduce")) return restage(L);
+  lua_settop(L, has_out ? 4 : 2);
+  if (nccl) {
+    lc_nccl_call call = {LC_NCCL_ALLREDUCE, x.data, has_out ? out.data : x.data, x.info.size,
+                         x.info.dtype, x.info.itemsize, nccl_op_of(op), 0};
+    run_nccl(L, c, K_ALLREDUCE, &call, &o, "allreduce");
+    return 1;
+  }
   int n = mpi_count(&x, x.info.size);
   MPI_Datatype t = mpi_type(x.code);
   int rc = !has_out || out.data == x.data
              ? MPI_Allreduce(MPI_IN_PLACE, x.data, n, t, mpi_op(op, x.code), c->comm)
              : MPI_Allreduce(x.data, out.data, n, t, mpi_op(op, x.code), c->comm);
   check_mpi(L, rc, "allreduce", "MPI_Allreduce");
-  lua_settop(L, has_out ? 4 : 2);
   return 1;
 }
 
-/* comm:_broadcast(x, root) */
+/* comm:_broadcast(x, root, opts|nil) */
 static int comm_broadcast(lua_State *L) {
   dcomm *c = check_comm(L, 1, "broadcast");
   header h;
   header_init(&h, K_BROADCAST);
+  dopts o;
+  read_options(L, 4, stream_only, &h, &o);
   arr x;
   int root = 0;
   read_array(L, 2, "x", &h, &x, true, true);
   if (read_rank(L, 3, c, "root", &h, &root)) h.f[F_ROOT] = root + 1;
-  agree(L, c, &h, "broadcast");
+  const arr *as[] = {&x};
+  bool nccl = route(c, &h, LC_NCCL_BROADCAST, as, 1, &o);
+  if (!agree(L, c, &h, "broadcast")) return restage(L);
+  if (nccl) {
+    lc_nccl_call call = {LC_NCCL_BROADCAST, x.data, x.data, x.info.size, x.info.dtype,
+                         x.info.itemsize, LC_NCCL_SUM, root};
+    lua_settop(L, 2);
+    run_nccl(L, c, K_BROADCAST, &call, &o, "broadcast");
+    return 1;
+  }
   check_mpi(L, MPI_Bcast(x.data, mpi_count(&x, x.info.size), mpi_type(x.code), root, c->comm),
             "broadcast", "MPI_Bcast");
   lua_settop(L, 2);
   return 1;
 }
 
-/* comm:_reduce(x, root, op): the result in x on the root; the other
-** ranks' x unchanged */
+/* comm:_reduce(x, root, op, opts|nil): the result in x on the root; the
+** other ranks' x unchanged */
 static int comm_reduce(lua_State *L) {
   dcomm *c = check_comm(L, 1, "reduce");
   header h;
   header_init(&h, K_REDUCE);
+  dopts o;
+  read_options(L, 5, stream_only, &h, &o);
   arr x;
   int root = 0;
   bool root_ok = read_rank(L, 3, c, "root", &h, &root);
   if (root_ok) h.f[F_ROOT] = root + 1;
   bool ok = read_array(L, 2, "x", &h, &x, true, root_ok && root == c->rank);
   int op = ok ? read_op(L, 4, &h, &x) : OP_SUM_;
-  agree(L, c, &h, "reduce");
+  const arr *as[] = {&x};
+  bool nccl = route(c, &h, LC_NCCL_REDUCE, as, 1, &o);
+  if (!agree(L, c, &h, "reduce")) return restage(L);
+  if (nccl) {
+    lc_nccl_call call = {LC_NCCL_REDUCE, x.data, x.data, x.info.size, x.info.dtype,
+                         x.info.itemsize, nccl_op_of(op), root};
+    lua_settop(L, 2);
+    run_nccl(L, c, K_REDUCE, &call, &o, "reduce");
+    return 1;
+  }
   int n = mpi_count(&x, x.info.size);
   MPI_Datatype t = mpi_type(x.code);
   int rc = c->rank == root ? MPI_Reduce(MPI_IN_PLACE, x.data, n, t, mpi_op(op, x.code), root, c->comm)
@@ -671,17 +865,31 @@ static void check_blocks(header *h, dcomm *c, const arr *big, const arr *small, 
     header_error(h, "out overlaps x");
 }
 
-/* comm:_allgather(x, out): out holds every rank's x, rank 1's first */
+/* comm:_allgather(x, out, opts|nil): out holds every rank's x, rank 1's
+** first */
 static int comm_allgather(lua_State *L) {
   dcomm *c = check_comm(L, 1, "allgather");
   header h;
   header_init(&h, K_ALLGATHER);
+  dopts o;
+  read_options(L, 4, stream_only, &h, &o);
   arr x = {0}, out = {0};
-  if (read_array(L, 2, "x", &h, &x, true, false) && read_array(L, 3, "out", &h, &out, false, true)) {
+  bool ok = read_array(L, 2, "x", &h, &x, true, false) &&
+            read_array(L, 3, "out", &h, &out, false, true);
+  if (ok) {
     same_dtype(&h, &x, &out, "out");
     check_blocks(&h, c, &out, &x, "out", "x");
   }
-  agree(L, c, &h, "allgather");
+  const arr *as[] = {&x, &out};
+  bool nccl = ok && route(c, &h, LC_NCCL_ALLGATHER, as, 2, &o);
+  if (!agree(L, c, &h, "allgather")) return restage(L);
+  if (nccl) {
+    lc_nccl_call call = {LC_NCCL_ALLGATHER, x.data, out.data, x.info.size, x.info.dtype,
+                         x.info.itemsize, LC_NCCL_SUM, 0};
+    lua_settop(L, 3);
+    run_nccl(L, c, K_ALLGATHER, &call, &o, "allgather");
+    return 1;
+  }
   int n = mpi_count(&x, x.info.size);
   MPI_Datatype t = mpi_type(x.code);
   check_mpi(L, MPI_Allgather(x.data, n, t, out.data, n, t, c->comm), "allgather", "MPI_Allgather");
@@ -689,22 +897,34 @@ static int comm_allgather(lua_State *L) {
   return 1;
 }
 
-/* comm:_reduce_scatter(x, out, op): out is block `rank` of the reduction
-** of every rank's x */
+/* comm:_reduce_scatter(x, out, op, opts|nil): out is block `rank` of the
+** reduction of every rank's x */
 static int comm_reduce_scatter(lua_State *L) {
   dcomm *c = check_comm(L, 1, "reduce_scatter");
   header h;
   header_init(&h, K_REDUCE_SCATTER);
+  dopts o;
+  read_options(L, 5, stream_only, &h, &o);
   arr x = {0}, out = {0};
   int op = OP_SUM_;
+  bool ok = false;
   if (read_array(L, 2, "x", &h, &x, true, false)) {
     op = read_op(L, 4, &h, &x);
-    if (read_array(L, 3, "out", &h, &out, false, true)) {
+    if ((ok = read_array(L, 3, "out", &h, &out, false, true))) {
       same_dtype(&h, &x, &out, "out");
       check_blocks(&h, c, &x, &out, "x", "out");
     }
   }
-  agree(L, c, &h, "reduce_scatter");
+  const arr *as[] = {&x, &out};
+  bool nccl = ok && route(c, &h, LC_NCCL_REDUCE_SCATTER, as, 2, &o);
+  if (!agree(L, c, &h, "reduce_scatter")) return restage(L);
+  if (nccl) {
+    lc_nccl_call call = {LC_NCCL_REDUCE_SCATTER, x.data, out.data, out.info.size, x.info.dtype,
+                         x.info.itemsize, nccl_op_of(op), 0};
+    lua_settop(L, 3);
+    run_nccl(L, c, K_REDUCE_SCATTER, &call, &o, "reduce_scatter");
+    return 1;
+  }
   int n = mpi_count(&out, out.info.size);
   check_mpi(L, MPI_Reduce_scatter_block(x.data, out.data, n, mpi_type(x.code), mpi_op(op, x.code),
                                         c->comm),
@@ -715,7 +935,34 @@ static int comm_reduce_scatter(lua_State *L) {
 
 /* send and recv: the sender's header, then the receiver's verdict (0 and
 ** "", or its message), then the data. Both raise the same error. */
-enum { TAG_HEADER = 7301, TAG_VERDICT, TAG_DATA };
+enum { TAG_HEADER = 7301, TAG_VERDICT, TAG_DATA, TAG_QUEUED };
+/* the verdict when one side's array is device memory for NCCL and the
+** other's host memory: both call again, staged for MPI (dist.lua) */
+#define RESTAGE "\x01restage"
+
+/* The NCCL half of a send or recv whose header both ranks accepted: queued
+** on NCCL, then each rank tells the other how that went (both raise the
+** failure), then waited for without a stream. */
+static void run_nccl_pair(lua_State *L, dcomm *c, const lc_nccl_call *call, const dopts *o,
+                          const char *fname) {
+  char mine[VERDICTLEN] = "", theirs[VERDICTLEN];
+  char err[MSGLEN];
+  void *stream = o->has_stream ? o->stream : luacuda_getstream(L);
+  if (!lc_nccl_queue(c->nccl, call, stream, err, sizeof err))
+    snprintf(mine, sizeof mine, "on rank %d: %s", c->rank + 1, err);
+  check_mpi(L, MPI_Sendrecv(mine, VERDICTLEN, MPI_CHAR, call->root, TAG_QUEUED, theirs, VERDICTLEN,
+                            MPI_CHAR, call->root, TAG_QUEUED, c->comm, MPI_STATUS_IGNORE),
+            fname, "MPI_Sendrecv");
+  theirs[VERDICTLEN - 1] = '\0';
+  if (mine[0] || theirs[0]) {
+    /* the sender's message first, so that both ranks raise the same */
+    bool sending = call->kind == LC_NCCL_SEND;
+    const char *first = sending ? mine : theirs, *second = sending ? theirs : mine;
+    dist_raise(L, fname, "%s", first[0] ? first : second);
+  }
+  if (!o->has_stream && !lc_nccl_wait(c->nccl, stream, err, sizeof err))
+    dist_raise(L, fname, "%s", err);
+}
 
 static int comm_send(lua_State *L) {
   dcomm *c = check_comm(L, 1, "send");
@@ -725,13 +972,25 @@ static int comm_send(lua_State *L) {
   int peer = 0;
   if (!read_rank(L, 3, c, "peer", &h, &peer)) dist_raise(L, "send", "%s", h.err);
   if (peer == c->rank) dist_raise(L, "send", "peer %d is this rank", peer + 1);
+  dopts o;
+  read_options(L, 4, stream_only, &h, &o);
   read_array(L, 2, "x", &h, &x, true, false);
+  const arr *as[] = {&x};
+  bool nccl = route(c, &h, LC_NCCL_SEND, as, 1, &o);
   check_mpi(L, MPI_Send(&h, sizeof h, MPI_BYTE, peer, TAG_HEADER, c->comm), "send", "MPI_Send");
   char verdict[VERDICTLEN];
   check_mpi(L, MPI_Recv(verdict, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->comm, MPI_STATUS_IGNORE),
             "send", "MPI_Recv");
   verdict[VERDICTLEN - 1] = '\0';
+  if (strcmp(verdict, RESTAGE) == 0) return restage(L);
   if (verdict[0]) dist_raise(L, "send", "%s", verdict);
+  lua_settop(L, 2);
+  if (nccl) {
+    lc_nccl_call call = {LC_NCCL_SEND, x.data, NULL, x.info.size, x.info.dtype, x.info.itemsize,
+                         LC_NCCL_SUM, peer};
+    run_nccl_pair(L, c, &call, &o, "send");
+    return 1;
+  }
   check_mpi(L, MPI_Send(x.data, mpi_count(&x, x.info.size), mpi_type(x.code), peer, TAG_DATA,
                         c->comm),
             "send", "MPI_Send");
@@ -747,7 +1006,11 @@ static int comm_recv(lua_State *L) {
   int peer = 0;
   if (!read_rank(L, 3, c, "peer", &mine, &peer)) dist_raise(L, "recv", "%s", mine.err);
   if (peer == c->rank) dist_raise(L, "recv", "peer %d is this rank", peer + 1);
+  dopts o;
+  read_options(L, 4, stream_only, &mine, &o);
   read_array(L, 2, "x", &mine, &x, true, true);
+  const arr *as[] = {&x};
+  bool nccl = route(c, &mine, LC_NCCL_RECV, as, 1, &o);
   check_mpi(L, MPI_Recv(&theirs, sizeof theirs, MPI_BYTE, peer, TAG_HEADER, c->comm,
                         MPI_STATUS_IGNORE),
             "recv", "MPI_Recv");
@@ -768,8 +1031,18 @@ static int comm_recv(lua_State *L) {
     snprintf(msg, sizeof msg,
              "rank %d sends an array of another shape than rank %d receives into (%lld elements each)",
              peer + 1, c->rank + 1, (long long)mine.f[F_COUNT]);
+  else if (theirs.f[F_ENGINE] != mine.f[F_ENGINE])
+    snprintf(msg, sizeof msg, "%s", RESTAGE);
   check_mpi(L, MPI_Send(msg, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->comm), "recv", "MPI_Send");
+  if (strcmp(msg, RESTAGE) == 0) return restage(L);
   if (msg[0]) dist_raise(L, "recv", "%s", msg);
+  lua_settop(L, 2);
+  if (nccl) {
+    lc_nccl_call call = {LC_NCCL_RECV, NULL, x.data, x.info.size, x.info.dtype, x.info.itemsize,
+                         LC_NCCL_SUM, peer};
+    run_nccl_pair(L, c, &call, &o, "recv");
+    return 1;
+  }
   check_mpi(L, MPI_Recv(x.data, mpi_count(&x, x.info.size), mpi_type(x.code), peer, TAG_DATA,
                         c->comm, MPI_STATUS_IGNORE),
             "recv", "MPI_Recv");
@@ -786,7 +1059,8 @@ static int comm_index(lua_State *L) {
   else if (k && strcmp(k, "size") == 0) lua_pushinteger(L, c->size);
   else if (k && strcmp(k, "local_rank") == 0) lua_pushinteger(L, c->local_rank + 1);
   else if (k && strcmp(k, "local_size") == 0) lua_pushinteger(L, c->local_size);
-  else if (k && strcmp(k, "engine") == 0) lua_pushliteral(L, "mpi");
+  else if (k && strcmp(k, "engine") == 0) lua_pushstring(L, c->nccl_on ? "nccl" : "mpi");
+  else if (k && strcmp(k, "_nccl_started") == 0) lua_pushboolean(L, c->nccl != NULL);
   else {
     lua_settop(L, 2);
     lua_rawget(L, lua_upvalueindex(1));
@@ -796,7 +1070,8 @@ static int comm_index(lua_State *L) {
 
 static int comm_tostring(lua_State *L) {
   dcomm *c = luaL_checkudata(L, 1, COMM_MT);
-  lua_pushfstring(L, "luacuda.dist communicator (rank %d of %d, mpi)", c->rank + 1, c->size);
+  lua_pushfstring(L, "luacuda.dist communicator (rank %d of %d, %s)", c->rank + 1, c->size,
+                  c->nccl_on ? "nccl" : "mpi");
   return 1;
 }
 
