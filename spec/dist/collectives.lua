@@ -7,45 +7,14 @@
 local luacuda = require "luacuda"
 local dist = require "luacuda.dist"
 
+package.path = arg[0]:match("^(.*)/") .. "/?.lua;" .. package.path
+local ranklog = require "ranklog"
+
 local comm = dist.init()
 local R, P = comm.rank, comm.size
-local checks, failures = 0, 0
-
--- each rank writes its own file in the directory arg[1] (mpirun would
--- interleave the ranks' lines on stdout)
-local log = assert(io.open((arg[1] or ".") .. "/rank" .. R .. ".txt", "w"))
-local function say(line)
-  log:write(line, "\n")
-  log:flush()
-end
-
-local function check(ok, what)
-  checks = checks + 1
-  if not ok then
-    failures = failures + 1
-    say(("FAIL rank %d: %s"):format(R, what))
-  end
-end
-
--- an array's elements as a flat Lua list, in C order
-local function flat(a)
-  local n = a.size
-  return a:copy_to_host():copy():reshape(n):totable()
-end
-
-local function same(got, want, what)
-  local ok = #got == #want
-  for i = 1, #want do
-    if got[i] ~= want[i] and not (got[i] ~= got[i] and want[i] ~= want[i]) then ok = false end
-  end
-  if not ok then
-    what = what .. ": got {" .. table.concat((function()
-      local t = {} for i, v in ipairs(got) do t[i] = tostring(v) end return t end)(), ", ")
-      .. "}, want {" .. table.concat((function()
-      local t = {} for i, v in ipairs(want) do t[i] = tostring(v) end return t end)(), ", ") .. "}"
-  end
-  check(ok, what)
-end
+local log = ranklog.open(arg[1], R)
+local say, check, flat = log.say, log.check, ranklog.flat
+local function same(got, want, what) ranklog.same(log, got, want, what) end
 
 -- The value of element i on rank r for a dtype: small numbers whose
 -- sums and products every dtype holds exactly (1..3, signed where it can).
@@ -352,8 +321,7 @@ check(comm.local_size == P, "every rank on this machine")
 check(dist.init() == comm, "init returns the same communicator")
 comm:barrier()
 
-say(("rank %d: %d checks, %d failed"):format(R, checks, failures))
-log:close()
-local total = luacuda.full({ 1 }, failures, "int64")
+log.finish()
+local total = luacuda.full({ 1 }, log.failures, "int64")
 comm:allreduce(total)
 os.exit(total[1] == 0 and 0 or 3)

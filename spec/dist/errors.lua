@@ -7,17 +7,11 @@ local luacuda = require "luacuda"
 local comm = require("luacuda.dist").init()
 local R, P = comm.rank, comm.size
 
--- each rank writes its own file in the directory arg[1] (mpirun would
--- interleave the ranks' lines on stdout)
-local log = assert(io.open((arg[1] or ".") .. "/rank" .. R .. ".txt", "w"))
-local function say(line)
-  log:write(line, "\n")
-  log:flush()
-end
+package.path = arg[0]:match("^(.*)/") .. "/?.lua;" .. package.path
+local log = require("ranklog").open(arg[1], R)
+local say = log.say
 
-local function snapshot(a)
-  return a:copy_to_host():copy():reshape(a.size):totable()
-end
+local snapshot = require("ranklog").flat
 
 local function same(t, u)
   if #t ~= #u then return false end

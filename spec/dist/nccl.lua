@@ -8,39 +8,15 @@
 local luacuda = require "luacuda"
 local dist = require "luacuda.dist"
 
+package.path = arg[0]:match("^(.*)/") .. "/?.lua;" .. package.path
+local ranklog = require "ranklog"
+
 local comm = dist.init()
 local R, P = comm.rank, comm.size
-local checks, failures = 0, 0
-
-local log = assert(io.open((arg[1] or ".") .. "/rank" .. R .. ".txt", "w"))
-local function say(line)
-  log:write(line, "\n")
-  log:flush()
-end
+local log = ranklog.open(arg[1], R)
+local say, check, flat = log.say, log.check, ranklog.flat
+local function same(got, want, what) ranklog.same(log, got, want, what) end
 say("engine " .. comm.engine)
-
-local function check(ok, what)
-  checks = checks + 1
-  if not ok then
-    failures = failures + 1
-    say(("FAIL rank %d: %s"):format(R, what))
-  end
-end
-
-local function flat(a)
-  return a:copy_to_host():copy():reshape(a.size):totable()
-end
-
-local function same(got, want, what)
-  local ok = #got == #want
-  for i = 1, #want do ok = ok and got[i] == want[i] end
-  local function str(t)
-    local u = {}
-    for i, v in ipairs(t) do u[i] = tostring(v) end
-    return table.concat(u, ", ")
-  end
-  check(ok, ("%s: got {%s}, want {%s}"):format(what, str(got), str(want)))
-end
 
 -- rank r's element i: small whole numbers every dtype holds exactly
 local function val(r, i) return (r * 3 + i) % 5 + 1 end
@@ -200,5 +176,4 @@ do
   say("ERR hoststream\t" .. tostring(err))
 end
 
-say(("rank %d: %d checks, %d failed"):format(R, checks, failures))
-log:close()
+log.finish()

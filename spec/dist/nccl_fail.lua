@@ -6,11 +6,9 @@
 local luacuda = require "luacuda"
 local dist = require "luacuda.dist"
 local rank = tonumber(os.getenv("OMPI_COMM_WORLD_RANK")) + 1
-local log = assert(io.open((arg[1] or ".") .. "/rank" .. rank .. ".txt", "w"))
-local function say(line)
-  log:write(line, "\n")
-  log:flush()
-end
+package.path = arg[0]:match("^(.*)/") .. "/?.lua;" .. package.path
+local log = require("ranklog").open(arg[1], rank)
+local say = log.say
 
 local comm = dist.init()
 local x = luacuda.to_device(luacuda.full({ 4 }, comm.rank, "float32"))
@@ -25,4 +23,4 @@ local ok2, err = pcall(comm.allreduce, comm, x)     -- the second: injected
 say("ERR call\t" .. (ok2 and "(no error)" or tostring(err)))
 local after = x:copy_to_host():totable()
 if before[1] == after[1] and before[4] == after[4] then say("KEPT") end
-log:close()
+log.close()
