@@ -119,6 +119,32 @@ LUACUDA_API void *luacuda_toarray(lua_State *L, int idx, luacuda_arrayinfo *info
 ** array raises an argument error, as luacuda_checkarray. */
 LUACUDA_API void luacuda_waitarray(lua_State *L, int arg, int writing);
 
+/* Work that a host program queues on a stream (a handle, as
+** luacuda_tostream gives; NULL: the default stream) and that uses the
+** memory of luacuda's arrays: call luacuda_usearray for each array before
+** queuing it, and luacuda_queuedarray after.
+** luacuda_usearray orders the array's allocation before the stream's
+** later work (memory from a stream-ordered pool, allocated on another
+** stream) and keeps the memory until the stream's work queued before the
+** array's last reference goes is done, also when the script closes or
+** drops the array meanwhile. It raises luacuda.usearray: <cause> when the
+** backend cannot order them.
+** luacuda_queuedarray makes host access from Lua (a[i]) to host-
+** addressable memory wait for the work queued so far on the stream, which
+** reads (writing 0) or writes (writing 1) it, as for luacuda's own queued
+** copies (LUACUDA_STRICT_ASYNC applies).
+** Anything but an open array raises an argument error. */
+LUACUDA_API void luacuda_usearray(lua_State *L, int arg, void *stream);
+LUACUDA_API void luacuda_queuedarray(lua_State *L, int arg, void *stream, int writing);
+
+/* Queue fn(ud) on stream (a handle as for luacuda_usearray): fn runs once
+** the work queued before it on the stream is done, on a thread of
+** luacuda's or the driver's, and the work queued on the stream after it
+** waits until it returns. fn must not call Lua, luacuda or the CUDA
+** driver. A failure to queue raises luacuda.queuehost: <cause>, and fn is
+** never called. */
+LUACUDA_API void luacuda_queuehost(lua_State *L, void *stream, void (*fn)(void *ud), void *ud);
+
 /* The stream scripts should use: luacuda.host_stream() returns it. On the
 ** CUDA backend the handle is a CUstream, which the host keeps owning and
 ** must keep alive while it is set; on the simulator it is one of

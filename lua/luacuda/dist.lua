@@ -82,31 +82,78 @@ end
 local function again(f, ...)
   local ok, r = pcall(f, ...)
   if ok and r == false then ok, r = pcall(f, ...) end
-  if not ok then error(r, 3) end
+  return ok, r
+end
+
+-- The collectives queued on streams through MPI run one after the other,
+-- in the order of the calls, whatever their streams: each waits for an
+-- event recorded after the one before (one event per device, recorded
+-- again each time), so that every rank makes its MPI calls in the same
+-- order (the engine's header).
+local last_queued
+local queued_events = {}
+
+local function after_queued(s)
+  if last_queued then pcall(last_queued.wait, last_queued, s) end
+end
+
+local function record_queued(s)
+  local d = luacuda.current_device()
+  local e = queued_events[d] or luacuda.event()
+  queued_events[d] = e
+  if pcall(e.record, e, s) then
+    last_queued = e
+  else         -- a stream of another device: the next call waits here instead
+    pcall(s.synchronize, s)
+  end
+end
+
+-- The stream of opts when it is one (the engine reports anything else)
+local function stream_of(opts)
+  local s = type(opts) == "table" and rawget(opts, "stream") or nil
+  return s ~= nil and pcall(function() return s.synchronize end) and s or nil
+end
+
+-- f (a method of the engine) through MPI, on the arrays staged: on the
+-- stream s, after the collectives queued there before it. Its error is
+-- raised again at the script's line.
+local function through_mpi(s, f, ...)
+  if s then after_queued(s) end
+  local ok, r = again(f, ...)
+  if not ok then error(r, 3) end   -- 1 here, 2 the method, 3 its caller
+  if s then record_queued(s) end
   return r
 end
 
--- An array the C engine takes (contiguous, host-accessible) for x, and a
--- function that copies the result back into x (nil when x is taken as it
--- is). Anything else is passed on, for the engine's message.
-local function stage(x, writes)
+-- An array the C engine takes for x (contiguous and host-accessible, or
+-- device memory where MPI takes it), and a function that copies the
+-- result back into x (nil when x is taken as it is): copies queued on s,
+-- or made at the call. x is copied in only when the call reads it.
+-- Anything else is passed on, for the engine's message.
+local function stage(comm, x, reads, writes, s)
   local kind = luacuda.attr(x, "kind")
-  if kind == "device" then
-    local h = x:copy_to_host()
-    return h, writes and function() x:copy_to_device(h) end
-  elseif not x:is_c_contiguous() then
-    local c = x:copy()
-    return c, writes and function() c:copy_to_host(x) end
+  if kind == "device" and not (comm.cuda_aware and not s and x:is_c_contiguous()) then
+    local h
+    if s then
+      h = luacuda.pinned_array(x.shape, x.dtype)
+      if reads then x:copy_to_host(h, s) end
+    else
+      h = reads and x:copy_to_host() or luacuda.empty(x.shape, x.dtype)
+    end
+    return h, writes and function() x:copy_to_device(h, s) end
+  elseif kind ~= "device" and not x:is_c_contiguous() then
+    local c = reads and x:copy(s) or luacuda.empty(x.shape, x.dtype)
+    return c, writes and function() c:copy_to_host(x, s) end
   end
   return x
 end
 
 -- Where the copy fails (a closed array, no memory), x goes on as it is,
 -- and the engine raises its error on every rank.
-local function staged(x, writes)
+local function staged(comm, x, reads, writes, s)
   if luacuda.type(x) ~= "array" then return x end
-  local ok, s, back = pcall(stage, x, writes)
-  if ok then return s, back end
+  local ok, h, back = pcall(stage, comm, x, reads, writes, s)
+  if ok then return h, back end
   return x
 end
 
@@ -230,15 +277,16 @@ function methods.allreduce(comm, x, op, opts)
   if nccl_direct(comm, true, x, out or x) and call(raw.allreduce, comm, x, op, out, opts) then
     return out or x
   end
+  local s = stream_of(opts)
   if out ~= nil then
-    local xs = staged(x, false)
-    local os, back = staged(out, true)
-    again(raw.allreduce, comm, xs, op, os, opts)
+    local xs = staged(comm, x, true, false, s)
+    local os, back = staged(comm, out, rawequal(out, x), true, s)
+    through_mpi(s, raw.allreduce, comm, xs, op, os, opts)
     if back then back() end
     return out
   end
-  local xs, back = staged(x, true)
-  again(raw.allreduce, comm, xs, op, nil, opts)
+  local xs, back = staged(comm, x, true, true, s)
+  through_mpi(s, raw.allreduce, comm, xs, op, nil, opts)
   if back then back() end
   return x
 end
@@ -258,8 +306,9 @@ end
 -- comm:broadcast(w, 1)
 function methods.broadcast(comm, x, root, opts)
   if nccl_direct(comm, false, x) and call(raw.broadcast, comm, x, root, opts) then return x end
-  local xs, back = staged(x, true)
-  again(raw.broadcast, comm, xs, root, opts)
+  local s = stream_of(opts)
+  local xs, back = staged(comm, x, comm.rank == root, comm.rank ~= root, s)
+  through_mpi(s, raw.broadcast, comm, xs, root, opts)
   if back then back() end
   return x
 end
@@ -280,8 +329,9 @@ end
 function methods.reduce(comm, x, root, op, opts)
   op, opts = op_opts(op, opts)
   if nccl_direct(comm, true, x) and call(raw.reduce, comm, x, root, op, opts) then return x end
-  local xs, back = staged(x, comm.rank == root)
-  again(raw.reduce, comm, xs, root, op, opts)
+  local s = stream_of(opts)
+  local xs, back = staged(comm, x, true, comm.rank == root, s)
+  through_mpi(s, raw.reduce, comm, xs, root, op, opts)
   if back then back() end
   return x
 end
@@ -302,9 +352,10 @@ end
 -- comm:allgather(luacuda.full({2}, comm.rank, "int32"), all)
 function methods.allgather(comm, x, out, opts)
   if nccl_direct(comm, false, x, out) and call(raw.allgather, comm, x, out, opts) then return out end
-  local xs = staged(x, false)
-  local os, back = staged(out, true)
-  again(raw.allgather, comm, xs, os, opts)
+  local s = stream_of(opts)
+  local xs = staged(comm, x, true, false, s)
+  local os, back = staged(comm, out, false, true, s)
+  through_mpi(s, raw.allgather, comm, xs, os, opts)
   if back then back() end
   return out
 end
@@ -328,9 +379,10 @@ function methods.reduce_scatter(comm, x, out, op, opts)
   if nccl_direct(comm, true, x, out) and call(raw.reduce_scatter, comm, x, out, op, opts) then
     return out
   end
-  local xs = staged(x, false)
-  local os, back = staged(out, true)
-  again(raw.reduce_scatter, comm, xs, os, op, opts)
+  local s = stream_of(opts)
+  local xs = staged(comm, x, true, false, s)
+  local os, back = staged(comm, out, false, true, s)
+  through_mpi(s, raw.reduce_scatter, comm, xs, os, op, opts)
   if back then back() end
   return out
 end
@@ -350,8 +402,9 @@ end
 -- if comm.size > 1 and comm.rank == 1 then comm:send(luacuda.arange(4), 2) end
 function methods.send(comm, x, peer, opts)
   if nccl_direct(comm, "p2p", x) and call(raw.send, comm, x, peer, opts) then return x end
-  local xs = staged(x, false)
-  again(raw.send, comm, xs, peer, opts)
+  local s = stream_of(opts)
+  local xs = staged(comm, x, true, false, s)
+  through_mpi(s, raw.send, comm, xs, peer, opts)
   return x
 end
 
@@ -368,8 +421,9 @@ end
 -- if comm.size > 1 and comm.rank == 2 then comm:recv(luacuda.empty({4}), 1) end
 function methods.recv(comm, x, peer, opts)
   if nccl_direct(comm, "p2p", x) and call(raw.recv, comm, x, peer, opts) then return x end
-  local xs, back = staged(x, true)
-  again(raw.recv, comm, xs, peer, opts)
+  local s = stream_of(opts)
+  local xs, back = staged(comm, x, false, true, s)
+  through_mpi(s, raw.recv, comm, xs, peer, opts)
   if back then back() end
   return x
 end

@@ -216,6 +216,11 @@ typedef struct lc_backend {
   /* both events made with timing and recorded (the caller checks); then
   ** LC_ENOTREADY while either event's record has not happened yet */
   int (*event_elapsed)(lc_event *start, lc_event *end, float *ms, char *err);
+  /* Queue fn(ud) on s (never NULL): it runs once the work queued before
+  ** it on s is done, on a thread of the backend's (or the driver's), and
+  ** the work queued on s after it waits for it to return. fn must not call
+  ** the backend (nor, on CUDA, the driver). On failure fn is not called. */
+  int (*host_fn)(lc_stream *s, void (*fn)(void *ud), void *ud, char *err);
   /* Wait for all queued work, on every stream; then report the first
   ** failure not reported yet, from any stream. err NULL: wait only. */
   int (*synchronize)(char *err);

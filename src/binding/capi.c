@@ -9,6 +9,7 @@
 #include "capi.h"
 #include "aux.h"
 #include "luacuda.h"
+#include "buffer.h"
 #include "pending.h"
 
 _Static_assert((int)LUACUDA_HOST == LC_HOST && (int)LUACUDA_PINNED == LC_PINNED &&
@@ -120,11 +121,64 @@ LUACUDA_API void *luacuda_checkarray(lua_State *L, int arg, luacuda_arrayinfo *i
   return array_info(a, info);
 }
 
-LUACUDA_API void luacuda_waitarray(lua_State *L, int arg, int writing) {
+/* The open array at arg, or an argument error. */
+static lc_array *open_array_at(lua_State *L, int arg) {
   lc_array *a = lc_array_test(L, arg);
   if (a == NULL) luaL_typeerror(L, arg, LC_ARRAY_MT);
   if (!lc_array_is_open(a)) luaL_argerror(L, arg, "closed " LC_ARRAY_MT);
+  return a;
+}
+
+LUACUDA_API void luacuda_waitarray(lua_State *L, int arg, int writing) {
+  lc_array *a = open_array_at(L, arg);
   lc_pending_wait(L, a, writing != 0, "waitarray");
+}
+
+/* The stream of a handle (NULL: the default stream), held: release it. */
+static lc_stream *hold_stream(lua_State *L, void *native, const char *fname) {
+  lc_capi_ensure_open(L);
+  const lc_backend *be = lc_backend_get(NULL);
+  lc_stream *s = NULL;
+  char err[LC_ERRLEN];
+  if (native == NULL) {
+    s = be->default_stream();
+    be->stream_retain(s);
+  } else if (be->stream_wrap(native, &s, err)) {
+    lc_error(L, fname, "%s", err);
+  }
+  return s;
+}
+
+static int use_buffer(lua_State *L) {
+  lc_buffer_use(L, lua_touserdata(L, 1), lua_touserdata(L, 2), "usearray");
+  return 0;
+}
+
+LUACUDA_API void luacuda_usearray(lua_State *L, int arg, void *stream) {
+  lc_array *a = open_array_at(L, arg);
+  lc_stream *s = hold_stream(L, stream, "usearray");
+  lua_pushcfunction(L, use_buffer);     /* a raise lets go of s first */
+  lua_pushlightuserdata(L, a->buf);
+  lua_pushlightuserdata(L, s);
+  int rc = lua_pcall(L, 2, 0, 0);
+  a->buf->backend->stream_release(s);
+  if (rc != LUA_OK) lua_error(L);
+}
+
+LUACUDA_API void luacuda_queuedarray(lua_State *L, int arg, void *stream, int writing) {
+  lc_array *a = open_array_at(L, arg);
+  lc_stream *s = hold_stream(L, stream, "queuedarray");
+  lc_pending_add(a->buf, s, writing != 0);
+  a->buf->backend->stream_release(s);
+}
+
+LUACUDA_API void luacuda_queuehost(lua_State *L, void *stream, void (*fn)(void *ud), void *ud) {
+  lc_stream *s = hold_stream(L, stream, "queuehost");
+  const lc_backend *be = lc_backend_get(NULL);
+  char err[LC_ERRLEN];
+  int rc = be->host_fn(s, fn, ud, err);
+  be->stream_release(s);
+  if (rc) lc_error(L, "queuehost", "%s", err);
 }
 
 LUACUDA_API void luacuda_setstream(lua_State *L, void *stream) {

@@ -12,6 +12,18 @@
 ** raise the same error on every rank instead of a hang or corrupt data.
 ** send and recv do the same between the two ranks, with a reply.
 **
+** Collectives on a stream (stream=) go to NCCL where the engine is NCCL;
+** on MPI they are queued too: the MPI call runs in a host function on the
+** stream (luacuda_queuehost), once the stream's work before it is done,
+** and the stream's later work waits for it. dist.lua orders the
+** collectives queued through MPI one after the other, whatever their
+** streams (an event chain), so every rank makes its MPI calls in the
+** order of the script's calls; a collective without a stream first waits
+** for the queued ones. The headers go over a communicator of their own
+** (ctl), which only the script's thread uses, so the header of a later
+** call is exchanged while a queued MPI call may be running on another
+** thread: MPI_THREAD_MULTIPLE.
+**
 ** A process whose exit status is not 0 (lua5.4 exits with 1 after printing
 ** an uncaught error) calls MPI_Abort on its way out (an on_exit handler),
 ** so the whole job stops with that rank's message; a clean exit calls
@@ -28,6 +40,9 @@
 #include <string.h>
 
 #include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>      /* MPIX_Query_cuda_support */
+#endif
 
 #include "lauxlib.h"
 #include "lua.h"
@@ -192,6 +207,7 @@ static MPI_Op mpi_op(int op, int code) {
 
 static pthread_mutex_t mpi_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool ops_made;          /* under mpi_lock */
+static int thread_level;       /* under mpi_lock: what MPI provides */
 static bool we_initialised;    /* under mpi_lock: MPI_Init was ours */
 
 /* on_exit gets the exit status: an uncaught error (lua5.4 exits 1 after
@@ -227,7 +243,7 @@ static bool ensure_mpi(char *err, size_t len) {
     ok = false;
   } else if (!init) {
     int provided;
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
       snprintf(err, len, "MPI_Init_thread failed");
       ok = false;
     } else {
@@ -238,6 +254,7 @@ static bool ensure_mpi(char *err, size_t len) {
       }
     }
   }
+  if (ok) MPI_Query_thread(&thread_level);
   if (ok && !ops_made) {
     MPI_User_function *fns[2][4] = {{f16_sum, f16_prod, f16_min, f16_max},
                                     {bf16_sum, bf16_prod, bf16_min, bf16_max}};
@@ -253,19 +270,126 @@ static bool ensure_mpi(char *err, size_t len) {
   return ok;
 }
 
+static int mpi_thread_level(void) {
+  pthread_mutex_lock(&mpi_lock);
+  int level = thread_level;
+  pthread_mutex_unlock(&mpi_lock);
+  return level;
+}
+
+/* Does MPI take device memory? LUACUDA_MPI_CUDA=1 or 0 says so (for an
+** MPI that cannot be asked); else Open MPI's answer (its CUDA extension),
+** MPICH's (MPIX_GPU_query_support), or no. */
+static bool mpi_cuda_aware(void) {
+  const char *e = getenv("LUACUDA_MPI_CUDA");
+  if (e && *e) return strcmp(e, "0") != 0;
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+  return MPIX_Query_cuda_support() == 1;
+#elif defined(MPIX_GPU_SUPPORT_CUDA)
+  int yes = 0;
+  return MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &yes) == MPI_SUCCESS && yes;
+#else
+  return false;
+#endif
+}
+
 static bool mpi_finalised(void) {
   int fin = 0;
   MPI_Finalized(&fin);
   return fin != 0;
 }
 
+/* ---- MPI calls, made at the call or queued on a stream ----------------- */
+
+/* send and recv: the sender's header, then the receiver's verdict (0 and
+** "", or its message), then the data. Both raise the same error. */
+enum { TAG_HEADER = 7301, TAG_VERDICT, TAG_DATA, TAG_QUEUED };
+
+/* A collective's MPI call, or a send's or a recv's: what it needs to run
+** later, on another thread. */
+typedef enum { J_ALLREDUCE, J_BCAST, J_REDUCE, J_ALLGATHER, J_REDUCE_SCATTER, J_SEND,
+               J_RECV } jkind;
+static const char *const job_calls[] = {"MPI_Allreduce", "MPI_Bcast", "MPI_Reduce",
+                                        "MPI_Allgather", "MPI_Reduce_scatter_block", "MPI_Send",
+                                        "MPI_Recv"};
+
+typedef struct mpi_job {
+  jkind kind;
+  MPI_Comm comm;
+  const void *send;       /* MPI_IN_PLACE: in place, in recv */
+  void *recv;
+  /* MPI's count (records move as bytes): allgather's is each rank's,
+  ** reduce_scatter's each rank's block */
+  int64_t n;
+  MPI_Datatype type;
+  MPI_Op op;
+  int root;               /* or the peer; 0-based */
+  int rank;               /* this rank, 0-based, for a queued call's message */
+  const char *fname;
+} mpi_job;
+
+static int job_run(const mpi_job *j) {
+  if (j->n > INT_MAX) return MPI_ERR_COUNT;
+  int n = (int)j->n;
+  switch (j->kind) {
+  case J_ALLREDUCE: return MPI_Allreduce(j->send, j->recv, n, j->type, j->op, j->comm);
+  case J_BCAST: return MPI_Bcast(j->recv, n, j->type, j->root, j->comm);
+  case J_REDUCE: return MPI_Reduce(j->send, j->recv, n, j->type, j->op, j->root, j->comm);
+  case J_ALLGATHER: return MPI_Allgather(j->send, n, j->type, j->recv, n, j->type, j->comm);
+  case J_REDUCE_SCATTER:
+    return MPI_Reduce_scatter_block(j->send, j->recv, n, j->type, j->op, j->comm);
+  case J_SEND: return MPI_Send(j->send, n, j->type, j->root, TAG_DATA, j->comm);
+  default: return MPI_Recv(j->recv, n, j->type, j->root, TAG_DATA, j->comm, MPI_STATUS_IGNORE);
+  }
+}
+
+/* The MPI calls queued on streams and not done yet, in this process: a
+** call made at the call waits for them (MPI calls in the script's order). */
+static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t jobs_cond = PTHREAD_COND_INITIALIZER;
+static long jobs_queued;
+
+static void jobs_add(long d) {
+  pthread_mutex_lock(&jobs_lock);
+  jobs_queued += d;
+  if (jobs_queued <= 0) pthread_cond_broadcast(&jobs_cond);
+  pthread_mutex_unlock(&jobs_lock);
+}
+
+static void jobs_wait(void) {
+  pthread_mutex_lock(&jobs_lock);
+  while (jobs_queued > 0) pthread_cond_wait(&jobs_cond, &jobs_lock);
+  pthread_mutex_unlock(&jobs_lock);
+}
+
+/* The host function of a queued call. Its failure cannot be raised: the
+** script went on, and the other ranks wait in that call. It aborts the
+** job with its message, as a rank's uncaught error does. */
+static void job_host(void *ud) {
+  mpi_job *j = ud;
+  int rc = job_run(j);
+  if (rc != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "error %d", rc);
+    fprintf(stderr, "luacuda.dist.%s: on rank %d: the MPI call %s queued on a stream failed: %s\n",
+            j->fname, j->rank + 1, job_calls[j->kind], text);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  free(j);
+  jobs_add(-1);
+}
+
 /* ---- communicators ----------------------------------------------------- */
 
 typedef struct dcomm {
-  MPI_Comm comm;         /* MPI_COMM_NULL once freed */
+  MPI_Comm comm;         /* the data's; MPI_COMM_NULL once freed */
+  MPI_Comm ctl;          /* the headers', used by the script's thread only */
   int rank, size;        /* 0-based rank */
   int local_rank, local_size;
   bool nccl_on;          /* every rank has the CUDA backend and NCCL: comm.engine "nccl" */
+  bool cuda_aware;       /* MPI takes device memory (comm.cuda_aware) */
   lc_nccl *nccl;         /* NCCL's communicator, made at the first call that goes there */
 } dcomm;
 
@@ -286,12 +410,15 @@ static void start_nccl(lua_State *L, dcomm *c, const char *fname);
 ** (the engine's choice is collective). */
 static dcomm *push_comm(lua_State *L, MPI_Comm comm, const char *fname) {
   dcomm *c = lua_newuserdatauv(L, sizeof *c, 0);
-  c->comm = MPI_COMM_NULL;
+  c->comm = c->ctl = MPI_COMM_NULL;
   c->nccl = NULL;
   c->nccl_on = false;
+  c->cuda_aware = mpi_cuda_aware();
   luaL_setmetatable(L, COMM_MT);
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   c->comm = comm;
+  check_mpi(L, MPI_Comm_dup(comm, &c->ctl), fname, "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(c->ctl, MPI_ERRORS_RETURN);
   check_mpi(L, MPI_Comm_rank(comm, &c->rank), fname, "MPI_Comm_rank");
   check_mpi(L, MPI_Comm_size(comm, &c->size), fname, "MPI_Comm_size");
   MPI_Comm node;
@@ -308,8 +435,10 @@ static int comm_gc(lua_State *L) {
   dcomm *c = luaL_checkudata(L, 1, COMM_MT);
   lc_nccl_free(c->nccl);
   c->nccl = NULL;
+  jobs_wait();      /* queued calls may still use c->comm */
+  if (c->ctl != MPI_COMM_NULL && !mpi_finalised()) MPI_Comm_free(&c->ctl);
   if (c->comm != MPI_COMM_NULL && !mpi_finalised()) MPI_Comm_free(&c->comm);
-  c->comm = MPI_COMM_NULL;
+  c->comm = c->ctl = MPI_COMM_NULL;
   return 0;
 }
 
@@ -320,9 +449,10 @@ static int comm_gc(lua_State *L) {
 enum { F_KIND, F_OP, F_ROOT, F_DTYPE, F_ITEMSIZE, F_COUNT, F_ENGINE, F_NDIM, F_SHAPE,
        NFIELDS = F_SHAPE + MAXDIM };
 enum { K_BARRIER, K_SPLIT, K_ALLREDUCE, K_BROADCAST, K_REDUCE, K_ALLGATHER, K_REDUCE_SCATTER,
-       K_SEND, K_ENGINE };
+       K_SEND, K_ENGINE, K_QUEUE };
 static const char *const kind_names[] = {"barrier", "split", "allreduce", "broadcast", "reduce",
-                                         "allgather", "reduce_scatter", "send", "the engine's start"};
+                                         "allgather", "reduce_scatter", "send", "the engine's start",
+                                         "queueing"};
 
 typedef struct header {
   int64_t f[NFIELDS];
@@ -387,13 +517,13 @@ static bool agree(lua_State *L, dcomm *c, header *h, const char *fname) {
     v[NFIELDS + i] = -h->f[i];
   }
   v[2 * NFIELDS] = h->err[0] ? -(int64_t)c->rank : INT64_MIN;
-  check_mpi(L, MPI_Allreduce(MPI_IN_PLACE, v, 2 * NFIELDS + 1, MPI_INT64_T, MPI_MAX, c->comm),
+  check_mpi(L, MPI_Allreduce(MPI_IN_PLACE, v, 2 * NFIELDS + 1, MPI_INT64_T, MPI_MAX, c->ctl),
             fname, "MPI_Allreduce");
   if (v[2 * NFIELDS] != INT64_MIN) {
     int bad = (int)-v[2 * NFIELDS];
     char msg[MSGLEN];
     memcpy(msg, h->err, sizeof msg);
-    check_mpi(L, MPI_Bcast(msg, MSGLEN, MPI_CHAR, bad, c->comm), fname, "MPI_Bcast");
+    check_mpi(L, MPI_Bcast(msg, MSGLEN, MPI_CHAR, bad, c->ctl), fname, "MPI_Bcast");
     msg[MSGLEN - 1] = '\0';
     dist_raise(L, fname, "on rank %d: %s", bad + 1, msg);
   }
@@ -406,6 +536,12 @@ static bool agree(lua_State *L, dcomm *c, header *h, const char *fname) {
 }
 
 /* ---- arguments --------------------------------------------------------- */
+
+/* The options of a call: stream= (a luacuda Stream) */
+typedef struct dopts {
+  bool has_stream;
+  void *stream;           /* its handle (luacuda_tostream) */
+} dopts;
 
 typedef struct arr {
   luacuda_arrayinfo info;
@@ -443,10 +579,11 @@ static bool wait_queued(lua_State *L, int idx, bool writing, header *h) {
 }
 
 /* The array argument at idx into *a, its facts into the header (when
-** describe); what is wrong with it into h's error. The work queued on it
-** is waited for: the call reads it (and writes it, when writes). */
+** describe); what is wrong with it into h's error. Unless the call goes
+** on a stream (o), the work queued on it is waited for: the call reads it
+** (and writes it, when writes). */
 static bool read_array(lua_State *L, int idx, const char *what, header *h, arr *a, bool describe,
-                       bool writes) {
+                       bool writes, const dopts *o) {
   memset(a, 0, sizeof *a);
   a->code = -1;
   a->data = luacuda_toarray(L, idx, &a->info);
@@ -466,7 +603,7 @@ static bool read_array(lua_State *L, int idx, const char *what, header *h, arr *
                  (long long)a->info.size, INT_MAX);
     return false;
   }
-  if (!wait_queued(L, idx, writes, h)) return false;
+  if (!o->has_stream && !wait_queued(L, idx, writes, h)) return false;
   if (describe) {
     h->f[F_DTYPE] = a->code;
     h->f[F_ITEMSIZE] = a->info.itemsize;
@@ -537,12 +674,6 @@ static bool overlap(const arr *a, const arr *b) {
 
 /* ---- engines and streams ----------------------------------------------- */
 
-/* The options of a call: stream= (a luacuda Stream) */
-typedef struct dopts {
-  bool has_stream;
-  void *stream;           /* its CUstream */
-} dopts;
-
 static int to_stream(lua_State *L) {
   lua_pushlightuserdata(L, luacuda_tostream(L, 1));
   return 1;
@@ -607,14 +738,114 @@ static bool route(dcomm *c, header *h, lc_nccl_kind kind, const arr *const *as, 
   }
   h->f[F_ENGINE] = nccl;
   if (nccl) return true;
+  /* MPI reads device memory where it says it can, but not in a host
+  ** function on a stream (which must not call CUDA) */
+  bool device_ok = c->cuda_aware && !o->has_stream;
   for (int i = 0; i < n; i++)
-    if (as[i]->info.kind == LUACUDA_DEVICE)
+    if (as[i]->info.kind == LUACUDA_DEVICE && !device_ok)
       header_error(h, "%s is a device array: call the method on the communicator, which stages it",
                    as[i]->what);
-  if (o->has_stream)
-    header_error(h, "stream= needs the NCCL engine and device or managed arrays (this call runs "
-                 "on MPI, on the host, at the call): synchronize the stream, then call without it");
+  if (o->has_stream && mpi_thread_level() < MPI_THREAD_MULTIPLE)
+    header_error(h, "stream= on the MPI engine needs MPI_THREAD_MULTIPLE (the host program "
+                 "started MPI with less): synchronize the stream, then call without it");
   return false;
+}
+
+/* The arrays a call uses (their stack indices), and which it writes */
+typedef struct uses {
+  int n;
+  int idx[2];
+  bool writes[2];
+} uses;
+
+static int use_arrays_protected(lua_State *L) {
+  void *stream = lua_touserdata(L, 1);
+  for (int i = 2; i <= lua_gettop(L); i++) luacuda_usearray(L, i, stream);
+  return 0;
+}
+
+/* Before queuing on o's stream: the arrays' memory kept for it, and
+** their allocations ordered before it; false and a message. */
+static bool use_arrays(lua_State *L, const dopts *o, const uses *u, char *err, size_t len) {
+  lua_pushcfunction(L, use_arrays_protected);
+  lua_pushlightuserdata(L, o->stream);
+  for (int i = 0; i < u->n; i++) lua_pushvalue(L, u->idx[i]);
+  if (lua_pcall(L, 1 + u->n, 0, 0) == LUA_OK) return true;
+  snprintf(err, len, "%s", lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return false;
+}
+
+/* After queuing: host access from Lua waits for the queued work (the
+** arrays were checked: this does not raise) */
+static void queued_arrays(lua_State *L, const dopts *o, const uses *u) {
+  for (int i = 0; i < u->n; i++) luacuda_queuedarray(L, u->idx[i], o->stream, u->writes[i]);
+}
+
+/* How queuing went on both ranks of a send or recv: each tells the other;
+** both raise the failure, the sender's first. */
+static void pair_verdict(lua_State *L, dcomm *c, const char *err, int peer, bool sending,
+                         const char *fname) {
+  char mine[VERDICTLEN] = "", theirs[VERDICTLEN];
+  if (err[0]) snprintf(mine, sizeof mine, "on rank %d: %s", c->rank + 1, err);
+  check_mpi(L, MPI_Sendrecv(mine, VERDICTLEN, MPI_CHAR, peer, TAG_QUEUED, theirs, VERDICTLEN,
+                            MPI_CHAR, peer, TAG_QUEUED, c->ctl, MPI_STATUS_IGNORE),
+            fname, "MPI_Sendrecv");
+  theirs[VERDICTLEN - 1] = '\0';
+  const char *first = sending ? mine : theirs, *second = sending ? theirs : mine;
+  if (first[0] || second[0]) dist_raise(L, fname, "%s", first[0] ? first : second);
+}
+
+/* How queuing went on every rank (for send and recv, on both): a rank's
+** failure is raised on all of them. */
+static void queue_verdict(lua_State *L, dcomm *c, const char *err, bool pair, int peer,
+                          bool sending, const char *fname) {
+  if (pair) {
+    pair_verdict(L, c, err, peer, sending, fname);
+    return;
+  }
+  header h;
+  header_init(&h, K_QUEUE);
+  if (err[0]) header_error(&h, "%s", err);
+  agree(L, c, &h, fname);
+}
+
+static int queue_host_protected(lua_State *L) {
+  luacuda_queuehost(L, lua_touserdata(L, 1), job_host, lua_touserdata(L, 2));
+  return 0;
+}
+
+/* j made now, after the MPI calls queued on streams; or, with o's stream,
+** queued there (job_host), the arrays u marked as used by it. A rank
+** that cannot queue it raises on every rank. */
+static void run_mpi(lua_State *L, dcomm *c, const mpi_job *j, const dopts *o, const uses *u) {
+  if (!o->has_stream) {
+    jobs_wait();
+    check_mpi(L, job_run(j), j->fname, job_calls[j->kind]);
+    return;
+  }
+  char err[MSGLEN] = "";
+  mpi_job *q = malloc(sizeof *q);
+  if (q == NULL) {
+    snprintf(err, sizeof err, "out of host memory queueing %s", job_calls[j->kind]);
+  } else if (use_arrays(L, o, u, err, sizeof err)) {
+    *q = *j;
+    jobs_add(1);
+    lua_pushcfunction(L, queue_host_protected);
+    lua_pushlightuserdata(L, o->stream);
+    lua_pushlightuserdata(L, q);
+    if (lua_pcall(L, 2, 0, 0) == LUA_OK) {
+      q = NULL;                 /* job_host's now */
+      queued_arrays(L, o, u);
+    } else {
+      jobs_add(-1);
+      snprintf(err, sizeof err, "%s", lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+  }
+  free(q);
+  queue_verdict(L, c, err, j->kind == J_SEND || j->kind == J_RECV, j->root, j->kind == J_SEND,
+                j->fname);
 }
 
 /* false: the ranks' arrays differ in kind, dist.lua stages them and calls
@@ -629,20 +860,25 @@ static lc_nccl_op nccl_op_of(int op) {
                                                                                      : LC_NCCL_SUM;
 }
 
-/* The call queued on NCCL, on opts.stream, or on luacuda's stream
-** (luacuda.host_stream(), the default stream unless the host program set
-** one) and waited for. A rank whose call failed raises its message on
-** every rank (the others' calls are queued and never complete: the job
-** ends with that error, MPI_Abort at exit). */
-static void run_nccl(lua_State *L, dcomm *c, int kind, const lc_nccl_call *call, const dopts *o,
-                     const char *fname) {
-  char err[MSGLEN];
-  start_nccl(L, c, fname);
+/* The call queued on NCCL, on opts.stream (the arrays u marked as used
+** by it), or on luacuda's stream (luacuda.host_stream(), the default
+** stream unless the host program set one) and waited for. A rank whose
+** call failed raises its message on every rank (send and recv: on both;
+** the others' calls are queued and never complete: the job ends with that
+** error, MPI_Abort at exit). */
+static void run_nccl(lua_State *L, dcomm *c, const lc_nccl_call *call, const dopts *o,
+                     const uses *u, const char *fname) {
+  bool pair = call->kind == LC_NCCL_SEND || call->kind == LC_NCCL_RECV;
+  if (!pair) start_nccl(L, c, fname);    /* a send or recv finds it started */
+  char err[MSGLEN] = "";
   void *stream = o->has_stream ? o->stream : luacuda_getstream(L);
-  header h;
-  header_init(&h, kind);
-  if (!lc_nccl_queue(c->nccl, call, stream, err, sizeof err)) header_error(&h, "%s", err);
-  agree(L, c, &h, fname);
+  if (!o->has_stream || use_arrays(L, o, u, err, sizeof err)) {
+    if (lc_nccl_queue(c->nccl, call, stream, err, sizeof err)) {
+      err[0] = '\0';
+      if (o->has_stream) queued_arrays(L, o, u);
+    }
+  }
+  queue_verdict(L, c, err, pair, call->root, call->kind == LC_NCCL_SEND, fname);
   if (!o->has_stream && !lc_nccl_wait(c->nccl, stream, err, sizeof err))
     dist_raise(L, fname, "%s", err);
 }
@@ -673,7 +909,7 @@ static void choose_engine(lua_State *L, dcomm *c, const char *fname) {
   } else {
     lua_pop(L, 1);
   }
-  check_mpi(L, MPI_Allreduce(MPI_IN_PLACE, &can, 1, MPI_INT, MPI_MIN, c->comm), fname,
+  check_mpi(L, MPI_Allreduce(MPI_IN_PLACE, &can, 1, MPI_INT, MPI_MIN, c->ctl), fname,
             "MPI_Allreduce");
   c->nccl_on = can != 0;
 }
@@ -699,7 +935,7 @@ static void start_nccl(lua_State *L, dcomm *c, const char *fname) {
   char id[LC_NCCL_ID_BYTES] = {0};
   if (c->rank == 0 && !lc_nccl_unique_id(id, err, sizeof err)) header_error(&h, "%s", err);
   agree(L, c, &h, fname);
-  check_mpi(L, MPI_Bcast(id, LC_NCCL_ID_BYTES, MPI_BYTE, 0, c->comm), fname, "MPI_Bcast");
+  check_mpi(L, MPI_Bcast(id, LC_NCCL_ID_BYTES, MPI_BYTE, 0, c->ctl), fname, "MPI_Bcast");
   header_init(&h, K_ENGINE);
   c->nccl = lc_nccl_init(c->size, id, c->rank, device, err, sizeof err);
   if (c->nccl == NULL) header_error(&h, "%s", err);
@@ -744,7 +980,7 @@ static int comm_split(lua_State *L) {
   }
   agree(L, c, &h, "split");
   MPI_Comm sub;
-  check_mpi(L, MPI_Comm_split(c->comm, color, key, &sub), "split", "MPI_Comm_split");
+  check_mpi(L, MPI_Comm_split(c->ctl, color, key, &sub), "split", "MPI_Comm_split");
   if (sub == MPI_COMM_NULL) {
     lua_pushnil(L);
     return 1;
@@ -765,9 +1001,9 @@ static int comm_allreduce(lua_State *L) {
   read_options(L, 5, known, &h, &o);
   arr x = {0}, out = {0};
   bool has_out = !lua_isnoneornil(L, 4);
-  bool ok = read_array(L, 2, "x", &h, &x, true, !has_out);
+  bool ok = read_array(L, 2, "x", &h, &x, true, !has_out, &o);
   int op = ok ? read_op(L, 3, &h, &x) : OP_SUM_;
-  if (ok && has_out && read_array(L, 4, "out", &h, &out, false, true)) {
+  if (ok && has_out && read_array(L, 4, "out", &h, &out, false, true, &o)) {
     same_dtype(&h, &x, &out, "out");
     if (out.info.size != x.info.size)
       header_error(&h, "out has %lld elements, x %lld", (long long)out.info.size,
@@ -779,18 +1015,18 @@ static int comm_allreduce(lua_State *L) {
   bool nccl = route(c, &h, LC_NCCL_ALLREDUCE, as, has_out ? 2 : 1, &o);
   if (!agree(L, c, &h, "allreduce")) return restage(L);
   lua_settop(L, has_out ? 4 : 2);
+  uses u = has_out ? (uses){2, {2, 4}, {false, true}} : (uses){1, {2}, {true}};
   if (nccl) {
     lc_nccl_call call = {LC_NCCL_ALLREDUCE, x.data, has_out ? out.data : x.data, x.info.size,
                          x.info.dtype, x.info.itemsize, nccl_op_of(op), 0};
-    run_nccl(L, c, K_ALLREDUCE, &call, &o, "allreduce");
+    run_nccl(L, c, &call, &o, &u, "allreduce");
     return 1;
   }
-  int n = mpi_count(&x, x.info.size);
-  MPI_Datatype t = mpi_type(x.code);
-  int rc = !has_out || out.data == x.data
-             ? MPI_Allreduce(MPI_IN_PLACE, x.data, n, t, mpi_op(op, x.code), c->comm)
-             : MPI_Allreduce(x.data, out.data, n, t, mpi_op(op, x.code), c->comm);
-  check_mpi(L, rc, "allreduce", "MPI_Allreduce");
+  bool in_place = !has_out || out.data == x.data;
+  mpi_job j = {J_ALLREDUCE, c->comm, in_place ? MPI_IN_PLACE : x.data, in_place ? x.data : out.data,
+               mpi_count(&x, x.info.size), mpi_type(x.code), mpi_op(op, x.code), 0, c->rank,
+               "allreduce"};
+  run_mpi(L, c, &j, &o, &u);
   return 1;
 }
 
@@ -803,21 +1039,22 @@ static int comm_broadcast(lua_State *L) {
   read_options(L, 4, stream_only, &h, &o);
   arr x;
   int root = 0;
-  read_array(L, 2, "x", &h, &x, true, true);
+  read_array(L, 2, "x", &h, &x, true, true, &o);
   if (read_rank(L, 3, c, "root", &h, &root)) h.f[F_ROOT] = root + 1;
   const arr *as[] = {&x};
   bool nccl = route(c, &h, LC_NCCL_BROADCAST, as, 1, &o);
   if (!agree(L, c, &h, "broadcast")) return restage(L);
+  lua_settop(L, 2);
+  uses u = {1, {2}, {root != c->rank}};
   if (nccl) {
     lc_nccl_call call = {LC_NCCL_BROADCAST, x.data, x.data, x.info.size, x.info.dtype,
                          x.info.itemsize, LC_NCCL_SUM, root};
-    lua_settop(L, 2);
-    run_nccl(L, c, K_BROADCAST, &call, &o, "broadcast");
+    run_nccl(L, c, &call, &o, &u, "broadcast");
     return 1;
   }
-  check_mpi(L, MPI_Bcast(x.data, mpi_count(&x, x.info.size), mpi_type(x.code), root, c->comm),
-            "broadcast", "MPI_Bcast");
-  lua_settop(L, 2);
+  mpi_job j = {J_BCAST, c->comm, NULL, x.data, mpi_count(&x, x.info.size), mpi_type(x.code),
+               MPI_OP_NULL, root, c->rank, "broadcast"};
+  run_mpi(L, c, &j, &o, &u);
   return 1;
 }
 
@@ -833,24 +1070,24 @@ static int comm_reduce(lua_State *L) {
   int root = 0;
   bool root_ok = read_rank(L, 3, c, "root", &h, &root);
   if (root_ok) h.f[F_ROOT] = root + 1;
-  bool ok = read_array(L, 2, "x", &h, &x, true, root_ok && root == c->rank);
+  bool ok = read_array(L, 2, "x", &h, &x, true, root_ok && root == c->rank, &o);
   int op = ok ? read_op(L, 4, &h, &x) : OP_SUM_;
   const arr *as[] = {&x};
   bool nccl = route(c, &h, LC_NCCL_REDUCE, as, 1, &o);
   if (!agree(L, c, &h, "reduce")) return restage(L);
+  lua_settop(L, 2);
+  uses u = {1, {2}, {root == c->rank}};
   if (nccl) {
     lc_nccl_call call = {LC_NCCL_REDUCE, x.data, x.data, x.info.size, x.info.dtype,
                          x.info.itemsize, nccl_op_of(op), root};
-    lua_settop(L, 2);
-    run_nccl(L, c, K_REDUCE, &call, &o, "reduce");
+    run_nccl(L, c, &call, &o, &u, "reduce");
     return 1;
   }
-  int n = mpi_count(&x, x.info.size);
-  MPI_Datatype t = mpi_type(x.code);
-  int rc = c->rank == root ? MPI_Reduce(MPI_IN_PLACE, x.data, n, t, mpi_op(op, x.code), root, c->comm)
-                           : MPI_Reduce(x.data, NULL, n, t, mpi_op(op, x.code), root, c->comm);
-  check_mpi(L, rc, "reduce", "MPI_Reduce");
-  lua_settop(L, 2);
+  bool at_root = c->rank == root;
+  mpi_job j = {J_REDUCE, c->comm, at_root ? MPI_IN_PLACE : x.data, at_root ? x.data : NULL,
+               mpi_count(&x, x.info.size), mpi_type(x.code), mpi_op(op, x.code), root, c->rank,
+               "reduce"};
+  run_mpi(L, c, &j, &o, &u);
   return 1;
 }
 
@@ -874,8 +1111,8 @@ static int comm_allgather(lua_State *L) {
   dopts o;
   read_options(L, 4, stream_only, &h, &o);
   arr x = {0}, out = {0};
-  bool ok = read_array(L, 2, "x", &h, &x, true, false) &&
-            read_array(L, 3, "out", &h, &out, false, true);
+  bool ok = read_array(L, 2, "x", &h, &x, true, false, &o) &&
+            read_array(L, 3, "out", &h, &out, false, true, &o);
   if (ok) {
     same_dtype(&h, &x, &out, "out");
     check_blocks(&h, c, &out, &x, "out", "x");
@@ -883,17 +1120,17 @@ static int comm_allgather(lua_State *L) {
   const arr *as[] = {&x, &out};
   bool nccl = ok && route(c, &h, LC_NCCL_ALLGATHER, as, 2, &o);
   if (!agree(L, c, &h, "allgather")) return restage(L);
+  lua_settop(L, 3);
+  uses u = {2, {2, 3}, {false, true}};
   if (nccl) {
     lc_nccl_call call = {LC_NCCL_ALLGATHER, x.data, out.data, x.info.size, x.info.dtype,
                          x.info.itemsize, LC_NCCL_SUM, 0};
-    lua_settop(L, 3);
-    run_nccl(L, c, K_ALLGATHER, &call, &o, "allgather");
+    run_nccl(L, c, &call, &o, &u, "allgather");
     return 1;
   }
-  int n = mpi_count(&x, x.info.size);
-  MPI_Datatype t = mpi_type(x.code);
-  check_mpi(L, MPI_Allgather(x.data, n, t, out.data, n, t, c->comm), "allgather", "MPI_Allgather");
-  lua_settop(L, 3);
+  mpi_job j = {J_ALLGATHER, c->comm, x.data, out.data, mpi_count(&x, x.info.size),
+               mpi_type(x.code), MPI_OP_NULL, 0, c->rank, "allgather"};
+  run_mpi(L, c, &j, &o, &u);
   return 1;
 }
 
@@ -908,9 +1145,9 @@ static int comm_reduce_scatter(lua_State *L) {
   arr x = {0}, out = {0};
   int op = OP_SUM_;
   bool ok = false;
-  if (read_array(L, 2, "x", &h, &x, true, false)) {
+  if (read_array(L, 2, "x", &h, &x, true, false, &o)) {
     op = read_op(L, 4, &h, &x);
-    if ((ok = read_array(L, 3, "out", &h, &out, false, true))) {
+    if ((ok = read_array(L, 3, "out", &h, &out, false, true, &o))) {
       same_dtype(&h, &x, &out, "out");
       check_blocks(&h, c, &x, &out, "x", "out");
     }
@@ -918,51 +1155,23 @@ static int comm_reduce_scatter(lua_State *L) {
   const arr *as[] = {&x, &out};
   bool nccl = ok && route(c, &h, LC_NCCL_REDUCE_SCATTER, as, 2, &o);
   if (!agree(L, c, &h, "reduce_scatter")) return restage(L);
+  lua_settop(L, 3);
+  uses u = {2, {2, 3}, {false, true}};
   if (nccl) {
     lc_nccl_call call = {LC_NCCL_REDUCE_SCATTER, x.data, out.data, out.info.size, x.info.dtype,
                          x.info.itemsize, nccl_op_of(op), 0};
-    lua_settop(L, 3);
-    run_nccl(L, c, K_REDUCE_SCATTER, &call, &o, "reduce_scatter");
+    run_nccl(L, c, &call, &o, &u, "reduce_scatter");
     return 1;
   }
-  int n = mpi_count(&out, out.info.size);
-  check_mpi(L, MPI_Reduce_scatter_block(x.data, out.data, n, mpi_type(x.code), mpi_op(op, x.code),
-                                        c->comm),
-            "reduce_scatter", "MPI_Reduce_scatter_block");
-  lua_settop(L, 3);
+  mpi_job j = {J_REDUCE_SCATTER, c->comm, x.data, out.data, mpi_count(&out, out.info.size),
+               mpi_type(x.code), mpi_op(op, x.code), 0, c->rank, "reduce_scatter"};
+  run_mpi(L, c, &j, &o, &u);
   return 1;
 }
 
-/* send and recv: the sender's header, then the receiver's verdict (0 and
-** "", or its message), then the data. Both raise the same error. */
-enum { TAG_HEADER = 7301, TAG_VERDICT, TAG_DATA, TAG_QUEUED };
 /* the verdict when one side's array is device memory for NCCL and the
 ** other's host memory: both call again, staged for MPI (dist.lua) */
 #define RESTAGE "\x01restage"
-
-/* The NCCL half of a send or recv whose header both ranks accepted: queued
-** on NCCL, then each rank tells the other how that went (both raise the
-** failure), then waited for without a stream. */
-static void run_nccl_pair(lua_State *L, dcomm *c, const lc_nccl_call *call, const dopts *o,
-                          const char *fname) {
-  char mine[VERDICTLEN] = "", theirs[VERDICTLEN];
-  char err[MSGLEN];
-  void *stream = o->has_stream ? o->stream : luacuda_getstream(L);
-  if (!lc_nccl_queue(c->nccl, call, stream, err, sizeof err))
-    snprintf(mine, sizeof mine, "on rank %d: %s", c->rank + 1, err);
-  check_mpi(L, MPI_Sendrecv(mine, VERDICTLEN, MPI_CHAR, call->root, TAG_QUEUED, theirs, VERDICTLEN,
-                            MPI_CHAR, call->root, TAG_QUEUED, c->comm, MPI_STATUS_IGNORE),
-            fname, "MPI_Sendrecv");
-  theirs[VERDICTLEN - 1] = '\0';
-  if (mine[0] || theirs[0]) {
-    /* the sender's message first, so that both ranks raise the same */
-    bool sending = call->kind == LC_NCCL_SEND;
-    const char *first = sending ? mine : theirs, *second = sending ? theirs : mine;
-    dist_raise(L, fname, "%s", first[0] ? first : second);
-  }
-  if (!o->has_stream && !lc_nccl_wait(c->nccl, stream, err, sizeof err))
-    dist_raise(L, fname, "%s", err);
-}
 
 static int comm_send(lua_State *L) {
   dcomm *c = check_comm(L, 1, "send");
@@ -974,27 +1183,27 @@ static int comm_send(lua_State *L) {
   if (peer == c->rank) dist_raise(L, "send", "peer %d is this rank", peer + 1);
   dopts o;
   read_options(L, 4, stream_only, &h, &o);
-  read_array(L, 2, "x", &h, &x, true, false);
+  read_array(L, 2, "x", &h, &x, true, false, &o);
   const arr *as[] = {&x};
   bool nccl = route(c, &h, LC_NCCL_SEND, as, 1, &o);
-  check_mpi(L, MPI_Send(&h, sizeof h, MPI_BYTE, peer, TAG_HEADER, c->comm), "send", "MPI_Send");
+  check_mpi(L, MPI_Send(&h, sizeof h, MPI_BYTE, peer, TAG_HEADER, c->ctl), "send", "MPI_Send");
   char verdict[VERDICTLEN];
-  check_mpi(L, MPI_Recv(verdict, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->comm, MPI_STATUS_IGNORE),
+  check_mpi(L, MPI_Recv(verdict, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->ctl, MPI_STATUS_IGNORE),
             "send", "MPI_Recv");
   verdict[VERDICTLEN - 1] = '\0';
   if (strcmp(verdict, RESTAGE) == 0) return restage(L);
   if (verdict[0]) dist_raise(L, "send", "%s", verdict);
   lua_settop(L, 2);
+  uses u = {1, {2}, {false}};
   if (nccl) {
     lc_nccl_call call = {LC_NCCL_SEND, x.data, NULL, x.info.size, x.info.dtype, x.info.itemsize,
                          LC_NCCL_SUM, peer};
-    run_nccl_pair(L, c, &call, &o, "send");
+    run_nccl(L, c, &call, &o, &u, "send");
     return 1;
   }
-  check_mpi(L, MPI_Send(x.data, mpi_count(&x, x.info.size), mpi_type(x.code), peer, TAG_DATA,
-                        c->comm),
-            "send", "MPI_Send");
-  lua_settop(L, 2);
+  mpi_job j = {J_SEND, c->comm, x.data, NULL, mpi_count(&x, x.info.size), mpi_type(x.code),
+               MPI_OP_NULL, peer, c->rank, "send"};
+  run_mpi(L, c, &j, &o, &u);
   return 1;
 }
 
@@ -1008,10 +1217,10 @@ static int comm_recv(lua_State *L) {
   if (peer == c->rank) dist_raise(L, "recv", "peer %d is this rank", peer + 1);
   dopts o;
   read_options(L, 4, stream_only, &mine, &o);
-  read_array(L, 2, "x", &mine, &x, true, true);
+  read_array(L, 2, "x", &mine, &x, true, true, &o);
   const arr *as[] = {&x};
   bool nccl = route(c, &mine, LC_NCCL_RECV, as, 1, &o);
-  check_mpi(L, MPI_Recv(&theirs, sizeof theirs, MPI_BYTE, peer, TAG_HEADER, c->comm,
+  check_mpi(L, MPI_Recv(&theirs, sizeof theirs, MPI_BYTE, peer, TAG_HEADER, c->ctl,
                         MPI_STATUS_IGNORE),
             "recv", "MPI_Recv");
   theirs.err[MSGLEN - 1] = '\0';
@@ -1033,24 +1242,25 @@ static int comm_recv(lua_State *L) {
              peer + 1, c->rank + 1, (long long)mine.f[F_COUNT]);
   else if (theirs.f[F_ENGINE] != mine.f[F_ENGINE])
     snprintf(msg, sizeof msg, "%s", RESTAGE);
-  check_mpi(L, MPI_Send(msg, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->comm), "recv", "MPI_Send");
+  check_mpi(L, MPI_Send(msg, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->ctl), "recv", "MPI_Send");
   if (strcmp(msg, RESTAGE) == 0) return restage(L);
   if (msg[0]) dist_raise(L, "recv", "%s", msg);
   lua_settop(L, 2);
+  uses u = {1, {2}, {true}};
   if (nccl) {
     lc_nccl_call call = {LC_NCCL_RECV, NULL, x.data, x.info.size, x.info.dtype, x.info.itemsize,
                          LC_NCCL_SUM, peer};
-    run_nccl_pair(L, c, &call, &o, "recv");
+    run_nccl(L, c, &call, &o, &u, "recv");
     return 1;
   }
-  check_mpi(L, MPI_Recv(x.data, mpi_count(&x, x.info.size), mpi_type(x.code), peer, TAG_DATA,
-                        c->comm, MPI_STATUS_IGNORE),
-            "recv", "MPI_Recv");
-  lua_settop(L, 2);
+  mpi_job j = {J_RECV, c->comm, NULL, x.data, mpi_count(&x, x.info.size), mpi_type(x.code),
+               MPI_OP_NULL, peer, c->rank, "recv"};
+  run_mpi(L, c, &j, &o, &u);
   return 1;
 }
 
-/* comm.rank, comm.size, comm.local_rank, comm.local_size, comm.engine;
+/* comm.rank, comm.size, comm.local_rank, comm.local_size, comm.engine,
+** comm.cuda_aware;
 ** otherwise the methods (upvalue 1) */
 static int comm_index(lua_State *L) {
   dcomm *c = luaL_checkudata(L, 1, COMM_MT);
@@ -1061,6 +1271,7 @@ static int comm_index(lua_State *L) {
   else if (k && strcmp(k, "local_size") == 0) lua_pushinteger(L, c->local_size);
   else if (k && strcmp(k, "engine") == 0) lua_pushstring(L, c->nccl_on ? "nccl" : "mpi");
   else if (k && strcmp(k, "_nccl_started") == 0) lua_pushboolean(L, c->nccl != NULL);
+  else if (k && strcmp(k, "cuda_aware") == 0) lua_pushboolean(L, c->cuda_aware);
   else {
     lua_settop(L, 2);
     lua_rawget(L, lua_upvalueindex(1));

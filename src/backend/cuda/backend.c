@@ -56,6 +56,8 @@ SCOPED(int, lc_cuda_fill, (const lc_region *dst, const void *value, int64_t item
 SCOPED(int, lc_cuda_reduce, (const struct lc_reduce_call *c, lc_stream *s, char *err),
        (c, s, err))
 SCOPED(int, lc_cuda_ufunc, (const struct lc_ufunc_call *c, lc_stream *s, char *err), (c, s, err))
+SCOPED(int, lc_cuda_host_fn, (lc_stream *s, void (*fn)(void *), void *ud, char *err),
+       (s, fn, ud, err))
 SCOPED(int, lc_cuda_random, (const struct lc_random_call *c, lc_stream *s, char *err), (c, s, err))
 SCOPED(int, lc_cuda_matmul, (const struct lc_matmul_call *c, lc_stream *s, char *err), (c, s, err))
 SCOPED(bool, lc_cuda_blas, (char *name, char *why), (name, why))
@@ -131,6 +133,7 @@ const lc_backend lc_backend_cuda = {
   .event_synchronize = lc_cuda_event_synchronize_scoped,
   .event_query = lc_cuda_event_query_scoped,
   .event_elapsed = lc_cuda_event_elapsed_scoped,
+  .host_fn = lc_cuda_host_fn_scoped,
   .synchronize = lc_cuda_synchronize_scoped,
   .defer = lc_cuda_defer_scoped,
   .module_load = lc_cuda_module_load_scoped,

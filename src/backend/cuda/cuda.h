@@ -202,6 +202,7 @@ int lc_cuda_stream_create(lc_stream **out, unsigned flags, char *err);
 void lc_cuda_stream_retain(lc_stream *s);
 void lc_cuda_stream_release(lc_stream *s);
 int lc_cuda_stream_wrap(void *native, lc_stream **out, char *err);
+int lc_cuda_host_fn(lc_stream *s, void (*fn)(void *), void *ud, char *err);
 bool lc_cuda_stream_follows(const lc_stream *after, const lc_stream *before);
 int lc_cuda_stream_order(lc_stream *before, lc_stream *after, char *err);
 /* the same on device dev, whose context is current (no entry check) */

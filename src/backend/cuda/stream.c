@@ -501,6 +501,14 @@ int lc_cuda_event_wait(lc_event *e, lc_stream *s, char *err) {
   return lc_cuda_check(lc_cu.StreamWaitEvent(s->s, e->e, 0), "cuStreamWaitEvent", err);
 }
 
+int lc_cuda_host_fn(lc_stream *s, void (*fn)(void *), void *ud, char *err) {
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  rc = lc_cuda_check(lc_cu.LaunchHostFunc(s->s, fn, ud), "cuLaunchHostFunc", err);
+  if (rc == LC_OK) lc_cuda_queued();
+  return rc;
+}
+
 int lc_cuda_event_synchronize(lc_event *e, char *err) {
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;

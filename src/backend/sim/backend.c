@@ -578,6 +578,7 @@ const lc_backend lc_backend_sim = {
   .event_synchronize = lc_sim_event_synchronize,
   .event_query = lc_sim_event_query,
   .event_elapsed = lc_sim_event_elapsed,
+  .host_fn = lc_sim_host_fn,
   .synchronize = lc_sim_synchronize,
   .defer = lc_sim_defer,
   .module_load = sim_module_load,

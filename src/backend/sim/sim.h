@@ -208,6 +208,7 @@ int lc_sim_submit(lc_stream *s, lc_sim_work *w, uint64_t *ticket, char *err);
 
 int lc_sim_synchronize(char *err);
 void lc_sim_defer(void (*release)(void *), void *ud);
+int lc_sim_host_fn(lc_stream *s, void (*fn)(void *), void *ud, char *err);
 lc_stream *lc_sim_default_stream(void);
 int lc_sim_stream_create(lc_stream **s, unsigned flags, char *err);
 /* Streams are counted: the script's object holds one reference, and each

@@ -184,6 +184,19 @@ void lc_sim_defer(void (*release)(void *), void *ud) {
   if (lc_sim_submit(NULL, &r->w, NULL, err) != LC_OK) release(ud);
 }
 
+/* ---- host functions -------------------------------------------------------- */
+
+/* A host function runs on the executor like any queued work (a deferred
+** release is one, on no stream): the work after it, on every stream,
+** waits for it, as the executor runs one thing at a time. */
+int lc_sim_host_fn(lc_stream *s, void (*fn)(void *), void *ud, char *err) {
+  release_work *r = (release_work *)lc_sim_work_new(sizeof *r - sizeof r->w, run_release, err);
+  if (r == NULL) return LC_ENOMEM;
+  r->release = fn;
+  r->ud = ud;
+  return lc_sim_submit(s, &r->w, NULL, err);
+}
+
 /* ---- streams -------------------------------------------------------------- */
 
 lc_stream *lc_sim_default_stream(void) { return &default_stream; }
