@@ -276,6 +276,18 @@ describe("luacuda.dist on MPI", function()
     assert.is_true(seconds < 60, out)
   end)
 
+  it("gives device arrays to MPI as they are where MPI takes device memory (LUACUDA_MPI_CUDA=1), "
+     .. "with the same results", function()
+    -- the simulator's and the fake driver's device memory is host memory,
+    -- which any MPI takes: this checks what luacuda does around the call
+    -- (no copies, and the wait for work queued before, which the fake
+    -- driver showed missing)
+    local ok, stdout, _, _, out = mpirun("spec/dist/collectives.lua", NP, "LUACUDA_MPI_CUDA=1")
+    assert.is_true(ok, stdout .. out)
+    assert.equal(NP, #lines(out, "rank "), out)
+    assert.same({}, lines(out, "FAIL "), out)
+  end)
+
   it("queues collectives on streams: every collective and memory kind, views, several streams, "
      .. "in the order of the calls, arrays kept while queued, the call returning when queued", function()
     local ok, stdout, _, _, out = mpirun("spec/dist/streams.lua")
@@ -376,6 +388,22 @@ describe("luacuda.dist on NCCL", function()
     local ok, stdout, _, _, out = mpirun("spec/dist/nccl.lua", 2, env("/nonexistent/libnccl.so.2"))
     results(ok, stdout, out)
     assert.same({ "mpi", "mpi" }, lines(out, "engine "), out)
+  end)
+
+  it("gives device arrays to an MPI that takes device memory as they are (LUACUDA_MPI_CUDA=1), "
+     .. "else copies them to the host", function()
+    local copies = {}
+    for _, aware in ipairs { "0", "1" } do
+      local ok, stdout, _, _, out = mpirun("spec/dist/cuda_aware.lua", 2,
+        env("0", "LUACUDA_MPI_CUDA=" .. aware .. " FAKE_CUDA_TRACE=%s/trace.txt"))
+      assert.is_true(ok, stdout .. out)
+      local want = aware == "1" and "true" or "false"
+      assert.same({ want, want }, lines(out, "cuda_aware "), out)
+      assert.same({}, lines(out, "FAIL "), out)
+      copies[aware] = count_lines(out, "cuMemcpyAsync")
+    end
+    -- each rank: the check's copy to the host; staged, a copy each way too
+    assert.same({ ["0"] = 6, ["1"] = 2 }, copies)
   end)
 
   it("raises an NCCL failure of one rank on every rank", function()

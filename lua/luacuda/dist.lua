@@ -82,6 +82,9 @@ end
 local function again(f, ...)
   local ok, r = pcall(f, ...)
   if ok and r == false then ok, r = pcall(f, ...) end
+  if ok and r == false then   -- staged arrays never differ in kind
+    ok, r = false, "luacuda.dist: the ranks' arrays differ in kind after staging (a bug in luacuda.dist)"
+  end
   return ok, r
 end
 
@@ -132,7 +135,10 @@ end
 -- Anything else is passed on, for the engine's message.
 local function stage(comm, x, reads, writes, s)
   local kind = luacuda.attr(x, "kind")
-  if kind == "device" and not (comm.cuda_aware and not s and x:is_c_contiguous()) then
+  -- device memory goes to MPI as it is where MPI takes it, at the call,
+  -- on an MPI communicator (on an NCCL one, it would go to NCCL again)
+  local direct = comm.cuda_aware and not s and comm.engine == "mpi" and x:is_c_contiguous()
+  if kind == "device" and not direct then
     local h
     if s then
       h = luacuda.pinned_array(x.shape, x.dtype)
@@ -141,7 +147,10 @@ local function stage(comm, x, reads, writes, s)
       h = reads and x:copy_to_host() or luacuda.empty(x.shape, x.dtype)
     end
     return h, writes and function() x:copy_to_device(h, s) end
-  elseif kind ~= "device" and not x:is_c_contiguous() then
+  elseif kind == "device" then
+    -- as the copy to the host would: after the work queued so far
+    luacuda.synchronize()
+  elseif not x:is_c_contiguous() then
     local c = reads and x:copy(s) or luacuda.empty(x.shape, x.dtype)
     return c, writes and function() c:copy_to_host(x, s) end
   end

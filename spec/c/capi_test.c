@@ -10,6 +10,8 @@
 #include <dlpack/dlpack.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -247,6 +249,136 @@ static int test_checkarray_type_errors(void) {
             "bad argument #1 to 'probe' (closed luacuda.array)");
   lua_pushinteger(L, 3);
   CHECK(luacuda_toarray(L, -1, NULL) == NULL);
+  lua_close(L);
+  return 0;
+}
+
+/* ---- work the host queues on luacuda's streams ----------------------------------- */
+
+/* A slow kernel, spin_fill[{1, 1, s}](spins(), out, n, v), defined in Lua
+** as SPIN by the tests below: it writes v into out[0..n) after spinning. */
+static const char *const spin_kernel =
+  "l = require 'luacuda'\n"
+  "local fake = l.backend() == 'cuda' and l.devices()[1].name:find('^luacuda fake GPU')\n"
+  "function spins() return fake and 1000000 or 40000000 end\n"
+  "SPIN = l.compile([==[\n"
+  "  extern \"C\" __global__ void capi_spin_set(long long spins, float *out, int n, float v) {\n"
+  "    volatile long long acc = 0;\n"
+  "    for (long long i = 0; i < spins; i++) acc = acc + 1;\n"
+  "    for (int i = 0; i < n; i++) out[i] = v + (acc != spins);\n"
+  "  }]==], {name = 'capi_spin_set.cu'}).capi_spin_set\n";
+
+typedef struct host_job {
+  float *data;
+  int64_t n;
+  float set;           /* written into data[0..n) when set != 0 */
+  float seen;          /* data[0] when the function ran */
+  atomic_int ran;
+} host_job;
+
+static void run_host_job(void *ud) {
+  host_job *j = ud;
+  j->seen = j->data[0];
+  if (j->set != 0)
+    for (int64_t i = 0; i < j->n; i++) j->data[i] = j->set;
+  atomic_store(&j->ran, 1);
+}
+
+static host_job job;
+
+/* queue_job(a, stream, set [, use]): job over a's memory queued on the
+** stream; with use, the array marked as used (before) and written (after)
+** by it, as luacuda.h says */
+static int queue_job(lua_State *L) {
+  luacuda_arrayinfo info;
+  job.data = luacuda_checkarray(L, 1, &info);
+  job.n = info.size;
+  job.set = (float)luaL_checknumber(L, 3);
+  atomic_store(&job.ran, 0);
+  void *stream = luacuda_tostream(L, 2);
+  bool use = lua_toboolean(L, 4);
+  if (use) luacuda_usearray(L, 1, stream);
+  luacuda_queuehost(L, stream, run_host_job, &job);
+  if (use) luacuda_queuedarray(L, 1, stream, 1);
+  return 0;
+}
+
+static int job_ran(lua_State *L) {
+  lua_pushboolean(L, atomic_load(&job.ran));
+  lua_pushnumber(L, job.seen);
+  return 2;
+}
+
+/* The host function runs after the work queued before it on the stream
+** (the kernel and the copy behind it), and the work queued after it sees
+** what it wrote. */
+static int test_queuehost_in_stream_order(void) {
+  lua_State *L = new_state();
+  lua_register(L, "queue_job", queue_job);
+  lua_register(L, "job_ran", job_ran);
+  CHECK_OK(run(L, spin_kernel));
+  CHECK_OK(run(L, "local d = l.device_array(16, 'float32') d:fill(0)\n"
+                  "local h = l.pinned_array(16, 'float32') h:fill(1)\n"
+                  "local s = l.stream()\n"
+                  "SPIN[{1, 1, s}](spins(), d, 16, 7)\n"
+                  "d:copy_to_host(h, s)\n"
+                  "queue_job(h, s, 42)\n"
+                  "assert(not job_ran(), 'the host function ran before the kernel was done')\n"
+                  "local back = l.device_array(16, 'float32') back:fill(0)\n"
+                  "back:copy_to_device(h, s)\n"
+                  "s:synchronize()\n"
+                  "local ran, seen = job_ran()\n"
+                  "assert(ran and seen == 7, 'the host function saw ' .. seen)\n"
+                  "assert(back[1] == 42 and back[16] == 42, 'the copy after it saw ' .. back[16])"));
+  lua_close(L);
+  return 0;
+}
+
+/* Marked as used: a host access waits for the host function that writes
+** the array, and dropped arrays keep their memory until it ran (arrays
+** made after the collection are not written). */
+static int test_usearray_keeps_and_waits(void) {
+  lua_State *L = new_state();
+  lua_register(L, "queue_job", queue_job);
+  lua_register(L, "job_ran", job_ran);
+  CHECK_OK(run(L, spin_kernel));
+  CHECK_OK(run(L, "local s = l.stream()\n"
+                  "local d = l.device_array(4, 'float32')\n"
+                  "local a = l.pinned_array(64, 'float32') a:fill(1)\n"
+                  "SPIN[{1, 1, s}](spins(), d, 4, 0)\n"
+                  "queue_job(a, s, 9, true)\n"
+                  "assert(a[1] == 9 and a[64] == 9, 'a host read did not wait: ' .. a[64])\n"
+                  "for _, kind in ipairs {'empty', 'pinned_array', 'managed_array'} do\n"
+                  "  local b = l[kind](4096, 'float32') b:fill(2)\n"
+                  "  SPIN[{1, 1, s}](spins(), d, 4, 0)\n"
+                  "  queue_job(b, s, 5, true)\n"
+                  "  b = nil collectgarbage() collectgarbage()\n"
+                  "  local c = l[kind](4096, 'float32') c:fill(3)\n"
+                  "  s:synchronize()\n"
+                  "  assert(job_ran(), 'ran')\n"
+                  "  for i = 1, 4096 do assert(c[i] == 3, kind .. ': written after its free at ' .. i) end\n"
+                  "end"));
+  CHECK_ERR(run(L, "queue_job(l.zeros(2), 5, 1)"), "luacuda.stream expected, got number");
+  lua_close(L);
+  return 0;
+}
+
+static int usearray_number(lua_State *L) {
+  lua_pushinteger(L, 1);
+  luacuda_usearray(L, -1, NULL);
+  return 0;
+}
+
+static int queuedarray_closed(lua_State *L) {
+  (void)luaL_dostring(L, "local a = require('luacuda').zeros(2) a:close() return a");
+  luacuda_queuedarray(L, -1, NULL, 1);
+  return 0;
+}
+
+static int test_usearray_errors(void) {
+  lua_State *L = new_state();
+  CHECK_ERR(protect(L, usearray_number), "luacuda.array expected, got number");
+  CHECK_ERR(protect(L, queuedarray_closed), "closed luacuda.array");
   lua_close(L);
   return 0;
 }
@@ -874,7 +1006,7 @@ static const unit_test tests[] = {
   T(wrap_shares_memory), T(wrap_release_after_views), T(wrap_release_at_close),
   T(wrap_closed_releases), T(wrap_errors_keep_ownership),
   T(checkarray_reads_views), T(checkarray_type_errors), T(waitarray_waits_for_queued_copies),
-  T(host_stream),
+  T(host_stream), T(queuehost_in_stream_order), T(usearray_keeps_and_waits), T(usearray_errors),
   T(host_stream_closed_by_script), T(dlpack_import_edited_tensor),
   T(dlpack_capsule_consumed_meanwhile),
   T(dlpack_import_deleter_at_close), T(dlpack_import_deleter_when_dropped),
