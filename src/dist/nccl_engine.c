@@ -41,6 +41,7 @@ lc_nccl *lc_nccl_init(int nranks, const void *id, int rank, int device, char *er
   return NULL;
 }
 void lc_nccl_free(lc_nccl *n) { (void)n; }
+void lc_nccl_abort(lc_nccl *n, const char *why) { (void)n, (void)why; }
 bool lc_nccl_queue(lc_nccl *n, const lc_nccl_call *call, void *stream, char *err, size_t len) {
   (void)n, (void)call, (void)stream;
   return lc_nccl_load(err, len);
@@ -159,7 +160,7 @@ struct lc_nccl {
   ncclComm_t comm;       /* NULL once aborted */
   CUdevice dev;
   CUcontext ctx;         /* the device's primary context, retained */
-  ncclResult_t aborted;  /* the asynchronous error it was aborted for */
+  char why[200];         /* why it was aborted */
 };
 
 static bool nccl_ok(ncclResult_t r, const char *call, char *err, size_t len) {
@@ -193,9 +194,15 @@ static bool pop(bool ok, char *err, size_t len) {
 /* false and a message once n was aborted: its communicator is gone */
 static bool usable(const lc_nccl *n, char *err, size_t len) {
   if (n->comm != NULL) return true;
-  snprintf(err, len, "NCCL's communicator was aborted after an asynchronous error: %s (%d)",
-           fn.GetErrorString(n->aborted), (int)n->aborted);
+  snprintf(err, len, "NCCL's communicator was aborted after %s", n->why);
   return false;
+}
+
+void lc_nccl_abort(lc_nccl *n, const char *why) {
+  if (n == NULL || n->comm == NULL) return;
+  fn.CommAbort(n->comm);
+  n->comm = NULL;
+  snprintf(n->why, sizeof n->why, "%s", why);
 }
 
 bool lc_nccl_takes(lc_nccl_kind kind, const char *dtype) {
@@ -361,12 +368,11 @@ bool lc_nccl_wait(lc_nccl *n, void *stream, char *err, size_t len) {
       break;
     }
     if (async != ncclSuccess) {
-      snprintf(err, len, "NCCL's communicator failed: %s (%d); it was aborted",
-               fn.GetErrorString(async), (int)async);
-      fn.CommAbort(n->comm);
-      n->comm = NULL;
-      n->aborted = async;
-      ok = false;
+      char why[200];
+      snprintf(why, sizeof why, "an asynchronous error (%s, %d)", fn.GetErrorString(async),
+               (int)async);
+      lc_nccl_abort(n, why);
+      ok = usable(n, err, len);
       break;
     }
     if (r == CUDA_SUCCESS) break;
