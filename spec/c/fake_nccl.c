@@ -24,8 +24,10 @@
 ** in rank order in the element type (float16 and bfloat16 through float,
 ** rounded at each step). ncclCommDestroy waits for the communicator's
 ** queued work; ncclCommAbort makes that work stop waiting for the other
-** ranks and fail at once (as NCCL aborts its uncompleted operations); the
-** last rank to destroy or abort removes the directory.
+** ranks and fail at once (as NCCL aborts its uncompleted operations), and
+** the other ranks' operations that wait for this one fail too, with
+** ncclRemoteError (its connections are gone); the last rank to destroy or
+** abort removes the directory.
 **
 ** Environment:
 **   FAKE_NCCL_TRACE=path      append one line per call to path (one write
@@ -432,6 +434,10 @@ API ncclResult_t ncclCommAbort(ncclComm_t comm) {
   if (r) return leave(r);
   if (!comm_ok(comm)) return leave(ncclInvalidArgument);
   __atomic_store_n(&comm->aborting, true, __ATOMIC_RELEASE);
+  char mark[600];
+  snprintf(mark, sizeof mark, "%s/aborted", comm->dir);
+  int fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0) close(fd);
   wait_idle(comm);
   leave_dir(comm);
   comm->alive = false;   /* kept, marked dead: a later use is refused */
@@ -518,8 +524,16 @@ static bool put_file(const char *path, const void *p, size_t n) {
   return ok && rename(tmp, path) == 0;
 }
 
+/* Whether a rank aborted the communicator: its connections are gone, as a
+** peer's are when its process exits (ncclRemoteError for the others). */
+static bool peer_aborted(ncclComm_t c) {
+  char mark[600];
+  snprintf(mark, sizeof mark, "%s/aborted", c->dir);
+  return access(mark, F_OK) == 0;
+}
+
 /* The file's n bytes into p, once another rank has put it there; false
-** after the timeout, or when c is aborted. */
+** after the timeout, or when c is aborted here or by a peer. */
 static bool get_file(ncclComm_t c, const char *path, void *p, size_t n) {
   double until = now_s() + timeout_s;
   for (;;) {
@@ -529,7 +543,7 @@ static bool get_file(ncclComm_t c, const char *path, void *p, size_t n) {
       fclose(f);
       return ok;
     }
-    if (now_s() > until || aborting(c)) return false;
+    if (now_s() > until || aborting(c) || peer_aborted(c)) return false;
     struct timespec ts = {0, 200000};
     nanosleep(&ts, NULL);
   }
@@ -615,9 +629,10 @@ static void CUDA_CB host_fn(void *ud) {
   else ok = run_op(o);
   pthread_mutex_lock(&c->mu);
   if (!ok && !aborting(c)) {
-    fprintf(stderr, "fake_nccl: rank %d of %d: operation %d waited %.0f s for the other ranks "
-            "(FAKE_NCCL_TIMEOUT_S) or could not use %s\n", c->rank + 1, c->nranks, (int)o->kind,
-            timeout_s, c->dir);
+    if (!peer_aborted(c))
+      fprintf(stderr, "fake_nccl: rank %d of %d: operation %d waited %.0f s for the other ranks "
+              "(FAKE_NCCL_TIMEOUT_S) or could not use %s\n", c->rank + 1, c->nranks, (int)o->kind,
+              timeout_s, c->dir);
     c->async_error = ncclRemoteError;
   }
   c->queued--;
