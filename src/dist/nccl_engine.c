@@ -241,7 +241,7 @@ lc_nccl *lc_nccl_init(int nranks, const void *id, int rank, int device, char *er
   if (ok) {
     bool made = nccl_ok(fn.CommInitRank(&n->comm, nranks, u, rank), "ncclCommInitRank", err, len);
     ok = pop(made, err, len);
-    if (made && !ok) fn.CommAbort(n->comm);   /* made, but the thread's context is not ours */
+    if (made && !ok) fn.CommAbort(n->comm);   /* made, but this rank reports a failure: not kept */
   }
   if (!ok) {
     fn.PrimaryCtxRelease(n->dev);
