@@ -382,17 +382,17 @@ describe("luacuda.dist on NCCL", function()
     end
   end)
 
-  -- spec/dist/nccl_cudafail.lua: `calls` allreduces on 2 ranks, rank 2 with
-  -- the settings rank2 (a failure injected), both with both. Whether the
-  -- job exited 0, the seconds it took, every rank's calls
-  -- (calls[rank][i] = {value = x[1] after it, msg = "ok" or the message}),
-  -- the ranks that got to their end, and the output with the fake NCCL's
-  -- trace.
-  local function cudafail(calls, rank2, both)
+  -- spec/dist/nccl_cudafail.lua: `calls` allreduces on 2 ranks (mode
+  -- "pair": sends from rank 1 to rank 2 after the first), rank 2 with the
+  -- settings rank2 (a failure injected), both with both. Whether the job
+  -- exited 0, the seconds it took, every rank's calls (got[rank][i] =
+  -- {value = x[1] after it, msg = "ok" or the message}), how many ranks got
+  -- to their end, and the output with the fake NCCL's trace.
+  local function cudafail(calls, rank2, both, mode)
+    local script = ("spec/dist/nccl_cudafail.lua %%s %d %s"):format(calls, mode or "")
     local ok, stdout, _, seconds, out = mpirun(nil, 2,
       env(fake_nccl, "FAKE_NCCL_TRACE=%s/trace.txt " .. (both or "")),
-      ("-np 1 lua5.4 spec/dist/nccl_cudafail.lua %%s %d : -np 1 env %s lua5.4 "
-       .. "spec/dist/nccl_cudafail.lua %%s %d"):format(calls, rank2, calls))
+      ("-np 1 lua5.4 %s : -np 1 env %s lua5.4 %s"):format(script, rank2, script))
     local got, done = { {}, {} }, 0
     for r, i, value, msg in out:gmatch("R(%d) call (%d+)\t([^\t\n]*)\t([^\n]*)") do
       got[tonumber(r)][tonumber(i)] = { value = tonumber(value), msg = msg }
@@ -451,6 +451,24 @@ describe("luacuda.dist on NCCL", function()
       assert.same({ value = 6, msg = "luacuda.dist.allreduce: on rank 2: CUDA call cuCtxPopCurrent "
         .. "failed: CUDA_ERROR_INVALID_CONTEXT" }, got[r][2], out)
     end
+  end)
+
+  it("raises a driver failure around a queued send or recv on both ranks, and one of its wait on "
+     .. "the rank where it happened", function()
+    -- the recv's cuCtxPushCurrent on rank 2 (its 4th): the send was queued
+    local ok, _, got, done, out = cudafail(2, engine_fails("cuCtxPushCurrent_v2", 4, 201), nil, "pair")
+    assert.is_true(ok, out)
+    assert.equal(2, done, out)
+    local cause = "on rank 2: CUDA call cuCtxPushCurrent failed: CUDA_ERROR_INVALID_CONTEXT"
+    assert.same({ value = 3, msg = "luacuda.dist.send: " .. cause }, got[1][2], out)
+    assert.same({ value = 3, msg = "luacuda.dist.recv: " .. cause }, got[2][2], out)
+    -- the recv's wait (its 5th push): rank 2 alone
+    ok, _, got, done, out = cudafail(2, engine_fails("cuCtxPushCurrent_v2", 5, 201), nil, "pair")
+    assert.is_true(ok, out)
+    assert.equal(2, done, out)
+    assert.same({ value = 3, msg = "ok" }, got[1][2], out)
+    assert.same({ value = 3, msg = "luacuda.dist.recv: CUDA call cuCtxPushCurrent failed: "
+      .. "CUDA_ERROR_INVALID_CONTEXT" }, got[2][2], out)
   end)
 
   it("raises a failure of a wait on the rank where it happened, and the communicator works "
