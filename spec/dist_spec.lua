@@ -429,4 +429,148 @@ describe("luacuda.dist on NCCL", function()
         .. "please report this issue to the NCCL developers (3)", msg)
     end
   end)
+
+  -- spec/dist/nccl_cudafail.lua: `calls` allreduces on 2 ranks (mode
+  -- "pair": sends from rank 1 to rank 2 after the first), rank 2 with the
+  -- settings rank2 (a failure injected), both with both. Whether the job
+  -- exited 0, the seconds it took, every rank's calls (got[rank][i] =
+  -- {value = x[1] after it, msg = "ok" or the message}), how many ranks got
+  -- to their end, and the output with the fake NCCL's trace.
+  local function cudafail(calls, rank2, both, mode)
+    local script = ("spec/dist/nccl_cudafail.lua %%s %d %s"):format(calls, mode or "")
+    local ok, stdout, _, seconds, out = mpirun(nil, 2,
+      env(fake_nccl, "FAKE_NCCL_TRACE=%s/trace.txt " .. (both or "")),
+      ("-np 1 lua5.4 %s : -np 1 env %s lua5.4 %s"):format(script, rank2, script))
+    local got, done = { {}, {} }, 0
+    for r, i, value, msg in out:gmatch("R(%d) call (%d+)\t([^\t\n]*)\t([^\n]*)") do
+      got[tonumber(r)][tonumber(i)] = { value = tonumber(value), msg = msg }
+    end
+    for _ in out:gmatch("R%d done") do done = done + 1 end
+    return ok, seconds, got, done, stdout .. out
+  end
+
+  -- FAKE_CUDA_FAIL for the engine's own driver calls alone (dist_mpi.so's;
+  -- nccl_cudafail.lua's header numbers them), with code
+  local function engine_fails(call, n, code)
+    return ("FAKE_CUDA_FAIL=%s:%d:%d FAKE_CUDA_FAIL_FROM=dist_mpi"):format(call, n, code)
+  end
+
+  it("raises a driver failure of one rank while NCCL starts on every rank, naming the rank and "
+     .. "the call, and leaves the arrays as they were", function()
+    local cases = {
+      { "cuDeviceGet", 1, 101, "cuDeviceGet failed: CUDA_ERROR_INVALID_DEVICE" },
+      { "cuDevicePrimaryCtxRetain", 1, 2, "cuDevicePrimaryCtxRetain failed: CUDA_ERROR_OUT_OF_MEMORY" },
+      { "cuCtxPushCurrent_v2", 1, 201, "cuCtxPushCurrent failed: CUDA_ERROR_INVALID_CONTEXT" },
+      { "cuCtxPopCurrent_v2", 1, 201, "cuCtxPopCurrent failed: CUDA_ERROR_INVALID_CONTEXT" },
+    }
+    for _, c in ipairs(cases) do
+      local ok, _, got, done, out = cudafail(1, engine_fails(c[1], c[2], c[3]))
+      assert.is_true(ok, out)
+      assert.equal(2, done, out)
+      for r = 1, 2 do
+        assert.equal("luacuda.dist.allreduce: on rank 2: CUDA call " .. c[4], got[r][1].msg, out)
+        assert.equal(r, got[r][1].value, out)     -- x kept: each rank's number
+      end
+      if c[1] == "cuCtxPopCurrent_v2" then      -- made, then given up: aborted, not leaked
+        assert.equal(1, count_lines(out, "ncclCommAbort rank=2/2"), out)
+      end
+    end
+  end)
+
+  it("raises a driver failure around a queued call on every rank, naming the rank and the call",
+     function()
+    -- the second allreduce's cuCtxPushCurrent: nothing queued on rank 2,
+    -- x kept on both
+    local ok, _, got, done, out = cudafail(2, engine_fails("cuCtxPushCurrent_v2", 4, 201),
+      "FAKE_NCCL_TIMEOUT_S=2")
+    assert.is_true(ok, out)
+    assert.equal(2, done, out)
+    for r = 1, 2 do
+      assert.same({ value = 3, msg = "ok" }, got[r][1], out)
+      assert.same({ value = 3, msg = "luacuda.dist.allreduce: on rank 2: CUDA call cuCtxPushCurrent "
+        .. "failed: CUDA_ERROR_INVALID_CONTEXT" }, got[r][2], out)
+    end
+    -- its cuCtxPopCurrent: queued on both ranks, so done, and the failure
+    -- raised all the same
+    ok, _, got, done, out = cudafail(2, engine_fails("cuCtxPopCurrent_v2", 4, 201))
+    assert.is_true(ok, out)
+    assert.equal(2, done, out)
+    for r = 1, 2 do
+      assert.same({ value = 6, msg = "luacuda.dist.allreduce: on rank 2: CUDA call cuCtxPopCurrent "
+        .. "failed: CUDA_ERROR_INVALID_CONTEXT" }, got[r][2], out)
+    end
+  end)
+
+  it("raises a driver failure around a queued send or recv on both ranks, and one of its wait on "
+     .. "the rank where it happened", function()
+    -- the recv's cuCtxPushCurrent on rank 2 (its 4th): the send was queued
+    local ok, _, got, done, out = cudafail(2, engine_fails("cuCtxPushCurrent_v2", 4, 201), nil, "pair")
+    assert.is_true(ok, out)
+    assert.equal(2, done, out)
+    local cause = "on rank 2: CUDA call cuCtxPushCurrent failed: CUDA_ERROR_INVALID_CONTEXT"
+    assert.same({ value = 3, msg = "luacuda.dist.send: " .. cause }, got[1][2], out)
+    assert.same({ value = 3, msg = "luacuda.dist.recv: " .. cause }, got[2][2], out)
+    -- the recv's wait (its 5th push): rank 2 alone
+    ok, _, got, done, out = cudafail(2, engine_fails("cuCtxPushCurrent_v2", 5, 201), nil, "pair")
+    assert.is_true(ok, out)
+    assert.equal(2, done, out)
+    assert.same({ value = 3, msg = "ok" }, got[1][2], out)
+    assert.same({ value = 3, msg = "luacuda.dist.recv: CUDA call cuCtxPushCurrent failed: "
+      .. "CUDA_ERROR_INVALID_CONTEXT" }, got[2][2], out)
+  end)
+
+  it("raises a failure of a wait on the rank where it happened, and the communicator works "
+     .. "afterwards", function()
+    -- the first allreduce's wait: its push (3), the stream's query, its pop (3)
+    local cases = {
+      { engine_fails("cuCtxPushCurrent_v2", 3, 201), "CUDA call cuCtxPushCurrent failed: CUDA_ERROR_INVALID_CONTEXT" },
+      { engine_fails("cuStreamQuery", 1, 719), "CUDA call cuStreamQuery failed: CUDA_ERROR_LAUNCH_FAILED" },
+      { engine_fails("cuCtxPopCurrent_v2", 3, 201), "CUDA call cuCtxPopCurrent failed: CUDA_ERROR_INVALID_CONTEXT" },
+      { "FAKE_NCCL_FAIL=ncclCommGetAsyncError:1", "NCCL call ncclCommGetAsyncError failed: internal error - "
+        .. "please report this issue to the NCCL developers (3)" },
+    }
+    for _, c in ipairs(cases) do
+      local ok, _, got, done, out = cudafail(2, c[1])
+      assert.is_true(ok, out)
+      assert.equal(2, done, out)
+      assert.same({ value = 3, msg = "ok" }, got[1][1], out)
+      assert.same({ value = 3, msg = "luacuda.dist.allreduce: " .. c[2] }, got[2][1], out)
+      for r = 1, 2 do assert.same({ value = 6, msg = "ok" }, got[r][2], out) end
+      assert.equal(1, count_lines(out, "ncclCommDestroy rank=2/2"), out)
+    end
+  end)
+
+  it("aborts NCCL's communicator after an asynchronous error instead of waiting forever, and "
+     .. "refuses it on every rank afterwards", function()
+    -- rank 2's second allreduce fails asynchronously (ncclSystemError) and
+    -- never completes until aborted; rank 1's then loses its peer
+    -- (ncclRemoteError). The fake NCCL's own timeout is far away.
+    local ok, seconds, got, done, out = cudafail(3, "FAKE_NCCL_ASYNC=ncclAllReduce:2:2",
+      "FAKE_NCCL_TIMEOUT_S=60")
+    assert.is_true(ok, out)
+    assert.equal(2, done, out)
+    assert.is_true(seconds < 30, "waited for the fake NCCL's timeout: " .. seconds .. " s\n" .. out)
+    local remote = "an asynchronous error (remote process exited or there was a network error, 6)"
+    local system = "an asynchronous error (unhandled system error (run with NCCL_DEBUG=INFO for details), 2)"
+    for r = 1, 2 do
+      assert.same({ value = 3, msg = "ok" }, got[r][1], out)
+      assert.same({ value = 3, msg = "luacuda.dist.allreduce: NCCL's communicator was aborted after "
+        .. (r == 1 and remote or system) }, got[r][2], out)
+      assert.same({ value = 3, msg = "luacuda.dist.allreduce: on rank 1: NCCL's communicator was "
+        .. "aborted after " .. remote }, got[r][3], out)
+      assert.equal(1, count_lines(out, ("ncclCommAbort rank=%d/2"):format(r)), out)
+    end
+    assert.is_nil(out:find("ncclCommDestroy", 1, true), out)
+  end)
+
+  it("runs on MPI where LUACUDA_LIBNCCL names a library without NCCL's functions, or one rank "
+     .. "has NCCL off", function()
+    local ok, stdout, _, _, out = mpirun("spec/dist/nccl.lua", 2, env(fake_cuda))
+    results(ok, stdout, out)
+    assert.same({ "mpi", "mpi" }, lines(out, "engine "), out)
+    ok, stdout, _, _, out = mpirun(nil, 2, env(fake_nccl),
+      "-np 1 lua5.4 spec/dist/nccl.lua %s : -np 1 env LUACUDA_LIBNCCL=0 lua5.4 spec/dist/nccl.lua %s")
+    results(ok, stdout, out)
+    assert.same({ "mpi", "mpi" }, lines(out, "engine "), out)
+  end)
 end)

@@ -83,10 +83,8 @@ for _, k in ipairs {
   "MPI call <> failed: <>", "MPI was finalised already", "MPI_Init_thread failed",
   "on_exit failed: cannot finalise MPI at exit", "MPI_Op_create failed",
   "<> has <> elements: more than MPI's count of <> is not supported yet",
-  -- luacuda.dist's NCCL engine: the driver failing under NCCL (not
-  -- injected by the NCCL specs yet: the fake driver's FAKE_CUDA_FAIL
-  -- could), no host memory, and an operation that never completes
-  "CUDA call <> failed: <>", "out of host memory", "NCCL's communicator failed: <> (<>)",
+  -- luacuda.dist's NCCL engine: no host memory
+  "out of host memory",
 } do UNTESTABLE[k] = true end
 
 -- Errors only a GPU machine can provoke, wherever they are raised (several
@@ -284,6 +282,12 @@ for k, v in pairs {
   ["unknown option <> (it takes <>)"] = dist_case("for an option allreduce does not take", "allreduce"),
   ["NCCL call <> failed: <> (<>)"] = { file = "spec/dist_spec.lua", fn = "dist.allreduce",
     test = "luacuda.dist on NCCL raises an NCCL failure of one rank on every rank" },
+  ["CUDA call <> failed: <>"] = { file = "spec/dist_spec.lua", fn = "dist.allreduce",
+    test = "luacuda.dist on NCCL raises a driver failure of one rank while NCCL starts on every rank, "
+      .. "naming the rank and the call, and leaves the arrays as they were" },
+  ["NCCL's communicator was aborted after <>"] = { file = "spec/dist_spec.lua", fn = "dist.allreduce",
+    test = "luacuda.dist on NCCL aborts NCCL's communicator after an asynchronous error instead of "
+      .. "waiting forever, and refuses it on every rank afterwards" },
   ["expected a communicator (call it as comm:<>(...)), got <>"] =
     dist_case("when a method is called without its communicator, on the rank alone", "barrier"),
   ["peer <> is this rank"] =

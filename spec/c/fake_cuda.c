@@ -64,6 +64,10 @@
 **                                (32); with .maxntid in the PTX, it sets the
 **                                kernel's MAX_THREADS_PER_BLOCK
 **   FAKE_CUDA_FAIL=fn:N[:code]   the Nth call of fn returns code (999)
+**   FAKE_CUDA_FAIL_FROM=name     FAKE_CUDA_FAIL counts only the calls made from
+**                                the shared object whose path contains name
+**                                (dist_mpi.so: luacuda.dist's NCCL engine, not
+**                                luacuda or the fake NCCL)
 **   FAKE_CUDA_TRACE=path         append each call's name, "  -> code" after
 **                                a failed one, and each launch with its
 **                                parameter bytes in hex, to path
@@ -98,12 +102,14 @@
 ** and launches take the device address only: a launch given the host
 ** address in a pointer parameter faults (CUDA_ERROR_ILLEGAL_ADDRESS).
 */
+#define _GNU_SOURCE       /* dladdr, for FAKE_CUDA_FAIL_FROM */
 #include <cuda.h>
 
 #include "abi.h"          /* the launch limits and the library kernels' parameters, as luacuda's */
 #include "ptx.h"          /* the PTX interpreter that runs user kernels */
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -246,6 +252,7 @@ static struct CUevent_st *events;     /* likewise */
 static CUresult sticky;
 static char fail_fn[64];
 static int fail_at, fail_calls;
+static char fail_from[256];                /* FAKE_CUDA_FAIL_FROM */
 static CUresult fail_code = CUDA_ERROR_UNKNOWN;
 static FILE *trace;
 static _Thread_local CUcontext current;
@@ -265,22 +272,33 @@ static void trace_line(const char *fmt, const char *s) {
   if (trace) { fprintf(trace, fmt, s); fflush(trace); }
 }
 
+/* Whether the call returning to ret counts for FAKE_CUDA_FAIL: every call,
+** or those from the shared object FAKE_CUDA_FAIL_FROM names. */
+static bool counts_for_failure(const void *ret) {
+  if (fail_from[0] == '\0') return true;
+  Dl_info info;
+  return ret && dladdr(ret, &info) && info.dli_fname && strstr(info.dli_fname, fail_from);
+}
+
 /* Every entry point: traced; refused before cuInit, inside a host function,
-** after a sticky error, or when a failure is injected here. Takes the lock. */
-static CUresult enter(const char *fn, bool need_ctx) {
+** after a sticky error, or when a failure is injected here (ret: where the
+** call returns to). Takes the lock. */
+static CUresult enter(const char *fn, bool need_ctx, const void *ret) {
   if (in_host_fn) return CUDA_ERROR_NOT_PERMITTED;
   pthread_mutex_lock(&mu);
   trace_line("%s\n", fn);
   CUresult r = CUDA_SUCCESS;
   if (!initialized) r = CUDA_ERROR_NOT_INITIALIZED;
   else if (sticky) r = sticky;
-  else if (fail_at && strcmp(fn, fail_fn) == 0 && ++fail_calls == fail_at) r = fail_code;
+  else if (fail_at && strcmp(fn, fail_fn) == 0 && counts_for_failure(ret) && ++fail_calls == fail_at)
+    r = fail_code;
   else if (need_ctx && current == NULL) r = CUDA_ERROR_INVALID_CONTEXT;
   if (r != CUDA_SUCCESS && trace) fprintf(trace, "  -> %d\n", (int)r);
   if (r != CUDA_SUCCESS) pthread_mutex_unlock(&mu);
   return r;
 }
-#define ENTER(ctx) do { CUresult r_ = enter(__func__, ctx); if (r_) return r_; } while (0)
+#define ENTER(ctx) do { CUresult r_ = enter(__func__, ctx, __builtin_return_address(0)); \
+                         if (r_) return r_; } while (0)
 static CUresult leave(CUresult r) {
   if (r != CUDA_SUCCESS && trace) fprintf(trace, "  -> %d\n", (int)r);
   pthread_mutex_unlock(&mu);
@@ -745,6 +763,7 @@ API CUresult cuInit(unsigned flags) {
       char code[16] = "";
       if (sscanf(e, "%63[^:]:%d:%15s", fail_fn, &fail_at, code) >= 2 && code[0])
         fail_code = atoi(code);
+      if ((e = getenv("FAKE_CUDA_FAIL_FROM")) && *e) snprintf(fail_from, sizeof fail_from, "%s", e);
     }
     if ((e = getenv("FAKE_CUDA_TRACE")) && *e) trace = fopen(e, "a");
     if ((e = getenv("FAKE_CUDA_STATS")) && *e) {

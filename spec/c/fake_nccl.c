@@ -23,7 +23,11 @@
 ** reads and removes. Every rank computes the result on the host, reducing
 ** in rank order in the element type (float16 and bfloat16 through float,
 ** rounded at each step). ncclCommDestroy waits for the communicator's
-** queued work; the last rank to destroy removes the directory.
+** queued work; ncclCommAbort makes that work stop waiting for the other
+** ranks and fail at once (as NCCL aborts its uncompleted operations), and
+** the other ranks' operations that wait for this one fail too, with
+** ncclRemoteError (its connections are gone); the last rank to destroy or
+** abort removes the directory.
 **
 ** Environment:
 **   FAKE_NCCL_TRACE=path      append one line per call to path (one write
@@ -33,6 +37,13 @@
 **                             after a failed one
 **   FAKE_NCCL_FAIL=fn:N[:r]   the Nth call of fn in each process returns r
 **                             (3, ncclInternalError)
+**   FAKE_NCCL_ASYNC=fn:N[:r]  the Nth call of fn in each process that is
+**                             queued fails asynchronously, as a network error
+**                             does: when it runs, the communicator's error
+**                             (ncclCommGetAsyncError) becomes r (6,
+**                             ncclRemoteError), nothing is exchanged, and the
+**                             operation never completes, its stream stuck,
+**                             until ncclCommAbort (or FAKE_NCCL_TIMEOUT_S)
 **   FAKE_NCCL_TIMEOUT_S=s     how long an operation waits for the other
 **                             ranks (30 s) before it fails the communicator
 **                             (ncclCommGetAsyncError) and says so on stderr
@@ -73,27 +84,46 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool have_driver;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;   /* the counters below */
 static int trace_fd = -1;
-static char fail_fn[64];
-static int fail_at, fail_calls;
-static ncclResult_t fail_result = ncclInternalError;
+/* an injected failure: the at-th call of fn gives result */
+typedef struct injection {
+  char fn[64];
+  int at, calls;
+  ncclResult_t result;
+} injection;
+static injection fail = {"", 0, 0, ncclInternalError};       /* FAKE_NCCL_FAIL */
+static injection async_fail = {"", 0, 0, ncclRemoteError};   /* FAKE_NCCL_ASYNC */
 static double timeout_s = 30;
 static unsigned long id_counter;
 
 #define LOAD(var, name) do { void *p_ = dlsym(h, name); memcpy(&var, &p_, sizeof p_); \
   if (p_ == NULL) fprintf(stderr, "fake_nccl: the driver has no %s\n", name); } while (0)
 
+/* "fn:N[:r]" from the variable name into *in */
+static void read_injection(const char *name, injection *in) {
+  const char *e = getenv(name);
+  if (e == NULL || *e == '\0') return;
+  const char *c = strchr(e, ':');
+  if (c && (size_t)(c - e) < sizeof in->fn) {
+    memcpy(in->fn, e, (size_t)(c - e));
+    in->at = atoi(c + 1);
+    const char *r = strchr(c + 1, ':');
+    if (r) in->result = (ncclResult_t)atoi(r + 1);
+  }
+}
+
+/* Whether this call of fn is the one in injects; counted under mu. */
+static bool injected(injection *in, const char *fn) {
+  pthread_mutex_lock(&mu);
+  bool hit = in->at && strcmp(fn, in->fn) == 0 && ++in->calls == in->at;
+  pthread_mutex_unlock(&mu);
+  return hit;
+}
+
 static void init(void) {
   const char *e = getenv("FAKE_NCCL_TRACE");
   if (e && *e) trace_fd = open(e, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if ((e = getenv("FAKE_NCCL_FAIL")) && *e) {
-    const char *c = strchr(e, ':');
-    if (c && (size_t)(c - e) < sizeof fail_fn) {
-      memcpy(fail_fn, e, (size_t)(c - e));
-      fail_at = atoi(c + 1);
-      const char *r = strchr(c + 1, ':');
-      if (r) fail_result = (ncclResult_t)atoi(r + 1);
-    }
-  }
+  read_injection("FAKE_NCCL_FAIL", &fail);
+  read_injection("FAKE_NCCL_ASYNC", &async_fail);
   if ((e = getenv("FAKE_NCCL_TIMEOUT_S")) && *e) timeout_s = atof(e);
   const char *path = getenv("LUACUDA_LIBCUDA");
   void *h = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -137,10 +167,7 @@ static ncclResult_t enter(const char *fn, const char *fmt, ...) {
   }
   trace_line("%s%s%s", fn, args[0] ? " " : "", args);
   if (!have_driver) return ncclUnhandledCudaError;
-  pthread_mutex_lock(&mu);
-  bool fail = fail_at && strcmp(fn, fail_fn) == 0 && ++fail_calls == fail_at;
-  pthread_mutex_unlock(&mu);
-  return fail ? fail_result : ncclSuccess;
+  return injected(&fail, fn) ? fail.result : ncclSuccess;
 }
 
 static ncclResult_t leave(ncclResult_t r) {
@@ -255,7 +282,10 @@ struct ncclComm {
   pthread_cond_t idle;
   int queued;                   /* operations not run yet */
   ncclResult_t async_error;
+  bool aborting;                /* ncclCommAbort: queued operations give up */
 };
+
+static bool aborting(ncclComm_t c) { return __atomic_load_n(&c->aborting, __ATOMIC_ACQUIRE); }
 
 static const char *id_dir(const ncclUniqueId *id, char *out, size_t len) {
   const char *tmp = getenv("TMPDIR");
@@ -395,6 +425,25 @@ static void leave_dir(ncclComm_t c) {
   rmdir(c->dir);
 }
 
+/* NCCL's documented way out of an asynchronous error, whose operations
+** never complete: they are aborted (here: stop waiting for the other
+** ranks), then the communicator is freed, without waiting for its peers. */
+API ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  ncclResult_t r = enter(__func__, comm_ok(comm) ? "rank=%d/%d" : NULL,
+                         comm_ok(comm) ? comm->rank + 1 : 0, comm_ok(comm) ? comm->nranks : 0);
+  if (r) return leave(r);
+  if (!comm_ok(comm)) return leave(ncclInvalidArgument);
+  __atomic_store_n(&comm->aborting, true, __ATOMIC_RELEASE);
+  char mark[600];
+  snprintf(mark, sizeof mark, "%s/aborted", comm->dir);
+  int fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0) close(fd);
+  wait_idle(comm);
+  leave_dir(comm);
+  comm->alive = false;   /* kept, marked dead: a later use is refused */
+  return leave(ncclSuccess);
+}
+
 API ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   ncclResult_t r = enter(__func__, comm_ok(comm) ? "rank=%d/%d" : NULL,
                          comm_ok(comm) ? comm->rank + 1 : 0, comm_ok(comm) ? comm->nranks : 0);
@@ -456,6 +505,7 @@ typedef struct op {
   ncclRedOp_t redop;
   int root;               /* or peer */
   unsigned long seq;      /* the collective's number, or the message's */
+  ncclResult_t async;     /* FAKE_NCCL_ASYNC: fails so when it runs */
 } op;
 
 static double now_s(void) {
@@ -474,9 +524,17 @@ static bool put_file(const char *path, const void *p, size_t n) {
   return ok && rename(tmp, path) == 0;
 }
 
+/* Whether a rank aborted the communicator: its connections are gone, as a
+** peer's are when its process exits (ncclRemoteError for the others). */
+static bool peer_aborted(ncclComm_t c) {
+  char mark[600];
+  snprintf(mark, sizeof mark, "%s/aborted", c->dir);
+  return access(mark, F_OK) == 0;
+}
+
 /* The file's n bytes into p, once another rank has put it there; false
-** after the timeout. */
-static bool get_file(const char *path, void *p, size_t n) {
+** after the timeout, or when c is aborted here or by a peer. */
+static bool get_file(ncclComm_t c, const char *path, void *p, size_t n) {
   double until = now_s() + timeout_s;
   for (;;) {
     FILE *f = fopen(path, "rb");
@@ -485,7 +543,7 @@ static bool get_file(const char *path, void *p, size_t n) {
       fclose(f);
       return ok;
     }
-    if (now_s() > until) return false;
+    if (now_s() > until || aborting(c) || peer_aborted(c)) return false;
     struct timespec ts = {0, 200000};
     nanosleep(&ts, NULL);
   }
@@ -508,7 +566,7 @@ static bool run_op(op *o) {
   }
   if (o->kind == K_RECV) {
     snprintf(path, sizeof path, "%s/p%d.%d.%lu", c->dir, o->root, c->rank, o->seq);
-    bool ok = get_file(path, o->recv, bytes);
+    bool ok = get_file(c, path, o->recv, bytes);
     if (ok) unlink(path);
     return ok;
   }
@@ -524,7 +582,7 @@ static bool run_op(op *o) {
       return true;
     }
     coll_path(o, o->root, path, sizeof path);
-    return get_file(path, o->recv, bytes);
+    return get_file(c, path, o->recv, bytes);
   }
   /* every rank's input, read from the files (this rank's too: its send
   ** buffer may be its receive buffer) */
@@ -533,7 +591,7 @@ static bool run_op(op *o) {
   bool ok = all && srcs;
   for (int r = 0; ok && r < n; r++) {
     coll_path(o, r, path, sizeof path);
-    ok = get_file(path, all + in_bytes * (size_t)r, in_bytes);
+    ok = get_file(c, path, all + in_bytes * (size_t)r, in_bytes);
   }
   if (ok) {
     if (o->kind == K_ALLGATHER) {
@@ -549,15 +607,32 @@ static bool run_op(op *o) {
   return ok;
 }
 
+/* An operation failed by FAKE_NCCL_ASYNC: the communicator's error set,
+** then stuck, as NCCL's kernel is, until the communicator is aborted. */
+static void stick(op *o) {
+  ncclComm_t c = o->comm;
+  pthread_mutex_lock(&c->mu);
+  c->async_error = o->async;
+  pthread_mutex_unlock(&c->mu);
+  double until = now_s() + timeout_s;
+  while (!aborting(c) && now_s() < until) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+}
+
 static void CUDA_CB host_fn(void *ud) {
   op *o = ud;
   ncclComm_t c = o->comm;
-  bool ok = run_op(o);
+  bool ok = true;
+  if (o->async != ncclSuccess) stick(o);
+  else ok = run_op(o);
   pthread_mutex_lock(&c->mu);
-  if (!ok) {
-    fprintf(stderr, "fake_nccl: rank %d of %d: operation %d waited %.0f s for the other ranks "
-            "(FAKE_NCCL_TIMEOUT_S) or could not use %s\n", c->rank + 1, c->nranks, (int)o->kind,
-            timeout_s, c->dir);
+  if (!ok && !aborting(c)) {
+    if (!peer_aborted(c))
+      fprintf(stderr, "fake_nccl: rank %d of %d: operation %d waited %.0f s for the other ranks "
+              "(FAKE_NCCL_TIMEOUT_S) or could not use %s\n", c->rank + 1, c->nranks, (int)o->kind,
+              timeout_s, c->dir);
     c->async_error = ncclRemoteError;
   }
   c->queued--;
@@ -647,7 +722,7 @@ static op *new_op(enum kind kind, ncclComm_t comm, const void *send, void *recv,
     *r = ncclSystemError;
     return NULL;
   }
-  *o = (op){kind, comm, send, recv, count, type, redop, root, 0};
+  *o = (op){kind, comm, send, recv, count, type, redop, root, 0, ncclSuccess};
   if (comm_ok(comm)) {
     pthread_mutex_lock(&comm->mu);
     if (kind == K_SEND && root >= 0 && root < comm->nranks) o->seq = comm->sent[root]++;
@@ -658,11 +733,15 @@ static op *new_op(enum kind kind, ncclComm_t comm, const void *send, void *recv,
   return o;
 }
 
+static const char *const kind_calls[] = {"ncclAllReduce", "ncclBroadcast", "ncclReduce",
+                                         "ncclAllGather", "ncclReduceScatter", "ncclSend", "ncclRecv"};
+
 static ncclResult_t queue(enum kind kind, ncclComm_t comm, const void *send, void *recv,
                           size_t count, ncclDataType_t type, ncclRedOp_t redop, int root,
                           cudaStream_t stream) {
   ncclResult_t r = ncclSuccess;
   op *o = new_op(kind, comm, send, recv, count, type, redop, root, &r);
+  if (o && injected(&async_fail, kind_calls[kind])) o->async = async_fail.result;
   return o ? submit(o, stream) : r;
 }
 

@@ -6,6 +6,14 @@
 ** loaded: the communicator's device context is made current around each
 ** NCCL call and wait (cuCtxPushCurrent / cuCtxPopCurrent), so the thread's
 ** current context is left as it was found.
+**
+** Errors follow NCCL's user guide ("Error handling and communicator
+** abort"): an operation that meets an asynchronous error (a peer gone, the
+** network) may never complete, so a wait polls the stream
+** (cuStreamQuery) and ncclCommGetAsyncError instead of blocking in
+** cuStreamSynchronize, and a communicator with such an error is aborted
+** (ncclCommAbort), never destroyed: ncclCommDestroy would wait for those
+** operations forever.
 */
 #include "nccl_engine.h"
 
@@ -33,6 +41,7 @@ lc_nccl *lc_nccl_init(int nranks, const void *id, int rank, int device, char *er
   return NULL;
 }
 void lc_nccl_free(lc_nccl *n) { (void)n; }
+void lc_nccl_abort(lc_nccl *n, const char *why) { (void)n, (void)why; }
 bool lc_nccl_queue(lc_nccl *n, const lc_nccl_call *call, void *stream, char *err, size_t len) {
   (void)n, (void)call, (void)stream;
   return lc_nccl_load(err, len);
@@ -48,7 +57,9 @@ bool lc_nccl_wait(lc_nccl *n, void *stream, char *err, size_t len) {
 #include <dlfcn.h>
 #include <nccl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 _Static_assert(LC_NCCL_ID_BYTES == NCCL_UNIQUE_ID_BYTES, "NCCL's unique id");
 
@@ -56,6 +67,7 @@ static struct {
   ncclResult_t (*GetUniqueId)(ncclUniqueId *);
   ncclResult_t (*CommInitRank)(ncclComm_t *, int, ncclUniqueId, int);
   ncclResult_t (*CommDestroy)(ncclComm_t);
+  ncclResult_t (*CommAbort)(ncclComm_t);
   ncclResult_t (*CommGetAsyncError)(ncclComm_t, ncclResult_t *);
   const char *(*GetErrorString)(ncclResult_t);
   ncclResult_t (*AllReduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
@@ -76,7 +88,7 @@ static struct {
   CUresult (*PrimaryCtxRelease)(CUdevice);
   CUresult (*CtxPush)(CUcontext);
   CUresult (*CtxPop)(CUcontext *);
-  CUresult (*StreamSynchronize)(CUstream);
+  CUresult (*StreamQuery)(CUstream);
   CUresult (*GetErrorName)(CUresult, const char **);
 } fn;
 
@@ -114,7 +126,8 @@ static void load(void) {
   }
   static const entry nccl_syms[] = {
     ENTRY(GetUniqueId, "ncclGetUniqueId"), ENTRY(CommInitRank, "ncclCommInitRank"),
-    ENTRY(CommDestroy, "ncclCommDestroy"), ENTRY(CommGetAsyncError, "ncclCommGetAsyncError"),
+    ENTRY(CommDestroy, "ncclCommDestroy"), ENTRY(CommAbort, "ncclCommAbort"),
+    ENTRY(CommGetAsyncError, "ncclCommGetAsyncError"),
     ENTRY(GetErrorString, "ncclGetErrorString"), ENTRY(AllReduce, "ncclAllReduce"),
     ENTRY(Broadcast, "ncclBroadcast"), ENTRY(Reduce, "ncclReduce"),
     ENTRY(AllGather, "ncclAllGather"), ENTRY(ReduceScatter, "ncclReduceScatter"),
@@ -132,7 +145,7 @@ static void load(void) {
     ENTRY(DeviceGet, "cuDeviceGet"), ENTRY(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
     ENTRY(PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"),
     ENTRY(CtxPush, "cuCtxPushCurrent_v2"), ENTRY(CtxPop, "cuCtxPopCurrent_v2"),
-    ENTRY(StreamSynchronize, "cuStreamSynchronize"), ENTRY(GetErrorName, "cuGetErrorName"),
+    ENTRY(StreamQuery, "cuStreamQuery"), ENTRY(GetErrorName, "cuGetErrorName"),
   };
   loaded = resolve(d, drv, drv_syms, sizeof drv_syms / sizeof drv_syms[0]);
 }
@@ -144,9 +157,10 @@ bool lc_nccl_load(char *why, size_t len) {
 }
 
 struct lc_nccl {
-  ncclComm_t comm;
+  ncclComm_t comm;       /* NULL once aborted */
   CUdevice dev;
-  CUcontext ctx;     /* the device's primary context, retained */
+  CUcontext ctx;         /* the device's primary context, retained */
+  char why[200];         /* why it was aborted */
 };
 
 static bool nccl_ok(ncclResult_t r, const char *call, char *err, size_t len) {
@@ -161,6 +175,34 @@ static bool cu_ok(CUresult r, const char *call, char *err, size_t len) {
   if (fn.GetErrorName(r, &name) != CUDA_SUCCESS || name == NULL) name = "an unknown error";
   snprintf(err, len, "CUDA call %s failed: %s", call, name);
   return false;
+}
+
+/* n's context made current; false and a message */
+static bool push(const lc_nccl *n, char *err, size_t len) {
+  return cu_ok(fn.CtxPush(n->ctx), "cuCtxPushCurrent", err, len);
+}
+
+/* The context pushed taken off again, whether the work between went well
+** (ok) or not: ok, unless the pop fails, which becomes the message when
+** there was none. */
+static bool pop(bool ok, char *err, size_t len) {
+  CUcontext popped;
+  CUresult r = fn.CtxPop(&popped);
+  return ok && cu_ok(r, "cuCtxPopCurrent", err, len);
+}
+
+/* false and a message once n was aborted: its communicator is gone */
+static bool usable(const lc_nccl *n, char *err, size_t len) {
+  if (n->comm != NULL) return true;
+  snprintf(err, len, "NCCL's communicator was aborted after %s", n->why);
+  return false;
+}
+
+void lc_nccl_abort(lc_nccl *n, const char *why) {
+  if (n == NULL || n->comm == NULL) return;
+  fn.CommAbort(n->comm);
+  n->comm = NULL;
+  snprintf(n->why, sizeof n->why, "%s", why);
 }
 
 bool lc_nccl_takes(lc_nccl_kind kind, const char *dtype) {
@@ -195,11 +237,11 @@ lc_nccl *lc_nccl_init(int nranks, const void *id, int rank, int device, char *er
   }
   ncclUniqueId u;
   memcpy(&u, id, sizeof u);
-  bool ok = cu_ok(fn.CtxPush(n->ctx), "cuCtxPushCurrent", err, len);
+  bool ok = push(n, err, len);
   if (ok) {
-    ok = nccl_ok(fn.CommInitRank(&n->comm, nranks, u, rank), "ncclCommInitRank", err, len);
-    CUcontext popped;
-    fn.CtxPop(&popped);
+    bool made = nccl_ok(fn.CommInitRank(&n->comm, nranks, u, rank), "ncclCommInitRank", err, len);
+    ok = pop(made, err, len);
+    if (made && !ok) fn.CommAbort(n->comm);   /* made, but this rank reports a failure: not kept */
   }
   if (!ok) {
     fn.PrimaryCtxRelease(n->dev);
@@ -209,12 +251,20 @@ lc_nccl *lc_nccl_init(int nranks, const void *id, int rank, int device, char *er
   return n;
 }
 
+/* A communicator with an asynchronous error (found now, or by a wait,
+** which aborted it already) is aborted, not destroyed. NCCL makes its
+** device current itself for both; the push is for good measure. */
 void lc_nccl_free(lc_nccl *n) {
   if (n == NULL) return;
-  if (fn.CtxPush(n->ctx) == CUDA_SUCCESS) {
-    fn.CommDestroy(n->comm);
+  if (n->comm != NULL) {
+    bool pushed = fn.CtxPush(n->ctx) == CUDA_SUCCESS;
+    ncclResult_t async = ncclSuccess;
+    if (fn.CommGetAsyncError(n->comm, &async) != ncclSuccess || async != ncclSuccess)
+      fn.CommAbort(n->comm);
+    else
+      fn.CommDestroy(n->comm);
     CUcontext popped;
-    fn.CtxPop(&popped);
+    if (pushed) fn.CtxPop(&popped);
   }
   fn.PrimaryCtxRelease(n->dev);
   free(n);
@@ -253,7 +303,7 @@ bool lc_nccl_queue(lc_nccl *n, const lc_nccl_call *c, void *stream, char *err, s
   ncclDataType_t t = nccl_type(c, &count);
   ncclRedOp_t op = nccl_op(c);
   cudaStream_t s = stream;
-  if (!cu_ok(fn.CtxPush(n->ctx), "cuCtxPushCurrent", err, len)) return false;
+  if (!usable(n, err, len) || !push(n, err, len)) return false;
   ncclResult_t r;
   const char *call;
   switch (c->kind) {
@@ -286,23 +336,49 @@ bool lc_nccl_queue(lc_nccl *n, const lc_nccl_call *c, void *stream, char *err, s
     r = fn.Recv(c->recv, count, t, c->root, n->comm, s);
     break;
   }
-  CUcontext popped;
-  fn.CtxPop(&popped);
-  return nccl_ok(r, call, err, len);
+  return pop(nccl_ok(r, call, err, len), err, len);
 }
 
-bool lc_nccl_wait(lc_nccl *n, void *stream, char *err, size_t len) {
-  if (!cu_ok(fn.CtxPush(n->ctx), "cuCtxPushCurrent", err, len)) return false;
-  bool ok = cu_ok(fn.StreamSynchronize(stream), "cuStreamSynchronize", err, len);
-  CUcontext popped;
-  fn.CtxPop(&popped);
-  ncclResult_t async = ncclSuccess;
-  if (ok && nccl_ok(fn.CommGetAsyncError(n->comm, &async), "ncclCommGetAsyncError", err, len) &&
-      async != ncclSuccess) {
-    snprintf(err, len, "NCCL's communicator failed: %s (%d)", fn.GetErrorString(async), (int)async);
-    return false;
+/* Between two looks at the stream: the CPU left to others (NCCL's own
+** threads among them), for longer as the wait goes on. */
+static void pause_polling(unsigned looks) {
+  if (looks < 100) {
+    sched_yield();
+    return;
   }
-  return ok;
+  struct timespec ts = {0, looks < 1000 ? 20000 : 200000};
+  nanosleep(&ts, NULL);
+}
+
+/* NCCL's way to wait: the stream polled, and the communicator's
+** asynchronous error with it; on such an error the communicator is aborted
+** (its operations may never complete), also when the stream did. */
+bool lc_nccl_wait(lc_nccl *n, void *stream, char *err, size_t len) {
+  if (!usable(n, err, len) || !push(n, err, len)) return false;
+  bool ok = true;
+  for (unsigned looks = 0;; looks++) {
+    CUresult r = fn.StreamQuery(stream);
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY) {
+      ok = cu_ok(r, "cuStreamQuery", err, len);
+      break;
+    }
+    ncclResult_t async = ncclSuccess;
+    if (!nccl_ok(fn.CommGetAsyncError(n->comm, &async), "ncclCommGetAsyncError", err, len)) {
+      ok = false;
+      break;
+    }
+    if (async != ncclSuccess) {
+      char why[200];
+      snprintf(why, sizeof why, "an asynchronous error (%s, %d)", fn.GetErrorString(async),
+               (int)async);
+      lc_nccl_abort(n, why);
+      ok = usable(n, err, len);
+      break;
+    }
+    if (r == CUDA_SUCCESS) break;
+    pause_polling(looks);
+  }
+  return pop(ok, err, len);
 }
 
 #endif

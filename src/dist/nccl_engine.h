@@ -49,15 +49,25 @@ bool lc_nccl_unique_id(void *id, char *err, size_t len);
 ** context current; NULL and a message. */
 lc_nccl *lc_nccl_init(int nranks, const void *id, int rank, int device, char *err, size_t len);
 
-/* ncclCommDestroy (after the communicator's queued work) */
+/* ncclCommDestroy (after the communicator's queued work), or
+** ncclCommAbort where the communicator has an asynchronous error or was
+** aborted */
 void lc_nccl_free(lc_nccl *n);
+
+/* ncclCommAbort: the communicator's uncompleted operations are abandoned
+** (for a rank whose peers did not all queue the same call: they would
+** never complete, or pair with the next), and every later queue or wait
+** fails with "NCCL's communicator was aborted after <why>" (why: "a
+** failure on rank 2", say). */
+void lc_nccl_abort(lc_nccl *n, const char *why);
 
 /* Queue call on stream (a CUstream; NULL: the legacy stream); false and
 ** a message naming the NCCL call. */
 bool lc_nccl_queue(lc_nccl *n, const lc_nccl_call *call, void *stream, char *err, size_t len);
 
-/* Wait for stream's work, then ask NCCL for an asynchronous error; false
-** and a message. */
+/* Wait for stream's work, polling it and NCCL's asynchronous error; false
+** and a message. A communicator with an asynchronous error is aborted
+** (lc_nccl_abort). */
 bool lc_nccl_wait(lc_nccl *n, void *stream, char *err, size_t len);
 
 #endif
