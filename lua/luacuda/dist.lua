@@ -23,12 +23,15 @@
 -- current device then. Everything else goes through MPI: the collectives
 -- work on host-accessible arrays (host, pinned, mapped, managed) in place;
 -- a strided view goes through a contiguous copy, and a device array
--- through a host copy (staging), both copied back when the collective
--- writes them. MPI reads and writes the memory on the host, at the call,
--- after the copies and fills queued on streams that use the arrays are
--- done, as for a host access from Lua (`a[i]`); a launch on device memory
--- that writes them must be synchronized first, and `stream=` is an error
--- there.
+-- through a host copy (staging; as it is where MPI takes device memory:
+-- `cuda_aware`), both copied back when the collective writes them.
+-- Without a stream, MPI reads and writes the memory at the call, after the
+-- copies and fills queued on streams that use the arrays are done, as for
+-- a host access from Lua (`a[i]`); a launch that writes them must be
+-- synchronized first. With `stream=`, the MPI call runs in a host
+-- function queued on the stream, the copies around it queued there too;
+-- the collectives queued through MPI run in the order of the calls
+-- (events chain them), and a call without a stream waits for them.
 -- @module luacuda.dist
 
 local luacuda = require "luacuda"
@@ -231,6 +234,14 @@ end
 -- local comm = require("luacuda.dist").init()
 -- assert(comm.engine == "mpi" or luacuda.backend() == "cuda")
 
+--- Whether MPI takes device memory: then a C-contiguous device array of
+-- an `"mpi"` communicator goes to MPI as it is, at a call without a
+-- stream. Open MPI and MPICH are asked; `LUACUDA_MPI_CUDA=1` (or `0`) says
+-- so for an MPI that cannot be.
+-- @field Comm.cuda_aware
+-- @usage local comm = require("luacuda.dist").init()
+-- print(comm.cuda_aware)    --> false (Debian's OpenMPI)
+
 --- Waits until every rank has called it.
 -- @function Comm:barrier
 -- @raise `luacuda.dist.barrier: ranks called different functions (...)`
@@ -267,14 +278,15 @@ end
 -- @tparam[opt="sum"] string op `"sum"`, `"prod"`, `"min"` or `"max"`
 -- @tparam[opt] table opts `out =` an array of x's dtype and size for the
 -- result (x is then left as it was); `stream =` a Stream to queue it on
--- (NCCL engine, device or managed arrays: the call returns when queued,
--- the result is there once the stream's work is done)
+-- (the call returns when queued, the result is there once the stream's
+-- work is done; the arrays are kept until then)
 -- @treturn Array x, or out
 -- @raise `luacuda.dist.allreduce: ranks gave arrays of different dtypes
 -- (<d1> on some, <d2> on others)` (or sizes, shapes, ops) on every rank;
 -- `on rank <r>: <cause>` for one rank's bad argument, on every rank
--- (`stream= needs the NCCL engine and device or managed arrays ...` on
--- MPI); `on rank <r>: NCCL call ncclAllReduce failed: <why>` on every rank
+-- (`stream= on the MPI engine needs MPI_THREAD_MULTIPLE ...` where the
+-- host program started MPI with less); `on rank <r>: NCCL call
+-- ncclAllReduce failed: <why>` on every rank
 -- @usage local luacuda = require "luacuda"
 -- local comm = require("luacuda.dist").init()
 -- local g = luacuda.full({3}, comm.rank, "float32")
@@ -401,8 +413,8 @@ end
 -- @function Comm:send
 -- @tparam Array x
 -- @tparam integer peer another rank
--- @tparam[opt] table opts `stream =` as for @{Comm:allreduce} (NCCL once a
--- collective has used it on device arrays; until then, through MPI)
+-- @tparam[opt] table opts `stream =` as for @{Comm:allreduce} (through
+-- NCCL once a collective has used it on device arrays; until then, MPI)
 -- @treturn Array x
 -- @raise `luacuda.dist.send: rank <p> sends <n> elements, rank <r> receives
 -- into <m>` (or dtypes, shapes) on both ranks; `peer <p> is this rank`

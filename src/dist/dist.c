@@ -404,6 +404,7 @@ static dcomm *check_comm(lua_State *L, int idx, const char *fname) {
 
 static void choose_engine(lua_State *L, dcomm *c, const char *fname);
 static void start_nccl(lua_State *L, dcomm *c, const char *fname);
+static void drop_nccl(dcomm *c, const char *why);
 
 /* Push a communicator that owns comm (freed by its finalizer): our own
 ** copy, whose errors are returned, not fatal. Every rank of comm calls it
@@ -504,13 +505,13 @@ static void describe_disagreement(const int64_t *mx, const int64_t *mn, char *ms
 }
 
 /* One MPI_Allreduce: the maxima of the fields and of their negations
-** (the minima), and the first rank that found an error. Raises on every
-** rank alike when a rank found one (its message, sent from it) or the
-** ranks disagree. Returns false on every rank when they agree on all but
-** the engine (some ranks' arrays are device memory for NCCL, others' host
-** memory): the call is then made again, every rank's arrays staged for
-** MPI (dist.lua). */
-static bool agree(lua_State *L, dcomm *c, header *h, const char *fname) {
+** (the minima), and the first rank that found an error. When a rank found
+** one (its message, sent from it) or the ranks disagree: -1, and the same
+** message in msg on every rank. 1 when they agree on all but the engine
+** (some ranks' arrays are device memory for NCCL, others' host memory:
+** the call is then made again, every rank's arrays staged for MPI, by
+** dist.lua); 0 when they agree. */
+static int exchange(lua_State *L, dcomm *c, header *h, const char *fname, char *msg, size_t len) {
   int64_t v[2 * NFIELDS + 1];
   for (int i = 0; i < NFIELDS; i++) {
     v[i] = h->f[i];
@@ -521,18 +522,27 @@ static bool agree(lua_State *L, dcomm *c, header *h, const char *fname) {
             fname, "MPI_Allreduce");
   if (v[2 * NFIELDS] != INT64_MIN) {
     int bad = (int)-v[2 * NFIELDS];
-    char msg[MSGLEN];
-    memcpy(msg, h->err, sizeof msg);
-    check_mpi(L, MPI_Bcast(msg, MSGLEN, MPI_CHAR, bad, c->ctl), fname, "MPI_Bcast");
-    msg[MSGLEN - 1] = '\0';
-    dist_raise(L, fname, "on rank %d: %s", bad + 1, msg);
+    char sent[MSGLEN];
+    memcpy(sent, h->err, sizeof sent);
+    check_mpi(L, MPI_Bcast(sent, MSGLEN, MPI_CHAR, bad, c->ctl), fname, "MPI_Bcast");
+    sent[MSGLEN - 1] = '\0';
+    snprintf(msg, len, "on rank %d: %s", bad + 1, sent);
+    return -1;
   }
   int64_t mn[NFIELDS];
   for (int i = 0; i < NFIELDS; i++) mn[i] = -v[NFIELDS + i];
-  char msg[MSGLEN];
-  describe_disagreement(v, mn, msg, sizeof msg);
-  if (msg[0]) dist_raise(L, fname, "%s", msg);
-  return v[F_ENGINE] == mn[F_ENGINE];
+  describe_disagreement(v, mn, msg, len);
+  if (msg[0]) return -1;
+  return v[F_ENGINE] != mn[F_ENGINE];
+}
+
+/* The exchange, raising its message on every rank alike; false when the
+** ranks agree on all but the engine. */
+static bool agree(lua_State *L, dcomm *c, header *h, const char *fname) {
+  char msg[MSGLEN + 16];
+  int r = exchange(L, c, h, fname, msg, sizeof msg);
+  if (r < 0) dist_raise(L, fname, "%s", msg);
+  return r == 0;
 }
 
 /* ---- arguments --------------------------------------------------------- */
@@ -782,10 +792,10 @@ static void queued_arrays(lua_State *L, const dopts *o, const uses *u) {
   for (int i = 0; i < u->n; i++) luacuda_queuedarray(L, u->idx[i], o->stream, u->writes[i]);
 }
 
-/* How queuing went on both ranks of a send or recv: each tells the other;
-** both raise the failure, the sender's first. */
+/* How queuing (or waiting) went on both ranks of a send or recv: each
+** tells the other; the failure, the sender's first, into msg (else ""). */
 static void pair_verdict(lua_State *L, dcomm *c, const char *err, int peer, bool sending,
-                         const char *fname) {
+                         const char *fname, char *msg, size_t len) {
   char mine[VERDICTLEN] = "", theirs[VERDICTLEN];
   if (err[0]) snprintf(mine, sizeof mine, "on rank %d: %s", c->rank + 1, err);
   check_mpi(L, MPI_Sendrecv(mine, VERDICTLEN, MPI_CHAR, peer, TAG_QUEUED, theirs, VERDICTLEN,
@@ -793,21 +803,22 @@ static void pair_verdict(lua_State *L, dcomm *c, const char *err, int peer, bool
             fname, "MPI_Sendrecv");
   theirs[VERDICTLEN - 1] = '\0';
   const char *first = sending ? mine : theirs, *second = sending ? theirs : mine;
-  if (first[0] || second[0]) dist_raise(L, fname, "%s", first[0] ? first : second);
+  snprintf(msg, len, "%s", first[0] ? first : second);
 }
 
-/* How queuing went on every rank (for send and recv, on both): a rank's
-** failure is raised on all of them. */
-static void queue_verdict(lua_State *L, dcomm *c, const char *err, bool pair, int peer,
-                          bool sending, const char *fname) {
+/* How queuing (or waiting) went on every rank (for send and recv, on
+** both): a rank's failure into msg on all of them (else ""). */
+static void verdict(lua_State *L, dcomm *c, const char *err, bool pair, int peer, bool sending,
+                    const char *fname, char *msg, size_t len) {
+  msg[0] = '\0';
   if (pair) {
-    pair_verdict(L, c, err, peer, sending, fname);
+    pair_verdict(L, c, err, peer, sending, fname, msg, len);
     return;
   }
   header h;
   header_init(&h, K_QUEUE);
   if (err[0]) header_error(&h, "%s", err);
-  agree(L, c, &h, fname);
+  if (exchange(L, c, &h, fname, msg, len) >= 0) msg[0] = '\0';
 }
 
 static int queue_host_protected(lua_State *L) {
@@ -844,8 +855,10 @@ static void run_mpi(lua_State *L, dcomm *c, const mpi_job *j, const dopts *o, co
     }
   }
   free(q);
-  queue_verdict(L, c, err, j->kind == J_SEND || j->kind == J_RECV, j->root, j->kind == J_SEND,
-                j->fname);
+  char msg[VERDICTLEN];
+  verdict(L, c, err, j->kind == J_SEND || j->kind == J_RECV, j->root, j->kind == J_SEND, j->fname,
+          msg, sizeof msg);
+  if (msg[0]) dist_raise(L, j->fname, "%s", msg);
 }
 
 /* false: the ranks' arrays differ in kind, dist.lua stages them and calls
@@ -860,27 +873,44 @@ static lc_nccl_op nccl_op_of(int op) {
                                                                                      : LC_NCCL_SUM;
 }
 
+/* How a step of an NCCL call went on every rank (send and recv: on both):
+** a failure is raised on all of them, after the communicator is aborted
+** (see run_nccl). */
+static void nccl_verdict(lua_State *L, dcomm *c, const lc_nccl_call *call, const char *err,
+                         const char *fname) {
+  bool pair = call->kind == LC_NCCL_SEND || call->kind == LC_NCCL_RECV;
+  char msg[VERDICTLEN];
+  verdict(L, c, err, pair, call->root, call->kind == LC_NCCL_SEND, fname, msg, sizeof msg);
+  if (!msg[0]) return;
+  if (!pair) drop_nccl(c, msg);
+  else if (c->nccl) lc_nccl_abort(c->nccl, msg);
+  dist_raise(L, fname, "%s", msg);
+}
+
 /* The call queued on NCCL, on opts.stream (the arrays u marked as used
 ** by it), or on luacuda's stream (luacuda.host_stream(), the default
-** stream unless the host program set one) and waited for. A rank whose
-** call failed raises its message on every rank (send and recv: on both;
-** the others' calls are queued and never complete: the job ends with that
-** error, MPI_Abort at exit). */
+** stream unless the host program set one) and waited for. A rank's
+** failure to queue, or to wait, is raised on every rank (send and recv:
+** on both), after the communicator is aborted there: the calls the other
+** ranks queued would never complete. A collective's failure drops NCCL's
+** communicator on every rank, and the next collective makes a new one; a
+** send's or recv's aborts it on both ranks, whose next collective then
+** fails on every rank. */
 static void run_nccl(lua_State *L, dcomm *c, const lc_nccl_call *call, const dopts *o,
                      const uses *u, const char *fname) {
   bool pair = call->kind == LC_NCCL_SEND || call->kind == LC_NCCL_RECV;
   if (!pair) start_nccl(L, c, fname);    /* a send or recv finds it started */
   char err[MSGLEN] = "";
   void *stream = o->has_stream ? o->stream : luacuda_getstream(L);
-  if (!o->has_stream || use_arrays(L, o, u, err, sizeof err)) {
-    if (lc_nccl_queue(c->nccl, call, stream, err, sizeof err)) {
-      err[0] = '\0';
-      if (o->has_stream) queued_arrays(L, o, u);
-    }
+  if ((!o->has_stream || use_arrays(L, o, u, err, sizeof err)) &&
+      lc_nccl_queue(c->nccl, call, stream, err, sizeof err)) {
+    err[0] = '\0';
+    if (o->has_stream) queued_arrays(L, o, u);
   }
-  queue_verdict(L, c, err, pair, call->root, call->kind == LC_NCCL_SEND, fname);
-  if (!o->has_stream && !lc_nccl_wait(c->nccl, stream, err, sizeof err))
-    dist_raise(L, fname, "%s", err);
+  nccl_verdict(L, c, call, err, fname);            /* every rank queued it */
+  if (o->has_stream) return;
+  if (lc_nccl_wait(c->nccl, stream, err, sizeof err)) err[0] = '\0';
+  nccl_verdict(L, c, call, err, fname);            /* every rank's is done */
 }
 
 /* luacuda's backend and current device (0-based), for the engine's
@@ -914,6 +944,16 @@ static void choose_engine(lua_State *L, dcomm *c, const char *fname) {
   c->nccl_on = can != 0;
 }
 
+/* After a failure on some rank: the NCCL calls the others queued would
+** never complete (or would pair with the next ones), so the communicator
+** is aborted, and the next collective makes a new one on every rank. */
+static void drop_nccl(dcomm *c, const char *why) {
+  if (c->nccl == NULL) return;
+  lc_nccl_abort(c->nccl, why);
+  lc_nccl_free(c->nccl);
+  c->nccl = NULL;
+}
+
 /* NCCL's communicator of c, made at the first collective that goes to
 ** NCCL (every rank is there: they agreed on the engine), on each rank's
 ** device current then: rank 1's unique id, broadcast over MPI, and
@@ -939,7 +979,12 @@ static void start_nccl(lua_State *L, dcomm *c, const char *fname) {
   header_init(&h, K_ENGINE);
   c->nccl = lc_nccl_init(c->size, id, c->rank, device, err, sizeof err);
   if (c->nccl == NULL) header_error(&h, "%s", err);
-  agree(L, c, &h, fname);    /* a rank's failure: the communicators made go with c's finalizer */
+  char msg[MSGLEN + 16];
+  if (exchange(L, c, &h, fname, msg, sizeof msg) < 0) {
+    /* a rank's failure: every rank starts again at the next call */
+    drop_nccl(c, msg);
+    dist_raise(L, fname, "%s", msg);
+  }
 }
 
 /* ---- the methods ------------------------------------------------------- */
