@@ -251,24 +251,35 @@ end
 -- ---- spec files -----------------------------------------------------------
 
 -- Full names (describe ... it, as busted prints them) of the tests in a
--- spec file, read from its `describe("..."`/`it("..."` lines and their
--- indentation (the specs are indented two spaces a level).
+-- spec file, read from its `describe("..."`/`it("..."` lines (and the
+-- `.. "..."` lines that continue the name) and their indentation (the
+-- specs are indented two spaces a level).
 function C.test_names(path)
   local names, stack = {}, {}
+  local last     -- the test or describe whose name a `.. "..."` line continues
+  local function close()
+    if last and last.kind ~= "describe" then names[last.full .. last.name] = true end
+    last = nil
+  end
   for l in io.lines(path) do
     local ind, kind, q, name = l:match("^(%s*)(%a+)%((['\"])(.-[^\\])%3")
-    if kind == "describe" or kind == "it" or kind == "pending" then
+    local more = l:match("^%s*%.%.%s*\"(.-)\"") or l:match("^%s*%.%.%s*'(.-)'")
+    if last and more then
+      last.name = last.name .. more
+      if last.kind == "describe" then stack[#stack].name = last.name end
+    elseif kind == "describe" or kind == "it" or kind == "pending" then
+      close()
       while #stack > 0 and stack[#stack].ind >= #ind do stack[#stack] = nil end
       local full = {}
       for _, d in ipairs(stack) do full[#full + 1] = d.name end
-      full[#full + 1] = name
-      if kind == "describe" then
-        stack[#stack + 1] = { ind = #ind, name = name }
-      else
-        names[table.concat(full, " ")] = true
-      end
+      local prefix = #full > 0 and table.concat(full, " ") .. " " or ""
+      if kind == "describe" then stack[#stack + 1] = { ind = #ind, name = name } end
+      last = { kind = kind, full = prefix, name = name }
+    else
+      close()
     end
   end
+  close()
   return names
 end
 
