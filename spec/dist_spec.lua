@@ -346,7 +346,7 @@ describe("luacuda.dist on NCCL", function()
   it("chooses NCCL where it loads, and computes every collective on device and managed arrays, "
      .. "on the default stream and on a stream, through the NCCL calls expected", function()
     local ok, stdout, _, _, out = mpirun("spec/dist/nccl.lua", 2,
-      env(fake_nccl, "FAKE_NCCL_TRACE=%s/trace.txt"))
+      env(fake_nccl, "FAKE_NCCL_TRACE=%s/trace.txt FAKE_CUDA_DEVICES=2"))
     results(ok, stdout, out)
     assert.same({ "nccl", "nccl" }, lines(out, "engine "), out)
     -- the trace: one id, a communicator per rank on its device, the
@@ -490,14 +490,16 @@ describe("luacuda.dist on NCCL", function()
       assert.same({ value = 3, msg = "luacuda.dist.allreduce: on rank 2: CUDA call cuCtxPushCurrent "
         .. "failed: CUDA_ERROR_INVALID_CONTEXT" }, got[r][2], out)
     end
-    -- its cuCtxPopCurrent: queued on both ranks, so done, and the failure
-    -- raised all the same
+    -- its cuCtxPopCurrent: queued on both ranks, and the failure raised
+    -- all the same; the abort that follows races with the allreduce, which
+    -- NCCL may have done by then (6) or not (3)
     ok, _, got, done, out = cudafail(2, engine_fails("cuCtxPopCurrent_v2", 4, 201))
     assert.is_true(ok, out)
     assert.equal(2, done, out)
     for r = 1, 2 do
-      assert.same({ value = 6, msg = "luacuda.dist.allreduce: on rank 2: CUDA call cuCtxPopCurrent "
-        .. "failed: CUDA_ERROR_INVALID_CONTEXT" }, got[r][2], out)
+      assert.equal("luacuda.dist.allreduce: on rank 2: CUDA call cuCtxPopCurrent failed: "
+        .. "CUDA_ERROR_INVALID_CONTEXT", got[r][2].msg, out)
+      assert.truthy(got[r][2].value == 3 or got[r][2].value == 6, out)
     end
   end)
 

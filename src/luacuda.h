@@ -74,6 +74,9 @@ typedef struct luacuda_arrayinfo {
   const int64_t *shape;
   const int64_t *strides;  /* bytes, may be negative or zero */
   int64_t size;            /* elements */
+  int device;              /* the device whose memory it is, from 1 as
+                           ** luacuda.device(i) (host kinds: the device
+                           ** current when it was allocated) */
 } luacuda_arrayinfo;
 
 /* Push the module, as require "luacuda" returns it (for luaL_requiref). */

@@ -161,6 +161,20 @@ if comm.engine == "nccl" then
   same(flat(x), want, "allreduce after the kernel queued before it on the stream")
 end
 
+-- NCCL's communicator has one device: an array on another is an error on
+-- every rank (the spec runs this with two fake devices)
+if comm.engine == "nccl" and #luacuda.devices() >= 2 then
+  local y
+  do
+    local _ <close> = luacuda.device(2)
+    y = luacuda.device_array(4, "float32"):fill(1)
+  end
+  local ok, err = pcall(comm.allreduce, comm, R == 2 and y or make("device", "float32", R, 4))
+  check(not ok and tostring(err):find("luacuda.dist.allreduce: on rank 2: x is on device 2, but "
+    .. "NCCL's communicator is on device 1 (the device current at its first collective)", 1, true),
+    "an array on another device than NCCL's communicator: " .. tostring(err))
+end
+
 -- host arrays go through MPI on either engine, on a stream too
 do
   local h = luacuda.array(values(R, 3), "float32")

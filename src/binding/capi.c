@@ -105,6 +105,7 @@ static void *array_info(lc_array *a, luacuda_arrayinfo *info) {
     info->shape = a->lay.shape;
     info->strides = a->lay.strides;
     info->size = a->lay.size;
+    info->device = a->buf->device + 1;
   }
   return lc_array_data(a);
 }

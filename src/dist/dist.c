@@ -391,6 +391,7 @@ typedef struct dcomm {
   bool nccl_on;          /* every rank has the CUDA backend and NCCL: comm.engine "nccl" */
   bool cuda_aware;       /* MPI takes device memory (comm.cuda_aware) */
   lc_nccl *nccl;         /* NCCL's communicator, made at the first call that goes there */
+  int nccl_device;       /* its device, 0-based */
 } dcomm;
 
 static dcomm *check_comm(lua_State *L, int idx, const char *fname) {
@@ -403,6 +404,19 @@ static dcomm *check_comm(lua_State *L, int idx, const char *fname) {
 }
 
 static void choose_engine(lua_State *L, dcomm *c, const char *fname);
+static int backend_device(lua_State *L);
+
+/* The current device, 0-based (-1 where luacuda cannot say) */
+static int current_device(lua_State *L) {
+  lua_pushcfunction(L, backend_device);
+  if (lua_pcall(L, 0, 2, 0) != LUA_OK) {
+    lua_pop(L, 1);
+    return -1;
+  }
+  int d = (int)lua_tointeger(L, -1) - 1;
+  lua_pop(L, 2);
+  return d;
+}
 static void start_nccl(lua_State *L, dcomm *c, const char *fname);
 static void drop_nccl(dcomm *c, const char *why);
 
@@ -414,6 +428,7 @@ static dcomm *push_comm(lua_State *L, MPI_Comm comm, const char *fname) {
   c->comm = c->ctl = MPI_COMM_NULL;
   c->nccl = NULL;
   c->nccl_on = false;
+  c->nccl_device = -1;
   c->cuda_aware = mpi_cuda_aware();
   luaL_setmetatable(L, COMM_MT);
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
@@ -737,8 +752,8 @@ static void read_options(lua_State *L, int idx, const char *const *known, header
 ** dtype NCCL takes for kind; else MPI, on the host, which takes no device
 ** array (dist.lua stages them) and no stream. Into the header, which the
 ** ranks agree on. */
-static bool route(dcomm *c, header *h, lc_nccl_kind kind, const arr *const *as, int n,
-                  const dopts *o) {
+static bool route(lua_State *L, dcomm *c, header *h, lc_nccl_kind kind, const arr *const *as,
+                  int n, const dopts *o) {
   /* send and recv cannot make NCCL's communicator (every rank takes part) */
   bool nccl = c->nccl_on && (c->nccl != NULL || (kind != LC_NCCL_SEND && kind != LC_NCCL_RECV));
   for (int i = 0; i < n; i++) {
@@ -747,7 +762,16 @@ static bool route(dcomm *c, header *h, lc_nccl_kind kind, const arr *const *as, 
            lc_nccl_takes(kind, as[i]->info.dtype);
   }
   h->f[F_ENGINE] = nccl;
-  if (nccl) return true;
+  if (nccl) {
+    /* NCCL's communicator has one device: its, or the current one, where
+    ** it will be made */
+    int want = c->nccl ? c->nccl_device : current_device(L);
+    for (int i = 0; i < n; i++)
+      if (as[i]->info.kind == LUACUDA_DEVICE && want >= 0 && as[i]->info.device - 1 != want)
+        header_error(h, "%s is on device %d, but NCCL's communicator is on device %d (the device "
+                     "current at its first collective)", as[i]->what, as[i]->info.device, want + 1);
+    return true;
+  }
   /* MPI reads device memory where it says it can, but not in a host
   ** function on a stream (which must not call CUDA) */
   bool device_ok = c->cuda_aware && !o->has_stream;
@@ -978,6 +1002,7 @@ static void start_nccl(lua_State *L, dcomm *c, const char *fname) {
   check_mpi(L, MPI_Bcast(id, LC_NCCL_ID_BYTES, MPI_BYTE, 0, c->ctl), fname, "MPI_Bcast");
   header_init(&h, K_ENGINE);
   c->nccl = lc_nccl_init(c->size, id, c->rank, device, err, sizeof err);
+  c->nccl_device = device;
   if (c->nccl == NULL) header_error(&h, "%s", err);
   char msg[MSGLEN + 16];
   if (exchange(L, c, &h, fname, msg, sizeof msg) < 0) {
@@ -1057,7 +1082,7 @@ static int comm_allreduce(lua_State *L) {
       header_error(&h, "out overlaps x (give the same array for in place)");
   }
   const arr *as[] = {&x, &out};
-  bool nccl = route(c, &h, LC_NCCL_ALLREDUCE, as, has_out ? 2 : 1, &o);
+  bool nccl = route(L, c, &h, LC_NCCL_ALLREDUCE, as, has_out ? 2 : 1, &o);
   if (!agree(L, c, &h, "allreduce")) return restage(L);
   lua_settop(L, has_out ? 4 : 2);
   uses u = has_out ? (uses){2, {2, 4}, {false, true}} : (uses){1, {2}, {true}};
@@ -1087,7 +1112,7 @@ static int comm_broadcast(lua_State *L) {
   read_array(L, 2, "x", &h, &x, true, true, &o);
   if (read_rank(L, 3, c, "root", &h, &root)) h.f[F_ROOT] = root + 1;
   const arr *as[] = {&x};
-  bool nccl = route(c, &h, LC_NCCL_BROADCAST, as, 1, &o);
+  bool nccl = route(L, c, &h, LC_NCCL_BROADCAST, as, 1, &o);
   if (!agree(L, c, &h, "broadcast")) return restage(L);
   lua_settop(L, 2);
   uses u = {1, {2}, {root != c->rank}};
@@ -1118,7 +1143,7 @@ static int comm_reduce(lua_State *L) {
   bool ok = read_array(L, 2, "x", &h, &x, true, root_ok && root == c->rank, &o);
   int op = ok ? read_op(L, 4, &h, &x) : OP_SUM_;
   const arr *as[] = {&x};
-  bool nccl = route(c, &h, LC_NCCL_REDUCE, as, 1, &o);
+  bool nccl = route(L, c, &h, LC_NCCL_REDUCE, as, 1, &o);
   if (!agree(L, c, &h, "reduce")) return restage(L);
   lua_settop(L, 2);
   uses u = {1, {2}, {root == c->rank}};
@@ -1163,7 +1188,7 @@ static int comm_allgather(lua_State *L) {
     check_blocks(&h, c, &out, &x, "out", "x");
   }
   const arr *as[] = {&x, &out};
-  bool nccl = ok && route(c, &h, LC_NCCL_ALLGATHER, as, 2, &o);
+  bool nccl = ok && route(L, c, &h, LC_NCCL_ALLGATHER, as, 2, &o);
   if (!agree(L, c, &h, "allgather")) return restage(L);
   lua_settop(L, 3);
   uses u = {2, {2, 3}, {false, true}};
@@ -1198,7 +1223,7 @@ static int comm_reduce_scatter(lua_State *L) {
     }
   }
   const arr *as[] = {&x, &out};
-  bool nccl = ok && route(c, &h, LC_NCCL_REDUCE_SCATTER, as, 2, &o);
+  bool nccl = ok && route(L, c, &h, LC_NCCL_REDUCE_SCATTER, as, 2, &o);
   if (!agree(L, c, &h, "reduce_scatter")) return restage(L);
   lua_settop(L, 3);
   uses u = {2, {2, 3}, {false, true}};
@@ -1230,7 +1255,7 @@ static int comm_send(lua_State *L) {
   read_options(L, 4, stream_only, &h, &o);
   read_array(L, 2, "x", &h, &x, true, false, &o);
   const arr *as[] = {&x};
-  bool nccl = route(c, &h, LC_NCCL_SEND, as, 1, &o);
+  bool nccl = route(L, c, &h, LC_NCCL_SEND, as, 1, &o);
   check_mpi(L, MPI_Send(&h, sizeof h, MPI_BYTE, peer, TAG_HEADER, c->ctl), "send", "MPI_Send");
   char verdict[VERDICTLEN];
   check_mpi(L, MPI_Recv(verdict, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->ctl, MPI_STATUS_IGNORE),
@@ -1264,7 +1289,7 @@ static int comm_recv(lua_State *L) {
   read_options(L, 4, stream_only, &mine, &o);
   read_array(L, 2, "x", &mine, &x, true, true, &o);
   const arr *as[] = {&x};
-  bool nccl = route(c, &mine, LC_NCCL_RECV, as, 1, &o);
+  bool nccl = route(L, c, &mine, LC_NCCL_RECV, as, 1, &o);
   check_mpi(L, MPI_Recv(&theirs, sizeof theirs, MPI_BYTE, peer, TAG_HEADER, c->ctl,
                         MPI_STATUS_IGNORE),
             "recv", "MPI_Recv");
