@@ -75,9 +75,16 @@ int MPI_Reduce_scatter_block(const void *s, void *r, int count, MPI_Datatype t, 
   return PMPI_Reduce_scatter_block(s, r, count, t, op, c);
 }
 
+/* run once after the next piece sent, then cleared */
+static void (*after_next_send)(void);
+
 int MPI_Send(const void *b, int count, MPI_Datatype t, int peer, int tag, MPI_Comm c) {
   note(count, t);
-  return PMPI_Send(b, count, t, peer, tag, c);
+  int rc = PMPI_Send(b, count, t, peer, tag, c);
+  void (*then)(void) = after_next_send;
+  after_next_send = NULL;
+  if (then) then();
+  return rc;
 }
 
 int MPI_Recv(void *b, int count, MPI_Datatype t, int peer, int tag, MPI_Comm c, MPI_Status *st) {
@@ -439,36 +446,92 @@ static int test_send_recv(void) {
   return failures;
 }
 
-/* Every other rank sends rank 1 an array of several pieces at once, on tags
-** of their own; rank 1 takes them from MPI_ANY_SOURCE with MPI_ANY_TAG, and
-** each must come whole from one sender. */
-static int test_recv_any_source(void) {
-  const kind *k = &KINDS[0];
-  const int64_t n = 20;
-  CASE("recv from MPI_ANY_SOURCE, MPI_ANY_TAG, n=%lld", (long long)n);
-  if (rank != 0) {
-    void *mine = poisoned(k, n);
-    k->fill(mine, 0, n, rank);
-    int rc = lc_mpi_send(mine, n, k->t, 0, 40 + rank, comm);
-    EXPECT(rc == MPI_SUCCESS, "send returned %s", said(rc));
-    free(mine);
-    return failures;
-  }
+/* Rank 3's turn to send to rank 1 in test_recv_any_source, in the middle
+** of rank 2's own message, and the wait for its end. (The pieces are a few
+** bytes: they go out whether or not rank 1 has asked for them yet.) */
+static void let_rank3_send(void) {
+  int token = 0;
+  PMPI_Send(&token, 1, MPI_INT, 2, 99, comm);
+  PMPI_Recv(&token, 1, MPI_INT, 2, 98, comm, MPI_STATUS_IGNORE);
+}
+
+/* Rank 1 takes n elements from any sender with any tag, count times: each
+** must be one sender's array, whole (fill's values of salt[s] for some s
+** not yet seen). */
+static void expect_whole_messages(const kind *k, int64_t n, int count, const int *salt) {
   bool seen[64] = { false };
   void *got = poisoned(k, n), *want = poisoned(k, n);
-  for (int m = 1; m < size; m++) {
+  for (int m = 0; m < count; m++) {
     int rc = lc_mpi_recv(got, n, k->t, MPI_ANY_SOURCE, MPI_ANY_TAG, comm);
     EXPECT(rc == MPI_SUCCESS, "recv returned %s", said(rc));
-    int from = 0;
-    for (int r = 1; r < size && r < 64 && from == 0; r++) {
-      k->fill(want, 0, n, r);
-      if (memcmp(got, want, (size_t)n * k->size) == 0 && !seen[r]) from = r;
+    int from = -1;
+    for (int s = 0; s < count && s < 64 && from < 0; s++) {
+      k->fill(want, 0, n, salt[s]);
+      if (!seen[s] && memcmp(got, want, (size_t)n * k->size) == 0) from = s;
     }
-    EXPECT(from != 0, "message %d is no other rank's array, whole", m);
-    seen[from] = true;
+    EXPECT(from >= 0, "message %d is not one of the arrays sent, whole", m + 1);
+    if (from >= 0) seen[from] = true;
   }
   free(got);
   free(want);
+}
+
+/* Every other rank sends rank 1 an array of several pieces, on one tag;
+** rank 1 takes them from MPI_ANY_SOURCE, and each must come whole from
+** one sender. Rank 3's message comes between the first and second piece
+** of rank 2's, so that a second piece taken from any source would be rank
+** 3's first. */
+static int test_recv_any_source(void) {
+  const kind *k = &KINDS[0];
+  const int64_t n = 20;
+  CASE("recv from MPI_ANY_SOURCE, n=%lld", (long long)n);
+  if (rank == 0) {
+    int salt[64];
+    for (int s = 0; s < size - 1 && s < 64; s++) salt[s] = s + 1;
+    expect_whole_messages(k, n, size - 1, salt);
+    return failures;
+  }
+  void *mine = poisoned(k, n);
+  k->fill(mine, 0, n, rank);
+  int token = 0;
+  if (rank == 1 && size > 2) after_next_send = let_rank3_send;
+  if (rank == 2) PMPI_Recv(&token, 1, MPI_INT, 1, 99, comm, MPI_STATUS_IGNORE);
+  int rc = lc_mpi_send(mine, n, k->t, 0, 40, comm);
+  EXPECT(rc == MPI_SUCCESS, "send returned %s", said(rc));
+  if (rank == 2) PMPI_Send(&token, 1, MPI_INT, 1, 98, comm);
+  free(mine);
+  return failures;
+}
+
+static void *second_message;   /* test_recv_any_tag's, sent from inside the first */
+
+static void send_second_message(void) {
+  int rc = lc_mpi_send(second_message, 20, MPI_INT32_T, 0, 51, comm);
+  EXPECT(rc == MPI_SUCCESS, "the second send returned %s", said(rc));
+}
+
+/* Rank 2 sends rank 1 two arrays of several pieces on two tags, the second
+** between the first's first and second piece; rank 1 takes them with
+** MPI_ANY_TAG, and each must come whole. */
+static int test_recv_any_tag(void) {
+  if (size < 2 || rank > 1) return 0;
+  const kind *k = &KINDS[0];
+  const int64_t n = 20;
+  const int salt[2] = { 11, 12 };
+  CASE("recv with MPI_ANY_TAG, n=%lld", (long long)n);
+  if (rank == 0) {
+    expect_whole_messages(k, n, 2, salt);
+    return failures;
+  }
+  void *first = poisoned(k, n);
+  second_message = poisoned(k, n);
+  k->fill(first, 0, n, salt[0]);
+  k->fill(second_message, 0, n, salt[1]);
+  after_next_send = send_second_message;
+  int rc = lc_mpi_send(first, n, k->t, 0, 50, comm);
+  EXPECT(rc == MPI_SUCCESS, "send returned %s", said(rc));
+  free(first);
+  free(second_message);
   return failures;
 }
 
@@ -535,6 +598,7 @@ static const unit_test TESTS[] = {
   { "reduce_scatter_block", test_reduce_scatter_block },
   { "send_recv", test_send_recv },
   { "recv_any_source", test_recv_any_source },
+  { "recv_any_tag", test_recv_any_tag },
   { "recv_short_message", test_recv_short_message },
   { "proc_null", test_proc_null },
   { "negative_count", test_negative_count },
