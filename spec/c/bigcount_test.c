@@ -33,45 +33,55 @@ static int rank, size;
 
 /* ---- the MPI calls, counted ---------------------------------------------- */
 
-static int64_t calls, max_bytes;   /* since reset: MPI calls, most bytes of one rank's piece */
+/* the MPI functions bigcount.c calls to move data */
+enum { ALLREDUCE, REDUCE, BCAST, ALLGATHER, REDUCE_SCATTER_BLOCK, SEND, RECV, NFNS };
+
+/* since reset: the calls of each, and the most bytes one rank's piece had */
+static int64_t calls[NFNS], max_bytes[NFNS];
 
 static void reset(void) {
-  calls = 0;
-  max_bytes = 0;
+  memset(calls, 0, sizeof calls);
+  memset(max_bytes, 0, sizeof max_bytes);
 }
 
-static void note(int count, MPI_Datatype t) {
+static int64_t all_calls(void) {
+  int64_t total = 0;
+  for (int f = 0; f < NFNS; f++) total += calls[f];
+  return total;
+}
+
+static void note(int fn, int count, MPI_Datatype t) {
   int tsize = 0;
   PMPI_Type_size(t, &tsize);
-  calls++;
-  if ((int64_t)count * tsize > max_bytes) max_bytes = (int64_t)count * tsize;
+  calls[fn]++;
+  if ((int64_t)count * tsize > max_bytes[fn]) max_bytes[fn] = (int64_t)count * tsize;
 }
 
 int MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
-  note(count, t);
+  note(ALLREDUCE, count, t);
   return PMPI_Allreduce(s, r, count, t, op, c);
 }
 
 int MPI_Reduce(const void *s, void *r, int count, MPI_Datatype t, MPI_Op op, int root,
                MPI_Comm c) {
-  note(count, t);
+  note(REDUCE, count, t);
   return PMPI_Reduce(s, r, count, t, op, root, c);
 }
 
 int MPI_Bcast(void *b, int count, MPI_Datatype t, int root, MPI_Comm c) {
-  note(count, t);
+  note(BCAST, count, t);
   return PMPI_Bcast(b, count, t, root, c);
 }
 
 int MPI_Allgather(const void *s, int scount, MPI_Datatype st, void *r, int rcount,
                   MPI_Datatype rt, MPI_Comm c) {
-  note(rcount, rt);     /* the receive side: it is there in place too */
+  note(ALLGATHER, rcount, rt);     /* the receive side: it is there in place too */
   return PMPI_Allgather(s, scount, st, r, rcount, rt, c);
 }
 
 int MPI_Reduce_scatter_block(const void *s, void *r, int count, MPI_Datatype t, MPI_Op op,
                              MPI_Comm c) {
-  note(count, t);
+  note(REDUCE_SCATTER_BLOCK, count, t);
   return PMPI_Reduce_scatter_block(s, r, count, t, op, c);
 }
 
@@ -79,7 +89,7 @@ int MPI_Reduce_scatter_block(const void *s, void *r, int count, MPI_Datatype t, 
 static void (*after_next_send)(void);
 
 int MPI_Send(const void *b, int count, MPI_Datatype t, int peer, int tag, MPI_Comm c) {
-  note(count, t);
+  note(SEND, count, t);
   int rc = PMPI_Send(b, count, t, peer, tag, c);
   void (*then)(void) = after_next_send;
   after_next_send = NULL;
@@ -88,7 +98,7 @@ int MPI_Send(const void *b, int count, MPI_Datatype t, int peer, int tag, MPI_Co
 }
 
 int MPI_Recv(void *b, int count, MPI_Datatype t, int peer, int tag, MPI_Comm c, MPI_Status *st) {
-  note(count, t);
+  note(RECV, count, t);
   return PMPI_Recv(b, count, t, peer, tag, c, st);
 }
 
@@ -235,13 +245,15 @@ static void *reduced(const kind *k, int64_t first, int64_t n) {
   return acc;
 }
 
-/* The calls a count of n makes, pieces being limit long, and that none
-** carried more than limit elements. */
-static void expect_pieces(const kind *k, int64_t n, int64_t limit) {
+/* The calls of fn a count of n makes, pieces being limit long, none with
+** more than limit elements, and extra calls of other functions besides. */
+static void expect_calls(const kind *k, int fn, int64_t n, int64_t limit, int extra) {
   int64_t want = n == 0 ? 1 : (n + limit - 1) / limit;
-  EXPECT(calls == want, "%lld MPI calls, expected %lld", (long long)calls, (long long)want);
-  EXPECT(max_bytes <= limit * (int64_t)k->size, "a piece of %lld bytes, over %lld elements",
-         (long long)max_bytes, (long long)limit);
+  EXPECT(calls[fn] == want, "%lld MPI calls, expected %lld", (long long)calls[fn], (long long)want);
+  EXPECT(max_bytes[fn] <= limit * (int64_t)k->size, "a piece of %lld bytes, over %lld elements",
+         (long long)max_bytes[fn], (long long)limit);
+  EXPECT(all_calls() - calls[fn] == extra, "%lld other MPI calls, expected %d",
+         (long long)(all_calls() - calls[fn]), extra);
 }
 
 static int64_t block_limit(void) {
@@ -283,7 +295,7 @@ static int test_allreduce(void) {
         reset();
         int rc = lc_mpi_allreduce(in_place ? MPI_IN_PLACE : send, recv, n, k->t, *k->op, comm);
         EXPECT(rc == MPI_SUCCESS, "returned %s", said(rc));
-        expect_pieces(k, n, lc_mpi_chunk());
+        expect_calls(k, ALLREDUCE, n, lc_mpi_chunk(), 0);
         expect_elements(k, recv, want, n);
         free(send);
         free(recv);
@@ -312,7 +324,7 @@ static int test_reduce(void) {
           int rc = lc_mpi_reduce(mine && in_place ? MPI_IN_PLACE : send, recv, n, k->t, *k->op,
                                  root, comm);
           EXPECT(rc == MPI_SUCCESS, "returned %s", said(rc));
-          expect_pieces(k, n, lc_mpi_chunk());
+          expect_calls(k, REDUCE, n, lc_mpi_chunk(), 0);
           if (mine) expect_elements(k, recv, want, n);
           free(send);
           free(recv);
@@ -338,7 +350,7 @@ static int test_bcast(void) {
         reset();
         int rc = lc_mpi_bcast(buf, n, k->t, root, comm);
         EXPECT(rc == MPI_SUCCESS, "returned %s", said(rc));
-        expect_pieces(k, n, lc_mpi_chunk());
+        expect_calls(k, BCAST, n, lc_mpi_chunk(), 0);
         expect_elements(k, buf, want, n);
         free(buf);
         free(want);
@@ -364,7 +376,7 @@ static int test_allgather(void) {
         reset();
         int rc = lc_mpi_allgather(in_place ? MPI_IN_PLACE : send, n, recv, k->t, comm);
         EXPECT(rc == MPI_SUCCESS, "returned %s", said(rc));
-        expect_pieces(k, n, block_limit());
+        expect_calls(k, ALLGATHER, n, block_limit(), 0);
         expect_elements(k, recv, want, size * n);
         free(send);
         free(recv);
@@ -390,7 +402,8 @@ static int test_reduce_scatter_block(void) {
         int rc = lc_mpi_reduce_scatter_block(in_place ? MPI_IN_PLACE : send, recv, n, k->t,
                                              *k->op, comm);
         EXPECT(rc == MPI_SUCCESS, "returned %s", said(rc));
-        expect_pieces(k, n, block_limit());
+        /* over the limit, the ranks first agree they have the staging buffer */
+        expect_calls(k, REDUCE_SCATTER_BLOCK, n, block_limit(), n > block_limit());
         if (in_place) {
           /* the result is recv's first n; MPI leaves the rest unspecified,
           ** the extra element past it is the poison check's */
@@ -433,10 +446,13 @@ static int test_send_recv(void) {
       EXPECT(rc1 == MPI_SUCCESS, "send returned %s", said(rc1));
       EXPECT(rc2 == MPI_SUCCESS, "recv returned %s", said(rc2));
       int64_t pieces = n == 0 ? 1 : (n + lc_mpi_chunk() - 1) / lc_mpi_chunk();
-      EXPECT(calls == 2 * pieces, "%lld MPI calls, expected %lld", (long long)calls,
-             (long long)(2 * pieces));
-      EXPECT(max_bytes <= lc_mpi_chunk() * (int64_t)k->size, "a piece of %lld bytes",
-             (long long)max_bytes);
+      EXPECT(calls[SEND] == pieces && calls[RECV] == pieces && all_calls() == 2 * pieces,
+             "%lld sends and %lld receives, expected %lld each", (long long)calls[SEND],
+             (long long)calls[RECV], (long long)pieces);
+      EXPECT(max_bytes[SEND] <= lc_mpi_chunk() * (int64_t)k->size &&
+             max_bytes[RECV] <= lc_mpi_chunk() * (int64_t)k->size,
+             "a piece of %lld bytes sent, %lld received", (long long)max_bytes[SEND],
+             (long long)max_bytes[RECV]);
       expect_elements(k, theirs, want, n);
       free(mine);
       free(theirs);
@@ -585,7 +601,7 @@ static int test_negative_count(void) {
   };
   for (size_t i = 0; i < sizeof rc / sizeof rc[0]; i++)
     EXPECT(rc[i] == MPI_ERR_COUNT, "function %zu returned %s", i + 1, said(rc[i]));
-  EXPECT(calls == 0, "%lld MPI calls made", (long long)calls);
+  EXPECT(all_calls() == 0, "%lld MPI calls made", (long long)all_calls());
   return failures;
 }
 
@@ -637,8 +653,11 @@ static double big_seconds(double t0) {
 static void big_report(const char *what, int64_t n, double seconds) {
   if (rank == 0)
     printf("big %s of %lld elements: %lld MPI calls, %.2f s\n", what, (long long)n,
-           (long long)calls, seconds);
+           (long long)all_calls(), seconds);
 }
+
+/* the elements of the big test, for expect_calls */
+static const kind INT8 = { "int8", MPI_INT8_T, 1, &op_sum, NULL, NULL };
 
 static int test_big(void) {
   int64_t bytes = BIG > size * BIG_BLOCK ? BIG : size * BIG_BLOCK;
@@ -650,7 +669,7 @@ static int test_big(void) {
   double t0 = PMPI_Wtime();
   EXPECT(lc_mpi_allreduce(a, b, BIG, MPI_INT8_T, MPI_SUM, comm) == MPI_SUCCESS, "failed");
   big_report("allreduce (int8, sum)", BIG, big_seconds(t0));
-  EXPECT(calls == 2, "%lld MPI calls", (long long)calls);
+  expect_calls(&INT8, ALLREDUCE, BIG, lc_mpi_chunk(), 0);
   for (int64_t i = 0; i < BIG; i++)
     if (b[i] != big_sum(i)) {
       EXPECT(false, "element %lld is %d, expected %d", (long long)i + 1, b[i], big_sum(i));
@@ -664,6 +683,7 @@ static int test_big(void) {
   t0 = PMPI_Wtime();
   EXPECT(lc_mpi_bcast(b, BIG, MPI_BYTE, root, comm) == MPI_SUCCESS, "failed");
   big_report("bcast (bytes)", BIG, big_seconds(t0));
+  expect_calls(&INT8, BCAST, BIG, lc_mpi_chunk(), 0);
   for (int64_t i = 0; i < BIG; i++)
     if (b[i] != big_value(i, root)) {
       EXPECT(false, "element %lld is %d", (long long)i + 1, b[i]);
@@ -676,6 +696,7 @@ static int test_big(void) {
   t0 = PMPI_Wtime();
   EXPECT(lc_mpi_allgather(a, BIG_BLOCK, b, MPI_BYTE, comm) == MPI_SUCCESS, "failed");
   big_report("allgather (bytes, each rank's)", BIG_BLOCK, big_seconds(t0));
+  expect_calls(&INT8, ALLGATHER, BIG_BLOCK, block_limit(), 0);
   for (int64_t i = 0; i < size * BIG_BLOCK; i++)
     if (b[i] != big_value(i % BIG_BLOCK, (int)(i / BIG_BLOCK))) {
       EXPECT(false, "element %lld is %d", (long long)i + 1, b[i]);
@@ -689,6 +710,12 @@ static int test_big(void) {
   EXPECT(lc_mpi_reduce_scatter_block(a, b, BIG_BLOCK, MPI_INT8_T, MPI_SUM, comm) == MPI_SUCCESS,
          "failed");
   big_report("reduce_scatter_block (int8, sum, each rank's)", BIG_BLOCK, big_seconds(t0));
+  /* pieces of the staging buffer's size, after the ranks agree they have it */
+  EXPECT(calls[REDUCE_SCATTER_BLOCK] > BIG_BLOCK / block_limit() &&
+         max_bytes[REDUCE_SCATTER_BLOCK] <= block_limit() && calls[ALLREDUCE] == 1 &&
+         all_calls() == calls[REDUCE_SCATTER_BLOCK] + 1,
+         "%lld calls, the largest of %lld bytes", (long long)all_calls(),
+         (long long)max_bytes[REDUCE_SCATTER_BLOCK]);
   for (int64_t i = 0; i < BIG_BLOCK; i++)
     if (b[i] != big_sum(rank * BIG_BLOCK + i)) {
       EXPECT(false, "element %lld is %d", (long long)i + 1, b[i]);

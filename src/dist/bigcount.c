@@ -63,12 +63,15 @@ static int piece(int64_t n, int64_t first, int64_t limit) {
   return (int)(n - first < limit ? n - first : limit);
 }
 
-/* The per-rank count of one call of a collective whose buffer holds every
-** rank's block: size of them together within the chunk. */
-static int64_t block_limit(MPI_Comm comm, int *size) {
-  if (MPI_Comm_size(comm, size) != MPI_SUCCESS || *size < 1) *size = 1;
-  int64_t limit = lc_mpi_chunk() / *size;
-  return limit < 1 ? 1 : limit;
+/* The communicator's size, and the per-rank count of one call of a
+** collective whose buffer holds every rank's block: size of them together
+** within the chunk (at least one element each). */
+static int block_limit(MPI_Comm comm, int *size, int64_t *limit) {
+  int rc = MPI_Comm_size(comm, size);
+  if (rc != MPI_SUCCESS) return rc;
+  *limit = lc_mpi_chunk() / *size;
+  if (*limit < 1) *limit = 1;
+  return MPI_SUCCESS;
 }
 
 /* ---- elementwise: each piece is a call of its own ------------------------ */
@@ -155,9 +158,10 @@ static int rank_stride_type(int count, MPI_Datatype t, int64_t n, MPI_Aint ext,
 
 int lc_mpi_allgather(const void *send, int64_t n, void *recv, MPI_Datatype t, MPI_Comm comm) {
   int size;
-  int64_t limit = block_limit(comm, &size);
+  int64_t limit;
   MPI_Aint ext;
-  int rc = check_count(n, size, t, &ext);
+  int rc = block_limit(comm, &size, &limit);
+  if (rc == MPI_SUCCESS) rc = check_count(n, size, t, &ext);
   if (rc != MPI_SUCCESS) return rc;
   if (n <= limit) return MPI_Allgather(send, (int)n, t, recv, (int)n, t, comm);
   /* in place, MPI takes this rank's piece from where the type puts it */
@@ -177,9 +181,10 @@ int lc_mpi_allgather(const void *send, int64_t n, void *recv, MPI_Datatype t, MP
 int lc_mpi_reduce_scatter_block(const void *send, void *recv, int64_t n, MPI_Datatype t,
                                 MPI_Op op, MPI_Comm comm) {
   int size;
-  int64_t limit = block_limit(comm, &size);
+  int64_t limit;
   MPI_Aint ext;
-  int rc = check_count(n, size, t, &ext);
+  int rc = block_limit(comm, &size, &limit);
+  if (rc == MPI_SUCCESS) rc = check_count(n, size, t, &ext);
   if (rc != MPI_SUCCESS) return rc;
   if (n <= limit) return MPI_Reduce_scatter_block(send, recv, (int)n, t, op, comm);
   /* the op must see t itself, so each call's input is made contiguous:
@@ -187,7 +192,11 @@ int lc_mpi_reduce_scatter_block(const void *send, void *recv, int64_t n, MPI_Dat
   if (ext > 0 && limit > STAGE_BYTES / size / ext) limit = STAGE_BYTES / size / ext;
   if (limit < 1) limit = 1;
   char *stage = malloc((size_t)(size * limit * ext) + 1);   /* + 1: never malloc(0) */
-  if (stage == NULL) return MPI_ERR_NO_MEM;
+  /* every rank learns whether all have theirs: one without would leave
+  ** the others waiting in the first call */
+  int have = stage != NULL, all_have = 0;
+  rc = MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_LAND, comm);
+  if (rc == MPI_SUCCESS && !all_have) rc = MPI_ERR_NO_MEM;
   /* In place, the input is recv's; piece j's result lands on rank 0's
   ** block at j, which is staged by then and not read again. */
   const char *in = send == MPI_IN_PLACE ? recv : send;

@@ -43,8 +43,9 @@ int lc_mpi_allgather(const void *send, int64_t n, void *recv, MPI_Datatype t, MP
 
 /* n: each rank's block; send holds size * n elements (MPI_IN_PLACE: recv
 ** does), block r's sum lands in rank r's recv. A call with n over the
-** chunk stages each rank's share of a chunk in a temporary buffer
-** (MPI_ERR_NO_MEM when it cannot be had). */
+** chunk stages each rank's share of a piece in a temporary buffer (at
+** most 128 MiB), after a small MPI_Allreduce by which every rank learns
+** whether all have theirs: MPI_ERR_NO_MEM on every rank when one has not. */
 int lc_mpi_reduce_scatter_block(const void *send, void *recv, int64_t n, MPI_Datatype t,
                                 MPI_Op op, MPI_Comm comm);
 
