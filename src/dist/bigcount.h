@@ -42,7 +42,7 @@ int lc_mpi_bcast(void *buf, int64_t n, MPI_Datatype t, int root, MPI_Comm comm);
 int lc_mpi_allgather(const void *send, int64_t n, void *recv, MPI_Datatype t, MPI_Comm comm);
 
 /* n: each rank's block; send holds size * n elements (MPI_IN_PLACE: recv
-** does), block r's sum lands in rank r's recv. A call with n over the
+** does), block r reduced by op lands in rank r's recv (MPI's ranks, from 0). A call with n over the
 ** chunk stages each rank's share of a piece in a temporary buffer (at
 ** most 128 MiB), after a small MPI_Allreduce by which every rank learns
 ** whether all have theirs: MPI_ERR_NO_MEM on every rank when one has not. */
@@ -53,7 +53,8 @@ int lc_mpi_reduce_scatter_block(const void *send, void *recv, int64_t n, MPI_Dat
 ** MPI_ANY_TAG takes the rest of the message from the sender and tag of its
 ** first piece. A piece shorter than the chunk before the last one (a
 ** message shorter than n) returns MPI_ERR_COUNT instead of waiting for
-** pieces that never come; a longer message gives MPI's MPI_ERR_TRUNCATE. */
+** pieces that never come; a longer message gives MPI's MPI_ERR_TRUNCATE
+** (and leaves its later pieces unreceived). */
 int lc_mpi_send(const void *buf, int64_t n, MPI_Datatype t, int peer, int tag, MPI_Comm comm);
 int lc_mpi_recv(void *buf, int64_t n, MPI_Datatype t, int peer, int tag, MPI_Comm comm);
 
