@@ -76,6 +76,9 @@ EMBED_HOST = $(BUILD)/embed_host
 # on_exit handler must stay mapped after lua_close.
 MPICC    ?= $(shell command -v mpicc 2>/dev/null)
 DIST_LIB  = $(if $(MPICC),$(BUILD)/luacuda/dist_mpi.so)
+# the MPI calls with 64-bit counts (src/dist/bigcount.c), tested under
+# mpirun by spec/dist_bigcount_spec.lua
+BIGCOUNT_UNIT = $(if $(MPICC),$(BUILD)/bigcount_test)
 
 # C programs that embed Lua and link the module; they find it next to them
 HOST_LINK = -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN/luacuda' -llua5.4 -lm
@@ -120,10 +123,18 @@ $(LIB): $(OBJ)
 # and is left out without them; NCCL itself is opened with dlopen
 DIST_NCCL_FLAGS = $(if $(and $(wildcard $(CUDA_INC)/nccl.h),$(wildcard $(CUDA_INC)/cuda.h)),\
                     -DLUACUDA_NCCL -I$(CUDA_INC))
-$(BUILD)/luacuda/dist_mpi.so: src/dist/dist.c src/dist/nccl_engine.c src/dist/nccl_engine.h src/luacuda.h $(LIB)
+DIST_SRC = src/dist/dist.c src/dist/nccl_engine.c src/dist/bigcount.c
+$(BUILD)/luacuda/dist_mpi.so: $(DIST_SRC) src/dist/nccl_engine.h src/dist/bigcount.h src/luacuda.h $(LIB)
 	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE -fPIC -fvisibility=hidden -Isrc -I$(LUA_INCDIR) \
-	  $(DIST_NCCL_FLAGS) $(LIBFLAG) src/dist/dist.c src/dist/nccl_engine.c -o $@ $(LDFLAGS) \
+	  $(DIST_NCCL_FLAGS) $(LIBFLAG) $(DIST_SRC) -o $@ $(LDFLAGS) \
 	  -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete -ldl -lpthread -lm
+
+# bigcount.c with its test, which wraps the MPI calls it makes (MPI's
+# profiling interface) to count them
+$(BIGCOUNT_UNIT): spec/c/bigcount_test.c spec/c/unit.h src/dist/bigcount.c src/dist/bigcount.h
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE spec/c/bigcount_test.c src/dist/bigcount.c \
+	  -o $@ $(LDFLAGS) -lpthread
 
 # the C units of src/base: pure C, built without Lua's include path
 UNIT_CFLAGS = $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L
@@ -251,7 +262,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(DIST_LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
+check: $(LIB) $(DIST_LIB) $(BIGCOUNT_UNIT) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(GUARD_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
        $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_NCCL) $(FAKE_PEER_TEST)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
