@@ -288,6 +288,15 @@ describe("luacuda.dist on MPI", function()
     assert.same({}, lines(out, "FAIL "), out)
   end)
 
+  it("cuts MPI calls into pieces of LUACUDA_DIST_CHUNK elements, with the same results", function()
+    for _, script in ipairs { "spec/dist/collectives.lua", "spec/dist/streams.lua" } do
+      local ok, stdout, _, _, out = mpirun(script, NP, "LUACUDA_DIST_CHUNK=3")
+      assert.is_true(ok, stdout .. out)
+      assert.equal(NP, #lines(out, "rank "), out)
+      assert.same({}, lines(out, "FAIL "), out)
+    end
+  end)
+
   it("queues collectives on streams: every collective and memory kind, views, several streams, "
      .. "in the order of the calls, arrays kept while queued, the call returning when queued", function()
     local ok, stdout, _, _, out = mpirun("spec/dist/streams.lua")

@@ -79,10 +79,9 @@ for _, k in ipairs {
   "cannot make <>: <>",
   "cannot start a worker thread for each of the <> blocks of a cooperative launch (<> started)",
   "out of memory reading the header",
-  -- luacuda.dist: MPI failing, and arrays of 2^31 elements or more
+  -- luacuda.dist: MPI failing
   "MPI call <> failed: <>", "MPI was finalised already", "MPI_Init_thread failed",
   "on_exit failed: cannot finalise MPI at exit", "MPI_Op_create failed",
-  "<> has <> elements: more than MPI's count of <> is not supported yet",
   -- a host program that started MPI itself with less than MPI_THREAD_MULTIPLE
   "stream= on the MPI engine needs MPI_THREAD_MULTIPLE (the host program started MPI with less): synchronize the stream, then call without it",
   "out of host memory queueing <>",
@@ -286,6 +285,10 @@ for k, v in pairs {
   ["CUDA call <> failed: <>"] = { file = "spec/dist_spec.lua", fn = "dist.allreduce",
     test = "luacuda.dist on NCCL raises a driver failure of one rank while NCCL starts on every rank, "
       .. "naming the rank and the call, and leaves the arrays as they were" },
+  ["<> is on device <>, but NCCL's communicator is on device <> (the device current at its first collective)"] =
+    { file = "spec/dist_spec.lua", fn = "dist.allreduce",
+      test = "luacuda.dist on NCCL chooses NCCL where it loads, and computes every collective on device and "
+        .. "managed arrays, on the default stream and on a stream, through the NCCL calls expected" },
   ["NCCL's communicator was aborted after <>"] = { file = "spec/dist_spec.lua", fn = "dist.allreduce",
     test = "luacuda.dist on NCCL aborts NCCL's communicator after an asynchronous error instead of "
       .. "waiting forever, raises it on every rank, and makes a new communicator for the next call" },

@@ -47,6 +47,7 @@
 #include "lauxlib.h"
 #include "lua.h"
 #include "luacuda.h"
+#include "bigcount.h"
 #include "nccl_engine.h"
 
 #define COMM_MT "luacuda.dist.comm"
@@ -328,18 +329,17 @@ typedef struct mpi_job {
   const char *fname;
 } mpi_job;
 
+/* its MPI call, in as many as 64-bit counts take (bigcount.h) */
 static int job_run(const mpi_job *j) {
-  if (j->n > INT_MAX) return MPI_ERR_COUNT;
-  int n = (int)j->n;
   switch (j->kind) {
-  case J_ALLREDUCE: return MPI_Allreduce(j->send, j->recv, n, j->type, j->op, j->comm);
-  case J_BCAST: return MPI_Bcast(j->recv, n, j->type, j->root, j->comm);
-  case J_REDUCE: return MPI_Reduce(j->send, j->recv, n, j->type, j->op, j->root, j->comm);
-  case J_ALLGATHER: return MPI_Allgather(j->send, n, j->type, j->recv, n, j->type, j->comm);
+  case J_ALLREDUCE: return lc_mpi_allreduce(j->send, j->recv, j->n, j->type, j->op, j->comm);
+  case J_BCAST: return lc_mpi_bcast(j->recv, j->n, j->type, j->root, j->comm);
+  case J_REDUCE: return lc_mpi_reduce(j->send, j->recv, j->n, j->type, j->op, j->root, j->comm);
+  case J_ALLGATHER: return lc_mpi_allgather(j->send, j->n, j->recv, j->type, j->comm);
   case J_REDUCE_SCATTER:
-    return MPI_Reduce_scatter_block(j->send, j->recv, n, j->type, j->op, j->comm);
-  case J_SEND: return MPI_Send(j->send, n, j->type, j->root, TAG_DATA, j->comm);
-  default: return MPI_Recv(j->recv, n, j->type, j->root, TAG_DATA, j->comm, MPI_STATUS_IGNORE);
+    return lc_mpi_reduce_scatter_block(j->send, j->recv, j->n, j->type, j->op, j->comm);
+  case J_SEND: return lc_mpi_send(j->send, j->n, j->type, j->root, TAG_DATA, j->comm);
+  default: return lc_mpi_recv(j->recv, j->n, j->type, j->root, TAG_DATA, j->comm);
   }
 }
 
@@ -623,11 +623,6 @@ static bool read_array(lua_State *L, int idx, const char *what, header *h, arr *
                  what);
     return false;
   }
-  if (a->info.size > INT_MAX / (a->code == T_RECORD ? a->info.itemsize : 1)) {
-    header_error(h, "%s has %lld elements: more than MPI's count of %d is not supported yet", what,
-                 (long long)a->info.size, INT_MAX);
-    return false;
-  }
   if (!o->has_stream && !wait_queued(L, idx, writes, h)) return false;
   if (describe) {
     h->f[F_DTYPE] = a->code;
@@ -639,9 +634,9 @@ static bool read_array(lua_State *L, int idx, const char *what, header *h, arr *
   return true;
 }
 
-/* MPI's count and datatype for n elements of a */
-static int mpi_count(const arr *a, int64_t n) {
-  return (int)(a->code == T_RECORD ? n * a->info.itemsize : n);
+/* MPI's count for n elements of a (records move as bytes) */
+static int64_t mpi_count(const arr *a, int64_t n) {
+  return a->code == T_RECORD ? n * a->info.itemsize : n;
 }
 
 /* The op argument at idx (default "sum"), into the header. */
