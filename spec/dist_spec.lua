@@ -5,6 +5,8 @@ local S = require "spec.support"
 
 local BUILD = os.getenv("LUACUDA_BUILD") or "build"
 local NP = 4
+-- a device for each rank, on the simulator and on the fake driver
+local DEVICES = "LUACUDA_SIM_DEVICES=4 FAKE_CUDA_DEVICES=4"
 
 local function have_mpirun()
   return (S.sh("command -v mpirun"))
@@ -113,8 +115,9 @@ describe("luacuda.dist on MPI", function()
 
   it("computes every collective, op and dtype as Lua does on every rank, "
      .. "on every memory kind, views and strided arrays", function()
-    local ok, stdout, _, _, out = mpirun("spec/dist/collectives.lua")
+    local ok, stdout, _, _, out = mpirun("spec/dist/collectives.lua", NP, DEVICES)
     assert.is_true(ok, stdout .. out)
+    assert.same({ "1", "2", "3", "4" }, lines(out, "device "), out)
     local done = lines(out, "rank ")
     assert.equal(NP, #done, out)
     for _, l in ipairs(done) do
@@ -299,8 +302,9 @@ describe("luacuda.dist on MPI", function()
 
   it("queues collectives on streams: every collective and memory kind, views, several streams, "
      .. "in the order of the calls, arrays kept while queued, the call returning when queued", function()
-    local ok, stdout, _, _, out = mpirun("spec/dist/streams.lua")
+    local ok, stdout, _, _, out = mpirun("spec/dist/streams.lua", NP, DEVICES)
     assert.is_true(ok, stdout .. out)
+    assert.same({ "1", "2", "3", "4" }, lines(out, "device "), out)
     local done = lines(out, "rank ")
     assert.equal(NP, #done, out)
     for _, l in ipairs(done) do

@@ -13,6 +13,10 @@ local ranklog = require "ranklog"
 local comm = dist.init()
 local R, P = comm.rank, comm.size
 local log = ranklog.open(arg[1], R)
+-- one device per rank where there are enough (the spec gives the
+-- simulator and the fake driver four), as on a machine with a GPU each
+if #luacuda.devices() >= comm.local_size then luacuda.select_device(comm.local_rank) end
+log.say("device " .. luacuda.current_device())
 local say, check, flat = log.say, log.check, ranklog.flat
 local function same(got, want, what) ranklog.same(log, got, want, what) end
 
