@@ -84,6 +84,21 @@ local function count_lines(out, line)
   return n
 end
 
+-- That the job exited 0 and each of its np ranks made more than min
+-- checks (its "rank R: N checks, F failed" line), none failed.
+local function all_passed(ok, stdout, out, np, min)
+  assert.is_true(ok, stdout .. out)
+  local done = lines(out, "rank ")
+  assert.equal(np, #done, stdout .. out)
+  for _, l in ipairs(done) do
+    local checks, failed = l:match("^%d+: (%d+) checks, (%d+) failed$")
+    assert.truthy(checks, out)
+    assert.is_true(tonumber(checks) > min, l)
+    assert.equal("0", failed, out)
+  end
+  assert.same({}, lines(out, "FAIL "), out)
+end
+
 describe("luacuda.dist without its engine", function()
   it("says it is not available, and init says why", function()
     -- a module directory with core.so alone, as a build without mpicc
@@ -116,17 +131,8 @@ describe("luacuda.dist on MPI", function()
   it("computes every collective, op and dtype as Lua does on every rank, "
      .. "on every memory kind, views and strided arrays", function()
     local ok, stdout, _, _, out = mpirun("spec/dist/collectives.lua", NP, DEVICES)
-    assert.is_true(ok, stdout .. out)
+    all_passed(ok, stdout, out, NP, 200)
     assert.same({ "1", "2", "3", "4" }, lines(out, "device "), out)
-    local done = lines(out, "rank ")
-    assert.equal(NP, #done, out)
-    for _, l in ipairs(done) do
-      local checks, failed = l:match("^%d+: (%d+) checks, (%d+) failed$")
-      assert.truthy(checks, out)
-      assert.is_true(tonumber(checks) > 200, l)
-      assert.equal("0", failed, out)
-    end
-    assert.same({}, lines(out, "FAIL "), out)
   end)
 
   describe("raises the same error on every rank", function()
@@ -286,33 +292,21 @@ describe("luacuda.dist on MPI", function()
     -- (no copies, and the wait for work queued before, which the fake
     -- driver showed missing)
     local ok, stdout, _, _, out = mpirun("spec/dist/collectives.lua", NP, "LUACUDA_MPI_CUDA=1")
-    assert.is_true(ok, stdout .. out)
-    assert.equal(NP, #lines(out, "rank "), out)
-    assert.same({}, lines(out, "FAIL "), out)
+    all_passed(ok, stdout, out, NP, 200)
   end)
 
   it("cuts MPI calls into pieces of LUACUDA_DIST_CHUNK elements, with the same results", function()
     for _, script in ipairs { "spec/dist/collectives.lua", "spec/dist/streams.lua" } do
       local ok, stdout, _, _, out = mpirun(script, NP, "LUACUDA_DIST_CHUNK=3")
-      assert.is_true(ok, stdout .. out)
-      assert.equal(NP, #lines(out, "rank "), out)
-      assert.same({}, lines(out, "FAIL "), out)
+      all_passed(ok, stdout, out, NP, 50)
     end
   end)
 
   it("queues collectives on streams: every collective and memory kind, views, several streams, "
      .. "in the order of the calls, arrays kept while queued, the call returning when queued", function()
     local ok, stdout, _, _, out = mpirun("spec/dist/streams.lua", NP, DEVICES)
-    assert.is_true(ok, stdout .. out)
+    all_passed(ok, stdout, out, NP, 50)
     assert.same({ "1", "2", "3", "4" }, lines(out, "device "), out)
-    local done = lines(out, "rank ")
-    assert.equal(NP, #done, out)
-    for _, l in ipairs(done) do
-      local checks, failed = l:match("^%d+: (%d+) checks, (%d+) failed$")
-      assert.is_true(tonumber(checks) > 50, l)
-      assert.equal("0", failed, out)
-    end
-    assert.same({}, lines(out, "FAIL "), out)
   end)
 
   it("runs examples/dist_linear.lua on 2 ranks", function()
@@ -344,17 +338,7 @@ describe("luacuda.dist on NCCL", function()
   end
 
   -- what every rank wrote after prefix, and whether every rank checked all
-  local function results(ok, stdout, out)
-    assert.is_true(ok, stdout .. out)
-    local done = lines(out, "rank ")
-    assert.equal(2, #done, stdout .. out)
-    for _, l in ipairs(done) do
-      local checks, failed = l:match("^%d+: (%d+) checks, (%d+) failed$")
-      assert.is_true(tonumber(checks) > 250, l)
-      assert.equal("0", failed, out)
-    end
-    assert.same({}, lines(out, "FAIL "), out)
-  end
+  local function results(ok, stdout, out) all_passed(ok, stdout, out, 2, 250) end
 
   it("chooses NCCL where it loads, and computes every collective on device and managed arrays, "
      .. "on the default stream and on a stream, through the NCCL calls expected", function()
@@ -388,12 +372,8 @@ describe("luacuda.dist on NCCL", function()
   it("queues collectives on streams through NCCL, and through MPI where NCCL is off", function()
     for _, case in ipairs { { fake_nccl, "nccl" }, { "0", "mpi" } } do
       local ok, stdout, _, _, out = mpirun("spec/dist/streams.lua", 2, env(case[1]))
-      assert.is_true(ok, stdout .. out)
+      all_passed(ok, stdout, out, 2, 50)
       assert.same({ case[2], case[2] }, lines(out, "engine "), out)
-      local done = lines(out, "rank ")
-      assert.equal(2, #done, out)
-      for _, l in ipairs(done) do assert.truthy(l:match("^%d+: %d+ checks, 0 failed$"), out) end
-      assert.same({}, lines(out, "FAIL "), out)
     end
   end)
 

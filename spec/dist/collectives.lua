@@ -10,15 +10,9 @@ local dist = require "luacuda.dist"
 package.path = arg[0]:match("^(.*)/") .. "/?.lua;" .. package.path
 local ranklog = require "ranklog"
 
-local comm = dist.init()
+local comm, log = ranklog.start(arg[1], true)   -- the spec gives each rank a device
 local R, P = comm.rank, comm.size
-local log = ranklog.open(arg[1], R)
--- one device per rank where there are enough (the spec gives the
--- simulator and the fake driver four), as on a machine with a GPU each
-if #luacuda.devices() >= comm.local_size then luacuda.select_device(comm.local_rank) end
-log.say("device " .. luacuda.current_device())
-local say, check, flat = log.say, log.check, ranklog.flat
-local function same(got, want, what) ranklog.same(log, got, want, what) end
+local say, check, same, flat = log.say, log.check, log.same, ranklog.flat
 
 -- The value of element i on rank r for a dtype: small numbers whose
 -- sums and products every dtype holds exactly (1..3, signed where it can).
@@ -325,7 +319,4 @@ check(comm.local_size == P, "every rank on this machine")
 check(dist.init() == comm, "init returns the same communicator")
 comm:barrier()
 
-log.finish()
-local total = luacuda.full({ 1 }, log.failures, "int64")
-comm:allreduce(total)
-os.exit(total[1] == 0 and 0 or 3)
+ranklog.finish_all(comm, log)

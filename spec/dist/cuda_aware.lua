@@ -3,19 +3,16 @@
 -- gets as it is (the spec counts the driver's copies in the fake driver's
 -- trace), and any other MPI through a host copy. Log: ranklog.lua.
 local luacuda = require "luacuda"
-local dist = require "luacuda.dist"
 
 package.path = arg[0]:match("^(.*)/") .. "/?.lua;" .. package.path
 local ranklog = require "ranklog"
 
-local comm = dist.init()
+local comm, log = ranklog.start(arg[1])
 local R, P = comm.rank, comm.size
-local log = ranklog.open(arg[1], R)
 log.say("cuda_aware " .. tostring(comm.cuda_aware))
 local x = luacuda.device_array({ 8 }, "float32"):fill(R)
 comm:allreduce(x, "sum")
 local want = {}
 for i = 1, 8 do want[i] = P * (P + 1) / 2 end
-ranklog.same(log, x:copy_to_host():totable(), want, "allreduce of a device array")
-log.finish()
-os.exit(log.failures == 0 and 0 or 3)
+log.same(x:copy_to_host():totable(), want, "allreduce of a device array")
+ranklog.finish_all(comm, log)

@@ -6,16 +6,13 @@
 -- <what>" lines, then "rank R: N checks, F failed" into its file
 -- rank<R>.txt in the directory arg[1].
 local luacuda = require "luacuda"
-local dist = require "luacuda.dist"
 
 package.path = arg[0]:match("^(.*)/") .. "/?.lua;" .. package.path
 local ranklog = require "ranklog"
 
-local comm = dist.init()
+local comm, log = ranklog.start(arg[1])
 local R, P = comm.rank, comm.size
-local log = ranklog.open(arg[1], R)
-local say, check, flat = log.say, log.check, ranklog.flat
-local function same(got, want, what) ranklog.same(log, got, want, what) end
+local say, check, same, flat = log.say, log.check, log.same, ranklog.flat
 say("engine " .. comm.engine)
 
 -- rank r's element i: small whole numbers every dtype holds exactly

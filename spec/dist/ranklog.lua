@@ -54,4 +54,29 @@ function M.same(log, got, want, what)
   log.check(M.equal(got, want), ("%s: got %s, want %s"):format(what, list_text(got), list_text(want)))
 end
 
+-- The start of a rank script: the world communicator and the rank's log
+-- in the directory dir (M.open), whose same(got, want, what) is M.same;
+-- with own_device, a device of its own for each rank where there are
+-- enough, as on a machine with a GPU a rank ("device N" logged).
+function M.start(dir, own_device)
+  local luacuda = require "luacuda"
+  local comm = require("luacuda.dist").init()
+  local log = M.open(dir, comm.rank)
+  function log.same(got, want, what) M.same(log, got, want, what) end
+  if own_device then
+    if #luacuda.devices() >= comm.local_size then luacuda.select_device(comm.local_rank) end
+    log.say("device " .. luacuda.current_device())
+  end
+  return comm, log
+end
+
+-- The end of a rank script: its summary line, then exit status 0 when no
+-- rank failed a check (3 otherwise), the same on every rank.
+function M.finish_all(comm, log)
+  log.finish()
+  local total = require("luacuda").full({ 1 }, log.failures, "int64")
+  comm:allreduce(total)
+  os.exit(total[1] == 0 and 0 or 3)
+end
+
 return M

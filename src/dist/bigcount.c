@@ -156,12 +156,20 @@ static int rank_stride_type(int count, MPI_Datatype t, int64_t n, MPI_Aint ext,
   return rc;
 }
 
+/* What allgather and reduce_scatter_block start with: the ranks, the
+** elements per rank of one call, and t's extent; n checked. */
+static int block_start(MPI_Comm comm, int64_t n, MPI_Datatype t, int *size, int64_t *limit,
+                       MPI_Aint *ext) {
+  int rc = block_limit(comm, size, limit);
+  if (rc == MPI_SUCCESS) rc = check_count(n, *size, t, ext);
+  return rc;
+}
+
 int lc_mpi_allgather(const void *send, int64_t n, void *recv, MPI_Datatype t, MPI_Comm comm) {
   int size;
   int64_t limit;
   MPI_Aint ext;
-  int rc = block_limit(comm, &size, &limit);
-  if (rc == MPI_SUCCESS) rc = check_count(n, size, t, &ext);
+  int rc = block_start(comm, n, t, &size, &limit, &ext);
   if (rc != MPI_SUCCESS) return rc;
   if (n <= limit) return MPI_Allgather(send, (int)n, t, recv, (int)n, t, comm);
   /* in place, MPI takes this rank's piece from where the type puts it */
@@ -183,8 +191,7 @@ int lc_mpi_reduce_scatter_block(const void *send, void *recv, int64_t n, MPI_Dat
   int size;
   int64_t limit;
   MPI_Aint ext;
-  int rc = block_limit(comm, &size, &limit);
-  if (rc == MPI_SUCCESS) rc = check_count(n, size, t, &ext);
+  int rc = block_start(comm, n, t, &size, &limit, &ext);
   if (rc != MPI_SUCCESS) return rc;
   if (n <= limit) return MPI_Reduce_scatter_block(send, recv, (int)n, t, op, comm);
   /* the op must see t itself, so each call's input is made contiguous:
