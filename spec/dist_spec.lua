@@ -309,6 +309,19 @@ describe("luacuda.dist on MPI", function()
     assert.same({ "1", "2", "3", "4" }, lines(out, "device "), out)
   end)
 
+  it("joins the MPI a host program started, and refuses stream= where MPI gives less than "
+     .. "MPI_THREAD_MULTIPLE (spec/c/dist_host_test.c)", function()
+    local bin = BUILD .. "/dist_host_test"
+    if not S.exists(bin) then
+      pending(bin .. " was not built (no mpicc)")
+      return
+    end
+    local ok, out = mpirun(nil, 2, nil, "-np 2 " .. rank_command():gsub("lua5%.4$", bin))
+    assert.is_true(ok, out)
+    assert.equal(2, count_lines(out, "ok joins_the_hosts_mpi"), out)
+    assert.equal(2, count_lines(out, "ok stream_needs_thread_multiple"), out)
+  end)
+
   it("runs examples/dist_linear.lua on 2 ranks", function()
     local ok, out = mpirun("examples/dist_linear.lua", 2)
     assert.is_true(ok, out)
