@@ -242,7 +242,8 @@ end
 -- @usage local comm = require("luacuda.dist").init()
 -- print(comm.cuda_aware)    --> false (Debian's OpenMPI)
 
---- Waits until every rank has called it.
+--- Waits until every rank has called it (on the host: the collectives
+-- queued on streams before it may still be running; synchronize those).
 -- @function Comm:barrier
 -- @raise `luacuda.dist.barrier: ranks called different functions (...)`
 -- when another rank is in another collective
