@@ -412,6 +412,16 @@ describe("luacuda.dist on NCCL", function()
     assert.same({ ["0"] = 6, ["1"] = 2 }, copies)
   end)
 
+  it("aborts the job when a rank cannot queue an MPI call on a stream that the others queued",
+     function()
+    local ok, out, code = mpirun(nil, 2, env("0"), "-np 1 lua5.4 spec/dist/queue_fail.lua %s : "
+      .. "-np 1 env FAKE_CUDA_FAIL=cuLaunchHostFunc:1 lua5.4 spec/dist/queue_fail.lua %s")
+    assert.is_false(ok, out)
+    assert.not_equal(124, code, "timed out: the job hung\n" .. out)
+    assert.truthy(out:find("luacuda.dist.allreduce: on rank 2: luacuda.queuehost: cuLaunchHostFunc: "
+      .. "CUDA_ERROR_UNKNOWN (the job is aborted: the call queued on rank 1 cannot complete)", 1, true), out)
+  end)
+
   it("raises an NCCL failure of one rank on every rank", function()
     local ok, stdout, _, _, out = mpirun(nil, nil, env(fake_nccl, "FAKE_NCCL_TIMEOUT_S=2"),
       "-np 1 lua5.4 spec/dist/nccl_fail.lua %s call : -np 1 env FAKE_NCCL_FAIL=ncclAllReduce:2 "

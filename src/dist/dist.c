@@ -873,11 +873,22 @@ static void run_mpi(lua_State *L, dcomm *c, const mpi_job *j, const dopts *o, co
       lua_pop(L, 1);
     }
   }
+  bool queued = q == NULL;
   free(q);
   char msg[VERDICTLEN];
   verdict(L, c, err, j->kind == J_SEND || j->kind == J_RECV, j->root, j->kind == J_SEND, j->fname,
           msg, sizeof msg);
-  if (msg[0]) dist_raise(L, j->fname, "%s", msg);
+  if (!msg[0]) return;
+  if (queued) {
+    /* a blocking MPI call cannot be taken back: the one queued here would
+    ** wait forever for the rank that could not queue its own, and so
+    ** would every wait for this stream (lua_close's too) */
+    fprintf(stderr, "luacuda.dist.%s: %s (the job is aborted: the call queued on rank %d cannot "
+            "complete)\n", j->fname, msg, c->rank + 1);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  dist_raise(L, j->fname, "%s", msg);
 }
 
 /* false: the ranks' arrays differ in kind, dist.lua stages them and calls
