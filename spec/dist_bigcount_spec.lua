@@ -13,6 +13,9 @@ if not S.sh("command -v mpirun") then
   why_not = "no mpirun here (Debian's openmpi-bin; make deps installs it)"
 elseif not S.exists(BIN) then
   why_not = BIN .. " was not built (no mpicc when luacuda was built: libopenmpi-dev)"
+elseif S.backend ~= "sim" then
+  -- plain C over MPI: no backend in it, so one run is enough
+  why_not = "bigcount.c uses no backend: the simulator's run (make check) covers it"
 end
 
 -- Run the test program under mpirun with np ranks and the settings env
