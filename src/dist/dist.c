@@ -406,10 +406,12 @@ static dcomm *check_comm(lua_State *L, int idx, const char *fname) {
 static void choose_engine(lua_State *L, dcomm *c, const char *fname);
 static int backend_device(lua_State *L);
 
-/* The current device, 0-based (-1 where luacuda cannot say) */
-static int current_device(lua_State *L) {
+/* The current device, 0-based; -1 where luacuda cannot say, and why into
+** err (when not NULL) */
+static int current_device(lua_State *L, char *err, size_t len) {
   lua_pushcfunction(L, backend_device);
   if (lua_pcall(L, 0, 2, 0) != LUA_OK) {
+    if (err) snprintf(err, len, "%s", lua_tostring(L, -1));
     lua_pop(L, 1);
     return -1;
   }
@@ -744,9 +746,10 @@ static void read_options(lua_State *L, int idx, const char *const *known, header
 
 /* Which engine runs a call on the n arrays as: NCCL where the
 ** communicator has it and every array is device or managed memory of a
-** dtype NCCL takes for kind; else MPI, on the host, which takes no device
-** array (dist.lua stages them) and no stream. Into the header, which the
-** ranks agree on. */
+** dtype NCCL takes for kind; else MPI, which takes device arrays only
+** where it says it can and the call has no stream (dist.lua stages them
+** otherwise), and a stream only with MPI_THREAD_MULTIPLE. Into the
+** header, which the ranks agree on. */
 static bool route(lua_State *L, dcomm *c, header *h, lc_nccl_kind kind, const arr *const *as,
                   int n, const dopts *o) {
   /* send and recv cannot make NCCL's communicator (every rank takes part) */
@@ -760,7 +763,7 @@ static bool route(lua_State *L, dcomm *c, header *h, lc_nccl_kind kind, const ar
   if (nccl) {
     /* NCCL's communicator has one device: its, or the current one, where
     ** it will be made */
-    int want = c->nccl ? c->nccl_device : current_device(L);
+    int want = c->nccl ? c->nccl_device : current_device(L, NULL, 0);
     for (int i = 0; i < n; i++)
       if (as[i]->info.kind == LUACUDA_DEVICE && want >= 0 && as[i]->info.device - 1 != want)
         header_error(h, "%s is on device %d, but NCCL's communicator is on device %d (the device "
@@ -991,17 +994,10 @@ static void drop_nccl(dcomm *c, const char *why) {
 static void start_nccl(lua_State *L, dcomm *c, const char *fname) {
   if (c->nccl) return;
   char err[MSGLEN];
-  int device = -1;
   header h;
   header_init(&h, K_ENGINE);
-  lua_pushcfunction(L, backend_device);
-  if (lua_pcall(L, 0, 2, 0) == LUA_OK) {
-    device = (int)lua_tointeger(L, -1) - 1;
-    lua_pop(L, 2);
-  } else {
-    header_error(&h, "%s", lua_tostring(L, -1));
-    lua_pop(L, 1);
-  }
+  int device = current_device(L, err, sizeof err);
+  if (device < 0) header_error(&h, "%s", err);
   char id[LC_NCCL_ID_BYTES] = {0};
   if (c->rank == 0 && !lc_nccl_unique_id(id, err, sizeof err)) header_error(&h, "%s", err);
   agree(L, c, &h, fname);
