@@ -115,19 +115,16 @@ LUACUDA_API void *luacuda_toarray(lua_State *L, int idx, luacuda_arrayinfo *info
   return a && lc_array_is_open(a) ? array_info(a, info) : NULL;
 }
 
-LUACUDA_API void *luacuda_checkarray(lua_State *L, int arg, luacuda_arrayinfo *info) {
-  lc_array *a = lc_array_test(L, arg);
-  if (a == NULL) luaL_typeerror(L, arg, LC_ARRAY_MT);
-  if (!lc_array_is_open(a)) luaL_argerror(L, arg, "closed " LC_ARRAY_MT);
-  return array_info(a, info);
-}
-
 /* The open array at arg, or an argument error. */
 static lc_array *open_array_at(lua_State *L, int arg) {
   lc_array *a = lc_array_test(L, arg);
   if (a == NULL) luaL_typeerror(L, arg, LC_ARRAY_MT);
   if (!lc_array_is_open(a)) luaL_argerror(L, arg, "closed " LC_ARRAY_MT);
   return a;
+}
+
+LUACUDA_API void *luacuda_checkarray(lua_State *L, int arg, luacuda_arrayinfo *info) {
+  return array_info(open_array_at(L, arg), info);
 }
 
 LUACUDA_API void luacuda_waitarray(lua_State *L, int arg, int writing) {
