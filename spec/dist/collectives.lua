@@ -33,10 +33,7 @@ local function fold(dtype, op, vals)
     local v = vals[k]
     if KIND[dtype] == "b" then
       if op == "sum" or op == "max" then acc = acc or v else acc = acc and v end
-    elseif op == "sum" then acc = acc + v
-    elseif op == "prod" then acc = acc * v
-    elseif op == "min" then acc = math.min(acc, v)
-    else acc = math.max(acc, v) end
+    else acc = ranklog.combine(op, acc, v) end
   end
   -- integers come back as Lua integers, floats as floats
   if KIND[dtype] == "f" then acc = acc + 0.0 elseif KIND[dtype] ~= "b" then acc = math.tointeger(acc) end

@@ -32,11 +32,7 @@ end
 local function fold(op, i, n)
   local acc = val(1, i)
   for r = 2, n do
-    local v = val(r, i)
-    if op == "sum" then acc = acc + v
-    elseif op == "prod" then acc = acc * v
-    elseif op == "min" then acc = math.min(acc, v)
-    else acc = math.max(acc, v) end
+    acc = ranklog.combine(op, acc, val(r, i))
   end
   return acc
 end

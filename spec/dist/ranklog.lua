@@ -54,6 +54,14 @@ function M.same(log, got, want, what)
   log.check(M.equal(got, want), ("%s: got %s, want %s"):format(what, list_text(got), list_text(want)))
 end
 
+-- a and b reduced by op ("sum", "prod", "min" or "max"), as Lua numbers
+function M.combine(op, a, b)
+  if op == "sum" then return a + b end
+  if op == "prod" then return a * b end
+  if op == "min" then return math.min(a, b) end
+  return math.max(a, b)
+end
+
 -- The start of a rank script: the world communicator and the rank's log
 -- in the directory dir (M.open), whose same(got, want, what) is M.same;
 -- with own_device, a device of its own for each rank where there are
