@@ -153,6 +153,87 @@ describe("luacuda.save and luacuda.load", function()
     assert.same({ "bf.npy" }, files())
   end)
 
+  -- issue 29: a temporary file renamed over the path replaced links,
+  -- FIFOs and devices with a regular file, and reset the mode
+  describe("write into the file the path names, as numpy.save", function()
+    local function sh(cmd) assert(os.execute(cmd), cmd) end
+    local function is(test, p) return os.execute(("test %s '%s'"):format(test, p)) == true end
+    local function mode(p) return select(2, S.sh(("stat -c %%a '%s'"):format(p))):match("%d+") end
+    local function saved(a)                    -- the bytes save writes for a
+      luacuda.save(path("ref"), a)
+      local s = read(path("ref"))
+      os.remove(path("ref"))
+      return s
+    end
+
+    it("keeps an existing file's mode", function()
+      luacuda.save(path("m"), sample("int8", { 3 }))
+      sh("chmod 600 " .. path("m"))
+      luacuda.save(path("m"), sample("float64", { 4 }))
+      assert.equal("600", mode(path("m")))
+      assert.equal(saved(sample("float64", { 4 })), read(path("m")))
+    end)
+
+    it("writes through a symbolic link into its target, a dangling one too", function()
+      luacuda.save(path("target"), sample("int8", { 3 }))
+      sh(("ln -s %s %s"):format(path("target"), path("link")))
+      luacuda.save(path("link"), sample("int32", { 5 }))
+      assert.is_true(is("-L", path("link")))
+      assert.equal(saved(sample("int32", { 5 })), read(path("target")))
+      sh(("ln -s %s %s"):format(path("made"), path("dangling")))
+      luacuda.save(path("dangling"), sample("int16", { 2 }))
+      assert.is_true(is("-L", path("dangling")))
+      assert.equal(saved(sample("int16", { 2 })), read(path("made")))
+    end)
+
+    it("writes into a hard link, which both names then read", function()
+      luacuda.save(path("one"), sample("int8", { 3 }))
+      sh(("ln %s %s"):format(path("one"), path("two")))
+      luacuda.save(path("two"), sample("uint16", { 6 }))
+      assert.equal(saved(sample("uint16", { 6 })), read(path("one")))
+      assert.equal(read(path("one")), read(path("two")))
+    end)
+
+    it("writes into a FIFO, and a reader that leaves early is an error, not SIGPIPE", function()
+      local fifo = dir .. "/fifo"
+      sh("mkfifo " .. fifo)
+      local a = sample("float32", { 2, 3 })
+      local reader = io.popen("cat " .. fifo)  -- opens the FIFO's other end
+      luacuda.save(fifo, a)
+      assert.equal(saved(a), reader:read("a"))
+      reader:close()
+      assert.is_true(is("-p", fifo))
+      -- a reader that takes 10 bytes and goes: the rest is EPIPE
+      reader = io.popen("head -c 10 " .. fifo .. " >/dev/null")
+      S.misuse("luacuda.save: " .. fifo .. ": cannot write the file: Broken pipe",
+               luacuda.save, fifo, luacuda.zeros(1 << 20, "float64"))
+      reader:close()
+      assert.is_true(is("-p", fifo))
+    end)
+
+    it("writes into a device node and keeps it one", function()
+      if not S.sh("test \"$(id -u)\" = 0") then return pending("needs root to make device nodes") end
+      sh(("mknod %s/null c 1 3 && mknod %s/full c 1 7"):format(dir, dir))
+      luacuda.save(dir .. "/null", sample("int8", { 3 }))
+      assert.is_true(is("-c", dir .. "/null"))
+      S.misuse("luacuda.save: " .. dir .. "/full: cannot write the file: No space left on device",
+               luacuda.save, dir .. "/full", sample("int8", { 3 }))
+      assert.is_true(is("-c", dir .. "/full"))
+    end)
+
+    it("removes a file it made when the write fails, and leaves no other file", function()
+      -- a file size limit (SIGXFSZ ignored): the write fails with EFBIG
+      local ok, out = S.lua_run("trap '' XFSZ; ulimit -f 16;", ([==[
+        local luacuda = require "luacuda"
+        local ok, err = pcall(luacuda.save, %q, luacuda.zeros(4096, "float64"))
+        print(ok, err)
+      ]==]):format(path("big")))
+      assert(ok, out)
+      assert.truthy(out:find("cannot write the file: File too large", 1, true), out)
+      assert.same({}, files())
+    end)
+  end)
+
   it("round-trip records as structured dtypes: padding, packed, nested, sub-arrays", function()
     local inner = luacuda.record { { "a", "int8" }, { "b", "float64" } }
     local recs = {
@@ -425,7 +506,7 @@ describe("luacuda.save and luacuda.load", function()
     S.misuse("luacuda.save: attempt to use a closed array", luacuda.save, path("x"), closed)
     S.misuse("luacuda.save: " .. dir .. "/no/such/dir/x.npy: cannot create the file: No such file or directory",
              luacuda.save, dir .. "/no/such/dir/x.npy", luacuda.zeros(1))
-    S.misuse("luacuda.save: " .. dir .. ": cannot replace the file: Is a directory",
+    S.misuse("luacuda.save: " .. dir .. ": cannot open the file: Is a directory",
              luacuda.save, dir, luacuda.zeros(1))
     assert.same({}, files())                       -- nothing left behind
   end)

@@ -7,19 +7,23 @@
 **
 ** save writes C order for a C-contiguous array, Fortran order for an
 ** F-contiguous one, and C order from a contiguous host copy for any other
-** view or for device memory. It writes a temporary file beside the target
-** and renames it, so a failed save leaves no partial file. load reads a
-** Fortran-order file into an F-strided array (no transpose).
+** view or for device memory. It writes into the file the path names, as
+** numpy.save does (through a symbolic link, into a hard link, FIFO or
+** device, keeping the file's mode and owner), after everything that can
+** fail before the first byte. load reads a Fortran-order file into an
+** F-strided array (no transpose).
 */
 #include "array.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "aux.h"
@@ -74,31 +78,70 @@ static bool write_all(int fd, const char *p, size_t n) {
   return true;
 }
 
-/* Write header and data to a new file beside path, then rename it to
-** path. Runs no Lua: nothing can raise while the file is open. Returns 0,
-** or an errno value with *what the step that failed; the temporary file
-** is gone either way. */
-static int write_file(const char *path, const char *tmp, const char *header, size_t hlen,
-                      const char *data, size_t nbytes, const char **what) {
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+/* Both parts, with SIGPIPE held back: a FIFO whose reader went away is
+** EPIPE, an error of the save, not the signal that ends the process (Lua
+** leaves SIGPIPE at its default). A SIGPIPE that was pending before is
+** left pending. */
+static bool write_all_nopipe(int fd, const char *header, size_t hlen, const char *data,
+                             size_t nbytes) {
+  sigset_t pipe_set, old, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigemptyset(&pending);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+  bool ok = write_all(fd, header, hlen) && write_all(fd, data, nbytes);
+  int e = errno;
+  if (!ok && e == EPIPE && !was_pending) {
+    struct timespec now = {0, 0};
+    while (sigtimedwait(&pipe_set, NULL, &now) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  errno = e;
+  return ok;
+}
+
+/* Same file: the one fd has open is the one path names now (so a failed
+** save removes only the file it created). */
+static bool names_file(const char *path, int fd) {
+  struct stat a, b;
+  return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Write header and data into the file path names, following symbolic
+** links, as numpy.save does: an existing file is truncated and keeps its
+** mode, owner and links; a new one is made with 0666 less the umask. A
+** temporary file renamed over path would replace a link, a FIFO or a
+** device with a regular file and reset the mode (issue 29). Runs no Lua:
+** nothing can raise while the file is open. Returns 0, or an errno value
+** with *what the step that failed; a file this call made is removed again
+** when the write fails (an existing one is left as far as it was written,
+** as numpy.save leaves it). */
+static int write_file(const char *path, const char *header, size_t hlen, const char *data,
+                      size_t nbytes, const char **what) {
+  bool created = true;
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0 && errno == EEXIST) {
+    created = false;
+    /* O_CREAT again for a dangling symbolic link, whose target numpy makes */
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  }
   if (fd < 0) {
-    *what = "cannot create the file";
+    *what = created ? "cannot create the file" : "cannot open the file";
     return errno;
   }
   int e = 0;
-  if (!write_all(fd, header, hlen) || !write_all(fd, data, nbytes)) {
+  errno = 0;
+  if (!write_all_nopipe(fd, header, hlen, data, nbytes)) {
     e = errno ? errno : EIO;
     *what = "cannot write the file";
   }
+  if (e && created && names_file(path, fd)) unlink(path);
   if (close(fd) != 0 && e == 0) {
     e = errno;
     *what = "cannot write the file";
   }
-  if (e == 0 && rename(tmp, path) != 0) {
-    e = errno;
-    *what = "cannot replace the file";
-  }
-  if (e) unlink(tmp);
   return e;
 }
 
@@ -110,15 +153,18 @@ Every dtype but bfloat16; a record is written as a structured dtype, its
 padding as NumPy writes it. A C-contiguous array is written in C order, an
 F-contiguous one in Fortran order, any other view (and device memory) from
 a C-order host copy, after the work queued on the array. Header version
-1.0, or 2.0 when the header passes 64 KiB. The file is written under a
-temporary name beside `path` and renamed, so a failed save leaves no
-partial file and keeps the one it would have replaced.
+1.0, or 2.0 when the header passes 64 KiB. As `numpy.save`, it writes into
+the file `path` names: through a symbolic link into its target, into a
+hard link, a FIFO or a device, an existing file keeping its mode and
+owner. What can fail before the first byte (the dtype, the copy of device
+memory) leaves the file as it was; a failed write removes a file the call
+made, and leaves an existing one as far as it was written.
 @function save
 @string path the file to write
 @tparam Array a any kind, any layout
 @raise `luacuda.save: <path>: dtype bfloat16 has no NumPy type code ...`;
-`luacuda.save: <path>: cannot create the file: <reason>` (and `cannot write`,
-`cannot replace`)
+`luacuda.save: <path>: cannot create the file: <reason>` (and `cannot open`,
+`cannot write`)
 @usage local path = os.tmpname()
 luacuda.save(path, luacuda.arange(6, "float32"):reshape({2, 3}))
 assert(luacuda.load(path).shape[2] == 3)
@@ -166,13 +212,10 @@ static int l_save(lua_State *L) {
   size_t nbytes = (size_t)(src->lay.size * dt->size);
   const char *data = nbytes ? lc_array_data(src) : "";
 
-  static atomic_uint serial;
-  const char *tmp = lua_pushfstring(L, "%s.tmp%d.%d", path, (int)getpid(),
-                                    (int)(atomic_fetch_add(&serial, 1) & 0x7fffffff));
   size_t hlen;
   const char *header = lua_tolstring(L, 3, &hlen);
   const char *what = "";
-  int e = write_file(path, tmp, header, hlen, data, nbytes, &what);
+  int e = write_file(path, header, hlen, data, nbytes, &what);
   if (e) {
     char why[128];
     lc_error(L, fn, "%s: %s: %s", path, what, errno_text(e, why, sizeof why));
