@@ -523,7 +523,8 @@ static int test_dlpack_import_errors_keep_ownership(void) {
   pending = host_tensor((DLDataType){kDLFloat, 32, 1}, kDLCUDA);
   pending->dl_tensor.device.device_id = 3;
   CHECK_ERR(protect(L, import_pending),
-            "tensor is on device 3, the current device is 0 (luacuda.select_device numbers from 1)");
+            "luacuda.from_dlpack: the tensor is on device 4 (DLPack's device_id 3), but device 1 "
+            "is current (luacuda.device)");
   delete_tensor(pending);
   static int64_t huge[2] = {INT64_MAX / 2, 1};
   pending = host_tensor((DLDataType){kDLFloat, 32, 1}, kDLCPU);
