@@ -32,8 +32,10 @@ extern "C" __global__ void scale(Array<float, 2> m, float s) {
 ]==]
 
 local DTYPES = {"float32", "float64", "int32", "int64", "uint8", "bool", "int16"}
--- what the alias operations found to differ from their model, by seed
-local mismatches = {}
+-- what the alias operations found to differ from their model, by seed;
+-- the stream they queue on, out of the pool's reach (made once: a stream
+-- is a thread on the fake driver)
+local mismatches, alias_stream = {}, nil
 local KINDS = {"host", "device", "pinned", "mapped", "managed"}
 
 local function run_seed(seed, module, trace)
@@ -139,7 +141,6 @@ local function run_seed(seed, module, trace)
   -- results there). A difference is a failure of the spec; a raised
   -- message is not (the pool's queued work may fail into the call). The
   -- arrays join the pool afterwards.
-  local alias_stream                   -- this seed's, out of the pool's reach
   -- a view of k of n elements (1-d), any step, either direction
   local function alias_view(n, k)
     local step = rnd(1, 3)
