@@ -94,6 +94,14 @@ static void check_layout(const lc_layout *l, int64_t itemsize, int64_t lo, int64
   }
   CHECK(elo == mn && ehi == mx + itemsize, "extent [%lld, %lld) is not the elements' [%lld, %lld)",
         (long long)elo, (long long)ehi, (long long)mn, (long long)(mx + itemsize));
+  /* the overlap test never misses a shared byte: each element's bytes,
+  ** as a one-element view at another base address, overlap the layout */
+  const uintptr_t base = (uintptr_t)1 << 40;
+  lc_layout one = {.ndim = 0, .size = 1, .offset = 0};
+  for (int64_t k = 0; k < m; k++)
+    CHECK(lc_views_overlap(base, l, itemsize, base + (uintptr_t)offs_a[k], &one, itemsize),
+          "element %lld is not seen to overlap the view", (long long)k);
+  CHECK(lc_views_same(base, l, itemsize, base, l, itemsize), "a view is not the same as itself");
 }
 
 static const int64_t itemsizes[] = {1, 2, 4, 8, 16, 3, 0, -8};

@@ -346,6 +346,21 @@ describe("several devices", function()
     assert.equal(1, calls.staged.cuMemHostAlloc, "staged through page-locked memory")
   end)
 
+  it("names devices from 1 when from_dlpack takes a tensor of another device", function()
+    child([==[
+      local d
+      do
+        local _ <close> = luacuda.device(3)
+        d = luacuda.to_device({1, 2, 3})
+      end
+      local cap = d:to_dlpack()
+      S.misuse("luacuda.from_dlpack: the tensor is on device 3 (DLPack's device_id 2), but "
+               .. "device 1 is current (luacuda.device)", luacuda.from_dlpack, cap)
+      local _ <close> = luacuda.device(3)
+      eq({1, 2, 3}, values(luacuda.from_dlpack(cap)), "on its device")
+    ]==])
+  end)
+
   it("has a fake driver that keeps NVIDIA's peer rules (spec/c/fake_peer_test.c)", function()
     local bin = BUILD .. "/fake/fake_peer_test"
     if not S.exists(bin) then return pending("no " .. bin .. " (no cuda.h here)") end

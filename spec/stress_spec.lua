@@ -9,6 +9,10 @@
 -- 250) each, stopped after STRESS_SECONDS (default 20) wherever it got;
 -- STRESS_SEED=n runs that one seed, printing each operation as it goes,
 -- to replay a failure.
+--
+-- Besides, arrays over one memory (luacuda.mapped, DLPack, luacuda.register)
+-- are written through each other and checked against a model: see
+-- "aliases" below.
 local luacuda = require "luacuda"
 
 local SEEDS = tonumber(os.getenv("STRESS_SEEDS")) or 2000
@@ -28,6 +32,10 @@ extern "C" __global__ void scale(Array<float, 2> m, float s) {
 ]==]
 
 local DTYPES = {"float32", "float64", "int32", "int64", "uint8", "bool", "int16"}
+-- what the alias operations found to differ from their model, by seed;
+-- the stream they queue on, out of the pool's reach (made once: a stream
+-- is a thread on the fake driver)
+local mismatches, alias_stream = {}, nil
 local KINDS = {"host", "device", "pinned", "mapped", "managed"}
 
 local function run_seed(seed, module, trace)
@@ -123,6 +131,95 @@ local function run_seed(seed, module, trace)
     return a
   end
 
+  -- ---- aliases (issue 29, finding 2) -------------------------------------
+  -- Arrays over one host array's memory: luacuda.mapped (another buffer),
+  -- DLPack imports (another array over a buffer) and luacuda.register (the
+  -- memory page-locked in place). A copy, a scan, a reduction or array
+  -- math reads through one and writes through another (shifted, strided,
+  -- reversed views), synchronously or on a stream; the same operation on
+  -- views of one plain host array is the model (luacuda gives NumPy's
+  -- results there). A difference is a failure of the spec; a raised
+  -- message is not (the pool's queued work may fail into the call). The
+  -- arrays join the pool afterwards.
+  -- a view of k of n elements (1-d), any step, either direction
+  local function alias_view(n, k)
+    local step = rnd(1, 3)
+    while (k - 1) * step >= n do step = step - 1 end
+    local span = (k - 1) * step + 1
+    local first = rnd(1, n - span + 1)
+    if rnd(2) == 1 then return {{first, first + span - 1, step}} end
+    return {{first + span - 1, first, -step}}
+  end
+  local function device_side(a)
+    local k = luacuda.attr(a, "kind")
+    return k == "mapped" or k == "managed" or k == "device"
+  end
+  local function alias_op()
+    alias_stream = alias_stream or luacuda.stream()
+    local n = rnd(2, 48)
+    local dt = rnd(3) == 1 and "float32" or "float64"
+    local h, model = luacuda.arange(n, dt), luacuda.arange(n, dt)
+    -- the arrays over h's memory, and each one's counterpart in the model:
+    -- the same view of the model's one buffer
+    local set, mset, reg = {h}, {model}, nil
+    local how = rnd(3)
+    if how == 1 then set[2], mset[2] = luacuda.mapped(h), model
+    elseif how == 2 then reg = luacuda.register(h) end
+    if rnd(2) == 1 then
+      local from, v, j = rnd(#set), alias_view(n, n), #set + 1
+      set[j], mset[j] = luacuda.from_dlpack(set[from][v]:to_dlpack()), mset[from][v]
+    end
+    -- the operation, all its choices made before it runs twice
+    local what, xi, yi = rnd(5), rnd(#set), rnd(#set)
+    if what >= 3 and device_side(set[xi]) ~= device_side(set[yi]) then yi = xi end   -- one side computes
+    local x, y = set[xi], set[yi]
+    local ylen = #y
+    local k = rnd(1, math.min(#x, ylen))
+    local sv, dv = alias_view(#x, k), alias_view(ylen, k)
+    local rows = rnd(1, math.max(1, #x // 2))
+    local cols, axis = #x // rows, rnd(2)
+    if what == 5 then dv = alias_view(ylen, math.min(ylen, axis == 1 and cols or rows)) end
+    local function apply(i, o, s)
+      if what == 1 then
+        o[dv] = i[sv]
+      elseif what == 2 then
+        if device_side(o) then o[dv]:copy_to_device(i[sv], s) else i[sv]:copy_to_host(o[dv], s) end
+      elseif what == 3 then
+        i[sv]:cumsum({out = o[dv], stream = s})
+      elseif what == 4 then
+        luacuda.add(i[sv], 1, o[dv], s)
+      else
+        i[{{1, rows * cols}}]:reshape(rows, cols):sum(axis, {out = o[dv], stream = s})
+      end
+    end
+    if trace then
+      io.stderr:write(("  alias: %s%s, operation %d, from %s %s into %s %s\n"):format(
+        ({"mapped", "register", "plain"})[how], #set > (how == 1 and 2 or 1) and " + dlpack" or "",
+        what, luacuda.attr(x, "kind"), table.concat(sv[1], ":"), luacuda.attr(y, "kind"),
+        table.concat(dv[1], ":")))
+    end
+    local ok_model = pcall(apply, mset[xi], mset[yi], nil)
+    local ok, err = pcall(function()
+      apply(x, y, alias_stream)
+      alias_stream:synchronize()
+    end)
+    if ok and ok_model then
+      local got, want = h:totable(), model:totable()
+      for i = 1, n do
+        if got[i] ~= want[i] then
+          mismatches[#mismatches + 1] = ("seed %d: alias operation %d (%s into %s): element %d "
+            .. "is %s, the model's %s"):format(seed, what, luacuda.attr(x, "kind"),
+            luacuda.attr(y, "kind"), i, got[i], want[i])
+          break
+        end
+      end
+    end
+    keep(h)
+    for i = 2, #set do keep(set[i]) end
+    keep(reg)
+    if not ok then error(err, 0) end
+  end
+
   local ops = {
     function() return keep(new_array()) end,
     function() return keep(luacuda.stream()) end,
@@ -182,6 +279,8 @@ local function run_seed(seed, module, trace)
     function() return keep(pick("other"):gpu()) end,
     function() return keep(pick("other"):host()) end,
     function() return #pick("array") end,
+    -- aliases: see alias_op
+    function() return alias_op() end,
   }
 
   local depth = 0
@@ -231,6 +330,7 @@ describe("random calls with hostile metamethods and finalizers", function()
                     :format(seeds, calls, errors, luacuda.clock() - start))
     assert.is_true(calls >= seeds * OPS)
     assert.is_true(errors > 0 and errors < calls)
+    assert(#mismatches == 0, table.concat(mismatches, "\n"))
     -- the state still works
     local a = luacuda.to_device(luacuda.arange(4, "float32"))
     assert.same({0, 1, 2, 3}, a:copy_to_host():totable())

@@ -94,7 +94,10 @@ LUACUDA_API void luacuda_openlibs(lua_State *L);
 ** from it included) is gone: perhaps after lua_close, or on another
 ** thread, once the device work queued before it is done. On an error
 ** (raised as luacuda.wrap: cause) the memory stays the host's and
-** release is not called. */
+** release is not called. Memory wrapped twice, or memory an array has
+** already, is one memory to luacuda: a copy or an out= between arrays
+** over it that overlap gives NumPy's result (overlap is judged by
+** address, in the host's and the devices' address spaces). */
 LUACUDA_API void luacuda_wrap(lua_State *L, void *data, luacuda_kind kind,
                               const char *dtype, int ndim, const int64_t *shape,
                               const int64_t *strides, void (*release)(void *ud),
@@ -179,7 +182,8 @@ LUACUDA_API struct DLManagedTensor *luacuda_to_dlpack(lua_State *L, int arg);
 ** producer's work on it done, or queued on the legacy default stream). On
 ** success luacuda owns t and calls its deleter exactly once, when the last
 ** reference is gone; on an error (luacuda.from_dlpack: cause) t is still
-** the caller's. */
+** the caller's. An import of memory an array has already overlaps it as
+** luacuda_wrap says. */
 LUACUDA_API void luacuda_from_dlpack(lua_State *L, struct DLManagedTensor *t);
 
 #ifdef __cplusplus

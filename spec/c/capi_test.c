@@ -523,7 +523,8 @@ static int test_dlpack_import_errors_keep_ownership(void) {
   pending = host_tensor((DLDataType){kDLFloat, 32, 1}, kDLCUDA);
   pending->dl_tensor.device.device_id = 3;
   CHECK_ERR(protect(L, import_pending),
-            "tensor is on device 3, the current device is 0 (luacuda.select_device numbers from 1)");
+            "luacuda.from_dlpack: the tensor is on device 4 (DLPack's device_id 3), but device 1 "
+            "is current (luacuda.device)");
   delete_tensor(pending);
   static int64_t huge[2] = {INT64_MAX / 2, 1};
   pending = host_tensor((DLDataType){kDLFloat, 32, 1}, kDLCPU);
@@ -711,6 +712,187 @@ static int test_capsules_at_close(void) {
   CHECK_EQ(released, 0);
   lua_close(L);
   CHECK_EQ(released, 1);
+  return 0;
+}
+
+/* ---- aliases: one memory, two buffers -------------------------------------------- */
+
+/* The operations whose output may alias an input, for the alias_* tests:
+** the globals x and y are two arrays over the same n = k * k float32
+** elements, each a buffer of its own (a wrap, a DLPack import, a mapped
+** array). Each operation reads x and writes shifted, strided or reversed
+** views of y, synchronously and on a stream; then the same on ref, a
+** plain copy, with both sides through ref (views of one buffer, where
+** luacuda has always given NumPy's results). x must then hold what ref
+** holds. n is large enough that no loop or kernel reads all its inputs
+** before it writes by luck. With copies_only set, x and y compute on
+** different sides: copies only. */
+enum { ALIAS_N = 64 * 64 };
+
+static const char ALIAS_CHECKS[] =
+  "local l = require 'luacuda'\n"
+  "local n, k = #x, math.tointeger(math.sqrt(#x))\n"
+  "local init = l.mod(l.arange(0, n, 1, 'float32'), 13) + 1   -- small: sums are exact\n"
+  "local ref = x:copy()\n"
+  "local s, bad = l.stream(), {}\n"
+  "local function check(what, op)\n"
+  "  x[{}] = init  ref[{}] = init\n"
+  "  op(x, y)  op(ref, ref)\n"
+  "  l.synchronize()\n"
+  "  local got, want = x:copy_to_host():totable(), ref:copy_to_host():totable()\n"
+  "  for i = 1, n do\n"
+  "    if got[i] ~= want[i] then\n"
+  "      bad[#bad + 1] = ('%s: element %d is %g, expected %g'):format(what, i, got[i], want[i])\n"
+  "      return\n"
+  "    end\n"
+  "  end\n"
+  "end\n"
+  "local function mat(a) return a:reshape(k, k) end\n"
+  "check('strided copy', function(i, o) o[{{3, n, 2}}] = i[{{1, n - 2, 2}}] end)\n"
+  "local v, w = x:copy_to_host(), init:totable()   -- NumPy: a[2::2] = a[0:n-2:2]\n"
+  "for j = 1, n do\n"
+  "  local want = (j >= 3 and j % 2 == 1) and w[j - 2] or w[j]\n"
+  "  if v[j] ~= want then\n"
+  "    bad[#bad + 1] = ('strided copy: element %d is %g, NumPy gives %g'):format(j, v[j], want)\n"
+  "    break\n"
+  "  end\n"
+  "end\n"
+  "check('contiguous copy forward', function(i, o) o[{{3, n}}] = i[{{1, n - 2}}] end)\n"
+  "check('contiguous copy back', function(i, o) o[{{1, n - 2}}] = i[{{3, n}}] end)\n"
+  "check('reversed copy', function(i, o) o[{{n, 1, -1}}] = i end)\n"
+  "local function copy_on_stream(src, dst)\n"
+  "  if dst.kind == 'host' or dst.kind == 'pinned' then src:copy_to_host(dst, s)\n"
+  "  else dst:copy_to_device(src, s) end\n"
+  "end\n"
+  "check('reversed copy on a stream', function(i, o) copy_on_stream(i, o[{{n, 1, -1}}]) end)\n"
+  "check('strided copy on a stream', function(i, o) copy_on_stream(i[{{1, n - 2, 2}}], o[{{3, n, 2}}]) end)\n"
+  "check('contiguous copy on a stream', function(i, o) copy_on_stream(i[{{1, n - 2}}], o[{{3, n}}]) end)\n"
+  "if not copies_only then\n"
+  "check('add into a shifted out', function(i, o) l.add(i[{{1, n - 2}}], 1, o[{{3, n}}]) end)\n"
+  "check('multiply on a stream', function(i, o) l.multiply(i[{{1, n - 2}}], i[{{3, n}}], o[{{3, n}}], s) end)\n"
+  "check('negative into a reversed out', function(i, o) l.negative(i, o[{{n, 1, -1}}], s) end)\n"
+  "check('cumsum into a shifted out', function(i, o) i[{{1, n - 1}}]:cumsum({out = o[{{2, n}}]}) end)\n"
+  "check('cumsum on a stream', function(i, o) i[{{1, n - 1}}]:cumsum({out = o[{{2, n}}], stream = s}) end)\n"
+  "check('sum along an axis', function(i, o) mat(i):sum(2, {out = mat(o)[{k, {k, 1, -1}}]}) end)\n"
+  "local function batch(a) return a:reshape(4, k // 2, k // 2) end   -- 4 matrices\n"
+  "check('matmul', function(i, o)   -- product z reads matrix z + 1, product z - 1 wrote it\n"
+  "  local a = batch(i)[{{1, 3}}]\n"
+  "  l.matmul(a, a, batch(o)[{{2, 4}}], s)\n"
+  "end)\n"
+  "check('where', function(i, o) l.where(i:gt(6), i[{{n, 1, -1}}], i, o) end)\n"
+  "end\n"
+  "for _, why in ipairs(bad) do io.stderr:write(why, '\\n') end   -- every one, untruncated\n"
+  "assert(#bad == 0, table.concat(bad, '; '))\n";
+
+/* Run ALIAS_CHECKS on the globals x and y. */
+static int alias_checks(lua_State *L, bool copies_only) {
+  lua_pushboolean(L, copies_only);
+  lua_setglobal(L, "copies_only");
+  return run(L, ALIAS_CHECKS);
+}
+
+/* Push an array of kind over the same memory as the array in global name,
+** with the same layout (1-d float32), through luacuda_wrap. */
+static void wrap_alias_of(lua_State *L, const char *name, luacuda_kind kind) {
+  lua_getglobal(L, name);
+  luacuda_arrayinfo info;
+  void *data = luacuda_checkarray(L, -1, &info);
+  luacuda_wrap(L, data, kind, info.dtype, info.ndim, info.shape, info.strides, NULL, NULL);
+  lua_remove(L, -2);        /* the original stays alive as the global */
+}
+
+static float alias_buf[ALIAS_N];
+
+static int test_alias_wrapped_host(void) {
+  lua_State *L = new_state();
+  int64_t n = ALIAS_N;
+  luacuda_wrap(L, alias_buf, LUACUDA_HOST, "float32", 1, &n, NULL, count_release, NULL);
+  lua_setglobal(L, "x");
+  luacuda_wrap(L, alias_buf, LUACUDA_HOST, "float32", 1, &n, NULL, count_release, NULL);
+  lua_setglobal(L, "y");
+  CHECK_OK(alias_checks(L, false));
+  lua_close(L);
+  CHECK_EQ(released, 2);
+  return 0;
+}
+
+/* host memory registered in place (luacuda.register), and a pinned array
+** over it that the host program wrapped; and a mapped array (luacuda.mapped)
+** with a mapped wrap of the same memory: device-side math on both */
+static int test_alias_registered_and_mapped(void) {
+  lua_State *L = new_state();
+  CHECK_OK(run(L, "l = require 'luacuda'\n"
+                  "x = l.zeros(64 * 64, 'float32')  reg = l.register(x)"));
+  wrap_alias_of(L, "x", LUACUDA_PINNED);
+  lua_setglobal(L, "y");
+  CHECK_OK(alias_checks(L, false));
+  CHECK_OK(run(L, "y = nil  reg:close()\n"
+                  "h = l.zeros(64 * 64, 'float32')  x = l.mapped(h)"));
+  wrap_alias_of(L, "x", LUACUDA_MAPPED);
+  lua_setglobal(L, "y");
+  CHECK_OK(alias_checks(L, false));
+  CHECK_OK(run(L, "y = nil collectgarbage() x:close()"));
+  lua_close(L);
+  return 0;
+}
+
+static int64_t dev_shape[1] = {ALIAS_N};
+
+/* A tensor of the host's over the memory of the array in global name (a
+** device array of ALIAS_N float32), which it does not own. */
+static DLManagedTensor *foreign_tensor_of(lua_State *L, const char *name) {
+  lua_getglobal(L, name);
+  luacuda_arrayinfo info;
+  void *data = luacuda_checkarray(L, -1, &info);
+  lua_pop(L, 1);
+  DLManagedTensor *t = calloc(1, sizeof *t);
+  t->dl_tensor = (DLTensor){.data = data, .device = {kDLCUDA, info.device - 1}, .ndim = 1,
+                            .dtype = {kDLFloat, 32, 1}, .shape = dev_shape};
+  t->deleter = delete_tensor;
+  return t;
+}
+
+/* device memory imported through DLPack, as another library's tensor
+** would come: beside the array it came from, and twice */
+static int test_alias_dlpack_device(void) {
+  lua_State *L = new_state();
+  CHECK_OK(run(L, "x = require('luacuda').device_array(64 * 64, 'float32')"));
+  pending = foreign_tensor_of(L, "x");
+  CHECK_OK(protect(L, import_pending));
+  CHECK_OK(run(L, "y = t"));
+  CHECK_OK(alias_checks(L, false));
+  pending = foreign_tensor_of(L, "x");
+  CHECK_OK(protect(L, import_pending));
+  /* two imports of one memory, which the array they came from keeps */
+  CHECK_OK(run(L, "owner = x  x = y  y = t"));
+  CHECK_OK(alias_checks(L, false));
+  lua_close(L);
+  CHECK_EQ(deleted, 2);
+  return 0;
+}
+
+/* sim: device memory is host memory, so a device array and a host array
+** over the same bytes are one memory; on a GPU malloc'd memory is no
+** device memory (and a device pointer may equal a host one without
+** aliasing it) */
+static int test_alias_device_is_host_on_sim(void) {
+  lua_State *L = new_state();
+  if (luaL_dostring(L, "return (require('luacuda').backend())") != LUA_OK ||
+      strcmp(lua_tostring(L, -1), "sim") != 0) {
+    lua_close(L);
+    puts("(on a GPU backend: malloc'd memory is no device memory there; skipped)");
+    return 0;
+  }
+  lua_settop(L, 0);
+  int64_t n = ALIAS_N;
+  luacuda_wrap(L, alias_buf, LUACUDA_HOST, "float32", 1, &n, NULL, NULL, NULL);
+  lua_setglobal(L, "x");
+  luacuda_wrap(L, alias_buf, LUACUDA_DEVICE, "float32", 1, &n, NULL, NULL, NULL);
+  lua_setglobal(L, "y");
+  CHECK_OK(alias_checks(L, true));
+  CHECK_OK(run(L, "x, y = y, x"));
+  CHECK_OK(alias_checks(L, true));
+  lua_close(L);
   return 0;
 }
 
@@ -1012,7 +1194,8 @@ static const unit_test tests[] = {
   T(dlpack_import_deleter_at_close), T(dlpack_import_deleter_when_dropped),
   T(dlpack_import_errors_keep_ownership), T(dlpack_export_outlives_state),
   T(dlpack_export_device), T(dlpack_export_errors), T(wrap_device_memory_kernel),
-  T(capsules_at_close),
+  T(capsules_at_close), T(alias_wrapped_host), T(alias_registered_and_mapped),
+  T(alias_dlpack_device), T(alias_device_is_host_on_sim),
   T(preload_every_lua_file), T(requiref), T(sigurg_reaches_the_host),
   T(fault_signal_sent_is_the_hosts), T(host_context), T(host_default_pool),
   T(host_nonblocking_stream),

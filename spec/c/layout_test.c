@@ -440,6 +440,67 @@ static int test_extent(void) {
   return 0;
 }
 
+/* ---- the overlap test: views at addresses ---------------------------------------- */
+
+static int test_views_overlap(void) {
+  lc_layout a, b;
+  C8(a, 10);
+  C8(b, 10);
+  uintptr_t base = 0x10000;
+  /* one buffer; another over the same bytes (two bases, one address) */
+  CHECK(lc_views_overlap(base, &a, 8, base, &b, 8));
+  b.offset = 40;
+  CHECK(lc_views_overlap(base + 40, &a, 8, base, &b, 8));
+  /* b's bytes right after a's, and one byte into them */
+  CHECK(!lc_views_overlap(base, &a, 8, base + 40, &b, 8));
+  CHECK(!lc_views_overlap(base + 40, &b, 8, base, &a, 8));
+  CHECK(lc_views_overlap(base, &a, 8, base + 39, &b, 8));
+  /* a reversed view: its lowest byte is below its first element */
+  C8(a, 10);
+  CHECK_OK(lc_layout_slice(&a, 0, 9, 10, -1, err));
+  C8(b, 2);
+  CHECK(lc_views_overlap(base, &a, 8, base, &b, 8));
+  CHECK(!lc_views_overlap(base + 80, &a, 8, base, &b, 8));
+  /* a stepped view of another buffer's bytes: the extents meet */
+  C8(a, 10);
+  CHECK_OK(lc_layout_slice(&a, 0, 1, 5, 2, err));
+  C8(b, 1);
+  CHECK(lc_views_overlap(base, &a, 8, base + 16, &b, 8));
+  /* an empty view shares nothing, wherever it lies */
+  a = raw(0, V(0, 3), V(24, 8));
+  C8(b, 10);
+  CHECK(!lc_views_overlap(base + 8, &a, 8, base, &b, 8));
+  CHECK(!lc_views_overlap(base, &b, 8, base + 8, &a, 8));
+  /* itemsizes: the last element's bytes count */
+  C8(a, 2);                                        /* 16 bytes */
+  b = raw(0, V(1), V(1));
+  CHECK(lc_views_overlap(base, &a, 8, base + 15, &b, 1));
+  CHECK(!lc_views_overlap(base, &a, 8, base + 16, &b, 1));
+  return 0;
+}
+
+static int test_views_same(void) {
+  lc_layout a, b;
+  C8(a, 3, 4);
+  C8(b, 3, 4);
+  uintptr_t base = 0x10000;
+  CHECK(lc_views_same(base, &a, 8, base, &b, 8));
+  b.offset = 32;
+  CHECK(lc_views_same(base + 32, &a, 8, base, &b, 8));   /* two buffers, one address */
+  CHECK(!lc_views_same(base, &a, 8, base, &b, 8));
+  b.offset = 0;
+  CHECK(!lc_views_same(base, &a, 8, base, &b, 4));       /* another itemsize */
+  CHECK_OK(lc_layout_transpose(&b, NULL, err));
+  CHECK(!lc_views_same(base, &a, 8, base, &b, 8));       /* another shape */
+  /* a size-1 axis's stride does not matter; another axis's does */
+  a = raw(0, V(1, 4), V(999, 8));
+  b = raw(0, V(1, 4), V(32, 8));
+  CHECK(lc_views_same(base, &a, 8, base, &b, 8));
+  b = raw(0, V(1, 4), V(32, 0));                         /* broadcast */
+  CHECK(!lc_views_same(base, &a, 8, base, &b, 8));
+  return 0;
+}
+
 /* ---- -1 inference ------------------------------------------------------------- */
 
 static int test_infer(void) {
@@ -1070,7 +1131,7 @@ static const unit_test tests[] = {
   T(strided_span_overflow),
   T(like_contiguous), T(like_views), T(like_negative_strides), T(like_ties_and_size0),
   T(like_extreme_stride),
-  T(extent),
+  T(extent), T(views_overlap), T(views_same),
   T(infer), T(infer_errors),
   T(reshape_view_c), T(reshape_view_f), T(reshape_view_sliced), T(reshape_view_size1),
   T(reshape_view_0d), T(reshape_size0), T(reshape_copy), T(reshape_errors),

@@ -107,6 +107,11 @@ typedef struct lc_device_info {
 
 typedef struct lc_backend {
   const char *name;
+  /* device memory is host memory, at the addresses the host uses (the
+  ** simulator's): a device array and a host array over the same bytes are
+  ** one memory. Else device memory has device addresses only, which a
+  ** host address never names (binding/alias.c). */
+  bool device_memory_is_host;
 
   /* devices, 0-based here. select_device makes device i current for the
   ** calling thread (as the CUDA runtime does): its allocations, modules

@@ -175,6 +175,37 @@ void lc_layout_extent(const lc_layout *l, int64_t itemsize,
   *hi = b;
 }
 
+/* The view's bytes as addresses, [*lo, *hi): unsigned arithmetic, so an
+** offset below base (a view's lowest element before its offset's origin)
+** is still the right address. */
+static void view_bytes(uintptr_t base, const lc_layout *l, int64_t itemsize,
+                       uintptr_t *lo, uintptr_t *hi) {
+  int64_t elo, ehi;
+  lc_layout_extent(l, itemsize, &elo, &ehi);
+  *lo = base + (uintptr_t)elo;
+  *hi = base + (uintptr_t)ehi;
+}
+
+bool lc_views_overlap(uintptr_t abase, const lc_layout *a, int64_t aisz,
+                      uintptr_t bbase, const lc_layout *b, int64_t bisz) {
+  if (a->size == 0 || b->size == 0) return false;
+  uintptr_t alo, ahi, blo, bhi;
+  view_bytes(abase, a, aisz, &alo, &ahi);
+  view_bytes(bbase, b, bisz, &blo, &bhi);
+  return alo < bhi && blo < ahi;
+}
+
+bool lc_views_same(uintptr_t abase, const lc_layout *a, int64_t aisz,
+                   uintptr_t bbase, const lc_layout *b, int64_t bisz) {
+  if (aisz != bisz || a->ndim != b->ndim ||
+      abase + (uintptr_t)a->offset != bbase + (uintptr_t)b->offset)
+    return false;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i] || (a->shape[i] > 1 && a->strides[i] != b->strides[i]))
+      return false;
+  return true;
+}
+
 int lc_shape_infer(int ndim, int64_t *shape, int64_t size, char *err) {
   char want[256];
   int unknown = -1;

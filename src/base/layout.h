@@ -49,6 +49,25 @@ bool lc_layout_is_f_contiguous(const lc_layout *l, int64_t itemsize);
 void lc_layout_extent(const lc_layout *l, int64_t itemsize,
                       int64_t *lo, int64_t *hi);
 
+/* The overlap test, the one every operation whose output may alias an
+** input asks (copies, array math, reductions and scans, products). Two
+** views (layout, itemsize) of memory at addresses abase and bbase in one
+** address space (their offsets count from there), whichever buffers hold
+** them: may writing the elements of one change what the other reads? True
+** when the byte extents [lowest, highest] intersect, so views whose
+** elements interleave without sharing a byte count too (a copy through a
+** temporary where none was needed, never the reverse). Never for an empty
+** view. */
+bool lc_views_overlap(uintptr_t abase, const lc_layout *a, int64_t aisz,
+                      uintptr_t bbase, const lc_layout *b, int64_t bisz);
+
+/* Do the two views (as above, of the same shape) name the same bytes
+** element by element: one itemsize, one first address, and one stride
+** along every axis longer than 1? An elementwise operation may then write
+** its output over its input in place, and a copy has nothing to do. */
+bool lc_views_same(uintptr_t abase, const lc_layout *a, int64_t aisz,
+                   uintptr_t bbase, const lc_layout *b, int64_t bisz);
+
 /* Fill one -1 entry of shape from the total size; other negatives, a
 ** second -1, or a size that does not divide are errors. */
 int lc_shape_infer(int ndim, int64_t *shape, int64_t size, char *err);

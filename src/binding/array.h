@@ -128,6 +128,22 @@ static inline void lc_sync_host(lua_State *L, lc_kind k, const char *fname) {
 /* May the host touch memory of kind k at any time, with no wait? */
 static inline bool lc_kind_host_only(lc_kind k) { return k == LC_HOST || k == LC_PINNED; }
 
+/* ---- shared memory (alias.c) ---- */
+
+/* May writing view xl of x's memory change what view yl of y's memory
+** reads? The views' offsets count from each array's buffer; the buffers
+** may be different objects over the same memory (luacuda.mapped, a host
+** program's wraps, DLPack imports), so addresses are compared, in each
+** address space the two memories share. Every output that may alias an
+** input asks this. */
+bool lc_arrays_overlap(const lc_array *x, const lc_layout *xl,
+                       const lc_array *y, const lc_layout *yl);
+
+/* Are they the very same elements, in the same order (lc_views_same), at
+** the same addresses? */
+bool lc_arrays_same_view(const lc_array *x, const lc_layout *xl,
+                         const lc_array *y, const lc_layout *yl);
+
 /* ---- copies (copy.c) ---- */
 
 /* Copy src into dst: same dtype, same shape after dropping size-1 axes,

@@ -130,22 +130,6 @@ void lc_elem_write(lua_State *L, const lc_array *a, int64_t off, const void *in,
   queued(a, s, true);
 }
 
-static bool overlap(const lc_array *d, const lc_layout *dl,
-                    const lc_array *s, const lc_layout *sl) {
-  if (d->buf != s->buf) return false;
-  int64_t dlo, dhi, slo, shi;
-  lc_layout_extent(dl, d->dtype->size, &dlo, &dhi);
-  lc_layout_extent(sl, s->dtype->size, &slo, &shi);
-  return dlo < shi && slo < dhi;
-}
-
-static bool same_view(const lc_layout *a, const lc_layout *b) {
-  if (a->ndim != b->ndim || a->offset != b->offset) return false;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i] || a->strides[i] != b->strides[i]) return false;
-  return true;
-}
-
 /* The copy proper, on layouts already checked and squeezed. */
 static void copy_views(lua_State *L, const lc_array *dst, const lc_layout *dl,
                        const lc_array *src, const lc_layout *sl, lc_stream *s,
@@ -155,8 +139,9 @@ static void copy_views(lua_State *L, const lc_array *dst, const lc_layout *dl,
     lc_pending_wait(L, dst, true, fname);
     lc_pending_wait(L, src, false, fname);
   }
-  if (overlap(dst, dl, src, sl)) {
-    if (same_view(dl, sl)) return;
+  /* the same memory, through this buffer or another (alias.c) */
+  if (lc_arrays_overlap(dst, dl, src, sl)) {
+    if (lc_arrays_same_view(dst, dl, src, sl)) return;
     /* stage through a copy so no element is read after being overwritten */
     lc_array view = *src;
     view.lay = *sl;

@@ -160,10 +160,13 @@ static lc_array *from_dlpack(lua_State *L, DLManagedTensor *t, capsule *c, const
                device_name((int)d->device.device_type));
   }
   if (kind == LC_DEVICE || kind == LC_MANAGED) {
+    /* DLPack's device_id is CUDA's ordinal, from 0; luacuda's messages
+    ** count devices from 1, as luacuda.device(i) does */
     int cur = lc_backend_get(NULL)->current_device();
     if (d->device.device_id != cur)
-      lc_error(L, fname, "tensor is on device %d, the current device is %d "
-               "(luacuda.select_device numbers from 1)", d->device.device_id, cur);
+      lc_error(L, fname, "the tensor is on device %lld (DLPack's device_id %d), but device %d "
+               "is current (luacuda.device)", (long long)d->device.device_id + 1,
+               d->device.device_id, cur + 1);
   }
   char err[LC_ERRLEN];
   const lc_dtype *dt = dtype_from_dl(d->dtype, err);

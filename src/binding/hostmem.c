@@ -411,7 +411,8 @@ static int map_buffer(lc_buffer *b, int i, mapping *m, void **dev, char *err) {
 /***
 One array of kind `"mapped"` per host array, over the same memory, which is
 registered as mapped while the new array lives: kernels then address the
-host memory directly.
+host memory directly. A copy or an `out=` between the two that overlaps
+gives NumPy's result, as views of one array do.
 @function mapped
 @tparam Array ... host arrays
 @treturn Array ... the mapped arrays, in order

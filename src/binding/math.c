@@ -148,17 +148,11 @@ static bool same_shape(int nd, const int64_t *shape, const lc_layout *l) {
 }
 
 /* Does writing out's elements change input a's before they are read?
-** Only where they share memory in another layout. */
+** Only where they share memory (through one buffer or two: alias.c) in
+** another layout: element by element in place is safe. */
 static bool overlaps(const lc_array *out, const lc_array *a, const lc_layout *broadcast_lay) {
-  if (out->buf != a->buf) return false;
-  int64_t lo1, hi1, lo2, hi2;
-  lc_layout_extent(&out->lay, out->dtype->size, &lo1, &hi1);
-  lc_layout_extent(&a->lay, a->dtype->size, &lo2, &hi2);
-  if (hi1 <= lo2 || hi2 <= lo1) return false;
-  if (out->dtype->size != a->dtype->size || out->lay.offset != broadcast_lay->offset) return true;
-  for (int i = 0; i < out->lay.ndim; i++)
-    if (out->lay.shape[i] > 1 && out->lay.strides[i] != broadcast_lay->strides[i]) return true;
-  return false;
+  return lc_arrays_overlap(out, &out->lay, a, broadcast_lay) &&
+         !lc_arrays_same_view(out, &out->lay, a, broadcast_lay);
 }
 
 /* The call of op on the operands: types resolved, scalars converted, the

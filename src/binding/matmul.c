@@ -210,7 +210,8 @@ static int l_matmul(lua_State *L) {
   /* an output that shares memory with an input, holds an element twice or
   ** is not aligned is written after the products, from a result of its own */
   lc_array *target = out;
-  if (!aligned(out) || repeats(out) || out->buf == a->buf || out->buf == b->buf)
+  if (!aligned(out) || repeats(out) || lc_arrays_overlap(out, &out->lay, a, &a->lay) ||
+      lc_arrays_overlap(out, &out->lay, b, &b->lay))
     target = lc_array_empty(L, device ? LC_DEVICE : LC_HOST, dt, nd, shape, 'C', s, FNAME);
   lc_matmul_plan(&a->lay, &b->lay, &c, &nd, shape, err);   /* the copies' strides */
   c.dtype = dt;

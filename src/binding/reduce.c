@@ -105,15 +105,6 @@ static bool computes_on_backend(const lc_array *a) {
   return lc_kind_device_accessible(lc_array_kind(a));
 }
 
-/* Do the views of x and y share any byte? */
-static bool overlap(const lc_array *x, const lc_array *y) {
-  if (x->buf != y->buf) return false;
-  int64_t xl, xh, yl, yh;
-  lc_layout_extent(&x->lay, x->dtype->size, &xl, &xh);
-  lc_layout_extent(&y->lay, y->dtype->size, &yl, &yh);
-  return xl < yh && yl < xh;
-}
-
 /* The output view in the input's rank (reduce.h): a reduction's reduced
 ** axes of size 1 where the result has none; a flattened scan's output,
 ** a contiguous 1-d array, as the input's shape. False when it cannot be
@@ -264,7 +255,7 @@ static int reduce_method(lua_State *L, lc_reduce_op op) {
   lc_kind kind = lc_array_kind(a);
   lc_layout ol;
   lc_array *dst = r.out;
-  if (dst == NULL || overlap(dst, a) || !output_view(&r, dst, &ol)) {
+  if (dst == NULL || lc_arrays_overlap(dst, &dst->lay, a, &a->lay) || !output_view(&r, dst, &ol)) {
     dst = lc_array_empty(L, kind, outdt, ndim, shape, 'C', r.s, r.fname);
     output_view(&r, dst, &ol);
   }

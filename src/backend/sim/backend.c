@@ -545,6 +545,7 @@ static void *sim_stream_native(lc_stream *s) { return s; }
 
 const lc_backend lc_backend_sim = {
   .name = "sim",
+  .device_memory_is_host = true,
   .device_count = sim_device_count,
   .device_info = sim_device_info,
   .select_device = sim_select_device,
