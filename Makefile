@@ -164,10 +164,10 @@ $(REDUCE_UNIT): spec/c/reduce_test.c spec/c/unit.h src/base/reduce.c src/base/re
 
 # the .npy header, read and written: pure C, no Lua
 $(NPY_UNIT): spec/c/npy_test.c spec/c/unit.h src/base/npy.c src/base/npy.h src/base/dtype.c \
-             src/base/strbuf.c
+             src/base/strbuf.c src/base/layout.c src/base/layout.h
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/npy_test.c src/base/npy.c src/base/dtype.c \
-	  src/base/strbuf.c -o $@ $(LDFLAGS) -lm
+	  src/base/strbuf.c src/base/layout.c -o $@ $(LDFLAGS) -lm
 
 # the record of the headers a compilation read: pure C, no Lua
 $(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
@@ -479,9 +479,11 @@ $(BUILD)/fuzz/scan_fuzz: fuzz/scan_fuzz.c $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/scan_fuzz.c src/base/scan.c src/base/dtype.c -o $@ -lm
 
-$(BUILD)/fuzz/npy_fuzz: fuzz/npy_fuzz.c src/base/npy.c src/base/npy.h src/base/dtype.c src/base/strbuf.c
+$(BUILD)/fuzz/npy_fuzz: fuzz/npy_fuzz.c src/base/npy.c src/base/npy.h src/base/dtype.c src/base/strbuf.c \
+                        src/base/layout.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/npy_fuzz.c src/base/npy.c src/base/dtype.c src/base/strbuf.c -o $@ -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/npy_fuzz.c src/base/npy.c src/base/dtype.c src/base/strbuf.c \
+	  src/base/layout.c -o $@ -lm
 
 fuzz:
 	@$(MAKE) --no-print-directory deps PACKAGES=clang

@@ -1,9 +1,10 @@
 /*
 ** libFuzzer target for src/layout.c: the input is decoded into a base
 ** layout (contiguous or with explicit strides) and a sequence of slice,
-** select, transpose, squeeze, reshape and view-itemsize calls. Beyond "no
-** crash, no undefined behaviour", every layout a call accepts is checked:
-** its size is the product of its shape, each of its elements lies inside
+** select, transpose, squeeze, reshape, view-itemsize and broadcast calls.
+** Beyond "no crash, no undefined behaviour", every layout a call accepts is
+** checked: its size is the product of its shape, its shape passes
+** lc_shape_count for its itemsize, each of its elements lies inside
 ** the buffer of the base layout (a view never escapes its memory), the
 ** extent is that of its elements, and a reshape view visits the same
 ** elements, in the same order, as the layout it reshapes.
@@ -75,6 +76,10 @@ static void check_layout(const lc_layout *l, int64_t itemsize, int64_t lo, int64
     if (__builtin_mul_overflow(n, l->shape[i], &n)) overflow = true;
   }
   CHECK(!overflow && n == l->size, "size %lld is not the product of the shape", (long long)l->size);
+  char why[LC_ERRLEN];
+  int64_t count;
+  CHECK(lc_shape_count(l->ndim, l->shape, itemsize, &count, why) == 0 && count == l->size,
+        "a layout's shape fails the check every shape passes: %s", why);
   int64_t elo, ehi;
   lc_layout_extent(l, itemsize, &elo, &ehi);
   if (l->size == 0) {
@@ -136,7 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   while (in.n) {
     lc_layout t = l;
     int rc = 0;
-    switch (byte(&in) % 8) {
+    switch (byte(&in) % 9) {
       case 0: {
         int axis = (int)num(&in);
         int64_t start = num(&in), count = num(&in), step = num(&in);
@@ -205,9 +210,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (void)lc_layout_is_f_contiguous(&l, itemsize);
         continue;
       }
+      case 7: {
+        /* broadcast to the shape with axes added in front, size-1 axes
+        ** stretched, or anything at all */
+        int lead = byte(&in) % 3, nd = t.ndim + lead;
+        if (nd > LC_MAXDIM) nd = LC_MAXDIM;
+        int64_t bs[LC_MAXDIM];
+        for (int i = 0; i < nd; i++) {
+          int k = i - (nd - t.ndim);
+          bs[i] = k >= 0 && t.shape[k] != 1 && byte(&in) % 4 ? t.shape[k] : dim(&in);
+        }
+        lc_layout b;
+        rc = lc_layout_broadcast(&t, itemsize, nd, bs, &b, err);
+        if (rc == 0) {
+          check_layout(&b, itemsize, lo, hi);
+          continue;     /* a view with repeated elements: go on from the base */
+        }
+        break;
+      }
       default: {
         lc_layout like;
-        lc_layout_like(&like, &l, itemsize);
+        CHECK(lc_layout_like(&like, &l, itemsize, err) == 0, "layout_like refused a layout: %s", err);
         CHECK(like.ndim == l.ndim && memcmp(like.shape, l.shape, sizeof l.shape[0] * (size_t)l.ndim) == 0,
               "layout_like changed the shape");
         check_layout(&like, itemsize, 0, l.size * itemsize);

@@ -72,3 +72,58 @@ describe("broadcast_to", function()
              luacuda.broadcast_shapes, table.unpack(many))
   end)
 end)
+
+-- Every shape is checked as zeros checks it: the itemsize times the
+-- product of the axes (a zero-length axis counted as 1, as for the other
+-- axes' strides) must be at most 2^63 - 1. A broadcast view that passed
+-- had a size that wrapped (issue 29), and sum, cumsum, fill and save
+-- then read or wrote by the wrapped count.
+describe("shapes whose size overflows", function()
+  local OVER = {{3, 6148914691236517206}, {1 << 32, 1 << 32}, {0, 1 << 62, 4}, {1 << 61, 4}}
+
+  it("are refused by broadcast_to, as zeros refuses them", function()
+    for _, a in ipairs({luacuda.zeros({1}), luacuda.to_device(luacuda.zeros({1, 1}))}) do
+      for _, shape in ipairs(OVER) do
+        S.misuse({"luacuda.zeros:", "array size overflows"}, luacuda.zeros, shape)
+        S.misuse({"luacuda.broadcast_to:", "array size overflows"}, a.broadcast_to, a, shape)
+      end
+    end
+    -- the itemsize counts: 2^62 int8 elements fit, as many int16 ones do not
+    local b = luacuda.zeros({1}, "int8"):broadcast_to({1 << 31, 1 << 31})
+    assert.equal(1 << 62, b.size)
+    assert.equal(1 << 62, b.nbytes)
+    local h = luacuda.zeros({1}, "int16")
+    S.misuse({"luacuda.broadcast_to:", "array size overflows"},
+             h.broadcast_to, h, {1 << 31, 1 << 31})
+  end)
+
+  it("are refused by view with a wider dtype, of an empty view", function()
+    -- {2^62, 0} int8 elements are no bytes, but zeros would not make that
+    -- shape of float64
+    local e = luacuda.zeros({1, 1}, "int8"):broadcast_to({1 << 62, 1})[{{}, {1, 0}}]
+    assert.same({1 << 62, 0}, e.shape)
+    S.misuse({"luacuda.view:", "array size overflows"}, function() return e:view("float64") end)
+    assert.same({1 << 62, 0}, e:view("uint8").shape)
+    assert.same({1 << 59, 0}, e[{{1, 1 << 59}}]:view("float64").shape)
+  end)
+
+  it("are refused by broadcast_shapes, counting elements (NumPy: too large)", function()
+    S.misuse({"luacuda.broadcast_shapes:", "array size overflows"},
+             luacuda.broadcast_shapes, {3, 1}, {1, 6148914691236517206})
+    S.misuse({"luacuda.broadcast_shapes:", "array size overflows"},
+             luacuda.broadcast_shapes, {1 << 32, 1}, {1 << 32})
+    assert.same({1 << 32, (1 << 31) - 1}, luacuda.broadcast_shapes({1 << 32, 1}, {(1 << 31) - 1}))
+  end)
+
+  it("are refused by array math broadcasting its operands, and by matmul's batch axes",
+     function()
+    -- views too long to snapshot: each call is made in a closure
+    local col = luacuda.zeros({1}, "int8"):broadcast_to({1 << 32, 1})
+    local row = luacuda.zeros({1}, "int8"):broadcast_to({1, 1 << 32})
+    S.misuse({"luacuda.add:", "array size overflows"}, function() return luacuda.add(col, row) end)
+    S.misuse({"luacuda.lt:", "array size overflows"}, function() return col:lt(row) end)
+    local m = luacuda.zeros({1, 2, 2})
+    local a, b = m:broadcast_to({1 << 32, 2, 2}), m:reshape(1, 1, 2, 2):broadcast_to({1 << 32, 1, 2, 2})
+    S.misuse({"luacuda.matmul:", "array size overflows"}, function() return luacuda.matmul(a, b) end)
+  end)
+end)

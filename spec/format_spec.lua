@@ -136,7 +136,7 @@ describe("tostring", function()
     assert.equal("true", body(A(true)))
     assert.equal("luacuda.array(kind=device, dtype=float64, shape={0})\n{}",
                  tostring(luacuda.to_device({})))
-    assert.equal("{{},\n {}}", body(luacuda.zeros({2, 0})))
+    assert.equal("{}", body(luacuda.zeros({2, 0})))
     assert.equal("{}", body(luacuda.zeros({0, 3})))
     -- " true" lines up with "false", as NumPy's " True" with "False"
     assert.equal("{ true, false}", body(A({true, false})))
@@ -147,6 +147,30 @@ describe("tostring", function()
     assert.equal("{18446744073709551615,                    5}", body(u))
     assert.equal("18446744073709551615", body(A(-1, "int64"):view("uint64")))
     assert.equal("{9223372036854775808}", body(A({math.mininteger}, "int64"):view("uint64")))
+  end)
+
+  -- NumPy prints every empty array as [] and its shape; a zero-length axis
+  -- before a long one printed a {} for each row (4 million of them for
+  -- {2^22, 0, 5}, hours for {2^31 - 1, 0, 1}), or nothing ({0, 2^40}:
+  -- "unprintable")
+  it("prints an empty array as {} after its shape, whatever its other axes", function()
+    for _, shape in ipairs({{4, 0, 5}, {2, 3, 0}, {1 << 22, 0, 5}, {0, 1 << 40}, {1 << 40, 0},
+                            {0, 0}}) do
+      local a = luacuda.zeros(shape, "int32")
+      assert.equal(("luacuda.array(kind=host, dtype=int32, shape={%s})\n{}")
+                   :format(table.concat(shape, ", ")), tostring(a))
+    end
+    local d = luacuda.device_array({3, 0, 1 << 40})
+    assert.equal("luacuda.array(kind=device, dtype=float64, shape={3, 0, 1099511627776})\n{}",
+                 tostring(d))
+    -- a view too: the rows of an empty slice of a long broadcast
+    local v = luacuda.zeros({1, 1}):broadcast_to({1 << 40, 1 << 19})[{{}, {1, 0}}]
+    assert.equal("{}", body(v))
+    -- the case that printed for hours, in a child that cannot stall the run
+    local ok, out = S.lua_run("timeout 120 env", [[
+      print(tostring(require("luacuda").zeros({(1 << 31) - 1, 0, 1}, "int8")))]])
+    assert.is_true(ok, out)
+    assert.equal("luacuda.array(kind=host, dtype=int8, shape={2147483647, 0, 1})\n{}\n", out)
   end)
 
   it("summarizes past `threshold` elements: `edgeitems` at each end of each axis", function()

@@ -233,6 +233,28 @@ describe("luacuda.elementwise", function()
   end)
 end)
 
+-- the generators broadcast their arguments in Lua: a shape whose size
+-- overflows is refused as zeros refuses it (issue 29), not allocated
+-- under another function's name, nor reduced over a count that wrapped
+describe("kernel generators given arguments that broadcast past 2^63 elements", function()
+  local col = luacuda.to_device(luacuda.zeros({1, 1}, "float32")):broadcast_to({1 << 32, 1})
+  local row = luacuda.to_device(luacuda.zeros({1, 1}, "float32")):broadcast_to({1, 1 << 32})
+
+  it("refuse them in elementwise", function()
+    S.misuse({"luacuda.elementwise: kernel 'add'", "{4294967296, 4294967296}", "array size overflows"},
+             function() return add(col, row) end)
+  end)
+
+  it("refuse them in reduction, whatever the output's shape", function()
+    local dot = luacuda.reduction("T x, T y", "T z", "x * y", "a + b", "z = a", "0", "dot")
+    S.misuse({"luacuda.reduction: kernel 'dot'", "{4294967296, 4294967296}", "array size overflows"},
+             function() return dot(col, row) end)
+    local out = luacuda.device_array({1}, "float32")
+    S.misuse({"luacuda.reduction: kernel 'dot'", "array size overflows"},
+             function() return dot(col:broadcast_to({1, 1 << 32, 1}), row, {axis = {2, 3}, out = out}) end)
+  end)
+end)
+
 describe("luacuda.reduction", function()
   it("sums squares over every axis into a 0-d array", function()
     local x, xt = filled({3000}, "float64", function(i) return (i % 17) * 0.25 - 1 end)

@@ -424,6 +424,13 @@ extern "C" __global__ void k(float *x) { x[threadIdx.x] = 2.5f; }
                                  .. "__device__ float g[4];\n#endif\n", {name = "same_size.cu"})
     S.misuse("luacuda.get_global: global 'g' is declared more than once in same_size.cu (in #if "
              .. "branches), as types of the same size; rename one", same.get_global, same, "g")
+    -- a declaration whose byte count overflows is no match for the compiled
+    -- one: 4 * (2^60 + 1) ints wrapped to 16 bytes, a float[4]'s (issue 29)
+    local huge = luacuda.compile("#ifdef HUGE\n__device__ int g[4194308][1099510579201];\n#else\n"
+                                 .. "__device__ float g[4];\n#endif\n", {name = "huge.cu"})
+    local g = huge:get_global("g")
+    assert.equal("float32", g.dtype)
+    assert.same({4}, g.shape)
     local floats = luacuda.compile(src, {name = "pointers.cu"})
     local ints = luacuda.compile(src, {name = "pointers.cu", options = {"-DINTS"}})
     assert.equal("float *", floats.k.signature)

@@ -417,6 +417,8 @@ describe("luacuda.save and luacuda.load", function()
       { npy(header("'<f4'", "[3]")), "the shape must be a tuple, got a list" },
       { npy(header("'<f4'", "(" .. ("1, "):rep(33) .. ")")), "the shape has 33 axes" },
       { npy(header("'<f4'", "(4611686018427387904, 4)")), "the array is too large" },
+      -- a zero-length axis does not hide the others, as for zeros (issue 29)
+      { npy(header("'<f4'", "(0, 4611686018427387904, 4)")), "the array is too large" },
       { npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }junk"),
         "not a valid Python literal: text after the dict" },
       { npy("{'descr': '<f4' 'fortran_order': False}"), "not a valid Python literal" },

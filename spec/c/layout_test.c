@@ -339,13 +339,13 @@ static int test_like_contiguous(void) {
   lc_layout a, d;
   C8(a, 2, 3, 4);
   a.offset = 16;
-  lc_layout_like(&d, &a, 8);
+  CHECK_OK(lc_layout_like(&d, &a, 8, err));
   CHECK_LAYOUT(d, 0, 24, V(2, 3, 4), V(96, 32, 8));
   F8(a, 2, 3, 4);
-  lc_layout_like(&d, &a, 8);
+  CHECK_OK(lc_layout_like(&d, &a, 8, err));
   CHECK_LAYOUT(d, 0, 24, V(2, 3, 4), V(8, 16, 48));
   a = raw(40, NONE, NONE);
-  lc_layout_like(&d, &a, 8);
+  CHECK_OK(lc_layout_like(&d, &a, 8, err));
   CHECK_LAYOUT(d, 0, 1, NONE, NONE);
   return 0;
 }
@@ -354,20 +354,20 @@ static int test_like_views(void) {
   lc_layout a, d;
   C8(a, 2, 3);                                    /* transposed: F order */
   CHECK_OK(lc_layout_transpose(&a, NULL, err));
-  lc_layout_like(&d, &a, 8);
+  CHECK_OK(lc_layout_like(&d, &a, 8, err));
   CHECK_LAYOUT(d, 0, 6, V(3, 2), V(8, 24));
   C8(a, 2, 3, 4);                                 /* partial transpose kept */
   CHECK_OK(lc_layout_transpose(&a, (const int[]){1, 0, 2}, err));
   CHECK_LAYOUT(a, 0, 24, V(3, 2, 4), V(32, 96, 8));
-  lc_layout_like(&d, &a, 8);
+  CHECK_OK(lc_layout_like(&d, &a, 8, err));
   CHECK_LAYOUT(d, 0, 24, V(3, 2, 4), V(32, 96, 8));
   C8(a, 4, 6);                                    /* gaps closed */
   CHECK_OK(lc_layout_slice(&a, 1, 0, 3, 2, err));
   CHECK_LAYOUT(a, 0, 12, V(4, 3), V(48, 16));
-  lc_layout_like(&d, &a, 8);
+  CHECK_OK(lc_layout_like(&d, &a, 8, err));
   CHECK_LAYOUT(d, 0, 12, V(4, 3), V(24, 8));
   a = raw(0, V(3, 4), V(16, 48));                 /* transposed gappy view */
-  lc_layout_like(&d, &a, 8);
+  CHECK_OK(lc_layout_like(&d, &a, 8, err));
   CHECK_LAYOUT(d, 0, 12, V(3, 4), V(8, 24));
   return 0;
 }
@@ -376,10 +376,10 @@ static int test_like_negative_strides(void) {
   lc_layout a, d;
   int64_t span;
   CHECK_OK(strided(&a, &span, 8, V(3, 4), V(-32, 8)));
-  lc_layout_like(&d, &a, 8);
+  CHECK_OK(lc_layout_like(&d, &a, 8, err));
   CHECK_LAYOUT(d, 0, 12, V(3, 4), V(32, 8));
   CHECK_OK(strided(&a, &span, 8, V(4, 3), V(-8, -32)));
-  lc_layout_like(&d, &a, 8);
+  CHECK_OK(lc_layout_like(&d, &a, 8, err));
   CHECK_LAYOUT(d, 0, 12, V(4, 3), V(8, 32));
   return 0;
 }
@@ -388,14 +388,14 @@ static int test_like_ties_and_size0(void) {
   lc_layout a, d;
   /* equal |strides| keep their order (a stable sort) */
   a = raw(0, V(2, 1, 3), V(24, 8, 8));
-  lc_layout_like(&d, &a, 8);
+  CHECK_OK(lc_layout_like(&d, &a, 8, err));
   CHECK_LAYOUT(d, 0, 6, V(2, 1, 3), V(24, 24, 8));
   a = raw(0, V(2, 2), V(8, -8));
-  lc_layout_like(&d, &a, 8);
+  CHECK_OK(lc_layout_like(&d, &a, 8, err));
   CHECK_LAYOUT(d, 0, 4, V(2, 2), V(16, 8));
   F8(a, 3, 0);
   CHECK_LAYOUT(a, 0, 0, V(3, 0), V(8, 24));
-  lc_layout_like(&d, &a, 8);
+  CHECK_OK(lc_layout_like(&d, &a, 8, err));
   CHECK_LAYOUT(d, 0, 0, V(3, 0), V(8, 24));
   return 0;
 }
@@ -407,7 +407,7 @@ static int test_like_extreme_stride(void) {
   C8(a, 3, 2);
   CHECK_OK(lc_layout_slice(&a, 0, 0, 1, -P2(59), err));
   CHECK_LAYOUT(a, 0, 2, V(1, 2), V(INT64_MIN, 8));
-  lc_layout_like(&d, &a, 8);
+  CHECK_OK(lc_layout_like(&d, &a, 8, err));
   CHECK_LAYOUT(d, 0, 2, V(1, 2), V(16, 8));
   return 0;
 }
@@ -1069,6 +1069,90 @@ static int test_overflow(void) {
   return 0;
 }
 
+static int count(const int64_t *shape, int ndim, int64_t itemsize, int64_t *n) {
+  return lc_shape_count(ndim, shape, itemsize, n, err);
+}
+
+static int bcast(const lc_layout *a, int64_t itemsize, const int64_t *shape, int ndim,
+                 lc_layout *d) {
+  return lc_layout_broadcast(a, itemsize, ndim, shape, d, err);
+}
+
+/* The one checked product every shape goes through (issue 29). */
+static int test_shape_count(void) {
+  int64_t n = -1;
+  CHECK_OK(count(V(2, 3, 4), 8, &n));
+  CHECK_EQ(n, 24);
+  CHECK_OK(count(NONE, 8, &n));
+  CHECK_EQ(n, 1);
+  CHECK_OK(count(V(0, P2(40)), 8, &n));
+  CHECK_EQ(n, 0);
+  /* itemsize * count up to INT64_MAX, and not one byte more */
+  CHECK_OK(count(V(INT64_MAX), 1, &n));
+  CHECK_EQ(n, INT64_MAX);
+  CHECK_OK(count(V(P2(31), P2(31)), 1, &n));
+  CHECK_EQ(n, P2(62));
+  n = -1;
+  CHECK_ERR(count(V(P2(31), P2(31)), 2, &n), "array size overflows");
+  CHECK_ERR(count(V(3, 6148914691236517206), 1, &n), "array size overflows");
+  CHECK_ERR(count(V(P2(32), P2(32)), 1, &n), "array size overflows");
+  /* a zero-length axis does not hide the others' product */
+  CHECK_ERR(count(V(0, P2(62), 4), 1, &n), "array size overflows");
+  CHECK_ERR(count(V(P2(62), 0), 2, &n), "array size overflows");
+  CHECK_ERR(count(V(2, -3), 8, &n), "negative dimension -3");
+  CHECK_ERR(count(V(2), 0, &n), "itemsize 0 is not positive");
+  int64_t many[LC_MAXDIM + 1];
+  for (int i = 0; i <= LC_MAXDIM; i++) many[i] = 1;
+  CHECK_ERR(count(many, LC_MAXDIM + 1, 8, &n), "33 dimensions (at most 32)");
+  CHECK_EQ(n, -1);                    /* untouched by the failures */
+  return 0;
+}
+
+/* broadcast_to's view and broadcast_shapes' shape: the count wrapped
+** (3 * 6148914691236517206 is 2 modulo 2^64) */
+static int test_broadcast_overflow(void) {
+  lc_layout a, d;
+  C8(a, 1);
+  lc_layout before = a;
+  CHECK_ERR(bcast(&a, 8, V(3, 6148914691236517206), &d), "array size overflows");
+  CHECK_ERR(bcast(&a, 8, V(P2(32), P2(32)), &d), "array size overflows");
+  CHECK_ERR(bcast(&a, 8, V(0, P2(62), 4), &d), "array size overflows");
+  CHECK_ERR(bcast(&a, 8, V(P2(30), P2(30)), &d), "array size overflows");
+  CHECK_SAME(a, before);
+  /* the itemsize counts: 2^62 one-byte elements fit */
+  CHECK_OK(bcast(&a, 1, V(P2(31), P2(31)), &d));
+  CHECK_LAYOUT(d, 0, P2(62), V(P2(31), P2(31)), V(0, 0));
+  CHECK_OK(bcast(&a, 8, V(P2(29), P2(30)), &d));
+  CHECK_EQ(d.size, P2(59));
+  /* like: the broadcast view's count, in a wider itemsize */
+  CHECK_ERR(lc_layout_like(&a, &d, 16, err), "array size overflows");
+  CHECK_OK(lc_layout_like(&a, &d, 8, err));
+  CHECK_LAYOUT(a, 0, P2(59), V(P2(29), P2(30)), V(P2(33), 8));
+  int nd = -1;
+  int64_t out[LC_MAXDIM];
+  const int ndims[2] = {2, 1};
+  const int64_t *shapes[2] = {(const int64_t[]){3, 1}, (const int64_t[]){6148914691236517206}};
+  CHECK_ERR(lc_broadcast_shapes(2, ndims, shapes, &nd, out, err), "array size overflows");
+  CHECK_EQ(nd, -1);
+  shapes[1] = (const int64_t[]){P2(61)};
+  CHECK_OK(lc_broadcast_shapes(2, ndims, shapes, &nd, out, err));
+  CHECK_EQ(nd, 2);
+  CHECK_EQ(out[0], 3);
+  CHECK_EQ(out[1], P2(61));
+  return 0;
+}
+
+/* Found by fuzz/layout_fuzz.c: an empty view took a wider itemsize that
+** its other axes did not fit ({2^61, 0} int8 read as float64) */
+static int test_view_itemsize_overflow(void) {
+  lc_layout l = raw(0, V(P2(61), 0), V(0, 1)), before = l;
+  CHECK_ERR(lc_layout_view_itemsize(&l, 1, 8, err), "array size overflows");
+  CHECK_SAME(l, before);
+  CHECK_OK(lc_layout_view_itemsize(&l, 1, 2, err));
+  CHECK_LAYOUT(l, 0, 0, V(P2(61), 0), V(0, 2));
+  return 0;
+}
+
 /* Found by fuzz/layout_fuzz.c: with itemsize 0 the byte count never
 ** overflowed, so a product of huge dimensions did (undefined behaviour). */
 static int test_itemsize_not_positive(void) {
@@ -1140,7 +1224,8 @@ static const unit_test tests[] = {
   T(select), T(select_errors), T(squeeze), T(squeeze_errors),
   T(view_itemsize), T(view_itemsize_errors),
   T(same_shape), T(shape_format),
-  T(maxdim), T(negative_dims), T(overflow), T(itemsize_not_positive),
+  T(maxdim), T(negative_dims), T(overflow), T(shape_count), T(broadcast_overflow),
+  T(view_itemsize_overflow), T(itemsize_not_positive),
   T(extreme_axis_and_index), T(reshape_huge_strides),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))

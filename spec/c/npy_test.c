@@ -163,6 +163,8 @@ static int test_bad_headers(void) {
       parse_fails("{'descr': {'names': ['a'], 'formats': ['<i4'], 'titles': ['t']}, "
                   "'fortran_order': False, 'shape': (1,)}", "has titles") ||
       parse_fails("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,)}",
+                  "the array is too large") ||
+      parse_fails("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 4611686018427387904)}",
                   "the array is too large"))
     return 1;
   /* deep nesting is refused, not recursed into */

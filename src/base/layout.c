@@ -28,15 +28,16 @@ static bool add_ok(int64_t a, int64_t b, int64_t *r) {
   return !__builtin_add_overflow(a, b, r);
 }
 
+/* The count of a shape that a call made no larger than a checked one (a
+** slice, a selection): it fits. */
 static void recount(lc_layout *l) {
   int64_t n = 1;
-  for (int i = 0; i < l->ndim; i++) n *= l->shape[i];   /* checked at creation */
+  for (int i = 0; i < l->ndim; i++) n *= l->shape[i];
   l->size = n;
 }
 
-/* Common checks on a user-given shape: rank, signs and total byte size. */
-static int check_shape(int ndim, const int64_t *shape, int64_t itemsize,
-                       int64_t *size, char *err) {
+int lc_shape_count(int ndim, const int64_t *shape, int64_t itemsize, int64_t *size,
+                   char *err) {
   if (ndim < 0 || ndim > LC_MAXDIM)
     return fail(err, "%d dimensions (at most %d)", ndim, LC_MAXDIM);
   /* the byte count below is what bounds the element count */
@@ -59,7 +60,7 @@ static int check_shape(int ndim, const int64_t *shape, int64_t itemsize,
 int lc_layout_contiguous(lc_layout *l, int ndim, const int64_t *shape,
                          int64_t itemsize, char order, char *err) {
   int64_t size;
-  if (check_shape(ndim, shape, itemsize, &size, err)) return -1;
+  if (lc_shape_count(ndim, shape, itemsize, &size, err)) return -1;
   l->ndim = ndim;
   l->size = size;
   l->offset = 0;
@@ -84,7 +85,7 @@ int lc_layout_strided(lc_layout *l, int ndim, const int64_t *shape,
                       int nstrides, const int64_t *strides, int64_t itemsize,
                       int64_t *span, char *err) {
   int64_t size;
-  if (check_shape(ndim, shape, itemsize, &size, err)) return -1;
+  if (lc_shape_count(ndim, shape, itemsize, &size, err)) return -1;
   if (nstrides != ndim)
     return fail(err, "%d strides for %d dimensions", nstrides, ndim);
   int64_t lo = 0, hi = 0;
@@ -113,7 +114,9 @@ int lc_layout_strided(lc_layout *l, int ndim, const int64_t *shape,
 /* |v| without overflow: a size-0 or size-1 axis may hold INT64_MIN */
 static uint64_t iabs64(int64_t v) { return v < 0 ? 0 - (uint64_t)v : (uint64_t)v; }
 
-void lc_layout_like(lc_layout *dst, const lc_layout *src, int64_t itemsize) {
+int lc_layout_like(lc_layout *dst, const lc_layout *src, int64_t itemsize, char *err) {
+  int64_t size;
+  if (lc_shape_count(src->ndim, src->shape, itemsize, &size, err)) return -1;
   int perm[LC_MAXDIM];
   int n = src->ndim;
   for (int i = 0; i < n; i++) perm[i] = i;
@@ -127,7 +130,7 @@ void lc_layout_like(lc_layout *dst, const lc_layout *src, int64_t itemsize) {
     perm[j] = p;
   }
   dst->ndim = n;
-  dst->size = src->size;
+  dst->size = size;
   dst->offset = 0;
   int64_t s = itemsize;
   for (int k = n - 1; k >= 0; k--) {
@@ -136,6 +139,7 @@ void lc_layout_like(lc_layout *dst, const lc_layout *src, int64_t itemsize) {
     dst->strides[ax] = s;
     s *= src->shape[ax] ? src->shape[ax] : 1;
   }
+  return 0;
 }
 
 bool lc_layout_is_c_contiguous(const lc_layout *l, int64_t itemsize) {
@@ -290,7 +294,7 @@ static bool reshape_view(const lc_layout *src, int nnd, const int64_t *nd,
 int lc_layout_reshape(const lc_layout *src, int ndim, const int64_t *newshape,
                       int64_t itemsize, char order, lc_layout *dst, char *err) {
   int64_t size;
-  if (check_shape(ndim, newshape, itemsize, &size, err)) return LC_RESHAPE_ERROR;
+  if (lc_shape_count(ndim, newshape, itemsize, &size, err)) return LC_RESHAPE_ERROR;
   if (size != src->size) {
     char want[256];
     lc_shape_format(want, sizeof want, ndim, newshape);
@@ -405,9 +409,13 @@ int lc_layout_view_itemsize(lc_layout *l, int64_t old_itemsize,
   if (bytes % new_itemsize != 0)
     return fail(err, "the last axis (%lld bytes) is not a multiple of the new itemsize %lld",
                 (long long)bytes, (long long)new_itemsize);
-  l->shape[last] = bytes / new_itemsize;
-  l->strides[last] = new_itemsize;
-  recount(l);
+  lc_layout t = *l;
+  t.shape[last] = bytes / new_itemsize;
+  t.strides[last] = new_itemsize;
+  /* the same bytes; but an empty view's other axes may not fit a wider
+  ** itemsize, as zeros would not make them */
+  if (lc_shape_count(t.ndim, t.shape, new_itemsize, &t.size, err)) return -1;
+  *l = t;
   return 0;
 }
 
@@ -456,12 +464,14 @@ int lc_broadcast_shapes(int n, const int *ndims, const int64_t *const *shapes,
     }
     shape[ax] = size;
   }
+  int64_t count;
+  if (lc_shape_count(nd, shape, 1, &count, err)) return -1;
   *ndim = nd;
   return 0;
 }
 
-int lc_layout_broadcast(const lc_layout *src, int ndim, const int64_t *shape,
-                        lc_layout *dst, char *err) {
+int lc_layout_broadcast(const lc_layout *src, int64_t itemsize, int ndim,
+                        const int64_t *shape, lc_layout *dst, char *err) {
   if (ndim < src->ndim || ndim > LC_MAXDIM)
     return fail(err, "cannot broadcast %d dimensions to %d", src->ndim, ndim);
   lc_layout out = *src;
@@ -482,7 +492,8 @@ int lc_layout_broadcast(const lc_layout *src, int ndim, const int64_t *shape,
     }
   }
   out.ndim = ndim;
-  recount(&out);
+  /* stride 0 takes no memory, but the count must fit as any other */
+  if (lc_shape_count(ndim, out.shape, itemsize, &out.size, err)) return -1;
   *dst = out;
   return 0;
 }

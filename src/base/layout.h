@@ -27,6 +27,18 @@ typedef struct lc_layout {
 /* A reshape may be satisfied by a view or may need a copy. */
 enum { LC_RESHAPE_VIEW = 0, LC_RESHAPE_COPY = 1, LC_RESHAPE_ERROR = -1 };
 
+/* The element count of a shape, checked as every shape is: each axis
+** non-negative and itemsize (positive) times the product of the axes, a
+** zero-length axis counted as 1, at most INT64_MAX (NumPy's limit on
+** arr.size * arr.itemsize). A zero-length axis counts because the other
+** axes' strides are still computed through it, and so that every product
+** of some of a shape's axes fits too. Every function here that makes a
+** shape checks it with this, so a layout that exists has a count and a
+** byte size that fit in int64_t, and so do the products of its axes.
+** Fails with "array size overflows" (or a bad rank, axis or itemsize). */
+int lc_shape_count(int ndim, const int64_t *shape, int64_t itemsize, int64_t *count,
+                   char *err);
+
 /* Contiguous layout of the given shape; order is 'C' or 'F'. */
 int lc_layout_contiguous(lc_layout *l, int ndim, const int64_t *shape,
                          int64_t itemsize, char order, char *err);
@@ -38,8 +50,9 @@ int lc_layout_strided(lc_layout *l, int ndim, const int64_t *shape,
                       int64_t *span, char *err);
 
 /* Contiguous layout whose axes are ordered like src's strides
-** (NumPy's empty_like with order 'K'). */
-void lc_layout_like(lc_layout *dst, const lc_layout *src, int64_t itemsize);
+** (NumPy's empty_like with order 'K'). Fails when src's shape does not fit
+** the itemsize (src may be a broadcast view of a smaller one). */
+int lc_layout_like(lc_layout *dst, const lc_layout *src, int64_t itemsize, char *err);
 
 bool lc_layout_is_c_contiguous(const lc_layout *l, int64_t itemsize);
 bool lc_layout_is_f_contiguous(const lc_layout *l, int64_t itemsize);
@@ -93,7 +106,8 @@ int lc_layout_select(lc_layout *l, int axis, int64_t i, char *err);
 /* Drop size-1 axes: all of them (axis < 0) or only the given one. */
 int lc_layout_squeeze(lc_layout *l, int axis, char *err);
 
-/* Reinterpret the elements with another itemsize (NumPy's view(dtype)). */
+/* Reinterpret the elements with another itemsize (NumPy's view(dtype));
+** the new shape is checked by lc_shape_count. */
 int lc_layout_view_itemsize(lc_layout *l, int64_t old_itemsize,
                             int64_t new_itemsize, char *err);
 
@@ -102,14 +116,17 @@ bool lc_layout_same_shape(const lc_layout *a, const lc_layout *b);
 
 /* NumPy's broadcasting: the shape n operands of shapes shapes[i] (ndims[i]
 ** axes each) broadcast to, trailing axes aligned, an axis of size 1
-** stretched to the others' size. Fails naming the first two that clash. */
+** stretched to the others' size. Fails naming the first two that clash, or
+** when the shape's element count overflows (lc_shape_count, itemsize 1). */
 int lc_broadcast_shapes(int n, const int *ndims, const int64_t *const *shapes,
                         int *ndim, int64_t *shape, char *err);
 
-/* View src as the broadcast shape (ndim, shape): leading axes added and
-** size-1 axes stretched, both with stride 0 (read-only views). */
-int lc_layout_broadcast(const lc_layout *src, int ndim, const int64_t *shape,
-                        lc_layout *dst, char *err);
+/* View src, of elements of itemsize bytes, as the broadcast shape (ndim,
+** shape): leading axes added and size-1 axes stretched, both with stride
+** 0. Fails when the shape is not reachable or its size overflows
+** (lc_shape_count). */
+int lc_layout_broadcast(const lc_layout *src, int64_t itemsize, int ndim,
+                        const int64_t *shape, lc_layout *dst, char *err);
 
 /* Write "{2, 3}" into buf (truncated to len); LC_SHAPE_STRLEN holds any. */
 #define LC_SHAPE_STRLEN (LC_MAXDIM * 21 + 3)

@@ -74,6 +74,10 @@ int lc_matmul_plan(const lc_layout *la, const lc_layout *lb, lc_matmul_call *c, 
   for (int i = 0; i < nbat; i++) shape[nd++] = c->batch[i];
   if (!c->a_vector) shape[nd++] = c->m;
   if (!c->b_vector) shape[nd++] = c->n;
+  /* broadcast batch axes may be long: the result's count must fit (the
+  ** caller checks its bytes when it makes the result) */
+  int64_t count;
+  if (lc_shape_count(nd, shape, 1, &count, err)) return -1;
   *ndim = nd;
   return 0;
 }

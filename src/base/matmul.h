@@ -44,7 +44,8 @@ typedef struct lc_matmul_call {
 ** two, broadcast) and each input's strides into c (data NULL, the output's
 ** strides left for lc_matmul_output); the result's shape into (*ndim,
 ** shape). 0, or -1 with a message naming both shapes and the axes that do
-** not agree in err. */
+** not agree in err, or "array size overflows" for a result whose count
+** does not fit (lc_shape_count). */
 int lc_matmul_plan(const lc_layout *la, const lc_layout *lb, lc_matmul_call *c, int *ndim,
                    int64_t *shape, char *err);
 

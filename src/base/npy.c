@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layout.h"
+
 static const unsigned char MAGIC[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
 /* Bounds on what a header may hold: they keep a hostile file's parse
@@ -668,12 +670,11 @@ static int interpret(const py_node *d, lc_npy_header *h, char *err) {
     return ERR("a raw void dtype ('%.40s') has no luacuda equivalent",
                val[0]->kind == PY_STR ? val[0]->str : "V");
   }
-  int64_t count = 1;
-  for (int i = 0; i < h->ndim; i++) {
-    if (h->shape[i] != 0 && count > MAX_NBYTES / h->shape[i]) count = MAX_NBYTES + 1;
-    else count *= h->shape[i];
-  }
-  if (count > MAX_NBYTES || (h->type->size && count > MAX_NBYTES / h->type->size)) {
+  /* the count checked as every shape's is (a zero-length axis does not
+  ** hide the others), and the bytes within MAX_NBYTES */
+  int64_t count, isz = h->type->size ? h->type->size : 1;
+  char why[LC_ERRLEN];
+  if (lc_shape_count(h->ndim, h->shape, isz, &count, why) || count > MAX_NBYTES / isz) {
     lc_npy_header_free(h);
     return ERR("the array is too large");
   }

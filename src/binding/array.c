@@ -253,7 +253,8 @@ prints them, in a Lua table constructor's braces (a device array's are
 copied to the host for it): every element at the width of the widest,
 rows wrapped at 75 columns, the middle of each axis left out (`...`) past
 1000 elements, floats by NumPy's rules (spelt as Lua reads them: `1.0`,
-`0/0`, `1/0`). @{set_printoptions} changes these.
+`0/0`, `1/0`); an empty array's values are `{}`, whatever its shape.
+@{set_printoptions} changes these.
 @function Array:__tostring
 @treturn string
 @raise `luacuda.tostring: expected an array, got <type>`

@@ -371,11 +371,8 @@ static lc_array *new_like(lua_State *L, const lc_array *a, const lc_dtype *dt,
                           const char *fname) {
   lc_layout lay;
   char err[LC_ERRLEN];
-  /* a broadcast view (stride 0) may hold more elements than its bytes
-  ** can: the new array's size is checked as any shape is */
-  if (lc_layout_contiguous(&lay, a->lay.ndim, a->lay.shape, dt->size, 'C', err))
-    lc_error(L, fname, "%s", err);
-  lc_layout_like(&lay, &a->lay, dt->size);
+  /* a's count fits a's itemsize, not always dt's */
+  if (lc_layout_like(&lay, &a->lay, dt->size, err)) lc_error(L, fname, "%s", err);
   return lc_array_alloc(L, lc_array_kind(a), dt, &lay, lay.size * dt->size, NULL, fname);
 }
 
@@ -553,7 +550,9 @@ static int l_device_array_like(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "device_array_like");
   lc_stream *s = lc_opt_stream(L, 2, "device_array_like");
   lc_layout lay;
-  lc_layout_like(&lay, &a->lay, a->dtype->size);
+  char err[LC_ERRLEN];
+  if (lc_layout_like(&lay, &a->lay, a->dtype->size, err))
+    lc_error(L, "device_array_like", "%s", err);
   lc_array_alloc(L, LC_DEVICE, a->dtype, &lay, lay.size * a->dtype->size, s,
                  "device_array_like");
   return 1;
@@ -667,7 +666,8 @@ static int l_to_device(lua_State *L) {
       lua_pushvalue(L, 1);                    /* already there, as in Numba */
     } else {
       lc_layout lay;
-      lc_layout_like(&lay, &src->lay, src->dtype->size);
+      char err[LC_ERRLEN];
+      if (lc_layout_like(&lay, &src->lay, src->dtype->size, err)) lc_error(L, fn, "%s", err);
       lc_array *d = lc_array_alloc(L, LC_DEVICE, src->dtype, &lay,
                                    lay.size * src->dtype->size, s, fn);
       if (copy) lc_copy_array(L, d, src, s, fn);

@@ -230,13 +230,14 @@ static void apply(lua_State *L, lc_ufunc_op op, operands *o, const lc_dtype *cas
   for (int i = 0; i < o->nin; i++) {
     if (!o->a[i]) continue;
     lc_layout lay;
-    if (lc_layout_broadcast(&o->a[i]->lay, nd, shape, &lay, err)) lc_error(L, fname, "%s", err);
+    if (lc_layout_broadcast(&o->a[i]->lay, o->a[i]->dtype->size, nd, shape, &lay, err))
+      lc_error(L, fname, "%s", err);
     if (o->out && overlaps(out, o->a[i], &lay)) {
       lc_array *copy = lc_array_empty(L, lc_array_kind(o->a[i]), o->a[i]->dtype,
                                       o->a[i]->lay.ndim, o->a[i]->lay.shape, 'C', s, fname);
       lc_copy_array(L, copy, o->a[i], s, fname);
       o->a[i] = copy;             /* stays on the stack until the call returns */
-      lc_layout_broadcast(&copy->lay, nd, shape, &lay, err);
+      lc_layout_broadcast(&copy->lay, copy->dtype->size, nd, shape, &lay, err);
     }
     c.in[i].dtype = o->a[i]->dtype;
     c.in[i].lay = lay;

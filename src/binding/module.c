@@ -1213,12 +1213,15 @@ static int module_kernels(lua_State *L) {
 }
 
 /* The bytes a global's declaration reads as; -1 when it has no array form
-** (a type that is not a scalar, bounds that are not integer literals). */
+** (a type that is not a scalar, bounds that are not integer literals) or
+** more bytes than an array can have (an #if branch not compiled may
+** declare anything). */
 static int64_t decl_bytes(const lc_global_decl *g) {
   if (g->type < 0 || g->ndim < 0) return -1;
-  int64_t n = lc_dtypes[g->type].size;
-  for (int d = 0; d < g->ndim; d++) n *= g->dims[d];
-  return n;
+  int64_t n;
+  char err[LC_ERRLEN];
+  if (lc_shape_count(g->ndim, g->dims, lc_dtypes[g->type].size, &n, err)) return -1;
+  return n * lc_dtypes[g->type].size;
 }
 
 /***

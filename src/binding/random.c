@@ -106,6 +106,7 @@ typedef struct request {
   const lc_dtype *dt;
   int nd;
   int64_t shape[LC_MAXDIM];
+  int64_t count;               /* the shape's elements (lc_shape_count) */
   lc_array *out;               /* given, or NULL */
   lc_stream *stream;           /* given, or NULL */
   lc_kind kind;                /* the result's */
@@ -196,6 +197,9 @@ static int read_shape_dtype_opts(lua_State *L, int idx, request *r, const char *
   } else {
     r->nd = lc_check_dims(L, idx, false, false, r->shape, "shape", fname);
   }
+  /* checked as every shape is, before the blocks are counted from it */
+  char err[LC_ERRLEN];
+  if (lc_shape_count(r->nd, r->shape, dt->size, &r->count, err)) lc_error(L, fname, "%s", err);
   if (r->out) {
     lc_array *o = r->out;
     if (!same_shape(r->nd, r->shape, &o->lay) || o->dtype != dt) {
@@ -220,9 +224,7 @@ static int read_shape_dtype_opts(lua_State *L, int idx, request *r, const char *
 ** (pushed again), then computed on its side. Returns with it on top. */
 static void run(lua_State *L, generator *g, request *r) {
   const char *fname = r->fname;
-  int64_t n = 1;
-  for (int d = 0; d < r->nd; d++) n *= r->shape[d];
-  uint64_t blocks = lc_random_blocks(r->dist, r->dt, r->range, n);
+  uint64_t blocks = lc_random_blocks(r->dist, r->dt, r->range, r->count);
   if (blocks > COUNTER_MAX - g->counter)
     lc_error(L, fname, "the generator's counter (%llu) would pass 2^63 - 1 with the %llu blocks "
              "this call takes: it is used up (seed another, or split one)",
@@ -298,7 +300,7 @@ Uniform floats on `[low, high)`.
 @treturn Array
 @raise `luacuda.uniform: low must be less than high, got low = 1, high = 0`;
 `dtype must be float32 or float64, got int32`; `give out or kind, not both ...`;
-a range beyond the dtype's
+a range beyond the dtype's; `array size overflows` for a shape as @{zeros} refuses it
 @usage local g = luacuda.random(7)
 local u = g:uniform({2, 3}, "float32", {low = -1, high = 1})
 */
@@ -349,7 +351,8 @@ Normally distributed floats (Box-Muller on pairs of uniforms).
 @tparam[opt="float64"] string dtype `"float32"` or `"float64"`
 @tparam[opt] table opts `{mean = 0, std = 1, stream =, out =, kind = "device"}`
 @treturn Array
-@raise `luacuda.normal: std must be >= 0, got -1`; a bad dtype or option
+@raise `luacuda.normal: std must be >= 0, got -1`; a bad dtype or option;
+`array size overflows` for a shape as @{zeros} refuses it
 @usage local g = luacuda.random(7)
 local n = g:normal({1000}, "float64", {mean = 10, std = 2, kind = "host"})
 */
@@ -387,7 +390,8 @@ Uniform integers on `[low, high)` (high left out), unbiased.
 @tparam[opt] table opts `{stream =, out =, kind = "device"}`
 @treturn Array
 @raise `luacuda.integers: low must be less than high, got low = 5, high = 5`;
-`[low, high) = [0, 300) does not fit uint8 (0 to 255)`
+`[low, high) = [0, 300) does not fit uint8 (0 to 255)`; `array size overflows`
+for a shape as @{zeros} refuses it
 @usage local g = luacuda.random(7)
 local dice = g:integers(1, 7, {10}, "int32", {kind = "host"})
 */

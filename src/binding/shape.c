@@ -200,10 +200,14 @@ static void field_view(lua_State *L, const lc_array *a, const lc_field *f, lc_ar
   for (int k = f->ndim - 1; k >= 0; k--) {
     v->lay.shape[nd + k] = f->shape[k];
     v->lay.strides[nd + k] = st;
-    st *= f->shape[k];
+    st *= f->shape[k];            /* within the record's size */
   }
   v->lay.ndim = nd + f->ndim;
-  v->lay.size *= f->count;
+  /* within a's count times the record's size too, but counted by the one
+  ** check every shape takes */
+  char err[LC_ERRLEN];
+  if (lc_shape_count(v->lay.ndim, v->lay.shape, f->dtype->size, &v->lay.size, err))
+    lc_error(L, fname, "field '%s': %s", f->name, err);
 }
 
 static const lc_field *array_field(const lc_array *a, const char *key) {
@@ -306,7 +310,9 @@ so writing through the view writes them all).
 @function Array:broadcast_to
 @tparam table shape the target shape
 @treturn Array a view
-@raise `luacuda.broadcast_to: <cause>` when the shape is not reachable by broadcasting
+@raise `luacuda.broadcast_to: <cause>` when the shape is not reachable by broadcasting;
+`array size overflows` for a shape as @{zeros} refuses it (its elements take
+no memory, but their count must fit as any array's)
 @usage local row = luacuda.arange(3)
 assert(row:broadcast_to({4, 3}).shape[1] == 4)
 */
@@ -319,7 +325,8 @@ assert(row:broadcast_to({4, 3}).shape[1] == 4)
 @tparam Array a the array
 @tparam table shape the target shape
 @treturn Array a view
-@raise `luacuda.broadcast_to: <cause>` when the shape is not reachable by broadcasting
+@raise `luacuda.broadcast_to: <cause>` when the shape is not reachable by broadcasting;
+`array size overflows` for a shape as @{zeros} refuses it
 @usage local b = luacuda.broadcast_to(luacuda.zeros({1, 3}), {2, 3})
 */
 
@@ -333,7 +340,8 @@ static int array_broadcast_to(lua_State *L) {
   int nd = lc_check_dims(L, 2, false, false, shape, "shape", "broadcast_to");
   lc_layout lay;
   char err[LC_ERRLEN];
-  if (lc_layout_broadcast(&a->lay, nd, shape, &lay, err)) lc_error(L, "broadcast_to", "%s", err);
+  if (lc_layout_broadcast(&a->lay, a->dtype->size, nd, shape, &lay, err))
+    lc_error(L, "broadcast_to", "%s", err);
   lc_array_push_view(L, a, &lay, a->dtype);
   return 1;
 }
@@ -343,7 +351,9 @@ The shape that the given shapes (or arrays' shapes) broadcast to.
 @function broadcast_shapes
 @param ... shapes (tables) or arrays, at most 64
 @treturn table the shape
-@raise `luacuda.broadcast_shapes: <cause>` for shapes that do not broadcast together
+@raise `luacuda.broadcast_shapes: <cause>` for shapes that do not broadcast together;
+`array size overflows` when the shape has more than 2^63 - 1 elements (a zero-length axis
+counted as 1)
 @usage local s = luacuda.broadcast_shapes({3, 1}, {4})
 assert(s[1] == 3 and s[2] == 4)
 */
