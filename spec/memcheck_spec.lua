@@ -211,6 +211,28 @@ describe("LUACUDA_SIM_MEMCHECK", function()
     assert.truthy(out:find("past\ttrue", 1, true), out)
   end)
 
+  -- issue 29, finding 12: the small-block arena's free list had room for
+  -- the blocks free when a slab was added, not for every block handed out
+  it("=0 frees more small arrays than its first slabs held, and carries on", function()
+    local out = run("LUACUDA_SIM_MEMCHECK=0", [[
+      local keep = {}
+      for i = 1, 5 * 4096 + 1 do keep[i] = luacuda.device_array(4, "float32") end
+      for i = 1, #keep, 97 do keep[i]:fill(i) end
+      keep = nil
+      collectgarbage()
+      collectgarbage()
+      local a = luacuda.to_device(luacuda.arange(4, "float32"))
+      local total = 0
+      for _ = 1, 3000 do total = total + (a + a):sum() end
+      print("total", total)
+      local again = {}
+      for i = 1, 5 * 4096 + 1 do again[i] = luacuda.device_array(4, "float32") end
+      again[#again]:fill(2)
+      print("last", again[#again]:sum())]])
+    assert.truthy(out:find("total	36000", 1, true), out)
+    assert.truthy(out:find("last	8", 1, true), out)
+  end)
+
   it("=3 catches one element past the end of every kind, dtype and size #oob", function()
     local dts = {}
     for _, d in ipairs(DTYPES) do dts[#dts + 1] = ("%q"):format(d.name) end
