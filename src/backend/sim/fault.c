@@ -27,25 +27,22 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define MAX_THREADS 256     /* the pool's own limit */
-
 static const int caught[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, LC_SIM_STOP_SIGNAL};
 #define NCAUGHT (sizeof caught / sizeof caught[0])
 static struct sigaction previous[NCAUGHT];
 
-/* the registered workers; the handler finds its own by thread id (no
-** thread-local storage: a dlopen'ed module's TLS may be allocated lazily,
-** which a signal handler must not do) */
-static lc_sim_fault *_Atomic threads[MAX_THREADS];
-static atomic_int nthreads;
+/* The registered workers, a list each adds itself to (workers live as
+** long as the process, so none leaves it): as long as the pool can make
+** workers, with no count of its own to fall short of the pool's (a
+** cooperative launch starts a worker per block). The handler finds its own
+** by thread id (no thread-local storage: a dlopen'ed module's TLS may be
+** allocated lazily, which a signal handler must not do). */
+static lc_sim_fault *_Atomic registered;
 
 static lc_sim_fault *current(void) {
   pthread_t self = pthread_self();
-  int n = atomic_load(&nthreads);
-  for (int i = 0; i < n && i < MAX_THREADS; i++) {
-    lc_sim_fault *f = atomic_load(&threads[i]);
-    if (f && pthread_equal(f->self, self)) return f;
-  }
+  for (lc_sim_fault *f = atomic_load(&registered); f; f = f->next)
+    if (pthread_equal(f->self, self)) return f;
   return NULL;
 }
 
@@ -186,9 +183,8 @@ int lc_sim_fault_thread(lc_sim_fault *f, char *err) {
     return LC_EFAIL;
   }
   stack_t ss = {.ss_sp = stack, .ss_size = size, .ss_flags = 0};
-  int slot = atomic_fetch_add(&nthreads, 1);
-  if (sigaltstack(&ss, NULL) != 0 || slot >= MAX_THREADS) {
-    snprintf(err, LC_ERRLEN, "cannot set up a signal stack for a worker");
+  if (sigaltstack(&ss, NULL) != 0) {
+    snprintf(err, LC_ERRLEN, "cannot set up a signal stack for a worker: %s", strerror(errno));
     munmap(stack, size);
     return LC_EFAIL;
   }
@@ -198,7 +194,9 @@ int lc_sim_fault_thread(lc_sim_fault *f, char *err) {
   f->stop = 0;
   f->code_lo = f->code_hi = 0;
   f->thread = UINT_MAX;
-  atomic_store(&threads[slot], f);
+  /* complete before it is published: the handler may read it at once */
+  lc_sim_fault *head = atomic_load(&registered);
+  do f->next = head; while (!atomic_compare_exchange_weak(&registered, &head, f));
   return LC_OK;
 }
 
