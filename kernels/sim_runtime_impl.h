@@ -350,4 +350,11 @@ LC_RT void __lc_grid_invalid(const char *what) {
 
 LC_SIM_EXPORT int __lc_sim_abi(void) { return LC_SIM_ABI; }
 
+#ifdef LC_SIM_STRICT
+// compiled with strict memory checking's checked arrays: the loader asks
+// (src/backend/sim/compile.c), as a module that does not compile with them
+// is compiled without
+LC_SIM_EXPORT const int __lc_sim_strict = 1;
+#endif
+
 #endif  // LUACUDA_SIM_RUNTIME_IMPL_H

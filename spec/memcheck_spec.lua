@@ -324,6 +324,73 @@ describe("LUACUDA_SIM_MEMCHECK", function()
                   out)
   end)
 
+  -- issue 29, finding 8: the rewrite's checked arrays are classes, which
+  -- do not convert where a C array does, and the library's own kernels
+  -- (matmul's tiles, the reduction generator's buffer) did not compile
+  it("=2 compiles what NVRTC compiles: the library's kernels and arrays used as pointers", function()
+    local out = run("LUACUDA_SIM_MEMCHECK=2", [[
+      -- the library's kernels, and every kernel file it ships
+      local a = luacuda.arange(12, "float32"):reshape(3, 4)
+      local b = luacuda.arange(8, "float32"):reshape(4, 2)
+      local c = luacuda.matmul(luacuda.to_device(a), luacuda.to_device(b)):copy_to_host()
+      print("matmul", table.concat(c:ravel():totable(), " "))
+      local l2 = luacuda.reduction("T x", "T y", "x * x", "a + b", "y = a", "0", "sumsq")
+      print("reduction", l2(luacuda.to_device(luacuda.arange(10, "float32"))):copy_to_host()[{}])
+      local add = luacuda.elementwise("T x, T y", "T z", "z = x + 2 * y", "add2")
+      local x = luacuda.to_device(luacuda.arange(10, "float32"))
+      print("elementwise", add(x, x):copy_to_host():sum())
+      for f in io.popen("ls kernels/*.cu examples/kernels/*.cu"):lines() do
+        print("file", f, pcall(luacuda.compile_file, f, {options = {"-Ikernels"}}))
+      end
+      -- a byte buffer read as floats, beside an array used by subscripts
+      local u = luacuda.compile([=[
+        #define AS_FLOATS(b) reinterpret_cast<float *>(b)
+        extern "C" __global__ void k(float *out, int i) {
+          __shared__ __align__(16) unsigned char buf[64], bytes[64];
+          __shared__ float tile[16];
+          float *f = reinterpret_cast<float *>(buf);
+          f[threadIdx.x] = threadIdx.x;
+          AS_FLOATS(bytes)[threadIdx.x] = 2 * threadIdx.x;
+          tile[threadIdx.x] = 100;
+          __syncthreads();
+          out[threadIdx.x] = f[threadIdx.x] + AS_FLOATS(bytes)[threadIdx.x] + tile[i];
+        }]=], {name = "cast.cu"})
+      local y = luacuda.device_array(16, "float32")
+      try("cast", u.k[{1, 16}], y, 15)
+      print("cast sum", y:sum())
+      try("cast past", u.k[{1, 16}], y, 16)
+      -- what the checked arrays cannot be: the module is compiled unchecked
+      local w = luacuda.compile([=[
+        template <typename T> __device__ T first(T *p) { return p[0]; }
+        extern "C" __global__ void k(float *out) {
+          __shared__ float tile[2][16];
+          SHARED_ARRAY(float, s, 16);
+          tile[threadIdx.x / 16][threadIdx.x % 16] = threadIdx.x;
+          s[threadIdx.x % 16] = 1;
+          __syncthreads();
+          auto row = tile[1];
+          float *p = reinterpret_cast<float *>(s);
+          out[threadIdx.x] = first(tile[0]) + row[threadIdx.x % 16] + p[0];
+        }]=], {name = "plain.cu"})
+      local z = luacuda.device_array(32, "float32")
+      try("plain", w.k[{1, 32}], z)
+      print("plain sum", z:sum())]])
+    assert.truthy(out:find("matmul\t28.0 34.0 76.0 98.0 124.0 162.0\n", 1, true), out)
+    assert.truthy(out:find("reduction\t285.0", 1, true), out)
+    assert.truthy(out:find("elementwise\t135.0", 1, true), out)
+    local _, files = out:gsub("file\t[%w/_]+%.cu\ttrue", "")
+    assert.equal(9, files, out)
+    assert.truthy(out:find("cast\ttrue", 1, true), out)
+    assert.truthy(out:find("cast sum\t1960.0", 1, true), out)
+    assert.truthy(out:find("cast past\tfalse\t[^\n]*index 16 is out of bounds of shared array "
+                           .. "'tile'"), out)
+    assert.truthy(out:find("plain\ttrue", 1, true), out)
+    -- each thread t: tile[0][0] + tile[1][t % 16] + s[0], twice 0 + (16 + ... + 31) + 16
+    assert.truthy(out:find("plain sum\t784.0", 1, true), out)
+    assert.truthy(out:find("luacuda: k: compiled without strict memory checking's bounds checks",
+                           1, true), out)
+  end)
+
   it("=1 leaves SHARED_ARRAY and LOCAL_ARRAY unchecked, as plain arrays", function()
     local out = run("LUACUDA_SIM_MEMCHECK=1", [[
       local y = luacuda.device_array(32, "float32")
