@@ -465,3 +465,56 @@ describe("guard pages after simulated device memory", function()
     end
   end)
 end)
+
+-- issue 29, finding 10: INT_MIN / -1 trapped on x86 (idiv's #DE) and failed
+-- the launch as "integer division by zero"; a GPU's division wraps, as
+-- PTX's div and rem do (the fake driver's interpreter too): the quotient is
+-- the dividend, the remainder 0
+describe("a signed division that overflows in a kernel", function()
+  it("wraps as on a GPU: INT_MIN / -1 is INT_MIN, INT_MIN % -1 is 0, int and long long", function()
+    local m = luacuda.compile([=[
+      extern "C" __global__ void div32(const int *a, const int *b, int d, int *q, int *r) {
+        int i = threadIdx.x;
+        q[i] = a[i] / b[i];                 // the divisor in memory
+        r[i] = a[i] % b[i];
+        q[i + blockDim.x] = a[i] / d;       // in a register
+        r[i + blockDim.x] = a[i] % d;
+      }
+      extern "C" __global__ void div64(const long long *a, const long long *b, long long d,
+                                       long long *q, long long *r) {
+        int i = threadIdx.x;
+        q[i] = a[i] / b[i];
+        r[i] = a[i] % b[i];
+        q[i + blockDim.x] = a[i] / d;
+        r[i + blockDim.x] = a[i] % d;
+      }]=], {name = "wrap.cu"})
+    local I32 = -2147483648
+    local a = luacuda.to_device(luacuda.array({I32, I32, 7, -7}, "int32"))
+    local b = luacuda.to_device(luacuda.array({-1, 1, -1, 2}, "int32"))
+    local q, r = luacuda.device_array(8, "int32"), luacuda.device_array(8, "int32")
+    m.div32[{1, 4}](a, b, -1, q, r)
+    assert.same({I32, I32, -7, -3, I32, I32, -7, 7}, S.host_values(q))
+    assert.same({0, 0, 0, -1, 0, 0, 0, 0}, S.host_values(r))
+    local I64 = math.mininteger
+    local a6 = luacuda.to_device(luacuda.array({I64, I64, 7, -7}, "int64"))
+    local b6 = luacuda.to_device(luacuda.array({-1, 1, -1, 2}, "int64"))
+    local q6, r6 = luacuda.device_array(8, "int64"), luacuda.device_array(8, "int64")
+    m.div64[{1, 4}](a6, b6, -1, q6, r6)
+    assert.same({I64, I64, -7, -3, I64, I64, -7, 7}, S.host_values(q6))
+    assert.same({0, 0, 0, -1, 0, 0, 0, 0}, S.host_values(r6))
+  end)
+
+  it("still fails a division by zero on the simulator (a GPU gives an unspecified value)", function()
+    if S.backend ~= "sim" then return pending("simulator only: a GPU does not trap") end
+    local m = luacuda.compile([=[
+      extern "C" __global__ void div0(const int *a, const int *b, int *q) {
+        q[threadIdx.x] = a[threadIdx.x] / b[threadIdx.x];
+      }]=], {name = "div0.cu"})
+    local a = luacuda.to_device(luacuda.array({-2147483648, 1}, "int32"))
+    local b = luacuda.to_device(luacuda.array({-1, 0}, "int32"))
+    local q = luacuda.device_array(2, "int32")
+    m.div0[{1, 2}](a, b, q)
+    S.misuse({"kernel 'div0' failed: integer division by zero (SIGFPE)", "thread (1, 0, 0)"},
+             luacuda.synchronize)
+  end)
+end)

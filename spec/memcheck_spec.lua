@@ -410,3 +410,81 @@ describe("LUACUDA_SIM_MEMCHECK", function()
     end
   end)
 end)
+
+-- issue 29, finding 10: x86 makes a misaligned access, a GPU fails it
+-- (CUDA_ERROR_MISALIGNED_ADDRESS); the simulator does too with strict
+-- checking (LUACUDA_SIM_MEMCHECK=2, where its cost goes: docs/memcheck.md),
+-- the fake driver's interpreter always. Each case in a process of its own
+-- on the CUDA backend, whose context a fault ends.
+describe("a misaligned access in a kernel", function()
+  local SOURCE = [=[
+    #include <cuda_fp16.h>
+    extern "C" __global__ void st2(char *b, int off) { *(short *)(b + off) = 1; }
+    extern "C" __global__ void st4(char *b, int off) { *(float *)(b + off) = 1.0f; }
+    extern "C" __global__ void ld8(char *b, int off, char *out) {
+      *(double *)out = *(const double *)(b + off);
+    }
+    extern "C" __global__ void ld16(char *b, int off, char *out) {
+      *(float4 *)out = *(const float4 *)(b + off);
+    }
+    extern "C" __global__ void st16(char *b, int off) { *(double2 *)(b + off) = make_double2(1, 2); }
+    extern "C" __global__ void add4(char *b, int off) { atomicAdd((int *)(b + off), 1); }
+    extern "C" __global__ void add8(char *b, int off) { atomicAdd((double *)(b + off), 1.0); }
+    extern "C" __global__ void add2(char *b, int off) {
+      atomicAdd((__half *)(b + off), __float2half(1.0f));
+    }]=]
+  -- kernel, the offsets that fault, the access's size
+  local CASES = {
+    {"st2", 1, 2}, {"st4", 2, 4}, {"ld8", 4, 8}, {"ld16", 8, 16}, {"st16", 4, 16},
+    {"add4", 2, 4}, {"add8", 4, 8}, {"add2", 1, 2},
+  }
+
+  -- Run the cases in a child: each launch at an aligned offset, then at a
+  -- misaligned one; prints each outcome.
+  local function run(cases)
+    local lines = {}
+    for _, c in ipairs(cases) do
+      lines[#lines + 1] = ("try(%q, %d, %d)"):format(c[1], c[3], c[2])
+    end
+    local ok, out = S.lua_run(S.backend == "sim" and "LUACUDA_SIM_MEMCHECK=2" or "", ([[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile(%q, {name = "misaligned.cu"})
+      local b = luacuda.device_array(256, "int8")
+      b:fill(0)
+      local out = luacuda.device_array(16, "int8")
+      function try(name, aligned, off)
+        local k = m[name]
+        local args = name:find("^ld") and {b, 0, out} or {b, 0}
+        args[2] = aligned
+        k[{1, 1}](table.unpack(args))
+        print(name, "aligned", pcall(luacuda.synchronize))
+        args[2] = off
+        k[{1, 1}](table.unpack(args))
+        print(name, "misaligned", pcall(luacuda.synchronize))
+      end
+      %s]]):format(SOURCE, table.concat(lines, "\n")))
+    assert.is_true(ok, out)
+    return out
+  end
+
+  it("fails the launch for loads, stores and atomics of 2, 4, 8 and 16 bytes", function()
+    local outs = {}
+    if S.backend == "sim" then
+      outs[1] = run(CASES)
+    else
+      for _, c in ipairs(CASES) do outs[#outs + 1] = run({c}) end
+    end
+    local out = table.concat(outs)
+    for _, c in ipairs(CASES) do
+      assert.truthy(out:find(c[1] .. "\taligned\ttrue", 1, true), out)
+      local line = out:match(c[1] .. "\tmisaligned\t([^\n]*)")
+      assert.truthy(line and line:find("^false\t.*CUDA_ERROR_MISALIGNED_ADDRESS"), out)
+      if S.backend == "sim" then
+        assert.truthy(line:find(("kernel '%s' failed: misaligned address 0x%%x+: .*which needs a "
+                                 .. "multiple of %d %%(CUDA_ERROR_MISALIGNED_ADDRESS on a GPU%%) "
+                                 .. "in block %%(0, 0, 0%%), thread %%(0, 0, 0%%)"):format(c[1], c[3])),
+                      line)
+      end
+    end
+  end)
+end)

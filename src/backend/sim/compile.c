@@ -357,14 +357,33 @@ static const char *head_option(const char *o) {
   return NULL;
 }
 
+/* Strict memory checking (LUACUDA_SIM_MEMCHECK=2) faults on a misaligned
+** access, as a GPU does (CUDA_ERROR_MISALIGNED_ADDRESS), where x86 makes
+** it: every access through a pointer or reference is checked against its
+** type's alignment by GCC's -fsanitize=alignment, whose handler is the
+** runtime's own (kernels/sim_runtime_impl.h: no libubsan is linked), and
+** every atomic by the runtime (LC_SIM_ALIGNED). Not in the default mode:
+** the checks keep the block loop from holding threadIdx in registers
+** (saxpy took 6 times as long with them, a tiled matmul 1.1 times:
+** docs/memcheck.md). In every module's compile, and so in its precompiled
+** head's. */
+static int add_alignment_checks(const char **argv, int n) {
+  if (lc_settings_get()->sim_memcheck == 2) {
+    argv[n++] = "-fsanitize=alignment";
+    argv[n++] = "-DLC_SIM_ALIGNED=1";
+  }
+  return n;
+}
+
 /* The precompiled head's flags: the compiler, fixed, strict memory
-** checking's define, and head_option's. */
+** checking's defines and checks, and head_option's. */
 static int head_flags(const char **flags, int max, const char *cxx, const lc_source *src,
                       bool strict) {
   int n = 0;
   flags[n++] = cxx;
   for (int i = 0; fixed[i]; i++) flags[n++] = fixed[i];
   if (strict) flags[n++] = "-DLC_SIM_STRICT=1";   /* the prelude's arrays */
+  n = add_alignment_checks(flags, n);
   for (int i = 0; i < src->noptions && n < max; i++)
     if (head_option(src->options[i])) flags[n++] = head_option(src->options[i]);
   return n;
@@ -387,6 +406,7 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *i
   for (int i = 0; fixed[i]; i++) argv[n++] = fixed[i];
   /* strict memory checking bounds-checks shared and local arrays (prelude) */
   if (strict) argv[n++] = "-DLC_SIM_STRICT=1";
+  n = add_alignment_checks(argv, n);
   for (int i = 0; i < src->noptions && n < max - 10; i++) {   /* 10: what follows */
     const char *o = src->options[i];
     if (strncmp(o, "-D", 2) == 0 || strncmp(o, "-I", 2) == 0 || strncmp(o, "-U", 2) == 0)
