@@ -94,6 +94,12 @@ template <typename Tag, typename T, long long N, long long... R>
 struct __lc_bounded<Tag, T, N, R...> {
   using row = typename std::conditional<sizeof...(R) == 0, T, __lc_bounded<Tag, T, R...>>::type;
   row v[N];
+  // not copied, as a C array is not: `auto r = tile[i]` must not copy a row
+  // where a C array's decays to a pointer (it fails to compile instead, and
+  // the module is compiled unchecked: src/backend/sim/compile.c)
+  __lc_bounded() = default;
+  __lc_bounded(const __lc_bounded &) = delete;
+  __lc_bounded &operator=(const __lc_bounded &) = delete;
   template <typename I> __device__ row &operator[](I i) { return v[check(i)]; }
   template <typename I> __device__ const row &operator[](I i) const { return v[check(i)]; }
   __device__ operator row *() { return v; }

@@ -522,31 +522,66 @@ static inline void __lc_grid_sync() {
 
 static inline unsigned char *__lc_dynamic_shared() { return __lc_current->worker->dynamic_shared; }
 
+// Strict memory checking's misaligned accesses (src/backend/sim/compile.c):
+// -fsanitize=alignment's handler is the runtime's, hidden in the module;
+// atomics, which it does not see, check their own address.
+__asm__(".hidden __ubsan_handle_type_mismatch_v1");
+__attribute__((noinline, cold, noreturn))
+LC_RT void __lc_misaligned_atomic(const char *fn, const void *addr, unsigned size);
+#ifdef LC_SIM_ALIGNED
+#define LC_ATOMIC_ALIGNED_(p)                                                               \
+  if (__builtin_expect((uintptr_t)(p) % sizeof *(p) != 0, 0))                                \
+    __lc_misaligned_atomic(__func__, p, sizeof *(p))
+#else
+#define LC_ATOMIC_ALIGNED_(p) (void)0
+#endif
+
 // atomics: blocks run on several OS threads at once, so they are real ones.
 // CUDA's overloads and no others (user code defines atomicAdd for long long
 // itself), each also as name_block and name_system.
 #define LC_ATOMIC_ADD_(S, T)                                                                \
-  static inline T atomicAdd##S(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+  static inline T atomicAdd##S(T *p, T v) {                                                 \
+    LC_ATOMIC_ALIGNED_(p);                                                                  \
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);                                      \
+  }
 #define LC_ATOMIC_SUB_(S, T)                                                                \
-  static inline T atomicSub##S(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }
+  static inline T atomicSub##S(T *p, T v) {                                                 \
+    LC_ATOMIC_ALIGNED_(p);                                                                  \
+    return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED);                                      \
+  }
 #define LC_ATOMIC_EXCH_(S, T)                                                               \
-  static inline T atomicExch##S(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }
+  static inline T atomicExch##S(T *p, T v) {                                                \
+    LC_ATOMIC_ALIGNED_(p);                                                                  \
+    return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);                                     \
+  }
 #define LC_ATOMIC_CAS_(S, T)                                                                \
   static inline T atomicCAS##S(T *p, T cmp, T v) {                                          \
+    LC_ATOMIC_ALIGNED_(p);                                                                  \
     __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);     \
     return cmp;                                                                             \
   }
 #define LC_ATOMIC_BITS_(S, T)                                                               \
-  static inline T atomicAnd##S(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); } \
-  static inline T atomicOr##S(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }   \
-  static inline T atomicXor##S(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }
+  static inline T atomicAnd##S(T *p, T v) {                                                 \
+    LC_ATOMIC_ALIGNED_(p);                                                                  \
+    return __atomic_fetch_and(p, v, __ATOMIC_RELAXED);                                      \
+  }                                                                                         \
+  static inline T atomicOr##S(T *p, T v) {                                                  \
+    LC_ATOMIC_ALIGNED_(p);                                                                  \
+    return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);                                       \
+  }                                                                                         \
+  static inline T atomicXor##S(T *p, T v) {                                                 \
+    LC_ATOMIC_ALIGNED_(p);                                                                  \
+    return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED);                                      \
+  }
 #define LC_ATOMIC_MINMAX_(S, T)                                                             \
   static inline T atomicMin##S(T *p, T v) {                                                 \
+    LC_ATOMIC_ALIGNED_(p);                                                                  \
     T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                           \
     while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} \
     return old;                                                                             \
   }                                                                                         \
   static inline T atomicMax##S(T *p, T v) {                                                 \
+    LC_ATOMIC_ALIGNED_(p);                                                                  \
     T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                           \
     while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} \
     return old;                                                                             \
@@ -554,6 +589,7 @@ static inline unsigned char *__lc_dynamic_shared() { return __lc_current->worker
 // floats: compare-and-swap on the bit pattern
 #define LC_ATOMIC_FADD_(S, T, U)                                                            \
   static inline T atomicAdd##S(T *p, T v) {                                                 \
+    LC_ATOMIC_ALIGNED_(p);                                                                  \
     U *q = (U *)p, old = __atomic_load_n(q, __ATOMIC_RELAXED), nw;                          \
     T f;                                                                                    \
     do {                                                                                    \
@@ -578,12 +614,14 @@ static inline unsigned char *__lc_dynamic_shared() { return __lc_current->worker
   LC_ATOMIC_MINMAX_(S, int) LC_ATOMIC_MINMAX_(S, unsigned int) LC_ATOMIC_MINMAX_(S, long long) \
   LC_ATOMIC_MINMAX_(S, unsigned long long)                                                  \
   static inline unsigned atomicInc##S(unsigned *p, unsigned v) {                            \
+    LC_ATOMIC_ALIGNED_(p);                                                                  \
     unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED), nw;                                \
     do nw = old >= v ? 0 : old + 1;                                                         \
     while (!__atomic_compare_exchange_n(p, &old, nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
     return old;                                                                             \
   }                                                                                         \
   static inline unsigned atomicDec##S(unsigned *p, unsigned v) {                            \
+    LC_ATOMIC_ALIGNED_(p);                                                                  \
     unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED), nw;                                \
     do nw = (old == 0 || old > v) ? v : old - 1;                                            \
     while (!__atomic_compare_exchange_n(p, &old, nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
@@ -601,6 +639,7 @@ LC_ATOMIC_CAS_(, unsigned short)     // sm_70's, without _block and _system
 #undef LC_ATOMIC_BITS_
 #undef LC_ATOMIC_MINMAX_
 #undef LC_ATOMIC_FADD_
+#undef LC_ATOMIC_ALIGNED_
 
 // the math API and the other intrinsics: kernels/sim_math.h
 

@@ -348,6 +348,56 @@ LC_RT void __lc_grid_invalid(const char *what) {
             __lc_rt_blockIdx.y, __lc_rt_blockIdx.z);
 }
 
+// ---- misaligned accesses (strict memory checking) ------------------------
+// Kernels are then compiled with GCC's -fsanitize=alignment
+// (src/backend/sim/compile.c), which calls this before an access through a
+// pointer or reference whose address is not a multiple of its type's
+// alignment: a GPU fails such an access (CUDA_ERROR_MISALIGNED_ADDRESS),
+// where x86 makes it. The data is GCC's (libsanitizer's TypeMismatchData,
+// version 1); the module links no libubsan: this is its handler, hidden
+// (sim_runtime.h), so that a process that has libubsan keeps its own.
+struct __lc_ubsan_type {
+  unsigned short kind, info;
+  char name[1];                    // quoted: "'float'"
+};
+struct __lc_ubsan_mismatch {
+  const char *file;
+  unsigned line, column;
+  const __lc_ubsan_type *type;
+  unsigned char log_align;
+  unsigned char check_kind;        // 0 a load, 1 a store, 3 a member's access
+};
+
+extern "C" __attribute__((noinline, cold))
+void __ubsan_handle_type_mismatch_v1(void *data, void *addr) {   // GCC's declaration
+  const __lc_ubsan_mismatch *d = static_cast<const __lc_ubsan_mismatch *>(data);
+  // the others (a reference bound, a member function called, a cast) make
+  // no access themselves; those they lead to are checked where they are
+  if (addr == nullptr || (d->check_kind != 0 && d->check_kind != 1 && d->check_kind != 3)) return;
+  static const char *const what[] = {"load", "store", "", "member access"};
+  char t[48];
+  __lc_fail("misaligned address %p: a %s of %s at %s:%u, which needs a multiple of %u "
+            "(CUDA_ERROR_MISALIGNED_ADDRESS on a GPU) in block (%u, %u, %u), thread %s", addr,
+            what[d->check_kind], d->type->name, d->file, d->line, 1u << d->log_align,
+            __lc_rt_blockIdx.x, __lc_rt_blockIdx.y, __lc_rt_blockIdx.z,
+            __lc_thread_name(__lc_current->cur, t, sizeof t));
+}
+
+LC_RT void __lc_misaligned_atomic(const char *fn, const void *addr, unsigned size) {
+  char t[48];
+  __lc_fail("misaligned address %p: %s on %u bytes, which needs a multiple of %u "
+            "(CUDA_ERROR_MISALIGNED_ADDRESS on a GPU) in block (%u, %u, %u), thread %s", addr,
+            fn, size, size, __lc_rt_blockIdx.x, __lc_rt_blockIdx.y, __lc_rt_blockIdx.z,
+            __lc_thread_name(__lc_current->cur, t, sizeof t));
+}
+
 LC_SIM_EXPORT int __lc_sim_abi(void) { return LC_SIM_ABI; }
+
+#ifdef LC_SIM_STRICT
+// compiled with strict memory checking's checked arrays: the loader asks
+// (src/backend/sim/compile.c), as a module that does not compile with them
+// is compiled without
+LC_SIM_EXPORT const int __lc_sim_strict = 1;
+#endif
 
 #endif  // LUACUDA_SIM_RUNTIME_IMPL_H

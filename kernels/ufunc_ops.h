@@ -18,7 +18,9 @@
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define LC_UF static __device__ __forceinline__
 #define LC_UF_ISNAN(x) isnan(x)
-/* NVRTC has no <stdint.h>; the same typedefs as the prelude's */
+/* NVRTC has no <stdint.h>; the same typedefs as the prelude's (the
+** simulator's host compiler has its own) */
+#ifndef __LC_SIM__
 typedef signed char int8_t;
 typedef short int16_t;
 typedef int int32_t;
@@ -27,6 +29,7 @@ typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
+#endif
 #else
 #include <math.h>
 #include <stdbool.h>

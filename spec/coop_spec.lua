@@ -470,6 +470,75 @@ describe("cooperative launches", function()
     assert.truthy(out:find("after\t1", 1, true), out)
   end)
 
+  -- issue 29, finding 5: fault.c registered 256 workers, the pool starts up
+  -- to 1024 for a cooperative launch (or 256 and the launching thread):
+  -- the others had no recovery, and a fault or a stop there ended the
+  -- process. Every block faults (or spins) after the grid barrier, so every
+  -- worker, the last started among them, is running kernel code then.
+  -- each worker's fiber stacks were two mappings each (a stack and its
+  -- guard), so 1024 blocks of 32 threads passed vm.max_map_count (65,530)
+  it("keep 1024 blocks of 32 threads in step through grid barriers", function()
+    if S.backend ~= "sim" then return pending("simulator only: its workers' fiber stacks") end
+    local _, release = S.sh("uname -r")
+    local major, minor = release:match("^(%d+)%.(%d+)")
+    if not major or tonumber(major) * 100 + tonumber(minor) < 613 then
+      return pending("Linux 6.13 or later: without guard pages in the page tables "
+                     .. "(MADV_GUARD_INSTALL) every fiber stack is two mappings")
+    end
+    local ok, out = S.lua_run("", ([[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile(%q, {name = "coop.cu"})
+      local nb = 1024
+      local a = luacuda.to_device(luacuda.zeros(3 * nb, "int32"))
+      for b = 1, nb do a[b] = b * 100 end
+      m.relay:launch({grid = nb, block = 32, cooperative = true}, a, 2)
+      local h, wrong = a:totable(), 0
+      for k = 1, 2 do
+        for b = 0, nb - 1 do
+          if h[k * nb + b + 1] ~= ((b - k) %% nb + 1) * 100 + k then wrong = wrong + 1 end
+        end
+      end
+      print("wrong", wrong)]]):format(SOURCE))
+    assert.is_true(ok, out)
+    assert.truthy(out:find("wrong\t0", 1, true), out)
+  end)
+
+  it("fail, and carry on after, a fault or a stop in every block of 1024", function()
+    if S.backend ~= "sim" then return pending("simulator only: its workers and watchdog") end
+    for _, threads in ipairs({"", "LUACUDA_SIM_THREADS=256"}) do
+      local ok, out = S.lua_run("timeout 300 env LUACUDA_SIM_TIMEOUT=1 " .. threads, [[
+        local luacuda = require "luacuda"
+        local m = luacuda.compile([=[
+          #include <cooperative_groups.h>
+          extern "C" __global__ void fault_all(int *a, long long off) {
+            cooperative_groups::this_grid().sync();
+            if (threadIdx.x == 0) ((volatile int *)a)[off + blockIdx.x] = 1;
+          }
+          extern "C" __global__ void spin_all(int *a) {
+            cooperative_groups::this_grid().sync();
+            while (((volatile int *)a)[0] == 0) {}
+          }
+          extern "C" __global__ void count(int *a) { atomicAdd(&a[1], 1); }]=], {name = "many.cu"})
+        local a = luacuda.to_device(luacuda.zeros(2, "int32"))
+        for round = 1, 2 do
+          m.fault_all:launch({grid = 1024, block = 8, cooperative = true}, a, 1 << 40)
+          print("fault", pcall(luacuda.synchronize))
+          m.spin_all:launch({grid = 1024, block = 8, cooperative = true}, a)
+          print("stop", pcall(luacuda.synchronize))
+        end
+        m.count:launch({grid = 1024, block = 32, cooperative = true}, a)
+        print("after", a[2])]])
+      assert.is_true(ok, threads .. "\n" .. out)
+      local _, faults = out:gsub("fault\tfalse\tluacuda.synchronize: kernel 'fault_all' failed: "
+                                 .. "illegal memory access", "")
+      assert.equal(2, faults, threads .. "\n" .. out)
+      local _, stops = out:gsub("stop\tfalse\tluacuda.synchronize: kernel 'spin_all' failed: "
+                                .. "stopped by the watchdog", "")
+      assert.equal(2, stops, threads .. "\n" .. out)
+      assert.truthy(out:find("after\t32768", 1, true), threads .. "\n" .. out)
+    end
+  end)
+
   it("fail a tile whose size is not a power of 2 up to 32", function()
     if S.backend ~= "sim" then return pending("simulator only: on a GPU cooperative groups trap") end
     local out = luacuda.device_array(32, "int32")

@@ -465,3 +465,65 @@ describe("guard pages after simulated device memory", function()
     end
   end)
 end)
+
+-- issue 29, finding 10: INT_MIN / -1 trapped on x86 (idiv's #DE) and failed
+-- the launch as "integer division by zero"; a GPU's division wraps, as
+-- PTX's div and rem do (the fake driver's interpreter too): the quotient is
+-- the dividend, the remainder 0
+describe("a signed division that overflows in a kernel", function()
+  -- in a process of its own: under valgrind (make test-valgrind), whose
+  -- registers at a trap are not the trapping instruction's, the simulator
+  -- leaves the trap a fault
+  it("wraps as on a GPU: INT_MIN / -1 is INT_MIN, INT_MIN % -1 is 0, int and long long", function()
+    local ok, out = S.lua_run("", [[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile([=[
+        extern "C" __global__ void div32(const int *a, const int *b, int d, int *q, int *r) {
+          int i = threadIdx.x;
+          q[i] = a[i] / b[i];                 // the divisor in memory
+          r[i] = a[i] % b[i];
+          q[i + blockDim.x] = a[i] / d;       // in a register
+          r[i + blockDim.x] = a[i] % d;
+        }
+        extern "C" __global__ void div64(const long long *a, const long long *b, long long d,
+                                         long long *q, long long *r) {
+          int i = threadIdx.x;
+          q[i] = a[i] / b[i];
+          r[i] = a[i] % b[i];
+          q[i + blockDim.x] = a[i] / d;
+          r[i + blockDim.x] = a[i] % d;
+        }]=], {name = "wrap.cu"})
+      local function show(name, x) print(name, table.concat(x:copy_to_host():totable(), " ")) end
+      for _, t in ipairs({{"int32", -2147483648, m.div32}, {"int64", math.mininteger, m.div64}}) do
+        local dtype, min, k = t[1], t[2], t[3]
+        local a = luacuda.to_device(luacuda.array({min, min, 7, -7}, dtype))
+        local b = luacuda.to_device(luacuda.array({-1, 1, -1, 2}, dtype))
+        local q, r = luacuda.device_array(8, dtype), luacuda.device_array(8, dtype)
+        k[{1, 4}](a, b, -1, q, r)
+        show(dtype .. " q", q)
+        show(dtype .. " r", r)
+      end]])
+    assert.is_true(ok, out)
+    local I32, I64 = "-2147483648", tostring(math.mininteger)
+    for _, t in ipairs({{"int32", I32}, {"int64", I64}}) do
+      local min = t[2]
+      assert.truthy(out:find(("%s q\t%s %s -7 -3 %s %s -7 7\n"):format(t[1], min, min, min, min),
+                             1, true), out)
+      assert.truthy(out:find(t[1] .. " r\t0 0 0 -1 0 0 0 0\n", 1, true), out)
+    end
+  end)
+
+  it("still fails a division by zero on the simulator (a GPU gives an unspecified value)", function()
+    if S.backend ~= "sim" then return pending("simulator only: a GPU does not trap") end
+    local m = luacuda.compile([=[
+      extern "C" __global__ void div0(const int *a, const int *b, int *q) {
+        q[threadIdx.x] = a[threadIdx.x] / b[threadIdx.x];
+      }]=], {name = "div0.cu"})
+    local a = luacuda.to_device(luacuda.array({6, 1}, "int32"))
+    local b = luacuda.to_device(luacuda.array({-1, 0}, "int32"))
+    local q = luacuda.device_array(2, "int32")
+    m.div0[{1, 2}](a, b, q)
+    S.misuse({"kernel 'div0' failed: integer division by zero (SIGFPE)", "thread (1, 0, 0)"},
+             luacuda.synchronize)
+  end)
+end)

@@ -211,6 +211,28 @@ describe("LUACUDA_SIM_MEMCHECK", function()
     assert.truthy(out:find("past\ttrue", 1, true), out)
   end)
 
+  -- issue 29, finding 12: the small-block arena's free list had room for
+  -- the blocks free when a slab was added, not for every block handed out
+  it("=0 frees more small arrays than its first slabs held, and carries on", function()
+    local out = run("LUACUDA_SIM_MEMCHECK=0", [[
+      local keep = {}
+      for i = 1, 5 * 4096 + 1 do keep[i] = luacuda.device_array(4, "float32") end
+      for i = 1, #keep, 97 do keep[i]:fill(i) end
+      keep = nil
+      collectgarbage()
+      collectgarbage()
+      local a = luacuda.to_device(luacuda.arange(4, "float32"))
+      local total = 0
+      for _ = 1, 3000 do total = total + (a + a):sum() end
+      print("total", total)
+      local again = {}
+      for i = 1, 5 * 4096 + 1 do again[i] = luacuda.device_array(4, "float32") end
+      again[#again]:fill(2)
+      print("last", again[#again]:sum())]])
+    assert.truthy(out:find("total	36000", 1, true), out)
+    assert.truthy(out:find("last	8", 1, true), out)
+  end)
+
   it("=3 catches one element past the end of every kind, dtype and size #oob", function()
     local dts = {}
     for _, d in ipairs(DTYPES) do dts[#dts + 1] = ("%q"):format(d.name) end
@@ -302,6 +324,73 @@ describe("LUACUDA_SIM_MEMCHECK", function()
                   out)
   end)
 
+  -- issue 29, finding 8: the rewrite's checked arrays are classes, which
+  -- do not convert where a C array does, and the library's own kernels
+  -- (matmul's tiles, the reduction generator's buffer) did not compile
+  it("=2 compiles what NVRTC compiles: the library's kernels and arrays used as pointers", function()
+    local out = run("LUACUDA_SIM_MEMCHECK=2", [[
+      -- the library's kernels, and every kernel file it ships
+      local a = luacuda.arange(12, "float32"):reshape(3, 4)
+      local b = luacuda.arange(8, "float32"):reshape(4, 2)
+      local c = luacuda.matmul(luacuda.to_device(a), luacuda.to_device(b)):copy_to_host()
+      print("matmul", table.concat(c:ravel():totable(), " "))
+      local l2 = luacuda.reduction("T x", "T y", "x * x", "a + b", "y = a", "0", "sumsq")
+      print("reduction", l2(luacuda.to_device(luacuda.arange(10, "float32"))):copy_to_host()[{}])
+      local add = luacuda.elementwise("T x, T y", "T z", "z = x + 2 * y", "add2")
+      local x = luacuda.to_device(luacuda.arange(10, "float32"))
+      print("elementwise", add(x, x):copy_to_host():sum())
+      for f in io.popen("ls kernels/*.cu examples/kernels/*.cu"):lines() do
+        print("file", f, pcall(luacuda.compile_file, f, {options = {"-Ikernels"}}))
+      end
+      -- a byte buffer read as floats, beside an array used by subscripts
+      local u = luacuda.compile([=[
+        #define AS_FLOATS(b) reinterpret_cast<float *>(b)
+        extern "C" __global__ void k(float *out, int i) {
+          __shared__ __align__(16) unsigned char buf[64], bytes[64];
+          __shared__ float tile[16];
+          float *f = reinterpret_cast<float *>(buf);
+          f[threadIdx.x] = threadIdx.x;
+          AS_FLOATS(bytes)[threadIdx.x] = 2 * threadIdx.x;
+          tile[threadIdx.x] = 100;
+          __syncthreads();
+          out[threadIdx.x] = f[threadIdx.x] + AS_FLOATS(bytes)[threadIdx.x] + tile[i];
+        }]=], {name = "cast.cu"})
+      local y = luacuda.device_array(16, "float32")
+      try("cast", u.k[{1, 16}], y, 15)
+      print("cast sum", y:sum())
+      try("cast past", u.k[{1, 16}], y, 16)
+      -- what the checked arrays cannot be: the module is compiled unchecked
+      local w = luacuda.compile([=[
+        template <typename T> __device__ T first(T *p) { return p[0]; }
+        extern "C" __global__ void k(float *out) {
+          __shared__ float tile[2][16];
+          SHARED_ARRAY(float, s, 16);
+          tile[threadIdx.x / 16][threadIdx.x % 16] = threadIdx.x;
+          s[threadIdx.x % 16] = 1;
+          __syncthreads();
+          auto row = tile[1];
+          float *p = reinterpret_cast<float *>(s);
+          out[threadIdx.x] = first(tile[0]) + row[threadIdx.x % 16] + p[0];
+        }]=], {name = "plain.cu"})
+      local z = luacuda.device_array(32, "float32")
+      try("plain", w.k[{1, 32}], z)
+      print("plain sum", z:sum())]])
+    assert.truthy(out:find("matmul\t28.0 34.0 76.0 98.0 124.0 162.0\n", 1, true), out)
+    assert.truthy(out:find("reduction\t285.0", 1, true), out)
+    assert.truthy(out:find("elementwise\t135.0", 1, true), out)
+    local _, files = out:gsub("file\t[%w/_]+%.cu\ttrue", "")
+    assert.equal(9, files, out)
+    assert.truthy(out:find("cast\ttrue", 1, true), out)
+    assert.truthy(out:find("cast sum\t1960.0", 1, true), out)
+    assert.truthy(out:find("cast past\tfalse\t[^\n]*index 16 is out of bounds of shared array "
+                           .. "'tile'"), out)
+    assert.truthy(out:find("plain\ttrue", 1, true), out)
+    -- each thread t: tile[0][0] + tile[1][t % 16] + s[0], twice 0 + (16 + ... + 31) + 16
+    assert.truthy(out:find("plain sum\t784.0", 1, true), out)
+    assert.truthy(out:find("luacuda: k: compiled without strict memory checking's bounds checks",
+                           1, true), out)
+  end)
+
   it("=1 leaves SHARED_ARRAY and LOCAL_ARRAY unchecked, as plain arrays", function()
     local out = run("LUACUDA_SIM_MEMCHECK=1", [[
       local y = luacuda.device_array(32, "float32")
@@ -318,6 +407,84 @@ describe("LUACUDA_SIM_MEMCHECK", function()
                            .. " lua5.4 -e 'require \"luacuda\"'")
       assert.is_false(ok, bad)
       assert.truthy(out:find("LUACUDA_SIM_MEMCHECK=" .. bad, 1, true), out)
+    end
+  end)
+end)
+
+-- issue 29, finding 10: x86 makes a misaligned access, a GPU fails it
+-- (CUDA_ERROR_MISALIGNED_ADDRESS); the simulator does too with strict
+-- checking (LUACUDA_SIM_MEMCHECK=2, where its cost goes: docs/memcheck.md),
+-- the fake driver's interpreter always. Each case in a process of its own
+-- on the CUDA backend, whose context a fault ends.
+describe("a misaligned access in a kernel", function()
+  local SOURCE = [=[
+    #include <cuda_fp16.h>
+    extern "C" __global__ void st2(char *b, int off) { *(short *)(b + off) = 1; }
+    extern "C" __global__ void st4(char *b, int off) { *(float *)(b + off) = 1.0f; }
+    extern "C" __global__ void ld8(char *b, int off, char *out) {
+      *(double *)out = *(const double *)(b + off);
+    }
+    extern "C" __global__ void ld16(char *b, int off, char *out) {
+      *(float4 *)out = *(const float4 *)(b + off);
+    }
+    extern "C" __global__ void st16(char *b, int off) { *(double2 *)(b + off) = make_double2(1, 2); }
+    extern "C" __global__ void add4(char *b, int off) { atomicAdd((int *)(b + off), 1); }
+    extern "C" __global__ void add8(char *b, int off) { atomicAdd((double *)(b + off), 1.0); }
+    extern "C" __global__ void add2(char *b, int off) {
+      atomicAdd((__half *)(b + off), __float2half(1.0f));
+    }]=]
+  -- kernel, the offsets that fault, the access's size
+  local CASES = {
+    {"st2", 1, 2}, {"st4", 2, 4}, {"ld8", 4, 8}, {"ld16", 8, 16}, {"st16", 4, 16},
+    {"add4", 2, 4}, {"add8", 4, 8}, {"add2", 1, 2},
+  }
+
+  -- Run the cases in a child: each launch at an aligned offset, then at a
+  -- misaligned one; prints each outcome.
+  local function run(cases)
+    local lines = {}
+    for _, c in ipairs(cases) do
+      lines[#lines + 1] = ("try(%q, %d, %d)"):format(c[1], c[3], c[2])
+    end
+    local ok, out = S.lua_run(S.backend == "sim" and "LUACUDA_SIM_MEMCHECK=2" or "", ([[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile(%q, {name = "misaligned.cu"})
+      local b = luacuda.device_array(256, "int8")
+      b:fill(0)
+      local out = luacuda.device_array(16, "int8")
+      function try(name, aligned, off)
+        local k = m[name]
+        local args = name:find("^ld") and {b, 0, out} or {b, 0}
+        args[2] = aligned
+        k[{1, 1}](table.unpack(args))
+        print(name, "aligned", pcall(luacuda.synchronize))
+        args[2] = off
+        k[{1, 1}](table.unpack(args))
+        print(name, "misaligned", pcall(luacuda.synchronize))
+      end
+      %s]]):format(SOURCE, table.concat(lines, "\n")))
+    assert.is_true(ok, out)
+    return out
+  end
+
+  it("fails the launch for loads, stores and atomics of 2, 4, 8 and 16 bytes", function()
+    local outs = {}
+    if S.backend == "sim" then
+      outs[1] = run(CASES)
+    else
+      for _, c in ipairs(CASES) do outs[#outs + 1] = run({c}) end
+    end
+    local out = table.concat(outs)
+    for _, c in ipairs(CASES) do
+      assert.truthy(out:find(c[1] .. "\taligned\ttrue", 1, true), out)
+      local line = out:match(c[1] .. "\tmisaligned\t([^\n]*)")
+      assert.truthy(line and line:find("^false\t.*CUDA_ERROR_MISALIGNED_ADDRESS"), out)
+      if S.backend == "sim" then
+        assert.truthy(line:find(("kernel '%s' failed: misaligned address 0x%%x+: .*which needs a "
+                                 .. "multiple of %d %%(CUDA_ERROR_MISALIGNED_ADDRESS on a GPU%%) "
+                                 .. "in block %%(0, 0, 0%%), thread %%(0, 0, 0%%)"):format(c[1], c[3])),
+                      line)
+      end
     end
   end)
 end)

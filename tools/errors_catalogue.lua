@@ -75,7 +75,7 @@ for _, k in ipairs {
   "cannot read <>", "cannot write <>: <>", "cannot store <>: <>",
   "cannot make a directory in <>: <>",
   "cannot install the simulator's fault handlers: <>", "cannot make a signal stack: <>",
-  "cannot set up a signal stack for a worker",
+  "cannot set up a signal stack for a worker: <>",
   "cannot make <>: <>",
   "cannot start a worker thread for each of the <> blocks of a cooperative launch (<> started)",
   "out of memory reading the header",

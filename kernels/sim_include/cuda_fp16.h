@@ -649,6 +649,10 @@ LC_WARP_SHFL_T_(__half2)
 // atomicAdd: compare-and-swap on the bits (blocks run on several threads)
 template <typename T, typename U, typename Op>
 static inline T __lc_atomic16(T *address, T val, Op op) {
+#ifdef LC_SIM_ALIGNED
+  if (__builtin_expect((uintptr_t)address % sizeof(U) != 0, 0))
+    __lc_misaligned_atomic("atomicAdd", address, sizeof(U));
+#endif
   U *q = reinterpret_cast<U *>(address), old = __atomic_load_n(q, __ATOMIC_RELAXED), nw;
   do nw = (U)__lc_bits(op(__lc_from_bits<T>(old), val));
   while (!__atomic_compare_exchange_n(q, &old, nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));

@@ -1845,6 +1845,41 @@ static int test_struct_probes(void) {
   return 0;
 }
 
+/* Whether the array declared by the statement ending at the first ';'
+** after "decl" in src is used by subscripts only (strict memory checking
+** checks it then: src/backend/sim/compile.c). */
+static bool subscripted(const char *src, bool block) {
+  const char *decl = strstr(src, "decl");
+  size_t from = (size_t)(strchr(decl, ';') + 1 - src);
+  return lc_scan_only_subscripted(src, strlen(src), "t", from, block);
+}
+
+static int test_only_subscripted(void) {
+  CHECK(subscripted("{ decl float t[4]; t[0] = t[1] + t [2]; t[t[0]]++; }", true));
+  /* comments and literals hold no use */
+  CHECK(subscripted("{ decl float t[4]; t[0] = 1; /* t */ // t\n f(\"t\", 't', R\"(t)\"); }",
+                    true));
+  /* a pointer, a cast, sizeof, an attribute's brackets: other uses */
+  CHECK(!subscripted("{ decl float t[4]; float *p = t; }", true));
+  CHECK(!subscripted("{ decl char t[4]; f(reinterpret_cast<float *>(t)); }", true));
+  CHECK(!subscripted("{ decl char t[4]; int n = sizeof t; }", true));
+  CHECK(!subscripted("{ decl char t[4]; t[[maybe_unused]]; }", true));
+  /* the declaration's own block only: another t after it is not this one */
+  CHECK(subscripted("void f() { decl float t[4]; t[0] = 1; } void g(float *t) { h(t); }", true));
+  CHECK(subscripted("void f() { decl float t[4]; { t[0] = 1; } } void g() { h(t); }", true));
+  CHECK(!subscripted("void f() { decl float t[4]; { h(t); } }", true));
+  /* at namespace scope, to the end */
+  CHECK(!subscripted("decl float t[4]; void f() { t[0] = 1; } void g() { h(t); }", false));
+  /* a macro's body, wherever it is defined, and a continued one */
+  CHECK(!subscripted("#define P reinterpret_cast<float *>(t)\nvoid f() { decl char t[4]; P[0] = 1; }",
+                     true));
+  CHECK(!subscripted("#define P \\\n  (t + 1)\nvoid f() { decl char t[4]; t[0] = 1; }", true));
+  CHECK(subscripted("#define AT(i) t[i]\nvoid f() { decl char t[4]; AT(0) = 1; }", true));
+  /* a directive's braces do not end the scope */
+  CHECK(!subscripted("void f() { decl char t[4];\n#define B }\n h(t); }", true));
+  return 0;
+}
+
 #define T(name) { #name, test_##name }
 static const unit_test tests[] = {
   T(sample), T(comments), T(strings_and_chars), T(preprocessor), T(line_numbers),
@@ -1852,7 +1887,7 @@ static const unit_test tests[] = {
   T(unterminated_body), T(zero_params), T(scalar_types), T(pointer_types), T(array_types),
   T(param_errors), T(typedefs), T(enums), T(vector_types), T(structs), T(struct_probes), T(defaults), T(many_params), T(param_sizes), T(long_names), T(capacity),
   T(signature), T(signature_errors), T(signature_override),
-  T(extern_shared), T(static_shared), T(shared_ranges),
+  T(extern_shared), T(static_shared), T(shared_ranges), T(only_subscripted),
   T(globals), T(globals_in_context), T(named_bounds), T(bound_expressions),
   T(every_prefix), T(deep_nesting), T(linear_time), T(not_nul_terminated), T(stress_small),
 };

@@ -52,6 +52,8 @@ typedef struct lx {
   int dead;           /* > 0: in the dead branch of a literal #if 0 / #if 1 (nesting) */
   int cdepth;         /* conditionals opened in live code */
   uint64_t one;       /* bit i: live conditional i is `#if 1`, so its #else is dead */
+  bool directive_tokens;   /* a directive's words are tokens too (lc_scan_only_subscripted), */
+  bool in_directive;       /* and the token is one of them */
 } lx;
 
 static void lx_init(lx *x, const char *s, size_t n) {
@@ -405,6 +407,7 @@ static void next(lx *x, tok *t) {
       newline(x);
       x->p++;
       x->bol = true;
+      x->in_directive = false;
       continue;
     }
     if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
@@ -425,8 +428,11 @@ static void next(lx *x, tok *t) {
       continue;
     }
     if (c == '#' && x->bol) {
-      directive(x);
-      continue;
+      if (!x->directive_tokens) {
+        directive(x);
+        continue;
+      }
+      x->in_directive = true;
     }
     x->bol = false;
     t->b = x->p;
@@ -2685,6 +2691,46 @@ int lc_scan(const char *src, size_t len, lc_scan_result *r, char *err) {
       return fail(sc, "kernel '%s' (line %d): no '}' closes its body", sc->open_name,
                   sc->open_line);
   return 0;
+}
+
+/* Whether token t names name and is not subscripted (u follows it). */
+static bool bare_use(const char *src, size_t len, const char *name, const tok *t, const tok *u) {
+  return t->k == T_ID && teq(src, t, name) &&
+         !(tpun1(src, u, '[') && !(u->e < len && src[u->e] == '['));
+}
+
+bool lc_scan_only_subscripted(const char *src, size_t len, const char *name, size_t from,
+                              bool block) {
+  lx x;
+  tok t, u;
+  /* every directive: a macro may use the name wherever it is defined */
+  lx_init(&x, src, len);
+  x.directive_tokens = true;
+  next(&x, &t);
+  bool td = x.in_directive;
+  while (t.k != T_EOF) {
+    next(&x, &u);
+    if (td && bare_use(src, len, name, &t, &u)) return false;
+    t = u;
+    td = x.in_directive;
+  }
+  /* the code from the declaration to the end of its scope */
+  lx_init(&x, src, len);
+  x.directive_tokens = true;
+  x.p = from < len ? from : len;
+  x.bol = false;
+  int depth = 0;
+  next(&x, &t);
+  td = x.in_directive;
+  while (t.k != T_EOF) {
+    if (block && !td && tpun1(src, &t, '{')) depth++;
+    if (block && !td && tpun1(src, &t, '}') && --depth < 0) break;
+    next(&x, &u);
+    if (!td && bare_use(src, len, name, &t, &u)) return false;
+    t = u;
+    td = x.in_directive;
+  }
+  return true;
 }
 
 bool lc_scan_defined_twice(const lc_scan_result *r, int i) {

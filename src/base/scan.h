@@ -236,6 +236,15 @@ int lc_scan(const char *src, size_t len, lc_scan_result *r, char *err);
 bool lc_scan_defined_twice(const lc_scan_result *r, int i);
 #define LC_DEFINED_MARK "__lc_defined_"
 
+/* Whether every use of the identifier name that a declaration ending at
+** from may see in src[0 .. len) is subscripted: the name followed by '['
+** (not "[["). The uses are those from `from` on, to the end of the block
+** holding it when block (a declaration in a function), else to the end;
+** and every one on a directive's line, wherever (a macro's body).
+** Comments and literals hold none. */
+bool lc_scan_only_subscripted(const char *src, size_t len, const char *name, size_t from,
+                              bool block);
+
 /* Only the kernels: out[0 .. *n), at most max (out may be NULL to count). */
 int lc_scan_kernels(const char *src, size_t len, lc_kernel_sig *out, int max,
                     int *n, char *err);

@@ -28,6 +28,7 @@
 typedef struct size_class {
   void **free;                       /* free blocks, a stack (in the host heap) */
   size_t nfree, cap;
+  size_t blocks;                     /* in its slabs: every one may come back at once */
 } size_class;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -41,14 +42,16 @@ static int class_of(size_t n) {
   return c;
 }
 
-/* Map a new slab for class c and put its blocks on the free list. Under lock. */
+/* Map a new slab for class c and put its blocks on the free list. Under lock.
+** The list has room for every block of the class's slabs, those handed out
+** too, so that a free never needs to grow it (nor can fail). */
 static bool grow(int c) {
   size_t block = (size_t)1 << (MIN_SHIFT + c);
   size_t bytes = block * 16 > SLAB_BYTES ? block * 16 : SLAB_BYTES;
   size_t count = bytes / block;
   size_class *k = &classes[c];
-  if (k->nfree + count > k->cap) {
-    size_t cap = (k->nfree + count) * 2;
+  if (k->blocks + count > k->cap) {
+    size_t cap = (k->blocks + count) * 2;
     void **grown = realloc(k->free, cap * sizeof *grown);
     if (grown == NULL) return false;
     k->free = grown;
@@ -56,6 +59,7 @@ static bool grow(int c) {
   }
   char *slab = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (slab == MAP_FAILED) return false;
+  k->blocks += count;
   for (size_t i = count; i-- > 0;) k->free[k->nfree++] = slab + i * block;
   return true;
 }
@@ -76,7 +80,7 @@ void lc_sim_arena_free(void *p, size_t n) {
   size_class *k = &classes[class_of(n)];
   LC_SIM_BLOCK_FREED(p);
   pthread_mutex_lock(&lock);
-  /* room was made when the block's slab was mapped */
+  /* room for it was made when its slab was mapped (grow) */
   k->free[k->nfree++] = p;
   pthread_mutex_unlock(&lock);
 }

@@ -126,10 +126,22 @@ static void rewrite_shared(lc_strbuf *b, const lc_shared_decl *d, int i) {
 
 /* Strict memory checking (LUACUDA_SIM_MEMCHECK=2): a static `__shared__`
 ** statement whose arrays become bounds-checked ones (prelude.cuh's
-** __lc_bounded). Every declarator of it is rewritten, so each must be an
-** array declared by its plain name, or no array; its alignment, if any, a
+** __lc_bounded), a class where the source has a C array. Only an array
+** used by subscripts alone in its scope (and in every macro) is checked:
+** any other use of its name (a pointer taken from it, a reinterpret_cast,
+** sizeof, a template deducing T *) may need a C array, so such an array
+** stays one, unchecked.
+** The statement is rewritten when it checks an array, each declarator as
+** a checked array or as written; so each must be an array declared by its
+** plain name with bounds, or no array, and its alignment, if any, a
 ** literal. Others are left to the compiler, unchecked. */
-static bool bounded_statement(const lc_scan_result *sc, int first) {
+static bool checkable(const lc_source *src, const lc_shared_decl *d) {
+  return d->dims[0] != '\0' &&
+         lc_scan_only_subscripted(src->text, src->len, d->name, d->end, d->in_function);
+}
+
+static bool bounded_statement(const lc_source *src, int first, bool *checked) {
+  const lc_scan_result *sc = src->scan;
   bool any = false;
   for (int i = first; i < sc->nshared && sc->shared[i].begin == sc->shared[first].begin; i++) {
     const lc_shared_decl *d = &sc->shared[i];
@@ -137,15 +149,16 @@ static bool bounded_statement(const lc_scan_result *sc, int first) {
     if (d->dims[0] == '\0') continue;
     if (strncmp(d->declarator, d->name, strlen(d->name)) != 0 || strcmp(d->dims, "[]") == 0)
       return false;
-    any = true;
   }
+  for (int i = first; i < sc->nshared && sc->shared[i].begin == sc->shared[first].begin; i++)
+    any |= checked[i] = checkable(src, &sc->shared[i]);
   return any;
 }
 
-static void rewrite_bounded(lc_strbuf *b, const lc_shared_decl *d) {
+static void rewrite_bounded(lc_strbuf *b, const lc_shared_decl *d, bool checked) {
   char align[40] = "";
   if (d->align > 0) snprintf(align, sizeof align, "alignas(%lld) ", (long long)d->align);
-  if (d->dims[0] == '\0') {
+  if (!checked) {
     lc_sb_fmt(b, "%sstatic thread_local %s; ", align, d->text);
     return;
   }
@@ -169,21 +182,23 @@ static void rewrite_bounded(lc_strbuf *b, const lc_shared_decl *d) {
             d->type, bounds, d->name);
 }
 
-static void add_user_source(lc_strbuf *b, const lc_source *src) {
+static void add_user_source(lc_strbuf *b, const lc_source *src, bool strict) {
   const lc_scan_result *sc = src->scan;
   size_t max = (size_t)sc->nshared + 2 * (size_t)sc->nkernels + 2 * (size_t)sc->nglobals +
                (size_t)sc->nstructs, n = 0;
   edit *edits = max ? malloc(max * sizeof *edits) : NULL;
-  if (max && edits == NULL) {
+  bool *checked = sc->nshared ? calloc((size_t)sc->nshared, sizeof *checked) : NULL;
+  if ((max && edits == NULL) || (sc->nshared && checked == NULL)) {
+    free(edits);
+    free(checked);
     b->oom = true;
     return;
   }
-  bool strict = lc_settings_get()->sim_memcheck == 2;
   for (int i = 0; i < sc->nshared; i++) {
     if (sc->shared[i].is_extern) {
       edits[n++] = (edit){sc->shared[i].begin, EDIT_SHARED, i};
     } else if (strict && (i == 0 || sc->shared[i - 1].begin != sc->shared[i].begin) &&
-               bounded_statement(sc, i)) {
+               bounded_statement(src, i, checked)) {
       for (int k = i; k < sc->nshared && sc->shared[k].begin == sc->shared[i].begin; k++)
         edits[n++] = (edit){sc->shared[k].begin, EDIT_SHARED, k};
     }
@@ -216,7 +231,7 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
         at = d->end;
       }
       if (d->is_extern) rewrite_shared(b, d, edits[e].index);
-      else rewrite_bounded(b, d);
+      else rewrite_bounded(b, d, checked[edits[e].index]);
       /* after the statement's last declarator, restore its line breaks */
       int next = edits[e].index + 1;
       if (next == sc->nshared || sc->shared[next].begin != d->begin)
@@ -257,6 +272,7 @@ static void add_user_source(lc_strbuf *b, const lc_source *src) {
   }
   lc_sb_add(b, src->text + at, src->len - at);
   free(edits);
+  free(checked);
 }
 
 /* The kernels found by a name expression (backend.h): after the user's
@@ -285,7 +301,8 @@ static void add_named(lc_strbuf *b, const lc_source *src) {
 ** (sim_runtime_impl.h: pch.c compiles them once into an object), then the
 ** user's part. *head is where the definitions start, *user where the
 ** user's part does. */
-static void compose(lc_strbuf *b, const lc_source *src, size_t *head, size_t *user) {
+static void compose(lc_strbuf *b, const lc_source *src, bool strict, size_t *head,
+                    size_t *user) {
   lc_sb_str(b, "#line 1 \"luacuda/sim_abi.h\"\n");
   lc_sb_str(b, lc_sim_abi_source);
   lc_sb_str(b, "\n#line 1 \"luacuda/sim_runtime.h\"\n");
@@ -315,7 +332,7 @@ static void compose(lc_strbuf *b, const lc_source *src, size_t *head, size_t *us
     lc_sb_add(b, line, nline);
     free(line);
   }
-  add_user_source(b, src);
+  add_user_source(b, src, strict);
   add_named(b, src);
 }
 
@@ -340,13 +357,33 @@ static const char *head_option(const char *o) {
   return NULL;
 }
 
+/* Strict memory checking (LUACUDA_SIM_MEMCHECK=2) faults on a misaligned
+** access, as a GPU does (CUDA_ERROR_MISALIGNED_ADDRESS), where x86 makes
+** it: every access through a pointer or reference is checked against its
+** type's alignment by GCC's -fsanitize=alignment, whose handler is the
+** runtime's own (kernels/sim_runtime_impl.h: no libubsan is linked), and
+** every atomic by the runtime (LC_SIM_ALIGNED). Not in the default mode:
+** the checks keep the block loop from holding threadIdx in registers
+** (saxpy took 6 times as long with them, a tiled matmul 1.1 times:
+** docs/memcheck.md). In every module's compile, and so in its precompiled
+** head's. */
+static int add_alignment_checks(const char **argv, int n) {
+  if (lc_settings_get()->sim_memcheck == 2) {
+    argv[n++] = "-fsanitize=alignment";
+    argv[n++] = "-DLC_SIM_ALIGNED=1";
+  }
+  return n;
+}
+
 /* The precompiled head's flags: the compiler, fixed, strict memory
-** checking's define, and head_option's. */
-static int head_flags(const char **flags, int max, const char *cxx, const lc_source *src) {
+** checking's defines and checks, and head_option's. */
+static int head_flags(const char **flags, int max, const char *cxx, const lc_source *src,
+                      bool strict) {
   int n = 0;
   flags[n++] = cxx;
   for (int i = 0; fixed[i]; i++) flags[n++] = fixed[i];
-  if (lc_settings_get()->sim_memcheck == 2) flags[n++] = "-DLC_SIM_STRICT=1";   /* the prelude's arrays */
+  if (strict) flags[n++] = "-DLC_SIM_STRICT=1";   /* the prelude's arrays */
+  n = add_alignment_checks(flags, n);
   for (int i = 0; i < src->noptions && n < max; i++)
     if (head_option(src->options[i])) flags[n++] = head_option(src->options[i]);
   return n;
@@ -361,14 +398,15 @@ static int head_flags(const char **flags, int max, const char *cxx, const lc_sou
 ** source, and the list of the headers read (-MD), which an entry keeps. */
 static int build_argv(const char **argv, int max, const char *cxx, const char *include,
                       const char *out, const char *in, const char *deps, const lc_source *src,
-                      const char *libcudacxx, int *nkey) {
+                      bool strict, const char *libcudacxx, int *nkey) {
   int n = 0;
   argv[n++] = cxx;
   argv[n++] = include;        /* -I the simulator's headers: first (argv[1]) */
   argv[n++] = "-c";
   for (int i = 0; fixed[i]; i++) argv[n++] = fixed[i];
   /* strict memory checking bounds-checks shared and local arrays (prelude) */
-  if (lc_settings_get()->sim_memcheck == 2) argv[n++] = "-DLC_SIM_STRICT=1";
+  if (strict) argv[n++] = "-DLC_SIM_STRICT=1";
+  n = add_alignment_checks(argv, n);
   for (int i = 0; i < src->noptions && n < max - 10; i++) {   /* 10: what follows */
     const char *o = src->options[i];
     if (strncmp(o, "-D", 2) == 0 || strncmp(o, "-I", 2) == 0 || strncmp(o, "-U", 2) == 0)
@@ -612,16 +650,22 @@ static bool load(const char *path, void **handle, char *err) {
   return true;
 }
 
-int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
+/* Compile src and load it, strict: with strict memory checking's checked
+** arrays. Its cache key comes back in *key, and the module is stored under
+** also too, unless NULL. *host_only: it failed, and only because the host
+** compiler refused it (NVRTC and the options did not). */
+static int compile_as(const lc_source *src, bool strict, lc_hash *key, const lc_hash *also,
+                      bool *host_only, void **handle, char **log, char *err) {
   *handle = NULL;
   *log = NULL;
+  *host_only = false;
   /* an option refused is the error after NVRTC's (which a GPU would give
   ** first): NVRTC judges the options it does not know */
   char oerr[LC_ERRLEN];
   int orc = lc_sim_check_options(src, oerr);
   lc_strbuf text = {0}, out = {0};
   size_t head, user;
-  compose(&text, src, &head, &user);
+  compose(&text, src, strict, &head, &user);
   if (text.oom) {
     free(text.p);
     snprintf(err, LC_ERRLEN, "out of memory composing the source");
@@ -648,18 +692,17 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   const char *argv[32 + 64], *largv[16];
   int nkey;
   build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, include, obj, in, depfile, src,
-             NULL, &nkey);
+             strict, NULL, &nkey);
   /* the key: what is compiled, how, and by which compiler (the headers
   ** read are checked by the entry: cache.h); the simulator's headers are
   ** keyed by their text, not by this compilation's own directory */
   char identity[1024];
   compiler_identity(cxx, identity, sizeof identity);
-  lc_hash key;
   argv[1] = "-Iluacuda/sim_include";
-  lc_ksource_key(&key, "sim 2", text.p, text.n, argv, nkey, identity);
+  lc_ksource_key(key, "sim 2", text.p, text.n, argv, nkey, identity);
   argv[1] = include;
-  for (size_t i = 0; i < NHEADERS; i++) lc_hash_add_str(&key, sim_headers[i].text);
-  lc_sim_libcudacxx_key(&key);
+  for (size_t i = 0; i < NHEADERS; i++) lc_hash_add_str(key, sim_headers[i].text);
+  lc_sim_libcudacxx_key(key);
   int rc = LC_EFAIL;
   /* compiled before: the bytes checked are written to this compilation's
   ** own directory and loaded from there, so what is loaded is what was
@@ -667,7 +710,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   ** other module had (dlopen takes a name it has loaded for that module);
   ** an entry that does not load is compiled anew */
   size_t len;
-  unsigned char *image = lc_cache_load("sim", &key, ".so", &len);
+  unsigned char *image = lc_cache_load("sim", key, ".so", &len);
   if (image) {
     char ignored[LC_ERRLEN];
     bool hit = lc_sim_write_file(so, (const char *)image, len, ignored) == 0 &&
@@ -692,7 +735,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   bool libcudacxx = lc_sim_libcudacxx_option(cccl, sizeof cccl, text.p) == 0;
   if (libcudacxx)
     build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, include, obj, in, depfile, src,
-               cccl, &nkey);
+               strict, cccl, &nkey);
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
   double began = lc_compile_clock();
@@ -702,7 +745,7 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
   lc_sim_check_start(&check, src);
   /* the head, precompiled where it can be (pch.c), then the user's part */
   const char *flags[LC_SIM_PCH_MAXFLAGS];
-  int nflags = head_flags(flags, LC_SIM_PCH_MAXFLAGS, cxx, src);
+  int nflags = head_flags(flags, LC_SIM_PCH_MAXFLAGS, cxx, src, strict);
   void *head_rec = NULL;
   size_t nhead = 0;
   int status = -1, linked = -1, runtime = 0;
@@ -745,9 +788,11 @@ int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
     snprintf(err, LC_ERRLEN, "compilation of %.300s failed", src->name);
     *log = out.p;
     out.p = NULL;
+    *host_only = true;
   } else if (status == 0 && load(so, handle, err)) {
     rc = LC_OK;
-    store_in_cache(so, &key, depfile, dir, head_rec, nhead, &start);
+    store_in_cache(so, key, depfile, dir, head_rec, nhead, &start);
+    if (also) store_in_cache(so, also, depfile, dir, head_rec, nhead, &start);
     lc_compile_note(lc_compile_label(src), "sim", began);
   }
   free(head_rec);
@@ -765,5 +810,36 @@ done:
   rmdir(dir);
   free(text.p);
   free(out.p);
+  return rc;
+}
+
+/* Strict memory checking's checked arrays (SHARED_ARRAY, LOCAL_ARRAY, and
+** the __shared__ arrays a source uses by subscripts alone) are classes
+** where the source has C arrays, and a use that only a C array allows
+** (`auto row = tile[i]`, tile[i] passed where a template deduces T *) does
+** not compile with them. NVRTC compiles it, so the simulator must too: a
+** module the host compiler refuses in strict mode alone is compiled again
+** without them, unchecked (accesses to device memory are still checked),
+** and kept in the cache under the strict compile's key too, so that the
+** next process loads it at once. Each time such a module is loaded in
+** strict mode (it lacks kernels/sim_runtime_impl.h's __lc_sim_strict), a
+** note on stderr says so. */
+int lc_sim_compile(const lc_source *src, void **handle, char **log, char *err) {
+  bool strict = lc_settings_get()->sim_memcheck == 2, host_only;
+  lc_hash key, plain;
+  int rc = compile_as(src, strict, &key, NULL, &host_only, handle, log, err);
+  if (rc != LC_OK && strict && host_only) {
+    free(*log);
+    rc = compile_as(src, false, &plain, &key, &host_only, handle, log, err);
+  }
+  if (rc == LC_OK && strict && dlsym(*handle, "__lc_sim_strict") == NULL) {
+    char line[512];
+    int n = snprintf(line, sizeof line, "luacuda: %.200s: compiled without strict memory "
+                     "checking's bounds checks (LUACUDA_SIM_MEMCHECK=2), which it does not "
+                     "compile with (docs/memcheck.md)\n", lc_compile_label(src));
+    if (n > (int)sizeof line - 1) n = (int)sizeof line - 1;
+    fwrite(line, 1, (size_t)n, stderr);
+    fflush(stderr);
+  }
   return rc;
 }

@@ -27,25 +27,22 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define MAX_THREADS 256     /* the pool's own limit */
-
 static const int caught[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, LC_SIM_STOP_SIGNAL};
 #define NCAUGHT (sizeof caught / sizeof caught[0])
 static struct sigaction previous[NCAUGHT];
 
-/* the registered workers; the handler finds its own by thread id (no
-** thread-local storage: a dlopen'ed module's TLS may be allocated lazily,
-** which a signal handler must not do) */
-static lc_sim_fault *_Atomic threads[MAX_THREADS];
-static atomic_int nthreads;
+/* The registered workers, a list each adds itself to (workers live as
+** long as the process, so none leaves it): as long as the pool can make
+** workers, with no count of its own to fall short of the pool's (a
+** cooperative launch starts a worker per block). The handler finds its own
+** by thread id (no thread-local storage: a dlopen'ed module's TLS may be
+** allocated lazily, which a signal handler must not do). */
+static lc_sim_fault *_Atomic registered;
 
 static lc_sim_fault *current(void) {
   pthread_t self = pthread_self();
-  int n = atomic_load(&nthreads);
-  for (int i = 0; i < n && i < MAX_THREADS; i++) {
-    lc_sim_fault *f = atomic_load(&threads[i]);
-    if (f && pthread_equal(f->self, self)) return f;
-  }
+  for (lc_sim_fault *f = atomic_load(&registered); f; f = f->next)
+    if (pthread_equal(f->self, self)) return f;
   return NULL;
 }
 
@@ -88,6 +85,101 @@ static uintptr_t interrupted_pc(const void *uc) {
 #endif
 }
 
+/* A signed division whose quotient does not fit, INT_MIN / -1 (and
+** INT64_MIN / -1, and the % forms), traps on x86 (#DE, the SIGFPE of a
+** division by zero). A GPU has no divide instruction: the compiler's
+** sequence wraps, the quotient is the dividend (INT_MIN) and the remainder 0,
+** and PTX's div and rem have no trap. So a kernel's faulting idiv whose
+** divisor is -1 is finished here as a GPU would: the dividend negated,
+** wrapped to the operand's width, in rax (al), the remainder 0 in rdx (ah),
+** and the kernel resumes after the instruction. A division by zero stays a
+** fault (docs/memcheck.md). Compiling kernels so that no division traps
+** would test every divisor, in every kernel; this costs nothing until a
+** division overflows. false: not such a division (it is the fault it was). */
+#if defined(__x86_64__)
+static const int gpr[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI,
+                            REG_RDI, REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13,
+                            REG_R14, REG_R15};
+
+static bool wrap_division(ucontext_t *uc) {
+#ifdef RUNNING_ON_VALGRIND
+  /* valgrind's registers at a trap are those at the start of the code it
+  ** translated together, not at the idiv: the fault stays a fault there */
+  if (RUNNING_ON_VALGRIND) return false;
+#endif
+  greg_t *g = uc->uc_mcontext.gregs;
+  const unsigned char *p = (const unsigned char *)g[REG_RIP];
+  bool short_operand = false, fs = false;
+  for (;; p++) {                 /* the prefixes an idiv may carry */
+    if (*p == 0x66) short_operand = true;
+    else if (*p == 0x64) fs = true;                     /* a thread-local divisor */
+    else if (*p != 0x2e && *p != 0x3e && *p != 0x26 && *p != 0x36) break;
+  }
+  unsigned rex = (*p & 0xf0) == 0x40 ? *p++ : 0;
+  if (*p != 0xf7 && *p != 0xf6) return false;
+  int width = *p++ == 0xf6 ? 1 : (rex & 8) ? 8 : short_operand ? 2 : 4;
+  unsigned modrm = *p++, mod = modrm >> 6, rm = modrm & 7;
+  if ((modrm >> 3 & 7) != 7) return false;              /* div, not idiv */
+  uint64_t v = 0;
+  if (mod == 3) {
+    unsigned r = rm | (rex & 1) << 3;
+    /* without a REX prefix, byte registers 4 to 7 are ah, ch, dh, bh */
+    v = width == 1 && rex == 0 && r >= 4 ? (uint64_t)g[gpr[r - 4]] >> 8 : (uint64_t)g[gpr[r]];
+  } else {
+    uint64_t addr = 0;
+    int32_t d32;
+    if (rm == 4) {               /* a SIB byte */
+      unsigned sib = *p++, index = (sib >> 3 & 7) | (rex & 2) << 2, base = (sib & 7) | (rex & 1) << 3;
+      if (index != 4) addr += (uint64_t)g[gpr[index]] << (sib >> 6);
+      if ((base & 7) == 5 && mod == 0) {
+        memcpy(&d32, p, 4);
+        p += 4;
+        addr += (uint64_t)(int64_t)d32;
+      } else {
+        addr += (uint64_t)g[gpr[base]];
+      }
+    } else if (rm == 5 && mod == 0) {     /* from the next instruction's address */
+      memcpy(&d32, p, 4);
+      p += 4;
+      addr = (uint64_t)(uintptr_t)p + (uint64_t)(int64_t)d32;
+    } else {
+      addr = (uint64_t)g[gpr[rm | (rex & 1) << 3]];
+    }
+    if (mod == 1) {
+      addr += (uint64_t)(int64_t)(int8_t)*p++;
+    } else if (mod == 2) {
+      memcpy(&d32, p, 4);
+      p += 4;
+      addr += (uint64_t)(int64_t)d32;
+    }
+    if (fs) {                    /* the thread's own block: fs:0 points at itself */
+      uint64_t base;
+      __asm__("movq %%fs:0, %0" : "=r"(base));
+      addr += base;
+    }
+    memcpy(&v, (const void *)(uintptr_t)addr, (size_t)width);   /* the divide read it */
+  }
+  uint64_t mask = width == 8 ? ~(uint64_t)0 : ((uint64_t)1 << 8 * width) - 1;
+  if ((v & mask) != mask) return false;                 /* the divisor is not -1 */
+  uint64_t rax = (uint64_t)g[REG_RAX], rdx = (uint64_t)g[REG_RDX];
+  switch (width) {
+    case 8: rax = 0 - rax; rdx = 0; break;
+    case 4: rax = (uint32_t)(0 - (uint32_t)rax); rdx = 0; break;      /* zero-extended */
+    case 2: rax = (rax & ~(uint64_t)0xffff) | ((0 - rax) & 0xffff); rdx &= ~(uint64_t)0xffff; break;
+    default: rax = (rax & ~(uint64_t)0xffff) | ((0 - rax) & 0xff); break;   /* ah: 0 */
+  }
+  g[REG_RAX] = (greg_t)rax;
+  g[REG_RDX] = (greg_t)rdx;
+  g[REG_RIP] = (greg_t)(uintptr_t)p;
+  return true;
+}
+#else
+static bool wrap_division(ucontext_t *uc) {
+  (void)uc;
+  return false;                  /* AArch64's sdiv does not trap */
+}
+#endif
+
 /* A stop may end the kernel here: in its module's code, or anywhere when
 ** that code or the interrupted address is unknown. */
 static bool stoppable(const lc_sim_fault *f, const void *uc) {
@@ -116,6 +208,11 @@ static void on_signal(int sig, siginfo_t *si, void *uc) {
     return;
   }
   if (stop) f->stop = 0;
+  if (f && f->armed && sig == SIGFPE && si->si_code == FPE_INTDIV && raised_here(sig, si) &&
+      wrap_division(uc)) {
+    errno = saved;
+    return;
+  }
   if (f && f->armed && (stop || (sig != LC_SIM_STOP_SIGNAL && raised_here(sig, si)))) {
     f->armed = 0;
     f->signo = sig;
@@ -186,9 +283,8 @@ int lc_sim_fault_thread(lc_sim_fault *f, char *err) {
     return LC_EFAIL;
   }
   stack_t ss = {.ss_sp = stack, .ss_size = size, .ss_flags = 0};
-  int slot = atomic_fetch_add(&nthreads, 1);
-  if (sigaltstack(&ss, NULL) != 0 || slot >= MAX_THREADS) {
-    snprintf(err, LC_ERRLEN, "cannot set up a signal stack for a worker");
+  if (sigaltstack(&ss, NULL) != 0) {
+    snprintf(err, LC_ERRLEN, "cannot set up a signal stack for a worker: %s", strerror(errno));
     munmap(stack, size);
     return LC_EFAIL;
   }
@@ -198,7 +294,9 @@ int lc_sim_fault_thread(lc_sim_fault *f, char *err) {
   f->stop = 0;
   f->code_lo = f->code_hi = 0;
   f->thread = UINT_MAX;
-  atomic_store(&threads[slot], f);
+  /* complete before it is published: the handler may read it at once */
+  lc_sim_fault *head = atomic_load(&registered);
+  do f->next = head; while (!atomic_compare_exchange_weak(&registered, &head, f));
   return LC_OK;
 }
 

@@ -21,8 +21,8 @@
 ** by an allocation of the same page count and placement, as malloc keeps
 ** its own, up to CACHE_SLOTS blocks and CACHE_BYTES in all; trim() gives
 ** them back. Guards are best effort: when no mapping can be made (the
-** process used up vm.max_map_count: see guard_page), the block comes from
-** malloc, unguarded, and is remembered as such for its free.
+** process used up vm.max_map_count: see lc_sim_guard_page), the block
+** comes from malloc, unguarded, and is remembered as such for its free.
 */
 #define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
 #include "sim.h"
@@ -91,7 +91,7 @@ static mapping take(size_t body, int where) {
 ** one-page blocks: 18 us each against 29 us with mprotect, which splits the
 ** mapping in two and so limits a process to about 32,000 blocks, by
 ** vm.max_map_count). Elsewhere, mprotect. */
-static bool guard_page(char *p, size_t page) {
+bool lc_sim_guard_page(char *p, size_t page) {
 #if defined(__linux__)
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102       /* <linux/mman.h>, not in every libc's headers yet */
@@ -107,8 +107,9 @@ static mapping map_new(size_t body, int where) {
   mapping m = {NULL, body, where};
   char *base = mmap(NULL, span(m), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED) return m;
-  bool ok = guard_page(where == LC_SIM_GUARD_START ? base + page + body : base + body, page);
-  if (ok && where == LC_SIM_GUARD_START) ok = guard_page(base, page);
+  bool ok = lc_sim_guard_page(where == LC_SIM_GUARD_START ? base + page + body : base + body,
+                              page);
+  if (ok && where == LC_SIM_GUARD_START) ok = lc_sim_guard_page(base, page);
   if (!ok) {
     munmap(base, span(m));
     return m;

@@ -54,6 +54,8 @@ typedef struct worker {
   unsigned index;            /* in workers[] */
   unsigned long seen;        /* the last launch it saw */
   lc_sim_fault fault;        /* where a fault in its kernel code lands */
+  bool unprotected;          /* fault handling could not be set up: it runs no kernel */
+  char setup_error[LC_ERRLEN];
   lc_sim_dim block;          /* the block it runs, for a fault's message */
   pthread_t thread;
   char *own_stack;           /* the thread's own stack (its lowest byte), where thread */
@@ -149,7 +151,11 @@ static bool grid_exit(worker *me) {
 
 /* The runtime's request for n fiber stacks. They are laid out one stack
 ** plus one guard page apart: the guard turns an overflow into a fault, and
-** the odd spacing keeps the stack tops out of each other's TLB sets. */
+** the odd spacing keeps the stack tops out of each other's TLB sets. Each
+** stack is made accessible with the guard below it, which is then guarded
+** again: in the page tables where Linux can, so that a worker's stacks
+** stay one mapping (with mprotect, two mappings a stack: a cooperative
+** launch of 1024 blocks of 32 threads would pass vm.max_map_count). */
 static void **worker_stacks(lc_sim_worker *lw, unsigned n) {
   worker *me = (worker *)lw;
   if (n > MAX_FIBERS) {
@@ -169,8 +175,9 @@ static void **worker_stacks(lc_sim_worker *lw, unsigned n) {
     me->region = r;
   }
   while (me->nstacks < n) {
-    char *base = me->region + me->stride * me->nstacks + page;
-    if (mprotect(base, lw->stack_size, PROT_READ | PROT_WRITE) != 0) {
+    char *guard = me->region + me->stride * me->nstacks, *base = guard + page;
+    if (mprotect(guard, me->stride, PROT_READ | PROT_WRITE) != 0 ||
+        !lc_sim_guard_page(guard, page)) {
       snprintf(lw->error, LC_SIM_ERRLEN, "cannot make fiber stacks: %s", strerror(errno));
       return NULL;
     }
@@ -244,6 +251,12 @@ static double seconds_now(void) {
 ** recover() unblocks instead. */
 static bool run_blocks(worker *me, lc_sim_block_fn fn, const lc_sim_launch *l,
                        uint64_t total, uint64_t chunk, bool coop, double until) {
+  if (me->unprotected) {      /* a fault in its kernel would end the process */
+    if (atomic_load(&cur_next) >= total) return false;
+    snprintf(me->w.error, LC_SIM_ERRLEN, "%s", me->setup_error);
+    fail_launch(me, total);
+    return false;
+  }
   if (sigsetjmp(me->fault.jump, 0)) {
     lc_sim_fault_recover(&me->fault);
     describe_fault(me, l);
@@ -273,11 +286,16 @@ static bool run_blocks(worker *me, lc_sim_block_fn fn, const lc_sim_launch *l,
 }
 
 /* On the thread that will run blocks as me: its fault handling and where
-** its own stack lies. */
-static void worker_setup(worker *me) {
+** its own stack lies. Without fault handling it runs no kernel (a fault
+** there would end the process): false. */
+static bool worker_setup(worker *me) {
   char err[LC_ERRLEN];
-  /* without a handler a fault still crashes, as it did before; say why */
-  if (lc_sim_fault_thread(&me->fault, err) != LC_OK) fprintf(stderr, "luacuda: %s\n", err);
+  if (lc_sim_fault_thread(&me->fault, err) != LC_OK) {
+    me->unprotected = true;
+    snprintf(me->setup_error, sizeof me->setup_error, "a worker thread cannot run kernels: "
+             "%.400s", err);
+    return false;
+  }
   me->fault.thread_slot = &me->w.thread;
   /* kernels are built with stack-clash protection, so a frame larger than
   ** the stack probes its way into the guard below it (not past it, into
@@ -292,11 +310,12 @@ static void worker_setup(worker *me) {
     }
     pthread_attr_destroy(&attr);
   }
+  return true;
 }
 
 static void *worker_main(void *arg) {
   worker *me = arg;
-  worker_setup(me);
+  worker_setup(me);          /* when it fails, me->unprotected says so */
   pthread_cond_t *wake = me->index < nworkers ? &go : &go_extra;
   for (;;) {
     pthread_mutex_lock(&lock);
@@ -437,7 +456,11 @@ static worker *launching_worker(void) {
     free(me);
     return NULL;
   }
-  worker_setup(me);
+  if (!worker_setup(me)) {   /* the pool runs every block */
+    free(me->w.dynamic_shared);
+    free(me);
+    return NULL;
+  }
   return self_worker = me;
 }
 

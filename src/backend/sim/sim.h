@@ -106,7 +106,8 @@ int lc_sim_grid_sync(const lc_sim_launch *l, lc_sim_worker *w);
 #define LC_SIM_COOP_MAX 1024u
 
 /* ---- faults in kernels (fault.c) ----
-** Each worker thread registers one of these. While armed, a fault raised
+** Each worker thread registers one of these (any number of them), and
+** runs no kernel code unless that succeeded. While armed, a fault raised
 ** on that thread (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT), or the stop
 ** signal after lc_sim_fault_stop, records the signal and siglongjmps to
 ** jump; lc_sim_fault_recover must then be called on that thread. */
@@ -126,6 +127,7 @@ typedef struct lc_sim_fault {
   const unsigned *const volatile *thread_slot;
   unsigned thread;
   pthread_t self;
+  struct lc_sim_fault *next;       /* the registered ones (fault.c) */
 } lc_sim_fault;
 
 /* On the worker thread itself: its signal stack, the handlers (once). */
@@ -171,6 +173,10 @@ enum { LC_SIM_GUARD_END, LC_SIM_GUARD_START, LC_SIM_GUARD_EXACT };
 void *lc_sim_guard_alloc(size_t n, int where);
 void lc_sim_guard_free(void *p, size_t n, int where);
 void lc_sim_guard_trim(void);           /* unmap the blocks kept for reuse */
+/* Make the page at p (of a private anonymous mapping) inaccessible, in the
+** page tables where Linux can (6.13 and later: the mapping stays one),
+** else with mprotect (which splits it); false when neither worked. */
+bool lc_sim_guard_page(char *p, size_t page);
 
 /* ---- the live blocks, for a fault's message (memcheck.c) ----
 ** Every block allocated while LUACUDA_SIM_MEMCHECK is on is added with its
