@@ -49,8 +49,12 @@ int lc_shape_count(int ndim, const int64_t *shape, int64_t itemsize, int64_t *si
     /* zero dims are counted as 1 for the overflow test: the strides of the
     ** other axes are still computed from them */
     int64_t d = shape[i] ? shape[i] : 1;
-    if (!mul_ok(bytes, d, &bytes))
-      return fail(err, "array size overflows");
+    if (!mul_ok(bytes, d, &bytes)) {
+      char want[256];
+      lc_shape_format(want, sizeof want, ndim, shape);
+      return fail(err, "array size overflows: %s of %lld-byte elements passes 2^63 - 1 bytes",
+                  want, (long long)itemsize);
+    }
     n *= shape[i];
   }
   *size = n;
