@@ -35,6 +35,7 @@
 -- @module luacuda.dist
 
 local luacuda = require "luacuda"
+local attr = luacuda.attr      -- an array's own field or method, whatever its dtype
 
 local found, engine = pcall(require, "luacuda.dist_mpi")
 
@@ -135,27 +136,31 @@ end
 -- device memory where MPI takes it), and a function that copies the
 -- result back into x (nil when x is taken as it is): copies queued on s,
 -- or made at the call. x is copied in only when the call reads it.
--- Anything else is passed on, for the engine's message.
+-- Anything else is passed on, for the engine's message. The arrays' own
+-- fields and methods through attr: a record's fields may be named shape,
+-- dtype, copy...
 local function stage(comm, x, reads, writes, s)
-  local kind = luacuda.attr(x, "kind")
+  local kind = attr(x, "kind")
+  local contiguous = attr(x, "is_c_contiguous")(x)
+  local shape, dtype = attr(x, "shape"), attr(x, "dtype")
   -- device memory goes to MPI as it is where MPI takes it, at the call,
   -- on an MPI communicator (on an NCCL one, it would go to NCCL again)
-  local direct = comm.cuda_aware and not s and comm.engine == "mpi" and x:is_c_contiguous()
+  local direct = comm.cuda_aware and not s and comm.engine == "mpi" and contiguous
   if kind == "device" and not direct then
     local h
     if s then
-      h = luacuda.pinned_array(x.shape, x.dtype)
-      if reads then x:copy_to_host(h, s) end
+      h = luacuda.pinned_array(shape, dtype)
+      if reads then attr(x, "copy_to_host")(x, h, s) end
     else
-      h = reads and x:copy_to_host() or luacuda.empty(x.shape, x.dtype)
+      h = reads and attr(x, "copy_to_host")(x) or luacuda.empty(shape, dtype)
     end
-    return h, writes and function() x:copy_to_device(h, s) end
+    return h, writes and function() attr(x, "copy_to_device")(x, h, s) end
   elseif kind == "device" then
     -- as the copy to the host would: after the work queued so far
     luacuda.synchronize()
-  elseif not x:is_c_contiguous() then
-    local c = reads and x:copy(s) or luacuda.empty(x.shape, x.dtype)
-    return c, writes and function() c:copy_to_host(x, s) end
+  elseif not contiguous then
+    local c = reads and attr(x, "copy")(x, s) or luacuda.empty(shape, dtype)
+    return c, writes and function() attr(c, "copy_to_host")(c, x, s) end
   end
   return x
 end
@@ -186,9 +191,9 @@ local function nccl_direct(comm, reduces, ...)
     local a = select(i, ...)
     if luacuda.type(a) ~= "array" then return false end
     local ok, direct = pcall(function()
-      local kind = luacuda.attr(a, "kind")
-      return (kind == "device" or kind == "managed") and a:is_c_contiguous()
-        and not (reduces == true and NCCL_REDUCES_NOT[tostring(a.dtype)])
+      local kind = attr(a, "kind")
+      return (kind == "device" or kind == "managed") and attr(a, "is_c_contiguous")(a)
+        and not (reduces == true and NCCL_REDUCES_NOT[tostring(attr(a, "dtype"))])
     end)
     if not ok or not direct then return false end
   end
