@@ -24,17 +24,21 @@
 ** call, or not in it, whose next call with this rank is later: it is kept
 ** for then (the stash). Nothing else can come.
 **
-** Collectives: the ranks form a tree (rank 0 the root, FANOUT children
-** each); each sends its subtree's headers combined to its parent, and the
-** root sends the whole back down, so every rank gets the same combination,
-** which dist.c turns into the same error or none, as the one MPI_Allreduce
-** of the headers did before. The root also tells rank 1 at once (an
-** announcement), so that every rank of a call sends a message to another
-** before it waits: two ranks waiting for each other in different calls
-** each receive the other's message (two roots would otherwise both wait
-** for their children). Send and recv: both ranks send their header to the
-** other and wait for the other's, so each sees the other's kind (two
-** recvs each see "recv").
+** Collectives: recursive doubling, as MPI_Allreduce of a small buffer
+** does (the one MPI_Allreduce of the headers before this channel): in
+** round k, rank r and rank r ^ 2^k send each other what they have
+** combined so far, so after log2(m) rounds each of the first m ranks (m
+** the greatest power of two not over the size) has every header combined;
+** a rank m + i beyond them first gives its header to rank i and gets the
+** result from it. Combining is idempotent (each field's greatest and
+** least, the lowest rank's error), so a partner's message is combined
+** whenever it comes, even early, and every rank gets the same
+** combination, which dist.c turns into the same error or none. Every rank
+** of a call sends a message to another before it waits (rank i greets its
+** extra rank m + i at once), so two ranks waiting for each other in
+** different calls each receive the other's message. Send and recv: both
+** ranks send their header to the other and wait for the other's, so each
+** sees the other's kind (two recvs each see "recv").
 **
 ** A disagreement between two calls that each have these two ranks alone
 ** (a send or recv, a collective of two ranks) is raised on both: each
@@ -65,20 +69,28 @@
 #include <string.h>
 
 #define TAG 7391
-#define FANOUT 8
-#define MAXSENDS (FANOUT + 2)     /* a call's: the announcement or its parent's, its children's */
+#define MAXROUNDS 31              /* log2 of a communicator's size */
+#define MAXSENDS (MAXROUNDS + 2)  /* a call's: its rounds, and the greeting and result of its extra */
 #define DESCLEN 128
 
-enum { W_HEADER, W_ANNOUNCE, W_VERDICT, W_PAIR, W_ENDED };
+/* W_ROUND: a round of recursive doubling; W_EXTRA: a rank beyond the
+** first m gives its header to its combiner, which greets it (W_HELLO) and
+** gives it the result (W_RESULT) */
+enum { W_ROUND, W_EXTRA, W_HELLO, W_RESULT, W_PAIR, W_ENDED };
 
 typedef struct wire {
   int32_t type;
   int32_t kind, role, size;       /* the sender's call; size: its communicator's ranks */
-  int64_t id, seq;                /* its communicator, its number with the receiver */
-  int32_t peer;                   /* a send's or recv's peer, in MPI_COMM_WORLD */
   int32_t from;                   /* the sender's rank in its communicator */
-  lc_combined c;                  /* headers combined (a pair's: its own, in mx and err) */
+  int32_t peer;                   /* a send's or recv's peer, in MPI_COMM_WORLD */
+  int32_t round;                  /* W_ROUND's */
+  int32_t unused;
+  int64_t id, seq;                /* its communicator, its number with the receiver */
+  lc_combined c;                  /* headers combined (a pair's: its own, in mx and err);
+                                  ** sent up to its error's end (err is last) */
 } wire;
+
+#define WIRE_BASE (offsetof(wire, c) + offsetof(lc_combined, err))
 
 typedef struct kept {
   wire w;
@@ -177,9 +189,12 @@ typedef struct pending {
   const lc_group *g;
   const lc_call *call;
   const lc_header *mine;
-  /* collectives: the tree, and what has come */
-  int parent, first_child, nchildren, left;
-  bool want_announce, sent_up, got_verdict;
+  /* collectives: the rounds, the extra rank, and what has come */
+  int rounds, sent_rounds;
+  uint32_t got_rounds;            /* bit k: round k's partner's message */
+  int extra;                      /* this rank's extra rank, or -1 */
+  int combiner;                   /* this extra rank's combiner, or -1 */
+  bool got_extra, got_hello, got_result;
   lc_combined *sum;
   /* send and recv */
   bool got_pair;
@@ -268,27 +283,30 @@ static took same_point(pending *p, const wire *w, int src) {
   ** says so from the combination) */
   bool ok = false;
   switch (w->type) {
-  case W_HEADER:
-    ok = p->left > 0 && w->from >= p->first_child && w->from < p->first_child + p->nchildren;
-    if (ok) {
-      combine(p->sum, &w->c);
-      p->left--;
-    }
+  case W_ROUND:
+    ok = p->combiner < 0 && w->round >= 0 && w->round < p->rounds &&
+         w->from == (g->rank ^ (1 << w->round)) && !(p->got_rounds >> w->round & 1u);
+    if (ok) p->got_rounds |= 1u << w->round;
     break;
-  case W_ANNOUNCE:
-    ok = p->want_announce && w->from == 0;
-    p->want_announce = p->want_announce && !ok;
+  case W_EXTRA:
+    ok = p->extra >= 0 && w->from == p->extra && !p->got_extra;
+    p->got_extra = p->got_extra || ok;
     break;
-  case W_VERDICT:
-    ok = p->sent_up && !p->got_verdict && w->from == p->parent;
+  case W_HELLO:
+    ok = p->combiner >= 0 && w->from == p->combiner && !p->got_hello;
+    p->got_hello = p->got_hello || ok;
+    break;
+  case W_RESULT:
+    ok = p->got_hello && !p->got_result && w->from == p->combiner;
     if (ok) {
       *p->sum = w->c;
-      p->sum->err[sizeof p->sum->err - 1] = '\0';
-      p->got_verdict = true;
+      p->got_result = true;
     }
-    break;
+    return ok ? T_TAKEN : out_of_order(p, w, src);
   }
-  return ok ? T_TAKEN : out_of_order(p, w, src);
+  if (!ok) return out_of_order(p, w, src);
+  if (w->type != W_HELLO) combine(p->sum, &w->c);   /* idempotent: whenever it comes */
+  return T_TAKEN;
 }
 
 static took take(pending *p, const wire *w, int src) {
@@ -298,7 +316,9 @@ static took take(pending *p, const wire *w, int src) {
       ch.gone[src] = true;
       ch.ngone++;
     }
-    if (ch.mark[src] != ch.calls) return T_TAKEN;
+    /* its number: the calls it entered with this rank. A rank that did its
+    ** part of this call sent all of it before it ended, and may end. */
+    if (ch.mark[src] != ch.calls || w->seq == ch.pos[src]) return T_TAKEN;
     char mine[DESCLEN];
     describe_mine(p, mine, sizeof mine);
     return fail(p, LC_ABORT, "rank %d ended its script while rank %d was in %s; the job is aborted",
@@ -309,19 +329,21 @@ static took take(pending *p, const wire *w, int src) {
   return out_of_order(p, w, src);
 }
 
-static bool send(pending *p, int type, int dest, const lc_combined *c) {
+static bool send(pending *p, int type, int dest, const lc_combined *c, int round) {
   wire *w = &ch.out[ch.nreq];
-  memset(w, 0, sizeof *w);
   w->type = type;
   w->kind = p->call->kind;
   w->role = (int32_t)p->call->role;
   w->size = p->g->size;
+  w->from = p->g->rank;
+  w->peer = p->call->role == LC_COLLECTIVE ? -1 : p->g->world[p->call->peer];
+  w->round = round;
+  w->unused = 0;
   w->id = p->g->id;
   w->seq = ch.pos[dest];
-  w->peer = p->call->role == LC_COLLECTIVE ? -1 : p->g->world[p->call->peer];
-  w->from = p->g->rank;
   w->c = *c;
-  if (MPI_Isend(w, sizeof *w, MPI_BYTE, dest, TAG, ch.comm, &ch.req[ch.nreq]) != MPI_SUCCESS) {
+  size_t n = WIRE_BASE + (c->err_rank >= 0 ? strlen(c->err) + 1 : 0);
+  if (MPI_Isend(w, (int)n, MPI_BYTE, dest, TAG, ch.comm, &ch.req[ch.nreq]) != MPI_SUCCESS) {
     fail(p, LC_ABORT, "MPI call MPI_Isend failed on the control channel; the job is aborted");
     return false;
   }
@@ -329,16 +351,41 @@ static bool send(pending *p, int type, int dest, const lc_combined *c) {
   return true;
 }
 
-static bool finished(const pending *p) {
-  if (p->call->role != LC_COLLECTIVE) return p->got_pair;
-  return p->left == 0 && (p->parent < 0 || p->got_verdict) && !p->want_announce;
+/* One message from the channel into ch.in (its error ended where it was
+** cut off); its sender into *src. */
+static bool receive(int *src) {
+  MPI_Status st;
+  int count = 0;
+  if (MPI_Recv(&ch.in, sizeof ch.in, MPI_BYTE, MPI_ANY_SOURCE, TAG, ch.comm, &st) != MPI_SUCCESS ||
+      MPI_Get_count(&st, MPI_BYTE, &count) != MPI_SUCCESS || count < (int)WIRE_BASE)
+    return false;
+  size_t errlen = (size_t)count - WIRE_BASE;
+  if (errlen > sizeof ch.in.c.err) errlen = sizeof ch.in.c.err;
+  ch.in.c.err[errlen == 0 ? 0 : errlen - 1] = '\0';
+  if (ch.in.c.err_rank < 0) ch.in.c.err[0] = '\0';
+  *src = st.MPI_SOURCE;
+  return true;
 }
 
-/* A collective's rank whose children have all come tells its parent. */
+static bool finished(const pending *p) {
+  if (p->call->role != LC_COLLECTIVE) return p->got_pair;
+  if (p->combiner >= 0) return p->got_result;
+  return (p->extra < 0 || p->got_extra) && p->sent_rounds == p->rounds &&
+         p->got_rounds == (1u << p->rounds) - 1;
+}
+
+/* A collective's rounds sent as soon as the rounds before have come (and
+** the extra rank's header, where it has one). */
 static bool step(pending *p) {
-  if (p->call->role != LC_COLLECTIVE || p->parent < 0 || p->left > 0 || p->sent_up) return true;
-  p->sent_up = true;
-  return send(p, W_HEADER, p->g->world[p->parent], p->sum);
+  if (p->call->role != LC_COLLECTIVE || p->combiner >= 0 || (p->extra >= 0 && !p->got_extra))
+    return true;
+  while (p->sent_rounds < p->rounds &&
+         (p->got_rounds & ((1u << p->sent_rounds) - 1)) == (1u << p->sent_rounds) - 1) {
+    int partner = p->g->rank ^ (1 << p->sent_rounds);
+    if (!send(p, W_ROUND, p->g->world[partner], p->sum, p->sent_rounds)) return false;
+    p->sent_rounds++;
+  }
+  return true;
 }
 
 static bool stash_push(const wire *w, int src) {
@@ -370,15 +417,13 @@ static lc_verdict run(pending *p) {
     if (t == T_DONE || !step(p)) return p->verdict;
   }
   while (!finished(p)) {
-    MPI_Status st;
-    int count = 0;
-    if (MPI_Recv(&ch.in, sizeof ch.in, MPI_BYTE, MPI_ANY_SOURCE, TAG, ch.comm, &st) != MPI_SUCCESS ||
-        MPI_Get_count(&st, MPI_BYTE, &count) != MPI_SUCCESS || count != (int)sizeof ch.in) {
+    int src;
+    if (!receive(&src)) {
       fail(p, LC_ABORT, "MPI call MPI_Recv failed on the control channel; the job is aborted");
       return p->verdict;
     }
-    took t = take(p, &ch.in, st.MPI_SOURCE);
-    if (t == T_KEPT && !stash_push(&ch.in, st.MPI_SOURCE)) {
+    took t = take(p, &ch.in, src);
+    if (t == T_KEPT && !stash_push(&ch.in, src)) {
       fail(p, LC_ABORT, "out of host memory keeping a control message; the job is aborted");
       return p->verdict;
     }
@@ -441,18 +486,18 @@ lc_verdict lc_agree_collective(const lc_group *g, const lc_call *call, const lc_
   if (g->size == 1) return LC_AGREED;
   if (!lock(msg, len)) return LC_RAISE;
   pending p = {.g = g, .call = call, .mine = mine, .sum = out, .msg = msg, .len = len,
-               .verdict = LC_AGREED};
-  p.parent = g->rank == 0 ? -1 : (g->rank - 1) / FANOUT;
-  p.first_child = g->rank * FANOUT + 1;
-  p.nchildren = g->size - p.first_child;
-  p.nchildren = p.nchildren < 0 ? 0 : p.nchildren > FANOUT ? FANOUT : p.nchildren;
-  p.left = p.nchildren;
-  p.want_announce = g->rank == 1;
+               .verdict = LC_AGREED, .extra = -1, .combiner = -1};
+  int m = 1;
+  while (m <= g->size / 2) m *= 2;
+  for (p.rounds = 0; 1 << p.rounds < m; p.rounds++) {}
+  if (g->rank >= m) p.combiner = g->rank - m;
+  else if (g->rank + m < g->size) p.extra = g->rank + m;
   if (!enter(&p, g->world, g->size)) return leave(p.verdict);
-  if (g->rank == 0 && !send(&p, W_ANNOUNCE, g->world[1], out)) return leave(p.verdict);
+  if (p.combiner >= 0 && !send(&p, W_EXTRA, g->world[p.combiner], out, 0)) return leave(p.verdict);
+  if (p.extra >= 0 && !send(&p, W_HELLO, g->world[p.extra], out, 0)) return leave(p.verdict);
   lc_verdict v = run(&p);
-  for (int i = 0; v == LC_AGREED && i < p.nchildren; i++)
-    if (!send(&p, W_VERDICT, g->world[p.first_child + i], out)) v = p.verdict;
+  if (v == LC_AGREED && p.extra >= 0 && !send(&p, W_RESULT, g->world[p.extra], out, 0))
+    v = p.verdict;
   return leave(v);
 }
 
@@ -462,16 +507,16 @@ lc_verdict lc_agree_pair(const lc_group *g, const lc_call *call, const lc_header
   msg[0] = '\0';
   if (!lock(msg, len)) return LC_RAISE;
   pending p = {.g = g, .call = call, .mine = mine, .theirs = theirs, .msg = msg, .len = len,
-               .verdict = LC_AGREED, .parent = -1};
+               .verdict = LC_AGREED, .extra = -1, .combiner = -1};
   int peer = g->world[call->peer];
   if (!enter(&p, &peer, 1)) return leave(p.verdict);
   lc_combined c;
   memcpy(c.mx, mine->f, sizeof c.mx);
   memset(c.mn, 0, sizeof c.mn);
-  c.err_rank = -1;
+  c.err_rank = mine->err[0] ? 0 : -1;
   memcpy(c.err, mine->err, sizeof c.err);
   c.err[sizeof c.err - 1] = '\0';
-  if (!send(&p, W_PAIR, peer, &c)) return leave(p.verdict);
+  if (!send(&p, W_PAIR, peer, &c, 0)) return leave(p.verdict);
   return leave(run(&p));
 }
 
@@ -484,30 +529,31 @@ void lc_agree_end(void) {
     return;
   }
   ch.ended = true;
-  wire *e = &ch.out[0];
-  memset(e, 0, sizeof *e);
-  e->type = W_ENDED;
+  /* to each rank, the number of calls entered with it */
+  wire *ends = calloc((size_t)ch.size, sizeof *ends);
   MPI_Request *reqs = calloc((size_t)ch.size, sizeof *reqs);
   int n = 0;
   for (int w = 0; w < ch.size; w++) {
     if (w == ch.rank) continue;
-    if (reqs) MPI_Isend(e, sizeof *e, MPI_BYTE, w, TAG, ch.comm, &reqs[n++]);
-    else MPI_Send(e, sizeof *e, MPI_BYTE, w, TAG, ch.comm);     /* small: sent eagerly */
+    wire one = {.type = W_ENDED, .seq = ch.pos[w]}, *e = ends ? &ends[w] : &one;
+    *e = one;
+    e->c.err_rank = -1;
+    if (ends && reqs) MPI_Isend(e, (int)WIRE_BASE, MPI_BYTE, w, TAG, ch.comm, &reqs[n++]);
+    else MPI_Send(e, (int)WIRE_BASE, MPI_BYTE, w, TAG, ch.comm);     /* small: sent eagerly */
   }
   /* every other rank's word; anything else comes from a rank in a call
   ** with this one, which our word aborts */
   while (ch.ngone < ch.size - 1) {
-    MPI_Status st;
-    if (MPI_Recv(&ch.in, sizeof ch.in, MPI_BYTE, MPI_ANY_SOURCE, TAG, ch.comm, &st) != MPI_SUCCESS)
-      break;
-    int src = st.MPI_SOURCE;
+    int src;
+    if (!receive(&src)) break;
     if (ch.in.type == W_ENDED && src >= 0 && src < ch.size && !ch.gone[src]) {
       ch.gone[src] = true;
       ch.ngone++;
     }
   }
-  if (reqs) MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+  if (n) MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
   free(reqs);
+  free(ends);
   int left = 0;
   MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ch.comm, &left, MPI_STATUS_IGNORE);
   if (left) {

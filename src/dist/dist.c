@@ -495,9 +495,9 @@ static int comm_gc(lua_State *L) {
 /* F_ENGINE: 1 where the call goes through NCCL (device or managed arrays
 ** on an NCCL communicator), 0 through MPI; F_CHUNK: the most elements of
 ** one MPI call (bigcount.h: LUACUDA_DIST_CHUNK), for the calls that move
-** arrays */
-enum { F_KIND, F_OP, F_ROOT, F_DTYPE, F_ITEMSIZE, F_COUNT, F_ENGINE, F_CHUNK, F_NDIM, F_SHAPE,
-       NFIELDS = F_SHAPE + MAXDIM };
+** arrays; F_SHAPE: a hash of the shape (shape_hash), which is only ever
+** compared, and keeps the header small */
+enum { F_KIND, F_OP, F_ROOT, F_DTYPE, F_ITEMSIZE, F_COUNT, F_ENGINE, F_CHUNK, F_SHAPE, NFIELDS };
 _Static_assert(NFIELDS <= LC_AGREE_FIELDS, "the header's fields fit agree.h's");
 _Static_assert(MSGLEN == LC_AGREE_MSGLEN, "a header's error is agree.h's");
 enum { K_BARRIER, K_SPLIT, K_ALLREDUCE, K_BROADCAST, K_REDUCE, K_ALLGATHER, K_REDUCE_SCATTER,
@@ -548,13 +548,9 @@ static void describe_disagreement(const int64_t *mx, const int64_t *mn, char *ms
   else if (mx[F_COUNT] != mn[F_COUNT])
     snprintf(msg, len, "ranks gave arrays of different sizes (%lld elements on some, %lld on others)",
              (long long)mn[F_COUNT], (long long)mx[F_COUNT]);
-  else
-    for (int i = F_NDIM; i < NFIELDS; i++)
-      if (mx[i] != mn[i]) {
-        snprintf(msg, len, "ranks gave arrays of different shapes (of %lld elements each)",
-                 (long long)mx[F_COUNT]);
-        break;
-      }
+  else if (mx[F_SHAPE] != mn[F_SHAPE])
+    snprintf(msg, len, "ranks gave arrays of different shapes (of %lld elements each)",
+             (long long)mx[F_COUNT]);
 }
 
 /* A step after the agreement, among ranks known to be in the same call
@@ -660,6 +656,20 @@ static bool wait_queued(lua_State *L, int idx, bool writing, header *h) {
   return false;
 }
 
+/* The shape (ndim and extents) as one number for the header: FNV-1a over
+** their bytes, whose collisions (2^-64 for two shapes) would only miss the
+** report of shapes that differ with the same element count. */
+static int64_t shape_hash(const luacuda_arrayinfo *in) {
+  uint64_t h = 14695981039346656037u;
+  int64_t words[MAXDIM + 1];
+  int n = in->ndim < MAXDIM ? in->ndim : MAXDIM;
+  words[0] = n;
+  for (int i = 0; i < n; i++) words[i + 1] = in->shape[i];
+  const unsigned char *b = (const unsigned char *)words;
+  for (size_t i = 0; i < (size_t)(n + 1) * sizeof words[0]; i++) h = (h ^ b[i]) * 1099511628211u;
+  return (int64_t)(h >> 1);    /* >= 0: the header negates its fields */
+}
+
 /* The array argument at idx into *a, its facts into the header (when
 ** describe); what is wrong with it into h's error. Unless the call goes
 ** on a stream (o), the work queued on it is waited for: the call reads it
@@ -686,8 +696,7 @@ static bool read_array(lua_State *L, int idx, const char *what, header *h, arr *
     h->f[F_DTYPE] = a->code;
     h->f[F_ITEMSIZE] = a->info.itemsize;
     h->f[F_COUNT] = a->info.size;
-    h->f[F_NDIM] = a->info.ndim;
-    for (int i = 0; i < a->info.ndim && i < MAXDIM; i++) h->f[F_SHAPE + i] = a->info.shape[i];
+    h->f[F_SHAPE] = shape_hash(&a->info);
   }
   return true;
 }
@@ -1319,7 +1328,7 @@ static void pair_disagreement(const header *sh, const header *rh, int sr, int rr
   else if (sh->f[F_COUNT] != rh->f[F_COUNT])
     snprintf(msg, len, "rank %d sends %lld elements, rank %d receives into %lld", sr + 1,
              (long long)sh->f[F_COUNT], rr + 1, (long long)rh->f[F_COUNT]);
-  else if (memcmp(&sh->f[F_NDIM], &rh->f[F_NDIM], sizeof(int64_t) * (1 + MAXDIM)) != 0)
+  else if (sh->f[F_SHAPE] != rh->f[F_SHAPE])
     snprintf(msg, len, "rank %d sends an array of another shape than rank %d receives into "
              "(%lld elements each)", sr + 1, rr + 1, (long long)rh->f[F_COUNT]);
   else if (sh->f[F_ENGINE] != rh->f[F_ENGINE])
