@@ -304,6 +304,7 @@ describe("luacuda.dist on MPI", function()
         local m = lines(out, "ERR " .. name .. "\t")
         assert.same({ want1, want2 }, m, name)
       end
+      assert.same({ "1 2", "1 2" }, lines(out, "IDS "), out)
       local function cause(fn, text) return "luacuda.dist." .. fn .. ": ranks disagree: " .. text end
       local t = "rank 1 is in allreduce on communicator 1 (2 ranks), rank 2 in send to rank 1 on "
         .. "communicator 1"

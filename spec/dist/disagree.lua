@@ -29,6 +29,7 @@ local x = luacuda.full({ 4 }, R, "float32")
 if part == "raise" then
   local other = 3 - R
   local sub = comm:split(0)                   -- the same two ranks, another communicator
+  say(("IDS %d %d"):format(comm.id, sub.id))   -- the numbers the messages give them
   case("allreduce_send", function()
     if R == 1 then comm:allreduce(x) else comm:send(x, 1) end
   end)

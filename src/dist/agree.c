@@ -248,9 +248,10 @@ static took disagree(pending *p, const wire *w, int src) {
 }
 
 static took out_of_order(pending *p, const wire *w, int src) {
+  bool known = src >= 0 && src < ch.size;
   return fail(p, LC_ABORT, "a control message from rank %d out of order (type %d, number %lld, "
               "expected %lld): a bug in luacuda.dist; the job is aborted", src + 1, (int)w->type,
-              (long long)w->seq, (long long)ch.pos[src]);
+              (long long)w->seq, known ? (long long)ch.pos[src] : -1LL);
 }
 
 static void combine(lc_combined *sum, const lc_combined *c) {

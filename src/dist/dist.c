@@ -1382,7 +1382,7 @@ static int comm_send(lua_State *L) { return send_or_recv(L, true); }
 static int comm_recv(lua_State *L) { return send_or_recv(L, false); }
 
 /* comm.rank, comm.size, comm.local_rank, comm.local_size, comm.engine,
-** comm.cuda_aware;
+** comm.cuda_aware, comm.id;
 ** otherwise the methods (upvalue 1) */
 static int comm_index(lua_State *L) {
   dcomm *c = luaL_checkudata(L, 1, COMM_MT);
@@ -1394,6 +1394,7 @@ static int comm_index(lua_State *L) {
   else if (k && strcmp(k, "engine") == 0) lua_pushstring(L, c->nccl_on ? "nccl" : "mpi");
   else if (k && strcmp(k, "_nccl_started") == 0) lua_pushboolean(L, c->nccl != NULL);
   else if (k && strcmp(k, "cuda_aware") == 0) lua_pushboolean(L, c->cuda_aware);
+  else if (k && strcmp(k, "id") == 0) lua_pushinteger(L, (lua_Integer)c->id);
   else {
     lua_settop(L, 2);
     lua_rawget(L, lua_upvalueindex(1));
