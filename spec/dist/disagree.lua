@@ -1,15 +1,16 @@
 -- Run by spec/dist_spec.lua under mpirun: ranks that disagree about which
 -- call they are in. arg[1]: the directory of the ranks' files, arg[2]: the
 -- part.
---   raise (2 ranks): the disagreements whose calls have these two ranks
---     alone, raised on both (each writes "ERR <case>\t<message>"), then a
---     collective that works; record arrays whose fields are named as the
---     arrays' methods, staged (a device array, a strided view).
---   chunk_ended (2 ranks, rank 2 with LUACUDA_DIST_CHUNK=3 from mpirun):
---     the chunks differ, raised on both; then rank 2 ends its script while
---     rank 1 waits in an allreduce: the job is aborted.
---   bystander (3 ranks): ranks 1 and 2 in allreduce, rank 3 sends to rank
---     1: the job is aborted, the message naming both calls.
+--   raise_ended (2 ranks): the disagreements whose calls have these two
+--     ranks alone, raised on both (each writes "ERR <case>\t<message>"),
+--     then collectives that work; record arrays whose fields are named as
+--     the arrays' methods, staged (a device array, a strided view). Then
+--     rank 2 ends its script while rank 1 waits in an allreduce: the job
+--     is aborted.
+--   chunk_bystander (3 ranks, rank 3 with LUACUDA_DIST_CHUNK=3 from
+--     mpirun): the chunks differ, raised on every rank of the call; then
+--     ranks 1 and 2 are in allreduce while rank 3 sends to rank 1: the job
+--     is aborted, the message naming both calls.
 local luacuda = require "luacuda"
 local comm = require("luacuda.dist").init()
 local R, P = comm.rank, comm.size
@@ -26,7 +27,7 @@ end
 
 local x = luacuda.full({ 4 }, R, "float32")
 
-if part == "raise" then
+if part == "raise_ended" then
   local other = 3 - R
   local sub = comm:split(0)                   -- the same two ranks, another communicator
   say(("IDS %d %d"):format(comm.id, sub.id))   -- the numbers the messages give them
@@ -83,18 +84,16 @@ if part == "raise" then
   sub:allreduce(y)
   say("DONE " .. ((y[1] == 6 and y[3] == 6) and "ok" or "WRONG " .. y[1]))
   log.finish()
-elseif part == "chunk_ended" then
-  local out = luacuda.empty({ 4 * P }, "float32")
-  case("chunk", function() comm:allgather(x, out) end)
-  case("chunk_pair", function()
-    if R == 1 then comm:send(x, 2) else comm:recv(x, 1) end
-  end)
-  log.close()
   if R == 1 then
     comm:allreduce(x)                          -- rank 2 has ended meanwhile
     print("rank 1 should not get here")
   end
-elseif part == "bystander" then
+elseif part == "chunk_bystander" then
+  local out = luacuda.empty({ 4 * P }, "float32")
+  case("chunk", function() comm:allgather(x, out) end)
+  case("chunk_pair", function()
+    if R == 1 then comm:send(x, 3) elseif R == 3 then comm:recv(x, 1) end
+  end)
   log.close()
   if R == 3 then comm:send(x, 1) else comm:allreduce(x) end
   print("rank " .. R .. " should not get here")
