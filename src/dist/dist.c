@@ -34,7 +34,8 @@
 ** A process whose exit status is not 0 (lua5.4 exits with 1 after printing
 ** an uncaught error) calls MPI_Abort on its way out (an on_exit handler),
 ** so the whole job stops with that rank's message; a clean exit calls
-** MPI_Finalize.
+** MPI_Finalize, where the control channel tells the other ranks that this
+** one has ended (agree.h), so that one waiting for it aborts the job.
 */
 #include <limits.h>
 #include <math.h>
