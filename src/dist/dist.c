@@ -311,9 +311,10 @@ static bool mpi_finalised(void) {
 
 /* ---- MPI calls, made at the call or queued on a stream ----------------- */
 
-/* send and recv: the sender's header, then the receiver's verdict (0 and
-** "", or its message), then the data. Both raise the same error. */
-enum { TAG_HEADER = 7301, TAG_VERDICT, TAG_DATA, TAG_QUEUED };
+/* send and recv: their headers on the control channel (agree.h), then the
+** data (TAG_DATA), and on a stream how queueing went on both (TAG_QUEUED,
+** on ctl) */
+enum { TAG_DATA = 7303, TAG_QUEUED };
 
 /* A collective's MPI call, or a send's or a recv's: what it needs to run
 ** later, on another thread. */
