@@ -90,8 +90,8 @@ local sides = {
   {name = "strided", run = timed_luacuda(strided, "strided")},
 }
 
--- the header exchange alone (comm:barrier is that exchange and nothing
--- else), against MPI_Barrier: what every collective adds to its data
+-- the agreement alone (comm:barrier is that agreement and nothing else),
+-- against MPI_Barrier: what every collective adds to its data
 local function timed_barrier(f)
   native.barrier()
   local t0 = luacuda.clock()
@@ -138,7 +138,7 @@ for _, s in ipairs(sides) do
       bytes / med[s.name] * 1e-6, t[1] * 1e3, t[#t] * 1e3, s.name == "C" and ""
       or ("; C's time / this, by repetition: %.2f-%.2f"):format(r[1], r[#r])))
 end
-say(("  header exchange alone (comm:barrier) %.3f ms, MPI_Barrier %.3f ms: %.2f%% of C's allreduce")
+say(("  agreement alone (comm:barrier) %.3f ms, MPI_Barrier %.3f ms: %.2f%% of C's allreduce")
     :format(med.header * 1e3, med.mpi_barrier * 1e3, med.header / med.C * 100))
 
 local met, total = 0, 0

@@ -37,16 +37,17 @@ end
 -- code, the seconds it took, and the files the ranks wrote in that
 -- directory (rank1.txt, ...) one after the other. env: settings for the
 -- ranks ("A=1 B=2"); ranks: mpirun's rank part instead of "-np N cmd
--- script dir", with "%s" for the directory.
-local function mpirun(script, np, env, ranks)
+-- script dir", with "%s" for the directory; limit: the seconds after which
+-- the job is stopped, as a hang (120 unless given).
+local function mpirun(script, np, env, ranks, limit)
   local dir = S.tmpdir()
   local t0 = os.time()
   ranks = ranks and ranks:gsub("%%s", dir):gsub("lua5%.4", rank_command())
     or ("-np %d %s %s %s"):format(np or NP, rank_command(), script, dir)
   env = (env or ""):gsub("%%s", dir)
   local ok, out, code = S.sh(("env -u LD_PRELOAD OMPI_ALLOW_RUN_AS_ROOT=1 "
-    .. "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 %s timeout 120 "
-    .. "mpirun --oversubscribe %s"):format(env or "", ranks))
+    .. "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 %s timeout %d "
+    .. "mpirun --oversubscribe %s"):format(env or "", limit or 120, ranks))
   local seconds = os.difftime(os.time(), t0)
   local files = {}
   for r = 1, np or NP do
@@ -97,6 +98,8 @@ local function all_passed(ok, stdout, out, np, min)
     assert.equal("0", failed, out)
   end
   assert.same({}, lines(out, "FAIL "), out)
+  -- the control channel drained at MPI_Finalize (agree.c)
+  assert.is_nil((stdout .. out):find("left on the control channel", 1, true), stdout .. out)
 end
 
 describe("luacuda.dist without its engine", function()
@@ -283,6 +286,77 @@ describe("luacuda.dist on MPI", function()
     assert.truthy(out:find("rank 3 gives up on purpose", 1, true), out)
     assert.is_nil(out:find("should not get here", 1, true), out)
     assert.is_true(seconds < 60, out)
+  end)
+
+  -- Ranks that disagree about which call they are in: each case must end
+  -- within the limit (a hang is a failure, not a stalled run), with the
+  -- same error on the ranks of both calls, or an abort with the message.
+  describe("when ranks are in different calls", function()
+    local LIMIT = 60
+    local function timed_out(code, out)
+      assert.not_equal(124, code, "timed out: the job hung\n" .. out)
+    end
+
+    it("raises the same error on both ranks of two-rank calls, and the communicators work "
+       .. "afterwards; stages record arrays whose fields are named as array methods; aborts the job "
+       .. "when a rank ends its script while another waits for it", function()
+      local ok, stdout, code, _, out = mpirun(nil, 2, nil,
+        "-np 2 lua5.4 spec/dist/disagree.lua %s raise_ended", LIMIT)
+      timed_out(code, stdout .. out)
+      local function both(name, want1, want2)
+        local m = lines(out, "ERR " .. name .. "\t")
+        assert.same({ want1, want2 }, m, name)
+      end
+      assert.same({ "1 2", "1 2" }, lines(out, "IDS "), out)
+      local function cause(fn, text) return "luacuda.dist." .. fn .. ": ranks disagree: " .. text end
+      local t = "rank 1 is in allreduce on communicator 1 (2 ranks), rank 2 in send to rank 1 on "
+        .. "communicator 1"
+      both("allreduce_send", cause("allreduce", t), cause("send", t))
+      t = "rank 1 is in recv from rank 2 on communicator 1, rank 2 in recv from rank 1 on communicator 1"
+      both("recv_recv", cause("recv", t), cause("recv", t))
+      t = "rank 1 is in send to rank 2 on communicator 1, rank 2 in send to rank 1 on communicator 1"
+      both("send_send", cause("send", t), cause("send", t))
+      t = "rank 1 is in allreduce on communicator 2 (2 ranks), rank 2 in allreduce on communicator 1 "
+        .. "(2 ranks)"
+      both("split_world", cause("allreduce", t), cause("allreduce", t))
+      t = "rank 1 is in send to rank 2 on communicator 1, rank 2 in recv from rank 1 on communicator 2"
+      both("send_on_other_comm", cause("send", t), cause("recv", t))
+      t = "rank 1 is in broadcast on communicator 2 (2 ranks), rank 2 in recv from rank 1 on "
+        .. "communicator 1"
+      both("broadcast_recv", cause("broadcast", t), cause("recv", t))
+      for _, name in ipairs { "records_allgather", "records_broadcast", "records_broadcast_device" } do
+        both(name, "(no error)", "(no error)")
+      end
+      -- each rank's checks of the records' values, and the communicators
+      -- working after the errors
+      assert.same({ "ok", "ok" }, lines(out, "DONE "), out)
+      assert.same({ "1: 3 checks, 0 failed", "2: 3 checks, 0 failed" }, lines(out, "rank "), out)
+      -- then rank 2's end, while rank 1 waits for it
+      assert.is_false(ok, stdout)
+      assert.truthy(stdout:find("luacuda.dist.allreduce: rank 2 ended its script while rank 1 was in "
+        .. "allreduce on communicator 1 (2 ranks); the job is aborted", 1, true), stdout)
+      assert.is_nil(stdout:find("should not get here", 1, true), stdout)
+    end)
+
+    it("refuses LUACUDA_DIST_CHUNK set on one rank alone, on every rank of the call; aborts the "
+       .. "job, naming both calls, when the ranks of a call cannot all be told", function()
+      local ok, stdout, code, _, out = mpirun(nil, 3, nil, "-np 2 lua5.4 spec/dist/disagree.lua %s "
+        .. "chunk_bystander : -np 1 env LUACUDA_DIST_CHUNK=3 lua5.4 spec/dist/disagree.lua %s "
+        .. "chunk_bystander", LIMIT)
+      timed_out(code, stdout .. out)
+      local chunks = "luacuda.dist.allgather: ranks cut MPI calls into pieces of different sizes "
+        .. "(LUACUDA_DIST_CHUNK: 3 elements on some, 2147483647 on others)"
+      assert.same({ chunks, chunks, chunks }, lines(out, "ERR chunk\t"), out)
+      local pair = "rank 1 cuts MPI calls into pieces of 2147483647 elements, rank 3 into pieces of 3 "
+        .. "(LUACUDA_DIST_CHUNK)"
+      assert.same({ "luacuda.dist.send: " .. pair, "(no error)", "luacuda.dist.recv: " .. pair },
+        lines(out, "ERR chunk_pair\t"), out)
+      assert.is_false(ok, stdout)
+      assert.truthy(stdout:find("luacuda.dist.allreduce: ranks disagree: rank 1 is in allreduce on "
+        .. "communicator 1 (3 ranks), rank 3 in send to rank 1 on communicator 1; the job is aborted "
+        .. "(the other ranks of these calls cannot all be told)", 1, true), stdout)
+      assert.is_nil(stdout:find("should not get here", 1, true), stdout)
+    end)
   end)
 
   it("gives device arrays to MPI as they are where MPI takes device memory (LUACUDA_MPI_CUDA=1), "

@@ -47,7 +47,8 @@ local AREAS = {
   { "Random numbers: luacuda.random and its generators", { "src/binding/random.c" } },
   { "Matrix products: matmul, blas", { "src/binding/matmul.c", "src/base/matmul.c" } },
   { "Saving and loading .npy files: save, load", { "src/binding/npy.c", "src/base/npy.c" } },
-  { "Several processes: luacuda.dist", { "src/dist/dist.c", "src/dist/nccl_engine.c", "lua/luacuda/dist.lua" } },
+  { "Several processes: luacuda.dist", { "src/dist/dist.c", "src/dist/agree.c", "src/dist/nccl_engine.c",
+    "lua/luacuda/dist.lua" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
     "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c",
     "src/backend/cuda/reduce.c", "src/backend/cuda/blas.c", "src/backend/cuda/matmul.c" } },
@@ -83,6 +84,16 @@ for _, k in ipairs {
   "MPI call <> failed: <>", "MPI was finalised already", "MPI_Init_thread failed",
   "on_exit failed: cannot finalise MPI at exit", "MPI_Op_create failed",
   "out of host memory queueing <>",
+  -- luacuda.dist's control channel (src/dist/agree.c): MPI failing, no host memory
+  "MPI call MPI_Comm_dup failed (the control channel)",
+  "cannot be told of MPI_Finalize (MPI_Comm_set_attr failed)",
+  "out of host memory for the control channel",
+  "MPI call MPI_Isend failed on the control channel; the job is aborted",
+  "MPI call MPI_Recv failed on the control channel; the job is aborted",
+  "out of host memory keeping a control message; the job is aborted",
+  -- two states of one process in luacuda.dist calls at once: a host
+  -- program's threads, timed so that one waits in MPI while the other calls
+  "another Lua state of this process is in a luacuda.dist call (the calls of one process must not overlap)",
   -- luacuda.dist's NCCL engine: no host memory
   "out of host memory",
 } do UNTESTABLE[k] = true end
@@ -133,6 +144,11 @@ for _, k in ipairs {
   "<> is a device array: call the method on the communicator, which stages it",
   "<> is not C-contiguous: call the method on the communicator, which copies it",
   "the communicator was freed",
+  -- the control channel: dist.init refuses first once MPI is finalised
+  -- ("MPI was finalised already"); a message out of order is a bug, which
+  -- spec/c/agree_test.c's orderings look for
+  "luacuda.dist has ended in this process (MPI_Finalize)",
+  "a control message from rank <> out of order (type <>, number <>, expected <>): a bug in luacuda.dist; the job is aborted",
 } do GUARDED[k] = true end
 
 -- A C unit test (spec/c/*_test.c) that checks a message holding the
@@ -304,6 +320,26 @@ for k, v in pairs {
     dist_case("on both ranks of a send and recv that disagree, and for a send to itself", "recv"),
   ["rank <> sends an array of another shape than rank <> receives into (<> elements each)"] =
     dist_case("on both ranks of a send and recv that disagree, and for a send to itself", "recv"),
+  -- ranks in different calls (spec/dist/disagree.lua)
+  ["ranks disagree: rank <> is in <>, rank <> in <><>"] = { file = "spec/dist_spec.lua", fn = "dist.allreduce",
+    test = "luacuda.dist on MPI when ranks are in different calls raises the same error on both ranks of "
+      .. "two-rank calls, and the communicators work afterwards; stages record arrays whose fields are "
+      .. "named as array methods; aborts the job when a rank ends its script while another waits for it" },
+  ["rank <> ended its script while rank <> was in <>; the job is aborted"] = { file = "spec/dist_spec.lua",
+    fn = "dist.allreduce",
+    test = "luacuda.dist on MPI when ranks are in different calls raises the same error on both ranks of "
+      .. "two-rank calls, and the communicators work afterwards; stages record arrays whose fields are "
+      .. "named as array methods; aborts the job when a rank ends its script while another waits for it" },
+  ["ranks cut MPI calls into pieces of different sizes (LUACUDA_DIST_CHUNK: <> elements on some, <> on others)"] =
+    { file = "spec/dist_spec.lua", fn = "dist.allgather",
+      test = "luacuda.dist on MPI when ranks are in different calls refuses LUACUDA_DIST_CHUNK set on one "
+        .. "rank alone, on every rank of the call; aborts the job, naming both calls, when the ranks of a "
+        .. "call cannot all be told" },
+  ["rank <> cuts MPI calls into pieces of <> elements, rank <> into pieces of <> (LUACUDA_DIST_CHUNK)"] =
+    { file = "spec/dist_spec.lua", fn = "dist.send",
+      test = "luacuda.dist on MPI when ranks are in different calls refuses LUACUDA_DIST_CHUNK set on one "
+        .. "rank alone, on every rank of the call; aborts the job, naming both calls, when the ranks of a "
+        .. "call cannot all be told" },
 } do CHILD[k] = v end
 
 -- the placeholder a conversion stands for in the catalogue

@@ -7,12 +7,21 @@
 -- with `mpirun -np N lua5.4 script.lua` (README, "Several processes:
 -- luacuda.dist"). Ranks are counted from 1, as everything in luacuda.
 --
--- Every collective starts with a small exchange of a header (which
--- function, op, root, dtype and shape): a rank's bad argument, or ranks
--- that disagree, raise the same error on every rank, instead of a hang.
--- A rank whose script dies (an uncaught error: `lua5.4` exits with status
--- 1) aborts the whole job on its way out (`MPI_Abort`), so the other ranks
--- do not wait for it forever; a clean exit finalises MPI.
+-- Every call starts with the agreement of its ranks on a header (which
+-- function, communicator, op, root or peer, dtype and shape), over a
+-- control channel of the process: a rank's bad argument, or ranks that
+-- disagree, raise the same error on every rank, instead of a hang. Ranks
+-- in different calls (another function, communicator or peer) raise the
+-- same error on both where both calls have these two ranks alone (`ranks
+-- disagree: rank 1 is in allreduce on communicator 1 (2 ranks), rank 2 in
+-- send to rank 1 on communicator 1`; ranks are the world communicator's,
+-- communicators their `id`), and abort the job with that message where
+-- other ranks wait in them. A rank whose script dies (an uncaught error:
+-- `lua5.4` exits with status 1) aborts the whole job on its way out
+-- (`MPI_Abort`), so the other ranks do not wait for it forever; a clean
+-- exit finalises MPI, after telling the other ranks, so that one waiting
+-- for it in a call aborts the job (`rank 2 ended its script while rank 1
+-- was in allreduce on ...`).
 --
 -- Two engines. On the CUDA backend, where NCCL loads (`libnccl.so.2`, or
 -- `LUACUDA_LIBNCCL`; `0` turns it off) on every rank, a communicator's
@@ -35,6 +44,7 @@
 -- @module luacuda.dist
 
 local luacuda = require "luacuda"
+local attr = luacuda.attr      -- an array's own field or method, whatever its dtype
 
 local found, engine = pcall(require, "luacuda.dist_mpi")
 
@@ -135,27 +145,31 @@ end
 -- device memory where MPI takes it), and a function that copies the
 -- result back into x (nil when x is taken as it is): copies queued on s,
 -- or made at the call. x is copied in only when the call reads it.
--- Anything else is passed on, for the engine's message.
+-- Anything else is passed on, for the engine's message. The arrays' own
+-- fields and methods through attr: a record's fields may be named shape,
+-- dtype, copy...
 local function stage(comm, x, reads, writes, s)
-  local kind = luacuda.attr(x, "kind")
+  local kind = attr(x, "kind")
+  local contiguous = attr(x, "is_c_contiguous")(x)
+  local shape, dtype = attr(x, "shape"), attr(x, "dtype")
   -- device memory goes to MPI as it is where MPI takes it, at the call,
   -- on an MPI communicator (on an NCCL one, it would go to NCCL again)
-  local direct = comm.cuda_aware and not s and comm.engine == "mpi" and x:is_c_contiguous()
+  local direct = comm.cuda_aware and not s and comm.engine == "mpi" and contiguous
   if kind == "device" and not direct then
     local h
     if s then
-      h = luacuda.pinned_array(x.shape, x.dtype)
-      if reads then x:copy_to_host(h, s) end
+      h = luacuda.pinned_array(shape, dtype)
+      if reads then attr(x, "copy_to_host")(x, h, s) end
     else
-      h = reads and x:copy_to_host() or luacuda.empty(x.shape, x.dtype)
+      h = reads and attr(x, "copy_to_host")(x) or luacuda.empty(shape, dtype)
     end
-    return h, writes and function() x:copy_to_device(h, s) end
+    return h, writes and function() attr(x, "copy_to_device")(x, h, s) end
   elseif kind == "device" then
     -- as the copy to the host would: after the work queued so far
     luacuda.synchronize()
-  elseif not x:is_c_contiguous() then
-    local c = reads and x:copy(s) or luacuda.empty(x.shape, x.dtype)
-    return c, writes and function() c:copy_to_host(x, s) end
+  elseif not contiguous then
+    local c = reads and attr(x, "copy")(x, s) or luacuda.empty(shape, dtype)
+    return c, writes and function() attr(c, "copy_to_host")(c, x, s) end
   end
   return x
 end
@@ -186,9 +200,9 @@ local function nccl_direct(comm, reduces, ...)
     local a = select(i, ...)
     if luacuda.type(a) ~= "array" then return false end
     local ok, direct = pcall(function()
-      local kind = luacuda.attr(a, "kind")
-      return (kind == "device" or kind == "managed") and a:is_c_contiguous()
-        and not (reduces == true and NCCL_REDUCES_NOT[tostring(a.dtype)])
+      local kind = attr(a, "kind")
+      return (kind == "device" or kind == "managed") and attr(a, "is_c_contiguous")(a)
+        and not (reduces == true and NCCL_REDUCES_NOT[tostring(attr(a, "dtype"))])
     end)
     if not ok or not direct then return false end
   end
@@ -242,11 +256,23 @@ end
 -- @usage local comm = require("luacuda.dist").init()
 -- print(comm.cuda_aware)    --> false (Debian's OpenMPI)
 
+--- The communicator's number in luacuda.dist's messages ("communicator
+-- 2"), which `tostring(comm)` shows too: agreed by its ranks when it was
+-- made (the first `init` of a process gives 1), and no two communicators
+-- of a process have the same.
+-- @field Comm.id
+-- @usage local comm = require("luacuda.dist").init()
+-- print(comm.id, tostring(comm))
+
 --- Waits until every rank has called it (on the host: the collectives
 -- queued on streams before it may still be running; synchronize those).
 -- @function Comm:barrier
 -- @raise `luacuda.dist.barrier: ranks called different functions (...)`
--- when another rank is in another collective
+-- when another rank is in another collective of this communicator; `ranks
+-- disagree: rank <r> is in barrier on communicator <c> (<n> ranks), rank
+-- <s> in <its call>` on both of two ranks, one in another call (where
+-- other ranks wait in either, the job is aborted with that message); the
+-- job aborted with `rank <s> ended its script while rank <r> was in ...`
 -- @usage local comm = require("luacuda.dist").init()
 -- comm:barrier()
 function methods.barrier(comm)
@@ -287,7 +313,9 @@ end
 -- `on rank <r>: <cause>` for one rank's bad argument, on every rank
 -- (`stream= on the MPI engine needs MPI_THREAD_MULTIPLE ...` where the
 -- host program started MPI with less); `on rank <r>: NCCL call
--- ncclAllReduce failed: <why>` on every rank
+-- ncclAllReduce failed: <why>` on every rank; `ranks cut MPI calls into
+-- pieces of different sizes (LUACUDA_DIST_CHUNK: ...)`; for ranks in
+-- other calls, as @{Comm:barrier}
 -- @usage local luacuda = require "luacuda"
 -- local comm = require("luacuda.dist").init()
 -- local g = luacuda.full({3}, comm.rank, "float32")
@@ -410,7 +438,9 @@ function methods.reduce_scatter(comm, x, out, op, opts)
 end
 
 --- Sends `x` to the rank `peer`, which calls @{Comm:recv}. Returns once
--- the peer has checked the header and `x` may be reused.
+-- the peer is in that recv and `x` may be reused: a send waits for its
+-- recv, as `MPI_Ssend` does (ranks that each send to the next in a ring
+-- wait for ever).
 -- @function Comm:send
 -- @tparam Array x
 -- @tparam integer peer another rank
@@ -418,7 +448,12 @@ end
 -- NCCL once a collective has used it on device arrays; until then, MPI)
 -- @treturn Array x
 -- @raise `luacuda.dist.send: rank <p> sends <n> elements, rank <r> receives
--- into <m>` (or dtypes, shapes) on both ranks; `peer <p> is this rank`
+-- into <m>` (or dtypes, shapes; `rank <p> cuts MPI calls into pieces of
+-- <n> elements, rank <r> into pieces of <m> (LUACUDA_DIST_CHUNK)`) on both
+-- ranks; `ranks disagree: rank <p> is in send to rank <r> on communicator
+-- <c>, rank <r> in send to rank <p> ...` on both when the peer is not in
+-- its recv (the job aborted where other ranks wait in the peer's call);
+-- `peer <p> is this rank`
 -- @usage local luacuda = require "luacuda"
 -- local comm = require("luacuda.dist").init()
 -- if comm.size > 1 and comm.rank == 1 then comm:send(luacuda.arange(4), 2) end

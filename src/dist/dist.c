@@ -6,11 +6,16 @@
 ** methods here: it hands them C-contiguous, host-accessible arrays (a
 ** strided view or a device array goes through a contiguous host copy).
 **
-** Every collective starts with one small MPI_Allreduce of a header (which
-** function, op, root, dtype, shape, and whether this rank found an error
-** in its own arguments): a rank's bad argument, or ranks that disagree,
-** raise the same error on every rank instead of a hang or corrupt data.
-** send and recv do the same between the two ranks, with a reply.
+** Every call starts with the agreement of its ranks on a header (which
+** function, op, root, dtype, shape, the chunk of bigcount.c, and whether
+** this rank found an error in its own arguments), over the process's
+** control channel (agree.c, whose head says how): a rank's bad argument,
+** or ranks that disagree, raise the same error on every rank instead of a
+** hang or corrupt data; send and recv exchange their headers likewise.
+** Ranks in different calls (another kind, another communicator, another
+** peer) raise the same error on both where the two calls have these two
+** ranks alone, and abort the job with a message naming both calls
+** otherwise; so does a rank in a call with a rank that has ended.
 **
 ** Collectives on a stream (stream=) go to NCCL where the engine is NCCL;
 ** on MPI they are queued too: the MPI call runs in a host function on the
@@ -19,15 +24,18 @@
 ** collectives queued through MPI one after the other, whatever their
 ** streams (an event chain), so every rank makes its MPI calls in the
 ** order of the script's calls; a collective without a stream first waits
-** for the queued ones. The headers go over a communicator of their own
-** (ctl), which only the script's thread uses, so the header of a later
-** call is exchanged while a queued MPI call may be running on another
-** thread: MPI_THREAD_MULTIPLE.
+** for the queued ones. The agreement goes over the control channel, and
+** the steps after it among ranks known to be in the same call (how
+** queueing went, NCCL's start) over a communicator of each communicator's
+** own (ctl); only the script's thread uses either, so a later call is
+** agreed while a queued MPI call may be running on another thread:
+** MPI_THREAD_MULTIPLE.
 **
 ** A process whose exit status is not 0 (lua5.4 exits with 1 after printing
 ** an uncaught error) calls MPI_Abort on its way out (an on_exit handler),
 ** so the whole job stops with that rank's message; a clean exit calls
-** MPI_Finalize.
+** MPI_Finalize, where the control channel tells the other ranks that this
+** one has ended (agree.h), so that one waiting for it aborts the job.
 */
 #include <limits.h>
 #include <math.h>
@@ -47,6 +55,7 @@
 #include "lauxlib.h"
 #include "lua.h"
 #include "luacuda.h"
+#include "agree.h"
 #include "bigcount.h"
 #include "nccl_engine.h"
 
@@ -302,9 +311,10 @@ static bool mpi_finalised(void) {
 
 /* ---- MPI calls, made at the call or queued on a stream ----------------- */
 
-/* send and recv: the sender's header, then the receiver's verdict (0 and
-** "", or its message), then the data. Both raise the same error. */
-enum { TAG_HEADER = 7301, TAG_VERDICT, TAG_DATA, TAG_QUEUED };
+/* send and recv: their headers on the control channel (agree.h), then the
+** data (TAG_DATA), and on a stream how queueing went on both (TAG_QUEUED,
+** on ctl) */
+enum { TAG_DATA = 7303, TAG_QUEUED };
 
 /* A collective's MPI call, or a send's or a recv's: what it needs to run
 ** later, on another thread. */
@@ -385,13 +395,15 @@ static void job_host(void *ud) {
 
 typedef struct dcomm {
   MPI_Comm comm;         /* the data's; MPI_COMM_NULL once freed */
-  MPI_Comm ctl;          /* the headers', used by the script's thread only */
+  MPI_Comm ctl;          /* the steps after the agreement, used by the script's thread only */
+  int64_t id;            /* on the control channel (agree.h), agreed when made */
   int rank, size;        /* 0-based rank */
   int local_rank, local_size;
   bool nccl_on;          /* every rank has the CUDA backend and NCCL: comm.engine "nccl" */
   bool cuda_aware;       /* MPI takes device memory (comm.cuda_aware) */
   lc_nccl *nccl;         /* NCCL's communicator, made at the first call that goes there */
   int nccl_device;       /* its device, 0-based */
+  int world[];           /* world[r]: rank r's in MPI_COMM_WORLD */
 } dcomm;
 
 static dcomm *check_comm(lua_State *L, int idx, const char *fname) {
@@ -403,7 +415,7 @@ static dcomm *check_comm(lua_State *L, int idx, const char *fname) {
   return c;
 }
 
-static void choose_engine(lua_State *L, dcomm *c, const char *fname);
+static bool nccl_possible(lua_State *L);
 static int backend_device(lua_State *L);
 
 /* The current device, 0-based; -1 where luacuda cannot say, and why into
@@ -423,30 +435,50 @@ static void start_nccl(lua_State *L, dcomm *c, const char *fname);
 static void drop_nccl(dcomm *c, const char *why);
 
 /* Push a communicator that owns comm (freed by its finalizer): our own
-** copy, whose errors are returned, not fatal. Every rank of comm calls it
-** (the engine's choice is collective). */
+** copy, whose errors are returned, not fatal. Every rank of comm calls it:
+** they agree on its id on the control channel and on the engine. */
 static dcomm *push_comm(lua_State *L, MPI_Comm comm, const char *fname) {
-  dcomm *c = lua_newuserdatauv(L, sizeof *c, 0);
+  int size = 0, rc = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  if (rc == MPI_SUCCESS) rc = MPI_Comm_size(comm, &size);
+  if (rc != MPI_SUCCESS) {
+    MPI_Comm_free(&comm);
+    check_mpi(L, rc, fname, "MPI_Comm_size");
+  }
+  dcomm *c = lua_newuserdatauv(L, sizeof *c + (size_t)size * sizeof c->world[0], 0);
   c->comm = c->ctl = MPI_COMM_NULL;
   c->nccl = NULL;
   c->nccl_on = false;
   c->nccl_device = -1;
+  c->size = size;
   c->cuda_aware = mpi_cuda_aware();
   luaL_setmetatable(L, COMM_MT);
-  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   c->comm = comm;
   check_mpi(L, MPI_Comm_dup(comm, &c->ctl), fname, "MPI_Comm_dup");
   MPI_Comm_set_errhandler(c->ctl, MPI_ERRORS_RETURN);
   check_mpi(L, MPI_Comm_rank(comm, &c->rank), fname, "MPI_Comm_rank");
-  check_mpi(L, MPI_Comm_size(comm, &c->size), fname, "MPI_Comm_size");
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  check_mpi(L, MPI_Allgather(&world_rank, 1, MPI_INT, c->world, 1, MPI_INT, c->ctl), fname,
+            "MPI_Allgather");
   MPI_Comm node;
   check_mpi(L, MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node),
             fname, "MPI_Comm_split_type");
   MPI_Comm_rank(node, &c->local_rank);
   MPI_Comm_size(node, &c->local_size);
   MPI_Comm_free(&node);
-  choose_engine(L, c, fname);
+  /* the greatest next id of the ranks, and whether every rank has NCCL */
+  int64_t v[2] = {lc_agree_next_id(), -(int64_t)nccl_possible(L)};
+  check_mpi(L, MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, c->ctl), fname,
+            "MPI_Allreduce");
+  c->id = v[0];
+  lc_agree_used_id(c->id);
+  c->nccl_on = v[1] < 0;
   return c;
+}
+
+/* The control channel's view of c */
+static lc_group group_of(const dcomm *c) {
+  return (lc_group){c->id, c->size, c->rank, c->world};
 }
 
 static int comm_gc(lua_State *L) {
@@ -463,19 +495,21 @@ static int comm_gc(lua_State *L) {
 /* ---- the header every rank agrees on ------------------------------------ */
 
 /* F_ENGINE: 1 where the call goes through NCCL (device or managed arrays
-** on an NCCL communicator), 0 through MPI */
-enum { F_KIND, F_OP, F_ROOT, F_DTYPE, F_ITEMSIZE, F_COUNT, F_ENGINE, F_NDIM, F_SHAPE,
-       NFIELDS = F_SHAPE + MAXDIM };
+** on an NCCL communicator), 0 through MPI; F_CHUNK: the most elements of
+** one MPI call (bigcount.h: LUACUDA_DIST_CHUNK), for the calls that move
+** arrays; F_SHAPE: a hash of the shape (shape_hash), which is only ever
+** compared, and keeps the header small */
+enum { F_KIND, F_OP, F_ROOT, F_DTYPE, F_ITEMSIZE, F_COUNT, F_ENGINE, F_CHUNK, F_SHAPE, NFIELDS };
+_Static_assert(NFIELDS <= LC_AGREE_FIELDS, "the header's fields fit agree.h's");
+_Static_assert(MSGLEN == LC_AGREE_MSGLEN, "a header's error is agree.h's");
 enum { K_BARRIER, K_SPLIT, K_ALLREDUCE, K_BROADCAST, K_REDUCE, K_ALLGATHER, K_REDUCE_SCATTER,
-       K_SEND, K_ENGINE, K_QUEUE };
+       K_SEND, K_RECV, K_ENGINE, K_QUEUE };
 static const char *const kind_names[] = {"barrier", "split", "allreduce", "broadcast", "reduce",
-                                         "allgather", "reduce_scatter", "send", "the engine's start",
-                                         "queueing"};
+                                         "allgather", "reduce_scatter", "send", "recv",
+                                         "the engine's start", "queueing", NULL};
 
-typedef struct header {
-  int64_t f[NFIELDS];
-  char err[MSGLEN];       /* this rank's own argument error, "" if none */
-} header;
+/* f: the fields above; err: this rank's own argument error, "" if none */
+typedef lc_header header;
 
 static void header_init(header *h, int kind) {
   memset(h, 0, sizeof *h);
@@ -497,6 +531,10 @@ static void describe_disagreement(const int64_t *mx, const int64_t *mn, char *ms
   if (mx[F_KIND] != mn[F_KIND])
     snprintf(msg, len, "ranks called different functions (%s on some, %s on others)",
              kind_names[mn[F_KIND]], kind_names[mx[F_KIND]]);
+  else if (mx[F_CHUNK] != mn[F_CHUNK])
+    snprintf(msg, len, "ranks cut MPI calls into pieces of different sizes (LUACUDA_DIST_CHUNK: "
+             "%lld elements on some, %lld on others)", (long long)mn[F_CHUNK],
+             (long long)mx[F_CHUNK]);
   else if (mx[F_OP] != mn[F_OP])
     snprintf(msg, len, "ranks gave different ops (%s on some, %s on others)",
              op_names[mn[F_OP]], op_names[mx[F_OP]]);
@@ -512,23 +550,19 @@ static void describe_disagreement(const int64_t *mx, const int64_t *mn, char *ms
   else if (mx[F_COUNT] != mn[F_COUNT])
     snprintf(msg, len, "ranks gave arrays of different sizes (%lld elements on some, %lld on others)",
              (long long)mn[F_COUNT], (long long)mx[F_COUNT]);
-  else
-    for (int i = F_NDIM; i < NFIELDS; i++)
-      if (mx[i] != mn[i]) {
-        snprintf(msg, len, "ranks gave arrays of different shapes (of %lld elements each)",
-                 (long long)mx[F_COUNT]);
-        break;
-      }
+  else if (mx[F_SHAPE] != mn[F_SHAPE])
+    snprintf(msg, len, "ranks gave arrays of different shapes (of %lld elements each)",
+             (long long)mx[F_COUNT]);
 }
 
-/* One MPI_Allreduce: the maxima of the fields and of their negations
-** (the minima), and the first rank that found an error. When a rank found
-** one (its message, sent from it) or the ranks disagree: -1, and the same
-** message in msg on every rank. 1 when they agree on all but the engine
-** (some ranks' arrays are device memory for NCCL, others' host memory:
-** the call is then made again, every rank's arrays staged for MPI, by
-** dist.lua); 0 when they agree. */
-static int exchange(lua_State *L, dcomm *c, header *h, const char *fname, char *msg, size_t len) {
+/* A step after the agreement, among ranks known to be in the same call
+** (how queueing went, NCCL's start): one MPI_Allreduce on c->ctl of the
+** maxima of the fields and of their negations (the minima), and the first
+** rank that found an error. When a rank found one (its message, sent from
+** it) or the ranks disagree: -1, and the same message in msg on every
+** rank; 0 when they agree. */
+static int step_exchange(lua_State *L, dcomm *c, header *h, const char *fname, char *msg,
+                         size_t len) {
   int64_t v[2 * NFIELDS + 1];
   for (int i = 0; i < NFIELDS; i++) {
     v[i] = h->f[i];
@@ -549,17 +583,36 @@ static int exchange(lua_State *L, dcomm *c, header *h, const char *fname, char *
   int64_t mn[NFIELDS];
   for (int i = 0; i < NFIELDS; i++) mn[i] = -v[NFIELDS + i];
   describe_disagreement(v, mn, msg, len);
-  if (msg[0]) return -1;
-  return v[F_ENGINE] != mn[F_ENGINE];
+  return msg[0] ? -1 : 0;
 }
 
-/* The exchange, raising its message on every rank alike; false when the
-** ranks agree on all but the engine. */
+/* A disagreement the job cannot survive: the other ranks wait in calls
+** they cannot leave. */
+static void abort_job(const char *fname, const char *msg) {
+  fflush(stdout);
+  fprintf(stderr, "luacuda.dist.%s: %s\n", fname, msg);
+  fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* A collective's agreement on the control channel (agree.h): a rank's
+** error, or ranks that disagree, raised on every rank alike (or the job
+** aborted where the ranks are in different calls that cannot all be
+** told); false when they agree on all but the engine (some ranks' arrays
+** are device memory for NCCL, others' host memory: the call is then made
+** again, every rank's arrays staged for MPI, by dist.lua). */
 static bool agree(lua_State *L, dcomm *c, header *h, const char *fname) {
-  char msg[MSGLEN + 16];
-  int r = exchange(L, c, h, fname, msg, sizeof msg);
-  if (r < 0) dist_raise(L, fname, "%s", msg);
-  return r == 0;
+  lc_group g = group_of(c);
+  lc_call call = {(int)h->f[F_KIND], LC_COLLECTIVE, -1};
+  lc_combined all;
+  char msg[VERDICTLEN + MSGLEN];
+  lc_verdict v = lc_agree_collective(&g, &call, h, &all, msg, sizeof msg);
+  if (v == LC_ABORT) abort_job(fname, msg);
+  if (v == LC_RAISE) dist_raise(L, fname, "%s", msg);
+  if (all.err_rank >= 0) dist_raise(L, fname, "on rank %d: %s", all.err_rank + 1, all.err);
+  describe_disagreement(all.mx, all.mn, msg, sizeof msg);
+  if (msg[0]) dist_raise(L, fname, "%s", msg);
+  return all.mx[F_ENGINE] == all.mn[F_ENGINE];
 }
 
 /* ---- arguments --------------------------------------------------------- */
@@ -605,6 +658,20 @@ static bool wait_queued(lua_State *L, int idx, bool writing, header *h) {
   return false;
 }
 
+/* The shape (ndim and extents) as one number for the header: FNV-1a over
+** their bytes, whose collisions (2^-64 for two shapes) would only miss the
+** report of shapes that differ with the same element count. */
+static int64_t shape_hash(const luacuda_arrayinfo *in) {
+  uint64_t h = 14695981039346656037u;
+  int64_t words[MAXDIM + 1];
+  int n = in->ndim < MAXDIM ? in->ndim : MAXDIM;
+  words[0] = n;
+  for (int i = 0; i < n; i++) words[i + 1] = in->shape[i];
+  const unsigned char *b = (const unsigned char *)words;
+  for (size_t i = 0; i < (size_t)(n + 1) * sizeof words[0]; i++) h = (h ^ b[i]) * 1099511628211u;
+  return (int64_t)(h >> 1);    /* >= 0: the header negates its fields */
+}
+
 /* The array argument at idx into *a, its facts into the header (when
 ** describe); what is wrong with it into h's error. Unless the call goes
 ** on a stream (o), the work queued on it is waited for: the call reads it
@@ -627,11 +694,11 @@ static bool read_array(lua_State *L, int idx, const char *what, header *h, arr *
   }
   if (!o->has_stream && !wait_queued(L, idx, writes, h)) return false;
   if (describe) {
+    h->f[F_CHUNK] = lc_mpi_chunk();
     h->f[F_DTYPE] = a->code;
     h->f[F_ITEMSIZE] = a->info.itemsize;
     h->f[F_COUNT] = a->info.size;
-    h->f[F_NDIM] = a->info.ndim;
-    for (int i = 0; i < a->info.ndim && i < MAXDIM; i++) h->f[F_SHAPE + i] = a->info.shape[i];
+    h->f[F_SHAPE] = shape_hash(&a->info);
   }
   return true;
 }
@@ -840,7 +907,7 @@ static void verdict(lua_State *L, dcomm *c, const char *err, bool pair, int peer
   header h;
   header_init(&h, K_QUEUE);
   if (err[0]) header_error(&h, "%s", err);
-  if (exchange(L, c, &h, fname, msg, len) >= 0) msg[0] = '\0';
+  if (step_exchange(L, c, &h, fname, msg, len) >= 0) msg[0] = '\0';
 }
 
 static int queue_host_protected(lua_State *L) {
@@ -959,11 +1026,11 @@ static int backend_device(lua_State *L) {
   return 2;
 }
 
-/* The engine of c: NCCL where every rank has the CUDA backend and NCCL
-** loads, MPI alone otherwise. */
-static void choose_engine(lua_State *L, dcomm *c, const char *fname) {
+/* Whether this rank can take NCCL: the CUDA backend, and NCCL loads. A
+** communicator's engine is NCCL where every rank can (push_comm). */
+static bool nccl_possible(lua_State *L) {
   char why[MSGLEN];
-  int can = 0;
+  bool can = false;
   lua_pushcfunction(L, backend_device);
   if (lua_pcall(L, 0, 2, 0) == LUA_OK) {
     const char *b = lua_tostring(L, -2);
@@ -972,9 +1039,7 @@ static void choose_engine(lua_State *L, dcomm *c, const char *fname) {
   } else {
     lua_pop(L, 1);
   }
-  check_mpi(L, MPI_Allreduce(MPI_IN_PLACE, &can, 1, MPI_INT, MPI_MIN, c->ctl), fname,
-            "MPI_Allreduce");
-  c->nccl_on = can != 0;
+  return can;
 }
 
 /* After a failure on some rank: the NCCL calls the others queued would
@@ -1000,14 +1065,14 @@ static void start_nccl(lua_State *L, dcomm *c, const char *fname) {
   if (device < 0) header_error(&h, "%s", err);
   char id[LC_NCCL_ID_BYTES] = {0};
   if (c->rank == 0 && !lc_nccl_unique_id(id, err, sizeof err)) header_error(&h, "%s", err);
-  agree(L, c, &h, fname);
+  char msg[MSGLEN + 16];
+  if (step_exchange(L, c, &h, fname, msg, sizeof msg) < 0) dist_raise(L, fname, "%s", msg);
   check_mpi(L, MPI_Bcast(id, LC_NCCL_ID_BYTES, MPI_BYTE, 0, c->ctl), fname, "MPI_Bcast");
   header_init(&h, K_ENGINE);
   c->nccl = lc_nccl_init(c->size, id, c->rank, device, err, sizeof err);
   c->nccl_device = device;
   if (c->nccl == NULL) header_error(&h, "%s", err);
-  char msg[MSGLEN + 16];
-  if (exchange(L, c, &h, fname, msg, sizeof msg) < 0) {
+  if (step_exchange(L, c, &h, fname, msg, sizeof msg) < 0) {
     /* a rank's failure: every rank starts again at the next call */
     drop_nccl(c, msg);
     dist_raise(L, fname, "%s", msg);
@@ -1245,94 +1310,81 @@ static int comm_reduce_scatter(lua_State *L) {
 ** other's host memory: both call again, staged for MPI (dist.lua) */
 #define RESTAGE "\x01restage"
 
-static int comm_send(lua_State *L) {
-  dcomm *c = check_comm(L, 1, "send");
-  header h;
-  header_init(&h, K_SEND);
-  arr x;
-  int peer = 0;
-  if (!read_rank(L, 3, c, "peer", &h, &peer)) dist_raise(L, "send", "%s", h.err);
-  if (peer == c->rank) dist_raise(L, "send", "peer %d is this rank", peer + 1);
-  dopts o;
-  read_options(L, 4, stream_only, &h, &o);
-  read_array(L, 2, "x", &h, &x, true, false, &o);
-  const arr *as[] = {&x};
-  bool nccl = route(L, c, &h, LC_NCCL_SEND, as, 1, &o);
-  check_mpi(L, MPI_Send(&h, sizeof h, MPI_BYTE, peer, TAG_HEADER, c->ctl), "send", "MPI_Send");
-  char verdict[VERDICTLEN];
-  check_mpi(L, MPI_Recv(verdict, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->ctl, MPI_STATUS_IGNORE),
-            "send", "MPI_Recv");
-  verdict[VERDICTLEN - 1] = '\0';
-  if (strcmp(verdict, RESTAGE) == 0) return restage(L);
-  if (verdict[0]) dist_raise(L, "send", "%s", verdict);
-  lua_settop(L, 2);
-  uses u = {1, {2}, {false}};
-  if (nccl) {
-    lc_nccl_call call = {LC_NCCL_SEND, x.data, NULL, x.info.size, x.info.dtype, x.info.itemsize,
-                         LC_NCCL_SUM, peer};
-    run_nccl(L, c, &call, &o, &u, "send");
-    return 1;
-  }
-  mpi_job j = {J_SEND, c->comm, x.data, NULL, mpi_count(&x, x.info.size), mpi_type(x.code),
-               MPI_OP_NULL, peer, c->rank, "send"};
-  run_mpi(L, c, &j, &o, &u);
-  return 1;
+/* What is wrong between a send's header (sh, of rank sr) and its recv's
+** (rh, of rank rr), the same message on both ranks: "" when nothing;
+** RESTAGE when only the engine differs. */
+static void pair_disagreement(const header *sh, const header *rh, int sr, int rr, char *msg,
+                              size_t len) {
+  msg[0] = '\0';
+  if (sh->err[0])
+    snprintf(msg, len, "on rank %d (sending): %s", sr + 1, sh->err);
+  else if (rh->err[0])
+    snprintf(msg, len, "on rank %d (receiving): %s", rr + 1, rh->err);
+  else if (sh->f[F_CHUNK] != rh->f[F_CHUNK])
+    snprintf(msg, len, "rank %d cuts MPI calls into pieces of %lld elements, rank %d into pieces "
+             "of %lld (LUACUDA_DIST_CHUNK)", sr + 1, (long long)sh->f[F_CHUNK], rr + 1,
+             (long long)rh->f[F_CHUNK]);
+  else if (sh->f[F_DTYPE] != rh->f[F_DTYPE] || sh->f[F_ITEMSIZE] != rh->f[F_ITEMSIZE])
+    snprintf(msg, len, "rank %d sends %s, rank %d receives into %s", sr + 1,
+             dtype_names[sh->f[F_DTYPE]], rr + 1, dtype_names[rh->f[F_DTYPE]]);
+  else if (sh->f[F_COUNT] != rh->f[F_COUNT])
+    snprintf(msg, len, "rank %d sends %lld elements, rank %d receives into %lld", sr + 1,
+             (long long)sh->f[F_COUNT], rr + 1, (long long)rh->f[F_COUNT]);
+  else if (sh->f[F_SHAPE] != rh->f[F_SHAPE])
+    snprintf(msg, len, "rank %d sends an array of another shape than rank %d receives into "
+             "(%lld elements each)", sr + 1, rr + 1, (long long)rh->f[F_COUNT]);
+  else if (sh->f[F_ENGINE] != rh->f[F_ENGINE])
+    snprintf(msg, len, "%s", RESTAGE);
 }
 
-static int comm_recv(lua_State *L) {
-  dcomm *c = check_comm(L, 1, "recv");
+/* comm:_send(x, peer, opts|nil) and comm:_recv(x, peer, opts|nil): both
+** ranks exchange their headers on the control channel and make the same
+** verdict from the two. A bad peer is this rank's error alone (there is
+** no peer to tell). */
+static int send_or_recv(lua_State *L, bool sending) {
+  const char *fname = sending ? "send" : "recv";
+  dcomm *c = check_comm(L, 1, fname);
   header mine, theirs;
-  header_init(&mine, K_SEND);
+  header_init(&mine, sending ? K_SEND : K_RECV);
   arr x;
   int peer = 0;
-  if (!read_rank(L, 3, c, "peer", &mine, &peer)) dist_raise(L, "recv", "%s", mine.err);
-  if (peer == c->rank) dist_raise(L, "recv", "peer %d is this rank", peer + 1);
+  if (!read_rank(L, 3, c, "peer", &mine, &peer)) dist_raise(L, fname, "%s", mine.err);
+  if (peer == c->rank) dist_raise(L, fname, "peer %d is this rank", peer + 1);
   dopts o;
   read_options(L, 4, stream_only, &mine, &o);
-  read_array(L, 2, "x", &mine, &x, true, true, &o);
+  read_array(L, 2, "x", &mine, &x, true, !sending, &o);
   const arr *as[] = {&x};
-  bool nccl = route(L, c, &mine, LC_NCCL_RECV, as, 1, &o);
-  check_mpi(L, MPI_Recv(&theirs, sizeof theirs, MPI_BYTE, peer, TAG_HEADER, c->ctl,
-                        MPI_STATUS_IGNORE),
-            "recv", "MPI_Recv");
-  theirs.err[MSGLEN - 1] = '\0';
-  char msg[VERDICTLEN] = "";  /* the verdict: both ranks raise it */
-  if (theirs.err[0])
-    snprintf(msg, sizeof msg, "on rank %d (sending): %s", peer + 1,
-             theirs.err);
-  else if (mine.err[0])
-    snprintf(msg, sizeof msg, "on rank %d (receiving): %s", c->rank + 1, mine.err);
-  else if (theirs.f[F_DTYPE] != mine.f[F_DTYPE] || theirs.f[F_ITEMSIZE] != mine.f[F_ITEMSIZE])
-    snprintf(msg, sizeof msg, "rank %d sends %s, rank %d receives into %s", peer + 1,
-             dtype_names[theirs.f[F_DTYPE]], c->rank + 1, dtype_names[mine.f[F_DTYPE]]);
-  else if (theirs.f[F_COUNT] != mine.f[F_COUNT])
-    snprintf(msg, sizeof msg, "rank %d sends %lld elements, rank %d receives into %lld",
-             peer + 1, (long long)theirs.f[F_COUNT], c->rank + 1, (long long)mine.f[F_COUNT]);
-  else if (memcmp(&theirs.f[F_NDIM], &mine.f[F_NDIM], sizeof(int64_t) * (1 + MAXDIM)) != 0)
-    snprintf(msg, sizeof msg,
-             "rank %d sends an array of another shape than rank %d receives into (%lld elements each)",
-             peer + 1, c->rank + 1, (long long)mine.f[F_COUNT]);
-  else if (theirs.f[F_ENGINE] != mine.f[F_ENGINE])
-    snprintf(msg, sizeof msg, "%s", RESTAGE);
-  check_mpi(L, MPI_Send(msg, VERDICTLEN, MPI_CHAR, peer, TAG_VERDICT, c->ctl), "recv", "MPI_Send");
+  bool nccl = route(L, c, &mine, sending ? LC_NCCL_SEND : LC_NCCL_RECV, as, 1, &o);
+  lc_group g = group_of(c);
+  lc_call call = {(int)mine.f[F_KIND], sending ? LC_SEND : LC_RECV, peer};
+  char msg[VERDICTLEN + MSGLEN];
+  lc_verdict v = lc_agree_pair(&g, &call, &mine, &theirs, msg, sizeof msg);
+  if (v == LC_ABORT) abort_job(fname, msg);
+  if (v == LC_RAISE) dist_raise(L, fname, "%s", msg);
+  if (sending) pair_disagreement(&mine, &theirs, c->rank, peer, msg, sizeof msg);
+  else pair_disagreement(&theirs, &mine, peer, c->rank, msg, sizeof msg);
   if (strcmp(msg, RESTAGE) == 0) return restage(L);
-  if (msg[0]) dist_raise(L, "recv", "%s", msg);
+  if (msg[0]) dist_raise(L, fname, "%s", msg);
   lua_settop(L, 2);
-  uses u = {1, {2}, {true}};
+  uses u = {1, {2}, {!sending}};
   if (nccl) {
-    lc_nccl_call call = {LC_NCCL_RECV, NULL, x.data, x.info.size, x.info.dtype, x.info.itemsize,
-                         LC_NCCL_SUM, peer};
-    run_nccl(L, c, &call, &o, &u, "recv");
+    lc_nccl_call ncall = {sending ? LC_NCCL_SEND : LC_NCCL_RECV, sending ? x.data : NULL,
+                          sending ? NULL : x.data, x.info.size, x.info.dtype, x.info.itemsize,
+                          LC_NCCL_SUM, peer};
+    run_nccl(L, c, &ncall, &o, &u, fname);
     return 1;
   }
-  mpi_job j = {J_RECV, c->comm, NULL, x.data, mpi_count(&x, x.info.size), mpi_type(x.code),
-               MPI_OP_NULL, peer, c->rank, "recv"};
+  mpi_job j = {sending ? J_SEND : J_RECV, c->comm, sending ? x.data : NULL, sending ? NULL : x.data,
+               mpi_count(&x, x.info.size), mpi_type(x.code), MPI_OP_NULL, peer, c->rank, fname};
   run_mpi(L, c, &j, &o, &u);
   return 1;
 }
 
+static int comm_send(lua_State *L) { return send_or_recv(L, true); }
+static int comm_recv(lua_State *L) { return send_or_recv(L, false); }
+
 /* comm.rank, comm.size, comm.local_rank, comm.local_size, comm.engine,
-** comm.cuda_aware;
+** comm.cuda_aware, comm.id;
 ** otherwise the methods (upvalue 1) */
 static int comm_index(lua_State *L) {
   dcomm *c = luaL_checkudata(L, 1, COMM_MT);
@@ -1344,6 +1396,7 @@ static int comm_index(lua_State *L) {
   else if (k && strcmp(k, "engine") == 0) lua_pushstring(L, c->nccl_on ? "nccl" : "mpi");
   else if (k && strcmp(k, "_nccl_started") == 0) lua_pushboolean(L, c->nccl != NULL);
   else if (k && strcmp(k, "cuda_aware") == 0) lua_pushboolean(L, c->cuda_aware);
+  else if (k && strcmp(k, "id") == 0) lua_pushinteger(L, (lua_Integer)c->id);
   else {
     lua_settop(L, 2);
     lua_rawget(L, lua_upvalueindex(1));
@@ -1353,8 +1406,8 @@ static int comm_index(lua_State *L) {
 
 static int comm_tostring(lua_State *L) {
   dcomm *c = luaL_checkudata(L, 1, COMM_MT);
-  lua_pushfstring(L, "luacuda.dist communicator (rank %d of %d, %s)", c->rank + 1, c->size,
-                  c->nccl_on ? "nccl" : "mpi");
+  lua_pushfstring(L, "luacuda.dist communicator %I (rank %d of %d, %s)", (lua_Integer)c->id,
+                  c->rank + 1, c->size, c->nccl_on ? "nccl" : "mpi");
   return 1;
 }
 
@@ -1362,7 +1415,8 @@ static int comm_tostring(lua_State *L) {
 ** MPI_COMM_WORLD, the same object at every call */
 static int dist_init(lua_State *L) {
   char err[MSGLEN];
-  if (!ensure_mpi(err, sizeof err)) dist_raise(L, "init", "%s", err);
+  if (!ensure_mpi(err, sizeof err) || !lc_agree_open(kind_names, err, sizeof err))
+    dist_raise(L, "init", "%s", err);
   if (lua_getfield(L, LUA_REGISTRYINDEX, "luacuda.dist.world") == LUA_TUSERDATA) return 1;
   lua_pop(L, 1);
   MPI_Comm world;
