@@ -196,6 +196,10 @@ do
   } do
     CHILD[key] = { file = "spec/devices_spec.lua", test = belong, fn = fn }
   end
+  CHILD["the tensor is on device <> (DLPack's device_id <>), but device <> is current (luacuda.device)"] =
+    { file = "spec/devices_spec.lua",
+      test = "several devices names devices from 1 when from_dlpack takes a tensor of another device",
+      fn = "from_dlpack" }
   CHILD["option to is an array of device <>, option device says <>"] =
     { file = "spec/devices_spec.lua",
       test = "several devices copies every kind of view between devices (peer copies), values checked",
