@@ -7,7 +7,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "aux.h"
 #include "pending.h"

@@ -4,7 +4,6 @@
 ** a script that runs on the simulator fails the same way on a GPU.
 */
 #include "kernel.h"
-#include "env.h"
 #include "pending.h"
 
 #include <math.h>
