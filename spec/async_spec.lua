@@ -159,6 +159,127 @@ describe("host accesses to memory queued work uses", function()
   end)
 end)
 
+-- luacuda.mapped(h) is a second array (a buffer of its own) over h's
+-- memory: work queued through one is waited for by accesses through the
+-- other (the host program's aliases, wraps and DLPack imports, are
+-- spec/c/capi_test.c's pending_* tests).
+describe("host accesses through another array over the same memory", function()
+  local function host_and_mapped(v)
+    local h = luacuda.array(all(v), "float32")
+    return h, luacuda.mapped(h)
+  end
+
+  it("h[i], views, totable and tostring wait for a copy queued into mapped(h)", function()
+    local d = device_filled(0)
+    local h, m = host_and_mapped(0)
+    local s = busy_stream(d, 7)
+    m:copy_to_device(d, s)
+    assert.equal(7, h[1])
+    assert.equal(7, h[N])
+    s = busy_stream(d, 8)
+    m[{{1, N}}]:copy_to_device(d, s)                -- through a view of m
+    assert.same({8, 8}, h[{{N - 1, N}}]:totable())   -- read through a view of h
+    s = busy_stream(d, 9)
+    m:copy_to_device(d, s)
+    assert.same(all(9), h:totable())
+    s = busy_stream(d, 6)
+    m:copy_to_device(d, s)
+    assert.truthy(tostring(h):find("6.0", 1, true), tostring(h))
+    s:synchronize()
+    m:close()
+  end)
+
+  it("h[i] waits for a fill queued on mapped(h)", function()
+    local d = device_filled(0)
+    local h, m = host_and_mapped(0)
+    local s = busy_stream(d, 1)
+    m:fill(3, s)
+    assert.equal(3, h[1])
+    assert.equal(3, h[N])
+    s:synchronize()
+    m:close()
+  end)
+
+  it("h[i] waits for array math queued with out= mapped(h)", function()
+    local d = device_filled(0)
+    local h, m = host_and_mapped(0)
+    local s = busy_stream(d, 4)
+    luacuda.add(d, 1, m, s)                          -- after the kernel set d
+    assert.equal(5, h[1])
+    assert.equal(5 * N, h:sum())                     -- a reduction on the host reads h
+    s:synchronize()
+    m:close()
+  end)
+
+  it("h[i] waits for a launch that writes mapped(h)", function()
+    local h, m = host_and_mapped(0)
+    local s = luacuda.stream()
+    spin_module().spin_fill[{1, 1, s}](SPINS, m, N, 2)
+    assert.equal(2, h[N])
+    s:synchronize()
+    m:close()
+  end)
+
+  it("a write to h waits for the queued copy reading mapped(h)", function()
+    local h, m = host_and_mapped(1)
+    local d = device_filled(0)
+    local s = busy_stream(d, 0)
+    d:copy_to_device(m, s)                           -- reads m after the kernel
+    h[1] = 99
+    h[{{2, 3}}] = 98
+    h:fill(97)
+    s:synchronize()
+    local back = d:copy_to_host()
+    assert.equal(1, back[1], "the copy read the memory after the script wrote it")
+    assert.equal(1, back[N])
+    m:close()
+  end)
+
+  it("mapped(h)[i] waits for a copy queued into h", function()
+    local d = device_filled(0)
+    local h, m = host_and_mapped(0)
+    local s = busy_stream(d, 5)
+    d:copy_to_host(h, s)                             -- h is page-locked while m lives
+    assert.equal(5, m[1])
+    assert.equal(5, m[N])
+    s:synchronize()
+    m:close()
+  end)
+
+  it("an import of an array's own DLPack capsule is that array's memory", function()
+    -- (from_dlpack takes the array's buffer back, so it waited before too)
+    local d = device_filled(0)
+    local p = luacuda.pinned_array(N, "float32"):fill(0)
+    local q = luacuda.from_dlpack(p:to_dlpack())
+    local s = busy_stream(d, 3)
+    d:copy_to_host(q, s)
+    assert.equal(3, p[N])
+    s = busy_stream(d, 4)
+    d:copy_to_host(p, s)
+    assert.equal(4, q[N])
+    s:synchronize()
+  end)
+
+  it("keeps the memory until the work queued through the alias is done", function()
+    -- h and m dropped while a copy into m is queued: the copy must not land
+    -- in memory handed out again (ASan: no use after free)
+    local d = device_filled(0)
+    local s
+    do
+      local h, m = host_and_mapped(0)
+      s = busy_stream(d, 7)
+      m:copy_to_device(d, s)
+      m:close()
+    end
+    collectgarbage()
+    collectgarbage()
+    local fresh = {}
+    for k = 1, 8 do fresh[k] = luacuda.zeros(N, "float32") end
+    s:synchronize()
+    for k = 1, 8 do assert.same(all(0), fresh[k]:totable(), "array " .. k) end
+  end)
+end)
+
 describe("LUACUDA_STRICT_ASYNC=1", function()
   it("makes a host access that would wait an error, and a synchronized one fine", function()
     local ok, out = S.lua_run("LUACUDA_STRICT_ASYNC=1", ([[
@@ -221,6 +342,62 @@ describe("LUACUDA_STRICT_ASYNC=1", function()
     assert.is_true(ok, out)
     assert.truthy(out:find("still writes the mapped float32 array of shape {64}", 1, true), out)
     assert.truthy(out:find("still writes the managed float32 array of shape {64}", 1, true), out)
+    assert.truthy(out:find("DONE", 1, true), out)
+  end)
+
+  it("sees work queued through another array over the same memory (luacuda.mapped)", function()
+    local ok, out = S.lua_run("LUACUDA_STRICT_ASYNC=1", ([[
+      local luacuda = require "luacuda"
+      local k = luacuda.compile(%q, {name = "spin_fill.cu"})
+      local n = %d
+      local d = luacuda.device_array(n, "float32")
+      local h = luacuda.zeros(n, "float32")
+      local m = luacuda.mapped(h)
+      local function busy(v)
+        local s = luacuda.stream()
+        k.spin_fill[{1, 1, s}](%d, d, n, v)
+        return s
+      end
+      -- a copy into m: reading or writing h is an error until a wait
+      local s = busy(5)
+      m:copy_to_device(d, s)
+      local ok, err = pcall(function() return h[1] end)
+      assert(not ok, "a read of h passed while a copy into mapped(h) was queued")
+      print("READ: " .. err)
+      ok = pcall(function() h[1] = 1 end)
+      assert(not ok, "a write to h passed")
+      ok, err = pcall(h.totable, h)
+      assert(not ok and err:find("luacuda.totable", 1, true), err)
+      s:synchronize()
+      assert(h[1] == 5 and h[n] == 5, "after the wait: " .. h[1])
+      -- the other way: a copy into h, read through m
+      s = busy(6)
+      d:copy_to_host(h, s)
+      ok, err = pcall(function() return m[1] end)
+      assert(not ok, "a read of mapped(h) passed while a copy into h was queued")
+      print("OTHER: " .. err)
+      s:synchronize()
+      assert(m[1] == 6, "after the wait: " .. m[1])
+      -- a copy that reads m: reading h is no conflict, writing it is
+      s = busy(7)
+      d:copy_to_device(m, s)
+      assert(h[2] == 6, "a read of h while a queued copy only reads mapped(h)")
+      ok, err = pcall(function() h[2] = 1 end)
+      assert(not ok, "a write to h passed while a queued copy reads mapped(h)")
+      print("WRITE: " .. err)
+      s:synchronize()
+      h[2] = 1
+      m:close()
+      print("DONE")
+    ]]):format(SPIN, N, SPINS))
+    assert.is_true(ok, out)
+    local alias = ", through another array over the same memory (LUACUDA_STRICT_ASYNC=1"
+    assert.truthy(out:find("READ: .-luacuda.index: work queued on luacuda.stream%(0x"), out)
+    assert.truthy(out:find("still writes the host float32 array of shape {64}" .. alias, 1, true), out)
+    assert.truthy(out:find("OTHER: .-luacuda.index: work queued on luacuda.stream%(0x%x+%) " ..
+                           "still writes the mapped float32 array of shape {64}, through another"), out)
+    assert.truthy(out:find("WRITE: .-luacuda.setitem: work queued on luacuda.stream%(0x%x+%) " ..
+                           "still reads the host float32 array of shape {64}, through another"), out)
     assert.truthy(out:find("DONE", 1, true), out)
   end)
 

@@ -97,7 +97,9 @@ LUACUDA_API void luacuda_openlibs(lua_State *L);
 ** release is not called. Memory wrapped twice, or memory an array has
 ** already, is one memory to luacuda: a copy or an out= between arrays
 ** over it that overlap gives NumPy's result (overlap is judged by
-** address, in the host's and the devices' address spaces). */
+** address, in the host's and the devices' address spaces), and a host
+** access through one array waits for the work queued through any other
+** over the bytes it touches (see luacuda_waitarray). */
 LUACUDA_API void luacuda_wrap(lua_State *L, void *data, luacuda_kind kind,
                               const char *dtype, int ndim, const int64_t *shape,
                               const int64_t *strides, void (*release)(void *ud),
@@ -119,8 +121,10 @@ LUACUDA_API void *luacuda_toarray(lua_State *L, int idx, luacuda_arrayinfo *info
 ** the open array at arg: wait for the copies and fills a script queued on
 ** streams that write it (or, for writing, read it too), and for launches
 ** queued with it when it is mapped or managed memory, as a[i] does from
-** Lua. Other work (a launch on device memory, work the host queued itself)
-** is the host's to wait for. With LUACUDA_STRICT_ASYNC=1, such work not
+** Lua; also that work queued through another array over the same bytes
+** (luacuda.mapped over a host array, a wrap or DLPack import of memory an
+** array has). Other work (a launch on device memory, work the host queued
+** itself) is the host's to wait for. With LUACUDA_STRICT_ASYNC=1, such work not
 ** done yet raises luacuda.waitarray: cause instead. Anything but an open
 ** array raises an argument error, as luacuda_checkarray. */
 LUACUDA_API void luacuda_waitarray(lua_State *L, int arg, int writing);
@@ -138,7 +142,8 @@ LUACUDA_API void luacuda_waitarray(lua_State *L, int arg, int writing);
 ** luacuda_queuedarray makes host access from Lua (a[i]) to host-
 ** addressable memory wait for the work queued so far on the stream, which
 ** reads (writing 0) or writes (writing 1) it, as for luacuda's own queued
-** copies (LUACUDA_STRICT_ASYNC applies).
+** copies, through this array or any other over the same bytes
+** (LUACUDA_STRICT_ASYNC applies).
 ** Anything but an open array raises an argument error. */
 LUACUDA_API void luacuda_usearray(lua_State *L, int arg, void *stream);
 LUACUDA_API void luacuda_queuedarray(lua_State *L, int arg, void *stream, int writing);

@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lauxlib.h"
@@ -896,6 +898,227 @@ static int test_alias_device_is_host_on_sim(void) {
   return 0;
 }
 
+/* ---- queued work, seen through every buffer over a memory ------------------------ */
+
+/* The pending_* tests: the globals x and y are two arrays over the same n
+** float32 elements of host-addressable memory, each a buffer of its own
+** (two wraps of one pointer, a wrap or a DLPack import of an array's
+** memory, a pinned wrap of registered memory). Work queued on a busy
+** stream through one (a fill, a copy into it) is waited for by a host
+** access through the other (a[i], totable, sum, a synchronous copy), and a
+** write through one waits for a queued copy that reads the other; both
+** ways round. Before issue 29's pending fix the access read 0 or the old
+** values: the queued work was remembered by the buffer it went through
+** only. */
+static const char PENDING_CHECKS[] =
+  "local n = #x\n"
+  "local d, src = l.device_array(1, 'float32'), l.device_array(n, 'float32')\n"
+  "local function busy() local s = l.stream() SPIN[{1, 1, s}](spins(), d, 1, 0) return s end\n"
+  "local bad = {}\n"
+  "local function expect(ok, what) if not ok then bad[#bad + 1] = what end end\n"
+  "for _, names in ipairs({{'x', 'y'}, {'y', 'x'}}) do\n"
+  "  local a, b = _G[names[1]], _G[names[2]]     -- work through b, the host through a\n"
+  "  local how = (' (queued through %s, accessed through %s)'):format(names[2], names[1])\n"
+  "  b:fill(0)\n"
+  "  local s = busy()  b:fill(7, s)\n"
+  "  expect(a[1] == 7 and a[n] == 7, 'a[i] after a fill: ' .. a[n] .. how)\n"
+  "  s = busy()  b[{{1, n // 2}}]:fill(8, s)\n"
+  "  local t = a:totable()\n"
+  "  expect(t[1] == 8 and t[n // 2] == 8 and t[n] == 7, 'totable after a fill of a view' .. how)\n"
+  "  s = busy()  b:fill(9, s)\n"
+  "  expect(a:sum() == 9 * n, 'sum after a fill' .. how)\n"
+  "  s = busy()  b:fill(6, s)\n"
+  "  expect(a:copy()[n] == 6, 'a synchronous copy after a fill' .. how)\n"
+  "  src:fill(5)\n"
+  "  s = busy()  src:copy_to_host(b, s)\n"
+  "  expect(a[n] == 5, 'a[i] after a copy from the device' .. how)\n"
+  "  b:fill(1)\n"
+  "  local c = l.zeros(n, 'float32')\n"
+  "  s = busy()  b:copy_to_host(c, s)                -- reads b once s gets there\n"
+  "  a[1] = 99  a[{{2, 3}}] = 98\n"
+  "  s:synchronize()\n"
+  "  expect(c[1] == 1 and c[3] == 1, 'a write before the queued copy read the memory' .. how)\n"
+  "end\n"
+  "l.synchronize()\n"
+  "for _, why in ipairs(bad) do io.stderr:write(why, '\\n') end\n"
+  "assert(#bad == 0, table.concat(bad, '; '))\n";
+
+/* A stream held shut: close_gate(s) queues a host function that returns
+** once open_gate() is called, so the work queued behind it is not done
+** until then, however long the checks take. */
+static atomic_int gate_shut;
+
+static void gate_fn(void *ud) {
+  (void)ud;
+  while (atomic_load(&gate_shut)) {
+    struct timespec t = {0, 1000000};
+    nanosleep(&t, NULL);
+  }
+}
+
+static int close_gate(lua_State *L) {
+  atomic_store(&gate_shut, 1);
+  luacuda_queuehost(L, luacuda_tostream(L, 1), gate_fn, NULL);
+  return 0;
+}
+
+static int open_gate(lua_State *L) {
+  (void)L;
+  atomic_store(&gate_shut, 0);
+  return 0;
+}
+
+/* PENDING_CHECKS in LUACUDA_STRICT_ASYNC=1: an access through one array
+** while work queued through the other is not done is an error, naming the
+** memory as another array's; a read is no conflict with work that only
+** reads. Nothing raises while the gate is shut. */
+static const char PENDING_STRICT[] =
+  "local n = #x\n"
+  "local bad = {}\n"
+  "local function expect(ok, what) if not ok then bad[#bad + 1] = what end end\n"
+  "local alias = ', through another array over the same memory'\n"
+  "for _, names in ipairs({{'x', 'y'}, {'y', 'x'}}) do\n"
+  "  local a, b = _G[names[1]], _G[names[2]]\n"
+  "  local how = (' (queued through %s, accessed through %s)'):format(names[2], names[1])\n"
+  "  local s = l.stream()\n"
+  "  close_gate(s)  b:fill(7, s)\n"
+  "  local ok, err = pcall(function() return a[1] end)\n"
+  "  expect(not ok and err:find('still writes the ' .. a.kind .. ' float32 array of shape {' .. n .. '}' .. alias, 1, true),\n"
+  "         'a[i]: ' .. tostring(err) .. how)\n"
+  "  ok, err = pcall(function() a[1] = 1 end)\n"
+  "  expect(not ok and err:find('luacuda.setitem: work queued on', 1, true), 'a[i] = v: ' .. tostring(err) .. how)\n"
+  "  ok, err = pcall(a.totable, a)\n"
+  "  expect(not ok and err:find('luacuda.totable: work queued on', 1, true), 'totable: ' .. tostring(err) .. how)\n"
+  "  open_gate()  s:synchronize()\n"
+  "  expect(a[1] == 7 and a[n] == 7, 'after the wait: ' .. a[n] .. how)\n"
+  "  local c = l.zeros(n, 'float32')\n"
+  "  close_gate(s)  b:copy_to_host(c, s)\n"
+  "  ok, err = pcall(function() return a[1] end)\n"
+  "  expect(ok, 'a read while queued work only reads: ' .. tostring(err) .. how)\n"
+  "  ok, err = pcall(function() a[1] = 1 end)\n"
+  "  expect(not ok and err:find('still reads the ' .. a.kind .. ' float32 array of shape {' .. n .. '}' .. alias, 1, true),\n"
+  "         'a write while queued work reads: ' .. tostring(err) .. how)\n"
+  "  open_gate()  s:synchronize()\n"
+  "end\n"
+  "for _, why in ipairs(bad) do io.stderr:write(why, '\\n') end\n"
+  "assert(#bad == 0, table.concat(bad, '; '))\n";
+
+/* Run PENDING_CHECKS on the globals x and y (SPIN from spin_kernel). */
+static int pending_checks(lua_State *L) {
+  return run(L, PENDING_CHECKS);
+}
+
+/* A tensor of the host's over n float32 of host memory at data, which it
+** does not own (kDLCPU: a host array). */
+static DLManagedTensor *foreign_host_tensor(void *data, int64_t *n) {
+  DLManagedTensor *t = calloc(1, sizeof *t);
+  t->dl_tensor = (DLTensor){.data = data, .device = {kDLCPU, 0}, .ndim = 1,
+                            .dtype = {kDLFloat, 32, 1}, .shape = n};
+  t->deleter = delete_tensor;
+  return t;
+}
+
+/* foreign memory wrapped twice, as two luacuda_wrap calls of one pointer */
+static int test_pending_wrapped_twice(void) {
+  lua_State *L = new_state();
+  CHECK_OK(run(L, spin_kernel));
+  int64_t n = ALIAS_N;
+  luacuda_wrap(L, alias_buf, LUACUDA_HOST, "float32", 1, &n, NULL, count_release, NULL);
+  lua_setglobal(L, "x");
+  luacuda_wrap(L, alias_buf, LUACUDA_HOST, "float32", 1, &n, NULL, count_release, NULL);
+  lua_setglobal(L, "y");
+  CHECK_OK(pending_checks(L));
+  lua_close(L);
+  CHECK_EQ(released, 2);
+  return 0;
+}
+
+/* an array of luacuda's and the host program's wrap of its memory; and
+** registered memory (luacuda.register) with a pinned wrap of it */
+static int test_pending_wrap_of_an_array(void) {
+  lua_State *L = new_state();
+  CHECK_OK(run(L, spin_kernel));
+  CHECK_OK(run(L, "x = l.zeros(64 * 64, 'float32')"));
+  wrap_alias_of(L, "x", LUACUDA_HOST);
+  lua_setglobal(L, "y");
+  CHECK_OK(pending_checks(L));
+  CHECK_OK(run(L, "y = nil  x = l.zeros(64 * 64, 'float32')  reg = l.register(x)"));
+  wrap_alias_of(L, "x", LUACUDA_PINNED);
+  lua_setglobal(L, "y");
+  CHECK_OK(pending_checks(L));
+  CHECK_OK(run(L, "y = nil collectgarbage() reg:close()"));
+  lua_close(L);
+  return 0;
+}
+
+/* DLPack imports of host memory: another library's tensor over an array's
+** memory, and two imports of one foreign pointer */
+static int test_pending_dlpack_imports(void) {
+  lua_State *L = new_state();
+  CHECK_OK(run(L, spin_kernel));
+  int64_t n = ALIAS_N;
+  CHECK_OK(run(L, "x = l.zeros(64 * 64, 'float32')"));
+  lua_getglobal(L, "x");
+  void *data = luacuda_checkarray(L, -1, NULL);
+  lua_pop(L, 1);
+  pending = foreign_host_tensor(data, &n);
+  CHECK_OK(protect(L, import_pending));
+  CHECK_OK(run(L, "y = t  t = nil"));
+  CHECK_OK(pending_checks(L));
+  pending = foreign_host_tensor(alias_buf, &n);
+  CHECK_OK(protect(L, import_pending));
+  CHECK_OK(run(L, "x = t"));
+  pending = foreign_host_tensor(alias_buf, &n);
+  CHECK_OK(protect(L, import_pending));
+  CHECK_OK(run(L, "y = t  t = nil"));
+  CHECK_OK(pending_checks(L));
+  lua_close(L);
+  CHECK_EQ(deleted, 3);
+  return 0;
+}
+
+/* LUACUDA_STRICT_ASYNC=1 sees the same aliases: this test runs itself
+** again in a process of its own with the setting (read once a process). */
+static int test_pending_strict(void) {
+  const char *v = getenv("LUACUDA_STRICT_ASYNC");
+  if (v == NULL || strcmp(v, "1") != 0) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+      setenv("LUACUDA_STRICT_ASYNC", "1", 1);
+      execl("/proc/self/exe", "capi_test", "pending_strict", (char *)NULL);
+      _exit(127);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return 0;
+  }
+  lua_State *L = new_state();
+  lua_register(L, "close_gate", close_gate);
+  lua_register(L, "open_gate", open_gate);
+  CHECK_OK(run(L, "l = require 'luacuda'"));
+  int64_t n = ALIAS_N;
+  luacuda_wrap(L, alias_buf, LUACUDA_HOST, "float32", 1, &n, NULL, NULL, NULL);
+  lua_setglobal(L, "x");
+  luacuda_wrap(L, alias_buf, LUACUDA_HOST, "float32", 1, &n, NULL, NULL, NULL);
+  lua_setglobal(L, "y");
+  int rc = run(L, PENDING_STRICT);
+  open_gate(L);                        /* whatever failed: nothing waits for ever */
+  CHECK_OK(rc);
+  /* (luacuda.mapped is spec/async_spec.lua's: a mapped array's access
+  ** waits for the whole device, which the shut gate would hold for ever) */
+  CHECK_OK(run(L, "x = l.zeros(64 * 64, 'float32')  reg = l.register(x)"));
+  wrap_alias_of(L, "x", LUACUDA_PINNED);
+  lua_setglobal(L, "y");
+  rc = run(L, PENDING_STRICT);
+  open_gate(L);
+  CHECK_OK(rc);
+  CHECK_OK(run(L, "y = nil collectgarbage() reg:close()"));
+  lua_close(L);
+  return 0;
+}
+
 /* ---- opening ---------------------------------------------------------------------- */
 
 static int test_preload_every_lua_file(void) {
@@ -1196,6 +1419,8 @@ static const unit_test tests[] = {
   T(dlpack_export_device), T(dlpack_export_errors), T(wrap_device_memory_kernel),
   T(capsules_at_close), T(alias_wrapped_host), T(alias_registered_and_mapped),
   T(alias_dlpack_device), T(alias_device_is_host_on_sim),
+  T(pending_wrapped_twice), T(pending_wrap_of_an_array), T(pending_dlpack_imports),
+  T(pending_strict),
   T(preload_every_lua_file), T(requiref), T(sigurg_reaches_the_host),
   T(fault_signal_sent_is_the_hosts), T(host_context), T(host_default_pool),
   T(host_nonblocking_stream),

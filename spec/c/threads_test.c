@@ -5,7 +5,8 @@
 ** caches must make it one compilation) and one of its own, then, ITERATIONS
 ** times, launches both and copies arrays between host tables, pinned,
 ** device and host memory, synchronously and on its own streams, checking
-** every value that comes back. The states are closed with arrays, streams
+** every value that comes back (one copy through luacuda.mapped, read
+** through the host array under it). The states are closed with arrays, streams
 ** and modules still alive. Where there are several devices
 ** (LUACUDA_SIM_DEVICES), thread i works on device (i - 1) mod n + 1, chosen
 ** once with select_device: the current device is per thread, so each
@@ -67,7 +68,7 @@ static const char script[] =
   "  end\n"
   "  checked = checked + 1\n"
   "end\n"
-  "local s, px, py, pout, dx, dy, ev\n"
+  "local s, px, py, pout, dx, dy, ev, hm, mm\n"
   "for i = 1, iterations do\n"
   /* compiled every time: after the first, a hit in the shared cache */
   "  local axpy = luacuda.compile(SHARED).axpy\n"
@@ -81,6 +82,8 @@ static const char script[] =
   "    pout = luacuda.pinned_array(N, 'float32')\n"
   "    dx = luacuda.device_array(N, 'float32')\n"
   "    dy = luacuda.device_array_like(dx)\n"
+  "    hm = luacuda.zeros(N, 'float32')\n"
+  "    mm = luacuda.mapped(hm)\n"
   "    collectgarbage('step')\n"
   "  end\n"
   /* synchronous: tables to device, launch on the default stream, back */
@@ -105,6 +108,10 @@ static const char script[] =
   "  ev:record(s)\n"
   "  ev:synchronize()\n"
   "  for j = 1, N do expect('stream', i, j, i % 13 - (x[j] + id), pout[j]) end\n"
+  /* a copy queued into mapped(hm), read through hm: the wait is found by
+  ** the memory, on a list every thread's states share (pending.c) */
+  "  dy:copy_to_host(mm, s)\n"
+  "  for j = 1, N do expect('alias', i, j, i % 13 - (x[j] + id), hm[j]) end\n"
   /* the thread's own kernel: two blocks of 32, reduced in shared memory */
   "  local v = {}\n"
   "  for j = 1, 64 do v[j] = (i * j + id) % 10 end\n"
@@ -206,8 +213,8 @@ int main(int argc, char **argv) {
   }
   int failed = 0;
   long long total = 0;
-  /* each iteration checks 64 + 64 + 2 + 64 values */
-  long long per_thread = (long long)iterations * (64 + 64 + 2 + 64);
+  /* each iteration checks 64 + 64 + 64 + 2 + 64 values */
+  long long per_thread = (long long)iterations * (64 + 64 + 64 + 2 + 64);
   for (int i = 0; i < nthreads; i++) {
     pthread_join(threads[i], NULL);
     if (jobs[i].error[0]) {

@@ -7,7 +7,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "aux.h"
 #include "pending.h"
@@ -43,7 +42,7 @@ static void untracked(lc_buffer *b) {
   b->nstreams = 0;
   atomic_flag_clear(&b->using);
   atomic_init(&b->busy, false);
-  memset(b->pending, 0, sizeof b->pending);
+  atomic_init(&b->pend, NULL);
 }
 
 lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
@@ -84,6 +83,7 @@ lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
   b->release = NULL;
   b->release_ud = NULL;
   atomic_init(&b->lock, 0);
+  b->foreign = false;
   untracked(b);
   if (be->ordered_free && be->ordered_free(kind)) {
     /* the allocation's stream holds the free back until another is used */
@@ -117,6 +117,7 @@ lc_buffer *lc_buffer_wrap(lua_State *L, lc_kind kind, void *ptr, size_t nbytes,
   b->release = release;
   b->release_ud = ud;
   atomic_init(&b->lock, 0);
+  b->foreign = true;
   untracked(b);
   return b;
 }

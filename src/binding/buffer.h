@@ -41,19 +41,16 @@ typedef struct lc_buffer {
   lc_stream *streams[LC_BUFFER_STREAMS];
   atomic_flag using;
   /* Host-addressable memory that queued work writes or reads (an async
-  ** copy or fill on a stream): per stream, an event recorded after that
-  ** work, which a host access from Lua waits for (pending.h). busy is
-  ** the cheap test: false when nothing is remembered. A slot is free when
-  ** its stream is NULL; its event is kept for the next use. gen counts
-  ** records, so a wait forgets only the records it waited for. Under the
-  ** spin lock `using`. */
+  ** copy or fill on a stream, a launch): its record (pending.h), made at
+  ** the first such work, holds per stream an event recorded after that
+  ** work, which a host access from Lua waits for. busy is the cheap test:
+  ** false when the record holds nothing. Under the record's lock. */
   atomic_bool busy;
-  struct lc_pending {
-    lc_stream *stream;          /* held (stream_retain) while in use */
-    lc_event *event;
-    bool writes;                /* the work writes the memory (else only reads it) */
-    unsigned gen;
-  } pending[LC_BUFFER_STREAMS];
+  /* memory owned elsewhere (lc_buffer_wrap: luacuda.mapped, a host
+  ** program's wraps, DLPack imports), which other buffers may hold too;
+  ** beside busy, which the same test reads */
+  bool foreign;
+  _Atomic(struct lc_pendrec *) pend;
 } lc_buffer;
 
 /* Allocate nbytes of the given kind, in the order of stream s (NULL: the

@@ -412,7 +412,9 @@ static int map_buffer(lc_buffer *b, int i, mapping *m, void **dev, char *err) {
 One array of kind `"mapped"` per host array, over the same memory, which is
 registered as mapped while the new array lives: kernels then address the
 host memory directly. A copy or an `out=` between the two that overlaps
-gives NumPy's result, as views of one array do.
+gives NumPy's result, as views of one array do, and a host access through
+either waits for the work queued through the other (a copy, a fill, array
+math or a launch on a stream), as for the work queued through itself.
 @function mapped
 @tparam Array ... host arrays
 @treturn Array ... the mapped arrays, in order

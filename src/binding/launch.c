@@ -4,7 +4,6 @@
 ** a script that runs on the simulator fails the same way on a GPU.
 */
 #include "kernel.h"
-#include "env.h"
 #include "pending.h"
 
 #include <math.h>
@@ -740,10 +739,12 @@ static bool sync_launches(void) {
   return c;
 }
 
-/* LUACUDA_STRICT_ASYNC=1: the host-addressable arrays (mapped, managed) a
-** launch passes at first.. are remembered as written by it, so that a host
-** access before a wait is an error (pending.h). Without it their accesses
-** wait for the whole device anyway (lc_sync_host). */
+/* The host-addressable arrays (mapped, managed) a launch passes at first..
+** are remembered as written by it (pending.h): an access through another
+** array over the same memory (a host array under luacuda.mapped, a host
+** program's wrap) waits for it, and with LUACUDA_STRICT_ASYNC=1 any access
+** before a wait is an error. (Accesses through mapped and managed arrays
+** wait for the whole device anyway: lc_sync_host.) */
 static void remember_arrays(lua_State *L, int first, const lc_kernel_sig *sig, lc_stream *s) {
   for (int i = 0; i < sig->nparams; i++) {
     lc_param_kind kind = sig->params[i].kind;
@@ -774,7 +775,7 @@ void lc_kernel_launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int
   char err[LC_ERRLEN];
   if (be->launch(k->fn, &cfg, err))
     lc_error(L, "launch", "kernel '%s': %s", k->sig->name, err);
-  if (lc_settings_get()->strict_async) remember_arrays(L, resolved, k->sig, cfg.stream);
+  remember_arrays(L, resolved, k->sig, cfg.stream);
   /* stand-ins for arrays learn that the kernel may have written them */
   for (int i = 0; i < nargs; i++)
     if (lua_type(L, first + i) == LUA_TTABLE && luaL_callmeta(L, first + i, "__kernel_launched"))
