@@ -28,6 +28,7 @@
 #include "sim.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +53,16 @@ static size_t cached_bytes;
 static void **loose;
 static size_t nloose, loose_cap;
 
+/* Atomic: several states' threads allocate at once (every one writes the
+** same value, but a plain static is still a race). */
 static size_t page_size(void) {
-  static size_t page;
-  if (page == 0) page = (size_t)sysconf(_SC_PAGESIZE);
-  return page;
+  static atomic_size_t page;
+  size_t p = atomic_load_explicit(&page, memory_order_relaxed);
+  if (p == 0) {
+    p = (size_t)sysconf(_SC_PAGESIZE);
+    atomic_store_explicit(&page, p, memory_order_relaxed);
+  }
+  return p;
 }
 
 /* whole pages for n bytes, at least one (an empty block still has an address) */
