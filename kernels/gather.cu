@@ -1,0 +1,146 @@
+// luacuda's gather and scatter (src/base/gather.h) on the CUDA backend:
+// take, put, add_at and the compaction of a mask, one thread per element
+// (grid-stride), launched by src/backend/cuda/gather.c with
+// lc_gather_args (kernels/gather_abi.h). The addressing is
+// src/base/gather.c's: an element's C-order number unravelled over each
+// view's shape and byte strides.
+
+#ifndef LUACUDA_GATHER_ABI_H
+#include "gather_abi.h"
+#endif
+
+namespace lcg {
+
+typedef long long i64;
+typedef unsigned long long u64;
+
+// dtype.h's type codes (src/backend/cuda/gather.c checks the numbers)
+enum { T_BOOL, T_INT8, T_INT16, T_INT32, T_INT64, T_UINT8, T_UINT16, T_UINT32, T_UINT64,
+       T_FLOAT16, T_BFLOAT16, T_FLOAT32, T_FLOAT64 };
+
+__device__ i64 unravel(i64 e, int ndim, const i64 *shape, const i64 *strides, i64 *coord) {
+  i64 off = 0;
+  for (int d = ndim - 1; d >= 0; d--) {
+    i64 i = e % shape[d];
+    e /= shape[d];
+    off += i * strides[d];
+    if (coord) coord[d] = i;
+  }
+  return off;
+}
+
+__device__ __forceinline__ i64 norm(i64 v, i64 n) {
+  i64 k = v < 0 ? v + n : v - 1;
+  return k >= 0 && k < n ? k : -1;
+}
+
+// arr's byte offset and val's for val's element e
+__device__ void offsets(const lc_gather_args &a, const char *idx, i64 e, i64 *ao, i64 *vo) {
+  i64 coord[LC_MAXDIM];
+  *vo = unravel(e, a.val_ndim, a.val_shape, a.val_strides, coord);
+  i64 o = 0, j = 0;
+  for (int d = 0; d < a.axis; d++) o += coord[d] * a.arr_strides[d];
+  for (int d = 0; d < a.idx_ndim; d++) j = j * a.idx_shape[d] + coord[a.axis + d];
+  i64 v = *(const i64 *)(idx + unravel(j, a.idx_ndim, a.idx_shape, a.idx_strides, 0));
+  o += unravel(norm(v, a.n), a.naxes, a.arr_shape + a.axis, a.arr_strides + a.axis, 0);
+  int c = a.axis + a.idx_ndim;
+  for (int d = a.axis + a.naxes; d < a.arr_ndim; d++) o += coord[c++] * a.arr_strides[d];
+  *ao = o;
+}
+
+__device__ __forceinline__ void copy_item(char *dst, const char *src, i64 size) {
+  switch (size) {
+    case 1: *dst = *src; break;
+    case 2: *(unsigned short *)dst = *(const unsigned short *)src; break;
+    case 4: *(unsigned *)dst = *(const unsigned *)src; break;
+    case 8: *(u64 *)dst = *(const u64 *)src; break;
+    default: for (i64 i = 0; i < size; i++) dst[i] = src[i];
+  }
+}
+
+// an element of 1 or 2 bytes added into its aligned 32-bit word (bool: or)
+template <int T>
+__device__ void add_narrow(char *p, const char *q) {
+  unsigned *w = (unsigned *)((u64)p & ~(u64)3);
+  unsigned shift = (unsigned)((u64)p & 3) * 8;
+  unsigned bits = (T == T_INT16 || T == T_UINT16) ? 16 : 8;
+  unsigned mask = (bits == 16 ? 0xffffu : 0xffu) << shift;
+  unsigned y = bits == 16 ? *(const unsigned short *)q : *(const unsigned char *)q;
+  unsigned old = *w, assumed;
+  do {
+    assumed = old;
+    unsigned x = (assumed & mask) >> shift;
+    unsigned r = T == T_BOOL ? (x || y) : x + y;
+    old = atomicCAS(w, assumed, (assumed & ~mask) | ((r << shift) & mask));
+  } while (old != assumed);
+}
+
+template <int T>
+__device__ void add_item(char *p, const char *q) {
+  if (T == T_FLOAT32) atomicAdd((float *)p, *(const float *)q);
+  else if (T == T_FLOAT64) atomicAdd((double *)p, *(const double *)q);
+  else if (T == T_INT32 || T == T_UINT32) atomicAdd((unsigned *)p, *(const unsigned *)q);
+  else if (T == T_INT64 || T == T_UINT64) atomicAdd((u64 *)p, *(const u64 *)q);
+  else add_narrow<T>(p, q);
+}
+
+}  // namespace lcg
+
+// the first index out of range: check[0] (all ones before) the least
+// position, by atomicMin; lc_gather_check_value then reads its value
+extern "C" __global__ void lc_gather_check(const char *idx, long long *check, lc_gather_args a) {
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < a.count;
+       e += (long long)gridDim.x * blockDim.x) {
+    long long v = *(const long long *)(idx + lcg::unravel(e, a.idx_ndim, a.idx_shape,
+                                                         a.idx_strides, 0));
+    if (lcg::norm(v, a.n) < 0) atomicMin((unsigned long long *)check, (unsigned long long)e);
+  }
+}
+
+extern "C" __global__ void lc_gather_check_value(const char *idx, long long *check,
+                                                 lc_gather_args a) {
+  if (check[0] >= 0)
+    check[1] = *(const long long *)(idx + lcg::unravel(check[0], a.idx_ndim, a.idx_shape,
+                                                      a.idx_strides, 0));
+}
+
+// take (put: 0) or put (1): one element copied each way
+extern "C" __global__ void lc_gather_copy(char *arr, const char *idx, char *val, lc_gather_args a,
+                                          int put) {
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < a.count;
+       e += (long long)gridDim.x * blockDim.x) {
+    long long ao, vo;
+    lcg::offsets(a, idx, e, &ao, &vo);
+    if (put) lcg::copy_item(arr + ao, val + vo, a.itemsize);
+    else lcg::copy_item(val + vo, arr + ao, a.itemsize);
+  }
+}
+
+// add_at: arr[p, idx[j], q] += val[p, j, q], atomically
+template <int T>
+__global__ void lc_gather_add(char *arr, const char *idx, const char *val, lc_gather_args a) {
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < a.count;
+       e += (long long)gridDim.x * blockDim.x) {
+    long long ao, vo;
+    lcg::offsets(a, idx, e, &ao, &vo);
+    lcg::add_item<T>(arr + ao, val + vo);
+  }
+}
+
+// the coordinates (1-based) of each true element of the mask, written at
+// its rank among them (its inclusive running count in cum, less one)
+extern "C" __global__ void lc_gather_compact(const char *mask, const long long *cum,
+                                             long long *out, lc_gather_args a) {
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < a.count;
+       e += (long long)gridDim.x * blockDim.x) {
+    long long coord[LC_MAXDIM];
+    long long off = lcg::unravel(e, a.arr_ndim, a.arr_shape, a.arr_strides, coord);
+    if (!mask[off]) continue;
+    long long *o = out + (cum[e] - 1);
+    if (a.flat) {
+      *o = e + 1;
+    } else {
+      for (int d = 0; d < a.arr_ndim; d++) o[d * a.ntrue] = coord[d] + 1;
+    }
+  }
+}

@@ -1,0 +1,91 @@
+/*
+** gather (cuda): take, put, add_at, the index check and a mask's
+** compaction on the device, by the kernels of kernels/gather.cu
+** (lc_cuda_library_function: NVRTC at first use, kept per device), one
+** thread per element, queued on the call's stream. add_at adds with
+** atomicAdd where CUDA has it (float32, float64, 32- and 64-bit
+** integers), with a compare-and-swap on the element's 32-bit word for
+** 8- and 16-bit integers and bool; float16 and bfloat16 are refused.
+*/
+#include "cuda.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gather.h"
+#include "kernels.h"
+
+_Static_assert(LC_BOOL == 0 && LC_INT64 == 4 && LC_UINT64 == 8 && LC_FLOAT16 == 9 &&
+               LC_BFLOAT16 == 10 && LC_FLOAT32 == 11 && LC_FLOAT64 == 12,
+               "gather.cu's dtype numbers");
+
+#define THREADS 256
+
+static unsigned grid_for(int64_t n) {
+  int64_t b = (n + THREADS - 1) / THREADS;
+  return b > (1 << 20) ? 1u << 20 : b < 1 ? 1u : (unsigned)b;
+}
+
+static int launch(const char *name, int64_t n, void **params, CUstream st, char *err) {
+  CUfunction f;
+  int rc = lc_cuda_library_function("luacuda/gather.cu", lc_gather_source, name, &f, err);
+  if (rc != LC_OK) return rc;
+  unsigned grid = grid_for(n), threads = n < THREADS ? 32 : THREADS;
+  rc = lc_cuda_check(lc_cu.LaunchKernel(f, grid, 1, 1, threads, 1, 1, 0, st, params, NULL),
+                     "cuLaunchKernel", err);
+  if (rc == LC_OK) lc_cuda_queued();
+  return rc;
+}
+
+int lc_cuda_gather(const lc_gather_call *c, lc_stream *s, char *err) {
+  if (c->op == LC_GATHER_ADD && (c->dtype == LC_FLOAT16 || c->dtype == LC_BFLOAT16)) {
+    snprintf(err, LC_ERRLEN, "adding at indices is not implemented for %s on the CUDA backend "
+             "(astype float32 first)", lc_dtypes[c->dtype].name);
+    return LC_ENOTSUP;
+  }
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  lc_gather_args a;
+  lc_gather_pack(c, &a);
+  CUstream st = lc_cuda_stream(s);
+  CUdeviceptr arr = lc_cuda_ptr(c->arr + c->arr_lay.offset);
+  CUdeviceptr idx = lc_cuda_ptr(c->idx + c->idx_lay.offset);
+  CUdeviceptr val = lc_cuda_ptr(c->val + c->val_lay.offset);
+  switch (c->op) {
+    case LC_GATHER_CHECK: {
+      CUdeviceptr chk = lc_cuda_ptr(c->check);
+      rc = lc_cuda_check(lc_cu.MemsetD8Async(chk, 0xff, 16, st), "cuMemsetD8Async", err);
+      void *p[3] = {&idx, &chk, &a};
+      if (rc == LC_OK && a.count > 0) rc = launch("lc_gather_check", a.count, p, st, err);
+      if (rc == LC_OK) rc = launch("lc_gather_check_value", 1, p, st, err);
+      break;
+    }
+    case LC_GATHER_TAKE: case LC_GATHER_PUT: {
+      if (a.count == 0) break;
+      int put = c->op == LC_GATHER_PUT;
+      void *p[5] = {&arr, &idx, &val, &a, &put};
+      rc = launch("lc_gather_copy", a.count, p, st, err);
+      break;
+    }
+    case LC_GATHER_ADD: {
+      if (a.count == 0) break;
+      char name[32];
+      snprintf(name, sizeof name, "lc_gather_add<%d>", (int)c->dtype);
+      void *p[4] = {&arr, &idx, &val, &a};
+      rc = launch(name, a.count, p, st, err);
+      break;
+    }
+    case LC_GATHER_COMPACT: {
+      if (a.count == 0 || a.ntrue == 0) break;
+      CUdeviceptr mask = arr, cum = idx, out = val;
+      void *p[4] = {&mask, &cum, &out, &a};
+      rc = launch("lc_gather_compact", a.count, p, st, err);
+      break;
+    }
+    default:
+      snprintf(err, LC_ERRLEN, "unknown gather operation %d", c->op);
+      return LC_EFAIL;
+  }
+  if (rc != LC_OK) return rc;
+  return lc_cuda_finish(CUDA_SUCCESS, "cuLaunchKernel", s, err);
+}
