@@ -279,6 +279,8 @@ static int l_ufunc(lua_State *L) {
   lc_ufunc_op op = (lc_ufunc_op)lua_tointeger(L, lc_upvalueindex(1));
   const char *fname = lc_ufuncs[op].name;
   int nin = lc_ufuncs[op].nin;
+  if (op == LC_UF_WHERE && lua_gettop(L) == 1 && lc_array_test(L, 1))
+    return lc_gather_nonzero(L, fname);    /* where(cond): nonzero's indices */
   if (lua_gettop(L) < nin)
     lc_error(L, fname, "takes %d operand%s, got %d", nin, nin == 1 ? "" : "s", lua_gettop(L));
   operands o;
