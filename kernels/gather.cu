@@ -58,21 +58,13 @@ __device__ __forceinline__ void copy_item(char *dst, const char *src, i64 size) 
   }
 }
 
-// an element of 1 or 2 bytes added into its aligned 32-bit word (bool: or)
-template <int T>
-__device__ void add_narrow(char *p, const char *q) {
-  unsigned *w = (unsigned *)((u64)p & ~(u64)3);
-  unsigned shift = (unsigned)((u64)p & 3) * 8;
-  unsigned bits = (T == T_INT16 || T == T_UINT16) ? 16 : 8;
-  unsigned mask = (bits == 16 ? 0xffffu : 0xffu) << shift;
-  unsigned y = bits == 16 ? *(const unsigned short *)q : *(const unsigned char *)q;
-  unsigned old = *w, assumed;
-  do {
-    assumed = old;
-    unsigned x = (assumed & mask) >> shift;
-    unsigned r = T == T_BOOL ? (x || y) : x + y;
-    old = atomicCAS(w, assumed, (assumed & ~mask) | ((r << shift) & mask));
-  } while (old != assumed);
+// an element of 1 or 2 bytes (bool: or), by the one thread that runs
+// these dtypes' adds: CUDA has no atomic add of them, and a compare-and-
+// swap of the word around one could reach past the end of its allocation
+template <int T, typename U>
+__device__ void add_plain(char *p, const char *q) {
+  U x = *(const U *)p, y = *(const U *)q;
+  *(U *)p = T == T_BOOL ? (U)(x || y) : (U)(x + y);
 }
 
 template <int T>
@@ -81,7 +73,8 @@ __device__ void add_item(char *p, const char *q) {
   else if (T == T_FLOAT64) atomicAdd((double *)p, *(const double *)q);
   else if (T == T_INT32 || T == T_UINT32) atomicAdd((unsigned *)p, *(const unsigned *)q);
   else if (T == T_INT64 || T == T_UINT64) atomicAdd((u64 *)p, *(const u64 *)q);
-  else add_narrow<T>(p, q);
+  else if (T == T_INT16 || T == T_UINT16) add_plain<T, unsigned short>(p, q);
+  else add_plain<T, unsigned char>(p, q);
 }
 
 }  // namespace lcg
@@ -116,7 +109,8 @@ extern "C" __global__ void lc_gather_copy(char *arr, const char *idx, char *val,
   }
 }
 
-// add_at: arr[p, idx[j], q] += val[p, j, q], atomically
+// add_at: arr[p, idx[j], q] += val[p, j, q], atomically (8- and 16-bit
+// dtypes and bool: launched as one thread, which adds them in order)
 template <int T>
 __global__ void lc_gather_add(char *arr, const char *idx, const char *val, lc_gather_args a) {
   for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < a.count;

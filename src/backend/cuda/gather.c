@@ -4,8 +4,8 @@
 ** (lc_cuda_library_function: NVRTC at first use, kept per device), one
 ** thread per element, queued on the call's stream. add_at adds with
 ** atomicAdd where CUDA has it (float32, float64, 32- and 64-bit
-** integers), with a compare-and-swap on the element's 32-bit word for
-** 8- and 16-bit integers and bool; float16 and bfloat16 are refused.
+** integers); 8- and 16-bit integers and bool are added by one thread, in
+** order; float16 and bfloat16 are refused.
 */
 #include "cuda.h"
 
@@ -26,15 +26,21 @@ static unsigned grid_for(int64_t n) {
   return b > (1 << 20) ? 1u << 20 : b < 1 ? 1u : (unsigned)b;
 }
 
-static int launch(const char *name, int64_t n, void **params, CUstream st, char *err) {
+/* n elements, one thread each (serial: one thread for them all) */
+static int launch_as(const char *name, int64_t n, bool serial, void **params, CUstream st,
+                     char *err) {
   CUfunction f;
   int rc = lc_cuda_library_function("luacuda/gather.cu", lc_gather_source, name, &f, err);
   if (rc != LC_OK) return rc;
-  unsigned grid = grid_for(n), threads = n < THREADS ? 32 : THREADS;
+  unsigned grid = serial ? 1 : grid_for(n), threads = serial ? 1 : n < THREADS ? 32 : THREADS;
   rc = lc_cuda_check(lc_cu.LaunchKernel(f, grid, 1, 1, threads, 1, 1, 0, st, params, NULL),
                      "cuLaunchKernel", err);
   if (rc == LC_OK) lc_cuda_queued();
   return rc;
+}
+
+static int launch(const char *name, int64_t n, void **params, CUstream st, char *err) {
+  return launch_as(name, n, false, params, st, err);
 }
 
 int lc_cuda_gather(const lc_gather_call *c, lc_stream *s, char *err) {
@@ -72,7 +78,8 @@ int lc_cuda_gather(const lc_gather_call *c, lc_stream *s, char *err) {
       char name[32];
       snprintf(name, sizeof name, "lc_gather_add<%d>", (int)c->dtype);
       void *p[4] = {&arr, &idx, &val, &a};
-      rc = launch(name, a.count, p, st, err);
+      bool atomic = lc_dtypes[c->dtype].size >= 4;      /* atomicAdd's dtypes */
+      rc = launch_as(name, a.count, !atomic, p, st, err);
       break;
     }
     case LC_GATHER_COMPACT: {

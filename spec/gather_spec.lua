@@ -1,0 +1,292 @@
+-- Gather and scatter: take, put, a[idx] and a[mask] (read and assigned),
+-- add_at (scatter_add), nonzero and where(cond), count_nonzero, bincount.
+-- Random inputs (seeded) are written as .npy files, NumPy (Debian's
+-- /usr/bin/python3) computes its results from them once, and each case
+-- compares luacuda's, on host arrays and on device arrays (the simulator,
+-- or the CUDA backend's kernels on the fake driver), strided views among
+-- the inputs. Then the errors, each leaving everything as it was.
+local luacuda = require "luacuda"
+local S = require "spec.support"
+
+local PYTHON = "env -u LD_PRELOAD -u ASAN_OPTIONS /usr/bin/python3"
+local HAVE_NUMPY = S.sh(PYTHON .. " -c 'import numpy'")
+local NO_NUMPY = "/usr/bin/python3 cannot import numpy (apt-get install python3-numpy)"
+
+-- NumPy's side: luacuda's 1-based indices (negative from the end) made
+-- 0-based, each result saved as <name>.out.npy
+local SCRIPT = [==[
+import sys, numpy as np
+d = sys.argv[1]
+L = lambda n: np.load(f"{d}/{n}.npy")
+def S(n, x): np.save(f"{d}/{n}.out.npy", np.ascontiguousarray(x))
+z = lambda i: np.where(i > 0, i - 1, i)
+a, m, lead = L("a"), L("mask"), L("lead")
+S("take_flat", np.take(a, z(L("iflat"))))
+S("take_ax1", np.take(a, z(L("iax1")), axis=0))
+S("take_ax2", np.take(a, z(L("iax2")), axis=1))
+S("getitem", a[z(L("irow").astype(np.int64))])
+S("mask", a[m])
+S("mask_lead", a[lead])
+for k, t in enumerate(np.nonzero(m)): S(f"nonzero{k + 1}", t + 1)
+p = a.copy(); np.put(p, z(L("iput")), L("vput")); S("put", p)
+s = a.copy(); s[z(L("iset"))] = L("vset"); S("setitem", s)
+s = a.copy(); s[m] = -2.5; S("setmask", s)
+f = L("acc64"); np.add.at(f, z(L("iadd")), L("vadd")); S("add64", f)
+g = L("acc32"); np.add.at(g, (slice(None), z(L("iadd2"))), 3); S("add32", g)
+h = L("acc8"); np.add.at(h, z(L("iadd8")), 100); S("add8", h)
+x, w = L("bins"), L("weights")
+S("bincount", np.bincount(x)[1:])
+S("bincount_w", np.bincount(x, weights=w, minlength=41)[1:])
+S("count_ax2", np.count_nonzero(m, axis=1))
+]==]
+
+local rng = 30
+local function rand(n)            -- a small LCG: the same inputs in every run
+  rng = (rng * 1103515245 + 12345) % 2147483648
+  return rng % n
+end
+
+-- an index in 1..n or -n..-1
+local function index(n)
+  local k = rand(2 * n)
+  return k < n and k + 1 or n - k - 1
+end
+
+local function ints(count, n, dtype)
+  local t = {}
+  for i = 1, count do t[i] = index(n) end
+  return luacuda.array(t, dtype or "int64")
+end
+
+local DIR = S.tmpdir()
+local function path(name) return DIR .. "/" .. name .. ".npy" end
+
+-- the inputs, host arrays; `a` is a strided view (every other row,
+-- columns reversed) of base
+local base = luacuda.empty({ 6, 8 }, "float32")
+for i = 1, 6 do for j = 1, 8 do base[{ i, j }] = rand(64) * 0.25 - 8 end end
+local IN = {}
+IN.a = base[{ { 1, 6, 2 }, { 8, 1, -1 } }]              -- {3, 8}
+IN.mask = luacuda.empty({ 3, 8 }, "bool")
+for i = 1, 3 do for j = 1, 8 do IN.mask[{ i, j }] = rand(3) == 0 end end
+IN.lead = luacuda.array({ true, false, true })
+IN.iflat = ints(10, 24):reshape(2, 5)
+IN.iax1 = ints(5, 3)
+IN.iax2 = ints(7, 8)
+IN.irow = ints(4, 3, "int32")
+IN.iput = luacuda.array({ 5, -1, 13, 2 })
+IN.vput = luacuda.array({ 1.5, 2.5, 3.5, 4.5 }, "float32")
+IN.iset = luacuda.array({ 3, -3 })                     -- rows 3 and 1
+IN.vset = luacuda.array({ 9, 8, 7, 6, 5, 4, 3, 2 }, "float32")
+IN.acc64 = luacuda.zeros({ 5 })
+IN.iadd = ints(40, 5)
+IN.vadd = luacuda.empty({ 40 })
+for i = 1, 40 do IN.vadd[i] = rand(16) * 0.25 end
+IN.acc32 = luacuda.zeros({ 2, 6 }, "int32")
+IN.iadd2 = ints(30, 6)
+IN.acc8 = luacuda.zeros({ 7 }, "int8")
+IN.iadd8 = ints(25, 7)                                 -- int8 sums wrap
+IN.bins = luacuda.empty({ 50 }, "int64")
+for i = 1, 50 do IN.bins[i] = 1 + rand(30) end
+IN.weights = luacuda.empty({ 50 })
+for i = 1, 50 do IN.weights[i] = rand(8) * 0.5 end
+
+local WANT
+local function want(name)
+  if WANT == nil then
+    for n, a in pairs(IN) do luacuda.save(path(n), a) end
+    local f = assert(io.open(DIR .. "/compute.py", "w"))
+    f:write(SCRIPT)
+    f:close()
+    local ok, out = S.sh(("%s %s/compute.py %s"):format(PYTHON, DIR, DIR))
+    assert(ok, out)
+    WANT = {}
+  end
+  WANT[name] = WANT[name] or luacuda.load(DIR .. "/" .. name .. ".out.npy")
+  return WANT[name]:totable()
+end
+
+local function same(got, name)
+  assert.same(want(name), S.host_values(got))
+end
+
+for _, kind in ipairs({ "host", "device" }) do
+  -- the input in this kind; `a` stays a strided view
+  local function K(name)
+    if kind == "host" then return IN[name]:copy() end
+    return luacuda.to_device(IN[name])
+  end
+  local function A()
+    local b = kind == "host" and base:copy() or luacuda.to_device(base)
+    return b[{ { 1, 6, 2 }, { 8, 1, -1 } }]
+  end
+
+  describe("gather and scatter on " .. kind .. " arrays", function()
+    before_each(function()
+      if not HAVE_NUMPY then return pending(NO_NUMPY) end
+    end)
+
+    it("take: flattened, along each axis, NumPy's results", function()
+      if not HAVE_NUMPY then return end
+      local a = A()
+      same(luacuda.take(a, K("iflat")), "take_flat")
+      same(a:take(K("iax1"), { axis = 1 }), "take_ax1")
+      same(luacuda.take(a, K("iax2"), { axis = 2 }), "take_ax2")
+      assert.equal(kind, luacuda.take(a, K("iax2"), { axis = 2 }).kind)
+    end)
+
+    it("take into out=, and with strided indices", function()
+      if not HAVE_NUMPY then return end
+      local a = A()
+      local out = kind == "host" and luacuda.zeros({ 3, 7 }, "float32")
+                                  or luacuda.to_device(luacuda.zeros({ 3, 7 }, "float32"))
+      assert.equal(out, luacuda.take(a, K("iax2"), { axis = 2, out = out }))
+      same(out, "take_ax2")
+      -- the same indices as a view with a step: every other element of a
+      -- doubled copy
+      local twice = luacuda.empty({ 14 }, "int64")
+      for i = 1, 7 do twice[2 * i - 1] = IN.iax2[i]; twice[2 * i] = 99 end
+      local t = kind == "host" and twice or luacuda.to_device(twice)
+      same(luacuda.take(a, t[{ { 1, 14, 2 } }], { axis = 2 }), "take_ax2")
+    end)
+
+    it("a[idx] (int32 indices) and a[mask], of the whole shape or of the leading axes", function()
+      if not HAVE_NUMPY then return end
+      local a = A()
+      same(a[K("irow")], "getitem")
+      same(a[K("mask")], "mask")
+      same(a[K("lead")], "mask_lead")
+    end)
+
+    it("nonzero and where(cond): one int64 array of 1-based indices per axis", function()
+      if not HAVE_NUMPY then return end
+      for _, fn in ipairs({ luacuda.nonzero, luacuda.where }) do
+        local t = fn(K("mask"))
+        assert.equal(2, #t)
+        for k = 1, 2 do
+          assert.equal("int64", t[k].dtype)
+          assert.equal(kind, t[k].kind)
+          same(t[k], "nonzero" .. k)
+        end
+      end
+      -- a float array: its non-zero elements
+      local t = luacuda.nonzero(A())
+      local n = 0
+      for _, row in ipairs(IN.a:totable()) do
+        for _, v in ipairs(row) do if v ~= 0 then n = n + 1 end end
+      end
+      assert.equal(n, t[1].size)
+    end)
+
+    it("put, a[idx] = v and a[mask] = v write in place", function()
+      if not HAVE_NUMPY then return end
+      local p = A()
+      p:put(K("iput"), K("vput"))
+      same(p, "put")
+      local s = A()
+      s[K("iset")] = K("vset")                 -- a row broadcast to the two rows
+      same(s, "setitem")
+      local m = A()
+      m[K("mask")] = -2.5
+      same(m, "setmask")
+    end)
+
+    it("add_at adds every value of a repeated index (float64, int32 along axis 2, int8 wrapping)", function()
+      if not HAVE_NUMPY then return end
+      local f = K("acc64")
+      assert.equal(f, luacuda.add_at(f, K("iadd"), K("vadd")))
+      same(f, "add64")
+      local g = K("acc32")
+      luacuda.scatter_add(g, K("iadd2"), 3, { axis = 2 })
+      same(g, "add32")
+      local h = K("acc8")
+      luacuda.add_at(h, K("iadd8"), 100)
+      same(h, "add8")
+    end)
+
+    it("bincount, with weights and minlength; count_nonzero", function()
+      if not HAVE_NUMPY then return end
+      local b = luacuda.bincount(K("bins"))
+      assert.equal("int64", b.dtype)
+      same(b, "bincount")
+      local w = luacuda.bincount(K("bins"), { weights = K("weights"), minlength = 40 })
+      assert.equal("float64", w.dtype)
+      same(w, "bincount_w")
+      same(luacuda.count_nonzero(K("mask"), 2), "count_ax2")
+      local n = 0
+      for _, row in ipairs(IN.mask:totable()) do
+        for _, v in ipairs(row) do if v then n = n + 1 end end
+      end
+      assert.equal(n, luacuda.count_nonzero(K("mask")))
+    end)
+
+    it("runs on a stream", function()
+      if not HAVE_NUMPY then return end
+      local s = luacuda.stream()
+      local a = A()
+      local r = luacuda.take(a, K("iax2"), { axis = 2, stream = s })
+      local f = K("acc64")
+      luacuda.add_at(f, K("iadd"), K("vadd"), { stream = s })
+      local t = luacuda.nonzero(K("mask"), { stream = s })
+      s:synchronize()
+      same(r, "take_ax2")
+      same(f, "add64")
+      same(t[2], "nonzero2")
+    end)
+  end)
+
+  describe("gather and scatter errors on " .. kind .. " arrays", function()
+    it("an index out of range names the first one, its position and value, and writes nothing", function()
+      local a = A()
+      local bad = K("iput")
+      bad[3] = 0                                   -- the first bad one
+      local x = kind == "host" and luacuda.array({ 1, 2, 30, 4, -31 })
+                                or luacuda.to_device(luacuda.array({ 1, 2, 30, 4, -31 }))
+      S.misuse("luacuda.take: index 30 (at position 3 of the indices) is out of bounds for " ..
+               "the 24 elements of the array, flattened", luacuda.take, a, x)
+      S.misuse("luacuda.take: index -31 (at position 2 of the indices) is out of bounds for " ..
+               "axis 1 of size 3", luacuda.take, a, kind == "host" and luacuda.array({ 2, -31 }) or luacuda.to_device(luacuda.array({ 2, -31 })),
+               { axis = 1 })
+      S.misuse("luacuda.put: index 0 (at position 3 of the indices) is out of bounds",
+               luacuda.put, a, bad, 1)
+      S.misuse("luacuda.add_at: index 30 (at position 3", luacuda.add_at, a, x, 1)
+      S.misuse("luacuda.setitem: index 30 (at position 3", function(y, k) y[k] = 1 end, a, x)
+      S.misuse("luacuda.index: index 30 (at position 3", function(y, k) return y[k] end, a, x)
+      S.misuse("at position {2, 1} of the indices",
+               luacuda.take, a, x[{ { 1, 4 } }]:reshape(2, 2))
+    end)
+
+    it("refuses indices and masks of a wrong dtype, and a mask of another shape", function()
+      local a = A()
+      local f = kind == "host" and luacuda.array({ 1.0, 2.0 })
+                                or luacuda.to_device(luacuda.array({ 1.0, 2.0 }))
+      S.misuse("luacuda.take: indices must be an array of integers, got a float64 array",
+               luacuda.take, a, f)
+      S.misuse("luacuda.index: indices must be an array of integers, got a float64 array",
+               function(y, k) return y[k] end, a, f)
+      local m = kind == "host" and luacuda.array({ true, false })
+                                or luacuda.to_device(luacuda.array({ true, false }))
+      S.misuse("luacuda.setitem: the mask's shape {2} does not match the array's {3, 8}",
+               function(y, k) y[k] = 0 end, a, m)
+      S.misuse("luacuda.add_at: values of shape {3} do not broadcast to the {2} elements indexed",
+               luacuda.add_at, K("acc64"), { 1, 2 }, { 1, 2, 3 })
+      S.misuse("luacuda.bincount: value 0 at position 2 is below 1",
+               luacuda.bincount, kind == "host" and luacuda.array({ 3, 0, 1 })
+                                 or luacuda.to_device(luacuda.array({ 3, 0, 1 })))
+      S.misuse("luacuda.nonzero: a 0-d array has no axes", luacuda.nonzero,
+               luacuda.array(1))
+    end)
+
+    it("refuses indices on the other side from the array", function()
+      if kind == "host" then
+        S.misuse("luacuda.take: the indices: a device array, but the array indexed is a " ..
+                 "host array", luacuda.take, A(), luacuda.to_device(luacuda.array({ 1 })))
+      else
+        S.misuse("luacuda.take: the indices: a host array, but the array indexed is a " ..
+                 "device array", luacuda.take, A(), luacuda.array({ 1 }))
+        S.misuse("luacuda.setitem: the mask: a host array",
+                 function(y, k) y[k] = 0 end, A(), luacuda.array({ true, false, true }))
+      end
+    end)
+  end)
+end
