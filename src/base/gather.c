@@ -12,7 +12,7 @@ void lc_gather_pack(const lc_gather_call *c, lc_gather_args *a) {
   memset(a, 0, sizeof *a);
   a->axis = c->axis;
   a->naxes = c->naxes;
-  a->itemsize = lc_dtypes[c->dtype].size;
+  a->itemsize = c->itemsize;
   a->arr_ndim = c->arr_lay.ndim;
   a->idx_ndim = c->idx_lay.ndim;
   a->val_ndim = c->val_lay.ndim;
@@ -125,7 +125,7 @@ static void compact(const lc_gather_call *c) {
 }
 
 void lc_gather_host(const lc_gather_call *c) {
-  int64_t n = 1, isz = lc_dtypes[c->dtype].size;
+  int64_t n = 1, isz = c->itemsize;
   for (int i = 0; i < c->naxes; i++) n *= c->arr_lay.shape[c->axis + i];
   const lc_layout *vl = &c->val_lay;
   switch (c->op) {

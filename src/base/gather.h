@@ -19,7 +19,8 @@
 
 typedef struct lc_gather_call {
   int op;                     /* LC_GATHER_* */
-  lc_typecode dtype;          /* arr's and val's (ADD adds in it) */
+  lc_typecode dtype;          /* arr's and val's (ADD adds in it; LC_RECORD for a record) */
+  int64_t itemsize;           /* bytes of an element of arr and val */
   char *arr;                  /* buffers; each layout's offset counts from its own */
   const char *idx;            /* int64 indices; COMPACT: the mask's inclusive cumsum, int64, C-contiguous */
   char *val;

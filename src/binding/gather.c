@@ -31,11 +31,11 @@ static void check_side(lua_State *L, const lc_array *a, const lc_array *x, const
                        const char *fname) {
   lc_kind ak = lc_array_kind(a), xk = lc_array_kind(x);
   if (on_backend(a) && !lc_kind_device_accessible(xk))
-    lc_error(L, fname, "the %s are a %s array, but the array indexed is a %s array: both must "
+    lc_error(L, fname, "the %s: a %s array, but the array indexed is a %s array: both must "
              "be where the work runs (move the %s with to_device)", what, lc_kind_names[xk],
              lc_kind_names[ak], what);
   if (!on_backend(a) && !lc_kind_host_accessible(xk))
-    lc_error(L, fname, "the %s are a %s array, but the array indexed is a %s array: both must "
+    lc_error(L, fname, "the %s: a %s array, but the array indexed is a %s array: both must "
              "be where the work runs (move the %s with to_host)", what, lc_kind_names[xk],
              lc_kind_names[ak], what);
   lc_check_current_device(L, x, what, fname);
@@ -120,6 +120,7 @@ static void check_indices(lua_State *L, const lc_array *a, int axis, int naxes,
   memset(&c, 0, sizeof c);
   c.op = LC_GATHER_CHECK;
   c.dtype = LC_INT64;
+  c.itemsize = 8;
   c.arr = base_of(a, a);
   c.arr_lay = a->lay;
   c.idx = base_of(a, x);
@@ -186,6 +187,7 @@ static void take_into(lua_State *L, const lc_array *a, int axis, int naxes, cons
   memset(&c, 0, sizeof c);
   c.op = LC_GATHER_TAKE;
   c.dtype = a->dtype->code;
+  c.itemsize = a->dtype->size;
   c.arr = base_of(a, a);
   c.arr_lay = a->lay;
   c.idx = base_of(a, x);
@@ -240,11 +242,11 @@ static lc_array *push_values(lua_State *L, int vidx, const lc_array *a, int axis
 static void scatter(lua_State *L, const lc_array *a, int axis, int naxes, const lc_array *x,
                     bool checked, int vidx, int op, lc_stream *s, const char *fname) {
   int top = lua_gettop(L);
+  if (op == LC_GATHER_ADD && a->dtype->rec)
+    lc_error(L, fname, "cannot add records");
   lc_layout vl;
   lc_array *v = push_values(L, vidx, a, axis, naxes, x, &vl, fname);
   if (!checked) check_indices(L, a, axis, naxes, x, s, fname);
-  if (op == LC_GATHER_ADD && a->dtype->rec)
-    lc_error(L, fname, "cannot add records");
   /* values or indices over the array's own memory: read from a copy */
   if (lc_arrays_overlap(a, &a->lay, v, &v->lay)) {
     lua_pushvalue(L, -1);
@@ -263,6 +265,7 @@ static void scatter(lua_State *L, const lc_array *a, int axis, int naxes, const 
   memset(&c, 0, sizeof c);
   c.op = op;
   c.dtype = a->dtype->code;
+  c.itemsize = a->dtype->size;
   c.arr = base_of(a, a);
   c.arr_lay = a->lay;
   c.idx = base_of(a, x);
@@ -357,6 +360,7 @@ static lc_array *push_true_positions(lua_State *L, const lc_array *m, bool flat,
     memset(&c, 0, sizeof c);
     c.op = LC_GATHER_COMPACT;
     c.dtype = LC_BOOL;
+    c.itemsize = 1;
     c.arr = base_of(m, m);
     c.arr_lay = *ml;
     c.idx = base_of(m, cum);

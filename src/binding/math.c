@@ -915,7 +915,9 @@ Elementwise `y` where `cond` is true, else `z`; the dtype is that of `y` and `z`
 
 Operands broadcast together (NumPy's rules); a Lua number takes the
 dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+the operands' kind, or `out`. With `cond` alone, `where(cond)` is
+@{nonzero}`(cond)`: a table of the 1-based indices of its true elements,
+one int64 array per axis.
 @function where
 @tparam Array|number|boolean cond an operand
 @tparam Array|number|boolean y an operand
