@@ -40,6 +40,7 @@ void lc_gather_pack(const lc_gather_call *c, lc_gather_args *a) {
 ** coord when not NULL. */
 static int64_t unravel(int64_t e, int ndim, const int64_t *shape, const int64_t *strides,
                        int64_t *coord) {
+  if (coord == NULL && ndim <= 1) return ndim ? e * strides[0] : 0;
   int64_t off = 0;
   for (int d = ndim - 1; d >= 0; d--) {
     int64_t i = e % shape[d];
@@ -57,21 +58,15 @@ static int64_t load_index(const lc_gather_call *c, int64_t j) {
   return v;
 }
 
-/* arr's element for val's element e: its byte offset from arr's buffer */
-static int64_t arr_offset(const lc_gather_call *c, int64_t e, int64_t n) {
-  const lc_layout *al = &c->arr_lay, *vl = &c->val_lay;
-  int64_t coord[LC_MAXDIM];
-  unravel(e, vl->ndim, vl->shape, vl->strides, coord);
-  int ni = c->idx_lay.ndim, off = 0;
-  int64_t o = al->offset;
-  for (int d = 0; d < c->axis; d++) o += coord[d] * al->strides[d];
-  int64_t j = 0;                       /* idx's element number */
-  for (int d = 0; d < ni; d++) j = j * c->idx_lay.shape[d] + coord[c->axis + d];
-  int64_t k = lc_gather_norm(load_index(c, j), n);
-  o += unravel(k, c->naxes, al->shape + c->axis, al->strides + c->axis, NULL);
-  off = c->axis + ni;
-  for (int d = c->axis + c->naxes; d < al->ndim; d++) o += coord[off++] * al->strides[d];
-  return o;
+/* one element's bytes, the common sizes as single moves */
+static inline void copy_item(char *dst, const char *src, int64_t size) {
+  switch (size) {
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 2: memcpy(dst, src, 2); break;
+    case 1: *dst = *src; break;
+    default: memcpy(dst, src, (size_t)size);
+  }
 }
 
 /* *p += *q for an element of dt (integers wrap; bool is or) */
@@ -107,14 +102,24 @@ static void check(const lc_gather_call *c, int64_t n) {
   }
 }
 
+int64_t lc_gather_count(const char *base, const lc_layout *l) {
+  int64_t n = 0;
+  for (int64_t e = 0; e < l->size; e++)
+    n += base[l->offset + unravel(e, l->ndim, l->shape, l->strides, NULL)] != 0;
+  return n;
+}
+
 static void compact(const lc_gather_call *c) {
   const lc_layout *ml = &c->arr_lay;
-  int64_t coord[LC_MAXDIM], cum;
-  const int64_t *cums = (const int64_t *)(const void *)(c->idx + c->idx_lay.offset);
+  int64_t coord[LC_MAXDIM], cum = 0;
+  const int64_t *cums = c->idx ? (const int64_t *)(const void *)(c->idx + c->idx_lay.offset)
+                               : NULL;
   for (int64_t e = 0; e < ml->size; e++) {
-    int64_t off = ml->offset + unravel(e, ml->ndim, ml->shape, ml->strides, coord);
+    int64_t off = ml->offset + unravel(e, ml->ndim, ml->shape, ml->strides,
+                                       c->flat ? NULL : coord);
     if (!c->arr[off]) continue;
-    memcpy(&cum, &cums[e], sizeof cum);
+    if (cums) memcpy(&cum, &cums[e], sizeof cum);
+    else cum++;
     int64_t *out = (int64_t *)(void *)(c->val + c->val_lay.offset) + (cum - 1);
     if (c->flat) {
       *out = e + 1;
@@ -133,11 +138,34 @@ void lc_gather_host(const lc_gather_call *c) {
     case LC_GATHER_COMPACT: compact(c); return;
     default: break;
   }
-  for (int64_t e = 0; e < vl->size; e++) {
-    char *a = c->arr + arr_offset(c, e, n);
-    char *v = c->val + vl->offset + unravel(e, vl->ndim, vl->shape, vl->strides, NULL);
-    if (c->op == LC_GATHER_TAKE) memcpy(v, a, (size_t)isz);
-    else if (c->op == LC_GATHER_PUT) memcpy(a, v, (size_t)isz);
-    else add_element(c->dtype, a, v);
+  /* val is arr's leading axes (pre), idx's axes, arr's trailing axes
+  ** (post): the loops follow them, so that an element costs an unravel
+  ** of its index over the indexed axes and of its place in post (each
+  ** free for one axis) */
+  const lc_layout *al = &c->arr_lay, *il = &c->idx_lay;
+  int ax = c->axis, ni = il->ndim, post = ax + c->naxes, npost = al->ndim - post;
+  int64_t pre_n = 1, post_n = 1;
+  for (int d = 0; d < ax; d++) pre_n *= al->shape[d];
+  for (int d = post; d < al->ndim; d++) post_n *= al->shape[d];
+  const int64_t *vidx_strides = vl->strides + ax, *vpost_strides = vl->strides + ax + ni;
+  for (int64_t p = 0; p < pre_n; p++) {
+    char *ap = c->arr + al->offset + unravel(p, ax, al->shape, al->strides, NULL);
+    char *vp = c->val + vl->offset + unravel(p, ax, vl->shape, vl->strides, NULL);
+    for (int64_t j = 0; j < il->size; j++) {
+      int64_t v;
+      memcpy(&v, c->idx + il->offset + unravel(j, ni, il->shape, il->strides, NULL), sizeof v);
+      int64_t k = lc_gather_norm(v, n);
+      char *aj = ap + unravel(k, c->naxes, al->shape + ax, al->strides + ax, NULL);
+      char *vj = vp + unravel(j, ni, il->shape, vidx_strides, NULL);
+      for (int64_t q = 0; q < post_n; q++) {
+        char *a = aj + unravel(q, npost, al->shape + post, al->strides + post, NULL);
+        char *e = vj + unravel(q, npost, al->shape + post, vpost_strides, NULL);
+        switch (c->op) {
+          case LC_GATHER_TAKE: copy_item(e, a, isz); break;
+          case LC_GATHER_PUT: copy_item(a, e, isz); break;
+          default: add_element(c->dtype, a, e); break;
+        }
+      }
+    }
   }
 }

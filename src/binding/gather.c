@@ -308,9 +308,17 @@ static lc_array *push_true_positions(lua_State *L, const lc_array *m, bool flat,
   const lc_layout *ml = &m->lay;
   lc_kind kind = lc_array_kind(m);
   int64_t n = ml->size, total = 0;
-  lc_array *cum = lc_array_empty(L, kind, int64_dt, 1, &n, 'C', s, fname);
+  /* host arrays: a count, then one pass; the backend's: the running count */
+  bool host = !on_backend(m);
+  lc_array *cum = NULL;
+  if (host) lua_pushnil(L);
+  else cum = lc_array_empty(L, kind, int64_dt, 1, &n, 'C', s, fname);
   int cumidx = lua_gettop(L);
-  if (n > 0) {
+  if (host) {
+    lc_pending_wait(L, m, false, fname);
+    lc_sync_host(L, kind, fname);
+    total = lc_gather_count(m->buf->ptr, ml);
+  } else if (n > 0) {
     /* the running count, flattened (the reduce slot's scan): its last
     ** element is the total */
     char err[LC_ERRLEN];
@@ -363,15 +371,17 @@ static lc_array *push_true_positions(lua_State *L, const lc_array *m, bool flat,
     c.itemsize = 1;
     c.arr = base_of(m, m);
     c.arr_lay = *ml;
-    c.idx = base_of(m, cum);
-    c.idx_lay = cum->lay;
+    if (cum) {
+      c.idx = base_of(m, cum);
+      c.idx_lay = cum->lay;
+    }
     c.val = base_of(m, pos);
     c.val_lay = pos->lay;
     c.flat = flat || ml->ndim == 0;
     c.ntrue = total;
-    const lc_array *arrays[3] = {m, cum, pos};
-    bool writes[3] = {false, false, true};
-    run(L, &c, arrays, writes, 3, s, fname);
+    const lc_array *arrays[3] = {m, pos, cum};
+    bool writes[3] = {false, true, false};
+    run(L, &c, arrays, writes, cum ? 3 : 2, s, fname);
   }
   lua_remove(L, cumidx);
   return pos;
