@@ -290,3 +290,46 @@ for _, kind in ipairs({ "host", "device" }) do
     end)
   end)
 end
+
+describe("gather and scatter, more", function()
+  it("takes and puts records, on host and device arrays", function()
+    local R = luacuda.record({ { "x", "float32" }, { "y", "int32" } })
+    local h = luacuda.zeros({ 3 }, R)
+    h[2] = { x = 1.5, y = 7 }
+    h[3] = { x = -2, y = 9 }
+    for _, a in ipairs({ h, luacuda.to_device(h) }) do
+      local t = luacuda.take(a, { 3, 2, -1 }):copy_to_host()
+      assert.same({ 9, 7, 9 }, { t[1].y, t[2].y, t[3].y })
+      assert.same({ -2, 1.5, -2 }, { t[1].x, t[2].x, t[3].x })
+      local b = a:copy()
+      local m = luacuda.array({ false, true, false })
+      b[a.kind == "host" and m or luacuda.to_device(m)] = { x = 4, y = 5 }
+      b:put({ 1 }, b[{ { 3, 3 } }])
+      local c = b:copy_to_host()
+      assert.same({ 9, 5, 9 }, { c[1].y, c[2].y, c[3].y })
+    end
+  end)
+
+  it("names the device of indices and arrays on another device", function()
+    local ok, out = S.lua_run(("LUACUDA_SIM_DEVICES=2 FAKE_CUDA_DEVICES=2 LUA_PATH=%q LUA_CPATH=%q")
+                              :format(package.path, package.cpath), [==[
+      local luacuda = require "luacuda"
+      local S = require "spec.support"
+      local a = luacuda.to_device({ 1, 2, 3 })
+      local i2, a2
+      do
+        local _ <close> = luacuda.device(2)
+        i2 = luacuda.to_device({ 1 })
+        a2 = luacuda.to_device({ 4, 5 })
+      end
+      S.misuse("luacuda.take: the indices array is on device 2, but device 1 is current",
+               luacuda.take, a, i2)
+      S.misuse("luacuda.take: the input array is on device 2, but device 1 is current",
+               luacuda.take, a2, { 1 })
+      S.misuse("luacuda.add_at: the indices array is on device 2", luacuda.add_at, a, i2, 1)
+      assert(a:copy_to_host():totable()[1] == 1)
+      print("ok")
+    ]==])
+    assert(ok and out:find("ok"), out)
+  end)
+end)
