@@ -310,6 +310,21 @@ describe("gather and scatter, more", function()
     end
   end)
 
+  it("reads values, indices and take's input before writing over them", function()
+    for _, dev in ipairs({ false, true }) do
+      local function K(t) return dev and luacuda.to_device(luacuda.array(t)) or luacuda.array(t) end
+      local a = K({ 1, 2, 3, 4 })
+      a[K({ 4, 3, 2, 1 })] = a                  -- the values are the array written
+      assert.same({ 4, 3, 2, 1 }, S.host_values(a))
+      local b = K({ 2, 1, 3 })
+      b[b] = K({ 10, 20, 30 })                  -- the indices are the array written
+      assert.same({ 20, 10, 30 }, S.host_values(b))
+      local c = K({ 1, 2, 3, 4 })
+      luacuda.take(c, K({ 2, 3, 4, 1 }), { out = c })
+      assert.same({ 2, 3, 4, 1 }, S.host_values(c))
+    end
+  end)
+
   it("names the device of indices and arrays on another device", function()
     local ok, out = S.lua_run(("LUACUDA_SIM_DEVICES=2 FAKE_CUDA_DEVICES=2 LUA_PATH=%q LUA_CPATH=%q")
                               :format(package.path, package.cpath), [==[
