@@ -121,20 +121,99 @@ __global__ void lc_gather_add(char *arr, const char *idx, const char *val, lc_ga
   }
 }
 
-// the coordinates (1-based) of each true element of the mask, written at
-// its rank among them (its inclusive running count in cum, less one)
-extern "C" __global__ void lc_gather_compact(const char *mask, const long long *cum,
+// ---- a mask's true elements: counted, then compacted in C order. Block b
+// of the compaction owns the elements [b * PER_BLOCK, (b + 1) * PER_BLOCK):
+// lc_gather_block_counts counts each block's, lc_gather_block_offsets
+// turns the counts into each block's first rank, and lc_gather_compact
+// has each block scan its elements tile by tile in shared memory and
+// write the coordinates of each true one at its rank.
+
+__device__ __forceinline__ bool mask_at(const char *mask, const lc_gather_args &a, long long e) {
+  return mask[lcg::unravel(e, a.arr_ndim, a.arr_shape, a.arr_strides, 0)] != 0;
+}
+
+// the block's true elements among [lo, hi), for every thread
+__device__ long long block_count(const char *mask, const lc_gather_args &a, long long lo,
+                                 long long hi) {
+  __shared__ unsigned long long total;
+  if (threadIdx.x == 0) total = 0;
+  __syncthreads();
+  unsigned long long n = 0;
+  for (long long e = lo + threadIdx.x; e < hi; e += blockDim.x) n += mask_at(mask, a, e);
+  if (n) atomicAdd(&total, n);
+  __syncthreads();
+  long long r = (long long)total;
+  __syncthreads();
+  return r;
+}
+
+// COUNT: check[0] (zero before) the mask's true elements
+extern "C" __global__ void lc_gather_count(const char *mask, long long *check, lc_gather_args a) {
+  long long nb = (a.count + LC_GATHER_PER_BLOCK - 1) / LC_GATHER_PER_BLOCK;
+  for (long long b = blockIdx.x; b < nb; b += gridDim.x) {
+    long long lo = b * LC_GATHER_PER_BLOCK, hi = min(lo + LC_GATHER_PER_BLOCK, a.count);
+    long long n = block_count(mask, a, lo, hi);
+    if (threadIdx.x == 0 && n) atomicAdd((unsigned long long *)check, (unsigned long long)n);
+  }
+}
+
+extern "C" __global__ void lc_gather_block_counts(const char *mask, long long *counts,
+                                                  lc_gather_args a) {
+  long long nb = (a.count + LC_GATHER_PER_BLOCK - 1) / LC_GATHER_PER_BLOCK;
+  for (long long b = blockIdx.x; b < nb; b += gridDim.x) {
+    long long lo = b * LC_GATHER_PER_BLOCK, hi = min(lo + LC_GATHER_PER_BLOCK, a.count);
+    long long n = block_count(mask, a, lo, hi);
+    if (threadIdx.x == 0) counts[b] = n;
+  }
+}
+
+// one thread: the counts become each block's first rank (an exclusive
+// running sum over one count per PER_BLOCK elements: 245 for a million)
+extern "C" __global__ void lc_gather_block_offsets(long long *counts, long long nb) {
+  long long run = 0;
+  for (long long b = 0; b < nb; b++) {
+    long long n = counts[b];
+    counts[b] = run;
+    run += n;
+  }
+}
+
+// the coordinates (1-based) of each true element, at its rank (launched
+// with LC_GATHER_THREADS threads per block)
+extern "C" __global__ void lc_gather_compact(const char *mask, const long long *offsets,
                                              long long *out, lc_gather_args a) {
-  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < a.count;
-       e += (long long)gridDim.x * blockDim.x) {
-    long long coord[LC_MAXDIM];
-    long long off = lcg::unravel(e, a.arr_ndim, a.arr_shape, a.arr_strides, coord);
-    if (!mask[off]) continue;
-    long long *o = out + (cum[e] - 1);
-    if (a.flat) {
-      *o = e + 1;
-    } else {
-      for (int d = 0; d < a.arr_ndim; d++) o[d * a.ntrue] = coord[d] + 1;
+  __shared__ long long scan[LC_GATHER_THREADS];
+  __shared__ long long rank;
+  long long nb = (a.count + LC_GATHER_PER_BLOCK - 1) / LC_GATHER_PER_BLOCK;
+  unsigned t = threadIdx.x;
+  for (long long b = blockIdx.x; b < nb; b += gridDim.x) {
+    long long lo = b * LC_GATHER_PER_BLOCK, hi = min(lo + LC_GATHER_PER_BLOCK, a.count);
+    if (t == 0) rank = offsets[b];
+    __syncthreads();
+    for (long long tile = lo; tile < hi; tile += LC_GATHER_THREADS) {
+      long long e = tile + t;
+      long long coord[LC_MAXDIM];
+      bool on = false;
+      if (e < hi) on = mask[lcg::unravel(e, a.arr_ndim, a.arr_shape, a.arr_strides, coord)] != 0;
+      scan[t] = on;
+      __syncthreads();
+      for (unsigned d = 1; d < LC_GATHER_THREADS; d *= 2) {   // inclusive scan of the tile
+        long long v = t >= d ? scan[t - d] : 0;
+        __syncthreads();
+        scan[t] += v;
+        __syncthreads();
+      }
+      if (on) {
+        long long *o = out + rank + scan[t] - 1;
+        if (a.flat) {
+          *o = e + 1;
+        } else {
+          for (int d = 0; d < a.arr_ndim; d++) o[d * a.ntrue] = coord[d] + 1;
+        }
+      }
+      __syncthreads();
+      if (t == LC_GATHER_THREADS - 1) rank += scan[t];
+      __syncthreads();
     }
   }
 }

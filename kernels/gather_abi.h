@@ -22,10 +22,16 @@
 #define LC_GATHER_TAKE 1      /* val[p, j, q] = arr[p, idx[j], q] */
 #define LC_GATHER_PUT 2       /* arr[p, idx[j], q] = val[p, j, q] */
 #define LC_GATHER_ADD 3       /* arr[p, idx[j], q] += val[p, j, q] */
-#define LC_GATHER_COMPACT 4   /* the coordinates of a mask's true elements */
+#define LC_GATHER_COMPACT 4   /* the coordinates of a mask's true elements, in C order */
+#define LC_GATHER_COUNT 5     /* a mask's true elements, into check[0] */
+
+/* elements of a mask one block of the compaction counts and compacts */
+#define LC_GATHER_PER_BLOCK 4096
+/* the compaction's threads per block */
+#define LC_GATHER_THREADS 256
 
 typedef struct lc_gather_args {
-  long long count;            /* elements of val (CHECK: of idx; COMPACT: of the mask) */
+  long long count;            /* elements of val (CHECK: of idx; COMPACT, COUNT: of the mask) */
   long long n;                /* elements of arr's indexed axes together */
   long long itemsize;         /* bytes of an element of arr and val */
   long long ntrue;            /* COMPACT: true elements (val is {rows, ntrue}) */

@@ -325,6 +325,31 @@ describe("gather and scatter, more", function()
     end
   end)
 
+  it("compacts a mask of several blocks and tiles (a strided view of 10,000 elements)", function()
+    local h = (luacuda.arange(20000):reshape(100, 200) * 7 % 13):lt(3)   -- a bool array
+    local rows, cols, n = {}, {}, 0
+    for i = 1, 100 do
+      for j = 1, 100 do
+        if h[{ i, 2 * j - 1 }] then
+          n = n + 1
+          rows[n], cols[n] = i, j
+        end
+      end
+    end
+    for _, m in ipairs({ h, luacuda.to_device(h) }) do
+      local v = m[{ {}, { 1, 200, 2 } }]                   -- {100, 100}, every other column
+      local t = luacuda.nonzero(v)
+      assert.same(rows, S.host_values(t[1]))
+      assert.same(cols, S.host_values(t[2]))
+      assert.equal(n, luacuda.count_nonzero(v))
+      local flat = luacuda.arange(10000):reshape(100, 100)
+      if m.kind ~= "host" then flat = luacuda.to_device(flat) end
+      local picked = S.host_values(flat[v])
+      assert.equal(n, #picked)
+      assert.equal((rows[n] - 1) * 100 + cols[n] - 1, picked[n])
+    end
+  end)
+
   it("names the device of indices and arrays on another device", function()
     local ok, out = S.lua_run(("LUACUDA_SIM_DEVICES=2 FAKE_CUDA_DEVICES=2 LUA_PATH=%q LUA_CPATH=%q")
                               :format(package.path, package.cpath), [==[

@@ -33,7 +33,8 @@ void lc_gather_pack(const lc_gather_call *c, lc_gather_args *a) {
     a->val_strides[i] = c->val_lay.strides[i];
   }
   a->count = c->op == LC_GATHER_CHECK ? c->idx_lay.size
-           : c->op == LC_GATHER_COMPACT ? c->arr_lay.size : c->val_lay.size;
+           : c->op == LC_GATHER_COMPACT || c->op == LC_GATHER_COUNT ? c->arr_lay.size
+           : c->val_lay.size;
 }
 
 /* The byte offset of element e (C order) of a view; its coordinates into
@@ -102,24 +103,23 @@ static void check(const lc_gather_call *c, int64_t n) {
   }
 }
 
-int64_t lc_gather_count(const char *base, const lc_layout *l) {
-  int64_t n = 0;
+static void count(const lc_gather_call *c) {
+  const lc_layout *l = &c->arr_lay;
+  long long n = 0;
   for (int64_t e = 0; e < l->size; e++)
-    n += base[l->offset + unravel(e, l->ndim, l->shape, l->strides, NULL)] != 0;
-  return n;
+    n += c->arr[l->offset + unravel(e, l->ndim, l->shape, l->strides, NULL)] != 0;
+  c->check[0] = n;
 }
 
 static void compact(const lc_gather_call *c) {
   const lc_layout *ml = &c->arr_lay;
   int64_t coord[LC_MAXDIM], cum = 0;
-  const int64_t *cums = c->idx ? (const int64_t *)(const void *)(c->idx + c->idx_lay.offset)
-                               : NULL;
+
   for (int64_t e = 0; e < ml->size; e++) {
     int64_t off = ml->offset + unravel(e, ml->ndim, ml->shape, ml->strides,
                                        c->flat ? NULL : coord);
     if (!c->arr[off]) continue;
-    if (cums) memcpy(&cum, &cums[e], sizeof cum);
-    else cum++;
+    cum++;
     int64_t *out = (int64_t *)(void *)(c->val + c->val_lay.offset) + (cum - 1);
     if (c->flat) {
       *out = e + 1;
@@ -136,6 +136,7 @@ void lc_gather_host(const lc_gather_call *c) {
   switch (c->op) {
     case LC_GATHER_CHECK: check(c, n); return;
     case LC_GATHER_COMPACT: compact(c); return;
+    case LC_GATHER_COUNT: count(c); return;
     default: break;
   }
   /* val is arr's leading axes (pre), idx's axes, arr's trailing axes

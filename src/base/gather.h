@@ -22,10 +22,10 @@ typedef struct lc_gather_call {
   lc_typecode dtype;          /* arr's and val's (ADD adds in it; LC_RECORD for a record) */
   int64_t itemsize;           /* bytes of an element of arr and val */
   char *arr;                  /* buffers; each layout's offset counts from its own */
-  const char *idx;            /* int64 indices; COMPACT: the mask's inclusive cumsum, int64,
-                              ** C-contiguous (lc_gather_host: or NULL) */
+  const char *idx;            /* int64 indices (COMPACT, COUNT: none) */
   char *val;
-  long long *check;           /* CHECK: {position in idx (0-based, C order) or -1, value} */
+  long long *check;           /* CHECK: {position in idx (0-based, C order) or -1, value};
+                              ** COUNT: {count, -} */
   lc_layout arr_lay, idx_lay, val_lay;
   int axis, naxes;
   bool flat;                  /* COMPACT */
@@ -42,11 +42,7 @@ static inline int64_t lc_gather_norm(int64_t v, int64_t n) {
   return k >= 0 && k < n ? k : -1;
 }
 
-/* The true elements of a bool view at base (host-addressable). */
-int64_t lc_gather_count(const char *base, const lc_layout *l);
-
-/* Run the call on host-addressable memory. A COMPACT call without idx
-** (NULL) counts the ranks as it goes, in one pass. */
+/* Run the call on host-addressable memory. */
 void lc_gather_host(const lc_gather_call *c);
 
 #endif

@@ -6,9 +6,8 @@
 ** index is checked before anything is written, and the first one out of
 ** range is named. Host arrays run base/gather.c here, device-accessible
 ** ones the backend's gather slot, queued on the stream given. A mask's
-** result has a size known only from its data: the count (the last element
-** of the mask's running sum, the reduce slot's scan) is read back, waiting
-** for the stream, then the compaction is queued.
+** result has a size known only from its data: its count is read back,
+** waiting for the stream, then the compaction is queued.
 */
 #include "array.h"
 
@@ -19,7 +18,6 @@
 #include "gate.h"
 #include "gather.h"
 #include "pending.h"
-#include "reduce.h"
 
 static const lc_dtype *const int64_dt = &lc_dtypes[LC_INT64];
 
@@ -302,88 +300,43 @@ static lc_array *check_mask(lua_State *L, int idx, const lc_array *a, const char
 
 /* Push the coordinates of the mask's true elements: an int64 array
 ** {rows, count} (rows: the mask's axes, or 1 for its flat positions), of
-** the mask's kind; 1-based. Waits for the count (on s only). */
+** the mask's kind; 1-based, in C order. The count is read back first
+** (waiting for s only), then the compaction queued. */
 static lc_array *push_true_positions(lua_State *L, const lc_array *m, bool flat, lc_stream *s,
                                      const char *fname) {
   const lc_layout *ml = &m->lay;
   lc_kind kind = lc_array_kind(m);
-  int64_t n = ml->size, total = 0;
-  /* host arrays: a count, then one pass; the backend's: the running count */
-  bool host = !on_backend(m);
-  lc_array *cum = NULL;
-  if (host) lua_pushnil(L);
-  else cum = lc_array_empty(L, kind, int64_dt, 1, &n, 'C', s, fname);
-  int cumidx = lua_gettop(L);
-  if (host) {
-    lc_pending_wait(L, m, false, fname);
-    lc_sync_host(L, kind, fname);
-    total = lc_gather_count(m->buf->ptr, ml);
-  } else if (n > 0) {
-    /* the running count, flattened (the reduce slot's scan): its last
-    ** element is the total */
-    char err[LC_ERRLEN];
-    const lc_dtype *acc, *outdt;
-    if (lc_reduce_dtypes(LC_RED_CUMSUM, m->dtype, int64_dt, &acc, &outdt, err))
-      lc_error(L, fname, "%s", err);
-    lc_reduce_call r;
-    memset(&r, 0, sizeof r);
-    r.op = LC_RED_CUMSUM;
-    r.in_type = m->dtype->code;
-    r.acc_type = acc->code;
-    r.out_type = outdt->code;
-    r.in_lay = *ml;
-    if (lc_layout_contiguous(&r.out_lay, ml->ndim, ml->shape, 8, 'C', err))
-      lc_error(L, fname, "%s", err);
-    r.out_lay.offset = cum->lay.offset;
-    r.axes = ml->ndim ? (UINT64_C(1) << ml->ndim) - 1 : 0;
-    if (!on_backend(m)) {
-      lc_pending_wait(L, m, false, fname);
-      lc_sync_host(L, kind, fname);
-      r.in = m->buf->ptr;
-      r.out = cum->buf->ptr;
-      lc_reduce_host(&r);
-    } else {
-      r.in = m->buf->dev;
-      r.out = cum->buf->dev;
-      if (s == NULL) {
-        lc_pending_wait(L, m, false, fname);
-      } else {
-        lc_buffer_use(L, m->buf, s, fname);
-        lc_buffer_use(L, cum->buf, s, fname);
-      }
-      if (m->buf->backend->reduce(&r, s, err)) lc_error(L, fname, "%s", err);
-      if (s) {
-        lc_pending_add(m->buf, s, false);
-        lc_pending_add(cum->buf, s, true);
-      }
-    }
-    lc_elem_push_at(L, cum, cum->lay.offset + (n - 1) * 8, s, fname);
+  lc_gather_call c;
+  memset(&c, 0, sizeof c);
+  c.dtype = LC_BOOL;
+  c.itemsize = 1;
+  c.arr = base_of(m, m);
+  c.arr_lay = *ml;
+  c.flat = flat || ml->ndim == 0;
+  int64_t total = 0, two = 2;
+  if (ml->size > 0) {
+    lc_array *cnt = lc_array_empty(L, kind, int64_dt, 1, &two, 'C', s, fname);
+    c.op = LC_GATHER_COUNT;
+    c.check = (long long *)(void *)(base_of(m, cnt) + cnt->lay.offset);
+    const lc_array *arrays[2] = {m, cnt};
+    bool writes[2] = {false, true};
+    run(L, &c, arrays, writes, 2, s, fname);
+    lc_elem_push_at(L, cnt, cnt->lay.offset, s, fname);
     total = lua_tointeger(L, -1);
-    lua_pop(L, 1);
+    lua_pop(L, 2);
   }
-  int64_t shape[2] = {flat || ml->ndim == 0 ? 1 : ml->ndim, total};
+  int64_t shape[2] = {c.flat ? 1 : ml->ndim, total};
   lc_array *pos = lc_array_empty(L, kind, int64_dt, 2, shape, 'C', s, fname);
   if (total > 0) {
-    lc_gather_call c;
-    memset(&c, 0, sizeof c);
     c.op = LC_GATHER_COMPACT;
-    c.dtype = LC_BOOL;
-    c.itemsize = 1;
-    c.arr = base_of(m, m);
-    c.arr_lay = *ml;
-    if (cum) {
-      c.idx = base_of(m, cum);
-      c.idx_lay = cum->lay;
-    }
+    c.check = NULL;
     c.val = base_of(m, pos);
     c.val_lay = pos->lay;
-    c.flat = flat || ml->ndim == 0;
     c.ntrue = total;
-    const lc_array *arrays[3] = {m, pos, cum};
-    bool writes[3] = {false, true, false};
-    run(L, &c, arrays, writes, cum ? 3 : 2, s, fname);
+    const lc_array *arrays[2] = {m, pos};
+    bool writes[2] = {false, true};
+    run(L, &c, arrays, writes, 2, s, fname);
   }
-  lua_remove(L, cumidx);
   return pos;
 }
 

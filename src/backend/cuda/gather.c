@@ -2,7 +2,9 @@
 ** gather (cuda): take, put, add_at, the index check and a mask's
 ** compaction on the device, by the kernels of kernels/gather.cu
 ** (lc_cuda_library_function: NVRTC at first use, kept per device), one
-** thread per element, queued on the call's stream. add_at adds with
+** thread per element, queued on the call's stream; a mask counted, then
+** compacted by blocks of LC_GATHER_PER_BLOCK elements (each block's count,
+** their running sum, each block's scan in shared memory). add_at adds with
 ** atomicAdd where CUDA has it (float32, float64, 32- and 64-bit
 ** integers); 8- and 16-bit integers and bool are added by one thread, in
 ** order; float16 and bfloat16 are refused.
@@ -41,6 +43,20 @@ static int launch_as(const char *name, int64_t n, bool serial, void **params, CU
 
 static int launch(const char *name, int64_t n, void **params, CUstream st, char *err) {
   return launch_as(name, n, false, params, st, err);
+}
+
+/* a mask of n elements, LC_GATHER_PER_BLOCK to a block of
+** LC_GATHER_THREADS (blocks loop over theirs, so the grid may be smaller) */
+static int launch_blocks(const char *name, int64_t n, void **params, CUstream st, char *err) {
+  CUfunction f;
+  int rc = lc_cuda_library_function("luacuda/gather.cu", lc_gather_source, name, &f, err);
+  if (rc != LC_OK) return rc;
+  int64_t nb = (n + LC_GATHER_PER_BLOCK - 1) / LC_GATHER_PER_BLOCK;
+  unsigned grid = nb > (1 << 20) ? 1u << 20 : (unsigned)nb;
+  rc = lc_cuda_check(lc_cu.LaunchKernel(f, grid, 1, 1, LC_GATHER_THREADS, 1, 1, 0, st, params,
+                                        NULL), "cuLaunchKernel", err);
+  if (rc == LC_OK) lc_cuda_queued();
+  return rc;
 }
 
 int lc_cuda_gather(const lc_gather_call *c, lc_stream *s, char *err) {
@@ -82,11 +98,24 @@ int lc_cuda_gather(const lc_gather_call *c, lc_stream *s, char *err) {
       rc = launch_as(name, a.count, !atomic, p, st, err);
       break;
     }
+    case LC_GATHER_COUNT: {
+      CUdeviceptr chk = lc_cuda_ptr(c->check);
+      rc = lc_cuda_check(lc_cu.MemsetD8Async(chk, 0, 8, st), "cuMemsetD8Async", err);
+      void *p[3] = {&arr, &chk, &a};
+      if (rc == LC_OK && a.count > 0) rc = launch_blocks("lc_gather_count", a.count, p, st, err);
+      break;
+    }
     case LC_GATHER_COMPACT: {
       if (a.count == 0 || a.ntrue == 0) break;
-      CUdeviceptr mask = arr, cum = idx, out = val;
-      void *p[4] = {&mask, &cum, &out, &a};
-      rc = launch("lc_gather_compact", a.count, p, st, err);
+      long long nb = (a.count + LC_GATHER_PER_BLOCK - 1) / LC_GATHER_PER_BLOCK;
+      CUdeviceptr counts;
+      rc = lc_cuda_temp_alloc((size_t)nb * sizeof(long long), st, &counts, err);
+      if (rc != LC_OK) return rc;
+      void *pc[3] = {&arr, &counts, &a}, *po[2] = {&counts, &nb}, *pw[4] = {&arr, &counts, &val, &a};
+      rc = launch_blocks("lc_gather_block_counts", a.count, pc, st, err);
+      if (rc == LC_OK) rc = launch_as("lc_gather_block_offsets", 1, true, po, st, err);
+      if (rc == LC_OK) rc = launch_blocks("lc_gather_compact", a.count, pw, st, err);
+      lc_cuda_temp_free(counts, st);
       break;
     }
     default:
