@@ -350,6 +350,65 @@ describe("gather and scatter, more", function()
     end
   end)
 
+  it("names each misuse and changes nothing", function()
+    local a = luacuda.array({ { 1, 2, 3 }, { 4, 5, 6 } })
+    S.misuse("luacuda.take: indices must be an array of integers, got a bool array (a mask " ..
+             "indexes as a[mask])", luacuda.take, a, luacuda.array({ true }))
+    S.misuse("luacuda.take: indices must be an array of integers, a table of them or an " ..
+             "integer, got string", luacuda.take, a, "1")
+    S.misuse("luacuda.take: expected an array and the indices", luacuda.take, a)
+    S.misuse("luacuda.take: an options table is the last argument, got number after it",
+             luacuda.take, a, { 1 }, {}, 5)
+    S.misuse("luacuda.take: out= must be an array, got number", luacuda.take, a, { 1 }, { out = 5 })
+    S.misuse("luacuda.take: out= must have the result's shape {2} and dtype int64, got shape {3} " ..
+             "and dtype int64", luacuda.take, a, { 1, 2 }, { out = luacuda.zeros({ 3 }, "int64") })
+    S.misuse("luacuda.take: axis 3 is out of range for a 2-d array", luacuda.take, a, { 1 },
+             { axis = 3 })
+    S.misuse("luacuda.take: unknown option weights", luacuda.take, a, { 1 }, { weights = 1 })
+    local deep = {}
+    for i = 1, 32 do deep[i] = 1 end
+    S.misuse("luacuda.take: the result would have more than 32 axes", luacuda.take, a,
+             luacuda.ones(deep, "int64"), { axis = 1 })
+    S.misuse("luacuda.put: expected an array, the indices and the values", luacuda.put, a, { 1 })
+    S.misuse("luacuda.add_at: expected an array, the indices and the values", luacuda.add_at, a,
+             { 1 })
+    S.misuse("luacuda.add_at: a 0-d array has no axis to index", luacuda.add_at,
+             luacuda.array(1), { 1 }, 1)
+    S.misuse("luacuda.add_at: a mask indexes the leading axes: no axis=", luacuda.add_at, a,
+             luacuda.ones({ 2, 3 }, "bool"), 1, { axis = 2 })
+    local R = luacuda.record({ { "x", "float32" } })
+    S.misuse("luacuda.add_at: cannot add records", luacuda.add_at, luacuda.zeros({ 2 }, R), { 1 }, 1)
+    S.misuse("luacuda.nonzero: a record array has no truth values", luacuda.nonzero,
+             luacuda.zeros({ 2 }, R))
+    S.misuse("luacuda.bincount: expected an array of integers", luacuda.bincount)
+    S.misuse("luacuda.bincount: the values must be a 1-d array, got 2-d", luacuda.bincount,
+             luacuda.ones({ 2, 2 }, "int64"))
+    S.misuse("luacuda.bincount: minlength must be 0 or more, got -1", luacuda.bincount, { 1 },
+             { minlength = -1 })
+    S.misuse("luacuda.bincount: weights= must be a 1-d array (or table) of the values' length 2",
+             luacuda.bincount, { 1, 2 }, { weights = { 1 } })
+    local z = luacuda.array(5)
+    S.misuse("luacuda.index: a 0-d array is indexed with a[{}], not an array",
+             function(y) return y[luacuda.array({ 1 })] end, z)
+    S.misuse("luacuda.setitem: a 0-d array is indexed with a[{}], not an array",
+             function(y) y[luacuda.array({ 1 })] = 1 end, z)
+    assert.same({ { 1, 2, 3 }, { 4, 5, 6 } }, a:totable())
+  end)
+
+  it("adds float16 at indices on the host and the simulator, and says the CUDA backend does not", function()
+    local h = luacuda.array({ 1, 2, 3 }, "float16")
+    luacuda.add_at(h, { 1, 1 }, 0.5)
+    assert.same({ 2, 2, 3 }, h:totable())
+    local d = luacuda.to_device(luacuda.array({ 1, 2, 3 }, "float16"))
+    if S.backend == "cuda" then
+      S.misuse("luacuda.add_at: adding at indices is not implemented for float16 on the CUDA " ..
+               "backend (astype float32 first)", luacuda.add_at, d, { 1, 1 }, 0.5)
+    else
+      luacuda.add_at(d, { 1, 1 }, 0.5)
+      assert.same({ 2, 2, 3 }, S.host_values(d))
+    end
+  end)
+
   it("names the device of indices and arrays on another device", function()
     local ok, out = S.lua_run(("LUACUDA_SIM_DEVICES=2 FAKE_CUDA_DEVICES=2 LUA_PATH=%q LUA_CPATH=%q")
                               :format(package.path, package.cpath), [==[

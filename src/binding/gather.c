@@ -280,11 +280,10 @@ static void scatter(lua_State *L, const lc_array *a, int axis, int naxes, const 
 
 /* ---- masks ---- */
 
-/* The mask at idx (a bool array) for the leading axes of a: checked. */
+/* The mask at idx (a bool array: the callers tell masks by their dtype)
+** for the leading axes of a: checked. */
 static lc_array *check_mask(lua_State *L, int idx, const lc_array *a, const char *fname) {
   lc_array *m = lc_array_check(L, idx, fname);
-  if (m->dtype->code != LC_BOOL)
-    lc_error(L, fname, "a mask must be a bool array, got %s", m->dtype->name);
   check_side(L, a, m, "mask", fname);
   bool ok = m->lay.ndim <= a->lay.ndim && m->lay.ndim > 0;
   for (int d = 0; ok && d < m->lay.ndim; d++) ok = m->lay.shape[d] == a->lay.shape[d];
