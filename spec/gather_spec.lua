@@ -387,6 +387,25 @@ describe("gather and scatter, more", function()
              { minlength = -1 })
     S.misuse("luacuda.bincount: weights= must be a 1-d array (or table) of the values' length 2",
              luacuda.bincount, { 1, 2 }, { weights = { 1 } })
+    -- (also in the loops above, whose test names the catalogue cannot find)
+    S.misuse("luacuda.take: index 3 (at position 2 of the indices) is out of bounds for axis 1 " ..
+             "of size 2", luacuda.take, a, { 1, 3 }, { axis = 1 })
+    S.misuse("luacuda.put: index 7 (at position 1 of the indices) is out of bounds for the 6 " ..
+             "elements of the array, flattened", luacuda.put, a, { 7 }, 0)
+    S.misuse("luacuda.add_at: values of shape {3} do not broadcast to the {2} elements indexed",
+             luacuda.add_at, luacuda.zeros({ 4 }), { 1, 2 }, { 1, 2, 3 })
+    S.misuse("luacuda.setitem: the mask's shape {3} does not match the array's {2, 3}",
+             function(y, k) y[k] = 0 end, a, luacuda.ones({ 3 }, "bool"))
+    S.misuse("luacuda.nonzero: a 0-d array has no axes to give indices along (reshape it to {1})",
+             luacuda.nonzero, luacuda.array(1))
+    S.misuse("luacuda.bincount: value -2 at position 3 is below 1 (luacuda counts bins from 1: " ..
+             "value v goes to bin v)", luacuda.bincount, { 2, 1, -2 })
+    local d = luacuda.to_device(luacuda.array({ 1, 2 }))
+    S.misuse("luacuda.take: the indices: a device array, but the array indexed is a host array: " ..
+             "both must be where the work runs (move the indices with to_host)", luacuda.take, a, d)
+    S.misuse("luacuda.take: the indices: a host array, but the array indexed is a device array: " ..
+             "both must be where the work runs (move the indices with to_device)",
+             luacuda.take, d, luacuda.array({ 1 }))
     local z = luacuda.array(5)
     S.misuse("luacuda.index: a 0-d array is indexed with a[{}], not an array",
              function(y) return y[luacuda.array({ 1 })] end, z)
