@@ -172,7 +172,7 @@ static int values_shape(lua_State *L, const lc_array *a, int axis, int naxes,
 
 /* Push a new array of a's values at x (checked) along axes [axis, axis +
 ** naxes), or write them into out (whose shape and dtype the caller
-** checked); returns the array written. */
+** checked). */
 static void take_into(lua_State *L, const lc_array *a, int axis, int naxes, const lc_array *x,
                       lc_array *out, lc_stream *s, const char *fname) {
   int64_t shape[LC_MAXDIM];
