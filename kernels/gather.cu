@@ -18,13 +18,13 @@ typedef unsigned long long u64;
 enum { T_BOOL, T_INT8, T_INT16, T_INT32, T_INT64, T_UINT8, T_UINT16, T_UINT32, T_UINT64,
        T_FLOAT16, T_BFLOAT16, T_FLOAT32, T_FLOAT64 };
 
-__device__ i64 unravel(i64 e, int ndim, const i64 *shape, const i64 *strides, i64 *coord) {
+// the byte offset of element e (C order) of a view
+__device__ i64 unravel(i64 e, int ndim, const i64 *shape, const i64 *strides) {
   i64 off = 0;
   for (int d = ndim - 1; d >= 0; d--) {
     i64 i = e % shape[d];
     e /= shape[d];
     off += i * strides[d];
-    if (coord) coord[d] = i;
   }
   return off;
 }
@@ -34,18 +34,23 @@ __device__ __forceinline__ i64 norm(i64 v, i64 n) {
   return k >= 0 && k < n ? k : -1;
 }
 
-// arr's byte offset and val's for val's element e
+// arr's byte offset and val's for val's element e, in one walk over val's
+// axes (arr's leading axes, idx's, arr's trailing ones), with no array of
+// coordinates (which would live in local memory)
 __device__ void offsets(const lc_gather_args &a, const char *idx, i64 e, i64 *ao, i64 *vo) {
-  i64 coord[LC_MAXDIM];
-  *vo = unravel(e, a.val_ndim, a.val_shape, a.val_strides, coord);
-  i64 o = 0, j = 0;
-  for (int d = 0; d < a.axis; d++) o += coord[d] * a.arr_strides[d];
-  for (int d = 0; d < a.idx_ndim; d++) j = j * a.idx_shape[d] + coord[a.axis + d];
-  i64 v = *(const i64 *)(idx + unravel(j, a.idx_ndim, a.idx_shape, a.idx_strides, 0));
-  o += unravel(norm(v, a.n), a.naxes, a.arr_shape + a.axis, a.arr_strides + a.axis, 0);
-  int c = a.axis + a.idx_ndim;
-  for (int d = a.axis + a.naxes; d < a.arr_ndim; d++) o += coord[c++] * a.arr_strides[d];
-  *ao = o;
+  i64 v_off = 0, a_off = 0, i_off = 0;
+  int post = a.axis + a.idx_ndim, shift = a.naxes - a.idx_ndim;
+  for (int d = a.val_ndim - 1; d >= 0; d--) {
+    i64 i = e % a.val_shape[d];
+    e /= a.val_shape[d];
+    v_off += i * a.val_strides[d];
+    if (d >= post) a_off += i * a.arr_strides[d + shift];
+    else if (d >= a.axis) i_off += i * a.idx_strides[d - a.axis];
+    else a_off += i * a.arr_strides[d];
+  }
+  i64 v = *(const i64 *)(idx + i_off);
+  *ao = a_off + unravel(norm(v, a.n), a.naxes, a.arr_shape + a.axis, a.arr_strides + a.axis);
+  *vo = v_off;
 }
 
 __device__ __forceinline__ void copy_item(char *dst, const char *src, i64 size) {
@@ -85,7 +90,7 @@ extern "C" __global__ void lc_gather_check(const char *idx, long long *check, lc
   for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < a.count;
        e += (long long)gridDim.x * blockDim.x) {
     long long v = *(const long long *)(idx + lcg::unravel(e, a.idx_ndim, a.idx_shape,
-                                                         a.idx_strides, 0));
+                                                         a.idx_strides));
     if (lcg::norm(v, a.n) < 0) atomicMin((unsigned long long *)check, (unsigned long long)e);
   }
 }
@@ -94,7 +99,7 @@ extern "C" __global__ void lc_gather_check_value(const char *idx, long long *che
                                                  lc_gather_args a) {
   if (check[0] >= 0)
     check[1] = *(const long long *)(idx + lcg::unravel(check[0], a.idx_ndim, a.idx_shape,
-                                                      a.idx_strides, 0));
+                                                      a.idx_strides));
 }
 
 // take (put: 0) or put (1): one element copied each way
@@ -129,7 +134,7 @@ __global__ void lc_gather_add(char *arr, const char *idx, const char *val, lc_ga
 // write the coordinates of each true one at its rank.
 
 __device__ __forceinline__ bool mask_at(const char *mask, const lc_gather_args &a, long long e) {
-  return mask[lcg::unravel(e, a.arr_ndim, a.arr_shape, a.arr_strides, 0)] != 0;
+  return mask[lcg::unravel(e, a.arr_ndim, a.arr_shape, a.arr_strides)] != 0;
 }
 
 // the block's true elements among [lo, hi), for every thread
@@ -192,9 +197,7 @@ extern "C" __global__ void lc_gather_compact(const char *mask, const long long *
     __syncthreads();
     for (long long tile = lo; tile < hi; tile += LC_GATHER_THREADS) {
       long long e = tile + t;
-      long long coord[LC_MAXDIM];
-      bool on = false;
-      if (e < hi) on = mask[lcg::unravel(e, a.arr_ndim, a.arr_shape, a.arr_strides, coord)] != 0;
+      bool on = e < hi && mask_at(mask, a, e);
       scan[t] = on;
       __syncthreads();
       for (unsigned d = 1; d < LC_GATHER_THREADS; d *= 2) {   // inclusive scan of the tile
@@ -208,7 +211,11 @@ extern "C" __global__ void lc_gather_compact(const char *mask, const long long *
         if (a.flat) {
           *o = e + 1;
         } else {
-          for (int d = 0; d < a.arr_ndim; d++) o[d * a.ntrue] = coord[d] + 1;
+          long long r = e;
+          for (int d = a.arr_ndim - 1; d >= 0; d--) {
+            o[d * a.ntrue] = r % a.arr_shape[d] + 1;
+            r /= a.arr_shape[d];
+          }
         }
       }
       __syncthreads();
