@@ -114,7 +114,7 @@ $(BUILD)/obj/binding/%.o: src/binding/%.c
 -include $(OBJ:.o=.d)
 
 # the files built in with .incbin (common.h's LC_EMBED)
-$(BUILD)/obj/base/kernels.o: $(wildcard kernels/*.cuh kernels/*.cu) kernels/abi.h kernels/ufunc_ops.h \
+$(BUILD)/obj/base/kernels.o: $(wildcard kernels/*.cuh kernels/*.cu) kernels/abi.h kernels/ufunc_ops.h kernels/gather_abi.h \
   kernels/philox.h
 $(BUILD)/obj/backend/sim/compile.o: kernels/abi.h $(wildcard kernels/sim_*.h) \
   $(shell find kernels/sim_include -type f 2>/dev/null)

@@ -22,6 +22,8 @@ local AREAS = {
     { "src/binding/math.c", "src/base/ufunc.c" } },
   { "Reductions and scans: sum, prod, min, max, mean, argmin, argmax, any, all, cumsum, cumprod",
     { "src/binding/reduce.c", "src/base/reduce.c" } },
+  { "Index arrays and masks: take, put, a[idx], a[mask], add_at, nonzero, count_nonzero, bincount",
+    { "src/binding/gather.c" } },
   { "Shapes: reshape, transpose, squeeze, view, split (and layout arithmetic)",
     { "src/binding/shape.c", "src/base/layout.c" } },
   { "Records", { "src/binding/record.c", "lua/luacuda/record.lua" } },
@@ -51,7 +53,8 @@ local AREAS = {
     "lua/luacuda/dist.lua" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
     "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c",
-    "src/backend/cuda/reduce.c", "src/backend/cuda/blas.c", "src/backend/cuda/matmul.c" } },
+    "src/backend/cuda/reduce.c", "src/backend/cuda/blas.c", "src/backend/cuda/matmul.c",
+    "src/backend/cuda/gather.c" } },
 }
 
 -- Errors no spec can provoke on a working machine: the reason, by key.
@@ -112,6 +115,8 @@ for _, k in ipairs {
 local GUARDED = {}
 for _, k in ipairs {
   "the <> backend has no array math",     -- both backends have it: for a third
+  "the <> backend cannot index with arrays",   -- both backends have a gather slot: for a third
+  "unknown gather operation <>",          -- the binding sends only the operations there are
   "expected a number, boolean, table or array, got <>",
   "invalid flags <> for <> memory", "the compiled module has no kernel '<>'",
   "the compiled module has no global '<>'", "no device <> (the simulator has <>: LUACUDA_SIM_DEVICES)",

@@ -61,6 +61,7 @@ struct lc_reduce_call;
 struct lc_ufunc_call;
 struct lc_random_call;
 struct lc_matmul_call;
+struct lc_gather_call;
 
 /* A kernel source to compile, with what the scanner found in it. */
 typedef struct lc_source {
@@ -268,6 +269,11 @@ typedef struct lc_backend {
   ** the library's own kernel (kernels/matmul.cu) runs instead in
   ** why[LC_ERRLEN]. NULL: always the kernel. */
   bool (*blas)(char *name, char *why);
+  /* index arrays and masks (base/gather.h: take, put, add_at, the index
+  ** check, a mask's compaction) on device-accessible memory, queued on s
+  ** (NULL: synchronous); the call's pointers are device addresses. NULL:
+  ** the backend has none. */
+  int (*gather)(const struct lc_gather_call *c, lc_stream *s, char *err);
 } lc_backend;
 
 /* Page-locked memory, shared by every context (PORTABLE), write-combined

@@ -91,6 +91,17 @@ void lc_array_add_methods(lua_State *L, const luaL_Reg *fns);
 ** element of a 1-D array, else the view of row i (a 0-d view of a record). */
 void lc_index_push_row(lua_State *L, const lc_array *a, int64_t i, const char *fname);
 
+/* ---- index arrays and masks (gather.c) ---- */
+
+/* a[x] (pushed) and a[x] = the value at vidx, for an array key x: integer
+** indices along the first axis, or a bool mask of the leading axes. */
+void lc_gather_getitem(lua_State *L, const lc_array *a, int kidx, lc_stream *s,
+                       const char *fname);
+void lc_gather_setitem(lua_State *L, const lc_array *a, int kidx, int vidx, lc_stream *s,
+                       const char *fname);
+/* nonzero(a [, opts]) with a at 1: pushes the table of index arrays */
+int lc_gather_nonzero(lua_State *L, const char *fname);
+
 /* ---- streams (stream.c) ---- */
 
 /* The optional stream argument at idx: nil/none gives NULL (synchronous). */

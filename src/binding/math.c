@@ -279,6 +279,8 @@ static int l_ufunc(lua_State *L) {
   lc_ufunc_op op = (lc_ufunc_op)lua_tointeger(L, lc_upvalueindex(1));
   const char *fname = lc_ufuncs[op].name;
   int nin = lc_ufuncs[op].nin;
+  if (op == LC_UF_WHERE && lua_gettop(L) == 1 && lc_array_test(L, 1))
+    return lc_gather_nonzero(L, fname);    /* where(cond): nonzero's indices */
   if (lua_gettop(L) < nin)
     lc_error(L, fname, "takes %d operand%s, got %d", nin, nin == 1 ? "" : "s", lua_gettop(L));
   operands o;
@@ -913,7 +915,9 @@ Elementwise `y` where `cond` is true, else `z`; the dtype is that of `y` and `z`
 
 Operands broadcast together (NumPy's rules); a Lua number takes the
 dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+the operands' kind, or `out`. With `cond` alone, `where(cond)` is
+@{nonzero}`(cond)`: a table of the 1-based indices of its true elements,
+one int64 array per axis.
 @function where
 @tparam Array|number|boolean cond an operand
 @tparam Array|number|boolean y an operand

@@ -243,6 +243,10 @@ int lc_cuda_library_function(const char *file, const char *source, const char *n
 int lc_cuda_copy_kernel(CUfunction *f, char *err);
 int lc_cuda_fill_kernel(CUfunction *f, char *err);
 
+/* ---- gather.c: the gather slot (backend.h) ---- */
+struct lc_gather_call;
+int lc_cuda_gather(const struct lc_gather_call *c, lc_stream *s, char *err);
+
 /* ---- reduce.c: the reduce slot (backend.h) ---- */
 int lc_cuda_reduce(const struct lc_reduce_call *c, lc_stream *s, char *err);
 

@@ -40,6 +40,7 @@
 #include "ksource.h"
 #include "matmul.h"
 #include "ufunc.h"
+#include "gather.h"
 
 /* Virtual devices (LUACUDA_SIM_DEVICES): one memory, the host's, but each
 ** device counts its own bytes against its own capacity; the current one is
@@ -280,6 +281,16 @@ static int queue_host_call(lc_stream *s, void (*fn)(const void *), const void *c
 static void reduce_call(const void *c) { lc_reduce_host(c); }
 static void ufunc_call(const void *c) { lc_ufunc_host(c); }
 static void random_call(const void *c) { lc_random_host(c); }
+static void gather_call(const void *c) { lc_gather_host(c); }
+
+static int sim_gather(const lc_gather_call *c, lc_stream *s, char *err) {
+  if (s == NULL) {
+    int rc = lc_sim_synchronize(err);
+    if (rc == LC_OK) lc_gather_host(c);
+    return rc;
+  }
+  return queue_host_call(s, gather_call, c, sizeof *c, err);
+}
 
 static int sim_reduce(const lc_reduce_call *c, lc_stream *s, char *err) {
   if (s == NULL) {
@@ -564,6 +575,7 @@ const lc_backend lc_backend_sim = {
   .copy_peer = sim_copy_peer,
   .fill = sim_fill,
   .reduce = sim_reduce,
+  .gather = sim_gather,
   .default_stream = lc_sim_default_stream,
   .stream_create = lc_sim_stream_create,
   .stream_retain = lc_sim_stream_retain,
