@@ -185,5 +185,6 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_random_open(L);
   lc_matmul_open(L);
   lc_npy_open(L);
+  lc_sort_open(L);
   return 1;
 }
