@@ -63,4 +63,33 @@ LC_SK_FN unsigned long long lc_sk_canonical(unsigned long long key, int kind, in
   return key == negzero ? key + 1 : key;
 }
 
+/* The CUDA backend's radix sort (kernels/sort.cu, launched by
+** src/backend/cuda/sort.c): every kernel takes (const char *in, char *out,
+** u64 *keys, u64 *pos, u64 *keys2, u64 *pos2, unsigned *counts,
+** lc_sort_args a). The view's rows (n elements along the axis, rows of
+** them over the other axes: shape, strides, C order) are sorted as one
+** array of total = n * rows (key, position) pairs: passes over the key's
+** bytes, then over the row number's (row_pass), LSD and stable, so the
+** pairs end grouped by row and sorted within each. Each pass: per-block
+** counts of each digit over tiles of LC_SORT_TILE pairs (counts[digit *
+** blocks + block]), one block's exclusive scan of them, a stable scatter.
+** (abi.h comes first: LC_MAXDIM, LC_ABI_CHECK.) */
+#define LC_SORT_THREADS 256
+#define LC_SORT_TILE 2048
+#define LC_SORT_SCAN_THREADS 1024
+typedef struct lc_sort_args {
+  long long n, rows, total;
+  long long blocks;              /* tiles */
+  long long in_axis, out_axis;   /* byte strides along the axis */
+  int ndim;                      /* the other axes */
+  int size, kind, bits, mant;    /* the element: bytes, sort_keys.h's key */
+  int argsort;                   /* write 1-based positions (int64), else elements */
+  int bytewise;                  /* an element may be misaligned: bytes one by one */
+  int shift, row_pass;           /* this pass's digit: bits shift.. of the key or the row */
+  int pad_;
+  long long shape[LC_MAXDIM];
+  long long in_strides[LC_MAXDIM], out_strides[LC_MAXDIM];
+} lc_sort_args;
+LC_ABI_CHECK(sizeof(lc_sort_args) == 48 + 10 * 4 + 3 * 8 * LC_MAXDIM, "lc_sort_args's size");
+
 #endif

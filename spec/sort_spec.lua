@@ -2,7 +2,8 @@
 -- (Debian's /usr/bin/python3 with python3-numpy, through .npy files): random
 -- inputs of every dtype with NaN (both signs), infinities, -0.0, ties and
 -- integers at their limits; along each axis, through views, on host and
--- device arrays (device ones: the backend's sort slot).
+-- device arrays (device ones: the backend's sort slot; on the CUDA backend
+-- the radix sort kernel, which the fake driver's PTX interpreter runs).
 local luacuda = require "luacuda"
 local S = require "spec.support"
 
@@ -157,8 +158,10 @@ describe("sort", function()
         same_values(luacuda.sort(x), luacuda.load(path("long_sort")), "long sort")
         assert.same(S.host_values(luacuda.load(path("long_argsort"))),
                     S.host_values(luacuda.argsort(x)))
-        x:sort()
-        same_values(x, luacuda.load(path("long_sort")), "long sort in place")
+        if kind == "host" or S.backend == "sim" then     -- (the fake's interpreter is slow)
+          x:sort()
+          same_values(x, luacuda.load(path("long_sort")), "long sort in place")
+        end
       end)
 
       it("sorts views: transposed and strided, in place touching nothing else", function()

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "abi.h"
 #include "sort_keys.h"
 
 /* rows up to this length are sorted by insertion (a radix pass costs 256
