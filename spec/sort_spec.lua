@@ -190,6 +190,24 @@ describe("sort", function()
         end
       end)
 
+      it("sorts a misaligned view (a packed record's field) as its aligned copy", function()
+        local R = luacuda.record({{"c", "int8"}, {"x", "float32"}}, {align = false})
+        local h = luacuda.zeros(40, R)
+        for i = 1, 40 do h[i].x = (i * 7919) % 13 - 6 end      -- ties
+        local a = as_kind(h, kind)
+        local v = a.x
+        assert.equal(5, v.strides[1])
+        local c = v:copy()
+        assert.same(S.host_values(luacuda.sort(c)), S.host_values(luacuda.sort(v)))
+        assert.same(S.host_values(luacuda.argsort(c)), S.host_values(luacuda.argsort(v)))
+        local o = as_kind(luacuda.zeros(40, R), kind)
+        luacuda.sort(v, {out = o.x})
+        assert.same(S.host_values(luacuda.sort(c)), S.host_values(o.x:copy()))
+        v:sort()
+        assert.same(S.host_values(luacuda.sort(c)), S.host_values(v:copy()))
+        for _, byte in ipairs(S.host_values(a.c:copy())) do assert.equal(0, byte) end   -- untouched
+      end)
+
       it("out= and stream=", function()
         if not HAVE_NUMPY then return pending(NO_NUMPY) end
         local x = as_kind(load("float32_in", "float32"), kind)
