@@ -272,6 +272,24 @@ describe("sort", function()
     end)
   end
 
+  it("every float16 bit pattern: NumPy's order, and the same bits out (NaN payloads, -0.0)", function()
+    if not HAVE_NUMPY then return pending(NO_NUMPY) end
+    local ok, out = S.sh(PYTHON .. [==[ -c "
+import numpy as np
+f = np.arange(65536, dtype=np.uint16).view(np.float16)
+np.save(']==] .. dir .. [==[/f16_sort.npy', np.sort(f))
+"]==])
+    assert(ok, out)
+    for _, kind in ipairs(KINDS) do
+      local bits = as_kind(luacuda.arange(65536):astype("uint16"), kind)
+      local s = luacuda.sort(bits:view("float16"))
+      same_values(s, luacuda.load(dir .. "/f16_sort.npy"), "float16 " .. kind)
+      -- a permutation of the bits: sorted as integers, they are 0 .. 65535 again
+      local back = luacuda.sort(s:view("uint16")):copy_to_host()
+      assert.same(S.host_values(luacuda.arange(65536):astype("uint16")), S.host_values(back))
+    end
+  end)
+
   it("small cases: empty, one element, 3-d, the doc's examples", function()
     assert.same({}, luacuda.sort(luacuda.array({}, "float32")):totable())
     assert.same({1}, luacuda.argsort(luacuda.array({7})):totable())
