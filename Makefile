@@ -114,8 +114,8 @@ $(BUILD)/obj/binding/%.o: src/binding/%.c
 -include $(OBJ:.o=.d)
 
 # the files built in with .incbin (common.h's LC_EMBED)
-$(BUILD)/obj/base/kernels.o: $(wildcard kernels/*.cuh kernels/*.cu) kernels/abi.h kernels/ufunc_ops.h kernels/gather_abi.h \
-  kernels/philox.h
+$(BUILD)/obj/base/kernels.o: $(wildcard kernels/*.cuh kernels/*.cu) kernels/abi.h kernels/ufunc_ops.h \
+  kernels/philox.h kernels/gather_abi.h kernels/sort_keys.h
 $(BUILD)/obj/backend/sim/compile.o: kernels/abi.h $(wildcard kernels/sim_*.h) \
   $(shell find kernels/sim_include -type f 2>/dev/null)
 $(BUILD)/obj/binding/embed.o: $(wildcard lua/luacuda/*.lua)
@@ -365,6 +365,7 @@ bench: deps
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/array_math.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/reduce.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/matmul.lua
+	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/sort.lua
 	@$(MAKE) --no-print-directory bench-dist BENCH_RESULTS=bench/results
 	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
 	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi

@@ -62,6 +62,7 @@ struct lc_ufunc_call;
 struct lc_random_call;
 struct lc_matmul_call;
 struct lc_gather_call;
+struct lc_sort_call;
 
 /* A kernel source to compile, with what the scanner found in it. */
 typedef struct lc_source {
@@ -274,6 +275,11 @@ typedef struct lc_backend {
   ** (NULL: synchronous); the call's pointers are device addresses. NULL:
   ** the backend has none. */
   int (*gather)(const struct lc_gather_call *c, lc_stream *s, char *err);
+  /* sort or argsort along an axis (base/sort.h) of device-accessible
+  ** memory, queued on s (NULL: synchronous, as reduce); c->in and c->out
+  ** are device addresses, views of the same shape that are the same view
+  ** (a sort in place) or do not overlap. NULL: the backend has none. */
+  int (*sort)(const struct lc_sort_call *c, lc_stream *s, char *err);
 } lc_backend;
 
 /* Page-locked memory, shared by every context (PORTABLE), write-combined

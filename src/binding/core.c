@@ -186,5 +186,6 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_matmul_open(L);
   lc_npy_open(L);
   lc_gather_open(L);
+  lc_sort_open(L);
   return 1;
 }

@@ -55,6 +55,7 @@ SCOPED(int, lc_cuda_fill, (const lc_region *dst, const void *value, int64_t item
        (dst, value, itemsize, s, err))
 SCOPED(int, lc_cuda_reduce, (const struct lc_reduce_call *c, lc_stream *s, char *err),
        (c, s, err))
+SCOPED(int, lc_cuda_sort, (const struct lc_sort_call *c, lc_stream *s, char *err), (c, s, err))
 SCOPED(int, lc_cuda_ufunc, (const struct lc_ufunc_call *c, lc_stream *s, char *err), (c, s, err))
 SCOPED(int, lc_cuda_host_fn, (lc_stream *s, void (*fn)(void *), void *ud, char *err),
        (s, fn, ud, err))
@@ -118,6 +119,7 @@ const lc_backend lc_backend_cuda = {
   .fill = lc_cuda_fill_scoped,
   .reduce = lc_cuda_reduce_scoped,
   .gather = lc_cuda_gather_scoped,
+  .sort = lc_cuda_sort_scoped,
   .default_stream = lc_cuda_default_stream,
   .stream_create = lc_cuda_stream_create_scoped,
   .stream_retain = lc_cuda_stream_retain,

@@ -36,6 +36,7 @@
 #include "host_copy.h"
 #include "random.h"
 #include "reduce.h"
+#include "sort.h"
 #include "kernels.h"
 #include "ksource.h"
 #include "matmul.h"
@@ -299,6 +300,32 @@ static int sim_reduce(const lc_reduce_call *c, lc_stream *s, char *err) {
     return rc;
   }
   return queue_host_call(s, reduce_call, c, sizeof *c, err);
+}
+
+/* a sort with its scratch, allocated at the call (so that no memory is
+** missing later, on the stream) and freed when it has run */
+typedef struct sort_work {
+  lc_sort_call c;
+  void *scratch;
+} sort_work;
+
+static void sort_call(const void *p) {
+  const sort_work *w = p;
+  lc_sort_host(&w->c, w->scratch);
+  lc_sort_scratch_free(w->scratch, lc_sort_scratch_bytes(&w->c));
+}
+
+static int sim_sort(const lc_sort_call *c, lc_stream *s, char *err) {
+  sort_work w = {*c, lc_sort_scratch_alloc(lc_sort_scratch_bytes(c))};
+  if (w.scratch == NULL) {
+    snprintf(err, LC_ERRLEN, "out of memory for the sort's scratch (%zu bytes)",
+             lc_sort_scratch_bytes(c));
+    return LC_ENOMEM;
+  }
+  int rc = s ? queue_host_call(s, sort_call, &w, sizeof w, err) : lc_sim_synchronize(err);
+  if (rc != LC_OK) lc_sort_scratch_free(w.scratch, lc_sort_scratch_bytes(c));
+  else if (s == NULL) sort_call(&w);
+  return rc;
 }
 
 static int sim_ufunc(const lc_ufunc_call *c, lc_stream *s, char *err) {
@@ -602,4 +629,5 @@ const lc_backend lc_backend_sim = {
   .ufunc = sim_ufunc,
   .random = sim_random,
   .matmul = sim_matmul,
+  .sort = sim_sort,
 };
