@@ -94,7 +94,7 @@ THREADS_TEST = $(BUILD)/threads_test
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
 .PHONY: all install deps check check-fake-cuda test demo bench bench-chart bench-dist bench-streams bench-ptx bench-gpu bench-gpu-smoke test-asan test-tsan \
-        test-valgrind rock clean embed errors-catalogue devkit fuzz-long fuzz fuzz-run docs docs-check
+        test-valgrind check-fake-cuda-delayed rock clean embed errors-catalogue devkit fuzz-long fuzz fuzz-run docs docs-check
 
 all: $(LIB) $(DIST_LIB)
 
@@ -295,7 +295,8 @@ check: $(LIB) $(DIST_LIB) $(BIGCOUNT_UNIT) $(AGREE_UNIT) $(DIST_HOST_UNIT) $(UNI
 # spec/support.lua), so this checks the backend's copies, memory, streams,
 # errors and driver calls. The fake's device has room for the memory specs.
 # FAKE_CUDA_DELAY_US=300 slows every queued operation down, so that work
-# read or freed before its stream ran it shows (CI runs both).
+# read or freed before its stream ran it shows (CI runs both: the delayed
+# run on the specs of queued work, make check-fake-cuda-delayed).
 # Matrix products go to the fake cuBLAS (spec/c/fake_cublas.c); the matmul
 # spec then runs once more without it, so the library's own kernel runs on
 # the fake's PTX interpreter too (when BUSTED_ARGS is empty or names it).
@@ -312,6 +313,19 @@ check-fake-cuda:
 	  echo "== $(MATMUL_SPEC) again without cuBLAS (LUACUDA_CUBLAS=/nonexistent): the library's kernel"; \
 	  $(MAKE) --no-print-directory check $(FAKE_ENV) LUACUDA_CUBLAS=/nonexistent \
 	    BUSTED_ARGS="$(filter-out spec/%,$(BUSTED_ARGS)) $(MATMUL_SPEC)")
+
+# The delayed run (CI's): the specs of queued work, that is of streams,
+# copies, memory, array math, reductions, products, gathers, sorts, random
+# numbers, launches and the C API's waits, where a read or free before the
+# stream ran the work would show. The specs of compiling, caching and
+# documents queue nothing a delay could reorder; the plain run covers them.
+QUEUED_SPECS = $(addprefix spec/,$(addsuffix _spec.lua,async stream hostmem copy memory \
+  alias dlpack devices smart cuda_fake array_math reduce random matmul gather sort npy \
+  c_units reentry create creation index iterate record dtype half errors kernel \
+  generators math coop threads dist differential stress))
+check-fake-cuda-delayed:
+	@$(MAKE) --no-print-directory check-fake-cuda FAKE_CUDA_DELAY_US=300 \
+	  BUSTED_ARGS="$(BUSTED_ARGS) $(QUEUED_SPECS)"
 
 # The API reference: LDoc reads the doc comments listed in config.ld and
 # writes docs/api/ (committed, so it reads on GitHub and the file system).
