@@ -9,14 +9,11 @@
 
 #include "aux.h"
 #include "gcpace.h"
+#include "hostcache.h"
 #include "pending.h"
 
 static int host_alloc(size_t nbytes, void **ptr) {
-  /* 64-byte aligned so vector loads never straddle; aligned_alloc wants a
-  ** size that is a multiple of the alignment */
-  size_t n = nbytes ? (nbytes + 63) & ~(size_t)63 : 64;
-  if (n < nbytes) return LC_ENOMEM;
-  *ptr = aligned_alloc(64, n);
+  *ptr = lc_hostcache_alloc(nbytes);     /* 64-byte aligned */
   return *ptr ? LC_OK : LC_ENOMEM;
 }
 
@@ -180,7 +177,7 @@ static void buffer_free(void *ud) {
   if (b->release) {
     b->release(b->release_ud);
   } else if (b->kind == LC_HOST) {
-    free(b->ptr);
+    lc_hostcache_free(b->ptr, b->nbytes);
   } else if (b->ordered) {          /* all work is done: on its device's default stream */
     lc_stream *d = be->default_stream();
     be->free_after(b->kind, b->ptr, b->nbytes, b->device, &d, 1);
