@@ -8,6 +8,9 @@ local luacuda = require "luacuda"
 local S = require "spec.support"
 
 local N = 4096                      -- float32: 16 KiB, one block
+-- under AddressSanitizer (make test-asan) host arrays come from malloc,
+-- whose overflows it sees: none are cached
+local HOST_CACHE = not os.getenv("LUACUDA_SANITIZED")
 
 -- the cache settled: frees queued on CUDA's streams have run
 local function info()
@@ -59,7 +62,9 @@ describe("the caching allocator", function()
     luacuda.full({ 1 << 18 }, 1, "float32"):close()
     local m = info()
     assert.is_true(m.cached > 0)
-    assert.is_true(m.host_cached >= 1 << 20, ("host_cached %d"):format(m.host_cached))
+    if HOST_CACHE then
+      assert.is_true(m.host_cached >= 1 << 20, ("host_cached %d"):format(m.host_cached))
+    end
     luacuda.free_cached()
     m = info()
     assert.equal(0, m.cached)
@@ -71,6 +76,7 @@ describe("the caching allocator", function()
   end)
 
   it("reuses a large host block for a new array, with the new array's values", function()
+    if not HOST_CACHE then return pending("not under AddressSanitizer: host arrays from malloc") end
     local a = luacuda.full({ 1 << 18 }, 9, "float32")
     a:close()
     assert.is_true(info().host_cached >= 1 << 20)
@@ -150,6 +156,9 @@ describe("the collector's pace", function()
   end)
 
   it("keeps a host loop's peak memory near one result's", function()
+    if not HOST_CACHE then
+      return pending("not under AddressSanitizer: its quarantine holds freed memory back")
+    end
     local ok, out = S.lua_run("", [[
       local luacuda = require "luacuda"
       local function hwm()

@@ -7,9 +7,11 @@
 ** (LUACUDA_CACHE, else a quarter of the machine's memory, at most 2 GiB),
 ** newest first; free_cached() gives them back.
 **
-** Under AddressSanitizer and valgrind every block comes from malloc, so
-** that their checks (a read past an array, a read of memory never
-** written, a block never freed) see host arrays as before.
+** Under AddressSanitizer every block comes from malloc, so that its check
+** of a read past an array sees host arrays as before. Under valgrind each
+** large block handed out is a heap block to memcheck (made when handed
+** out, freed when kept), so a read of memory never written and a block
+** never freed are still found.
 */
 #define _DEFAULT_SOURCE   /* MAP_ANONYMOUS, MADV_HUGEPAGE */
 #include "hostcache.h"
@@ -26,9 +28,15 @@
 #include "env.h"
 
 #if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define HANDED_OUT(p, n) VALGRIND_MALLOCLIKE_BLOCK(p, n, 0, 0)
+#define TAKEN_BACK(p) VALGRIND_FREELIKE_BLOCK(p, 0)
 #endif
+#endif
+#ifndef HANDED_OUT
+#define HANDED_OUT(p, n) ((void)0)
+#define TAKEN_BACK(p) ((void)0)
 #endif
 
 #define LARGE ((size_t)1 << 20)
@@ -54,9 +62,6 @@ static void init(void) {
 #if __has_feature(address_sanitizer)
   mapped = false;
 #endif
-#endif
-#ifdef RUNNING_ON_VALGRIND
-  if (RUNNING_ON_VALGRIND) mapped = false;
 #endif
   const lc_settings *s = lc_settings_get();
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -114,6 +119,7 @@ void *lc_hostcache_alloc(size_t nbytes) {
     lc_hostcache_trim();
     p = map_new(bytes);
   }
+  if (p) HANDED_OUT(p, nbytes);
   return p;
 }
 
@@ -124,6 +130,7 @@ void lc_hostcache_free(void *p, size_t nbytes) {
     return;
   }
   size_t bytes = rounded(nbytes);
+  TAKEN_BACK(p);
   kept gone[SLOTS + 1];
   unsigned ngone = 0;
   pthread_mutex_lock(&lock);

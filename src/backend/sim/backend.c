@@ -68,12 +68,6 @@ static void init_capacity(void) {
   ** host's memory, whose pages the cached blocks keep */
   size_t quarter = capacity / 4 < ((size_t)2 << 30) ? capacity / 4 : (size_t)2 << 30;
   cache_cap = s->cache == SIZE_MAX ? quarter : s->cache;
-#ifdef RUNNING_ON_VALGRIND
-  /* valgrind's record of a block (LC_SIM_BLOCK_ALLOCATED) is in the order
-  ** of the calls, not of the queue: a block handed on while work queued
-  ** before still reads it would read as undefined there */
-  if (RUNNING_ON_VALGRIND) cache_cap = 0;
-#endif
 }
 
 /* Device memory never comes from the host heap, whose metadata a kernel
@@ -141,7 +135,10 @@ static bool sim_ordered_free(lc_kind kind) {
 
 /* The block goes into the device's cache at once (reuse.c says why that is
 ** safe on the simulator), or back through the queue when the cache is full.
-** Its memcheck record stays: a reused block is relabelled by its new array. */
+** Its memcheck record stays: a reused block is relabelled by its new array.
+** To valgrind it stays allocated, with what it holds: marking it anew
+** (LC_SIM_BLOCK_ALLOCATED) would happen before the work queued on the old
+** array, which would then read undefined memory. */
 static void sim_free_after(lc_kind kind, void *ptr, size_t nbytes, int device,
                            lc_stream *const *streams, int nstreams) {
   (void)kind; (void)streams; (void)nstreams;
