@@ -6,13 +6,16 @@
 ** next one, which marks the array still in a variable, and the next big
 ** step ends that cycle without freeing it; `for i = 1, 20 do c = a + b end`
 ** on 2^24 floats kept all twenty results (1.4 GB against NumPy's 290 MB).
-** A full collection frees every array dropped so far, and at this pace
-** costs, per byte allocated, what Lua's own pause costs.
+** The step stays (it runs finalizers in the middle of calls, as any
+** allocation may); a full collection beside it frees every array dropped
+** so far, and at this pace costs, per byte allocated, what Lua's own pause
+** costs.
 **
 ** Process-wide: buffers may move between states, and the memory is one.
 */
 #include "gcpace.h"
 
+#include <limits.h>
 #include <stdatomic.h>
 
 #define SLACK ((size_t)16 << 20)     /* small programs never collect for it */
@@ -31,6 +34,10 @@ void lc_gcpace_dropped(size_t nbytes) {
 }
 
 void lc_gcpace_before(lua_State *L, size_t nbytes) {
+  /* a step in proportion, as before: the finalizers it runs in the middle
+  ** of a call are what the gate is for (reentry_spec provokes them so) */
+  size_t kb = nbytes >> 10;
+  if (kb > 0) lua_gc(L, LUA_GCSTEP, kb > INT_MAX ? INT_MAX : (int)kb);
   size_t now = lc_gcpace_live(), m = atomic_load_explicit(&mark, memory_order_relaxed);
   size_t limit = m + m / 2 + SLACK;
   if (limit < m) return;                           /* overflow: no limit */

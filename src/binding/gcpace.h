@@ -11,7 +11,8 @@
 
 #include "lua.h"
 
-/* Before an allocation of nbytes: a full collection when the bytes of live
+/* Before an allocation of nbytes: a step of the collector in proportion
+** to nbytes, and a full collection when the bytes of live
 ** buffers would pass half as much again as what was live after the last
 ** one, and 16 MiB more, as Lua's pause does for its own memory. */
 void lc_gcpace_before(lua_State *L, size_t nbytes);
