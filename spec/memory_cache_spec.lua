@@ -119,9 +119,9 @@ describe("the caching allocator", function()
     assert.truthy(out:find("kept 16777216 then 0 51380224", 1, true), out)
   end)
 
-  it("honours LUACUDA_CACHE=0 (nothing kept)", function()
+  it("honours LUACUDA_MEMORY_CACHE=0 (nothing kept)", function()
     -- (on CUDA, `cached` is the driver's pool's: not this setting's)
-    local ok, out = S.lua_run("LUACUDA_CACHE=0", [[
+    local ok, out = S.lua_run("LUACUDA_MEMORY_CACHE=0", [[
       local luacuda = require "luacuda"
       luacuda.device_array(4096, "float32"):close()
       luacuda.full({ 1 << 18 }, 1, "float32"):close()

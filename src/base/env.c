@@ -114,7 +114,7 @@ int lc_settings_load(char *err, size_t len) {
       env_count("LUACUDA_SIM_PCH", 0, 1, &settings.sim_pch, err, len) ||
       env_count("LUACUDA_STRICT_ASYNC", 0, 1, &settings.strict_async, err, len) ||
       env_count("LUACUDA_VERBOSE", 0, 1, &settings.verbose, err, len) ||
-      env_size("LUACUDA_CACHE", 0, SIZE_MAX - 1, &settings.cache, err, len))
+      env_size("LUACUDA_MEMORY_CACHE", 0, SIZE_MAX - 1, &settings.cache, err, len))
     return -1;
   return 0;
 }

@@ -4,7 +4,7 @@
 ** on they are aligned to 2 MiB and marked MADV_HUGEPAGE, as NumPy does, so
 ** the kernel backs them with huge pages where it can (one fault per 2 MiB).
 ** Freed ones are kept in a bin of their page-rounded size up to a cap
-** (LUACUDA_CACHE, else a quarter of the machine's memory, at most 2 GiB),
+** (LUACUDA_MEMORY_CACHE, else a quarter of the machine's memory, at most 2 GiB),
 ** newest first; free_cached() gives them back.
 **
 ** Under AddressSanitizer every block comes from malloc, so that its check

@@ -15,7 +15,7 @@
 ** before its memory could serve again, so a loop `acc = acc + a` that runs
 ** ahead of the queue made a fresh mapping, and its page faults, per step.
 **
-** The bins hold at most a cap of bytes per device (LUACUDA_CACHE, a
+** The bins hold at most a cap of bytes per device (LUACUDA_MEMORY_CACHE, a
 ** quarter of the device's memory by default); past it the block is not
 ** kept. backend.c gives blocks back (through the queue) when the cap is
 ** passed, when an allocation finds the device full, and at trim_pool.
