@@ -101,6 +101,25 @@ describe("the caching allocator", function()
     assert.is_true(all(e, 8))
   end)
 
+  it("still faults one element past the end of a reused block, naming the new array #oob",
+     function()
+    if S.backend ~= "sim" then return pending("simulator only: its memory checking") end
+    local m = luacuda.compile([==[
+      extern "C" __global__ void poke(float *x, int i) { x[i] = 1.0f; }]==], { name = "poke.cu" })
+    local old = luacuda.device_array(16, "float32")
+    old:close()
+    local kept = info().cached
+    local x, line = luacuda.device_array(16, "float32"), debug.getinfo(1, "l").currentline
+    assert.equal(kept - 256, info().cached)             -- the old block, taken again
+    m.poke[{ 1, 1 }](x, 15)
+    luacuda.synchronize()
+    m.poke[{ 1, 1 }](x, 16)
+    S.misuse({ "kernel 'poke' failed: illegal memory access",
+               ("the access at byte 64 runs past the end of float32 array of shape {16} "
+                .. "allocated at %s:%d (64 bytes at"):format(debug.getinfo(1, "S").short_src, line) },
+             luacuda.synchronize)
+  end)
+
   it("gives the cache back when an allocation finds the device full", function()
     if S.backend ~= "sim" then return pending("simulator only: LUACUDA_SIM_MEMORY sizes the simulated device") end
     local ok, out = S.lua_run("LUACUDA_SIM_MEMORY=64M", [[
