@@ -84,7 +84,9 @@ static void *block_alloc(size_t nbytes, size_t n) {
   if (n >= guard_from) return lc_sim_guard_alloc(n, LC_SIM_GUARD_END);
   if (n <= lc_sim_arena_max()) return lc_sim_arena_alloc(n);
   void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
+  if (p == MAP_FAILED) return NULL;
+  lc_sim_huge_pages(p, n);
+  return p;
 }
 
 static void release(void *p, size_t nbytes, size_t n) {

@@ -177,6 +177,8 @@ void lc_sim_guard_trim(void);           /* unmap the blocks kept for reuse */
 ** page tables where Linux can (6.13 and later: the mapping stays one),
 ** else with mprotect (which splits it); false when neither worked. */
 bool lc_sim_guard_page(char *p, size_t page);
+/* madvise(MADV_HUGEPAGE) over n bytes at p (page-aligned) from 2 MiB on */
+void lc_sim_huge_pages(char *p, size_t n);
 
 /* ---- the live blocks, for a fault's message (memcheck.c) ----
 ** Every block allocated while LUACUDA_SIM_MEMCHECK is on is added with its
