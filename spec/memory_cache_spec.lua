@@ -104,6 +104,10 @@ describe("the caching allocator", function()
   it("still faults one element past the end of a reused block, naming the new array #oob",
      function()
     if S.backend ~= "sim" then return pending("simulator only: its memory checking") end
+    local mode = os.getenv("LUACUDA_SIM_MEMCHECK")
+    if mode == "0" or mode == "2" then
+      return pending("LUACUDA_SIM_MEMCHECK=" .. mode .. " does not fault one element past the end")
+    end
     local m = luacuda.compile([==[
       extern "C" __global__ void poke(float *x, int i) { x[i] = 1.0f; }]==], { name = "poke.cu" })
     local old = luacuda.device_array(16, "float32")
