@@ -142,6 +142,24 @@ describe("the caching allocator", function()
     assert.truthy(out:find("kept 16777216 then 0 51380224", 1, true), out)
   end)
 
+  it("gives the cache back when the system refuses a mapping", function()
+    if S.backend ~= "sim" then return pending("simulator only: its device memory is mappings") end
+    if not HOST_CACHE then return pending("not under AddressSanitizer: its shadow memory needs the address space") end
+    -- 800 MiB kept, then 600 MiB asked for, in 1.2 GB of address space
+    local ok, out = S.sh("ulimit -v 1200000 && lua5.4 -e '" .. [[
+      local l = require "luacuda"
+      local MiB = 1 << 20
+      local a, b = l.device_array(400 * MiB, "uint8"), l.device_array(400 * MiB, "uint8")
+      a:close()
+      b:close()
+      local kept = l.memory_info().cached
+      local c = l.device_array(600 * MiB, "uint8")
+      print(("kept %d then %d used %d"):format(kept, l.memory_info().cached, l.memory_info().used))
+    ]] .. "'")
+    assert.is_true(ok, out)
+    assert.truthy(out:find("kept 838860800 then 0 used 629145600", 1, true), out)
+  end)
+
   it("honours LUACUDA_MEMORY_CACHE=0 (nothing kept)", function()
     -- (on CUDA, `cached` is the driver's pool's: not this setting's)
     local ok, out = S.lua_run("LUACUDA_MEMORY_CACHE=0", [[

@@ -184,6 +184,14 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
     }
   }
   *ptr = n == SIZE_MAX ? NULL : block_alloc(nbytes, n);
+  if (*ptr == NULL && n != SIZE_MAX && lc_sim_reuse_bytes(current) > 0) {
+    /* the system has no more: what the cache holds goes back (once the
+    ** work that may use it is done), and the mappings kept too */
+    lc_sim_reuse_drain(current, give_back);
+    lc_sim_synchronize(NULL);      /* a failure of queued work stays its stream's */
+    lc_sim_guard_trim();
+    *ptr = block_alloc(nbytes, n);
+  }
   if (*ptr == NULL) {
     if (lc_kind_on_device(kind)) atomic_fetch_sub(counter, n);
     snprintf(err, LC_ERRLEN, "out of %s memory allocating %zu bytes",
