@@ -320,7 +320,7 @@ check-fake-cuda:
 # stream ran the work would show. The specs of compiling, caching and
 # documents queue nothing a delay could reorder; the plain run covers them.
 QUEUED_SPECS = $(addprefix spec/,$(addsuffix _spec.lua,async stream hostmem copy memory \
-  alias dlpack devices smart cuda_fake array_math reduce random matmul gather sort npy \
+  alias dlpack devices smart cuda_fake array_math reduce random matmul gather sort npy memory_cache \
   c_units reentry create creation index iterate record dtype half errors kernel \
   generators math coop threads dist differential stress))
 check-fake-cuda-delayed:
@@ -380,6 +380,7 @@ bench: deps
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/reduce.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/matmul.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/sort.lua
+	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/memory.lua
 	@$(MAKE) --no-print-directory bench-dist BENCH_RESULTS=bench/results
 	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
 	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi

@@ -32,6 +32,10 @@ typedef struct lc_settings {
                            ** precompiles its runtime's headers (sim/pch.c) */
   unsigned strict_async;   /* LUACUDA_STRICT_ASYNC: 0 (the default) or 1: a host access to
                            ** an array that queued work still uses is an error, not a wait */
+  size_t cache;            /* LUACUDA_MEMORY_CACHE: bytes of freed memory kept for reuse, per
+                           ** device and for host arrays; 0 keeps none; SIZE_MAX (unset):
+                           ** a quarter of the device's memory (and of the host's), at
+                           ** most 2 GiB (sim/reuse.c, binding/hostcache.c) */
   unsigned verbose;        /* LUACUDA_VERBOSE: 0 (the default) or 1: each compile that misses
                            ** the cache prints a line on stderr (backend/compile_note.c) */
 } lc_settings;
