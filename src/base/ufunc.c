@@ -142,11 +142,14 @@ int lc_ufunc_resolve(lc_ufunc_op op, const lc_opd_type *t, const lc_dtype *cast_
       ** true_divide), the others the least float holding the dtype */
       loop = op == LC_UF_DIVIDE && loop->kind != 'f' ? T(LC_FLOAT64) : lc_float_for(loop);
       break;
+    case LC_UFAM_TEST:
+      loop = lc_float_for(loop);   /* an integer is never NaN nor infinite as a float */
+      break;
     default: break;
   }
   res = computed_in(loop);
   out = loop;
-  if (info->family == LC_UFAM_CMP) res = out = T(LC_BOOL);
+  if (info->family == LC_UFAM_CMP || info->family == LC_UFAM_TEST) res = out = T(LC_BOOL);
   for (int i = 0; i < info->nin; i++) types->in[i] = computed_in(loop);
   types->res = res;
   types->out = out;

@@ -24,11 +24,13 @@
 **   FLOAT  the least float that holds the promoted dtype (sqrt, ...);
 **          float64 for / of integers and bools (NumPy's true_divide)
 **   CMP    compares in the promoted dtype, gives bool
+**   TEST   tests a float property (isnan ...): computes in the least float
+**          holding the promoted dtype (so integers and bools too), gives bool
 **   LOGIC  every input as bool, gives bool
 **   WHERE  the first input as bool, the others promoted
 **   CAST   the output's dtype (astype) */
 enum { LC_UFAM_ARITH, LC_UFAM_INT, LC_UFAM_NUM, LC_UFAM_FLOAT, LC_UFAM_CMP, LC_UFAM_LOGIC,
-       LC_UFAM_WHERE, LC_UFAM_CAST };
+       LC_UFAM_WHERE, LC_UFAM_CAST, LC_UFAM_TEST };
 
 typedef struct lc_ufunc_info {
   const char *name;

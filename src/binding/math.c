@@ -873,6 +873,126 @@ the dtype cannot hold, a bad `out`
 */
 
 /***
+Elementwise `log(1 + x)`, accurate for `x` near 0 (a float dtype: integers give float64, 8-bit ones float16).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function log1p
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.log1p: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.log1p(luacuda.array({0.0, 1e-10})))  -- {0.0, 1e-10}
+*/
+
+/***
+Elementwise `exp(x) - 1`, accurate for `x` near 0 (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function expm1
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.expm1: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.expm1(luacuda.array({0.0, 1e-10})))  -- {0.0, 1e-10}
+*/
+
+/***
+Elementwise the nearest integral value, halves to even (a float dtype; see @{round} for decimals).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function rint
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.rint: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.rint(luacuda.array({0.5, 1.5, -2.5})))  -- {0.0, 2.0, -2.0}
+*/
+
+/***
+Elementwise whether `x` is NaN: a bool array (integers and bools are never NaN).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function isnan
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.isnan: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.isnan(luacuda.array({1.0, 0/0})))  -- {false, true}
+*/
+
+/***
+Elementwise whether `x` is plus or minus infinity: a bool array.
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function isinf
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.isinf: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.isinf(luacuda.array({1.0, -1/0})))  -- {false, true}
+*/
+
+/***
+Elementwise whether `x` is neither infinite nor NaN: a bool array.
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function isfinite
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.isfinite: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.isfinite(luacuda.array({1.0, 1/0, 0/0})))  -- {true, false, false}
+*/
+
+/***
+Elementwise `log(exp(x) + exp(y))`, without overflow for large operands (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function logaddexp
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.logaddexp: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.logaddexp(luacuda.array({1000.0}), 1000))  -- {1000.69314718}
+*/
+
+/***
 Elementwise `not x` on truth values; bool.
 
 Operands broadcast together (NumPy's rules); a Lua number takes the
