@@ -33,4 +33,7 @@ local generators = require "luacuda.generators"
 M.elementwise = generators.elementwise
 M.reduction = generators.reduction
 
+local stats = require "luacuda.stats"
+M.round, M.var, M.std, M.norm = stats.round, stats.var, stats.std, stats.norm
+
 return M

@@ -1,0 +1,247 @@
+-- The elementwise functions log1p, expm1, logaddexp, rint, isnan, isinf,
+-- isfinite and the functions composed of array math (round, var, std,
+-- norm), compared with NumPy's results (Debian's /usr/bin/python3 with
+-- python3-numpy, one run for the whole file: the inputs go to it as .npy
+-- files, its results come back so) on host arrays and on device arrays.
+local luacuda = require "luacuda"
+local S = require "spec.support"
+require "luacuda.assert"
+
+-- (without the sanitizer runtime make test-asan preloads into every child)
+local PYTHON = "env -u LD_PRELOAD -u ASAN_OPTIONS /usr/bin/python3"
+local HAVE_NUMPY = S.sh(PYTHON .. " -c 'import numpy'")
+local NO_NUMPY = "/usr/bin/python3 cannot import numpy (apt-get install python3-numpy)"
+
+local SPECIAL = { 0.0, -0.0, 0.5, 1.5, 2.5, -2.5, -0.5, 1e-10, -1e-10, 3.7, -4.2, 700.0,
+                  0 / 0, math.huge, -math.huge, -1.0 }
+
+-- the inputs, by name
+local function inputs()
+  local stat = {}
+  for k = 1, 24 do stat[k] = ((k * 37) % 23 - 11) * 0.375 end
+  local ints = {}
+  for k = 1, 24 do ints[k] = (k * 29) % 41 - 20 end
+  return {
+    x = luacuda.array(SPECIAL, "float64"):reshape(4, 4),
+    x32 = luacuda.array(SPECIAL, "float32"):reshape(4, 4),
+    y = luacuda.array({ 0.0, 1.5, -700.0, 0 / 0 }, "float64"),
+    i = luacuda.array(ints, "int32"):reshape(4, 6),
+    i8 = luacuda.array({ -3, 0, 5, 100 }, "int8"),
+    s = luacuda.array(stat, "float64"):reshape(2, 3, 4),
+    s32 = luacuda.array(stat, "float32"):reshape(2, 3, 4),
+    s16 = luacuda.array(stat, "float16"):reshape(2, 3, 4),
+    m = luacuda.array(stat, "float64"):reshape(4, 6),
+  }
+end
+
+-- NumPy's results, each a name = expression over the inputs
+local NUMPY = [[
+import numpy as np, sys, os
+d = sys.argv[1]
+I = {f[:-4]: np.load(os.path.join(d, f)) for f in os.listdir(d) if f.endswith('.npy')}
+x, x32, y, i, i8 = I['x'], I['x32'], I['y'], I['i'], I['i8']
+s, s32, s16, m = I['s'], I['s32'], I['s16'], I['m']
+L = np.linalg.norm
+R = {}
+with np.errstate(all='ignore'):
+    for n, a in (('x', x), ('x32', x32), ('i', i), ('i8', i8)):
+        for f in ('log1p', 'expm1', 'rint', 'isnan', 'isinf', 'isfinite'):
+            R[f + '_' + n] = getattr(np, f)(a)
+    R['logaddexp_x_y'] = np.logaddexp(x, y)
+    R['logaddexp_x32_x32'] = np.logaddexp(x32, x32.T)
+    R['round_x'] = np.round(x)
+    R['round_x_1'] = np.round(x, 1)
+    R['round_x32_2'] = np.round(x32, 2)
+    R['round_x_m1'] = np.round(x, -1)
+    R['round_i_m1'] = np.round(i, -1)
+    R['round_i_2'] = np.round(i, 2)
+    for n, a in (('s', s), ('s32', s32), ('s16', s16), ('i', i)):
+        R['var_' + n] = np.var(a)
+        R['std_' + n] = np.std(a)
+        R['var_' + n + '_1'] = np.var(a, axis=0)
+        R['std_' + n + '_2_ddof1'] = np.std(a, axis=1, ddof=1)
+        R['var_' + n + '_last_keep'] = np.var(a, axis=-1, keepdims=True)
+    R['var_s_13'] = np.var(s, axis=(0, 2))
+    R['std_s32_f64'] = np.std(s32, axis=2, dtype=np.float64)
+    R['norm_s'] = L(s)
+    R['norm_s_3'] = L(s, axis=2)
+    R['norm_s_3_1'] = L(s, ord=1, axis=2)
+    R['norm_s_3_inf'] = L(s, ord=np.inf, axis=2)
+    R['norm_s_3_minf'] = L(s, ord=-np.inf, axis=2)
+    R['norm_s_3_0'] = L(s, ord=0, axis=2)
+    R['norm_s_3_p3'] = L(s, ord=3, axis=2)
+    R['norm_s_2_keep'] = L(s, axis=1, keepdims=True)
+    R['norm_s_23_fro'] = L(s, ord='fro', axis=(1, 2))
+    R['norm_s_23_1'] = L(s, ord=1, axis=(1, 2))
+    R['norm_s_31_inf'] = L(s, ord=np.inf, axis=(2, 0))
+    R['norm_m'] = L(m)
+    R['norm_m_1'] = L(m, 1)
+    R['norm_m_m1'] = L(m, -1)
+    R['norm_m_inf'] = L(m, np.inf)
+    R['norm_m_minf'] = L(m, -np.inf)
+    R['norm_m_1_keep'] = L(m, 1, keepdims=True)
+    R['norm_i'] = L(i)
+    R['norm_i_2_1'] = L(i, 1, axis=1)
+    R['norm_s32_3'] = L(s32, axis=2)
+for k, v in R.items():
+    np.save(os.path.join(d, 'out_' + k + '.npy'), np.asarray(v))
+]]
+
+local dir, expected
+
+local function numpy_results()
+  if expected then return expected end
+  dir = S.tmpdir()
+  for name, a in pairs(inputs()) do luacuda.save(dir .. "/" .. name .. ".npy", a) end
+  local script = dir .. "/numpy_results.py"
+  local f = assert(io.open(script, "w"))
+  f:write(NUMPY)
+  f:close()
+  local ok, out = S.sh(("%s %s %s"):format(PYTHON, script, dir))
+  assert(ok, out)
+  expected = setmetatable({}, { __index = function(_, k)
+    return luacuda.load(dir .. "/out_" .. k .. ".npy")
+  end })
+  return expected
+end
+
+teardown(function()
+  if dir then os.execute("rm -rf " .. dir) end
+end)
+
+-- got (an array of any kind, or a Lua number) against NumPy's result:
+-- dtype (NumPy's float64 scalar for a number), shape and values
+local function check(name, got, rtol)
+  local want = numpy_results()[name]
+  if type(got) == "number" then
+    assert.equal(0, want.ndim, name .. ": NumPy gave an array, luacuda a number")
+    assert.array_near(want, luacuda.array(got, want.dtype), rtol or 1e-12)
+    return
+  end
+  assert.equal(want.dtype, got.dtype, name .. ": dtype")
+  assert.same(want.shape, got.shape, name .. ": shape")
+  local host = got:copy_to_host()
+  if want.dtype == "bool" then assert.array_equal(want, host, name)
+  else assert.array_near(want, host, rtol or 1e-12, 0, name) end
+end
+
+-- each kind the tests run on: the inputs as host arrays and as device arrays
+local KINDS = {
+  host = function(a) return a end,
+  device = function(a) return luacuda.to_device(a) end,
+}
+
+local function tol(dtype) return dtype == "float16" and 2e-3 or dtype == "float32" and 2e-6 or 1e-12 end
+
+describe("the elementwise functions", function()
+  for kind, make in pairs(KINDS) do
+    it("log1p, expm1, rint, isnan, isinf and isfinite give NumPy's values and dtypes (" .. kind .. ")", function()
+      if not HAVE_NUMPY then return pending(NO_NUMPY) end
+      local I = inputs()
+      for _, n in ipairs { "x", "x32", "i", "i8" } do
+        local a = make(I[n])
+        for _, f in ipairs { "log1p", "expm1", "rint", "isnan", "isinf", "isfinite" } do
+          local r = luacuda[f](a)
+          assert.equal(kind, r.kind)
+          check(f .. "_" .. n, r, tol(r.dtype))
+        end
+      end
+    end)
+
+    it("logaddexp gives NumPy's values, broadcast, with infinities and NaN (" .. kind .. ")", function()
+      if not HAVE_NUMPY then return pending(NO_NUMPY) end
+      local I = inputs()
+      check("logaddexp_x_y", luacuda.logaddexp(make(I.x), make(I.y)))
+      local x32 = make(I.x32)
+      check("logaddexp_x32_x32", luacuda.logaddexp(x32, x32.T), 2e-6)
+    end)
+
+    it("round rounds halves to even, to decimals, and integers to tens (" .. kind .. ")", function()
+      if not HAVE_NUMPY then return pending(NO_NUMPY) end
+      local I = inputs()
+      check("round_x", luacuda.round(make(I.x)))
+      check("round_x_1", luacuda.round(make(I.x), 1))
+      check("round_x32_2", luacuda.round(make(I.x32), 2), 2e-6)
+      check("round_x_m1", luacuda.round(make(I.x), -1))
+      check("round_i_m1", luacuda.round(make(I.i), -1))
+      check("round_i_2", luacuda.round(make(I.i), 2))
+    end)
+
+    it("var and std give NumPy's values and dtypes, over axes, with ddof and keepdims (" .. kind .. ")", function()
+      if not HAVE_NUMPY then return pending(NO_NUMPY) end
+      local I = inputs()
+      for _, n in ipairs { "s", "s32", "s16", "i" } do
+        local a = make(I[n])
+        local t = tol(I[n].dtype)
+        local all = {}
+        for k = 1, a.ndim do all[k] = k end
+        -- over every axis: a Lua number (NumPy's scalar), then the same as a 0-d array
+        local v = luacuda.var(a)
+        assert.equal("number", type(v))
+        check("var_" .. n, v, t)
+        check("std_" .. n, luacuda.std(a), t)
+        check("var_" .. n .. "_1", luacuda.var(a, 1), t)
+        check("std_" .. n .. "_2_ddof1", luacuda.std(a, 2, { ddof = 1 }), t)
+        check("var_" .. n .. "_last_keep", luacuda.var(a, a.ndim, { keepdims = true }), t)
+      end
+      check("var_s_13", luacuda.var(make(I.s), { 1, 3 }))
+      check("std_s32_f64", luacuda.std(make(I.s32), 3, { dtype = "float64" }), 1e-7)
+    end)
+
+    it("norm gives NumPy's vector and matrix norms (" .. kind .. ")", function()
+      if not HAVE_NUMPY then return pending(NO_NUMPY) end
+      local I = inputs()
+      local s, m = make(I.s), make(I.m)
+      check("norm_s", luacuda.norm(s))
+      check("norm_s_3", luacuda.norm(s, nil, { axis = 3 }))
+      check("norm_s_3_1", luacuda.norm(s, 1, { axis = 3 }))
+      check("norm_s_3_inf", luacuda.norm(s, math.huge, { axis = 3 }))
+      check("norm_s_3_minf", luacuda.norm(s, -math.huge, { axis = 3 }))
+      check("norm_s_3_0", luacuda.norm(s, 0, { axis = 3 }))
+      check("norm_s_3_p3", luacuda.norm(s, 3, { axis = 3 }))
+      check("norm_s_2_keep", luacuda.norm(s, nil, { axis = 2, keepdims = true }))
+      check("norm_s_23_fro", luacuda.norm(s, "fro", { axis = { 2, 3 } }))
+      check("norm_s_23_1", luacuda.norm(s, 1, { axis = { 2, 3 } }))
+      check("norm_s_31_inf", luacuda.norm(s, math.huge, { axis = { 3, 1 } }))
+      check("norm_m", luacuda.norm(m))
+      check("norm_m_1", luacuda.norm(m, 1))
+      check("norm_m_m1", luacuda.norm(m, -1))
+      check("norm_m_inf", luacuda.norm(m, math.huge))
+      check("norm_m_minf", luacuda.norm(m, -math.huge))
+      check("norm_m_1_keep", luacuda.norm(m, 1, { keepdims = true }))
+      check("norm_i", luacuda.norm(make(I.i)))
+      check("norm_i_2_1", luacuda.norm(make(I.i), 1, { axis = 2 }))
+      check("norm_s32_3", luacuda.norm(make(I.s32), nil, { axis = 3 }), 2e-6)
+    end)
+  end
+
+  it("write into out= and views, and queue on a stream", function()
+    local x = luacuda.to_device({ 0.25, 0 / 0, 2.5, 1 / 0, 4.5, -1.5 })
+    local s = luacuda.stream()
+    local out = luacuda.device_array({ 3 }, "bool")
+    assert.equal(out, luacuda.isnan(x[{ { 1, 6, 2 } }], out, s))   -- elements 1, 3, 5
+    local r = luacuda.device_array({ 3 }, "float64")
+    luacuda.rint(x[{ { 2, 6, 2 } }], r, s)                       -- NaN, inf, -1.5
+    s:synchronize()
+    assert.same({ false, false, false }, out:copy_to_host():totable())
+    assert.array_equal({ 0 / 0, 1 / 0, -2.0 }, r)
+  end)
+
+  it("refuse what they do not take, naming the function", function()
+    local x = luacuda.array({ 1.0, 2.0 })
+    S.misuse("luacuda.isnan: the output must be an array of dtype bool", luacuda.isnan, x,
+             luacuda.zeros({ 2 }))
+    S.misuse("luacuda.log1p: operand 1 is a table", luacuda.log1p, { 1, 2 })
+    S.misuse("luacuda.round: decimals must be an integer, got float", luacuda.round, x, 1.5)
+    S.misuse("luacuda.round: expected an array, got number", luacuda.round, 1.5)
+    S.misuse("luacuda.var: axis 2 is out of range for a 1-d array", luacuda.var, x, 2)
+    S.misuse("luacuda.std: dtype must be a float dtype's name, got int32", luacuda.std, x, nil,
+             { dtype = "int32" })
+    S.misuse("luacuda.var: unknown option dof", luacuda.var, x, nil, { dof = 1 })
+    S.misuse("luacuda.norm: ord fro is not a vector norm", luacuda.norm, x, "fro")
+    S.misuse("luacuda.norm: ord 2 is not a matrix norm luacuda computes", luacuda.norm,
+             luacuda.ones({ 2, 2 }), 2)
+    S.misuse("luacuda.norm: an array of 3 axes needs axis= for ord 1", luacuda.norm,
+             luacuda.ones({ 2, 2, 2 }), 1)
+  end)
+end)
