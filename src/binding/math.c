@@ -26,6 +26,7 @@ typedef struct operands {
   lc_array *out;              /* given, or NULL */
   int out_slot;               /* its stack slot */
   lc_stream *stream;          /* given, or NULL */
+  lc_casting casting;         /* of the result into out (same_kind unless given) */
   bool device;                /* the computation's side */
   lc_kind kind;               /* the result's kind */
   const lc_backend *be;
@@ -80,11 +81,41 @@ static void read_inputs(lua_State *L, operands *o, int first, int nin, const cha
     lc_error(L, fname, "needs an array among its operands (got only Lua values)");
 }
 
-/* The optional output array and stream after the inputs, in either order. */
+/* An options table {out =, stream =, casting =} at idx (the values pushed:
+** they stay on the stack while the call runs). */
+static void read_options(lua_State *L, operands *o, int idx, const char *fname) {
+  static const char *const known[] = {"out", "stream", "casting", NULL};
+  lc_check_opts(L, idx, known, fname);
+  if (lc_opt_get(L, idx, "out") != LUA_TNIL) {
+    if (o->out) lc_error(L, fname, "the output is given twice (out= and an argument)");
+    if (lc_array_test(L, -1) == NULL)
+      lc_error(L, fname, "out= must be an array, got %s", lc_typename(L, -1));
+    o->out = lc_array_check(L, -1, fname);
+    o->out_slot = lua_gettop(L);
+  }
+  if (lc_opt_get(L, idx, "stream") != LUA_TNIL) {
+    if (o->stream) lc_error(L, fname, "the stream is given twice (stream= and an argument)");
+    o->stream = lc_opt_stream(L, -1, fname);
+  }
+  if (lc_opt_get(L, idx, "casting") != LUA_TNIL) {
+    const char *c = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    int i = 0;
+    while (c && lc_casting_names[i] && strcmp(c, lc_casting_names[i]) != 0) i++;
+    if (c == NULL || lc_casting_names[i] == NULL)
+      lc_error(L, fname, "casting must be 'no', 'equiv', 'safe', 'same_kind' or 'unsafe', "
+               "got %s%s%s", c ? "'" : "", c ? c : lc_typename(L, -1), c ? "'" : "");
+    o->casting = (lc_casting)i;
+  }
+}
+
+/* The optional output array, stream and options table after the inputs,
+** in any order. */
 static void read_tail(lua_State *L, operands *o, int from, const char *fname) {
   o->out = NULL;
   o->stream = NULL;
+  o->casting = LC_CAST_SAME_KIND;
   int top = lua_gettop(L);
+  bool opts = false;
   for (int idx = from; idx <= top; idx++) {
     if (lua_isnil(L, idx)) continue;
     if (lc_array_test(L, idx) && o->out == NULL) {
@@ -92,12 +123,17 @@ static void read_tail(lua_State *L, operands *o, int from, const char *fname) {
       o->out_slot = idx;
       continue;
     }
+    if (lua_type(L, idx) == LUA_TTABLE && !opts && lua_getmetatable(L, idx) == 0) {
+      opts = true;
+      read_options(L, o, idx, fname);
+      continue;
+    }
     if (o->stream == NULL) {
       o->stream = lc_opt_stream(L, idx, fname);
       continue;
     }
-    lc_error(L, fname, "argument %d: expected an output array or a stream, got %s", idx,
-             lc_typename(L, idx));
+    lc_error(L, fname, "argument %d: expected an output array, a stream or an options table, "
+             "got %s", idx, lc_typename(L, idx));
   }
 }
 
@@ -207,14 +243,19 @@ static void apply(lua_State *L, lc_ufunc_op op, operands *o, const lc_dtype *cas
       lc_error(L, fname, "the output is a %s array, the operands compute on the %s: give an "
                "output of the operands' side", kind_name(lc_array_kind(out)),
                o->device ? "device" : "host");
-    if (!same_shape(nd, shape, &out->lay) || out->dtype != types.out) {
+    if (!same_shape(nd, shape, &out->lay)) {
       char want[LC_SHAPE_STRLEN], got[LC_SHAPE_STRLEN];
       lc_shape_format(want, sizeof want, nd, shape);
       lc_shape_format(got, sizeof got, out->lay.ndim, out->lay.shape);
       lc_error(L, fname, "the output must be an array of dtype %s and shape %s, got dtype %s "
-               "and shape %s (no casting into an output: astype the result instead)",
-               types.out->name, want, out->dtype->name, got);
+               "and shape %s", types.out->name, want, out->dtype->name, got);
     }
+    /* the result converted into the output's dtype as casting allows
+    ** (NumPy's same_kind by default): the loops convert as they store */
+    if (!lc_can_cast(types.out, out->dtype, o->casting))
+      lc_error(L, fname, "cannot cast the result's dtype %s into the output's %s under "
+               "casting '%s' (give {casting = 'unsafe'} to allow it)", types.out->name,
+               out->dtype->name, lc_casting_names[o->casting]);
   }
   lc_stream *s = NULL;
   if (o->device) s = o->stream ? o->stream : o->be->default_stream();
@@ -299,6 +340,7 @@ static int l_operator(lua_State *L) {
   read_inputs(L, &o, 1, nin, fname);
   o.out = NULL;
   o.stream = NULL;
+  o.casting = LC_CAST_SAME_KIND;
   apply(L, op, &o, NULL, fname);
   return 1;
 }
@@ -312,16 +354,17 @@ A new array of the same kind and shape with the elements converted to
 `dtype` (C's conversions; float to integer truncates).
 @function Array:astype
 @tparam string dtype the new dtype (not a record)
-@tparam[opt] Stream stream queue the work on it
-@treturn Array
+@tparam[opt] Stream|table stream queue the work on it; or options `{out = Array, stream = Stream}`:
+`out` an array of `dtype` and `a`'s shape to write (any kind on `a`'s side)
+@treturn Array a new array, or `out`
 @raise `luacuda.astype: cannot convert float32 to <record>: records convert field by field ...`;
-an unknown dtype
+an unknown dtype; `luacuda.astype: out= must be of the dtype asked, float32, got int32`
 @usage local f = luacuda.arange(3):astype("float32")
 */
 
 /*** @section end */
 
-/* a:astype(dtype [, stream]) */
+/* a:astype(dtype [, stream | {out =, stream =}]) */
 static int array_astype(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "astype");
   const lc_dtype *dt = lc_dtype_check(L, 2, "astype");
@@ -332,7 +375,18 @@ static int array_astype(lua_State *L) {
   operands o;
   read_inputs(L, &o, 1, 1, "astype");
   o.out = NULL;
-  o.stream = lc_opt_stream(L, 3, "astype");
+  o.stream = NULL;
+  o.casting = LC_CAST_NO;      /* out= is of the dtype asked */
+  if (lua_type(L, 3) == LUA_TTABLE && lua_getmetatable(L, 3) == 0) {
+    static const char *const known[] = {"out", "stream", NULL};
+    lc_check_opts(L, 3, known, "astype");
+    read_options(L, &o, 3, "astype");
+    if (o.out && o.out->dtype != dt)
+      lc_error(L, "astype", "out= must be of the dtype asked, %s, got %s", dt->name,
+               o.out->dtype->name);
+  } else {
+    o.stream = lc_opt_stream(L, 3, "astype");
+  }
   apply(L, LC_UF_CAST, &o, dt, "astype");
   return 1;
 }
@@ -391,7 +445,9 @@ the operands' kind, or `out`.
 @function add
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.add: <cause>`: a dtype the operation does not take,
@@ -409,7 +465,9 @@ the operands' kind, or `out`.
 @function subtract
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.subtract: <cause>`: a dtype the operation does not take,
@@ -427,7 +485,9 @@ the operands' kind, or `out`.
 @function multiply
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.multiply: <cause>`: a dtype the operation does not take,
@@ -445,7 +505,9 @@ the operands' kind, or `out`.
 @function divide
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.divide: <cause>`: a dtype the operation does not take,
@@ -463,7 +525,9 @@ the operands' kind, or `out`.
 @function floor_divide
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.floor_divide: <cause>`: a dtype the operation does not take,
@@ -481,7 +545,9 @@ the operands' kind, or `out`.
 @function mod
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.mod: <cause>`: a dtype the operation does not take,
@@ -499,7 +565,9 @@ the operands' kind, or `out`.
 @function power
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.power: <cause>`: a dtype the operation does not take,
@@ -517,7 +585,9 @@ the operands' kind, or `out`.
 @function maximum
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.maximum: <cause>`: a dtype the operation does not take,
@@ -535,7 +605,9 @@ the operands' kind, or `out`.
 @function minimum
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.minimum: <cause>`: a dtype the operation does not take,
@@ -553,7 +625,9 @@ the operands' kind, or `out`.
 @function atan2
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.atan2: <cause>`: a dtype the operation does not take,
@@ -571,7 +645,9 @@ the operands' kind, or `out`.
 @function hypot
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.hypot: <cause>`: a dtype the operation does not take,
@@ -589,7 +665,9 @@ the operands' kind, or `out`.
 @function logical_and
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.logical_and: <cause>`: a dtype the operation does not take,
@@ -607,7 +685,9 @@ the operands' kind, or `out`.
 @function logical_or
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.logical_or: <cause>`: a dtype the operation does not take,
@@ -625,7 +705,9 @@ the operands' kind, or `out`.
 @function logical_xor
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.logical_xor: <cause>`: a dtype the operation does not take,
@@ -642,7 +724,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function negative
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.negative: <cause>`: a dtype the operation does not take,
@@ -659,7 +743,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function abs
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.abs: <cause>`: a dtype the operation does not take,
@@ -676,7 +762,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function sign
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.sign: <cause>`: a dtype the operation does not take,
@@ -693,7 +781,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function sqrt
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.sqrt: <cause>`: a dtype the operation does not take,
@@ -710,7 +800,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function exp
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.exp: <cause>`: a dtype the operation does not take,
@@ -727,7 +819,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function log
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.log: <cause>`: a dtype the operation does not take,
@@ -744,7 +838,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function log2
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.log2: <cause>`: a dtype the operation does not take,
@@ -761,7 +857,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function log10
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.log10: <cause>`: a dtype the operation does not take,
@@ -778,7 +876,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function sin
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.sin: <cause>`: a dtype the operation does not take,
@@ -795,7 +895,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function cos
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.cos: <cause>`: a dtype the operation does not take,
@@ -812,7 +914,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function tan
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.tan: <cause>`: a dtype the operation does not take,
@@ -829,7 +933,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function tanh
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.tanh: <cause>`: a dtype the operation does not take,
@@ -846,7 +952,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function floor
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.floor: <cause>`: a dtype the operation does not take,
@@ -863,7 +971,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function ceil
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.ceil: <cause>`: a dtype the operation does not take,
@@ -880,7 +990,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function log1p
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.log1p: <cause>`: a dtype the operation does not take,
@@ -897,7 +1009,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function expm1
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.expm1: <cause>`: a dtype the operation does not take,
@@ -914,7 +1028,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function rint
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.rint: <cause>`: a dtype the operation does not take,
@@ -931,7 +1047,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function isnan
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.isnan: <cause>`: a dtype the operation does not take,
@@ -948,7 +1066,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function isinf
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.isinf: <cause>`: a dtype the operation does not take,
@@ -965,7 +1085,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function isfinite
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.isfinite: <cause>`: a dtype the operation does not take,
@@ -983,7 +1105,9 @@ the operands' kind, or `out`.
 @function logaddexp
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.logaddexp: <cause>`: a dtype the operation does not take,
@@ -1000,7 +1124,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function logical_not
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.logical_not: <cause>`: a dtype the operation does not take,
@@ -1019,7 +1145,9 @@ the operands' kind, or `out`.
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean lo an operand
 @tparam Array|number|boolean hi an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.clip: <cause>`: a dtype the operation does not take,
@@ -1038,7 +1166,9 @@ the operands' kind, or `out`.
 @tparam Array|number|boolean cond an operand
 @tparam Array|number|boolean y an operand
 @tparam Array|number|boolean z an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.where: <cause>`: a dtype the operation does not take,

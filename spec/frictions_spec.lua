@@ -1,0 +1,122 @@
+-- The frictions of issue 30: out= casting as NumPy's ufuncs cast, astype
+-- with out=, one dtype argument form, creation of any kind, the comparison
+-- operators' error, T* parameters refusing non-contiguous arrays, and the
+-- messages that named the wrong thing.
+local luacuda = require "luacuda"
+local S = require "spec.support"
+require "luacuda.assert"
+
+-- np.can_cast(row, column, casting) for the 12 NumPy dtypes, generated once by
+--   /usr/bin/python3 -c 'import numpy as np; N = [...the 12 names...];
+--     [print(a, "".join("1" if np.can_cast(a, b, c) else "0" for b in N)) for a in N]'
+-- (Debian 12's NumPy 1.24.2)
+local NUMPY_DTYPES = { "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                       "uint64", "float16", "float32", "float64" }
+local CAN_CAST = {
+  safe = {
+    ["bool"] = "111111111111", int8 = "011110000111", int16 = "001110000011",
+    int32 = "000110000001", int64 = "000010000001", uint8 = "001111111111",
+    uint16 = "000110111011", uint32 = "000010011001", uint64 = "000000001001",
+    float16 = "000000000111", float32 = "000000000011", float64 = "000000000001",
+  },
+  same_kind = {
+    ["bool"] = "111111111111", int8 = "011110000111", int16 = "011110000111",
+    int32 = "011110000111", int64 = "011110000111", uint8 = "011111111111",
+    uint16 = "011111111111", uint32 = "011111111111", uint64 = "011111111111",
+    float16 = "000000000111", float32 = "000000000111", float64 = "000000000111",
+  },
+}
+
+local KINDS = {
+  host = function(a) return a end,
+  device = function(a) return luacuda.to_device(a) end,
+}
+
+describe("out= of array math", function()
+  it("takes the dtypes NumPy's can_cast allows under safe and same_kind (the default), and any under unsafe", function()
+    local wrong = {}
+    for _, casting in ipairs { "safe", "same_kind", "unsafe", "no", "equiv" } do
+      for _, from in ipairs(NUMPY_DTYPES) do
+        local x = luacuda.zeros({ 2 }, from)
+        for j, to in ipairs(NUMPY_DTYPES) do
+          local want
+          if casting == "unsafe" then want = true
+          elseif casting == "no" or casting == "equiv" then want = from == to
+          else want = CAN_CAST[casting][from]:sub(j, j) == "1" end
+          local ok = pcall(luacuda.maximum, x, x, { out = luacuda.zeros({ 2 }, to), casting = casting })
+          if ok ~= want then
+            wrong[#wrong + 1] = ("%s into %s under %s: %s, NumPy %s"):format(from, to, casting,
+                                                                            tostring(ok), tostring(want))
+          end
+          if casting == "same_kind" and pcall(luacuda.maximum, x, x, luacuda.zeros({ 2 }, to)) ~= want then
+            wrong[#wrong + 1] = ("%s into %s by default"):format(from, to)
+          end
+        end
+      end
+    end
+    assert.same({}, wrong)
+  end)
+
+  for kind, make in pairs(KINDS) do
+    it("converts the result into the output as it stores it (" .. kind .. ")", function()
+      local x = make(luacuda.array({ 1.5, -2.5, 3.25 }, "float64"))
+      local o32 = make(luacuda.zeros({ 3 }, "float32"))
+      assert.equal(o32, luacuda.multiply(x, 2, o32))
+      assert.array_equal({ 3.0, -5.0, 6.5 }, o32)
+      local oi = make(luacuda.zeros({ 3 }, "int16"))
+      assert.equal(oi, luacuda.multiply(x, 2, { out = oi, casting = "unsafe" }))
+      assert.array_equal({ 3, -5, 6 }, oi)
+      -- a comparison's bool into int32, and where's int64 (two Lua integers) into float32
+      local i = make(luacuda.array({ 1, 5, 2 }, "int32"))
+      local oc = make(luacuda.zeros({ 3 }, "int32"))
+      i:gt(1, oc)
+      assert.array_equal({ 0, 1, 1 }, oc)
+      local f = make(luacuda.zeros({ 3 }, "float32"))
+      assert.equal(f, luacuda.where(i:gt(1), 1, 0, { out = f }))
+      assert.equal("float32", f.dtype)
+      assert.array_equal({ 0.0, 1.0, 1.0 }, f)
+      -- the stream in the options table
+      local s = luacuda.stream()
+      luacuda.add(i, 1, { out = oc, stream = s })
+      s:synchronize()
+      assert.array_equal({ 2, 6, 3 }, oc)
+    end)
+  end
+
+  it("names the dtypes and the casting it refuses, and a bad casting or option", function()
+    local i = luacuda.zeros(3, "int32")
+    S.misuse("luacuda.add: cannot cast the result's dtype int32 into the output's uint8 under casting 'same_kind' "
+             .. "(give {casting = 'unsafe'} to allow it)", luacuda.add, i, 1, { out = luacuda.zeros(3, "uint8") })
+    S.misuse("luacuda.add: cannot cast the result's dtype int32 into the output's int64 under casting 'no'",
+             luacuda.add, i, 1, { out = luacuda.zeros(3, "int64"), casting = "no" })
+    S.misuse("luacuda.add: casting must be 'no', 'equiv', 'safe', 'same_kind' or 'unsafe', got 'kind'",
+             luacuda.add, i, 1, { out = i, casting = "kind" })
+    S.misuse("luacuda.add: unknown option outt", luacuda.add, i, 1, { outt = i })
+    S.misuse("luacuda.add: the output is given twice", luacuda.add, i, 1, i, { out = i })
+  end)
+end)
+
+describe("astype", function()
+  for kind, make in pairs(KINDS) do
+    it("writes into out= of the dtype asked (" .. kind .. ")", function()
+      local a = make(luacuda.array({ 1.75, -2.5, 3.0 }))
+      local o = make(luacuda.zeros({ 3 }, "int32"))
+      assert.equal(o, a:astype("int32", { out = o }))
+      assert.array_equal({ 1, -2, 3 }, o)
+      local s = luacuda.stream()
+      local o2 = make(luacuda.zeros({ 3 }, "float32"))
+      assert.equal(o2, a:astype("float32", { out = o2, stream = s }))
+      s:synchronize()
+      assert.array_equal({ 1.75, -2.5, 3.0 }, o2)
+    end)
+  end
+
+  it("refuses an out= of another dtype or shape", function()
+    local a = luacuda.array({ 1.5, 2.5 })
+    S.misuse("luacuda.astype: out= must be of the dtype asked, int32, got int64", a.astype, a, "int32",
+             { out = luacuda.zeros({ 2 }, "int64") })
+    S.misuse("luacuda.astype: the output must be an array of dtype int32 and shape {2}, got dtype int32 and shape {3}",
+             a.astype, a, "int32", { out = luacuda.zeros({ 3 }, "int32") })
+    S.misuse("luacuda.astype: unknown option casting", a.astype, a, "int32", { casting = "unsafe" })
+  end)
+end)
