@@ -188,3 +188,18 @@ describe("creation of any kind", function()
     S.misuse("luacuda.full_like: kind must be", luacuda.full_like, luacuda.zeros(2), 1, { kind = 1 })
   end)
 end)
+
+describe("the comparison operators", function()
+  it("raise an error naming the method to write, for each operator and side", function()
+    local a, b = luacuda.arange(3), luacuda.arange(3)
+    S.misuse("luacuda.gt (>): Lua makes a comparison one boolean, so `a > 2` cannot give an array: write a:gt(2)",
+             function() return a > 2 end)
+    S.misuse("luacuda.lt (<): Lua makes a comparison one boolean, so `a < 2` cannot give an array: write a:lt(2)",
+             function() return a < 2 end)
+    S.misuse("`a >= 1.5` cannot give an array: write a:ge(1.5)", function() return a >= 1.5 end)
+    S.misuse("`a <= 1` cannot give an array: write a:le(1)", function() return a <= 1 end)
+    S.misuse("`a < b` cannot give an array: write a:lt(b)", function() return a < b end)
+    -- the methods give the arrays
+    assert.array_equal({ false, false, true }, a:gt(1))
+  end)
+end)

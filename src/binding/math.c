@@ -345,9 +345,54 @@ static int l_operator(lua_State *L) {
   return 1;
 }
 
+/* How an operand of a comparison operator reads in its error: an array
+** as a or b, another value as Lua writes it. */
+static const char *operand_text(lua_State *L, int idx, const char *name) {
+  if (lc_array_test(L, idx)) return name;
+  if (lua_type(L, idx) == LUA_TNUMBER || lua_type(L, idx) == LUA_TBOOLEAN)
+    return luaL_tolstring(L, idx, NULL);     /* left on the stack */
+  return lc_typename(L, idx);
+}
+
+/* x < y and x <= y, which Lua also runs for y > x and y >= x: Lua turns
+** the metamethod's result into one boolean, so the operator cannot give an
+** array. An error that names the method to write instead, in the spelling
+** the user most likely wrote (an array on the left); upvalue 1: true for
+** <=. */
+static int l_compare_operator(lua_State *L) {
+  bool le = lua_toboolean(L, lc_upvalueindex(1));
+  lua_settop(L, 2);
+  const char *op = le ? "<=" : "<", *turned = le ? ">=" : ">";
+  const char *x = operand_text(L, 1, "a"), *y = operand_text(L, 2, lc_array_test(L, 1) ? "b" : "a");
+  if (lc_array_test(L, 1))
+    lc_error(L, le ? "le (<=)" : "lt (<)", "Lua makes a comparison one boolean, so `%s %s "
+                    "%s` cannot give an array: write %s:%s(%s)", x, op, y, x, le ? "le" : "lt", y);
+  lc_error(L, le ? "ge (>=)" : "gt (>)", "Lua makes a comparison one boolean, so `%s %s %s` "
+           "cannot give an array: write %s:%s(%s)", y, turned, x, y, le ? "ge" : "gt", x);
+  return 0;
+}
+
 /*** @module luacuda */
 
 /*** @type Array */
+
+/***
+`a < b`, `a <= b`, `a > b`, `a >= b`: an error naming the method to write
+(`a:lt(b)`, `a:le(b)`, `a:gt(b)`, `a:ge(b)`): Lua makes a comparison's
+result one boolean, so these operators cannot give an array.
+@function Array:__lt
+@raise `luacuda.gt (>): Lua makes a comparison one boolean, so `a > 2` cannot give an array: write a:gt(2)`
+@usage local ok, err = pcall(function() return luacuda.arange(3) > 1 end)
+print(err)   -- ... write a:gt(1)
+*/
+
+/***
+`a <= b` and `a >= b`: an error naming `a:le(b)` or `a:ge(b)`, as @{Array:__lt}.
+@function Array:__le
+@raise `luacuda.ge (>=): Lua makes a comparison one boolean, so `a >= 2` cannot give an array: write a:ge(2)`
+@usage local ok = pcall(function() return luacuda.arange(3) >= 1 end)
+assert(not ok)
+*/
 
 /***
 A new array of the same kind and shape with the elements converted to
@@ -1355,5 +1400,12 @@ void lc_math_open(lua_State *L) {
     lc_pushfunction(L, &oper, 2);
     lua_setfield(L, -2, ops[i].event);
   }
+  static const luaL_Reg compare = {"compare_operator", l_compare_operator};
+  lua_pushboolean(L, 0);
+  lc_pushfunction(L, &compare, 1);
+  lua_setfield(L, -2, "__lt");
+  lua_pushboolean(L, 1);
+  lc_pushfunction(L, &compare, 1);
+  lua_setfield(L, -2, "__le");
   lua_pop(L, 1);
 }
