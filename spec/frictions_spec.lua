@@ -203,3 +203,41 @@ describe("the comparison operators", function()
     assert.array_equal({ false, false, true }, a:gt(1))
   end)
 end)
+
+describe("launches", function()
+  local m
+  setup(function()
+    m = luacuda.compile([[
+extern "C" __global__ void saxpy(int n, float a, const float *x, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+extern "C" __global__ void opt(int n, float *y, int k = 3) {}
+]])
+  end)
+
+  it("refuse a transposed or strided view for a T* parameter, naming :copy() and Array<T, N>", function()
+    local x = luacuda.to_device(luacuda.arange(6, "float32"):reshape(2, 3))
+    local y = luacuda.to_device(luacuda.zeros({ 3, 2 }, "float32"))
+    S.misuse({ "kernel 'saxpy' argument 3 'x' (const float *): the array is not C-contiguous "
+               .. "(a transposed or F-ordered view)", "pass a:copy()", "Array<T, N>" },
+             m.saxpy.launch, m.saxpy, { grid = 1, block = 32 }, 6, 1.0, x.T, y)
+    S.misuse({ "argument 3 'x'", "not C-contiguous", ":copy()" }, m.saxpy.launch, m.saxpy,
+             { grid = 1, block = 32 }, 6, 1.0, luacuda.to_device(luacuda.zeros({ 2, 3 }, "float32", "F")), y)
+    -- the copy is C-ordered: the kernel reads the transposed values
+    m.saxpy:launch({ grid = 1, block = 32 }, 6, 1.0, x.T:copy(), y)
+    assert.array_equal({ { 0, 3 }, { 1, 4 }, { 2, 5 } }, y)
+  end)
+
+  it("show the signature for a wrong argument count, and do not count spread grid and block", function()
+    S.misuse("luacuda.launch: kernel 'saxpy' takes 4 arguments, got 3: saxpy(int n, float a, const float *x, float *y)",
+             m.saxpy.launch, m.saxpy, { grid = 1, block = 32 }, 6, 1.0, luacuda.device_array(6, "float32"):fill(0))
+    S.misuse("kernel 'opt' takes 2 to 3 arguments, got 1: opt(int n, float *y, int k = 3)",
+             m.opt.launch, m.opt, { 1, 32 }, 6)
+    S.misuse("luacuda.launch: kernel 'saxpy': the launch configuration is one table: "
+             .. "k:launch({grid = 1, block = 32}, args...) or k[{grid, block}](args...), not numbers before the "
+             .. "arguments (the kernel: saxpy(int n, float a, const float *x, float *y))",
+             m.saxpy.launch, m.saxpy, 1, 32, 6, 1.0, luacuda.device_array(6, "float32"):fill(0),
+             luacuda.device_array(6, "float32"):fill(0))
+  end)
+end)
