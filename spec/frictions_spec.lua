@@ -241,3 +241,39 @@ extern "C" __global__ void opt(int n, float *y, int k = 3) {}
              luacuda.device_array(6, "float32"):fill(0))
   end)
 end)
+
+describe("the messages of array math and copies", function()
+  it("name which operand is a closed array", function()
+    local a, c = luacuda.arange(3), luacuda.arange(3)
+    c:close()
+    S.misuse("luacuda.add (+): operand 2 (the second argument) is a closed array", function(x, y) return x + y end, a, c)
+    S.misuse("luacuda.multiply (*): operand 1 (the first argument) is a closed array", function(x, y) return x * y end, c, 2)
+    S.misuse("luacuda.where: operand 3 (the third argument) is a closed array", luacuda.where, a:gt(0), a, c)
+    S.misuse("luacuda.add: the output (argument 3) is a closed array", luacuda.add, a, a, c)
+  end)
+
+  it("name the call that copies a device array into a pinned one", function()
+    local p = luacuda.pinned_array({ 3 }, "float64")
+    local d = luacuda.to_device({ 1.0, 2.0, 3.0 })
+    S.misuse("luacuda.copy_to_device: the target is a pinned array, not device memory: to copy a device array "
+             .. "into it, call the source's copy_to_host (d:copy_to_host(pinned))", p.copy_to_device, p, d)
+    d:copy_to_host(p)
+    assert.array_equal({ 1.0, 2.0, 3.0 }, p)
+  end)
+
+  it("name both operands' devices and the copy for operands on two devices", function()
+    local ok, out = S.lua_run("LUACUDA_SIM_DEVICES=2 FAKE_CUDA_DEVICES=2", [==[
+      local luacuda = require "luacuda"
+      local x = luacuda.to_device({ 1, 2 })
+      local y = luacuda.to_device({ 3, 4 }, { device = 2 })
+      local ok, err = pcall(function() return x + y end)
+      print(err)
+      local z = x + luacuda.to_device(y, { device = 1 })   -- the copy it names
+      print(table.concat(z:copy_to_host():totable(), ","))
+    ]==])
+    assert(ok, out)
+    assert.truthy(out:find("luacuda.add (+): operand 1 is on device 1 and operand 2 on device 2: array math runs on "
+                           .. "one device (copy one over first: luacuda.to_device(y, {device = 1}))", 1, true), out)
+    assert.truthy(out:find("\n4,6\n", 1, true), out)
+  end)
+end)

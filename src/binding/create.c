@@ -65,7 +65,7 @@ static void read_create_args(lua_State *L, int idx, bool with_order, lc_kind kin
                luaL_typename(L, idx + 1));
   } else {
     a->dt = lc_dtype_opt(L, idx, NULL, fname);
-    if (with_order && lua_type(L, oidx) == LUA_TSTRING) {
+    if (with_order && !lua_isnoneornil(L, oidx) && lua_type(L, oidx) != LUA_TTABLE) {
       a->order = lc_check_order(L, oidx, fname);
       return;
     }

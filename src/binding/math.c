@@ -34,6 +34,31 @@ typedef struct operands {
 
 static const char *kind_name(lc_kind k) { return lc_kind_names[k]; }
 
+static const char *const ordinal[] = {"first", "second", "third"};
+
+/* Device arrays of two devices, or of a device not current: the error
+** names the operands, their devices and the copy that joins them. */
+static void check_devices(lua_State *L, const operands *o, const char *fname) {
+  int dev = -1, at = -1;
+  for (int i = 0; i < o->nin; i++) {
+    const lc_array *a = o->a[i];
+    if (!a || lc_array_kind(a) != LC_DEVICE) continue;
+    if (dev >= 0 && a->buf->device != dev)
+      lc_error(L, fname, "operand %d is on device %d and operand %d on device %d: array math "
+               "runs on one device (copy one over first: luacuda.to_device(y, {device = %d}))",
+               at + 1, dev + 1, i + 1, a->buf->device + 1, dev + 1);
+    if (dev < 0) {
+      dev = a->buf->device;
+      at = i;
+    }
+  }
+  if (dev >= 0 && dev != o->be->current_device())
+    lc_error(L, fname, "operand %d is on device %d, but device %d is current (luacuda.device(%d) "
+             "makes it current, or copy the operands: luacuda.to_device(x, {device = %d}))",
+             at + 1, dev + 1, o->be->current_device() + 1, dev + 1,
+             o->be->current_device() + 1);
+}
+
 /* Read the inputs at first..first+nin-1. */
 static void read_inputs(lua_State *L, operands *o, int first, int nin, const char *fname) {
   o->nin = nin;
@@ -43,8 +68,10 @@ static void read_inputs(lua_State *L, operands *o, int first, int nin, const cha
     o->idx[i] = idx;
     o->a[i] = lc_array_test(L, idx);
     if (o->a[i]) {
+      if (!lc_array_is_open(o->a[i]))
+        lc_error(L, fname, "operand %d (the %s argument) is a closed array", i + 1,
+                 ordinal[i]);
       lc_array *a = lc_array_check(L, idx, fname);
-      lc_check_current_device(L, a, "operand", fname);
       o->t[i].kind = LC_OPD_ARRAY;
       o->t[i].dtype = a->dtype;
       if (arrays++ == 0) {
@@ -79,6 +106,7 @@ static void read_inputs(lua_State *L, operands *o, int first, int nin, const cha
   }
   if (arrays == 0)
     lc_error(L, fname, "needs an array among its operands (got only Lua values)");
+  check_devices(L, o, fname);
 }
 
 /* An options table {out =, stream =, casting =} at idx (the values pushed:
@@ -119,6 +147,8 @@ static void read_tail(lua_State *L, operands *o, int from, const char *fname) {
   for (int idx = from; idx <= top; idx++) {
     if (lua_isnil(L, idx)) continue;
     if (lc_array_test(L, idx) && o->out == NULL) {
+      if (!lc_array_is_open(lc_array_test(L, idx)))
+        lc_error(L, fname, "the output (argument %d) is a closed array", idx);
       o->out = lc_array_check(L, idx, fname);
       o->out_slot = idx;
       continue;
