@@ -229,8 +229,10 @@ describe("the elementwise functions", function()
 
   it("refuse what they do not take, naming the function", function()
     local x = luacuda.array({ 1.0, 2.0 })
-    S.misuse("luacuda.isnan: the output must be an array of dtype bool", luacuda.isnan, x,
-             luacuda.zeros({ 2 }))
+    S.misuse("luacuda.isnan: the output must be an array of dtype bool and shape {2}", luacuda.isnan, x,
+             luacuda.zeros({ 3 }, "bool"))
+    S.misuse("luacuda.log1p: cannot cast the result's dtype float64 into the output's int64", luacuda.log1p, x,
+             luacuda.zeros({ 2 }, "int64"))
     S.misuse("luacuda.log1p: operand 1 is a table", luacuda.log1p, { 1, 2 })
     S.misuse("luacuda.round: decimals must be an integer, got float", luacuda.round, x, 1.5)
     S.misuse("luacuda.round: expected an array, got number", luacuda.round, 1.5)
@@ -243,5 +245,106 @@ describe("the elementwise functions", function()
              luacuda.ones({ 2, 2 }), 2)
     S.misuse("luacuda.norm: an array of 3 axes needs axis= for ord 1", luacuda.norm,
              luacuda.ones({ 2, 2, 2 }), 1)
+  end)
+end)
+
+describe("the generators' permutation, shuffle and choice", function()
+  local function sorted(t)
+    local c = table.move(t, 1, #t, 1, {})
+    table.sort(c)
+    return c
+  end
+  local function range(n)
+    local t = {}
+    for i = 1, n do t[i] = i end
+    return t
+  end
+
+  it("permutation(n) orders 1 to n, the same for a seed on every kind", function()
+    local p = luacuda.random(5):permutation(50)
+    assert.equal("device", p.kind)
+    assert.equal("int64", p.dtype)
+    local t = p:copy_to_host():totable()
+    assert.same(range(50), sorted(t))
+    assert.are_not.same(range(50), t)
+    for _, kind in ipairs { "host", "pinned", "mapped", "managed" } do
+      local q = luacuda.random(5):permutation(50, { kind = kind })
+      assert.equal(kind, q.kind)
+      assert.same(t, q:copy_to_host():totable())
+    end
+    assert.are_not.same(t, luacuda.random(6):permutation(50):copy_to_host():totable())
+    assert.equal(0, luacuda.random(5):permutation(0).size)
+    -- the generator moves on: two calls give two orders
+    local g = luacuda.random(5)
+    local c0 = g:state().counter
+    assert.same(t, g:permutation(50):copy_to_host():totable())
+    assert.is_true(g:state().counter > c0)
+    assert.are_not.same(t, g:permutation(50):copy_to_host():totable())
+  end)
+
+  it("permutation(a) and shuffle(a) reorder whole rows, of any kind and view", function()
+    for _, kind in ipairs { "host", "device" } do
+      local a = luacuda.arange(12):reshape(4, 3)
+      if kind == "device" then a = luacuda.to_device(a) end
+      local p = luacuda.random(9):permutation(a)
+      assert.equal(kind, p.kind)
+      assert.same({ 4, 3 }, p.shape)
+      local firsts = {}
+      for i, row in ipairs(p:copy_to_host():totable()) do
+        assert.same({ row[1], row[1] + 1, row[1] + 2 }, row)
+        firsts[i] = row[1]
+      end
+      assert.same({ 0, 3, 6, 9 }, sorted(firsts))
+      -- shuffle: in place, the order permutation gives for the same seed
+      assert.equal(a, luacuda.random(9):shuffle(a))
+      assert.same(p:copy_to_host():totable(), a:copy_to_host():totable())
+    end
+    -- a strided view: only its elements move
+    local h = luacuda.arange(10)
+    local v = h[{ { 1, 10, 2 } }]            -- 0, 2, 4, 6, 8
+    luacuda.random(2):shuffle(v)
+    local t = h:totable()
+    assert.same({ 1, 3, 5, 7, 9 }, { t[2], t[4], t[6], t[8], t[10] })
+    assert.same({ 0, 2, 4, 6, 8 }, sorted({ t[1], t[3], t[5], t[7], t[9] }))
+  end)
+
+  it("choice draws with and without replacement, with probabilities, in a shape", function()
+    local g = luacuda.random(11)
+    local d = g:choice(4, 4000, { kind = "host" }):totable()
+    local count = { 0, 0, 0, 0 }
+    for _, v in ipairs(d) do count[v] = count[v] + 1 end
+    for i = 1, 4 do assert.is_true(count[i] > 850 and count[i] < 1150, "count " .. count[i]) end
+    local u = g:choice(luacuda.arange(10, 20), 10, { replace = false }):copy_to_host():totable()
+    assert.same({ 10, 11, 12, 13, 14, 15, 16, 17, 18, 19 }, sorted(u))
+    local w = g:choice(3, { 50, 2 }, { p = { 0.25, 0, 0.75 } })
+    assert.equal("device", w.kind)
+    assert.same({ 50, 2 }, w.shape)
+    local n1, n3 = 0, 0
+    for _, row in ipairs(w:copy_to_host():totable()) do
+      for _, v in ipairs(row) do
+        assert.is_true(v == 1 or v == 3)
+        if v == 1 then n1 = n1 + 1 else n3 = n3 + 1 end
+      end
+    end
+    assert.is_true(n3 > n1)
+    local one = g:choice(6)
+    assert.is_true(math.type(one) == "integer" and one >= 1 and one <= 6)
+    local rows = g:choice(luacuda.arange(6):reshape(3, 2), 4)
+    assert.same({ 4, 2 }, rows.shape)
+    for _, r in ipairs(rows:totable()) do assert.equal(r[1] + 1, r[2]) end
+  end)
+
+  it("refuse what they cannot do, naming the function", function()
+    local g = luacuda.random(1)
+    S.misuse("luacuda.choice: cannot take 5 draws without replacement from 3", g.choice, g, 3, 5,
+             { replace = false })
+    S.misuse("luacuda.choice: p must have 3 probabilities, got 2", g.choice, g, 3, 2, { p = { 0.5, 0.5 } })
+    S.misuse("luacuda.choice: p must sum to 1, got 0.9", g.choice, g, 2, 2, { p = { 0.5, 0.4 } })
+    S.misuse("luacuda.choice: probability 2 must be a number >= 0", g.choice, g, 2, 2, { p = { 1.5, -0.5 } })
+    S.misuse("luacuda.choice: cannot draw from an empty population", g.choice, g, 0, 1)
+    S.misuse("luacuda.permutation: n must be a non-negative integer, got -1", g.permutation, g, -1)
+    S.misuse("luacuda.permutation: kind must be", g.permutation, g, 3, { kind = "gpu" })
+    S.misuse("luacuda.shuffle: expected an array, got number", g.shuffle, g, 3)
+    S.misuse("luacuda.shuffle: a 0-d array has no rows", g.shuffle, g, luacuda.array(1.0))
   end)
 end)

@@ -36,4 +36,6 @@ M.reduction = generators.reduction
 local stats = require "luacuda.stats"
 M.round, M.var, M.std, M.norm = stats.round, stats.var, stats.std, stats.norm
 
+require "luacuda.sampling"          -- the generators' permutation, shuffle and choice
+
 return M

@@ -503,6 +503,15 @@ static int gen_tostring(lua_State *L) {
   return 1;
 }
 
+/* _generator_methods(): the generators' method table, to which
+** lua/luacuda/sampling.lua adds permutation, shuffle and choice (an
+** internal name: init.lua leaves it out of the module) */
+static int l_generator_methods(lua_State *L) {
+  luaL_getmetatable(L, GEN_MT);
+  lua_getfield(L, -1, "__index");
+  return 1;
+}
+
 void lc_random_open(lua_State *L) {
   static const luaL_Reg meta[] = {{"__tostring", gen_tostring}, {NULL, NULL}};
   static const luaL_Reg methods[] = {
@@ -510,6 +519,7 @@ void lc_random_open(lua_State *L) {
     {"state", gen_state}, {"split", gen_split}, {NULL, NULL}
   };
   lc_new_type(L, GEN_MT, meta, methods);
-  static const luaL_Reg fns[] = {{"random", l_random}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"random", l_random}, {"_generator_methods", l_generator_methods},
+                                 {NULL, NULL}};
   lc_setfuncs(L, fns);
 }
