@@ -83,6 +83,10 @@ with np.errstate(all='ignore'):
     R['norm_i'] = L(i)
     R['norm_i_2_1'] = L(i, 1, axis=1)
     R['norm_s32_3'] = L(s32, axis=2)
+    R['pad_i_1'] = np.pad(i, 1)
+    R['pad_i_pairs_7'] = np.pad(i, ((1, 0), (2, 3)), constant_values=7)
+    R['pad_s_edge'] = np.pad(s, ((0, 1), (2, 0), (1, 1)), mode='edge')
+    R['pad_x32_edge'] = np.pad(x32, (2, 1), mode='edge')
 for k, v in R.items():
     np.save(os.path.join(d, 'out_' + k + '.npy'), np.asarray(v))
 ]]
@@ -213,6 +217,18 @@ describe("the elementwise functions", function()
       check("norm_i_2_1", luacuda.norm(make(I.i), 1, { axis = 2 }))
       check("norm_s32_3", luacuda.norm(make(I.s32), nil, { axis = 3 }), 2e-6)
     end)
+
+    it("pad gives NumPy's constant and edge borders (" .. kind .. ")", function()
+      if not HAVE_NUMPY then return pending(NO_NUMPY) end
+      local I = inputs()
+      local i = make(I.i)
+      local p = luacuda.pad(i, 1)
+      assert.equal(kind, p.kind)
+      check("pad_i_1", p)
+      check("pad_i_pairs_7", luacuda.pad(i, { { 1, 0 }, { 2, 3 } }, { constant_values = 7 }))
+      check("pad_s_edge", luacuda.pad(make(I.s), { { 0, 1 }, { 2, 0 }, { 1, 1 } }, { mode = "edge" }))
+      check("pad_x32_edge", luacuda.pad(make(I.x32), { 2, 1 }, { mode = "edge" }))
+    end)
   end
 
   it("write into out= and views, and queue on a stream", function()
@@ -245,6 +261,12 @@ describe("the elementwise functions", function()
              luacuda.ones({ 2, 2 }), 2)
     S.misuse("luacuda.norm: an array of 3 axes needs axis= for ord 1", luacuda.norm,
              luacuda.ones({ 2, 2, 2 }), 1)
+    S.misuse("luacuda.pad: mode must be 'constant' or 'edge', got wrap", luacuda.pad, x, 1, { mode = "wrap" })
+    S.misuse("luacuda.pad: pad_width has 1 pairs for an array of 2 axes", luacuda.pad,
+             luacuda.ones({ 2, 2 }), { { 1, 1 } })
+    S.misuse("luacuda.pad: pad_width must be a non-negative integer, got -1", luacuda.pad, x, -1)
+    S.misuse("luacuda.pad: mode 'edge' cannot pad axis 1, which is empty", luacuda.pad,
+             luacuda.zeros({ 0 }), 1, { mode = "edge" })
   end)
 end)
 

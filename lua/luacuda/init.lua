@@ -36,6 +36,7 @@ M.reduction = generators.reduction
 local stats = require "luacuda.stats"
 M.round, M.var, M.std, M.norm = stats.round, stats.var, stats.std, stats.norm
 
+M.pad = require("luacuda.pad").pad
 require "luacuda.sampling"          -- the generators' permutation, shuffle and choice
 
 return M

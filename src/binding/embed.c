@@ -15,13 +15,15 @@ LC_EMBED(lc_lua_generators, "lua/luacuda/generators.lua");
 LC_EMBED(lc_lua_assert, "lua/luacuda/assert.lua");
 LC_EMBED(lc_lua_stats, "lua/luacuda/stats.lua");
 LC_EMBED(lc_lua_sampling, "lua/luacuda/sampling.lua");
+LC_EMBED(lc_lua_pad, "lua/luacuda/pad.lua");
 /* luacuda.dist's Lua side: it finds its MPI engine (dist_mpi.so) on the
 ** C path, or says it is not available; core.so never needs MPI */
 LC_EMBED(lc_lua_dist, "lua/luacuda/dist.lua");
 
 extern const char lc_lua_init[], lc_lua_format[], lc_lua_format_elements[],
   lc_lua_printoptions[], lc_lua_record[], lc_lua_smart[], lc_lua_generators[], lc_lua_assert[],
-  lc_lua_dist[], lc_lua_stats[], lc_lua_sampling[];
+  lc_lua_dist[], lc_lua_stats[], lc_lua_sampling[],
+  lc_lua_pad[];
 
 /* every file of lua/luacuda/, by module name (the preload spec checks) */
 const lc_embedded lc_lua_sources[] = {
@@ -35,6 +37,7 @@ const lc_embedded lc_lua_sources[] = {
   {"luacuda.assert", "luacuda/assert.lua", lc_lua_assert},
   {"luacuda.stats", "luacuda/stats.lua", lc_lua_stats},
   {"luacuda.sampling", "luacuda/sampling.lua", lc_lua_sampling},
+  {"luacuda.pad", "luacuda/pad.lua", lc_lua_pad},
   {"luacuda.dist", "luacuda/dist.lua", lc_lua_dist},
   {NULL, NULL, NULL}
 };
