@@ -548,6 +548,13 @@ static lc_array *alloc_flags(lua_State *L, lc_kind kind, unsigned flags, const l
   return a;
 }
 
+void lc_opts_for_dtype(lua_State *L, int idx) {
+  if (lua_type(L, idx) == LUA_TTABLE && !lua_getmetatable(L, idx)) {
+    lua_pushnil(L);
+    lua_insert(L, idx);
+  }
+}
+
 lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
                        const char *const *known, const char *fname) {
   int64_t shape[LC_MAXDIM];
@@ -555,7 +562,8 @@ lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
   char err[LC_ERRLEN];
   lc_check_shape_not_spread(L, 1, fname);
   int nd = lc_check_dims(L, 1, false, false, shape, "shape", fname);
-  const lc_dtype *dt = lc_dtype_opt(L, 2, F64, fname);
+  lc_opts_for_dtype(L, 2);
+  const lc_dtype *dt = lc_dtype_opt(L, 2, NULL, fname);
   char order;
   lc_stream *s = NULL;
   int top = lua_gettop(L);
@@ -564,12 +572,18 @@ lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
     lua_pushnil(L);
   } else {
     bool have = lc_check_opts(L, 3, known, fname);
+    if (opt_field(L, 3, have, "dtype") != LUA_TNIL) {   /* the one dtype form: {dtype =} */
+      if (dt) lc_error(L, fname, "the dtype is given twice (an argument and dtype=)");
+      dt = lc_dtype_check(L, -1, fname);
+    }
+    lua_pop(L, 1);
     opt_field(L, 3, have, "order");
     order = lc_check_order(L, -1, fname);
     opt_field(L, 3, have, "stream");          /* nil unless known; kept on the stack */
     s = lc_opt_stream(L, -1, fname);
     opt_field(L, 3, have, "strides");
   }
+  if (dt == NULL) dt = F64;
   if (lua_isnil(L, -1)) {
     if (lc_layout_contiguous(&lay, nd, shape, dt->size, order, err))
       lc_error(L, fname, "%s", err);
@@ -597,14 +611,15 @@ lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
   return a;
 }
 
-static const char *const device_array_opts[] = {"strides", "order", "stream", NULL};
+static const char *const device_array_opts[] = {"dtype", "strides", "order", "stream", NULL};
 
 /***
 A new device array, elements not set.
 @function device_array
 @tparam table|integer shape the sizes of the axes
 @tparam[opt="float64"] string|Record dtype the element type
-@tparam[opt] table|string opts `"C"`/`"F"`, or `{order =, strides =, stream =}`:
+@tparam[opt] table|string opts `"C"`/`"F"`, or `{dtype =, order =, strides =, stream =}`
+(which may stand in the dtype's place):
 `strides` in bytes per axis; with `stream` the memory is allocated
 and freed in that stream's order
 @treturn Array a device array
