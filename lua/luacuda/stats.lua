@@ -74,8 +74,9 @@ end
 --- @module luacuda
 
 --- Elementwise rounding to `decimals` decimal places, halves to even
--- (NumPy's `round`: for floats `rint(x * 10^decimals) / 10^decimals`, so
--- a value that is not exact in binary rounds as its binary value does).
+-- (NumPy's `round`: for floats `rint(x * 10^decimals) / 10^decimals`, the
+-- scaled value rounded in the array's dtype as NumPy's is, so 2.675 to 2
+-- places gives 2.68 as there).
 -- An integer or bool array comes back as a copy for `decimals >= 0`, and
 -- rounded to a multiple of `10^-decimals` for negative `decimals`.
 -- @function round
@@ -84,7 +85,7 @@ end
 -- @treturn Array a new array of `a`'s dtype and kind
 -- @raise `luacuda.round: expected an array, got <type>`;
 -- `luacuda.round: decimals must be an integer, got <type>`
--- @usage print(luacuda.round(luacuda.array({0.5, 1.5, 2.675}), 2))  -- {0.5, 1.5, 2.67}
+-- @usage print(luacuda.round(luacuda.array({0.5, 1.5, 2.675}), 2))  -- {0.5, 1.5, 2.68}
 function M.round(a, decimals)
   check_array("round", a)
   decimals = decimals or 0
