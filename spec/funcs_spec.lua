@@ -87,6 +87,14 @@ with np.errstate(all='ignore'):
     R['pad_i_pairs_7'] = np.pad(i, ((1, 0), (2, 3)), constant_values=7)
     R['pad_s_edge'] = np.pad(s, ((0, 1), (2, 0), (1, 1)), mode='edge')
     R['pad_x32_edge'] = np.pad(x32, (2, 1), mode='edge')
+    R['einsum_mm'] = np.einsum('ij,jk->ik', m, m.T)
+    R['einsum_t'] = np.einsum('ij->ji', m)
+    R['einsum_batch'] = np.einsum('bij,bjk->bik', s, s.transpose(0, 2, 1))
+    R['einsum_dot'] = np.einsum('i,i->', m.ravel(), m.ravel())
+    R['einsum_implicit'] = np.einsum('ij,jk', m, m.T)
+    R['einsum_kj'] = np.einsum('ijk->kj', s)
+    R['einsum_int'] = np.einsum('ij,j->i', i, i[0])
+    R['einsum_outer'] = np.einsum('i,j->ij', i[0], i[1])
 for k, v in R.items():
     np.save(os.path.join(d, 'out_' + k + '.npy'), np.asarray(v))
 ]]
@@ -229,6 +237,24 @@ describe("the elementwise functions", function()
       check("pad_s_edge", luacuda.pad(make(I.s), { { 0, 1 }, { 2, 0 }, { 1, 1 } }, { mode = "edge" }))
       check("pad_x32_edge", luacuda.pad(make(I.x32), { 2, 1 }, { mode = "edge" }))
     end)
+
+    it("einsum gives NumPy's products, sums and transposes (" .. kind .. ")", function()
+      if not HAVE_NUMPY then return pending(NO_NUMPY) end
+      local I = inputs()
+      local m, s, i = make(I.m), make(I.s), make(I.i)
+      check("einsum_mm", luacuda.einsum("ij,jk->ik", m, m.T))
+      local t = luacuda.einsum("ij->ji", m)
+      check("einsum_t", t)
+      t[{ 1, 1 }] = 99                      -- a copy, not a view of m
+      assert.are_not.equal(99, m:copy_to_host()[{ 1, 1 }])
+      check("einsum_batch", luacuda.einsum("bij,bjk->bik", s, s:transpose(1, 3, 2)))
+      local flat = m:reshape(24)
+      check("einsum_dot", luacuda.einsum("i,i->", flat, flat))
+      check("einsum_implicit", luacuda.einsum("ij,jk", m, m.T))
+      check("einsum_kj", luacuda.einsum("ijk->kj", s))
+      check("einsum_int", luacuda.einsum("ij,j->i", i, i[1]))
+      check("einsum_outer", luacuda.einsum("i,j->ij", i[1], i[2]))
+    end)
   end
 
   it("write into out= and views, and queue on a stream", function()
@@ -267,6 +293,13 @@ describe("the elementwise functions", function()
     S.misuse("luacuda.pad: pad_width must be a non-negative integer, got -1", luacuda.pad, x, -1)
     S.misuse("luacuda.pad: mode 'edge' cannot pad axis 1, which is empty", luacuda.pad,
              luacuda.zeros({ 0 }), 1, { mode = "edge" })
+    local m = luacuda.ones({ 2, 3 })
+    S.misuse("luacuda.einsum: \"ij,jk\" names 2 operands, got 1", luacuda.einsum, "ij,jk", m)
+    S.misuse("luacuda.einsum: subscript j is 3 in operand 1 and 2 in operand 2", luacuda.einsum, "ij,jk", m, m)
+    S.misuse("luacuda.einsum: operand 1 repeats subscript i (diagonals are not supported)", luacuda.einsum,
+             "ii->i", luacuda.ones({ 2, 2 }))
+    S.misuse("luacuda.einsum: operand 1 has 2 axes, its subscripts \"i\" name 1", luacuda.einsum, "i->i", m)
+    S.misuse("luacuda.einsum: the output's subscript k is in no operand", luacuda.einsum, "ij->k", m)
   end)
 end)
 
