@@ -23,6 +23,8 @@ local function letters(term, what)
   return t
 end
 
+--- @module luacuda
+
 --- Einstein summation (NumPy's `einsum`, without ellipses or repeated
 -- subscripts within one operand): `"ij,jk->ik"` is a matrix product,
 -- `"ij->ji"` a transpose, `"i,i->"` a dot product, `"ij->"` a sum; without
