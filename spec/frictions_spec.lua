@@ -265,7 +265,7 @@ describe("the messages of array math and copies", function()
   end)
 
   it("name the call that copies a device array into a pinned one", function()
-    local p = luacuda.pinned_array({ 3 }, "float64")
+    local p = luacuda.pinned_array({ 3 }, "float64"):fill(0)   -- set: misuse reads it
     local d = luacuda.to_device({ 1.0, 2.0, 3.0 })
     S.misuse("luacuda.copy_to_device: the target is a pinned array, not device memory: to copy a device array "
              .. "into it, call the source's copy_to_host (d:copy_to_host(pinned))", p.copy_to_device, p, d)
