@@ -71,11 +71,10 @@ static void read_create_args(lua_State *L, int idx, bool with_order, lc_kind kin
     }
   }
   if (!lc_check_opts(L, oidx, with_order ? with : without, fname)) return;
-  if (lc_opt_get(L, oidx, "dtype") != LUA_TNIL) {
+  if (lc_opt_get(L, oidx, "dtype") != LUA_TNIL) {      /* stays on the stack: a record's */
     if (a->dt) lc_error(L, fname, "the dtype is given twice (an argument and dtype=)");
     a->dt = lc_dtype_check(L, -1, fname);
   }
-  lua_pop(L, 1);
   if (with_order) {
     lc_opt_get(L, oidx, "order");
     a->order = lc_check_order(L, -1, fname);
@@ -146,10 +145,10 @@ static int l_new_host(lua_State *L) {
   int64_t shape[LC_MAXDIM];
   lc_check_shape_not_spread(L, 1, fname);
   int nd = lc_check_dims(L, 1, false, false, shape, "shape", fname);
+  lua_settop(L, 3);
   create_args c;
   read_create_args(L, 2, true, LC_HOST, &c, fname);
   const lc_dtype *dt = c.dt ? c.dt : F64;
-  lua_settop(L, 3);
   /* the element, converted before allocating: a bad one allocates nothing */
   char small[16];
   void *value = lc_elem_room(L, dt, small, sizeof small);     /* zeroed */
@@ -513,10 +512,10 @@ static int l_like(lua_State *L) {
   like_fill fill = (like_fill)lua_tointeger(L, lc_upvalueindex(2));
   lc_array *a = lc_array_check(L, 1, fname);
   int didx = fill == LIKE_FULL ? 3 : 2;
+  lua_settop(L, didx + 1);       /* a missing value reads as nil */
   create_args c;
   read_create_args(L, didx, false, lc_array_kind(a), &c, fname);
   const lc_dtype *dt = c.dt ? c.dt : a->dtype;
-  lua_settop(L, didx + 1);
   /* the element, converted before allocating: a bad value allocates nothing */
   char small[16];
   void *value = lc_elem_room(L, dt, small, sizeof small);     /* zeroed */
@@ -575,8 +574,7 @@ lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
     if (opt_field(L, 3, have, "dtype") != LUA_TNIL) {   /* the one dtype form: {dtype =} */
       if (dt) lc_error(L, fname, "the dtype is given twice (an argument and dtype=)");
       dt = lc_dtype_check(L, -1, fname);
-    }
-    lua_pop(L, 1);
+    }                                         /* kept on the stack: a record's */
     opt_field(L, 3, have, "order");
     order = lc_check_order(L, -1, fname);
     opt_field(L, 3, have, "stream");          /* nil unless known; kept on the stack */
