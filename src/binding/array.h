@@ -58,11 +58,16 @@ lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndi
                          const int64_t *shape, char order, lc_stream *s, const char *fname);
 
 /* The array constructors' arguments (shape [, dtype] [, opts | order]):
-** reads shape, dtype (float64 by default) and the options strides= and
-** order= (stream= too), refusing keys not in known (the caller reads its
-** own); pushes a new array of kind, allocated with the LC_ALLOC_* flags. */
+** reads shape, dtype (float64 by default; or the option dtype=) and the
+** options strides= and order= (stream= too), refusing keys not in known
+** (the caller reads its own); pushes a new array of kind, allocated with
+** the LC_ALLOC_* flags. */
 lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
                        const char *const *known, const char *fname);
+
+/* An options table at idx, in a dtype's place: a nil inserted before it,
+** so that it is read as the options after the dtype (one dtype form). */
+void lc_opts_for_dtype(lua_State *L, int idx);
 
 /* Push a view of base's buffer with another layout (and dtype). */
 lc_array *lc_array_push_view(lua_State *L, const lc_array *base,
