@@ -320,7 +320,7 @@ check-fake-cuda:
 # stream ran the work would show. The specs of compiling, caching and
 # documents queue nothing a delay could reorder; the plain run covers them.
 QUEUED_SPECS = $(addprefix spec/,$(addsuffix _spec.lua,async stream hostmem copy memory \
-  alias dlpack devices smart cuda_fake array_math reduce random matmul gather sort npy memory_cache \
+  alias dlpack devices smart cuda_fake array_math reduce random matmul gather sort npy memory_cache funcs frictions \
   c_units reentry create creation index iterate record dtype half errors kernel \
   generators math coop threads dist differential stress))
 check-fake-cuda-delayed:
