@@ -14,6 +14,9 @@
 #ifndef LUACUDA_ABI_H
 #include "abi.h"
 #endif
+#ifndef LUACUDA_SORT_KEYS_H
+#include "sort_keys.h"
+#endif
 
 namespace lcs {
 

@@ -378,8 +378,11 @@ describe("LUACUDA_SIM_MEMCHECK", function()
     assert.truthy(out:find("matmul\t28.0 34.0 76.0 98.0 124.0 162.0\n", 1, true), out)
     assert.truthy(out:find("reduction\t285.0", 1, true), out)
     assert.truthy(out:find("elementwise\t135.0", 1, true), out)
-    local _, files = out:gsub("file\t[%w/_]+%.cu\ttrue", "")
-    assert.equal(9, files, out)
+    -- every kernel file compiled, and there are the library's and the examples'
+    local _, files = out:gsub("\nfile\t[%w/_]+%.cu\t", "")
+    local _, compiled = out:gsub("\nfile\t[%w/_]+%.cu\ttrue", "")
+    assert.is_true(files >= 9, out)
+    assert.equal(files, compiled, out)
     assert.truthy(out:find("cast\ttrue", 1, true), out)
     assert.truthy(out:find("cast sum\t1960.0", 1, true), out)
     assert.truthy(out:find("cast past\tfalse\t[^\n]*index 16 is out of bounds of shared array "
