@@ -98,6 +98,12 @@ RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUAC
 
 all: $(LIB) $(DIST_LIB)
 
+# The files of the host's element loops (reductions, array math) are built
+# with the loop vectoriser at its full cost model, as -O3 has it: at -O2
+# GCC vectorises only loops of a known trip count.
+LOOP_CFLAGS = -ftree-vectorize -fvect-cost-model=dynamic
+$(BUILD)/obj/base/reduce.o $(BUILD)/obj/base/ufunc_host.o: LC_CFLAGS += $(LOOP_CFLAGS)
+
 $(BUILD)/obj/base/%.o: src/base/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LC_CFLAGS) $(BASE_INC) -c $< -o $@

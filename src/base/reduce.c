@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *const lc_reduce_names[LC_RED_NOPS] = {
@@ -500,6 +501,151 @@ DEFINE_ARITH(U64, uint64_t, NAN_INT, ADD_PLAIN, MUL_PLAIN)
 DEFINE_ARITH(I64, int64_t, NAN_INT, ADD_I64, MUL_I64)
 DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
 
+/* ---- sums and products of many outputs at once ---------------------------------
+** Where the outputs lie next to each other in the input (a sum over a
+** leading axis: each output a column), the columns are reduced together,
+** LANES of them, reading rows: the same tree as row_ and region_ above
+** (the same eight accumulators, leaves and halves), each step applied to
+** every lane, so the results are those of one column at a time, bit for
+** bit, without gathering columns at a stride of a whole row. */
+#define LANES 4096
+
+#define DEFINE_LANES(D, T, ADD, MUL)                                                   \
+  /* the w lanes (ls apart) of the element at p, as the domain's values */             \
+  static const T *lanes_at_##D(const ctx *x, const char *p, int64_t ls, int64_t w,     \
+                               T *buf) {                                               \
+    if (x->direct && ls == (int64_t)sizeof(T) && (uintptr_t)p % sizeof(T) == 0)        \
+      return (const T *)(const void *)p;                                               \
+    gather_##D(buf, p, w, ls, x->in);                                                  \
+    return buf;                                                                        \
+  }                                                                                    \
+  static void lrow_##D(const ctx *x, const char *p, int64_t n, int64_t st, int64_t ls, \
+                       int64_t w, T *restrict res, T *ws) {                            \
+    bool add = x->comb == LC_COMB_ADD;                                                 \
+    if (n <= LC_REDUCE_LEAF) {                                                         \
+      T *r[8], *buf = ws + 8 * LANES;                                                  \
+      for (int j = 0; j < 8; j++) r[j] = ws + j * LANES;                               \
+      T one = (T)(add ? 0 : 1);                                                        \
+      for (int j = 0; j < 8; j++)                                                      \
+        for (int64_t l = 0; l < w; l++) r[j][l] = one;                                 \
+      int64_t i = 0;                                                                   \
+      for (; i + 8 <= n; i += 8)                                                       \
+        for (int j = 0; j < 8; j++) {                                                  \
+          const T *restrict v = lanes_at_##D(x, p + (i + j) * st, ls, w, buf);         \
+          T *restrict a = r[j];                                                        \
+          if (add)                                                                     \
+            for (int64_t l = 0; l < w; l++) a[l] = ADD(a[l], v[l]);                    \
+          else                                                                         \
+            for (int64_t l = 0; l < w; l++) a[l] = MUL(a[l], v[l]);                    \
+        }                                                                              \
+      for (int64_t l = 0; l < w; l++)                                                  \
+        res[l] = comb_##D(x->comb,                                                     \
+                          comb_##D(x->comb, comb_##D(x->comb, r[0][l], r[1][l]),       \
+                                   comb_##D(x->comb, r[2][l], r[3][l])),               \
+                          comb_##D(x->comb, comb_##D(x->comb, r[4][l], r[5][l]),       \
+                                   comb_##D(x->comb, r[6][l], r[7][l])));              \
+      for (; i < n; i++) {                                                             \
+        const T *restrict v = lanes_at_##D(x, p + i * st, ls, w, buf);                 \
+        for (int64_t l = 0; l < w; l++) res[l] = comb_##D(x->comb, res[l], v[l]);      \
+      }                                                                                \
+      return;                                                                          \
+    }                                                                                  \
+    int64_t half = n / 2 - n / 2 % 8;                                                  \
+    T *second = ws;                                                                    \
+    lrow_##D(x, p, half, st, ls, w, res, ws + LANES);                                  \
+    lrow_##D(x, p + half * st, n - half, st, ls, w, second, ws + LANES);               \
+    for (int64_t l = 0; l < w; l++) res[l] = comb_##D(x->comb, res[l], second[l]);     \
+  }                                                                                    \
+  static void lregion_##D(const ctx *x, const char *p, int d, int64_t ls, int64_t w,   \
+                          T *res, T *ws);                                              \
+  static void lspan_##D(const ctx *x, const char *p, int d, int64_t lo, int64_t hi,    \
+                        int64_t ls, int64_t w, T *res, T *ws) {                        \
+    if (hi - lo == 1) {                                                                \
+      lregion_##D(x, p + lo * x->p->rin[d], d + 1, ls, w, res, ws);                    \
+      return;                                                                          \
+    }                                                                                  \
+    int64_t mid = lo + (hi - lo) / 2;                                                  \
+    T *second = ws;                                                                    \
+    lspan_##D(x, p, d, lo, mid, ls, w, res, ws + LANES);                               \
+    lspan_##D(x, p, d, mid, hi, ls, w, second, ws + LANES);                            \
+    for (int64_t l = 0; l < w; l++) res[l] = comb_##D(x->comb, res[l], second[l]);     \
+  }                                                                                    \
+  static void lregion_##D(const ctx *x, const char *p, int d, int64_t ls, int64_t w,   \
+                          T *res, T *ws) {                                             \
+    const lc_reduce_plan *pl = x->p;                                                   \
+    if (d == pl->nred - 1) lrow_##D(x, p, pl->rshape[d], pl->rin[d], ls, w, res, ws);  \
+    else lspan_##D(x, p, d, 0, pl->rshape[d], ls, w, res, ws);                         \
+  }
+
+DEFINE_LANES(F32, float, ADD_PLAIN, MUL_PLAIN)
+DEFINE_LANES(F64, double, ADD_PLAIN, MUL_PLAIN)
+DEFINE_LANES(U64, uint64_t, ADD_PLAIN, MUL_PLAIN)
+
+/* The outputs along the last kept axis, LANES at a time, from the input
+** at ip into the output at op: w outputs, ls and os apart. */
+static void reduce_lanes(const lc_reduce_call *c, const ctx *x, lc_reduce_domain dom,
+                         const char *ip, char *op, int64_t count, void *ws) {
+  const lc_reduce_plan *pl = x->p;
+  int64_t ls = pl->kin[pl->nkept - 1], os = pl->kout[pl->nkept - 1];
+  bool mean = c->op == LC_RED_MEAN;
+  for (int64_t at = 0; at < count; at += LANES) {
+    int64_t w = count - at < LANES ? count - at : LANES;
+    const char *p = ip + at * ls;
+    char *o = op + at * os;
+    switch (dom) {
+      case LC_DOM_F32: {
+        float *v = (float *)ws;
+        lregion_F32(x, p, 0, ls, w, v, v + LANES);
+        for (int64_t l = 0; l < w; l++)
+          store_F32(o + l * os, c->out_type, mean ? v[l] / (float)pl->count : v[l]);
+        break;
+      }
+      case LC_DOM_F64: {
+        double *v = (double *)ws;
+        lregion_F64(x, p, 0, ls, w, v, v + LANES);
+        for (int64_t l = 0; l < w; l++)
+          store_F64(o + l * os, c->out_type, mean ? v[l] / (double)pl->count : v[l]);
+        break;
+      }
+      default: {
+        uint64_t *v = (uint64_t *)ws;
+        lregion_U64(x, p, 0, ls, w, v, v + LANES);
+        for (int64_t l = 0; l < w; l++) {
+          if (mean)
+            store_f64(o + l * os, c->out_type,
+                      int_value(v[l], &lc_dtypes[c->acc_type]) / (double)pl->count);
+          else store_U64(o + l * os, c->out_type, v[l]);
+        }
+        break;
+      }
+    }
+  }
+}
+
+/* The lanes' workspace, in elements of the domain: the result, and for
+** each level of the tree (at most one per halving of count, the leaf's
+** included) a second half's, then a leaf's eight accumulators and a
+** gathered row. */
+static size_t lanes_workspace(const lc_reduce_plan *pl) {
+  size_t levels = 2;
+  for (int64_t n = pl->count; n > 1; n = (n + 1) / 2) levels++;
+  for (int d = 0; d < pl->nred; d++) levels++;
+  return (levels + 10) * LANES;
+}
+
+/* Are the outputs reduced as lanes: sums and products (and means) over
+** at least one axis of at least one element, the last kept axis nearer
+** in the input than the reduced axis walked fastest? */
+static bool by_lanes(const lc_reduce_call *c, const ctx *x, lc_reduce_domain dom) {
+  const lc_reduce_plan *pl = x->p;
+  if (lc_reduce_is_scan(c->op) || (x->comb != LC_COMB_ADD && x->comb != LC_COMB_MUL)) return false;
+  if (dom != LC_DOM_F32 && dom != LC_DOM_F64 && dom != LC_DOM_U64) return false;
+  if (pl->nkept == 0 || pl->nred == 0 || pl->count == 0 || pl->kshape[pl->nkept - 1] < 2)
+    return false;
+  int64_t ls = pl->kin[pl->nkept - 1], rs = pl->rin[pl->nred - 1];
+  return (ls < 0 ? -ls : ls) < (rs < 0 ? -rs : rs);
+}
+
 /* ---- one output ------------------------------------------------------------------ */
 
 /* The reduction of the region at p into the output element at o. */
@@ -586,6 +732,26 @@ void lc_reduce_host(const lc_reduce_call *c) {
   const char *ip = c->in + pl.in0;
   char *op = c->out + pl.out0;
   int64_t idx[LC_MAXDIM] = {0};
+  void *ws = by_lanes(c, &x, dom) ? malloc(lanes_workspace(&pl) * 8) : NULL;
+  if (ws) {          /* (without the memory, the outputs one at a time) */
+    /* each line of the last kept axis at once; the others one by one */
+    int64_t w = pl.kshape[pl.nkept - 1];
+    for (int64_t k = 0; k < pl.nout; k += w) {
+      reduce_lanes(c, &x, dom, ip, op, w, ws);
+      for (int d = pl.nkept - 2; d >= 0; d--) {
+        if (++idx[d] < pl.kshape[d]) {
+          ip += pl.kin[d];
+          op += pl.kout[d];
+          break;
+        }
+        idx[d] = 0;
+        ip -= (pl.kshape[d] - 1) * pl.kin[d];
+        op -= (pl.kshape[d] - 1) * pl.kout[d];
+      }
+    }
+    free(ws);
+    return;
+  }
   for (int64_t k = 0; k < pl.nout; k++) {
     if (scan) scan_one(c, &x, dom, ip, op);
     else reduce_one(c, &x, dom, ip, op);
