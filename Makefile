@@ -103,6 +103,9 @@ all: $(LIB) $(DIST_LIB)
 # GCC vectorises only loops of a known trip count.
 LOOP_CFLAGS = -ftree-vectorize -fvect-cost-model=dynamic
 $(BUILD)/obj/base/reduce.o $(BUILD)/obj/base/ufunc_host.o: LC_CFLAGS += $(LOOP_CFLAGS)
+# and without errno from the math functions, which no caller reads: sqrt is
+# then one instruction over a vector (NaN and infinities are IEEE's still)
+$(BUILD)/obj/base/ufunc_host.o: LC_CFLAGS += -fno-math-errno
 
 $(BUILD)/obj/base/%.o: src/base/%.c
 	@mkdir -p $(@D)
