@@ -52,6 +52,68 @@ describe("reductions over a leading axis", function()
   end
 end)
 
+describe("argmax and argmin of contiguous rows", function()
+  -- the first extreme, read a block of 1024 at a time: ties within and
+  -- across blocks, NaN after the extreme, -0 and 0, a tail of the block
+  local function first(t, max)
+    local bi
+    for i, v in ipairs(t) do
+      if v ~= v then return i end
+      if not bi or (max and v > t[bi]) or (not max and v < t[bi]) then bi = i end
+    end
+    return bi
+  end
+  local function case(n, set)
+    local t = {}
+    for i = 1, n do t[i] = ((i * 37) % 101) / 101 end
+    for i, v in pairs(set) do t[i] = v end
+    return t
+  end
+  local cases = {
+    case(3000, {[5] = 2, [2000] = 2}),             -- a tie in a later block
+    case(3000, {[1500] = 3, [1600] = 3, [2500] = -5}),
+    case(3000, {[10] = 2, [2999] = 0 / 0}),        -- NaN after the maximum
+    case(3000, {[700] = 0 / 0, [800] = 0 / 0}),    -- the first NaN
+    case(2049, {[2049] = 9, [1] = -9}),            -- the extremes at the ends
+    case(20, {[3] = -0.0, [4] = 0.0}),
+    {-0.0, 0.0, -0.0}, {0.0, -0.0}, {5},
+  }
+  for _, kind in ipairs({"host", "device"}) do
+    for _, dt in ipairs({"float32", "float64", "int64"}) do
+      it(("gives the first extreme and the first NaN (%s %s)"):format(kind, dt), function()
+        for ci, t in ipairs(cases) do
+          local has_nan = false
+          for _, v in ipairs(t) do has_nan = has_nan or v ~= v end
+          if not (dt == "int64" and has_nan) then
+            local u = t
+            if dt == "int64" then
+              u = {}
+              for i, v in ipairs(t) do u[i] = math.floor(v * 100) end
+            end
+            local a = luacuda.array(u, dt)
+            local r = dt == "float32" and {} or u
+            if dt == "float32" then        -- the values as float32 holds them
+              for i, v in ipairs(u) do r[i] = v == v and string.unpack("f", string.pack("f", v)) or v end
+            end
+            if kind == "device" then a = luacuda.to_device(a) end
+            assert.equal(first(r, true), a:argmax(), "argmax, case " .. ci)
+            assert.equal(first(r, false), a:argmin(), "argmin, case " .. ci)
+            -- the same rows as a 2-d array's, along its last axis
+            if #u % 3 == 0 then
+              local b = a:reshape(3, #u // 3)
+              local m = host(b:argmax(2))
+              for row = 1, 3 do
+                local part = table.move(r, (row - 1) * (#u // 3) + 1, row * (#u // 3), 1, {})
+                assert.equal(first(part, true), m[row], ("argmax row %d, case %d"):format(row, ci))
+              end
+            end
+          end
+        end
+      end)
+    end
+  end
+end)
+
 -- Inputs and results saved as .npy, NumPy's computed from the inputs.
 local CASES = [==[
 local l = require "luacuda"

@@ -424,6 +424,9 @@ static unsigned char leaf_BOOL(lc_reduce_combine c, const unsigned char *v, int6
   return !any;
 }
 
+/* elements of contiguous rows an argmin or argmax looks at together */
+#define ARG_BLOCK 1024
+
 /* What every domain shares: the pairwise reduction of a row, of a region
 ** of several axes (a balanced tree over the outer axes' indices, each leaf
 ** a row), the first extreme's index, and a scan. */
@@ -453,6 +456,45 @@ static unsigned char leaf_BOOL(lc_reduce_combine c, const unsigned char *v, int6
     if (d == pl->nred - 1) return row_##D(x, p, pl->rshape[d], pl->rin[d]);            \
     return span_##D(x, p, d, 0, pl->rshape[d]);                                        \
   }                                                                                    \
+  /* A block's part in the first extreme: the block's extreme and whether   \
+  ** it holds a NaN, by loops without branches that the compiler           \
+  ** vectorises, then the index of its first NaN, or of its first extreme  \
+  ** where that beats the best so far. true at a NaN. */                    \
+  __attribute__((unused)) static bool block_arg_##D(const T *v, int64_t m, bool max,   \
+                                                    int64_t k, T *best,                \
+                                                    int64_t *best_i) {                 \
+    T e = v[0], r[8];                                                                  \
+    int64_t i = 1;                                                                     \
+    bool nan = false;                                                                  \
+    if (m >= 16) {            /* eight at a time, as vectors */                        \
+      for (int j = 0; j < 8; j++) r[j] = v[j];                                         \
+      if (max)                                                                         \
+        for (i = 8; i + 8 <= m; i += 8)                                                \
+          for (int j = 0; j < 8; j++) r[j] = v[i + j] > r[j] ? v[i + j] : r[j];        \
+      else                                                                             \
+        for (i = 8; i + 8 <= m; i += 8)                                                \
+          for (int j = 0; j < 8; j++) r[j] = v[i + j] < r[j] ? v[i + j] : r[j];        \
+      e = r[0];                                                                        \
+      for (int j = 1; j < 8; j++) e = (max ? r[j] > e : r[j] < e) ? r[j] : e;          \
+    }                                                                                  \
+    for (; i < m; i++) e = (max ? v[i] > e : v[i] < e) ? v[i] : e;                     \
+    for (int64_t j = 0; j < m; j++) nan |= ISNAN(v[j]);                                \
+    if (nan) {                                                                         \
+      for (int64_t j = 0; j < m; j++)                                                  \
+        if (ISNAN(v[j])) {                                                             \
+          *best_i = k + j;                                                             \
+          return true;                                                                 \
+        }                                                                              \
+    }                                                                                  \
+    if (*best_i < 0 || (max ? e > *best : e < *best))                                  \
+      for (int64_t j = 0; j < m; j++)                                                  \
+        if (v[j] == e) {                                                               \
+          *best = e;                                                                   \
+          *best_i = k + j;                                                             \
+          break;                                                                       \
+        }                                                                              \
+    return false;                                                                      \
+  }                                                                                    \
   /* the 0-based flat index of the first extreme (the first NaN, if any) */            \
   __attribute__((unused)) static int64_t arg_##D(const ctx *x, const char *p) {        \
     const lc_reduce_plan *pl = x->p;                                                   \
@@ -460,6 +502,20 @@ static unsigned char leaf_BOOL(lc_reduce_combine c, const unsigned char *v, int6
     bool max = x->comb == LC_COMB_MAX;                                                 \
     T best = 0, buf[LC_REDUCE_LEAF];                                                   \
     row_shape(pl, &n, &sin, &sout);                                                    \
+    bool rows = x->direct && sin == (int64_t)sizeof(T) && (uintptr_t)p % sizeof(T) == 0; \
+    for (int d = 0; d + 1 < pl->nred && rows; d++) rows = pl->rin[d] % (int64_t)sizeof(T) == 0; \
+    if (rows) {                                                                        \
+      /* contiguous rows, read where they lie, a block at a time */                    \
+      do {                                                                             \
+        const T *row = (const T *)(const void *)(p + in);                              \
+        for (int64_t at = 0; at < n; at += ARG_BLOCK) {                                \
+          int64_t m = n - at < ARG_BLOCK ? n - at : ARG_BLOCK;                         \
+          if (block_arg_##D(row + at, m, max, k + at, &best, &best_i)) return best_i;  \
+        }                                                                              \
+        k += n;                                                                        \
+      } while (next_row(pl, idx, &in, &out));                                          \
+      return best_i;                                                                   \
+    }                                                                                  \
     do {                                                                               \
       for (int64_t at = 0; at < n; at += LC_REDUCE_LEAF) {                             \
         int64_t m = n - at < LC_REDUCE_LEAF ? n - at : LC_REDUCE_LEAF;                 \
