@@ -373,7 +373,8 @@ bench: deps
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/transfers.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/array_math.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/reduce.lua
-	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" $(LUA) bench/matmul.lua
+	$(RUN_ENV) BENCH_RESULTS=bench/results CC="$(CC)" LUACUDA_CPU_BLAS=0 $(LUA) bench/matmul.lua
+	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/blas.lua
 	@$(MAKE) --no-print-directory bench-dist BENCH_RESULTS=bench/results
 	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
 	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi
