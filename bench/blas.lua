@@ -103,7 +103,7 @@ end
 
 local libs = {}
 for line in io.lines("/proc/self/maps") do
-  local p = line:match("(/%S*blas%S*)$")
+  local p = line:match("(/%S*/[^/]*blas[^/]*)$")
   if p then libs[p] = true end
 end
 local ours = next(libs) or "none"
