@@ -542,6 +542,23 @@ describe("matmul on the CUDA backend with the fake cuBLAS", function()
                  "cublasDgemm_v2 T N m=5 n=3 k=4 alpha=1 lda=4 ldb=4 beta=0 ldc=5"}, gemms(blas))
   end)
 
+  it("sends thin shapes to cuBLAS as they lie: a column, X.T times a column, a 1-d vector", function()
+    local ok, why = usable()
+    if not ok then return pending(why) end
+    local _, blas = run([[
+      local X = l.to_device(l.arange(200, "float32"):reshape(50, 4))
+      local w = l.to_device(l.arange(4, "float32"):reshape(4, 1))
+      local r = l.to_device(l.arange(50, "float32"):reshape(50, 1))
+      local hX, hw, hr = X:copy_to_host(), w:copy_to_host(), r:copy_to_host()
+      assert(l.matmul(X, w):copy_to_host()[{50, 1}] == l.matmul(hX, hw)[{50, 1}])
+      assert(l.matmul(X.T, r):copy_to_host()[{4, 1}] == l.matmul(hX.T, hr)[{4, 1}])
+      assert(l.matmul(X, w:reshape(4)):copy_to_host()[50] == l.matmul(hX, hw:reshape(4))[50])
+    ]])
+    assert.same({"cublasSgemm_v2 N N m=1 n=50 k=4 alpha=1 lda=1 ldb=4 beta=0 ldc=1",
+                 "cublasSgemm_v2 N T m=1 n=4 k=50 alpha=1 lda=1 ldb=4 beta=0 ldc=1",
+                 "cublasSgemm_v2 N N m=1 n=50 k=4 alpha=1 lda=1 ldb=4 beta=0 ldc=1"}, gemms(blas))
+  end)
+
   it("runs a batch as one strided-batched call, a broadcast matrix with stride 0, and folds a batch that shares b into m", function()
     local ok, why = usable()
     if not ok then return pending(why) end
