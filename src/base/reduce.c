@@ -582,18 +582,20 @@ DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
       T *r[8], *buf = ws + 8 * LANES;                                                  \
       for (int j = 0; j < 8; j++) r[j] = ws + j * LANES;                               \
       T one = (T)(add ? 0 : 1);                                                        \
-      for (int j = 0; j < 8; j++)                                                      \
-        for (int64_t l = 0; l < w; l++) r[j][l] = one;                                 \
-      int64_t i = 0;                                                                   \
-      for (; i + 8 <= n; i += 8)                                                       \
-        for (int j = 0; j < 8; j++) {                                                  \
-          const T *restrict v = lanes_at_##D(x, p + (i + j) * st, ls, w, buf);         \
-          T *restrict a = r[j];                                                        \
+      int64_t i = n - n % 8;    /* rows in whole groups of eight */                    \
+      /* accumulator j takes rows j, j + 8, ... in order: one at a time, so   \
+      ** that the row of sums being added into stays in the nearest cache */ \
+      for (int j = 0; j < 8; j++) {                                                    \
+        T *restrict a = r[j];                                                          \
+        for (int64_t l = 0; l < w; l++) a[l] = one;                                    \
+        for (int64_t q = j; q < i; q += 8) {                                           \
+          const T *restrict v = lanes_at_##D(x, p + q * st, ls, w, buf);               \
           if (add)                                                                     \
             for (int64_t l = 0; l < w; l++) a[l] = ADD(a[l], v[l]);                    \
           else                                                                         \
             for (int64_t l = 0; l < w; l++) a[l] = MUL(a[l], v[l]);                    \
         }                                                                              \
+      }                                                                                \
       for (int64_t l = 0; l < w; l++)                                                  \
         res[l] = comb_##D(x->comb,                                                     \
                           comb_##D(x->comb, comb_##D(x->comb, r[0][l], r[1][l]),       \
