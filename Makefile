@@ -104,8 +104,10 @@ all: $(LIB) $(DIST_LIB)
 LOOP_CFLAGS = -ftree-vectorize -fvect-cost-model=dynamic
 $(BUILD)/obj/base/reduce.o $(BUILD)/obj/base/ufunc_host.o: LC_CFLAGS += $(LOOP_CFLAGS)
 # and without errno from the math functions, which no caller reads: sqrt is
-# then one instruction over a vector (NaN and infinities are IEEE's still)
-$(BUILD)/obj/base/ufunc_host.o: LC_CFLAGS += -fno-math-errno
+# then one instruction over a vector (NaN and infinities are IEEE's still);
+# without trapping math (no caller reads the exception flags either), so
+# that float32 exp's clamps do not stop its loop vectorising
+$(BUILD)/obj/base/ufunc_host.o: LC_CFLAGS += -fno-math-errno -fno-trapping-math
 
 $(BUILD)/obj/base/%.o: src/base/%.c
 	@mkdir -p $(@D)

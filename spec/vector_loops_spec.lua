@@ -1,6 +1,7 @@
 -- The host's contiguous elementwise loops (src/base/ufunc_host.c), built to
 -- vectorise (the Makefile's LOOP_CFLAGS, -fno-math-errno): IEEE's special
 -- values hold in every lane and in the tail, host and device.
+local S = require "spec.support"
 local luacuda = require "luacuda"
 
 local SPECIAL = {-1, -0.0, 0, 1, 4, 1 / 0, -1 / 0, 0 / 0, 1e-40, 2, 9, 16, 0.25, -4, 100}
@@ -44,5 +45,37 @@ describe("vectorised contiguous loops", function()
         end
       end)
     end
+  end
+end)
+
+describe("float32 exp on the host", function()
+  -- evaluated in double and rounded once: within one unit in the last
+  -- place of the nearest float32, contiguous (vectorised) and strided alike
+  local function f32(v) return string.unpack("f", string.pack("f", v)) end
+  local function ulp(v)
+    local m, e = math.frexp(math.abs(v))
+    return 2.0 ^ (math.max(e, -125) - 24)
+  end
+  for _, kind in ipairs({"host", "device"}) do
+    it(("is within 1 ulp of exp, in every lane and strided (%s)"):format(kind), function()
+      if kind == "device" and S.backend ~= "sim" then
+        return pending("simulator only: the host's loop computes its device arrays (a GPU's expf is within 2 ulp)")
+      end
+      local t = {}
+      for i = 1, 3001 do t[i] = -103.9 + (88.7 + 103.9) * (i - 1) / 3000 end
+      local a = luacuda.array(t, "float32")
+      local h = a
+      if kind == "device" then a = luacuda.to_device(a) end
+      local e = host(luacuda.exp(a))
+      local every2 = host(luacuda.exp(a[{{1, -1, 2}}]))       -- strided: the scalar path
+      for i = 1, #t do
+        local x = h[i]
+        local want = f32(math.exp(x))
+        if math.abs(e[i] - want) > ulp(want) then
+          error(("exp(%.9g) gave %.9g, the nearest float32 is %.9g"):format(x, e[i], want))
+        end
+        if i % 2 == 1 then assert.equal(e[i], every2[(i + 1) // 2]) end
+      end
+    end)
   end
 end)
