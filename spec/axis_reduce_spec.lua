@@ -77,13 +77,16 @@ describe("argmax and argmin of contiguous rows", function()
     case(2049, {[2049] = 9, [1] = -9}),            -- the extremes at the ends
     case(20, {[3] = -0.0, [4] = 0.0}),
     {-0.0, 0.0, -0.0}, {0.0, -0.0}, {5},
+    {0 / 0, 1, 2}, {1, 0 / 0, 1 / 0},                -- short rows: NaN first, NaN then inf
+    case(100, {[40] = 1 / 0, [60] = -1 / 0}),      -- infinities are no NaN
+    case(100, {[1] = 0 / 0}), case(100, {[100] = 0 / 0}),
   }
   for _, kind in ipairs({"host", "device"}) do
     for _, dt in ipairs({"float32", "float64", "int64"}) do
       it(("gives the first extreme and the first NaN (%s %s)"):format(kind, dt), function()
         for ci, t in ipairs(cases) do
-          local has_nan = false
-          for _, v in ipairs(t) do has_nan = has_nan or v ~= v end
+          local has_nan = false      -- (or an infinity: no integer holds either)
+          for _, v in ipairs(t) do has_nan = has_nan or v ~= v or math.abs(v) == 1 / 0 end
           if not (dt == "int64" and has_nan) then
             local u = t
             if dt == "int64" then

@@ -424,6 +424,15 @@ static unsigned char leaf_BOOL(lc_reduce_combine c, const unsigned char *v, int6
   return !any;
 }
 
+/* The loops over rows of elements compiled also for AVX-512 and AVX2, run
+** where the CPU has them: the same operations on wider vectors, so the
+** same results. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define LC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define LC_CLONES
+#endif
+
 /* elements of contiguous rows an argmin or argmax looks at together */
 #define ARG_BLOCK 1024
 
@@ -460,25 +469,38 @@ static unsigned char leaf_BOOL(lc_reduce_combine c, const unsigned char *v, int6
   ** it holds a NaN, by loops without branches that the compiler           \
   ** vectorises, then the index of its first NaN, or of its first extreme  \
   ** where that beats the best so far. true at a NaN. */                    \
-  __attribute__((unused)) static bool block_arg_##D(const T *v, int64_t m, bool max,   \
+  __attribute__((unused)) LC_CLONES static bool block_arg_##D(const T *v, int64_t m,   \
+                                                              bool max,                \
                                                     int64_t k, T *best,                \
                                                     int64_t *best_i) {                 \
-    T e = v[0], r[8];                                                                  \
-    int64_t i = 1;                                                                     \
+    T e = v[0], r[16], z[16];                                                          \
+    int64_t i = 1, unchecked = 0;    /* the first element not tested for NaN */        \
     bool nan = false;                                                                  \
-    if (m >= 16) {            /* eight at a time, as vectors */                        \
-      for (int j = 0; j < 8; j++) r[j] = v[j];                                         \
+    if (m >= 32) {            /* sixteen at a time, as vectors */                      \
+      /* z: the sums of v - v, NaN once a NaN (or an infinity) went by */              \
+      for (int j = 0; j < 16; j++) {                                                   \
+        r[j] = v[j];                                                                   \
+        z[j] = v[j] - v[j];                                                            \
+      }                                                                                \
       if (max)                                                                         \
-        for (i = 8; i + 8 <= m; i += 8)                                                \
-          for (int j = 0; j < 8; j++) r[j] = v[i + j] > r[j] ? v[i + j] : r[j];        \
+        for (i = 16; i + 16 <= m; i += 16)                                             \
+          for (int j = 0; j < 16; j++) {                                               \
+            r[j] = v[i + j] > r[j] ? v[i + j] : r[j];                                  \
+            z[j] += v[i + j] - v[i + j];                                               \
+          }                                                                            \
       else                                                                             \
-        for (i = 8; i + 8 <= m; i += 8)                                                \
-          for (int j = 0; j < 8; j++) r[j] = v[i + j] < r[j] ? v[i + j] : r[j];        \
+        for (i = 16; i + 16 <= m; i += 16)                                             \
+          for (int j = 0; j < 16; j++) {                                               \
+            r[j] = v[i + j] < r[j] ? v[i + j] : r[j];                                  \
+            z[j] += v[i + j] - v[i + j];                                               \
+          }                                                                            \
       e = r[0];                                                                        \
-      for (int j = 1; j < 8; j++) e = (max ? r[j] > e : r[j] < e) ? r[j] : e;          \
+      for (int j = 1; j < 16; j++) e = (max ? r[j] > e : r[j] < e) ? r[j] : e;         \
+      for (int j = 0; j < 16; j++) nan |= ISNAN(z[j]);                                 \
+      unchecked = i;                                                                   \
     }                                                                                  \
+    for (int64_t j = unchecked; j < m; j++) nan |= ISNAN(v[j]);                        \
     for (; i < m; i++) e = (max ? v[i] > e : v[i] < e) ? v[i] : e;                     \
-    for (int64_t j = 0; j < m; j++) nan |= ISNAN(v[j]);                                \
     if (nan) {                                                                         \
       for (int64_t j = 0; j < m; j++)                                                  \
         if (ISNAN(v[j])) {                                                             \
