@@ -177,6 +177,13 @@ typedef struct lc_reduce_args {
   X(TANH, "tanh", 1, FLOAT)                          \
   X(FLOOR, "floor", 1, FLOAT)                        \
   X(CEIL, "ceil", 1, FLOAT)                          \
+  X(LOG1P, "log1p", 1, FLOAT)                        \
+  X(EXPM1, "expm1", 1, FLOAT)                        \
+  X(RINT, "rint", 1, FLOAT)                          \
+  X(LOGADDEXP, "logaddexp", 2, FLOAT)                \
+  X(ISNAN, "isnan", 1, TEST)                         \
+  X(ISINF, "isinf", 1, TEST)                         \
+  X(ISFINITE, "isfinite", 1, TEST)                   \
   X(LOGICAL_NOT, "logical_not", 1, LOGIC)            \
   X(CLIP, "clip", 3, ARITH)                          \
   X(WHERE, "where", 3, WHERE)                        \

@@ -143,6 +143,8 @@ __device__ __forceinline__ void lc_store(char *p, int code, R v, bool bytes) {
   __device__ __forceinline__ T name(T a) { return name##_##S(a); }
 #define LC_OVL2(name, T, S) \
   __device__ __forceinline__ T name(T a, T b) { return name##_##S(a, b); }
+#define LC_OVLP(name, T, S) \
+  __device__ __forceinline__ bool name(T a) { return name##_##S(a); }
 #define LC_OVL_NUM(T, S)                                                            \
   LC_OVL2(lc_add, T, S) LC_OVL2(lc_subtract, T, S) LC_OVL2(lc_multiply, T, S)       \
   LC_OVL2(lc_floor_divide, T, S) LC_OVL2(lc_mod, T, S) LC_OVL2(lc_power, T, S)      \
@@ -153,7 +155,9 @@ __device__ __forceinline__ void lc_store(char *p, int code, R v, bool bytes) {
   LC_OVL1(lc_sqrt, T, S) LC_OVL1(lc_exp, T, S) LC_OVL1(lc_log, T, S)                \
   LC_OVL1(lc_log2, T, S) LC_OVL1(lc_log10, T, S) LC_OVL1(lc_sin, T, S)              \
   LC_OVL1(lc_cos, T, S) LC_OVL1(lc_tan, T, S) LC_OVL1(lc_tanh, T, S)                \
-  LC_OVL1(lc_floor, T, S) LC_OVL1(lc_ceil, T, S)
+  LC_OVL1(lc_floor, T, S) LC_OVL1(lc_ceil, T, S) LC_OVL1(lc_log1p, T, S)            \
+  LC_OVL1(lc_expm1, T, S) LC_OVL1(lc_rint, T, S) LC_OVL2(lc_logaddexp, T, S)        \
+  LC_OVLP(lc_isnan, T, S) LC_OVLP(lc_isinf, T, S) LC_OVLP(lc_isfinite, T, S)
 LC_OVL_NUM(int8_t, i8)
 LC_OVL_NUM(int16_t, i16)
 LC_OVL_NUM(int32_t, i32)
@@ -209,6 +213,13 @@ __device__ __forceinline__ auto lc_apply(T x, T y, T z) {
   else if constexpr (OP == LC_UF_TANH) return lc_tanh(x);
   else if constexpr (OP == LC_UF_FLOOR) return lc_floor(x);
   else if constexpr (OP == LC_UF_CEIL) return lc_ceil(x);
+  else if constexpr (OP == LC_UF_LOG1P) return lc_log1p(x);
+  else if constexpr (OP == LC_UF_EXPM1) return lc_expm1(x);
+  else if constexpr (OP == LC_UF_RINT) return lc_rint(x);
+  else if constexpr (OP == LC_UF_LOGADDEXP) return lc_logaddexp(x, y);
+  else if constexpr (OP == LC_UF_ISNAN) return lc_isnan(x);
+  else if constexpr (OP == LC_UF_ISINF) return lc_isinf(x);
+  else if constexpr (OP == LC_UF_ISFINITE) return lc_isfinite(x);
   else if constexpr (OP == LC_UF_LOGICAL_NOT) return (bool)!x;
   else if constexpr (OP == LC_UF_CLIP) return lc_minimum(lc_maximum(x, y), z);
   else return x;                                     // LC_UF_CAST

@@ -10,7 +10,7 @@
 ** 0, x // -1 wraps and x % -1 is 0; // and % floor (the remainder takes the
 ** divisor's sign); an integer to a negative power is 0 but for bases 1 and
 ** -1; maximum and minimum propagate NaN; sign keeps the dtype (NaN gives
-** NaN). Names are lc_<op>_<suffix>, suffix the loop type's (i8 ... f64).
+** NaN); logaddexp of equal infinities is that infinity. Names are lc_<op>_<suffix>, suffix the loop type's (i8 ... f64).
 */
 #ifndef LUACUDA_UFUNC_OPS_H
 #define LUACUDA_UFUNC_OPS_H
@@ -140,7 +140,23 @@ LC_UF_UNSIGNED_OPS(uint64_t, uint64_t, u64)
   LC_UF T lc_tan_##S(T a) { return tan##F(a); }                                     \
   LC_UF T lc_tanh_##S(T a) { return tanh##F(a); }                                   \
   LC_UF T lc_floor_##S(T a) { return floor##F(a); }                                 \
-  LC_UF T lc_ceil_##S(T a) { return ceil##F(a); }
+  LC_UF T lc_ceil_##S(T a) { return ceil##F(a); }                                   \
+  LC_UF T lc_log1p_##S(T a) { return log1p##F(a); }                                 \
+  LC_UF T lc_expm1_##S(T a) { return expm1##F(a); }                                 \
+  /* to the nearest integer, halves to even (the default rounding mode) */          \
+  LC_UF T lc_rint_##S(T a) { return rint##F(a); }                                   \
+  /* log(exp(a) + exp(b)) without overflow: the larger plus log1p of the      */    \
+  /* smaller's exp relative to it; equal operands (infinities among them)     */    \
+  /* give a + log 2 directly, since their difference would be NaN             */    \
+  LC_UF T lc_logaddexp_##S(T a, T b) {                                              \
+    if (a == b) return a + (T)0.6931471805599453094;                                \
+    T d = a - b;                                                                    \
+    if (LC_UF_ISNAN(d)) return d;                                                   \
+    return d > 0 ? a + log1p##F(exp##F(-d)) : b + log1p##F(exp##F(d));              \
+  }                                                                                 \
+  LC_UF bool lc_isnan_##S(T a) { return LC_UF_ISNAN(a); }                           \
+  LC_UF bool lc_isinf_##S(T a) { return isinf(a); }                                 \
+  LC_UF bool lc_isfinite_##S(T a) { return isfinite(a); }
 
 LC_UF_FLOAT_OPS(float, f32, f)
 LC_UF_FLOAT_OPS(double, f64, )

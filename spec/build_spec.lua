@@ -42,6 +42,7 @@ describe("the module", function()
       {"LUACUDA_SIM_THREADS=0", "LUACUDA_SIM_THREADS=0 is out of range (1 to 256)"},
       {"LUACUDA_SIM_THREADS=' 4'", "LUACUDA_SIM_THREADS= 4 is not a whole number"},
       {"LUACUDA_SIM_GUARD=4x", "LUACUDA_SIM_GUARD=4x is not a size"},
+      {"LUACUDA_MEMORY_CACHE=-1", "LUACUDA_MEMORY_CACHE=-1 is not a size"},
       {"LUACUDA_SIM_TIMEOUT=-1", "LUACUDA_SIM_TIMEOUT=-1 is not a number of seconds (more than "
                                  .. "0, less than 1000000)"},
       {"LUACUDA_SIM_TIMEOUT=nan", "LUACUDA_SIM_TIMEOUT=nan is not a number of seconds"},

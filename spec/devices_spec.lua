@@ -125,8 +125,12 @@ describe("several devices", function()
       S.misuse("luacuda.record: the event is on device 2, but device 1 is current",
                function() e2:record() end)
       S.misuse("luacuda.get_global: the module", function() m2:get_global("nothing") end)
-      S.misuse("luacuda.add (+): the operand array is on device 2, but device 1 is current",
+      S.misuse("luacuda.add (+): operand 1 is on device 1 and operand 2 on device 2: array math runs "
+               .. "on one device (copy one over first: luacuda.to_device(y, {device = 1}))",
                function(x, y) return x + y end, a, b)
+      S.misuse("luacuda.add (+): operand 1 is on device 2, but device 1 is current (luacuda.device(2) "
+               .. "makes it current, or copy the operands: luacuda.to_device(x, {device = 1}))",
+               function(y) return y + 1 end, b)
       S.misuse("luacuda.sum: the input array is on device 2, but device 1 is current",
                function(y) return y:sum() end, b)
       S.misuse("luacuda.fill: the target array is on device 2, but device 1 is current",

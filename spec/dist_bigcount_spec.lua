@@ -8,45 +8,13 @@ local S = require "spec.support"
 local BUILD = os.getenv("LUACUDA_BUILD") or "build"
 local BIN = BUILD .. "/bigcount_test"
 
-local why_not
-if not S.sh("command -v mpirun") then
-  why_not = "no mpirun here (Debian's openmpi-bin; make deps installs it)"
-elseif not S.exists(BIN) then
-  why_not = BIN .. " was not built (no mpicc when luacuda was built: libopenmpi-dev)"
-elseif S.backend ~= "sim" then
-  -- plain C over MPI: no backend in it, so one run is enough
-  why_not = "bigcount.c uses no backend: the simulator's run (make check) covers it"
-end
+local why_not = S.mpi.why_not(BIN, "bigcount.c")
 
--- Run the test program under mpirun with np ranks and the settings env
--- ("A=1 B=2"), its argument arg (all the tests when nil): whether it
--- exited 0, and its output (every rank's, stderr too). Under
--- AddressSanitizer (make test-asan) the program is built with it; OpenMPI's
--- own allocations outlive MPI_Finalize, so the leak check is off, and
--- mpirun itself runs without the preloaded runtime.
-local function mpirun(np, env, arg)
-  local asan = (os.getenv("LD_PRELOAD") or "") ~= ""
-    and "ASAN_OPTIONS=detect_leaks=0:intercept_tls_get_addr=0 " or ""
-  return S.sh(("env -u LD_PRELOAD -u LUACUDA_DIST_CHUNK -u BIGCOUNT_TEST_CHUNK "
-    .. "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 %s%s "
-    .. "timeout 120 mpirun --oversubscribe -np %d %s %s"):format(asan, env, np, BIN, arg or ""))
-end
-
--- Whether out has rank 1's line "ok NAME".
-local function passed(out, name)
-  for line in out:gmatch("[^\n]+") do
-    if line == "ok " .. name then return true end
-  end
-  return false
-end
+local function mpirun(np, env, arg) return S.mpi.run(BIN, np, env, arg, 120) end
+local passed = S.mpi.passed
 
 -- the tests' names, from the program itself
-local names = {}
-if not why_not then
-  local ok, out = S.sh(BIN .. " --list")
-  assert(ok, out)
-  for name in out:gmatch("[^\n]+") do names[#names + 1] = name end
-end
+local names = why_not and {} or S.mpi.names(BIN)
 
 -- The runs: ranks, and the chunk set (expected: what lc_mpi_chunk must say).
 -- With a chunk of 7 the test's counts (0 to 50) make up to 8 calls, and
@@ -70,18 +38,7 @@ for _, run in ipairs(RUNS) do
       if not result then result = { mpirun(run.np, run.env) } end
       return result[1], result[2]
     end
-    for _, name in ipairs(names) do
-      it(name, function()
-        local ok, out = outcome()
-        assert(passed(out, name), ("%s did not pass (the run %s):\n%s"):format(name,
-               ok and "exited 0" or "failed", out))
-      end)
-    end
-    it("exits 0 and says no test failed", function()
-      local ok, out = outcome()
-      assert(ok, out)
-      assert.truthy(out:find(("\n0 of %d tests failed\n"):format(#names), 1, true), out)
-    end)
+    S.mpi.tests(it, names, outcome)
   end)
 end
 

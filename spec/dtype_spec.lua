@@ -274,7 +274,7 @@ describe("dtype names", function()
       misuse({ "luacuda.view", "unknown dtype '" .. bad .. "'" }, a.view, a, bad)
     end
     misuse({ "luacuda.array", "dtype must be a string", "number" }, luacuda.array, { 1 }, 4)
-    misuse({ "luacuda.zeros", "dtype must be a string", "table" }, luacuda.zeros, 2, {})
+    misuse({ "luacuda.zeros", "dtype must be a string", "boolean" }, luacuda.zeros, 2, true)
   end)
 end)
 

@@ -324,8 +324,9 @@ describe("constructors", function()
       misuse("empty", "array size overflows", luacuda.empty, 1 << 62)
     end)
 
-    it("zeros refuses an order that is a table", function()
-      misuse("zeros", 'order must be "C" or "F", got table', luacuda.zeros, { 2, 2 }, "f4", { order = "F" })
+    it("zeros refuses an order that is neither a string nor an options table", function()
+      misuse("zeros", 'order must be "C" or "F", got 5', luacuda.zeros, { 2, 2 }, "f4", 5)
+      misuse("zeros", 'order must be "C" or "F", got', luacuda.zeros, { 2, 2 }, "f4", { order = 5 })
     end)
 
     it("zeros counts a zero dimension as 1 when checking for overflow", function()
@@ -1194,7 +1195,8 @@ describe("streams and events", function()
   end)
 
   it("refuse a stream in the wrong position of to_device", function()
-    misuse("to_device", "expected a stream, got string", luacuda.to_device, {1}, "s")
+    misuse("to_device", "expected a stream, got number", luacuda.to_device, {1}, 5)
+    misuse("to_device", "expected a stream, got number", luacuda.to_device, {1}, "float32", 5)
   end)
 
   it("refuse an event where a stream goes", function()
@@ -1488,8 +1490,10 @@ __device__ float *ptr;
 
     it("refuses a launch configuration that is not a table", function()
       local x = x3()
-      misuse("launch", "kernel 'k': the launch configuration must be a table, got number",
-             m.k.launch, m.k, 1, 3, x)
+      misuse("launch", "kernel 'k': the launch configuration is one table: k:launch({grid = 1, block = 3}, "
+             .. "args...) or k[{grid, block}](args...)", m.k.launch, m.k, 1, 3, x)
+      misuse("launch", "kernel 'k': the launch configuration must be a table, got string",
+             m.k.launch, m.k, "1", 3, x)
     end)
 
     it("refuses a fractional grid", function()

@@ -106,7 +106,7 @@ describe("the collector", function()
     end
   end)
 
-  it("finishes 10^5 dropped 8 MiB device arrays (800 GB), keeping views of some", function()
+  it("finishes 2 * 10^4 dropped 8 MiB device arrays (160 GB), keeping views of some", function()
     -- the memory is never touched but for one page of each kept view, so
     -- the loop takes seconds; every array is a real allocation all the same
     local function vm_kb()
@@ -119,9 +119,9 @@ describe("the collector", function()
     collectgarbage()
     luacuda.synchronize()
     local before, vm_before, peak, kept = used(), vm_kb(), 0, {}
-    for i = 1, 100000 do
+    for i = 1, 20000 do
       local a = luacuda.device_array(8 * MiB, "uint8")
-      if i % 1000 == 0 then
+      if i % 200 == 0 then
         local v = a[{{8 * MiB - 15, 8 * MiB}}]       -- the last 16 bytes
         v[16] = #kept + 1
         kept[#kept + 1] = v
@@ -137,7 +137,9 @@ describe("the collector", function()
     collectgarbage()
     luacuda.synchronize()
     assert.equal(before, used())
-    -- nor is the address space left holding them (10^5 lost blocks: 800 GB)
+    -- nor is the address space left holding them (2 * 10^4 lost blocks: 160 GB),
+    -- once the blocks kept for reuse are given back
+    luacuda.free_cached()
     local grown = vm_kb() - vm_before
     assert.is_true(grown < 1024 * 1024, ("address space grew by %d KiB"):format(grown))
   end)

@@ -104,4 +104,71 @@ function S.tmpdir(sub)
   return dir
 end
 
+-- A C test program of MPI code (spec/c/*_test.c built with mpicc), run
+-- under mpirun: one busted test per C test the program lists (--list),
+-- each passed where rank 1 printed "ok NAME".
+S.mpi = {}
+
+-- Why bin cannot run here (no mpirun, not built, or a run on another
+-- backend, which plain C over MPI does not need), or nil.
+function S.mpi.why_not(bin, what)
+  if not S.sh("command -v mpirun") then
+    return "no mpirun here (Debian's openmpi-bin; make deps installs it)"
+  elseif not S.exists(bin) then
+    return bin .. " was not built (no mpicc when luacuda was built: libopenmpi-dev)"
+  elseif S.backend ~= "sim" then
+    return what .. " uses no backend: the simulator's run (make check) covers it"
+  end
+end
+
+-- The names of bin's tests, from the program itself.
+function S.mpi.names(bin)
+  local names = {}
+  local ok, out = S.sh(bin .. " --list")
+  assert(ok, out)
+  for name in out:gmatch("[^\n]+") do names[#names + 1] = name end
+  return names
+end
+
+-- Run bin under mpirun with np ranks, the settings env ("A=1 B=2") and
+-- the argument arg (all the tests when nil), killed after limit seconds:
+-- whether it exited 0, and its output (every rank's, stderr too). Under
+-- AddressSanitizer (make test-asan) the program is built with it; OpenMPI's
+-- own allocations outlive MPI_Finalize, so the leak check is off, and
+-- mpirun itself runs without the preloaded runtime.
+function S.mpi.run(bin, np, env, arg, limit)
+  local asan = (os.getenv("LD_PRELOAD") or "") ~= ""
+    and "ASAN_OPTIONS=detect_leaks=0:intercept_tls_get_addr=0 " or ""
+  return S.sh(("env -u LD_PRELOAD -u LUACUDA_DIST_CHUNK -u BIGCOUNT_TEST_CHUNK "
+    .. "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 %s%s "
+    .. "timeout %d mpirun --oversubscribe -np %d %s %s"):format(asan, env, limit, np, bin, arg or ""))
+end
+
+-- Whether out has rank 1's line "ok NAME".
+function S.mpi.passed(out, name)
+  for line in out:gmatch("[^\n]+") do
+    if line == "ok " .. name then return true end
+  end
+  return false
+end
+
+-- The busted tests of one run, made with the spec file's own it (busted
+-- gives each file its own): one a C test, and one that the run exited 0
+-- and said no test failed. outcome() makes the run (once) and gives
+-- whether it exited 0 and its output.
+function S.mpi.tests(it, names, outcome)
+  for _, name in ipairs(names) do
+    it(name, function()
+      local ok, out = outcome()
+      assert(S.mpi.passed(out, name), ("%s did not pass (the run %s):\n%s"):format(name,
+             ok and "exited 0" or "failed", out))
+    end)
+  end
+  it("exits 0 and says no test failed", function()
+    local ok, out = outcome()
+    assert(ok, out)
+    assert.truthy(out:find(("\n0 of %d tests failed\n"):format(#names), 1, true), out)
+  end)
+end
+
 return S

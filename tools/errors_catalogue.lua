@@ -22,6 +22,8 @@ local AREAS = {
     { "src/binding/math.c", "src/base/ufunc.c" } },
   { "Reductions and scans: sum, prod, min, max, mean, argmin, argmax, any, all, cumsum, cumprod",
     { "src/binding/reduce.c", "src/base/reduce.c" } },
+  { "Index arrays and masks: take, put, a[idx], a[mask], add_at, nonzero, count_nonzero, bincount",
+    { "src/binding/gather.c" } },
   { "Shapes: reshape, transpose, squeeze, view, split (and layout arithmetic)",
     { "src/binding/shape.c", "src/base/layout.c" } },
   { "Records", { "src/binding/record.c", "lua/luacuda/record.lua" } },
@@ -47,11 +49,13 @@ local AREAS = {
   { "Random numbers: luacuda.random and its generators", { "src/binding/random.c" } },
   { "Matrix products: matmul, blas", { "src/binding/matmul.c", "src/base/matmul.c" } },
   { "Saving and loading .npy files: save, load", { "src/binding/npy.c", "src/base/npy.c" } },
+  { "Sorting: sort, argsort, searchsorted, unique", { "src/binding/sort.c", "src/base/sort.c" } },
   { "Several processes: luacuda.dist", { "src/dist/dist.c", "src/dist/agree.c", "src/dist/nccl_engine.c",
     "lua/luacuda/dist.lua" } },
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
     "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c",
-    "src/backend/cuda/reduce.c", "src/backend/cuda/blas.c", "src/backend/cuda/matmul.c" } },
+    "src/backend/cuda/reduce.c", "src/backend/cuda/blas.c", "src/backend/cuda/matmul.c",
+    "src/backend/cuda/gather.c", "src/backend/cuda/sort.c" } },
 }
 
 -- Errors no spec can provoke on a working machine: the reason, by key.
@@ -73,6 +77,9 @@ for _, k in ipairs {
   "NVRTC <>.<> has no name expressions (11.0 or newer has), which kernels with C++ linkage need",
   "nvrtcAddNameExpression failed for <>", "nvrtcGetLoweredName failed for <>",
   "out of memory for the lowered names of <>",
+  "out of memory for the sort's scratch (<> bytes)",
+  "the <> backend cannot sort device arrays",
+  "the CUDA backend sorts fewer than 2^32 elements at once, got <>",
   "cannot read <>", "cannot write <>: <>", "cannot store <>: <>",
   "cannot make a directory in <>: <>",
   "cannot install the simulator's fault handlers: <>", "cannot make a signal stack: <>",
@@ -112,6 +119,8 @@ for _, k in ipairs {
 local GUARDED = {}
 for _, k in ipairs {
   "the <> backend has no array math",     -- both backends have it: for a third
+  "the <> backend cannot index with arrays",   -- both backends have a gather slot: for a third
+  "unknown gather operation <>",          -- the binding sends only the operations there are
   "expected a number, boolean, table or array, got <>",
   "invalid flags <> for <> memory", "the compiled module has no kernel '<>'",
   "the compiled module has no global '<>'", "no device <> (the simulator has <>: LUACUDA_SIM_DEVICES)",

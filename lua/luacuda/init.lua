@@ -33,4 +33,11 @@ local generators = require "luacuda.generators"
 M.elementwise = generators.elementwise
 M.reduction = generators.reduction
 
+local stats = require "luacuda.stats"
+M.round, M.var, M.std, M.norm = stats.round, stats.var, stats.std, stats.norm
+
+M.pad = require("luacuda.pad").pad
+M.einsum = require("luacuda.einsum").einsum
+require "luacuda.sampling"          -- the generators' permutation, shuffle and choice
+
 return M

@@ -677,17 +677,26 @@ static int test_dlpack_export_errors(void) {
   return 0;
 }
 
-/* sim: "device" memory is host memory, so the host's buffer can be a
-** device array that kernels use in place */
-static int test_wrap_device_memory_kernel(void) {
+/* A new state where the backend is the simulator, whose device memory is
+** host memory; NULL (the test skipped, and said so) on a GPU backend, where
+** malloc'd memory is no device memory. */
+static lua_State *new_state_on_sim(void) {
   lua_State *L = new_state();
   if (luaL_dostring(L, "return (require('luacuda').backend())") != LUA_OK ||
       strcmp(lua_tostring(L, -1), "sim") != 0) {
     lua_close(L);
     puts("(on a GPU backend: malloc'd memory is no device memory there; skipped)");
-    return 0;
+    return NULL;
   }
   lua_settop(L, 0);
+  return L;
+}
+
+/* sim: "device" memory is host memory, so the host's buffer can be a
+** device array that kernels use in place */
+static int test_wrap_device_memory_kernel(void) {
+  lua_State *L = new_state_on_sim();
+  if (L == NULL) return 0;
   for (int i = 0; i < 8; i++) buf[i] = (float)i;
   int64_t n = 8;
   luacuda_wrap(L, buf, LUACUDA_DEVICE, "float32", 1, &n, NULL, count_release, NULL);
@@ -878,14 +887,8 @@ static int test_alias_dlpack_device(void) {
 ** device memory (and a device pointer may equal a host one without
 ** aliasing it) */
 static int test_alias_device_is_host_on_sim(void) {
-  lua_State *L = new_state();
-  if (luaL_dostring(L, "return (require('luacuda').backend())") != LUA_OK ||
-      strcmp(lua_tostring(L, -1), "sim") != 0) {
-    lua_close(L);
-    puts("(on a GPU backend: malloc'd memory is no device memory there; skipped)");
-    return 0;
-  }
-  lua_settop(L, 0);
+  lua_State *L = new_state_on_sim();
+  if (L == NULL) return 0;
   int64_t n = ALIAS_N;
   luacuda_wrap(L, alias_buf, LUACUDA_HOST, "float32", 1, &n, NULL, NULL, NULL);
   lua_setglobal(L, "x");

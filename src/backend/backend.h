@@ -61,6 +61,8 @@ struct lc_reduce_call;
 struct lc_ufunc_call;
 struct lc_random_call;
 struct lc_matmul_call;
+struct lc_gather_call;
+struct lc_sort_call;
 
 /* A kernel source to compile, with what the scanner found in it. */
 typedef struct lc_source {
@@ -268,6 +270,16 @@ typedef struct lc_backend {
   ** the library's own kernel (kernels/matmul.cu) runs instead in
   ** why[LC_ERRLEN]. NULL: always the kernel. */
   bool (*blas)(char *name, char *why);
+  /* index arrays and masks (base/gather.h: take, put, add_at, the index
+  ** check, a mask's compaction) on device-accessible memory, queued on s
+  ** (NULL: synchronous); the call's pointers are device addresses. NULL:
+  ** the backend has none. */
+  int (*gather)(const struct lc_gather_call *c, lc_stream *s, char *err);
+  /* sort or argsort along an axis (base/sort.h) of device-accessible
+  ** memory, queued on s (NULL: synchronous, as reduce); c->in and c->out
+  ** are device addresses, views of the same shape that are the same view
+  ** (a sort in place) or do not overlap. NULL: the backend has none. */
+  int (*sort)(const struct lc_sort_call *c, lc_stream *s, char *err);
 } lc_backend;
 
 /* Page-locked memory, shared by every context (PORTABLE), write-combined

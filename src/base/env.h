@@ -34,6 +34,10 @@ typedef struct lc_settings {
                            ** an array that queued work still uses is an error, not a wait */
   unsigned cpu_blas;       /* LUACUDA_CPU_BLAS: 0 or 1 (the default): products the CPU
                            ** computes go to the system's BLAS (base/cpublas.c) */
+  size_t cache;            /* LUACUDA_MEMORY_CACHE: bytes of freed memory kept for reuse, per
+                           ** device and for host arrays; 0 keeps none; SIZE_MAX (unset):
+                           ** a quarter of the device's memory (and of the host's), at
+                           ** most 2 GiB (sim/reuse.c, binding/hostcache.c) */
   unsigned verbose;        /* LUACUDA_VERBOSE: 0 (the default) or 1: each compile that misses
                            ** the cache prints a line on stderr (backend/compile_note.c) */
 } lc_settings;

@@ -11,3 +11,5 @@ LC_EMBED_KERNEL(lc_reduce_source, "reduce.cu");
 LC_EMBED_KERNEL_WITH(lc_ufunc_source, "ufunc_ops.h", "ufunc.cu");
 LC_EMBED_KERNEL_WITH(lc_random_source, "philox.h", "random.cu");
 LC_EMBED_KERNEL(lc_matmul_source, "matmul.cu");
+LC_EMBED_KERNEL_WITH(lc_gather_source, "gather_abi.h", "gather.cu");
+LC_EMBED_KERNEL_WITH(lc_sort_source, "sort_keys.h", "sort.cu");

@@ -21,5 +21,11 @@ extern const char lc_random_source[];
 /* matrix products' tiled kernel lc_matmul<T>, behind the ABI: the
 ** simulator's and, where cuBLAS is missing, the CUDA backend's */
 extern const char lc_matmul_source[];
+/* gather and scatter (take, put, add_at, masks), behind the ABI and
+** kernels/gather_abi.h */
+extern const char lc_gather_source[];
+/* sort and argsort's radix sort (the CUDA backend), behind the ABI and
+** kernels/sort_keys.h */
+extern const char lc_sort_source[];
 
 #endif

@@ -79,6 +79,28 @@ const lc_dtype *lc_result_type(int n, const lc_opd_type *t) {
   return strong;
 }
 
+const char *const lc_casting_names[LC_NCASTINGS + 1] = {"no", "equiv", "safe", "same_kind",
+                                                        "unsafe", NULL};
+
+/* a kind's place in same_kind's order: a cast may go to a later one */
+static int kind_rank(char kind) {
+  return kind == 'b' ? 0 : kind == 'u' ? 1 : kind == 'i' ? 2 : 3;
+}
+
+bool lc_can_cast(const lc_dtype *from, const lc_dtype *to, lc_casting casting) {
+  if (from == to) return true;
+  if (from->rec || to->rec || from->kind == 'V' || to->kind == 'V') return false;
+  switch (casting) {
+    case LC_CAST_NO:
+    case LC_CAST_EQUIV: return false;
+    case LC_CAST_SAFE: return lc_promote_types(from, to) == to;
+    case LC_CAST_SAME_KIND:
+      return lc_promote_types(from, to) == to ||
+             (from->kind == to->kind ? true : kind_rank(from->kind) < kind_rank(to->kind));
+    default: return true;
+  }
+}
+
 const lc_dtype *lc_float_for(const lc_dtype *dt) {
   if (dt->kind == 'f') return dt;
   return float_for_size(dt->size);     /* bool: 1 byte, float16 */
@@ -142,11 +164,14 @@ int lc_ufunc_resolve(lc_ufunc_op op, const lc_opd_type *t, const lc_dtype *cast_
       ** true_divide), the others the least float holding the dtype */
       loop = op == LC_UF_DIVIDE && loop->kind != 'f' ? T(LC_FLOAT64) : lc_float_for(loop);
       break;
+    case LC_UFAM_TEST:
+      loop = lc_float_for(loop);   /* an integer is never NaN nor infinite as a float */
+      break;
     default: break;
   }
   res = computed_in(loop);
   out = loop;
-  if (info->family == LC_UFAM_CMP) res = out = T(LC_BOOL);
+  if (info->family == LC_UFAM_CMP || info->family == LC_UFAM_TEST) res = out = T(LC_BOOL);
   for (int i = 0; i < info->nin; i++) types->in[i] = computed_in(loop);
   types->res = res;
   types->out = out;

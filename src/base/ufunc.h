@@ -24,11 +24,13 @@
 **   FLOAT  the least float that holds the promoted dtype (sqrt, ...);
 **          float64 for / of integers and bools (NumPy's true_divide)
 **   CMP    compares in the promoted dtype, gives bool
+**   TEST   tests a float property (isnan ...): computes in the least float
+**          holding the promoted dtype (so integers and bools too), gives bool
 **   LOGIC  every input as bool, gives bool
 **   WHERE  the first input as bool, the others promoted
 **   CAST   the output's dtype (astype) */
 enum { LC_UFAM_ARITH, LC_UFAM_INT, LC_UFAM_NUM, LC_UFAM_FLOAT, LC_UFAM_CMP, LC_UFAM_LOGIC,
-       LC_UFAM_WHERE, LC_UFAM_CAST };
+       LC_UFAM_WHERE, LC_UFAM_CAST, LC_UFAM_TEST };
 
 typedef struct lc_ufunc_info {
   const char *name;
@@ -54,6 +56,17 @@ const lc_dtype *lc_promote_types(const lc_dtype *a, const lc_dtype *b);
 ** and a Lua float turns into float64 unless it is a float already; without
 ** arrays, bool, int64 or float64. */
 const lc_dtype *lc_result_type(int n, const lc_opd_type *t);
+
+/* NumPy's casting rules, for an output of another dtype than the result's
+** (np.can_cast): "no" and "equiv" the same dtype, "safe" a dtype that
+** holds every value (the two promote to it), "same_kind" that or a cast
+** within a kind or to a later one (bool, unsigned, signed, float: so
+** float64 to float32 and int64 to int8, but not signed to unsigned nor
+** float to integer), "unsafe" any. Records cast only to themselves. */
+typedef enum { LC_CAST_NO, LC_CAST_EQUIV, LC_CAST_SAFE, LC_CAST_SAME_KIND, LC_CAST_UNSAFE,
+               LC_NCASTINGS } lc_casting;
+extern const char *const lc_casting_names[LC_NCASTINGS + 1];    /* NULL-terminated */
+bool lc_can_cast(const lc_dtype *from, const lc_dtype *to, lc_casting casting);
 
 /* The least float dtype an operation of the FLOAT family computes dt in
 ** (NumPy's: 8-bit ints and bool float16, 16-bit float32, wider float64). */

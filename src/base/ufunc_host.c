@@ -120,7 +120,14 @@ typedef uint8_t lc_b8;
   UN(tan_##S, T, T, lc_tan_##S(A))                                                 \
   UN(tanh_##S, T, T, lc_tanh_##S(A))                                               \
   UN(floor_##S, T, T, lc_floor_##S(A))                                             \
-  UN(ceil_##S, T, T, lc_ceil_##S(A))
+  UN(ceil_##S, T, T, lc_ceil_##S(A))                                               \
+  UN(log1p_##S, T, T, lc_log1p_##S(A))                                             \
+  UN(expm1_##S, T, T, lc_expm1_##S(A))                                             \
+  UN(rint_##S, T, T, lc_rint_##S(A))                                               \
+  BIN(logaddexp_##S, T, T, lc_logaddexp_##S(A, B))                                 \
+  UN(isnan_##S, T, lc_b8, lc_isnan_##S(A))                                         \
+  UN(isinf_##S, T, lc_b8, lc_isinf_##S(A))                                         \
+  UN(isfinite_##S, T, lc_b8, lc_isfinite_##S(A))
 
 /* ---- exp of float32 ---------------------------------------------------------
 ** Evaluated in double, so that one rounding to float32 at the end gives
@@ -234,7 +241,11 @@ TER(where_b, lc_b8, lc_b8, lc_b8, A ? B != 0 : C != 0)
   [LC_UF_LOG2][LC_##code] = log2_##S, [LC_UF_LOG10][LC_##code] = log10_##S,        \
   [LC_UF_SIN][LC_##code] = sin_##S, [LC_UF_COS][LC_##code] = cos_##S,              \
   [LC_UF_TAN][LC_##code] = tan_##S, [LC_UF_TANH][LC_##code] = tanh_##S,            \
-  [LC_UF_FLOOR][LC_##code] = floor_##S, [LC_UF_CEIL][LC_##code] = ceil_##S,
+  [LC_UF_FLOOR][LC_##code] = floor_##S, [LC_UF_CEIL][LC_##code] = ceil_##S,        \
+  [LC_UF_LOG1P][LC_##code] = log1p_##S, [LC_UF_EXPM1][LC_##code] = expm1_##S,      \
+  [LC_UF_RINT][LC_##code] = rint_##S, [LC_UF_LOGADDEXP][LC_##code] = logaddexp_##S, \
+  [LC_UF_ISNAN][LC_##code] = isnan_##S, [LC_UF_ISINF][LC_##code] = isinf_##S,      \
+  [LC_UF_ISFINITE][LC_##code] = isfinite_##S,
 
 /* loops[op][loop dtype] (the dtype of the inputs, of where's second) */
 static const uf_loop loops[LC_UF_NOPS][LC_NTYPES] = {

@@ -58,11 +58,16 @@ lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndi
                          const int64_t *shape, char order, lc_stream *s, const char *fname);
 
 /* The array constructors' arguments (shape [, dtype] [, opts | order]):
-** reads shape, dtype (float64 by default) and the options strides= and
-** order= (stream= too), refusing keys not in known (the caller reads its
-** own); pushes a new array of kind, allocated with the LC_ALLOC_* flags. */
+** reads shape, dtype (float64 by default; or the option dtype=) and the
+** options strides= and order= (stream= too), refusing keys not in known
+** (the caller reads its own); pushes a new array of kind, allocated with
+** the LC_ALLOC_* flags. */
 lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
                        const char *const *known, const char *fname);
+
+/* An options table at idx, in a dtype's place: a nil inserted before it,
+** so that it is read as the options after the dtype (one dtype form). */
+void lc_opts_for_dtype(lua_State *L, int idx);
 
 /* Push a view of base's buffer with another layout (and dtype). */
 lc_array *lc_array_push_view(lua_State *L, const lc_array *base,
@@ -90,6 +95,17 @@ void lc_array_add_methods(lua_State *L, const luaL_Reg *fns);
 /* Push a[i] (i 1-based along the first axis), as a[i] in Lua gives it: the
 ** element of a 1-D array, else the view of row i (a 0-d view of a record). */
 void lc_index_push_row(lua_State *L, const lc_array *a, int64_t i, const char *fname);
+
+/* ---- index arrays and masks (gather.c) ---- */
+
+/* a[x] (pushed) and a[x] = the value at vidx, for an array key x: integer
+** indices along the first axis, or a bool mask of the leading axes. */
+void lc_gather_getitem(lua_State *L, const lc_array *a, int kidx, lc_stream *s,
+                       const char *fname);
+void lc_gather_setitem(lua_State *L, const lc_array *a, int kidx, int vidx, lc_stream *s,
+                       const char *fname);
+/* nonzero(a [, opts]) with a at 1: pushes the table of index arrays */
+int lc_gather_nonzero(lua_State *L, const char *fname);
 
 /* ---- streams (stream.c) ---- */
 

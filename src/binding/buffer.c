@@ -4,19 +4,16 @@
 */
 #include "buffer.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "aux.h"
+#include "gcpace.h"
+#include "hostcache.h"
 #include "pending.h"
 
 static int host_alloc(size_t nbytes, void **ptr) {
-  /* 64-byte aligned so vector loads never straddle; aligned_alloc wants a
-  ** size that is a multiple of the alignment */
-  size_t n = nbytes ? (nbytes + 63) & ~(size_t)63 : 64;
-  if (n < nbytes) return LC_ENOMEM;
-  *ptr = aligned_alloc(64, n);
+  *ptr = lc_hostcache_alloc(nbytes);     /* 64-byte aligned */
   return *ptr ? LC_OK : LC_ENOMEM;
 }
 
@@ -51,10 +48,9 @@ lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
   char err[LC_ERRLEN];
   lc_buffer *b = malloc(sizeof *b);
   if (b == NULL) lc_error(L, fname, "out of host memory");
-  /* the collector sees only the small userdata: tell it about the rest, so
-  ** dropped arrays are finalized at the pace memory is used */
-  size_t kb = nbytes >> 10;
-  if (kb > 0) lua_gc(L, LUA_GCSTEP, kb > INT_MAX ? INT_MAX : (int)kb);
+  /* the collector sees only the small userdata: dropped arrays are
+  ** finalized at the pace their memory is used (gcpace.c) */
+  lc_gcpace_before(L, nbytes);
   void *ptr = NULL;
   int rc = alloc_once(be, kind, nbytes, flags, s, &ptr, err);
   if (rc == LC_ENOMEM) {
@@ -85,6 +81,7 @@ lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
   atomic_init(&b->lock, 0);
   b->foreign = false;
   untracked(b);
+  lc_gcpace_added(nbytes);
   if (be->ordered_free && be->ordered_free(kind)) {
     /* the allocation's stream holds the free back until another is used */
     b->ordered = b->alloc_only = true;
@@ -180,7 +177,7 @@ static void buffer_free(void *ud) {
   if (b->release) {
     b->release(b->release_ud);
   } else if (b->kind == LC_HOST) {
-    free(b->ptr);
+    lc_hostcache_free(b->ptr, b->nbytes);
   } else if (b->ordered) {          /* all work is done: on its device's default stream */
     lc_stream *d = be->default_stream();
     be->free_after(b->kind, b->ptr, b->nbytes, b->device, &d, 1);
@@ -198,6 +195,7 @@ static void buffer_free(void *ud) {
 void lc_buffer_release(lc_buffer *b) {
   if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1) return;
   const lc_backend *be = b->backend;
+  if (b->release == NULL) lc_gcpace_dropped(b->nbytes);
   if (b->ordered && !b->more && b->nstreams > 0 && b->release == NULL &&
       atomic_load(&b->lock) == 0) {
     be->free_after(b->kind, b->ptr, b->nbytes, b->device, b->streams, b->nstreams);

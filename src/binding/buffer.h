@@ -54,9 +54,10 @@ typedef struct lc_buffer {
 } lc_buffer;
 
 /* Allocate nbytes of the given kind, in the order of stream s (NULL: the
-** default stream) where the allocator is stream-ordered. Steps the Lua collector in proportion
-** to nbytes (it cannot see this memory), and retries once after a full
-** collection when the allocation fails; then raises
+** default stream) where the allocator is stream-ordered. Runs the Lua
+** collector at the pace buffers' bytes grow (gcpace.h: it cannot see this
+** memory), and retries once after a full collection when the allocation
+** fails; then raises
 ** "luacuda.<fname>: out of ... memory". */
 lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
                          unsigned flags, lc_stream *s, const char *fname);

@@ -325,7 +325,8 @@ Copies `src` into this device-accessible array.
 @tparam Array|table src an array of the same shape and dtype, or a nested table
 @tparam[opt] Stream stream queue the copy on it
 @treturn Array the array itself
-@raise `luacuda.copy_to_device: the target is a host array, not device memory`;
+@raise `luacuda.copy_to_device: the target is a pinned array, not device memory: to copy a
+device array into it, call the source's copy_to_host (d:copy_to_host(pinned))`;
 `the source must be an array or a table, got <type>`; shape or dtype mismatch
 @usage local d = luacuda.device_array({3}, "float32")
 d:copy_to_device({1, 2, 3})
@@ -336,8 +337,9 @@ static int array_copy_to_device(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "copy_to_device");
   lc_stream *s = lc_opt_stream(L, 3, "copy_to_device");
   if (!lc_kind_device_accessible(lc_array_kind(a)))
-    lc_error(L, "copy_to_device", "the target is a %s array, not device memory",
-             lc_kind_names[lc_array_kind(a)]);
+    lc_error(L, "copy_to_device", "the target is a %s array, not device memory: to copy a "
+             "device array into it, call the source's copy_to_host (d:copy_to_host(%s))",
+             lc_kind_names[lc_array_kind(a)], lc_kind_names[lc_array_kind(a)]);
   int t = lua_type(L, 2);
   if (t != LUA_TTABLE && lc_array_test(L, 2) == NULL)
     lc_error(L, "copy_to_device", "the source must be an array or a table, got %s",

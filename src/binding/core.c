@@ -9,6 +9,7 @@
 
 #include "array.h"
 #include "gate.h"
+#include "hostcache.h"
 #include "aux.h"
 #include "parts.h"
 
@@ -46,13 +47,19 @@ static int l_backend(lua_State *L) {
 }
 
 /***
-Device memory, in bytes.
+Device memory, in bytes, and the memory kept for reuse.
+Freed arrays' memory is kept, by size, for the next array of that size
+(a caching allocator: on the simulator per device, on CUDA the driver's
+stream-ordered pool), and so is large host arrays' memory; `free_cached`
+gives it back.
 @function memory_info
-@treturn table `{free =, total =, used =}`, with `pool_reserved` and
-`pool_used` where the backend allocates from a pool
+@treturn table `{free =, total =, used =, cached =, host_cached =}`: `used`
+the bytes of live device arrays of the current device, `cached` the bytes
+of its freed ones kept for reuse, `host_cached` those of host arrays; with
+`pool_reserved` and `pool_used` where the backend allocates from a pool
 @raise does not raise
 @usage local m = luacuda.memory_info()
-print(m.free, m.total)
+print(m.free, m.total, m.used, m.cached)
 */
 
 /* memory_info() -> {free=, total=, used=}: device memory, in bytes */
@@ -67,14 +74,40 @@ static int l_memory_info(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)used);
   lua_setfield(L, -2, "used");
   const lc_backend *be = lc_backend_get(NULL);
-  size_t reserved, in_use;
+  size_t reserved, in_use, cached = 0;
   if (be->pool_info && be->pool_info(&reserved, &in_use) == LC_OK) {
     lua_pushinteger(L, (lua_Integer)reserved);
     lua_setfield(L, -2, "pool_reserved");
     lua_pushinteger(L, (lua_Integer)in_use);
     lua_setfield(L, -2, "pool_used");
+    cached = reserved > in_use ? reserved - in_use : 0;
   }
+  lua_pushinteger(L, (lua_Integer)cached);
+  lua_setfield(L, -2, "cached");
+  lua_pushinteger(L, (lua_Integer)lc_hostcache_bytes());
+  lua_setfield(L, -2, "host_cached");
   return 1;
+}
+
+/***
+Gives the memory kept for reuse back: the current device's freed blocks
+(the pool's, on CUDA, as `trim_pool` does) and the host arrays' freed
+blocks. Live arrays are left as they are; memory that queued work still
+uses goes once that work is done. An allocation that finds the device full
+does this by itself.
+@function free_cached
+@raise `luacuda.free_cached: <driver error>` when the driver fails
+@usage local a = luacuda.to_device(luacuda.zeros({1000}))
+a:close()
+luacuda.free_cached()
+print(luacuda.memory_info().cached)   --> 0
+*/
+static int l_free_cached(lua_State *L) {
+  char err[LC_ERRLEN];
+  const lc_backend *be = lc_backend_get(NULL);
+  lc_hostcache_trim();
+  if (be->trim_pool && be->trim_pool(err)) lc_error(L, "free_cached", "%s", err);
+  return 0;
 }
 
 /***
@@ -152,6 +185,7 @@ static int l_clock(lua_State *L) {
 static const luaL_Reg fns[] = {
   {"backend", l_backend},
   {"clock", l_clock},
+  {"free_cached", l_free_cached},
   {"memory_info", l_memory_info},
   {"synchronize", l_synchronize},
   {"trim_pool", l_trim_pool},
@@ -185,5 +219,7 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_random_open(L);
   lc_matmul_open(L);
   lc_npy_open(L);
+  lc_gather_open(L);
+  lc_sort_open(L);
   return 1;
 }

@@ -25,6 +25,72 @@ static int opt_field(lua_State *L, int idx, bool have, const char *key) {
   return lc_opt_get(L, idx, key);
 }
 
+/* ---- the arguments every creator takes -------------------------------- */
+
+/* What follows a creator's shape (or model, or value): the dtype, the
+** order and the memory kind. */
+typedef struct create_args {
+  const lc_dtype *dt;          /* NULL when not given */
+  char order;
+  lc_kind kind;
+} create_args;
+
+/* A kind option at idx: one of lc_kind_names. */
+static lc_kind check_kind(lua_State *L, int idx, const char *fname) {
+  const char *k = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
+  int i = 0;
+  while (k && i < LC_NKINDS && strcmp(k, lc_kind_names[i]) != 0) i++;
+  if (k == NULL || i == LC_NKINDS)
+    lc_error(L, fname, "kind must be 'host', 'pinned', 'mapped', 'managed' or 'device', "
+             "got %s%s%s", k ? "'" : "", k ? k : lc_typename(L, idx), k ? "'" : "");
+  return (lc_kind)i;
+}
+
+/* [dtype] [, order | {dtype =, order =, kind =}] from idx, or one options
+** table there: a dtype may be given either way (one form everywhere), the
+** kind only in the table (the model's for *_like, host otherwise). Without
+** with_order there is no order (the *_like functions keep the model's). */
+static void read_create_args(lua_State *L, int idx, bool with_order, lc_kind kind,
+                             create_args *a, const char *fname) {
+  static const char *const with[] = {"dtype", "order", "kind", NULL};
+  static const char *const without[] = {"dtype", "kind", NULL};
+  int oidx = idx + 1;
+  a->dt = NULL;
+  a->order = 'C';
+  a->kind = kind;
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    oidx = idx;
+    if (!lua_isnoneornil(L, idx + 1))
+      lc_error(L, fname, "the options table is the last argument, got %s after it",
+               luaL_typename(L, idx + 1));
+  } else {
+    a->dt = lc_dtype_opt(L, idx, NULL, fname);
+    if (with_order && !lua_isnoneornil(L, oidx) && lua_type(L, oidx) != LUA_TTABLE) {
+      a->order = lc_check_order(L, oidx, fname);
+      return;
+    }
+  }
+  if (!lc_check_opts(L, oidx, with_order ? with : without, fname)) return;
+  if (lc_opt_get(L, oidx, "dtype") != LUA_TNIL) {      /* stays on the stack: a record's */
+    if (a->dt) lc_error(L, fname, "the dtype is given twice (an argument and dtype=)");
+    a->dt = lc_dtype_check(L, -1, fname);
+  }
+  if (with_order) {
+    lc_opt_get(L, oidx, "order");
+    a->order = lc_check_order(L, -1, fname);
+    lua_pop(L, 1);
+  }
+  if (lc_opt_get(L, oidx, "kind") != LUA_TNIL) a->kind = check_kind(L, -1, fname);
+  lua_pop(L, 1);
+}
+
+/* Fill a new array of any kind with value (one element of its dtype):
+** host memory here, device memory by the backend on the default stream. */
+static void fill_new(lua_State *L, lc_array *a, const void *value, const char *fname) {
+  if (lc_array_kind(a) == LC_HOST) lc_fill_host(a->buf->ptr, &a->lay, value, a->dtype->size);
+  else lc_fill_raw(L, a, value, NULL, fname);
+}
+
 /* ---- host ------------------------------------------------------------- */
 
 typedef enum { NEW_EMPTY, NEW_ZEROS, NEW_ONES } new_fill;
@@ -36,9 +102,11 @@ A new host array whose elements are not set (read none before writing it).
 @function empty
 @tparam table|integer shape the sizes of the axes (`{}`: a 0-d array)
 @tparam[opt="float64"] string|Record dtype the element type
-@tparam[opt="C"] string order `"C"` (last axis fastest) or `"F"`
-@treturn Array a host array
-@raise `luacuda.empty: <cause>` for a bad shape, dtype or order
+@tparam[opt="C"] string|table order `"C"` (last axis fastest) or `"F"`; or options
+`{dtype =, order =, kind =}` (in place of the dtype too), `kind` the memory:
+`"host"` (the default), `"device"`, `"pinned"`, `"mapped"` or `"managed"`
+@treturn Array an array of that kind
+@raise `luacuda.empty: <cause>` for a bad shape, dtype, order or kind
 @usage local a = luacuda.empty({3, 4}, "float32")
 a:fill(0)
 */
@@ -48,9 +116,12 @@ A new host array of zeros (for a record dtype: every byte zero).
 @function zeros
 @tparam table|integer shape the sizes of the axes
 @tparam[opt="float64"] string|Record dtype the element type
-@tparam[opt="C"] string order `"C"` or `"F"`
-@treturn Array a host array
-@raise `luacuda.zeros: <cause>` for a bad shape, dtype or order
+@tparam[opt="C"] string|table order `"C"` or `"F"`; or options `{dtype =, order =, kind =}`
+(in place of the dtype too), `kind` the memory: `"host"` (the default), `"device"`,
+`"pinned"`, `"mapped"` or `"managed"` (device memory is zeroed on the default stream)
+@treturn Array an array of that kind
+@raise `luacuda.zeros: <cause>` for a bad shape, dtype, order or kind;
+`luacuda.zeros: kind must be 'host', 'pinned', 'mapped', 'managed' or 'device', got 'gpu'`
 @usage local a = luacuda.zeros({2, 3}, "int32")
 assert(a[{2, 3}] == 0)
 */
@@ -60,31 +131,37 @@ A new host array of ones.
 @function ones
 @tparam table|integer shape the sizes of the axes
 @tparam[opt="float64"] string dtype the element type (not a record)
-@tparam[opt="C"] string order `"C"` or `"F"`
-@treturn Array a host array
+@tparam[opt="C"] string|table order `"C"` or `"F"`; or options `{dtype =, order =, kind =}`
+as @{zeros}
+@treturn Array an array of that kind (host by default)
 @raise `luacuda.ones: a record dtype has no one (use full or zeros)`; a bad shape or dtype
 @usage assert(luacuda.ones({4}):sum() == 4)
 */
 
-/* empty/zeros/ones(shape [, dtype] [, order]); upvalues: name, fill */
+/* empty/zeros/ones(shape [, dtype] [, order | opts]); upvalues: name, fill */
 static int l_new_host(lua_State *L) {
   const char *fname = lua_tostring(L, lc_upvalueindex(1));
   new_fill fill = (new_fill)lua_tointeger(L, lc_upvalueindex(2));
   int64_t shape[LC_MAXDIM];
   lc_check_shape_not_spread(L, 1, fname);
   int nd = lc_check_dims(L, 1, false, false, shape, "shape", fname);
-  const lc_dtype *dt = lc_dtype_opt(L, 2, F64, fname);
-  char order = lc_check_order(L, 3, fname);
-  lc_array *a = lc_array_empty(L, LC_HOST, dt, nd, shape, order, NULL, fname);
-  if (fill == NEW_ZEROS) {
-    memset(a->buf->ptr, 0, a->buf->nbytes);
-  } else if (fill == NEW_ONES) {
+  lua_settop(L, 3);
+  create_args c;
+  read_create_args(L, 2, true, LC_HOST, &c, fname);
+  const lc_dtype *dt = c.dt ? c.dt : F64;
+  /* the element, converted before allocating: a bad one allocates nothing */
+  char small[16];
+  void *value = lc_elem_room(L, dt, small, sizeof small);     /* zeroed */
+  if (fill == NEW_ONES) {
     if (dt->rec) lc_error(L, fname, "a record dtype has no one (use full or zeros)");
     if (dt->code == LC_BOOL) lua_pushboolean(L, 1);
     else lua_pushinteger(L, 1);
-    lc_fill_array(L, a, lua_gettop(L), NULL, fname);
+    lc_elem_check(L, -1, dt, value, fname);
     lua_pop(L, 1);
   }
+  lc_array *a = lc_array_empty(L, c.kind, dt, nd, shape, c.order, NULL, fname);
+  if (fill == NEW_ZEROS && c.kind == LC_HOST) memset(a->buf->ptr, 0, a->buf->nbytes);
+  else if (fill != NEW_EMPTY) fill_new(L, a, value, fname);
   return 1;
 }
 
@@ -95,19 +172,22 @@ A new host array with every element `value`.
 @tparam number|boolean value the value
 @tparam[opt] string dtype the element type; by default int64 for an
 integer, float64 for a float, bool for a boolean
-@tparam[opt="C"] string order `"C"` or `"F"`
-@treturn Array a host array
+@tparam[opt="C"] string|table order `"C"` or `"F"`; or options `{dtype =, order =, kind =}`
+as @{zeros}
+@treturn Array an array of that kind (host by default)
 @raise `luacuda.full: value must be a number or a boolean, got <type>`; a value
 the dtype cannot hold
 @usage local a = luacuda.full({2, 2}, 7, "int32")
 */
 
-/* full(shape, value [, dtype] [, order]): dtype from the value if absent */
+/* full(shape, value [, dtype] [, order | opts]): dtype from the value if
+** absent */
 static int l_full(lua_State *L) {
   int64_t shape[LC_MAXDIM];
   int nd = lc_check_dims(L, 1, false, false, shape, "shape", "full");
-  const lc_dtype *dt = lc_dtype_opt(L, 3, NULL, "full");
-  char order = lc_check_order(L, 4, "full");
+  create_args c;
+  read_create_args(L, 3, true, LC_HOST, &c, "full");
+  const lc_dtype *dt = c.dt;
   if (dt == NULL) {
     int t = lua_type(L, 2);
     if (t == LUA_TBOOLEAN) dt = &lc_dtypes[LC_BOOL];
@@ -118,8 +198,8 @@ static int l_full(lua_State *L) {
   char small[16];
   void *value = lc_elem_room(L, dt, small, sizeof small);
   lc_elem_check(L, 2, dt, value, "full");       /* before allocating */
-  lc_array *a = lc_array_empty(L, LC_HOST, dt, nd, shape, order, NULL, "full");
-  lc_fill_host(a->buf->ptr, &a->lay, value, dt->size);
+  lc_array *a = lc_array_empty(L, c.kind, dt, nd, shape, c.order, NULL, "full");
+  fill_new(L, a, value, "full");
   return 1;
 }
 
@@ -367,13 +447,13 @@ static int l_linspace(lua_State *L) {
 
 /* Push a new array of a's kind and shape, axes in a's stride order
 ** (NumPy's order 'K'), of dtype dt. */
-static lc_array *new_like(lua_State *L, const lc_array *a, const lc_dtype *dt,
+static lc_array *new_like(lua_State *L, const lc_array *a, const lc_dtype *dt, lc_kind kind,
                           const char *fname) {
   lc_layout lay;
   char err[LC_ERRLEN];
   /* a's count fits a's itemsize, not always dt's */
   if (lc_layout_like(&lay, &a->lay, dt->size, err)) lc_error(L, fname, "%s", err);
-  return lc_array_alloc(L, lc_array_kind(a), dt, &lay, lay.size * dt->size, NULL, fname);
+  return lc_array_alloc(L, kind, dt, &lay, lay.size * dt->size, NULL, fname);
 }
 
 typedef enum { LIKE_EMPTY, LIKE_ZEROS, LIKE_ONES, LIKE_FULL } like_fill;
@@ -382,7 +462,8 @@ typedef enum { LIKE_EMPTY, LIKE_ZEROS, LIKE_ONES, LIKE_FULL } like_fill;
 A new array of `a`'s kind, shape and axis order, elements not set.
 @function empty_like
 @tparam Array a the model
-@tparam[opt] string dtype the element type (a's by default)
+@tparam[opt] string|table dtype the element type (a's by default); options
+`{dtype =, kind =}` may follow it or stand in its place, `kind` the memory (a's by default)
 @treturn Array
 @raise `luacuda.empty_like: <cause>` when `a` is not an open array or the dtype is bad
 @usage local d = luacuda.device_array({8}, "float32")
@@ -393,7 +474,8 @@ local e = luacuda.empty_like(d)   -- a device array too
 A new array of zeros of `a`'s kind, shape and axis order.
 @function zeros_like
 @tparam Array a the model
-@tparam[opt] string dtype the element type (a's by default)
+@tparam[opt] string|table dtype the element type (a's by default); options
+`{dtype =, kind =}` may follow it or stand in its place, `kind` the memory (a's by default)
 @treturn Array
 @raise `luacuda.zeros_like: <cause>` when `a` is not an open array or the dtype is bad
 @usage local z = luacuda.zeros_like(luacuda.arange(3))
@@ -403,7 +485,8 @@ A new array of zeros of `a`'s kind, shape and axis order.
 A new array of ones of `a`'s kind, shape and axis order.
 @function ones_like
 @tparam Array a the model
-@tparam[opt] string dtype the element type (a's by default; not a record)
+@tparam[opt] string|table dtype the element type (a's by default; not a record); options
+`{dtype =, kind =}` may follow it or stand in its place, `kind` the memory (a's by default)
 @treturn Array
 @raise `luacuda.ones_like: a record dtype has no one (use full_like or zeros_like)`
 @usage local o = luacuda.ones_like(luacuda.zeros({2, 2}))
@@ -414,7 +497,8 @@ A new array of `a`'s kind, shape and axis order with every element `value`.
 @function full_like
 @tparam Array a the model
 @tparam number|boolean value the value
-@tparam[opt] string dtype the element type (a's by default)
+@tparam[opt] string|table dtype the element type (a's by default); options
+`{dtype =, kind =}` may follow it or stand in its place, `kind` the memory (a's by default)
 @treturn Array
 @raise `luacuda.full_like: <cause>` for a value the dtype cannot hold
 @usage local f = luacuda.full_like(luacuda.zeros({2}, "int32"), 2)
@@ -428,8 +512,10 @@ static int l_like(lua_State *L) {
   like_fill fill = (like_fill)lua_tointeger(L, lc_upvalueindex(2));
   lc_array *a = lc_array_check(L, 1, fname);
   int didx = fill == LIKE_FULL ? 3 : 2;
-  const lc_dtype *dt = lc_dtype_opt(L, didx, a->dtype, fname);
-  lua_settop(L, didx);
+  lua_settop(L, didx + 1);       /* a missing value reads as nil */
+  create_args c;
+  read_create_args(L, didx, false, lc_array_kind(a), &c, fname);
+  const lc_dtype *dt = c.dt ? c.dt : a->dtype;
   /* the element, converted before allocating: a bad value allocates nothing */
   char small[16];
   void *value = lc_elem_room(L, dt, small, sizeof small);     /* zeroed */
@@ -443,7 +529,7 @@ static int l_like(lua_State *L) {
   } else if (fill == LIKE_FULL) {
     lc_elem_check(L, 2, dt, value, fname);
   }
-  lc_array *b = new_like(L, a, dt, fname);
+  lc_array *b = new_like(L, a, dt, c.kind, fname);
   if (fill != LIKE_EMPTY) lc_fill_raw(L, b, value, NULL, fname);
   return 1;
 }
@@ -461,6 +547,13 @@ static lc_array *alloc_flags(lua_State *L, lc_kind kind, unsigned flags, const l
   return a;
 }
 
+void lc_opts_for_dtype(lua_State *L, int idx) {
+  if (lua_type(L, idx) == LUA_TTABLE && !lua_getmetatable(L, idx)) {
+    lua_pushnil(L);
+    lua_insert(L, idx);
+  }
+}
+
 lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
                        const char *const *known, const char *fname) {
   int64_t shape[LC_MAXDIM];
@@ -468,7 +561,8 @@ lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
   char err[LC_ERRLEN];
   lc_check_shape_not_spread(L, 1, fname);
   int nd = lc_check_dims(L, 1, false, false, shape, "shape", fname);
-  const lc_dtype *dt = lc_dtype_opt(L, 2, F64, fname);
+  lc_opts_for_dtype(L, 2);
+  const lc_dtype *dt = lc_dtype_opt(L, 2, NULL, fname);
   char order;
   lc_stream *s = NULL;
   int top = lua_gettop(L);
@@ -477,12 +571,17 @@ lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
     lua_pushnil(L);
   } else {
     bool have = lc_check_opts(L, 3, known, fname);
+    if (opt_field(L, 3, have, "dtype") != LUA_TNIL) {   /* the one dtype form: {dtype =} */
+      if (dt) lc_error(L, fname, "the dtype is given twice (an argument and dtype=)");
+      dt = lc_dtype_check(L, -1, fname);
+    }                                         /* kept on the stack: a record's */
     opt_field(L, 3, have, "order");
     order = lc_check_order(L, -1, fname);
     opt_field(L, 3, have, "stream");          /* nil unless known; kept on the stack */
     s = lc_opt_stream(L, -1, fname);
     opt_field(L, 3, have, "strides");
   }
+  if (dt == NULL) dt = F64;
   if (lua_isnil(L, -1)) {
     if (lc_layout_contiguous(&lay, nd, shape, dt->size, order, err))
       lc_error(L, fname, "%s", err);
@@ -510,14 +609,15 @@ lc_array *lc_array_new(lua_State *L, lc_kind kind, unsigned flags,
   return a;
 }
 
-static const char *const device_array_opts[] = {"strides", "order", "stream", NULL};
+static const char *const device_array_opts[] = {"dtype", "strides", "order", "stream", NULL};
 
 /***
 A new device array, elements not set.
 @function device_array
 @tparam table|integer shape the sizes of the axes
 @tparam[opt="float64"] string|Record dtype the element type
-@tparam[opt] table|string opts `"C"`/`"F"`, or `{order =, strides =, stream =}`:
+@tparam[opt] table|string opts `"C"`/`"F"`, or `{dtype =, order =, strides =, stream =}`
+(which may stand in the dtype's place):
 `strides` in bytes per axis; with `stream` the memory is allocated
 and freed in that stream's order
 @treturn Array a device array
@@ -565,8 +665,9 @@ A new host array from a nested table, a scalar or an array (copied).
 @function array
 @tparam table|number|boolean|Array src the values; a nested table gives
 the shape (rows of equal length)
-@tparam[opt] string|Record dtype int64 for integers, float64 for floats,
+@tparam[opt] string|Record|table dtype int64 for integers, float64 for floats,
 bool for booleans by default; for an array source it must be the array's
+(or `{dtype = ...}`, as @{to_device} takes it)
 @treturn Array a host array
 @raise `luacuda.array: expected a table, number, boolean or array, got <type>`;
 a ragged table; `dtype mismatch` for an array of another dtype
@@ -577,7 +678,16 @@ print(a.shape[1], a.shape[2])  -- 2 2
 /* luacuda.array(src [, dtype]): a host array from a table, a scalar or an
 ** array (copied; dtypes must match) */
 static int l_array(lua_State *L) {
-  const lc_dtype *dt = lc_dtype_opt(L, 2, NULL, "array");
+  const lc_dtype *dt;
+  if (lua_type(L, 2) == LUA_TTABLE) {        /* {dtype = ...}, the form of to_device */
+    static const char *const known[] = {"dtype", NULL};
+    lc_check_opts(L, 2, known, "array");
+    lua_settop(L, 2);
+    lc_opt_get(L, 2, "dtype");               /* stays on the stack */
+    dt = lc_dtype_opt(L, 3, NULL, "array");
+  } else {
+    dt = lc_dtype_opt(L, 2, NULL, "array");
+  }
   int t = lua_type(L, 1);
   if (t == LUA_TTABLE) {
     lc_from_table(L, 1, dt, LC_HOST, NULL, "array");
@@ -602,6 +712,7 @@ Copies host data (a nested table, a scalar or an array) to a new device
 array, or into an existing one.
 @function to_device
 @tparam table|number|boolean|Array src the data
+@tparam[opt] string|Record dtype the element type, as @{array} takes it (or `dtype =` in opts)
 @tparam[opt] Stream stream queue the copy on this stream
 @tparam[opt] table opts `{dtype =, copy = true, to =, device =}`: `dtype`
 for a table or scalar source; `copy = false` allocates without copying;
@@ -614,19 +725,25 @@ streams): a device array of another device is copied there, a peer copy
 `no device 3 (there are 2)` for a `device` out of range
 @usage local d = luacuda.to_device({1, 2, 3}, {dtype = "float32"})
 print(d:copy_to_host())
+local f = luacuda.to_device({1, 2, 3}, "float32")   -- the same
 local e = luacuda.to_device(d, {device = #luacuda.devices()})   -- the last device
 */
 
-/* to_device(src [, stream] [, {copy=, to=, dtype=, device=}]) */
+/* to_device(src [, dtype] [, stream] [, {copy=, to=, dtype=, device=}]) */
 static int l_to_device(lua_State *L) {
   const char *fn = "to_device";
-  int sidx = 2, oidx = 3;
-  if (lua_type(L, 2) == LUA_TTABLE) {        /* to_device(src, opts) */
+  int didx = 0, sidx = 2, oidx = 3;
+  if (lua_type(L, 2) == LUA_TSTRING || lc_record_test(L, 2)) {   /* a dtype, as array's */
+    didx = 2;
+    sidx = 3;
+    oidx = 4;
+  }
+  if (lua_type(L, sidx) == LUA_TTABLE) {     /* no stream: the options */
+    oidx = sidx;
     sidx = 0;
-    oidx = 2;
   }
   bool have = lc_check_opts(L, oidx, to_device_opts, fn);
-  lua_settop(L, 3);
+  lua_settop(L, 4);
   /* device = j: j current for the rest of the call (the stream is j's) */
   bool on_device = have && lc_opt_get(L, oidx, "device") != LUA_TNIL;
   if (on_device) lc_device_option(L, -1, fn);
@@ -634,6 +751,10 @@ static int l_to_device(lua_State *L) {
   int top = lua_gettop(L);
   opt_field(L, oidx, have, "dtype");
   const lc_dtype *dt = lc_dtype_opt(L, top + 1, NULL, fn);
+  if (didx) {
+    if (dt) lc_error(L, fn, "the dtype is given twice (an argument and dtype=)");
+    dt = lc_dtype_check(L, didx, fn);
+  }
   int ct = opt_field(L, oidx, have, "copy");
   if (ct != LUA_TNIL && ct != LUA_TBOOLEAN)
     lc_error(L, fn, "option copy must be a boolean, got %s", luaL_typename(L, -1));

@@ -29,8 +29,8 @@ static atomic_uint_fast64_t last_number;
 
 /* ---- constructors ----------------------------------------------------- */
 
-static const char *const pinned_opts[] = {"strides", "order", NULL};
-static const char *const mapped_opts[] = {"strides", "order", "portable", "wc", NULL};
+static const char *const pinned_opts[] = {"dtype", "strides", "order", NULL};
+static const char *const mapped_opts[] = {"dtype", "strides", "order", "portable", "wc", NULL};
 
 /*** @module luacuda */
 
@@ -40,7 +40,7 @@ copied to and from the device asynchronously on a stream.
 @function pinned_array
 @tparam table|integer shape the sizes of the axes
 @tparam[opt="float64"] string|Record dtype the element type
-@tparam[opt] table|string opts `"C"`/`"F"`, or `{order =, strides =}`
+@tparam[opt] table|string opts `"C"`/`"F"`, or `{dtype =, order =, strides =}` (in the dtype's place too)
 @treturn Array a pinned array, elements not set
 @raise `luacuda.pinned_array: <cause>`: a bad shape, dtype or option; out of page-locked memory
 @usage local p = luacuda.pinned_array({1024}, "float32")
@@ -59,7 +59,7 @@ address; synchronize before the host reads what a kernel wrote.
 @function managed_array
 @tparam table|integer shape the sizes of the axes
 @tparam[opt="float64"] string|Record dtype the element type
-@tparam[opt] table|string opts `"C"`/`"F"`, or `{order =, strides =}`
+@tparam[opt] table|string opts `"C"`/`"F"`, or `{dtype =, order =, strides =}` (in the dtype's place too)
 @treturn Array a managed array, elements not set
 @raise `luacuda.managed_array: <cause>`: a bad shape, dtype or option; out of memory
 @usage local m = luacuda.managed_array({16}, "int32")
@@ -89,7 +89,7 @@ address directly (zero-copy).
 @function mapped_array
 @tparam table|integer shape the sizes of the axes
 @tparam[opt="float64"] string|Record dtype the element type
-@tparam[opt] table|string opts `"C"`/`"F"`, or `{order =, strides =, portable = false,
+@tparam[opt] table|string opts `"C"`/`"F"`, or `{dtype =, order =, strides =, portable = false,
 wc = false}`: `portable` for every context, `wc` write-combined (fast for the
 device to read, slow for the host)
 @treturn Array a mapped array, elements not set
@@ -101,6 +101,7 @@ m:fill(0)
 /* mapped_array(shape [, dtype] [, {strides=, order=, portable=, wc=} | order]) */
 static int l_mapped_array(lua_State *L) {
   unsigned flags = 0;
+  lc_opts_for_dtype(L, 2);          /* mapped_array(shape, {dtype =, ...}) */
   if (lua_type(L, 3) != LUA_TSTRING && lc_check_opts(L, 3, mapped_opts, "mapped_array")) {
     flags |= bool_flag(L, 3, "portable", LC_ALLOC_PORTABLE, "mapped_array");
     flags |= bool_flag(L, 3, "wc", LC_ALLOC_WRITECOMBINED, "mapped_array");

@@ -148,6 +148,10 @@ static void store_element(lua_State *L, const lc_array *a, int64_t off, int vidx
 ** 0-d view of it */
 static int getitem(lua_State *L, const lc_array *a, int kidx, lc_stream *s,
                    const char *fname) {
+  if (lc_array_test(L, kidx)) {       /* index arrays and masks */
+    lc_gather_getitem(L, a, kidx, s, fname);
+    return 1;
+  }
   lc_layout lay;
   if (resolve(L, a, kidx, &lay, true, fname) && a->dtype->rec == NULL)
     lc_elem_push_at(L, a, lay.offset, s, fname);
@@ -164,6 +168,10 @@ void lc_index_push_row(lua_State *L, const lc_array *a, int64_t i, const char *f
 
 static void setitem(lua_State *L, const lc_array *a, int kidx, int vidx,
                     lc_stream *s, const char *fname) {
+  if (lc_array_test(L, kidx)) {       /* index arrays and masks */
+    lc_gather_setitem(L, a, kidx, vidx, s, fname);
+    return;
+  }
   lc_layout lay;
   /* an array value goes through the copy rules even into one element
   ** (a size-1 array of the same dtype fits there) */

@@ -140,6 +140,21 @@ static void arg_error(lua_State *L, const char *fname, const lc_kernel_sig *sig,
            p->name[0] ? " '" : "", p->name, p->name[0] ? "'" : "", p->spelling, cause);
 }
 
+/* The kernel as declared, "saxpy(int n, float a, const float *x)", for
+** the messages of a launch's argument count. */
+static const char *signature_text(const lc_kernel_sig *sig, char *buf, size_t len) {
+  size_t at = (size_t)snprintf(buf, len, "%s(", sig->name);
+  for (int i = 0; i < sig->nparams && at < len; i++) {
+    const lc_param *p = &sig->params[i];
+    bool star = p->spelling[0] && p->spelling[strlen(p->spelling) - 1] == '*';
+    at += (size_t)snprintf(buf + at, len - at, "%s%s%s%s%s%s", i ? ", " : "", p->spelling,
+                           p->name[0] && !star ? " " : "", p->name,
+                           p->has_default ? " = " : "", p->has_default ? p->default_text : "");
+  }
+  if (at < len) snprintf(buf + at, len - at, ")");
+  return buf;
+}
+
 /* Check that nargs is k's parameter count, then push, for each of the
 ** arguments from stack index first, the value the kernel is given: the
 ** argument itself, or the array a stand-in's __kernel_arg metamethod gives
@@ -150,12 +165,13 @@ static void resolve_args(lua_State *L, int first, int nargs, const lc_kernel_ref
   const lc_kernel_sig *sig = k->sig;
   int least = sig->nparams;           /* the trailing parameters with defaults may be left out */
   while (least > 0 && sig->params[least - 1].has_default) least--;
+  char text[LC_ERRLEN / 2];
   if (least < sig->nparams && (nargs < least || nargs > sig->nparams))
-    lc_error(L, fname, "kernel '%s' takes %d to %d arguments, got %d", sig->name, least,
-             sig->nparams, nargs);
+    lc_error(L, fname, "kernel '%s' takes %d to %d arguments, got %d: %s", sig->name, least,
+             sig->nparams, nargs, signature_text(sig, text, sizeof text));
   if (nargs != sig->nparams && least == sig->nparams)
-    lc_error(L, fname, "kernel '%s' takes %d argument%s, got %d", sig->name, sig->nparams,
-             sig->nparams == 1 ? "" : "s", nargs);
+    lc_error(L, fname, "kernel '%s' takes %d argument%s, got %d: %s", sig->name, sig->nparams,
+             sig->nparams == 1 ? "" : "s", nargs, signature_text(sig, text, sizeof text));
   for (int i = nargs; i < sig->nparams; i++)
     if (!sig->params[i].default_known)
       arg_error(L, fname, sig, i, "its default argument '%s' is not a literal luacuda can "
@@ -697,10 +713,14 @@ static size_t pack_args(lua_State *L, int first, const lc_kernel_ref *k, char *b
       memset(slot, 0, sizeof(void *));
     } else if (p->kind == LC_PARAM_POINTER) {
       const lc_array *a = device_array_arg(L, idx, k, i, fname);
-      if (!lc_layout_is_c_contiguous(&a->lay, a->dtype->size) &&
-          !lc_layout_is_f_contiguous(&a->lay, a->dtype->size))
-        arg_error(L, fname, sig, i, "a non-contiguous view cannot be passed as a pointer "
-                  "(declare the parameter Array<T, N>)");
+      /* a pointer's kernel reads element i at p[i], the C order: any other
+      ** layout (a transposed view, F order, a step) would be read wrong */
+      if (!lc_layout_is_c_contiguous(&a->lay, a->dtype->size))
+        arg_error(L, fname, sig, i, "the array is not C-contiguous (a %s), and a pointer "
+                  "reads its elements in C order: pass a:copy() (a C-ordered copy), or "
+                  "declare the parameter Array<T, N> (any strides)",
+                  lc_layout_is_f_contiguous(&a->lay, a->dtype->size)
+                  ? "transposed or F-ordered view" : "non-contiguous view");
       lc_buffer_use(L, a->buf, stream, fname);     /* its free waits for this launch */
       void *ptr = lc_array_device_data(a);
       if (p->vec) {
@@ -760,6 +780,16 @@ void lc_kernel_launch(lua_State *L, lc_kernel_ref *k, int cfgidx, int first, int
   if (k->hold.mod->device != here)
     lc_error(L, "launch", "kernel '%s': its module is on device %d, but device %d is current "
              "(luacuda.device)", k->sig->name, k->hold.mod->device + 1, here + 1);
+  if (lua_type(L, cfgidx) == LUA_TNUMBER) {
+    /* k:launch(1, 32, ...): grid and block spread, which would be counted
+    ** among the arguments */
+    char text[LC_ERRLEN / 2];
+    lc_error(L, "launch", "kernel '%s': the launch configuration is one table: "
+             "k:launch({grid = %s, block = %s}, args...) or k[{grid, block}](args...), not "
+             "numbers before the arguments (the kernel: %s)", k->sig->name,
+             luaL_tolstring(L, cfgidx, NULL), nargs > 0 && lua_type(L, first) == LUA_TNUMBER
+             ? luaL_tolstring(L, first, NULL) : "...", signature_text(k->sig, text, sizeof text));
+  }
   lc_launch cfg;
   int resolved = lua_gettop(L) + 1;
   resolve_args(L, first, nargs, k, "launch");

@@ -26,12 +26,38 @@ typedef struct operands {
   lc_array *out;              /* given, or NULL */
   int out_slot;               /* its stack slot */
   lc_stream *stream;          /* given, or NULL */
+  lc_casting casting;         /* of the result into out (same_kind unless given) */
   bool device;                /* the computation's side */
   lc_kind kind;               /* the result's kind */
   const lc_backend *be;
 } operands;
 
 static const char *kind_name(lc_kind k) { return lc_kind_names[k]; }
+
+static const char *const ordinal[] = {"first", "second", "third"};
+
+/* Device arrays of two devices, or of a device not current: the error
+** names the operands, their devices and the copy that joins them. */
+static void check_devices(lua_State *L, const operands *o, const char *fname) {
+  int dev = -1, at = -1;
+  for (int i = 0; i < o->nin; i++) {
+    const lc_array *a = o->a[i];
+    if (!a || lc_array_kind(a) != LC_DEVICE) continue;
+    if (dev >= 0 && a->buf->device != dev)
+      lc_error(L, fname, "operand %d is on device %d and operand %d on device %d: array math "
+               "runs on one device (copy one over first: luacuda.to_device(y, {device = %d}))",
+               at + 1, dev + 1, i + 1, a->buf->device + 1, dev + 1);
+    if (dev < 0) {
+      dev = a->buf->device;
+      at = i;
+    }
+  }
+  if (dev >= 0 && dev != o->be->current_device())
+    lc_error(L, fname, "operand %d is on device %d, but device %d is current (luacuda.device(%d) "
+             "makes it current, or copy the operands: luacuda.to_device(x, {device = %d}))",
+             at + 1, dev + 1, o->be->current_device() + 1, dev + 1,
+             o->be->current_device() + 1);
+}
 
 /* Read the inputs at first..first+nin-1. */
 static void read_inputs(lua_State *L, operands *o, int first, int nin, const char *fname) {
@@ -42,8 +68,10 @@ static void read_inputs(lua_State *L, operands *o, int first, int nin, const cha
     o->idx[i] = idx;
     o->a[i] = lc_array_test(L, idx);
     if (o->a[i]) {
+      if (!lc_array_is_open(o->a[i]))
+        lc_error(L, fname, "operand %d (the %s argument) is a closed array", i + 1,
+                 ordinal[i]);
       lc_array *a = lc_array_check(L, idx, fname);
-      lc_check_current_device(L, a, "operand", fname);
       o->t[i].kind = LC_OPD_ARRAY;
       o->t[i].dtype = a->dtype;
       if (arrays++ == 0) {
@@ -78,26 +106,64 @@ static void read_inputs(lua_State *L, operands *o, int first, int nin, const cha
   }
   if (arrays == 0)
     lc_error(L, fname, "needs an array among its operands (got only Lua values)");
+  check_devices(L, o, fname);
 }
 
-/* The optional output array and stream after the inputs, in either order. */
+/* An options table {out =, stream =, casting =} at idx (the values pushed:
+** they stay on the stack while the call runs). */
+static void read_options(lua_State *L, operands *o, int idx, const char *fname) {
+  static const char *const known[] = {"out", "stream", "casting", NULL};
+  lc_check_opts(L, idx, known, fname);
+  if (lc_opt_get(L, idx, "out") != LUA_TNIL) {
+    if (o->out) lc_error(L, fname, "the output is given twice (out= and an argument)");
+    if (lc_array_test(L, -1) == NULL)
+      lc_error(L, fname, "out= must be an array, got %s", lc_typename(L, -1));
+    o->out = lc_array_check(L, -1, fname);
+    o->out_slot = lua_gettop(L);
+  }
+  if (lc_opt_get(L, idx, "stream") != LUA_TNIL) {
+    if (o->stream) lc_error(L, fname, "the stream is given twice (stream= and an argument)");
+    o->stream = lc_opt_stream(L, -1, fname);
+  }
+  if (lc_opt_get(L, idx, "casting") != LUA_TNIL) {
+    const char *c = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    int i = 0;
+    while (c && lc_casting_names[i] && strcmp(c, lc_casting_names[i]) != 0) i++;
+    if (c == NULL || lc_casting_names[i] == NULL)
+      lc_error(L, fname, "casting must be 'no', 'equiv', 'safe', 'same_kind' or 'unsafe', "
+               "got %s%s%s", c ? "'" : "", c ? c : lc_typename(L, -1), c ? "'" : "");
+    o->casting = (lc_casting)i;
+  }
+}
+
+/* The optional output array, stream and options table after the inputs,
+** in any order. */
 static void read_tail(lua_State *L, operands *o, int from, const char *fname) {
   o->out = NULL;
   o->stream = NULL;
+  o->casting = LC_CAST_SAME_KIND;
   int top = lua_gettop(L);
+  bool opts = false;
   for (int idx = from; idx <= top; idx++) {
     if (lua_isnil(L, idx)) continue;
     if (lc_array_test(L, idx) && o->out == NULL) {
+      if (!lc_array_is_open(lc_array_test(L, idx)))
+        lc_error(L, fname, "the output (argument %d) is a closed array", idx);
       o->out = lc_array_check(L, idx, fname);
       o->out_slot = idx;
+      continue;
+    }
+    if (lua_type(L, idx) == LUA_TTABLE && !opts && lua_getmetatable(L, idx) == 0) {
+      opts = true;
+      read_options(L, o, idx, fname);
       continue;
     }
     if (o->stream == NULL) {
       o->stream = lc_opt_stream(L, idx, fname);
       continue;
     }
-    lc_error(L, fname, "argument %d: expected an output array or a stream, got %s", idx,
-             lc_typename(L, idx));
+    lc_error(L, fname, "argument %d: expected an output array, a stream or an options table, "
+             "got %s", idx, lc_typename(L, idx));
   }
 }
 
@@ -207,14 +273,19 @@ static void apply(lua_State *L, lc_ufunc_op op, operands *o, const lc_dtype *cas
       lc_error(L, fname, "the output is a %s array, the operands compute on the %s: give an "
                "output of the operands' side", kind_name(lc_array_kind(out)),
                o->device ? "device" : "host");
-    if (!same_shape(nd, shape, &out->lay) || out->dtype != types.out) {
+    if (!same_shape(nd, shape, &out->lay)) {
       char want[LC_SHAPE_STRLEN], got[LC_SHAPE_STRLEN];
       lc_shape_format(want, sizeof want, nd, shape);
       lc_shape_format(got, sizeof got, out->lay.ndim, out->lay.shape);
       lc_error(L, fname, "the output must be an array of dtype %s and shape %s, got dtype %s "
-               "and shape %s (no casting into an output: astype the result instead)",
-               types.out->name, want, out->dtype->name, got);
+               "and shape %s", types.out->name, want, out->dtype->name, got);
     }
+    /* the result converted into the output's dtype as casting allows
+    ** (NumPy's same_kind by default): the loops convert as they store */
+    if (!lc_can_cast(types.out, out->dtype, o->casting))
+      lc_error(L, fname, "cannot cast the result's dtype %s into the output's %s under "
+               "casting '%s' (give {casting = 'unsafe'} to allow it)", types.out->name,
+               out->dtype->name, lc_casting_names[o->casting]);
   }
   lc_stream *s = NULL;
   if (o->device) s = o->stream ? o->stream : o->be->default_stream();
@@ -279,6 +350,8 @@ static int l_ufunc(lua_State *L) {
   lc_ufunc_op op = (lc_ufunc_op)lua_tointeger(L, lc_upvalueindex(1));
   const char *fname = lc_ufuncs[op].name;
   int nin = lc_ufuncs[op].nin;
+  if (op == LC_UF_WHERE && lua_gettop(L) == 1 && lc_array_test(L, 1))
+    return lc_gather_nonzero(L, fname);    /* where(cond): nonzero's indices */
   if (lua_gettop(L) < nin)
     lc_error(L, fname, "takes %d operand%s, got %d", nin, nin == 1 ? "" : "s", lua_gettop(L));
   operands o;
@@ -299,8 +372,36 @@ static int l_operator(lua_State *L) {
   read_inputs(L, &o, 1, nin, fname);
   o.out = NULL;
   o.stream = NULL;
+  o.casting = LC_CAST_SAME_KIND;
   apply(L, op, &o, NULL, fname);
   return 1;
+}
+
+/* How an operand of a comparison operator reads in its error: an array
+** as a or b, another value as Lua writes it. */
+static const char *operand_text(lua_State *L, int idx, const char *name) {
+  if (lc_array_test(L, idx)) return name;
+  if (lua_type(L, idx) == LUA_TNUMBER || lua_type(L, idx) == LUA_TBOOLEAN)
+    return luaL_tolstring(L, idx, NULL);     /* left on the stack */
+  return lc_typename(L, idx);
+}
+
+/* x < y and x <= y, which Lua also runs for y > x and y >= x: Lua turns
+** the metamethod's result into one boolean, so the operator cannot give an
+** array. An error that names the method to write instead, in the spelling
+** the user most likely wrote (an array on the left); upvalue 1: true for
+** <=. */
+static int l_compare_operator(lua_State *L) {
+  bool le = lua_toboolean(L, lc_upvalueindex(1));
+  lua_settop(L, 2);
+  const char *op = le ? "<=" : "<", *turned = le ? ">=" : ">";
+  const char *x = operand_text(L, 1, "a"), *y = operand_text(L, 2, lc_array_test(L, 1) ? "b" : "a");
+  if (lc_array_test(L, 1))
+    lc_error(L, le ? "le (<=)" : "lt (<)", "Lua makes a comparison one boolean, so `%s %s "
+                    "%s` cannot give an array: write %s:%s(%s)", x, op, y, x, le ? "le" : "lt", y);
+  lc_error(L, le ? "ge (>=)" : "gt (>)", "Lua makes a comparison one boolean, so `%s %s %s` "
+           "cannot give an array: write %s:%s(%s)", y, turned, x, y, le ? "ge" : "gt", x);
+  return 0;
 }
 
 /*** @module luacuda */
@@ -308,20 +409,39 @@ static int l_operator(lua_State *L) {
 /*** @type Array */
 
 /***
+`a < b`, `a <= b`, `a > b`, `a >= b`: an error naming the method to write
+(`a:lt(b)`, `a:le(b)`, `a:gt(b)`, `a:ge(b)`): Lua makes a comparison's
+result one boolean, so these operators cannot give an array.
+@function Array:__lt
+@raise `luacuda.gt (>): Lua makes a comparison one boolean, so `a > 2` cannot give an array: write a:gt(2)`
+@usage local ok, err = pcall(function() return luacuda.arange(3) > 1 end)
+print(err)   -- ... write a:gt(1)
+*/
+
+/***
+`a <= b` and `a >= b`: an error naming `a:le(b)` or `a:ge(b)`, as @{Array:__lt}.
+@function Array:__le
+@raise `luacuda.ge (>=): Lua makes a comparison one boolean, so `a >= 2` cannot give an array: write a:ge(2)`
+@usage local ok = pcall(function() return luacuda.arange(3) >= 1 end)
+assert(not ok)
+*/
+
+/***
 A new array of the same kind and shape with the elements converted to
 `dtype` (C's conversions; float to integer truncates).
 @function Array:astype
 @tparam string dtype the new dtype (not a record)
-@tparam[opt] Stream stream queue the work on it
-@treturn Array
+@tparam[opt] Stream|table stream queue the work on it; or options `{out = Array, stream = Stream}`:
+`out` an array of `dtype` and `a`'s shape to write (any kind on `a`'s side)
+@treturn Array a new array, or `out`
 @raise `luacuda.astype: cannot convert float32 to <record>: records convert field by field ...`;
-an unknown dtype
+an unknown dtype; `luacuda.astype: out= must be of the dtype asked, float32, got int32`
 @usage local f = luacuda.arange(3):astype("float32")
 */
 
 /*** @section end */
 
-/* a:astype(dtype [, stream]) */
+/* a:astype(dtype [, stream | {out =, stream =}]) */
 static int array_astype(lua_State *L) {
   lc_array *a = lc_array_check(L, 1, "astype");
   const lc_dtype *dt = lc_dtype_check(L, 2, "astype");
@@ -332,7 +452,18 @@ static int array_astype(lua_State *L) {
   operands o;
   read_inputs(L, &o, 1, 1, "astype");
   o.out = NULL;
-  o.stream = lc_opt_stream(L, 3, "astype");
+  o.stream = NULL;
+  o.casting = LC_CAST_NO;      /* out= is of the dtype asked */
+  if (lua_type(L, 3) == LUA_TTABLE && lua_getmetatable(L, 3) == 0) {
+    static const char *const known[] = {"out", "stream", NULL};
+    lc_check_opts(L, 3, known, "astype");
+    read_options(L, &o, 3, "astype");
+    if (o.out && o.out->dtype != dt)
+      lc_error(L, "astype", "out= must be of the dtype asked, %s, got %s", dt->name,
+               o.out->dtype->name);
+  } else {
+    o.stream = lc_opt_stream(L, 3, "astype");
+  }
   apply(L, LC_UF_CAST, &o, dt, "astype");
   return 1;
 }
@@ -391,7 +522,9 @@ the operands' kind, or `out`.
 @function add
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.add: <cause>`: a dtype the operation does not take,
@@ -409,7 +542,9 @@ the operands' kind, or `out`.
 @function subtract
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.subtract: <cause>`: a dtype the operation does not take,
@@ -427,7 +562,9 @@ the operands' kind, or `out`.
 @function multiply
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.multiply: <cause>`: a dtype the operation does not take,
@@ -445,7 +582,9 @@ the operands' kind, or `out`.
 @function divide
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.divide: <cause>`: a dtype the operation does not take,
@@ -463,7 +602,9 @@ the operands' kind, or `out`.
 @function floor_divide
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.floor_divide: <cause>`: a dtype the operation does not take,
@@ -481,7 +622,9 @@ the operands' kind, or `out`.
 @function mod
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.mod: <cause>`: a dtype the operation does not take,
@@ -499,7 +642,9 @@ the operands' kind, or `out`.
 @function power
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.power: <cause>`: a dtype the operation does not take,
@@ -517,7 +662,9 @@ the operands' kind, or `out`.
 @function maximum
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.maximum: <cause>`: a dtype the operation does not take,
@@ -535,7 +682,9 @@ the operands' kind, or `out`.
 @function minimum
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.minimum: <cause>`: a dtype the operation does not take,
@@ -553,7 +702,9 @@ the operands' kind, or `out`.
 @function atan2
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.atan2: <cause>`: a dtype the operation does not take,
@@ -571,7 +722,9 @@ the operands' kind, or `out`.
 @function hypot
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.hypot: <cause>`: a dtype the operation does not take,
@@ -589,7 +742,9 @@ the operands' kind, or `out`.
 @function logical_and
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.logical_and: <cause>`: a dtype the operation does not take,
@@ -607,7 +762,9 @@ the operands' kind, or `out`.
 @function logical_or
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.logical_or: <cause>`: a dtype the operation does not take,
@@ -625,7 +782,9 @@ the operands' kind, or `out`.
 @function logical_xor
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.logical_xor: <cause>`: a dtype the operation does not take,
@@ -642,7 +801,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function negative
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.negative: <cause>`: a dtype the operation does not take,
@@ -659,7 +820,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function abs
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.abs: <cause>`: a dtype the operation does not take,
@@ -676,7 +839,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function sign
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.sign: <cause>`: a dtype the operation does not take,
@@ -693,7 +858,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function sqrt
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.sqrt: <cause>`: a dtype the operation does not take,
@@ -710,7 +877,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function exp
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.exp: <cause>`: a dtype the operation does not take,
@@ -727,7 +896,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function log
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.log: <cause>`: a dtype the operation does not take,
@@ -744,7 +915,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function log2
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.log2: <cause>`: a dtype the operation does not take,
@@ -761,7 +934,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function log10
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.log10: <cause>`: a dtype the operation does not take,
@@ -778,7 +953,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function sin
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.sin: <cause>`: a dtype the operation does not take,
@@ -795,7 +972,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function cos
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.cos: <cause>`: a dtype the operation does not take,
@@ -812,7 +991,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function tan
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.tan: <cause>`: a dtype the operation does not take,
@@ -829,7 +1010,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function tanh
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.tanh: <cause>`: a dtype the operation does not take,
@@ -846,7 +1029,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function floor
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.floor: <cause>`: a dtype the operation does not take,
@@ -863,13 +1048,149 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function ceil
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.ceil: <cause>`: a dtype the operation does not take,
 shapes that do not broadcast, host and device operands mixed, a number
 the dtype cannot hold, a bad `out`
 @usage print(luacuda.ceil(luacuda.array({1.5, -1.5})))  -- {2.0, -1.0}
+*/
+
+/***
+Elementwise `log(1 + x)`, accurate for `x` near 0 (a float dtype: integers give float64, 8-bit ones float16).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function log1p
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.log1p: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.log1p(luacuda.array({0.0, 1e-10})))  -- {0.0, 1e-10}
+*/
+
+/***
+Elementwise `exp(x) - 1`, accurate for `x` near 0 (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function expm1
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.expm1: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.expm1(luacuda.array({0.0, 1e-10})))  -- {0.0, 1e-10}
+*/
+
+/***
+Elementwise the nearest integral value, halves to even (a float dtype; see @{round} for decimals).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function rint
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.rint: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.rint(luacuda.array({0.5, 1.5, -2.5})))  -- {0.0, 2.0, -2.0}
+*/
+
+/***
+Elementwise whether `x` is NaN: a bool array (integers and bools are never NaN).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function isnan
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.isnan: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.isnan(luacuda.array({1.0, 0/0})))  -- {false, true}
+*/
+
+/***
+Elementwise whether `x` is plus or minus infinity: a bool array.
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function isinf
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.isinf: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.isinf(luacuda.array({1.0, -1/0})))  -- {false, true}
+*/
+
+/***
+Elementwise whether `x` is neither infinite nor NaN: a bool array.
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function isfinite
+@tparam Array|number|boolean x an operand
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.isfinite: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.isfinite(luacuda.array({1.0, 1/0, 0/0})))  -- {true, false, false}
+*/
+
+/***
+Elementwise `log(exp(x) + exp(y))`, without overflow for large operands (a float dtype).
+
+Operands broadcast together (NumPy's rules); a Lua number takes the
+dtype of the arrays it meets (NEP 50). The result is a new array of
+the operands' kind, or `out`.
+@function logaddexp
+@tparam Array|number|boolean x an operand
+@tparam Array|number|boolean y an operand
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Stream stream queue the work on it (device-accessible operands)
+@treturn Array the result (`out` when given)
+@raise `luacuda.logaddexp: <cause>`: a dtype the operation does not take,
+shapes that do not broadcast, host and device operands mixed, a number
+the dtype cannot hold, a bad `out`
+@usage print(luacuda.logaddexp(luacuda.array({1000.0}), 1000))  -- {1000.69314718}
 */
 
 /***
@@ -880,7 +1201,9 @@ dtype of the arrays it meets (NEP 50). The result is a new array of
 the operands' kind, or `out`.
 @function logical_not
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.logical_not: <cause>`: a dtype the operation does not take,
@@ -899,7 +1222,9 @@ the operands' kind, or `out`.
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean lo an operand
 @tparam Array|number|boolean hi an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.clip: <cause>`: a dtype the operation does not take,
@@ -913,12 +1238,16 @@ Elementwise `y` where `cond` is true, else `z`; the dtype is that of `y` and `z`
 
 Operands broadcast together (NumPy's rules); a Lua number takes the
 dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+the operands' kind, or `out`. With `cond` alone, `where(cond)` is
+@{nonzero}`(cond)`: a table of the 1-based indices of its true elements,
+one int64 array per axis.
 @function where
 @tparam Array|number|boolean cond an operand
 @tparam Array|number|boolean y an operand
 @tparam Array|number|boolean z an operand
-@tparam[opt] Array out the array to write (shape and dtype of the result)
+@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
+under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
+`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.where: <cause>`: a dtype the operation does not take,
@@ -1105,5 +1434,12 @@ void lc_math_open(lua_State *L) {
     lc_pushfunction(L, &oper, 2);
     lua_setfield(L, -2, ops[i].event);
   }
+  static const luaL_Reg compare = {"compare_operator", l_compare_operator};
+  lua_pushboolean(L, 0);
+  lc_pushfunction(L, &compare, 1);
+  lua_setfield(L, -2, "__lt");
+  lua_pushboolean(L, 1);
+  lc_pushfunction(L, &compare, 1);
+  lua_setfield(L, -2, "__le");
   lua_pop(L, 1);
 }

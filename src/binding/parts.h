@@ -32,6 +32,8 @@ void lc_math_open(lua_State *L);      /* math.c: operators, add ... where, astyp
 void lc_random_open(lua_State *L);    /* random.c: random, the generators */
 void lc_matmul_open(lua_State *L);    /* matmul.c: matmul, blas */
 void lc_npy_open(lua_State *L);       /* npy.c: save, load (after record.c) */
+void lc_gather_open(lua_State *L);    /* gather.c: take, put, add_at, nonzero, bincount */
+void lc_sort_open(lua_State *L);      /* sort.c: sort, argsort, searchsorted, unique */
 
 /* The Lua files of lua/luacuda/, NUL-terminated (embed.c): module name,
 ** file name (for messages) and source; the list ends with a NULL name. */

@@ -114,9 +114,9 @@ typedef struct request {
   uint64_t low, range;         /* integers */
 } request;
 
-static const char *const uniform_opts[] = {"low", "high", "stream", "out", "kind", NULL};
-static const char *const normal_opts[] = {"mean", "std", "stream", "out", "kind", NULL};
-static const char *const integers_opts[] = {"stream", "out", "kind", NULL};
+static const char *const uniform_opts[] = {"low", "high", "stream", "out", "kind", "dtype", NULL};
+static const char *const normal_opts[] = {"mean", "std", "stream", "out", "kind", "dtype", NULL};
+static const char *const integers_opts[] = {"stream", "out", "kind", "dtype", NULL};
 
 /* The option key of the table at oidx as a finite number, dflt when absent. */
 static double opt_number(lua_State *L, int oidx, const char *key, double dflt,
@@ -179,8 +179,12 @@ static int read_shape_dtype_opts(lua_State *L, int idx, request *r, const char *
     lua_pop(L, 1);
   }
 
-  /* the dtype */
+  /* the dtype: an argument, or dtype= (one form everywhere) */
   const lc_dtype *dt = didx ? lc_dtype_opt(L, didx, NULL, fname) : NULL;
+  if (have && lc_opt_get(L, oidx, "dtype") != LUA_TNIL) {      /* stays on the stack */
+    if (dt) lc_error(L, fname, "the dtype is given twice (an argument and dtype=)");
+    dt = lc_dtype_check(L, -1, fname);
+  }
   if (dt == NULL) dt = r->out ? r->out->dtype : dflt;
   if (r->dist == LC_RNG_INTEGERS) {
     if (dt->rec || (dt->kind != 'i' && dt->kind != 'u'))
@@ -295,7 +299,7 @@ Uniform floats on `[low, high)`.
 @function Generator:uniform
 @tparam table|integer shape the result's shape (may be nil with `out`)
 @tparam[opt="float64"] string dtype `"float32"` or `"float64"`
-@tparam[opt] table opts `{low = 0, high = 1, stream =, out =, kind = "device"}`:
+@tparam[opt] table opts `{low = 0, high = 1, stream =, out =, kind = "device", dtype =}`:
 `out` an array to fill (any kind and strides), `kind` the new array's memory
 @treturn Array
 @raise `luacuda.uniform: low must be less than high, got low = 1, high = 0`;
@@ -349,7 +353,7 @@ Normally distributed floats (Box-Muller on pairs of uniforms).
 @function Generator:normal
 @tparam table|integer shape the result's shape (may be nil with `out`)
 @tparam[opt="float64"] string dtype `"float32"` or `"float64"`
-@tparam[opt] table opts `{mean = 0, std = 1, stream =, out =, kind = "device"}`
+@tparam[opt] table opts `{mean = 0, std = 1, stream =, out =, kind = "device", dtype =}`
 @treturn Array
 @raise `luacuda.normal: std must be >= 0, got -1`; a bad dtype or option;
 `array size overflows` for a shape as @{zeros} refuses it
@@ -387,7 +391,7 @@ Uniform integers on `[low, high)` (high left out), unbiased.
 @tparam integer high one above the largest
 @tparam table|integer shape the result's shape (may be nil with `out`)
 @tparam[opt="int64"] string dtype any integer dtype that holds the range
-@tparam[opt] table opts `{stream =, out =, kind = "device"}`
+@tparam[opt] table opts `{stream =, out =, kind = "device", dtype =}`
 @treturn Array
 @raise `luacuda.integers: low must be less than high, got low = 5, high = 5`;
 `[low, high) = [0, 300) does not fit uint8 (0 to 255)`; `array size overflows`
@@ -503,6 +507,15 @@ static int gen_tostring(lua_State *L) {
   return 1;
 }
 
+/* _generator_methods(): the generators' method table, to which
+** lua/luacuda/sampling.lua adds permutation, shuffle and choice (an
+** internal name: init.lua leaves it out of the module) */
+static int l_generator_methods(lua_State *L) {
+  luaL_getmetatable(L, GEN_MT);
+  lua_getfield(L, -1, "__index");
+  return 1;
+}
+
 void lc_random_open(lua_State *L) {
   static const luaL_Reg meta[] = {{"__tostring", gen_tostring}, {NULL, NULL}};
   static const luaL_Reg methods[] = {
@@ -510,6 +523,7 @@ void lc_random_open(lua_State *L) {
     {"state", gen_state}, {"split", gen_split}, {NULL, NULL}
   };
   lc_new_type(L, GEN_MT, meta, methods);
-  static const luaL_Reg fns[] = {{"random", l_random}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"random", l_random}, {"_generator_methods", l_generator_methods},
+                                 {NULL, NULL}};
   lc_setfuncs(L, fns);
 }

@@ -55,12 +55,14 @@ SCOPED(int, lc_cuda_fill, (const lc_region *dst, const void *value, int64_t item
        (dst, value, itemsize, s, err))
 SCOPED(int, lc_cuda_reduce, (const struct lc_reduce_call *c, lc_stream *s, char *err),
        (c, s, err))
+SCOPED(int, lc_cuda_sort, (const struct lc_sort_call *c, lc_stream *s, char *err), (c, s, err))
 SCOPED(int, lc_cuda_ufunc, (const struct lc_ufunc_call *c, lc_stream *s, char *err), (c, s, err))
 SCOPED(int, lc_cuda_host_fn, (lc_stream *s, void (*fn)(void *), void *ud, char *err),
        (s, fn, ud, err))
 SCOPED(int, lc_cuda_random, (const struct lc_random_call *c, lc_stream *s, char *err), (c, s, err))
 SCOPED(int, lc_cuda_matmul, (const struct lc_matmul_call *c, lc_stream *s, char *err), (c, s, err))
 SCOPED(bool, lc_cuda_blas, (char *name, char *why), (name, why))
+SCOPED(int, lc_cuda_gather, (const struct lc_gather_call *c, lc_stream *s, char *err), (c, s, err))
 SCOPED(int, lc_cuda_stream_create, (lc_stream **out, unsigned flags, char *err),
        (out, flags, err))
 SCOPED_VOID(lc_cuda_stream_release, (lc_stream *s), (s))
@@ -116,6 +118,8 @@ const lc_backend lc_backend_cuda = {
   .copy_peer = lc_cuda_copy_peer_scoped,
   .fill = lc_cuda_fill_scoped,
   .reduce = lc_cuda_reduce_scoped,
+  .gather = lc_cuda_gather_scoped,
+  .sort = lc_cuda_sort_scoped,
   .default_stream = lc_cuda_default_stream,
   .stream_create = lc_cuda_stream_create_scoped,
   .stream_retain = lc_cuda_stream_retain,

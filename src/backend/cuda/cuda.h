@@ -243,8 +243,15 @@ int lc_cuda_library_function(const char *file, const char *source, const char *n
 int lc_cuda_copy_kernel(CUfunction *f, char *err);
 int lc_cuda_fill_kernel(CUfunction *f, char *err);
 
+/* ---- gather.c: the gather slot (backend.h) ---- */
+struct lc_gather_call;
+int lc_cuda_gather(const struct lc_gather_call *c, lc_stream *s, char *err);
+
 /* ---- reduce.c: the reduce slot (backend.h) ---- */
 int lc_cuda_reduce(const struct lc_reduce_call *c, lc_stream *s, char *err);
+
+/* ---- sort.c: the sort slot (backend.h) ---- */
+int lc_cuda_sort(const struct lc_sort_call *c, lc_stream *s, char *err);
 
 /* ---- copy.c: the copy slots (backend.h says what each does) ---- */
 int lc_cuda_copy(void *dst, lc_kind dkind, const void *src, lc_kind skind,

@@ -3,6 +3,10 @@
 ** own per device, with its release threshold raised so freed memory stays
 ** in the pool, trimmed when an allocation runs short), page-locked host
 ** memory, and host memory registered in place.
+** The pool is this backend's caching allocator: a freed block stays in it
+** and serves the next allocation in stream order, so no second cache sits
+** in front of it (the simulator's is sim/reuse.c). Devices without memory
+** pools take cuMemAlloc and cuMemFree as they are, uncached.
 ** Mapped memory's device address is the driver's answer
 ** (cuMemHostGetDevicePointer), kept in the hostreg record.
 */

@@ -36,11 +36,13 @@
 #include "host_copy.h"
 #include "random.h"
 #include "reduce.h"
+#include "sort.h"
 #include "kernels.h"
 #include "ksource.h"
 #include "cpublas.h"
 #include "matmul.h"
 #include "ufunc.h"
+#include "gather.h"
 
 /* Virtual devices (LUACUDA_SIM_DEVICES): one memory, the host's, but each
 ** device counts its own bytes against its own capacity; the current one is
@@ -51,6 +53,7 @@ static int ndevices = 1;
 static size_t capacity;             /* of each device */
 static size_t guard_from;           /* the smallest allocation with a guard page */
 static unsigned memcheck;           /* LUACUDA_SIM_MEMCHECK */
+static size_t cache_cap;            /* bytes of freed device blocks kept, per device (reuse.c) */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static size_t physical_memory(void) {
@@ -64,6 +67,10 @@ static void init_capacity(void) {
   ndevices = s->sim_devices ? (int)s->sim_devices : 1;
   guard_from = s->sim_guard;
   memcheck = s->sim_memcheck;
+  /* a quarter of the device, at most 2 GiB: the simulator's device is the
+  ** host's memory, whose pages the cached blocks keep */
+  size_t quarter = capacity / 4 < ((size_t)2 << 30) ? capacity / 4 : (size_t)2 << 30;
+  cache_cap = s->cache == SIZE_MAX ? quarter : s->cache;
 }
 
 /* Device memory never comes from the host heap, whose metadata a kernel
@@ -80,7 +87,9 @@ static void *block_alloc(size_t nbytes, size_t n) {
   if (n >= guard_from) return lc_sim_guard_alloc(n, LC_SIM_GUARD_END);
   if (n <= lc_sim_arena_max()) return lc_sim_arena_alloc(n);
   void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
+  if (p == MAP_FAILED) return NULL;
+  lc_sim_huge_pages(p, n);
+  return p;
 }
 
 static void release(void *p, size_t nbytes, size_t n) {
@@ -96,6 +105,54 @@ static void release(void *p, size_t nbytes, size_t n) {
   }
 }
 
+/* The bins of reuse.c are keyed by the size a block's placement depends
+** on: with memory checking its exact bytes (its end meets the guard), else
+** the rounding to 256. */
+static size_t reuse_key(size_t nbytes, size_t n) { return memcheck ? nbytes : n; }
+
+/* A block a free could not keep goes back once the work queued before it
+** is done (it may still use it). */
+typedef struct given { void *p; size_t nbytes, n; } given;
+
+static void give_now(void *ud) {
+  given *g = ud;
+  release(g->p, g->nbytes, g->n);
+  free(g);
+}
+
+static void give_back(void *p, size_t key) {
+  size_t n = (key + 255) & ~(size_t)255;
+  if (n == 0) n = 256;
+  given *g = malloc(sizeof *g);
+  if (g == NULL) {                       /* no memory to queue it: wait */
+    lc_sim_synchronize(NULL);
+    release(p, key, n);
+    return;
+  }
+  *g = (given){p, key, n};
+  lc_sim_defer(give_now, g);
+}
+
+static bool sim_ordered_free(lc_kind kind) {
+  pthread_once(&once, init_capacity);
+  return kind == LC_DEVICE && cache_cap > 0;
+}
+
+/* The block goes into the device's cache at once (reuse.c says why that is
+** safe on the simulator), or back through the queue when the cache is full.
+** Its memcheck record stays: a reused block is relabelled by its new array.
+** To valgrind it stays allocated, with what it holds: marking it anew
+** (LC_SIM_BLOCK_ALLOCATED) would happen before the work queued on the old
+** array, which would then read undefined memory. */
+static void sim_free_after(lc_kind kind, void *ptr, size_t nbytes, int device,
+                           lc_stream *const *streams, int nstreams) {
+  (void)kind; (void)streams; (void)nstreams;
+  size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
+  atomic_fetch_sub(&used[device], n);
+  if (!lc_sim_reuse_put(device, ptr, reuse_key(nbytes, n), n, cache_cap))
+    give_back(ptr, reuse_key(nbytes, n));
+}
+
 /* s: one queue orders everything on the simulator, allocations included */
 static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, void **ptr,
                      char *err) {
@@ -104,9 +161,24 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
   size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
   if (n < nbytes) n = SIZE_MAX;
   atomic_size_t *counter = &used[current];
+  if (kind == LC_DEVICE && n != SIZE_MAX && cache_cap > 0) {
+    void *p = lc_sim_reuse_take(current, reuse_key(nbytes, n), n);
+    if (p) {
+      atomic_fetch_add(counter, n);
+      if (memcheck) lc_sim_memcheck_label(p, NULL);   /* the old array's name goes */
+      *ptr = p;
+      return LC_OK;
+    }
+  }
   if (lc_kind_on_device(kind)) {
     size_t before = atomic_fetch_add(counter, n);
-    if (before + n > capacity || before + n < before) {
+    size_t kept = lc_sim_reuse_bytes(current);
+    if (kept > 0 && (before + n + kept > capacity || before + n < before)) {
+      /* the device is full with the cache: give it back and look again */
+      lc_sim_reuse_drain(current, give_back);
+      kept = 0;
+    }
+    if (before + n + kept > capacity || before + n < before) {
       atomic_fetch_sub(counter, n);
       snprintf(err, LC_ERRLEN,
                "out of %s memory allocating %zu bytes (%zu of %zu in use)",
@@ -115,6 +187,14 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
     }
   }
   *ptr = n == SIZE_MAX ? NULL : block_alloc(nbytes, n);
+  if (*ptr == NULL && n != SIZE_MAX && lc_sim_reuse_bytes(current) > 0) {
+    /* the system has no more: what the cache holds goes back (once the
+    ** work that may use it is done), and the mappings kept too */
+    lc_sim_reuse_drain(current, give_back);
+    lc_sim_synchronize(NULL);      /* a failure of queued work stays its stream's */
+    lc_sim_guard_trim();
+    *ptr = block_alloc(nbytes, n);
+  }
   if (*ptr == NULL) {
     if (lc_kind_on_device(kind)) atomic_fetch_sub(counter, n);
     snprintf(err, LC_ERRLEN, "out of %s memory allocating %zu bytes",
@@ -147,10 +227,18 @@ static void sim_mem_label(void *ptr, const char *label) {
 
 static int sim_mem_info(size_t *free_bytes, size_t *total, size_t *in_use) {
   pthread_once(&once, init_capacity);
-  size_t u = atomic_load(&used[current]);
+  size_t u = atomic_load(&used[current]) + lc_sim_reuse_bytes(current);
   *total = capacity;
   *free_bytes = u < capacity ? capacity - u : 0;
-  *in_use = u;
+  *in_use = atomic_load(&used[current]);
+  return LC_OK;
+}
+
+/* the cache of freed blocks as a pool: what it holds and what is in use */
+static int sim_pool_info(size_t *reserved, size_t *in_use) {
+  pthread_once(&once, init_capacity);
+  *in_use = atomic_load(&used[current]);
+  *reserved = *in_use + lc_sim_reuse_bytes(current);
   return LC_OK;
 }
 
@@ -281,6 +369,16 @@ static int queue_host_call(lc_stream *s, void (*fn)(const void *), const void *c
 static void reduce_call(const void *c) { lc_reduce_host(c); }
 static void ufunc_call(const void *c) { lc_ufunc_host(c); }
 static void random_call(const void *c) { lc_random_host(c); }
+static void gather_call(const void *c) { lc_gather_host(c); }
+
+static int sim_gather(const lc_gather_call *c, lc_stream *s, char *err) {
+  if (s == NULL) {
+    int rc = lc_sim_synchronize(err);
+    if (rc == LC_OK) lc_gather_host(c);
+    return rc;
+  }
+  return queue_host_call(s, gather_call, c, sizeof *c, err);
+}
 
 static int sim_reduce(const lc_reduce_call *c, lc_stream *s, char *err) {
   if (s == NULL) {
@@ -289,6 +387,32 @@ static int sim_reduce(const lc_reduce_call *c, lc_stream *s, char *err) {
     return rc;
   }
   return queue_host_call(s, reduce_call, c, sizeof *c, err);
+}
+
+/* a sort with its scratch, allocated at the call (so that no memory is
+** missing later, on the stream) and freed when it has run */
+typedef struct sort_work {
+  lc_sort_call c;
+  void *scratch;
+} sort_work;
+
+static void sort_call(const void *p) {
+  const sort_work *w = p;
+  lc_sort_host(&w->c, w->scratch);
+  lc_sort_scratch_free(w->scratch, lc_sort_scratch_bytes(&w->c));
+}
+
+static int sim_sort(const lc_sort_call *c, lc_stream *s, char *err) {
+  sort_work w = {*c, lc_sort_scratch_alloc(lc_sort_scratch_bytes(c))};
+  if (w.scratch == NULL) {
+    snprintf(err, LC_ERRLEN, "out of memory for the sort's scratch (%zu bytes)",
+             lc_sort_scratch_bytes(c));
+    return LC_ENOMEM;
+  }
+  int rc = s ? queue_host_call(s, sort_call, &w, sizeof w, err) : lc_sim_synchronize(err);
+  if (rc != LC_OK) lc_sort_scratch_free(w.scratch, lc_sort_scratch_bytes(c));
+  else if (s == NULL) sort_call(&w);
+  return rc;
 }
 
 static int sim_ufunc(const lc_ufunc_call *c, lc_stream *s, char *err) {
@@ -540,8 +664,14 @@ static int sim_copy_peer(const lc_region *dst, int ddev, const lc_region *src, i
   return sim_copy_strided(dst, src, itemsize, s, err);
 }
 
+/* The current device's cached blocks, then the guarded mappings kept (of
+** every device: guard.c's cache is one), once the work that may still use
+** them is done. */
 static int sim_trim_pool(char *err) {
-  (void)err;             /* no pool but the guarded blocks kept for reuse */
+  pthread_once(&once, init_capacity);
+  (void)err;
+  lc_sim_reuse_drain(current, give_back);
+  lc_sim_synchronize(NULL);      /* a failure of queued work stays its stream's */
   lc_sim_guard_trim();
   return LC_OK;
 }
@@ -566,6 +696,9 @@ const lc_backend lc_backend_sim = {
   .select_device = sim_select_device,
   .current_device = sim_current_device,
   .trim_pool = sim_trim_pool,
+  .pool_info = sim_pool_info,
+  .ordered_free = sim_ordered_free,
+  .free_after = sim_free_after,
   .mem_alloc = sim_alloc,
   .mem_free = sim_free,
   .mem_info = sim_mem_info,
@@ -579,6 +712,7 @@ const lc_backend lc_backend_sim = {
   .copy_peer = sim_copy_peer,
   .fill = sim_fill,
   .reduce = sim_reduce,
+  .gather = sim_gather,
   .default_stream = lc_sim_default_stream,
   .stream_create = lc_sim_stream_create,
   .stream_retain = lc_sim_stream_retain,
@@ -606,4 +740,5 @@ const lc_backend lc_backend_sim = {
   .random = sim_random,
   .matmul = sim_matmul,
   .blas = sim_blas,
+  .sort = sim_sort,
 };

@@ -177,6 +177,8 @@ void lc_sim_guard_trim(void);           /* unmap the blocks kept for reuse */
 ** page tables where Linux can (6.13 and later: the mapping stays one),
 ** else with mprotect (which splits it); false when neither worked. */
 bool lc_sim_guard_page(char *p, size_t page);
+/* madvise(MADV_HUGEPAGE) over n bytes at p (page-aligned) from 2 MiB on */
+void lc_sim_huge_pages(char *p, size_t n);
 
 /* ---- the live blocks, for a fault's message (memcheck.c) ----
 ** Every block allocated while LUACUDA_SIM_MEMCHECK is on is added with its
@@ -188,6 +190,16 @@ void lc_sim_memcheck_add(void *p, size_t n);
 void lc_sim_memcheck_label(void *p, const char *label);
 void lc_sim_memcheck_remove(void *p);
 bool lc_sim_memcheck_explain(const void *addr, char *buf, size_t n);
+
+/* ---- freed device blocks kept for the next allocation (reuse.c) ----
+** Per device, by key (the size the block was allocated with); counted is
+** the bytes the device's count gives it. put keeps p unless the device's
+** cache would pass limit bytes (false: the caller gives it back). drain
+** hands every kept block to give(p, key) and forgets them. */
+void *lc_sim_reuse_take(int device, size_t key, size_t counted);
+bool lc_sim_reuse_put(int device, void *p, size_t key, size_t counted, size_t limit);
+size_t lc_sim_reuse_bytes(int device);
+void lc_sim_reuse_drain(int device, void (*give)(void *p, size_t key));
 
 /* ---- smaller device memory, out of the host heap (arena.c) ----
 ** n is a multiple of 256, at most lc_sim_arena_max(); free takes the same n. */
