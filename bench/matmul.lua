@@ -4,8 +4,10 @@
 -- library's tiled kernel (kernels/matmul.cu) run by the simulator, per
 -- worker thread (the loop runs on one core); and of host arrays, the
 -- host's blocked loop (src/base/matmul.c, one thread). The results are
--- checked against the loop's. Prints "name: value (target: ...)" and
--- "bench: N of M targets met".
+-- checked against the loop's. These are the library's own loop and
+-- kernel: make bench runs it with LUACUDA_CPU_BLAS=0 (bench/blas.lua
+-- measures the CPU's BLAS against NumPy). Prints "name: value (target:
+-- ...)" and "bench: N of M targets met".
 local luacuda = require "luacuda"
 local B = require "bench.common"
 B.results("matmul")

@@ -422,7 +422,8 @@ describe("matmul's kernel on the simulator", function()
   it("names the library's kernel when the simulator cannot compile it, at every call", function()
     if S.backend ~= "sim" then return pending("simulator only: its compiler") end
     local dir = S.tmpdir()
-    local ok, out = S.lua_run("LUACUDA_CXX=/nonexistent/c++ LUACUDA_CACHE_DIR=" .. dir, [[
+    -- the CPU's BLAS off: the kernel computes device products
+    local ok, out = S.lua_run("LUACUDA_CPU_BLAS=0 LUACUDA_CXX=/nonexistent/c++ LUACUDA_CACHE_DIR=" .. dir, [[
       local l = require "luacuda"
       local a = l.to_device({{1, 2}}, {dtype = "float32"})
       for _ = 1, 2 do print(select(2, pcall(l.matmul, a, a.T))) end
@@ -440,7 +441,11 @@ end)
 describe("luacuda.blas", function()
   it("says which library computes device products", function()
     local name, why = luacuda.blas()
-    if S.backend == "sim" then
+    if S.backend == "sim" and name ~= "builtin" then
+      -- the CPU's BLAS: the file its symbols come from
+      assert.matches("^blas /.*libblas", name)
+      assert.is_nil(why)
+    elseif S.backend == "sim" then
       assert.equal("builtin", name)
       assert.matches("the sim backend computes matrix products with the library's own tiled kernel", why, 1, true)
     elseif os.getenv("LUACUDA_CUBLAS") == FAKE_CUBLAS or (os.getenv("LUACUDA_CUBLAS") or ""):find("fake/libcublas", 1, true) then
@@ -535,6 +540,23 @@ describe("matmul on the CUDA backend with the fake cuBLAS", function()
     assert.same({"cublasDgemm_v2 T N m=5 n=3 k=4 alpha=1 lda=4 ldb=4 beta=0 ldc=5",
                  "cublasDgemm_v2 N T m=4 n=4 k=3 alpha=1 lda=4 ldb=4 beta=0 ldc=4",
                  "cublasDgemm_v2 T N m=5 n=3 k=4 alpha=1 lda=4 ldb=4 beta=0 ldc=5"}, gemms(blas))
+  end)
+
+  it("sends thin shapes to cuBLAS as they lie: a column, X.T times a column, a 1-d vector", function()
+    local ok, why = usable()
+    if not ok then return pending(why) end
+    local _, blas = run([[
+      local X = l.to_device(l.arange(200, "float32"):reshape(50, 4))
+      local w = l.to_device(l.arange(4, "float32"):reshape(4, 1))
+      local r = l.to_device(l.arange(50, "float32"):reshape(50, 1))
+      local hX, hw, hr = X:copy_to_host(), w:copy_to_host(), r:copy_to_host()
+      assert(l.matmul(X, w):copy_to_host()[{50, 1}] == l.matmul(hX, hw)[{50, 1}])
+      assert(l.matmul(X.T, r):copy_to_host()[{4, 1}] == l.matmul(hX.T, hr)[{4, 1}])
+      assert(l.matmul(X, w:reshape(4)):copy_to_host()[50] == l.matmul(hX, hw:reshape(4))[50])
+    ]])
+    assert.same({"cublasSgemm_v2 N N m=1 n=50 k=4 alpha=1 lda=1 ldb=4 beta=0 ldc=1",
+                 "cublasSgemm_v2 N T m=1 n=4 k=50 alpha=1 lda=1 ldb=4 beta=0 ldc=1",
+                 "cublasSgemm_v2 N N m=1 n=50 k=4 alpha=1 lda=1 ldb=4 beta=0 ldc=1"}, gemms(blas))
   end)
 
   it("runs a batch as one strided-batched call, a broadcast matrix with stride 0, and folds a batch that shares b into m", function()

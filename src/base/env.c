@@ -16,7 +16,7 @@
 
 static lc_settings settings = {
   .sim_memory = 0, .sim_guard = 64 * 1024, .sim_memcheck = 1, .sim_threads = 0, .sim_devices = 1,
-  .sim_stack = 128 * 1024, .sim_timeout = 0, .nvrtc_check = 1, .sim_pch = 1,
+  .sim_stack = 128 * 1024, .sim_timeout = 0, .nvrtc_check = 1, .sim_pch = 1, .cpu_blas = 1,
   .cache = SIZE_MAX,
 };
 
@@ -113,6 +113,7 @@ int lc_settings_load(char *err, size_t len) {
       env_count("LUACUDA_NVRTC_CHECK", 0, 1, &settings.nvrtc_check, err, len) ||
       env_count("LUACUDA_SIM_PCH", 0, 1, &settings.sim_pch, err, len) ||
       env_count("LUACUDA_STRICT_ASYNC", 0, 1, &settings.strict_async, err, len) ||
+      env_count("LUACUDA_CPU_BLAS", 0, 1, &settings.cpu_blas, err, len) ||
       env_count("LUACUDA_VERBOSE", 0, 1, &settings.verbose, err, len) ||
       env_size("LUACUDA_MEMORY_CACHE", 0, SIZE_MAX - 1, &settings.cache, err, len))
     return -1;

@@ -32,6 +32,8 @@ typedef struct lc_settings {
                            ** precompiles its runtime's headers (sim/pch.c) */
   unsigned strict_async;   /* LUACUDA_STRICT_ASYNC: 0 (the default) or 1: a host access to
                            ** an array that queued work still uses is an error, not a wait */
+  unsigned cpu_blas;       /* LUACUDA_CPU_BLAS: 0 or 1 (the default): products the CPU
+                           ** computes go to the system's BLAS (base/cpublas.c) */
   size_t cache;            /* LUACUDA_MEMORY_CACHE: bytes of freed memory kept for reuse, per
                            ** device and for host arrays; 0 keeps none; SIZE_MAX (unset):
                            ** a quarter of the device's memory (and of the host's), at

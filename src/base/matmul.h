@@ -6,7 +6,8 @@
 ** blocked loop, for float32 and float64. The binding (binding/matmul.c)
 ** checks dtypes and kinds and allocates; the backends run the call on
 ** device memory (the simulator and, without cuBLAS, the CUDA backend with
-** kernels/matmul.cu; cuBLAS on the CUDA backend).
+** kernels/matmul.cu, or the CPU's BLAS on the simulator; cuBLAS on the
+** CUDA backend).
 */
 #ifndef LUACUDA_MATMUL_H
 #define LUACUDA_MATMUL_H
@@ -64,7 +65,9 @@ int64_t lc_matmul_count(const lc_matmul_call *c);
 void lc_matmul_pack(const lc_matmul_call *c, lc_matmul_args *a);
 
 /* Run the call on host-addressable memory (operands aligned to their
-** element size): 0, or -1 when out of host memory for its buffers. */
+** element size): through the system's BLAS where it loads (cpublas.h),
+** else the blocked loop. 0, or -1 when out of host memory for its
+** buffers. */
 int lc_matmul_host(const lc_matmul_call *c);
 
 #endif

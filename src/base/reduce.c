@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *const lc_reduce_names[LC_RED_NOPS] = {
@@ -423,6 +424,18 @@ static unsigned char leaf_BOOL(lc_reduce_combine c, const unsigned char *v, int6
   return !any;
 }
 
+/* The loops over rows of elements compiled also for AVX-512 and AVX2, run
+** where the CPU has them: the same operations on wider vectors, so the
+** same results. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define LC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define LC_CLONES
+#endif
+
+/* elements of contiguous rows an argmin or argmax looks at together */
+#define ARG_BLOCK 1024
+
 /* What every domain shares: the pairwise reduction of a row, of a region
 ** of several axes (a balanced tree over the outer axes' indices, each leaf
 ** a row), the first extreme's index, and a scan. */
@@ -452,6 +465,58 @@ static unsigned char leaf_BOOL(lc_reduce_combine c, const unsigned char *v, int6
     if (d == pl->nred - 1) return row_##D(x, p, pl->rshape[d], pl->rin[d]);            \
     return span_##D(x, p, d, 0, pl->rshape[d]);                                        \
   }                                                                                    \
+  /* A block's part in the first extreme: the block's extreme and whether   \
+  ** it holds a NaN, by loops without branches that the compiler           \
+  ** vectorises, then the index of its first NaN, or of its first extreme  \
+  ** where that beats the best so far. true at a NaN. */                    \
+  __attribute__((unused)) LC_CLONES static bool block_arg_##D(const T *v, int64_t m,   \
+                                                              bool max,                \
+                                                    int64_t k, T *best,                \
+                                                    int64_t *best_i) {                 \
+    T e = v[0], r[16], z[16];                                                          \
+    int64_t i = 1, unchecked = 0;    /* the first element not tested for NaN */        \
+    bool nan = false;                                                                  \
+    if (m >= 32) {            /* sixteen at a time, as vectors */                      \
+      /* z: the sums of v - v, NaN once a NaN (or an infinity) went by */              \
+      for (int j = 0; j < 16; j++) {                                                   \
+        r[j] = v[j];                                                                   \
+        z[j] = v[j] - v[j];                                                            \
+      }                                                                                \
+      if (max)                                                                         \
+        for (i = 16; i + 16 <= m; i += 16)                                             \
+          for (int j = 0; j < 16; j++) {                                               \
+            r[j] = v[i + j] > r[j] ? v[i + j] : r[j];                                  \
+            z[j] += v[i + j] - v[i + j];                                               \
+          }                                                                            \
+      else                                                                             \
+        for (i = 16; i + 16 <= m; i += 16)                                             \
+          for (int j = 0; j < 16; j++) {                                               \
+            r[j] = v[i + j] < r[j] ? v[i + j] : r[j];                                  \
+            z[j] += v[i + j] - v[i + j];                                               \
+          }                                                                            \
+      e = r[0];                                                                        \
+      for (int j = 1; j < 16; j++) e = (max ? r[j] > e : r[j] < e) ? r[j] : e;         \
+      for (int j = 0; j < 16; j++) nan |= ISNAN(z[j]);                                 \
+      unchecked = i;                                                                   \
+    }                                                                                  \
+    for (int64_t j = unchecked; j < m; j++) nan |= ISNAN(v[j]);                        \
+    for (; i < m; i++) e = (max ? v[i] > e : v[i] < e) ? v[i] : e;                     \
+    if (nan) {                                                                         \
+      for (int64_t j = 0; j < m; j++)                                                  \
+        if (ISNAN(v[j])) {                                                             \
+          *best_i = k + j;                                                             \
+          return true;                                                                 \
+        }                                                                              \
+    }                                                                                  \
+    if (*best_i < 0 || (max ? e > *best : e < *best))                                  \
+      for (int64_t j = 0; j < m; j++)                                                  \
+        if (v[j] == e) {                                                               \
+          *best = e;                                                                   \
+          *best_i = k + j;                                                             \
+          break;                                                                       \
+        }                                                                              \
+    return false;                                                                      \
+  }                                                                                    \
   /* the 0-based flat index of the first extreme (the first NaN, if any) */            \
   __attribute__((unused)) static int64_t arg_##D(const ctx *x, const char *p) {        \
     const lc_reduce_plan *pl = x->p;                                                   \
@@ -459,6 +524,20 @@ static unsigned char leaf_BOOL(lc_reduce_combine c, const unsigned char *v, int6
     bool max = x->comb == LC_COMB_MAX;                                                 \
     T best = 0, buf[LC_REDUCE_LEAF];                                                   \
     row_shape(pl, &n, &sin, &sout);                                                    \
+    bool rows = x->direct && sin == (int64_t)sizeof(T) && (uintptr_t)p % sizeof(T) == 0; \
+    for (int d = 0; d + 1 < pl->nred && rows; d++) rows = pl->rin[d] % (int64_t)sizeof(T) == 0; \
+    if (rows) {                                                                        \
+      /* contiguous rows, read where they lie, a block at a time */                    \
+      do {                                                                             \
+        const T *row = (const T *)(const void *)(p + in);                              \
+        for (int64_t at = 0; at < n; at += ARG_BLOCK) {                                \
+          int64_t m = n - at < ARG_BLOCK ? n - at : ARG_BLOCK;                         \
+          if (block_arg_##D(row + at, m, max, k + at, &best, &best_i)) return best_i;  \
+        }                                                                              \
+        k += n;                                                                        \
+      } while (next_row(pl, idx, &in, &out));                                          \
+      return best_i;                                                                   \
+    }                                                                                  \
     do {                                                                               \
       for (int64_t at = 0; at < n; at += LC_REDUCE_LEAF) {                             \
         int64_t m = n - at < LC_REDUCE_LEAF ? n - at : LC_REDUCE_LEAF;                 \
@@ -499,6 +578,153 @@ DEFINE_ARITH(F64, double, NAN_FLT, ADD_PLAIN, MUL_PLAIN)
 DEFINE_ARITH(U64, uint64_t, NAN_INT, ADD_PLAIN, MUL_PLAIN)
 DEFINE_ARITH(I64, int64_t, NAN_INT, ADD_I64, MUL_I64)
 DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
+
+/* ---- sums and products of many outputs at once ---------------------------------
+** Where the outputs lie next to each other in the input (a sum over a
+** leading axis: each output a column), the columns are reduced together,
+** LANES of them, reading rows: the same tree as row_ and region_ above
+** (the same eight accumulators, leaves and halves), each step applied to
+** every lane, so the results are those of one column at a time, bit for
+** bit, without gathering columns at a stride of a whole row. */
+#define LANES 4096
+
+#define DEFINE_LANES(D, T, ADD, MUL)                                                   \
+  /* the w lanes (ls apart) of the element at p, as the domain's values */             \
+  static const T *lanes_at_##D(const ctx *x, const char *p, int64_t ls, int64_t w,     \
+                               T *buf) {                                               \
+    if (x->direct && ls == (int64_t)sizeof(T) && (uintptr_t)p % sizeof(T) == 0)        \
+      return (const T *)(const void *)p;                                               \
+    gather_##D(buf, p, w, ls, x->in);                                                  \
+    return buf;                                                                        \
+  }                                                                                    \
+  static void lrow_##D(const ctx *x, const char *p, int64_t n, int64_t st, int64_t ls, \
+                       int64_t w, T *restrict res, T *ws) {                            \
+    bool add = x->comb == LC_COMB_ADD;                                                 \
+    if (n <= LC_REDUCE_LEAF) {                                                         \
+      T *r[8], *buf = ws + 8 * LANES;                                                  \
+      for (int j = 0; j < 8; j++) r[j] = ws + j * LANES;                               \
+      T one = (T)(add ? 0 : 1);                                                        \
+      int64_t i = n - n % 8;    /* rows in whole groups of eight */                    \
+      /* accumulator j takes rows j, j + 8, ... in order: one at a time, so   \
+      ** that the row of sums being added into stays in the nearest cache */ \
+      for (int j = 0; j < 8; j++) {                                                    \
+        T *restrict a = r[j];                                                          \
+        for (int64_t l = 0; l < w; l++) a[l] = one;                                    \
+        for (int64_t q = j; q < i; q += 8) {                                           \
+          const T *restrict v = lanes_at_##D(x, p + q * st, ls, w, buf);               \
+          if (add)                                                                     \
+            for (int64_t l = 0; l < w; l++) a[l] = ADD(a[l], v[l]);                    \
+          else                                                                         \
+            for (int64_t l = 0; l < w; l++) a[l] = MUL(a[l], v[l]);                    \
+        }                                                                              \
+      }                                                                                \
+      for (int64_t l = 0; l < w; l++)                                                  \
+        res[l] = comb_##D(x->comb,                                                     \
+                          comb_##D(x->comb, comb_##D(x->comb, r[0][l], r[1][l]),       \
+                                   comb_##D(x->comb, r[2][l], r[3][l])),               \
+                          comb_##D(x->comb, comb_##D(x->comb, r[4][l], r[5][l]),       \
+                                   comb_##D(x->comb, r[6][l], r[7][l])));              \
+      for (; i < n; i++) {                                                             \
+        const T *restrict v = lanes_at_##D(x, p + i * st, ls, w, buf);                 \
+        for (int64_t l = 0; l < w; l++) res[l] = comb_##D(x->comb, res[l], v[l]);      \
+      }                                                                                \
+      return;                                                                          \
+    }                                                                                  \
+    int64_t half = n / 2 - n / 2 % 8;                                                  \
+    T *second = ws;                                                                    \
+    lrow_##D(x, p, half, st, ls, w, res, ws + LANES);                                  \
+    lrow_##D(x, p + half * st, n - half, st, ls, w, second, ws + LANES);               \
+    for (int64_t l = 0; l < w; l++) res[l] = comb_##D(x->comb, res[l], second[l]);     \
+  }                                                                                    \
+  static void lregion_##D(const ctx *x, const char *p, int d, int64_t ls, int64_t w,   \
+                          T *res, T *ws);                                              \
+  static void lspan_##D(const ctx *x, const char *p, int d, int64_t lo, int64_t hi,    \
+                        int64_t ls, int64_t w, T *res, T *ws) {                        \
+    if (hi - lo == 1) {                                                                \
+      lregion_##D(x, p + lo * x->p->rin[d], d + 1, ls, w, res, ws);                    \
+      return;                                                                          \
+    }                                                                                  \
+    int64_t mid = lo + (hi - lo) / 2;                                                  \
+    T *second = ws;                                                                    \
+    lspan_##D(x, p, d, lo, mid, ls, w, res, ws + LANES);                               \
+    lspan_##D(x, p, d, mid, hi, ls, w, second, ws + LANES);                            \
+    for (int64_t l = 0; l < w; l++) res[l] = comb_##D(x->comb, res[l], second[l]);     \
+  }                                                                                    \
+  static void lregion_##D(const ctx *x, const char *p, int d, int64_t ls, int64_t w,   \
+                          T *res, T *ws) {                                             \
+    const lc_reduce_plan *pl = x->p;                                                   \
+    if (d == pl->nred - 1) lrow_##D(x, p, pl->rshape[d], pl->rin[d], ls, w, res, ws);  \
+    else lspan_##D(x, p, d, 0, pl->rshape[d], ls, w, res, ws);                         \
+  }
+
+DEFINE_LANES(F32, float, ADD_PLAIN, MUL_PLAIN)
+DEFINE_LANES(F64, double, ADD_PLAIN, MUL_PLAIN)
+DEFINE_LANES(U64, uint64_t, ADD_PLAIN, MUL_PLAIN)
+
+/* The outputs along the last kept axis, LANES at a time, from the input
+** at ip into the output at op: w outputs, ls and os apart. */
+static void reduce_lanes(const lc_reduce_call *c, const ctx *x, lc_reduce_domain dom,
+                         const char *ip, char *op, int64_t count, void *ws) {
+  const lc_reduce_plan *pl = x->p;
+  int64_t ls = pl->kin[pl->nkept - 1], os = pl->kout[pl->nkept - 1];
+  bool mean = c->op == LC_RED_MEAN;
+  for (int64_t at = 0; at < count; at += LANES) {
+    int64_t w = count - at < LANES ? count - at : LANES;
+    const char *p = ip + at * ls;
+    char *o = op + at * os;
+    switch (dom) {
+      case LC_DOM_F32: {
+        float *v = (float *)ws;
+        lregion_F32(x, p, 0, ls, w, v, v + LANES);
+        for (int64_t l = 0; l < w; l++)
+          store_F32(o + l * os, c->out_type, mean ? v[l] / (float)pl->count : v[l]);
+        break;
+      }
+      case LC_DOM_F64: {
+        double *v = (double *)ws;
+        lregion_F64(x, p, 0, ls, w, v, v + LANES);
+        for (int64_t l = 0; l < w; l++)
+          store_F64(o + l * os, c->out_type, mean ? v[l] / (double)pl->count : v[l]);
+        break;
+      }
+      default: {
+        uint64_t *v = (uint64_t *)ws;
+        lregion_U64(x, p, 0, ls, w, v, v + LANES);
+        for (int64_t l = 0; l < w; l++) {
+          if (mean)
+            store_f64(o + l * os, c->out_type,
+                      int_value(v[l], &lc_dtypes[c->acc_type]) / (double)pl->count);
+          else store_U64(o + l * os, c->out_type, v[l]);
+        }
+        break;
+      }
+    }
+  }
+}
+
+/* The lanes' workspace, in elements of the domain: the result, and for
+** each level of the tree (at most one per halving of count, the leaf's
+** included) a second half's, then a leaf's eight accumulators and a
+** gathered row. */
+static size_t lanes_workspace(const lc_reduce_plan *pl) {
+  size_t levels = 2;
+  for (int64_t n = pl->count; n > 1; n = (n + 1) / 2) levels++;
+  for (int d = 0; d < pl->nred; d++) levels++;
+  return (levels + 10) * LANES;
+}
+
+/* Are the outputs reduced as lanes: sums and products (and means) over
+** at least one axis of at least one element, the last kept axis nearer
+** in the input than the reduced axis walked fastest? */
+static bool by_lanes(const lc_reduce_call *c, const ctx *x, lc_reduce_domain dom) {
+  const lc_reduce_plan *pl = x->p;
+  if (lc_reduce_is_scan(c->op) || (x->comb != LC_COMB_ADD && x->comb != LC_COMB_MUL)) return false;
+  if (dom != LC_DOM_F32 && dom != LC_DOM_F64 && dom != LC_DOM_U64) return false;
+  if (pl->nkept == 0 || pl->nred == 0 || pl->count == 0 || pl->kshape[pl->nkept - 1] < 2)
+    return false;
+  int64_t ls = pl->kin[pl->nkept - 1], rs = pl->rin[pl->nred - 1];
+  return (ls < 0 ? -ls : ls) < (rs < 0 ? -rs : rs);
+}
 
 /* ---- one output ------------------------------------------------------------------ */
 
@@ -586,6 +812,26 @@ void lc_reduce_host(const lc_reduce_call *c) {
   const char *ip = c->in + pl.in0;
   char *op = c->out + pl.out0;
   int64_t idx[LC_MAXDIM] = {0};
+  void *ws = by_lanes(c, &x, dom) ? malloc(lanes_workspace(&pl) * 8) : NULL;
+  if (ws) {          /* (without the memory, the outputs one at a time) */
+    /* each line of the last kept axis at once; the others one by one */
+    int64_t w = pl.kshape[pl.nkept - 1];
+    for (int64_t k = 0; k < pl.nout; k += w) {
+      reduce_lanes(c, &x, dom, ip, op, w, ws);
+      for (int d = pl.nkept - 2; d >= 0; d--) {
+        if (++idx[d] < pl.kshape[d]) {
+          ip += pl.kin[d];
+          op += pl.kout[d];
+          break;
+        }
+        idx[d] = 0;
+        ip -= (pl.kshape[d] - 1) * pl.kin[d];
+        op -= (pl.kshape[d] - 1) * pl.kout[d];
+      }
+    }
+    free(ws);
+    return;
+  }
   for (int64_t k = 0; k < pl.nout; k++) {
     if (scan) scan_one(c, &x, dom, ip, op);
     else reduce_one(c, &x, dom, ip, op);

@@ -3,11 +3,12 @@
 ** and a:matmul(b ...), by NumPy's rules (base/matmul.h plans them), and
 ** luacuda.blas(), which says what computes them. float32 and float64; a
 ** float32 operand meeting a float64 one is converted first, as NumPy
-** promotes. Host and pinned arrays compute here on the host (the blocked
-** loop of base/matmul.c); device-accessible ones (device, managed, mapped)
-** on the backend, queued on the stream given or the default stream: the
-** library's tiled kernel (kernels/matmul.cu) on the simulator, cuBLAS on
-** the CUDA backend where it loads, else the same kernel.
+** promotes. Host and pinned arrays compute here on the host (the CPU's
+** BLAS where it loads, base/cpublas.c, else the blocked loop of
+** base/matmul.c); device-accessible ones (device, managed, mapped) on the
+** backend, queued on the stream given or the default stream: the CPU's
+** BLAS or the library's tiled kernel (kernels/matmul.cu) on the
+** simulator, cuBLAS on the CUDA backend where it loads, else the kernel.
 */
 #include "array.h"
 
@@ -104,9 +105,10 @@ static lc_array *converted(lua_State *L, lc_array *x, const lc_dtype *dt, bool d
 The matrix product by NumPy's rules: 1-d operands as vectors, stacks of
 matrices with their leading axes broadcast. float32 and float64 (a
 float32 operand meeting a float64 one is converted first). Host and
-pinned arrays compute on the host; device-accessible ones (device,
+pinned arrays compute on the host, with the system's BLAS
+(`libblas.so.3`) where it loads; device-accessible ones (device,
 managed, mapped) on the device, queued on the stream (cuBLAS where it
-loads, see @{blas}).
+loads; on the simulator the CPU's BLAS: see @{blas}).
 @function matmul
 @tparam Array a the left operand
 @tparam Array b the right operand, on the same side (host or device) as `a`
@@ -250,8 +252,11 @@ static int l_matmul(lua_State *L) {
 /***
 What computes device matrix products.
 @function blas
-@treturn string `"cublas <version>"`, or `"builtin"` (the library's own kernel)
-@treturn string why cuBLAS is not used (with `"builtin"` only; nil otherwise)
+@treturn string `"cublas <version>"`; on the simulator `"blas <path>"`, the
+CPU's BLAS and the file it was loaded from (host products use it too); or
+`"builtin"` (the library's own kernel)
+@treturn string why no BLAS is used (with `"builtin"` only; nil otherwise):
+no cuBLAS, `LUACUDA_CUBLAS=0`, no `libblas.so.3`, `LUACUDA_CPU_BLAS=0`
 @raise does not raise
 @usage print(luacuda.blas())
 */

@@ -39,6 +39,7 @@
 #include "sort.h"
 #include "kernels.h"
 #include "ksource.h"
+#include "cpublas.h"
 #include "matmul.h"
 #include "ufunc.h"
 #include "gather.h"
@@ -588,7 +589,12 @@ static void matmul_load(void) {
   }
 }
 
+static void matmul_call(const void *c) { lc_matmul_host(c); }
+
+/* The CPU's BLAS where it reads the operands as they lie (the queued call
+** then needs no memory of its own), else the kernel. */
 static int sim_matmul(const lc_matmul_call *c, lc_stream *s, char *err) {
+  if (lc_cpublas_direct(c)) return queue_host_call(s, matmul_call, c, sizeof *c, err);
   pthread_once(&matmul_once, matmul_load);
   if (matmul_rc != LC_OK) {
     snprintf(err, LC_ERRLEN, "the library's matmul kernel did not compile: %.440s", matmul_err);
@@ -605,6 +611,15 @@ static int sim_matmul(const lc_matmul_call *c, lc_stream *s, char *err) {
     {LC_MM_THREADS_X, LC_MM_THREADS_Y, 1}, 0, s, args, 1, &a, sizeof a,
     matmul_names[c->dtype->code == LC_FLOAT64], false};
   return sim_launch(matmul_fn[c->dtype->code == LC_FLOAT64], &cfg, err);
+}
+
+static bool sim_blas(char *name, char *why) {
+  if (lc_cpublas_available(name, why)) return true;
+  /* why the kernel runs instead */
+  size_t len = strlen(why);
+  snprintf(why + len, LC_ERRLEN - len, "; the sim backend computes matrix products with the "
+           "library's own tiled kernel");
+  return false;
 }
 
 /* ---- the simulated devices ---- */
@@ -724,5 +739,6 @@ const lc_backend lc_backend_sim = {
   .ufunc = sim_ufunc,
   .random = sim_random,
   .matmul = sim_matmul,
+  .blas = sim_blas,
   .sort = sim_sort,
 };

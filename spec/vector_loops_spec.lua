@@ -1,0 +1,81 @@
+-- The host's contiguous elementwise loops (src/base/ufunc_host.c), built to
+-- vectorise (the Makefile's LOOP_CFLAGS, -fno-math-errno): IEEE's special
+-- values hold in every lane and in the tail, host and device.
+local S = require "spec.support"
+local luacuda = require "luacuda"
+
+local SPECIAL = {-1, -0.0, 0, 1, 4, 1 / 0, -1 / 0, 0 / 0, 1e-40, 2, 9, 16, 0.25, -4, 100}
+
+local function host(x) return x.kind == "host" and x or x:copy_to_host() end
+
+describe("vectorised contiguous loops", function()
+  for _, kind in ipairs({"host", "device"}) do
+    for _, dt in ipairs({"float32", "float64"}) do
+      it(("keep sqrt's and exp's special values (%s %s)"):format(kind, dt), function()
+        -- 15 values repeated: every position of a vector, and a tail
+        local t = {}
+        for i = 1, 15 * 7 do t[i] = SPECIAL[(i - 1) % 15 + 1] end
+        local a = luacuda.array(t, dt)
+        if kind == "device" then a = luacuda.to_device(a) end
+        local s, e = host(luacuda.sqrt(a)), host(luacuda.exp(a))
+        local o = luacuda.empty_like(host(a))
+        if kind == "device" then o = luacuda.to_device(o) end
+        luacuda.sqrt(a, o)
+        local so = host(o)
+        local stored = host(a)              -- 1e-40 as float32 is a subnormal
+        for i = 1, #t do
+          local x = stored[i]
+          local want = x < 0 and 0 / 0 or math.sqrt(x)
+          if dt == "float32" then want = string.unpack("f", string.pack("f", want)) end
+          local got = s[i]
+          if want ~= want then
+            assert(got ~= got, ("sqrt(%g) gave %g, not NaN"):format(x, got))
+          else
+            assert.equal(want, got)
+            if x == 0 then assert.equal(1 / x, 1 / got) end       -- sqrt(-0) is -0
+          end
+          assert(so[i] == got or (so[i] ~= so[i] and got ~= got))
+          local ex = e[i]
+          if x ~= x then assert(ex ~= ex)
+          elseif x == 1 / 0 or (dt == "float32" and x == 100) then
+            assert.equal(1 / 0, ex)                              -- overflow: infinity
+          elseif x == -1 / 0 then assert.equal(0, ex)
+          else assert.near(math.exp(x), ex, math.exp(x) * 1e-6) end
+          assert.equal(dt, s.dtype)
+        end
+      end)
+    end
+  end
+end)
+
+describe("float32 exp on the host", function()
+  -- evaluated in double and rounded once: within one unit in the last
+  -- place of the nearest float32, contiguous (vectorised) and strided alike
+  local function f32(v) return string.unpack("f", string.pack("f", v)) end
+  local function ulp(v)
+    local m, e = math.frexp(math.abs(v))
+    return 2.0 ^ (math.max(e, -125) - 24)
+  end
+  for _, kind in ipairs({"host", "device"}) do
+    it(("is within 1 ulp of exp, in every lane and strided (%s)"):format(kind), function()
+      if kind == "device" and S.backend ~= "sim" then
+        return pending("simulator only: the host's loop computes its device arrays (a GPU's expf is within 2 ulp)")
+      end
+      local t = {}
+      for i = 1, 3001 do t[i] = -103.9 + (88.7 + 103.9) * (i - 1) / 3000 end
+      local a = luacuda.array(t, "float32")
+      local h = a
+      if kind == "device" then a = luacuda.to_device(a) end
+      local e = host(luacuda.exp(a))
+      local every2 = host(luacuda.exp(a[{{1, -1, 2}}]))       -- strided: the scalar path
+      for i = 1, #t do
+        local x = h[i]
+        local want = f32(math.exp(x))
+        if math.abs(e[i] - want) > ulp(want) then
+          error(("exp(%.9g) gave %.9g, the nearest float32 is %.9g"):format(x, e[i], want))
+        end
+        if i % 2 == 1 then assert.equal(e[i], every2[(i + 1) // 2]) end
+      end
+    end)
+  end
+end)
