@@ -330,10 +330,12 @@ check-fake-cuda:
 # numbers, launches and the C API's waits, where a read or free before the
 # stream ran the work would show. The specs of compiling, caching and
 # documents queue nothing a delay could reorder; the plain run covers them.
-QUEUED_SPECS = $(addprefix spec/,$(addsuffix _spec.lua,async stream hostmem copy memory \
-  alias dlpack devices smart cuda_fake array_math reduce random matmul gather sort npy memory_cache funcs frictions \
-  c_units reentry create creation index iterate record dtype half errors kernel \
-  generators math coop threads dist differential stress))
+QUEUED_SPECS = $(addprefix spec/,$(addsuffix _spec.lua, \
+  async stream hostmem copy memory alias dlpack devices smart cuda_fake \
+  array_math reduce random matmul gather sort npy memory_cache funcs \
+  frictions cpublas axis_reduce c_units reentry create creation index iterate \
+  record dtype half errors kernel generators math coop threads dist \
+  differential stress))
 check-fake-cuda-delayed:
 	@$(MAKE) --no-print-directory check-fake-cuda FAKE_CUDA_DELAY_US=300 \
 	  BUSTED_ARGS="$(BUSTED_ARGS) $(QUEUED_SPECS)"
