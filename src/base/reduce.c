@@ -801,6 +801,23 @@ static bool direct(lc_reduce_domain dom, lc_typecode t) {
   }
 }
 
+/* The next output of the kept axes [0, last], the last fastest: idx, the
+** input's and the output's pointers stepped on (back to the start of an
+** axis that wraps). */
+static void next_output(const lc_reduce_plan *pl, int last, int64_t *idx, const char **ip,
+                        char **op) {
+  for (int d = last; d >= 0; d--) {
+    if (++idx[d] < pl->kshape[d]) {
+      *ip += pl->kin[d];
+      *op += pl->kout[d];
+      return;
+    }
+    idx[d] = 0;
+    *ip -= (pl->kshape[d] - 1) * pl->kin[d];
+    *op -= (pl->kshape[d] - 1) * pl->kout[d];
+  }
+}
+
 void lc_reduce_host(const lc_reduce_call *c) {
   lc_reduce_plan pl;
   lc_reduce_plan_make(c, &pl);
@@ -818,16 +835,7 @@ void lc_reduce_host(const lc_reduce_call *c) {
     int64_t w = pl.kshape[pl.nkept - 1];
     for (int64_t k = 0; k < pl.nout; k += w) {
       reduce_lanes(c, &x, dom, ip, op, w, ws);
-      for (int d = pl.nkept - 2; d >= 0; d--) {
-        if (++idx[d] < pl.kshape[d]) {
-          ip += pl.kin[d];
-          op += pl.kout[d];
-          break;
-        }
-        idx[d] = 0;
-        ip -= (pl.kshape[d] - 1) * pl.kin[d];
-        op -= (pl.kshape[d] - 1) * pl.kout[d];
-      }
+      next_output(&pl, pl.nkept - 2, idx, &ip, &op);
     }
     free(ws);
     return;
@@ -835,16 +843,6 @@ void lc_reduce_host(const lc_reduce_call *c) {
   for (int64_t k = 0; k < pl.nout; k++) {
     if (scan) scan_one(c, &x, dom, ip, op);
     else reduce_one(c, &x, dom, ip, op);
-    /* the next output: the last kept axis fastest */
-    for (int d = pl.nkept - 1; d >= 0; d--) {
-      if (++idx[d] < pl.kshape[d]) {
-        ip += pl.kin[d];
-        op += pl.kout[d];
-        break;
-      }
-      idx[d] = 0;
-      ip -= (pl.kshape[d] - 1) * pl.kin[d];
-      op -= (pl.kshape[d] - 1) * pl.kout[d];
-    }
+    next_output(&pl, pl.nkept - 1, idx, &ip, &op);
   }
 }

@@ -106,6 +106,25 @@ static char *base_of(const lc_array *a, const lc_array *x) {
   return on_backend(a) ? (char *)x->buf->dev : (char *)x->buf->ptr;
 }
 
+/* The call of op on a's axes [axis, axis + naxes) indexed by x, its
+** element type dtype (a's, or the index check's int64): the fields every
+** gather and scatter sets; the caller adds its values or check. */
+static lc_gather_call index_call(int op, const lc_dtype *dtype, const lc_array *a,
+                                 const lc_array *x, int axis, int naxes) {
+  lc_gather_call c;
+  memset(&c, 0, sizeof c);
+  c.op = op;
+  c.dtype = dtype->code;
+  c.itemsize = dtype->size;
+  c.arr = base_of(a, a);
+  c.arr_lay = a->lay;
+  c.idx = base_of(a, x);
+  c.idx_lay = x->lay;
+  c.axis = axis;
+  c.naxes = naxes;
+  return c;
+}
+
 /* Fail naming the first index of x out of range for axes [axis, axis +
 ** naxes) of a, before anything is written. */
 static void check_indices(lua_State *L, const lc_array *a, int axis, int naxes,
@@ -114,18 +133,8 @@ static void check_indices(lua_State *L, const lc_array *a, int axis, int naxes,
   int top = lua_gettop(L);
   int64_t two = 2;
   lc_array *chk = lc_array_empty(L, lc_array_kind(a), int64_dt, 1, &two, 'C', s, fname);
-  lc_gather_call c;
-  memset(&c, 0, sizeof c);
-  c.op = LC_GATHER_CHECK;
-  c.dtype = LC_INT64;
-  c.itemsize = 8;
-  c.arr = base_of(a, a);
-  c.arr_lay = a->lay;
-  c.idx = base_of(a, x);
-  c.idx_lay = x->lay;
+  lc_gather_call c = index_call(LC_GATHER_CHECK, int64_dt, a, x, axis, naxes);
   c.check = (long long *)(void *)(base_of(a, chk) + chk->lay.offset);
-  c.axis = axis;
-  c.naxes = naxes;
   const lc_array *arrays[2] = {x, chk};
   bool writes[2] = {false, true};
   run(L, &c, arrays, writes, 2, s, fname);
@@ -181,19 +190,9 @@ static void take_into(lua_State *L, const lc_array *a, int axis, int naxes, cons
   if (dst == NULL || lc_arrays_overlap(dst, &dst->lay, a, &a->lay) ||
       lc_arrays_overlap(dst, &dst->lay, x, &x->lay))
     dst = lc_array_empty(L, lc_array_kind(a), a->dtype, nd, shape, 'C', s, fname);
-  lc_gather_call c;
-  memset(&c, 0, sizeof c);
-  c.op = LC_GATHER_TAKE;
-  c.dtype = a->dtype->code;
-  c.itemsize = a->dtype->size;
-  c.arr = base_of(a, a);
-  c.arr_lay = a->lay;
-  c.idx = base_of(a, x);
-  c.idx_lay = x->lay;
+  lc_gather_call c = index_call(LC_GATHER_TAKE, a->dtype, a, x, axis, naxes);
   c.val = base_of(a, dst);
   c.val_lay = dst->lay;
-  c.axis = axis;
-  c.naxes = naxes;
   const lc_array *arrays[3] = {a, x, dst};
   bool writes[3] = {false, false, true};
   run(L, &c, arrays, writes, 3, s, fname);
@@ -259,19 +258,9 @@ static void scatter(lua_State *L, const lc_array *a, int axis, int naxes, const 
     lc_copy_array(L, xc, x, s, fname);
     x = xc;
   }
-  lc_gather_call c;
-  memset(&c, 0, sizeof c);
-  c.op = op;
-  c.dtype = a->dtype->code;
-  c.itemsize = a->dtype->size;
-  c.arr = base_of(a, a);
-  c.arr_lay = a->lay;
-  c.idx = base_of(a, x);
-  c.idx_lay = x->lay;
+  lc_gather_call c = index_call(op, a->dtype, a, x, axis, naxes);
   c.val = base_of(a, v);
   c.val_lay = vl;
-  c.axis = axis;
-  c.naxes = naxes;
   const lc_array *arrays[3] = {a, x, v};
   bool writes[3] = {true, false, false};
   run(L, &c, arrays, writes, 3, s, fname);
