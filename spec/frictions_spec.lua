@@ -93,6 +93,9 @@ describe("out= of array math", function()
              luacuda.add, i, 1, { out = i, casting = "kind" })
     S.misuse("luacuda.add: unknown option outt", luacuda.add, i, 1, { outt = i })
     S.misuse("luacuda.add: the output is given twice", luacuda.add, i, 1, i, { out = i })
+    local s = luacuda.stream()
+    S.misuse("luacuda.add: the stream is given twice (stream= and an argument)", luacuda.add, i, 1,
+             s, { stream = s })
   end)
 end)
 
@@ -282,10 +285,51 @@ describe("the messages of array math and copies", function()
       print(err)
       local z = x + luacuda.to_device(y, { device = 1 })   -- the copy it names
       print(table.concat(z:copy_to_host():totable(), ","))
+      do
+        local _ <close> = luacuda.device(2)
+        print(select(2, pcall(function() return x + x end)))
+      end
     ]==])
     assert(ok, out)
     assert.truthy(out:find("luacuda.add (+): operand 1 is on device 1 and operand 2 on device 2: array math runs on "
                            .. "one device (copy one over first: luacuda.to_device(y, {device = 1}))", 1, true), out)
     assert.truthy(out:find("\n4,6\n", 1, true), out)
+    assert.truthy(out:find("luacuda.add (+): operand 1 is on device 1, but device 2 is current", 1, true), out)
+  end)
+end)
+
+describe("options tables", function()
+  it("come last, and are tables, or the call names what it got", function()
+    S.misuse("luacuda.zeros: the options table is the last argument, got number after it",
+             luacuda.zeros, 3, { dtype = "float32" }, 5)
+    local a = luacuda.array({ 1, 2, 3 }, "float32")
+    S.misuse("luacuda.var: expected an options table, got number", luacuda.var, a, 1, 5)
+    S.misuse("luacuda.norm: expected an options table, got string", luacuda.norm, a, 2, "x")
+    local g = luacuda.random(1)
+    S.misuse("luacuda.permutation: expected an options table, got number", g.permutation, g, 5, 7)
+    S.misuse("luacuda.permutation: an array's permutation is of its kind: kind is for an n",
+             g.permutation, g, a, { kind = "device" })
+    S.misuse("luacuda.choice: size must be an integer or a shape table, got string",
+             g.choice, g, 5, "x")
+    S.misuse("luacuda.choice: replace must be a boolean, got string", g.choice, g, 5, 2, { replace = "no" })
+    S.misuse("luacuda.choice: p must be a table or an array, got number", g.choice, g, 5, 2, { p = 1 })
+    S.misuse("luacuda.choice: p with replace = false is not supported", g.choice, g, 5, 2,
+             { p = { 0.2, 0.2, 0.2, 0.2, 0.2 }, replace = false })
+    S.misuse("luacuda.choice: draws from an array are of its kind: kind is for an n", g.choice, g, a, 2,
+             { kind = "device" })
+    S.misuse("luacuda.var: ddof must be a number, got string", luacuda.var, a, { ddof = "1" })
+    assert.near(1.0, luacuda.var(a, { ddof = 1 }), 1e-12)     -- the options in the axis's place
+    assert.near(1.0, luacuda.std(a, nil, { ddof = 1 }), 1e-12)
+    local m = luacuda.zeros({ 2, 2, 2 })
+    S.misuse("luacuda.norm: axis must be one axis or a pair of them, got 3", luacuda.norm, m, nil,
+             { axis = { 1, 2, 3 } })
+    S.misuse("luacuda.sort: expected at most an axis and an options table, got 3 arguments",
+             luacuda.sort, a, 1, 2, 3)
+  end)
+
+  it("name the caller's line, however deep the check", function()
+    local ok, err = pcall(function() local v = luacuda.var(luacuda.array({ 1.0 }), 1, 5); return v end)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("^[^:]*frictions_spec%.lua:%d+: luacuda%.var: "), err)
   end)
 end)

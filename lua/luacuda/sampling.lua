@@ -7,8 +7,17 @@ local core = require "luacuda.core"
 
 local methods = core._generator_methods()
 
+-- A misuse is raised at the caller's line: the first frame outside
+-- luacuda's own Lua files (the checks sit at several depths).
 local function fail(fname, fmt, ...)
-  error(("luacuda.%s: " .. fmt):format(fname, ...), 3)
+  local level = 2
+  while true do
+    local info = debug.getinfo(level, "S")
+    if not info then level = 1 break end
+    if info.what ~= "C" and not info.source:find("luacuda/[%w_]+%.lua$") then break end
+    level = level + 1
+  end
+  error(("luacuda.%s: " .. fmt):format(fname, ...), level)
 end
 
 local KINDS = { host = true, device = true, pinned = true, mapped = true, managed = true }

@@ -5,8 +5,17 @@ local core = require "luacuda.core"
 
 local M = {}
 
+-- A misuse is raised at the caller's line: the first frame outside
+-- luacuda's own Lua files (the checks sit at several depths).
 local function fail(fname, fmt, ...)
-  error(("luacuda.%s: " .. fmt):format(fname, ...), 3)
+  local level = 2
+  while true do
+    local info = debug.getinfo(level, "S")
+    if not info then level = 1 break end
+    if info.what ~= "C" and not info.source:find("luacuda/[%w_]+%.lua$") then break end
+    level = level + 1
+  end
+  error(("luacuda.%s: " .. fmt):format(fname, ...), level)
 end
 
 local function check_array(fname, a)
@@ -110,6 +119,8 @@ local var_opts = {ddof = true, keepdims = true, dtype = true}
 
 local function variance(fname, a, axis, opts)
   check_array(fname, a)
+  -- var(a, {ddof = 1}): the options in the axis's place, as the reductions take them
+  if opts == nil and type(axis) == "table" and axis[1] == nil then axis, opts = nil, axis end
   opts = check_opts(fname, opts, var_opts)
   local axes = axes_of(fname, a, axis)
   local ddof = opts.ddof or 0
@@ -142,7 +153,8 @@ end
 -- compute in float32 and give their own dtype.
 -- @function var
 -- @tparam Array a the array
--- @tparam[opt] int|{int,...} axis the axis or axes (from 1); every axis when nil
+-- @tparam[opt] int|{int,...} axis the axis or axes (from 1); every axis when nil (the options may
+-- stand in its place: `var(a, {ddof = 1})`)
 -- @tparam[opt] table opts `ddof` (default 0), `keepdims` (boolean), `dtype` (a float dtype to compute in)
 -- @treturn Array|number an array, or a Lua number when every axis is reduced without keepdims
 -- @raise `luacuda.var: axis 3 is out of range for a 2-d array (luacuda counts axes from 1: 1 to 2)`;
