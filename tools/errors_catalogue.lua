@@ -46,7 +46,9 @@ local AREAS = {
   { "Kernel generators: elementwise, reduction", { "lua/luacuda/generators.lua" } },
   { "busted matchers: assert.array_equal, assert.array_near", { "lua/luacuda/assert.lua" } },
   { "Printing: set_printoptions, printoptions", { "lua/luacuda/printoptions.lua" } },
-  { "Random numbers: luacuda.random and its generators", { "src/binding/random.c" } },
+  { "Random numbers: luacuda.random and its generators", { "src/binding/random.c", "lua/luacuda/sampling.lua" } },
+  { "Statistics and shapes in Lua: round, var, std, norm, pad, einsum",
+    { "lua/luacuda/stats.lua", "lua/luacuda/pad.lua", "lua/luacuda/einsum.lua" } },
   { "Matrix products: matmul, blas", { "src/binding/matmul.c", "src/base/matmul.c" } },
   { "Saving and loading .npy files: save, load", { "src/binding/npy.c", "src/base/npy.c" } },
   { "Sorting: sort, argsort, searchsorted, unique", { "src/binding/sort.c", "src/base/sort.c" } },
@@ -213,6 +215,17 @@ do
     { file = "spec/devices_spec.lua",
       test = "several devices copies every kind of view between devices (peer copies), values checked",
       fn = "to_device" }
+end
+
+-- array math's device checks: spec/frictions_spec.lua runs them in a child
+-- with LUACUDA_SIM_DEVICES=2 (FAKE_CUDA_DEVICES=2)
+for _, key in ipairs {
+  "operand <> is on device <> and operand <> on device <>: array math runs on one device (copy one over first: luacuda.to_device(y, {device = <>}))",
+  "operand <> is on device <>, but device <> is current (luacuda.device(<>) makes it current, or copy the operands: luacuda.to_device(x, {device = <>}))",
+} do
+  CHILD[key] = { file = "spec/frictions_spec.lua",
+    test = "the messages of array math and copies name both operands' devices and the copy for operands on two devices",
+    fn = "add" }
 end
 
 CHILD["<> bytes of dynamic shared memory is more than the <> this kernel may have (device <> allows a block <> bytes of shared memory, and the kernel has <> of static shared memory)"] =
