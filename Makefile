@@ -487,11 +487,12 @@ VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
 # or two for each kernel compiled outside the disk cache (a fresh cache
 # directory, a source NVRTC rejects), in code that is not luacuda's. The
 # specs of the check see it off (S.nvrtc_checks) and are pending here; the
-# other runs check with NVRTC.
+# other runs check with NVRTC. LUACUDA_DIFF_SEQUENCES=200: the differential
+# test's sequences take the same paths as its 2,000 elsewhere.
 test-valgrind: deps
 	@$(MAKE) --no-print-directory deps PACKAGES=valgrind
 	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)" \
-	  LUA="env LUACUDA_NVRTC_CHECK=0 $(VALGRIND) $(LUA)" \
+	  LUA="env LUACUDA_NVRTC_CHECK=0 LUACUDA_DIFF_SEQUENCES=200 $(VALGRIND) $(LUA)" \
 	  BUSTED_ARGS="--exclude-tags=oob,fenv,heavy $(BUSTED_ARGS)"
 
 # The threads program against a module built with ThreadSanitizer: the
