@@ -21,11 +21,11 @@ local points = where[blob] + g:normal({n, dims}, "float64", {kind = kind})
 local first = points[{{1, k}}]:copy()
 
 local t0 = luacuda.clock()
-local centres, labels = first
+local centres, labels, count = first
 for _ = 1, iterations do
   local diff = points:reshape({n, 1, dims}) - centres:reshape({1, k, dims})
   labels = (diff * diff):sum(3):argmin(2)               -- the nearest centre, from 1
-  local count = luacuda.bincount(labels, {minlength = k})
+  count = luacuda.bincount(labels, {minlength = k})
   local columns = {}
   for j = 1, dims do
     columns[j] = luacuda.bincount(labels, {weights = points[{{}, j}], minlength = k}) / count
@@ -62,3 +62,5 @@ if n * k * iterations <= 1e6 then
   for i = 1, n do same = same and gl[i] == lab[i] end
   C.check(same and worst < 1e-9, ("labels equal and centres within 1e-9 of plain Lua's (%.1e)"):format(worst))
 end
+-- on any size: every point has a label, and every centre is finite
+C.check(count:sum() == n and luacuda.isfinite(centres):all(), "counts sum to n, centres finite")
