@@ -395,6 +395,7 @@ bench: deps
 	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/blas.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/sort.lua
 	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/memory.lua
+	$(RUN_ENV) BENCH_RESULTS=bench/results $(LUA) bench/programs.lua
 	@$(MAKE) --no-print-directory bench-dist BENCH_RESULTS=bench/results
 	@if command -v gnuplot >/dev/null; then $(MAKE) --no-print-directory bench-chart; \
 	 else echo "no gnuplot: apt-get install gnuplot-nox, then make bench-chart"; fi
