@@ -53,6 +53,7 @@ SCAN_UNIT = $(BUILD)/scan_test
 DEPS_UNIT = $(BUILD)/deps_test
 REDUCE_UNIT = $(BUILD)/reduce_test
 NPY_UNIT = $(BUILD)/npy_test
+RANDOM_UNITS = $(BUILD)/random_test $(BUILD)/random_portable_test
 # a fake CUDA driver for spec/cuda_fake_spec.lua, built against the toolkit's
 # cuda.h where there is one (test code: never installed)
 CUDA_INC  ?= /usr/local/cuda/include
@@ -102,7 +103,7 @@ all: $(LIB) $(DIST_LIB)
 # with the loop vectoriser at its full cost model, as -O3 has it: at -O2
 # GCC vectorises only loops of a known trip count.
 LOOP_CFLAGS = -ftree-vectorize -fvect-cost-model=dynamic
-$(BUILD)/obj/base/reduce.o $(BUILD)/obj/base/ufunc_host.o: LC_CFLAGS += $(LOOP_CFLAGS)
+$(BUILD)/obj/base/reduce.o $(BUILD)/obj/base/ufunc_host.o $(BUILD)/obj/base/random.o: LC_CFLAGS += $(LOOP_CFLAGS)
 # and without errno from the math functions, which no caller reads: sqrt is
 # then one instruction over a vector (NaN and infinities are IEEE's still);
 # without trapping math (no caller reads the exception flags either), so
@@ -188,6 +189,16 @@ $(NPY_UNIT): spec/c/npy_test.c spec/c/unit.h src/base/npy.c src/base/npy.h src/b
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/npy_test.c src/base/npy.c src/base/dtype.c \
 	  src/base/strbuf.c src/base/layout.c -o $@ $(LDFLAGS) -lm
+
+# the host's random numbers: pure C, no Lua; built twice, the second time
+# without the AVX2 path, so that both paths are tested on an AVX2 machine
+RANDOM_UNIT_SRC = spec/c/random_test.c src/base/random.c src/base/dtype.c src/base/layout.c
+$(BUILD)/random_test: $(RANDOM_UNIT_SRC) spec/c/unit.h src/base/random.h kernels/philox.h
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) $(LOOP_CFLAGS) $(BASE_INC) $(RANDOM_UNIT_SRC) -o $@ $(LDFLAGS) -lm
+$(BUILD)/random_portable_test: $(RANDOM_UNIT_SRC) spec/c/unit.h src/base/random.h kernels/philox.h
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) $(LOOP_CFLAGS) -DLC_RANDOM_AVX2=0 $(BASE_INC) $(RANDOM_UNIT_SRC) -o $@ $(LDFLAGS) -lm
 
 # the record of the headers a compilation read: pure C, no Lua
 $(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
@@ -296,7 +307,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(DIST_LIB) $(BIGCOUNT_UNIT) $(AGREE_UNIT) $(DIST_HOST_UNIT) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(GUARD_UNIT) $(ARENA_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
+check: $(LIB) $(DIST_LIB) $(BIGCOUNT_UNIT) $(AGREE_UNIT) $(DIST_HOST_UNIT) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(RANDOM_UNITS) $(GUARD_UNIT) $(ARENA_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
        $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_NCCL) $(FAKE_PEER_TEST)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
