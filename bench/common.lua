@@ -26,7 +26,7 @@ function B.best(f)
   return t
 end
 
--- Figures for the README's table and chart: with BENCH_RESULTS set (make
+-- Figures for the performance guide's tables and chart: with BENCH_RESULTS set (make
 -- bench sets bench/results), B.results(bench) starts $BENCH_RESULTS/<bench>.dat
 -- and B.record appends one line: "label" ratio target direction, the ratio
 -- against the baseline measured in the same run (gnuplot reads the quotes).

@@ -3,7 +3,7 @@
 -- device, and the gradients are summed over the processes with allreduce,
 -- so every process takes the same step and keeps the same weights.
 --   mpirun -np 2 lua5.4 examples/dist_linear.lua
--- (README, "Several processes: luacuda.dist"; as root, OpenMPI also wants
+-- (docs/guide/devices-and-processes.md, "Several processes: luacuda.dist"; as root, OpenMPI also wants
 -- OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.)
 package.path = ((arg and arg[0] or ""):match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.path
 local luacuda = require "luacuda"

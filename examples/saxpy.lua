@@ -26,7 +26,7 @@ for i = 1, n, 4099 do                         -- a spread-out sample, and the en
 end
 C.check(bad == 0 and h[1] == 1 and h[n] == f32(2 * (n - 1) + 1), "y[i] == 2 * x[i] + 1")
 
--- The same without writing a kernel: array math (README, "Array math").
+-- The same without writing a kernel: array math (docs/guide/array-math.md).
 -- 2.0 * x is float32 (a Lua number takes the array's dtype), and so is the
 -- sum; each operation makes a new array.
 local y1 = luacuda.to_device(luacuda.full(n, 1.0, "float32"))

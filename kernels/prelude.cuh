@@ -203,8 +203,8 @@ __device__ __forceinline__ int get_global_size(int d) { return get_num_groups(d)
 
 // ---- random numbers ---------------------------------------------------
 // luacuda.random's generator, Philox4x32-10 (kernels/philox.h, built into
-// the module in front of this file, has the rules; README, "Random
-// numbers"). lc_philox4x32(ctr, key): the ten rounds of the 128-bit counter
+// the module in front of this file, has the rules; docs/guide/
+// random-and-matmul.md, "Random numbers"). lc_philox4x32(ctr, key): the ten rounds of the 128-bit counter
 // under the 64-bit key. A generator of state {seed = s, counter = c} reads
 // word i of its next call as lc_random_word(s, c, i), so g:uniform(n,
 // "float32") gives element i = lc_uniform_float(lc_random_word(s, c, i)),

@@ -1,8 +1,9 @@
--- Several devices in one process (README, "Several devices"). Each test
--- runs in a child interpreter with three devices: LUACUDA_SIM_DEVICES=3 on
--- the simulator, FAKE_CUDA_DEVICES=3 on the fake driver (make
--- check-fake-cuda; the child inherits the backend's settings). The child
--- checks through the public API and prints "ok" last.
+-- Several devices in one process (docs/guide/devices-and-processes.md,
+-- "Several devices"). Each test runs in a child interpreter with three
+-- devices: LUACUDA_SIM_DEVICES=3 on the simulator, FAKE_CUDA_DEVICES=3 on
+-- the fake driver (make check-fake-cuda; the child inherits the backend's
+-- settings). The child checks through the public API and prints "ok"
+-- last.
 local S = require "spec.support"
 
 local BUILD = os.getenv("LUACUDA_BUILD") or "build"

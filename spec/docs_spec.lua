@@ -1,7 +1,8 @@
 -- The documentation's Lua examples run, and print what their `-->`
 -- comments say (tools/doc_blocks.lua gives the rules): one test per block
--- of README.md and docs/*.md, named by file and line. Then the runner's own
--- rules, and the README's advice on running busted with Lua 5.4.
+-- of README.md, docs/*.md and the guides (docs/guide/*.md), named by file
+-- and line. Then the runner's own rules, and DEVELOPERS.md's advice on
+-- running busted with Lua 5.4.
 local S = require "spec.support"
 local D = dofile("tools/doc_blocks.lua")
 
@@ -33,6 +34,20 @@ describe("the block runner", function()
   local function run(lines, before)
     return D.run(block_of(lines, before))
   end
+
+  it("checks README.md, every docs/*.md and every guide in docs/guide/", function()
+    local listed = {}
+    for _, path in ipairs(D.documents(".")) do listed[path] = true end
+    assert.is_true(listed["README.md"])
+    local ok, out = S.sh("ls docs/*.md docs/guide/*.md")
+    assert(ok, out)
+    local guides = 0
+    for path in out:gmatch("[^\n]+") do
+      assert.is_true(listed[path], path .. " is not among the documents checked")
+      if path:find("^docs/guide/") then guides = guides + 1 end
+    end
+    assert.is_true(guides > 0, "no guide in docs/guide/")
+  end)
 
   it("finds only ```lua blocks, at their lines", function()
     local text = "# t\n\n```\nnot lua\n```\n\n```c\nint x;\n```\n\n```lua\nprint(1)\n```\n"
@@ -116,11 +131,11 @@ describe("the block runner", function()
   end)
 end)
 
--- README ("Development") says how to run busted with Lua 5.4 on Debian;
--- these check what it says, where Debian's busted is installed.
-describe("busted and Lua 5.4, as the README says", function()
+-- DEVELOPERS.md ("Running the specs") says how to run busted with Lua 5.4
+-- on Debian; these check what it says, where Debian's busted is installed.
+describe("busted and Lua 5.4, as DEVELOPERS.md says", function()
   local BUSTED = "/usr/bin/busted"
-  local readme = assert(io.open("README.md")):read("a")
+  local developers = assert(io.open("DEVELOPERS.md")):read("a")
 
   -- a spec file in a new directory that prints the interpreter's version
   local function version_spec()
@@ -139,13 +154,13 @@ describe("busted and Lua 5.4, as the README says", function()
   end
 
   it("lua5.4 /usr/bin/busted runs the specs in Lua 5.4", function()
-    assert.truthy(readme:find("lua5.4 /usr/bin/busted", 1, true), "the README gives the command")
+    assert.truthy(developers:find("lua5.4 /usr/bin/busted", 1, true), "DEVELOPERS.md gives the command")
     if not S.exists(BUSTED) then return pending("no " .. BUSTED .. " here (not Debian's busted)") end
     assert.equal("Lua 5.4", busted_version("lua5.4 " .. BUSTED))
   end)
 
   it("plain busted runs the interpreter named lua: Lua 5.1 on Debian 12", function()
-    assert.truthy(readme:find("Lua 5.1 on Debian 12", 1, true), "the README says so")
+    assert.truthy(developers:find("Lua 5.1 on Debian 12", 1, true), "DEVELOPERS.md says so")
     if not S.exists(BUSTED) then return pending("no " .. BUSTED .. " here (not Debian's busted)") end
     assert.equal("#!/usr/bin/env lua", assert(io.open(BUSTED)):read("l"))
     local ok, lua = S.sh("lua -e 'io.write(_VERSION)'")

@@ -1,6 +1,6 @@
 -- A pure-Lua model of luacuda's N-d arrays, for the differential test.
--- Written from the README's rules, not from the C: a buffer is a table of
--- bytes, a view is (buffer, dtype, shape, byte strides, byte offset), and
+-- Written from the documented rules (docs/guide/arrays.md), not from the
+-- C: a buffer is a table of bytes, a view is (buffer, dtype, shape, byte strides, byte offset), and
 -- every element is packed and unpacked with string.pack. Functions that
 -- model a call return the result, or nil and the reason the call must fail.
 local M = {}
@@ -68,8 +68,8 @@ local function write(buf, off, dt, v)
   for i = 1, #s do buf.bytes[off + i] = s:byte(i) end
 end
 
--- Can v be stored as dtype dt? (README: integers are range-checked, a
--- float goes into an integer type only when integral, booleans only into
+-- Can v be stored as dtype dt? (docs/guide/arrays.md, "dtypes": integers
+-- are range-checked, a float goes into an integer type only when integral, booleans only into
 -- bool, which takes only booleans.)
 function M.accepts(dt, v)
   if dt == "bool" then return type(v) == "boolean" end
@@ -163,7 +163,7 @@ local function flatten(t, out)
   return out
 end
 
--- shapes equal once size-1 axes are dropped (the README's copy rule)
+-- shapes equal once size-1 axes are dropped (the copy rule of docs/guide/arrays.md)
 function M.same_shape(a, b)
   local function strip(s)
     local r = {}

@@ -105,7 +105,7 @@ describe("several states on several threads", function()
 
   -- the in-process cache is the states' too: what one compiles another
   -- gets, globals included, unless its source has a name of its own
-  it("shares a module's globals by source and name, as the README says", function()
+  it("shares a module's globals by source and name, as docs/guide/embedding.md says", function()
     local src = "__device__ int g[1];\n"
     local a = luacuda.compile(src):get_global("g")
     local b = luacuda.compile(src):get_global("g")

@@ -1,8 +1,10 @@
 -- tools/doc_blocks.lua: the Lua examples of the documentation, run and
--- checked, so that what README.md and docs/*.md show is what luacuda does.
+-- checked, so that what README.md, docs/*.md and the guides in docs/guide/
+-- show is what luacuda does.
 --
---   lua5.4 tools/doc_blocks.lua [FILE.md ...]   (README.md and docs/*.md
---                                                 when none is named)
+--   lua5.4 tools/doc_blocks.lua [FILE.md ...]   (README.md, docs/*.md and
+--                                                 docs/guide/*.md when none
+--                                                 is named)
 --
 -- spec/docs_spec.lua runs the same checks as one busted test per block.
 --
@@ -225,11 +227,12 @@ function M.run(block)
   return true
 end
 
--- The documents checked by default: README.md and docs/*.md, from root.
+-- The documents checked by default: README.md, docs/*.md and the guides,
+-- docs/guide/*.md, from root.
 function M.documents(root)
   root = root or "."
   local list = { "README.md" }
-  local p = assert(io.popen("cd " .. shell_quote(root) .. " && ls docs/*.md 2>/dev/null"))
+  local p = assert(io.popen("cd " .. shell_quote(root) .. " && ls docs/*.md docs/guide/*.md 2>/dev/null"))
   for path in p:lines() do list[#list + 1] = path end
   p:close()
   return list

@@ -262,7 +262,7 @@ CHILD["cublasSetStream_v2: <>"] =
 
 -- an option the simulator does not know, refused where NVRTC does not
 -- judge it first (LUACUDA_NVRTC_CHECK=0)
-CHILD["option <> is not one the simulator knows: it honours -D, -U, -I, -std and -use_fast_math, and takes NVRTC's options for a GPU's code (-arch, -lineinfo, -maxrregcount, ...), -ftz, -prec-div, -prec-sqrt and -fmad (README, \"Compile options\")"] =
+CHILD["option <> is not one the simulator knows: it honours -D, -U, -I, -std and -use_fast_math, and takes NVRTC's options for a GPU's code (-arch, -lineinfo, -maxrregcount, ...), -ftz, -prec-div, -prec-sqrt and -fmad (docs/guide/kernels.md, \"Compile options\")"] =
   { file = "spec/teach_spec.lua",
     test = "compile options on the simulator refuse an option unknown to the simulator, where NVRTC does not check it first",
     fn = "compile" }

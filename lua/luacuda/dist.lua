@@ -4,8 +4,8 @@
 -- `local dist = require "luacuda.dist"` loads the MPI engine
 -- (`luacuda/dist_mpi.so`, built where `mpicc` is) and `dist.init()` starts
 -- MPI, or joins it when the host program started it. Launch the script
--- with `mpirun -np N lua5.4 script.lua` (README, "Several processes:
--- luacuda.dist"). Ranks are counted from 1, as everything in luacuda.
+-- with `mpirun -np N lua5.4 script.lua` (docs/guide/devices-and-processes.md,
+-- "Several processes: luacuda.dist"). Ranks are counted from 1, as everything in luacuda.
 --
 -- Every call starts with the agreement of its ranks on a header (which
 -- function, communicator, op, root or peer, dtype and shape), over a

@@ -516,15 +516,13 @@ static int l_result_type(lua_State *L) {
 /***
 Elementwise the sum `x + y`.
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function add
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.add: <cause>`: a dtype the operation does not take,
@@ -536,15 +534,13 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the difference `x - y` (not for bool).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function subtract
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.subtract: <cause>`: a dtype the operation does not take,
@@ -556,15 +552,13 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the product `x * y`.
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function multiply
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.multiply: <cause>`: a dtype the operation does not take,
@@ -576,15 +570,13 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the true quotient `x / y` (integers give float64).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function divide
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.divide: <cause>`: a dtype the operation does not take,
@@ -596,15 +588,13 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the quotient rounded toward minus infinity, as Lua's `//` (an integer divided by zero gives 0, as NumPy).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function floor_divide
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.floor_divide: <cause>`: a dtype the operation does not take,
@@ -616,15 +606,13 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the remainder with the sign of `y`, as Lua's `%`.
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function mod
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.mod: <cause>`: a dtype the operation does not take,
@@ -636,15 +624,13 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise `x` to the power `y` (not for bool).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function power
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.power: <cause>`: a dtype the operation does not take,
@@ -656,15 +642,13 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the larger of `x` and `y` (NaN when either is NaN).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function maximum
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.maximum: <cause>`: a dtype the operation does not take,
@@ -676,15 +660,13 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the smaller of `x` and `y` (NaN when either is NaN).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function minimum
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.minimum: <cause>`: a dtype the operation does not take,
@@ -696,15 +678,13 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the angle of the point `(y, x)`: `atan2(x, y)` is C's `atan2(x, y)`, in radians (a float dtype).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function atan2
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.atan2: <cause>`: a dtype the operation does not take,
@@ -716,15 +696,13 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise `sqrt(x^2 + y^2)` without undue overflow (a float dtype).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function hypot
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.hypot: <cause>`: a dtype the operation does not take,
@@ -736,15 +714,13 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise `x and y` on truth values (non-zero is true); bool.
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function logical_and
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.logical_and: <cause>`: a dtype the operation does not take,
@@ -756,15 +732,13 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise `x or y` on truth values; bool.
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function logical_or
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.logical_or: <cause>`: a dtype the operation does not take,
@@ -776,15 +750,13 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise exactly one of `x`, `y` true; bool.
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function logical_xor
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.logical_xor: <cause>`: a dtype the operation does not take,
@@ -796,14 +768,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise `-x` (not for bool).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function negative
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.negative: <cause>`: a dtype the operation does not take,
@@ -815,14 +785,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the absolute value.
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function abs
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.abs: <cause>`: a dtype the operation does not take,
@@ -834,14 +802,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise -1, 0 or 1 by the sign of `x` (NaN stays NaN).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function sign
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.sign: <cause>`: a dtype the operation does not take,
@@ -853,14 +819,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the square root (a float dtype: integers give float64).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function sqrt
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.sqrt: <cause>`: a dtype the operation does not take,
@@ -872,14 +836,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise e to the power `x` (a float dtype).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function exp
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.exp: <cause>`: a dtype the operation does not take,
@@ -891,14 +853,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the natural logarithm (a float dtype).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function log
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.log: <cause>`: a dtype the operation does not take,
@@ -910,14 +870,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the base-2 logarithm (a float dtype).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function log2
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.log2: <cause>`: a dtype the operation does not take,
@@ -929,14 +887,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the base-10 logarithm (a float dtype).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function log10
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.log10: <cause>`: a dtype the operation does not take,
@@ -948,14 +904,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the sine, in radians (a float dtype).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function sin
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.sin: <cause>`: a dtype the operation does not take,
@@ -967,14 +921,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the cosine, in radians (a float dtype).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function cos
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.cos: <cause>`: a dtype the operation does not take,
@@ -986,14 +938,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the tangent, in radians (a float dtype).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function tan
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.tan: <cause>`: a dtype the operation does not take,
@@ -1005,14 +955,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the hyperbolic tangent (a float dtype).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function tanh
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.tanh: <cause>`: a dtype the operation does not take,
@@ -1024,14 +972,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the largest integral value not above `x` (a float dtype).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function floor
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.floor: <cause>`: a dtype the operation does not take,
@@ -1043,14 +989,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the smallest integral value not below `x` (a float dtype).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function ceil
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.ceil: <cause>`: a dtype the operation does not take,
@@ -1062,14 +1006,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise `log(1 + x)`, accurate for `x` near 0 (a float dtype: integers give float64, 8-bit ones float16).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function log1p
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.log1p: <cause>`: a dtype the operation does not take,
@@ -1081,14 +1023,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise `exp(x) - 1`, accurate for `x` near 0 (a float dtype).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function expm1
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.expm1: <cause>`: a dtype the operation does not take,
@@ -1100,14 +1040,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise the nearest integral value, halves to even (a float dtype; see @{round} for decimals).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function rint
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.rint: <cause>`: a dtype the operation does not take,
@@ -1119,14 +1057,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise whether `x` is NaN: a bool array (integers and bools are never NaN).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function isnan
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.isnan: <cause>`: a dtype the operation does not take,
@@ -1138,14 +1074,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise whether `x` is plus or minus infinity: a bool array.
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function isinf
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.isinf: <cause>`: a dtype the operation does not take,
@@ -1157,14 +1091,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise whether `x` is neither infinite nor NaN: a bool array.
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function isfinite
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.isfinite: <cause>`: a dtype the operation does not take,
@@ -1176,15 +1108,13 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise `log(exp(x) + exp(y))`, without overflow for large operands (a float dtype).
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function logaddexp
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean y an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.logaddexp: <cause>`: a dtype the operation does not take,
@@ -1196,14 +1126,12 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise `not x` on truth values; bool.
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function logical_not
 @tparam Array|number|boolean x an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.logical_not: <cause>`: a dtype the operation does not take,
@@ -1215,16 +1143,14 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise `x` limited to `[lo, hi]`: `minimum(maximum(x, lo), hi)`.
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
 @function clip
 @tparam Array|number|boolean x an operand
 @tparam Array|number|boolean lo an operand
 @tparam Array|number|boolean hi an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.clip: <cause>`: a dtype the operation does not take,
@@ -1236,18 +1162,16 @@ the dtype cannot hold, a bad `out`
 /***
 Elementwise `y` where `cond` is true, else `z`; the dtype is that of `y` and `z`.
 
-Operands broadcast together (NumPy's rules); a Lua number takes the
-dtype of the arrays it meets (NEP 50). The result is a new array of
-the operands' kind, or `out`. With `cond` alone, `where(cond)` is
-@{nonzero}`(cond)`: a table of the 1-based indices of its true elements,
-one int64 array per axis.
+Array math's rules hold: operands, broadcasting, NEP 50 promotion, which
+side computes, `out` and `stream` ([docs/guide/array-math.md](../../guide/array-math.md)).
+With `cond` alone, `where(cond)` is @{nonzero}`(cond)`: a table of the
+1-based indices of its true elements, one int64 array per axis.
 @function where
 @tparam Array|number|boolean cond an operand
 @tparam Array|number|boolean y an operand
 @tparam Array|number|boolean z an operand
-@tparam[opt] Array|table out the array to write (the result's shape, a dtype the result casts to
-under NumPy's `same_kind` rule), or options `{out =, stream =, casting =}`, `casting` one of
-`"no"`, `"equiv"`, `"safe"`, `"same_kind"` (the default) or `"unsafe"`
+@tparam[opt] Array|table out the array to write (the result's shape; a dtype the result casts to),
+or options `{out =, stream =, casting =}` (the guide's "`out` and `stream`")
 @tparam[opt] Stream stream queue the work on it (device-accessible operands)
 @treturn Array the result (`out` when given)
 @raise `luacuda.where: <cause>`: a dtype the operation does not take,

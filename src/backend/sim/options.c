@@ -115,7 +115,7 @@ int lc_sim_check_options(const lc_source *src, char *err) {
       snprintf(err, LC_ERRLEN, "option %.100s is not one the simulator knows: it honours -D, "
                "-U, -I, -std and -use_fast_math, and takes NVRTC's options for a GPU's code "
                "(-arch, -lineinfo, -maxrregcount, ...), -ftz, -prec-div, -prec-sqrt and -fmad "
-               "(README, \"Compile options\")", o);
+               "(docs/guide/kernels.md, \"Compile options\")", o);
       return -1;
     }
     if (r->what == REFUSED) {
