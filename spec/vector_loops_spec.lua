@@ -79,3 +79,53 @@ describe("float32 exp on the host", function()
     end)
   end
 end)
+
+describe("float64 exp on the host", function()
+  -- inline arithmetic, vectorised (src/base/ufunc_host.c's host_exp): within
+  -- one unit in the last place of the C library's exp over the whole range,
+  -- subnormal results and the edges of overflow and underflow included,
+  -- contiguous and strided alike
+  local function bits(v) return string.unpack("<i8", string.pack("<d", v)) end
+  local function ulps(got, want)             -- the doubles between them (same sign)
+    if got == want then return 0 end
+    return math.abs(bits(got) - bits(want))
+  end
+  for _, kind in ipairs({"host", "device"}) do
+    it(("is within 1 ulp of exp, in every lane and strided (%s)"):format(kind), function()
+      if kind == "device" and S.backend ~= "sim" then
+        return pending("simulator only: the host's loop computes its device arrays (a GPU's exp is its own)")
+      end
+      local t = {}
+      for i = 1, 2001 do t[i] = -745.5 + (709.9 + 745.5) * (i - 1) / 2000 end    -- the range
+      for i = 1, 1001 do t[#t + 1] = -2 + 4 * (i - 1) / 1000 + 1e-7 * i end     -- near 0
+      for _, v in ipairs({0.0, -0.0, 1.0, -1.0, 709.78, 709.79, -708.39, -708.4, -745.13,
+                          -745.14, -1e-300, 1e-300, 1 / 0, -1 / 0, 0 / 0}) do
+        t[#t + 1] = v
+      end
+      local a = luacuda.array(t, "float64")
+      if kind == "device" then a = luacuda.to_device(a) end
+      local e = host(luacuda.exp(a))
+      local every2 = host(luacuda.exp(a[{{1, -1, 2}}]))       -- strided: the scalar path
+      local worst = 0
+      for i = 1, #t do
+        local x, got, want = t[i], e[i], math.exp(t[i])
+        if want ~= want then
+          assert(got ~= got, ("exp(%.17g) gave %.17g, not NaN"):format(x, got))
+        else
+          local u = ulps(got, want)
+          if u > 1 then error(("exp(%.17g) gave %.17g, the C library %.17g"):format(x, got, want)) end
+          worst = math.max(worst, u)
+        end
+        if i % 2 == 1 then
+          local s = every2[(i + 1) // 2]
+          assert(s == got or (s ~= s and got ~= got), ("exp(%.17g): strided %.17g, contiguous %.17g"):format(x, s, got))
+        end
+      end
+      assert.equal(1 / 0, e[#t - 2])
+      assert.equal(0, e[#t - 1])
+      assert.equal(1.0, e[#t - 14])
+      assert.is_true(e[#t - 6] > 0 and e[#t - 6] < 1e-323)   -- exp(-745.13): the least subnormal
+      assert.equal(0, e[#t - 5])
+    end)
+  end
+end)
