@@ -19,6 +19,9 @@ local where = g:uniform({k, dims}, "float64", {kind = kind, low = -10, high = 10
 local blob = g:integers(1, k + 1, n, "int64", {kind = kind})
 local points = where[blob] + g:normal({n, dims}, "float64", {kind = kind})
 local first = points[{{1, k}}]:copy()
+-- device arrays' data is made on the stream, after these calls return: wait for
+-- it, so that the steps alone are timed, as NumPy's are
+luacuda.synchronize()
 
 local t0 = luacuda.clock()
 local centres, labels, count = first
