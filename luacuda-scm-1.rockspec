@@ -10,11 +10,20 @@ description = {
 Device arrays, pinned and mapped host memory, streams and kernels written as
 CUDA C strings and compiled at run time, with a CPU simulator backend that
 runs the same scripts where there is no GPU.]],
+  homepage = "https://github.com/luacuda/luacuda",
   license = "MIT",
   labels = { "cuda", "gpu", "array" },
 }
+-- Linux: the simulator's fibers, dlopen of the driver, NVRTC and the BLAS
+supported_platforms = { "linux" }
 dependencies = {
   "lua >= 5.4, < 5.5",
+}
+-- `luarocks test`: the specs, on the module built in the source tree
+test_dependencies = { "busted" }
+test = {
+  type = "command",
+  command = "make check",
 }
 build = {
   type = "make",

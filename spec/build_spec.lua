@@ -72,6 +72,21 @@ describe("the module", function()
 end)
 
 describe("the rockspec", function()
+  it("says where the project lives, where it runs and how it is tested", function()
+    local rock = {}
+    assert(loadfile("luacuda-scm-1.rockspec", "t", rock))()
+    assert.equal("3.0", rock.rockspec_format)
+    assert.matches("^https://", rock.description.homepage)
+    assert.same({ "linux" }, rock.supported_platforms)
+    assert.equal("command", rock.test.type)
+    assert.equal("make check", rock.test.command)
+    assert.same({ "busted" }, rock.test_dependencies)
+    -- the documentation goes into the rock's own directory
+    local copied = {}
+    for _, d in ipairs(rock.build.copy_directories) do copied[d] = true end
+    assert.is_true(copied.docs)
+  end)
+
   local have = sh("command -v luarocks")
   local it_rock = (have and not os.getenv("LUACUDA_SANITIZED")) and it or pending
 
