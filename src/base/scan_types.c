@@ -349,134 +349,151 @@ static void read_default(const char *s, const tok *t, int nt, bool more, lc_para
   p->default_num = neg ? -d : d;
 }
 
-/* One parameter from its tokens. Returns 0, or -1 with the reason in why. */
-static int parse_param(const char *s, const tok *t, int nt, bool more, bool structs,
-                       const tdtab *td, lc_param *p, char *why) {
+/* What a parameter's tokens have shown so far. */
+typedef struct pstate {
+  tspec ts, et;           /* the type's words; an Array's element type's */
+  bool is_array;          /* Array<T, N>, of rank ndim */
+  bool qualified;         /* a '::' waits for the name it qualifies */
+  int ndim;
+  const tdef *sd;         /* the struct the source defines, named */
+  int stars, brackets;    /* the declarator's */
+  bool ref;
+  int name;               /* the index of the parameter's name, or -1 */
+} pstate;
+
+/* "unsupported type" with the text of t[0 .. nt) but index skip; -1. */
+static int unsupported(const char *s, const tok *t, int nt, int skip, char *why) {
   char text[96];
-  memset(p, 0, sizeof *p);
-  p->sdef = -1;
-  const tdef *sd = NULL;           /* the struct the source defines, named */
+  ptext(s, t, nt, skip, false, text, sizeof text);
+  return whyf(why, "unsupported type '%s'", text);
+}
+
+/* A default argument ends the parameter's type: read it, and *nt becomes
+** the count of the tokens before its '='. Returns -1 (why) for `...`. */
+static int param_default(const char *s, const tok *t, int *nt, bool *more, lc_param *p,
+                         char *why) {
   int depth = 0;
-  for (int i = 0; i < nt; i++) {
+  for (int i = 0; i < *nt; i++) {
     if (tpun1(s, &t[i], '(') || tpun1(s, &t[i], '[') || tpun1(s, &t[i], '{')) depth++;
     else if ((tpun1(s, &t[i], ')') || tpun1(s, &t[i], ']') || tpun1(s, &t[i], '}')) && depth > 0)
       depth--;
     else if (depth == 0 && tpun1(s, &t[i], '=')) {
       /* a default argument: the type is what comes before it */
-      read_default(s, t + i + 1, nt - i - 1, more, p);
-      nt = i;
-      more = false;
+      read_default(s, t + i + 1, *nt - i - 1, *more, p);
+      *nt = i;
+      *more = false;
       break;
     }
     if (tpun(s, &t[i], "...")) return whyf(why, "variadic parameters are not supported");
   }
-  if (more) {
-    ptext(s, t, nt, -1, more, text, sizeof text);
-    return whyf(why, "unsupported type '%s'", text);
+  return 0;
+}
+
+/* Array<T, N> from t[i] (`Array`): T one of the scalar types, N an
+** integer literal. Returns the index past its '>', or -1 (why). */
+static int array_type(const char *s, const tok *t, int nt, int i, const tdtab *td, pstate *ps,
+                      char *why) {
+  bool q2 = false;
+  i += 2;
+  while (i < nt && !tpun1(s, &t[i], ',')) {
+    const tok *e = &t[i];
+    int c2;
+    if (teq(s, e, "const")) ps->et.cnst = true;
+    else if (is_qual(s, e)) (void)0;
+    else if (!q2 && ts_word(&ps->et, s, e)) (void)0;
+    else if (!q2 && teq(s, e, "std") && i + 1 < nt && tpun(s, &t[i + 1], "::")) {
+      q2 = true;
+      i++;
+    } else if (!q2 && tpun(s, e, "::")) q2 = true;
+    else if ((c2 = typedef_code(td, s, e, NULL)) >= 0 && !ts_any(&ps->et)) {
+      ps->et.named = c2;
+      q2 = false;
+    } else return unsupported(s, t, nt, guess_name(s, t, nt), why);
+    i++;
   }
-  tspec ts, et;
-  ts_init(&ts);
-  ts_init(&et);
-  bool is_array = false, qualified = false;
-  int ndim = 0, i = 0;
-  /* the type specifiers */
+  if (q2 || i + 3 > nt || t[i + 1].k != T_NUM || !tpun1(s, &t[i + 2], '>'))
+    return unsupported(s, t, nt, guess_name(s, t, nt), why);
+  int64_t v;
+  if (!int_literal(s + t[i + 1].b, t[i + 1].e - t[i + 1].b, &v) || v < 1 || v > LC_MAXDIM) {
+    char text[96];
+    ptext(s, t, i + 3, -1, false, text, sizeof text);
+    return whyf(why, "unsupported type '%s' (the rank of an Array is 1 to %d)", text,
+                LC_MAXDIM);
+  }
+  ps->ndim = (int)v;
+  ps->is_array = true;
+  return i + 3;
+}
+
+/* A word of the type specifiers at t[i]. Returns the index of the next
+** token to read, i itself when t[i] is the parameter's name, or -1 (why). */
+static int specifier_word(const char *s, const tok *t, int nt, int i, bool structs,
+                          const tdtab *td, pstate *ps, lc_param *p, char *why) {
+  const tok *a = &t[i];
+  tspec *ts = &ps->ts;
+  if (teq(s, a, "const")) {
+    ts->cnst = true;
+    return i + 1;
+  }
+  if (is_qual(s, a)) return i + 1;
+  if (teq(s, a, "__attribute__")) return skip_group(s, t, nt, i + 1);
+  if (!ps->qualified && ts_word(ts, s, a)) {
+    if (ts->named != -1 || ps->is_array) return unsupported(s, t, nt, guess_name(s, t, nt), why);
+    return i + 1;
+  }
+  if (teq(s, a, "std") && i + 1 < nt && tpun(s, &t[i + 1], "::") && !ps->qualified) {
+    ps->qualified = true;
+    return i + 2;
+  }
+  bool bare = !ps->qualified && !ts_any(ts) && !ps->is_array;   /* no type word yet */
+  const tdef *known = struct_find(td, s, a);
+  if (known && bare) {
+    memcpy(p->type_name, known->name, sizeof p->type_name);
+    ts->named = LC_PARAM_STRUCT;
+    ps->sd = known;
+    return i + 1;
+  }
+  int vec, code = typedef_code(td, s, a, &vec);
+  if (code >= 0 && !ts_any(ts) && !ps->is_array) {
+    ts->named = code;
+    ts->vec = vec;
+    ps->qualified = false;
+    return i + 1;
+  }
+  if (teq(s, a, "Array") && bare && i + 1 < nt && tpun1(s, &t[i + 1], '<'))
+    return array_type(s, t, nt, i, td, ps, why);
+  if ((structs || struct_find(td, s, &t[i + (i + 1 < nt)])) && bare &&
+      (teq(s, a, "struct") || teq(s, a, "class")) && i + 1 < nt && t[i + 1].k == T_ID &&
+      !is_keyword(s, &t[i + 1]))
+    return i + 1;                                          /* struct Point */
+  if (structs && bare && !is_keyword(s, a)) {
+    /* a type we do not know: a record's struct, if it is pointed to */
+    size_t nl = a->e - a->b;
+    if (nl >= sizeof p->type_name) return unsupported(s, t, nt, guess_name(s, t, nt), why);
+    memcpy(p->type_name, s + a->b, nl);
+    p->type_name[nl] = '\0';
+    ts->named = LC_PARAM_STRUCT;
+    return i + 1;
+  }
+  if (!ts_any(ts) && !ps->is_array)                        /* a type we do not know */
+    return unsupported(s, t, nt, guess_name(s, t, nt), why);
+  return i;                                                /* the name */
+}
+
+/* The type specifiers from t[0]. Returns the index past them, or -1 (why). */
+static int param_specifiers(const char *s, const tok *t, int nt, bool structs,
+                            const tdtab *td, pstate *ps, lc_param *p, char *why) {
+  int i = 0;
   while (i < nt) {
     const tok *a = &t[i];
     if (a->k == T_ID) {
-      if (teq(s, a, "const")) {
-        ts.cnst = true;
-        i++;
-        continue;
-      }
-      if (is_qual(s, a)) {
-        i++;
-        continue;
-      }
-      if (teq(s, a, "__attribute__")) {
-        i = skip_group(s, t, nt, i + 1);
-        continue;
-      }
-      if (!qualified && ts_word(&ts, s, a)) {
-        if (ts.named != -1 || is_array) goto unsupported;
-        i++;
-        continue;
-      }
-      if (teq(s, a, "std") && i + 1 < nt && tpun(s, &t[i + 1], "::") && !qualified) {
-        qualified = true;
-        i += 2;
-        continue;
-      }
-      const tdef *known = struct_find(td, s, a);
-      if (known && !qualified && !ts_any(&ts) && !is_array) {
-        memcpy(p->type_name, known->name, sizeof p->type_name);
-        ts.named = LC_PARAM_STRUCT;
-        sd = known;
-        i++;
-        continue;
-      }
-      int vec, code = typedef_code(td, s, a, &vec);
-      if (code >= 0 && !ts_any(&ts) && !is_array) {
-        ts.named = code;
-        ts.vec = vec;
-        qualified = false;
-        i++;
-        continue;
-      }
-      if (teq(s, a, "Array") && !qualified && !ts_any(&ts) && !is_array && i + 1 < nt &&
-          tpun1(s, &t[i + 1], '<')) {
-        /* Array<T, N>: T one of the scalar types, N an integer literal */
-        bool q2 = false;
-        i += 2;
-        while (i < nt && !tpun1(s, &t[i], ',')) {
-          const tok *e = &t[i];
-          int c2;
-          if (teq(s, e, "const")) et.cnst = true;
-          else if (is_qual(s, e)) (void)0;
-          else if (!q2 && ts_word(&et, s, e)) (void)0;
-          else if (!q2 && teq(s, e, "std") && i + 1 < nt && tpun(s, &t[i + 1], "::")) {
-            q2 = true;
-            i++;
-          } else if (!q2 && tpun(s, e, "::")) q2 = true;
-          else if ((c2 = typedef_code(td, s, e, NULL)) >= 0 && !ts_any(&et)) {
-            et.named = c2;
-            q2 = false;
-          } else goto unsupported;
-          i++;
-        }
-        if (q2 || i + 3 > nt || t[i + 1].k != T_NUM || !tpun1(s, &t[i + 2], '>')) goto unsupported;
-        int64_t v;
-        if (!int_literal(s + t[i + 1].b, t[i + 1].e - t[i + 1].b, &v) || v < 1 || v > LC_MAXDIM) {
-          ptext(s, t, i + 3, -1, false, text, sizeof text);
-          return whyf(why, "unsupported type '%s' (the rank of an Array is 1 to %d)", text,
-                      LC_MAXDIM);
-        }
-        ndim = (int)v;
-        is_array = true;
-        i += 3;
-        continue;
-      }
-      if ((structs || struct_find(td, s, &t[i + (i + 1 < nt)])) && !qualified &&
-          !ts_any(&ts) && !is_array &&
-          (teq(s, a, "struct") || teq(s, a, "class")) && i + 1 < nt && t[i + 1].k == T_ID &&
-          !is_keyword(s, &t[i + 1])) {
-        i++;                                               /* struct Point */
-        continue;
-      }
-      if (structs && !qualified && !ts_any(&ts) && !is_array && !is_keyword(s, a)) {
-        /* a type we do not know: a record's struct, if it is pointed to */
-        size_t nl = a->e - a->b;
-        if (nl >= sizeof p->type_name) goto unsupported;
-        memcpy(p->type_name, s + a->b, nl);
-        p->type_name[nl] = '\0';
-        ts.named = LC_PARAM_STRUCT;
-        i++;
-        continue;
-      }
-      if (!ts_any(&ts) && !is_array) goto unsupported;     /* a type we do not know */
-      break;                                               /* the name */
+      int at = i;
+      if ((i = specifier_word(s, t, nt, i, structs, td, ps, p, why)) < 0) return -1;
+      if (i == at) break;
+      continue;
     }
-    if (tpun(s, a, "::") && !qualified && !ts_any(&ts) && !is_array) {
-      qualified = true;
+    if (tpun(s, a, "::") && !ps->qualified && !ts_any(&ps->ts) && !ps->is_array) {
+      ps->qualified = true;
       i++;
       continue;
     }
@@ -486,24 +503,29 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
     }
     break;
   }
-  if (qualified || (!ts_any(&ts) && !is_array)) goto unsupported;
-  /* the declarator: * and qualifiers, the name, one [] */
-  int stars = 0, brackets = 0, name = -1;
-  bool ref = false;
+  if (ps->qualified || (!ts_any(&ps->ts) && !ps->is_array))
+    return unsupported(s, t, nt, guess_name(s, t, nt), why);
+  return i;
+}
+
+/* The declarator from t[i]: * and qualifiers, the name, one []. Returns 0,
+** or -1 (why). */
+static int param_declarator(const char *s, const tok *t, int nt, int i, pstate *ps,
+                            char *why) {
   for (; i < nt; i++) {
     const tok *a = &t[i];
-    if (tpun1(s, a, '*') && name < 0) {
-      stars++;
-    } else if ((tpun1(s, a, '&') || tpun(s, a, "&&")) && name < 0) {
-      ref = true;
+    if (tpun1(s, a, '*') && ps->name < 0) {
+      ps->stars++;
+    } else if ((tpun1(s, a, '&') || tpun(s, a, "&&")) && ps->name < 0) {
+      ps->ref = true;
     } else if (a->k == T_ID && teq(s, a, "const")) {
-      if (stars == 0 && name < 0) ts.cnst = true;
+      if (ps->stars == 0 && ps->name < 0) ps->ts.cnst = true;
     } else if (is_qual(s, a)) {
       (void)0;
     } else if (teq(s, a, "__attribute__")) {
       i = skip_group(s, t, nt, i + 1) - 1;
-    } else if (a->k == T_ID && name < 0 && !is_keyword(s, a) && brackets == 0) {
-      name = i;
+    } else if (a->k == T_ID && ps->name < 0 && !is_keyword(s, a) && ps->brackets == 0) {
+      ps->name = i;
     } else if (tpun1(s, a, '[') && i + 1 < nt && tpun1(s, &t[i + 1], '[')) {
       i = skip_group(s, t, nt, i) - 1;
     } else if (tpun1(s, a, '[')) {
@@ -515,77 +537,106 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
                  int_literal(s + t[i + 1].b, t[i + 1].e - t[i + 1].b, &v)) {
         i += 2;
       } else {
-        goto unsupported_all;
+        return unsupported(s, t, nt, -1, why);
       }
-      brackets++;
+      ps->brackets++;
     } else {
-      goto unsupported_all;
+      return unsupported(s, t, nt, -1, why);
     }
   }
-  ptext(s, t, nt, name, false, text, sizeof text);
-  if (ref) return whyf(why, "unsupported type '%s' (references are not supported)", text);
-  if (is_array && stars + brackets > 0)
+  return 0;
+}
+
+/* The dtype code of the parameter read (text: its type's spelling), into
+** *code; -1 (why) for a type no launch can pass. A default argument of the
+** wrong kind is kept as text only. */
+static int param_code(const pstate *ps, lc_param *p, const char *text, int *code, char *why) {
+  const tdef *sd = ps->sd;
+  int ptrs = ps->stars + ps->brackets;
+  if (ps->ref) return whyf(why, "unsupported type '%s' (references are not supported)", text);
+  if (ps->is_array && ptrs > 0)
     return whyf(why, "unsupported type '%s' (pointers to Array are not supported)", text);
-  if (stars + brackets > 1)
-    return whyf(why, "unsupported type '%s' (only one level of pointer)", text);
-  int code = is_array ? ts_resolve(&et) : ts_resolve(&ts);
-  if (code == -2 || (is_array && code == -1)) return whyf(why, "unsupported type '%s'", text);
-  if (code == -1 && stars + brackets == 0) return whyf(why, "a parameter cannot be void");
-  if (code == LC_PARAM_STRUCT && stars + brackets == 0 && sd == NULL)
+  if (ptrs > 1) return whyf(why, "unsupported type '%s' (only one level of pointer)", text);
+  int c = ps->is_array ? ts_resolve(&ps->et) : ts_resolve(&ps->ts);
+  if (c == -2 || (ps->is_array && c == -1)) return whyf(why, "unsupported type '%s'", text);
+  if (c == -1 && ptrs == 0) return whyf(why, "a parameter cannot be void");
+  if (c == LC_PARAM_STRUCT && ptrs == 0 && sd == NULL)
     return whyf(why, "unsupported type '%s' (a struct is passed by pointer)", text);
-  if (code == LC_PARAM_STRUCT && stars + brackets == 0 && sd->bad)
+  if (c == LC_PARAM_STRUCT && ptrs == 0 && sd->bad)
     return whyf(why, "unsupported type '%s' (struct %s: %s)", text, sd->name, sd->why);
   if (p->has_default && p->default_known) {
     /* a pointer's is a null pointer constant; a scalar's, a number */
-    bool pointer = !is_array && stars + brackets > 0;
+    bool pointer = !ps->is_array && ptrs > 0;
     bool zero = !p->default_null && !p->default_float && p->default_int == 0;
     if (pointer ? !(p->default_null || zero)
-                : (p->default_null || is_array || ts.vec || code == LC_PARAM_STRUCT))
+                : (p->default_null || ps->is_array || ps->ts.vec || c == LC_PARAM_STRUCT))
       p->default_known = false;
     p->default_null = pointer && p->default_known;
   }
-  if (name >= 0) {
-    size_t nl = t[name].e - t[name].b;
-    if (nl >= sizeof p->name) return whyf(why, "the name is longer than %d bytes", (int)sizeof p->name - 1);
-    memcpy(p->name, s + t[name].b, nl);
-    p->name[nl] = '\0';
-  }
-  memcpy(p->spelling, text, sizeof p->spelling);
-  p->type = code;
-  if (code != LC_PARAM_STRUCT) p->type_name[0] = '\0';
-  if (sd) p->sdef = sd->sdef;
-  if (is_array) {
+  *code = c;
+  return 0;
+}
+
+/* The kind, size and alignment of a parameter of dtype code. */
+static void param_kind(const pstate *ps, int code, lc_param *p) {
+  const tdef *sd = ps->sd;
+  if (ps->is_array) {
     p->kind = LC_PARAM_ARRAY;
-    p->is_const = et.cnst;
-    p->ndim = ndim;
-    p->size = LC_ARRAY_SIZE((int64_t)ndim);
+    p->is_const = ps->et.cnst;
+    p->ndim = ps->ndim;
+    p->size = LC_ARRAY_SIZE((int64_t)ps->ndim);
     p->align = LC_ARRAY_ALIGN;
-  } else if (stars + brackets == 1) {
+  } else if (ps->stars + ps->brackets == 1) {
     p->kind = LC_PARAM_POINTER;
-    p->is_const = ts.cnst;
-    p->vec = ts.vec;
+    p->is_const = ps->ts.cnst;
+    p->vec = ps->ts.vec;
     p->size = p->align = 8;
   } else if (sd) {
     p->kind = LC_PARAM_VALUE;                    /* a struct by value */
     p->size = sd->size;
     p->align = sd->align;
-  } else if (ts.vec) {
+  } else if (ps->ts.vec) {
     p->kind = LC_PARAM_VALUE;
-    p->vec = ts.vec;
-    p->size = type_size(code) * ts.vec;
-    p->align = vector_align(type_size(code), ts.vec);
+    p->vec = ps->ts.vec;
+    p->size = type_size(code) * ps->ts.vec;
+    p->align = vector_align(type_size(code), ps->ts.vec);
   } else {
     p->kind = LC_PARAM_SCALAR;
     p->size = p->align = type_size(code);
   }
-  return 0;
+}
 
-unsupported:
-  ptext(s, t, nt, guess_name(s, t, nt), false, text, sizeof text);
-  return whyf(why, "unsupported type '%s'", text);
-unsupported_all:
-  ptext(s, t, nt, -1, false, text, sizeof text);
-  return whyf(why, "unsupported type '%s'", text);
+/* One parameter from its tokens. Returns 0, or -1 with the reason in why. */
+static int parse_param(const char *s, const tok *t, int nt, bool more, bool structs,
+                       const tdtab *td, lc_param *p, char *why) {
+  char text[96];
+  memset(p, 0, sizeof *p);
+  p->sdef = -1;
+  if (param_default(s, t, &nt, &more, p, why) != 0) return -1;
+  if (more) {
+    ptext(s, t, nt, -1, more, text, sizeof text);
+    return whyf(why, "unsupported type '%s'", text);
+  }
+  pstate ps;
+  memset(&ps, 0, sizeof ps);
+  ts_init(&ps.ts);
+  ts_init(&ps.et);
+  ps.name = -1;
+  int code = -2, i = param_specifiers(s, t, nt, structs, td, &ps, p, why);
+  if (i < 0 || param_declarator(s, t, nt, i, &ps, why) != 0) return -1;
+  ptext(s, t, nt, ps.name, false, text, sizeof text);
+  if (param_code(&ps, p, text, &code, why) != 0) return -1;
+  if (ps.name >= 0) {
+    const tok *nm = &t[ps.name];
+    if (!copy_tok(s, nm, p->name, sizeof p->name))
+      return whyf(why, "the name is longer than %d bytes", (int)sizeof p->name - 1);
+  }
+  memcpy(p->spelling, text, sizeof p->spelling);
+  p->type = code;
+  if (code != LC_PARAM_STRUCT) p->type_name[0] = '\0';
+  if (ps.sd) p->sdef = ps.sd->sdef;
+  param_kind(&ps, code, p);
+  return 0;
 }
 
 /* The parameter list from lexer state y (just past '(' or at the start of
