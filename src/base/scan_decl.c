@@ -82,10 +82,34 @@ static bool bound_value(const scanner *sc, lx y, size_t close, int64_t *v) {
   return const_expr(sc->s, t, n, &sc->defs, v) && *v > 0;
 }
 
-static int record_shared(scanner *sc, const char *type, int nty, const tok *ty, size_t begin,
-                         size_t end, lx dl, size_t dbegin, size_t dend, const tok *name,
-                         bool dims_seen, lx dimstart, bool ext, bool in_func, int kernel,
-                         int64_t align) {
+/* The specifiers of a variable declaration, read by var_specifiers. */
+typedef struct vhead {
+  size_t begin;           /* the offset of the declaration's first token */
+  tok ty[MAXTYTOK];       /* the type's tokens */
+  int nty;
+  tspec ts;
+  bool ext, stat, constant, managed;
+  bool named, other;      /* a type name seen; a type we cannot code */
+  int64_t align;          /* __align__(N), alignas(N): N; -1: not a literal */
+} vhead;
+
+/* One declarator of it, read by var_declarator. */
+typedef struct vdecl {
+  lx dl, dimstart;        /* the lexer before the declarator, and before its first '[' */
+  size_t dbegin, dend;    /* its text */
+  tok name;
+  bool has_name, complex, ptr, dims_known, dims_seen;
+  int ndim;
+  int64_t dims[3];
+} vdecl;
+
+/* What a declaration's reader does after a token of its specifiers: skip
+** the declaration (one it does not understand), read on, or read the
+** declarators from this token; or -1, an error. */
+enum { VS_SKIP, VS_NEXT, VS_DECLARATOR };
+
+static int record_shared(scanner *sc, const vhead *h, const char *type, size_t end,
+                         const vdecl *v, bool in_func, int kernel) {
   const char *s = sc->s;
   lc_scan_result *r = sc->r;
   if (r->nshared == INT_MAX) return scan_fail(sc, "too many __shared__ declarations");
@@ -97,36 +121,271 @@ static int record_shared(scanner *sc, const char *type, int nty, const tok *ty, 
       return scan_fail(sc, "more than %d __shared__ declarations", r->max_shared);
     e = &r->shared[r->nshared];
   }
-  {
-    memset(e, 0, sizeof *e);
-    e->begin = begin;
-    e->end = end + 1;
-    e->decl_begin = dbegin;
-    e->decl_end = dend;
-    e->line = name->line;
-    e->is_extern = ext;
-    e->in_function = in_func;
-    e->kernel = kernel;
-    e->align = align;
-    if (!copy_tok(s, name, e->name, sizeof e->name))
-      return scan_fail(sc, "line %d: a name longer than %d bytes", name->line, (int)sizeof e->name - 1);
-    memcpy(e->type, type, sizeof e->type);
-    sbuf b;
-    bool trunc;
-    sb_init(&b, e->dims, sizeof e->dims, s);
-    if (dims_seen) range_text(dimstart, dend, &b);
-    trunc = b.trunc;
-    sb_init(&b, e->declarator, sizeof e->declarator, s);
-    range_text(dl, dend, &b);
-    trunc = trunc || b.trunc;
-    sb_init(&b, e->text, sizeof e->text, s);
-    for (int i = 0; i < nty; i++) sb_tok(&b, &ty[i]);
-    range_text(dl, dend, &b);
-    if (trunc || b.trunc)
-      return scan_fail(sc, "line %d: __shared__ declaration of '%s' too long", name->line, e->name);
-  }
+  memset(e, 0, sizeof *e);
+  e->begin = h->begin;
+  e->end = end + 1;
+  e->decl_begin = v->dbegin;
+  e->decl_end = v->dend;
+  e->line = v->name.line;
+  e->is_extern = h->ext;
+  e->in_function = in_func;
+  e->kernel = kernel;
+  e->align = h->align;
+  if (!copy_tok(s, &v->name, e->name, sizeof e->name))
+    return scan_fail(sc, "line %d: a name longer than %d bytes", v->name.line,
+                     (int)sizeof e->name - 1);
+  memcpy(e->type, type, sizeof e->type);
+  sbuf b;
+  bool trunc;
+  sb_init(&b, e->dims, sizeof e->dims, s);
+  if (v->dims_seen) range_text(v->dimstart, v->dend, &b);
+  trunc = b.trunc;
+  sb_init(&b, e->declarator, sizeof e->declarator, s);
+  range_text(v->dl, v->dend, &b);
+  trunc = trunc || b.trunc;
+  sb_init(&b, e->text, sizeof e->text, s);
+  for (int i = 0; i < h->nty; i++) sb_tok(&b, &h->ty[i]);
+  range_text(v->dl, v->dend, &b);
+  if (trunc || b.trunc)
+    return scan_fail(sc, "line %d: __shared__ declaration of '%s' too long", v->name.line,
+                     e->name);
   r->nshared++;
   return 0;
+}
+
+static int record_global(scanner *sc, const vhead *h, const char *type, int code, size_t end,
+                         const vdecl *v, bool in_ns) {
+  lc_scan_result *r = sc->r;
+  if (r->nglobals == INT_MAX) return scan_fail(sc, "too many global variables");
+  lc_global_decl scratch, *g = &scratch;
+  if (r->globals) {
+    if (r->nglobals >= r->max_globals)
+      return scan_fail(sc, "more than %d __constant__ / __device__ variables", r->max_globals);
+    g = &r->globals[r->nglobals];
+  }
+  memset(g, 0, sizeof *g);
+  if (!copy_tok(sc->s, &v->name, g->name, sizeof g->name))
+    return scan_fail(sc, "line %d: a name longer than %d bytes", v->name.line,
+                     (int)sizeof g->name - 1);
+  sbuf b;
+  sb_init(&b, g->type_text, sizeof g->type_text, sc->s);
+  sb_raw(&b, type, strlen(type));
+  if (v->ptr) sb_raw(&b, " *", 2);
+  if (b.trunc)
+    return scan_fail(sc, "line %d: declaration type longer than %d bytes", v->name.line,
+                     (int)sizeof g->type_text - 1);
+  g->type = (v->ptr || code < 0) ? -1 : code;
+  g->ndim = (!v->dims_known || v->ndim > 3) ? -1 : v->ndim;
+  for (int i = 0; i < v->ndim && i < 3 && g->ndim > 0; i++) g->dims[i] = v->dims[i];
+  g->is_constant = h->constant;
+  g->is_managed = h->managed;
+  g->is_extern = h->ext;
+  g->is_static = h->stat;
+  g->in_namespace = in_ns;
+  g->line = v->name.line;
+  g->begin = h->begin;
+  g->end = end + 1;
+  r->nglobals++;
+  return 0;
+}
+
+/* __align__(16), alignas(16), __attribute__((...)) at t; y just past it. */
+static int var_attribute(const char *s, lx *y, lx *yb, const tok *t, size_t end, vhead *h) {
+  bool al = teq(s, t, "__align__") || teq(s, t, "alignas") || teq(s, t, "_Alignas");
+  lx save = *y;
+  tok g, inner;
+  int ng = 0;
+  adv(y, yb, &g);
+  if (!tpun1(s, &g, '(')) {
+    *y = save;
+    return VS_NEXT;
+  }
+  if (!skip_bal(s, y, yb, &g, end, &inner, &ng)) return VS_SKIP;
+  if (al) {
+    int64_t v;
+    h->align = (ng == 1 && inner.k == T_NUM && int_literal(s + inner.b, inner.e - inner.b, &v))
+               ? v : -1;
+  }
+  return VS_NEXT;
+}
+
+/* A type word among a variable declaration's specifiers, or the
+** declarator's name. */
+static int var_type_word(scanner *sc, const tok *t, vhead *h) {
+  const char *s = sc->s;
+  tspec *ts = &h->ts;
+  bool typeword = false;
+  if (teq(s, t, "const")) {
+    ts->cnst = true;
+    typeword = true;
+  } else if (teq(s, t, "volatile")) {
+    typeword = true;
+  } else if (!h->named && ts_word(ts, s, t)) {
+    typeword = true;
+  } else if (!h->named && !ts_any(ts)) {
+    /* a type name: MyStruct, std::uint32_t, Foo<int, 3>, struct S */
+    int code = typedef_code(&sc->td, s, t, NULL);
+    h->named = true;
+    typeword = true;
+    if (code >= 0) ts->named = code;
+    else h->other = true;
+    if (teq(s, t, "struct") || teq(s, t, "class") || teq(s, t, "union") ||
+        teq(s, t, "enum") || teq(s, t, "std"))
+      h->named = false;                                 /* the name follows */
+  }
+  if (!typeword) return VS_DECLARATOR;                  /* the declarator's name */
+  if (h->nty == MAXTYTOK) return scan_fail(sc, "line %d: declaration type too long", t->line);
+  h->ty[h->nty++] = *t;
+  return VS_NEXT;
+}
+
+/* A word among a variable declaration's specifiers (y just past it). */
+static int var_word(scanner *sc, lx *y, lx *yb, const tok *t, size_t end, vhead *h) {
+  static const char *const skip[] = {
+    "__shared__", "__device__", "__host__", "inline", "__inline__", "__forceinline__",
+    "constexpr", "thread_local", "register", "mutable", "__restrict__", "__restrict",
+    "restrict", "typename", NULL,
+  };
+  const char *s = sc->s;
+  if (teq(s, t, "extern")) h->ext = true;
+  else if (teq(s, t, "static")) h->stat = true;
+  else if (teq(s, t, "__constant__")) h->constant = true;
+  else if (teq(s, t, "__managed__")) h->managed = true;
+  else if (any_of(s, t, skip)) (void)0;
+  else if (is_attr_word(s, t)) return var_attribute(s, y, yb, t, end, h);
+  else return var_type_word(sc, t, h);
+  return VS_NEXT;
+}
+
+/* Template arguments from the '<' at t: they belong to the type. */
+static int var_template_args(scanner *sc, lx *y, lx *yb, tok *t, size_t end, vhead *h) {
+  int depth = 0;
+  h->other = true;
+  for (;;) {
+    if (h->nty == MAXTYTOK) return scan_fail(sc, "line %d: declaration type too long", t->line);
+    h->ty[h->nty++] = *t;
+    if (tpun1(sc->s, t, '<')) depth++;
+    else if (tpun1(sc->s, t, '>') && --depth == 0) return VS_NEXT;
+    adv(y, yb, t);
+    if (t->k == T_EOF || t->b >= end) return VS_SKIP;
+  }
+}
+
+/* The specifiers, from lexer state y to the declarators: then t is the
+** first token of the first one, yb the lexer before it. */
+static int var_specifiers(scanner *sc, lx *y, lx *yb, tok *t, size_t end, vhead *h) {
+  const char *s = sc->s;
+  bool first = true;
+  for (;;) {
+    int rc = VS_NEXT;
+    adv(y, yb, t);
+    if (t->k == T_EOF || t->b >= end) return VS_SKIP;
+    if (first) h->begin = t->b;
+    first = false;
+    if (t->k == T_STR) continue;                        /* extern "C" */
+    if (t->k == T_ID) {
+      rc = var_word(sc, y, yb, t, end, h);
+    } else if (tpun(s, t, "::")) {
+      if (h->nty == MAXTYTOK) return scan_fail(sc, "line %d: declaration type too long", t->line);
+      /* std::uint32_t and ::uint32_t are known; a::b is not */
+      h->other = h->other || h->ts.named != -1 || ts_any(&h->ts);
+      if (h->nty >= 1 && teq(s, &h->ty[h->nty - 1], "std") &&
+          (h->nty == 1 || !tpun(s, &h->ty[h->nty - 2], "::")))
+        h->other = false;
+      h->ty[h->nty++] = *t;
+      h->named = false;
+      h->ts.named = -1;
+    } else if (tpun1(s, t, '<') && h->named) {
+      rc = var_template_args(sc, y, yb, t, end, h);
+    } else if (tpun1(s, t, '[')) {
+      /* [[attribute]] */
+      if (!skip_bal(s, y, yb, t, end, NULL, NULL)) rc = VS_SKIP;
+    } else if (tpun1(s, t, '*') || tpun1(s, t, '&') || tpun(s, t, "&&") || tpun1(s, t, '(')) {
+      rc = VS_DECLARATOR;
+    } else {
+      rc = VS_SKIP;                                     /* struct S { ... } x; and the like */
+    }
+    if (rc != VS_NEXT) return rc;
+  }
+}
+
+/* One declarator from t (yb the lexer before it), up to its ',', '=' or
+** brace initializer; false if the declaration ends inside a group. */
+static bool var_declarator(scanner *sc, lx *y, lx *yb, tok *t, size_t end, vdecl *v) {
+  const char *s = sc->s;
+  int depth = 0;
+  memset(v, 0, sizeof *v);
+  v->dl = v->dimstart = *yb;
+  v->dbegin = v->dend = t->b;
+  v->name = *t;
+  v->dims_known = true;
+  while (t->k != T_EOF && t->b < end) {
+    if (depth == 0) {
+      if (tpun1(s, t, ',') || tpun1(s, t, '=')) break;
+      if (tpun1(s, t, '{') && v->has_name) {
+        /* int x{5}: a brace initializer ends the declarator */
+        if (!skip_bal(s, y, yb, t, end, NULL, NULL)) return false;
+        adv(y, yb, t);
+        break;
+      }
+      if (tpun1(s, t, '*') || tpun1(s, t, '&') || tpun(s, t, "&&")) {
+        if (v->has_name) v->complex = true;
+        v->ptr = true;
+      } else if (is_qual(s, t)) {
+        (void)0;
+      } else if (is_attr_word(s, t)) {
+        lx save = *y, saveb = *yb;
+        tok g = *t;
+        adv(y, yb, t);
+        if (tpun1(s, t, '(')) {
+          if (!skip_bal(s, y, yb, t, end, NULL, NULL)) return false;
+        } else {
+          *y = save;
+          *yb = saveb;
+          *t = g;
+        }
+      } else if (t->k == T_ID && !v->has_name && !is_keyword(s, t)) {
+        v->name = *t;
+        v->has_name = true;
+      } else if (tpun1(s, t, '[') && v->has_name) {
+        /* one bound; a constant expression is a known dimension */
+        lx open = *y;
+        int64_t n;
+        if (!v->dims_seen) v->dimstart = *yb;
+        v->dims_seen = true;
+        if (!skip_bal(s, y, yb, t, end, NULL, NULL)) return false;
+        if (bound_value(sc, open, t->b, &n)) {
+          if (v->ndim < 3) v->dims[v->ndim] = n;
+        } else {
+          v->dims_known = false;
+        }
+        v->ndim++;
+        v->dend = t->e;
+        adv(y, yb, t);
+        continue;
+      } else {
+        v->complex = true;                /* (*fp)(int), f(int), x(5) */
+      }
+    }
+    if (opener(s, t)) depth++;
+    else if (closer(s, t) && depth > 0) depth--;
+    v->dend = t->e;
+    adv(y, yb, t);
+  }
+  return true;
+}
+
+/* At a declarator's '=': past its initializer, to the next ',' outside
+** brackets (or the declaration's end). */
+static void skip_initializer(const char *s, lx *y, lx *yb, tok *t, size_t end) {
+  int depth = 0;
+  for (;;) {
+    adv(y, yb, t);
+    if (t->k == T_EOF || t->b >= end) return;
+    if (depth == 0 && tpun1(s, t, ',')) return;
+    if (opener(s, t)) depth++;
+    else if (closer(s, t) && depth > 0) depth--;
+  }
 }
 
 /* A declaration [start, end) where end is the offset of its ';': every
@@ -135,240 +394,31 @@ static int record_shared(scanner *sc, const char *type, int nty, const tok *ty, 
 static int parse_var(scanner *sc, lx y, size_t end, int what, bool in_func, int kernel,
                      bool in_ns) {
   const char *s = sc->s;
-  size_t begin = 0;
-  tok ty[MAXTYTOK], t;
+  tok t;
   lx yb;
-  int nty = 0;
-  tspec ts;
-  ts_init(&ts);
-  bool ext = false, stat = false, constant = false, managed = false, first = true;
-  bool named = false, other = false;    /* a type name seen; a type we cannot code */
-  int64_t align = 0;
-  /* the specifiers */
-  for (;;) {
-    adv(&y, &yb, &t);
-    if (t.k == T_EOF || t.b >= end) return 0;
-    if (first) begin = t.b;
-    first = false;
-    if (t.k == T_STR) continue;                        /* extern "C" */
-    if (t.k == T_ID) {
-      static const char *const skip[] = {
-        "__shared__", "__device__", "__host__", "inline", "__inline__", "__forceinline__",
-        "constexpr", "thread_local", "register", "mutable", "__restrict__", "__restrict",
-        "restrict", "typename", NULL,
-      };
-      if (teq(s, &t, "extern")) {
-        ext = true;
-        continue;
-      }
-      if (teq(s, &t, "static")) {
-        stat = true;
-        continue;
-      }
-      if (teq(s, &t, "__constant__")) {
-        constant = true;
-        continue;
-      }
-      if (teq(s, &t, "__managed__")) {
-        managed = true;
-        continue;
-      }
-      if (any_of(s, &t, skip)) continue;
-      if (is_attr_word(s, &t)) {
-        /* __align__(16), alignas(16), __attribute__((...)) */
-        bool al = teq(s, &t, "__align__") || teq(s, &t, "alignas") || teq(s, &t, "_Alignas");
-        lx save = y;
-        tok g, inner;
-        int ng = 0;
-        adv(&y, &yb, &g);
-        if (!tpun1(s, &g, '(')) {
-          y = save;
-          continue;
-        }
-        if (!skip_bal(s, &y, &yb, &g, end, &inner, &ng)) return 0;
-        if (al) {
-          int64_t v;
-          align = (ng == 1 && inner.k == T_NUM && int_literal(s + inner.b, inner.e - inner.b, &v))
-                  ? v : -1;
-        }
-        continue;
-      }
-      bool typeword = false;
-      if (teq(s, &t, "const")) {
-        ts.cnst = true;
-        typeword = true;
-      } else if (teq(s, &t, "volatile")) {
-        typeword = true;
-      } else if (!named && ts_word(&ts, s, &t)) {
-        typeword = true;
-      } else if (!named && !ts_any(&ts)) {
-        /* a type name: MyStruct, std::uint32_t, Foo<int, 3>, struct S */
-        int code = typedef_code(&sc->td, s, &t, NULL);
-        named = true;
-        typeword = true;
-        if (code >= 0) ts.named = code;
-        else other = true;
-        if (teq(s, &t, "struct") || teq(s, &t, "class") || teq(s, &t, "union") ||
-            teq(s, &t, "enum") || teq(s, &t, "std"))
-          named = false;                                /* the name follows */
-      }
-      if (!typeword) break;                             /* the declarator's name */
-      if (nty == MAXTYTOK) return scan_fail(sc, "line %d: declaration type too long", t.line);
-      ty[nty++] = t;
-      continue;
-    }
-    if (tpun(s, &t, "::")) {
-      if (nty == MAXTYTOK) return scan_fail(sc, "line %d: declaration type too long", t.line);
-      /* std::uint32_t and ::uint32_t are known; a::b is not */
-      other = other || ts.named != -1 || ts_any(&ts);
-      if (nty >= 1 && teq(s, &ty[nty - 1], "std") && (nty == 1 || !tpun(s, &ty[nty - 2], "::")))
-        other = false;
-      ty[nty++] = t;
-      named = false;
-      ts.named = -1;
-      continue;
-    }
-    if (tpun1(s, &t, '<') && named) {
-      /* template arguments belong to the type */
-      int depth = 0;
-      other = true;
-      for (;;) {
-        if (nty == MAXTYTOK) return scan_fail(sc, "line %d: declaration type too long", t.line);
-        ty[nty++] = t;
-        if (tpun1(s, &t, '<')) depth++;
-        else if (tpun1(s, &t, '>') && --depth == 0) break;
-        adv(&y, &yb, &t);
-        if (t.k == T_EOF || t.b >= end) return 0;
-      }
-      continue;
-    }
-    if (tpun1(s, &t, '[')) {
-      /* [[attribute]] */
-      if (!skip_bal(s, &y, &yb, &t, end, NULL, NULL)) return 0;
-      continue;
-    }
-    if (tpun1(s, &t, '*') || tpun1(s, &t, '&') || tpun(s, &t, "&&") || tpun1(s, &t, '(')) break;
-    return 0;                                           /* struct S { ... } x; and the like */
-  }
-  if (nty == 0 || (!named && !ts_any(&ts))) return 0;
-  int code = other ? -2 : ts_resolve(&ts);
+  vhead h;
+  memset(&h, 0, sizeof h);
+  ts_init(&h.ts);
+  int rc = var_specifiers(sc, &y, &yb, &t, end, &h);
+  if (rc != VS_DECLARATOR) return rc == VS_SKIP ? 0 : -1;
+  if (h.nty == 0 || (!h.named && !ts_any(&h.ts))) return 0;
+  int code = h.other ? -2 : ts_resolve(&h.ts);
   char type[128];
   sbuf tb;
   sb_init(&tb, type, sizeof type, s);
-  for (int i = 0; i < nty; i++) sb_tok(&tb, &ty[i]);
+  for (int i = 0; i < h.nty; i++) sb_tok(&tb, &h.ty[i]);
   if (tb.trunc)
-    return scan_fail(sc, "line %d: declaration type longer than %d bytes", ty[0].line, (int)sizeof type - 1);
+    return scan_fail(sc, "line %d: declaration type longer than %d bytes", h.ty[0].line,
+                     (int)sizeof type - 1);
   /* the declarators; t is the first token of the first one, yb the lexer before it */
   for (;;) {
-    lx dl = yb, dimstart = yb;
-    size_t dbegin = t.b, dend = t.b;
-    tok name = t;
-    bool has_name = false, complex = false, ptr = false, dims_known = true, dims_seen = false;
-    int ndim = 0, depth = 0;
-    int64_t dims[3] = { 0, 0, 0 };
-    while (t.k != T_EOF && t.b < end) {
-      if (depth == 0) {
-        if (tpun1(s, &t, ',') || tpun1(s, &t, '=')) break;
-        if (tpun1(s, &t, '{') && has_name) {
-          /* int x{5}: a brace initializer ends the declarator */
-          if (!skip_bal(s, &y, &yb, &t, end, NULL, NULL)) return 0;
-          adv(&y, &yb, &t);
-          break;
-        }
-        if (tpun1(s, &t, '*') || tpun1(s, &t, '&') || tpun(s, &t, "&&")) {
-          if (has_name) complex = true;
-          ptr = true;
-        } else if (is_qual(s, &t)) {
-          (void)0;
-        } else if (is_attr_word(s, &t)) {
-          lx save = y, saveb = yb;
-          tok g = t;
-          adv(&y, &yb, &t);
-          if (tpun1(s, &t, '(')) {
-            if (!skip_bal(s, &y, &yb, &t, end, NULL, NULL)) return 0;
-          } else {
-            y = save;
-            yb = saveb;
-            t = g;
-          }
-        } else if (t.k == T_ID && !has_name && !is_keyword(s, &t)) {
-          name = t;
-          has_name = true;
-        } else if (tpun1(s, &t, '[') && has_name) {
-          /* one bound; a constant expression is a known dimension */
-          lx open = y;
-          int64_t v;
-          if (!dims_seen) dimstart = yb;
-          dims_seen = true;
-          if (!skip_bal(s, &y, &yb, &t, end, NULL, NULL)) return 0;
-          if (bound_value(sc, open, t.b, &v)) {
-            if (ndim < 3) dims[ndim] = v;
-          } else {
-            dims_known = false;
-          }
-          ndim++;
-          dend = t.e;
-          adv(&y, &yb, &t);
-          continue;
-        } else {
-          complex = true;                 /* (*fp)(int), f(int), x(5) */
-        }
-      }
-      if (opener(s, &t)) depth++;
-      else if (closer(s, &t) && depth > 0) depth--;
-      dend = t.e;
-      adv(&y, &yb, &t);
-    }
-    if (t.k != T_EOF && t.b < end && tpun1(s, &t, '=')) {
-      /* the initializer, to the next ',' outside brackets */
-      depth = 0;
-      for (;;) {
-        adv(&y, &yb, &t);
-        if (t.k == T_EOF || t.b >= end) break;
-        if (depth == 0 && tpun1(s, &t, ',')) break;
-        if (opener(s, &t)) depth++;
-        else if (closer(s, &t) && depth > 0) depth--;
-      }
-    }
-    if (has_name && !complex) {
-      if (what == V_SHARED) {
-        if (record_shared(sc, type, nty, ty, begin, end, dl, dbegin, dend, &name, dims_seen,
-                          dimstart, ext, in_func, kernel, align) != 0)
-          return -1;
-      } else {
-        lc_scan_result *r = sc->r;
-        if (r->nglobals == INT_MAX) return scan_fail(sc, "too many global variables");
-        lc_global_decl scratch, *g = &scratch;
-        if (r->globals) {
-          if (r->nglobals >= r->max_globals)
-            return scan_fail(sc, "more than %d __constant__ / __device__ variables", r->max_globals);
-          g = &r->globals[r->nglobals];
-        }
-        {
-          memset(g, 0, sizeof *g);
-          if (!copy_tok(s, &name, g->name, sizeof g->name))
-            return scan_fail(sc, "line %d: a name longer than %d bytes", name.line, (int)sizeof g->name - 1);
-          sbuf b;
-          sb_init(&b, g->type_text, sizeof g->type_text, s);
-          sb_raw(&b, type, strlen(type));
-          if (ptr) sb_raw(&b, " *", 2);
-          if (b.trunc)
-            return scan_fail(sc, "line %d: declaration type longer than %d bytes", name.line,
-                        (int)sizeof g->type_text - 1);
-          g->type = (ptr || code < 0) ? -1 : code;
-          g->ndim = (!dims_known || ndim > 3) ? -1 : ndim;
-          for (int i = 0; i < ndim && i < 3 && g->ndim > 0; i++) g->dims[i] = dims[i];
-          g->is_constant = constant;
-          g->is_managed = managed;
-          g->is_extern = ext;
-          g->is_static = stat;
-          g->in_namespace = in_ns;
-          g->line = name.line;
-          g->begin = begin;
-          g->end = end + 1;
-        }
-        r->nglobals++;
-      }
+    vdecl v;
+    if (!var_declarator(sc, &y, &yb, &t, end, &v)) return 0;
+    if (t.k != T_EOF && t.b < end && tpun1(s, &t, '=')) skip_initializer(s, &y, &yb, &t, end);
+    if (v.has_name && !v.complex) {
+      rc = what == V_SHARED ? record_shared(sc, &h, type, end, &v, in_func, kernel)
+                            : record_global(sc, &h, type, code, end, &v, in_ns);
+      if (rc != 0) return -1;
     }
     if (t.k == T_EOF || t.b >= end || !tpun1(s, &t, ',')) return 0;
     adv(&y, &yb, &t);
@@ -455,6 +505,12 @@ static void typedef_decl(scanner *sc, lx y, size_t end) {
 }
 
 /* ---- struct definitions ----------------------------------------------------- */
+
+/* Why an alignment attribute leaves a layout unread; -1. */
+static int bad_align(char *why) {
+  return whyf(why, "an alignment attribute that is not a power-of-2 literal, or packed, is "
+              "not supported");
+}
 
 /* An alignment attribute at t[i] (__align__(N), alignas(N), _Alignas(N),
 ** __attribute__((aligned(N))), [[...]]): *al becomes the larger of itself
@@ -592,8 +648,7 @@ static int struct_member(scanner *sc, const tok *m, int nm, lc_struct_def *def, 
         return whyf(why, "unsupported member '%s'", text);
       }
     }
-    if (bad) return whyf(why, "an alignment attribute that is not a power-of-2 literal, or "
-                         "packed, is not supported");
+    if (bad) return bad_align(why);
     if (!name) return whyf(why, "a member of type '%s' without a name", text);
     if (def->nmembers == LC_STRUCT_MAXMEMBERS)
       return whyf(why, "more than %d members", LC_STRUCT_MAXMEMBERS);
@@ -632,55 +687,90 @@ static void struct_name(scanner *sc, const tok *t, int idx, const lc_struct_def 
   memcpy(e->why, def->error, sizeof e->why);
 }
 
-/* A declaration with a class body ended with the ';' at semi: `struct S
-** {...};`, `typedef struct {...} S;`, `struct __align__(16) S {...} s;`.
-** Its layout is read, and the struct recorded under its names. */
-static int struct_decl(scanner *sc, size_t semi) {
+/* What a struct definition's head and tail say: its tag and typedef
+** name (T_EOF: none), and the largest of its alignment attributes. */
+typedef struct shead {
+  tok tag, tname;
+  bool is_typedef, is_class;
+  int64_t align;
+} shead;
+
+/* The head, up to the class body: typedef, struct, attributes, the tag, a base. */
+static void struct_head(scanner *sc, shead *h, char *why) {
   const decl *d = &sc->d;
   const char *s = sc->s;
-  lc_struct_def def;
-  memset(&def, 0, sizeof def);
-  def.line = d->sline;
-  def.align = 1;
-  char why[WHYLEN];
-  why[0] = '\0';
-  tok h[MAXPTOK], tag = {T_EOF, 0, 0, 0}, tname = {T_EOF, 0, 0, 0};
-  int nh = 0;
-  bool typedef_ = false, bad = false;
-  int64_t sal = 0;
-  /* the head: typedef, struct, attributes, the tag, a base */
+  tok t[MAXPTOK];
+  int nt = 0;
+  bool bad = false;
   lx y = d->start;
   for (;;) {
     tok a;
     lx_next(&y, &a);
     if (a.k == T_EOF || a.b >= d->sopen) break;
-    if (nh < MAXPTOK) h[nh++] = a;
+    if (nt < MAXPTOK) t[nt++] = a;
   }
-  bool is_class = false;
-  for (int i = 0; i < nh; i++) {
-    if (teq(s, &h[i], "typedef")) typedef_ = true;
-    else if (teq(s, &h[i], "class")) is_class = true;
-    else if (is_align_word(s, &h[i]) ||
-             (tpun1(s, &h[i], '[') && i + 1 < nh && tpun1(s, &h[i + 1], '[')))
-      i = align_attr(s, h, nh, i, &sal, &bad) - 1;
-    else if (tpun1(s, &h[i], ':') && !why[0]) whyf(why, "base classes are not supported");
-    else if (h[i].k == T_ID && !is_keyword(s, &h[i]) && !teq(s, &h[i], "final") &&
-             !is_attr_word(s, &h[i]) && tag.k == T_EOF)
-      tag = h[i];
+  for (int i = 0; i < nt; i++) {
+    if (teq(s, &t[i], "typedef")) h->is_typedef = true;
+    else if (teq(s, &t[i], "class")) h->is_class = true;
+    else if (is_align_word(s, &t[i]) ||
+             (tpun1(s, &t[i], '[') && i + 1 < nt && tpun1(s, &t[i + 1], '[')))
+      i = align_attr(s, t, nt, i, &h->align, &bad) - 1;
+    else if (tpun1(s, &t[i], ':') && !why[0]) whyf(why, "base classes are not supported");
+    else if (t[i].k == T_ID && !is_keyword(s, &t[i]) && !teq(s, &t[i], "final") &&
+             !is_attr_word(s, &t[i]) && h->tag.k == T_EOF)
+      h->tag = t[i];
   }
   if (d->agg == 2 && !why[0]) whyf(why, "unions are not supported");
-  if (bad && !why[0]) whyf(why, "an alignment attribute that is not a power-of-2 literal, or "
-                           "packed, is not supported");
-  /* the members */
+  if (bad && !why[0]) bad_align(why);
+}
+
+/* A member declaration m[0 .. nm) ended with ';' (func: a member
+** function's): a data member is laid out, other members are passed over. */
+static void member_end(scanner *sc, const tok *m, int nm, bool more, bool func, bool in_public,
+                       lc_struct_def *def, int64_t *off, char *why) {
+  const char *s = sc->s;
+  if (nm > 0 && (teq(s, &m[0], "virtual") || (nm > 1 && teq(s, &m[1], "virtual")))) {
+    whyf(why, "virtual functions are not supported");
+  } else if (nm > 0 && !func && !teq(s, &m[0], "static") && !teq(s, &m[0], "using") &&
+             !teq(s, &m[0], "typedef") && !teq(s, &m[0], "friend") &&
+             !teq(s, &m[0], "static_assert") && !teq(s, &m[0], "template")) {
+    if (more) {
+      ptext(s, m, nm, -1, true, def->error, 64);
+      whyf(why, "a member declaration too long to read ('%s')", def->error);
+    } else if (teq(s, &m[0], "enum")) {
+      whyf(why, "enum members are not supported");
+    } else {
+      struct_member(sc, m, nm, def, off, why);
+      if (!in_public) def->opaque = true;
+    }
+  }
+}
+
+/* Whether the '(' after m[0 .. nm) opens a member function's parameters
+** (name(, operator+() rather than a member the compiler lays out (int
+** (*f)(int)). */
+static bool member_function(scanner *sc, const tok *m, int nm) {
+  const char *s = sc->s;
+  const tok *b = nm > 0 ? &m[nm - 1] : NULL;
+  return b && !is_attr_word(s, b) &&
+         ((b->k == T_ID && !is_keyword(s, b) && !struct_find(&sc->td, s, b) &&
+           typedef_code(&sc->td, s, b, NULL) < 0) || teq(s, b, "operator") ||
+          (b->k == T_PUN && nm > 1 && teq(s, &m[nm - 2], "operator")));
+}
+
+/* The class body from lexer state *y to its '}': the members laid out in
+** def, *off past the last; *y past the '}'. */
+static void struct_members(scanner *sc, lx *y, bool is_class, lc_struct_def *def, int64_t *off,
+                           char *why) {
+  const decl *d = &sc->d;
+  const char *s = sc->s;
   tok m[MAXPTOK];
   int nm = 0, depth = 0, skip = 0;
   bool more = false, func = false, colon = false;
   bool in_public = !is_class;                 /* a class's members start private */
-  int64_t off = 0;
-  y = d->sblx;
   for (;;) {
     tok a;
-    lx_next(&y, &a);
+    lx_next(y, &a);
     if (a.k == T_EOF || a.b >= d->sclose) break;
     if (why[0]) continue;
     if (skip > 0) {                           /* a member function's body */
@@ -706,33 +796,13 @@ static int struct_decl(scanner *sc, size_t semi) {
       continue;
     }
     if (depth == 0 && tpun1(s, &a, ';')) {
-      if (nm > 0 && (teq(s, &m[0], "virtual") || (nm > 1 && teq(s, &m[1], "virtual"))))
-        whyf(why, "virtual functions are not supported");
-      else if (nm > 0 && !func && !teq(s, &m[0], "static") && !teq(s, &m[0], "using") &&
-               !teq(s, &m[0], "typedef") && !teq(s, &m[0], "friend") &&
-               !teq(s, &m[0], "static_assert") && !teq(s, &m[0], "template")) {
-        if (more) {
-          ptext(s, m, nm, -1, true, def.error, 64);
-          whyf(why, "a member declaration too long to read ('%s')", def.error);
-        } else if (teq(s, &m[0], "enum")) {
-          whyf(why, "enum members are not supported");
-        } else {
-          struct_member(sc, m, nm, &def, &off, why);
-          if (!in_public) def.opaque = true;
-        }
-      }
+      member_end(sc, m, nm, more, func, in_public, def, off, why);
       nm = 0;
       more = func = colon = false;
       continue;
     }
     if (tpun1(s, &a, '(') || tpun1(s, &a, '[') || tpun1(s, &a, '{')) {
-      /* name( is a member function; int (*f)(int), a member the compiler lays out */
-      const tok *b = nm > 0 ? &m[nm - 1] : NULL;
-      if (depth == 0 && tpun1(s, &a, '(') && b && !is_attr_word(s, b) &&
-          ((b->k == T_ID && !is_keyword(s, b) && !struct_find(&sc->td, s, b) &&
-            typedef_code(&sc->td, s, b, NULL) < 0) || teq(s, b, "operator") ||
-           (b->k == T_PUN && nm > 1 && teq(s, &m[nm - 2], "operator"))))
-        func = true;
+      if (depth == 0 && tpun1(s, &a, '(') && member_function(sc, m, nm)) func = true;
       depth++;
     } else if ((tpun1(s, &a, ')') || tpun1(s, &a, ']') || tpun1(s, &a, '}')) && depth > 0) {
       depth--;
@@ -743,60 +813,93 @@ static int struct_decl(scanner *sc, size_t semi) {
     if (nm < MAXPTOK) m[nm++] = a;
     else more = true;
   }
-  /* the tail: the typedef's name, attributes */
-  {
-    tok tl[MAXPTOK];
-    int nt = 0;
-    for (;;) {
-      tok a;
-      lx_next(&y, &a);
-      if (a.k == T_EOF || a.b >= semi) break;
-      if (nt < MAXPTOK) tl[nt++] = a;
-    }
-    bool tbad = false;
-    for (int i = 0; i < nt; i++) {
-      if (tpun1(s, &tl[i], ',') || tpun1(s, &tl[i], '=')) break;
-      if (is_align_word(s, &tl[i]) ||
-          (tpun1(s, &tl[i], '[') && i + 1 < nt && tpun1(s, &tl[i + 1], '[')))
-        i = align_attr(s, tl, nt, i, &sal, &tbad) - 1;
-      else if (tl[i].k == T_ID && !is_keyword(s, &tl[i]) && typedef_ && tname.k == T_EOF &&
-               (i == 0 || !tpun1(s, &tl[i - 1], '*')))
-        tname = tl[i];
-    }
-    if (tbad && !why[0]) whyf(why, "an alignment attribute that is not a power-of-2 literal, or "
-                              "packed, is not supported");
+}
+
+/* The tail, from lexer state y to the ';' at semi: the typedef's name,
+** attributes. */
+static void struct_tail(scanner *sc, lx y, size_t semi, shead *h, char *why) {
+  const char *s = sc->s;
+  tok t[MAXPTOK];
+  int nt = 0;
+  for (;;) {
+    tok a;
+    lx_next(&y, &a);
+    if (a.k == T_EOF || a.b >= semi) break;
+    if (nt < MAXPTOK) t[nt++] = a;
   }
-  if (tag.k == T_EOF && tname.k == T_EOF) return 0;     /* nothing names it */
-  if (sal > def.align) def.align = sal;
-  def.size = off == 0 ? 1 : off;                         /* C++: an empty struct has 1 */
-  def.size = (def.size + def.align - 1) / def.align * def.align;
-  const tok *nm0 = tname.k != T_EOF ? &tname : &tag;
-  if (!copy_tok(s, nm0, def.name, sizeof def.name)) return 0;
-  def.tagged = nm0 == &tag;
-  def.internal = sc->st[sc->depth].in_unnamed;
-  def.end = semi + 1;
-  if (nm0 == &tname && tag.k != T_EOF && copy_tok(s, &tag, def.aliases[0], sizeof def.aliases[0]) &&
-      strcmp(def.aliases[0], def.name) != 0)
-    def.naliases = 1;
+  bool bad = false;
+  for (int i = 0; i < nt; i++) {
+    if (tpun1(s, &t[i], ',') || tpun1(s, &t[i], '=')) break;
+    if (is_align_word(s, &t[i]) ||
+        (tpun1(s, &t[i], '[') && i + 1 < nt && tpun1(s, &t[i + 1], '[')))
+      i = align_attr(s, t, nt, i, &h->align, &bad) - 1;
+    else if (t[i].k == T_ID && !is_keyword(s, &t[i]) && h->is_typedef && h->tname.k == T_EOF &&
+             (i == 0 || !tpun1(s, &t[i - 1], '*')))
+      h->tname = t[i];
+  }
+  if (bad && !why[0]) bad_align(why);
+}
+
+/* The struct read (its members laid out to off; why, what is not
+** understood) into the scan's structs and the type names. */
+static int struct_record(scanner *sc, const shead *h, lc_struct_def *def, int64_t off,
+                         size_t semi, const char *why) {
+  const char *s = sc->s;
+  const tok *tag = &h->tag, *tname = &h->tname;
+  if (h->align > def->align) def->align = h->align;
+  def->size = off == 0 ? 1 : off;                        /* C++: an empty struct has 1 */
+  def->size = (def->size + def->align - 1) / def->align * def->align;
+  const tok *nm0 = tname->k != T_EOF ? tname : tag;
+  if (!copy_tok(s, nm0, def->name, sizeof def->name)) return 0;
+  def->tagged = nm0 == tag;
+  def->internal = sc->st[sc->depth].in_unnamed;
+  def->end = semi + 1;
+  if (nm0 == tname && tag->k != T_EOF &&
+      copy_tok(s, tag, def->aliases[0], sizeof def->aliases[0]) &&
+      strcmp(def->aliases[0], def->name) != 0)
+    def->naliases = 1;
   if (why[0]) {
-    snprintf(def.error, sizeof def.error, "%s", why);
-    def.nmembers = 0;
+    snprintf(def->error, sizeof def->error, "%s", why);
+    def->nmembers = 0;
   } else {
-    def.error[0] = '\0';
+    def->error[0] = '\0';
   }
   lc_scan_result *r = sc->r;
   if (r->nstructs == INT_MAX) return scan_fail(sc, "too many structs");
   int idx = r->nstructs;
   if (r->structs) {
-    if (idx >= r->max_structs) return scan_fail(sc, "more than %d structs in the source", r->max_structs);
-    r->structs[idx] = def;
+    if (idx >= r->max_structs)
+      return scan_fail(sc, "more than %d structs in the source", r->max_structs);
+    r->structs[idx] = *def;
   }
   r->nstructs++;
-  if (tag.k != T_EOF) struct_name(sc, &tag, idx, &def);
-  if (tname.k != T_EOF && !(tag.k != T_EOF && tag.e - tag.b == tname.e - tname.b &&
-                            memcmp(s + tag.b, s + tname.b, tag.e - tag.b) == 0))
-    struct_name(sc, &tname, idx, &def);
+  if (tag->k != T_EOF) struct_name(sc, tag, idx, def);
+  if (tname->k != T_EOF && !(tag->k != T_EOF && tag->e - tag->b == tname->e - tname->b &&
+                             memcmp(s + tag->b, s + tname->b, tag->e - tag->b) == 0))
+    struct_name(sc, tname, idx, def);
   return 0;
+}
+
+/* A declaration with a class body ended with the ';' at semi: `struct S
+** {...};`, `typedef struct {...} S;`, `struct __align__(16) S {...} s;`.
+** Its layout is read, and the struct recorded under its names. */
+static int struct_decl(scanner *sc, size_t semi) {
+  lc_struct_def def;
+  memset(&def, 0, sizeof def);
+  def.line = sc->d.sline;
+  def.align = 1;
+  char why[WHYLEN];
+  why[0] = '\0';
+  shead h;
+  memset(&h, 0, sizeof h);
+  h.tag.k = h.tname.k = T_EOF;
+  struct_head(sc, &h, why);
+  int64_t off = 0;
+  lx y = sc->d.sblx;
+  struct_members(sc, &y, h.is_class, &def, &off, why);
+  struct_tail(sc, y, semi, &h, why);
+  if (h.tag.k == T_EOF && h.tname.k == T_EOF) return 0;     /* nothing names it */
+  return struct_record(sc, &h, &def, off, semi, why);
 }
 
 /* An enumeration ended with the ';' at semi: `enum class Op : int {...};`,
