@@ -276,8 +276,7 @@ int whyf(char *why, const char *fmt, ...) {
 }
 
 /* Text of the tokens t[0 .. nt) except index skip, for messages. */
-void ptext(const char *s, const tok *t, int nt, int skip, bool more, char *buf,
-                  size_t cap) {
+void ptext(const char *s, const tok *t, int nt, int skip, bool more, char *buf, size_t cap) {
   sbuf b;
   sb_init(&b, buf, cap, s);
   for (int i = 0; i < nt; i++)
@@ -643,7 +642,7 @@ static int parse_param(const char *s, const tok *t, int nt, bool more, bool stru
 ** a signature) up to offset end, into params[0 .. *np). Returns 0, or -1
 ** with the message (prefixed by who) in msg[LC_ERRLEN]. */
 int parse_params(lx *y, size_t end, bool structs, const tdtab *td, lc_param *params,
-                        int *nparams, const char *who, char *msg) {
+                 int *nparams, const char *who, char *msg) {
   const char *s = y->s;
   tok pt[MAXPTOK];
   char why[WHYLEN];
