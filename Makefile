@@ -50,6 +50,8 @@ OBJ  = $(SRC:src/%.c=$(BUILD)/obj/%.o)
 LIB  = $(BUILD)/luacuda/core.so
 UNIT = $(BUILD)/layout_test
 SCAN_UNIT = $(BUILD)/scan_test
+# the kernel source scanner's files, for the unit test and the fuzzer
+SCAN_SRC = src/base/scan.c src/base/scan_lex.c src/base/scan_types.c src/base/scan_decl.c
 DEPS_UNIT = $(BUILD)/deps_test
 REDUCE_UNIT = $(BUILD)/reduce_test
 NPY_UNIT = $(BUILD)/npy_test
@@ -172,7 +174,7 @@ $(UNIT): spec/c/layout_test.c spec/c/unit.h src/base/layout.c src/base/layout.h
 
 $(SCAN_UNIT): spec/c/scan_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/scan_test.c src/base/scan.c src/base/dtype.c \
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/scan_test.c $(SCAN_SRC) src/base/dtype.c \
 	  src/base/probe.c src/base/strbuf.c -o $@ \
 	  $(LDFLAGS) -lm
 
@@ -543,7 +545,7 @@ $(BUILD)/fuzz/layout_fuzz: fuzz/layout_fuzz.c src/base/layout.c src/base/layout.
 
 $(BUILD)/fuzz/scan_fuzz: fuzz/scan_fuzz.c $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/scan_fuzz.c src/base/scan.c src/base/dtype.c -o $@ -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/scan_fuzz.c $(SCAN_SRC) src/base/dtype.c -o $@ -lm
 
 $(BUILD)/fuzz/npy_fuzz: fuzz/npy_fuzz.c src/base/npy.c src/base/npy.h src/base/dtype.c src/base/strbuf.c \
                         src/base/layout.c

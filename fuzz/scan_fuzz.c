@@ -1,5 +1,5 @@
 /*
-** libFuzzer target for src/scan.c, the reader of untrusted kernel source.
+** libFuzzer target for src/base/scan*.c, the reader of untrusted kernel source.
 ** The input is scanned as source (from an exact-size copy, no terminating
 ** NUL, so AddressSanitizer sees any read past the end) and parsed as a
 ** signatures= override. Beyond "no crash", every result is checked well

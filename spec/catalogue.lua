@@ -30,6 +30,7 @@ end
 local C_SITES = {
   lc_error = 3, arg_error = 5, luaL_error = 2, lua_pushfstring = 2,
   fail = "lit", whyf = "lit", elem_error = "lit", ragged = "lit",
+  scan_fail = "lit",      -- src/base/scan*.c: the scanner's message into sc->err
   snprintf = "lit", vsnprintf = "lit",
   -- src/dist/dist.c: luacuda.dist's raise, and a rank's own argument error
   dist_raise = 3, header_error = 2,

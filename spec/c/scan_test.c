@@ -1,5 +1,5 @@
 /*
-** Unit tests for src/scan.c (run them as unit.h says), and:
+** Unit tests for src/base/scan*.c (run them as unit.h says), and:
 **   scan_test --stress N [SEED]  scan N random mutations of the test sources and
 **                                check that every result is well formed (build
 **                                with -fsanitize=address,undefined to catch bad

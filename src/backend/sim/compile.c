@@ -650,6 +650,46 @@ static bool load(const char *path, void **handle, char *err) {
   return true;
 }
 
+/* The module compiled before, under key: its bytes written to so and
+** loaded from there, so that what is loaded is what was checked (the entry
+** is never opened by name again), under a name no other module had
+** (dlopen takes a name it has loaded for that module). False when there is
+** none, or it does not load (then it is compiled anew); true with *rc the
+** result: NVRTC's check (it may have come since) and the options'. */
+static bool load_cached(const lc_source *src, const lc_hash *key, const char *so, int orc,
+                        const char *oerr, void **handle, char **log, char *err, int *rc) {
+  size_t len;
+  unsigned char *image = lc_cache_load("sim", key, ".so", &len);
+  if (!image) return false;
+  char ignored[LC_ERRLEN];
+  bool hit = lc_sim_write_file(so, (const char *)image, len, ignored) == 0 &&
+             load(so, handle, ignored);
+  free(image);
+  if (!hit) return false;
+  *rc = lc_sim_check(src, log, err);
+  if (*rc == LC_OK && orc) {
+    *rc = LC_EFAIL;
+    snprintf(err, LC_ERRLEN, "%s", oerr);
+  }
+  if (*rc != LC_OK) {
+    dlclose(*handle);
+    *handle = NULL;
+  }
+  return true;
+}
+
+/* The module's text where the head is precompiled: the head's include (the
+** #line names it in GCC's notes, instead of our directory) written just
+** before offset from, where the text the compiler reads then starts (the
+** definitions, unless the runtime's object has them: from the user's
+** part). Returns that start. */
+static size_t include_head(lc_strbuf *text, size_t from) {
+  static const char line[] = "#line 1 \"luacuda/sim\"\n#include \"" LC_SIM_PCH_HEAD "\"";
+  size_t start = from - (sizeof line - 1);
+  memcpy(text->p + start, line, sizeof line - 1);
+  return start;
+}
+
 /* Compile src and load it, strict: with strict memory checking's checked
 ** arrays. Its cache key comes back in *key, and the module is stored under
 ** also too, unless NULL. *host_only: it failed, and only because the host
@@ -704,32 +744,8 @@ static int compile_as(const lc_source *src, bool strict, lc_hash *key, const lc_
   for (size_t i = 0; i < NHEADERS; i++) lc_hash_add_str(key, sim_headers[i].text);
   lc_sim_libcudacxx_key(key);
   int rc = LC_EFAIL;
-  /* compiled before: the bytes checked are written to this compilation's
-  ** own directory and loaded from there, so what is loaded is what was
-  ** checked (the entry is never opened by name again), under a name no
-  ** other module had (dlopen takes a name it has loaded for that module);
-  ** an entry that does not load is compiled anew */
-  size_t len;
-  unsigned char *image = lc_cache_load("sim", key, ".so", &len);
-  if (image) {
-    char ignored[LC_ERRLEN];
-    bool hit = lc_sim_write_file(so, (const char *)image, len, ignored) == 0 &&
-               load(so, handle, ignored);
-    free(image);
-    if (hit) {
-      /* compiled before; checked before too, unless NVRTC came since */
-      rc = lc_sim_check(src, log, err);
-      if (rc == LC_OK && orc) {
-        rc = LC_EFAIL;
-        snprintf(err, LC_ERRLEN, "%s", oerr);
-      }
-      if (rc != LC_OK) {
-        dlclose(*handle);
-        *handle = NULL;
-      }
-      goto done;
-    }
-  }
+  /* compiled before: loaded as checked; one that does not load is compiled anew */
+  if (load_cached(src, key, so, orc, oerr, handle, log, err, &rc)) goto done;
   /* not compiled before: libcu++ where NVRTC's toolkit has it */
   char cccl[1100];
   bool libcudacxx = lc_sim_libcudacxx_option(cccl, sizeof cccl, text.p) == 0;
@@ -754,14 +770,7 @@ static int compile_as(const lc_source *src, bool strict, lc_hash *key, const lc_
   if (linked == 1) {
     runtime = lc_sim_runtime_object(dir, text.p, head, text.p + head, user - head, flags, nflags,
                                     identity, head_rec, nhead);
-    /* the module's text: the head's include (the #line names it in GCC's
-    ** notes, instead of our directory), then the definitions unless the
-    ** runtime's object has them */
-    static const char include_head[] =
-        "#line 1 \"luacuda/sim\"\n#include \"" LC_SIM_PCH_HEAD "\"";
-    if (runtime) head = user;
-    head -= sizeof include_head - 1;
-    memcpy(text.p + head, include_head, sizeof include_head - 1);
+    head = include_head(&text, runtime ? user : head);
   } else {
     head = 0;
   }
