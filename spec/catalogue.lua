@@ -31,8 +31,8 @@ local C_SITES = {
   lc_error = 3, arg_error = 5, luaL_error = 2, lua_pushfstring = 2,
   fail = "lit", whyf = "lit", elem_error = "lit", ragged = "lit",
   snprintf = "lit", vsnprintf = "lit",
-  -- src/dist/dist.c: luacuda.dist's raise, and a rank's own argument error
-  dist_raise = 3, header_error = 2,
+  -- src/dist/: luacuda.dist's raise, and a rank's own argument error
+  dist_raise = 3, dist_header_error = 2,
 }
 local ERRBUF = { err = true, msg = true, ["sc->err"] = true }
 
