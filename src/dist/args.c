@@ -42,8 +42,8 @@ static bool wait_queued(lua_State *L, int idx, bool writing, header *h) {
 ** report of shapes that differ with the same element count. */
 static int64_t shape_hash(const luacuda_arrayinfo *in) {
   uint64_t h = 14695981039346656037u;
-  int64_t words[MAXDIM + 1];
-  int n = in->ndim < MAXDIM ? in->ndim : MAXDIM;
+  int64_t words[LC_MAXDIM + 1];
+  int n = in->ndim < LC_MAXDIM ? in->ndim : LC_MAXDIM;
   words[0] = n;
   for (int i = 0; i < n; i++) words[i + 1] = in->shape[i];
   const unsigned char *b = (const unsigned char *)words;
@@ -84,7 +84,7 @@ bool dist_read_array(lua_State *L, int idx, const char *what, header *h, arr *a,
 
 /* MPI's count for n elements of a (records move as bytes) */
 int64_t dist_mpi_count(const arr *a, int64_t n) {
-  return a->code == T_RECORD ? n * a->info.itemsize : n;
+  return a->code == LC_RECORD ? n * a->info.itemsize : n;
 }
 
 /* The op argument at idx (default "sum"), into the header. */
@@ -102,7 +102,7 @@ int dist_read_op(lua_State *L, int idx, header *h, const arr *x) {
     }
   }
   h->f[F_OP] = op;
-  if (x->code == T_RECORD)
+  if (x->code == LC_RECORD)
     dist_header_error(h, "a record array cannot be reduced (%s takes numbers and booleans)",
                       dist_kind_names[h->f[F_KIND]]);
   return op;

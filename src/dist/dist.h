@@ -30,12 +30,13 @@
 #include "lauxlib.h"
 #include "lua.h"
 #include "luacuda.h"
+#include "abi.h"          /* kernels/: LC_MAXDIM */
+#include "dtype.h"        /* base/: lc_dtypes, linked in (the Makefile's DIST_BASE) */
 #include "agree.h"
 #include "nccl_engine.h"
 
 #define COMM_MT "luacuda.dist.comm"
 #define MSGLEN 256
-#define MAXDIM 32         /* luacuda's LC_MAXDIM (kernels/abi.h) */
 #define VERDICTLEN (MSGLEN + 64)   /* recv's verdict: a message and its rank */
 
 /* ---- errors (dist.c) ----------------------------------------------------- */
@@ -49,12 +50,10 @@ void dist_check_mpi(lua_State *L, int rc, const char *fname, const char *call);
 
 /* ---- dtypes and ops (dtypes.c) ------------------------------------------- */
 
-/* luacuda's dtypes, in a fixed order (their codes in the header). */
-enum { T_BOOL, T_INT8, T_INT16, T_INT32, T_INT64, T_UINT8, T_UINT16, T_UINT32, T_UINT64,
-       T_FLOAT16, T_BFLOAT16, T_FLOAT32, T_FLOAT64, T_RECORD, T_COUNT };
-extern const char *const dist_dtype_names[T_COUNT];
-/* the code of a dtype's name; -1 for none */
+/* A dtype's code in the header: base's (lc_typecode, LC_RECORD for a
+** record), from its name in luacuda_arrayinfo; -1 for none. And back. */
 int dist_dtype_code(const char *name);
+const char *dist_dtype_name(int code);
 /* The MPI datatype that moves one element (records: itemsize bytes each,
 ** counted as bytes). */
 MPI_Datatype dist_mpi_type(int code);

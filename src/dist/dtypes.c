@@ -10,29 +10,29 @@
 
 /* ---- dtypes -------------------------------------------------------------- */
 
-const char *const dist_dtype_names[T_COUNT] = {
-  "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-  "float16", "bfloat16", "float32", "float64", "record"};
-
 int dist_dtype_code(const char *name) {
-  for (int i = 0; i < T_COUNT; i++)
-    if (strcmp(name, dist_dtype_names[i]) == 0) return i;
-  return -1;
+  if (strcmp(name, "record") == 0) return LC_RECORD;
+  const lc_dtype *dt = lc_dtype_lookup(name);
+  return dt ? (int)dt->code : -1;
+}
+
+const char *dist_dtype_name(int code) {
+  return code >= 0 && code < LC_NTYPES ? lc_dtypes[code].name : "record";
 }
 
 MPI_Datatype dist_mpi_type(int code) {
   switch (code) {
-  case T_BOOL: return MPI_C_BOOL;
-  case T_INT8: return MPI_INT8_T;
-  case T_INT16: return MPI_INT16_T;
-  case T_INT32: return MPI_INT32_T;
-  case T_INT64: return MPI_INT64_T;
-  case T_UINT8: return MPI_UINT8_T;
-  case T_UINT16: case T_FLOAT16: case T_BFLOAT16: return MPI_UINT16_T;
-  case T_UINT32: return MPI_UINT32_T;
-  case T_UINT64: return MPI_UINT64_T;
-  case T_FLOAT32: return MPI_FLOAT;
-  case T_FLOAT64: return MPI_DOUBLE;
+  case LC_BOOL: return MPI_C_BOOL;
+  case LC_INT8: return MPI_INT8_T;
+  case LC_INT16: return MPI_INT16_T;
+  case LC_INT32: return MPI_INT32_T;
+  case LC_INT64: return MPI_INT64_T;
+  case LC_UINT8: return MPI_UINT8_T;
+  case LC_UINT16: case LC_FLOAT16: case LC_BFLOAT16: return MPI_UINT16_T;
+  case LC_UINT32: return MPI_UINT32_T;
+  case LC_UINT64: return MPI_UINT64_T;
+  case LC_FLOAT32: return MPI_FLOAT;
+  case LC_FLOAT64: return MPI_DOUBLE;
   default: return MPI_BYTE;
   }
 }
@@ -126,8 +126,8 @@ bool dist_make_half_ops(void) {
 /* The MPI op of (op, dtype): booleans reduce as NumPy's add and multiply
 ** do (or, and). */
 MPI_Op dist_mpi_op(int op, int code) {
-  if (code == T_FLOAT16 || code == T_BFLOAT16) return half_ops[code == T_BFLOAT16][op - 1];
-  if (code == T_BOOL) return op == OP_SUM_ || op == OP_MAX_ ? MPI_LOR : MPI_LAND;
+  if (code == LC_FLOAT16 || code == LC_BFLOAT16) return half_ops[code == LC_BFLOAT16][op - 1];
+  if (code == LC_BOOL) return op == OP_SUM_ || op == OP_MAX_ ? MPI_LOR : MPI_LAND;
   switch (op) {
   case OP_SUM_: return MPI_SUM;
   case OP_PROD_: return MPI_PROD;

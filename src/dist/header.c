@@ -51,7 +51,7 @@ static void describe_disagreement(const int64_t *mx, const int64_t *mn, char *ms
              (long long)mn[F_ROOT], (long long)mx[F_ROOT]);
   else if (mx[F_DTYPE] != mn[F_DTYPE])
     snprintf(msg, len, "ranks gave arrays of different dtypes (%s on some, %s on others)",
-             dist_dtype_names[mn[F_DTYPE]], dist_dtype_names[mx[F_DTYPE]]);
+             dist_dtype_name((int)mn[F_DTYPE]), dist_dtype_name((int)mx[F_DTYPE]));
   else if (mx[F_ITEMSIZE] != mn[F_ITEMSIZE])
     snprintf(msg, len, "ranks gave records of different sizes (%lld bytes on some, %lld on others)",
              (long long)mn[F_ITEMSIZE], (long long)mx[F_ITEMSIZE]);
@@ -159,7 +159,7 @@ void dist_pair_disagreement(const header *sh, const header *rh, int sr, int rr, 
              (long long)rh->f[F_CHUNK]);
   else if (sh->f[F_DTYPE] != rh->f[F_DTYPE] || sh->f[F_ITEMSIZE] != rh->f[F_ITEMSIZE])
     snprintf(msg, len, "rank %d sends %s, rank %d receives into %s", sr + 1,
-             dist_dtype_names[sh->f[F_DTYPE]], rr + 1, dist_dtype_names[rh->f[F_DTYPE]]);
+             dist_dtype_name((int)sh->f[F_DTYPE]), rr + 1, dist_dtype_name((int)rh->f[F_DTYPE]));
   else if (sh->f[F_COUNT] != rh->f[F_COUNT])
     snprintf(msg, len, "rank %d sends %lld elements, rank %d receives into %lld", sr + 1,
              (long long)sh->f[F_COUNT], rr + 1, (long long)rh->f[F_COUNT]);
