@@ -5,7 +5,7 @@
 ** (call_collective: the communicator, the options, the arguments, the
 ** engine, the agreement) around a function of each that reads its own
 ** arguments into a plan; send and recv, whose two ranks agree in a pair.
-** Every one of them ends in engine_call, which makes the plan's call on
+** Each but barrier and split ends in engine_call, which makes the plan's call on
 ** NCCL (route.c) or MPI (jobs.c).
 */
 #include <limits.h>

@@ -236,7 +236,7 @@ void dist_queued_arrays(lua_State *L, const dopts *o, const uses *u);
 ** NCCL. */
 bool dist_route(lua_State *L, dcomm *c, header *h, lc_nccl_kind kind, const arr *const *as,
                 int n, const dopts *o);
-/* Whether this rank can take NCCL (push_comm asks every rank). */
+/* Whether this rank can take NCCL (dist_push_comm asks every rank). */
 bool dist_nccl_possible(lua_State *L);
 /* The call queued on NCCL (on o's stream, or on luacuda's and waited for);
 ** a rank's failure raised on every rank. */

@@ -41,7 +41,7 @@ static int current_device(lua_State *L, char *err, size_t len) {
 }
 
 /* Whether this rank can take NCCL: the CUDA backend, and NCCL loads. A
-** communicator's engine is NCCL where every rank can (push_comm). */
+** communicator's engine is NCCL where every rank can (dist_push_comm). */
 bool dist_nccl_possible(lua_State *L) {
   char why[MSGLEN];
   bool can = false;
@@ -135,7 +135,7 @@ static void start_nccl(lua_State *L, dcomm *c, const char *fname) {
 
 /* How a step of an NCCL call went on every rank (send and recv: on both):
 ** a failure is raised on all of them, after the communicator is aborted
-** (see run_nccl). */
+** (see dist_run_nccl). */
 static void nccl_verdict(lua_State *L, dcomm *c, const lc_nccl_call *call, const char *err,
                          const char *fname) {
   bool pair = call->kind == LC_NCCL_SEND || call->kind == LC_NCCL_RECV;
