@@ -142,10 +142,14 @@ $(LIB): $(OBJ)
 # and is left out without them; NCCL itself is opened with dlopen
 DIST_NCCL_FLAGS = $(if $(and $(wildcard $(CUDA_INC)/nccl.h),$(wildcard $(CUDA_INC)/cuda.h)),\
                     -DLUACUDA_NCCL -I$(CUDA_INC))
-DIST_SRC = src/dist/dist.c src/dist/agree.c src/dist/nccl_engine.c src/dist/bigcount.c
-$(BUILD)/luacuda/dist_mpi.so: $(DIST_SRC) src/dist/agree.h src/dist/nccl_engine.h src/dist/bigcount.h src/luacuda.h $(LIB)
-	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE -fPIC -fvisibility=hidden -Isrc -I$(LUA_INCDIR) \
-	  $(DIST_NCCL_FLAGS) $(LIBFLAG) $(DIST_SRC) -o $@ $(LDFLAGS) \
+DIST_SRC = $(addprefix src/dist/,dist.c process.c dtypes.c comm.c header.c args.c jobs.c \
+             route.c collectives.c agree.c nccl_engine.c bigcount.c)
+# the pure-C base it shares with core.so (the dtype table), linked in, not
+# copied: core.so's own copy is hidden
+DIST_BASE = $(BUILD)/obj/base/dtype.o
+$(BUILD)/luacuda/dist_mpi.so: $(DIST_SRC) $(DIST_BASE) $(wildcard src/dist/*.h) src/luacuda.h $(LIB)
+	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE -fPIC -fvisibility=hidden -Isrc $(BASE_INC) -I$(LUA_INCDIR) \
+	  $(DIST_NCCL_FLAGS) $(LIBFLAG) $(DIST_SRC) $(DIST_BASE) -o $@ $(LDFLAGS) \
 	  -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete -ldl -lpthread -lm
 
 # bigcount.c with its test, which wraps the MPI calls it makes (MPI's

@@ -32,8 +32,8 @@ local C_SITES = {
   fail = "lit", whyf = "lit", elem_error = "lit", ragged = "lit",
   scan_fail = "lit",      -- src/base/scan*.c: the scanner's message into sc->err
   snprintf = "lit", vsnprintf = "lit",
-  -- src/dist/dist.c: luacuda.dist's raise, and a rank's own argument error
-  dist_raise = 3, header_error = 2,
+  -- src/dist/: luacuda.dist's raise, and a rank's own argument error
+  dist_raise = 3, dist_header_error = 2,
 }
 local ERRBUF = { err = true, msg = true, ["sc->err"] = true }
 

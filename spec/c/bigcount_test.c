@@ -117,7 +117,7 @@ static char where[256];      /* the case being run, for the messages */
 
 /* ---- element kinds: values, and the reduction of them -------------------- */
 
-/* The user op beside the predefined ones, as dist.c's half-precision ops
+/* The user op beside the predefined ones, as dtypes.c's half-precision ops
 ** are (on MPI_UINT16_T): a sum that stops at 1000. It notes any datatype
 ** other than MPI_UINT16_T handed to it, which bigcount.h promises never
 ** happens. */

@@ -33,7 +33,7 @@
 ** result from it. Combining is idempotent (each field's greatest and
 ** least, the lowest rank's error), so a partner's message is combined
 ** whenever it comes, even early, and every rank gets the same
-** combination, which dist.c turns into the same error or none. Every rank
+** combination, which header.c turns into the same error or none. Every rank
 ** of a call sends a message to another before it waits (rank i greets its
 ** extra rank m + i at once), so two ranks waiting for each other in
 ** different calls each receive the other's message. Send and recv: both
@@ -280,7 +280,7 @@ static took same_point(pending *p, const wire *w, int src) {
     return T_TAKEN;
   }
   if (w->role != LC_COLLECTIVE || w->id != g->id) return disagree(p, w, src);
-  /* the same communicator's collective (perhaps another kind: dist.c
+  /* the same communicator's collective (perhaps another kind: header.c
   ** says so from the combination) */
   bool ok = false;
   switch (w->type) {

@@ -2,7 +2,7 @@
 ** agree: how the ranks of luacuda.dist agree on each call before any of
 ** its MPI or NCCL calls, over one control channel per process (a copy of
 ** MPI_COMM_WORLD): that they are in the same call (kind, communicator,
-** peer), and what each gave (dist.c's header fields, compared by it).
+** peer), and what each gave (header.c's fields, compared by it).
 ** Ranks in different calls raise the same error on both, or abort the job
 ** with a message naming both calls; a rank that ends (MPI_Finalize) tells
 ** the others, so that one waiting for it aborts instead of hanging. The
@@ -18,7 +18,7 @@
 
 #include <mpi.h>
 
-#define LC_AGREE_FIELDS 16     /* a header's fields (dist.c uses the first ones) */
+#define LC_AGREE_FIELDS 16     /* a header's fields (dist.h uses the first ones) */
 #define LC_AGREE_MSGLEN 256
 
 /* What a rank's call gives, for the others to compare: f[0] is the

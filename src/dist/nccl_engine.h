@@ -4,7 +4,7 @@
 ** and the driver luacuda loaded are opened with dlopen, so the module
 ** builds and runs without them; where the toolkit has no nccl.h the engine
 ** is left out of the build (LUACUDA_NCCL undefined) and never chosen.
-** dist.c keeps the MPI side (the headers every rank agrees on, the unique
+** route.c keeps the MPI side (the headers every rank agrees on, the unique
 ** id's broadcast); these functions only call NCCL and the driver.
 */
 #ifndef LUACUDA_DIST_NCCL_H
@@ -18,7 +18,7 @@
 
 typedef struct lc_nccl lc_nccl;   /* a communicator and its device */
 
-/* The collectives and their reduction ops, as dist.c numbers them. */
+/* The collectives and their reduction ops, as dist.h numbers them. */
 typedef enum { LC_NCCL_ALLREDUCE, LC_NCCL_BROADCAST, LC_NCCL_REDUCE, LC_NCCL_ALLGATHER,
                LC_NCCL_REDUCE_SCATTER, LC_NCCL_SEND, LC_NCCL_RECV } lc_nccl_kind;
 typedef enum { LC_NCCL_SUM, LC_NCCL_PROD, LC_NCCL_MIN, LC_NCCL_MAX } lc_nccl_op;
