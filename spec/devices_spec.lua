@@ -380,6 +380,39 @@ describe("several devices", function()
     ]==])
   end)
 
+  it("waits for every device's queued work before freeing host memory (mapped, on device 2)", function()
+    -- device 2's stream fills a host array mapped in place (registered);
+    -- device 1 is current when it is collected: the deregistration and the
+    -- free must wait for device 2's fills (on the fake every queued
+    -- operation takes 300 us more), not for device 1's streams alone
+    child([==[
+      local n = 1 << 12
+      for round = 1, 3 do
+        local s2, a, m
+        do
+          local _ <close> = luacuda.device(2)
+          s2 = luacuda.stream()
+          a = luacuda.zeros({n}, "float32")
+          m = luacuda.mapped(a)
+          for i = 1, 8 do m:fill(round + i, s2) end
+        end
+        a, m = nil, nil
+        collectgarbage()
+        collectgarbage()
+        luacuda.synchronize()                      -- device 1's work only
+        local b
+        do
+          local _ <close> = luacuda.device(2)
+          b = luacuda.mapped_array({n}, "float32")
+          b:fill(round + 0.5, s2)
+          s2:synchronize()
+        end
+        local got = b:copy()
+        eq({round + 0.5, round + 0.5}, {got[1], got[n]}, "round " .. round)
+      end
+    ]==], "FAKE_CUDA_DELAY_US=300")
+  end)
+
   it("names devices from 1 when from_dlpack takes a tensor of another device", function()
     child([==[
       local d
