@@ -413,6 +413,34 @@ describe("several devices", function()
     ]==], "FAKE_CUDA_DELAY_US=300")
   end)
 
+  it("gives a kernel its module's device's limits, whichever device was current when it was got", function()
+    if S.backend ~= "cuda" then
+      return pending("the cuda backend only: the fake's devices differ in shared memory (9.0, 8.6)")
+    end
+    child([==[
+      local devs = luacuda.devices()
+      local big = 150 * 1024
+      assert(devs[1].max_shared_per_block >= big and devs[2].max_shared_per_block < big,
+             "device 1 takes 150 KiB of shared memory a block, device 2 not")
+      local m = luacuda.compile([[
+        extern "C" __global__ void k(float *x) {
+          extern __shared__ float s[];
+          s[threadIdx.x] = threadIdx.x * 2.0f;
+          __syncthreads();
+          x[threadIdx.x] = s[31 - threadIdx.x];
+        }]])
+      do
+        local _ <close> = luacuda.device(2)
+        assert(m.k, "the kernel, got while device 2 is current")
+      end
+      local x = luacuda.device_array({32}, "float32")
+      m.k:launch({grid = 1, block = 32, shared = big}, x)
+      local want = {}
+      for i = 1, 32 do want[i] = (32 - i) * 2 end
+      eq(want, values(x), "launched on device 1 with 150 KiB")
+    ]==])
+  end)
+
   it("names devices from 1 when from_dlpack takes a tensor of another device", function()
     child([==[
       local d
