@@ -441,6 +441,33 @@ describe("several devices", function()
     ]==])
   end)
 
+  it("destroys a dropped stream of another device in that device's context", function()
+    if not S.fake then return pending("the fake driver only: its trace") end
+    -- a CUstream is its context's: destroyed with device 1 current, device
+    -- 2's stream was refused (CUDA_ERROR_INVALID_HANDLE) and never destroyed
+    local trace = os.tmpname()
+    child([==[
+      for _ = 1, 2 do
+        local _ <close> = luacuda.device(2)
+        luacuda.stream():synchronize()
+      end
+      collectgarbage()
+      collectgarbage()
+      eq(1, luacuda.current_device(), "current")
+    ]==], "FAKE_CUDA_TRACE=" .. trace)
+    local lines = {}
+    for line in io.lines(trace) do lines[#lines + 1] = line end
+    os.remove(trace)
+    local destroyed = 0
+    for i, line in ipairs(lines) do
+      if line == "cuStreamDestroy_v2" then
+        destroyed = destroyed + 1
+        assert.is_nil((lines[i + 1] or ""):match("^  %-> (%d+)"), "cuStreamDestroy_v2 failed")
+      end
+    end
+    assert.equal(2, destroyed, "both streams destroyed")
+  end)
+
   it("names devices from 1 when from_dlpack takes a tensor of another device", function()
     child([==[
       local d

@@ -415,6 +415,17 @@ void lc_cuda_stream_retain(lc_stream *s) {
   pthread_mutex_unlock(&streams_lock);
 }
 
+/* cuStreamDestroy in the stream's own context: a CUstream is its
+** context's handle, and another device may be current when the last
+** reference goes. */
+static void stream_destroy(lc_stream *s) {
+  int here = lc_cuda_current;
+  lc_cuda_current = s->dev;
+  if (lc_cuda_enter_quietly()) lc_cu.StreamDestroy(s->s);
+  lc_cuda_current = here;
+  lc_cuda_enter_quietly();
+}
+
 /* Drop a reference. The last one destroys a stream of ours (the driver
 ** destroys it once its queued work is done), or lets go of the holder of a
 ** host's stream, after the work that may name it. */
@@ -434,7 +445,7 @@ void lc_cuda_stream_release(lc_stream *s) {
     lc_cuda_defer(free, s);
     return;
   }
-  if (lc_cuda_enter_quietly()) lc_cu.StreamDestroy(s->s);
+  stream_destroy(s);
   free(s);
 }
 
