@@ -346,9 +346,126 @@ describe("several devices", function()
     os.remove(trace)
     assert.equal(1, calls.contiguous.cuMemcpyPeerAsync)
     assert.equal(1, calls.direct.cuCtxEnablePeerAccess, "peer access enabled once")
+    assert.equal(1, calls.direct.cuMemPoolSetAccess, "device 3's pool granted to device 1 once")
     assert.is_nil(calls.direct.cuMemHostAlloc, "no staging with peer access")
     assert.is_nil(calls.staged.cuCtxEnablePeerAccess, "device 2 cannot")
     assert.equal(1, calls.staged.cuMemHostAlloc, "staged through page-locked memory")
+  end)
+
+  it("copies strided views of a peer's pool memory directly, its pool granting access", function()
+    -- devices 1 and 3 have peer access on the fake; their arrays are pool
+    -- memory, which peer access does not cover: the copy kernel of one
+    -- device touching the other's pool blocks faults (a sticky illegal
+    -- address) unless the pool granted access (cuMemPoolSetAccess)
+    child([==[
+      local h = luacuda.arange(12, "float64"):reshape(3, 4)
+      local on3 = luacuda.to_device(h, {device = 3})
+      local s1 = luacuda.stream()
+      local t = luacuda.device_array({4, 3}, "float64")
+      t:copy_to_device(on3.T)                      -- device 1 reads device 3's pool
+      eq(h.T:copy():totable(), values(t), "read from device 3")
+      t:fill(-1)
+      t:copy_to_device(on3.T, s1)
+      s1:synchronize()
+      eq(h.T:copy():totable(), values(t), "read from device 3 on a stream")
+      local back = luacuda.to_device(luacuda.full({3, 4}, -1, "float64"), {device = 3})
+      back.T:copy_to_device(t)                     -- device 1 writes device 3's pool
+      eq(h:totable(), values(back), "written into device 3")
+      do                                           -- and the other way round
+        local _ <close> = luacuda.device(3)
+        local u = luacuda.device_array({4, 3}, "float64")
+        u:copy_to_device(luacuda.to_device(h, {device = 1}).T)
+        eq(h.T:copy():totable(), values(u), "device 3 reads device 1's pool")
+      end
+    ]==])
+  end)
+
+  it("waits for every device's queued work before freeing host memory (mapped, on device 2)", function()
+    -- device 2's stream fills a host array mapped in place (registered);
+    -- device 1 is current when it is collected: the deregistration and the
+    -- free must wait for device 2's fills (on the fake every queued
+    -- operation takes 300 us more), not for device 1's streams alone
+    child([==[
+      local n = 1 << 12
+      for round = 1, 3 do
+        local s2, a, m
+        do
+          local _ <close> = luacuda.device(2)
+          s2 = luacuda.stream()
+          a = luacuda.zeros({n}, "float32")
+          m = luacuda.mapped(a)
+          for i = 1, 8 do m:fill(round + i, s2) end
+        end
+        a, m = nil, nil
+        collectgarbage()
+        collectgarbage()
+        luacuda.synchronize()                      -- device 1's work only
+        local b
+        do
+          local _ <close> = luacuda.device(2)
+          b = luacuda.mapped_array({n}, "float32")
+          b:fill(round + 0.5, s2)
+          s2:synchronize()
+        end
+        local got = b:copy()
+        eq({round + 0.5, round + 0.5}, {got[1], got[n]}, "round " .. round)
+      end
+    ]==], "FAKE_CUDA_DELAY_US=300")
+  end)
+
+  it("gives a kernel its module's device's limits, whichever device was current when it was got", function()
+    if S.backend ~= "cuda" then
+      return pending("the cuda backend only: the fake's devices differ in shared memory (9.0, 8.6)")
+    end
+    child([==[
+      local devs = luacuda.devices()
+      local big = 150 * 1024
+      assert(devs[1].max_shared_per_block >= big and devs[2].max_shared_per_block < big,
+             "device 1 takes 150 KiB of shared memory a block, device 2 not")
+      local m = luacuda.compile([[
+        extern "C" __global__ void k(float *x) {
+          extern __shared__ float s[];
+          s[threadIdx.x] = threadIdx.x * 2.0f;
+          __syncthreads();
+          x[threadIdx.x] = s[31 - threadIdx.x];
+        }]])
+      do
+        local _ <close> = luacuda.device(2)
+        assert(m.k, "the kernel, got while device 2 is current")
+      end
+      local x = luacuda.device_array({32}, "float32")
+      m.k:launch({grid = 1, block = 32, shared = big}, x)
+      local want = {}
+      for i = 1, 32 do want[i] = (32 - i) * 2 end
+      eq(want, values(x), "launched on device 1 with 150 KiB")
+    ]==])
+  end)
+
+  it("destroys a dropped stream of another device in that device's context", function()
+    if not S.fake then return pending("the fake driver only: its trace") end
+    -- a CUstream is its context's: destroyed with device 1 current, device
+    -- 2's stream was refused (CUDA_ERROR_INVALID_HANDLE) and never destroyed
+    local trace = os.tmpname()
+    child([==[
+      for _ = 1, 2 do
+        local _ <close> = luacuda.device(2)
+        luacuda.stream():synchronize()
+      end
+      collectgarbage()
+      collectgarbage()
+      eq(1, luacuda.current_device(), "current")
+    ]==], "FAKE_CUDA_TRACE=" .. trace)
+    local lines = {}
+    for line in io.lines(trace) do lines[#lines + 1] = line end
+    os.remove(trace)
+    local destroyed = 0
+    for i, line in ipairs(lines) do
+      if line == "cuStreamDestroy_v2" then
+        destroyed = destroyed + 1
+        assert.is_nil((lines[i + 1] or ""):match("^  %-> (%d+)"), "cuStreamDestroy_v2 failed")
+      end
+    end
+    assert.equal(2, destroyed, "both streams destroyed")
   end)
 
   it("names devices from 1 when from_dlpack takes a tensor of another device", function()
@@ -370,6 +487,6 @@ describe("several devices", function()
     local bin = BUILD .. "/fake/fake_peer_test"
     if not S.exists(bin) then return pending("no " .. bin .. " (no cuda.h here)") end
     local ok, out = S.sh(bin)
-    assert(ok and out:find("0 of 3 tests failed"), out)
+    assert(ok and out:find("0 of 4 tests failed"), out)
   end)
 end)

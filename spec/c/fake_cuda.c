@@ -47,7 +47,11 @@
 **                                peer access (cuCtxEnablePeerAccess), and until
 **                                one does, a kernel or the copy kernel touching
 **                                the other's memory fails (ILLEGAL_ADDRESS);
-**                                cuMemcpyPeerAsync needs no peer access
+**                                cuMemcpyPeerAsync needs no peer access. A
+**                                pool's blocks need more: the pool's grant
+**                                (cuMemPoolSetAccess), without which a kernel,
+**                                the copy kernel or a cuMemcpy*Async of another
+**                                device touching them fails (ILLEGAL_ADDRESS)
 **   FAKE_CUDA_MEMORY=256M        memory of each device
 **   FAKE_CUDA_NO_POOLS=1         no stream-ordered allocator
 **   FAKE_CUDA_DELAY_US=N         every queued operation takes N more
@@ -152,6 +156,7 @@ typedef struct block {
 
 typedef struct pool {
   int dev;
+  bool access[MAXDEV];          /* other devices granted its memory (cuMemPoolSetAccess) */
   uint64_t threshold, reserved, used;
   block *idle;
   bool made, destroyed;         /* by cuMemPoolCreate; by cuMemPoolDestroy */
@@ -193,6 +198,7 @@ typedef struct op {
   unsigned shared;
   unsigned char *params;        /* and its parameters, as the PTX lays them out */
   bool cooperative;             /* cuLaunchCooperativeKernel's: every block at once */
+  bool unmapped;                /* OP_COPY: touches a pool block its device was not granted */
 } op;
 
 struct CUstream_st {
@@ -556,9 +562,24 @@ static bool can_peer(int dev, int peer) { return dev != peer && ccmaj[dev] == cc
 
 /* May a kernel on device dev touch memory of allocation a? Host memory it
 ** may reach from any device, device memory from its own, and from a device
-** that enabled peer access to its context. */
+** that enabled peer access to its context; but a pool's blocks only from a
+** device the pool granted access (cuMemPoolSetAccess): peer access does not
+** cover pool memory (the Programming Guide's stream-ordered allocator,
+** multi-GPU accessibility). */
 static bool reachable(const alloc *a, int dev) {
-  return device_accessible(a) && (on_host(a) || a->dev == dev || peer_on[dev][a->dev]);
+  if (!device_accessible(a)) return false;
+  if (on_host(a) || a->dev == dev) return true;
+  if (a->kind == A_POOL) return a->pool->access[dev];
+  return peer_on[dev][a->dev];
+}
+
+/* A copy engine of device dev given [p, p + n) (cuMemcpy*Async): another
+** device's pool block the pool has not granted dev faults when the copy
+** runs, as a kernel would. Other memory is the driver's to move (unified
+** addressing). */
+static bool copy_unmapped(const void *p, size_t n, int dev) {
+  const alloc *a = find(p, n ? n : 1);
+  return a != NULL && a->kind == A_POOL && a->dev != dev && !a->pool->access[dev];
 }
 
 /* lc_copy_strided, element by element; every element must lie in memory
@@ -672,6 +693,10 @@ static void run_op(op *o) {
   if (sticky) return;
   switch (o->kind) {
     case OP_COPY: {
+      if (o->unmapped) {                      /* the copy engine faults, as a kernel would */
+        sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+        break;
+      }
       const char *src = o->staged ? o->staged : o->src;
       copy_rows(o->dst, o->dpitch, o->dheight, src, o->spitch, o->sheight, o->width, o->height,
                 o->depth);
@@ -1073,6 +1098,30 @@ API CUresult cuMemPoolTrimTo(CUmemoryPool p, size_t keep) {
   return leave(CUDA_SUCCESS);
 }
 
+/* Which other devices may touch the pool's blocks (kernels and copies of
+** their contexts). Checked whole before any change: a device location in
+** range; read-write or none (pools take no read-only access); the pool's
+** own device keeps read-write; another device must be able to reach it
+** (cuDeviceCanAccessPeer), else CUDA_ERROR_INVALID_DEVICE. */
+API CUresult cuMemPoolSetAccess(CUmemoryPool p, const CUmemAccessDesc *map, size_t count) {
+  ENTER(false);
+  pool *q = as_pool(p);
+  if (q == NULL || (map == NULL && count > 0)) return leave(CUDA_ERROR_INVALID_VALUE);
+  for (size_t i = 0; i < count; i++) {
+    int id = map[i].location.id;
+    CUmemAccess_flags f = map[i].flags;
+    if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || id < 0 || id >= ndev ||
+        (f != CU_MEM_ACCESS_FLAGS_PROT_NONE && f != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) ||
+        (id == q->dev && f != CU_MEM_ACCESS_FLAGS_PROT_READWRITE))
+      return leave(CUDA_ERROR_INVALID_VALUE);
+    if (id != q->dev && !can_peer(id, q->dev)) return leave(CUDA_ERROR_INVALID_DEVICE);
+  }
+  for (size_t i = 0; i < count; i++)
+    if (map[i].location.id != q->dev)
+      q->access[map[i].location.id] = map[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  return leave(CUDA_SUCCESS);
+}
+
 API CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
   ENTER(true);
   *total = devmem;
@@ -1307,7 +1356,11 @@ API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream 
   if (!check_range(dst, n) || !check_range(src, n)) return leave(CUDA_ERROR_INVALID_VALUE);
   void *d = (void *)(uintptr_t)dst;
   const void *sp = (const void *)(uintptr_t)src;
-  if (n) queue_copy(s, copy_op(d, sp, n), pageable(sp, n), pageable(d, n));
+  if (n) {
+    op *o = copy_op(d, sp, n);
+    o->unmapped = copy_unmapped(d, n, s->dev) || copy_unmapped(sp, n, s->dev);
+    queue_copy(s, o, pageable(sp, n), pageable(d, n));
+  }
   return leave(CUDA_SUCCESS);
 }
 
@@ -1398,6 +1451,7 @@ API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream h) {
   o->width = c->WidthInBytes;
   o->height = c->Height;
   o->depth = 1;
+  o->unmapped = copy_unmapped(d, 1, s->dev) || copy_unmapped(src, 1, s->dev);
   queue_copy(s, o, host_side(c->srcMemoryType, src, c->WidthInBytes),
              host_side(c->dstMemoryType, d, c->WidthInBytes));
   return leave(CUDA_SUCCESS);
@@ -1427,6 +1481,7 @@ API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream h) {
   o->width = c->WidthInBytes;
   o->height = c->Height;
   o->depth = c->Depth;
+  o->unmapped = copy_unmapped(d, 1, s->dev) || copy_unmapped(src, 1, s->dev);
   queue_copy(s, o, host_side(c->srcMemoryType, src, c->WidthInBytes),
              host_side(c->dstMemoryType, d, c->WidthInBytes));
   return leave(CUDA_SUCCESS);

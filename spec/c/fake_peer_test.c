@@ -3,13 +3,15 @@
 ** access (spec/c/fake_cuda.c), checked against the driver API's manual
 ** (cuda.h's comments): cuDeviceCanAccessPeer, cuCtxEnablePeerAccess's
 ** errors in the manual's order, access that is one direction only and only
-** once enabled, and cuMemcpyPeerAsync, which needs none. Three devices:
+** once enabled, cuMemcpyPeerAsync, which needs none, and pool memory,
+** which peer access does not cover (cuMemPoolSetAccess). Three devices:
 ** 9.0, 8.6, 9.0 (FAKE_CUDA_DEVICES=3, set here before cuInit).
 **
 **   fake_peer_test [--list | NAME]   (unit.h)
 */
 #include <cuda.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "unit.h"
 
@@ -107,8 +109,62 @@ static int test_memcpy_peer(void) {
   return 0;
 }
 
+/* A pool's blocks are reachable from its own device, and from another only
+** once the pool grants it (peer access enabled or not); a grant is checked
+** whole before it changes anything, and PROT_NONE takes it back. */
+static int test_pool_access(void) {
+  CUmemoryPool pool;
+  CUmemPoolProps props;
+  memset(&props, 0, sizeof props);
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = 2;
+  CUdeviceptr block;
+  CHECK_EQ(cuCtxSetCurrent(ctx[2]), CUDA_SUCCESS);
+  CHECK_EQ(cuMemPoolCreate(&pool, &props), CUDA_SUCCESS);
+  CHECK_EQ(cuMemAllocFromPoolAsync(&block, 256, pool, NULL), CUDA_SUCCESS);
+  CHECK_EQ(cuStreamSynchronize(NULL), CUDA_SUCCESS);
+  CHECK_EQ(fake_cuda_reachable(block, 256), 1);           /* its own device */
+  CHECK_EQ(cuCtxSetCurrent(ctx[0]), CUDA_SUCCESS);
+  CUresult r = cuCtxEnablePeerAccess(ctx[2], 0);
+  CHECK(r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+  CHECK_EQ(fake_cuda_reachable(block, 256), 0);           /* peer access does not cover it */
+  CUmemAccessDesc d[2];
+  memset(d, 0, sizeof d);
+  d[0].location.type = d[1].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  d[0].location.id = 0;
+  d[0].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  d[1].location.id = 1;                                   /* an 8.6: cannot reach a 9.0 */
+  d[1].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CHECK_EQ(cuMemPoolSetAccess(pool, d, 2), CUDA_ERROR_INVALID_DEVICE);
+  d[1].location.id = 2;                                   /* its own device keeps access */
+  d[1].flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  CHECK_EQ(cuMemPoolSetAccess(pool, d, 2), CUDA_ERROR_INVALID_VALUE);
+  d[1].location.id = 3;                                   /* no such device */
+  d[1].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CHECK_EQ(cuMemPoolSetAccess(pool, d, 2), CUDA_ERROR_INVALID_VALUE);
+  d[0].flags = CU_MEM_ACCESS_FLAGS_PROT_READ;             /* pools take no read-only access */
+  CHECK_EQ(cuMemPoolSetAccess(pool, d, 1), CUDA_ERROR_INVALID_VALUE);
+  CHECK_EQ(fake_cuda_reachable(block, 256), 0);           /* nothing changed */
+  d[0].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CHECK_EQ(cuMemPoolSetAccess(pool, d, 1), CUDA_SUCCESS);
+  CHECK_EQ(fake_cuda_reachable(block, 256), 1);
+  CHECK_EQ(cuCtxSetCurrent(ctx[1]), CUDA_SUCCESS);
+  CHECK_EQ(fake_cuda_reachable(block, 256), 0);           /* granted to device 0 only */
+  CHECK_EQ(cuCtxSetCurrent(ctx[0]), CUDA_SUCCESS);
+  d[0].flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  CHECK_EQ(cuMemPoolSetAccess(pool, d, 1), CUDA_SUCCESS);
+  CHECK_EQ(fake_cuda_reachable(block, 256), 0);           /* taken back */
+  CHECK_EQ(cuCtxSetCurrent(ctx[2]), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFreeAsync(block, NULL), CUDA_SUCCESS);
+  CHECK_EQ(cuStreamSynchronize(NULL), CUDA_SUCCESS);
+  CHECK_EQ(cuMemPoolDestroy(pool), CUDA_SUCCESS);
+  return 0;
+}
+
 #define T(name) { #name, test_##name }
-static const unit_test tests[] = {T(can_access), T(enable_and_reach), T(memcpy_peer)};
+static const unit_test tests[] = {T(can_access), T(enable_and_reach), T(memcpy_peer),
+                                  T(pool_access)};
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 
 int main(int argc, char **argv) {

@@ -17,6 +17,7 @@ lc_cu_api lc_cu;
 
 _Static_assert(sizeof(void *) != 8 || sizeof(lc_cu_mempool_props) == 88,
                "lc_cu_mempool_props is cuda.h's CUmemPoolProps");
+_Static_assert(sizeof(lc_cu_mem_access_desc) == 12, "lc_cu_mem_access_desc is CUmemAccessDesc");
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int load_rc;
@@ -62,6 +63,7 @@ static void load(void) {
     S(MemPoolSetAttribute, "cuMemPoolSetAttribute"),
     S(MemPoolGetAttribute, "cuMemPoolGetAttribute"),
     S(MemPoolTrimTo, "cuMemPoolTrimTo"),
+    S(MemPoolSetAccess, "cuMemPoolSetAccess"),
     S(MemGetInfo, "cuMemGetInfo_v2"),
     S(MemAlloc, "cuMemAlloc_v2"),
     S(MemFree, "cuMemFree_v2"),

@@ -69,6 +69,7 @@ enum {
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
   CU_MEM_ALLOCATION_TYPE_PINNED = 1,
   CU_MEM_LOCATION_TYPE_DEVICE = 1,
+  CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3,
   CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4,
   CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT = 5,
   CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7,
@@ -123,6 +124,12 @@ typedef struct lc_cu_mempool_props {
   unsigned char reserved[54];
 } lc_cu_mempool_props;
 
+/* CUmemAccessDesc (cuda.h's CUmemAccessDesc_v1): a device's access to a pool */
+typedef struct lc_cu_mem_access_desc {
+  struct { int type, id; } location;     /* CU_MEM_LOCATION_TYPE_DEVICE, ordinal */
+  int flags;                             /* CU_MEM_ACCESS_FLAGS_PROT_READWRITE */
+} lc_cu_mem_access_desc;
+
 /* The driver's functions, by the name they are exported under. */
 typedef struct lc_cu_api {
   CUresult (*Init)(unsigned flags);                                     /* cuInit */
@@ -143,6 +150,7 @@ typedef struct lc_cu_api {
   CUresult (*MemPoolSetAttribute)(CUmemoryPool p, int attr, void *v);
   CUresult (*MemPoolGetAttribute)(CUmemoryPool p, int attr, void *v);
   CUresult (*MemPoolTrimTo)(CUmemoryPool p, size_t keep);
+  CUresult (*MemPoolSetAccess)(CUmemoryPool p, const lc_cu_mem_access_desc *map, size_t count);
   CUresult (*MemGetInfo)(size_t *free_bytes, size_t *total);            /* _v2 */
   CUresult (*MemAlloc)(CUdeviceptr *p, size_t n);                       /* _v2 */
   CUresult (*MemFree)(CUdeviceptr p);                                   /* _v2 */

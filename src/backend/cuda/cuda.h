@@ -29,6 +29,8 @@ typedef struct lc_cuda_device {
   lc_cuda_libfn *libfns;      /* and the functions got from them, under mu */
   CUevent order_ev;           /* orders one stream after another (stream.c) */
   atomic_size_t used;         /* device bytes allocated here on it */
+  atomic_uint_fast64_t queued, settled;   /* work queued on it, and how much of that count a
+                                          ** synchronize saw done (stream.c's releases) */
   uint64_t peer_on, peer_never;   /* bit o: it reaches device o's memory directly (peer
                                   ** access enabled), or cannot; under mu (peer.c) */
   int cc_major, cc_minor;

@@ -50,6 +50,7 @@ struct lc_function {
 
 struct lc_module {
   CUmodule m;
+  int dev;                   /* 0-based: the device it was loaded on */
   /* the name expressions (lc_source.names) and NVRTC's lowered name of
   ** each, in the same order, each ended by a NUL */
   int nnames;
@@ -262,7 +263,10 @@ int lc_cuda_module_load(const lc_source *src, lc_module **m, char **log, char *e
     free(mod->names);
     free(mod->lowered);
     free(mod);
-  } else *m = mod;
+  } else {
+    mod->dev = lc_cuda_current;
+    *m = mod;
+  }
   return rc;
 }
 
@@ -334,7 +338,7 @@ int lc_cuda_module_function(lc_module *m, const char *name, lc_function **f,
     return LC_ENOMEM;
   }
   lf->fn = fn;
-  lf->dev = lc_cuda_current;
+  lf->dev = m->dev;           /* its limits are its module's device's, whichever is current */
   lf->static_shared = -1;
   atomic_init(&lf->shared_ok, 0);
   pthread_mutex_lock(&lc_cuda_mu);

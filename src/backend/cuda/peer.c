@@ -4,9 +4,10 @@
 ** - device to device, both contiguous: one cuMemcpyPeerAsync on the stream
 **   (the driver needs no peer access for it);
 ** - when the current device can reach the other's memory directly
-**   (cuDeviceCanAccessPeer, then cuCtxEnablePeerAccess, once per pair and
-**   direction), the current device's own copy: memcpy, 2-D/3-D copies or
-**   the copy kernel, reading and writing the peer's memory;
+**   (cuDeviceCanAccessPeer, then cuCtxEnablePeerAccess, and the other's
+**   pool granting it access, once per pair and direction), the current
+**   device's own copy: memcpy, 2-D/3-D copies or the copy kernel, reading
+**   and writing the peer's memory;
 ** - else staged through page-locked host memory, which every device
 **   reaches: the source view packed into it on the source's device, then
 **   unpacked into the destination view on the destination's device. That
@@ -30,10 +31,24 @@ static int switch_to(int dev) {
   return before;
 }
 
+/* Let the current device's kernels and copies touch device o's pool
+** blocks: peer access does not cover stream-ordered memory, which is
+** reachable from its own device only until its pool grants another
+** (cuMemPoolSetAccess). A grant is for every block, present and future. */
+static bool grant_pool(int o) {
+  CUmemoryPool pool = lc_cuda_devices[o].pool;
+  if (pool == NULL) return true;           /* no pool: every array is cuMemAlloc's */
+  lc_cu_mem_access_desc desc = {
+      {CU_MEM_LOCATION_TYPE_DEVICE, lc_cuda_devices[lc_cuda_current].dev},
+      CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  return lc_cu.MemPoolSetAccess(pool, &desc, 1) == CUDA_SUCCESS;
+}
+
 /* May kernels and copies of the current device reach device o's memory?
-** Peer access is enabled at the first need, and the answer kept (under
-** lc_cuda_mu); a host program that enabled it already is taken at its
-** word (CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED). */
+** Peer access is enabled at the first need, with o's pool granting access
+** to this device, and the answer kept (under lc_cuda_mu); a host program
+** that enabled peer access already is taken at its word
+** (CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED). Either refused: staged. */
 static bool reaches(int o) {
   int here = lc_cuda_current;
   if (o == here) return true;
@@ -46,7 +61,7 @@ static bool reaches(int o) {
     bool on = false;
     if (lc_cu.DeviceCanAccessPeer(&can, d->dev, lc_cuda_devices[o].dev) == CUDA_SUCCESS && can) {
       CUresult r = lc_cu.CtxEnablePeerAccess(lc_cuda_devices[o].ctx, 0);
-      on = r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+      on = (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) && grant_pool(o);
     }
     if (on) d->peer_on |= bit;
     else d->peer_never |= bit;

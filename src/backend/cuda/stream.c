@@ -13,21 +13,24 @@
 #include "common.h"
 
 /* ---- deferred releases ------------------------------------------------------
-** A release waits for the work queued before it: an event recorded on each
-** stream of the device that still has work marks that point (never on the
-** legacy stream unless it has work of its own: a record there would make
-** every blocking stream wait), and the list is drained, in order, at the
-** start of later calls. Host functions cannot be used: a release may call
-** the driver. When nothing has been queued since the last full
-** synchronize, or no stream has work left, release at once. */
+** A release waits for the work queued before it on every device: what it
+** frees (pinned, mapped or registered memory, a module, a stream's holder)
+** may be in use by any device's queued work, whichever device is current.
+** An event recorded on each stream that still has work marks that point
+** (never on a legacy stream unless it has work of its own: a record there
+** would make every blocking stream wait), each in its device's context,
+** and the list is drained, in order, at the start of later calls. Host
+** functions cannot be used: a release may call the driver. A device with
+** nothing queued since its last synchronize is skipped; when no device has
+** any, or no stream has work left, release at once. */
 
-enum { MAXEV = 8 };             /* busy streams one record follows; more: the legacy stream */
+enum { MAXEV = 8 };             /* busy streams one record follows; more: legacy streams */
 
 typedef struct pending {
   struct pending *next;
   int nev, ncreated;            /* events recorded; events owned (kept when spare) */
   CUevent ev[MAXEV];
-  int dev;                      /* whose context the events belong to */
+  int evdev[MAXEV];             /* whose context each event belongs to */
   void (*release)(void *);
   void *ud;
 } pending;
@@ -40,14 +43,23 @@ static atomic_int npending;
 static pending *spare;
 static int nspare;
 enum { MAX_SPARE = 64 };
-static atomic_uint_fast64_t queued_count, settled_count;
 
-void lc_cuda_queued(void) { atomic_fetch_add(&queued_count, 1); }
+/* Work queued on the current device (its count; a synchronize of the
+** device settles what was counted before it). */
+void lc_cuda_queued(void) { atomic_fetch_add(&lc_cuda_devices[lc_cuda_current].queued, 1); }
 
-/* Everything counted up to g is done. */
-static void settle(uint_fast64_t g) {
-  uint_fast64_t s = atomic_load(&settled_count);
-  while (s < g && !atomic_compare_exchange_weak(&settled_count, &s, g)) {}
+/* Everything counted on device dev up to g is done. */
+static void settle(int dev, uint_fast64_t g) {
+  atomic_uint_fast64_t *settled = &lc_cuda_devices[dev].settled;
+  uint_fast64_t s = atomic_load(settled);
+  while (s < g && !atomic_compare_exchange_weak(settled, &s, g)) {}
+}
+
+/* Has device dev work queued since its last synchronize? (A device never
+** used has none: its counts are 0.) */
+static bool unsettled(int dev) {
+  const lc_cuda_device *d = &lc_cuda_devices[dev];
+  return atomic_load(&d->settled) < atomic_load(&d->queued);
 }
 
 /* Has every event of p happened? A failure (a sticky error marks the
@@ -110,11 +122,10 @@ void lc_cuda_drain(void) {
   }
 }
 
-/* A record for the current device, from the spares when there is one. */
+/* A record, from the spares when there is one. */
 static pending *pending_new(void) {
-  int dev = lc_cuda_current;
   pthread_mutex_lock(&pend_mu);
-  pending *p = spare && spare->dev == dev ? spare : NULL;
+  pending *p = spare;
   if (p) {
     spare = p->next;
     nspare--;
@@ -124,24 +135,56 @@ static pending *pending_new(void) {
     p->nev = 0;
     return p;
   }
-  p = calloc(1, sizeof *p);
-  if (p) p->dev = dev;
-  return p;
+  return calloc(1, sizeof *p);
 }
 
-/* Record p's next event on st (an event of p's, made when it has none). */
-static bool pending_record(pending *p, CUstream st) {
-  if (p->nev == p->ncreated) {
-    if (lc_cu.EventCreate(&p->ev[p->ncreated], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-      return false;
+/* Record p's next event on st, a stream of device dev, whose context is
+** current: a spare event of p's made in that context, else a new one (in
+** place of a spare of another context when p holds as many as it can). */
+static bool pending_record(pending *p, CUstream st, int dev) {
+  int i = p->nev, j = i;
+  while (j < p->ncreated && p->evdev[j] != dev) j++;
+  if (j == p->ncreated) {
+    if (p->ncreated == MAXEV) {               /* the last spare goes: i < MAXEV, so j >= i */
+      j = --p->ncreated;
+      lc_cu.EventDestroy(p->ev[j]);
+    }
+    if (lc_cu.EventCreate(&p->ev[j], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) return false;
+    p->evdev[j] = dev;
     p->ncreated++;
   }
-  if (lc_cu.EventRecord(p->ev[p->nev], st) != CUDA_SUCCESS) return false;
+  CUevent e = p->ev[j];                       /* to slot i, the first not recorded */
+  p->ev[j] = p->ev[i];
+  p->evdev[j] = p->evdev[i];
+  p->ev[i] = e;
+  p->evdev[i] = dev;
+  if (lc_cu.EventRecord(e, st) != CUDA_SUCCESS) return false;
   p->nev++;
   return true;
 }
 
 static bool record_busy_streams(pending *p);
+
+/* Does any device have work queued since its last synchronize? */
+static bool any_unsettled(void) {
+  for (int dev = 0, n = lc_cuda_device_count(); dev < n; dev++)
+    if (unsettled(dev)) return true;
+  return false;
+}
+
+/* Wait for every device that has work queued (each context made current
+** for its wait; the current device's again after). */
+static void wait_devices(void) {
+  int here = lc_cuda_current;
+  for (int dev = 0, n = lc_cuda_device_count(); dev < n; dev++) {
+    if (!unsettled(dev)) continue;
+    lc_cuda_current = dev;
+    uint_fast64_t g = atomic_load(&lc_cuda_devices[dev].queued);
+    if (lc_cuda_enter_quietly() && lc_cu.CtxSynchronize() == CUDA_SUCCESS) settle(dev, g);
+  }
+  lc_cuda_current = here;
+  lc_cuda_enter_quietly();
+}
 
 void lc_cuda_defer(void (*release)(void *), void *ud) {
   if (!lc_cuda_enter_quietly()) {            /* nothing runs on a broken context */
@@ -150,7 +193,7 @@ void lc_cuda_defer(void (*release)(void *), void *ud) {
     return;
   }
   lc_cuda_drain();
-  if (atomic_load(&settled_count) >= atomic_load(&queued_count)) {
+  if (!any_unsettled()) {
     release(ud);
     return;
   }
@@ -158,7 +201,7 @@ void lc_cuda_defer(void (*release)(void *), void *ud) {
   bool ok = p != NULL && record_busy_streams(p);
   if (!ok) {                         /* waiting is the safe fallback */
     if (p) pending_destroy(p);
-    lc_cu.CtxSynchronize();
+    wait_devices();
     release(ud);
     return;
   }
@@ -184,9 +227,10 @@ int lc_cuda_synchronize(char *err) {
     lc_cuda_drain();
     return err ? rc : LC_OK;
   }
-  uint_fast64_t g = atomic_load(&queued_count);
+  int dev = lc_cuda_current;                 /* this device's work only */
+  uint_fast64_t g = atomic_load(&lc_cuda_devices[dev].queued);
   CUresult r = lc_cu.CtxSynchronize();
-  if (r == CUDA_SUCCESS) settle(g);
+  if (r == CUDA_SUCCESS) settle(dev, g);
   rc = lc_cuda_check(r, "cuCtxSynchronize", err ? err : local);
   lc_cuda_drain();
   return err ? rc : LC_OK;
@@ -268,34 +312,46 @@ static CUresult order_after(int dev, CUstream before, CUstream after) {
   return r;
 }
 
-/* The busy streams of the current device each get one of p's events:
-** queried first, so that an idle stream costs no record, and the legacy
-** stream only when it has work of its own. More busy streams than p holds:
-** one record on the legacy stream, which follows every blocking stream
-** (and, ordered with events, the non-blocking ones). */
+/* The busy streams of device dev, whose context is current, each get one
+** of p's events: queried first, so that an idle stream costs no record,
+** and the legacy stream only when it has work of its own. More busy
+** streams than p has room for: one record on the legacy stream, which
+** follows every blocking stream (and, ordered with events, the
+** non-blocking ones). No room at all: false. Under streams_lock. */
 static CUstream legacy_locked(int dev);
-static bool record_busy_streams(pending *p) {
-  int dev = p->dev;
+static bool record_device(pending *p, int dev) {
   CUstream busy[MAXEV];
-  int n = 0;
+  int n = 0, room = MAXEV - p->nev;
   bool more = false;
-  pthread_mutex_lock(&streams_lock);     /* the streams stay alive while recorded on */
+  if (room == 0) return false;
   if (lc_cu.StreamQuery(LC_CU_STREAM_LEGACY) == CUDA_ERROR_NOT_READY) busy[n++] = LC_CU_STREAM_LEGACY;
   for (lc_stream *t = live_streams; t && !more; t = t->next) {
     if (t->dev != dev || t->s == NULL || t->s == LC_CU_STREAM_LEGACY) continue;
     if (lc_cu.StreamQuery(t->s) != CUDA_ERROR_NOT_READY) continue;
-    if (n == MAXEV) more = true;
+    if (n == room) more = true;
     else busy[n++] = t->s;
   }
+  if (more) return pending_record(p, legacy_locked(dev), dev);
   bool ok = true;
-  if (more) {
-    ok = pending_record(p, legacy_locked(dev));
-  } else {
-    for (int i = 0; i < n && ok; i++)
-      ok = pending_record(p, busy[i] == LC_CU_STREAM_LEGACY ? legacy_locked(dev) : busy[i]);
+  for (int i = 0; i < n && ok; i++)
+    ok = pending_record(p, busy[i] == LC_CU_STREAM_LEGACY ? legacy_locked(dev) : busy[i], dev);
+  return ok;
+}
+
+/* Every device with work queued since its last synchronize, its context
+** made current for the while: its busy streams recorded on. */
+static bool record_busy_streams(pending *p) {
+  int here = lc_cuda_current;
+  bool ok = true;
+  pthread_mutex_lock(&streams_lock);     /* the streams stay alive while recorded on */
+  for (int dev = 0, n = lc_cuda_device_count(); dev < n && ok; dev++) {
+    if (!unsettled(dev)) continue;       /* never used, or nothing since a synchronize */
+    lc_cuda_current = dev;
+    ok = lc_cuda_enter_quietly() && record_device(p, dev);
   }
   pthread_mutex_unlock(&streams_lock);
-  return ok;
+  lc_cuda_current = here;
+  return lc_cuda_enter_quietly() && ok;
 }
 
 /* The legacy stream of device dev (its context current), after the work
@@ -359,6 +415,17 @@ void lc_cuda_stream_retain(lc_stream *s) {
   pthread_mutex_unlock(&streams_lock);
 }
 
+/* cuStreamDestroy in the stream's own context: a CUstream is its
+** context's handle, and another device may be current when the last
+** reference goes. */
+static void stream_destroy(lc_stream *s) {
+  int here = lc_cuda_current;
+  lc_cuda_current = s->dev;
+  if (lc_cuda_enter_quietly()) lc_cu.StreamDestroy(s->s);
+  lc_cuda_current = here;
+  lc_cuda_enter_quietly();
+}
+
 /* Drop a reference. The last one destroys a stream of ours (the driver
 ** destroys it once its queued work is done), or lets go of the holder of a
 ** host's stream, after the work that may name it. */
@@ -378,7 +445,7 @@ void lc_cuda_stream_release(lc_stream *s) {
     lc_cuda_defer(free, s);
     return;
   }
-  if (lc_cuda_enter_quietly()) lc_cu.StreamDestroy(s->s);
+  stream_destroy(s);
   free(s);
 }
 
