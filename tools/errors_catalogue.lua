@@ -12,7 +12,7 @@ local errlog = assert(arg[1], "usage: errors_catalogue.lua ERRLOG")
 
 -- Areas, in the order of the catalogue: title and the files they cover.
 local AREAS = {
-  { "Arrays: arguments every function checks", { "src/binding/aux.c", "src/binding/gate.c", "src/binding/array.c", "src/binding/buffer.c" } },
+  { "Arrays: arguments every function checks", { "src/binding/args.c", "src/binding/gate.c", "src/binding/array.c", "src/binding/buffer.c" } },
   { "Element types (dtype) and values", { "src/binding/element.c" } },
   { "Creating arrays: to_device, array, full, arange, ...", { "src/binding/create.c", "src/binding/join.c", "src/binding/convert.c" } },
   { "Copies, fill and assignment", { "src/binding/copy.c", "src/backend/host_copy.c" } },

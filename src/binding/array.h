@@ -6,7 +6,7 @@
 #ifndef LUACUDA_ARRAY_H
 #define LUACUDA_ARRAY_H
 
-#include "aux.h"
+#include "args.h"
 #include "backend.h"
 #include "buffer.h"
 #include "dtype.h"

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "aux.h"
+#include "args.h"
 #include "gcpace.h"
 #include "hostcache.h"
 #include "pending.h"

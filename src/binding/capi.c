@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "capi.h"
-#include "aux.h"
+#include "args.h"
 #include "luacuda.h"
 #include "buffer.h"
 #include "pending.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 #include "record.h"
 
 #define CHUNK 64

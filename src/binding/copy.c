@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "aux.h"
+#include "args.h"
 #include "record.h"
 #include "host_copy.h"
 #include "pending.h"

@@ -10,7 +10,7 @@
 #include "array.h"
 #include "gate.h"
 #include "hostcache.h"
-#include "aux.h"
+#include "args.h"
 #include "parts.h"
 
 /***

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 #include "record.h"
 #include "host_copy.h"
 

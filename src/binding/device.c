@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 #include "parts.h"
 
 #define SCOPE_MT "luacuda.device_scope"

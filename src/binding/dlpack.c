@@ -18,7 +18,7 @@
 #include "capi.h"
 #include "pending.h"
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 #include "luacuda.h"
 
 #define CAPSULE_MT "luacuda.dlpack"

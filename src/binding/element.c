@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aux.h"
+#include "args.h"
 #include "gate.h"
 #include "parts.h"
 #include "record.h"

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aux.h"
+#include "args.h"
 #include "gate.h"
 #include "gather.h"
 #include "pending.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 #include "record.h"
 
 /* Normalize a 1-based index that may count from the end (-1 is the last). */

@@ -9,7 +9,7 @@
 #include <limits.h>
 #include <stdio.h>
 
-#include "aux.h"
+#include "args.h"
 #include "gate.h"
 #include "record.h"
 

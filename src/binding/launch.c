@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "abi.h"        /* the launch limits, Array<T, N>'s layout */
-#include "aux.h"
+#include "args.h"
 #include "element.h"
 #include "probe.h"
 #include "record.h"

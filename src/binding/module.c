@@ -12,7 +12,7 @@
 
 #include <pthread.h>
 
-#include "aux.h"
+#include "args.h"
 #include "cache.h"
 #include "gate.h"
 #include "ksource.h"

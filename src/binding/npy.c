@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aux.h"
+#include "args.h"
 #include "gate.h"
 #include "npy.h"
 #include "pending.h"

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aux.h"
+#include "args.h"
 #include "env.h"
 
 typedef struct lc_pendrec {

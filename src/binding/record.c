@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 
 #define CACHE_KEY "luacuda.records"     /* weak: record pointer -> object */
 #define MAXFIELDS 4096

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aux.h"
+#include "args.h"
 #include "parts.h"
 #include "pending.h"
 #include "reduce.h"

@@ -10,7 +10,7 @@
 
 #include "gate.h"
 #include "record.h"
-#include "aux.h"
+#include "args.h"
 
 /* An options table's order field, or a bare order string. */
 static char opt_order(lua_State *L, int idx, const char *fname) {

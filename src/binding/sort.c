@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aux.h"
+#include "args.h"
 #include "gate.h"
 #include "pending.h"
 #include "sort.h"

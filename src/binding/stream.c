@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 
 #define STREAM_MT "luacuda.stream"
 #define EVENT_MT "luacuda.event"
