@@ -193,7 +193,7 @@ $(NPY_UNIT): spec/c/npy_test.c spec/c/unit.h src/base/npy.c src/base/npy.h src/b
 $(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/deps_test.c src/base/deps.c src/base/includes.c src/base/strbuf.c \
-	  src/base/cache.c -o $@ $(LDFLAGS) -lpthread
+	  src/base/cache.c src/base/hash.c -o $@ $(LDFLAGS) -lpthread
 
 # several lua_States on several threads (spec/threads_spec.lua runs it): a
 # C program that links Lua itself and requires the module from $(BUILD).
