@@ -96,6 +96,15 @@ void lc_array_add_methods(lua_State *L, const luaL_Reg *fns);
 ** element of a 1-D array, else the view of row i (a 0-d view of a record). */
 void lc_index_push_row(lua_State *L, const lc_array *a, int64_t i, const char *fname);
 
+/* ---- a record array's fields (shape.c, with the other views) ---- */
+
+/* a.<key> and a.<key> = v on a record array: 0 if key is not a field of
+** a's record; otherwise pushes the field (index: a value for a scalar
+** field of a 0-d array, else a view) or assigns it, and returns 1. */
+int lc_record_index(lua_State *L, const lc_array *a, const char *key, const char *fname);
+int lc_record_newindex(lua_State *L, const lc_array *a, const char *key, int vidx,
+                       const char *fname);
+
 /* ---- index arrays and masks (gather.c) ---- */
 
 /* a[x] (pushed) and a[x] = the value at vidx, for an array key x: integer
