@@ -32,7 +32,7 @@ local AREAS = {
   { "Host memory: pinned, mapped, register", { "src/binding/hostmem.c", "src/backend/hostreg.c" } },
   { "Streams and events", { "src/binding/stream.c", "src/binding/pending.c", "src/backend/sim/stream.c" } },
   { "Devices and the module", { "src/binding/core.c", "src/binding/device.c", "src/backend/backend.c", "src/base/env.c", "src/backend/sim/backend.c", "src/backend/sim/pool.c" } },
-  { "Kernels: compile, signatures, get, get_global", { "src/binding/module.c", "src/base/scan.c" } },
+  { "Kernels: compile, signatures, get, get_global", { "src/binding/module.c", "src/binding/kernel.c", "src/binding/name_expr.c", "src/base/scan.c" } },
   { "Kernel launches and arguments", { "src/binding/launch.c" } },
   { "Compiling: ptx, cubin, the simulator's compiler, the cache",
     { "src/binding/ptx.c", "src/base/ksource.c", "src/backend/nvrtc.c", "src/backend/sim/compile.c", "src/backend/sim/check.c",

@@ -210,6 +210,7 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_join_open(L);
   lc_convert_open(L);
   lc_module_open(L);
+  lc_kernel_open(L);
   lc_stream_open(L);
   lc_ptx_open(L);
   lc_hostmem_open(L);
