@@ -116,39 +116,7 @@ void lc_gather_setitem(lua_State *L, const lc_array *a, int kidx, int vidx, lc_s
 /* nonzero(a [, opts]) with a at 1: pushes the table of index arrays */
 int lc_gather_nonzero(lua_State *L, const char *fname);
 
-/* ---- streams (stream.c) ---- */
-
-/* The optional stream argument at idx: nil/none gives NULL (synchronous). */
-lc_stream *lc_opt_stream(lua_State *L, int idx, const char *fname);
-
-/* Work on a's memory runs on the current device: the error "the <what>
-** array is on device 2, but device 1 is current" for device memory of
-** another (device.c). Copies between devices are the exception (copy.c). */
-void lc_check_current_device(lua_State *L, const lc_array *a, const char *what,
-                             const char *fname);
-
-/* An option device = i (the value at idx, counted from 1): pushes a
-** to-be-closed value that makes device i current until the calling C
-** function returns or raises, when the device current before is current
-** again (device.c). */
-void lc_device_option(lua_State *L, int idx, const char *fname);
-
-/* The stream host_stream() returns in this state: the host program's
-** (a backend handle, see backend.h's stream_wrap), or with NULL the
-** default stream again. */
-void lc_set_host_stream(lua_State *L, void *native, const char *fname);
-/* The backend handle of the stream host_stream() returns. */
-void *lc_host_stream_native(lua_State *L);
-/* The backend handle of the open stream at idx; NULL for anything else. */
-void *lc_stream_native_at(lua_State *L, int idx);
-
-/* Before the host reads or writes memory of kind k with no stream: memory a
-** kernel may be using (mapped, managed) waits for the queued work first,
-** and a failure of that work is raised. */
-void lc_sync_host_slow(lua_State *L, const char *fname);
-static inline void lc_sync_host(lua_State *L, lc_kind k, const char *fname) {
-  if (k == LC_MAPPED || k == LC_MANAGED) lc_sync_host_slow(L, fname);
-}
+/* ---- memory kinds ---- */
 
 /* May the host touch memory of kind k at any time, with no wait? */
 static inline bool lc_kind_host_only(lc_kind k) { return k == LC_HOST || k == LC_PINNED; }

@@ -11,6 +11,7 @@
 #include "luacuda.h"
 #include "buffer.h"
 #include "pending.h"
+#include "stream.h"
 
 _Static_assert((int)LUACUDA_HOST == LC_HOST && (int)LUACUDA_PINNED == LC_PINNED &&
                (int)LUACUDA_MAPPED == LC_MAPPED && (int)LUACUDA_MANAGED == LC_MANAGED &&

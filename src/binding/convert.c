@@ -15,6 +15,7 @@
 #include "gate.h"
 #include "args.h"
 #include "record.h"
+#include "stream.h"
 
 #define CHUNK 64
 

@@ -11,6 +11,8 @@
 #include "record.h"
 #include "host_copy.h"
 #include "pending.h"
+#include "stream.h"
+#include "device.h"
 
 static const lc_backend *backend_of(const lc_array *a) { return a->buf->backend; }
 

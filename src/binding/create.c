@@ -13,6 +13,8 @@
 #include "args.h"
 #include "record.h"
 #include "host_copy.h"
+#include "stream.h"
+#include "device.h"
 
 #define F64 (&lc_dtypes[LC_FLOAT64])
 

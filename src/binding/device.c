@@ -6,7 +6,7 @@
 ** device(i) is the scoped form: a value whose close makes the device that
 ** was current before current again.
 */
-#include "array.h"
+#include "device.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -20,6 +20,7 @@
 #include "gate.h"
 #include "args.h"
 #include "luacuda.h"
+#include "stream.h"
 
 #define CAPSULE_MT "luacuda.dlpack"
 

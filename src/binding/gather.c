@@ -18,6 +18,8 @@
 #include "gate.h"
 #include "gather.h"
 #include "pending.h"
+#include "stream.h"
+#include "device.h"
 
 static const lc_dtype *const int64_dt = &lc_dtypes[LC_INT64];
 

@@ -18,6 +18,7 @@
 #include "element.h"
 #include "probe.h"
 #include "record.h"
+#include "stream.h"
 
 /* a layout's int64_t shape and strides fill the ABI's long long fields */
 _Static_assert(sizeof(int64_t) == sizeof(long long), "int64_t and long long differ in size");

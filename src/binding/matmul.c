@@ -18,6 +18,8 @@
 #include "matmul.h"
 #include "pending.h"
 #include "ufunc.h"
+#include "stream.h"
+#include "device.h"
 
 static const char *const FNAME = "matmul";
 

@@ -31,6 +31,7 @@
 #include "npy.h"
 #include "pending.h"
 #include "record.h"
+#include "stream.h"
 
 #define READER_MT "luacuda.npy_reader"
 

@@ -16,6 +16,8 @@
 #include "parts.h"
 #include "pending.h"
 #include "reduce.h"
+#include "stream.h"
+#include "device.h"
 
 /* What a call asks, read from its arguments. */
 typedef struct request {

@@ -11,6 +11,7 @@
 #include "gate.h"
 #include "record.h"
 #include "args.h"
+#include "stream.h"
 
 /* An options table's order field, or a bare order string. */
 static char opt_order(lua_State *L, int idx, const char *fname) {

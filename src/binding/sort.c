@@ -18,6 +18,8 @@
 #include "gate.h"
 #include "pending.h"
 #include "sort.h"
+#include "stream.h"
+#include "device.h"
 
 static bool computes_on_backend(const lc_array *a) {
   return lc_kind_device_accessible(lc_array_kind(a));

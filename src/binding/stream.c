@@ -11,6 +11,7 @@
 
 #include "gate.h"
 #include "args.h"
+#include "stream.h"
 
 #define STREAM_MT "luacuda.stream"
 #define EVENT_MT "luacuda.event"
