@@ -30,7 +30,7 @@ local AREAS = {
   { "Array math: operators, luacuda.add ... where, comparisons, astype, result_type",
     { "src/binding/math.c", "src/base/ufunc.c", "src/base/ufunc_host.c" } },
   { "Host memory: pinned, mapped, register", { "src/binding/hostmem.c", "src/backend/hostreg.c" } },
-  { "Streams and events", { "src/binding/stream.c", "src/binding/pending.c", "src/backend/sim/stream.c" } },
+  { "Streams and events", { "src/binding/stream.c", "src/binding/event.c", "src/binding/pending.c", "src/backend/sim/stream.c" } },
   { "Devices and the module", { "src/binding/core.c", "src/binding/device.c", "src/backend/backend.c", "src/base/env.c", "src/backend/sim/backend.c", "src/backend/sim/pool.c" } },
   { "Kernels: compile, signatures, get, get_global", { "src/binding/module.c", "src/binding/kernel.c", "src/binding/name_expr.c", "src/base/scan.c" } },
   { "Kernel launches and arguments", { "src/binding/launch.c" } },

@@ -212,6 +212,7 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_module_open(L);
   lc_kernel_open(L);
   lc_stream_open(L);
+  lc_event_open(L);
   lc_ptx_open(L);
   lc_hostmem_open(L);
   lc_dlpack_open(L);
