@@ -1,8 +1,8 @@
 /*
-** stream: the Stream and Event objects (stream.c) as the rest of the
-** binding sees them: the stream argument every queuing function takes,
-** the host program's stream (the C API), and the host's wait before it
-** touches memory a kernel may be using.
+** stream: streams as the rest of the binding sees them (stream.c): the
+** stream argument every queuing function takes, the host program's stream
+** (the C API), and the host's wait before it touches memory a kernel may
+** be using.
 */
 #ifndef LUACUDA_STREAM_H
 #define LUACUDA_STREAM_H
