@@ -15,6 +15,8 @@
 #include "host_copy.h"
 #include "stream.h"
 #include "device.h"
+#include "copy.h"
+#include "convert.h"
 
 #define F64 (&lc_dtypes[LC_FLOAT64])
 

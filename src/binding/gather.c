@@ -20,6 +20,8 @@
 #include "pending.h"
 #include "stream.h"
 #include "device.h"
+#include "copy.h"
+#include "convert.h"
 
 static const lc_dtype *const int64_dt = &lc_dtypes[LC_INT64];
 

@@ -19,6 +19,7 @@
 #include "probe.h"
 #include "record.h"
 #include "stream.h"
+#include "copy.h"
 
 /* a layout's int64_t shape and strides fill the ABI's long long fields */
 _Static_assert(sizeof(int64_t) == sizeof(long long), "int64_t and long long differ in size");

@@ -16,6 +16,7 @@
 #include "ufunc.h"
 #include "stream.h"
 #include "device.h"
+#include "copy.h"
 
 /* the operands' memory: host-side (host, pinned) or device-side */
 static bool device_side(lc_kind k) { return lc_kind_device_accessible(k); }

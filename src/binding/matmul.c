@@ -20,6 +20,7 @@
 #include "ufunc.h"
 #include "stream.h"
 #include "device.h"
+#include "copy.h"
 
 static const char *const FNAME = "matmul";
 

@@ -32,6 +32,7 @@
 #include "pending.h"
 #include "record.h"
 #include "stream.h"
+#include "copy.h"
 
 #define READER_MT "luacuda.npy_reader"
 

@@ -18,6 +18,7 @@
 #include "reduce.h"
 #include "stream.h"
 #include "device.h"
+#include "copy.h"
 
 /* What a call asks, read from its arguments. */
 typedef struct request {

@@ -20,6 +20,7 @@
 #include "sort.h"
 #include "stream.h"
 #include "device.h"
+#include "copy.h"
 
 static bool computes_on_backend(const lc_array *a) {
   return lc_kind_device_accessible(lc_array_kind(a));
