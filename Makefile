@@ -53,6 +53,7 @@ SCAN_UNIT = $(BUILD)/scan_test
 # the kernel source scanner's files, for the unit test and the fuzzer
 SCAN_SRC = src/base/scan.c src/base/scan_lex.c src/base/scan_types.c src/base/scan_decl.c
 DEPS_UNIT = $(BUILD)/deps_test
+MODCACHE_UNIT = $(BUILD)/modcache_test
 REDUCE_UNIT = $(BUILD)/reduce_test
 NPY_UNIT = $(BUILD)/npy_test
 RANDOM_UNITS = $(BUILD)/random_test $(BUILD)/random_portable_test
@@ -210,7 +211,14 @@ $(BUILD)/random_portable_test: $(RANDOM_UNIT_SRC) spec/c/unit.h src/base/random.
 $(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/deps_test.c src/base/deps.c src/base/includes.c src/base/strbuf.c \
-	  src/base/cache.c -o $@ $(LDFLAGS) -lpthread
+	  src/base/cache.c src/base/hash.c -o $@ $(LDFLAGS) -lpthread
+
+# the process's compiled modules by key: pure C, no Lua
+$(MODCACHE_UNIT): spec/c/modcache_test.c spec/c/unit.h src/base/modcache.c src/base/modcache.h \
+                  src/base/hash.c src/base/hash.h
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/modcache_test.c src/base/modcache.c src/base/hash.c \
+	  -o $@ $(LDFLAGS) -lpthread
 
 # several lua_States on several threads (spec/threads_spec.lua runs it): a
 # C program that links Lua itself and requires the module from $(BUILD).
@@ -313,7 +321,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(DIST_LIB) $(BIGCOUNT_UNIT) $(AGREE_UNIT) $(DIST_HOST_UNIT) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(RANDOM_UNITS) $(GUARD_UNIT) $(ARENA_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
+check: $(LIB) $(DIST_LIB) $(BIGCOUNT_UNIT) $(AGREE_UNIT) $(DIST_HOST_UNIT) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(MODCACHE_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(RANDOM_UNITS) $(GUARD_UNIT) $(ARENA_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
        $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_NCCL) $(FAKE_PEER_TEST)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
@@ -451,7 +459,7 @@ bench-ptx: $(LIB) $(FAKE_CUDA)
 
 # docs/errors.md from the error sites in src/ and lua/, with a spec test for
 # each found by running the specs with a helper that logs the errors caught
-errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(REDUCE_UNIT) $(NPY_UNIT)
+errors-catalogue: $(LIB) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(MODCACHE_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(RANDOM_UNITS)
 	$(RUN_ENV) LUACUDA_ERRLOG=$(BUILD)/errors.log $(LUA) $(BUSTED) --helper=tools/errors_harvest.lua >/dev/null || true
 	$(LUA) tools/errors_catalogue.lua $(BUILD)/errors.log > docs/errors.md
 	@tail -2 docs/errors.md

@@ -12,7 +12,7 @@ local errlog = assert(arg[1], "usage: errors_catalogue.lua ERRLOG")
 
 -- Areas, in the order of the catalogue: title and the files they cover.
 local AREAS = {
-  { "Arrays: arguments every function checks", { "src/binding/aux.c", "src/binding/gate.c", "src/binding/array.c", "src/binding/buffer.c" } },
+  { "Arrays: arguments every function checks", { "src/binding/args.c", "src/binding/gate.c", "src/binding/array.c", "src/binding/buffer.c" } },
   { "Element types (dtype) and values", { "src/binding/element.c" } },
   { "Creating arrays: to_device, array, full, arange, ...", { "src/binding/create.c", "src/binding/join.c", "src/binding/convert.c" } },
   { "Copies, fill and assignment", { "src/binding/copy.c", "src/backend/host_copy.c" } },
@@ -30,10 +30,11 @@ local AREAS = {
   { "Array math: operators, luacuda.add ... where, comparisons, astype, result_type",
     { "src/binding/math.c", "src/base/ufunc.c", "src/base/ufunc_host.c" } },
   { "Host memory: pinned, mapped, register", { "src/binding/hostmem.c", "src/backend/hostreg.c" } },
-  { "Streams and events", { "src/binding/stream.c", "src/binding/pending.c", "src/backend/sim/stream.c" } },
+  { "Streams and events", { "src/binding/stream.c", "src/binding/event.c", "src/binding/pending.c", "src/backend/sim/stream.c" } },
   { "Devices and the module", { "src/binding/core.c", "src/binding/device.c", "src/backend/backend.c", "src/base/env.c", "src/backend/sim/backend.c", "src/backend/sim/pool.c" } },
   { "Kernels: compile, signatures, get, get_global",
-    { "src/binding/module.c", "src/base/scan.c", "src/base/scan_types.c", "src/base/scan_decl.c" } },
+    { "src/binding/module.c", "src/binding/kernel.c", "src/binding/name_expr.c", "src/base/scan.c",
+      "src/base/scan_types.c", "src/base/scan_decl.c" } },
   { "Kernel launches and arguments", { "src/binding/launch.c" } },
   { "Compiling: ptx, cubin, the simulator's compiler, the cache",
     { "src/binding/ptx.c", "src/base/ksource.c", "src/backend/nvrtc.c", "src/backend/sim/compile.c", "src/backend/sim/check.c",

@@ -1,5 +1,5 @@
 /*
-** cache: the on-disk compile cache, and the hash that keys it. An entry is
+** cache: the on-disk compile cache, keyed by hash.h's hash. An entry is
 ** the compiled object (a shared object for the simulator, a cubin or PTX
 ** for CUDA), the record of the headers its compilation read (deps.h), then
 ** a trailer with its key, lengths and checksum, so a truncated or corrupt
@@ -19,15 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash.h"
+
 struct lc_deps;
-
-/* 128 bits of a keyed, length-aware hash (not cryptographic). */
-typedef struct lc_hash { uint64_t a, b; } lc_hash;
-
-void lc_hash_init(lc_hash *h);
-/* Add one field: its length goes in too, so fields cannot run together. */
-void lc_hash_add(lc_hash *h, const void *data, size_t n);
-void lc_hash_add_str(lc_hash *h, const char *s);
 
 /* The cache directory (LUACUDA_CACHE_DIR, else $XDG_CACHE_HOME/luacuda, else
 ** ~/.cache/luacuda), created if needed; NULL when caching is off

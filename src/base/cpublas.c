@@ -26,7 +26,7 @@
 
 #include "common.h"
 #include "env.h"
-#include "matmul.h"
+#include "matmul_call.h"
 
 /* The Fortran interface (32-bit INTEGERs), with the lengths of the
 ** CHARACTER arguments that gfortran's calling convention passes after

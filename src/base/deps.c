@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache.h"    /* lc_hash */
+#include "hash.h"
 
 void lc_deps_free(lc_deps *d) {
   lc_sb_free(&d->rec);

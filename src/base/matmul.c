@@ -117,12 +117,6 @@ void lc_matmul_collapse(lc_matmul_call *c) {
   c->nbatch = n;
 }
 
-int64_t lc_matmul_count(const lc_matmul_call *c) {
-  int64_t n = 1;
-  for (int i = 0; i < c->nbatch; i++) n *= c->batch[i];
-  return n;
-}
-
 void lc_matmul_pack(const lc_matmul_call *c, lc_matmul_args *a) {
   memset(a, 0, sizeof *a);
   a->a = c->a.data;

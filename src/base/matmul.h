@@ -16,29 +16,8 @@
 #include <stdint.h>
 
 #include "abi.h"
-#include "dtype.h"
 #include "layout.h"
-
-/* One operand of the products: element (i, j) of product z (its index in
-** the batch shape) at data + i * rs + j * cs + the batch strides of z's
-** index. Strides are bytes, of any sign; 0 where an axis has one element
-** or is broadcast. */
-typedef struct lc_matmul_operand {
-  char *data;
-  int64_t rs, cs;
-  int64_t bs[LC_MAXDIM];
-} lc_matmul_operand;
-
-/* c = a b for every product of the batch: a m x k, b k x n, c m x n, all
-** of dtype (float32 or float64). */
-typedef struct lc_matmul_call {
-  const lc_dtype *dtype;
-  int64_t m, n, k;
-  int nbatch;
-  int64_t batch[LC_MAXDIM];
-  lc_matmul_operand a, b, c;
-  bool a_vector, b_vector;     /* a 1-d operand: its axis added, then removed */
-} lc_matmul_call;
+#include "matmul_call.h"
 
 /* The plan of a @ b for views of layouts la and lb (at least one axis
 ** each): m, n, k, the batch shape (the operands' axes before their last
@@ -56,9 +35,6 @@ void lc_matmul_output(lc_matmul_call *c, const lc_layout *out);
 /* Drop the batch axes of one product and merge those every operand walks
 ** as one (the call stays the same products). */
 void lc_matmul_collapse(lc_matmul_call *c);
-
-/* The number of products: the batch shape's product (1 without batch axes). */
-int64_t lc_matmul_count(const lc_matmul_call *c);
 
 /* The kernel's arguments for the call (the operands' data being the
 ** device addresses). */

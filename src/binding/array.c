@@ -10,7 +10,7 @@
 
 #include "gate.h"
 #include "record.h"
-#include "aux.h"
+#include "args.h"
 #include "parts.h"
 
 #define METHODS_KEY "luacuda.array.methods"

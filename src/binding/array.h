@@ -6,7 +6,7 @@
 #ifndef LUACUDA_ARRAY_H
 #define LUACUDA_ARRAY_H
 
-#include "aux.h"
+#include "args.h"
 #include "backend.h"
 #include "buffer.h"
 #include "dtype.h"
@@ -96,6 +96,15 @@ void lc_array_add_methods(lua_State *L, const luaL_Reg *fns);
 ** element of a 1-D array, else the view of row i (a 0-d view of a record). */
 void lc_index_push_row(lua_State *L, const lc_array *a, int64_t i, const char *fname);
 
+/* ---- a record array's fields (shape.c, with the other views) ---- */
+
+/* a.<key> and a.<key> = v on a record array: 0 if key is not a field of
+** a's record; otherwise pushes the field (index: a value for a scalar
+** field of a 0-d array, else a view) or assigns it, and returns 1. */
+int lc_record_index(lua_State *L, const lc_array *a, const char *key, const char *fname);
+int lc_record_newindex(lua_State *L, const lc_array *a, const char *key, int vidx,
+                       const char *fname);
+
 /* ---- index arrays and masks (gather.c) ---- */
 
 /* a[x] (pushed) and a[x] = the value at vidx, for an array key x: integer
@@ -107,39 +116,7 @@ void lc_gather_setitem(lua_State *L, const lc_array *a, int kidx, int vidx, lc_s
 /* nonzero(a [, opts]) with a at 1: pushes the table of index arrays */
 int lc_gather_nonzero(lua_State *L, const char *fname);
 
-/* ---- streams (stream.c) ---- */
-
-/* The optional stream argument at idx: nil/none gives NULL (synchronous). */
-lc_stream *lc_opt_stream(lua_State *L, int idx, const char *fname);
-
-/* Work on a's memory runs on the current device: the error "the <what>
-** array is on device 2, but device 1 is current" for device memory of
-** another (device.c). Copies between devices are the exception (copy.c). */
-void lc_check_current_device(lua_State *L, const lc_array *a, const char *what,
-                             const char *fname);
-
-/* An option device = i (the value at idx, counted from 1): pushes a
-** to-be-closed value that makes device i current until the calling C
-** function returns or raises, when the device current before is current
-** again (device.c). */
-void lc_device_option(lua_State *L, int idx, const char *fname);
-
-/* The stream host_stream() returns in this state: the host program's
-** (a backend handle, see backend.h's stream_wrap), or with NULL the
-** default stream again. */
-void lc_set_host_stream(lua_State *L, void *native, const char *fname);
-/* The backend handle of the stream host_stream() returns. */
-void *lc_host_stream_native(lua_State *L);
-/* The backend handle of the open stream at idx; NULL for anything else. */
-void *lc_stream_native_at(lua_State *L, int idx);
-
-/* Before the host reads or writes memory of kind k with no stream: memory a
-** kernel may be using (mapped, managed) waits for the queued work first,
-** and a failure of that work is raised. */
-void lc_sync_host_slow(lua_State *L, const char *fname);
-static inline void lc_sync_host(lua_State *L, lc_kind k, const char *fname) {
-  if (k == LC_MAPPED || k == LC_MANAGED) lc_sync_host_slow(L, fname);
-}
+/* ---- memory kinds ---- */
 
 /* May the host touch memory of kind k at any time, with no wait? */
 static inline bool lc_kind_host_only(lc_kind k) { return k == LC_HOST || k == LC_PINNED; }
@@ -159,53 +136,5 @@ bool lc_arrays_overlap(const lc_array *x, const lc_layout *xl,
 ** the same addresses? */
 bool lc_arrays_same_view(const lc_array *x, const lc_layout *xl,
                          const lc_array *y, const lc_layout *yl);
-
-/* ---- copies (copy.c) ---- */
-
-/* Copy src into dst: same dtype, same shape after dropping size-1 axes,
-** any layouts and kinds; overlapping views are handled. */
-void lc_copy_array(lua_State *L, lc_array *dst, const lc_array *src,
-                   lc_stream *s, const char *fname);
-
-/* Set every element of dst to the Lua value at vidx (checked first). */
-void lc_fill_array(lua_State *L, lc_array *dst, int vidx, lc_stream *s,
-                   const char *fname);
-
-/* Set every element of dst to the element at value (dst's dtype, already
-** converted). */
-void lc_fill_raw(lua_State *L, const lc_array *dst, const void *value, lc_stream *s,
-                 const char *fname);
-
-/* Push the element at byte offset off as a Lua value (a scalar dtype):
-** read in place from host memory, else copied out (with a stream, the
-** read waits for that stream only). lc_elem_write queues its write on s. */
-void lc_elem_push_at(lua_State *L, const lc_array *a, int64_t off, lc_stream *s,
-                     const char *fname);
-void lc_elem_write(lua_State *L, const lc_array *a, int64_t off, const void *in,
-                   lc_stream *s, const char *fname);
-
-/* Assign the Lua value at vidx to the view of a described by lay: a scalar
-** is broadcast, an array or nested table of the same shape is copied. */
-void lc_assign(lua_State *L, const lc_array *a, const lc_layout *lay, int vidx,
-               lc_stream *s, const char *fname);
-
-/* Push a new host array, C-contiguous, holding a copy of a. */
-lc_array *lc_copy_to_new(lua_State *L, const lc_array *a, lc_kind kind,
-                         lc_stream *s, const char *fname);
-
-/* ---- Lua tables (convert.c) ---- */
-
-/* Push a new array of the given kind from the nested table at idx; dt NULL
-** infers bool, int64 or float64 from the values. */
-lc_array *lc_from_table(lua_State *L, int idx, const lc_dtype *dt, lc_kind kind,
-                        lc_stream *s, const char *fname);
-
-/* Push a 0-d array holding the scalar at idx; dt NULL infers bool, int64
-** or float64. */
-lc_array *lc_from_scalar(lua_State *L, int idx, const lc_dtype *dt, lc_kind kind,
-                         const char *fname);
-
-/* Push the elements of a as nested Lua tables (a 0-d array: its value). */
-void lc_to_table(lua_State *L, const lc_array *a, const char *fname);
 
 #endif

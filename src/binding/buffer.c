@@ -7,10 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "aux.h"
+#include "args.h"
 #include "gcpace.h"
 #include "hostcache.h"
-#include "pending.h"
 
 static int host_alloc(size_t nbytes, void **ptr) {
   *ptr = lc_hostcache_alloc(nbytes);     /* 64-byte aligned */
@@ -31,6 +30,12 @@ static int alloc_once(const lc_backend *be, lc_kind kind, size_t nbytes,
     return LC_EFAIL;
   }
   return be->mem_alloc(kind, nbytes, flags, s, ptr, err);
+}
+
+/* The buffer goes: so does the record of work queued on it (pending.h). */
+static void let_go_note(lc_buffer *b) {
+  lc_buffer_note *note = atomic_exchange_explicit(&b->pend, NULL, memory_order_acq_rel);
+  if (note) note->free(note);
 }
 
 /* No streams remembered: frees wait for all work (defer). */
@@ -185,7 +190,7 @@ static void buffer_free(void *ud) {
     be->mem_free(b->kind, b->ptr, b->nbytes, b->device);
   }
   let_go_streams(b);
-  lc_pending_free(b);
+  let_go_note(b);
   free(b);
 }
 
@@ -200,7 +205,7 @@ void lc_buffer_release(lc_buffer *b) {
       atomic_load(&b->lock) == 0) {
     be->free_after(b->kind, b->ptr, b->nbytes, b->device, b->streams, b->nstreams);
     let_go_streams(b);
-    lc_pending_free(b);
+    let_go_note(b);
     free(b);
   } else {
     be->defer(buffer_free, b);

@@ -11,6 +11,13 @@
 
 enum { LC_BUFFER_STREAMS = 4 };
 
+/* What another part keeps of a buffer (pending.h: the work queued on its
+** memory), behind this first member: how to let go of it when the buffer
+** goes, so that the buffer knows nothing else of it. */
+typedef struct lc_buffer_note {
+  void (*free)(struct lc_buffer_note *note);
+} lc_buffer_note;
+
 typedef struct lc_buffer {
   atomic_int refs;
   lc_kind kind;
@@ -41,16 +48,16 @@ typedef struct lc_buffer {
   lc_stream *streams[LC_BUFFER_STREAMS];
   atomic_flag using;
   /* Host-addressable memory that queued work writes or reads (an async
-  ** copy or fill on a stream, a launch): its record (pending.h), made at
-  ** the first such work, holds per stream an event recorded after that
-  ** work, which a host access from Lua waits for. busy is the cheap test:
+  ** copy or fill on a stream, a launch): its record (pending.h, pend),
+  ** made at the first such work, holds per stream an event recorded after
+  ** that work, which a host access from Lua waits for. busy is the cheap test:
   ** false when the record holds nothing. Under the record's lock. */
   atomic_bool busy;
   /* memory owned elsewhere (lc_buffer_wrap: luacuda.mapped, a host
   ** program's wraps, DLPack imports), which other buffers may hold too;
   ** beside busy, which the same test reads */
   bool foreign;
-  _Atomic(struct lc_pendrec *) pend;
+  _Atomic(lc_buffer_note *) pend;
 } lc_buffer;
 
 /* Allocate nbytes of the given kind, in the order of stream s (NULL: the

@@ -7,10 +7,11 @@
 #include <string.h>
 
 #include "capi.h"
-#include "aux.h"
+#include "args.h"
 #include "luacuda.h"
 #include "buffer.h"
 #include "pending.h"
+#include "stream.h"
 
 _Static_assert((int)LUACUDA_HOST == LC_HOST && (int)LUACUDA_PINNED == LC_PINNED &&
                (int)LUACUDA_MAPPED == LC_MAPPED && (int)LUACUDA_MANAGED == LC_MANAGED &&

@@ -3,9 +3,11 @@
 ** straight into C-contiguous memory; without a dtype it is int64 until a
 ** float shows up, and then the int64s already written are widened in place
 ** (both are 8 bytes). Leaves are fetched in batches so that most of the
-** time goes to conversion, not to stack traffic.
+** time goes to conversion, not to stack traffic. A Lua value assigned to a
+** view (a[i] = v, copy_to_device) is converted here too, then copied
+** (copy.c).
 */
-#include "array.h"
+#include "convert.h"
 #include "pending.h"
 
 #include <limits.h>
@@ -13,8 +15,10 @@
 #include <string.h>
 
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 #include "record.h"
+#include "copy.h"
+#include "stream.h"
 
 #define CHUNK 64
 
@@ -286,6 +290,41 @@ void lc_to_table(lua_State *L, const lc_array *a, const char *fname) {
   else push_level(L, a, lc_array_data(a), 0);
 }
 
+/* ---- assignment ---------------------------------------------------------- */
+
+void lc_assign(lua_State *L, const lc_array *a, const lc_layout *lay, int vidx,
+               lc_stream *s, const char *fname) {
+  lc_array view = *a;          /* a stays referenced by the caller's stack */
+  view.lay = *lay;
+  int t = lua_type(L, vidx);
+  vidx = lua_absindex(L, vidx);
+  if (t == LUA_TTABLE && a->dtype->rec && lc_record_is_value(L, vidx)) {
+    /* one record value: broadcast, as a scalar is */
+    char small[16];
+    int top = lua_gettop(L);
+    void *value = lc_elem_room(L, a->dtype, small, sizeof small);
+    lc_elem_check(L, vidx, a->dtype, value, fname);
+    lc_fill_view(L, a, lay, value, s, fname);
+    lua_settop(L, top);
+  } else if (t == LUA_TNUMBER || t == LUA_TBOOLEAN) {
+    char value[16];
+    lc_elem_check(L, vidx, a->dtype, value, fname);
+    lc_fill_view(L, a, lay, value, s, fname);
+  } else if (t == LUA_TTABLE) {
+    /* convert into a temporary first: a bad value must not leave the
+    ** target half written */
+    lc_array *tmp = lc_from_table(L, vidx, a->dtype, LC_HOST, NULL, fname);
+    lc_copy_array(L, &view, tmp, s, fname);
+    lua_pop(L, 1);
+  } else {
+    lc_array *src = lc_array_test(L, vidx);
+    if (src == NULL)
+      lc_error(L, fname, "cannot assign a %s to an array (a number, boolean, "
+               "table or array)", luaL_typename(L, vidx));
+    lc_copy_array(L, &view, lc_array_check(L, vidx, fname), s, fname);
+  }
+}
+
 /*** @module luacuda */
 
 /*** @type Array */
@@ -324,8 +363,39 @@ lc_array *lc_from_scalar(lua_State *L, int idx, const lc_dtype *dt, lc_kind kind
   return a;
 }
 
+/***
+Copies `src` into this device-accessible array.
+@function Array:copy_to_device
+@tparam Array|table src an array of the same shape and dtype, or a nested table
+@tparam[opt] Stream stream queue the copy on it
+@treturn Array the array itself
+@raise `luacuda.copy_to_device: the target is a pinned array, not device memory: to copy a
+device array into it, call the source's copy_to_host (d:copy_to_host(pinned))`;
+`the source must be an array or a table, got <type>`; shape or dtype mismatch
+@usage local d = luacuda.device_array({3}, "float32")
+d:copy_to_device({1, 2, 3})
+*/
+
+/* a:copy_to_device(src [, stream]): src an array or a nested table */
+static int array_copy_to_device(lua_State *L) {
+  lc_array *a = lc_array_check(L, 1, "copy_to_device");
+  lc_stream *s = lc_opt_stream(L, 3, "copy_to_device");
+  if (!lc_kind_device_accessible(lc_array_kind(a)))
+    lc_error(L, "copy_to_device", "the target is a %s array, not device memory: to copy a "
+             "device array into it, call the source's copy_to_host (d:copy_to_host(%s))",
+             lc_kind_names[lc_array_kind(a)], lc_kind_names[lc_array_kind(a)]);
+  int t = lua_type(L, 2);
+  if (t != LUA_TTABLE && lc_array_test(L, 2) == NULL)
+    lc_error(L, "copy_to_device", "the source must be an array or a table, got %s",
+             luaL_typename(L, 2));
+  lc_assign(L, a, &a->lay, 2, s, "copy_to_device");
+  lua_settop(L, 1);
+  return 1;
+}
+
 static const luaL_Reg methods[] = {
   {"totable", array_totable},
+  {"copy_to_device", array_copy_to_device},
   {NULL, NULL}
 };
 

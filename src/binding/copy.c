@@ -3,14 +3,16 @@
 ** and the copy methods. Everything is checked before the first byte moves,
 ** so a failed copy leaves the target as it was.
 */
-#include "array.h"
+#include "copy.h"
 
 #include <string.h>
 
-#include "aux.h"
+#include "args.h"
 #include "record.h"
 #include "host_copy.h"
 #include "pending.h"
+#include "stream.h"
+#include "device.h"
 
 static const lc_backend *backend_of(const lc_array *a) { return a->buf->backend; }
 
@@ -210,8 +212,8 @@ lc_array *lc_copy_to_new(lua_State *L, const lc_array *a, lc_kind kind,
   return c;
 }
 
-static void fill_view(lua_State *L, const lc_array *a, const lc_layout *lay,
-                      const void *value, lc_stream *s, const char *fname) {
+void lc_fill_view(lua_State *L, const lc_array *a, const lc_layout *lay, const void *value,
+                  lc_stream *s, const char *fname) {
   lc_check_current_device(L, a, "target", fname);
   if (s == NULL) lc_pending_wait(L, a, true, fname);
   if (s == NULL && lc_kind_host_accessible(lc_array_kind(a))) {
@@ -234,46 +236,13 @@ void lc_fill_array(lua_State *L, lc_array *dst, int vidx, lc_stream *s,
   vidx = lua_absindex(L, vidx);
   void *value = lc_elem_room(L, dst->dtype, small, sizeof small);
   lc_elem_check(L, vidx, dst->dtype, value, fname);
-  fill_view(L, dst, &dst->lay, value, s, fname);
+  lc_fill_view(L, dst, &dst->lay, value, s, fname);
   lua_settop(L, top);
 }
 
 void lc_fill_raw(lua_State *L, const lc_array *dst, const void *value, lc_stream *s,
                  const char *fname) {
-  fill_view(L, dst, &dst->lay, value, s, fname);
-}
-
-void lc_assign(lua_State *L, const lc_array *a, const lc_layout *lay, int vidx,
-               lc_stream *s, const char *fname) {
-  lc_array view = *a;          /* a stays referenced by the caller's stack */
-  view.lay = *lay;
-  int t = lua_type(L, vidx);
-  vidx = lua_absindex(L, vidx);
-  if (t == LUA_TTABLE && a->dtype->rec && lc_record_is_value(L, vidx)) {
-    /* one record value: broadcast, as a scalar is */
-    char small[16];
-    int top = lua_gettop(L);
-    void *value = lc_elem_room(L, a->dtype, small, sizeof small);
-    lc_elem_check(L, vidx, a->dtype, value, fname);
-    fill_view(L, a, lay, value, s, fname);
-    lua_settop(L, top);
-  } else if (t == LUA_TNUMBER || t == LUA_TBOOLEAN) {
-    char value[16];
-    lc_elem_check(L, vidx, a->dtype, value, fname);
-    fill_view(L, a, lay, value, s, fname);
-  } else if (t == LUA_TTABLE) {
-    /* convert into a temporary first: a bad value must not leave the
-    ** target half written */
-    lc_array *tmp = lc_from_table(L, vidx, a->dtype, LC_HOST, NULL, fname);
-    lc_copy_array(L, &view, tmp, s, fname);
-    lua_pop(L, 1);
-  } else {
-    lc_array *src = lc_array_test(L, vidx);
-    if (src == NULL)
-      lc_error(L, fname, "cannot assign a %s to an array (a number, boolean, "
-               "table or array)", luaL_typename(L, vidx));
-    lc_copy_array(L, &view, lc_array_check(L, vidx, fname), s, fname);
-  }
+  lc_fill_view(L, dst, &dst->lay, value, s, fname);
 }
 
 /* ---- methods ---------------------------------------------------------- */
@@ -320,36 +289,6 @@ static int array_copy_to_host(lua_State *L) {
 }
 
 /***
-Copies `src` into this device-accessible array.
-@function Array:copy_to_device
-@tparam Array|table src an array of the same shape and dtype, or a nested table
-@tparam[opt] Stream stream queue the copy on it
-@treturn Array the array itself
-@raise `luacuda.copy_to_device: the target is a pinned array, not device memory: to copy a
-device array into it, call the source's copy_to_host (d:copy_to_host(pinned))`;
-`the source must be an array or a table, got <type>`; shape or dtype mismatch
-@usage local d = luacuda.device_array({3}, "float32")
-d:copy_to_device({1, 2, 3})
-*/
-
-/* a:copy_to_device(src [, stream]): src an array or a nested table */
-static int array_copy_to_device(lua_State *L) {
-  lc_array *a = lc_array_check(L, 1, "copy_to_device");
-  lc_stream *s = lc_opt_stream(L, 3, "copy_to_device");
-  if (!lc_kind_device_accessible(lc_array_kind(a)))
-    lc_error(L, "copy_to_device", "the target is a %s array, not device memory: to copy a "
-             "device array into it, call the source's copy_to_host (d:copy_to_host(%s))",
-             lc_kind_names[lc_array_kind(a)], lc_kind_names[lc_array_kind(a)]);
-  int t = lua_type(L, 2);
-  if (t != LUA_TTABLE && lc_array_test(L, 2) == NULL)
-    lc_error(L, "copy_to_device", "the source must be an array or a table, got %s",
-             luaL_typename(L, 2));
-  lc_assign(L, a, &a->lay, 2, s, "copy_to_device");
-  lua_settop(L, 1);
-  return 1;
-}
-
-/***
 A C-contiguous copy in the same kind of memory.
 @function Array:copy
 @tparam[opt] Stream stream queue the copy on it
@@ -389,7 +328,6 @@ static int array_fill(lua_State *L) {
 
 static const luaL_Reg methods[] = {
   {"copy_to_host", array_copy_to_host},
-  {"copy_to_device", array_copy_to_device},
   {"copy", array_copy},
   {"fill", array_fill},
   {NULL, NULL}

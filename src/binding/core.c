@@ -10,7 +10,7 @@
 #include "array.h"
 #include "gate.h"
 #include "hostcache.h"
-#include "aux.h"
+#include "args.h"
 #include "parts.h"
 
 /***
@@ -210,7 +210,9 @@ LC_EXPORT int luaopen_luacuda_core(lua_State *L) {
   lc_join_open(L);
   lc_convert_open(L);
   lc_module_open(L);
+  lc_kernel_open(L);
   lc_stream_open(L);
+  lc_event_open(L);
   lc_ptx_open(L);
   lc_hostmem_open(L);
   lc_dlpack_open(L);

@@ -10,9 +10,13 @@
 #include <string.h>
 
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 #include "record.h"
 #include "host_copy.h"
+#include "stream.h"
+#include "device.h"
+#include "copy.h"
+#include "convert.h"
 
 #define F64 (&lc_dtypes[LC_FLOAT64])
 

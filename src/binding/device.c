@@ -6,13 +6,13 @@
 ** device(i) is the scoped form: a value whose close makes the device that
 ** was current before current again.
 */
-#include "array.h"
+#include "device.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 #include "parts.h"
 
 #define SCOPE_MT "luacuda.device_scope"

@@ -18,8 +18,9 @@
 #include "capi.h"
 #include "pending.h"
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 #include "luacuda.h"
+#include "stream.h"
 
 #define CAPSULE_MT "luacuda.dlpack"
 

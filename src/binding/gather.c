@@ -14,10 +14,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aux.h"
+#include "args.h"
 #include "gate.h"
 #include "gather.h"
 #include "pending.h"
+#include "stream.h"
+#include "device.h"
+#include "copy.h"
+#include "convert.h"
 
 static const lc_dtype *const int64_dt = &lc_dtypes[LC_INT64];
 

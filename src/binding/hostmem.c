@@ -20,7 +20,7 @@
 
 #include "array.h"
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 
 #define REG_MT "luacuda.registration"
 

@@ -10,8 +10,11 @@
 #include <string.h>
 
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 #include "record.h"
+#include "stream.h"
+#include "copy.h"
+#include "convert.h"
 
 /* Normalize a 1-based index that may count from the end (-1 is the last). */
 static int64_t norm_index(int64_t i, int64_t n) { return i < 0 ? n + 1 + i : i; }

@@ -7,7 +7,7 @@
 #include "array.h"
 
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 #include "parts.h"
 
 /* The array at 1, which must have a first axis to walk (NumPy: iterating

@@ -9,9 +9,10 @@
 #include <limits.h>
 #include <stdio.h>
 
-#include "aux.h"
+#include "args.h"
 #include "gate.h"
 #include "record.h"
+#include "copy.h"
 
 /* Push the arrays of the sequence at idx 1 on the stack, each kept there
 ** while the call uses it (gate.h); the first lands at *first. Checks they

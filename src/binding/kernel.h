@@ -1,7 +1,9 @@
 /*
-** kernel: compiled modules and their kernels as Lua objects (module.c), and
-** launching them with checked arguments (launch.c: the configuration, the
-** argument checks and packing, the argument buffer).
+** kernel: compiled modules and their kernels as Lua objects, and launching
+** them with checked arguments. module.c: compile, the counted module and
+** the Module object; name_expr.c: compile's name_expressions; kernel.c:
+** the Kernel object; launch.c: the configuration, the argument checks and
+** packing, the argument buffer.
 */
 #ifndef LUACUDA_KERNEL_H
 #define LUACUDA_KERNEL_H
@@ -49,6 +51,50 @@ typedef struct lc_kernel_ref {
   const lc_kernel_sig *sig;
   lc_function *fn;
 } lc_kernel_ref;
+
+/* ---- the counted module and the objects holding it (module.c) ---- */
+
+/* Take a reference to m; let go of one (the last unloads it once the
+** launches queued so far are done). lc_modref_release takes an lc_modref,
+** as a buffer's release function (buffer.h) does. */
+void lc_modref_retain(lc_modref *m);
+void lc_modref_release(void *m);
+
+/* __gc of the Module and Kernel objects: let go of the module. */
+int lc_modhold_gc(lua_State *L);
+
+/* close() of the object at 1 (of type tname, "a module" or "a kernel" in
+** messages): it lets go of its module through the gate; idempotent. */
+void lc_modhold_close(lua_State *L, const char *tname, const char *what);
+
+/* The module of the open Module object at idx, or an error naming fname. */
+lc_modref *lc_module_check(lua_State *L, int idx, const char *fname);
+
+/* The kernels of m, as "a, b, c" ("none"), for messages. */
+void lc_module_kernel_names(const lc_modref *m, char *buf, size_t len);
+
+/* ---- compile's name_expressions (name_expr.c) ---- */
+
+/* opts.name_expressions (opts at 2, when has_opts): nil, or a sequence of
+** at most LC_MAX_NAMES strings, each one line; else an error. */
+void lc_name_exprs_check(lua_State *L, bool has_opts, const char *fname);
+
+/* The name expressions at idx (a sequence of strings, or nil) into
+** m->named, each from the kernel of m it names (src: the source, for a
+** template's text); an error for one that names none. */
+void lc_name_exprs_read(lua_State *L, int idx, lc_modref *m, const char *src,
+                        const char *fname);
+
+/* The names the backend resolves (lc_source.names): the name expressions
+** at idx, then each kernel with C++ linkage found by its own name. Pushes
+** the array (a userdata) and returns it; *n its count. */
+const char **lc_name_exprs_resolve(lua_State *L, int idx, const lc_modref *m, int *n);
+
+/* ---- the Kernel object (kernel.c) ---- */
+
+/* Push the kernel object for name of the Module object at midx (made once,
+** then kept in the module object), or raise naming fname. */
+void lc_kernel_push(lua_State *L, int midx, const char *name, const char *fname);
 
 /* Launch k (launch.c): the configuration at cfgidx (Numba's {grid, block
 ** [, stream [, shared]]} or {grid=, block=, stream=, shared=}), the nargs

@@ -14,10 +14,12 @@
 #include <string.h>
 
 #include "abi.h"        /* the launch limits, Array<T, N>'s layout */
-#include "aux.h"
+#include "args.h"
 #include "element.h"
 #include "probe.h"
 #include "record.h"
+#include "stream.h"
+#include "copy.h"
 
 /* a layout's int64_t shape and strides fill the ABI's long long fields */
 _Static_assert(sizeof(int64_t) == sizeof(long long), "int64_t and long long differ in size");

@@ -14,6 +14,9 @@
 #include "gate.h"
 #include "pending.h"
 #include "ufunc.h"
+#include "stream.h"
+#include "device.h"
+#include "copy.h"
 
 /* the operands' memory: host-side (host, pinned) or device-side */
 static bool device_side(lc_kind k) { return lc_kind_device_accessible(k); }

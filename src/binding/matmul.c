@@ -18,6 +18,9 @@
 #include "matmul.h"
 #include "pending.h"
 #include "ufunc.h"
+#include "stream.h"
+#include "device.h"
+#include "copy.h"
 
 static const char *const FNAME = "matmul";
 

@@ -26,11 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aux.h"
+#include "args.h"
 #include "gate.h"
 #include "npy.h"
 #include "pending.h"
 #include "record.h"
+#include "stream.h"
+#include "copy.h"
 
 #define READER_MT "luacuda.npy_reader"
 

@@ -22,8 +22,10 @@ void lc_record_open(lua_State *L);    /* record.c */
 void lc_create_open(lua_State *L);    /* create.c */
 void lc_join_open(lua_State *L);      /* join.c: concatenate, stack */
 void lc_convert_open(lua_State *L);   /* convert.c */
-void lc_module_open(lua_State *L);    /* module.c: compile, Module, Kernel */
-void lc_stream_open(lua_State *L);    /* stream.c: Stream and Event */
+void lc_module_open(lua_State *L);    /* module.c: compile, Module */
+void lc_kernel_open(lua_State *L);    /* kernel.c: Kernel */
+void lc_stream_open(lua_State *L);    /* stream.c: Stream */
+void lc_event_open(lua_State *L);     /* event.c: Event */
 void lc_ptx_open(lua_State *L);       /* ptx.c */
 void lc_hostmem_open(lua_State *L);   /* hostmem.c */
 void lc_dlpack_open(lua_State *L);    /* dlpack.c */

@@ -22,10 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aux.h"
+#include "args.h"
 #include "env.h"
 
 typedef struct lc_pendrec {
+  lc_buffer_note note;              /* first: the buffer's pend points here */
   atomic_int refs;                  /* the buffer's, and each waiting access's */
   const lc_backend *be;
   uintptr_t lo, hi;                 /* the buffer's memory, at host addresses */
@@ -96,23 +97,31 @@ static void rec_release(lc_pendrec *r) {
   free(r);
 }
 
+/* The buffer goes (after the work queued on it): its record does too. */
+static void record_free(lc_buffer_note *note) {
+  lc_pendrec *r = (lc_pendrec *)note;
+  relist(r, true);
+  rec_release(r);
+}
+
 /* b's record, made at the first call; NULL when out of memory. */
 static lc_pendrec *record_of(lc_buffer *b) {
-  lc_pendrec *r = atomic_load_explicit(&b->pend, memory_order_acquire);
+  lc_pendrec *r = (lc_pendrec *)atomic_load_explicit(&b->pend, memory_order_acquire);
   if (r) return r;
   r = calloc(1, sizeof *r);
   if (r == NULL) return NULL;
+  r->note.free = record_free;
   atomic_init(&r->refs, 1);
   r->be = b->backend;
   r->lo = (uintptr_t)b->ptr;
   r->hi = r->lo + b->nbytes;
   r->foreign = b->foreign;
   atomic_flag_clear(&r->using);
-  lc_pendrec *first = NULL;           /* another thread's may have come first */
-  if (!atomic_compare_exchange_strong_explicit(&b->pend, &first, r, memory_order_acq_rel,
-                                               memory_order_acquire)) {
+  lc_buffer_note *first = NULL;       /* another thread's may have come first */
+  if (!atomic_compare_exchange_strong_explicit(&b->pend, &first, &r->note,
+                                               memory_order_acq_rel, memory_order_acquire)) {
     free(r);
-    return first;
+    return (lc_pendrec *)first;
   }
   return r;
 }
@@ -313,7 +322,7 @@ static void describe(const lc_array *a, const late_work *late, char *what, size_
 
 void lc_pending_wait_slow(lua_State *L, const lc_array *a, bool writing, const char *fname) {
   lc_buffer *b = a->buf;
-  lc_pendrec *own = atomic_load_explicit(&b->pend, memory_order_acquire);
+  lc_pendrec *own = (lc_pendrec *)atomic_load_explicit(&b->pend, memory_order_acquire);
   bool strict = lc_settings_get()->strict_async;
   late_work late = {NULL, false, false};
   char err[LC_ERRLEN];
@@ -334,9 +343,3 @@ void lc_pending_wait_slow(lua_State *L, const lc_array *a, bool writing, const c
   }
 }
 
-void lc_pending_free(lc_buffer *b) {
-  lc_pendrec *r = atomic_exchange_explicit(&b->pend, NULL, memory_order_acq_rel);
-  if (r == NULL) return;
-  relist(r, true);
-  rec_release(r);
-}

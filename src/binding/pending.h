@@ -51,7 +51,4 @@ static inline void lc_pending_wait(lua_State *L, const lc_array *a, bool writing
   if (lc_pending_any(a->buf)) lc_pending_wait_slow(L, a, writing, fname);
 }
 
-/* Let go of b's record (b is being freed, after the work queued on it). */
-void lc_pending_free(lc_buffer *b);
-
 #endif

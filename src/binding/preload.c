@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aux.h"
+#include "args.h"
 #include "parts.h"
 #include "luacuda.h"
 

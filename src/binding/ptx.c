@@ -9,7 +9,7 @@
 #include "array.h"
 #include "backend.h"
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 #include "ksource.h"
 #include "nvrtc.h"   /* NVRTC runs whichever backend runs kernels */
 

@@ -16,6 +16,8 @@
 #include "gate.h"
 #include "pending.h"
 #include "random.h"
+#include "stream.h"
+#include "device.h"
 
 #define GEN_MT "luacuda.generator"
 

@@ -9,7 +9,9 @@
 ** record's alignment is its largest field's), the size a multiple of the
 ** alignment; a packed record ({align = false}) has neither padding nor
 ** alignment. Records are equal when their fields, offsets, size and
-** alignment are, whichever luacuda.record call made them.
+** alignment are, whichever luacuda.record call made them. A record's
+** values (tables of fields) are converted with every other element's, in
+** element.c.
 */
 #include "record.h"
 
@@ -18,7 +20,7 @@
 #include <string.h>
 
 #include "gate.h"
-#include "aux.h"
+#include "args.h"
 
 #define CACHE_KEY "luacuda.records"     /* weak: record pointer -> object */
 #define MAXFIELDS 4096
@@ -87,13 +89,9 @@ static void push_box(lua_State *L, lc_record *r, lc_record **box) {
   lua_pop(L, 1);
 }
 
-void lc_dtype_push(lua_State *L, const lc_dtype *dt) {
-  if (dt->rec == NULL) {
-    lua_pushstring(L, dt->name);
-    return;
-  }
+void lc_record_push_object(lua_State *L, const lc_record *r) {
   lua_getfield(L, LUA_REGISTRYINDEX, CACHE_KEY);
-  if (lua_rawgetp(L, -1, dt->rec) != LUA_TNIL) {
+  if (lua_rawgetp(L, -1, r) != LUA_TNIL) {
     lua_remove(L, -2);
     return;
   }
@@ -101,8 +99,8 @@ void lc_dtype_push(lua_State *L, const lc_dtype *dt) {
   lc_record **box = lua_newuserdatauv(L, sizeof *box, 0);
   *box = NULL;                       /* closed until it holds its reference */
   luaL_setmetatable(L, LC_RECORD_MT);
-  lc_dtype_retain(dt);
-  push_box(L, (lc_record *)dt->rec, box);
+  lc_dtype_retain(&r->dt);
+  push_box(L, (lc_record *)r, box);
 }
 
 static int record_gc(lua_State *L) {
@@ -137,7 +135,8 @@ static void push_fields(lua_State *L, const lc_record *r) {
     lua_createtable(L, 0, 6);
     lua_pushstring(L, f->name);
     lua_setfield(L, -2, "name");
-    lc_dtype_push(L, f->dtype);
+    if (f->dtype->rec) lc_record_push_object(L, f->dtype->rec);
+    else lua_pushstring(L, f->dtype->name);
     lua_setfield(L, -2, "dtype");
     lua_pushinteger(L, f->offset);
     lua_setfield(L, -2, "offset");
@@ -446,138 +445,6 @@ bool lc_record_is_value(lua_State *L, int idx) {
   bool value = lua_rawgeti(L, idx, 1) == LUA_TNIL;
   lua_pop(L, 1);
   return value;
-}
-
-#define PATHLEN 200
-
-static int conv_value(lua_State *L, int idx, const lc_dtype *dt, char *out,
-                      const char *path, char *err);
-
-/* "inner.x": the path of field f under path ("" at the top) */
-static void sub_path(char *buf, const char *path, const char *name) {
-  snprintf(buf, PATHLEN, "%s%s%s", path, path[0] ? "." : "", name);
-}
-
-/* A sub-array field's value: nested sequences of shape f->shape[d..]. */
-static int conv_sub(lua_State *L, int idx, const lc_field *f, int d, char *out,
-                    const char *path, char *err) {
-  if (lua_type(L, idx) != LUA_TTABLE) {
-    snprintf(err, LC_ERRLEN, "field '%s' needs a table of %lld entries, got %s", path,
-             (long long)f->shape[d], luaL_typename(L, idx));
-    return -1;
-  }
-  if ((int64_t)lua_rawlen(L, idx) != f->shape[d]) {
-    snprintf(err, LC_ERRLEN, "field '%s' needs a table of %lld entries, got %lld", path,
-             (long long)f->shape[d], (long long)lua_rawlen(L, idx));
-    return -1;
-  }
-  char key[64];
-  if (lc_table_extra_key(L, idx, (lua_Integer)f->shape[d], key, sizeof key)) {
-    snprintf(err, LC_ERRLEN, "field '%s' has %s; only positions 1..%lld are read", path, key,
-             (long long)f->shape[d]);
-    return -1;
-  }
-  int64_t step = f->dtype->size;
-  for (int k = d + 1; k < f->ndim; k++) step *= f->shape[k];
-  for (int64_t i = 0; i < f->shape[d]; i++) {
-    lua_rawgeti(L, idx, i + 1);
-    int top = lua_gettop(L);
-    char *o = out ? out + i * step : NULL;
-    int rc = d + 1 < f->ndim ? conv_sub(L, top, f, d + 1, o, path, err)
-                             : conv_value(L, top, f->dtype, o, path, err);
-    lua_pop(L, 1);
-    if (rc) return rc;
-  }
-  return 0;
-}
-
-/* The record at idx into out (NULL: only check). */
-static int conv_record(lua_State *L, int idx, const lc_record *r, char *out,
-                       const char *path, char *err) {
-  if (lua_type(L, idx) != LUA_TTABLE) {
-    if (path[0]) snprintf(err, LC_ERRLEN, "field '%s' needs a table of fields, got %s", path,
-                          luaL_typename(L, idx));
-    else snprintf(err, LC_ERRLEN, "a record needs a table of fields, got %s",
-                  luaL_typename(L, idx));
-    return -1;
-  }
-  if (!lua_checkstack(L, 6)) {
-    snprintf(err, LC_ERRLEN, "records nested too deeply");
-    return -1;
-  }
-  char sub[PATHLEN];
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {         /* every key must be a field */
-    lua_pop(L, 1);
-    if (lua_type(L, -1) != LUA_TSTRING || !lc_record_field(r, lua_tostring(L, -1))) {
-      if (lua_type(L, -1) == LUA_TSTRING) {
-        sub_path(sub, path, lua_tostring(L, -1));
-        snprintf(err, LC_ERRLEN, "unknown field '%s'", sub);
-      } else if (path[0]) {
-        snprintf(err, LC_ERRLEN, "field '%s' has a %s key; a record takes field names",
-                 path, luaL_typename(L, -1));
-      } else {
-        snprintf(err, LC_ERRLEN, "a record table has a %s key; it takes field names",
-                 luaL_typename(L, -1));
-      }
-      lua_pop(L, 1);
-      return -1;
-    }
-  }
-  for (int i = 0; i < r->nfields; i++) {
-    const lc_field *f = &r->fields[i];
-    sub_path(sub, path, f->name);
-    lua_pushstring(L, f->name);
-    if (lua_rawget(L, idx) == LUA_TNIL) {
-      lua_pop(L, 1);
-      snprintf(err, LC_ERRLEN, "missing field '%s'", sub);
-      return -1;
-    }
-    int top = lua_gettop(L);
-    char *o = out ? out + f->offset : NULL;
-    int rc = f->ndim ? conv_sub(L, top, f, 0, o, sub, err) : conv_value(L, top, f->dtype, o, sub, err);
-    lua_pop(L, 1);
-    if (rc) return rc;
-  }
-  return 0;
-}
-
-static int conv_value(lua_State *L, int idx, const lc_dtype *dt, char *out,
-                      const char *path, char *err) {
-  if (dt->rec) return conv_record(L, idx, dt->rec, out, path, err);
-  char tmp[16], why[LC_ERRLEN];
-  if (lc_elem_convert(L, idx, dt, out ? out : tmp, why) == 0) return 0;
-  snprintf(err, LC_ERRLEN, "field '%s': %.300s", path, why);
-  return -1;
-}
-
-int lc_record_convert(lua_State *L, int idx, const lc_record *r, void *out, char *err) {
-  idx = lua_absindex(L, idx);
-  if (conv_record(L, idx, r, NULL, "", err)) return -1;     /* all or nothing */
-  return conv_record(L, idx, r, out, "", err);
-}
-
-static void push_sub(lua_State *L, const lc_field *f, int d, const char *p) {
-  int64_t step = f->dtype->size;
-  for (int k = d + 1; k < f->ndim; k++) step *= f->shape[k];
-  lua_createtable(L, (int)f->shape[d], 0);
-  for (int64_t i = 0; i < f->shape[d]; i++) {
-    if (d + 1 < f->ndim) push_sub(L, f, d + 1, p + i * step);
-    else lc_elem_push(L, f->dtype, p + i * step);
-    lua_rawseti(L, -2, i + 1);
-  }
-}
-
-void lc_record_push_value(lua_State *L, const lc_record *r, const void *p) {
-  luaL_checkstack(L, 4, "records nested too deeply");
-  lua_createtable(L, 0, r->nfields);
-  for (int i = 0; i < r->nfields; i++) {
-    const lc_field *f = &r->fields[i];
-    const char *q = (const char *)p + f->offset;
-    if (f->ndim) push_sub(L, f, 0, q);
-    else lc_elem_push(L, f->dtype, q);
-    lua_setfield(L, -2, f->name);
-  }
 }
 
 void *lc_elem_room(lua_State *L, const lc_dtype *dt, void *buf, size_t n) {

@@ -12,10 +12,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aux.h"
+#include "args.h"
 #include "parts.h"
 #include "pending.h"
 #include "reduce.h"
+#include "stream.h"
+#include "device.h"
+#include "copy.h"
 
 /* What a call asks, read from its arguments. */
 typedef struct request {

@@ -10,7 +10,10 @@
 
 #include "gate.h"
 #include "record.h"
-#include "aux.h"
+#include "args.h"
+#include "stream.h"
+#include "copy.h"
+#include "convert.h"
 
 /* An options table's order field, or a bare order string. */
 static char opt_order(lua_State *L, int idx, const char *fname) {

@@ -14,10 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aux.h"
+#include "args.h"
 #include "gate.h"
 #include "pending.h"
 #include "sort.h"
+#include "stream.h"
+#include "device.h"
+#include "copy.h"
 
 static bool computes_on_backend(const lc_array *a) {
   return lc_kind_device_accessible(lc_array_kind(a));

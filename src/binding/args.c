@@ -1,9 +1,9 @@
 /*
-** aux: the auxiliary library of the binding layer (Lua's lauxlib is the
+** args: the binding layer's auxiliary library (Lua's lauxlib is the
 ** model): the one error form, and the readers of arguments every function
 ** shares. Every luacuda error is raised through lc_error.
 */
-#include "aux.h"
+#include "args.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,9 +1,10 @@
 /*
-** aux: the auxiliary library of the binding layer (aux.c): the one error
-** form and the argument readers every function shares.
+** args: the binding layer's auxiliary library (args.c): the one error
+** form, the readers of arguments every function shares, and how every
+** userdata type is made and its objects checked.
 */
-#ifndef LUACUDA_AUX_H
-#define LUACUDA_AUX_H
+#ifndef LUACUDA_ARGS_H
+#define LUACUDA_ARGS_H
 
 #include <stdbool.h>
 #include <stddef.h>
