@@ -32,7 +32,9 @@ local function exists(path)
   return f ~= nil
 end
 
-local function unit(path) return (path:gsub("%.[ch]$", "")) end
+-- a private header, X_internal.h, is the inside of unit X: X's own files
+-- read it (base/scan_internal.h, shared by scan.c and its parts)
+local function unit(path) return ((path:gsub("_internal%.h$", "")):gsub("%.[ch]$", "")) end
 
 -- Every .c and .h under top/src, sorted, as paths from top.
 local function sources(top)
