@@ -21,7 +21,7 @@ local function run(bin, args)
   return ok == true and how == "exit" and code == 0, out, how, code
 end
 
-for _, unit in ipairs({"layout", "scan", "deps", "reduce", "npy", "guard", "arena", "capi"}) do
+for _, unit in ipairs({"layout", "scan", "deps", "reduce", "npy", "guard", "arena", "stream", "capi"}) do
   local bin = build .. "/" .. unit .. "_test"
   describe(unit .. ".c unit tests (" .. bin .. ")", function()
     local f = io.open(bin, "rb")
