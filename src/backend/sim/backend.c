@@ -251,17 +251,10 @@ static int sim_pool_info(size_t *reserved, size_t *in_use) {
 ** work is queued, so that the script goes on while it runs. */
 #define INLINE_MAX 4096
 
-/* Run the queued form of work, w, at once when n (its elements) is small
-** and the queue idle: true when it ran (w then freed). */
-static int run_work(void *ud, char *err) {
-  lc_sim_work *w = ud;
-  return w->run(w, err);
-}
-
+/* Run w, built to be queued, at once when n (its elements) is small and
+** the queue idle: true when it ran (w then freed). */
 static bool ran_inline(lc_stream *s, lc_sim_work *w, int64_t n) {
-  if (n > INLINE_MAX || !lc_sim_run_inline(s, run_work, w, NULL)) return false;
-  free(w);
-  return true;
+  return n <= INLINE_MAX && lc_sim_run_work_inline(s, w, NULL);
 }
 
 typedef struct copy_work {

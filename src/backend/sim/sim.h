@@ -230,6 +230,9 @@ int lc_sim_submit(lc_stream *s, lc_sim_work *w, uint64_t *ticket, char *err);
 ** queue, and runs no user code. */
 bool lc_sim_run_inline(lc_stream *s, int (*run)(void *ud, char *err), void *ud,
                        uint64_t *ticket);
+/* The same for w, built to be queued: true when it ran (w then freed),
+** false when the caller must still queue it. */
+bool lc_sim_run_work_inline(lc_stream *s, lc_sim_work *w, uint64_t *ticket);
 
 int lc_sim_synchronize(char *err);
 void lc_sim_defer(void (*release)(void *), void *ud);

@@ -159,6 +159,17 @@ bool lc_sim_run_inline(lc_stream *s, int (*run)(void *ud, char *err), void *ud,
   return true;
 }
 
+static int run_work(void *ud, char *err) {
+  lc_sim_work *w = ud;
+  return w->run(w, err);
+}
+
+bool lc_sim_run_work_inline(lc_stream *s, lc_sim_work *w, uint64_t *ticket) {
+  if (!lc_sim_run_inline(s, run_work, w, ticket)) return false;
+  free(w);
+  return true;
+}
+
 /* Block until the work with this ticket is done. */
 static void wait_for(uint64_t ticket) {
   if (atomic_load(&done) >= ticket) return;
@@ -335,22 +346,14 @@ static int run_record(lc_sim_work *w, char *err) {
   return LC_OK;
 }
 
-static int run_work(void *ud, char *err) {
-  lc_sim_work *w = ud;
-  return w->run(w, err);
-}
-
 int lc_sim_event_record(lc_event *e, lc_stream *s, char *err) {
   record_work *r = (record_work *)lc_sim_work_new(sizeof *r - sizeof r->w, run_record, err);
   if (r == NULL) return LC_ENOMEM;
   r->e = e;
   uint64_t ticket;
   int rc = LC_OK;
-  if (lc_sim_run_inline(s, run_work, r, &ticket)) {   /* nothing before it: at once */
-    free(r);
-  } else {
+  if (!lc_sim_run_work_inline(s, &r->w, &ticket))   /* nothing before it: at once */
     rc = lc_sim_submit(s, &r->w, &ticket, err);
-  }
   if (rc == LC_OK) {
     pthread_mutex_lock(&lock);
     if (ticket > e->ticket) e->ticket = ticket;
