@@ -92,6 +92,7 @@ AGREE_UNIT = $(if $(MPICC),$(BUILD)/agree_test)
 HOST_LINK = -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN/luacuda' -llua5.4 -lm
 GUARD_UNIT = $(BUILD)/guard_test
 ARENA_UNIT = $(BUILD)/arena_test
+STREAM_UNIT = $(BUILD)/stream_test
 THREADS_TEST = $(BUILD)/threads_test
 
 # the spec runner sees the in-tree Lua files and the module just built
@@ -245,6 +246,12 @@ $(ARENA_UNIT): spec/c/arena_test.c spec/c/unit.h src/backend/sim/arena.c src/bac
 	$(CC) $(UNIT_CFLAGS) $(BACKEND_INC) -Isrc/backend/sim spec/c/arena_test.c src/backend/sim/arena.c \
 	  -o $@ $(LDFLAGS) -Wl,--wrap=realloc -lpthread
 
+# the simulator's stream executor: small work run at the call, in order
+$(STREAM_UNIT): spec/c/stream_test.c spec/c/unit.h src/backend/sim/stream.c src/backend/sim/sim.h
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) $(BACKEND_INC) -Isrc/backend/sim spec/c/stream_test.c src/backend/sim/stream.c \
+	  -o $@ $(LDFLAGS) -lpthread
+
 # the fake driver, with its PTX interpreter (spec/c/ptx/) always optimised:
 # the specs run every kernel through it
 PTX_SRC = spec/c/ptx/parse.c spec/c/ptx/exec.c
@@ -321,7 +328,7 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(DIST_LIB) $(BIGCOUNT_UNIT) $(AGREE_UNIT) $(DIST_HOST_UNIT) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(MODCACHE_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(RANDOM_UNITS) $(GUARD_UNIT) $(ARENA_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
+check: $(LIB) $(DIST_LIB) $(BIGCOUNT_UNIT) $(AGREE_UNIT) $(DIST_HOST_UNIT) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(MODCACHE_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(RANDOM_UNITS) $(GUARD_UNIT) $(ARENA_UNIT) $(STREAM_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
        $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_NCCL) $(FAKE_PEER_TEST)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)

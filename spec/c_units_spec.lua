@@ -22,7 +22,7 @@ local function run(bin, args)
 end
 
 for _, unit in ipairs({"layout", "scan", "deps", "modcache", "reduce", "npy", "random", "random_portable",
-                          "guard", "arena", "capi"}) do
+                          "guard", "arena", "stream", "capi"}) do
   local bin = build .. "/" .. unit .. "_test"
   describe(unit .. ".c unit tests (" .. bin .. ")", function()
     local f = io.open(bin, "rb")

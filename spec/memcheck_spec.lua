@@ -153,6 +153,23 @@ describe("memory checking on the simulator", function()
                .. "allocated at " .. HERE .. ":" .. line .. " (" }, luacuda.synchronize)
   end)
 
+  it("names each array's own line and shape, after many alike from another line #oob", function()
+    local xs = {}
+    for k = 1, 3 do xs[k] = luacuda.device_array(64, "float32") end
+    local loop = debug.getinfo(1, "l").currentline - 1
+    local y, line = luacuda.device_array(64, "float32"), debug.getinfo(1, "l").currentline
+    local z = luacuda.device_array(32, "float32")
+    m.write_float32[{ 1, 256 }](y, 64, 0)
+    S.misuse({ "past the end of float32 array of shape {64} allocated at " .. HERE .. ":" .. line
+               .. " (" }, luacuda.synchronize)
+    m.write_float32[{ 1, 256 }](z, 32, 0)
+    S.misuse({ "past the end of float32 array of shape {32} allocated at " .. HERE .. ":"
+               .. line + 1 .. " (" }, luacuda.synchronize)
+    m.write_float32[{ 1, 256 }](xs[3], 64, 0)
+    S.misuse({ "past the end of float32 array of shape {64} allocated at " .. HERE .. ":" .. loop
+               .. " (" }, luacuda.synchronize)
+  end)
+
   it("does not catch an access before the start unless strict", function()
     local x = zeroed("device", 16, "float32")
     m.write_float32[{ 1, 256 }](x[{ { 2, 16 } }], 14, 1)   -- x[0 - 1] of the view: in x

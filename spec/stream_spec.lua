@@ -245,6 +245,52 @@ describe("streams", function()
   end)
 end)
 
+describe("small work", function()
+  -- the simulator runs small array math, copies and fills at the call when
+  -- nothing is queued (stream.c); queued work before them still comes first
+  it("after a kernel still queued, on its stream or the default one, sees its result", function()
+    local s = luacuda.stream()
+    local d = luacuda.to_device({0, 0, 0, 0}, {dtype = "float32"})
+    slow(d, 5, s)
+    local on_s = luacuda.add(d, 1, s)
+    local h = luacuda.pinned_array(4, "float32")
+    on_s:copy_to_host(h, s)
+    s:synchronize()
+    assert.same({6, 1, 1, 1}, h:totable())
+    slow(d, 7, s)
+    local c = d * 2                          -- the default stream: after every stream
+    d:fill(3, s)                             -- queued after c's work: c reads the 7
+    assert.same({14, 0, 0, 0}, c:totable())
+    assert.same({3, 3, 3, 3}, d:totable())
+  end)
+
+  it("on an idle stream is done when the call returns (the simulator)", function()
+    if S.backend ~= "sim" then
+      return pending("simulator only: a GPU runs queued work later, however small")
+    end
+    local s = luacuda.stream()
+    local a = luacuda.to_device({1, 2, 3}, {dtype = "float32"})
+    luacuda.synchronize()
+    local c = luacuda.multiply(a, 2, s)
+    assert.is_true(s:query())
+    local e = luacuda.event()
+    e:record(s)
+    c:fill(1, s)
+    assert.is_true(e:query() and s:query())
+    assert.same({1, 1, 1}, c:totable())
+  end)
+
+  it("queued behind a kernel, stays queued: the stream is busy until it runs", function()
+    local s = luacuda.stream()
+    local d = luacuda.to_device({0, 0}, {dtype = "float32"})
+    slow(d, 2, s)
+    local c = luacuda.add(d, 1, s)
+    assert.is_false(s:query())
+    s:synchronize()
+    assert.same({3, 1}, c:totable())
+  end)
+end)
+
 describe("events", function()
   it("time a kernel, in milliseconds", function()
     local s = luacuda.stream()

@@ -95,6 +95,30 @@ static int test_guard_precedes_the_block(void) {
   return 0;
 }
 
+/* A block of 2 MiB or more ends its pages on a 2 MiB boundary, where its
+** guard begins, so that the kernel can back it with huge pages (only whole
+** aligned 2 MiB ranges can be), in every placement; its guards stay. */
+static int test_large_blocks_end_on_a_huge_page_boundary(void) {
+  size_t huge = (size_t)2 << 20, sizes[] = {huge, 4 << 20, (4 << 20) + 100, 3 * huge + 4096};
+  for (int k = 0; k < 4; k++)
+    for (int w = 0; w < 3; w++) {
+      int where = w == 0 ? LC_SIM_GUARD_END : w == 1 ? LC_SIM_GUARD_EXACT : LC_SIM_GUARD_START;
+      size_t n = sizes[k], body = (n + page() - 1) / page() * page();
+      lc_sim_guard_trim();             /* a fresh mapping, not a kept one */
+      char *p = lc_sim_guard_alloc(n, where);
+      CHECK(p != NULL);
+      char *end = where == LC_SIM_GUARD_START ? p + body
+                  : (char *)(((uintptr_t)p + n + page() - 1) & ~(uintptr_t)(page() - 1));
+      CHECK_EQ((uintptr_t)end % huge, 0);
+      memset(p, 7, n);
+      CHECK_EQ(faults(end, 0), 1);
+      if (where == LC_SIM_GUARD_START) CHECK_EQ(faults(p - 1, 0), 1);
+      lc_sim_guard_free(p, n, where);
+    }
+  lc_sim_guard_trim();
+  return 0;
+}
+
 static int test_guards_without_madvise(void) {
   fail_madvise = 1;
   lc_sim_guard_trim();                 /* no kept block to reuse */
@@ -156,6 +180,7 @@ static int test_without_mappings_from_malloc(void) {
 static const unit_test tests[] = {
   T(guard_follows_the_block), T(guard_precedes_the_block), T(guards_without_madvise),
   T(freed_blocks_are_reused), T(without_mappings_from_malloc),
+  T(large_blocks_end_on_a_huge_page_boundary),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 

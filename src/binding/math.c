@@ -74,7 +74,7 @@ static void read_inputs(lua_State *L, operands *o, int first, int nin, const cha
       if (!lc_array_is_open(o->a[i]))
         lc_error(L, fname, "operand %d (the %s argument) is a closed array", i + 1,
                  ordinal[i]);
-      lc_array *a = lc_array_check(L, idx, fname);
+      lc_array *a = o->a[i];     /* an open array: checked above */
       o->t[i].kind = LC_OPD_ARRAY;
       o->t[i].dtype = a->dtype;
       if (arrays++ == 0) {

@@ -245,6 +245,18 @@ static int sim_pool_info(size_t *reserved, size_t *in_use) {
 /* ---- copies and fills: done at once without a stream (after the queued
 ** work), else queued with copies of the layouts they need ------------- */
 
+/* Work on at most this many elements (or bytes, for a copy) runs on the
+** caller's thread when nothing is queued (lc_sim_run_inline): at about a
+** nanosecond each, it costs less than handing it to the executor. Larger
+** work is queued, so that the script goes on while it runs. */
+#define INLINE_MAX 4096
+
+/* Run w, built to be queued, at once when n (its elements) is small and
+** the queue idle: true when it ran (w then freed). */
+static bool ran_inline(lc_stream *s, lc_sim_work *w, int64_t n) {
+  return n <= INLINE_MAX && lc_sim_run_work_inline(s, w, NULL);
+}
+
 typedef struct copy_work {
   lc_sim_work w;
   void *dst;
@@ -272,6 +284,7 @@ static int sim_copy(void *dst, lc_kind dkind, const void *src, lc_kind skind,
   c->dst = dst;
   c->src = src;
   c->nbytes = nbytes;
+  if (ran_inline(s, &c->w, (int64_t)nbytes)) return LC_OK;
   return lc_sim_submit(s, &c->w, NULL, err);
 }
 
@@ -304,6 +317,7 @@ static int sim_copy_strided(const lc_region *dst, const lc_region *src,
   c->dl = *dst->layout;
   c->sl = *src->layout;
   c->itemsize = itemsize;
+  if (ran_inline(s, &c->w, c->dl.size)) return LC_OK;
   return lc_sim_submit(s, &c->w, NULL, err);
 }
 
@@ -336,6 +350,7 @@ static int sim_fill(const lc_region *dst, const void *value, int64_t itemsize,
   f->l = *dst->layout;
   f->itemsize = itemsize;
   memcpy(f->value, value, (size_t)itemsize);
+  if (ran_inline(s, &f->w, f->l.size)) return LC_OK;
   return lc_sim_submit(s, &f->w, NULL, err);
 }
 
@@ -356,8 +371,21 @@ static int run_host_call(lc_sim_work *w, char *err) {
   return LC_OK;
 }
 
+/* fn(call) as queued work; at once when it is small work (n elements) and
+** the queue is idle, without the copy of the call */
+typedef struct host_call { void (*fn)(const void *call); const void *call; } host_call;
+
+static int run_host_call_now(void *ud, char *err) {
+  (void)err;
+  const host_call *h = ud;
+  h->fn(h->call);
+  return LC_OK;
+}
+
 static int queue_host_call(lc_stream *s, void (*fn)(const void *), const void *call,
-                           size_t size, char *err) {
+                           size_t size, int64_t n, char *err) {
+  host_call now = {fn, call};
+  if (n <= INLINE_MAX && lc_sim_run_inline(s, run_host_call_now, &now, NULL)) return LC_OK;
   host_call_work *h = (host_call_work *)lc_sim_work_new(
       sizeof *h - sizeof h->w + size, run_host_call, err);
   if (h == NULL) return LC_ENOMEM;
@@ -377,7 +405,7 @@ static int sim_gather(const lc_gather_call *c, lc_stream *s, char *err) {
     if (rc == LC_OK) lc_gather_host(c);
     return rc;
   }
-  return queue_host_call(s, gather_call, c, sizeof *c, err);
+  return queue_host_call(s, gather_call, c, sizeof *c, INT64_MAX, err);
 }
 
 static int sim_reduce(const lc_reduce_call *c, lc_stream *s, char *err) {
@@ -386,7 +414,7 @@ static int sim_reduce(const lc_reduce_call *c, lc_stream *s, char *err) {
     if (rc == LC_OK) lc_reduce_host(c);
     return rc;
   }
-  return queue_host_call(s, reduce_call, c, sizeof *c, err);
+  return queue_host_call(s, reduce_call, c, sizeof *c, c->in_lay.size, err);
 }
 
 /* a sort with its scratch, allocated at the call (so that no memory is
@@ -409,18 +437,19 @@ static int sim_sort(const lc_sort_call *c, lc_stream *s, char *err) {
              lc_sort_scratch_bytes(c));
     return LC_ENOMEM;
   }
-  int rc = s ? queue_host_call(s, sort_call, &w, sizeof w, err) : lc_sim_synchronize(err);
+  int rc = s ? queue_host_call(s, sort_call, &w, sizeof w, INT64_MAX, err)
+             : lc_sim_synchronize(err);
   if (rc != LC_OK) lc_sort_scratch_free(w.scratch, lc_sort_scratch_bytes(c));
   else if (s == NULL) sort_call(&w);
   return rc;
 }
 
 static int sim_ufunc(const lc_ufunc_call *c, lc_stream *s, char *err) {
-  return queue_host_call(s, ufunc_call, c, sizeof *c, err);
+  return queue_host_call(s, ufunc_call, c, sizeof *c, c->out.lay.size, err);
 }
 
 static int sim_random(const lc_random_call *c, lc_stream *s, char *err) {
-  return queue_host_call(s, random_call, c, sizeof *c, err);
+  return queue_host_call(s, random_call, c, sizeof *c, INT64_MAX, err);
 }
 
 /* ---- modules and launches (compile.c, pool.c) ---- */
@@ -594,7 +623,7 @@ static void matmul_call(const void *c) { lc_matmul_host(c); }
 /* The CPU's BLAS where it reads the operands as they lie (the queued call
 ** then needs no memory of its own), else the kernel. */
 static int sim_matmul(const lc_matmul_call *c, lc_stream *s, char *err) {
-  if (lc_cpublas_direct(c)) return queue_host_call(s, matmul_call, c, sizeof *c, err);
+  if (lc_cpublas_direct(c)) return queue_host_call(s, matmul_call, c, sizeof *c, INT64_MAX, err);
   pthread_once(&matmul_once, matmul_load);
   if (matmul_rc != LC_OK) {
     snprintf(err, LC_ERRLEN, "the library's matmul kernel did not compile: %.440s", matmul_err);

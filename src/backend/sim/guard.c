@@ -108,11 +108,32 @@ bool lc_sim_guard_page(char *p, size_t page) {
   return mprotect(p, page, PROT_NONE) == 0;
 }
 
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* total bytes of fresh mapping; one of a huge page's size or more is
+** placed so that offset end_at (the end of the block's pages) lies on a
+** 2 MiB boundary: the kernel backs only whole aligned 2 MiB ranges with
+** huge pages, and a block's last range, next to its guard, is then one of
+** them, as every other range after its first (an unaligned 4 MiB block
+** got one huge page at most, and a thousand 4 KiB faults for the rest). */
+static char *map_placed(size_t total, size_t end_at) {
+  int prot = PROT_READ | PROT_WRITE, flags = MAP_PRIVATE | MAP_ANONYMOUS;
+  if (end_at < HUGE_PAGE || total + HUGE_PAGE < total) return mmap(NULL, total, prot, flags, -1, 0);
+  char *raw = mmap(NULL, total + HUGE_PAGE, prot, flags, -1, 0);
+  if (raw == MAP_FAILED) return raw;
+  uintptr_t end = ((uintptr_t)raw + end_at + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+  char *base = (char *)(end - end_at);          /* within the slack: raw <= base < raw + 2 MiB */
+  if (base > raw) munmap(raw, (size_t)(base - raw));
+  size_t after = (size_t)(raw + total + HUGE_PAGE - (base + total));
+  if (after > 0) munmap(base + total, after);
+  return base;
+}
+
 /* A new mapping with its guard pages made inaccessible. */
 static mapping map_new(size_t body, int where) {
   size_t page = page_size();
   mapping m = {NULL, body, where};
-  char *base = mmap(NULL, span(m), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  char *base = map_placed(span(m), where == LC_SIM_GUARD_START ? page + body : body);
   if (base == MAP_FAILED) return m;
   bool ok = lc_sim_guard_page(where == LC_SIM_GUARD_START ? base + page + body : base + body,
                               page);

@@ -223,6 +223,16 @@ struct lc_sim_work {
 lc_sim_work *lc_sim_work_new(size_t payload, int (*run)(lc_sim_work *, char *), char *err);
 /* Queue w on s (taking it, also on failure); its ticket in *ticket. */
 int lc_sim_submit(lc_stream *s, lc_sim_work *w, uint64_t *ticket, char *err);
+/* Run run(ud, err) now, on the calling thread, as the next work on s, when
+** nothing is queued or running: true, its ticket in *ticket (may be NULL);
+** else false, and the caller queues it. A failure is s's, reported where
+** queued work's is. For small work that neither blocks nor waits on the
+** queue, and runs no user code. */
+bool lc_sim_run_inline(lc_stream *s, int (*run)(void *ud, char *err), void *ud,
+                       uint64_t *ticket);
+/* The same for w, built to be queued: true when it ran (w then freed),
+** false when the caller must still queue it. */
+bool lc_sim_run_work_inline(lc_stream *s, lc_sim_work *w, uint64_t *ticket);
 
 int lc_sim_synchronize(char *err);
 void lc_sim_defer(void (*release)(void *), void *ud);

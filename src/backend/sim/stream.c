@@ -10,6 +10,13 @@
 ** the last piece finished, so a stream is idle when done reaches the
 ** ticket of its last work, and an event is complete when done reaches the
 ** ticket of its record.
+**
+** Small work may run on the caller's thread instead (lc_sim_run_inline),
+** when nothing is queued or running: then every ticket before its own is
+** done, so it keeps the order above, and the executor waits while it runs
+** (busy), so nothing queued after it starts before it ends. Waking the
+** executor for it would cost more than the work: a futex wake, a switch
+** of threads, and the caller's wait for the lock the executor holds.
 */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -44,6 +51,7 @@ static atomic_uint_fast64_t queued;       /* tickets handed out */
 static atomic_uint_fast64_t done;         /* ticket of the last work done */
 static atomic_int unreported;             /* streams with failed set */
 static unsigned waiters;
+static bool busy;                         /* a piece of work is running */
 static lc_stream default_stream = {NULL, NULL, 1, 0, false, ""};
 static lc_stream *streams = &default_stream;
 
@@ -53,26 +61,35 @@ static double now(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* The work with this ticket on stream s has run, with rc (and err): its
+** failure kept for s's next synchronize, done moved on, the waiters woken
+** (under the lock). */
+static void finish(lc_stream *s, uint64_t ticket, int rc, const char *err) {
+  if (rc != LC_OK && s && !s->failed) {
+    s->failed = true;
+    snprintf(s->error, LC_ERRLEN, "%s", err);
+    atomic_fetch_add(&unreported, 1);
+  }
+  atomic_store(&done, ticket);
+  busy = false;
+  if (waiters) pthread_cond_broadcast(&progress);
+}
+
 static void *executor(void *arg) {
   (void)arg;
   char err[LC_ERRLEN];
   pthread_mutex_lock(&lock);
   for (;;) {
-    while (head == NULL) pthread_cond_wait(&work_ready, &lock);
+    while (head == NULL || busy) pthread_cond_wait(&work_ready, &lock);
     lc_sim_work *w = head;
     head = w->next;
     if (head == NULL) tail = NULL;
+    busy = true;
     pthread_mutex_unlock(&lock);
     err[0] = '\0';
     int rc = w->run(w, err);
     pthread_mutex_lock(&lock);
-    if (rc != LC_OK && w->stream && !w->stream->failed) {
-      w->stream->failed = true;
-      snprintf(w->stream->error, LC_ERRLEN, "%s", err);
-      atomic_fetch_add(&unreported, 1);
-    }
-    atomic_store(&done, w->ticket);
-    if (waiters) pthread_cond_broadcast(&progress);
+    finish(w->stream, w->ticket, rc, err);
     pthread_mutex_unlock(&lock);
     free(w);
     pthread_mutex_lock(&lock);
@@ -117,6 +134,40 @@ int lc_sim_submit(lc_stream *s, lc_sim_work *w, uint64_t *ticket, char *err) {
   pthread_cond_signal(&work_ready);
   pthread_mutex_unlock(&lock);
   return LC_OK;
+}
+
+bool lc_sim_run_inline(lc_stream *s, int (*run)(void *ud, char *err), void *ud,
+                       uint64_t *ticket_out) {
+  pthread_mutex_lock(&lock);
+  if (head != NULL || busy) {
+    pthread_mutex_unlock(&lock);
+    return false;
+  }
+  busy = true;
+  uint64_t ticket = next_ticket++;
+  if (s) s->last = ticket;
+  if (ticket_out) *ticket_out = ticket;
+  atomic_store(&queued, ticket);
+  pthread_mutex_unlock(&lock);
+  char err[LC_ERRLEN];
+  err[0] = '\0';
+  int rc = run(ud, err);
+  pthread_mutex_lock(&lock);
+  finish(s, ticket, rc, err);
+  if (head) pthread_cond_signal(&work_ready);   /* queued while it ran */
+  pthread_mutex_unlock(&lock);
+  return true;
+}
+
+static int run_work(void *ud, char *err) {
+  lc_sim_work *w = ud;
+  return w->run(w, err);
+}
+
+bool lc_sim_run_work_inline(lc_stream *s, lc_sim_work *w, uint64_t *ticket) {
+  if (!lc_sim_run_inline(s, run_work, w, ticket)) return false;
+  free(w);
+  return true;
 }
 
 /* Block until the work with this ticket is done. */
@@ -300,7 +351,9 @@ int lc_sim_event_record(lc_event *e, lc_stream *s, char *err) {
   if (r == NULL) return LC_ENOMEM;
   r->e = e;
   uint64_t ticket;
-  int rc = lc_sim_submit(s, &r->w, &ticket, err);
+  int rc = LC_OK;
+  if (!lc_sim_run_work_inline(s, &r->w, &ticket))   /* nothing before it: at once */
+    rc = lc_sim_submit(s, &r->w, &ticket, err);
   if (rc == LC_OK) {
     pthread_mutex_lock(&lock);
     if (ticket > e->ticket) e->ticket = ticket;
