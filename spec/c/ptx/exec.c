@@ -246,6 +246,12 @@ static inline long double ftz_in(ptype t, long double x, uint16_t flags) {
   return x;
 }
 
+/* v, an operand of type t, as .ftz reads it: an f32 subnormal is a zero of its sign */
+static inline uint64_t ftz_bits(ptype t, uint64_t v, uint16_t flags) {
+  if ((flags & F_FTZ) && t.k == K_F && t.bits == 32 && (v & 0x7f800000u) == 0) return v & 0x80000000u;
+  return v;
+}
+
 /* ---- addresses --------------------------------------------------------------------- */
 
 static uint64_t sym_addr(blk *b, thr *t, int sym) {
@@ -1330,7 +1336,9 @@ static void run_thread(blk *b, thr *t) {
           }
           break;
         }
-        bool r = compare(in->mod, ct, get(b, t, &o[1 + k]), get(b, t, &o[2 + k]));
+        /* .ftz: an f32 subnormal operand compares as a zero of its sign */
+        bool r = compare(in->mod, ct, ftz_bits(ct, get(b, t, &o[1 + k]), in->flags),
+                         ftz_bits(ct, get(b, t, &o[2 + k]), in->flags));
         bool q = !r;
         if (in->mod2) {
           bool c = get(b, t, &o[3 + k]) & 1;
