@@ -929,7 +929,10 @@ static uint64_t convert(const inst *in, uint64_t a) {
 
 /* ---- atomics ----------------------------------------------------------------------- */
 
-static uint64_t atomic_op(const inst *in, unsigned char *p, uint64_t v, uint64_t w) {
+/* flush: an add.f32 on global memory, which flushes subnormal inputs and
+** results to zeros of their sign (the PTX ISA, atom and red; on shared
+** memory it keeps them) */
+static uint64_t atomic_op(const inst *in, unsigned char *p, uint64_t v, uint64_t w, bool flush) {
   ptype t = in->t;
   size_t n = ptx_type_size(t);
   int op = in->mod;
@@ -949,7 +952,13 @@ static uint64_t atomic_op(const inst *in, unsigned char *p, uint64_t v, uint64_t
             nv = pair_op(&add, old, v, 0, I_ADD);
           } else if (t.k == K_F || t.k == K_BF16) {
             nv = fput(t, fget(t, old) + fget(t, v), RND_NONE, 0);
-            if (t.bits == 32) nv = of_f(as_f(old) + as_f(v));
+            if (t.bits == 32 && flush) {
+              ptype f32 = {K_F, 32};
+              nv = ftz_bits(f32, of_f(as_f(ftz_bits(f32, old, F_FTZ)) + as_f(ftz_bits(f32, v, F_FTZ))),
+                            F_FTZ);
+            } else if (t.bits == 32) {
+              nv = of_f(as_f(old) + as_f(v));
+            }
             if (t.bits == 64) nv = of_d(as_d(old) + as_d(v));
           } else {
             nv = old + v;
@@ -1464,7 +1473,11 @@ static void run_thread(blk *b, thr *t) {
           fault(b, t, PTX_ILLEGAL_ADDRESS, "an atomic operation on local memory");
           continue;
         }
-        uint64_t old = atomic_op(in, p, get(b, t, &o[k + 1]), in->nops > k + 2 ? get(b, t, &o[k + 2]) : 0);
+        bool shared = in->space == SP_SHARED ||
+                      (in->space == SP_GENERIC && b->shared && p >= b->shared &&
+                       p < b->shared + b->shared_size);
+        uint64_t old = atomic_op(in, p, get(b, t, &o[k + 1]), in->nops > k + 2 ? get(b, t, &o[k + 2]) : 0,
+                                 !shared);
         if (k) put(t, &o[0], in->t.k == K_S ? (uint64_t)sx(old, in->t.bits) : old);
         break;
       }
