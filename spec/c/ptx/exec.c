@@ -574,6 +574,13 @@ static uint64_t float_op(const inst *in, uint64_t a, uint64_t b, uint64_t c) {
   if (in->op == I_DIV && (in->flags & F_APPROX) && t.bits == 32 && fabsl(y) >= 0x1p126L &&
       fabsl(y) <= 0x1p128L)
     return fput(t, (float)x * copysignf(0.0f, (float)y), RND_NONE, in->flags);
+  /* rcp/rsqrt.approx.ftz.f64: subnormal inputs and results are zeros of
+  ** their sign (ftz_in and fput flush f32 only) */
+  if ((in->op == I_RCP || in->op == I_RSQRT) && t.bits == 64 && (in->flags & F_FTZ)) {
+    double dx = fpclassify((double)x) == FP_SUBNORMAL ? copysign(0.0, (double)x) : (double)x;
+    double r = (double)(in->op == I_RCP ? 1.0L / dx : 1.0L / sqrtl(dx));
+    return of_d(fpclassify(r) == FP_SUBNORMAL ? copysign(0.0, r) : r);
+  }
   if (ieee_op(in, x, y, ftz_in(t, fget(t, c), in->flags), rnd, &exact)) return exact;
   long double r = 0;
   switch (in->op) {
