@@ -980,6 +980,30 @@ extern "C" __global__ void half_sum(__half *x, float *out) {
     os.execute("rm -rf " .. dir)
   end)
 
+  -- issue 32, defect 7: an NVRTC outside a toolkit tree (a distribution's
+  -- or pip's) without CUDA_HOME: the headers are looked for where the
+  -- library looks for NVRTC itself, and a missing header says where
+  it("without CUDA_HOME, finds the toolkit's headers in /usr/local/cuda, and says where it looked for a missing header", function()
+    local real = io.popen("ls /usr/local/cuda/lib64/libnvrtc.so.* 2>/dev/null | head -1"):read("l")
+    if not real then pending("no /usr/local/cuda/lib64/libnvrtc.so.*") return end
+    if not exists("/usr/local/cuda/include/cuda_fp16.h") then
+      pending("no /usr/local/cuda/include/cuda_fp16.h") return
+    end
+    local dir = S.tmpdir("pip/lib")
+    local lib = dir .. "/pip/lib/" .. real:match("[^/]+$")
+    assert(os.execute(("ln -s %s %s"):format(real, lib)))
+    local _, out = scenario([==[
+      local m = l.compile('#include <cuda_fp16.h>\n__device__ int v = sizeof(__half);\n')
+      eq(2, m:get_global("v")[{}], "sizeof(__half)")
+      local e = fails("open source file", l.compile, '#include <no_such_header.h>\n')
+      print(e)
+    ]==], "env -u CUDA_HOME -u CUDA_PATH LUACUDA_NVRTC=" .. lib)
+    os.execute("rm -rf " .. dir)
+    -- where it looked: beside NVRTC, the variables (unset), /usr/local/cuda
+    assert.truthy(out:find("/usr/local/cuda/include", 1, true), out)
+    assert.truthy(out:find("$CUDA_HOME (unset)", 1, true), out)
+  end)
+
   -- issue 14, stream-ordered design: a release deferred behind queued work
   -- waits for the streams that have work, each with an event, and records
   -- nothing on the legacy stream, which would make every stream wait

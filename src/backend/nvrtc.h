@@ -18,7 +18,10 @@
 ** the user's -I. The toolkit is the directory above the one NVRTC was
 ** loaded from (/usr/local/cuda for /usr/local/cuda/lib64/libnvrtc.so.13;
 ** targets/x86_64-linux for targets/x86_64-linux/lib), else $CUDA_HOME,
-** else $CUDA_PATH: the first whose include/ holds cuda_fp16.h.
+** else $CUDA_PATH, else /usr/local/cuda (where NVRTC is looked for too: a
+** distribution's or pip's NVRTC is not inside a toolkit): the first whose
+** include/ holds cuda_fp16.h. A compile log that says a header cannot be
+** opened is followed by a line saying where the toolkit was looked for.
 **
 ** Every function is thread-safe: several lua_States on several threads may
 ** compile at once (each compilation has its own nvrtcProgram).
