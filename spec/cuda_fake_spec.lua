@@ -1168,6 +1168,36 @@ extern "C" __global__ void half_sum(__half *x, float *out) {
     assert.equal(0, count(trace, "  -> 209"))
   end)
 
+  -- issue 32, defect 5: NVRTC takes the last -arch, so a user's replaced
+  -- the device's: an sm_80 cubin does not run on a 9.0 device (the fake
+  -- refuses a cubin whose ELF names another SM, as the driver does)
+  it("honours a user -arch no newer than the device as PTX the driver JITs, and refuses a newer one", function()
+    if not require("luacuda").nvrtc_version() then pending("no NVRTC") return end
+    local code = [==[
+      local src = [[extern "C" __global__ void k(int *x) { x[0] = __CUDA_ARCH__; }]]
+      local x = l.device_array(1, "int32")
+      -- the fake runs PTX only: 800 read back is compute_80's PTX, run
+      for _, options in ipairs({{"-arch=sm_80"}, {"--gpu-architecture=compute_80"},
+                                {"-arch", "sm_80"}, {"--gpu-architecture", "compute_80"}}) do
+        x:fill(0)
+        l.compile(src, {options = options}).k[{1, 1}](x)
+        eq({800}, x:totable(), table.concat(options, " "))
+      end
+      l.compile(src, {options = {"-arch=sm_90"}}).k[{1, 1}](x)   -- the device's own
+      l.synchronize()
+      fails("luacuda.compile: option -arch=sm_100: sm_100 is newer than the device "
+                      .. "(compute capability 9.0)", l.compile, src, {options = {"-arch=sm_100"}})
+      fails("option --gpu-architecture compute_120: compute_120 is newer than the device",
+            l.compile, src, {options = {"--gpu-architecture", "compute_120"}})
+      fails("option -arch=sm_86a: sm_86a is specific to compute capability 8.6",
+            l.compile, src, {options = {"-arch=sm_86a"}})
+      fails('option -arch=native: an architecture is "compute_XX" or "sm_XX"',
+            l.compile, src, {options = {"-arch=native"}})
+    ]==]
+    scenario(code, "LUACUDA_PTX=0")   -- cubins, as on a GPU
+    scenario(code)                    -- PTX
+  end)
+
   -- issue 14, item 4: CUDA 13's NVRTC makes PTX 9.0 and cubins a 12.x
   -- driver refuses; the fake refuses them as that driver would
   it("names the driver's and NVRTC's versions when NVRTC is newer than the driver", function()

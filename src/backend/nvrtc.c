@@ -590,3 +590,57 @@ int lc_nvrtc_options(const char **out, const char *arch, const char *const *opti
   for (int i = 0; i < f->nincludes && i < LC_NVRTC_MAXINC; i++) out[n++] = f->includes[i];
   return n;
 }
+
+void lc_nvrtc_split_arch(const char *const *options, int noptions, const char **kept,
+                         int *nkept, lc_nvrtc_user_arch *user) {
+  static const char *const names[] = {"-arch", "--gpu-architecture"};
+  *nkept = 0;
+  user->value = NULL;
+  user->spelled[0] = '\0';
+  for (int i = 0; i < noptions; i++) {
+    const char *o = options[i], *value = NULL;
+    bool pair = false;
+    for (int k = 0; k < 2 && value == NULL; k++) {
+      size_t l = strlen(names[k]);
+      if (strncmp(o, names[k], l) != 0) continue;
+      if (o[l] == '=') value = o + l + 1;
+      else if (o[l] == '\0') value = i + 1 < noptions ? options[i + 1] : "", pair = true;
+    }
+    if (value == NULL) {
+      kept[(*nkept)++] = o;
+      continue;
+    }
+    user->value = value;                  /* NVRTC takes the last */
+    snprintf(user->spelled, sizeof user->spelled, "%.60s%s%.60s", pair ? o : "", pair ? " " : "",
+             pair ? value : o);
+    if (pair && i + 1 < noptions) i++;
+  }
+}
+
+int lc_nvrtc_user_target(const lc_nvrtc_user_arch *user, int want, int *arch, char *suffix,
+                         bool *real, char *err) {
+  const char *v = user->value;
+  size_t p = strncmp(v, "compute_", 8) == 0 ? 8 : strncmp(v, "sm_", 3) == 0 ? 3 : 0, d = 0;
+  while (p && v[p + d] >= '0' && v[p + d] <= '9') d++;
+  const char *rest = v + p + d;
+  if (p == 0 || d < 2 || d > 3 ||
+      !(rest[0] == '\0' || ((rest[0] == 'a' || rest[0] == 'f') && rest[1] == '\0'))) {
+    snprintf(err, LC_NVRTC_ERRLEN, "option %s: an architecture is \"compute_XX\" or \"sm_XX\" "
+             "(e.g. \"sm_80\"), no newer than the device's", user->spelled);
+    return LC_EFAIL;
+  }
+  *arch = atoi(v + p);
+  *real = p == 3;
+  snprintf(suffix, 2, "%s", rest);
+  if (*arch > want) {
+    snprintf(err, LC_NVRTC_ERRLEN, "option %s: %s is newer than the device (compute capability "
+             "%d.%d), which cannot run its code", user->spelled, v, want / 10, want % 10);
+    return LC_EFAIL;
+  }
+  if (suffix[0] && *arch != want) {
+    snprintf(err, LC_NVRTC_ERRLEN, "option %s: %s is specific to compute capability %d.%d; the "
+             "device is %d.%d", user->spelled, v, *arch / 10, *arch % 10, want / 10, want % 10);
+    return LC_EFAIL;
+  }
+  return LC_OK;
+}
