@@ -980,6 +980,30 @@ extern "C" __global__ void half_sum(__half *x, float *out) {
     os.execute("rm -rf " .. dir)
   end)
 
+  -- issue 32, defect 7: an NVRTC outside a toolkit tree (a distribution's
+  -- or pip's) without CUDA_HOME: the headers are looked for where the
+  -- library looks for NVRTC itself, and a missing header says where
+  it("without CUDA_HOME, finds the toolkit's headers in /usr/local/cuda, and says where it looked for a missing header", function()
+    local real = io.popen("ls /usr/local/cuda/lib64/libnvrtc.so.* 2>/dev/null | head -1"):read("l")
+    if not real then pending("no /usr/local/cuda/lib64/libnvrtc.so.*") return end
+    if not exists("/usr/local/cuda/include/cuda_fp16.h") then
+      pending("no /usr/local/cuda/include/cuda_fp16.h") return
+    end
+    local dir = S.tmpdir("pip/lib")
+    local lib = dir .. "/pip/lib/" .. real:match("[^/]+$")
+    assert(os.execute(("ln -s %s %s"):format(real, lib)))
+    local _, out = scenario([==[
+      local m = l.compile('#include <cuda_fp16.h>\n__device__ int v = sizeof(__half);\n')
+      eq(2, m:get_global("v")[{}], "sizeof(__half)")
+      local e = fails("open source file", l.compile, '#include <no_such_header.h>\n')
+      print(e)
+    ]==], "env -u CUDA_HOME -u CUDA_PATH LUACUDA_NVRTC=" .. lib)
+    os.execute("rm -rf " .. dir)
+    -- where it looked: beside NVRTC, the variables (unset), /usr/local/cuda
+    assert.truthy(out:find("/usr/local/cuda/include", 1, true), out)
+    assert.truthy(out:find("$CUDA_HOME (unset)", 1, true), out)
+  end)
+
   -- issue 14, stream-ordered design: a release deferred behind queued work
   -- waits for the streams that have work, each with an event, and records
   -- nothing on the legacy stream, which would make every stream wait
@@ -1142,6 +1166,36 @@ extern "C" __global__ void half_sum(__half *x, float *out) {
     trace = scenario(code, "LUACUDA_PTX=0 FAKE_CUDA_CC=99.0")
     assert.equal(2, count(trace, "cuModuleLoadDataEx"))
     assert.equal(0, count(trace, "  -> 209"))
+  end)
+
+  -- issue 32, defect 5: NVRTC takes the last -arch, so a user's replaced
+  -- the device's: an sm_80 cubin does not run on a 9.0 device (the fake
+  -- refuses a cubin whose ELF names another SM, as the driver does)
+  it("honours a user -arch no newer than the device as PTX the driver JITs, and refuses a newer one", function()
+    if not require("luacuda").nvrtc_version() then pending("no NVRTC") return end
+    local code = [==[
+      local src = [[extern "C" __global__ void k(int *x) { x[0] = __CUDA_ARCH__; }]]
+      local x = l.device_array(1, "int32")
+      -- the fake runs PTX only: 800 read back is compute_80's PTX, run
+      for _, options in ipairs({{"-arch=sm_80"}, {"--gpu-architecture=compute_80"},
+                                {"-arch", "sm_80"}, {"--gpu-architecture", "compute_80"}}) do
+        x:fill(0)
+        l.compile(src, {options = options}).k[{1, 1}](x)
+        eq({800}, x:totable(), table.concat(options, " "))
+      end
+      l.compile(src, {options = {"-arch=sm_90"}}).k[{1, 1}](x)   -- the device's own
+      l.synchronize()
+      fails("luacuda.compile: option -arch=sm_100: sm_100 is newer than the device "
+                      .. "(compute capability 9.0)", l.compile, src, {options = {"-arch=sm_100"}})
+      fails("option --gpu-architecture compute_120: compute_120 is newer than the device",
+            l.compile, src, {options = {"--gpu-architecture", "compute_120"}})
+      fails("option -arch=sm_86a: sm_86a is specific to compute capability 8.6",
+            l.compile, src, {options = {"-arch=sm_86a"}})
+      fails('option -arch=native: an architecture is "compute_XX" or "sm_XX"',
+            l.compile, src, {options = {"-arch=native"}})
+    ]==]
+    scenario(code, "LUACUDA_PTX=0")   -- cubins, as on a GPU
+    scenario(code)                    -- PTX
   end)
 
   -- issue 14, item 4: CUDA 13's NVRTC makes PTX 9.0 and cubins a 12.x

@@ -533,6 +533,77 @@ end
       ]==])
     end)
 
+    it("flushes subnormals to zero where the PTX ISA says: setp/set.ftz, atom/red add.f32 on global memory (not shared), rcp/rsqrt.approx.ftz.f64", function()
+      on_fake([==[
+        local m = l.compile([[
+        extern "C" __global__ void ftz(const float *x, const double *y, float *g, int *r, float *f,
+                                       double *d) {
+          __shared__ float s[2];
+          float sub = x[0], zero = 0.0f;   // sub: 1e-40, a float subnormal
+          int v;
+          // comparisons: .ftz sees the subnormal as 0
+          asm("{ .reg .pred p; setp.gt.ftz.f32 p, %1, %2; selp.s32 %0, 1, 0, p; }" : "=r"(v) : "f"(sub), "f"(zero)); r[0] = v;
+          asm("{ .reg .pred p; setp.gt.f32 p, %1, %2; selp.s32 %0, 1, 0, p; }" : "=r"(v) : "f"(sub), "f"(zero)); r[1] = v;
+          asm("set.gt.ftz.u32.f32 %0, %1, %2;" : "=r"(v) : "f"(sub), "f"(zero)); r[2] = v;
+          asm("set.gt.u32.f32 %0, %1, %2;" : "=r"(v) : "f"(sub), "f"(zero)); r[3] = v;
+          // additions to global memory flush inputs and results, with or without .ftz
+          float old;
+          asm volatile("atom.global.add.f32 %0, [%1], %2;" : "=f"(old) : "l"(g), "f"(sub) : "memory");
+          f[0] = old;
+          asm volatile("red.global.add.f32 [%0], %1;" :: "l"(g + 1), "f"(sub) : "memory");
+          asm volatile("red.global.add.f32 [%0], %1;" :: "l"(g + 2), "f"(-x[1]) : "memory");
+          asm volatile("atom.add.f32 %0, [%1], %2;" : "=f"(old) : "l"(g + 3), "f"(sub) : "memory");  // generic, global
+          // to shared memory they do not
+          s[0] = sub;
+          s[1] = sub;
+          __syncthreads();
+          asm volatile("atom.shared.add.f32 %0, [%1], %2;"
+                       : "=f"(old) : "r"((unsigned)__cvta_generic_to_shared(s)), "f"(sub) : "memory");
+          f[1] = old;
+          asm volatile("atom.add.f32 %0, [%1], %2;" : "=f"(old) : "l"(s + 1), "f"(sub) : "memory");  // generic, shared
+          __syncthreads();
+          f[2] = s[0];
+          f[3] = s[1];
+          // .ftz.f64 approximations: subnormal inputs and results are zeros
+          double q;
+          asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(q) : "d"(y[0])); d[0] = q;    // 1e308: 1e-308 is subnormal
+          asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(q) : "d"(y[1])); d[1] = q;    // 2e-308: subnormal, +inf
+          asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(q) : "d"(y[2])); d[2] = q;  // 1e-310: subnormal, +inf
+          asm("rsqrt.approx.f64 %0, %1;" : "=d"(q) : "d"(y[2])); d[3] = q;      // without .ftz: 1e155
+          asm("rcp.rn.f64 %0, %1;" : "=d"(q) : "d"(y[0])); d[4] = q;
+        }
+        ]])
+        local SUB = 1e-40
+        local x = l.to_device({SUB, 2.0 ^ -126}, nil, {dtype = "float32"})
+        local y = l.to_device({1e308, 2e-308, 1e-310}, nil, {dtype = "float64"})
+        -- g[3]: 1.5 * 2^-126 less 2^-126 is a subnormal result
+        local g = l.to_device({0, SUB, 1.5 * 2.0 ^ -126, 0}, nil, {dtype = "float32"})
+        local r = l.device_array(4, "int32")
+        local f = l.device_array(4, "float32")
+        local d = l.device_array(5, "float64")
+        m.ftz[{1, 1}](x, y, g, r, f, d)
+        local R, F, D, G = r:totable(), f:totable(), d:totable(), g:totable()
+        local sub = x:totable()[1]             -- 1e-40 as a float
+        eq(0, R[1], "setp.gt.ftz.f32 of a subnormal and 0")
+        eq(1, R[2], "setp.gt.f32 of a subnormal and 0")
+        eq(0, R[3], "set.gt.ftz.u32.f32 of a subnormal and 0")
+        eq(0xffffffff, R[4] & 0xffffffff, "set.gt.u32.f32 of a subnormal and 0")
+        eq(0.0, G[1], "atom.global.add.f32 of a subnormal to 0")
+        eq(0.0, F[1], "atom.global.add.f32's old value")
+        eq(0.0, G[2], "red.global.add.f32 of a subnormal to a subnormal")
+        eq(0.0, G[3], "red.global.add.f32 with a subnormal result")
+        eq(0.0, G[4], "atom.add.f32 (generic) of a subnormal to global 0")
+        eq(sub, F[2], "atom.shared.add.f32's old value")
+        eq(2 * sub, F[3], "atom.shared.add.f32 of a subnormal to a subnormal")
+        eq(2 * sub, F[4], "atom.add.f32 (generic) of a subnormal to a shared subnormal")
+        eq(0.0, D[1], "rcp.approx.ftz.f64 with a subnormal result")
+        eq(math.huge, D[2], "rcp.approx.ftz.f64 of a subnormal")
+        eq(math.huge, D[3], "rsqrt.approx.ftz.f64 of a subnormal")
+        assert(D[4] > 1e154 and D[4] < 1e156, "rsqrt.approx.f64 of 1e-310: " .. D[4])
+        assert(D[5] > 0 and D[5] < 2.3e-308, "rcp.rn.f64 of 1e308: " .. D[5])
+      ]==])
+    end)
+
     it("for half precision conversions and arithmetic (cuda_fp16.h)", function()
       on_fake([==[
         local m = l.compile([[

@@ -30,7 +30,7 @@
 **
 ** Modules: PTX is parsed for its entries (parameter sizes, as the PTX
 ** declares them) and globals; a cubin is accepted with its entry names
-** only. As a driver does, a PTX whose .version is newer than the driver's
+** only, when its ELF header names an SM the device runs (X.y on X.z, z >= y). As a driver does, a PTX whose .version is newer than the driver's
 ** PTX ISA fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION; so does a cubin
 ** whose .note.nv.cuinfo names a toolkit of a newer major version (minor
 ** version compatibility: a cubin of 12.8 loads on a 12.0 driver; which
@@ -1762,9 +1762,20 @@ static CUresult load_ptx(struct CUmod_st *m, const char *ptx, char *log, size_t 
 /* A cubin: its entries' names only, from the ".text.<name>" section names;
 ** refused when its .note.nv.cuinfo (note version, virtual SM and toolkit
 ** version as 10 * major + minor: 2, 90, 130) names a toolkit of a newer
-** major version than the driver's. */
+** major version than the driver's, and, as the driver refuses it, when it
+** was built for an SM the device cannot run: a cubin for X.y runs on X.z
+** devices with z >= y only. The SM is e_flags' second byte in the ELF ABI
+** of OSABI 0x41 (CUDA 12.8 and later: 0x5a for sm_90), its first before. */
 static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, char *log,
                            size_t loglen) {
+  uint32_t eflags;
+  memcpy(&eflags, img + 0x30, 4);
+  int sm = (int)(img[7] == 0x41 ? (eflags >> 8) & 0xff : eflags & 0xff);
+  if (sm / 10 != ccmaj[m->dev] || sm % 10 > ccmin[m->dev]) {
+    snprintf(log, loglen, "fake_cuda: a cubin for sm_%d cannot run on a %d.%d device", sm,
+             ccmaj[m->dev], ccmin[m->dev]);
+    return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  }
   uint64_t shoff, off;
   uint16_t shentsize, shnum, shstrndx;
   memcpy(&shoff, img + 0x28, 8);

@@ -111,15 +111,24 @@ static bool is_dir(const char *path) {
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Where find_includes looked for the toolkit's headers, and what it
+** found: said after a compile log that names a missing header. Written
+** once, under load's pthread_once. */
+static char include_note[LC_NVRTC_ERRLEN / 2];
+
 /* Is root (len bytes of it) a toolkit: does root/include hold cuda_fp16.h?
-** If so, its include directories go into f (nvrtc.h). */
-static bool toolkit_at(const char *root, size_t len, lc_nvrtc_facts *f) {
+** If so, its include directories go into f (nvrtc.h). Either way root,
+** after what, is added to include_note's list of places looked in. */
+static bool toolkit_at(const char *root, size_t len, const char *what, lc_nvrtc_facts *f) {
   while (len > 1 && root[len - 1] == '/') len--;   /* "/usr/local/cuda/" too */
   char path[1100];
   struct stat st;
   int n = snprintf(path, sizeof path, "%.*s/include/cuda_fp16.h", (int)len, root);
-  if (len == 0 || n < 0 || (size_t)n >= sizeof f->includes[0] || stat(path, &st) != 0)
-    return false;
+  bool found = len > 0 && n > 0 && (size_t)n < sizeof f->includes[0] && stat(path, &st) == 0;
+  size_t used = strlen(include_note);
+  snprintf(include_note + used, sizeof include_note - used, "%s%s%.*s%s", used ? "; " : "",
+           what, (int)len, root, found ? "" : " (none)");
+  if (!found) return false;
   snprintf(f->includes[0], sizeof f->includes[0], "-I%.*s/include", (int)len, root);
   f->nincludes = 1;
   snprintf(path, sizeof path, "%.*s/include/cccl", (int)len, root);
@@ -130,9 +139,9 @@ static bool toolkit_at(const char *root, size_t len, lc_nvrtc_facts *f) {
 }
 
 /* The toolkit of the NVRTC loaded (nv is set): the directory above the
-** library's own, else $CUDA_HOME, else $CUDA_PATH (nvrtc.h). */
-static void find_includes(lc_nvrtc_facts *f) {
-  f->nincludes = 0;
+** library's own, else $CUDA_HOME, else $CUDA_PATH, else /usr/local/cuda,
+** where load looks for NVRTC too (nvrtc.h). True when one is found. */
+static bool toolkit_search(lc_nvrtc_facts *f) {
   Dl_info info;
   void *sym;                    /* POSIX: a function pointer fits a void * */
   memcpy(&sym, &nv.Version, sizeof sym);
@@ -141,11 +150,41 @@ static void find_includes(lc_nvrtc_facts *f) {
     const char *p = info.dli_fname, *last = strrchr(p, '/'), *up = NULL;
     for (const char *q = p; last && q < last; q++)
       if (*q == '/') up = q;
-    if (up && toolkit_at(p, up == p ? 1 : (size_t)(up - p), f)) return;
+    if (up && toolkit_at(p, up == p ? 1 : (size_t)(up - p), "beside NVRTC, ", f)) return true;
   }
-  const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH")};
-  for (int r = 0; r < 2; r++)
-    if (roots[r] && toolkit_at(roots[r], strlen(roots[r]), f)) return;
+  static const char *const vars[] = {"CUDA_HOME", "CUDA_PATH"};
+  for (int r = 0; r < 2; r++) {
+    const char *root = getenv(vars[r]);
+    char what[32];
+    snprintf(what, sizeof what, "$%s, ", vars[r]);
+    if (root == NULL || root[0] == '\0') {
+      size_t used = strlen(include_note);
+      snprintf(include_note + used, sizeof include_note - used, "%s$%s (unset)",
+               used ? "; " : "", vars[r]);
+    } else if (toolkit_at(root, strlen(root), what, f)) {
+      return true;
+    }
+  }
+  return toolkit_at("/usr/local/cuda", strlen("/usr/local/cuda"), "", f);
+}
+
+/* f's toolkit headers, and include_note: what was given NVRTC, and where
+** it was looked for. */
+static void find_includes(lc_nvrtc_facts *f) {
+  f->nincludes = 0;
+  include_note[0] = '\0';
+  bool found = toolkit_search(f);
+  char looked[sizeof include_note];
+  snprintf(looked, sizeof looked, "%s", include_note);
+  if (found)
+    snprintf(include_note, sizeof include_note, "luacuda gave NVRTC the -I directories of the "
+             "options, then the toolkit's headers, %.400s%s%.400s (looked for "
+             "include/cuda_fp16.h: %.1000s)", f->includes[0] + 2, f->nincludes > 1 ? " and " : "",
+             f->nincludes > 1 ? f->includes[1] + 2 : "", looked);
+  else
+    snprintf(include_note, sizeof include_note, "luacuda found no toolkit headers to give "
+             "NVRTC (looked for include/cuda_fp16.h: %.1800s); set CUDA_HOME to the toolkit's "
+             "directory", looked);
 }
 
 /* Open path and resolve every symbol; on failure add a line saying why to
@@ -256,7 +295,7 @@ typedef struct facts_record {
 static void facts_key(lc_hash *key) {
   static const char *const vars[] = {"LUACUDA_NVRTC", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH"};
   lc_hash_init(key);
-  lc_hash_add_str(key, "luacuda nvrtc facts 2");
+  lc_hash_add_str(key, "luacuda nvrtc facts 3");   /* 3: /usr/local/cuda's headers */
   int d = atomic_load(&driver);   /* it orders the sonames */
   lc_hash_add(key, &d, sizeof d);
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
@@ -396,6 +435,16 @@ int lc_nvrtc_compile_named(const char *source, const char *name,
   }
   if (cr != NVRTC_SUCCESS) {
     rc = fail(err, cr, "compilation of %s failed", name);
+    /* a header not found: where the toolkit's were looked for */
+    if (*log && strstr(*log, "open source file")) {
+      size_t len = strlen(*log), more = strlen(include_note);
+      char *longer = realloc(*log, len + more + 2);
+      if (longer) {
+        longer[len] = '\n';
+        memcpy(longer + len + 1, include_note, more + 1);
+        *log = longer;
+      }
+    }
     goto done;   /* the log says why */
   }
 
@@ -540,4 +589,58 @@ int lc_nvrtc_options(const char **out, const char *arch, const char *const *opti
   for (int i = 0; i < noptions && i < LC_KSOURCE_MAXOPTS + 1; i++) out[n++] = options[i];
   for (int i = 0; i < f->nincludes && i < LC_NVRTC_MAXINC; i++) out[n++] = f->includes[i];
   return n;
+}
+
+void lc_nvrtc_split_arch(const char *const *options, int noptions, const char **kept,
+                         int *nkept, lc_nvrtc_user_arch *user) {
+  static const char *const names[] = {"-arch", "--gpu-architecture"};
+  *nkept = 0;
+  user->value = NULL;
+  user->spelled[0] = '\0';
+  for (int i = 0; i < noptions; i++) {
+    const char *o = options[i], *value = NULL;
+    bool pair = false;
+    for (int k = 0; k < 2 && value == NULL; k++) {
+      size_t l = strlen(names[k]);
+      if (strncmp(o, names[k], l) != 0) continue;
+      if (o[l] == '=') value = o + l + 1;
+      else if (o[l] == '\0') value = i + 1 < noptions ? options[i + 1] : "", pair = true;
+    }
+    if (value == NULL) {
+      kept[(*nkept)++] = o;
+      continue;
+    }
+    user->value = value;                  /* NVRTC takes the last */
+    snprintf(user->spelled, sizeof user->spelled, "%.60s%s%.60s", pair ? o : "", pair ? " " : "",
+             pair ? value : o);
+    if (pair && i + 1 < noptions) i++;
+  }
+}
+
+int lc_nvrtc_user_target(const lc_nvrtc_user_arch *user, int want, int *arch, char *suffix,
+                         bool *real, char *err) {
+  const char *v = user->value;
+  size_t p = strncmp(v, "compute_", 8) == 0 ? 8 : strncmp(v, "sm_", 3) == 0 ? 3 : 0, d = 0;
+  while (p && v[p + d] >= '0' && v[p + d] <= '9') d++;
+  const char *rest = v + p + d;
+  if (p == 0 || d < 2 || d > 3 ||
+      !(rest[0] == '\0' || ((rest[0] == 'a' || rest[0] == 'f') && rest[1] == '\0'))) {
+    snprintf(err, LC_NVRTC_ERRLEN, "option %s: an architecture is \"compute_XX\" or \"sm_XX\" "
+             "(e.g. \"sm_80\"), no newer than the device's", user->spelled);
+    return LC_EFAIL;
+  }
+  *arch = atoi(v + p);
+  *real = p == 3;
+  snprintf(suffix, 2, "%s", rest);
+  if (*arch > want) {
+    snprintf(err, LC_NVRTC_ERRLEN, "option %s: %s is newer than the device (compute capability "
+             "%d.%d), which cannot run its code", user->spelled, v, want / 10, want % 10);
+    return LC_EFAIL;
+  }
+  if (suffix[0] && *arch != want) {
+    snprintf(err, LC_NVRTC_ERRLEN, "option %s: %s is specific to compute capability %d.%d; the "
+             "device is %d.%d", user->spelled, v, *arch / 10, *arch % 10, want / 10, want % 10);
+    return LC_EFAIL;
+  }
+  return LC_OK;
 }

@@ -18,7 +18,10 @@
 ** the user's -I. The toolkit is the directory above the one NVRTC was
 ** loaded from (/usr/local/cuda for /usr/local/cuda/lib64/libnvrtc.so.13;
 ** targets/x86_64-linux for targets/x86_64-linux/lib), else $CUDA_HOME,
-** else $CUDA_PATH: the first whose include/ holds cuda_fp16.h.
+** else $CUDA_PATH, else /usr/local/cuda (where NVRTC is looked for too: a
+** distribution's or pip's NVRTC is not inside a toolkit): the first whose
+** include/ holds cuda_fp16.h. A compile log that says a header cannot be
+** opened is followed by a line saying where the toolkit was looked for.
 **
 ** Every function is thread-safe: several lua_States on several threads may
 ** compile at once (each compilation has its own nvrtcProgram).
@@ -111,6 +114,29 @@ char *lc_nvrtc_text(const struct lc_source *src, size_t *len);
 ** the same name wins. Returns how many. */
 int lc_nvrtc_options(const char **out, const char *arch, const char *const *options,
                      int noptions, const lc_nvrtc_facts *f);
+
+/* A user's architecture option: NVRTC takes the last, so one among a
+** module's options replaces the device's architecture (module.c). */
+typedef struct lc_nvrtc_user_arch {
+  const char *value;        /* "sm_80", into the options; NULL when none */
+  char spelled[128];        /* the option as given: "-arch=sm_80", "-arch sm_80" */
+} lc_nvrtc_user_arch;
+
+/* Split options[0..noptions) (normalised: ksource.h) into the
+** architecture options ("-arch=X", "--gpu-architecture=X", or either then X
+** as the next option), the last of which goes into *user, and the others,
+** copied into kept (*nkept of them, at most noptions). */
+void lc_nvrtc_split_arch(const char *const *options, int noptions, const char **kept,
+                         int *nkept, lc_nvrtc_user_arch *user);
+
+/* The target a user's architecture gives a compile for a device of
+** architecture want (90 for 9.0): its number in *arch, its suffix ("a",
+** "f" or "") in suffix[2], *real when it names an sm_ (a cubin). PTX of
+** an older architecture is what the driver JITs for the device. LC_EFAIL
+** with err set ("option -arch=sm_100: ...") when the value is not an
+** architecture, is newer than want, or is specific to another one. */
+int lc_nvrtc_user_target(const lc_nvrtc_user_arch *user, int want, int *arch, char *suffix,
+                         bool *real, char *err);
 
 /* lc_nvrtc_compile, with name expressions (at most LC_NVRTC_MAXNAMES):
 ** "saxpy", "sq<int>", each naming one __global__ function. On success

@@ -405,7 +405,11 @@ the source; `name_expressions` a sequence of C++ names of kernels
 (`"sq<int>"`), at most 64, each then a key of the module
 @treturn Module
 @raise `luacuda.compile: source must be a string, got <type>`; an unknown
-option; the compiler's log, on a compile error
+option; the compiler's log, on a compile error; on the CUDA backend,
+`luacuda.compile: option -arch=sm_100: sm_100 is newer than the device
+(compute capability 9.0), which cannot run its code` (an `-arch` no newer
+than the device is compiled to its PTX, which the driver compiles for the
+device)
 @usage local m = luacuda.compile([==[
 extern "C" __global__ void fill(int n, float v, float *x) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -246,6 +246,12 @@ static inline long double ftz_in(ptype t, long double x, uint16_t flags) {
   return x;
 }
 
+/* v, an operand of type t, as .ftz reads it: an f32 subnormal is a zero of its sign */
+static inline uint64_t ftz_bits(ptype t, uint64_t v, uint16_t flags) {
+  if ((flags & F_FTZ) && t.k == K_F && t.bits == 32 && (v & 0x7f800000u) == 0) return v & 0x80000000u;
+  return v;
+}
+
 /* ---- addresses --------------------------------------------------------------------- */
 
 static uint64_t sym_addr(blk *b, thr *t, int sym) {
@@ -568,6 +574,13 @@ static uint64_t float_op(const inst *in, uint64_t a, uint64_t b, uint64_t c) {
   if (in->op == I_DIV && (in->flags & F_APPROX) && t.bits == 32 && fabsl(y) >= 0x1p126L &&
       fabsl(y) <= 0x1p128L)
     return fput(t, (float)x * copysignf(0.0f, (float)y), RND_NONE, in->flags);
+  /* rcp/rsqrt.approx.ftz.f64: subnormal inputs and results are zeros of
+  ** their sign (ftz_in and fput flush f32 only) */
+  if ((in->op == I_RCP || in->op == I_RSQRT) && t.bits == 64 && (in->flags & F_FTZ)) {
+    double dx = fpclassify((double)x) == FP_SUBNORMAL ? copysign(0.0, (double)x) : (double)x;
+    double r = (double)(in->op == I_RCP ? 1.0L / dx : 1.0L / sqrtl(dx));
+    return of_d(fpclassify(r) == FP_SUBNORMAL ? copysign(0.0, r) : r);
+  }
   if (ieee_op(in, x, y, ftz_in(t, fget(t, c), in->flags), rnd, &exact)) return exact;
   long double r = 0;
   switch (in->op) {
@@ -923,7 +936,10 @@ static uint64_t convert(const inst *in, uint64_t a) {
 
 /* ---- atomics ----------------------------------------------------------------------- */
 
-static uint64_t atomic_op(const inst *in, unsigned char *p, uint64_t v, uint64_t w) {
+/* flush: an add.f32 on global memory, which flushes subnormal inputs and
+** results to zeros of their sign (the PTX ISA, atom and red; on shared
+** memory it keeps them) */
+static uint64_t atomic_op(const inst *in, unsigned char *p, uint64_t v, uint64_t w, bool flush) {
   ptype t = in->t;
   size_t n = ptx_type_size(t);
   int op = in->mod;
@@ -943,7 +959,13 @@ static uint64_t atomic_op(const inst *in, unsigned char *p, uint64_t v, uint64_t
             nv = pair_op(&add, old, v, 0, I_ADD);
           } else if (t.k == K_F || t.k == K_BF16) {
             nv = fput(t, fget(t, old) + fget(t, v), RND_NONE, 0);
-            if (t.bits == 32) nv = of_f(as_f(old) + as_f(v));
+            if (t.bits == 32 && flush) {
+              ptype f32 = {K_F, 32};
+              nv = ftz_bits(f32, of_f(as_f(ftz_bits(f32, old, F_FTZ)) + as_f(ftz_bits(f32, v, F_FTZ))),
+                            F_FTZ);
+            } else if (t.bits == 32) {
+              nv = of_f(as_f(old) + as_f(v));
+            }
             if (t.bits == 64) nv = of_d(as_d(old) + as_d(v));
           } else {
             nv = old + v;
@@ -1330,7 +1352,9 @@ static void run_thread(blk *b, thr *t) {
           }
           break;
         }
-        bool r = compare(in->mod, ct, get(b, t, &o[1 + k]), get(b, t, &o[2 + k]));
+        /* .ftz: an f32 subnormal operand compares as a zero of its sign */
+        bool r = compare(in->mod, ct, ftz_bits(ct, get(b, t, &o[1 + k]), in->flags),
+                         ftz_bits(ct, get(b, t, &o[2 + k]), in->flags));
         bool q = !r;
         if (in->mod2) {
           bool c = get(b, t, &o[3 + k]) & 1;
@@ -1456,7 +1480,11 @@ static void run_thread(blk *b, thr *t) {
           fault(b, t, PTX_ILLEGAL_ADDRESS, "an atomic operation on local memory");
           continue;
         }
-        uint64_t old = atomic_op(in, p, get(b, t, &o[k + 1]), in->nops > k + 2 ? get(b, t, &o[k + 2]) : 0);
+        bool shared = in->space == SP_SHARED ||
+                      (in->space == SP_GENERIC && b->shared && p >= b->shared &&
+                       p < b->shared + b->shared_size);
+        uint64_t old = atomic_op(in, p, get(b, t, &o[k + 1]), in->nops > k + 2 ? get(b, t, &o[k + 2]) : 0,
+                                 !shared);
         if (k) put(t, &o[0], in->t.k == K_S ? (uint64_t)sx(old, in->t.bits) : old);
         break;
       }

@@ -118,15 +118,29 @@ static int load_source(const char *text, const char *name, const char *label,
   int major = facts.major, minor = facts.minor;
   const lc_cuda_device *d = &lc_cuda_devices[lc_cuda_current];
   int want = d->cc_major * 10 + d->cc_minor, target;
-  if (lc_nvrtc_arch_pick(&facts, want, &target, nerr) != LC_OK) {
+  /* a user's -arch (NVRTC takes the last) would replace the device's: one
+  ** no newer is honoured as PTX the driver JITs (a cubin for the device's
+  ** own sm_), a newer one refused */
+  const char *kept[LC_KSOURCE_MAXOPTS + 1];
+  int nkept;
+  lc_nvrtc_user_arch user;
+  lc_nvrtc_split_arch(options, noptions, kept, &nkept, &user);
+  char family[2] = "";                   /* sm_90a's "a", sm_100f's "f" */
+  bool user_real = true;
+  if (user.value) {
+    if (lc_nvrtc_user_target(&user, want, &target, family, &user_real, nerr) != LC_OK) {
+      snprintf(err, LC_ERRLEN, "%.500s", nerr);
+      return LC_EFAIL;
+    }
+  } else if (lc_nvrtc_arch_pick(&facts, want, &target, nerr) != LC_OK) {
     snprintf(err, LC_ERRLEN, "%.500s", nerr);
     return LC_ENOTSUP;
   }
-  bool cubin = target == want && !want_ptx();
+  bool cubin = target == want && user_real && !want_ptx();
   char arch[32];
-  snprintf(arch, sizeof arch, "-arch=%s_%d", cubin ? "sm" : "compute", target);
+  snprintf(arch, sizeof arch, "-arch=%s_%d%s", cubin ? "sm" : "compute", target, family);
   const char *opts[LC_NVRTC_MAXOPTS];
-  int n = lc_nvrtc_options(opts, arch, options, noptions, &facts);
+  int n = lc_nvrtc_options(opts, arch, kept, nkept, &facts);
   /* the driver too: which NVRTC is taken, and whether what it makes
   ** loads, depend on it */
   int dv = lc_cuda_driver_version;
