@@ -98,7 +98,7 @@ THREADS_TEST = $(BUILD)/threads_test
 # the spec runner sees the in-tree Lua files and the module just built
 RUN_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="$(BUILD)/?.so;;" LUACUDA_BUILD="$(BUILD)"
 
-.PHONY: all install deps check check-fake-cuda test demo bench bench-chart bench-dist bench-streams bench-ptx bench-gpu bench-gpu-smoke test-asan test-tsan \
+.PHONY: all install deps check check-shards check-fake-cuda test demo bench bench-chart bench-dist bench-streams bench-ptx bench-gpu bench-gpu-smoke test-asan test-tsan \
         test-valgrind check-fake-cuda-delayed rock clean embed errors-catalogue devkit fuzz-long fuzz fuzz-run docs docs-check
 
 all: $(LIB) $(DIST_LIB)
@@ -328,10 +328,22 @@ deps:
 	  fi; \
 	fi
 
-check: $(LIB) $(DIST_LIB) $(BIGCOUNT_UNIT) $(AGREE_UNIT) $(DIST_HOST_UNIT) $(UNIT) $(SCAN_UNIT) $(DEPS_UNIT) $(MODCACHE_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(RANDOM_UNITS) $(GUARD_UNIT) $(ARENA_UNIT) $(STREAM_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) \
-       $(EMBED_HOST) $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_NCCL) $(FAKE_PEER_TEST)
+# what the specs run: the module, the units, the host programs and the fakes
+CHECK_DEPS = $(LIB) $(DIST_LIB) $(BIGCOUNT_UNIT) $(AGREE_UNIT) $(DIST_HOST_UNIT) $(UNIT) $(SCAN_UNIT) \
+       $(DEPS_UNIT) $(MODCACHE_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(RANDOM_UNITS) $(GUARD_UNIT) \
+       $(ARENA_UNIT) $(STREAM_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) $(EMBED_HOST) \
+       $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_NCCL) $(FAKE_PEER_TEST)
+check: $(CHECK_DEPS)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
+
+# every spec in TEST_SHARDS busted processes side by side (tools/run_shards.sh
+# balances the lists by the specs' times in spec/timings.lua; each process
+# prints its own summary): make test on a machine of several cores
+TEST_SHARDS ?= 2
+check-shards: $(CHECK_DEPS)
+	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
+	$(RUN_ENV) LUA="$(LUA)" BUSTED="$(BUSTED)" tools/run_shards.sh $(TEST_SHARDS)
 
 # Every spec on the CUDA backend against the fake driver (spec/c/fake_cuda.c):
 # the tests of what a user kernel computed are pending there (S.fake in
@@ -404,8 +416,14 @@ docs-check: $(LIB)
 	rm -rf $(BUILD)/docs-cache
 	$(RUN_ENV) LUACUDA_CACHE_DIR=$(abspath $(BUILD))/docs-cache $(LUA) tools/docs_examples.lua docs/api
 
+# make test: every spec, in TEST_SHARDS processes (make test BUSTED_ARGS=...:
+# those specs, in one)
 test: deps
-	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)"
+	@if [ -n "$(BUSTED_ARGS)" ]; then \
+	  $(MAKE) --no-print-directory check BUSTED="$$(command -v busted)"; \
+	else \
+	  $(MAKE) --no-print-directory check-shards BUSTED="$$(command -v busted)"; \
+	fi
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -1,0 +1,39 @@
+-- tools/spec_shards.lua N [file...]: the spec files in N lists of about equal
+-- running time, one line each (files separated by spaces), for make test's
+-- busted processes side by side. The weights are the seconds each spec took
+-- in a plain run (make check) on the development machine; a spec not listed
+-- counts DEFAULT seconds. Files are the arguments, or every spec/*_spec.lua.
+local SECONDS = require("spec.timings")
+local DEFAULT = 5
+
+local n = math.tointeger(tonumber(arg[1] or ""))
+if not n or n < 1 then
+  io.stderr:write("usage: lua5.4 tools/spec_shards.lua N [spec files]\n")
+  os.exit(2)
+end
+local files = {}
+for i = 2, #arg do files[#files + 1] = arg[i] end
+if #files == 0 then
+  local p = assert(io.popen("ls spec/*_spec.lua"))
+  for f in p:lines() do files[#files + 1] = f end
+  p:close()
+end
+
+-- the longest first, each to the list with the least time so far
+local function weight(f) return SECONDS[f:match("([^/]+)%.lua$")] or DEFAULT end
+table.sort(files, function(a, b)
+  local wa, wb = weight(a), weight(b)
+  if wa ~= wb then return wa > wb end
+  return a < b
+end)
+local lists, total = {}, {}
+for i = 1, n do lists[i], total[i] = {}, 0 end
+for _, f in ipairs(files) do
+  local best = 1
+  for i = 2, n do if total[i] < total[best] then best = i end end
+  table.insert(lists[best], f)
+  total[best] = total[best] + weight(f)
+end
+for i = 1, n do
+  if #lists[i] > 0 then print(table.concat(lists[i], " ")) end
+end
