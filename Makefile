@@ -132,6 +132,7 @@ $(BUILD)/obj/binding/%.o: src/binding/%.c
 # the files built in with .incbin (common.h's LC_EMBED)
 $(BUILD)/obj/base/kernels.o: $(wildcard kernels/*.cuh kernels/*.cu) kernels/abi.h kernels/ufunc_ops.h \
   kernels/philox.h kernels/gather_abi.h kernels/sort_keys.h
+$(BUILD)/obj/backend/std_headers.o: $(wildcard kernels/std/*)
 $(BUILD)/obj/backend/sim/compile.o: kernels/abi.h $(wildcard kernels/sim_*.h) \
   $(shell find kernels/sim_include -type f 2>/dev/null)
 $(BUILD)/obj/binding/embed.o: $(wildcard lua/luacuda/*.lua)

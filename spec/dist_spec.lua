@@ -463,6 +463,18 @@ describe("luacuda.dist on NCCL", function()
     end
   end)
 
+  it("orders collectives without stream= after the work queued on non-blocking streams, "
+     .. "on NCCL as on MPI", function()
+    -- the fake driver slowed down, so that a collective that does not wait
+    -- for the fills reads what an earlier one left
+    for _, case in ipairs { { fake_nccl, "nccl" }, { "0", "mpi" } } do
+      local ok, stdout, _, _, out = mpirun("spec/dist/nccl_order.lua", 2,
+        env(case[1], "FAKE_CUDA_DELAY_US=20000"))
+      all_passed(ok, stdout, out, 2, 2)
+      assert.same({ case[2], case[2] }, lines(out, "engine "), out)
+    end
+  end)
+
   it("falls back to MPI where libnccl does not load, with the same results", function()
     local ok, stdout, _, _, out = mpirun("spec/dist/nccl.lua", 2, env("/nonexistent/libnccl.so.2"))
     results(ok, stdout, out)

@@ -63,11 +63,83 @@ describe("the CUDA runtime's headers", function()
   end)
 end)
 
-describe("C++ standard headers", function()
+-- The C and C++ standard headers that kernels written for nvcc include:
+-- NVRTC has none of them, so luacuda gives it its own (kernels/std/), each
+-- mapping to what NVRTC has built in or to libcu++; the simulator's host
+-- compiler has the real ones.
+local STD_HEADERS = {"stdio.h", "math.h", "stdint.h", "cstdint", "limits.h", "climits",
+                     "float.h", "cfloat", "limits", "type_traits"}
+
+-- a name from each header (in the comment after it); what it writes is
+-- STD_WANT
+local STD_BODY = [==[
+template <typename T>
+__device__ typename std::enable_if<std::is_floating_point<T>::value, int>::type kind(T) { return 1; }
+template <typename T>
+__device__ typename std::enable_if<std::is_integral_v<T>, int>::type kind(T) { return 2; }
+
+extern "C" __global__ void std_names(double *out, int never) {
+  if (threadIdx.x != 0) return;
+  if (never) printf("never %d\n", never);                                 // stdio.h
+  out[0] = floor(M_PI) + (isnan(sqrtf(-1.0f)) ? 10 : 0);                   // math.h
+  out[1] = INT32_MAX + (double)sizeof(int64_t) / 8;                        // stdint.h
+  out[2] = (std::uint8_t)300;                                              // cstdint
+  out[3] = CHAR_BIT * 1000 + (INT_MIN == -INT_MAX - 1);                    // limits.h
+  out[4] = LLONG_MAX == 9223372036854775807LL ? SCHAR_MIN : 0;             // climits
+  out[5] = FLT_EPSILON;                                                    // float.h
+  out[6] = DBL_MAX;                                                        // cfloat
+  out[7] = std::numeric_limits<float>::max() == FLT_MAX
+         ? std::numeric_limits<short>::min() : 0;                          // limits
+  out[8] = kind(1.0f) * 10 + kind(3)
+         + 100 * std::is_same<std::make_unsigned_t<int>, unsigned>::value; // type_traits
+}
+]==]
+local STD_WANT = {3 + 10, 2147483647 + 1, 44, 8001, -128, 2.0 ^ -23, 1.7976931348623157e308,
+                  -32768, 112}
+
+local function run_std(includes, name)
+  local src = {}
+  for _, h in ipairs(includes) do src[#src + 1] = "#include <" .. h .. ">" end
+  src[#src + 1] = STD_BODY
+  local m = luacuda.compile(table.concat(src, "\n"), {name = name})
+  local out = luacuda.device_array(#STD_WANT, "float64")
+  m.std_names[{1, 1}](out, 0)
+  local h = values(out)
+  for i, v in ipairs(STD_WANT) do assert.equal(v, h[i], STD_HEADERS[i] .. "'s line") end
+end
+
+describe("the standard headers kernels written for nvcc include", function()
+  -- libcu++ is in the toolkit of NVRTC: without NVRTC the simulator has the
+  -- host compiler's headers alone
+  it("compile a kernel that includes each of them and uses a name from each, "
+     .. "and it computes the values nvcc's would", function()
+    run_std(STD_HEADERS, "std_headers.cu")
+  end)
+
+  it("may be included twice, the C++ ones first", function()
+    local twice = {}
+    for i = #STD_HEADERS, 1, -1 do twice[#twice + 1] = STD_HEADERS[i] end
+    for _, h in ipairs(STD_HEADERS) do twice[#twice + 1] = h end
+    run_std(twice, "std_twice.cu")
+  end)
+
+  it("leave names outside them to NVRTC: std::sin is no name (<cmath> is not given)",
+     function()
+    if S.backend == "sim" and not S.nvrtc_checks() then
+      return pending("the simulator refuses it through its NVRTC check, which is off")
+    end
+    S.misuse({"compilation of std_sin.cu failed", 'namespace "std" has no member "sin"'},
+             luacuda.compile, "#include <math.h>\n#include <type_traits>\n"
+             .. 'extern "C" __global__ void k(float *x) { x[0] = std::sin(x[0]); }',
+             {name = "std_sin.cu"})
+  end)
+end)
+
+describe("other C and C++ standard headers", function()
   -- NVRTC 13 provides none of them: the C++ library of a kernel is libcu++'s
   -- <cuda/std/...>. The simulator's host compiler has them all; its NVRTC
   -- check refuses them as NVRTC does.
-  for _, h in ipairs({"cstdint", "type_traits", "cmath", "math.h", "stdint.h", "utility"}) do
+  for _, h in ipairs({"cmath", "utility", "stdlib.h", "string.h", "vector"}) do
     it("are refused as on a GPU: <" .. h .. ">", function()
       if S.backend == "sim" and not S.nvrtc_checks() then
         return pending("the simulator refuses them through its NVRTC check, which is off")

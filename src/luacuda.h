@@ -170,9 +170,16 @@ LUACUDA_API void luacuda_queuehost(lua_State *L, void *stream, void (*fn)(void *
 ** lua_close, which waits for all of them. */
 LUACUDA_API void luacuda_setstream(lua_State *L, void *stream);
 /* The handle of the stream luacuda.host_stream() returns (the default
-** stream's handle when none was set). */
+** stream's handle when none was set). Work the host queues on the default
+** stream right after this call comes after the work queued so far on
+** non-blocking streams, as luacuda's own calls without a stream do (the
+** legacy default stream alone would not wait for them): call it again
+** before each such piece of work. A failure to order them raises
+** luacuda.getstream: <cause>. */
 LUACUDA_API void *luacuda_getstream(lua_State *L);
-/* The handle of the luacuda stream object at arg, or an argument error. */
+/* The handle of the luacuda stream object at arg, or an argument error;
+** for luacuda.default_stream() ordered as luacuda_getstream says
+** (luacuda.tostream: <cause> when that fails). */
 LUACUDA_API void *luacuda_tostream(lua_State *L, int arg);
 
 /* The array at arg as a new DLPack tensor that the caller owns: call its

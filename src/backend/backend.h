@@ -206,6 +206,12 @@ typedef struct lc_backend {
   ** reverse (the handle a host program uses) */
   int (*stream_wrap)(void *native, lc_stream **s, char *err);
   void *(*stream_native)(lc_stream *s);
+  /* before a host program queues work of its own on s (stream_native's
+  ** handle): make that work follow what the backend's work on s would
+  ** (the default stream: the work queued so far on the non-blocking
+  ** streams, which the interface's NULL stream waits for). NULL: nothing
+  ** to do (one queue) */
+  int (*stream_host_use)(lc_stream *s, char *err);
   /* does work queued on after from now on wait for the work queued so far
   ** on before, by the streams' own rules? NULL: always (one queue) */
   bool (*stream_follows)(const lc_stream *after, const lc_stream *before);

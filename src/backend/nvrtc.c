@@ -20,6 +20,7 @@
 #include "nvrtc.h"
 #include "probe.h"
 #include "scan.h"
+#include "std_headers.h"
 
 /* From nvrtc.h: the result is a C enum (an int), a program an opaque
 ** pointer. Only the codes we tell apart are named. */
@@ -403,8 +404,11 @@ int lc_nvrtc_compile_named(const char *source, const char *name,
              "which kernels with C++ linkage need", facts.major, facts.minor);
     return LC_ENOTSUP;
   }
+  /* the standard headers kernels written for nvcc include (std_headers.h) */
+  const char *const *hnames, *const *htexts;
+  int nheaders = lc_std_headers(&hnames, &htexts);
   nvrtcProgram prog = NULL;
-  nvrtcResult r = nv.CreateProgram(&prog, source, name, 0, NULL, NULL);
+  nvrtcResult r = nv.CreateProgram(&prog, source, name, nheaders, htexts, hnames);
   if (r != NVRTC_SUCCESS) return fail(err, r, "nvrtcCreateProgram failed for %s", name);
   nvrtcResult cr = NVRTC_SUCCESS;
   for (int i = 0; i < nexprs; i++) {

@@ -207,16 +207,25 @@ void lc_set_host_stream(lua_State *L, void *native, const char *fname) {
   lua_setfield(L, LUA_REGISTRYINDEX, HOST_KEY);
 }
 
+/* s's handle for a host program, which will queue work on it: ordered as
+** luacuda's own work on s is (stream_host_use) */
+static void *native_for_host(lua_State *L, lc_stream *s, const char *fname) {
+  char err[LC_ERRLEN];
+  if (backend()->stream_host_use && backend()->stream_host_use(s, err) != LC_OK)
+    lc_error(L, fname, "%s", err);
+  return backend()->stream_native(s);
+}
+
 void *lc_host_stream_native(lua_State *L) {
   lua_getfield(L, LUA_REGISTRYINDEX, HOST_KEY);
   stream_ud *u = luaL_testudata(L, -1, STREAM_MT);
   lua_pop(L, 1);       /* the registry keeps it alive */
-  return backend()->stream_native(u ? u->s : backend()->default_stream());
+  return native_for_host(L, u ? u->s : backend()->default_stream(), "getstream");
 }
 
 void *lc_stream_native_at(lua_State *L, int idx) {
   stream_ud *u = luaL_testudata(L, idx, STREAM_MT);
-  return u && u->s && !u->closing ? backend()->stream_native(u->s) : NULL;
+  return u && u->s && !u->closing ? native_for_host(L, u->s, "tostream") : NULL;
 }
 
 /*** @type Stream */

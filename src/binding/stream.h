@@ -17,7 +17,10 @@ lc_stream *lc_opt_stream(lua_State *L, int idx, const char *fname);
 ** (a backend handle, see backend.h's stream_wrap), or with NULL the
 ** default stream again. */
 void lc_set_host_stream(lua_State *L, void *native, const char *fname);
-/* The backend handle of the stream host_stream() returns. */
+/* The backend handle of the stream host_stream() returns, for a host
+** program to queue on: the default stream ordered after the work queued
+** so far on non-blocking streams, as luacuda's own calls without a stream
+** are (backend.h's stream_host_use). */
 void *lc_host_stream_native(lua_State *L);
 /* The backend handle of the open stream at idx; NULL for anything else. */
 void *lc_stream_native_at(lua_State *L, int idx);

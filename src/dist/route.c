@@ -149,7 +149,8 @@ static void nccl_verdict(lua_State *L, dcomm *c, const lc_nccl_call *call, const
 
 /* The call queued on NCCL, on opts.stream (the arrays u marked as used
 ** by it), or on luacuda's stream (luacuda.host_stream(), the default
-** stream unless the host program set one) and waited for. A rank's
+** stream unless the host program set one, then ordered after the work
+** queued on non-blocking streams: luacuda_getstream) and waited for. A rank's
 ** failure to queue, or to wait, is raised on every rank (send and recv:
 ** on both), after the communicator is aborted there: the calls the other
 ** ranks queued would never complete. A collective's failure drops NCCL's

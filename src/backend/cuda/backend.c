@@ -57,6 +57,7 @@ SCOPED(int, lc_cuda_reduce, (const struct lc_reduce_call *c, lc_stream *s, char 
        (c, s, err))
 SCOPED(int, lc_cuda_sort, (const struct lc_sort_call *c, lc_stream *s, char *err), (c, s, err))
 SCOPED(int, lc_cuda_ufunc, (const struct lc_ufunc_call *c, lc_stream *s, char *err), (c, s, err))
+SCOPED(int, lc_cuda_stream_host_use, (lc_stream *s, char *err), (s, err))
 SCOPED(int, lc_cuda_host_fn, (lc_stream *s, void (*fn)(void *), void *ud, char *err),
        (s, fn, ud, err))
 SCOPED(int, lc_cuda_random, (const struct lc_random_call *c, lc_stream *s, char *err), (c, s, err))
@@ -128,6 +129,7 @@ const lc_backend lc_backend_cuda = {
   .stream_follows = lc_cuda_stream_follows,
   .stream_order = lc_cuda_stream_order_scoped,
   .stream_native = lc_cuda_stream_native,
+  .stream_host_use = lc_cuda_stream_host_use_scoped,
   .stream_synchronize = lc_cuda_stream_synchronize_scoped,
   .stream_query = lc_cuda_stream_query_scoped,
   .event_create = lc_cuda_event_create_scoped,

@@ -210,6 +210,7 @@ int lc_cuda_stream_order(lc_stream *before, lc_stream *after, char *err);
 /* the same on device dev, whose context is current (no entry check) */
 int lc_cuda_stream_order_on(int dev, lc_stream *before, lc_stream *after, char *err);
 void *lc_cuda_stream_native(lc_stream *s);
+int lc_cuda_stream_host_use(lc_stream *s, char *err);
 int lc_cuda_stream_synchronize(lc_stream *s, char *err);
 int lc_cuda_stream_query(lc_stream *s, bool *done, char *err);
 int lc_cuda_event_create(lc_event **out, bool timing, char *err);

@@ -23,6 +23,7 @@
 #include "ksource.h"
 #include "nvrtc.h"
 #include "scan.h"
+#include "std_headers.h"
 
 /* ---- modules ------------------------------------------------------------------ */
 
@@ -155,6 +156,7 @@ static int load_source(const char *text, const char *name, const char *label,
   for (int i = 0; i < nexprs && i < LC_NVRTC_MAXNAMES; i++) keyopts[nkey++] = exprs[i];
   lc_hash key;
   lc_ksource_key(&key, "cuda 3", text, strlen(text), keyopts, nkey, identity);
+  lc_std_headers_key(&key);                /* NVRTC's standard headers are ours */
   const char *suffix = cubin ? ".cubin" : ".ptx";
   size_t len = 0;
   /* an entry is the image, the lowered names (each ended by a NUL) and

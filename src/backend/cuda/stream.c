@@ -515,6 +515,17 @@ int lc_cuda_stream_order(lc_stream *before, lc_stream *after, char *err) {
 
 void *lc_cuda_stream_native(lc_stream *s) { return (void *)s->s; }
 
+/* The legacy stream (the default, or a host's NULL one) does not wait for
+** the non-blocking streams by itself: ordered after them now, as for the
+** interface's NULL stream. Any other stream keeps its own rules. */
+int lc_cuda_stream_host_use(lc_stream *s, char *err) {
+  if (s->s != NULL && s->s != LC_CU_STREAM_LEGACY) return LC_OK;
+  int rc = lc_cuda_enter(err);
+  if (rc != LC_OK) return rc;
+  lc_cuda_stream(s);          /* a failure to order shows at the next wait */
+  return LC_OK;
+}
+
 int lc_cuda_stream_synchronize(lc_stream *s, char *err) {
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;

@@ -36,6 +36,7 @@
 #include "includes.h"
 #include "ksource.h"
 #include "nvrtc.h"
+#include "std_headers.h"
 
 /* the simulator's architecture (sim_runtime.h's __CUDA_ARCH__) */
 #define CHECK_ARCH 75
@@ -76,6 +77,7 @@ static int prepare(plan *p, const lc_source *src, char *err) {
   char identity[64];
   snprintf(identity, sizeof identity, "NVRTC %d.%d", p->facts.major, p->facts.minor);
   lc_ksource_key(&p->key, "nvrtc check 1", p->text, p->len, p->opts, p->nopts, identity);
+  lc_std_headers_key(&p->key);             /* NVRTC's standard headers are ours */
   size_t n;
   unsigned char *seen = lc_cache_load("nvrtc", &p->key, ".checked", &n);
   p->todo = seen == NULL;

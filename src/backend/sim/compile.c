@@ -34,6 +34,7 @@
 #include "strbuf.h"
 #include "ksource.h"
 #include "probe.h"
+#include "std_headers.h"
 
 extern char **environ;
 
@@ -743,6 +744,7 @@ static int compile_as(const lc_source *src, bool strict, lc_hash *key, const lc_
   argv[1] = include;
   for (size_t i = 0; i < NHEADERS; i++) lc_hash_add_str(key, sim_headers[i].text);
   lc_sim_libcudacxx_key(key);
+  lc_std_headers_key(key);     /* what NVRTC's check reads (check.c) */
   int rc = LC_EFAIL;
   /* compiled before: loaded as checked; one that does not load is compiled anew */
   if (load_cached(src, key, so, orc, oerr, handle, log, err, &rc)) goto done;
