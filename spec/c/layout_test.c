@@ -966,6 +966,121 @@ static int test_view_itemsize_errors(void) {
   return 0;
 }
 
+/* ---- merging axes ------------------------------------------------------------------------- */
+
+/* merge(nops, V(shape), V(strides of operand 0), ...) runs lc_merge_axes on
+** copies and leaves them in m_shape, m_str[o]; m_n is what it returned. */
+static int64_t m_shape[LC_MAXDIM], m_str[3][LC_MAXDIM];
+static int m_n;
+
+static void merge(int nops, const int64_t *shape, int ndim, ...) {
+  int64_t *strides[3];
+  va_list ap;
+  va_start(ap, ndim);
+  memcpy(m_shape, shape, sizeof(int64_t) * (size_t)ndim);
+  for (int o = 0; o < nops; o++) {
+    const int64_t *s = va_arg(ap, const int64_t *);
+    (void)va_arg(ap, int);
+    memcpy(m_str[o], s, sizeof(int64_t) * (size_t)ndim);
+    strides[o] = m_str[o];
+  }
+  va_end(ap);
+  m_n = lc_merge_axes(ndim, m_shape, nops, strides);
+}
+
+static int check_vec(const char *file, int line, const char *name, const int64_t *got, int n,
+                     const int64_t *want, int nwant) {
+  char g[300], w[300];
+  if (n != nwant || memcmp(got, want, sizeof(int64_t) * (size_t)n) != 0) {
+    fmtv(g, sizeof g, n, got);
+    fmtv(w, sizeof w, nwant, want);
+    return failf(file, line, "%s is %s, expected %s", name, g, w);
+  }
+  return 0;
+}
+
+/* CHECK_MERGED(V(shape)) and CHECK_MERGED_STRIDES(o, V(strides)), after merge */
+#define CHECK_MERGED(shape) do { \
+    if (check_vec(__FILE__, __LINE__, "merged shape", m_shape, m_n, shape)) return 1; \
+  } while (0)
+#define CHECK_MERGED_STRIDES(o, strides) do { \
+    if (check_vec(__FILE__, __LINE__, "merged strides of operand " #o, m_str[o], m_n, \
+                  strides)) return 1; \
+  } while (0)
+
+static int test_merge_axes_contiguous(void) {
+  merge(1, V(2, 3, 4), V(96, 32, 8));          /* C order: one axis */
+  CHECK_MERGED(V(24));
+  CHECK_MERGED_STRIDES(0, V(8));
+  merge(2, V(2, 3, 4), V(96, 32, 8), V(-48, -16, -4));   /* reversed, other itemsize */
+  CHECK_MERGED(V(24));
+  CHECK_MERGED_STRIDES(0, V(8));
+  CHECK_MERGED_STRIDES(1, V(-4));
+  merge(1, V(2, 3), V(8, 16));                 /* F order: merging would reorder */
+  CHECK_MERGED(V(2, 3));
+  CHECK_MERGED_STRIDES(0, V(8, 16));
+  return 0;
+}
+
+static int test_merge_axes_partial(void) {
+  /* every other row: the last two axes merge, the first does not */
+  merge(2, V(2, 3, 4), V(192, 32, 8), V(96, 32, 8));
+  CHECK_MERGED(V(2, 12));
+  CHECK_MERGED_STRIDES(0, V(192, 8));
+  CHECK_MERGED_STRIDES(1, V(96, 8));
+  /* one operand that does not step through two axes as one keeps them apart */
+  merge(3, V(4, 5), V(40, 8), V(40, 8), V(8, 32));
+  CHECK_MERGED(V(4, 5));
+  CHECK_MERGED_STRIDES(2, V(8, 32));
+  /* a broadcast operand (stride 0) merges only along its broadcast axes */
+  merge(2, V(2, 3, 4), V(96, 32, 8), V(0, 0, 8));
+  CHECK_MERGED(V(6, 4));
+  CHECK_MERGED_STRIDES(0, V(32, 8));
+  CHECK_MERGED_STRIDES(1, V(0, 8));
+  merge(2, V(3, 4), V(32, 8), V(8, 0));
+  CHECK_MERGED(V(3, 4));
+  CHECK_MERGED_STRIDES(1, V(8, 0));
+  return 0;
+}
+
+static int test_merge_axes_size1_and_0(void) {
+  /* size-1 axes are dropped, whatever their strides, and their
+  ** neighbours then merge */
+  merge(2, V(1, 2, 1, 3, 1), V(7, 24, 5, 8, 9), V(0, 12, -3, 4, 1));
+  CHECK_MERGED(V(6));
+  CHECK_MERGED_STRIDES(0, V(8));
+  CHECK_MERGED_STRIDES(1, V(4));
+  merge(1, V(1, 1), V(8, 8));                  /* one element: no axis left */
+  CHECK_EQ(m_n, 0);
+  merge(1, NONE, NONE);
+  CHECK_EQ(m_n, 0);
+  merge(1, V(0, 3), V(24, 8));                 /* a size-0 axis merges as any other */
+  CHECK_MERGED(V(0));
+  CHECK_MERGED_STRIDES(0, V(8));
+  return 0;
+}
+
+static int test_merge_axes_in_place(void) {
+  /* the entries past the count returned are left as they were */
+  merge(1, V(2, 3, 5), V(120, 40, 8));
+  CHECK_EQ(m_n, 1);
+  CHECK_EQ(m_shape[1], 3);
+  CHECK_EQ(m_shape[2], 5);
+  CHECK_EQ(m_str[0][1], 40);
+  CHECK_EQ(m_str[0][2], 8);
+  /* LC_MAXDIM axes, every one merged */
+  int64_t shape[LC_MAXDIM], st[LC_MAXDIM], s = 8;
+  for (int i = LC_MAXDIM - 1; i >= 0; i--) {
+    shape[i] = 2;
+    st[i] = s;
+    s *= 2;
+  }
+  merge(1, shape, LC_MAXDIM, st, LC_MAXDIM);
+  CHECK_MERGED(V((int64_t)1 << LC_MAXDIM));
+  CHECK_MERGED_STRIDES(0, V(8));
+  return 0;
+}
+
 /* ---- same_shape and shape_format ---------------------------------------------------------- */
 
 static int test_same_shape(void) {
@@ -1223,6 +1338,8 @@ static const unit_test tests[] = {
   T(slice_positive), T(slice_negative), T(slice_count0), T(slice_errors),
   T(select), T(select_errors), T(squeeze), T(squeeze_errors),
   T(view_itemsize), T(view_itemsize_errors),
+  T(merge_axes_contiguous), T(merge_axes_partial), T(merge_axes_size1_and_0),
+  T(merge_axes_in_place),
   T(same_shape), T(shape_format),
   T(maxdim), T(negative_dims), T(overflow), T(shape_count), T(broadcast_overflow),
   T(view_itemsize_overflow), T(itemsize_not_positive),

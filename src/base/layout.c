@@ -433,6 +433,25 @@ bool lc_layout_same_shape(const lc_layout *a, const lc_layout *b) {
   }
 }
 
+int lc_merge_axes(int ndim, int64_t *shape, int nops, int64_t *const *strides) {
+  int kept = 0;
+  for (int ax = 0; ax < ndim; ax++) {
+    int64_t n = shape[ax];
+    if (n == 1) continue;
+    bool merge = kept > 0;
+    for (int o = 0; o < nops && merge; o++)
+      merge = strides[o][kept - 1] == strides[o][ax] * n;
+    if (merge) {
+      shape[kept - 1] *= n;
+    } else {
+      shape[kept] = n;
+      kept++;
+    }
+    for (int o = 0; o < nops; o++) strides[o][kept - 1] = strides[o][ax];
+  }
+  return kept;
+}
+
 void lc_shape_format(char *buf, size_t len, int ndim, const int64_t *shape) {
   size_t n = 0;
   if (len == 0) return;

@@ -128,6 +128,17 @@ int lc_broadcast_shapes(int n, const int *ndims, const int64_t *const *shapes,
 int lc_layout_broadcast(const lc_layout *src, int64_t itemsize, int ndim,
                         const int64_t *shape, lc_layout *dst, char *err);
 
+/* Merge neighbouring axes that every operand steps through as one: the
+** loops over a few operands of one shape (elementwise math, a matmul's
+** batch, a reduction's kept and reduced axes) then run over fewer, longer
+** axes. shape holds ndim axes and strides[o] operand o's ndim byte
+** strides; size-1 axes are dropped, and axis i joins the axis kept before
+** it when, for every operand, that one's stride is stride[i] * shape[i]
+** (C order: the last axis stays the innermost). Both are rewritten in
+** place; the entries past the count returned are left as they were.
+** Returns the axes left: 0 for a shape of size-1 axes only. */
+int lc_merge_axes(int ndim, int64_t *shape, int nops, int64_t *const *strides);
+
 /* Write "{2, 3}" into buf (truncated to len); LC_SHAPE_STRLEN holds any. */
 #define LC_SHAPE_STRLEN (LC_MAXDIM * 21 + 3)
 void lc_shape_format(char *buf, size_t len, int ndim, const int64_t *shape);

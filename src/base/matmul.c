@@ -93,23 +93,8 @@ void lc_matmul_output(lc_matmul_call *c, const lc_layout *out) {
 
 void lc_matmul_collapse(lc_matmul_call *c) {
   lc_matmul_operand *ops[3] = {&c->a, &c->b, &c->c};
-  int n = 0;
-  for (int i = 0; i < c->nbatch; i++) {
-    if (c->batch[i] == 1) continue;
-    if (n > 0) {
-      /* axis i continues axis n - 1 in every operand: one axis */
-      bool merge = true;
-      for (int o = 0; o < 3; o++) merge = merge && ops[o]->bs[n - 1] == ops[o]->bs[i] * c->batch[i];
-      if (merge) {
-        c->batch[n - 1] *= c->batch[i];
-        for (int o = 0; o < 3; o++) ops[o]->bs[n - 1] = ops[o]->bs[i];
-        continue;
-      }
-    }
-    c->batch[n] = c->batch[i];
-    for (int o = 0; o < 3; o++) ops[o]->bs[n] = ops[o]->bs[i];
-    n++;
-  }
+  int64_t *strides[3] = {c->a.bs, c->b.bs, c->c.bs};
+  int n = lc_merge_axes(c->nbatch, c->batch, 3, strides);
   for (int i = n; i < c->nbatch; i++) {
     c->batch[i] = 0;
     for (int o = 0; o < 3; o++) ops[o]->bs[i] = 0;

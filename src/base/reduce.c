@@ -137,34 +137,9 @@ void lc_reduce_plan_make(const lc_reduce_call *c, lc_reduce_plan *p) {
   }
   /* merge an axis into the one before where both views lay them out one
   ** after the other (C order kept: the flat index and a scan's order too) */
-  int m = 0;
-  for (int i = 0; i < p->nred; i++) {
-    if (m > 0 && p->rin[m - 1] == p->rin[i] * p->rshape[i] &&
-        p->rout[m - 1] == p->rout[i] * p->rshape[i]) {
-      p->rshape[m - 1] *= p->rshape[i];
-      p->rin[m - 1] = p->rin[i];
-      p->rout[m - 1] = p->rout[i];
-    } else {
-      p->rshape[m] = p->rshape[i];
-      p->rin[m] = p->rin[i];
-      p->rout[m++] = p->rout[i];
-    }
-  }
-  p->nred = m;
-  m = 0;
-  for (int i = 0; i < p->nkept; i++) {
-    if (m > 0 && p->kin[m - 1] == p->kin[i] * p->kshape[i] &&
-        p->kout[m - 1] == p->kout[i] * p->kshape[i]) {
-      p->kshape[m - 1] *= p->kshape[i];
-      p->kin[m - 1] = p->kin[i];
-      p->kout[m - 1] = p->kout[i];
-    } else {
-      p->kshape[m] = p->kshape[i];
-      p->kin[m] = p->kin[i];
-      p->kout[m++] = p->kout[i];
-    }
-  }
-  p->nkept = m;
+  int64_t *red[2] = {p->rin, p->rout}, *kept[2] = {p->kin, p->kout};
+  p->nred = lc_merge_axes(p->nred, p->rshape, 2, red);
+  p->nkept = lc_merge_axes(p->nkept, p->kshape, 2, kept);
 }
 
 /* ---- conversions ------------------------------------------------------------ */

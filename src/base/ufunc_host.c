@@ -432,28 +432,17 @@ typedef struct iter {
   int64_t strides[MAXOPS][LC_MAXDIM];
 } iter;
 
-/* The operands' common shape with size-1 axes dropped and neighbouring
-** axes merged wherever every operand steps through them as one. */
+/* The operands' common shape (lay[0]'s) with size-1 axes dropped and
+** neighbouring axes merged wherever every operand steps through them as
+** one (lc_merge_axes). */
 static void collapse(iter *it, int nops, const lc_layout *const *lay) {
   const lc_layout *l0 = lay[0];
-  it->ndim = 0;
-  for (int ax = 0; ax < l0->ndim; ax++) {
-    if (l0->shape[ax] == 1) continue;
-    int k = it->ndim;
-    if (k > 0) {
-      bool merge = true;
-      for (int o = 0; o < nops && merge; o++)
-        merge = it->strides[o][k - 1] == lay[o]->strides[ax] * l0->shape[ax];
-      if (merge) {
-        it->shape[k - 1] *= l0->shape[ax];
-        for (int o = 0; o < nops; o++) it->strides[o][k - 1] = lay[o]->strides[ax];
-        continue;
-      }
-    }
-    it->shape[k] = l0->shape[ax];
-    for (int o = 0; o < nops; o++) it->strides[o][k] = lay[o]->strides[ax];
-    it->ndim++;
-  }
+  _Static_assert(MAXOPS == 4, "one row of strides an operand");
+  int64_t *strides[MAXOPS] = {it->strides[0], it->strides[1], it->strides[2], it->strides[3]};
+  memcpy(it->shape, l0->shape, sizeof it->shape[0] * (size_t)l0->ndim);
+  for (int o = 0; o < nops; o++)
+    memcpy(it->strides[o], lay[o]->strides, sizeof it->strides[o][0] * (size_t)l0->ndim);
+  it->ndim = lc_merge_axes(l0->ndim, it->shape, nops, strides);
   if (it->ndim == 0) {          /* one element */
     it->ndim = 1;
     it->shape[0] = 1;

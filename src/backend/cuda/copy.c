@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "abi.h"        /* lc_strided_args, lc_fill_args: the library kernels' parameters */
+#include "kernels.h"    /* lc_strided_source */
 
 /* ---- host memory on both sides ----------------------------------------- */
 
@@ -138,9 +139,6 @@ static bool same_contiguous(const lc_layout *a, const lc_layout *b, int64_t isz)
 ** (element 0, byte strides sstrides) to dst (element 0, dl's strides). */
 static int launch_copy(char *dst, const lc_layout *dl, const char *src, const int64_t *sstrides,
                        int64_t isz, CUstream st, char *err) {
-  CUfunction f;
-  int rc = lc_cuda_copy_kernel(&f, err);
-  if (rc != LC_OK) return rc;
   lc_strided_args a;
   memset(&a, 0, sizeof a);
   a.n = dl->size;
@@ -153,12 +151,8 @@ static int launch_copy(char *dst, const lc_layout *dl, const char *src, const in
   }
   CUdeviceptr d = lc_cuda_ptr(dst), s = lc_cuda_ptr(src);
   void *params[3] = {&d, &s, &a};
-  long long blocks = (a.n + 255) / 256;
-  unsigned grid = blocks > (1 << 20) ? 1u << 20 : (unsigned)blocks;
-  rc = lc_cuda_check(lc_cu.LaunchKernel(f, grid, 1, 1, 256, 1, 1, 0, st, params, NULL),
-                     "cuLaunchKernel", err);
-  if (rc == LC_OK) lc_cuda_queued();
-  return rc;
+  return lc_cuda_library_launch("luacuda/strided.cu", lc_strided_source, "lc_copy_strided",
+                                lc_cuda_grid((a.n + 255) / 256, 1u << 20), 256, params, st, err);
 }
 
 /* Device to device, rows of fewer bytes than this go to the copy kernel,
@@ -383,9 +377,6 @@ static int memset_period(const unsigned char *v, int64_t isz, uintptr_t addr) {
 ** element. Indices are 32-bit where n and every byte offset fit. */
 static int launch_fill(CUdeviceptr d, const lc_layout *l, const void *value, int64_t isz,
                        CUstream st, char *err) {
-  CUfunction f;
-  int rc = lc_cuda_fill_kernel(&f, err);
-  if (rc != LC_OK) return rc;
   int64_t shape[LC_MAXDIM], strides[LC_MAXDIM];
   int n = 0;
   for (int i = 0; i < l->ndim; i++) {
@@ -439,12 +430,9 @@ static int launch_fill(CUdeviceptr d, const lc_layout *l, const void *value, int
   a.word = (align & 7) == 0 ? 8 : (align & 3) == 0 ? 4 : (align & 1) == 0 ? 2 : 1;
   if (count <= INT_MAX && extent <= INT_MAX) a.flags |= LC_FILL_INDEX32;
   void *params[2] = {&d, &a};
-  long long blocks = (count + 255) / 256;
-  unsigned grid = blocks > (1 << 20) ? 1u << 20 : (unsigned)blocks;
-  rc = lc_cuda_check(lc_cu.LaunchKernel(f, grid, 1, 1, 256, 1, 1, 0, st, params, NULL),
-                     "cuLaunchKernel", err);
-  if (rc == LC_OK) lc_cuda_queued();
-  return rc;
+  return lc_cuda_library_launch("luacuda/strided.cu", lc_strided_source, "lc_fill_strided",
+                                lc_cuda_grid((count + 255) / 256, 1u << 20), 256, params, st,
+                                err);
 }
 
 int lc_cuda_fill(const lc_region *dst, const void *value, int64_t itemsize,

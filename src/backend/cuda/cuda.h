@@ -241,10 +241,26 @@ int lc_cuda_launch(lc_function *f, const lc_launch *cfg, char *err);
 int lc_cuda_library_function(const char *file, const char *source, const char *name,
                              CUfunction *fn, char *err);
 
-/* The library's strided copy and fill kernels (kernels/strided.cu) for the
-** current device, compiled and loaded at first use. */
-int lc_cuda_copy_kernel(CUfunction *f, char *err);
-int lc_cuda_fill_kernel(CUfunction *f, char *err);
+/* The one launcher of the library's kernels (ufunc, reduce, random,
+** gather, sort, the strided copy and fill): the kernel name of source
+** (lc_cuda_library_function), a grid of grid blocks of threads threads,
+** both in x alone, with params as cuLaunchKernel takes them.
+** lc_cuda_library_launch queues one of a call's launches on st and counts
+** it as queued work (lc_cuda_queued), so that a temporary freed after it
+** waits for it; the call ends with lc_cuda_finish. lc_cuda_library_call is
+** a whole call of one launch on s's stream, finished (lc_cuda_finish: on
+** no stream, s NULL, it waits for the kernel). */
+int lc_cuda_library_launch(const char *file, const char *source, const char *name,
+                           unsigned grid, unsigned threads, void **params, CUstream st,
+                           char *err);
+int lc_cuda_library_call(const char *file, const char *source, const char *name,
+                         unsigned grid, unsigned threads, void **params, const lc_stream *s,
+                         char *err);
+
+/* The grid for blocks blocks of work, at most most and at least one: the
+** library's kernels loop over their work (grid-stride), so a smaller grid
+** than the work still covers it. */
+unsigned lc_cuda_grid(int64_t blocks, unsigned most);
 
 /* ---- gather.c: the gather slot (backend.h) ---- */
 struct lc_gather_call;

@@ -1,7 +1,7 @@
 /*
 ** gather (cuda): take, put, add_at, the index check and a mask's
 ** compaction on the device, by the kernels of kernels/gather.cu
-** (lc_cuda_library_function: NVRTC at first use, kept per device), one
+** (lc_cuda_library_launch: NVRTC at first use, kept per device), one
 ** thread per element, queued on the call's stream; a mask counted, then
 ** compacted by blocks of LC_GATHER_PER_BLOCK elements (each block's count,
 ** their running sum, each block's scan in shared memory). add_at adds with
@@ -23,22 +23,13 @@ _Static_assert(LC_BOOL == 0 && LC_INT64 == 4 && LC_UINT64 == 8 && LC_FLOAT16 == 
 
 #define THREADS 256
 
-static unsigned grid_for(int64_t n) {
-  int64_t b = (n + THREADS - 1) / THREADS;
-  return b > (1 << 20) ? 1u << 20 : b < 1 ? 1u : (unsigned)b;
-}
-
 /* n elements, one thread each (serial: one thread for them all) */
 static int launch_as(const char *name, int64_t n, bool serial, void **params, CUstream st,
                      char *err) {
-  CUfunction f;
-  int rc = lc_cuda_library_function("luacuda/gather.cu", lc_gather_source, name, &f, err);
-  if (rc != LC_OK) return rc;
-  unsigned grid = serial ? 1 : grid_for(n), threads = serial ? 1 : n < THREADS ? 32 : THREADS;
-  rc = lc_cuda_check(lc_cu.LaunchKernel(f, grid, 1, 1, threads, 1, 1, 0, st, params, NULL),
-                     "cuLaunchKernel", err);
-  if (rc == LC_OK) lc_cuda_queued();
-  return rc;
+  unsigned grid = serial ? 1 : lc_cuda_grid((n + THREADS - 1) / THREADS, 1u << 20),
+           threads = serial ? 1 : n < THREADS ? 32 : THREADS;
+  return lc_cuda_library_launch("luacuda/gather.cu", lc_gather_source, name, grid, threads,
+                                params, st, err);
 }
 
 static int launch(const char *name, int64_t n, void **params, CUstream st, char *err) {
@@ -48,15 +39,9 @@ static int launch(const char *name, int64_t n, void **params, CUstream st, char 
 /* a mask of n elements, LC_GATHER_PER_BLOCK to a block of
 ** LC_GATHER_THREADS (blocks loop over theirs, so the grid may be smaller) */
 static int launch_blocks(const char *name, int64_t n, void **params, CUstream st, char *err) {
-  CUfunction f;
-  int rc = lc_cuda_library_function("luacuda/gather.cu", lc_gather_source, name, &f, err);
-  if (rc != LC_OK) return rc;
   int64_t nb = (n + LC_GATHER_PER_BLOCK - 1) / LC_GATHER_PER_BLOCK;
-  unsigned grid = nb > (1 << 20) ? 1u << 20 : (unsigned)nb;
-  rc = lc_cuda_check(lc_cu.LaunchKernel(f, grid, 1, 1, LC_GATHER_THREADS, 1, 1, 0, st, params,
-                                        NULL), "cuLaunchKernel", err);
-  if (rc == LC_OK) lc_cuda_queued();
-  return rc;
+  return lc_cuda_library_launch("luacuda/gather.cu", lc_gather_source, name,
+                                lc_cuda_grid(nb, 1u << 20), LC_GATHER_THREADS, params, st, err);
 }
 
 int lc_cuda_gather(const lc_gather_call *c, lc_stream *s, char *err) {

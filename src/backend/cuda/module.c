@@ -517,14 +517,38 @@ int lc_cuda_library_function(const char *file, const char *source, const char *n
   return rc;
 }
 
-int lc_cuda_copy_kernel(CUfunction *f, char *err) {
-  return lc_cuda_library_function("luacuda/strided.cu", lc_strided_source, "lc_copy_strided",
-                                  f, err);
+/* The kernel's launch, its result not yet checked: a failure to find the
+** kernel is rc, the launch's own *r. */
+static int library_launch(const char *file, const char *source, const char *name,
+                          unsigned grid, unsigned threads, void **params, CUstream st,
+                          CUresult *r, char *err) {
+  CUfunction f;
+  int rc = lc_cuda_library_function(file, source, name, &f, err);
+  if (rc == LC_OK) *r = lc_cu.LaunchKernel(f, grid, 1, 1, threads, 1, 1, 0, st, params, NULL);
+  return rc;
 }
 
-int lc_cuda_fill_kernel(CUfunction *f, char *err) {
-  return lc_cuda_library_function("luacuda/strided.cu", lc_strided_source, "lc_fill_strided",
-                                  f, err);
+int lc_cuda_library_launch(const char *file, const char *source, const char *name,
+                           unsigned grid, unsigned threads, void **params, CUstream st,
+                           char *err) {
+  CUresult r;
+  int rc = library_launch(file, source, name, grid, threads, params, st, &r, err);
+  if (rc == LC_OK) rc = lc_cuda_check(r, "cuLaunchKernel", err);
+  if (rc == LC_OK) lc_cuda_queued();
+  return rc;
+}
+
+int lc_cuda_library_call(const char *file, const char *source, const char *name,
+                         unsigned grid, unsigned threads, void **params, const lc_stream *s,
+                         char *err) {
+  CUresult r;
+  int rc = library_launch(file, source, name, grid, threads, params, lc_cuda_stream(s), &r,
+                          err);
+  return rc != LC_OK ? rc : lc_cuda_finish(r, "cuLaunchKernel", s, err);
+}
+
+unsigned lc_cuda_grid(int64_t blocks, unsigned most) {
+  return blocks > (int64_t)most ? most : blocks < 1 ? 1u : (unsigned)blocks;
 }
 
 /* Let f's launches take n bytes of dynamic shared memory: within the

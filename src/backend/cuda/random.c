@@ -1,7 +1,7 @@
 /*
 ** random (cuda): random numbers on the device: the kernel lc_random<dist,
 ** T> of kernels/random.cu, compiled by NVRTC at its first use on a device
-** (lc_cuda_library_function), launched on the call's stream. Every thread
+** (lc_cuda_library_call), launched on the call's stream. Every thread
 ** takes whole blocks of the generator in a grid-stride loop, so the bits
 ** are the host's (base/random.c) whatever the grid.
 */
@@ -34,9 +34,6 @@ int lc_cuda_random(const lc_random_call *c, lc_stream *s, char *err) {
   if (rc != LC_OK) return rc;
   char name[96];
   snprintf(name, sizeof name, "lc_random<%d, %s>", c->dist, store_type(c->dist, c->dtype));
-  CUfunction f;
-  rc = lc_cuda_library_function("luacuda/random.cu", lc_random_source, name, &f, err);
-  if (rc != LC_OK) return rc;
 
   lc_random_args a;
   memset(&a, 0, sizeof a);
@@ -69,9 +66,7 @@ int lc_cuda_random(const lc_random_call *c, lc_stream *s, char *err) {
   a.contiguous = contiguous;
   void *params[1] = {&a};
   uint64_t blocks = lc_random_blocks(c->dist, c->dtype, c->range, c->lay.size);
-  uint64_t grid = (blocks + 255) / 256;
-  if (grid > MAX_GRID) grid = MAX_GRID;
-  return lc_cuda_finish(lc_cu.LaunchKernel(f, (unsigned)grid, 1, 1, 256, 1, 1, 0,
-                                           lc_cuda_stream(s), params, NULL),
-                        "cuLaunchKernel", s, err);
+  return lc_cuda_library_call("luacuda/random.cu", lc_random_source, name,
+                              lc_cuda_grid((int64_t)((blocks + 255) / 256), MAX_GRID), 256,
+                              params, s, err);
 }

@@ -2,7 +2,7 @@
 ** reduce: reductions and scans on the CUDA backend, by the library's
 ** kernel lc_reduce<OP, IN, DOM, OUT> (kernels/reduce.cu), compiled by
 ** NVRTC at first use for each op, input dtype, domain and output dtype
-** (lc_cuda_library_function). The loops are base/reduce.h's plan. A
+** (lc_cuda_library_launch). The loops are base/reduce.h's plan. A
 ** reduction of many elements into few outputs is split over several
 ** blocks per output, each reducing PER_THREAD elements per thread, whose
 ** partials a second launch of the same kernel reduces (LC_REDUCE_FINISH),
@@ -37,11 +37,6 @@ static unsigned threads_for(int64_t n) {
   return t;
 }
 
-/* blocks loop over their work (grid-stride), so the grid may be smaller */
-static unsigned grid_for(int64_t blocks) {
-  return blocks > (1 << 20) ? 1u << 20 : blocks < 1 ? 1u : (unsigned)blocks;
-}
-
 /* May an element at addr plus any multiple of these strides be misaligned
 ** for its size? */
 static bool misaligned(uint64_t addr, int64_t size, const int64_t *s1, int n1,
@@ -52,13 +47,12 @@ static bool misaligned(uint64_t addr, int64_t size, const int64_t *s1, int n1,
   return any % (uint64_t)size != 0;
 }
 
-static int launch(CUfunction f, int64_t blocks, unsigned threads, CUdeviceptr in, CUdeviceptr out,
-                  CUdeviceptr work, lc_reduce_args *a, CUstream st, char *err) {
+/* blocks loop over their work (grid-stride), so the grid may be smaller */
+static int launch(const char *name, int64_t blocks, unsigned threads, CUdeviceptr in,
+                  CUdeviceptr out, CUdeviceptr work, lc_reduce_args *a, CUstream st, char *err) {
   void *params[4] = {&in, &out, &work, a};
-  int rc = lc_cuda_check(lc_cu.LaunchKernel(f, grid_for(blocks), 1, 1, threads, 1, 1, 0, st,
-                                            params, NULL), "cuLaunchKernel", err);
-  if (rc == LC_OK) lc_cuda_queued();
-  return rc;
+  return lc_cuda_library_launch("luacuda/reduce.cu", lc_reduce_source, name,
+                                lc_cuda_grid(blocks, 1u << 20), threads, params, st, err);
 }
 
 int lc_cuda_reduce(const lc_reduce_call *c, lc_stream *s, char *err) {
@@ -73,9 +67,6 @@ int lc_cuda_reduce(const lc_reduce_call *c, lc_stream *s, char *err) {
   char name[64];
   snprintf(name, sizeof name, "lc_reduce<%d, %d, %d, %d>", (int)c->op, (int)c->in_type,
            (int)lc_reduce_domain_of(c->op, in, acc), (int)c->out_type);
-  CUfunction f;
-  rc = lc_cuda_library_function("luacuda/reduce.cu", lc_reduce_source, name, &f, err);
-  if (rc != LC_OK) return rc;
 
   lc_reduce_args a;
   memset(&a, 0, sizeof a);
@@ -108,24 +99,24 @@ int lc_cuda_reduce(const lc_reduce_call *c, lc_stream *s, char *err) {
   if (scan) {
     a.parts = 1;
     a.chunk = p.count;
-    rc = launch(f, p.nout, threads, din, dout, 0, &a, st, err);
+    rc = launch(name, p.nout, threads, din, dout, 0, &a, st, err);
     return rc != LC_OK ? rc : lc_cuda_finish(CUDA_SUCCESS, "cuLaunchKernel", s, err);
   }
   int64_t most = (int64_t)threads * PER_THREAD;
   a.parts = p.count > most ? (p.count + most - 1) / most : 1;
   a.chunk = (p.count + a.parts - 1) / a.parts;
   if (a.parts == 1) {
-    rc = launch(f, p.nout, threads, din, dout, 0, &a, st, err);
+    rc = launch(name, p.nout, threads, din, dout, 0, &a, st, err);
     return rc != LC_OK ? rc : lc_cuda_finish(CUDA_SUCCESS, "cuLaunchKernel", s, err);
   }
   /* the partials, then their reduction into the outputs */
   CUdeviceptr work;
   rc = lc_cuda_temp_alloc((size_t)(p.nout * a.parts) * LC_REDUCE_PART, st, &work, err);
   if (rc != LC_OK) return rc;
-  rc = launch(f, p.nout * a.parts, threads, din, dout, work, &a, st, err);
+  rc = launch(name, p.nout * a.parts, threads, din, dout, work, &a, st, err);
   if (rc == LC_OK) {
     a.flags |= LC_REDUCE_FINISH;
-    rc = launch(f, p.nout, threads_for(a.parts), din, dout, work, &a, st, err);
+    rc = launch(name, p.nout, threads_for(a.parts), din, dout, work, &a, st, err);
   }
   lc_cuda_temp_free(work, st);
   return rc != LC_OK ? rc : lc_cuda_finish(CUDA_SUCCESS, "cuLaunchKernel", s, err);

@@ -1,7 +1,7 @@
 /*
 ** sort: sort and argsort on the CUDA backend, by the library's radix sort
 ** (kernels/sort.cu; kernels/sort_keys.h says how rows are sorted
-** together), compiled by NVRTC at first use (lc_cuda_library_function).
+** together), compiled by NVRTC at first use (lc_cuda_library_launch).
 ** Segmented by row numbers: the rows' pairs are sorted as one array, the
 ** passes over the key's bytes followed by passes over the row number's
 ** (none for a single row), so many short rows cost what one long row of
@@ -19,20 +19,13 @@
 #include "sort_keys.h"
 
 /* blocks loop over their work (grid-stride), so the grid may be smaller */
-static unsigned grid_for(int64_t blocks) {
-  return blocks > (1 << 16) ? 1u << 16 : blocks < 1 ? 1u : (unsigned)blocks;
-}
+static unsigned grid_for(int64_t blocks) { return lc_cuda_grid(blocks, 1u << 16); }
 
 static int launch(const char *name, unsigned grid, unsigned threads, CUdeviceptr *ptrs,
                   lc_sort_args *a, CUstream st, char *err) {
-  CUfunction f;
-  int rc = lc_cuda_library_function("luacuda/sort.cu", lc_sort_source, name, &f, err);
-  if (rc != LC_OK) return rc;
   void *params[8] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &ptrs[5], &ptrs[6], a};
-  rc = lc_cuda_check(lc_cu.LaunchKernel(f, grid, 1, 1, threads, 1, 1, 0, st, params, NULL),
-                     "cuLaunchKernel", err);
-  if (rc == LC_OK) lc_cuda_queued();
-  return rc;
+  return lc_cuda_library_launch("luacuda/sort.cu", lc_sort_source, name, grid, threads, params,
+                                st, err);
 }
 
 /* May an element at addr plus any multiple of these strides be misaligned

@@ -1,7 +1,7 @@
 /*
 ** ufunc (cuda): array math's elementwise operations on the device: the
 ** kernel lc_ufunc<op, loop type> of kernels/ufunc.cu, compiled by NVRTC at
-** its first use on a device (lc_cuda_library_function; NVRTC's disk cache
+** its first use on a device (lc_cuda_library_call; NVRTC's disk cache
 ** keeps it across runs), launched on the call's stream over the operands'
 ** layouts collapsed as the host's loops collapse them.
 */
@@ -39,9 +39,6 @@ int lc_cuda_ufunc(const lc_ufunc_call *c, lc_stream *s, char *err) {
   const lc_dtype *loop = c->op == LC_UF_CAST ? c->out.dtype : c->types.in[c->op == LC_UF_WHERE];
   char name[96];
   snprintf(name, sizeof name, "lc_ufunc<%d, %s>", (int)c->op, loop_ctype(loop));
-  CUfunction f;
-  rc = lc_cuda_library_function("luacuda/ufunc.cu", lc_ufunc_source, name, &f, err);
-  if (rc != LC_OK) return rc;
 
   lc_ufunc_args a;
   memset(&a, 0, sizeof a);
@@ -71,9 +68,6 @@ int lc_cuda_ufunc(const lc_ufunc_call *c, lc_stream *s, char *err) {
   for (int k = 0; k < nin; k++) direct = direct && c->in[k].dtype == c->types.in[k];
   a.direct = direct;
   void *params[1] = {&a};
-  long long blocks = (a.n + 255) / 256;
-  unsigned grid = blocks > (1 << 20) ? 1u << 20 : (unsigned)blocks;
-  return lc_cuda_finish(lc_cu.LaunchKernel(f, grid, 1, 1, 256, 1, 1, 0, lc_cuda_stream(s), params,
-                                           NULL),
-                        "cuLaunchKernel", s, err);
+  return lc_cuda_library_call("luacuda/ufunc.cu", lc_ufunc_source, name,
+                              lc_cuda_grid((a.n + 255) / 256, 1u << 20), 256, params, s, err);
 }
