@@ -1,14 +1,19 @@
 /*
-** dtype: the table of element types (LC_DTYPE_LIST) and the raw loads and
-** stores of their elements. Pure C; the rules between Lua values and
-** elements are element.h's.
+** dtype: luacuda's one model of element types: the table of builtin
+** dtypes (LC_DTYPE_LIST), record dtypes (lc_record: named fields at
+** offsets, made at run time and counted), and the raw loads and stores of
+** builtin elements. Pure C; the rules between Lua values and elements are
+** element.h's, the Lua face of records binding/record.c's.
 */
 #ifndef LUACUDA_DTYPE_H
 #define LUACUDA_DTYPE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "abi.h"          /* LC_MAXDIM */
 
 /* The builtin dtypes, one row each. Every place that needs a fact about a
 ** dtype reads it from this list (through lc_dtypes[]), so adding one is a
@@ -87,6 +92,61 @@ uint64_t lc_dtype_load_uint(const lc_dtype *dt, const void *p);
 
 /* By canonical name or NumPy alias ("f4", "i8", ...); NULL if unknown. */
 const lc_dtype *lc_dtype_lookup(const char *name);
+
+/* ---- records ---------------------------------------------------------------
+** A record dtype is a C structure: named fields, each a builtin, a fixed-
+** size sub-array or another record, at byte offsets. It is counted: its
+** Lua object, every array of that dtype and every record that nests it
+** hold a reference. */
+
+typedef struct lc_field {
+  char *name;
+  const lc_dtype *dtype;       /* a builtin, or a record (one reference) */
+  int64_t offset;              /* bytes from the start of the record */
+  int ndim;                    /* sub-array rank; 0 for a single value */
+  int64_t shape[LC_MAXDIM];
+  int64_t count;               /* elements: the product of shape */
+} lc_field;
+
+typedef struct lc_record {
+  lc_dtype dt;                 /* dt.rec points back here; dt.name describes
+                               ** the fields, for messages */
+  atomic_int refs;
+  bool packed;                 /* {align = false}: no padding, alignment 1 */
+  int depth;                   /* 1, or one more than its deepest record field */
+  int nfields;
+  lc_field fields[];
+} lc_record;
+
+/* Records nest at most this deep: conversions recurse once per level, and
+** each level's description holds the one below it. */
+#define LC_RECORD_MAXDEPTH 64
+
+/* Builtin dtypes are static; records are counted: an array holds a
+** reference to its dtype. Both are no-ops for the builtins. */
+void lc_dtype_retain(const lc_dtype *dt);
+void lc_dtype_release(const lc_dtype *dt);
+
+/* The same dtype: the same builtin, or records with the same fields
+** (names, dtypes, shapes, offsets), size and alignment. */
+bool lc_dtype_equal(const lc_dtype *a, const lc_dtype *b);
+
+/* The field called name (a NUL-terminated string), or NULL. */
+const lc_field *lc_record_field(const lc_record *r, const char *name);
+
+/* Place field f (its dtype and count set) after the fields before it, as
+** a C compiler lays out a struct (at the next multiple of its dtype's
+** alignment) or packed: *end is where those fields end, *align their
+** largest alignment; both are updated. Fails when the record would pass
+** 2^40 bytes. */
+int lc_record_place(lc_field *f, bool packed, int64_t *end, int64_t *align, char *err);
+
+/* A new record (one reference) of the n placed fields (copied, names
+** too; each field's dtype gains a reference), end and align as
+** lc_record_place left them: the size is end rounded up to align. NULL
+** with err "out of memory" when memory runs out. */
+lc_record *lc_record_new(const lc_field *fields, int n, bool packed, int64_t end,
+                         int64_t align, char *err);
 
 
 #endif
