@@ -242,6 +242,11 @@ void lc_dtype_store_float(const lc_dtype *dt, void *p, double v) {
   memcpy(p, &h, (size_t)dt->size);
 }
 
+bool lc_dtype_is_narrow_float(const lc_dtype *dt) {
+  return dt->kind == 'f' && !IS_SINGLE(dt->mant_bits, dt->exp_bits) &&
+         !IS_DOUBLE(dt->mant_bits, dt->exp_bits);
+}
+
 int lc_dtype_min_exp(const lc_dtype *dt) {
   return 2 - (1 << (dt->exp_bits - 1)) - (dt->mant_bits - 1);
 }

@@ -82,6 +82,11 @@ extern const lc_dtype lc_dtypes[LC_NTYPES];
 double lc_dtype_load_float(const lc_dtype *dt, const void *p);
 void lc_dtype_store_float(const lc_dtype *dt, void *p, double v);
 
+/* A float in a format other than C's float and double (float16,
+** bfloat16): loaded and stored by its bits, through double; array math
+** computes it in float32. */
+bool lc_dtype_is_narrow_float(const lc_dtype *dt);
+
 /* The least exponent of the float dtype dt: its smallest subnormal is
 ** 2^lc_dtype_min_exp(dt). */
 int lc_dtype_min_exp(const lc_dtype *dt);
