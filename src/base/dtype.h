@@ -16,8 +16,9 @@
 #include "abi.h"          /* LC_MAXDIM */
 
 /* The builtin dtypes, one row each. Every place that needs a fact about a
-** dtype reads it from this list (through lc_dtypes[]), so adding one is a
-** row here and its type in kernels/prelude.cuh and kernels/sim_runtime.h.
+** dtype reads it from this list (through lc_dtypes[]); the few that must
+** also name it (kernel ABI codes, typed loops) are listed, and checked at
+** compile time, in docs/architecture.md's "Add a dtype".
 ** Columns: code, name, size (= alignment), kind ('b', 'i', 'u', 'f'),
 ** NumPy alias (NULL: none), the names a kernel spells it by other than
 ** C's own words (space-separated; the scanner reads them), the C type of
