@@ -197,7 +197,8 @@ typedef enum lc_ufunc_op {
 } lc_ufunc_op;
 
 /* an operand's element type: the dtype codes of src/base/dtype.h (ufunc.c
-** checks that they agree) */
+** checks that they agree); ufunc.cu's lc_load and lc_store read and write
+** each (a new float format needs its conversion there) */
 enum {
   LC_UFT_BOOL, LC_UFT_INT8, LC_UFT_INT16, LC_UFT_INT32, LC_UFT_INT64, LC_UFT_UINT8,
   LC_UFT_UINT16, LC_UFT_UINT32, LC_UFT_UINT64, LC_UFT_FLOAT16, LC_UFT_BFLOAT16,

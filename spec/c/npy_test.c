@@ -62,24 +62,24 @@ static int test_prefix(void) {
 static int test_scalar_headers(void) {
   lc_npy_header h;
   CHECK_OK(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }   \n", &h));
-  CHECK(h.type->builtin == DT(FLOAT32));
-  CHECK(!h.type->big_endian && !h.fortran_order);
+  CHECK(h.dtype == DT(FLOAT32));
+  CHECK(h.nfixes == 0 && !h.fortran_order);
   CHECK_EQ(h.ndim, 2);
   CHECK_EQ(h.shape[1], 3);
   CHECK_EQ(h.count, 6);
   CHECK_EQ(h.nbytes, 24);
   lc_npy_header_free(&h);
   CHECK_OK(parse("{\"shape\": (), 'fortran_order': True, 'descr': '>i8'}", &h));
-  CHECK(h.type->builtin == DT(INT64) && h.type->big_endian && h.fortran_order);
+  CHECK(h.dtype == DT(INT64) && h.nfixes == 1 && h.fixes[0].swap && h.fortran_order);
   CHECK_EQ(h.ndim, 0);
   CHECK_EQ(h.count, 1);
   lc_npy_header_free(&h);
   CHECK_OK(parse("{'descr': '|b1', 'fortran_order': False, 'shape': (5L, 0,)}", &h));
-  CHECK(h.type->builtin == DT(BOOL));
+  CHECK(h.dtype == DT(BOOL));
   CHECK_EQ(h.nbytes, 0);
   lc_npy_header_free(&h);
   CHECK_OK(parse("{'descr': '>u1', 'fortran_order': False, 'shape': (7,)}", &h));
-  CHECK(h.type->builtin == DT(UINT8) && !h.type->big_endian);   /* one byte: nothing to swap */
+  CHECK(h.dtype == DT(UINT8) && h.nfixes == 0);   /* one byte: nothing to swap */
   lc_npy_header_free(&h);
   const char *codes[] = {"'<f2'", "'<u2'", "'=i4'", "'?'", "'<f8'"};
   const lc_dtype *want[] = {DT(FLOAT16), DT(UINT16), DT(INT32), DT(BOOL), DT(FLOAT64)};
@@ -87,7 +87,7 @@ static int test_scalar_headers(void) {
     char text[128];
     snprintf(text, sizeof text, "{'descr': %s, 'fortran_order': False, 'shape': (1,)}", codes[i]);
     CHECK_OK(parse(text, &h));
-    CHECK(h.type->builtin == want[i]);
+    CHECK(h.dtype == want[i]);
     lc_npy_header_free(&h);
   }
   return 0;
@@ -98,33 +98,35 @@ static int test_structured_headers(void) {
   CHECK_OK(parse("{'descr': [('x', '|i1'), ('', '|V3'), ('n', '<i4'), ('v', '>f4', (2, 3)), "
                  "('r', [('a', '<u2'), ('b', '|b1')], 2), ('', '|V2')], "
                  "'fortran_order': False, 'shape': (4,)}", &h));
-  const lc_npy_type *t = h.type;
-  CHECK(t->builtin == NULL);
+  CHECK(h.dtype->rec != NULL);
+  const lc_record *t = h.dtype->rec;
   CHECK_EQ(t->nfields, 4);
   CHECK_STR(t->fields[0].name, "x");
   CHECK_EQ(t->fields[1].offset, 4);
   CHECK_EQ(t->fields[2].offset, 8);
   CHECK_EQ(t->fields[2].ndim, 2);
-  CHECK(t->fields[2].type->big_endian);
+  CHECK_EQ(h.nfixes, 3);             /* v swapped; r's two bools made 0 or 1 */
+  CHECK(h.fixes[0].swap && h.fixes[0].offset == 8 && h.fixes[0].count == 6);
+  CHECK(!h.fixes[1].swap && h.fixes[1].offset == 34 && h.fixes[2].offset == 37);
   CHECK_EQ(t->fields[3].offset, 32);
   CHECK_EQ(t->fields[3].ndim, 1);
   CHECK_EQ(t->fields[3].shape[0], 2);
-  CHECK_EQ(t->fields[3].type->size, 3);
-  CHECK_EQ(t->size, 40);
+  CHECK_EQ(t->fields[3].dtype->size, 3);
+  CHECK_EQ(t->dt.size, 40);
   CHECK_EQ(h.nbytes, 160);
   lc_npy_header_free(&h);
   CHECK_OK(parse("{'descr': {'names': ['a', 'b'], 'formats': ['<i4', ('<f8', (2,))], "
                  "'offsets': [8, 0], 'itemsize': 24}, 'fortran_order': False, 'shape': (1,)}", &h));
-  CHECK_EQ(h.type->fields[0].offset, 8);
-  CHECK_EQ(h.type->fields[1].offset, 0);
-  CHECK_EQ(h.type->fields[1].shape[0], 2);
-  CHECK_EQ(h.type->size, 24);
+  CHECK_EQ(h.dtype->rec->fields[0].offset, 8);
+  CHECK_EQ(h.dtype->rec->fields[1].offset, 0);
+  CHECK_EQ(h.dtype->rec->fields[1].shape[0], 2);
+  CHECK_EQ(h.dtype->size, 24);
   lc_npy_header_free(&h);
   /* names in latin-1 (1.0) arrive as UTF-8; escapes are decoded */
   CHECK_OK(parse("{'descr': [('caf\xe9', '<i4'), ('\\u00e9\\x41', '<i4')], "
                  "'fortran_order': False, 'shape': (1,)}", &h));
-  CHECK_STR(h.type->fields[0].name, "caf\xc3\xa9");
-  CHECK_STR(h.type->fields[1].name, "\xc3\xa9" "A");
+  CHECK_STR(h.dtype->rec->fields[0].name, "caf\xc3\xa9");
+  CHECK_STR(h.dtype->rec->fields[1].name, "\xc3\xa9" "A");
   lc_npy_header_free(&h);
   return 0;
 }
@@ -177,10 +179,10 @@ static int test_bad_headers(void) {
 
 static int test_fixes(void) {
   lc_npy_header h;
-  lc_npy_fix *fx;
+  const lc_npy_fix *fx;
   int n;
   CHECK_OK(parse("{'descr': '>i4', 'fortran_order': False, 'shape': (2,)}", &h));
-  CHECK_OK(lc_npy_fixes(h.type, &fx, &n, err));
+  CHECK_OK(lc_npy_fixes(&h, &fx, &n, err));
   CHECK_EQ(n, 1);
   unsigned char d[8] = {0x01, 0x02, 0x03, 0x04, 0xFF, 0xFF, 0xFF, 0xFE};
   lc_npy_apply_fixes(d, 2, 4, fx, n);
@@ -188,18 +190,16 @@ static int test_fixes(void) {
   memcpy(v, d, sizeof v);
   CHECK_EQ(v[0], 0x01020304);
   CHECK_EQ(v[1], -2);
-  free(fx);
   lc_npy_header_free(&h);
   /* little-endian without bools: nothing to do */
   CHECK_OK(parse("{'descr': [('a', '<f8'), ('b', '|u1')], 'fortran_order': False, 'shape': (2,)}", &h));
-  CHECK_OK(lc_npy_fixes(h.type, &fx, &n, err));
+  CHECK_OK(lc_npy_fixes(&h, &fx, &n, err));
   CHECK_EQ(n, 0);
-  free(fx);
   lc_npy_header_free(&h);
   /* a record of a big-endian u2 sub-array and a bool, nested twice */
   CHECK_OK(parse("{'descr': [('r', [('s', '>u2', (2,)), ('b', '|b1')], (2,))], "
                  "'fortran_order': False, 'shape': (1,)}", &h));
-  CHECK_OK(lc_npy_fixes(h.type, &fx, &n, err));
+  CHECK_OK(lc_npy_fixes(&h, &fx, &n, err));
   CHECK_EQ(n, 4);
   unsigned char r[10] = {0, 1, 0, 2, 7, 3, 0, 0, 1, 0};
   lc_npy_apply_fixes(r, 1, 10, fx, n);
@@ -212,20 +212,24 @@ static int test_fixes(void) {
   CHECK_EQ(s[0], 0x0300);
   CHECK_EQ(s[1], 1);
   CHECK_EQ(r[9], 0);
-  free(fx);
   lc_npy_header_free(&h);
   return 0;
 }
 
-static lc_npy_type scalar(const lc_dtype *dt) {
-  return (lc_npy_type){.builtin = dt, .size = dt->size};
+/* A record of the n fields at their offsets, size bytes (alignment 1). */
+static const lc_dtype *make_record(lc_field *fields, int n, int64_t size) {
+  for (int i = 0; i < n; i++) {
+    fields[i].count = 1;
+    for (int k = 0; k < fields[i].ndim; k++) fields[i].count *= fields[i].shape[k];
+  }
+  lc_record *r = lc_record_new(fields, n, false, size, 1, err);
+  return r ? &r->dt : NULL;
 }
 
 static int test_build(void) {
-  lc_npy_type f4 = scalar(DT(FLOAT32));
   int64_t shape[2] = {2, 3};
   lc_strbuf b = {0};
-  CHECK_OK(lc_npy_build_header(&b, &f4, 2, shape, true, err));
+  CHECK_OK(lc_npy_build_header(&b, DT(FLOAT32), 2, shape, true, err));
   CHECK_EQ(b.n % 64, 0);
   CHECK_EQ(b.n, 128);                  /* NumPy pads a full 64 when already aligned */
   CHECK(memcmp(b.p, "\x93NUMPY\x01\x00\x76\x00", 10) == 0);
@@ -240,70 +244,78 @@ static int test_build(void) {
   CHECK_EQ(plen + hlen, b.n);
   lc_npy_header h;
   CHECK_OK(lc_npy_parse_header(b.p + plen, hlen, major, minor, &h, err));
-  CHECK(h.fortran_order && h.type->builtin == DT(FLOAT32) && h.shape[1] == 3);
+  CHECK(h.fortran_order && h.dtype == DT(FLOAT32) && h.shape[1] == 3);
   lc_npy_header_free(&h);
   lc_sb_free(&b);
 
-  lc_npy_type bf = scalar(DT(BFLOAT16));
-  CHECK_ERR(lc_npy_build_header(&b, &bf, 0, shape, false, err),
+  CHECK_ERR(lc_npy_build_header(&b, DT(BFLOAT16), 0, shape, false, err),
             "dtype bfloat16 has no NumPy type code");
   lc_sb_free(&b);
   return 0;
 }
 
 static int test_build_structured(void) {
-  lc_npy_type i1 = scalar(DT(INT8)), f8 = scalar(DT(FLOAT64)), b1 = scalar(DT(BOOL));
-  lc_npy_field fields[3] = {
-    {.name = "a", .type = &i1, .offset = 0},
-    {.name = "d", .type = &f8, .offset = 8, .ndim = 1, .shape = {3}},
-    {.name = "f", .type = &b1, .offset = 32},
+  lc_field fields[3] = {
+    {.name = "a", .dtype = DT(INT8), .offset = 0},
+    {.name = "d", .dtype = DT(FLOAT64), .offset = 8, .ndim = 1, .shape = {3}},
+    {.name = "f", .dtype = DT(BOOL), .offset = 32},
   };
-  lc_npy_type rec = {.size = 40, .nfields = 3, .fields = fields};
+  const lc_dtype *rec = make_record(fields, 3, 40);
+  CHECK(rec != NULL);
   int64_t shape[1] = {5};
   lc_strbuf b = {0};
-  CHECK_OK(lc_npy_build_header(&b, &rec, 1, shape, false, err));
+  CHECK_OK(lc_npy_build_header(&b, rec, 1, shape, false, err));
   CHECK(strstr(b.p + 10, "{'descr': [('a', '|i1'), ('', '|V7'), ('d', '<f8', (3,)), ('f', '|b1'), "
                     "('', '|V7')], 'fortran_order': False, 'shape': (5,), }"));
   lc_npy_header h;
   CHECK_OK(lc_npy_parse_header(b.p + 10, b.n - 10, 1, 0, &h, err));
-  CHECK_EQ(h.type->size, 40);
-  CHECK_EQ(h.type->nfields, 3);
-  CHECK_EQ(h.type->fields[1].offset, 8);
-  CHECK_EQ(h.type->fields[2].offset, 32);
+  CHECK_EQ(h.dtype->size, 40);
+  CHECK_EQ(h.dtype->rec->nfields, 3);
+  CHECK_EQ(h.dtype->rec->fields[1].offset, 8);
+  CHECK_EQ(h.dtype->rec->fields[2].offset, 32);
+  CHECK(lc_dtype_equal(h.dtype, rec));
   lc_npy_header_free(&h);
   lc_sb_free(&b);
+  lc_dtype_release(rec);
 
   /* a name that is not ASCII: version 3.0 (UTF-8); quotes are escaped */
   fields[0].name = "\xc3\xa9t'e";
-  CHECK_OK(lc_npy_build_header(&b, &rec, 1, shape, false, err));
+  rec = make_record(fields, 3, 40);
+  CHECK(rec != NULL);
+  CHECK_OK(lc_npy_build_header(&b, rec, 1, shape, false, err));
   CHECK_EQ(b.p[6], 3);
   CHECK(strstr(b.p + 12, "[('\xc3\xa9t\\'e', '|i1')"));
   CHECK_OK(lc_npy_parse_header(b.p + 12, b.n - 12, 3, 0, &h, err));
-  CHECK_STR(h.type->fields[0].name, "\xc3\xa9t'e");
+  CHECK_STR(h.dtype->rec->fields[0].name, "\xc3\xa9t'e");
   lc_npy_header_free(&h);
   lc_sb_free(&b);
+  lc_dtype_release(rec);
 
   /* overlapping fields cannot be written as NumPy's list */
   fields[0].name = "a";
   fields[2].offset = 16;
-  CHECK_ERR(lc_npy_build_header(&b, &rec, 1, shape, false, err), "field 'f' overlaps");
+  rec = make_record(fields, 3, 40);
+  CHECK(rec != NULL);
+  CHECK_ERR(lc_npy_build_header(&b, rec, 1, shape, false, err), "field 'f' overlaps");
   lc_sb_free(&b);
+  lc_dtype_release(rec);
   return 0;
 }
 
 static int test_build_version_2(void) {
   enum { N = 4000 };
-  static lc_npy_field fields[N];
+  static lc_field fields[N];
   static char names[N][24];
-  lc_npy_type f4 = scalar(DT(FLOAT32));
   for (int i = 0; i < N; i++) {
     snprintf(names[i], sizeof names[i], "field_%04d", i);
-    fields[i] = (lc_npy_field){.name = names[i], .type = &f4, .offset = 4 * i};
+    fields[i] = (lc_field){.name = names[i], .dtype = DT(FLOAT32), .offset = 4 * i};
   }
-  lc_npy_type rec = {.size = 4 * N, .nfields = N, .fields = fields};
+  const lc_dtype *rec = make_record(fields, N, 4 * N);
+  CHECK(rec != NULL);
   int64_t shape[1] = {1};
   lc_strbuf b = {0};
-  CHECK_OK(lc_npy_build_header(&b, &rec, 1, shape, false, err));
+  CHECK_OK(lc_npy_build_header(&b, rec, 1, shape, false, err));
+  lc_dtype_release(rec);
   CHECK_EQ(b.p[6], 2);
   CHECK_EQ(b.n % 64, 0);
   CHECK(b.n > 0xFFFF);
@@ -313,8 +325,8 @@ static int test_build_version_2(void) {
   CHECK_EQ(plen + hlen, b.n);
   lc_npy_header h;
   CHECK_OK(lc_npy_parse_header(b.p + plen, hlen, major, minor, &h, err));
-  CHECK_EQ(h.type->nfields, N);
-  CHECK_STR(h.type->fields[N - 1].name, "field_3999");
+  CHECK_EQ(h.dtype->rec->nfields, N);
+  CHECK_STR(h.dtype->rec->fields[N - 1].name, "field_3999");
   lc_npy_header_free(&h);
   lc_sb_free(&b);
   return 0;

@@ -1,21 +1,29 @@
 /*
-** dtype: the table of element types, built from LC_DTYPE_LIST, and the
-** raw loads and stores of elements (the IEEE half conversions among
-** them). Knows no Lua: the rules between Lua values and elements are
-** element.c's.
+** dtype: the table of element types, built from LC_DTYPE_LIST; records
+** (counting, equality, layout, their description); and the raw loads and
+** stores of elements (the IEEE half conversions among them). Knows no
+** Lua: the rules between Lua values and elements are element.c's, the
+** Lua face of records record.c's.
+**
+** Record layout: each field at the next multiple of its alignment (a
+** record's alignment is its largest field's), the size a multiple of the
+** alignment; a packed record has neither padding nor alignment. Records
+** are equal when their fields, offsets, size and alignment are, whoever
+** made them.
 */
 #include "dtype.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "layout.h"     /* LC_ERRLEN */
 
 const lc_dtype lc_dtypes[LC_NTYPES] = {
-#define LC_DTYPE_ROW(code, name, size, kind, numpy, knames, member, dl, mant, exp) \
-  {LC_##code, name, size, size, kind, NULL, numpy, knames, member, dl, mant, exp},
+#define LC_DTYPE_ROW(code, name, size, kind, numpy, knames, member, dl, uctype, mant, exp) \
+  {LC_##code, name, size, size, kind, NULL, numpy, knames, member, dl, uctype, mant, exp},
   LC_DTYPE_LIST(LC_DTYPE_ROW)
 #undef LC_DTYPE_ROW
 };
@@ -30,7 +38,7 @@ const lc_dtype lc_dtypes[LC_NTYPES] = {
 #define IS_DOUBLE(mant, exp) ((mant) == DBL_MANT_DIG && (exp) == 11)
 _Static_assert(FLT_RADIX == 2 && FLT_MANT_DIG == 24 && DBL_MANT_DIG == 53,
                "float and double are IEEE binary32 and binary64");
-#define LC_DTYPE_CHECK(code, name, size, kind, numpy, knames, member, dl, mant, exp)     \
+#define LC_DTYPE_CHECK(code, name, size, kind, numpy, knames, member, dl, uctype, mant, exp) \
   _Static_assert((kind) == 'f'                                                           \
                  ? (mant) + (exp) == 8 * (size) &&                                       \
                    (IS_SINGLE(mant, exp) || IS_DOUBLE(mant, exp) ||                      \
@@ -52,6 +60,129 @@ const lc_dtype *lc_dtype_lookup(const char *name) {
   for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
     if (strcmp(name, aliases[i].alias) == 0) return &lc_dtypes[aliases[i].code];
   return NULL;
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+void lc_dtype_retain(const lc_dtype *dt) {
+  if (dt && dt->rec) atomic_fetch_add(&((lc_record *)dt->rec)->refs, 1);
+}
+
+void lc_dtype_release(const lc_dtype *dt) {
+  if (dt == NULL || dt->rec == NULL) return;
+  lc_record *r = (lc_record *)dt->rec;
+  if (atomic_fetch_sub(&r->refs, 1) != 1) return;
+  for (int i = 0; i < r->nfields; i++) {
+    lc_dtype_release(r->fields[i].dtype);
+    free(r->fields[i].name);
+  }
+  free((char *)r->dt.name);
+  free(r);
+}
+
+bool lc_dtype_equal(const lc_dtype *a, const lc_dtype *b) {
+  if (a == b) return true;
+  if (a->rec == NULL || b->rec == NULL) return false;
+  const lc_record *x = a->rec, *y = b->rec;
+  if (x->dt.size != y->dt.size || x->dt.align != y->dt.align || x->nfields != y->nfields)
+    return false;
+  for (int i = 0; i < x->nfields; i++) {
+    const lc_field *f = &x->fields[i], *g = &y->fields[i];
+    if (strcmp(f->name, g->name) != 0 || f->offset != g->offset || f->ndim != g->ndim ||
+        memcmp(f->shape, g->shape, sizeof f->shape[0] * (size_t)f->ndim) != 0 ||
+        !lc_dtype_equal(f->dtype, g->dtype))
+      return false;
+  }
+  return true;
+}
+
+const lc_field *lc_record_field(const lc_record *r, const char *name) {
+  for (int i = 0; i < r->nfields; i++)
+    if (strcmp(r->fields[i].name, name) == 0) return &r->fields[i];
+  return NULL;
+}
+
+#define RECORD_MAXBYTES (INT64_C(1) << 40)
+
+int lc_record_place(lc_field *f, bool packed, int64_t *end, int64_t *align, char *err) {
+  int64_t fa = packed ? 1 : f->dtype->align;
+  int64_t off = (*end + fa - 1) / fa * fa;
+  f->offset = off;
+  if (f->count > RECORD_MAXBYTES / f->dtype->size) {
+    snprintf(err, LC_ERRLEN, "field '%s': the record is too large", f->name);
+    return -1;
+  }
+  off += f->count * f->dtype->size;
+  if (fa > *align) *align = fa;
+  if (off > RECORD_MAXBYTES) {
+    snprintf(err, LC_ERRLEN, "the record is too large");
+    return -1;
+  }
+  *end = off;
+  return 0;
+}
+
+/* Append s to the description at out (NULL: only count); the length. */
+static size_t put(char *out, size_t n, const char *s) {
+  size_t k = strlen(s);
+  if (out) memcpy(out + n, s, k);
+  return n + k;
+}
+
+/* The record's name, "record{x: float32, v: float64[3], m: int32{2, 2}}",
+** written to out (NULL: only counted, to size out); its length. */
+static size_t describe(char *out, const lc_field *fields, int n, bool packed) {
+  size_t len = put(out, 0, packed ? "packed record{" : "record{");
+  for (int i = 0; i < n; i++) {
+    const lc_field *f = &fields[i];
+    char dims[LC_MAXDIM * 24 + 4] = "";
+    if (f->ndim == 1) snprintf(dims, sizeof dims, "[%lld]", (long long)f->shape[0]);
+    for (int k = 0; f->ndim > 1 && k < f->ndim; k++) {   /* as lc_shape_format writes it */
+      size_t d = strlen(dims);
+      snprintf(dims + d, sizeof dims - d, "%s%lld%s", k ? ", " : "{", (long long)f->shape[k],
+               k + 1 == f->ndim ? "}" : "");
+    }
+    len = put(out, len, i ? ", " : "");
+    len = put(out, len, f->name);
+    len = put(out, len, ": ");
+    len = put(out, len, f->dtype->name);
+    len = put(out, len, dims);
+  }
+  len = put(out, len, "}");
+  if (out) out[len] = '\0';
+  return len;
+}
+
+lc_record *lc_record_new(const lc_field *fields, int n, bool packed, int64_t end,
+                         int64_t align, char *err) {
+  lc_record *r = calloc(1, sizeof *r + (size_t)n * sizeof r->fields[0]);
+  char *desc = r ? malloc(describe(NULL, fields, n, packed) + 1) : NULL;
+  bool ok = desc != NULL;
+  for (int i = 0; ok && i < n; i++) {
+    r->fields[i] = fields[i];
+    r->fields[i].name = strdup(fields[i].name);
+    ok = r->fields[i].name != NULL;
+  }
+  if (!ok) {
+    for (int i = 0; r && i < n; i++) free(r->fields[i].name);
+    free(desc);
+    free(r);
+    snprintf(err, LC_ERRLEN, "out of memory");
+    return NULL;
+  }
+  describe(desc, fields, n, packed);
+  r->dt = (lc_dtype){.code = LC_RECORD, .name = desc, .size = (end + align - 1) / align * align,
+                     .align = align, .kind = 'V', .rec = r};
+  atomic_init(&r->refs, 1);
+  r->packed = packed;
+  r->nfields = n;
+  r->depth = 1;
+  for (int i = 0; i < n; i++) {
+    lc_dtype_retain(r->fields[i].dtype);
+    const lc_record *inner = r->fields[i].dtype->rec;
+    if (inner && inner->depth >= r->depth) r->depth = inner->depth + 1;
+  }
+  return r;
 }
 
 /* ---- floats ------------------------------------------------------------ */
@@ -109,6 +240,11 @@ void lc_dtype_store_float(const lc_dtype *dt, void *p, double v) {
   if (IS_SINGLE(dt->mant_bits, dt->exp_bits)) { float f = (float)v; memcpy(p, &f, 4); return; }
   uint64_t h = narrow_from_double(v, dt->mant_bits, dt->exp_bits);
   memcpy(p, &h, (size_t)dt->size);
+}
+
+bool lc_dtype_is_narrow_float(const lc_dtype *dt) {
+  return dt->kind == 'f' && !IS_SINGLE(dt->mant_bits, dt->exp_bits) &&
+         !IS_DOUBLE(dt->mant_bits, dt->exp_bits);
 }
 
 int lc_dtype_min_exp(const lc_dtype *dt) {

@@ -1,40 +1,49 @@
 /*
-** dtype: the table of element types (LC_DTYPE_LIST) and the raw loads and
-** stores of their elements. Pure C; the rules between Lua values and
-** elements are element.h's.
+** dtype: luacuda's one model of element types: the table of builtin
+** dtypes (LC_DTYPE_LIST), record dtypes (lc_record: named fields at
+** offsets, made at run time and counted), and the raw loads and stores of
+** builtin elements. Pure C; the rules between Lua values and elements are
+** element.h's, the Lua face of records binding/record.c's.
 */
 #ifndef LUACUDA_DTYPE_H
 #define LUACUDA_DTYPE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "abi.h"          /* LC_MAXDIM */
+
 /* The builtin dtypes, one row each. Every place that needs a fact about a
-** dtype reads it from this list (through lc_dtypes[]), so adding one is a
-** row here and its type in kernels/prelude.cuh and kernels/sim_runtime.h.
+** dtype reads it from this list (through lc_dtypes[]); the few that must
+** also name it (kernel ABI codes, typed loops) are listed, and checked at
+** compile time, in docs/architecture.md's "Add a dtype".
 ** Columns: code, name, size (= alignment), kind ('b', 'i', 'u', 'f'),
 ** NumPy alias (NULL: none), the names a kernel spells it by other than
 ** C's own words (space-separated; the scanner reads them), the C type of
-** a record member holding it (record.lua), DLPack type code, and for
-** floats the significand bits (with the implicit one) and exponent bits:
-** a float other than C's float and double is converted by these (round
-** to nearest even), and printed to the digits they hold. dtype.c checks
-** at compile time that each row is one its conversions handle. */
-#define LC_DTYPE_LIST(X)                                                               \
-  X(BOOL,    "bool",    1, 'b', "b1", NULL,          "bool",     LC_DL_BOOL,  0,  0)    \
-  X(INT8,    "int8",    1, 'i', "i1", "int8_t",      "int8_t",   LC_DL_INT,   0,  0)    \
-  X(INT16,   "int16",   2, 'i', "i2", "int16_t",     "int16_t",  LC_DL_INT,   0,  0)    \
-  X(INT32,   "int32",   4, 'i', "i4", "int32_t",     "int32_t",  LC_DL_INT,   0,  0)    \
-  X(INT64,   "int64",   8, 'i', "i8", "int64_t",     "int64_t",  LC_DL_INT,   0,  0)    \
-  X(UINT8,   "uint8",   1, 'u', "u1", "uint8_t",     "uint8_t",  LC_DL_UINT,  0,  0)    \
-  X(UINT16,  "uint16",  2, 'u', "u2", "uint16_t",    "uint16_t", LC_DL_UINT,  0,  0)    \
-  X(UINT32,  "uint32",  4, 'u', "u4", "uint32_t",    "uint32_t", LC_DL_UINT,  0,  0)    \
-  X(UINT64,  "uint64",  8, 'u', "u8", "uint64_t",    "uint64_t", LC_DL_UINT,  0,  0)    \
-  X(FLOAT16, "float16", 2, 'f', "f2", "__half half", "uint16_t", LC_DL_FLOAT, 11, 5)    \
-  X(BFLOAT16, "bfloat16", 2, 'f', NULL, "__nv_bfloat16 nv_bfloat16", "uint16_t", LC_DL_BFLOAT, 8, 8) \
-  X(FLOAT32, "float32", 4, 'f', "f4", NULL,          "float",    LC_DL_FLOAT, 24, 8)    \
-  X(FLOAT64, "float64", 8, 'f', "f8", NULL,          "double",   LC_DL_FLOAT, 53, 11)
+** a record member holding it (record.lua), DLPack type code, the C++
+** type the device's array math (kernels/ufunc.cu) computes in for it
+** (float16 and bfloat16 have no operations there: a cast to them goes
+** through double), and for floats the significand bits (with the
+** implicit one) and exponent bits: a float other than C's float and
+** double is converted by these (round to nearest even), and printed to
+** the digits they hold. dtype.c checks at compile time that each row is
+** one its conversions handle. */
+#define LC_DTYPE_LIST(X)                                                                                           \
+  X(BOOL,     "bool",     1, 'b', "b1", NULL,                        "bool",     LC_DL_BOOL,   "bool",     0,   0) \
+  X(INT8,     "int8",     1, 'i', "i1", "int8_t",                    "int8_t",   LC_DL_INT,    "int8_t",   0,   0) \
+  X(INT16,    "int16",    2, 'i', "i2", "int16_t",                   "int16_t",  LC_DL_INT,    "int16_t",  0,   0) \
+  X(INT32,    "int32",    4, 'i', "i4", "int32_t",                   "int32_t",  LC_DL_INT,    "int32_t",  0,   0) \
+  X(INT64,    "int64",    8, 'i', "i8", "int64_t",                   "int64_t",  LC_DL_INT,    "int64_t",  0,   0) \
+  X(UINT8,    "uint8",    1, 'u', "u1", "uint8_t",                   "uint8_t",  LC_DL_UINT,   "uint8_t",  0,   0) \
+  X(UINT16,   "uint16",   2, 'u', "u2", "uint16_t",                  "uint16_t", LC_DL_UINT,   "uint16_t", 0,   0) \
+  X(UINT32,   "uint32",   4, 'u', "u4", "uint32_t",                  "uint32_t", LC_DL_UINT,   "uint32_t", 0,   0) \
+  X(UINT64,   "uint64",   8, 'u', "u8", "uint64_t",                  "uint64_t", LC_DL_UINT,   "uint64_t", 0,   0) \
+  X(FLOAT16,  "float16",  2, 'f', "f2", "__half half",               "uint16_t", LC_DL_FLOAT,  "double",   11,  5) \
+  X(BFLOAT16, "bfloat16", 2, 'f', NULL, "__nv_bfloat16 nv_bfloat16", "uint16_t", LC_DL_BFLOAT, "double",   8,   8) \
+  X(FLOAT32,  "float32",  4, 'f', "f4", NULL,                        "float",    LC_DL_FLOAT,  "float",    24,  8) \
+  X(FLOAT64,  "float64",  8, 'f', "f8", NULL,                        "double",   LC_DL_FLOAT,  "double",   53, 11)
 
 /* DLPack's type codes (dlpack.h's DLDataTypeCode; kDLBool is DLPack 0.8's,
 ** newer than Debian 12's header). */
@@ -63,6 +72,7 @@ typedef struct lc_dtype {
   const char *kernel_names;
   const char *member;   /* C type of a record member */
   int dl_code;
+  const char *ufunc_ctype;   /* the C++ type of kernels/ufunc.cu's loops */
   int mant_bits, exp_bits;   /* floats */
 } lc_dtype;
 
@@ -72,6 +82,11 @@ extern const lc_dtype lc_dtypes[LC_NTYPES];
 ** one (rounded to nearest even). */
 double lc_dtype_load_float(const lc_dtype *dt, const void *p);
 void lc_dtype_store_float(const lc_dtype *dt, void *p, double v);
+
+/* A float in a format other than C's float and double (float16,
+** bfloat16): loaded and stored by its bits, through double; array math
+** computes it in float32. */
+bool lc_dtype_is_narrow_float(const lc_dtype *dt);
 
 /* The least exponent of the float dtype dt: its smallest subnormal is
 ** 2^lc_dtype_min_exp(dt). */
@@ -87,6 +102,61 @@ uint64_t lc_dtype_load_uint(const lc_dtype *dt, const void *p);
 
 /* By canonical name or NumPy alias ("f4", "i8", ...); NULL if unknown. */
 const lc_dtype *lc_dtype_lookup(const char *name);
+
+/* ---- records ---------------------------------------------------------------
+** A record dtype is a C structure: named fields, each a builtin, a fixed-
+** size sub-array or another record, at byte offsets. It is counted: its
+** Lua object, every array of that dtype and every record that nests it
+** hold a reference. */
+
+typedef struct lc_field {
+  char *name;
+  const lc_dtype *dtype;       /* a builtin, or a record (one reference) */
+  int64_t offset;              /* bytes from the start of the record */
+  int ndim;                    /* sub-array rank; 0 for a single value */
+  int64_t shape[LC_MAXDIM];
+  int64_t count;               /* elements: the product of shape */
+} lc_field;
+
+typedef struct lc_record {
+  lc_dtype dt;                 /* dt.rec points back here; dt.name describes
+                               ** the fields, for messages */
+  atomic_int refs;
+  bool packed;                 /* {align = false}: no padding, alignment 1 */
+  int depth;                   /* 1, or one more than its deepest record field */
+  int nfields;
+  lc_field fields[];
+} lc_record;
+
+/* Records nest at most this deep: conversions recurse once per level, and
+** each level's description holds the one below it. */
+#define LC_RECORD_MAXDEPTH 64
+
+/* Builtin dtypes are static; records are counted: an array holds a
+** reference to its dtype. Both are no-ops for the builtins. */
+void lc_dtype_retain(const lc_dtype *dt);
+void lc_dtype_release(const lc_dtype *dt);
+
+/* The same dtype: the same builtin, or records with the same fields
+** (names, dtypes, shapes, offsets), size and alignment. */
+bool lc_dtype_equal(const lc_dtype *a, const lc_dtype *b);
+
+/* The field called name (a NUL-terminated string), or NULL. */
+const lc_field *lc_record_field(const lc_record *r, const char *name);
+
+/* Place field f (its dtype and count set) after the fields before it, as
+** a C compiler lays out a struct (at the next multiple of its dtype's
+** alignment) or packed: *end is where those fields end, *align their
+** largest alignment; both are updated. Fails when the record would pass
+** 2^40 bytes. */
+int lc_record_place(lc_field *f, bool packed, int64_t *end, int64_t *align, char *err);
+
+/* A new record (one reference) of the n placed fields (copied, names
+** too; each field's dtype gains a reference), end and align as
+** lc_record_place left them: the size is end rounded up to align. NULL
+** with err "out of memory" when memory runs out. */
+lc_record *lc_record_new(const lc_field *fields, int n, bool packed, int64_t end,
+                         int64_t align, char *err);
 
 
 #endif

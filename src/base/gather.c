@@ -81,12 +81,12 @@ static void add_element(lc_typecode dt, char *p, const char *q) {
     ADD(LC_FLOAT64, double)
 #undef ADD
     case LC_BOOL: *p = (char)(*p || *q); break;
-    case LC_FLOAT16: case LC_BFLOAT16: {
+    default: {          /* the narrow floats, through double */
       const lc_dtype *d = &lc_dtypes[dt];
-      lc_dtype_store_float(d, p, lc_dtype_load_float(d, p) + lc_dtype_load_float(d, q));
+      if (lc_dtype_is_narrow_float(d))
+        lc_dtype_store_float(d, p, lc_dtype_load_float(d, p) + lc_dtype_load_float(d, q));
       break;
     }
-    default: break;
   }
 }
 

@@ -2,7 +2,9 @@
 ** npy: NumPy's .npy header, read and written (npy.h). The header is a
 ** Python literal; it is read by a small parser of exactly the literals
 ** NumPy writes (strings, integers, True/False/None, tuples, lists, dicts)
-** into a tree, which is then checked and turned into an lc_npy_header.
+** into a tree, which is then checked and turned into an lc_npy_header:
+** its dtype a luacuda dtype (dtype.h; a structure a record at the file's
+** offsets), its byte order the fixes beside it.
 ** Nothing here trusts the file: every count, size and nesting is bounded.
 */
 #include "npy.h"
@@ -327,60 +329,87 @@ static py_node *parse_value(parser *p) {
   return NULL;
 }
 
-/* ---- the dtype ------------------------------------------------------------ */
+/* ---- byte fixes ----------------------------------------------------------- */
 
-void lc_npy_type_free(lc_npy_type *t) {
-  if (t == NULL) return;
-  for (int i = 0; i < t->nfields; i++) {
-    free(t->fields[i].name);
-    lc_npy_type_free(t->fields[i].type);
+/* The byte order of a file's scalars is no part of a luacuda dtype: the
+** fixes a type's elements need are gathered beside it as it is read.
+** Past MAX_FIXES the list stops growing and says so (overflow), and the
+** error is lc_npy_fixes's, as when they were gathered after the read. */
+typedef struct fixes {
+  lc_npy_fix *v;
+  int n, cap;
+  bool overflow;
+} fixes;
+
+static int add_fix(fixes *fx, lc_npy_fix f, char *err) {
+  if (fx->n == MAX_FIXES) {
+    fx->overflow = true;
+    return 0;
   }
-  free(t->fields);
-  free(t);
+  if (fx->n == fx->cap) {
+    int cap = fx->cap ? fx->cap * 2 : 8;
+    lc_npy_fix *v = realloc(fx->v, (size_t)cap * sizeof *v);
+    if (v == NULL) return ERR("out of memory reading the header");
+    fx->v = v;
+    fx->cap = cap;
+  }
+  fx->v[fx->n++] = f;
+  return 0;
 }
 
-static bool is_void(const lc_npy_type *t) { return t->builtin == NULL && t->nfields == 0; }
+/* ---- the dtype ------------------------------------------------------------ */
+
+/* A dtype as it is read: a luacuda dtype (one reference: a builtin, or a
+** record with the file's offsets and itemsize) and the fixes its elements
+** need (offsets from the element's start); or raw bytes (dt NULL: a void
+** type, which only padding may be). */
+typedef struct ptype {
+  const lc_dtype *dt;
+  int64_t size;
+  fixes fx;
+} ptype;
+
+static void ptype_free(ptype *t) {
+  lc_dtype_release(t->dt);
+  free(t->fx.v);
+  memset(t, 0, sizeof *t);
+}
+
+static bool is_void(const ptype *t) { return t->dt == NULL; }
 
 /* A scalar's descr string, such as '<f4' or '|V4' (raw bytes: only
 ** padding takes them). */
-static lc_npy_type *scalar_type(const char *s, char *err) {
+static int scalar_type(const char *s, ptype *t, char *err) {
   const char *code = s;
   bool big = false;
   if (*code == '<' || *code == '>' || *code == '|' || *code == '=') big = *code++ == '>';
-  lc_npy_type *t = calloc(1, sizeof *t);
-  if (t == NULL) {
-    snprintf(err, LC_ERRLEN, "out of memory reading the header");
-    return NULL;
-  }
+  memset(t, 0, sizeof *t);
   if (code[0] == 'V' && code[1] >= '1' && code[1] <= '9' && strlen(code) <= 12) {
     char *end;
     long long n = strtoll(code + 1, &end, 10);
     if (*end == '\0' && n <= MAX_ITEMSIZE) {
       t->size = n;
-      return t;
+      return 0;
     }
   }
   for (int i = 0; i < LC_NTYPES; i++) {
     const char *np = lc_dtypes[i].numpy;
     if ((np && strcmp(code, np) == 0) || (i == LC_BOOL && strcmp(code, "?") == 0)) {
-      t->builtin = &lc_dtypes[i];
+      t->dt = &lc_dtypes[i];
       t->size = lc_dtypes[i].size;
-      t->big_endian = big && t->size > 1;
-      return t;
+      bool swap = big && t->size > 1, boolean = i == LC_BOOL;
+      if (!swap && !boolean) return 0;
+      return add_fix(&t->fx, (lc_npy_fix){0, 1, t->size, (int)t->size, swap}, err);
     }
   }
-  free(t);
   if (code[0] == 'O')
-    snprintf(err, LC_ERRLEN, "the array holds Python objects ('%.40s', stored as a pickle), "
-             "which luacuda does not load", s);
-  else if (code[0] == 'c')
-    snprintf(err, LC_ERRLEN, "complex numbers ('%.40s') have no luacuda dtype", s);
-  else
-    snprintf(err, LC_ERRLEN, "dtype '%.40s' has no luacuda equivalent", s);
-  return NULL;
+    return ERR("the array holds Python objects ('%.40s', stored as a pickle), which luacuda "
+               "does not load", s);
+  if (code[0] == 'c') return ERR("complex numbers ('%.40s') have no luacuda dtype", s);
+  return ERR("dtype '%.40s' has no luacuda equivalent", s);
 }
 
-static lc_npy_type *to_type(const py_node *x, int depth, char *err);
+static int to_type(const py_node *x, int depth, ptype *t, char *err);
 
 /* A shape: a tuple of integers or, for a sub-array, one integer. */
 static int to_shape(const py_node *x, bool one_int, int *ndim, int64_t *shape,
@@ -404,46 +433,96 @@ static int to_shape(const py_node *x, bool one_int, int *ndim, int64_t *shape,
   return 0;
 }
 
-/* Field i's bytes: its type's size times its sub-array's count. */
-static int field_bytes(const lc_npy_field *f, int64_t *bytes, char *err) {
-  int64_t n = f->type->size;
+/* A structure as it is read: its fields (names borrowed from the parse
+** tree, each dtype one reference) and their fixes. */
+typedef struct sbuild {
+  lc_field *fields;
+  int n;
+  fixes fx;
+} sbuild;
+
+static int sbuild_init(sbuild *s, int cap, char *err) {
+  memset(s, 0, sizeof *s);
+  if ((s->fields = calloc((size_t)cap, sizeof *s->fields)) == NULL)
+    return ERR("out of memory reading the header");
+  return 0;
+}
+
+static void sbuild_free(sbuild *s) {
+  for (int i = 0; i < s->n; i++) lc_dtype_release(s->fields[i].dtype);
+  free(s->fields);
+  free(s->fx.v);
+}
+
+/* Field f's bytes: its type's size times its sub-array's count (set). */
+static int field_bytes(lc_field *f, int64_t size, int64_t *bytes, char *err) {
+  int64_t n = size;
+  f->count = 1;
   for (int k = 0; k < f->ndim; k++) {
     if (f->shape[k] != 0 && n > MAX_ITEMSIZE / f->shape[k])
       return ERR("field '%s' is too large", f->name);
     n *= f->shape[k];
+    f->count *= f->shape[k];
   }
   *bytes = n;
   return 0;
 }
 
-static lc_npy_type *new_struct(int n, char *err) {
-  lc_npy_type *t = calloc(1, sizeof *t);
-  if (t) t->fields = calloc((size_t)n, sizeof *t->fields);
-  if (t == NULL || t->fields == NULL) {
-    free(t);
-    snprintf(err, LC_ERRLEN, "out of memory reading the header");
-    return NULL;
-  }
-  return t;
+/* The checks every field of a structure passes, whichever form named it. */
+static int check_field(const char *name, const ptype *t, int i, char *err) {
+  if (name[0] == '\0') return ERR("field %d has no name", i + 1);
+  if (is_void(t))
+    return ERR("field '%s' is raw bytes (a void dtype), which luacuda cannot hold", name);
+  return 0;
 }
 
-/* The checks every field of a structure passes, whichever form named it. */
-static int check_field(const lc_npy_field *f, int i, char *err) {
-  if (f->name[0] == '\0') return ERR("field %d has no name", i + 1);
-  if (is_void(f->type))
-    return ERR("field '%s' is raw bytes (a void dtype), which luacuda cannot hold", f->name);
+/* Add field f of type t (its reference taken: t is emptied) to s, its
+** fixes at its offset, once per sub-array element. */
+static int add_field(sbuild *s, lc_field f, ptype *t, char *err) {
+  f.dtype = t->dt;
+  t->dt = NULL;
+  s->fields[s->n++] = f;
+  int rc = 0;
+  if (t->fx.overflow) s->fx.overflow = true;
+  if (f.dtype->rec == NULL) {              /* a scalar: one run over the sub-array */
+    if (t->fx.n) {
+      lc_npy_fix x = t->fx.v[0];
+      x.offset = f.offset;
+      x.count = f.count;
+      rc = add_fix(&s->fx, x, err);
+    }
+  } else {
+    for (int64_t k = 0; rc == 0 && t->fx.n && k < f.count && !s->fx.overflow; k++)
+      for (int i = 0; rc == 0 && i < t->fx.n; i++) {
+        lc_npy_fix x = t->fx.v[i];
+        x.offset += f.offset + k * f.dtype->size;
+        rc = add_fix(&s->fx, x, err);
+      }
+  }
+  ptype_free(t);
+  return rc;
+}
+
+/* The record s describes, itemsize bytes, into t (s emptied). */
+static int finish_struct(sbuild *s, int64_t itemsize, ptype *t, char *err) {
+  lc_record *r = lc_record_new(s->fields, s->n, false, itemsize, 1, err);
+  if (r == NULL) {
+    sbuild_free(s);
+    return ERR("out of memory reading the header");
+  }
+  for (int i = 0; i < s->n; i++) lc_dtype_release(s->fields[i].dtype);   /* r holds them */
+  free(s->fields);
+  *t = (ptype){.dt = &r->dt, .size = itemsize, .fx = s->fx};
   return 0;
 }
 
 /* The list form: [(name, descr [, shape]), ...], fields one after the
 ** other, padding as fields named '' of a void type. */
-static lc_npy_type *struct_from_list(const py_node *x, int depth, char *err) {
-  if (x->n > MAX_FIELDS * 2) {
-    snprintf(err, LC_ERRLEN, "the structured dtype has more than %d fields", MAX_FIELDS);
-    return NULL;
-  }
-  lc_npy_type *t = new_struct(x->n ? x->n : 1, err);
-  if (t == NULL) return NULL;
+static int struct_from_list(const py_node *x, int depth, ptype *out, char *err) {
+  if (x->n > MAX_FIELDS * 2)
+    return ERR("the structured dtype has more than %d fields", MAX_FIELDS);
+  sbuild s;
+  if (sbuild_init(&s, x->n ? x->n : 1, err)) return -1;
   int64_t off = 0;
   for (int i = 0; i < x->n; i++) {
     const py_node *e = x->items[i];
@@ -462,48 +541,42 @@ static lc_npy_type *struct_from_list(const py_node *x, int depth, char *err) {
                py_names[e->items[0]->kind]);
       goto fail;
     }
-    lc_npy_field f = {0};
+    lc_field f = {.name = e->items[0]->str};         /* borrowed */
+    ptype t;
     if (e->n == 3 && to_shape(e->items[2], true, &f.ndim, f.shape, "a field's shape", err))
       goto fail;
-    if ((f.type = to_type(e->items[1], depth + 1, err)) == NULL) goto fail;
-    f.name = e->items[0]->str;           /* borrowed until kept */
+    if (to_type(e->items[1], depth + 1, &t, err)) goto fail;
     int64_t bytes;
-    if (field_bytes(&f, &bytes, err)) {
-      lc_npy_type_free(f.type);
+    if (field_bytes(&f, t.size, &bytes, err)) {
+      ptype_free(&t);
       goto fail;
     }
-    bool pad = f.name[0] == '\0' && is_void(f.type);
-    if (!pad && check_field(&f, t->nfields, err)) {
-      lc_npy_type_free(f.type);
+    bool pad = f.name[0] == '\0' && is_void(&t);
+    if (!pad && check_field(f.name, &t, s.n, err)) {
+      ptype_free(&t);
       goto fail;
     }
     f.offset = off;
     off += bytes;
     if (off > MAX_ITEMSIZE) {
-      lc_npy_type_free(f.type);
+      ptype_free(&t);
       snprintf(err, LC_ERRLEN, "the structured dtype is too large");
       goto fail;
     }
     if (pad) {
-      lc_npy_type_free(f.type);
+      ptype_free(&t);
       continue;
     }
-    if ((f.name = strdup(f.name)) == NULL) {
-      lc_npy_type_free(f.type);
-      snprintf(err, LC_ERRLEN, "out of memory reading the header");
-      goto fail;
-    }
-    t->fields[t->nfields++] = f;
+    if (add_field(&s, f, &t, err)) goto fail;
   }
-  if (t->nfields == 0) {
+  if (s.n == 0) {
     snprintf(err, LC_ERRLEN, "the structured dtype has no fields");
     goto fail;
   }
-  t->size = off;
-  return t;
+  return finish_struct(&s, off, out, err);
 fail:
-  lc_npy_type_free(t);
-  return NULL;
+  sbuild_free(&s);
+  return -1;
 }
 
 /* The dict value of key in x, or NULL. */
@@ -515,53 +588,38 @@ static const py_node *dict_get(const py_node *x, const char *key) {
 
 /* The dict form: {'names': [...], 'formats': [...], 'offsets': [...],
 ** 'itemsize': n}; a format may be (descr, shape). */
-static lc_npy_type *struct_from_dict(const py_node *x, int depth, char *err) {
+static int struct_from_dict(const py_node *x, int depth, ptype *out, char *err) {
   static const char *const known[] = {"names", "formats", "offsets", "itemsize", "aligned",
                                       "titles", NULL};
   for (int i = 0; i + 1 < x->n; i += 2) {
     const py_node *k = x->items[i];
     int j = 0;
     while (k->kind == PY_STR && known[j] && strcmp(k->str, known[j]) != 0) j++;
-    if (k->kind != PY_STR || known[j] == NULL) {
-      snprintf(err, LC_ERRLEN, "the structured dtype's dict has an unknown key%s%.60s%s",
-               k->kind == PY_STR ? " '" : "", k->kind == PY_STR ? k->str : "",
-               k->kind == PY_STR ? "'" : "");
-      return NULL;
-    }
+    if (k->kind != PY_STR || known[j] == NULL)
+      return ERR("the structured dtype's dict has an unknown key%s%.60s%s",
+                 k->kind == PY_STR ? " '" : "", k->kind == PY_STR ? k->str : "",
+                 k->kind == PY_STR ? "'" : "");
   }
   const py_node *names = dict_get(x, "names"), *formats = dict_get(x, "formats");
   const py_node *offsets = dict_get(x, "offsets"), *itemsize = dict_get(x, "itemsize");
   const py_node *titles = dict_get(x, "titles");
   if (names == NULL || formats == NULL || names->kind != PY_LIST || formats->kind != PY_LIST ||
-      names->n != formats->n) {
-    snprintf(err, LC_ERRLEN, "the structured dtype's dict needs lists 'names' and 'formats' "
-             "of the same length");
-    return NULL;
-  }
-  if (offsets && (offsets->kind != PY_LIST || offsets->n != names->n)) {
-    snprintf(err, LC_ERRLEN, "the structured dtype's 'offsets' must be a list with an "
-             "offset for each name");
-    return NULL;
-  }
-  if (itemsize && (itemsize->kind != PY_INT || itemsize->num < 0)) {
-    snprintf(err, LC_ERRLEN, "the structured dtype's 'itemsize' must be an integer");
-    return NULL;
-  }
+      names->n != formats->n)
+    return ERR("the structured dtype's dict needs lists 'names' and 'formats' of the same "
+               "length");
+  if (offsets && (offsets->kind != PY_LIST || offsets->n != names->n))
+    return ERR("the structured dtype's 'offsets' must be a list with an offset for each name");
+  if (itemsize && (itemsize->kind != PY_INT || itemsize->num < 0))
+    return ERR("the structured dtype's 'itemsize' must be an integer");
   if (titles && titles->kind != PY_NONE) {
     bool none = titles->kind == PY_LIST;
     for (int i = 0; none && i < titles->n; i++) none = titles->items[i]->kind == PY_NONE;
-    if (!none) {
-      snprintf(err, LC_ERRLEN, "the structured dtype has titles, which luacuda records do "
-               "not have");
-      return NULL;
-    }
+    if (!none) return ERR("the structured dtype has titles, which luacuda records do not have");
   }
-  if (names->n == 0 || names->n > MAX_FIELDS) {
-    snprintf(err, LC_ERRLEN, "the structured dtype has %s fields", names->n ? "too many" : "no");
-    return NULL;
-  }
-  lc_npy_type *t = new_struct(names->n, err);
-  if (t == NULL) return NULL;
+  if (names->n == 0 || names->n > MAX_FIELDS)
+    return ERR("the structured dtype has %s fields", names->n ? "too many" : "no");
+  sbuild s;
+  if (sbuild_init(&s, names->n, err)) return -1;
   int64_t end = 0;
   for (int i = 0; i < names->n; i++) {
     const py_node *nm = names->items[i], *fm = formats->items[i];
@@ -569,7 +627,7 @@ static lc_npy_type *struct_from_dict(const py_node *x, int depth, char *err) {
       snprintf(err, LC_ERRLEN, "name %d of the structured dtype must be a string", i + 1);
       goto fail;
     }
-    lc_npy_field f = {0};
+    lc_field f = {.name = nm->str};                  /* borrowed */
     const py_node *descr = fm;
     if (fm->kind == PY_TUPLE) {            /* (descr, shape) */
       if (fm->n != 2) {
@@ -579,68 +637,64 @@ static lc_npy_type *struct_from_dict(const py_node *x, int depth, char *err) {
       descr = fm->items[0];
       if (to_shape(fm->items[1], true, &f.ndim, f.shape, "a field's shape", err)) goto fail;
     }
-    if ((f.type = to_type(descr, depth + 1, err)) == NULL) goto fail;
-    t->fields[t->nfields++] = f;           /* owned by t from here */
-    lc_npy_field *g = &t->fields[t->nfields - 1];
-    if ((g->name = strdup(nm->str)) == NULL) {
-      snprintf(err, LC_ERRLEN, "out of memory reading the header");
+    ptype t;
+    if (to_type(descr, depth + 1, &t, err)) goto fail;
+    int64_t bytes;
+    if (check_field(f.name, &t, i, err) || field_bytes(&f, t.size, &bytes, err)) {
+      ptype_free(&t);
       goto fail;
     }
-    int64_t bytes;
-    if (check_field(g, i, err) || field_bytes(g, &bytes, err)) goto fail;
     if (offsets) {
       const py_node *o = offsets->items[i];
       if (o->kind != PY_INT || o->num < 0 || o->num > MAX_ITEMSIZE) {
+        ptype_free(&t);
         snprintf(err, LC_ERRLEN, "offset %d of the structured dtype must be a non-negative "
                  "integer", i + 1);
         goto fail;
       }
-      g->offset = o->num;
+      f.offset = o->num;
     } else {
-      g->offset = end;
+      f.offset = end;
     }
-    if (g->offset + bytes > end) end = g->offset + bytes;
+    if (f.offset + bytes > end) end = f.offset + bytes;
     if (end > MAX_ITEMSIZE) {
+      ptype_free(&t);
       snprintf(err, LC_ERRLEN, "the structured dtype is too large");
       goto fail;
     }
+    if (add_field(&s, f, &t, err)) goto fail;
   }
-  t->size = end;
-  if (itemsize) {
-    if (itemsize->num < end) {
-      snprintf(err, LC_ERRLEN, "the structured dtype's itemsize %lld is smaller than its "
-               "fields (%lld bytes)", (long long)itemsize->num, (long long)end);
-      goto fail;
-    }
-    t->size = itemsize->num;
+  if (itemsize && itemsize->num < end) {
+    snprintf(err, LC_ERRLEN, "the structured dtype's itemsize %lld is smaller than its "
+             "fields (%lld bytes)", (long long)itemsize->num, (long long)end);
+    goto fail;
   }
-  return t;
+  return finish_struct(&s, itemsize ? itemsize->num : end, out, err);
 fail:
-  lc_npy_type_free(t);
-  return NULL;
+  sbuild_free(&s);
+  return -1;
 }
 
-static lc_npy_type *to_type(const py_node *x, int depth, char *err) {
-  if (depth > MAX_DEPTH) {
-    snprintf(err, LC_ERRLEN, "the dtype nests more than %d deep", MAX_DEPTH);
-    return NULL;
-  }
+static int to_type(const py_node *x, int depth, ptype *t, char *err) {
+  memset(t, 0, sizeof *t);
+  if (depth > MAX_DEPTH) return ERR("the dtype nests more than %d deep", MAX_DEPTH);
   switch (x->kind) {
-    case PY_STR: return scalar_type(x->str, err);
-    case PY_LIST: return struct_from_list(x, depth, err);
-    case PY_DICT: return struct_from_dict(x, depth, err);
+    case PY_STR: return scalar_type(x->str, t, err);
+    case PY_LIST: return struct_from_list(x, depth, t, err);
+    case PY_DICT: return struct_from_dict(x, depth, t, err);
     default:
-      snprintf(err, LC_ERRLEN, "a descr must be a string, a list or a dict, got %s",
-               py_names[x->kind]);
-      return NULL;
+      return ERR("a descr must be a string, a list or a dict, got %s", py_names[x->kind]);
   }
 }
 
 /* ---- the header ----------------------------------------------------------- */
 
 void lc_npy_header_free(lc_npy_header *h) {
-  lc_npy_type_free(h->type);
-  h->type = NULL;
+  lc_dtype_release(h->dtype);
+  h->dtype = NULL;
+  free(h->fixes);
+  h->fixes = NULL;
+  h->nfixes = 0;
 }
 
 static int interpret(const py_node *d, lc_npy_header *h, char *err) {
@@ -664,22 +718,27 @@ static int interpret(const py_node *d, lc_npy_header *h, char *err) {
     return ERR("'fortran_order' must be True or False, got %s", py_names[val[1]->kind]);
   h->fortran_order = val[1]->num != 0;
   if (to_shape(val[2], false, &h->ndim, h->shape, "the shape", err)) return -1;
-  if ((h->type = to_type(val[0], 0, err)) == NULL) return -1;
-  if (is_void(h->type)) {
-    lc_npy_header_free(h);
+  ptype t;
+  if (to_type(val[0], 0, &t, err)) return -1;
+  if (is_void(&t)) {
+    ptype_free(&t);
     return ERR("a raw void dtype ('%.40s') has no luacuda equivalent",
                val[0]->kind == PY_STR ? val[0]->str : "V");
   }
   /* the count checked as every shape's is (a zero-length axis does not
   ** hide the others), and the bytes within MAX_NBYTES */
-  int64_t count, isz = h->type->size ? h->type->size : 1;
+  h->dtype = t.dt;
+  h->fixes = t.fx.v;
+  h->nfixes = t.fx.n;
+  h->too_many_fixes = t.fx.overflow;
+  int64_t count, isz = h->dtype->size ? h->dtype->size : 1;
   char why[LC_ERRLEN];
   if (lc_shape_count(h->ndim, h->shape, isz, &count, why) || count > MAX_NBYTES / isz) {
     lc_npy_header_free(h);
     return ERR("the array is too large");
   }
   h->count = count;
-  h->nbytes = count * h->type->size;
+  h->nbytes = count * h->dtype->size;
   return 0;
 }
 
@@ -699,57 +758,12 @@ int lc_npy_parse_header(const char *text, size_t len, int major, int minor,
 
 /* ---- fixing bytes after a read -------------------------------------------- */
 
-typedef struct fixes {
-  lc_npy_fix *v;
-  int n, cap;
-} fixes;
-
-static int add_fix(fixes *fx, lc_npy_fix f, char *err) {
-  if (fx->n == MAX_FIXES) return ERR("the structured dtype needs more than %d byte fixes "
-                                     "(big-endian fields)", MAX_FIXES);
-  if (fx->n == fx->cap) {
-    int cap = fx->cap ? fx->cap * 2 : 8;
-    lc_npy_fix *v = realloc(fx->v, (size_t)cap * sizeof *v);
-    if (v == NULL) return ERR("out of memory");
-    fx->v = v;
-    fx->cap = cap;
-  }
-  fx->v[fx->n++] = f;
-  return 0;
-}
-
-static int collect(const lc_npy_type *t, int64_t base, int64_t count, fixes *fx, char *err) {
-  if (t->builtin) {
-    bool swap = t->big_endian && t->size > 1, boolean = t->builtin->code == LC_BOOL;
-    if (!swap && !boolean) return 0;
-    return add_fix(fx, (lc_npy_fix){base, count, t->size, (int)t->size, swap}, err);
-  }
-  for (int i = 0; i < t->nfields; i++) {
-    const lc_npy_field *f = &t->fields[i];
-    int64_t n = 1;
-    for (int k = 0; k < f->ndim; k++) n *= f->shape[k];
-    if (f->type->builtin) {
-      if (collect(f->type, base + f->offset, n, fx, err)) return -1;
-      continue;
-    }
-    for (int64_t k = 0; k < n; k++) {
-      int before = fx->n;
-      if (collect(f->type, base + f->offset + k * f->type->size, 1, fx, err)) return -1;
-      if (fx->n == before) break;    /* no fixes in this record: none in the others */
-    }
-  }
-  (void)count;
-  return 0;
-}
-
-int lc_npy_fixes(const lc_npy_type *t, lc_npy_fix **out, int *nfixes, char *err) {
-  fixes fx = {0};
-  if (collect(t, 0, 1, &fx, err)) {
-    free(fx.v);
-    return -1;
-  }
-  *out = fx.v;
-  *nfixes = fx.n;
+int lc_npy_fixes(const lc_npy_header *h, const lc_npy_fix **fixes, int *nfixes, char *err) {
+  if (h->too_many_fixes)
+    return ERR("the structured dtype needs more than %d byte fixes (big-endian fields)",
+               MAX_FIXES);
+  *fixes = h->fixes;
+  *nfixes = h->nfixes;
   return 0;
 }
 
@@ -801,50 +815,49 @@ static void put_shape(lc_strbuf *b, int ndim, const int64_t *shape) {
   lc_sb_add(b, ")", 1);
 }
 
-static int put_descr(lc_strbuf *b, const lc_npy_type *t, int depth, bool *non_ascii,
+static int put_descr(lc_strbuf *b, const lc_dtype *dt, int depth, bool *non_ascii,
                      char *err) {
   if (depth > MAX_DEPTH) return ERR("the dtype nests more than %d deep", MAX_DEPTH);
-  if (t->builtin) {
-    if (t->builtin->numpy == NULL)
+  if (dt->rec == NULL) {
+    if (dt->numpy == NULL)
       return ERR("dtype %s has no NumPy type code (a:astype('float32') keeps its values)",
-                 t->builtin->name);
-    lc_sb_fmt(b, "'%c%s'", t->size == 1 ? '|' : t->big_endian ? '>' : '<', t->builtin->numpy);
+                 dt->name);
+    lc_sb_fmt(b, "'%c%s'", dt->size == 1 ? '|' : '<', dt->numpy);
     return 0;
   }
-  if (t->nfields == 0) return ERR("a structured dtype with no fields");
+  const lc_record *r = dt->rec;
+  if (r->nfields == 0) return ERR("a structured dtype with no fields");
   lc_sb_add(b, "[", 1);
   int64_t pos = 0;
-  for (int i = 0; i < t->nfields; i++) {
-    const lc_npy_field *f = &t->fields[i];
-    int64_t bytes;
-    if (field_bytes(f, &bytes, err)) return -1;
+  for (int i = 0; i < r->nfields; i++) {
+    const lc_field *f = &r->fields[i];
     if (f->offset < pos) return ERR("field '%s' overlaps the one before it", f->name);
     if (i) lc_sb_add(b, ", ", 2);
     if (f->offset > pos) lc_sb_fmt(b, "('', '|V%lld'), ", (long long)(f->offset - pos));
     lc_sb_add(b, "(", 1);
     put_pystr(b, f->name, non_ascii);
     lc_sb_add(b, ", ", 2);
-    if (put_descr(b, f->type, depth + 1, non_ascii, err)) return -1;
+    if (put_descr(b, f->dtype, depth + 1, non_ascii, err)) return -1;
     if (f->ndim) {
       lc_sb_add(b, ", ", 2);
       put_shape(b, f->ndim, f->shape);
     }
     lc_sb_add(b, ")", 1);
-    pos = f->offset + bytes;
+    pos = f->offset + f->count * f->dtype->size;
   }
-  if (t->size < pos) return ERR("the fields need %lld bytes, the itemsize is %lld",
-                                (long long)pos, (long long)t->size);
-  if (t->size > pos) lc_sb_fmt(b, ", ('', '|V%lld')", (long long)(t->size - pos));
+  if (dt->size < pos) return ERR("the fields need %lld bytes, the itemsize is %lld",
+                                 (long long)pos, (long long)dt->size);
+  if (dt->size > pos) lc_sb_fmt(b, ", ('', '|V%lld')", (long long)(dt->size - pos));
   lc_sb_add(b, "]", 1);
   return 0;
 }
 
-int lc_npy_build_header(lc_strbuf *out, const lc_npy_type *t, int ndim,
+int lc_npy_build_header(lc_strbuf *out, const lc_dtype *dt, int ndim,
                         const int64_t *shape, bool fortran_order, char *err) {
   lc_strbuf h = {0};
   bool non_ascii = false;
   lc_sb_str(&h, "{'descr': ");
-  if (put_descr(&h, t, 0, &non_ascii, err)) {
+  if (put_descr(&h, dt, 0, &non_ascii, err)) {
     lc_sb_free(&h);
     return -1;
   }

@@ -1,8 +1,9 @@
 /*
 ** npy: NumPy's .npy file format, without Lua and without files. The
-** header is read from its bytes into an lc_npy_header (the dtype as an
-** lc_npy_type tree), and written from one; the binding (binding/npy.c)
-** does the I/O and turns the tree into luacuda dtypes and back.
+** header is read from its bytes into an lc_npy_header (its dtype a
+** luacuda dtype: a structured one a record at the file's offsets), and
+** written from a dtype; the binding (binding/npy.c) does the I/O and
+** checks that a file's record is one luacuda.record lays out.
 **
 ** A file is: the magic "\x93NUMPY", a major and a minor version byte, the
 ** header's length (2 bytes little-endian in version 1.0, 4 in 2.0 and
@@ -26,25 +27,15 @@
 #include "dtype.h"
 #include "strbuf.h"
 
-typedef struct lc_npy_type lc_npy_type;
-
-/* A field of a structured dtype. */
-typedef struct lc_npy_field {
-  char *name;                  /* NUL-terminated, UTF-8 */
-  lc_npy_type *type;
-  int64_t offset;              /* bytes from the start of the element */
-  int ndim;                    /* sub-array rank; 0 for a single value */
-  int64_t shape[LC_MAXDIM];
-} lc_npy_field;
-
-/* A dtype as a file describes it: a builtin scalar, or a structure. */
-struct lc_npy_type {
-  const lc_dtype *builtin;     /* NULL for a structure */
-  bool big_endian;             /* a scalar stored with its bytes reversed */
-  int64_t size;                /* bytes of one element (itemsize) */
-  int nfields;
-  lc_npy_field *fields;        /* in the file's order */
-};
+/* The byte fixes an element read from a file needs: each run of count
+** scalars of size bytes from offset, stride bytes apart, is byte-swapped
+** (a big-endian scalar) or has its bools made 0 or 1. None for a little-
+** endian dtype without bools. */
+typedef struct lc_npy_fix {
+  int64_t offset, count, stride;
+  int size;
+  bool swap;                   /* else: normalise bools */
+} lc_npy_fix;
 
 /* What a header says. */
 typedef struct lc_npy_header {
@@ -52,9 +43,15 @@ typedef struct lc_npy_header {
   bool fortran_order;
   int ndim;
   int64_t shape[LC_MAXDIM];
-  lc_npy_type *type;           /* owned: lc_npy_header_free */
+  const lc_dtype *dtype;       /* a builtin, or a record with the file's
+                               ** field offsets and itemsize (alignment 1);
+                               ** one reference: lc_npy_header_free */
   int64_t count;               /* elements: the product of shape */
-  int64_t nbytes;              /* bytes of data: count * type->size */
+  int64_t nbytes;              /* bytes of data: count * dtype->size */
+  /* the file's byte order, which no dtype holds: lc_npy_fixes */
+  lc_npy_fix *fixes;
+  int nfixes;
+  bool too_many_fixes;
 } lc_npy_header;
 
 /* Bytes before the header text: 10 in version 1.0, 12 in 2.0 and 3.0. */
@@ -77,31 +74,21 @@ int lc_npy_parse_header(const char *text, size_t len, int major, int minor,
                         lc_npy_header *h, char *err);
 
 void lc_npy_header_free(lc_npy_header *h);
-void lc_npy_type_free(lc_npy_type *t);
 
-/* The byte fixes an element read from a file needs: each run of count
-** scalars of size bytes from offset, stride bytes apart, is byte-swapped
-** (a big-endian scalar) or has its bools made 0 or 1. None for a little-
-** endian dtype without bools. */
-typedef struct lc_npy_fix {
-  int64_t offset, count, stride;
-  int size;
-  bool swap;                   /* else: normalise bools */
-} lc_npy_fix;
-
-/* The fixes t needs (*fixes malloc'd, NULL when there are none). */
-int lc_npy_fixes(const lc_npy_type *t, lc_npy_fix **fixes, int *nfixes, char *err);
+/* The fixes h's data needs (h's own; none: NULL), or an error when they
+** are too many. */
+int lc_npy_fixes(const lc_npy_header *h, const lc_npy_fix **fixes, int *nfixes, char *err);
 
 /* Apply the fixes to count elements of itemsize bytes at data. */
 void lc_npy_apply_fixes(void *data, int64_t count, int64_t itemsize,
                         const lc_npy_fix *fixes, int nfixes);
 
-/* The whole header of a file holding an array of type t and the given
+/* The whole header of a file holding an array of dtype dt and the given
 ** shape, prefix included, into out (appended): version 1.0 when its
 ** length fits 16 bits, else 2.0; 3.0 when a field name is not ASCII. The
 ** data that follows starts at a multiple of 64 bytes. A type that NumPy
 ** has no code for (bfloat16) is an error naming it. */
-int lc_npy_build_header(lc_strbuf *out, const lc_npy_type *t, int ndim,
+int lc_npy_build_header(lc_strbuf *out, const lc_dtype *dt, int ndim,
                         const int64_t *shape, bool fortran_order, char *err);
 
 #endif

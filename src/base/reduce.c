@@ -245,6 +245,13 @@ static double int_value(uint64_t u, const lc_dtype *dt) {
   X(FLOAT16, uint16_t, H, D) X(BFLOAT16, uint16_t, Z, D) X(FLOAT32, float, F, D)      \
   X(FLOAT64, double, F, D)
 
+/* every row of dtype.h's table has its loads here: a dtype without one
+** would reduce to nothing, silently */
+#define LC_REDUCE_COUNT(CODE, CT, K, D) + 1
+_Static_assert(0 LC_REDUCE_TYPES(LC_REDUCE_COUNT, _) == LC_NTYPES,
+               "a dtype of dtype.h lacks its row in LC_REDUCE_TYPES");
+#undef LC_REDUCE_COUNT
+
 #define GATHER_CASE(CODE, CT, K, D)                                                   \
   case LC_##CODE:                                                                     \
     for (int64_t i = 0; i < n; i++) {                                                 \

@@ -106,9 +106,9 @@ const lc_dtype *lc_float_for(const lc_dtype *dt) {
   return float_for_size(dt->size);     /* bool: 1 byte, float16 */
 }
 
-/* float16 and bfloat16 compute in float32 */
+/* float16 and bfloat16 (the narrow floats) compute in float32 */
 static const lc_dtype *computed_in(const lc_dtype *dt) {
-  return dt->code == LC_FLOAT16 || dt->code == LC_BFLOAT16 ? T(LC_FLOAT32) : dt;
+  return lc_dtype_is_narrow_float(dt) ? T(LC_FLOAT32) : dt;
 }
 
 /* the operands' dtypes for messages: "int8 and float32" */

@@ -401,23 +401,19 @@ NATIVE_SRC(CAST_SRC)
 #define CAST_ROW_SRC(SC, ST, SK) NATIVE(CAST_ROW_DST, SC, ST, SK)
 static const cast_loop casts[LC_NTYPES][LC_NTYPES] = {NATIVE_SRC(CAST_ROW_SRC)};
 
-static bool is_half(const lc_dtype *dt) {
-  return dt->code == LC_FLOAT16 || dt->code == LC_BFLOAT16;
-}
-
 void lc_cast_host(const lc_dtype *to, char *dst, int64_t dstride,
                   const lc_dtype *from, const char *src, int64_t sstride, int64_t n) {
-  if (!is_half(to) && !is_half(from)) {
+  if (!lc_dtype_is_narrow_float(to) && !lc_dtype_is_narrow_float(from)) {
     casts[from->code][to->code](dst, dstride, src, sstride, n);
     return;
   }
-  /* a half type on either side: through double, rounded once into the
+  /* a narrow float on either side: through double, rounded once into the
   ** destination (dtype.c's conversions are exact to and from double) */
   for (int64_t i = 0; i < n; i++) {
     double v;
-    if (is_half(from)) v = lc_dtype_load_float(from, src + i * sstride);
+    if (lc_dtype_is_narrow_float(from)) v = lc_dtype_load_float(from, src + i * sstride);
     else casts[from->code][LC_FLOAT64]((char *)&v, 8, src + i * sstride, sstride, 1);
-    if (is_half(to)) lc_dtype_store_float(to, dst + i * dstride, v);
+    if (lc_dtype_is_narrow_float(to)) lc_dtype_store_float(to, dst + i * dstride, v);
     else casts[LC_FLOAT64][to->code](dst + i * dstride, dstride, (const char *)&v, 8, 1);
   }
 }

@@ -1,9 +1,9 @@
 /*
 ** npy: luacuda.save(path, a) and luacuda.load(path [, {kind=}]), arrays
 ** in NumPy's .npy files. base/npy.c reads and writes the header; this file
-** turns its dtype tree into luacuda dtypes (records through
-** luacuda.record, the layout then checked against the file's) and back,
-** and does the I/O.
+** remakes a file's record through luacuda.record (its field names and
+** layout checked as that checks them, then against the file's), and does
+** the I/O.
 **
 ** save writes C order for a C-contiguous array, Fortran order for an
 ** F-contiguous one, and C order from a contiguous host copy for any other
@@ -42,32 +42,6 @@ static const char *errno_text(int e, char *buf, size_t len) {
 }
 
 /* ---- save ----------------------------------------------------------------- */
-
-/* dt as the header's dtype tree (NULL on lack of memory). Runs no Lua. */
-static lc_npy_type *type_of(const lc_dtype *dt) {
-  lc_npy_type *t = calloc(1, sizeof *t);
-  if (t == NULL) return NULL;
-  t->size = dt->size;
-  if (dt->rec == NULL) {
-    t->builtin = dt;
-    return t;
-  }
-  const lc_record *r = dt->rec;
-  t->fields = calloc((size_t)r->nfields, sizeof *t->fields);
-  if (t->fields == NULL) goto fail;
-  for (int i = 0; i < r->nfields; i++) {
-    const lc_field *f = &r->fields[i];
-    lc_npy_field *g = &t->fields[t->nfields++];
-    g->offset = f->offset;
-    g->ndim = f->ndim;
-    memcpy(g->shape, f->shape, sizeof f->shape[0] * (size_t)f->ndim);
-    if ((g->name = strdup(f->name)) == NULL || (g->type = type_of(f->dtype)) == NULL) goto fail;
-  }
-  return t;
-fail:
-  lc_npy_type_free(t);
-  return NULL;
-}
 
 static bool write_all(int fd, const char *p, size_t n) {
   while (n > 0) {
@@ -187,11 +161,7 @@ static int l_save(lua_State *L) {
 
   char err[LC_ERRLEN];
   lc_strbuf head = {0};
-  lc_npy_type *t = type_of(dt);
-  int rc = t ? lc_npy_build_header(&head, t, a->lay.ndim, a->lay.shape, f_order, err) : -1;
-  if (t == NULL) snprintf(err, sizeof err, "out of memory");
-  lc_npy_type_free(t);
-  if (rc) {
+  if (lc_npy_build_header(&head, dt, a->lay.ndim, a->lay.shape, f_order, err)) {
     lc_sb_free(&head);
     lc_error(L, fn, "%s: %s", path, err);
   }
@@ -232,16 +202,12 @@ static int l_save(lua_State *L) {
 typedef struct reader {
   FILE *f;
   lc_npy_header h;
-  lc_npy_fix *fixes;
-  int nfixes;
 } reader;
 
 static void reader_close(reader *r) {
   if (r->f) fclose(r->f);
   r->f = NULL;
   lc_npy_header_free(&r->h);
-  free(r->fixes);
-  r->fixes = NULL;
 }
 
 static int reader_gc(lua_State *L) {
@@ -264,8 +230,8 @@ LC_NORETURN static void read_error(lua_State *L, const char *path, int e, const 
   lc_error(L, "load", "%s: truncated: the file ends %s", path, where);
 }
 
-/* The first difference between the file's structure t and the record r. */
-static void first_difference(const lc_npy_type *t, const lc_record *r, char *buf, size_t len) {
+/* The first difference between the file's record t and the record r. */
+static void first_difference(const lc_record *t, const lc_record *r, char *buf, size_t len) {
   for (int i = 0; i < t->nfields; i++)
     if (t->fields[i].offset != r->fields[i].offset) {
       snprintf(buf, len, "puts field '%.60s' at byte %lld, the file at %lld", t->fields[i].name,
@@ -273,13 +239,14 @@ static void first_difference(const lc_npy_type *t, const lc_record *r, char *buf
       return;
     }
   snprintf(buf, len, "is %lld bytes, the file's elements %lld", (long long)r->dt.size,
-           (long long)t->size);
+           (long long)t->dt.size);
 }
 
-/* Push the record that the structure t describes: luacuda.record (upvalue
-** 1 of load) with the file's fields, aligned as C lays them out or else
-** packed, whichever has the file's offsets and itemsize. */
-static const lc_record *push_record(lua_State *L, const lc_npy_type *t, const char *path,
+/* Push the record luacuda.record (upvalue 1 of load) makes of the file's
+** record t (its fields at the file's offsets): aligned as C lays them out
+** or else packed, whichever has the file's offsets and itemsize, each
+** field checked as luacuda.record checks it. */
+static const lc_record *push_record(lua_State *L, const lc_record *t, const char *path,
                                     int depth) {
   if (depth >= LC_RECORD_MAXDEPTH)
     lc_error(L, "load", "%s: records nest at most %d deep", path, LC_RECORD_MAXDEPTH);
@@ -287,12 +254,12 @@ static const lc_record *push_record(lua_State *L, const lc_npy_type *t, const ch
   lua_createtable(L, t->nfields, 0);
   int fields = lua_gettop(L);
   for (int i = 0; i < t->nfields; i++) {
-    const lc_npy_field *f = &t->fields[i];
+    const lc_field *f = &t->fields[i];
     lua_createtable(L, 3, 0);
     lua_pushstring(L, f->name);
     lua_rawseti(L, -2, 1);
-    if (f->type->builtin) lua_pushstring(L, f->type->builtin->name);
-    else push_record(L, f->type, path, depth + 1);
+    if (f->dtype->rec == NULL) lua_pushstring(L, f->dtype->name);
+    else push_record(L, f->dtype->rec, path, depth + 1);
     lua_rawseti(L, -2, 2);
     if (f->ndim) {
       lc_push_int64s(L, f->ndim, f->shape);
@@ -317,7 +284,7 @@ static const lc_record *push_record(lua_State *L, const lc_npy_type *t, const ch
                msg ? msg : "(an error that is not a string)");
     }
     const lc_record *r = lc_record_test(L, -1);
-    bool same = r && r->dt.size == t->size && r->nfields == t->nfields;
+    bool same = r && r->dt.size == t->dt.size && r->nfields == t->nfields;
     for (int i = 0; same && i < t->nfields; i++) same = r->fields[i].offset == t->fields[i].offset;
     if (same) {
       lua_replace(L, fields);
@@ -402,9 +369,11 @@ static int l_load(lua_State *L) {
 
   /* the dtype, and the array */
   const lc_npy_header *h = &r->h;
-  const lc_dtype *dt = h->type->builtin;
-  if (dt == NULL) dt = &push_record(L, h->type, path, 0)->dt;      /* 4: kept */
-  if (lc_npy_fixes(h->type, &r->fixes, &r->nfixes, err)) lc_error(L, fn, "%s: %s", path, err);
+  const lc_dtype *dt = h->dtype;
+  if (dt->rec) dt = &push_record(L, dt->rec, path, 0)->dt;         /* 4: kept */
+  const lc_npy_fix *fixes;
+  int nfixes;
+  if (lc_npy_fixes(h, &fixes, &nfixes, err)) lc_error(L, fn, "%s: %s", path, err);
   /* a regular file's size is known: a short one fails before the allocation */
   struct stat st;
   long pos = ftell(r->f);
@@ -421,7 +390,7 @@ static int l_load(lua_State *L) {
       lc_error(L, fn, "%s: truncated: the header promises %lld bytes of data, the file "
                "holds fewer", path, (long long)h->nbytes);
     }
-    lc_npy_apply_fixes(lc_array_data(a), h->count, dt->size, r->fixes, r->nfixes);
+    lc_npy_apply_fixes(lc_array_data(a), h->count, dt->size, fixes, nfixes);
   }
   fclose(r->f);                   /* the header goes with the reader */
   r->f = NULL;

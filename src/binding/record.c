@@ -5,13 +5,9 @@
 ** object, so that a.dtype gives back the very object the array was made
 ** with while that object lives (and an equal one after).
 **
-** Layout rules: each field at the next multiple of its alignment (a
-** record's alignment is its largest field's), the size a multiple of the
-** alignment; a packed record ({align = false}) has neither padding nor
-** alignment. Records are equal when their fields, offsets, size and
-** alignment are, whichever luacuda.record call made them. A record's
-** values (tables of fields) are converted with every other element's, in
-** element.c.
+** The record itself, its layout and equality are base/dtype.c's. A
+** record's values (tables of fields) are converted with every other
+** element's, in element.c.
 */
 #include "record.h"
 
@@ -25,46 +21,6 @@
 #define CACHE_KEY "luacuda.records"     /* weak: record pointer -> object */
 #define MAXFIELDS 4096
 #define MAXNAME 63
-
-/* ---- counting and equality ---------------------------------------------- */
-
-void lc_dtype_retain(const lc_dtype *dt) {
-  if (dt && dt->rec) atomic_fetch_add(&((lc_record *)dt->rec)->refs, 1);
-}
-
-void lc_dtype_release(const lc_dtype *dt) {
-  if (dt == NULL || dt->rec == NULL) return;
-  lc_record *r = (lc_record *)dt->rec;
-  if (atomic_fetch_sub(&r->refs, 1) != 1) return;
-  for (int i = 0; i < r->nfields; i++) {
-    lc_dtype_release(r->fields[i].dtype);
-    free(r->fields[i].name);
-  }
-  free((char *)r->dt.name);
-  free(r);
-}
-
-bool lc_dtype_equal(const lc_dtype *a, const lc_dtype *b) {
-  if (a == b) return true;
-  if (a->rec == NULL || b->rec == NULL) return false;
-  const lc_record *x = a->rec, *y = b->rec;
-  if (x->dt.size != y->dt.size || x->dt.align != y->dt.align || x->nfields != y->nfields)
-    return false;
-  for (int i = 0; i < x->nfields; i++) {
-    const lc_field *f = &x->fields[i], *g = &y->fields[i];
-    if (strcmp(f->name, g->name) != 0 || f->offset != g->offset || f->ndim != g->ndim ||
-        memcmp(f->shape, g->shape, sizeof f->shape[0] * (size_t)f->ndim) != 0 ||
-        !lc_dtype_equal(f->dtype, g->dtype))
-      return false;
-  }
-  return true;
-}
-
-const lc_field *lc_record_field(const lc_record *r, const char *name) {
-  for (int i = 0; i < r->nfields; i++)
-    if (strcmp(r->fields[i].name, name) == 0) return &r->fields[i];
-  return NULL;
-}
 
 /* ---- the Lua object ------------------------------------------------------ */
 
@@ -325,18 +281,6 @@ static void read_field(lua_State *L, int i, lc_field *f, const lc_field *before,
   lua_settop(L, t);
 }
 
-static void add_desc(luaL_Buffer *b, const lc_field *f) {
-  luaL_addstring(b, f->name);
-  luaL_addstring(b, ": ");
-  luaL_addstring(b, f->dtype->name);
-  if (f->ndim) {
-    char dims[256];
-    lc_shape_format(dims, sizeof dims, f->ndim, f->shape);
-    if (f->ndim == 1) snprintf(dims, sizeof dims, "[%lld]", (long long)f->shape[0]);
-    luaL_addstring(b, dims);
-  }
-}
-
 /***
 A record dtype: a C struct of named fields, each of a dtype (a record
 too) and optionally a shape (a fixed-size array member). Laid out as the
@@ -380,61 +324,21 @@ static int l_record(lua_State *L) {
   if (n == 0) lc_error(L, fn, "a record needs at least one field");
   if (n > MAXFIELDS) lc_error(L, fn, "more than %d fields", MAXFIELDS);
   lc_field *tmp = lua_newuserdatauv(L, (size_t)n * sizeof *tmp, 0);   /* 3 */
-  int64_t off = 0, align = 1;
+  int64_t end = 0, align = 1;
+  char err[LC_ERRLEN];
   for (int i = 0; i < n; i++) {
     lua_rawgeti(L, 1, i + 1);
     read_field(L, i + 1, &tmp[i], tmp, fn);
     lua_pop(L, 1);
-    lc_field *f = &tmp[i];
-    int64_t fa = packed ? 1 : f->dtype->align;
-    off = (off + fa - 1) / fa * fa;
-    f->offset = off;
-    if (f->count > (INT64_C(1) << 40) / f->dtype->size)
-      lc_error(L, fn, "field '%s': the record is too large", f->name);
-    off += f->count * f->dtype->size;
-    if (fa > align) align = fa;
-    if (off > (INT64_C(1) << 40)) lc_error(L, fn, "the record is too large");
+    if (lc_record_place(&tmp[i], packed, &end, &align, err)) lc_error(L, fn, "%s", err);
   }
-  int64_t size = (off + align - 1) / align * align;
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  luaL_addstring(&b, packed ? "packed record{" : "record{");
-  for (int i = 0; i < n; i++) {
-    if (i) luaL_addstring(&b, ", ");
-    add_desc(&b, &tmp[i]);
-  }
-  luaL_addchar(&b, '}');
-  luaL_pushresult(&b);                                            /* 4 */
-  lc_record **box = lua_newuserdatauv(L, sizeof *box, 0);          /* 5 */
+  lc_record **box = lua_newuserdatauv(L, sizeof *box, 0);          /* 4 */
   *box = NULL;
   luaL_setmetatable(L, LC_RECORD_MT);
   /* from here to push_box nothing raises, except an out-of-memory that
   ** frees what it took */
-  lc_record *r = calloc(1, sizeof *r + (size_t)n * sizeof r->fields[0]);
-  char *desc = r ? strdup(lua_tostring(L, 4)) : NULL;
-  bool ok = desc != NULL;
-  for (int i = 0; ok && i < n; i++) {
-    r->fields[i] = tmp[i];
-    r->fields[i].name = strdup(tmp[i].name);
-    ok = r->fields[i].name != NULL;
-  }
-  if (!ok) {
-    for (int i = 0; r && i < n; i++) free(r->fields[i].name);
-    free(desc);
-    free(r);
-    lc_error(L, fn, "out of memory");
-  }
-  r->dt = (lc_dtype){.code = LC_RECORD, .name = desc, .size = size, .align = align,
-                     .kind = 'V', .rec = r};
-  atomic_init(&r->refs, 1);
-  r->packed = packed;
-  r->nfields = (int)n;
-  r->depth = 1;
-  for (int i = 0; i < n; i++) {
-    lc_dtype_retain(r->fields[i].dtype);
-    const lc_record *inner = r->fields[i].dtype->rec;
-    if (inner && inner->depth >= r->depth) r->depth = inner->depth + 1;
-  }
+  lc_record *r = lc_record_new(tmp, (int)n, packed, end, align, err);
+  if (r == NULL) lc_error(L, fn, "%s", err);
   push_box(L, r, box);
   return 1;
 }

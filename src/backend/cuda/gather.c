@@ -18,8 +18,8 @@
 #include "kernels.h"
 
 _Static_assert(LC_BOOL == 0 && LC_INT64 == 4 && LC_UINT64 == 8 && LC_FLOAT16 == 9 &&
-               LC_BFLOAT16 == 10 && LC_FLOAT32 == 11 && LC_FLOAT64 == 12,
-               "gather.cu's dtype numbers");
+               LC_BFLOAT16 == 10 && LC_FLOAT32 == 11 && LC_FLOAT64 == 12 && LC_NTYPES == 13,
+               "gather.cu's dtype numbers (a new dtype needs its case there)");
 
 #define THREADS 256
 
@@ -45,7 +45,7 @@ static int launch_blocks(const char *name, int64_t n, void **params, CUstream st
 }
 
 int lc_cuda_gather(const lc_gather_call *c, lc_stream *s, char *err) {
-  if (c->op == LC_GATHER_ADD && (c->dtype == LC_FLOAT16 || c->dtype == LC_BFLOAT16)) {
+  if (c->op == LC_GATHER_ADD && lc_dtype_is_narrow_float(&lc_dtypes[c->dtype])) {
     snprintf(err, LC_ERRLEN, "adding at indices is not implemented for %s on the CUDA backend "
              "(astype float32 first)", lc_dtypes[c->dtype].name);
     return LC_ENOTSUP;

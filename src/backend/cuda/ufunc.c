@@ -13,23 +13,6 @@
 #include "kernels.h"
 #include "ufunc.h"
 
-/* the C++ type a loop dtype is in kernels/ufunc.cu */
-static const char *loop_ctype(const lc_dtype *dt) {
-  switch (dt->code) {
-    case LC_BOOL: return "bool";
-    case LC_INT8: return "int8_t";
-    case LC_INT16: return "int16_t";
-    case LC_INT32: return "int32_t";
-    case LC_INT64: return "int64_t";
-    case LC_UINT8: return "uint8_t";
-    case LC_UINT16: return "uint16_t";
-    case LC_UINT32: return "uint32_t";
-    case LC_UINT64: return "uint64_t";
-    case LC_FLOAT32: return "float";
-    default: return "double";   /* float64; a cast to float16/bfloat16 goes through it */
-  }
-}
-
 int lc_cuda_ufunc(const lc_ufunc_call *c, lc_stream *s, char *err) {
   if (c->out.lay.size == 0) return LC_OK;
   int rc = lc_cuda_enter(err);
@@ -38,7 +21,7 @@ int lc_cuda_ufunc(const lc_ufunc_call *c, lc_stream *s, char *err) {
   /* the loop type: the inputs' (where's values'), a cast's target */
   const lc_dtype *loop = c->op == LC_UF_CAST ? c->out.dtype : c->types.in[c->op == LC_UF_WHERE];
   char name[96];
-  snprintf(name, sizeof name, "lc_ufunc<%d, %s>", (int)c->op, loop_ctype(loop));
+  snprintf(name, sizeof name, "lc_ufunc<%d, %s>", (int)c->op, loop->ufunc_ctype);
 
   lc_ufunc_args a;
   memset(&a, 0, sizeof a);
