@@ -376,7 +376,9 @@ function C:index(e)
       self:fail(line, "'%s' is indexed by a value known only on the GPU: a host table's fields are read at compile time", obj.name)
     end
     local h = obj.host
-    if type(h) ~= "table" then self:rvalue(obj, line) end
+    -- only the luacuda tables are read at compile time: another table's
+    -- contents could change between launches
+    if not self.unit.static_table(h) then self:rvalue(obj, line) end
     local dim = self.unit.DIM3[h]
     if dim then return dim(key.value, line, self) end
     local v = rawget(h, key.value)

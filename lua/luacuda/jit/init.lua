@@ -182,6 +182,9 @@ local function translate(k, types)
   local unit = {
     boundscheck = k.boundscheck, VOCAB = vocab.VOCAB, ARRAY_MAKERS = vocab.ARRAY_MAKERS, DIM3 = vocab.DIM3,
   }
+  function unit.static_table(t)
+    return t == math or t == package.loaded.luacuda or vocab.TABLES[t] or false
+  end
   function unit.unwrap(f)
     if type(f) == "table" and KERNELS[f] then return f.fn end
     return f

@@ -17,6 +17,7 @@ end
 -- a table whose fields exist in kernels only
 local function marker_table(name, fields)
   local t = fields or {}
+  M.TABLES[t] = true
   return setmetatable(t, {
     __index = function(_, k)
       error(("luacuda.kernel.%s.%s: exists in kernels only (a function given to luacuda.jit)")
@@ -30,6 +31,7 @@ end
 
 local K = {}
 M.K = K
+M.TABLES = { [K] = true }   -- the vocabulary's tables, read when a kernel is translated
 M.VOCAB = {}          -- function -> handler(ctx, call node, name) -> value
 M.ARRAY_MAKERS = {}   -- K.shared.array, K.local_array -> handler(ctx, call) -> array type
 M.DIM3 = {}           -- K.threadIdx... -> handler(field, line, ctx) -> value
