@@ -18,6 +18,15 @@ local T = require "luacuda.jit.types"
 local A = core.attr
 
 local M = {}
+
+--- The device vocabulary of Lua kernels (@{jit}), Numba's spelled for Lua:
+-- `K.grid(1)`, `K.threadIdx.x` (from 1), `K.syncthreads()`,
+-- `K.shared.array(shape, dtype)`, `K.local_array`, `K.atomic.add`, the warp
+-- functions and `K.random` (docs/guide/jit.md has the list). Its names exist
+-- in kernels only: calling one on the host is an error that says so.
+-- @field kernel
+-- @usage local K = luacuda.kernel
+-- local k = luacuda.jit(function(x) local i = K.grid(1) if i <= #x then x[i] = i end end)
 M.kernel = vocab.K
 
 local function fail(fmt, ...) error(("luacuda.jit: " .. fmt):format(...), 0) end
