@@ -187,6 +187,159 @@ describe("luacuda.jit", function()
     assert.equal(2, #k:specializations())
   end)
 
+  it("has the vocabulary: K.random draws luacuda.random's bits", function()
+    local n = 10
+    local rk = luacuda.jit(function(seed, counter, u32, u64, n32, n64)
+      local i = K.grid(1)
+      if i <= #u32 then
+        u32[i] = K.random.uniform_float32(seed, counter, i)
+        u64[i] = K.random.uniform_float64(seed, counter, i)
+        n32[i] = K.random.normal_float32(seed, counter, i)
+        n64[i] = K.random.normal_float64(seed, counter, i)
+      end
+    end)
+    local st = luacuda.random(42):state()
+    local u32, u64 = luacuda.device_array(n, "float32"), luacuda.device_array(n, "float64")
+    local n32, n64 = luacuda.device_array(n, "float32"), luacuda.device_array(n, "float64")
+    rk[{ 1, 32 }](st.seed, st.counter, u32, u64, n32, n64)
+    assert.same(host(luacuda.random(42):uniform(n, "float32")), host(u32))
+    assert.same(host(luacuda.random(42):uniform(n, "float64")), host(u64))
+    assert.same(host(luacuda.random(42):normal(n, "float32")), host(n32))
+    assert.same(host(luacuda.random(42):normal(n, "float64")), host(n64))
+  end)
+
+  it("has the vocabulary: warp shuffles and votes, lanes from 1", function()
+    local wk = luacuda.jit(function(out, bal)
+      local lane = K.laneid
+      local v = lane * 10
+      local s, d = v, K.warpsize // 2
+      while d >= 1 do
+        s = s + K.shfl_down(s, d)
+        d = d // 2
+      end
+      local first, b = K.shfl(v, 1), K.ballot(lane % 2 == 0)
+      local some, every = K.any(lane == 5), K.all(lane > 0)
+      if lane == 1 then
+        out[1], out[2], bal[1] = s, first, b
+        out[3], out[4] = some and 1 or 0, every and 1 or 0
+      end
+      out[4 + lane] = K.shfl_xor(v, 1)
+    end)
+    local out = luacuda.to_device(luacuda.zeros(36, "int64"))
+    local bal = luacuda.to_device(luacuda.zeros(1, "uint32"))
+    wk[{ 1, 32 }](out, bal)
+    local got = host(out)
+    assert.same({ 5280, 10, 1, 1 }, { got[1], got[2], got[3], got[4] })
+    for lane = 1, 32 do assert.equal(((lane - 1) ~ 1) * 10 + 10, got[4 + lane]) end
+    assert.same({ 0xAAAAAAAA }, host(bal))
+  end)
+
+  it("has math's functions as Lua's, a local array and a float loop", function()
+    local function f(v, t2, s)
+      return math.sqrt(math.abs(v)) + math.exp(v / 10) + math.log(math.abs(v) + 1, 2) + math.sin(v)
+        + math.atan(v, 2) + math.floor(v * 1.5) + math.ceil(v / 3) + math.max(v, 0.5, -1)
+        + math.min(v, 2) + math.fmod(v, 2.5) + t2 + s + math.pi + (math.huge > v and 1 or 0)
+    end
+    local mk = luacuda.jit(function(x, out)
+      local t = K.local_array(4, "float64")
+      for k = 1, 4 do t[k] = k * 0.5 end
+      local s = 0.0
+      for v = 0.5, 2.0, 0.5 do s = s + v end
+      local i = K.grid(1)
+      if i <= #x then out[i] = f(x[i], t[2], s) end
+    end)
+    local xs = { -3.5, -1, 0, 0.25, 1, 2.75, 10 }
+    local x = luacuda.to_device(luacuda.array(xs, "float64"))
+    local o = luacuda.device_array(#xs, "float64")
+    mk[{ 1, 32 }](x, o)
+    local got = host(o)
+    for i, v in ipairs(xs) do
+      local want = f(v, 1.0, 5.0)
+      assert.is_true(math.abs(want - got[i]) <= 1e-12 * math.abs(want), ("%s: %s vs %s"):format(v, want, got[i]))
+    end
+  end)
+
+  it("prints, and checks bounds naming the array and the Lua line", function()
+    if S.backend ~= "sim" then return pending("simulator only: the printf and trap reports of a child process") end
+    local ok, out = S.lua_run("", [==[
+local luacuda = require "luacuda"
+local K = luacuda.kernel
+local k = luacuda.jit(function(x)
+  local i = K.grid(1)
+  if i == 1 then print("first", i, 2.5, true) end
+  x[i] = 1
+end, {boundscheck = true})
+local ok, err = pcall(function()
+  k[{1, 8}](luacuda.device_array(4, "int32"))
+  luacuda.synchronize()
+end)
+print("launch", ok, err)
+]==])
+    assert.truthy(ok, out)
+    assert.truthy(out:find("first\t1\t2.5\ttrue", 1), out)
+    assert.truthy(out:find("luacuda.jit: index 5 out of bounds of 'x' (size 4) at ", 1, true), out)
+    assert.truthy(out:find(":6\n", 1, true), out)
+    assert.truthy(out:find("launch\tfalse\t.*__trap%(%) called"), out)
+  end)
+
+  -- random expression trees run in one kernel and in plain Lua
+  local function lcg(seed)
+    local st = seed
+    return function(m)
+      st = (st * 1103515245 + 12345) % 2147483648
+      return (st >> 8) % m + 1
+    end
+  end
+  local INT_OPS = { "+", "-", "*", "//", "%", "&", "|", "~", "<<", ">>" }
+  local FLOAT_OPS = { "+", "-", "*", "/", "//", "%", "^" }
+  local function tree(r, depth, ops, leaves)
+    local k = r(10)
+    if depth == 0 or k <= 3 then return leaves[r(#leaves)] end
+    if k == 4 then return ("(- %s)"):format(tree(r, depth - 1, ops, leaves)) end
+    if k == 5 then
+      return ("(%s < %s and %s or %s)"):format(tree(r, depth - 1, ops, leaves), tree(r, depth - 1, ops, leaves),
+        tree(r, depth - 1, ops, leaves), tree(r, depth - 1, ops, leaves))
+    end
+    return ("(%s %s %s)"):format(tree(r, depth - 1, ops, leaves), ops[r(#ops)], tree(r, depth - 1, ops, leaves))
+  end
+  for _, case in ipairs({ { "int64", INT_OPS, { "a", "b", "3", "-7", "0x7fffffffffffffff", "63" } },
+                          { "float64", FLOAT_OPS, { "a", "b", "0.5", "-2.25", "3" } } }) do
+    it(("agrees with plain Lua on random %s expressions"):format(case[1]), function()
+      local r = lcg(case[1] == "int64" and 11 or 17)
+      local exprs = {}
+      for e = 1, 24 do exprs[e] = tree(r, 4, case[2], case[3]) end
+      local body = {}
+      for e, ex in ipairs(exprs) do body[e] = ("  out[{i, %d}] = %s"):format(e, ex) end
+      local fn = assert(load(("local K = ...\nreturn function(x, y, out)\n  local i = K.grid(1)\n  if i > #x then return end\n"
+        .. "  local a, b = x[i], y[i]\n%s\nend"):format(table.concat(body, "\n"))))(K)
+      local k = luacuda.jit(fn)
+      local xs, ys = {}, {}
+      for i = 1, 8 do
+        if case[1] == "int64" then
+          xs[i], ys[i] = r(2000) - 1000, r(70) - 5
+        else
+          xs[i], ys[i] = (r(2000) - 1000) / 8, (r(200) - 100) / 16
+        end
+      end
+      xs[1] = case[1] == "int64" and math.mininteger or 0.0
+      local out = luacuda.to_device(luacuda.zeros({ #xs, #exprs }, case[1]))
+      k[{ 1, 32 }](luacuda.to_device(luacuda.array(xs, case[1])), luacuda.to_device(luacuda.array(ys, case[1])), out)
+      local got = host(out)
+      for e, ex in ipairs(exprs) do
+        local f = load("local a, b = ... return " .. ex)
+        for i = 1, #xs do
+          local okw, want = pcall(f, xs[i], ys[i])
+          if okw then            -- Lua raises on an integer division by zero
+            local g = got[i][e]
+            local same = want == g or (want ~= want and g ~= g)
+              or (case[1] == "float64" and math.abs(want - g) <= 1e-12 * math.abs(want))
+            assert.is_true(same, ("%s with a = %s, b = %s: Lua %s, kernel %s"):format(ex, xs[i], ys[i], want, g))
+          end
+        end
+      end
+    end)
+  end
+
   describe("refuses what is outside the subset, naming the Lua line", function()
     local path = os.tmpname() .. ".lua"
     local f = assert(io.open(path, "w"))

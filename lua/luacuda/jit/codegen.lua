@@ -212,10 +212,11 @@ function C:binop(e)
       return { code = ("(%s / %s)"):format(cast(a, cf), cast(b, cf)), ty = ft }
     end
     return { code = ("pow(%s, %s)"):format(cast(a, cf), cast(b, cf)), ty = ft }
-  elseif op == "//" then
-    return { code = ("lcj_idiv<%s>(%s, %s)"):format(CTYPE[ct], cast(a, ct), cast(b, ct)), ty = t }
-  elseif op == "%" then
-    return { code = ("lcj_mod<%s>(%s, %s)"):format(CTYPE[ct], cast(a, ct), cast(b, ct)), ty = t }
+  elseif op == "//" or op == "%" then
+    -- the float overloads are plain functions: no template arguments for them
+    local fn = op == "//" and "lcj_idiv" or "lcj_mod"
+    if T.is_int(t) then fn = ("%s<%s>"):format(fn, CTYPE[ct]) end
+    return { code = ("%s(%s, %s)"):format(fn, cast(a, ct), cast(b, ct)), ty = t }
   elseif BITWISE[op] or op == "<<" or op == ">>" then
     if not T.is_int(a.ty) or not T.is_int(b.ty) then
       self:fail(line, "'%s' on %s and %s: bitwise operators take integers (math.floor(x) makes one)",

@@ -52,12 +52,12 @@ __device__ __forceinline__ float lcj_idiv(float a, float b) { return floorf(a / 
 __device__ __forceinline__ double lcj_idiv(double a, double b) { return floor(a / b); }
 __device__ __forceinline__ float lcj_mod(float a, float b) {
   float m = fmodf(a, b);
-  if ((m > 0) ? b < 0 : (m < 0 && b != m)) m += b;
+  if ((m > 0) ? b < 0 : (m < 0 && b > 0)) m += b;
   return m;
 }
 __device__ __forceinline__ double lcj_mod(double a, double b) {
   double m = fmod(a, b);
-  if ((m > 0) ? b < 0 : (m < 0 && b != m)) m += b;
+  if ((m > 0) ? b < 0 : (m < 0 && b > 0)) m += b;
   return m;
 }
 // shifts are logical, in the type's width; a count past it gives 0, a

@@ -334,6 +334,7 @@ M.VOCAB[math.abs] = function(ctx, call)
   local v = args(ctx, call, 1, "math.abs")
   ctx:number(v[1], call.line, "math.abs")
   local t = T.concrete(v[1].ty)
+  if T.is_float(t) then return { code = ("lcj_abs(%s)"):format(cast(v[1], t)), ty = v[1].ty } end
   return { code = ("lcj_abs<%s>(%s)"):format(CTYPE[t], cast(v[1], t)), ty = v[1].ty }
 end
 
