@@ -141,6 +141,7 @@ describe("luacuda.jit", function()
       + math.abs(y) + math.fmod(x, 3)
   end
   local function divmod(a, b) return a // b, a % b end
+  local twice = luacuda.jit(function(v) return v + v end, { device = true })
 
   it("keeps Lua's semantics: //, %, shifts, and/or, loops, device functions", function()
     local ops = luacuda.jit(function(a, b, out, out2)
@@ -148,7 +149,7 @@ describe("luacuda.jit", function()
       if i > #a then return end
       out[i] = lua_ops(a[i], b[i])
       local q, r = divmod(a[i], 7)
-      out2[i] = q * 1000 + r
+      out2[i] = q * 1000 + twice(r)
     end)
     local xs, ys = {}, {}
     for k = 1, 24 do
@@ -165,8 +166,9 @@ describe("luacuda.jit", function()
     for k = 1, #xs do
       assert.equal(lua_ops(xs[k], ys[k]), got[k], ("x = %d, y = %d"):format(xs[k], ys[k]))
       local q, r = divmod(xs[k], 7)
-      assert.equal(q * 1000 + r, got2[k])
+      assert.equal(q * 1000 + 2 * r, got2[k])
     end
+    S.misuse("is a device function (device = true)", twice.launch, twice, { grid = 1, block = 1 }, 1)
   end)
 
   it("keeps float32 with weak literals, and reads upvalues as constants", function()
@@ -361,6 +363,9 @@ local function rec(n) return rec(n) end
 bad.recursion = function(x) x[1] = rec(1) end
 bad.floatstore = function(x) x[1] = 1.5 end
 bad.vararg = function(...) end
+bad.loopvar = function(x) for i = 1, 2 do i = 3 end end
+bad.andmix = function(x) local v = x[1] > 0 and 1 end
+bad.string_upvalue = function(x) print(K.name) end
 return bad
 ]==])
     f:close()
@@ -381,6 +386,9 @@ return bad
       { "arrayvar", 13, "cannot be assigned to the local 'a'" },
       { "recursion", 14, "recursion is not in the kernel subset" },
       { "floatstore", 16, "a float is stored into an element of a 1-d int32 array" },
+      { "loopvar", 18, "the loop variable 'i' is assigned" },
+      { "andmix", 19, "'and' of a boolean and an integer would give either type" },
+      { "string_upvalue", 20, "'K.name' is nil: no such field" },
     }
     for _, c in ipairs(cases) do
       it(c[1], function()

@@ -556,6 +556,9 @@ function C:store(tg, val, line)
     if v.param_array or v.array then
       self:fail(line, "the array '%s' cannot be assigned: its elements can (%s[i] = v)", v.name, v.name)
     end
+    if v.loopvar then
+      self:fail(line, "the loop variable '%s' is assigned: copy it into a local of its own", v.name)
+    end
     self:assign_type(v, val.ty, line)
     if self.mode == "emit" then self:emit(("%s = %s;"):format(v.cname, cast(val, T.concrete(v.ty)))) end
     return
@@ -725,7 +728,8 @@ function C:stat_fornum(s)
   end
   self:push()
   local v = self:declare(s, 1, s.var, line)
-  v.ty, v.loopvar = vt, true
+  if v.ty ~= vt then v.ty, self.changed = vt, true end
+  v.loopvar = true
   local ctv = CTYPE[vt]
   local n = self:tmp()
   local A, B, S = "lcj_a" .. n, "lcj_b" .. n, "lcj_s" .. n

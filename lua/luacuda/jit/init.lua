@@ -204,7 +204,13 @@ local function translate(k, types)
     if v == nil then
       ctx:fail(line, "'%s' is nil: not a local, an upvalue or a global with a value", name)
     end
-    deps[#deps + 1] = { fn = fn, name = name, value = v }
+    -- each name once: a launch checks them all
+    local seen = deps[fn] or {}
+    deps[fn] = seen
+    if not seen[name] then
+      seen[name] = true
+      deps[#deps + 1] = { fn = fn, name = name, value = v }
+    end
     return v
   end
   function unit.device_call(ctx, f, name, args, line)
