@@ -119,12 +119,22 @@ local function upvalue(fn, name)
   end
 end
 
--- the value of the free name `name` of fn: its upvalue, else its global
+-- the index of fn's upvalue `name`, or nil
+local function upvalue_index(fn, name)
+  for i = 1, math.huge do
+    local n = debug.getupvalue(fn, i)
+    if n == nil then return nil end
+    if n == name then return i end
+  end
+end
+
+-- the value of the free name `name` of fn: its upvalue, else its global;
+-- then where it was found: the upvalue's index, or the globals' table
 local function free_value(fn, name)
   local found, v = upvalue(fn, name)
-  if found then return v end
+  if found then return v, upvalue_index(fn, name) end
   local has_env, env = upvalue(fn, "_ENV")
-  if has_env and type(env) == "table" then return env[name] end
+  if has_env and type(env) == "table" then return env[name], env end
   return nil
 end
 
@@ -176,9 +186,13 @@ local function arg_types(k, args, n)
 end
 
 -- whether what a specialisation read from the host is still what it was
+local getupvalue = debug.getupvalue
 local function deps_hold(deps)
-  for _, d in ipairs(deps) do
-    if free_value(d.fn, d.name) ~= d.value then return false end
+  for i = 1, #deps do
+    local d = deps[i]
+    local now
+    if d.env then now = d.env[d.name] else now = select(2, getupvalue(d.fn, d.up)) end
+    if now ~= d.value then return false end
   end
   return true
 end
@@ -200,7 +214,7 @@ local function translate(k, types)
   end
   function unit.free(ctx, name, line)
     local fn = ctx.info.fn
-    local v = free_value(fn, name)
+    local v, where = free_value(fn, name)
     if v == nil then
       ctx:fail(line, "'%s' is nil: not a local, an upvalue or a global with a value", name)
     end
@@ -209,7 +223,8 @@ local function translate(k, types)
     deps[fn] = seen
     if not seen[name] then
       seen[name] = true
-      deps[#deps + 1] = { fn = fn, name = name, value = v }
+      deps[#deps + 1] = { fn = fn, name = name, value = v,
+        up = type(where) == "number" and where or nil, env = type(where) == "table" and where or nil }
     end
     return v
   end
@@ -297,10 +312,49 @@ local function specialise(k, args, n)
     fail("the translation of '%s' does not compile (a bug of luacuda.jit: please report it): %s\nthe generated source:\n%s",
       k.name, tostring(m):gsub("^luacuda%.compile: ", ""), table.concat(numbered, "\n"))
   end
-  local s = { key = key, deps = deps, kernel = m:get(k.name), source = src, types = types }
+  local s = { key = key, deps = deps, kernel = m:get(k.name), source = src, types = types,
+    sigs = {} }
+  local sig = rawget(k, "signature")
+  for i, t in ipairs(types) do
+    -- what an argument must be to use this specialisation again
+    if type(t) == "table" then s.sigs[i] = t
+    elseif sig and (sig[i] or sig[k.params[i]]) then s.sigs[i] = t == "bool" and "boolean" or "number"
+    else s.sigs[i] = t == "bool" and "boolean" or t == "int64" and "integer" or "float" end
+  end
   k.specs[key] = k.specs[key] or {}
   table.insert(k.specs[key], s)
   k.order[#k.order + 1] = s
+  k.last = s
+  return s
+end
+
+-- whether the arguments fit specialisation s (the last one used): the
+-- launch's fast path, which makes no table
+local function fits(s, n, ...)
+  local sigs = s.sigs
+  if n ~= #sigs then return false end
+  for i = 1, n do
+    local a, want = select(i, ...), sigs[i]
+    if type(want) == "table" then
+      if core.type(a) ~= "array" or A(a, "dtype") ~= want.dtype or A(a, "ndim") ~= want.ndim then return false end
+    elseif want == "number" then
+      if type(a) ~= "number" then return false end
+    elseif want == "boolean" then
+      if type(a) ~= "boolean" then return false end
+    elseif math.type(a) ~= want then
+      return false
+    end
+  end
+  return deps_hold(s.deps)
+end
+
+-- the specialisation for a launch's arguments
+local function specialisation(k, ...)
+  local s = rawget(k, "last")
+  if s and fits(s, select("#", ...), ...) then return s end
+  local args = table.pack(...)
+  s = specialise(k, args, args.n)
+  k.last = s
   return s
 end
 
@@ -324,9 +378,7 @@ end
 function Jit.launch(k, cfg, ...)
   if not KERNELS[k] then fail("launch: a jit kernel expected") end
   if k.device then fail("'%s' is a device function (device = true): call it from a kernel", k.name) end
-  local args = table.pack(...)
-  local s = specialise(k, args, args.n)
-  return s.kernel:launch(cfg, ...)
+  return specialisation(k, ...).kernel:launch(cfg, ...)
 end
 
 --- `k:source(...)`: the CUDA C++ generated for the types of these arguments
@@ -369,9 +421,7 @@ JitMT.__index = function(k, key)
   if type(key) == "table" then
     if k.device then fail("'%s' is a device function (device = true): call it from a kernel", k.name) end
     return function(...)
-      local args = table.pack(...)
-      local s = specialise(k, args, args.n)
-      return s.kernel[key](...)
+      return specialisation(k, ...).kernel[key](...)
     end
   end
   local m = Jit[key]
