@@ -82,12 +82,17 @@ describe("luacuda.jit", function()
   end)
 
   it("counts a histogram with atomics, a grid-stride loop and goto continue", function()
-    local hist = luacuda.jit(function(data, h)
+    local hist = luacuda.jit(function(data, h, stats)
       local i, stride = K.grid(1), K.gridsize(1)
       while i <= #data do
         local b = data[i] % #h + 1
         if data[i] % 5 == 0 then goto continue end
         K.atomic.add(h, b, 1)
+        K.atomic.max(stats, 1, data[i])
+        K.atomic.min(stats, 2, data[i])
+        K.atomic.sub(stats, 3, 1)
+        K.atomic.or_(stats, 4, 1 << (data[i] % 8))
+        if K.atomic.cas(stats, 5, 0, data[i]) == 0 then K.atomic.add(stats, 6, 1) end
         ::continue::
         i = i + stride
       end
@@ -95,12 +100,16 @@ describe("luacuda.jit", function()
     local n = 50
     local d = luacuda.to_device(luacuda.arange(n, "int32"))
     local h = luacuda.to_device(luacuda.zeros(8, "int32"))
-    hist[{ 2, 8 }](d, h)
+    local stats = luacuda.to_device(luacuda.array({ 0, 1000, 0, 0, 0, 0 }, "int64"))
+    hist[{ 2, 8 }](d, h, stats)
     local want = { 0, 0, 0, 0, 0, 0, 0, 0 }
     for v = 0, n - 1 do
       if v % 5 ~= 0 then want[v % 8 + 1] = want[v % 8 + 1] + 1 end
     end
     assert.same(want, host(h))
+    local st = host(stats)
+    assert.same({ 49, 1, -40, 255, 1 }, { st[1], st[2], st[3], st[4], st[6] })
+    assert.truthy(st[5] % 5 ~= 0 and st[5] > 0, st[5])   -- the first to swap 0 for its value
   end)
 
   it("reads a transposed view through its strides (a 2-d stencil)", function()
