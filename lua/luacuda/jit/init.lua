@@ -386,6 +386,8 @@ end
 -- @function JitKernel:source
 -- @param ... arguments as for a launch
 -- @treturn string the source
+-- @raise `luacuda.jit: <file>:<line>: <cause>` for what is outside the kernel subset;
+-- a wrong number of arguments, an argument of no kernel type
 -- @usage local K = luacuda.kernel
 -- local k = luacuda.jit(function(x) x[K.grid(1)] = 0 end)
 -- print(k:source(luacuda.device_array(4, "int32")))
@@ -404,6 +406,7 @@ end
 -- float64 scalar, then two 1-d float32 arrays).
 -- @function JitKernel:specializations
 -- @treturn table a list of strings
+-- @raise `luacuda.jit: specializations: a jit kernel expected` when called on anything else
 -- @usage local K = luacuda.kernel
 -- local k = luacuda.jit(function(x) x[K.grid(1)] = 0 end)
 -- k[{1, 4}](luacuda.device_array(4, "int32"))
