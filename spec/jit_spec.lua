@@ -351,6 +351,17 @@ print("launch", ok, err)
     end)
   end
 
+  it("computes float16 elements in float32, rounding once when stored", function()
+    local k = luacuda.jit(function(x, y)
+      local i = K.grid(1)
+      if i <= #x then y[i] = x[i] * 3 + 0.5 end
+    end)
+    local x = luacuda.to_device(luacuda.array({ 1, 2.5, -4, 1000 }, "float16"))
+    local y = luacuda.device_array(4, "float16")
+    k[{ 1, 32 }](x, y)
+    assert.same({ 3.5, 8, -11.5, 3000 }, host(y))
+  end)
+
   describe("refuses what is outside the subset, naming the Lua line", function()
     local path = os.tmpname() .. ".lua"
     local f = assert(io.open(path, "w"))

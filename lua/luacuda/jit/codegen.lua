@@ -405,7 +405,12 @@ function C:index(e)
     if f == "ndim" then return { code = tostring(obj.ty.ndim), ty = "wint" } end
     self:fail(line, "an array in a kernel has the fields shape, size and ndim, not '%s'", f)
   end
-  return { code = self:element(obj, e.key, line), ty = elem_type(obj.ty.dtype), lvalue = obj }
+  local code = self:element(obj, e.key, line)
+  local et = elem_type(obj.ty.dtype)
+  -- a half element is read as a float (the half types' own operators are
+  -- ambiguous with a float operand)
+  if et ~= obj.ty.dtype then code = ("((float)%s)"):format(code) end
+  return { code = code, ty = et }
 end
 
 function C:expr(e)

@@ -107,12 +107,11 @@ local AXES = { "x", "y", "z" }
 
 local function grid_like(name, one)
   def(name, function(ctx, call)
-    local vals = args(ctx, call, 1, "K." .. name)
+    args(ctx, call, 1, "K." .. name)
     local n = call.args[1].tag == "Number" and call.args[1].value
     if n ~= 1 and n ~= 2 and n ~= 3 then
       ctx:fail(call.line, "K.%s(n) takes a literal 1, 2 or 3", name)
     end
-    local _ = vals
     local out = {}
     for k = 1, n do out[k] = { code = one(AXES[k]), ty = "int64" } end
     if n == 1 then return out[1] end
