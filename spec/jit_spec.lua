@@ -40,7 +40,9 @@ describe("luacuda.jit", function()
         K.syncthreads()
         h = h // 2
       end
+      K.syncwarp()
       if t == 1 then K.atomic.add(out, 1, s[1]) end
+      K.threadfence()
     end)
     local n = 100
     local x = luacuda.to_device(luacuda.arange(n, "float64"))
@@ -116,7 +118,12 @@ describe("luacuda.jit", function()
     local sten = luacuda.jit(function(src, dst)
       local j, i = K.grid(2)
       local n, m = src.shape[1], src.shape[2]
-      if i > 1 and i < n and j > 1 and j < m then
+      -- the same positions from the parts, and the grid's size
+      local j2 = (K.blockIdx.x - 1) * K.blockDim.x + K.threadIdx.x
+      local i2 = (K.blockIdx.y - 1) * K.blockDim.y + K.threadIdx.y
+      local gw, gh = K.gridsize(2)
+      local same = j2 == j and i2 == i and gw == K.gridDim.x * K.blockDim.x and gh == 8
+      if same and i > 1 and i < n and j > 1 and j < m then
         dst[{ i, j }] = (src[{ i - 1, j }] + src[{ i + 1, j }] + src[{ i, j - 1 }] + src[{ i, j + 1 }]) / 4
       end
     end)
