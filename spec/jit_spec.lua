@@ -165,7 +165,8 @@ describe("luacuda.jit", function()
       if i > #a then return end
       out[i] = lua_ops(a[i], b[i])
       local q, r = divmod(a[i], 7)
-      out2[i] = q * 1000 + twice(r)
+      local pow, NAN = 1000, 0        -- names of C's library and macros are fine as locals
+      out2[i] = q * pow + twice(r) + NAN
     end)
     local xs, ys = {}, {}
     for k = 1, 24 do

@@ -27,7 +27,9 @@ for w in ([[auto bool break case char const continue default do double else enum
   typename this new delete operator true false nullptr private public protected virtual
   friend mutable explicit export asm try catch throw using wchar_t char16_t char32_t
   alignas alignof constexpr decltype noexcept static_assert thread_local printf
-  threadIdx blockIdx blockDim gridDim warpSize Array grid1 min max abs]]):gmatch("[%w_]+") do
+  threadIdx blockIdx blockDim gridDim warpSize Array grid1 grid2 grid3 gridsize1 gridsize2
+  gridsize3 laneid barrier mem_fence wavebarrier assert min max abs sqrt exp log log2 log10
+  sin cos tan asin acos atan atan2 floor ceil fabs fmod trunc isinf isnan pow]]):gmatch("[%w_]+") do
   RESERVED[w] = true
 end
 
@@ -59,10 +61,18 @@ end
 -- a C name for a new local, unique in the function
 function C:cname(name)
   local base = name
-  if RESERVED[base] or base:match("^lc") or base:match("^_") then base = base .. "_" end
-  local n = self.names[base]
-  self.names[base] = (n or 0) + 1
-  return n and (base .. "_" .. (n + 1)) or base
+  -- C++ words, the generated code's prefixes, and capitals (the macros')
+  if RESERVED[base] or base:match("^lc") or base:match("^_") or base:match("^[%u%d_]+$") then
+    base = base .. "_"
+  end
+  -- names[c] marks every C name taken, so `i_2` of Lua never meets the second `i`
+  local c, n = base, 1
+  while self.names[c] do
+    n = n + 1
+    c = base .. "_" .. n
+  end
+  self.names[c] = true
+  return c
 end
 
 -- the variable record of declaration node's idx-th name, the same at every walk
