@@ -313,7 +313,7 @@ local function specialise(k, args, n)
       k.name, tostring(m):gsub("^luacuda%.compile: ", ""), table.concat(numbered, "\n"))
   end
   local s = { key = key, deps = deps, kernel = m:get(k.name), source = src, types = types,
-    sigs = {} }
+    sigs = {}, seen = setmetatable({}, { __mode = "v" }) }
   local sig = rawget(k, "signature")
   for i, t in ipairs(types) do
     -- what an argument must be to use this specialisation again
@@ -331,12 +331,16 @@ end
 -- whether the arguments fit specialisation s (the last one used): the
 -- launch's fast path, which makes no table
 local function fits(s, n, ...)
-  local sigs = s.sigs
+  local sigs, seen = s.sigs, s.seen
   if n ~= #sigs then return false end
   for i = 1, n do
     local a, want = select(i, ...), sigs[i]
     if type(want) == "table" then
-      if core.type(a) ~= "array" or A(a, "dtype") ~= want.dtype or A(a, "ndim") ~= want.ndim then return false end
+      -- an array seen here last time has its dtype and rank still
+      if seen[i] ~= a then
+        if core.type(a) ~= "array" or A(a, "dtype") ~= want.dtype or A(a, "ndim") ~= want.ndim then return false end
+        seen[i] = a
+      end
     elseif want == "number" then
       if type(a) ~= "number" then return false end
     elseif want == "boolean" then
