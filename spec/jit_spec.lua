@@ -449,5 +449,10 @@ return bad
     local x = luacuda.to_device(luacuda.zeros(3, "int64"))
     k[{ 1, 3 }](x)
     assert.same({ 7, 7, 7 }, host(x))
+    local x32 = luacuda.to_device(luacuda.zeros(3, "int32"))
+    k[{ 1, 3 }](x32)                 -- another dtype in the same place: another compile
+    k[{ 1, 3 }](x)
+    assert.same({ 7, 7, 7 }, host(x32))
+    assert.same({ "int64:1", "int32:1" }, k:specializations())
   end)
 end)
