@@ -135,7 +135,7 @@ $(BUILD)/obj/base/kernels.o: $(wildcard kernels/*.cuh kernels/*.cu) kernels/abi.
 $(BUILD)/obj/backend/std_headers.o: $(wildcard kernels/std/*)
 $(BUILD)/obj/backend/sim/compile.o: kernels/abi.h $(wildcard kernels/sim_*.h) \
   $(shell find kernels/sim_include -type f 2>/dev/null)
-$(BUILD)/obj/binding/embed.o: $(wildcard lua/luacuda/*.lua)
+$(BUILD)/obj/binding/embed.o: $(wildcard lua/luacuda/*.lua lua/luacuda/jit/*.lua)
 
 $(LIB): $(OBJ)
 	@mkdir -p $(@D)
@@ -302,6 +302,8 @@ install: $(LIB)
 	cp $(LIB) $(INST_LIBDIR)/luacuda/core.so
 	$(if $(DIST_LIB),cp $(DIST_LIB) $(INST_LIBDIR)/luacuda/dist_mpi.so)
 	cp lua/luacuda/*.lua $(INST_LUADIR)/luacuda/
+	mkdir -p $(INST_LUADIR)/luacuda/jit
+	cp lua/luacuda/jit/*.lua $(INST_LUADIR)/luacuda/jit/
 	cp src/luacuda.h $(INST_INCDIR)/
 
 # For a GPU machine (no apt there): the shared devkit (Lua, busted) plus the

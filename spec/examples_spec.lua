@@ -12,7 +12,8 @@ end
 
 describe("the examples", function()
   for _, name in ipairs({"saxpy", "matmul_shared", "reduce", "histogram", "arrays", "streams",
-                         "least_squares", "logistic_regression", "blur", "monte_carlo_pi", "kmeans"}) do
+                         "least_squares", "logistic_regression", "blur", "monte_carlo_pi", "kmeans",
+                         "saxpy_jit"}) do
     it(name .. ".lua runs and its check passes", function()
       local ok, out = run("examples/" .. name .. ".lua")
       assert.is_true(ok, out)

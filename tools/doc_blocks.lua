@@ -193,7 +193,13 @@ function M.run(block)
   os.remove(dir)
   assert(os.execute("mkdir -p " .. shell_quote(dir)))
   -- the block at its own line numbers, named after its document
-  write_file(dir .. "/block.lua", ("\n"):rep(block.first - 1) .. block.code)
+  local padded = ("\n"):rep(block.first - 1) .. block.code
+  write_file(dir .. "/block.lua", padded)
+  -- and again at the path the chunk is named by (the document's), for code
+  -- that reads its own source: a Lua kernel (docs/guide/jit.md)
+  local copy = dir .. "/" .. block.file
+  assert(os.execute("mkdir -p " .. shell_quote((copy:gsub("/[^/]*$", "")))))
+  write_file(copy, padded)
   local cmd = ("cd %s && %s timeout %d %s %s --child block.lua prints %s 2>&1"):format(
     shell_quote(dir), child_env(root), TIMEOUT_S, INTERPRETER,
     shell_quote(root .. "/tools/doc_blocks.lua"), shell_quote("@" .. block.file))

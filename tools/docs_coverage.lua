@@ -114,7 +114,10 @@ local function live_objects()
   local sa = luacuda.smart_array(luacuda.zeros({2}))
   local ew = luacuda.elementwise("float32 x", "float32 y", "y = x")
   local red = luacuda.reduction("float32 x", "float32 y", "x", "a + b", "y = a", "0")
+  -- a Lua kernel hides its metatable: its methods are read from the instance
+  local jk = luacuda.jit(function(x) x[1] = 0 end)
   local objects = {
+    JitKernel = {instance = jk, mt = {}},
     Array = {instance = a, mt = metatable_of("luacuda.array"),
              methods = registry["luacuda.array.methods"]},
     Stream = {instance = luacuda.default_stream(), mt = metatable_of("luacuda.stream")},

@@ -38,6 +38,8 @@ M.round, M.var, M.std, M.norm = stats.round, stats.var, stats.std, stats.norm
 
 M.pad = require("luacuda.pad").pad
 M.einsum = require("luacuda.einsum").einsum
+local jit = require "luacuda.jit"
+M.jit, M.kernel = jit.jit, jit.kernel
 require "luacuda.sampling"          -- the generators' permutation, shuffle and choice
 
 return M

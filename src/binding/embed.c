@@ -17,6 +17,14 @@ LC_EMBED(lc_lua_stats, "lua/luacuda/stats.lua");
 LC_EMBED(lc_lua_sampling, "lua/luacuda/sampling.lua");
 LC_EMBED(lc_lua_pad, "lua/luacuda/pad.lua");
 LC_EMBED(lc_lua_einsum, "lua/luacuda/einsum.lua");
+/* luacuda.jit: Lua functions as kernels */
+LC_EMBED(lc_lua_jit_init, "lua/luacuda/jit/init.lua");
+LC_EMBED(lc_lua_jit_lexer, "lua/luacuda/jit/lexer.lua");
+LC_EMBED(lc_lua_jit_parser, "lua/luacuda/jit/parser.lua");
+LC_EMBED(lc_lua_jit_types, "lua/luacuda/jit/types.lua");
+LC_EMBED(lc_lua_jit_runtime, "lua/luacuda/jit/runtime.lua");
+LC_EMBED(lc_lua_jit_codegen, "lua/luacuda/jit/codegen.lua");
+LC_EMBED(lc_lua_jit_vocab, "lua/luacuda/jit/vocab.lua");
 /* luacuda.dist's Lua side: it finds its MPI engine (dist_mpi.so) on the
 ** C path, or says it is not available; core.so never needs MPI */
 LC_EMBED(lc_lua_dist, "lua/luacuda/dist.lua");
@@ -24,7 +32,7 @@ LC_EMBED(lc_lua_dist, "lua/luacuda/dist.lua");
 extern const char lc_lua_init[], lc_lua_format[], lc_lua_format_elements[],
   lc_lua_printoptions[], lc_lua_record[], lc_lua_smart[], lc_lua_generators[], lc_lua_assert[],
   lc_lua_dist[], lc_lua_stats[], lc_lua_sampling[],
-  lc_lua_pad[], lc_lua_einsum[];
+  lc_lua_pad[], lc_lua_einsum[], lc_lua_jit_init[], lc_lua_jit_lexer[], lc_lua_jit_parser[], lc_lua_jit_types[], lc_lua_jit_runtime[], lc_lua_jit_codegen[], lc_lua_jit_vocab[];
 
 /* every file of lua/luacuda/, by module name (the preload spec checks) */
 const lc_embedded lc_lua_sources[] = {
@@ -41,5 +49,12 @@ const lc_embedded lc_lua_sources[] = {
   {"luacuda.pad", "luacuda/pad.lua", lc_lua_pad},
   {"luacuda.einsum", "luacuda/einsum.lua", lc_lua_einsum},
   {"luacuda.dist", "luacuda/dist.lua", lc_lua_dist},
+  {"luacuda.jit", "luacuda/jit/init.lua", lc_lua_jit_init},
+  {"luacuda.jit.lexer", "luacuda/jit/lexer.lua", lc_lua_jit_lexer},
+  {"luacuda.jit.parser", "luacuda/jit/parser.lua", lc_lua_jit_parser},
+  {"luacuda.jit.types", "luacuda/jit/types.lua", lc_lua_jit_types},
+  {"luacuda.jit.runtime", "luacuda/jit/runtime.lua", lc_lua_jit_runtime},
+  {"luacuda.jit.codegen", "luacuda/jit/codegen.lua", lc_lua_jit_codegen},
+  {"luacuda.jit.vocab", "luacuda/jit/vocab.lua", lc_lua_jit_vocab},
   {NULL, NULL, NULL}
 };

@@ -1,0 +1,502 @@
+-- luacuda.jit: Lua functions as kernels. The function's own source text
+-- (found through debug.getinfo: its file, or the string chunk it was
+-- loaded from) is parsed (jit/lexer, jit/parser) and translated to CUDA
+-- C++ (jit/codegen, with the vocabulary of jit/vocab) for the types of the
+-- arguments of a launch, then compiled by luacuda.compile, whose caches
+-- and launch checks it shares. One compile per signature: the arguments'
+-- types, and the values of the upvalues and globals the translation read.
+
+--- @module luacuda
+
+local core = require "luacuda.core"
+local lexer = require "luacuda.jit.lexer"
+local parser = require "luacuda.jit.parser"
+local codegen = require "luacuda.jit.codegen"
+local vocab = require "luacuda.jit.vocab"
+local T = require "luacuda.jit.types"
+
+local A = core.attr
+
+local M = {}
+
+--- The device vocabulary of Lua kernels (@{jit}), Numba's spelled for Lua:
+-- `K.grid(1)`, `K.threadIdx.x` (from 1), `K.syncthreads()`,
+-- `K.shared.array(shape, dtype)`, `K.local_array`, `K.atomic.add`, the warp
+-- functions and `K.random` (docs/guide/jit.md has the list). Its names exist
+-- in kernels only: calling one on the host is an error that says so.
+-- @field kernel
+-- @usage local K = luacuda.kernel
+-- local k = luacuda.jit(function(x) local i = K.grid(1) if i <= #x then x[i] = i end end)
+M.kernel = vocab.K
+
+local function fail(fmt, ...) error(("luacuda.jit: " .. fmt):format(...), 0) end
+
+-- ---- the source of a function ------------------------------------------------
+
+local sources = setmetatable({}, { __mode = "k" })   -- fn -> {ast, chunk, fn}
+
+local function read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- the lines first..last of text
+local function lines_of(text, first, last)
+  local out, n = {}, 0
+  for l in (text .. "\n"):gmatch("([^\n]*)\n") do
+    n = n + 1
+    if n >= first and n <= last then out[#out + 1] = l end
+    if n > last then break end
+  end
+  return table.concat(out, "\n")
+end
+
+-- The syntax tree of fn's own source, and the name of its chunk.
+local function source_of(fn)
+  local s = sources[fn]
+  if s then return s end
+  local info = debug.getinfo(fn, "Su")
+  if info.what == "C" then fail("a C function has no Lua source to translate") end
+  if info.what == "main" then fail("a chunk is not a kernel: give luacuda.jit a function") end
+  if info.isvararg then
+    fail("%s:%d: varargs (...) are not in the kernel subset: name each parameter", info.short_src, info.linedefined)
+  end
+  local src = info.source
+  local text
+  if src:sub(1, 1) == "@" then
+    text = read_file(src:sub(2))
+    if not text then fail("the source of the function (%s) cannot be read", src:sub(2)) end
+  elseif src:sub(1, 1) == "=" then
+    fail("the source of the function cannot be found (its chunk is %s: stripped bytecode, "
+      .. "or a chunk loaded with a name of its own): load it from source text or a file", src)
+  else
+    text = src
+  end
+  local chunk = info.short_src
+  local first, last = info.linedefined, info.lastlinedefined
+  local ok, toks = pcall(lexer.tokens, lines_of(text, first, last), chunk, first)
+  if not ok then fail("%s", toks) end
+  -- the function: a 'function' on its first line whose parameters are fn's
+  local names = {}
+  for k = 1, info.nparams do names[k] = debug.getlocal(fn, k) end
+  local found, why
+  for i, t in ipairs(toks) do
+    if t.line > first then break end
+    if t.kind == "function" then
+      local okp, ast = pcall(parser.function_at, toks, i, chunk)
+      if okp and ast.lastline == last and #ast.params == #names then
+        local same = true
+        for k, n in ipairs(names) do if ast.params[k] ~= n then same = false end end
+        if same then
+          if found then
+            fail("%s:%d: two functions of the same parameters on one line: put the kernel on a line of its own", chunk, first)
+          end
+          found = ast
+        end
+      elseif not okp then
+        why = why or ast
+      end
+    end
+  end
+  if not found then
+    fail("the source of the function cannot be found in %s at line %d%s", chunk, first, why and (": " .. why) or "")
+  end
+  s = { ast = found, chunk = chunk, fn = fn }
+  sources[fn] = s
+  return s
+end
+
+-- ---- names the kernel reads from the host ------------------------------------
+
+local function upvalue(fn, name)
+  for i = 1, math.huge do
+    local n, v = debug.getupvalue(fn, i)
+    if n == nil then return false end
+    if n == name then return true, v end
+  end
+end
+
+-- the index of fn's upvalue `name`, or nil
+local function upvalue_index(fn, name)
+  for i = 1, math.huge do
+    local n = debug.getupvalue(fn, i)
+    if n == nil then return nil end
+    if n == name then return i end
+  end
+end
+
+-- the value of the free name `name` of fn: its upvalue, else its global;
+-- then where it was found: the upvalue's index, or the globals' table
+local function free_value(fn, name)
+  local found, v = upvalue(fn, name)
+  if found then return v, upvalue_index(fn, name) end
+  local has_env, env = upvalue(fn, "_ENV")
+  if has_env and type(env) == "table" then return env[name], env end
+  return nil
+end
+
+-- ---- specialisations ------------------------------------------------------------
+
+local Jit = { __name = "luacuda.jit" }
+local JitMT = { __name = "luacuda.jit" }
+local KERNELS = setmetatable({}, { __mode = "k" })   -- the jit kernels (their metatable is hidden)
+
+local function dtype_of(a)
+  local dt = A(a, "dtype")
+  if not T.CTYPE[dt] then
+    return nil, dt
+  end
+  return { array = true, dtype = dt, ndim = #A(a, "shape") }
+end
+
+-- the types of a launch's arguments
+local function arg_types(k, args, n)
+  local types, key = {}, {}
+  local sig = rawget(k, "signature")
+  for i = 1, n do
+    local a = args[i]
+    local want = sig and (sig[i] or sig[k.params[i]])
+    local t
+    if core.type(a) == "array" then
+      local why
+      t, why = dtype_of(a)
+      if not t then fail("argument %d ('%s') is a %s array, which a Lua kernel cannot read", i, k.params[i] or "?", why) end
+      key[i] = t.dtype .. ":" .. t.ndim
+    elseif math.type(a) == "integer" then t = "int64"
+    elseif math.type(a) == "float" then t = "float64"
+    elseif type(a) == "boolean" then t = "bool"
+    else
+      fail("argument %d ('%s') is %s: a Lua kernel takes arrays, numbers and booleans",
+        i, k.params[i] or "?", core.type(a) or type(a))
+    end
+    if want then
+      if type(t) == "table" then fail("signature: argument %d ('%s') is an array", i, k.params[i] or "?") end
+      if want == "bool" and t ~= "bool" or want ~= "bool" and t == "bool" then
+        fail("signature: argument %d ('%s') is %s, not %s", i, k.params[i] or "?", T.describe(t), want)
+      end
+      t = want
+    end
+    types[i] = t
+    key[i] = key[i] or t
+  end
+  return types, table.concat(key, ",")
+end
+
+-- whether what a specialisation read from the host is still what it was
+local getupvalue = debug.getupvalue
+local function deps_hold(deps)
+  for i = 1, #deps do
+    local d = deps[i]
+    local now
+    if d.env then now = d.env[d.name] else now = select(2, getupvalue(d.fn, d.up)) end
+    if now ~= d.value then return false end
+  end
+  return true
+end
+
+local DEFAULT_NAME = "lua_kernel"
+
+-- translate k's function for argument types `types`: the whole source
+local function translate(k, types)
+  local deps, devfuncs, devcache, active, ndev = {}, {}, {}, {}, 0
+  local unit = {
+    boundscheck = k.boundscheck, VOCAB = vocab.VOCAB, ARRAY_MAKERS = vocab.ARRAY_MAKERS, DIM3 = vocab.DIM3,
+  }
+  function unit.static_table(t)
+    return t == math or t == package.loaded.luacuda or vocab.TABLES[t] or false
+  end
+  function unit.unwrap(f)
+    if type(f) == "table" and KERNELS[f] then return f.fn end
+    return f
+  end
+  function unit.free(ctx, name, line)
+    local fn = ctx.info.fn
+    local v, where = free_value(fn, name)
+    if v == nil then
+      ctx:fail(line, "'%s' is nil: not a local, an upvalue or a global with a value", name)
+    end
+    -- each name once: a launch checks them all
+    local seen = deps[fn] or {}
+    deps[fn] = seen
+    if not seen[name] then
+      seen[name] = true
+      deps[#deps + 1] = { fn = fn, name = name, value = v,
+        up = type(where) == "number" and where or nil, env = type(where) == "table" and where or nil }
+    end
+    return v
+  end
+  function unit.device_call(ctx, f, name, args, line)
+    local at, key = {}, { tostring(f) }
+    for i, v in ipairs(args) do
+      v = ctx:rvalue(v, line)
+      if type(v.ty) == "table" then
+        if v.ty.dims then ctx:fail(line, "a shared or local array cannot be passed to a function") end
+        at[i] = v.ty
+        key[#key + 1] = v.ty.dtype .. ":" .. v.ty.ndim
+      elseif v.ty == "unknown" then
+        return { code = "", ty = "unknown" }
+      elseif v.ty == "void" then
+        ctx:fail(line, "an argument of '%s' gives no value", name)
+      else
+        at[i] = T.concrete(v.ty)
+        key[#key + 1] = at[i]
+      end
+      args[i] = v
+    end
+    key = table.concat(key, ",")
+    local d = devcache[key]
+    if not d then
+      if active[f] then ctx:fail(line, "'%s' calls itself: recursion is not in the kernel subset", name) end
+      local info = source_of(f)
+      if #info.ast.params ~= #args then
+        ctx:fail(line, "'%s' takes %d arguments, got %d", name, #info.ast.params, #args)
+      end
+      ndev = ndev + 1
+      local cname = ("lcj_%s_%d"):format((name:gsub("[^%w_]", "_")), ndev)
+      active[f] = true
+      local text, rets = codegen.function_source(unit, info, at, false, cname)
+      active[f] = nil
+      devfuncs[#devfuncs + 1] = text
+      d = { cname = cname, rets = rets }
+      devcache[key] = d
+    end
+    local parts = {}
+    for i, v in ipairs(args) do
+      parts[i] = type(v.ty) == "table" and v.code
+        or (v.ty == at[i] and v.code or ("(%s)(%s)"):format(T.CTYPE[at[i]], v.code))
+    end
+    local call = ("%s(%s)"):format(d.cname, table.concat(parts, ", "))
+    local rets = d.rets
+    if #rets == 0 then return { code = call, ty = "void" } end
+    if #rets == 1 then return { code = call, ty = rets[1] } end
+    local multi = {}
+    for i, t in ipairs(rets) do multi[i] = { code = ("%s.v%d"):format(call, i), ty = t } end
+    return { code = multi[1].code, ty = rets[1], multi = multi, struct = d.cname .. "_ret", call = call }
+  end
+  local info = source_of(k.fn)
+  local text = codegen.function_source(unit, info, types, true, k.name)
+  local head = {}
+  for _, t in ipairs(types) do
+    if type(t) == "table" and t.dtype == "float16" then head.fp16 = "#include <cuda_fp16.h>" end
+    if type(t) == "table" and t.dtype == "bfloat16" then head.bf16 = "#include <cuda_bf16.h>" end
+  end
+  local src = table.concat({ head.fp16 or "", head.bf16 or "", codegen.RUNTIME,
+    table.concat(devfuncs, "\n"), text }, "\n")
+  return src, deps
+end
+
+-- the specialisation of k for these arguments, compiled at its first use
+local function specialise(k, args, n)
+  if n ~= #k.params then
+    fail("the kernel takes %d argument%s (%s), got %d", #k.params, #k.params == 1 and "" or "s",
+      table.concat(k.params, ", "), n)
+  end
+  local types, key = arg_types(k, args, n)
+  local list = k.specs[key]
+  if list then
+    for _, s in ipairs(list) do
+      if deps_hold(s.deps) then return s end
+    end
+  end
+  local src, deps = translate(k, types)
+  local ok, m = pcall(core.compile, src, { name = k.name .. ".cu", options = rawget(k, "options") })
+  if not ok then
+    local numbered, ln = {}, 0
+    for l in (src .. "\n"):gmatch("(.-)\n") do
+      ln = ln + 1
+      numbered[ln] = ("%4d  %s"):format(ln, l)
+    end
+    fail("the translation of '%s' does not compile (a bug of luacuda.jit: please report it): %s\nthe generated source:\n%s",
+      k.name, tostring(m):gsub("^luacuda%.compile: ", ""), table.concat(numbered, "\n"))
+  end
+  local s = { key = key, deps = deps, kernel = m:get(k.name), source = src, types = types,
+    sigs = {}, seen = setmetatable({}, { __mode = "v" }) }
+  local sig = rawget(k, "signature")
+  for i, t in ipairs(types) do
+    -- what an argument must be to use this specialisation again
+    if type(t) == "table" then s.sigs[i] = t
+    elseif sig and (sig[i] or sig[k.params[i]]) then s.sigs[i] = t == "bool" and "boolean" or "number"
+    else s.sigs[i] = t == "bool" and "boolean" or t == "int64" and "integer" or "float" end
+  end
+  k.specs[key] = k.specs[key] or {}
+  table.insert(k.specs[key], s)
+  k.order[#k.order + 1] = s
+  k.last = s
+  return s
+end
+
+-- whether the arguments fit specialisation s (the last one used): the
+-- launch's fast path, which makes no table
+local function fits(s, n, ...)
+  local sigs, seen = s.sigs, s.seen
+  if n ~= #sigs then return false end
+  for i = 1, n do
+    local a, want = select(i, ...), sigs[i]
+    if type(want) == "table" then
+      -- an array seen here last time has its dtype and rank still
+      if seen[i] ~= a then
+        if core.type(a) ~= "array" or A(a, "dtype") ~= want.dtype or A(a, "ndim") ~= want.ndim then return false end
+        seen[i] = a
+      end
+    elseif want == "number" then
+      if type(a) ~= "number" then return false end
+    elseif want == "boolean" then
+      if type(a) ~= "boolean" then return false end
+    elseif math.type(a) ~= want then
+      return false
+    end
+  end
+  return deps_hold(s.deps)
+end
+
+-- the specialisation for a launch's arguments
+local function specialisation(k, ...)
+  local s = rawget(k, "last")
+  if s and fits(s, select("#", ...), ...) then return s end
+  local args = table.pack(...)
+  s = specialise(k, args, args.n)
+  k.last = s
+  return s
+end
+
+-- ---- the kernel object ---------------------------------------------------------------
+
+--- A Lua function compiled as a kernel by @{jit}.
+-- @type JitKernel
+
+--- `k:launch({grid =, block = [, stream =] [, shared =]}, ...)`: launches the
+-- kernel for these arguments, translating and compiling it at the first launch
+-- with their types. `k[{grid, block [, stream [, shared]]}](...)` is the same.
+-- @function JitKernel:launch
+-- @tparam table config as a compiled kernel's launch
+-- @param ... the arguments: arrays, numbers, booleans
+-- @raise `luacuda.jit: <file>:<line>: <cause>` for what is outside the kernel
+-- subset; the compiled kernel's launch errors
+-- @usage local K = luacuda.kernel
+-- local fill = luacuda.jit(function(x, v) local i = K.grid(1) if i <= #x then x[i] = v end end)
+-- local x = luacuda.device_array(10, "float32")
+-- fill:launch({grid = 1, block = 32}, x, 1.5)
+function Jit.launch(k, cfg, ...)
+  if not KERNELS[k] then fail("launch: a jit kernel expected") end
+  if k.device then fail("'%s' is a device function (device = true): call it from a kernel", k.name) end
+  return specialisation(k, ...).kernel:launch(cfg, ...)
+end
+
+--- `k:source(...)`: the CUDA C++ generated for the types of these arguments
+-- (translated, not compiled), for reading and debugging.
+-- @function JitKernel:source
+-- @param ... arguments as for a launch
+-- @treturn string the source
+-- @raise `luacuda.jit: <file>:<line>: <cause>` for what is outside the kernel subset;
+-- a wrong number of arguments, an argument of no kernel type
+-- @usage local K = luacuda.kernel
+-- local k = luacuda.jit(function(x) x[K.grid(1)] = 0 end)
+-- print(k:source(luacuda.device_array(4, "int32")))
+function Jit.source(k, ...)
+  if not KERNELS[k] then fail("source: a jit kernel expected") end
+  local args = table.pack(...)
+  if args.n ~= #k.params then
+    fail("the kernel takes %d argument%s, got %d", #k.params, #k.params == 1 and "" or "s", args.n)
+  end
+  local types = arg_types(k, args, args.n)
+  return (translate(k, types))
+end
+
+--- `k:specializations()`: the signatures compiled so far, in order, each a
+-- string of the arguments' types (`"float64,float32:1,float32:1"`: a
+-- float64 scalar, then two 1-d float32 arrays).
+-- @function JitKernel:specializations
+-- @treturn table a list of strings
+-- @raise `luacuda.jit: specializations: a jit kernel expected` when called on anything else
+-- @usage local K = luacuda.kernel
+-- local k = luacuda.jit(function(x) x[K.grid(1)] = 0 end)
+-- k[{1, 4}](luacuda.device_array(4, "int32"))
+-- print(k:specializations()[1])  -- int32:1
+function Jit.specializations(k)
+  if not KERNELS[k] then fail("specializations: a jit kernel expected") end
+  local out = {}
+  for i, s in ipairs(k.order) do out[i] = s.key end
+  return out
+end
+
+--- @section end
+
+JitMT.__index = function(k, key)
+  if type(key) == "table" then
+    if k.device then fail("'%s' is a device function (device = true): call it from a kernel", k.name) end
+    return function(...)
+      return specialisation(k, ...).kernel[key](...)
+    end
+  end
+  local m = Jit[key]
+  if m then return m end
+  if key == "name" then return rawget(k, "name") end
+  fail("a jit kernel has no '%s': launch it with k[{grid, block}](...) or k:launch({grid =, block =}, ...)", tostring(key))
+end
+JitMT.__call = function(k)
+  fail("'%s' is launched with k[{grid, block}](...) or k:launch({grid =, block =}, ...)", k.name)
+end
+JitMT.__tostring = function(k) return ("luacuda.jit(%s)"):format(k.name) end
+JitMT.__metatable = false
+
+local OPTS = { device = true, signature = true, fastmath = true, boundscheck = true, name = true }
+
+--- A kernel from a Lua function (Numba's `@cuda.jit`, for Lua): the function,
+-- written in the kernel subset of Lua (docs/guide/jit.md), is translated to
+-- CUDA C++ for the types of its arguments at its first launch with them, and
+-- compiled by @{compile}. Everything is 1-based, as in Lua; `luacuda.kernel`
+-- is the vocabulary (`K.grid(1)`, `K.shared.array`, `K.atomic.add`...).
+-- Numbers and booleans the function reads from upvalues and globals become
+-- constants of the compiled code; a new value compiles it again.
+-- @function jit
+-- @tparam function fn a Lua function loaded from source (a file or a string chunk)
+-- @tparam[opt] table opts `{name =, signature =, fastmath =, boundscheck =, device =}`:
+-- the kernel's name (a C identifier), scalar types by position or parameter
+-- name (`{"float32"}`, `{a = "float32"}`), fast math, bounds checks on
+-- every index (a failed one fails the launch naming the array, the index
+-- and the Lua line), a device function (called from kernels, not launched)
+-- @treturn JitKernel the kernel
+-- @raise `luacuda.jit: <cause>`: a C function or one whose source cannot be
+-- found (stripped bytecode); bad options
+-- @usage local K = luacuda.kernel
+-- local saxpy = luacuda.jit(function(a, x, y)
+--   local i = K.grid(1)
+--   if i <= #y then y[i] = a * x[i] + y[i] end
+-- end)
+-- local x = luacuda.to_device(luacuda.arange(8, "float32"))
+-- local y = luacuda.to_device(luacuda.ones(8, "float32"))
+-- saxpy[{1, 32}](2.0, x, y)
+function M.jit(fn, opts)
+  if type(fn) ~= "function" then fail("a function expected, got %s", type(fn)) end
+  if opts ~= nil and type(opts) ~= "table" then fail("options must be a table, got %s", type(opts)) end
+  opts = opts or {}
+  for key in pairs(opts) do
+    if not OPTS[key] then fail("unknown option '%s'", tostring(key)) end
+  end
+  local name = opts.name or DEFAULT_NAME
+  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") or name:match("^_") or name:match("^lc") then
+    fail("the name must be a C identifier not starting with '_' or 'lc', got %s", tostring(name))
+  end
+  if opts.signature ~= nil and type(opts.signature) ~= "table" then
+    fail("signature must be a table of dtype names, got %s", type(opts.signature))
+  end
+  for p, t in pairs(opts.signature or {}) do
+    if type(t) ~= "string" or not T.CTYPE[t] or t == "float16" or t == "bfloat16" then
+      fail("signature: %s for '%s' is not a scalar dtype (bool, int8 ... uint64, float32, float64)",
+        tostring(t), tostring(p))
+    end
+  end
+  local info = source_of(fn)
+  local k = {
+    fn = fn, name = name, params = info.ast.params, signature = opts.signature,
+    boundscheck = opts.boundscheck and true or false, device = opts.device and true or false,
+    options = opts.fastmath and { "-use_fast_math" } or nil, specs = {}, order = {},
+  }
+  KERNELS[k] = true
+  return setmetatable(k, JitMT)
+end
+
+return M

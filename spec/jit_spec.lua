@@ -1,0 +1,458 @@
+-- luacuda.jit: Lua functions as kernels. Each kernel's results are checked
+-- against the same computation in plain Lua; the error cases check the
+-- message and the Lua file:line of the construct.
+local luacuda = require "luacuda"
+local S = require "spec.support"
+local K = luacuda.kernel
+
+local function host(a) return a:copy_to_host():totable() end
+
+describe("luacuda.jit", function()
+  it("runs saxpy by both launch forms, compiling once per signature", function()
+    local saxpy = luacuda.jit(function(a, x, y)
+      local i = K.grid(1)
+      if i <= #y then y[i] = a * x[i] + y[i] end
+    end, { name = "saxpy", signature = { a = "float32" } })
+    local n = 40
+    local x = luacuda.to_device(luacuda.arange(n, "float32"))
+    local y = luacuda.to_device(luacuda.ones(n, "float32"))
+    saxpy[{ (n + 31) // 32, 32 }](2.0, x, y)
+    saxpy:launch({ grid = 2, block = 32 }, 1, x, y)
+    local got = host(y)
+    for i = 1, n do assert.equal(1 + 3 * (i - 1), got[i]) end
+    assert.same({ "float32,float32:1,float32:1" }, saxpy:specializations())
+    local src = saxpy:source(2.0, x, y)
+    assert.truthy(src:find('extern "C" __global__ void saxpy(float a, Array<float, 1> x, Array<float, 1> y)', 1, true), src)
+    assert.truthy(src:find('#line 13 "spec/jit_spec.lua"', 1, true), src)
+  end)
+
+  it("reduces through shared memory and atomics", function()
+    local TPB = 32
+    local reduce = luacuda.jit(function(x, out)
+      local s = K.shared.array(TPB, "float64")
+      local t = K.threadIdx.x
+      local i = K.grid(1)
+      s[t] = i <= #x and x[i] or 0.0
+      K.syncthreads()
+      local h = TPB // 2
+      while h >= 1 do
+        if t <= h then s[t] = s[t] + s[t + h] end
+        K.syncthreads()
+        h = h // 2
+      end
+      K.syncwarp()
+      if t == 1 then K.atomic.add(out, 1, s[1]) end
+      K.threadfence()
+    end)
+    local n = 100
+    local x = luacuda.to_device(luacuda.arange(n, "float64"))
+    local out = luacuda.to_device(luacuda.zeros(1, "float64"))
+    reduce[{ (n + TPB - 1) // TPB, TPB }](x, out)
+    assert.equal(n * (n - 1) // 2, host(out)[1])
+  end)
+
+  it("multiplies matrices in shared tiles, as plain Lua does", function()
+    local TILE = 4
+    local matmul = luacuda.jit(function(a, b, c)
+      local sa = K.shared.array({ TILE, TILE }, "float32")
+      local sb = K.shared.array({ TILE, TILE }, "float32")
+      local tx, ty = K.threadIdx.x, K.threadIdx.y
+      local col, row = K.grid(2)
+      local acc = 0.0
+      for t = 1, (a.shape[2] + TILE - 1) // TILE do
+        local ac, br = (t - 1) * TILE + tx, (t - 1) * TILE + ty
+        sa[{ ty, tx }] = (row <= a.shape[1] and ac <= a.shape[2]) and a[{ row, ac }] or 0
+        sb[{ ty, tx }] = (br <= b.shape[1] and col <= b.shape[2]) and b[{ br, col }] or 0
+        K.syncthreads()
+        for k = 1, TILE do acc = acc + sa[{ ty, k }] * sb[{ k, tx }] end
+        K.syncthreads()
+      end
+      if row <= c.shape[1] and col <= c.shape[2] then c[{ row, col }] = acc end
+    end)
+    local a = luacuda.to_device(luacuda.arange(30, "float32"):reshape(5, 6))
+    local b = luacuda.to_device(luacuda.arange(42, "float32"):reshape(6, 7))
+    local c = luacuda.device_array({ 5, 7 }, "float32")
+    matmul[{ { 2, 2 }, { TILE, TILE } }](a, b, c)
+    local ha, hb, hc = host(a), host(b), host(c)
+    for i = 1, 5 do
+      for j = 1, 7 do
+        local s = 0
+        for k = 1, 6 do s = s + ha[i][k] * hb[k][j] end
+        assert.equal(s, hc[i][j])
+      end
+    end
+  end)
+
+  it("counts a histogram with atomics, a grid-stride loop and goto continue", function()
+    local hist = luacuda.jit(function(data, h, stats)
+      local i, stride = K.grid(1), K.gridsize(1)
+      while i <= #data do
+        local b = data[i] % #h + 1
+        if data[i] % 5 == 0 then goto continue end
+        K.atomic.add(h, b, 1)
+        K.atomic.max(stats, 1, data[i])
+        K.atomic.min(stats, 2, data[i])
+        K.atomic.sub(stats, 3, 1)
+        K.atomic.or_(stats, 4, 1 << (data[i] % 8))
+        if K.atomic.cas(stats, 5, 0, data[i]) == 0 then K.atomic.add(stats, 6, 1) end
+        ::continue::
+        i = i + stride
+      end
+    end)
+    local n = 50
+    local d = luacuda.to_device(luacuda.arange(n, "int32"))
+    local h = luacuda.to_device(luacuda.zeros(8, "int32"))
+    local stats = luacuda.to_device(luacuda.array({ 0, 1000, 0, 0, 0, 0 }, "int64"))
+    hist[{ 2, 8 }](d, h, stats)
+    local want = { 0, 0, 0, 0, 0, 0, 0, 0 }
+    for v = 0, n - 1 do
+      if v % 5 ~= 0 then want[v % 8 + 1] = want[v % 8 + 1] + 1 end
+    end
+    assert.same(want, host(h))
+    local st = host(stats)
+    assert.same({ 49, 1, -40, 255, 1 }, { st[1], st[2], st[3], st[4], st[6] })
+    assert.truthy(st[5] % 5 ~= 0 and st[5] > 0, st[5])   -- the first to swap 0 for its value
+  end)
+
+  it("reads a transposed view through its strides (a 2-d stencil)", function()
+    local sten = luacuda.jit(function(src, dst)
+      local j, i = K.grid(2)
+      local n, m = src.shape[1], src.shape[2]
+      -- the same positions from the parts, and the grid's size
+      local j2 = (K.blockIdx.x - 1) * K.blockDim.x + K.threadIdx.x
+      local i2 = (K.blockIdx.y - 1) * K.blockDim.y + K.threadIdx.y
+      local gw, gh = K.gridsize(2)
+      local same = j2 == j and i2 == i and gw == K.gridDim.x * K.blockDim.x and gh == 8
+      if same and i > 1 and i < n and j > 1 and j < m then
+        dst[{ i, j }] = (src[{ i - 1, j }] + src[{ i + 1, j }] + src[{ i, j - 1 }] + src[{ i, j + 1 }]) / 4
+      end
+    end)
+    local g = luacuda.to_device(luacuda.arange(20, "float64"):reshape(4, 5)).T
+    local o = luacuda.to_device(luacuda.zeros({ 5, 4 }, "float64"))
+    sten[{ { 1, 1 }, { 8, 8 } }](g, o)
+    local hg, ho = host(g), host(o)
+    for i = 1, 5 do
+      for j = 1, 4 do
+        local want = 0
+        if i > 1 and i < 5 and j > 1 and j < 4 then
+          want = (hg[i - 1][j] + hg[i + 1][j] + hg[i][j - 1] + hg[i][j + 1]) / 4
+        end
+        assert.equal(want, ho[i][j])
+      end
+    end
+  end)
+
+  -- the same Lua function runs in the kernel (as a device function) and
+  -- on the host: Lua's semantics are kept
+  local STEP = 3
+  local function lua_ops(x, y)
+    local r = 0
+    for k = 10, 1, -STEP do r = r + k end
+    for _ = 1, 2, 0.5 do r = r + 1 end
+    repeat local z = x; x = x - 1 until z < 3 or z > 1000
+    local q = y ~= 0 and x // y or 0
+    local m = y ~= 0 and x % y or 0
+    local bits = (x & 0xff) | ((y << 4) ~ (x >> 60)) ~ ~y
+    return q + m + r + (x < 0 and 100 or 200) + bits + math.max(1, 2, x) + math.floor(x / 4)
+      + math.abs(y) + math.fmod(x, 3)
+  end
+  local function divmod(a, b) return a // b, a % b end
+  local twice = luacuda.jit(function(v) return v + v end, { device = true })
+
+  it("keeps Lua's semantics: //, %, shifts, and/or, loops, device functions", function()
+    local ops = luacuda.jit(function(a, b, out, out2)
+      local i = K.grid(1)
+      if i > #a then return end
+      out[i] = lua_ops(a[i], b[i])
+      local q, r = divmod(a[i], 7)
+      local pow, NAN = 1000, 0        -- names of C's library and macros are fine as locals
+      out2[i] = q * pow + twice(r) + NAN
+    end)
+    local xs, ys = {}, {}
+    for k = 1, 24 do
+      xs[k] = (k * 7919) % 61 - 30
+      ys[k] = (k * 104729) % 13 - 6
+    end
+    xs[1], xs[2] = math.maxinteger, math.mininteger
+    local a = luacuda.to_device(luacuda.array(xs, "int64"))
+    local b = luacuda.to_device(luacuda.array(ys, "int64"))
+    local out = luacuda.to_device(luacuda.zeros(#xs, "int64"))
+    local out2 = luacuda.to_device(luacuda.zeros(#xs, "int64"))
+    ops[{ 1, 32 }](a, b, out, out2)
+    local got, got2 = host(out), host(out2)
+    for k = 1, #xs do
+      assert.equal(lua_ops(xs[k], ys[k]), got[k], ("x = %d, y = %d"):format(xs[k], ys[k]))
+      local q, r = divmod(xs[k], 7)
+      assert.equal(q * 1000 + 2 * r, got2[k])
+    end
+    S.misuse("is a device function (device = true)", twice.launch, twice, { grid = 1, block = 1 }, 1)
+  end)
+
+  it("keeps float32 with weak literals, and reads upvalues as constants", function()
+    local scale = 0.5
+    local k = luacuda.jit(function(x)
+      local i = K.grid(1)
+      if i <= #x then x[i] = 2.0 * x[i] * scale + 1 end
+    end)
+    local x = luacuda.to_device(luacuda.arange(4, "float32"))
+    local src = k:source(x)
+    src = src:sub(src:find('extern "C"', 1, true), -1)
+    assert.falsy(src:find("double", 1, true), src)     -- float32 stays float32
+    k[{ 1, 32 }](x)
+    assert.same({ 1, 2, 3, 4 }, host(x))
+    scale = 1.0                      -- a new constant: a new compile
+    k[{ 1, 32 }](x)
+    assert.same({ 3, 5, 7, 9 }, host(x))
+    assert.equal(2, #k:specializations())
+  end)
+
+  it("has the vocabulary: K.random draws luacuda.random's bits", function()
+    local n = 10
+    local rk = luacuda.jit(function(seed, counter, u32, u64, n32, n64)
+      local i = K.grid(1)
+      if i <= #u32 then
+        u32[i] = K.random.uniform_float32(seed, counter, i)
+        u64[i] = K.random.uniform_float64(seed, counter, i)
+        n32[i] = K.random.normal_float32(seed, counter, i)
+        n64[i] = K.random.normal_float64(seed, counter, i)
+      end
+    end)
+    local st = luacuda.random(42):state()
+    local u32, u64 = luacuda.device_array(n, "float32"), luacuda.device_array(n, "float64")
+    local n32, n64 = luacuda.device_array(n, "float32"), luacuda.device_array(n, "float64")
+    rk[{ 1, 32 }](st.seed, st.counter, u32, u64, n32, n64)
+    assert.same(host(luacuda.random(42):uniform(n, "float32")), host(u32))
+    assert.same(host(luacuda.random(42):uniform(n, "float64")), host(u64))
+    assert.same(host(luacuda.random(42):normal(n, "float32")), host(n32))
+    assert.same(host(luacuda.random(42):normal(n, "float64")), host(n64))
+  end)
+
+  it("has the vocabulary: warp shuffles and votes, lanes from 1", function()
+    local wk = luacuda.jit(function(out, bal)
+      local lane = K.laneid
+      local v = lane * 10
+      local s, d = v, K.warpsize // 2
+      while d >= 1 do
+        s = s + K.shfl_down(s, d)
+        d = d // 2
+      end
+      local first, b = K.shfl(v, 1), K.ballot(lane % 2 == 0)
+      local some, every = K.any(lane == 5), K.all(lane > 0)
+      if lane == 1 then
+        out[1], out[2], bal[1] = s, first, b
+        out[3], out[4] = some and 1 or 0, every and 1 or 0
+      end
+      out[4 + lane] = K.shfl_xor(v, 1)
+    end)
+    local out = luacuda.to_device(luacuda.zeros(36, "int64"))
+    local bal = luacuda.to_device(luacuda.zeros(1, "uint32"))
+    wk[{ 1, 32 }](out, bal)
+    local got = host(out)
+    assert.same({ 5280, 10, 1, 1 }, { got[1], got[2], got[3], got[4] })
+    for lane = 1, 32 do assert.equal(((lane - 1) ~ 1) * 10 + 10, got[4 + lane]) end
+    assert.same({ 0xAAAAAAAA }, host(bal))
+  end)
+
+  it("has math's functions as Lua's, a local array and a float loop", function()
+    local function f(v, t2, s)
+      return math.sqrt(math.abs(v)) + math.exp(v / 10) + math.log(math.abs(v) + 1, 2) + math.sin(v)
+        + math.atan(v, 2) + math.floor(v * 1.5) + math.ceil(v / 3) + math.max(v, 0.5, -1)
+        + math.min(v, 2) + math.fmod(v, 2.5) + t2 + s + math.pi + (math.huge > v and 1 or 0)
+    end
+    local mk = luacuda.jit(function(x, out)
+      local t = K.local_array(4, "float64")
+      for k = 1, 4 do t[k] = k * 0.5 end
+      local s = 0.0
+      for v = 0.5, 2.0, 0.5 do s = s + v end
+      local i = K.grid(1)
+      if i <= #x then out[i] = f(x[i], t[2], s) end
+    end)
+    local xs = { -3.5, -1, 0, 0.25, 1, 2.75, 10 }
+    local x = luacuda.to_device(luacuda.array(xs, "float64"))
+    local o = luacuda.device_array(#xs, "float64")
+    mk[{ 1, 32 }](x, o)
+    local got = host(o)
+    for i, v in ipairs(xs) do
+      local want = f(v, 1.0, 5.0)
+      assert.is_true(math.abs(want - got[i]) <= 1e-12 * math.abs(want), ("%s: %s vs %s"):format(v, want, got[i]))
+    end
+  end)
+
+  it("prints, and checks bounds naming the array and the Lua line", function()
+    if S.backend ~= "sim" then return pending("simulator only: the printf and trap reports of a child process") end
+    local ok, out = S.lua_run("", [==[
+local luacuda = require "luacuda"
+local K = luacuda.kernel
+local k = luacuda.jit(function(x)
+  local i = K.grid(1)
+  if i == 1 then print("first", i, 2.5, true) end
+  x[i] = 1
+end, {boundscheck = true})
+local ok, err = pcall(function()
+  k[{1, 8}](luacuda.device_array(4, "int32"))
+  luacuda.synchronize()
+end)
+print("launch", ok, err)
+]==])
+    assert.truthy(ok, out)
+    assert.truthy(out:find("first\t1\t2.5\ttrue", 1), out)
+    assert.truthy(out:find("luacuda.jit: index 5 out of bounds of 'x' (size 4) at ", 1, true), out)
+    assert.truthy(out:find(":6\n", 1, true), out)
+    assert.truthy(out:find("launch\tfalse\t.*__trap%(%) called"), out)
+  end)
+
+  -- random expression trees run in one kernel and in plain Lua
+  local function lcg(seed)
+    local st = seed
+    return function(m)
+      st = (st * 1103515245 + 12345) % 2147483648
+      return (st >> 8) % m + 1
+    end
+  end
+  local INT_OPS = { "+", "-", "*", "//", "%", "&", "|", "~", "<<", ">>" }
+  local FLOAT_OPS = { "+", "-", "*", "/", "//", "%", "^" }
+  local function tree(r, depth, ops, leaves)
+    local k = r(10)
+    if depth == 0 or k <= 3 then return leaves[r(#leaves)] end
+    if k == 4 then return ("(- %s)"):format(tree(r, depth - 1, ops, leaves)) end
+    if k == 5 then
+      return ("(%s < %s and %s or %s)"):format(tree(r, depth - 1, ops, leaves), tree(r, depth - 1, ops, leaves),
+        tree(r, depth - 1, ops, leaves), tree(r, depth - 1, ops, leaves))
+    end
+    return ("(%s %s %s)"):format(tree(r, depth - 1, ops, leaves), ops[r(#ops)], tree(r, depth - 1, ops, leaves))
+  end
+  for _, case in ipairs({ { "int64", INT_OPS, { "a", "b", "3", "-7", "0x7fffffffffffffff", "63" } },
+                          { "float64", FLOAT_OPS, { "a", "b", "0.5", "-2.25", "3" } } }) do
+    it(("agrees with plain Lua on random %s expressions"):format(case[1]), function()
+      local r = lcg(case[1] == "int64" and 11 or 17)
+      local exprs = {}
+      for e = 1, 24 do exprs[e] = tree(r, 4, case[2], case[3]) end
+      local body = {}
+      for e, ex in ipairs(exprs) do body[e] = ("  out[{i, %d}] = %s"):format(e, ex) end
+      local fn = assert(load(("local K = ...\nreturn function(x, y, out)\n  local i = K.grid(1)\n  if i > #x then return end\n"
+        .. "  local a, b = x[i], y[i]\n%s\nend"):format(table.concat(body, "\n"))))(K)
+      local k = luacuda.jit(fn)
+      local xs, ys = {}, {}
+      for i = 1, 8 do
+        if case[1] == "int64" then
+          xs[i], ys[i] = r(2000) - 1000, r(70) - 5
+        else
+          xs[i], ys[i] = (r(2000) - 1000) / 8, (r(200) - 100) / 16
+        end
+      end
+      xs[1] = case[1] == "int64" and math.mininteger or 0.0
+      local out = luacuda.to_device(luacuda.zeros({ #xs, #exprs }, case[1]))
+      k[{ 1, 32 }](luacuda.to_device(luacuda.array(xs, case[1])), luacuda.to_device(luacuda.array(ys, case[1])), out)
+      local got = host(out)
+      for e, ex in ipairs(exprs) do
+        local f = load("local a, b = ... return " .. ex)
+        for i = 1, #xs do
+          local okw, want = pcall(f, xs[i], ys[i])
+          if okw then            -- Lua raises on an integer division by zero
+            local g = got[i][e]
+            local same = want == g or (want ~= want and g ~= g)
+              or (case[1] == "float64" and math.abs(want - g) <= 1e-12 * math.abs(want))
+            assert.is_true(same, ("%s with a = %s, b = %s: Lua %s, kernel %s"):format(ex, xs[i], ys[i], want, g))
+          end
+        end
+      end
+    end)
+  end
+
+  it("computes float16 elements in float32, rounding once when stored", function()
+    local k = luacuda.jit(function(x, y)
+      local i = K.grid(1)
+      if i <= #x then y[i] = x[i] * 3 + 0.5 end
+    end)
+    local x = luacuda.to_device(luacuda.array({ 1, 2.5, -4, 1000 }, "float16"))
+    local y = luacuda.device_array(4, "float16")
+    k[{ 1, 32 }](x, y)
+    assert.same({ 3.5, 8, -11.5, 3000 }, host(y))
+  end)
+
+  describe("refuses what is outside the subset, naming the Lua line", function()
+    local path = os.tmpname() .. ".lua"
+    local f = assert(io.open(path, "w"))
+    f:write([==[
+local K, tbl = ...
+local bad = {}
+bad.table = function(x) local t = {1, 2} x[1] = t[1] end
+bad.string = function(x) local s = "a" end
+bad.pairs = function(x) for k, v in pairs(x) do end end
+bad.closure = function(x) local f = function() end end
+bad.upvalue = function(x) x[1] = tbl[1] end
+bad.method = function(x) x[1] = x:sum() end
+bad.booladd = function(x) x[1] = (x[1] > 0) + 1 end
+bad.arity = function(x) x[{1, 2}] = 0 end
+bad.findex = function(x) x[1.5] = 0 end
+bad.global = function(x) y = 1 end
+bad.arrayvar = function(x) local a = 1 a = x end
+local function rec(n) return rec(n) end
+bad.recursion = function(x) x[1] = rec(1) end
+bad.floatstore = function(x) x[1] = 1.5 end
+bad.vararg = function(...) end
+bad.loopvar = function(x) for i = 1, 2 do i = 3 end end
+bad.andmix = function(x) local v = x[1] > 0 and 1 end
+bad.string_upvalue = function(x) print(K.name) end
+return bad
+]==])
+    f:close()
+    local bad = assert(loadfile(path))(K, { 1 })
+    teardown(function() os.remove(path) os.remove((path:gsub("%.lua$", ""))) end)
+    local x = luacuda.device_array(4, "int32")
+    local cases = {
+      { "table", 3, "table constructors are not in the kernel subset" },
+      { "string", 4, "strings are not in the kernel subset" },
+      { "pairs", 5, "'for ... in' (pairs, ipairs) is not in the kernel subset" },
+      { "closure", 6, "closures cannot be created in a kernel" },
+      { "upvalue", 7, "'tbl' is a table, which a kernel cannot hold" },
+      { "method", 8, "method calls (':sum') are not in the kernel subset" },
+      { "booladd", 9, "'+' of a boolean: it takes numbers" },
+      { "arity", 10, "is indexed with 2 indices; it takes 1" },
+      { "findex", 11, "an index is a float" },
+      { "global", 12, "assignment to the global 'y'" },
+      { "arrayvar", 13, "cannot be assigned to the local 'a'" },
+      { "recursion", 14, "recursion is not in the kernel subset" },
+      { "floatstore", 16, "a float is stored into an element of a 1-d int32 array" },
+      { "loopvar", 18, "the loop variable 'i' is assigned" },
+      { "andmix", 19, "'and' of a boolean and an integer would give either type" },
+      { "string_upvalue", 20, "'K.name' is nil: no such field" },
+    }
+    for _, c in ipairs(cases) do
+      it(c[1], function()
+        local k = luacuda.jit(bad[c[1]])
+        local err = S.misuse({ "luacuda.jit: ", (":%d: "):format(c[2]), c[3] }, k.launch, k, { grid = 1, block = 1 }, x)
+        assert.truthy(err:find(path, 1, true), err)
+        assert.same({}, k:specializations())
+      end)
+    end
+    it("varargs", function()
+      S.misuse({ ":17: varargs (...) are not in the kernel subset" }, luacuda.jit, bad.vararg)
+    end)
+  end)
+
+  it("refuses functions without source, and K on the host", function()
+    S.misuse("luacuda.jit: a C function has no Lua source", luacuda.jit, print)
+    local stripped = load(string.dump(load("return function(x) end")(), true))
+    S.misuse("the source of the function cannot be found", luacuda.jit, stripped)
+    S.misuse("luacuda.kernel.grid: exists in kernels only", K.grid, 1)
+    S.misuse("luacuda.kernel.threadIdx.x: exists in kernels only", function() return K.threadIdx.x end)
+    local k = luacuda.jit(function(x) end)
+    S.misuse("is launched with k[{grid, block}](...)", k)
+    S.misuse("the kernel takes 1 argument (x), got 2", k.launch, k, { grid = 1, block = 1 }, 1, 2)
+    S.misuse("unknown option 'nope'", luacuda.jit, function() end, { nope = true })
+  end)
+
+  it("translates a string chunk's function", function()
+    local fn = load("local K = ... return function(x)\n  x[K.grid(1)] = 7\nend")(K)
+    local k = luacuda.jit(fn)
+    local x = luacuda.to_device(luacuda.zeros(3, "int64"))
+    k[{ 1, 3 }](x)
+    assert.same({ 7, 7, 7 }, host(x))
+    local x32 = luacuda.to_device(luacuda.zeros(3, "int32"))
+    k[{ 1, 3 }](x32)                 -- another dtype in the same place: another compile
+    k[{ 1, 3 }](x)
+    assert.same({ 7, 7, 7 }, host(x32))
+    assert.same({ "int64:1", "int32:1" }, k:specializations())
+  end)
+end)
