@@ -26,7 +26,7 @@ local AREAS = {
     { "src/binding/gather.c" } },
   { "Shapes: reshape, transpose, squeeze, view, split (and layout arithmetic)",
     { "src/binding/shape.c", "src/base/layout.c" } },
-  { "Records", { "src/binding/record.c", "lua/luacuda/record.lua" } },
+  { "Records", { "src/binding/record.c", "src/base/dtype.c", "lua/luacuda/record.lua" } },
   { "Array math: operators, luacuda.add ... where, comparisons, astype, result_type",
     { "src/binding/math.c", "src/base/ufunc.c", "src/base/ufunc_host.c" } },
   { "Host memory: pinned, mapped, register", { "src/binding/hostmem.c", "src/backend/hostreg.c" } },
