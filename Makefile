@@ -71,6 +71,8 @@ FAKE_NCCL = $(if $(and $(FAKE_CUDA),$(wildcard $(CUDA_INC)/nccl.h)),$(BUILD)/fak
 FAKE_NVRTC = $(BUILD)/fake/nvrtc/libnvrtc.so.12
 # the fake driver's rules for several devices and peer access (spec/devices_spec.lua)
 FAKE_PEER_TEST = $(if $(FAKE_CUDA),$(BUILD)/fake/fake_peer_test)
+# where the fake driver is no kinder than a GPU (spec/cuda_fake_spec.lua)
+FAKE_STRICT_TEST = $(if $(FAKE_CUDA),$(BUILD)/fake/fake_strict_test)
 CAPI_UNIT = $(BUILD)/capi_test
 EMBED_HOST = $(BUILD)/embed_host
 
@@ -265,6 +267,10 @@ $(BUILD)/fake/fake_peer_test: spec/c/fake_peer_test.c spec/c/unit.h $(BUILD)/fak
 	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -I$(CUDA_INC) $< -o $@ \
 	  -L$(BUILD)/fake -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) -lpthread
 
+$(BUILD)/fake/fake_strict_test: spec/c/fake_strict_test.c spec/c/unit.h $(BUILD)/fake/libcuda.so.1
+	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -I$(CUDA_INC) $< -o $@ \
+	  -L$(BUILD)/fake -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) -lpthread
+
 # built against the toolkit's cublas_api.h where it is (its own declarations
 # otherwise); it finds the fake driver already loaded, with dlopen
 $(BUILD)/fake/libcublas.so.13: spec/c/fake_cublas.c
@@ -335,7 +341,7 @@ deps:
 CHECK_DEPS = $(LIB) $(DIST_LIB) $(BIGCOUNT_UNIT) $(AGREE_UNIT) $(DIST_HOST_UNIT) $(UNIT) $(SCAN_UNIT) \
        $(DEPS_UNIT) $(MODCACHE_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(RANDOM_UNITS) $(GUARD_UNIT) \
        $(ARENA_UNIT) $(STREAM_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) $(EMBED_HOST) \
-       $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_NCCL) $(FAKE_PEER_TEST)
+       $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_NCCL) $(FAKE_PEER_TEST) $(FAKE_STRICT_TEST)
 check: $(CHECK_DEPS)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
@@ -359,13 +365,19 @@ check-shards: $(CHECK_DEPS)
 # spec then runs once more without it, so the library's own kernel runs on
 # the fake's PTX interpreter too (when BUSTED_ARGS is empty or names it).
 FAKE_CUDA_DELAY_US ?= 0
+# the order of a block's threads in the fake's PTX interpreter (a missing
+# __syncthreads shows): a fixed seed here, a random one in the delayed run;
+# FAKE_CUDA_SCHED_SEED=n replays a run, 0 runs threads in order
+FAKE_CUDA_SCHED_SEED ?= 1
 FAKE_ENV = LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=$(abspath $(BUILD))/fake/libcuda.so.1 \
            LUACUDA_CUBLAS=$(abspath $(BUILD))/fake/libcublas.so.13 \
            LUACUDA_LIBNCCL=$(abspath $(BUILD))/fake/libnccl.so.2 \
-           LUACUDA_PTX=1 FAKE_CUDA_MEMORY=4G FAKE_CUDA_DELAY_US=$(FAKE_CUDA_DELAY_US)
+           LUACUDA_PTX=1 FAKE_CUDA_MEMORY=4G FAKE_CUDA_DELAY_US=$(FAKE_CUDA_DELAY_US) \
+           FAKE_CUDA_SCHED_SEED=$(FAKE_CUDA_SCHED_SEED)
 MATMUL_SPEC = spec/matmul_spec.lua
 check-fake-cuda:
 	@test -f $(CUDA_INC)/cuda.h || { echo "no $(CUDA_INC)/cuda.h: the fake driver cannot be built"; exit 1; }
+	@echo "== fake driver: FAKE_CUDA_SCHED_SEED=$(FAKE_CUDA_SCHED_SEED) (a failure replays with it)"
 	@$(MAKE) --no-print-directory check $(FAKE_ENV)
 	@$(if $(or $(if $(strip $(BUSTED_ARGS)),,all),$(findstring $(MATMUL_SPEC),$(BUSTED_ARGS))), \
 	  echo "== $(MATMUL_SPEC) again without cuBLAS (LUACUDA_CUBLAS=/nonexistent): the library's kernel"; \
@@ -385,6 +397,7 @@ QUEUED_SPECS = $(addprefix spec/,$(addsuffix _spec.lua, \
   differential stress))
 check-fake-cuda-delayed:
 	@$(MAKE) --no-print-directory check-fake-cuda FAKE_CUDA_DELAY_US=300 \
+	  FAKE_CUDA_SCHED_SEED=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ') \
 	  BUSTED_ARGS="$(BUSTED_ARGS) $(QUEUED_SPECS)"
 
 # The API reference: LDoc reads the doc comments listed in config.ld and

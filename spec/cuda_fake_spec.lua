@@ -1276,6 +1276,13 @@ extern "C" __global__ void half_sum(__half *x, float *out) {
     os.execute("rm -rf " .. dir)
   end)
 
+  it("is no kinder than a GPU: poisoned fresh memory and registers, overlapping copies refused, threads shuffled (spec/c/fake_strict_test.c)", function()
+    local bin = BUILD .. "/fake/fake_strict_test"
+    assert(exists(bin), "no " .. bin .. " (make check builds it)")
+    local ok, out = S.sh(bin)
+    assert(ok and out:find("0 of 6 tests failed", 1, true), out)
+  end)
+
   it("names the architecture when the device is older than anything NVRTC knows", function()
     if not require("luacuda").nvrtc_version() then pending("no NVRTC") return end
     scenario([==[

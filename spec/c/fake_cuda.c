@@ -14,9 +14,16 @@
 **   cuStreamWaitEvent makes a stream wait for an event's last record;
 **   host functions run on the stream's worker (not the caller's thread)
 **   and may not call the driver;
-** - memory freed with cuMemFreeAsync is poisoned (0xA5 bytes) when its
-**   stream reaches the free, and the block goes to the next allocation
-**   that fits (on the freeing stream at once, as stream order allows);
+** - fresh device, managed and pool memory holds 0xA5 bytes (undefined on
+**   a GPU, never zeros); memory freed with cuMemFreeAsync is poisoned so
+**   when its stream reaches the free, and the block goes to the next
+**   allocation that fits (on the freeing stream at once, as stream order
+**   allows);
+** - a copy whose source and destination overlap is CUDA_ERROR_INVALID_VALUE
+**   (undefined on a GPU);
+** - cuMemFreeHost and cuMemHostUnregister do not wait for queued work (the
+**   manual does not promise it): a copy queued before that touches the
+**   memory faults (CUDA_ERROR_ILLEGAL_ADDRESS) when it runs;
 ** - a copy from pageable host memory reads it at call time (the driver
 **   stages it); a copy to pageable host memory returns when done; the
 **   synchronous cuMemcpy* and cuMemFree wait as the manual says;
@@ -77,6 +84,10 @@
 **                                parameter bytes in hex, to path
 **   FAKE_CUDA_TRACE_STREAMS=1    calls that queue work say where:
 **                                "name @legacy", "@blocking" or "@nonblocking"
+**   FAKE_CUDA_SCHED_SEED=N       the PTX interpreter runs a block's threads in an
+**                                order shuffled from N (0 or unset: in order;
+**                                make check-fake-cuda sets 1); registers and
+**                                local memory start as 0xA5 bytes either way
 ** A kernel whose name starts with fake_fault fails the context with
 ** CUDA_ERROR_ILLEGAL_ADDRESS when it runs, as a faulting kernel does.
 ** Beside the driver's API it exports fake_cuda_reachable(p, n), whether the
@@ -199,6 +210,7 @@ typedef struct op {
   unsigned char *params;        /* and its parameters, as the PTX lays them out */
   bool cooperative;             /* cuLaunchCooperativeKernel's: every block at once */
   bool unmapped;                /* OP_COPY: touches a pool block its device was not granted */
+  unsigned long long born;      /* its number among every op made (retired memory's check) */
 } op;
 
 struct CUstream_st {
@@ -477,9 +489,12 @@ static void *worker(void *arg) {
   }
 }
 
+static unsigned long long ops_made;
+
 static op *new_op(int kind) {
   op *o = calloc(1, sizeof *o);
   o->kind = kind;
+  o->born = ++ops_made;
   o->dev = current ? curdev() : 0;
   return o;
 }
@@ -542,8 +557,67 @@ static void trim(pool *p, uint64_t keep) {
   }
 }
 
+/* Host memory no longer page-locked (cuMemFreeHost, cuMemHostUnregister)
+** while work queued before still names it: the driver does not wait, so
+** neither does the fake; a copy queued before that touches it faults
+** (ILLEGAL_ADDRESS, told on stderr), and cuMemFreeHost's bytes stay
+** allocated until that work is done, so the fault is reported, not a
+** use after free of the fake's own. */
+typedef struct retired {
+  struct retired *next;
+  char *p, *alias;              /* the range; write-combined: its device mapping */
+  size_t n;
+  bool owned;                   /* cuMemFreeHost's: released with it */
+  unsigned long long born;      /* ops made up to its retirement */
+  point *wait;                  /* the work queued then */
+  int nwait;
+} retired;
+static retired *retireds;
+
+static void release_retired(void) {
+  for (retired **rp = &retireds; *rp;) {
+    retired *r = *rp;
+    bool done = true;
+    for (int i = 0; i < r->nwait && done; i++) done = point_done(r->wait[i]);
+    if (!done) { rp = &r->next; continue; }
+    *rp = r->next;
+    if (r->owned && r->alias) { munmap(r->alias, r->n); munmap(r->p, r->n); }
+    else if (r->owned) free(r->p);
+    free(r->wait);
+    free(r);
+  }
+}
+
+/* Under mu: a's range retires; its record (and its alias's) goes now. */
+static void retire(alloc *a, bool owned) {
+  retired *r = calloc(1, sizeof *r);
+  r->p = a->p;
+  r->n = a->n;
+  r->alias = a->alias ? a->alias->p : NULL;
+  r->owned = owned;
+  r->born = ops_made;
+  for (struct CUstream_st *t = streams; t; t = t->next)
+    if (!point_done(last_of(t))) {
+      r->wait = realloc(r->wait, (size_t)(r->nwait + 1) * sizeof *r->wait);
+      r->wait[r->nwait++] = last_of(t);
+    }
+  if (a->alias) drop(a->alias);
+  drop(a);
+  r->next = retireds;
+  retireds = r;
+  release_retired();
+}
+
+/* Does op o, made before a retirement, touch [p, p + n) of it? */
+static bool touches_retired(const op *o, const char *p, size_t n) {
+  for (const retired *r = retireds; r; r = r->next)
+    if (o->born <= r->born && p < r->p + r->n && r->p < p + n) return true;
+  return false;
+}
+
 /* A synchronisation point: pools give back what is above their threshold. */
 static void settle(void) {
+  release_retired();
   for (int i = 0; i < ndev; i++) trim(&pools[i], pools[i].threshold);
   for (pool *p = made_pools; p; p = p->next) trim(p, p->destroyed ? 0 : p->threshold);
 }
@@ -694,6 +768,15 @@ static void run_op(op *o) {
   switch (o->kind) {
     case OP_COPY: {
       if (o->unmapped) {                      /* the copy engine faults, as a kernel would */
+        sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+        break;
+      }
+      size_t rows = (o->depth - 1) * (o->depth > 1 ? o->dheight : o->height) + o->height;
+      size_t srows = (o->depth - 1) * (o->depth > 1 ? o->sheight : o->height) + o->height;
+      if (retireds && (touches_retired(o, o->dst, (rows - 1) * o->dpitch + o->width) ||
+                       (!o->staged && touches_retired(o, o->src, (srows - 1) * o->spitch + o->width)))) {
+        fprintf(stderr, "fake_cuda: a copy touches host memory unpinned (cuMemFreeHost or "
+                        "cuMemHostUnregister) before it ran\n");
         sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
         break;
       }
@@ -1129,6 +1212,14 @@ API CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
   return leave(CUDA_SUCCESS);
 }
 
+/* Fresh device memory: its bytes are undefined on a GPU, here POISON, so
+** that code reading memory it never wrote sees garbage, not zeros. */
+static void *poisoned(size_t n) {
+  void *p = malloc(n);
+  if (p) memset(p, POISON, n);
+  return p;
+}
+
 /* Room on the current device for n more bytes. */
 static bool room(size_t n) { return dev_used(curdev()) + n <= devmem; }
 
@@ -1136,7 +1227,7 @@ API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   ENTER(true);
   if (n == 0) return leave(CUDA_ERROR_INVALID_VALUE);
   if (!room(n)) return leave(CUDA_ERROR_OUT_OF_MEMORY);
-  *p = (CUdeviceptr)(uintptr_t)add(malloc(n), n, A_DEVICE, 0)->p;
+  *p = (CUdeviceptr)(uintptr_t)add(poisoned(n), n, A_DEVICE, 0)->p;
   return leave(CUDA_SUCCESS);
 }
 
@@ -1144,7 +1235,7 @@ API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned flags) {
   ENTER(true);
   if (n == 0 || flags != CU_MEM_ATTACH_GLOBAL) return leave(CUDA_ERROR_INVALID_VALUE);
   if (!room(n)) return leave(CUDA_ERROR_OUT_OF_MEMORY);
-  *p = (CUdeviceptr)(uintptr_t)add(malloc(n), n, A_MANAGED, 0)->p;
+  *p = (CUdeviceptr)(uintptr_t)add(poisoned(n), n, A_MANAGED, 0)->p;
   return leave(CUDA_SUCCESS);
 }
 
@@ -1185,7 +1276,7 @@ static CUresult pool_alloc(CUdeviceptr *p, size_t n, pool *q, CUstream h, const 
     free(b);
   } else {
     if (dev_used(q->dev) + n > devmem) return CUDA_ERROR_OUT_OF_MEMORY;
-    mem = malloc(n);
+    mem = poisoned(n);
     cap = n;
     q->reserved += n;
   }
@@ -1274,21 +1365,13 @@ API CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) {
 
 API CUresult cuMemAllocHost_v2(void **p, size_t n) { return cuMemHostAlloc(p, n, 0); }
 
-/* Page-locked memory goes after the work queued on it (the driver
-** synchronises). */
+/* Page-locked memory goes at once: the driver's manual does not promise
+** to wait for work queued on it (see retire). */
 API CUresult cuMemFreeHost(void *p) {
   ENTER(true);
   alloc *a = find(p, 0);
   if (a == NULL || a->p != p || a->kind != A_HOST) return leave(CUDA_ERROR_INVALID_VALUE);
-  drain_device(curdev());
-  if (a->alias) {
-    munmap(a->alias->p, a->n);
-    munmap(a->p, a->n);
-    drop(a->alias);
-  } else {
-    free(a->p);
-  }
-  drop(a);
+  retire(a, true);
   return leave(CUDA_SUCCESS);
 }
 
@@ -1308,8 +1391,7 @@ API CUresult cuMemHostUnregister(void *p) {
   alloc *a = find(p, 0);
   if (a == NULL || a->p != p || a->kind != A_REGISTERED)
     return leave(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
-  drain_device(curdev());
-  drop(a);
+  retire(a, false);
   return leave(CUDA_SUCCESS);
 }
 
@@ -1339,6 +1421,31 @@ static void queue_copy(struct CUstream_st *s, op *o, bool src_pageable, bool dst
   if (dst_pageable) wait_point(at);
 }
 
+/* Whether a copy's destination rows meet its source rows: undefined on a
+** GPU (the copy engines promise no order), refused here. Each destination
+** row is checked against each source slice's rows arithmetically. */
+static bool copy_overlaps(const op *o) {
+  uintptr_t d0 = (uintptr_t)o->dst, s0 = (uintptr_t)o->src;
+  size_t w = o->width, h = o->height, dh = o->depth > 1 ? o->dheight : h,
+         sh = o->depth > 1 ? o->sheight : h;
+  size_t dspan = ((o->depth - 1) * dh + (h - 1)) * o->dpitch + w;
+  size_t sspan = ((o->depth - 1) * sh + (h - 1)) * o->spitch + w;
+  if (w == 0 || d0 + dspan <= s0 || s0 + sspan <= d0) return false;
+  for (size_t z = 0; z < o->depth; z++)
+    for (size_t y = 0; y < h; y++) {
+      uintptr_t a = d0 + (z * dh + y) * o->dpitch;       /* [a, a + w) */
+      for (size_t sz = 0; sz < o->depth; sz++) {
+        uintptr_t base = s0 + sz * sh * o->spitch;       /* rows base + j * spitch */
+        size_t lo;                                       /* the first row ending after a */
+        if (a < base + w) lo = 0;
+        else if (o->spitch == 0) lo = h;
+        else lo = (a - base - w) / o->spitch + 1;
+        if (lo < h && base + lo * o->spitch < a + w) return true;
+      }
+    }
+  return false;
+}
+
 static op *copy_op(void *dst, const void *src, size_t n) {
   op *o = new_op(OP_COPY);
   o->dst = dst;
@@ -1358,6 +1465,7 @@ API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream 
   const void *sp = (const void *)(uintptr_t)src;
   if (n) {
     op *o = copy_op(d, sp, n);
+    if (copy_overlaps(o)) { free(o); return leave(CUDA_ERROR_INVALID_VALUE); }
     o->unmapped = copy_unmapped(d, n, s->dev) || copy_unmapped(sp, n, s->dev);
     queue_copy(s, o, pageable(sp, n), pageable(d, n));
   }
@@ -1395,6 +1503,7 @@ API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
   if (n) {
     bool staged = pageable(src, n);
     op *o = copy_op((void *)(uintptr_t)dst, src, n);
+    if (copy_overlaps(o)) { free(o); return leave(CUDA_ERROR_INVALID_VALUE); }
     queue_copy(s, o, staged, false);
     at = (point){s, s->enqueued};
     if (!staged) wait_point(at);
@@ -1407,7 +1516,9 @@ API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
   if (!check_range(src, n)) return leave(CUDA_ERROR_INVALID_VALUE);
   struct CUstream_st *s = current->legacy;
   if (n) {
-    queue_copy(s, copy_op(dst, (const void *)(uintptr_t)src, n), false, false);
+    op *o = copy_op(dst, (const void *)(uintptr_t)src, n);
+    if (copy_overlaps(o)) { free(o); return leave(CUDA_ERROR_INVALID_VALUE); }
+    queue_copy(s, o, false, false);
     wait_point(last_of(s));
   }
   return leave(CUDA_SUCCESS);
@@ -1451,6 +1562,7 @@ API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream h) {
   o->width = c->WidthInBytes;
   o->height = c->Height;
   o->depth = 1;
+  if (copy_overlaps(o)) { free(o); return leave(CUDA_ERROR_INVALID_VALUE); }
   o->unmapped = copy_unmapped(d, 1, s->dev) || copy_unmapped(src, 1, s->dev);
   queue_copy(s, o, host_side(c->srcMemoryType, src, c->WidthInBytes),
              host_side(c->dstMemoryType, d, c->WidthInBytes));
@@ -1481,6 +1593,7 @@ API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream h) {
   o->width = c->WidthInBytes;
   o->height = c->Height;
   o->depth = c->Depth;
+  if (copy_overlaps(o)) { free(o); return leave(CUDA_ERROR_INVALID_VALUE); }
   o->unmapped = copy_unmapped(d, 1, s->dev) || copy_unmapped(src, 1, s->dev);
   queue_copy(s, o, host_side(c->srcMemoryType, src, c->WidthInBytes),
              host_side(c->dstMemoryType, d, c->WidthInBytes));

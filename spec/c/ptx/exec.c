@@ -34,6 +34,7 @@
 #define LOCAL_PER_THREAD (64u << 10)   /* each thread's local memory (a GPU's stack) */
 #define MAX_DEPTH 256                  /* calls deep */
 #define NCACHE 8                       /* allocations a worker remembers */
+#define UNDEFINED_BYTE 0xA5            /* what fresh registers, local and shared memory hold */
 
 /* GCC's half precision and 128-bit integers, outside ISO C */
 __extension__ typedef _Float16 half;
@@ -79,6 +80,8 @@ typedef struct blk {
   uint64_t lo[NCACHE], hi[NCACHE];
   int cache_next;
   int smid;
+  int *order;                  /* the order its threads run in this round */
+  uint64_t rng;                /* and what shuffles it (sched_seed's) */
   bool stop;
   unsigned long long icount;
   struct { unsigned arrived, expected; uint32_t popc; bool and_, or_; } bars[16];
@@ -92,6 +95,7 @@ struct launch {
   const unsigned char *params;
   const ptx_host *host;
   bool has_local;
+  uint64_t seed;               /* this launch's scheduling seed; 0: threads in order */
   atomic_ullong next;
   atomic_int err;
   pthread_mutex_t mu;
@@ -106,6 +110,41 @@ struct launch {
 };
 
 static atomic_ullong executed;
+static atomic_ullong launches;
+
+/* splitmix64: a seed's stream of well mixed 64-bit values */
+static uint64_t mix(uint64_t *x) {
+  uint64_t z = (*x += 0x9E3779B97F4A7C15u);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+  return z ^ (z >> 31);
+}
+
+/* The order a block's threads run in is not the hardware's business to
+** promise: FAKE_CUDA_SCHED_SEED=N (N > 0) shuffles it afresh in every
+** round of every block of every launch (launch k of the process takes
+** N mixed with k, so a run replays), and a kernel that misses a
+** __syncthreads gives a wrong result under some seed. 0 or unset: in
+** order (thread 0 first), as before. */
+static uint64_t sched_seed(void) {
+  const char *s = getenv("FAKE_CUDA_SCHED_SEED");
+  uint64_t n = s ? strtoull(s, NULL, 10) : 0;
+  if (n == 0) return 0;
+  uint64_t x = n ^ (atomic_fetch_add(&launches, 1) * 0xD1B54A32D192ED03u);
+  uint64_t r = mix(&x);
+  return r ? r : 1;
+}
+
+static void shuffle_order(blk *b) {
+  for (int i = 0; i < b->n; i++) b->order[i] = i;
+  if (b->L->seed == 0) return;
+  for (int i = b->n - 1; i > 0; i--) {
+    int j = (int)(mix(&b->rng) % (uint64_t)(i + 1));
+    int t = b->order[i];
+    b->order[i] = b->order[j];
+    b->order[j] = t;
+  }
+}
 unsigned long long ptx_instructions(void) { return atomic_load(&executed); }
 
 static pthread_mutex_t print_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -1118,7 +1157,8 @@ static void enter_frame(blk *b, thr *t, int fn) {
     t->rcap = (t->rtop + (size_t)f->nregs) * 2 + 64;
     t->rstack = realloc(t->rstack, t->rcap * sizeof *t->rstack);
   }
-  if (f->nregs) memset(t->rstack + rbase, 0, (size_t)f->nregs * sizeof *t->rstack);
+  /* a frame's registers and local memory start undefined, as on a GPU */
+  if (f->nregs) memset(t->rstack + rbase, UNDEFINED_BYTE, (size_t)f->nregs * sizeof *t->rstack);
   t->rtop += (size_t)f->nregs;
   if (t->ptop + f->param_bytes > t->pcap) {
     t->pcap = (t->ptop + f->param_bytes) * 2 + 256;
@@ -1127,6 +1167,8 @@ static void enter_frame(blk *b, thr *t, int fn) {
   t->ptop += f->param_bytes;
   size_t lbase = (t->ltop + 15) & ~(size_t)15;
   t->ltop = lbase + f->local_bytes;
+  if (f->local_bytes && b->local && t->ltop <= LOCAL_PER_THREAD)   /* (an overflow faults in do_call) */
+    memset(local_of(b, t) + lbase, UNDEFINED_BYTE, f->local_bytes);
   t->r = t->rstack + rbase;
   t->mask = f->regmask;
   t->param = t->pstack + pbase;
@@ -1713,7 +1755,7 @@ static void run_block(blk *b, unsigned long long id) {
   b->ctaid[0] = (unsigned)(id % L->grid.x);
   b->ctaid[1] = (unsigned)(id / L->grid.x % L->grid.y);
   b->ctaid[2] = (unsigned)(id / L->grid.x / L->grid.y);
-  memset(b->shared, 0xA5, b->shared_size);   /* shared memory starts undefined */
+  memset(b->shared, UNDEFINED_BYTE, b->shared_size);   /* shared memory starts undefined */
   for (int i = 0; i < 16; i++) {
     b->bars[i].arrived = b->bars[i].expected = b->bars[i].popc = 0;
     b->bars[i].and_ = true;
@@ -1736,10 +1778,14 @@ static void run_block(blk *b, unsigned long long id) {
     enter_frame(b, t, fn);
     if (e->formal_bytes) memcpy(t->param, L->params, e->formal_bytes);
   }
+  b->rng = L->seed ^ (id * 0xA0761D6478BD642Fu);
   for (;;) {
     bool ran = false;
-    for (int i = 0; i < b->n && !b->stop; i++)
-      if (b->t[i].state == TS_RUN) { run_thread(b, &b->t[i]); ran = true; }
+    shuffle_order(b);
+    for (int k = 0; k < b->n && !b->stop; k++) {
+      thr *t = &b->t[b->order[k]];
+      if (t->state == TS_RUN) { run_thread(b, t); ran = true; }
+    }
     if (b->stop) return;
     bool released = resolve_barriers(b);
     for (int w = 0; w * 32 < b->n; w++) released = resolve_warp(b, w) || released;
@@ -1794,6 +1840,7 @@ int ptx_launch(ptx_module *m, int e, ptx_dims grid, ptx_dims block, size_t dynam
   L.nblocks = (unsigned long long)grid.x * grid.y * grid.z;
   L.cooperative = host->cooperative != 0;
   L.gridws[0] = sizeof L.gridws;
+  L.seed = sched_seed();
   pthread_mutex_init(&L.mu, NULL);
   atomic_init(&L.next, 0);
   atomic_init(&L.err, PTX_OK);
@@ -1813,6 +1860,7 @@ int ptx_launch(ptx_module *m, int e, ptx_dims grid, ptx_dims block, size_t dynam
     b->n = nthreads;
     b->smid = w;
     b->t = calloc((size_t)nthreads, sizeof *b->t);
+    b->order = calloc((size_t)nthreads, sizeof *b->order);
     b->shared_size = shared;
     b->shared = aligned_alloc(256, (shared + 255) / 256 * 256 + 256);
     if (L.has_local) {
@@ -1831,6 +1879,7 @@ int ptx_launch(ptx_module *m, int e, ptx_dims grid, ptx_dims block, size_t dynam
     total += b->icount;
     for (int i = 0; i < nthreads; i++) { free(b->t[i].rstack); free(b->t[i].pstack); }
     free(b->t);
+    free(b->order);
     free(b->shared);
     if (b->local) munmap(b->local, (size_t)nthreads * LOCAL_PER_THREAD);
   }

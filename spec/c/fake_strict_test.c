@@ -1,0 +1,234 @@
+/*
+** fake_strict_test: where the fake driver (spec/c/fake_cuda.c) and its PTX
+** interpreter are no kinder than a GPU. Fresh device, managed and pool
+** memory, a kernel's registers and its local memory hold garbage (0xA5
+** bytes), not zeros; a copy whose source and destination overlap is
+** refused (undefined on a GPU); an event is not recorded on another
+** context's stream; and the threads of a block run in a shuffled order
+** (FAKE_CUDA_SCHED_SEED), so a missing bar.sync gives a wrong result.
+** Two devices (FAKE_CUDA_DEVICES=2, set here before cuInit).
+**
+**   fake_strict_test [--list | NAME]   (unit.h)
+*/
+#include <cuda.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "unit.h"
+
+static CUcontext ctx[2];
+
+static int setup(void) {
+  setenv("FAKE_CUDA_DEVICES", "2", 1);
+  setenv("FAKE_CUDA_CC", "9.0,9.0", 1);
+  if (cuInit(0) != CUDA_SUCCESS) return -1;
+  for (int i = 0; i < 2; i++)
+    if (cuDevicePrimaryCtxRetain(&ctx[i], i) != CUDA_SUCCESS) return -1;
+  return cuCtxSetCurrent(ctx[0]) == CUDA_SUCCESS ? 0 : -1;
+}
+
+static bool all_poison(const unsigned char *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != 0xA5) return false;
+  return true;
+}
+
+static int test_fresh_memory_poisoned(void) {
+  unsigned char host[64];
+  CUdeviceptr d, m, q;
+  CHECK_EQ(cuMemAlloc(&d, sizeof host), CUDA_SUCCESS);
+  CHECK_EQ(cuMemcpyDtoH(host, d, sizeof host), CUDA_SUCCESS);
+  CHECK(all_poison(host, sizeof host));
+  CHECK_EQ(cuMemAllocManaged(&m, sizeof host, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+  CHECK(all_poison((unsigned char *)(uintptr_t)m, sizeof host));
+  CHECK_EQ(cuMemAllocAsync(&q, sizeof host, NULL), CUDA_SUCCESS);   /* a new pool block */
+  CHECK_EQ(cuMemcpyDtoH(host, q, sizeof host), CUDA_SUCCESS);
+  CHECK(all_poison(host, sizeof host));
+  CHECK_EQ(cuMemFreeAsync(q, NULL), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFree(m), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFree(d), CUDA_SUCCESS);
+  return 0;
+}
+
+static int test_overlapping_copies_refused(void) {
+  CUdeviceptr d;
+  CHECK_EQ(cuMemAlloc(&d, 256), CUDA_SUCCESS);
+  CHECK_EQ(cuMemcpyAsync(d + 8, d, 16, NULL), CUDA_ERROR_INVALID_VALUE);
+  CHECK_EQ(cuMemcpyAsync(d, d + 15, 16, NULL), CUDA_ERROR_INVALID_VALUE);
+  CHECK_EQ(cuMemcpyAsync(d, d, 16, NULL), CUDA_ERROR_INVALID_VALUE);
+  CHECK_EQ(cuMemcpyAsync(d + 16, d, 16, NULL), CUDA_SUCCESS);         /* adjacent: fine */
+  /* 2-D: even rows to odd rows of the same memory meet nowhere */
+  CUDA_MEMCPY2D c;
+  memset(&c, 0, sizeof c);
+  c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.srcDevice = d;
+  c.dstDevice = d + 16;
+  c.srcPitch = c.dstPitch = 32;
+  c.WidthInBytes = 16;
+  c.Height = 4;
+  CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_SUCCESS);
+  c.dstDevice = d + 8;                                                /* now they do */
+  CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_ERROR_INVALID_VALUE);
+  c.dstDevice = d + 32;                                               /* row k onto row k + 1 */
+  CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_ERROR_INVALID_VALUE);
+  CHECK_EQ(cuStreamSynchronize(NULL), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFree(d), CUDA_SUCCESS);
+  return 0;
+}
+
+static int test_event_on_other_context(void) {
+  CUstream s1;
+  CUevent e;
+  CHECK_EQ(cuCtxSetCurrent(ctx[1]), CUDA_SUCCESS);
+  CHECK_EQ(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CHECK_EQ(cuCtxSetCurrent(ctx[0]), CUDA_SUCCESS);
+  CHECK_EQ(cuEventCreate(&e, 0), CUDA_SUCCESS);
+  CHECK_EQ(cuEventRecord(e, s1), CUDA_ERROR_INVALID_HANDLE);
+  CHECK_EQ(cuEventRecord(e, NULL), CUDA_SUCCESS);
+  CHECK_EQ(cuEventSynchronize(e), CUDA_SUCCESS);
+  CHECK_EQ(cuEventDestroy(e), CUDA_SUCCESS);
+  CHECK_EQ(cuCtxSetCurrent(ctx[1]), CUDA_SUCCESS);
+  CHECK_EQ(cuStreamDestroy(s1), CUDA_SUCCESS);
+  CHECK_EQ(cuCtxSetCurrent(ctx[0]), CUDA_SUCCESS);
+  return 0;
+}
+
+/* unset: stores a register and a word of local memory it never wrote;
+** race: thread i writes s[i], then reads s[(i + 1) % 32] with no barrier
+** between (race_synced has the bar.sync). */
+static const char ptx[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry unset(.param .u64 out)\n{\n"
+    "  .local .align 4 .b8 buf[8];\n"
+    "  .reg .b32 %r<3>;\n  .reg .b64 %rd<3>;\n"
+    "  ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd2, %rd1;\n"
+    "  st.global.u32 [%rd2], %r1;\n"
+    "  ld.local.u32 %r2, [buf+4];\n  st.global.u32 [%rd2+4], %r2;\n  ret;\n}\n"
+    ".visible .entry race(.param .u64 out)\n{\n"
+    "  .shared .align 4 .b8 s[128];\n"
+    "  .reg .b32 %r<8>;\n  .reg .b64 %rd<6>;\n"
+    "  ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd2, %rd1;\n"
+    "  mov.u32 %r1, %tid.x;\n  mov.u32 %r2, s;\n  shl.b32 %r3, %r1, 2;\n"
+    "  add.s32 %r4, %r2, %r3;\n  add.s32 %r5, %r1, 1;\n  st.shared.u32 [%r4], %r5;\n"
+    "  and.b32 %r6, %r5, 31;\n  shl.b32 %r6, %r6, 2;\n  add.s32 %r6, %r2, %r6;\n"
+    "  ld.shared.u32 %r7, [%r6];\n"
+    "  mul.wide.u32 %rd3, %r1, 4;\n  add.s64 %rd4, %rd2, %rd3;\n  st.global.u32 [%rd4], %r7;\n"
+    "  ret;\n}\n"
+    ".visible .entry race_synced(.param .u64 out)\n{\n"
+    "  .shared .align 4 .b8 s[128];\n"
+    "  .reg .b32 %r<8>;\n  .reg .b64 %rd<6>;\n"
+    "  ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd2, %rd1;\n"
+    "  mov.u32 %r1, %tid.x;\n  mov.u32 %r2, s;\n  shl.b32 %r3, %r1, 2;\n"
+    "  add.s32 %r4, %r2, %r3;\n  add.s32 %r5, %r1, 1;\n  st.shared.u32 [%r4], %r5;\n"
+    "  bar.sync 0;\n"
+    "  and.b32 %r6, %r5, 31;\n  shl.b32 %r6, %r6, 2;\n  add.s32 %r6, %r2, %r6;\n"
+    "  ld.shared.u32 %r7, [%r6];\n"
+    "  mul.wide.u32 %rd3, %r1, 4;\n  add.s64 %rd4, %rd2, %rd3;\n  st.global.u32 [%rd4], %r7;\n"
+    "  ret;\n}\n";
+
+static CUmodule module;
+
+static int run(const char *entry, CUdeviceptr out, unsigned threads) {
+  CUfunction f;
+  if (module == NULL && cuModuleLoadData(&module, ptx) != CUDA_SUCCESS) return -1;
+  if (cuModuleGetFunction(&f, module, entry) != CUDA_SUCCESS) return -1;
+  void *args[] = {&out};
+  if (cuLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, NULL, args, NULL) != CUDA_SUCCESS) return -1;
+  return cuStreamSynchronize(NULL) == CUDA_SUCCESS ? 0 : -1;
+}
+
+static int test_registers_and_local_poisoned(void) {
+  CUdeviceptr out;
+  uint32_t got[2] = {0, 0};
+  CHECK_EQ(cuMemAlloc(&out, sizeof got), CUDA_SUCCESS);
+  CHECK_EQ(cuMemcpyHtoD(out, got, sizeof got), CUDA_SUCCESS);   /* what the kernel overwrites */
+  CHECK_EQ(run("unset", out, 1), 0);
+  CHECK_EQ(cuMemcpyDtoH(got, out, sizeof got), CUDA_SUCCESS);
+  CHECK_EQ(got[0], 0xA5A5A5A5u);
+  CHECK_EQ(got[1], 0xA5A5A5A5u);
+  CHECK_EQ(cuMemFree(out), CUDA_SUCCESS);
+  return 0;
+}
+
+/* Thread i of the race reads what thread i + 1 wrote: right (i + 2, mod
+** 32, plus one) only where i + 1 ran its store first. */
+static int wrong_reads(CUdeviceptr out, const char *entry) {
+  uint32_t got[32];
+  if (run(entry, out, 32) != 0) return -1;
+  if (cuMemcpyDtoH(got, out, sizeof got) != CUDA_SUCCESS) return -1;
+  int wrong = 0;
+  for (unsigned i = 0; i < 32; i++) wrong += got[i] != (i + 1) % 32 + 1;
+  return wrong;
+}
+
+static int test_missing_barrier_shows(void) {
+  CUdeviceptr out;
+  CHECK_EQ(cuMemAlloc(&out, 32 * 4), CUDA_SUCCESS);
+  /* in order, every thread but the last reads before its neighbour wrote */
+  setenv("FAKE_CUDA_SCHED_SEED", "0", 1);
+  CHECK_EQ(wrong_reads(out, "race"), 31);
+  CHECK_EQ(wrong_reads(out, "race"), 31);
+  /* shuffled, the count changes from launch to launch (and is never 31
+  ** for long: a few launches show it) */
+  setenv("FAKE_CUDA_SCHED_SEED", "12345", 1);
+  bool other = false;
+  for (int k = 0; k < 8 && !other; k++) {
+    int w = wrong_reads(out, "race");
+    CHECK(w >= 0);
+    other = w != 31;
+  }
+  CHECK(other);
+  /* with the barrier, right under every order */
+  for (int k = 0; k < 8; k++) CHECK_EQ(wrong_reads(out, "race_synced"), 0);
+  setenv("FAKE_CUDA_SCHED_SEED", "0", 1);
+  CHECK_EQ(wrong_reads(out, "race_synced"), 0);
+  CHECK_EQ(cuMemFree(out), CUDA_SUCCESS);
+  return 0;
+}
+
+/* cuMemFreeHost does not wait for the copy queued before it (the driver
+** does not promise to): the copy then faults. Last, as the fault is the
+** context's for good. The host function holds the stream until the free
+** returned (5 s at most, so that a fake that waits is a failure, not a
+** hang). */
+static atomic_int gate;
+static void CUDA_CB hold(void *ud) {
+  (void)ud;
+  struct timespec ms = {0, 1000000};
+  for (int i = 0; i < 5000 && !atomic_load(&gate); i++) nanosleep(&ms, NULL);
+}
+
+static int test_free_host_does_not_wait(void) {
+  CUstream s;
+  void *h;
+  CUdeviceptr d;
+  CHECK_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CHECK_EQ(cuMemAllocHost(&h, 64), CUDA_SUCCESS);
+  CHECK_EQ(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+  CHECK_EQ(cuLaunchHostFunc(s, hold, NULL), CUDA_SUCCESS);
+  CHECK_EQ(cuMemcpyAsync(d, (CUdeviceptr)(uintptr_t)h, 64, s), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFreeHost(h), CUDA_SUCCESS);
+  CHECK_EQ(cuStreamQuery(s), CUDA_ERROR_NOT_READY);      /* the free did not wait */
+  atomic_store(&gate, 1);
+  CHECK_EQ(cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_ADDRESS);
+  return 0;
+}
+
+#define T(name) { #name, test_##name }
+static const unit_test tests[] = {T(fresh_memory_poisoned), T(overlapping_copies_refused),
+                                  T(event_on_other_context), T(registers_and_local_poisoned),
+                                  T(missing_barrier_shows), T(free_host_does_not_wait)};
+#define NTESTS ((int)(sizeof tests / sizeof tests[0]))
+
+int main(int argc, char **argv) {
+  (void)err;                     /* unit.h's, for calls checked by message: none here */
+  if (setup() != 0) {
+    fprintf(stderr, "fake_strict_test: the fake driver did not start\n");
+    return 1;
+  }
+  return unit_main("fake_strict_test", tests, NTESTS, argc, argv);
+}
