@@ -195,6 +195,16 @@ local CHILD = {
       test = "the cuda backend on the fake driver names the architecture when the device is older than anything NVRTC knows",
       fn = "compile" },
 }
+-- a user's -arch against the device's (issue 32, defect 5): a child on the fake driver
+for _, key in ipairs {
+  'option <>: an architecture is "compute_XX" or "sm_XX" (e.g. "sm_80"), no newer than the device\'s',
+  "option <>: <> is newer than the device (compute capability <>.<>), which cannot run its code",
+  "option <>: <> is specific to compute capability <>.<>; the device is <>.<>",
+} do
+  CHILD[key] = { file = "spec/cuda_fake_spec.lua",
+                 test = "the cuda backend on the fake driver honours a user -arch no newer than the device as PTX the driver JITs, and refuses a newer one",
+                 fn = "compile" }
+end
 
 -- several devices: spec/devices_spec.lua runs each test in a child with
 -- LUACUDA_SIM_DEVICES=3 (FAKE_CUDA_DEVICES=3)
