@@ -35,7 +35,10 @@ local count, failures = 0, 0
 for anchor, body in html:gmatch('<a name = "([^"]+)"></a>(.-)</dd>') do
   for example in body:gmatch('<pre class="example">(.-)</pre>') do
     count = count + 1
-    local chunk, err = load(plain(example), "=" .. anchor .. " (example)", "t", env)
+    -- named by its own text, as load names a string chunk: luacuda.jit reads
+    -- a Lua kernel's source from the chunk's name (the failure names the entry)
+    local source = plain(example)
+    local chunk, err = load(source, source, "t", env)
     local ok = chunk ~= nil
     if ok then ok, err = pcall(chunk) end
     if not ok then
