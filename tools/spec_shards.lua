@@ -4,7 +4,7 @@
 -- in a plain run (make check) on the development machine; a spec not listed
 -- counts DEFAULT seconds. Files are the arguments, or every spec/*_spec.lua.
 local SECONDS = require("spec.timings")
-local DEFAULT = 5
+local DEFAULT = 2
 
 local n = math.tointeger(tonumber(arg[1] or ""))
 if not n or n < 1 then
