@@ -28,7 +28,7 @@ local AREAS = {
     { "src/binding/shape.c", "src/base/layout.c" } },
   { "Records", { "src/binding/record.c", "src/base/dtype.c", "lua/luacuda/record.lua" } },
   { "Array math: operators, luacuda.add ... where, comparisons, astype, result_type",
-    { "src/binding/math.c", "src/base/ufunc.c", "src/base/ufunc_host.c" } },
+    { "src/binding/math.c", "src/binding/operands.c", "src/base/ufunc.c", "src/base/ufunc_host.c" } },
   { "Host memory: pinned, mapped, register", { "src/binding/hostmem.c", "src/backend/hostreg.c" } },
   { "Streams and events", { "src/binding/stream.c", "src/binding/event.c", "src/binding/pending.c", "src/backend/sim/stream.c" } },
   { "Devices and the module", { "src/binding/core.c", "src/binding/device.c", "src/backend/backend.c", "src/base/env.c", "src/backend/sim/backend.c", "src/backend/sim/pool.c" } },
