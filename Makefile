@@ -556,11 +556,16 @@ VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
 # specs of the check see it off (S.nvrtc_checks) and are pending here; the
 # other runs check with NVRTC. LUACUDA_DIFF_SEQUENCES=200: the differential
 # test's sequences take the same paths as its 2,000 elsewhere.
+# The specs whose tests run in child processes (which run without valgrind)
+# or only read the sources are left out of the whole run: under valgrind they
+# take the same paths as in make test, minutes of waiting on children.
+VALGRIND_SKIP = build_spec docs_spec examples_spec errors_catalogue_spec architecture_spec \
+                includes_spec sizes_spec dist_spec dist_agree_spec dist_bigcount_spec
 test-valgrind: deps
 	@$(MAKE) --no-print-directory deps PACKAGES=valgrind
 	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)" \
 	  LUA="env LUACUDA_NVRTC_CHECK=0 LUACUDA_DIFF_SEQUENCES=200 $(VALGRIND) $(LUA)" \
-	  BUSTED_ARGS="--exclude-tags=oob,fenv,heavy $(BUSTED_ARGS)"
+	  BUSTED_ARGS="--exclude-tags=oob,fenv,heavy $(if $(BUSTED_ARGS),$(BUSTED_ARGS),$(VALGRIND_SKIP:%=--exclude-pattern=%))"
 
 # The threads program against a module built with ThreadSanitizer: the
 # program links Lua (uninstrumented, but each state stays on its thread)
