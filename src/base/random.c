@@ -39,8 +39,6 @@ uint64_t lc_random_split_key(uint64_t key, uint64_t counter, uint32_t i) {
   return lc_rng_split_key(key, counter, i);
 }
 
-static bool is_c_contiguous(const lc_layout *l, int64_t itemsize);
-
 /* Walks a view's elements in C order: the byte offset of the current one. */
 typedef struct walker {
   const lc_layout *l;
@@ -52,7 +50,7 @@ typedef struct walker {
 static void walk_start(walker *w, const lc_layout *l, int64_t itemsize) {
   memset(w, 0, sizeof *w);
   w->l = l;
-  w->step = is_c_contiguous(l, itemsize) ? itemsize : 0;
+  w->step = lc_layout_is_c_contiguous(l, itemsize) ? itemsize : 0;
 }
 
 static void walk_next(walker *w) {
@@ -86,8 +84,8 @@ static void store_bits(char *p, int64_t n, uint64_t v) {
 ** bits as lc_philox_main and philox.h's conversions, block for block. */
 enum { LANES = 16 };
 
-/* The batch helpers are inlined into each clone of fill_contiguous_floats,
-** so that they are compiled for its target. */
+/* The batch helpers are inlined into fill_portable and fill_avx2,
+** so that they are compiled for each one's target. */
 #if defined(__GNUC__)
 #define BATCH_FN static inline __attribute__((always_inline))
 #else
@@ -256,19 +254,10 @@ static void fill_contiguous_floats(const lc_random_call *c, int64_t n) {
   fill_portable(c, n);
 }
 
-static bool is_c_contiguous(const lc_layout *l, int64_t itemsize) {
-  int64_t want = itemsize;
-  for (int d = l->ndim - 1; d >= 0; d--) {
-    if (l->shape[d] != 1 && l->strides[d] != want) return false;
-    want *= l->shape[d];
-  }
-  return true;
-}
-
 void lc_random_host(const lc_random_call *c) {
   int64_t n = c->lay.size;
   if (n == 0) return;
-  if (c->dist != LC_RNG_INTEGERS && is_c_contiguous(&c->lay, c->dtype->size) &&
+  if (c->dist != LC_RNG_INTEGERS && lc_layout_is_c_contiguous(&c->lay, c->dtype->size) &&
       (uintptr_t)c->data % (uintptr_t)c->dtype->size == 0) {
     fill_contiguous_floats(c, n);
     return;
