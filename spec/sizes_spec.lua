@@ -37,11 +37,7 @@ function M.long_functions(text, most)
 end
 
 describe("the C files under src/", function()
-  -- find and sort without the sanitizer's runtime (ASan's leak check fails them)
-  local ok, out = S.sh("env -u LD_PRELOAD sh -c \"find src -name '*.c' | sort\"")
-  assert(ok, out)
-  local files = {}
-  for path in out:gmatch("[^\n]+") do files[#files + 1] = path end
+  local files = S.src_c_files()
 
   it("are each at most 1,200 lines", function()
     local over = {}

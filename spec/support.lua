@@ -171,4 +171,14 @@ function S.mpi.tests(it, names, outcome)
   end)
 end
 
+-- The C files under src/, sorted (find and sort run without a sanitizer's
+-- runtime: under make test-asan, ASan's leak check makes them exit 1).
+function S.src_c_files()
+  local ok, out = S.sh("env -u LD_PRELOAD sh -c \"find src -name '*.c' | sort\"")
+  assert(ok, out)
+  local files = {}
+  for path in out:gmatch("[^\n]+") do files[#files + 1] = path end
+  return files
+end
+
 return S
