@@ -253,6 +253,11 @@ extern "C" __global__ void K(int *o) { o[3] = 4; }
     S.misuse("luacuda.compile: unknown option nmae", luacuda.compile, "", {nmae = "x"})
     S.misuse("luacuda.compile: options[1] must be a string, got number", luacuda.compile, "",
              {options = {1}})
+    -- read as luacuda.ptx reads them: a key or a hole is not silently dropped
+    S.misuse("luacuda.compile: options must be a sequence of strings, got key x",
+             luacuda.compile, "", {options = {"-DA=1", x = "-DB=2"}})
+    S.misuse("luacuda.compile: options must be a sequence of strings, with no holes",
+             luacuda.compile, "", {options = {"-DA=1", nil, "-DB=2", n = nil}})
     S.misuse("luacuda.compile: signatures names kernel 'k', which kernel.cu does not define",
              luacuda.compile, "", {signatures = {k = "int"}})
   end)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gate.h"
+#include "ksource.h"
 #include "layout.h"
 
 void lc_error(lua_State *L, const char *fname, const char *fmt, ...) {
@@ -206,4 +207,43 @@ void lc_new_type(lua_State *L, const char *tname, const luaL_Reg *meta,
   lua_pushstring(L, tname);
   lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
+}
+
+lc_kopts *lc_check_compiler_options(lua_State *L, int idx, const char *fname) {
+  idx = lua_absindex(L, idx);
+  const char *given[LC_KSOURCE_MAXOPTS];
+  int ngiven = 0;
+  if (!lua_isnoneornil(L, idx)) {
+    if (lua_type(L, idx) != LUA_TTABLE)
+      lc_error(L, fname, "options must be a table of strings, got %s", luaL_typename(L, idx));
+    lua_Integer len = (lua_Integer)lua_rawlen(L, idx), count = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {   /* key value */
+      if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > len) {
+        lua_pop(L, 1);
+        lc_error(L, fname, "options must be a sequence of strings, got key %s",
+                 luaL_tolstring(L, -1, NULL));
+      }
+      if (lua_type(L, -1) != LUA_TSTRING)
+        lc_error(L, fname, "options[%lld] must be a string, got %s",
+                 (long long)lua_tointeger(L, -2), luaL_typename(L, -1));
+      count++;
+      lua_pop(L, 1);
+    }
+    if (count != len)   /* a hole the length operator stepped over */
+      lc_error(L, fname, "options must be a sequence of strings, with no holes");
+    if (len > LC_KSOURCE_MAXOPTS) lc_error(L, fname, "more than %d options", LC_KSOURCE_MAXOPTS);
+    for (lua_Integer i = 1; i <= len; i++) {
+      lua_rawgeti(L, idx, i);   /* the table keeps the string alive */
+      given[ngiven++] = lua_tostring(L, -1);
+      lua_pop(L, 1);
+    }
+  }
+  lc_kopts *ko = lua_newuserdatauv(L, lc_kopts_size(given, ngiven), 1);
+  lua_pushvalue(L, idx);
+  lua_setiuservalue(L, -2, 1);
+  char err[LC_ERRLEN];
+  if (lc_kopts_normalize(given, ngiven, ko, err)) lc_error(L, fname, "%s", err);
+  lua_replace(L, idx);
+  return ko;
 }

@@ -61,6 +61,12 @@ bool lc_check_opts(lua_State *L, int idx, const char *const *known, const char *
 ** (gate.h). Returns its type. */
 int lc_opt_get(lua_State *L, int idx, const char *key);
 
+/* The compiler options at idx (nil, or a sequence of strings with no
+** holes), read and normalised into the one spelling every backend takes
+** (ksource.h). The value at idx is replaced by a userdata holding them,
+** which keeps the given strings alive (its user value is the table). */
+struct lc_kopts *lc_check_compiler_options(lua_State *L, int idx, const char *fname);
+
 /* The integer at idx (a number with an integral value), or the error
 ** "<what>[ <pos>] must be an integer, got ..." (pos 0 leaves it out). */
 int64_t lc_check_integer(lua_State *L, int idx, const char *what, int pos,

@@ -301,29 +301,8 @@ static int compile_source(lua_State *L, const char *name, const char *fname) {
     lua_settop(L, 4);
   }
   lc_name_exprs_check(L, has_opts, fname);
-  /* options: a sequence of strings, gathered into an array of pointers */
-  const char *given[LC_KSOURCE_MAXOPTS];
-  int ngiven = 0;
-  if (!lua_isnil(L, 3)) {
-    if (lua_type(L, 3) != LUA_TTABLE)
-      lc_error(L, fname, "options must be a table of strings, got %s", luaL_typename(L, 3));
-    size_t n = lua_rawlen(L, 3);
-    if (n > LC_KSOURCE_MAXOPTS) lc_error(L, fname, "more than %d options", LC_KSOURCE_MAXOPTS);
-    for (size_t i = 0; i < n; i++) {
-      lua_rawgeti(L, 3, (lua_Integer)i + 1);
-      if (lua_type(L, -1) != LUA_TSTRING)
-        lc_error(L, fname, "options[%zu] must be a string, got %s", i + 1, luaL_typename(L, -1));
-      given[ngiven++] = lua_tostring(L, -1);
-      lua_pop(L, 1);                      /* still referenced by the table */
-    }
-  }
-  /* in the one spelling every backend takes (ksource.h) */
-  lc_kopts *ko = lua_newuserdatauv(L, lc_kopts_size(given, ngiven), 1);
-  lua_pushvalue(L, 3);
-  lua_setiuservalue(L, -2, 1);            /* the given strings, alive while ko is */
-  lua_replace(L, 3);                      /* 3: ko */
+  lc_kopts *ko = lc_check_compiler_options(L, 3, fname);   /* 3: ko */
   char err[LC_ERRLEN];
-  if (lc_kopts_normalize(given, ngiven, ko, err)) lc_error(L, fname, "%s", err);
   const char *const *opts = ko->v;
   int nopts = ko->n;
   holder *h = lua_newuserdatauv(L, sizeof *h, 1);    /* 5: the module object */

@@ -105,41 +105,11 @@ static int compile(lua_State *L, const char *fname, bool cubin) {
 
   /* the options: -arch first, then the user's in the one spelling every
   ** backend takes (ksource.h) */
-  const char *given[LC_KSOURCE_MAXOPTS];
-  int ngiven = 0;
-  if (!lua_isnil(L, 5)) {
-    if (lua_type(L, 5) != LUA_TTABLE)
-      lc_error(L, fname, "options must be a table of strings, got %s", luaL_typename(L, 5));
-    lua_Integer len = (lua_Integer)lua_rawlen(L, 5), count = 0;
-    lua_pushnil(L);
-    while (lua_next(L, 5)) {   /* key value */
-      if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > len) {
-        lua_pop(L, 1);
-        lc_error(L, fname, "options must be a sequence of strings, got key %s",
-                 luaL_tolstring(L, -1, NULL));
-      }
-      if (lua_type(L, -1) != LUA_TSTRING)
-        lc_error(L, fname, "options[%lld] must be a string, got %s",
-                 (long long)lua_tointeger(L, -2), luaL_typename(L, -1));
-      const char *o = lua_tostring(L, -1);
-      if (starts(o, "-arch") || starts(o, "--gpu-architecture"))
-        lc_error(L, fname, "give the architecture as arch=, not as option \"%s\"", o);
-      count++;
-      lua_pop(L, 1);
-    }
-    if (count != len)   /* a hole the length operator stepped over */
-      lc_error(L, fname, "options must be a sequence of strings, with no holes");
-    if (len > LC_KSOURCE_MAXOPTS) lc_error(L, fname, "more than %d options", LC_KSOURCE_MAXOPTS);
-    for (lua_Integer i = 1; i <= len; i++) {
-      lua_rawgeti(L, 5, i);   /* the table keeps the string alive */
-      given[ngiven++] = lua_tostring(L, -1);
-      lua_pop(L, 1);
-    }
-  }
-  lua_settop(L, 5);
-  lc_kopts *ko = lua_newuserdatauv(L, lc_kopts_size(given, ngiven), 0);   /* 6 */
-  char kerr[LC_ERRLEN];
-  if (lc_kopts_normalize(given, ngiven, ko, kerr)) lc_error(L, fname, "%s", kerr);
+  lc_kopts *ko = lc_check_compiler_options(L, 5, fname);
+  for (int i = 0; i < ko->n; i++)
+    if (starts(ko->v[i], "-arch") || starts(ko->v[i], "--gpu-architecture"))
+      lc_error(L, fname, "give the architecture as arch=, not as option \"%s\"", ko->v[i]);
+  lua_settop(L, 6);   /* 6: a placeholder where the options were */
   const char **opts =
       lua_newuserdatauv(L, sizeof(char *) * (size_t)(ko->n + 1 + LC_NVRTC_MAXINC), 0);   /* 7 */
   int nopts = 0;
