@@ -221,6 +221,58 @@ describe("the cuda backend on the fake driver", function()
     end
   end)
 
+  -- issue 32, defect 4: the pool keeps what is freed (its threshold is the
+  -- most there is), and the fake charges module images, launches' local
+  -- memory and cuBLAS's workspace to the device, counting the pool's idle
+  -- blocks as used, as a GPU does; each of those calls, and managed
+  -- allocations, short of memory, gives the idle blocks back and tries once
+  -- more
+  it("gives the pool's idle memory back when a module load, a launch, managed memory or cuBLAS runs short", function()
+    local trace = scenario([==[
+      -- the pool made to hold all the device's free memory, idle; made
+      -- before: the arrays each step uses (a later allocation would take
+      -- the idle block)
+      local function fill_pool()
+        collectgarbage()
+        l.synchronize()
+        do local _ <close> = l.device_array(l.memory_info().free, "uint8") end
+        l.synchronize()
+        eq(0, l.memory_info().free, "free memory")
+      end
+      local out = l.device_array(4, "float32")
+      local idx = l.to_device({3, 0, 15, 7}, "int32")
+      local a = l.to_device({{1, 2}, {3, 4}}, "float32")
+      fill_pool()
+      local m = l.compile([=[
+      extern "C" __global__ void pick(float *out, const int *idx, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        float t[16];                     // indexed at run time: local memory
+        for (int j = 0; j < 16; j++) t[j] = (float)(i + j);
+        if (i < n) out[i] = t[idx[i] & 15];
+      }
+      ]=])
+      local pick = m.pick
+      fill_pool()
+      pick[{1, 4}](out, idx, 4)
+      eq({3, 1, 17, 10}, out:totable())
+      fill_pool()
+      local g = l.managed_array(4, "float32")
+      g[{}] = 2
+      eq({2, 2, 2, 2}, g:totable())
+      g = nil
+      fill_pool()
+      local name, why = l.blas()
+      assert(name:find("^cublas"), why)
+      eq({7, 10, 15, 22}, l.matmul(a, a):totable())
+    ]==], "FAKE_CUDA_MEMORY=64M LUACUDA_CUBLAS=" .. BUILD .. "/fake/libcublas.so.13")
+    -- each trims the pool, and each failed call is the allocation short of memory
+    assert(count(trace, "cuMemPoolTrimTo") >= 4)
+    local short = {}
+    for _, f in ipairs(failures(trace)) do short[f] = true end
+    assert.same({["cuModuleLoadDataEx  -> 2"] = true, ["cuLaunchKernel  -> 2"] = true,
+                 ["cuMemAllocManaged  -> 2"] = true}, short)
+  end)
+
   -- issue 14, item 9: the host program's own allocations in the default
   -- pool are not luacuda's pool figures, and its threshold stays the host's
   it("leaves the default pool to the host program (capi_test host_default_pool)", function()
