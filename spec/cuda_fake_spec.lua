@@ -556,6 +556,46 @@ describe("the cuda backend on the fake driver", function()
     assert.same({"cuMemcpy3DAsync_v2  -> 1"}, failures(trace))
   end)
 
+  -- issue 32, defect 8: a copy between the host and a view of narrow rows
+  -- (a column of {N, 2} float32: 4-byte rows at a pitch of 8) is one
+  -- contiguous transfer and one launch of the copy kernel on the device
+  -- side, not a 2-D memcpy that moves N four-byte lines
+  it("stages host-device copies of narrow rows: one transfer and the copy kernel, not a line per row", function()
+    local trace = scenario(MARK .. [==[
+      local n = 1000
+      local t = {}
+      for i = 1, n do t[i] = {i, -i} end
+      local h = l.array(t, "float32")
+      local d = l.to_device(h)
+      local p = l.pinned_array({n, 2}, "float32")
+      local c = l.device_array({n}, "float32")
+      local s = l.stream()
+      l.synchronize()
+      mark("down")
+      local col = d[{{}, 2}]:copy_to_host()          -- device rows of 4 bytes to the host
+      mark("up")
+      d[{{}, 1}] = h[{{}, 2}]                        -- host rows to device rows
+      mark("pinned down")
+      d[{{}, 2}]:copy_to_host(p[{{}, 1}], s)         -- on a stream, into pinned rows
+      mark("pinned up")
+      c:copy_to_device(p[{{}, 1}], s)                -- and back to a contiguous array
+      mark("end")
+      s:synchronize()
+      local dt, ct = d:totable(), c:totable()
+      for i = 1, n do
+        if col[i] ~= -i or dt[i][1] ~= -i or dt[i][2] ~= -i or ct[i] ~= -i then
+          error(("element %d: %s %s %s %s"):format(i, col[i], dt[i][1], dt[i][2], ct[i]))
+        end
+      end
+    ]==])
+    for _, m in ipairs({"down", "up", "pinned down", "pinned up"}) do
+      local calls = between(trace, m, true)
+      assert.same({m, 0, 0, 1, 1}, {m, calls.cuMemcpy2DAsync_v2 or 0, calls.cuMemcpy3DAsync_v2 or 0,
+                                    calls.cuMemcpyAsync or 0, calls["launch lc_copy_strided"] or 0})
+    end
+    assert.same({}, failures(trace))
+  end)
+
   it("page-locks, maps, registers and manages host memory", function()
     local trace = scenario([==[
       local p = l.pinned_array({4}, "float32")
