@@ -4,6 +4,8 @@
 --     cuLaunchKernel in a loop; bench/gpu_ref.py for CuPy and numba-cuda);
 --   host-to-device and device-to-host copies of 256 MiB, pageable and
 --     pinned, against cuMemcpyHtoD/DtoH in C;
+--   a column of {16M, 2} float32 (rows of 4 bytes), to the device and
+--     back, against a contiguous copy of the same bytes;
 --   saxpy over 2^28 floats as a fraction of the device-to-device copy
 --     bandwidth (bytes moved per second);
 --   luacuda.matmul of two 4096 x 4096 float32 arrays against
