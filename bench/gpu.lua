@@ -4,6 +4,8 @@
 --     cuLaunchKernel in a loop; bench/gpu_ref.py for CuPy and numba-cuda);
 --   host-to-device and device-to-host copies of 256 MiB, pageable and
 --     pinned, against cuMemcpyHtoD/DtoH in C;
+--   a column of {16M, 2} float32 (rows of 4 bytes), to the device and
+--     back, against a contiguous copy of the same bytes;
 --   saxpy over 2^28 floats as a fraction of the device-to-device copy
 --     bandwidth (bytes moved per second);
 --   luacuda.matmul of two 4096 x 4096 float32 arrays against
@@ -113,6 +115,26 @@ for _, kind in ipairs({"pageable", "pinned"}) do
     target(("%s %s luacuda / C"):format(dir, kind), gbs / base, "%.3fx", gbs / base >= 0.97, ">= 0.97x")
   end
 end
+-- a column of {rows, 2} float32 (rows of 4 bytes at a pitch of 8), pageable
+-- host to device and back, staged (one contiguous transfer and the copy
+-- kernel: issue 32, defect 8), against a contiguous copy of the same bytes
+do
+  local rows = COPY_BYTES // 16
+  local dcol = d[{{1, rows * 2}}]:reshape({rows, 2})[{{}, 1}]
+  local hm = luacuda.empty({rows, 2}, "float32")
+  hm:fill(1)
+  local hcol, flat = hm[{{}, 1}], luacuda.empty(rows, "float32")
+  local dflat = d[{{1, rows}}]
+  local t_col = best(function() dcol:copy_to_device(hcol) end) +
+                best(function() dcol:copy_to_host(hcol) end)
+  local t_flat = best(function() dflat:copy_to_device(flat) end) +
+                 best(function() dflat:copy_to_host(flat) end)
+  print(("h2d + d2h of a {%d, 2} float32 column: %.2f GB/s, contiguous %.2f GB/s"):format(rows,
+        2 * rows * 4 / t_col * 1e-9, 2 * rows * 4 / t_flat * 1e-9))
+  target("narrow-row column copy / contiguous copy", t_flat / t_col, "%.2fx", t_flat / t_col >= 0.5,
+         ">= 0.5x")
+end
+
 -- ---- matrix products: luacuda.matmul against cublasSgemm_v2 called from C ------
 local MM_N = tonumber(os.getenv("BENCH_MATMUL_N")) or 4096
 local MM_REPEAT = tonumber(os.getenv("BENCH_MATMUL_REPEAT")) or 10

@@ -221,6 +221,58 @@ describe("the cuda backend on the fake driver", function()
     end
   end)
 
+  -- issue 32, defect 4: the pool keeps what is freed (its threshold is the
+  -- most there is), and the fake charges module images, launches' local
+  -- memory and cuBLAS's workspace to the device, counting the pool's idle
+  -- blocks as used, as a GPU does; each of those calls, and managed
+  -- allocations, short of memory, gives the idle blocks back and tries once
+  -- more
+  it("gives the pool's idle memory back when a module load, a launch, managed memory or cuBLAS runs short", function()
+    local trace = scenario([==[
+      -- the pool made to hold all the device's free memory, idle; made
+      -- before: the arrays each step uses (a later allocation would take
+      -- the idle block)
+      local function fill_pool()
+        collectgarbage()
+        l.synchronize()
+        do local _ <close> = l.device_array(l.memory_info().free, "uint8") end
+        l.synchronize()
+        eq(0, l.memory_info().free, "free memory")
+      end
+      local out = l.device_array(4, "float32")
+      local idx = l.to_device({3, 0, 15, 7}, "int32")
+      local a = l.to_device({{1, 2}, {3, 4}}, "float32")
+      fill_pool()
+      local m = l.compile([=[
+      extern "C" __global__ void pick(float *out, const int *idx, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        float t[16];                     // indexed at run time: local memory
+        for (int j = 0; j < 16; j++) t[j] = (float)(i + j);
+        if (i < n) out[i] = t[idx[i] & 15];
+      }
+      ]=])
+      local pick = m.pick
+      fill_pool()
+      pick[{1, 4}](out, idx, 4)
+      eq({3, 1, 17, 10}, out:totable())
+      fill_pool()
+      local g = l.managed_array(4, "float32")
+      g[{}] = 2
+      eq({2, 2, 2, 2}, g:totable())
+      g = nil
+      fill_pool()
+      local name, why = l.blas()
+      assert(name:find("^cublas"), why)
+      eq({7, 10, 15, 22}, l.matmul(a, a):totable())
+    ]==], "FAKE_CUDA_MEMORY=64M LUACUDA_CUBLAS=" .. BUILD .. "/fake/libcublas.so.13")
+    -- each trims the pool, and each failed call is the allocation short of memory
+    assert(count(trace, "cuMemPoolTrimTo") >= 4)
+    local short = {}
+    for _, f in ipairs(failures(trace)) do short[f] = true end
+    assert.same({["cuModuleLoadDataEx  -> 2"] = true, ["cuLaunchKernel  -> 2"] = true,
+                 ["cuMemAllocManaged  -> 2"] = true}, short)
+  end)
+
   -- issue 14, item 9: the host program's own allocations in the default
   -- pool are not luacuda's pool figures, and its threshold stays the host's
   it("leaves the default pool to the host program (capi_test host_default_pool)", function()
@@ -502,6 +554,46 @@ describe("the cuda backend on the fake driver", function()
     trace = scenario(code, "FAKE_CUDA_FAIL=cuMemcpy3DAsync_v2:1:1")
     assert.same({"planes", 0, 1, 1}, calls(trace, "planes"))
     assert.same({"cuMemcpy3DAsync_v2  -> 1"}, failures(trace))
+  end)
+
+  -- issue 32, defect 8: a copy between the host and a view of narrow rows
+  -- (a column of {N, 2} float32: 4-byte rows at a pitch of 8) is one
+  -- contiguous transfer and one launch of the copy kernel on the device
+  -- side, not a 2-D memcpy that moves N four-byte lines
+  it("stages host-device copies of narrow rows: one transfer and the copy kernel, not a line per row", function()
+    local trace = scenario(MARK .. [==[
+      local n = 1000
+      local t = {}
+      for i = 1, n do t[i] = {i, -i} end
+      local h = l.array(t, "float32")
+      local d = l.to_device(h)
+      local p = l.pinned_array({n, 2}, "float32")
+      local c = l.device_array({n}, "float32")
+      local s = l.stream()
+      l.synchronize()
+      mark("down")
+      local col = d[{{}, 2}]:copy_to_host()          -- device rows of 4 bytes to the host
+      mark("up")
+      d[{{}, 1}] = h[{{}, 2}]                        -- host rows to device rows
+      mark("pinned down")
+      d[{{}, 2}]:copy_to_host(p[{{}, 1}], s)         -- on a stream, into pinned rows
+      mark("pinned up")
+      c:copy_to_device(p[{{}, 1}], s)                -- and back to a contiguous array
+      mark("end")
+      s:synchronize()
+      local dt, ct = d:totable(), c:totable()
+      for i = 1, n do
+        if col[i] ~= -i or dt[i][1] ~= -i or dt[i][2] ~= -i or ct[i] ~= -i then
+          error(("element %d: %s %s %s %s"):format(i, col[i], dt[i][1], dt[i][2], ct[i]))
+        end
+      end
+    ]==])
+    for _, m in ipairs({"down", "up", "pinned down", "pinned up"}) do
+      local calls = between(trace, m, true)
+      assert.same({m, 0, 0, 1, 1}, {m, calls.cuMemcpy2DAsync_v2 or 0, calls.cuMemcpy3DAsync_v2 or 0,
+                                    calls.cuMemcpyAsync or 0, calls["launch lc_copy_strided"] or 0})
+    end
+    assert.same({}, failures(trace))
   end)
 
   it("page-locks, maps, registers and manages host memory", function()

@@ -531,6 +531,17 @@ describe("luacuda.dist on NCCL", function()
     end
   end)
 
+  -- issue 32, defect 4: a communicator's buffers take device memory (the
+  -- fake NCCL charges them), which luacuda's pool may hold, idle
+  it("gives the pool's idle memory back before NCCL's buffers are made", function()
+    local ok, stdout, _, _, out = mpirun("spec/dist/nccl_memory.lua", 2,
+      env(fake_nccl, "FAKE_CUDA_MEMORY=64M"))
+    assert.is_true(ok, stdout .. out)
+    for r = 1, 2 do      -- ranks 1 and 2: 1 + 2 everywhere
+      assert.same({ "3.0\tok\tfree before 0" }, lines(out, ("R%d allreduce\t"):format(r)), out)
+    end
+  end)
+
   -- spec/dist/nccl_cudafail.lua: `calls` allreduces on 2 ranks (mode
   -- "pair": sends from rank 1 to rank 2 after the first), rank 2 with the
   -- settings rank2 (a failure injected), both with both. Whether the job

@@ -25,8 +25,9 @@
 **
 ** Memory (CUDA backend): device arrays come from a memory pool of
 ** luacuda's own per device (cuMemPoolCreate), which keeps freed memory for
-** the next allocation (luacuda.trim_pool gives it back; so does an
-** allocation that fails for lack of memory, before it fails). The device's
+** the next allocation (luacuda.trim_pool gives it back; so does any call
+** of luacuda's that fails for lack of device memory, before it fails; the
+** host's own allocations do not: call trim_pool before them). The device's
 ** default pool, which the host's cuMemAllocAsync and cudaMallocAsync use,
 ** is left as the host set it; luacuda.memory_info's pool figures are
 ** luacuda's pool only.

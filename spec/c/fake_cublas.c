@@ -21,7 +21,11 @@
 ** driver's fake_cuda_reachable; else EXECUTION_FAILED, with a line on
 ** stderr, where a GPU would fault). The product is computed on the host,
 ** column-major, summing over k in order in the element type; with beta 0,
-** C is not read (it may hold the pool's poison), as BLAS says.
+** C is not read (it may hold the pool's poison), as BLAS says. A handle
+** takes cuBLAS's default workspace from its device's memory (the fake
+** driver's fake_cuda_charge: 32 MiB on compute capability 9 and later,
+** 4 MiB before), ALLOC_FAILED when it does not fit, given back by
+** cublasDestroy_v2.
 **
 ** Environment:
 **   FAKE_CUBLAS_TRACE=path      append one line per call: its name and
@@ -78,6 +82,9 @@ static CUresult (*drv_ctx_get_current)(CUcontext *);
 static CUresult (*drv_launch_host_func)(CUstream, CUhostFn, void *);
 static CUresult (*drv_stream_get_flags)(CUstream, unsigned *);
 static int (*drv_reachable)(CUdeviceptr, size_t);
+static int (*drv_charge)(long long);
+static CUresult (*drv_ctx_get_device)(CUdevice *);
+static CUresult (*drv_device_get_attribute)(int *, CUdevice_attribute, CUdevice);
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool have_driver;
@@ -118,8 +125,11 @@ static void init(void) {
   LOAD(drv_launch_host_func, "cuLaunchHostFunc");
   LOAD(drv_stream_get_flags, "cuStreamGetFlags");
   LOAD(drv_reachable, "fake_cuda_reachable");
+  LOAD(drv_charge, "fake_cuda_charge");
+  LOAD(drv_ctx_get_device, "cuCtxGetDevice");
+  LOAD(drv_device_get_attribute, "cuDeviceGetAttribute");
   have_driver = drv_ctx_get_current && drv_launch_host_func && drv_stream_get_flags &&
-                drv_reachable;
+                drv_reachable && drv_charge && drv_ctx_get_device && drv_device_get_attribute;
 }
 
 /* Every entry point: traced (the line made by the caller), and failed
@@ -149,7 +159,21 @@ struct cublasContext {
   CUcontext ctx;
   CUstream stream;
   int pointer_mode;
+  size_t workspace;          /* charged to the device */
 };
+
+/* cuBLAS's default workspace: 32 MiB on Hopper and later, 4 MiB before
+** (its documentation, cublasSetWorkspace), taken from the context's
+** device when the handle is made. */
+static size_t default_workspace(void) {
+  CUdevice d;
+  int major = 0;
+  if (drv_ctx_get_device(&d) != CUDA_SUCCESS ||
+      drv_device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) !=
+          CUDA_SUCCESS)
+    return 4u << 20;
+  return major >= 9 ? 32u << 20 : 4u << 20;
+}
 
 /* The handle, if it is a live one made here and its context is current. */
 static cublasStatus_t usable(cublasHandle_t h) {
@@ -171,6 +195,11 @@ API cublasStatus_t cublasCreate_v2(cublasHandle_t *handle) {
     return leave(CUBLAS_STATUS_NOT_INITIALIZED);
   cublasHandle_t h = calloc(1, sizeof *h);
   if (h == NULL) return leave(CUBLAS_STATUS_ALLOC_FAILED);
+  h->workspace = default_workspace();
+  if (drv_charge((long long)h->workspace) != CUDA_SUCCESS) {
+    free(h);
+    return leave(CUBLAS_STATUS_ALLOC_FAILED);
+  }
   h->magic = MAGIC;
   h->alive = true;
   h->ctx = cur;
@@ -184,6 +213,7 @@ API cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
   if (r) { pthread_mutex_unlock(&mu); return r; }
   if ((r = usable(handle)) != CUBLAS_STATUS_SUCCESS) return leave(r);
   handle->alive = false;
+  drv_charge(-(long long)handle->workspace);
   return leave(CUBLAS_STATUS_SUCCESS);
 }
 

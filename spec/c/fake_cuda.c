@@ -59,7 +59,15 @@
 **                                (cuMemPoolSetAccess), without which a kernel,
 **                                the copy kernel or a cuMemcpy*Async of another
 **                                device touching them fails (ILLEGAL_ADDRESS)
-**   FAKE_CUDA_MEMORY=256M        memory of each device
+**   FAKE_CUDA_MEMORY=256M        memory of each device, which besides the
+**                                allocations (pools' idle blocks included)
+**                                holds loaded modules (image and variables),
+**                                the local memory reserved for launches (the
+**                                entry's .local frame times the threads the
+**                                device holds at once, grown, never shrunk)
+**                                and what fake_cuda_charge takes (cuBLAS's
+**                                workspaces); short of it, those calls are
+**                                CUDA_ERROR_OUT_OF_MEMORY
 **   FAKE_CUDA_NO_POOLS=1         no stream-ordered allocator
 **   FAKE_CUDA_DELAY_US=N         every queued operation takes N more
 **                                microseconds (races become visible)
@@ -92,7 +100,9 @@
 ** CUDA_ERROR_ILLEGAL_ADDRESS when it runs, as a faulting kernel does.
 ** Beside the driver's API it exports fake_cuda_reachable(p, n), whether the
 ** current context's device reaches [p, p + n), for the fake cuBLAS
-** (spec/c/fake_cublas.c), which queues its products as host functions.
+** (spec/c/fake_cublas.c), which queues its products as host functions, and
+** fake_cuda_charge(delta), which takes device memory for its workspaces
+** (or gives it back).
 **
 ** cuLaunchCooperativeKernel refuses a grid larger than the device holds at
 ** once (cuOccupancyMaxActiveBlocksPerMultiprocessor, computed from the
@@ -242,6 +252,7 @@ struct CUfunc_st {
   int max_threads;           /* .maxntid, else 1024; less with many registers */
   int nregs;
   int max_dynamic;           /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+  size_t local_bytes;        /* each thread's .local frame (the entry's own) */
 };
 struct CUmod_st {
   int dev;
@@ -251,6 +262,7 @@ struct CUmod_st {
   program *prog;             /* PTX: what runs its kernels */
   alloc **globals;           /* its .global and .const variables */
   int nglobals;
+  size_t charged;            /* its image and variables, charged to dev */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -380,8 +392,13 @@ static void drop(alloc *a) {
   free(a);
 }
 
+/* Device memory that is no allocation of the program's: module images,
+** the local memory reserved for launches, cuBLAS's workspaces and NCCL's
+** buffers (fake_cuda_charge). Under mu. */
+static size_t charged[MAXDEV], local_reserved[MAXDEV];
+
 static size_t dev_used(int dev) {
-  size_t n = pools[dev].reserved;
+  size_t n = pools[dev].reserved + charged[dev] + local_reserved[dev];
   for (pool *q = made_pools; q; q = q->next)
     if (q->dev == dev) n += q->reserved;
   for (alloc *a = allocs; a; a = a->next)
@@ -736,6 +753,28 @@ static int kernel_reach(void *ud, uint64_t p, size_t n, uint64_t *lo, uint64_t *
 /* For the fake cuBLAS (spec/c/fake_cublas.c), which computes on the host
 ** what a library kernel would: may a kernel of the current context's
 ** device touch [p, p + n)? 1 when it may; 0 without a context. */
+/* For the fake cuBLAS and NCCL: charge n bytes (delta > 0) to the current
+** context's device, or give them back (delta < 0). 0, or
+** CUDA_ERROR_OUT_OF_MEMORY when they do not fit beside what is used
+** (idle pool blocks included, as on a GPU), or CUDA_ERROR_INVALID_CONTEXT
+** with no context current. */
+API int fake_cuda_charge(long long delta) {
+  pthread_mutex_lock(&mu);
+  int r = CUDA_SUCCESS;
+  if (current == NULL) {
+    r = CUDA_ERROR_INVALID_CONTEXT;
+  } else if (delta < 0) {
+    size_t n = (size_t)-delta;
+    charged[curdev()] -= n < charged[curdev()] ? n : charged[curdev()];
+  } else if (dev_used(curdev()) + (size_t)delta > devmem) {
+    r = CUDA_ERROR_OUT_OF_MEMORY;
+  } else {
+    charged[curdev()] += (size_t)delta;
+  }
+  pthread_mutex_unlock(&mu);
+  return r;
+}
+
 API int fake_cuda_reachable(CUdeviceptr p, size_t n) {
   pthread_mutex_lock(&mu);
   const alloc *a = current ? find((const void *)(uintptr_t)p, n ? n : 1) : NULL;
@@ -1047,6 +1086,13 @@ API CUresult cuCtxSetCurrent(CUcontext c) {
 API CUresult cuCtxGetCurrent(CUcontext *c) {
   ENTER(false);
   *c = current;
+  return leave(CUDA_SUCCESS);
+}
+
+API CUresult cuCtxGetDevice(CUdevice *d) {
+  ENTER(true);
+  if (d == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
+  *d = curdev();
   return leave(CUDA_SUCCESS);
 }
 
@@ -1867,6 +1913,7 @@ static CUresult load_ptx(struct CUmod_st *m, const char *ptx, char *log, size_t 
     f->e.nparams = np;
     for (int i = 0; i < np; i++) ptx_entry_param(pm, e, i, &f->e.offset[i], &f->e.size[i]);
     f->ptx_entry = e;
+    f->local_bytes = ptx_entry_local_bytes(pm, e);
     func_facts(f, (int)ptx_entry_static_shared(pm, e), ptx_entry_maxntid(pm, e));
   }
   return CUDA_SUCCESS;
@@ -1938,6 +1985,7 @@ static void program_release(program *p) {
 }
 
 static void module_free(struct CUmod_st *m) {
+  charged[m->dev] -= m->charged;
   for (int i = 0; i < m->nglobals; i++) {
     free(m->globals[i]->p);
     drop(m->globals[i]);
@@ -1946,6 +1994,24 @@ static void module_free(struct CUmod_st *m) {
   program_release(m->prog);
   free(m->funcs);
   free(m);
+}
+
+/* The device memory a loaded module takes: its image (a PTX's text, a
+** cubin's ELF up to its section headers) and its variables. */
+static size_t module_bytes(const struct CUmod_st *m, const unsigned char *img) {
+  size_t n;
+  if (memcmp(img, "\177ELF", 4) == 0) {
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, img + 0x28, 8);
+    memcpy(&shentsize, img + 0x3a, 2);
+    memcpy(&shnum, img + 0x3c, 2);
+    n = (size_t)shoff + (size_t)shnum * shentsize;
+  } else {
+    n = strlen((const char *)img) + 1;
+  }
+  for (int i = 0; i < m->nglobals; i++) n += m->globals[i]->n;
+  return n;
 }
 
 API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
@@ -1970,6 +2036,12 @@ API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
   CUresult r = CUDA_SUCCESS;
   if (memcmp(image, "\177ELF", 4) == 0) r = load_cubin(m, image, log, loglen);
   else r = load_ptx(m, image, log, loglen);
+  if (r == CUDA_SUCCESS) {
+    /* the image (the code a GPU keeps) and the variables take device memory */
+    size_t n = module_bytes(m, image);
+    if (dev_used(m->dev) + n > devmem) r = CUDA_ERROR_OUT_OF_MEMORY;
+    else charged[m->dev] += m->charged = n;
+  }
   if (r != CUDA_SUCCESS) {
     module_free(m);
     return leave(r);
@@ -2115,6 +2187,20 @@ API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, u
   return leave(launch(f, gx, gy, gz, bx, by, bz, shared, h, params, NULL, true));
 }
 
+/* A launch needs its kernel's local memory for every thread the device
+** holds at once; the driver grows the reservation it keeps (never
+** shrinking it here) and fails the launch when the device has no room. */
+static bool reserve_local(const struct CUfunc_st *f) {
+  int d = f->mod->dev, sms = 0;
+  dev_attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms);
+  bool ga = ccmaj[d] == 8 && ccmin[d] == 6;
+  size_t need = f->local_bytes * (size_t)sms * (ga ? 1536u : 2048u);
+  if (need <= local_reserved[d]) return true;
+  if (dev_used(d) - local_reserved[d] + need > devmem) return false;
+  local_reserved[d] = need;
+  return true;
+}
+
 /* Both launches, under the lock. */
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                        unsigned by, unsigned bz, unsigned shared, CUstream h, void **params,
@@ -2131,6 +2217,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   const entry *e = &f->e;
   if (e->nparams > 0 && params == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (!reserve_local(f)) return CUDA_ERROR_OUT_OF_MEMORY;
   if (trace) {
     fprintf(trace, "launch%s %s %u,%u,%u %u,%u,%u %u", cooperative ? " cooperative" : "",
             e->name, gx, gy, gz, bx, by, bz, shared);

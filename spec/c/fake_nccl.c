@@ -27,7 +27,10 @@
 ** ranks and fail at once (as NCCL aborts its uncompleted operations), and
 ** the other ranks' operations that wait for this one fail too, with
 ** ncclRemoteError (its connections are gone); the last rank to destroy or
-** abort removes the directory.
+** abort removes the directory. A communicator's buffers take device
+** memory (the fake driver's fake_cuda_charge: 4 MiB each way to each
+** peer, NCCL_BUFFSIZE's default), ncclUnhandledCudaError when they do not
+** fit, given back by ncclCommDestroy and ncclCommAbort.
 **
 ** Environment:
 **   FAKE_NCCL_TRACE=path      append one line per call to path (one write
@@ -79,6 +82,7 @@ static CUresult (*drv_ctx_push)(CUcontext);
 static CUresult (*drv_ctx_pop)(CUcontext *);
 static CUresult (*drv_launch_host_func)(CUstream, CUhostFn, void *);
 static int (*drv_reachable)(CUdeviceptr, size_t);
+static int (*drv_charge)(long long);
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool have_driver;
@@ -136,8 +140,9 @@ static void init(void) {
   LOAD(drv_ctx_pop, "cuCtxPopCurrent_v2");
   LOAD(drv_launch_host_func, "cuLaunchHostFunc");
   LOAD(drv_reachable, "fake_cuda_reachable");
+  LOAD(drv_charge, "fake_cuda_charge");
   have_driver = drv_ctx_get_current && drv_ctx_push && drv_ctx_pop && drv_launch_host_func &&
-                drv_reachable;
+                drv_reachable && drv_charge;
 }
 
 static void trace_line(const char *fmt, ...) {
@@ -275,6 +280,7 @@ struct ncclComm {
   bool alive;
   int rank, nranks;
   CUcontext ctx;                /* the device's context, current at init */
+  size_t buffers;               /* device memory charged for its buffers */
   char dir[512];                /* where the ranks exchange data */
   unsigned long seq;            /* collectives queued so far */
   unsigned long *sent, *received;   /* point-to-point messages, per peer */
@@ -344,6 +350,16 @@ API ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id,
     if (c) free(c->sent);
     free(c);
     return leave(ncclSystemError);
+  }
+  /* NCCL's buffers take device memory: NCCL_BUFFSIZE's default, 4 MiB,
+  ** each way to each peer (one channel); short of it, the cudaMalloc
+  ** inside fails */
+  c->buffers = (size_t)(nranks - 1) * 2 * (4u << 20);
+  if (c->buffers && drv_charge((long long)c->buffers) != CUDA_SUCCESS) {
+    free(c->sent);
+    free(c->received);
+    free(c);
+    return leave(ncclUnhandledCudaError);
   }
   c->magic = MAGIC;
   c->alive = true;
@@ -425,6 +441,15 @@ static void leave_dir(ncclComm_t c) {
   rmdir(c->dir);
 }
 
+/* The communicator's buffers back to its device. */
+static void free_buffers(ncclComm_t c) {
+  CUcontext popped;
+  if (c->buffers == 0 || drv_ctx_push(c->ctx) != CUDA_SUCCESS) return;
+  drv_charge(-(long long)c->buffers);
+  c->buffers = 0;
+  drv_ctx_pop(&popped);
+}
+
 /* NCCL's documented way out of an asynchronous error, whose operations
 ** never complete: they are aborted (here: stop waiting for the other
 ** ranks), then the communicator is freed, without waiting for its peers. */
@@ -440,6 +465,7 @@ API ncclResult_t ncclCommAbort(ncclComm_t comm) {
   if (fd >= 0) close(fd);
   wait_idle(comm);
   leave_dir(comm);
+  free_buffers(comm);
   comm->alive = false;   /* kept, marked dead: a later use is refused */
   return leave(ncclSuccess);
 }
@@ -451,6 +477,7 @@ API ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (!comm_ok(comm)) return leave(ncclInvalidArgument);
   wait_idle(comm);
   leave_dir(comm);
+  free_buffers(comm);
   comm->alive = false;   /* kept, marked dead: a later use is refused */
   return leave(ncclSuccess);
 }

@@ -40,6 +40,16 @@ static int current_device(lua_State *L, char *err, size_t len) {
   return d;
 }
 
+/* luacuda.trim_pool(): pushes nothing */
+static int trim_pool(lua_State *L) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "luacuda");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "trim_pool");
+  lua_call(L, 0, 0);
+  return 0;
+}
+
 /* Whether this rank can take NCCL: the CUDA backend, and NCCL loads. A
 ** communicator's engine is NCCL where every rank can (dist_push_comm). */
 bool dist_nccl_possible(lua_State *L) {
@@ -123,6 +133,12 @@ static void start_nccl(lua_State *L, dcomm *c, const char *fname) {
   if (dist_step_exchange(L, c, &h, fname, msg, sizeof msg) < 0) dist_raise(L, fname, "%s", msg);
   dist_check_mpi(L, MPI_Bcast(id, LC_NCCL_ID_BYTES, MPI_BYTE, 0, c->ctl), fname, "MPI_Bcast");
   dist_header_init(&h, K_ENGINE);
+  /* NCCL's buffers take device memory, which luacuda's pool may hold idle
+  ** (it keeps what is freed): given back first, once per communicator. Not
+  ** a retry after a failure: the other ranks' ncclCommInitRank wait for
+  ** this one. A failure here is ncclCommInitRank's to report. */
+  lua_pushcfunction(L, trim_pool);
+  if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
   c->nccl = lc_nccl_init(c->size, id, c->rank, device, err, sizeof err);
   c->nccl_device = device;
   if (c->nccl == NULL) dist_header_error(&h, "%s", err);

@@ -1362,3 +1362,4 @@ void ptx_entry_param(const ptx_module *m, int e, int i, size_t *offset, size_t *
 size_t ptx_entry_param_bytes(const ptx_module *m, int e) { return m->fns[e].formal_bytes; }
 size_t ptx_entry_static_shared(const ptx_module *m, int e) { return m->fns[e].shared_bytes; }
 int ptx_entry_maxntid(const ptx_module *m, int e) { return m->fns[e].maxntid; }
+size_t ptx_entry_local_bytes(const ptx_module *m, int e) { return m->fns[e].local_bytes; }

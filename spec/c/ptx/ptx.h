@@ -59,6 +59,7 @@ void ptx_entry_param(const ptx_module *m, int e, int i, size_t *offset, size_t *
 size_t ptx_entry_param_bytes(const ptx_module *m, int e);
 size_t ptx_entry_static_shared(const ptx_module *m, int e);
 int ptx_entry_maxntid(const ptx_module *m, int e);   /* 0: none declared */
+size_t ptx_entry_local_bytes(const ptx_module *m, int e);   /* its own frame's .local */
 
 /* What the interpreter asks of its driver. */
 typedef struct ptx_host {

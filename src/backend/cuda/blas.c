@@ -19,7 +19,7 @@
 
 typedef int cublasStatus_t;
 typedef struct cublasContext *cublasHandle_t;
-enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_POINTER_MODE_HOST = 0 };
+enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_ALLOC_FAILED = 3, CUBLAS_POINTER_MODE_HOST = 0 };
 
 typedef struct cublas_api {
   cublasStatus_t (*Create)(cublasHandle_t *h);                          /* cublasCreate_v2 */
@@ -180,7 +180,8 @@ int lc_cuda_blas_handle(void **h, char *why) {
     handle *d = &handles[dev];
     if (!d->tried) {
       d->tried = true;
-      cublasStatus_t s = cb.Create(&d->h);
+      cublasStatus_t s;              /* a handle takes its workspace from the device */
+      LC_CUDA_RETRY_OOM(s, CUBLAS_STATUS_ALLOC_FAILED, cb.Create(&d->h));
       if (s == CUBLAS_STATUS_SUCCESS) s = cb.SetPointerMode(d->h, CUBLAS_POINTER_MODE_HOST);
       if (s != CUBLAS_STATUS_SUCCESS) {
         snprintf(d->why, sizeof d->why, "cublasCreate_v2: %s", lc_cuda_blas_status(s));

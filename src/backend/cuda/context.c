@@ -165,7 +165,7 @@ static int activate(int i, char *err) {
     CUmemoryPool pool;
     if (lc_cu.MemPoolCreate(&pool, &props) == CUDA_SUCCESS) {
       /* keep freed memory in the pool: allocation then costs microseconds
-      ** (an allocation short of memory trims it: lc_cuda_pool_alloc).
+      ** (any call short of device memory trims it: lc_cuda_release_idle).
       ** Where that fails the pool still works, giving back at each
       ** synchronisation. */
       uint64_t threshold = UINT64_MAX;

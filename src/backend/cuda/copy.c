@@ -4,7 +4,8 @@
 ** Contiguous copies are one cuMemcpyAsync (unified addressing tells the
 ** driver which side is which). Strided copies use cuMemcpy2DAsync or
 ** cuMemcpy3DAsync where the views are rows at a pitch (in planes), but for
-** rows narrower than LC_NARROW_ROW bytes device to device; the library
+** rows narrower than LC_NARROW_ROW bytes device to device (LC_NARROW_HOST_ROW
+** between the host and the device); the library
 ** kernel (kernels/strided.cu) where both sides are device-accessible
 ** otherwise, or where the driver refuses a device-to-device 2-D/3-D copy
 ** (CUDA_ERROR_INVALID_VALUE: pitches it does not take); and otherwise stage
@@ -158,6 +159,14 @@ static int launch_copy(char *dst, const lc_layout *dl, const char *src, const in
 /* Device to device, rows of fewer bytes than this go to the copy kernel,
 ** not to cuMemcpy2D/3D. */
 #define LC_NARROW_ROW 64
+
+/* Between the host and the device, rows of fewer bytes than this (a
+** column's 4- or 8-byte elements, or pairs of them) are staged: gathered
+** into one contiguous transfer and scattered by the copy kernel on the
+** device side, where a 2-D or 3-D memcpy moves one short line at a time.
+** Wider rows are left to the DMA engine until a GPU says where the two
+** cross (bench/gpu.lua). */
+#define LC_NARROW_HOST_ROW 16
 
 /* One side of a 2-D or 3-D copy: host pointers as host memory, device memory as
 ** such. Mapped and managed memory take the kernel instead. */
@@ -338,9 +347,10 @@ int lc_cuda_copy_strided(const lc_region *dst, const lc_region *src,
   /* device to device, rows narrower than LC_NARROW_ROW take the kernel: a
   ** 2-D memcpy of short rows is slow, and the driver may refuse pitches not
   ** from cuMemAllocPitch (CUDA_ERROR_INVALID_VALUE), which the kernel
-  ** then does too */
+  ** then does too; host to device or back, rows narrower than
+  ** LC_NARROW_HOST_ROW are staged */
   if (as_memcpy(dst, d0, src, s0, itemsize, &c) &&
-      !(both_device && c.WidthInBytes < LC_NARROW_ROW)) {
+      c.WidthInBytes >= (both_device ? LC_NARROW_ROW : LC_NARROW_HOST_ROW)) {
     const char *call;
     CUresult r = memcpy_nd(&c, lc_cuda_stream(s), &call);
     if (!(both_device && r == CUDA_ERROR_INVALID_VALUE)) return lc_cuda_finish(r, call, s, err);

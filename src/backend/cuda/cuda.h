@@ -77,6 +77,22 @@ void lc_cuda_scope_end(void);
 int lc_cuda_check(CUresult r, const char *call, char *err);
 
 /* ---- memory.c: the memory slots (backend.h says what each does) ---- */
+/* The pool keeps what is freed (its release threshold is the most there
+** is), so any call that takes device memory may find it all idle in the
+** pool: short of memory (the driver's CUDA_ERROR_OUT_OF_MEMORY, cuBLAS's
+** ALLOC_FAILED...), it gives the current device's idle pool memory back
+** and is made once more. Whether anything was given back (a retry may
+** succeed). */
+bool lc_cuda_release_idle(void);
+
+/* r = call; where r is oom (the code its library says "out of memory"
+** with), once more after lc_cuda_release_idle gave memory back. */
+#define LC_CUDA_RETRY_OOM(r, oom, call) \
+  do { \
+    (r) = (call); \
+    if ((r) == (oom) && lc_cuda_release_idle()) (r) = (call); \
+  } while (0)
+
 /* n bytes of device d's pool (d->pool not NULL), ordered on st; short of
 ** memory, the pool's idle memory is given back and the allocation tried
 ** once more. */

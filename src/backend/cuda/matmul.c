@@ -42,9 +42,11 @@ static int with_kernel(const lc_matmul_call *c, lc_stream *s, char *err) {
   unsigned gy = tm > (long long)LC_MAX_GRID_Y ? LC_MAX_GRID_Y : (unsigned)tm;
   unsigned gz = a.batch > (long long)LC_MAX_GRID_Z ? LC_MAX_GRID_Z : (unsigned)a.batch;
   void *params[1] = {&a};
-  return lc_cuda_finish(lc_cu.LaunchKernel(f, gx, gy, gz, LC_MM_THREADS_X, LC_MM_THREADS_Y, 1, 0,
-                                           lc_cuda_stream(s), params, NULL),
-                        "cuLaunchKernel", s, err);
+  CUresult r;
+  LC_CUDA_RETRY_OOM(r, CUDA_ERROR_OUT_OF_MEMORY,
+                    lc_cu.LaunchKernel(f, gx, gy, gz, LC_MM_THREADS_X, LC_MM_THREADS_Y, 1, 0,
+                                       lc_cuda_stream(s), params, NULL));
+  return lc_cuda_finish(r, "cuLaunchKernel", s, err);
 }
 
 /* ---- cuBLAS -------------------------------------------------------------------- */

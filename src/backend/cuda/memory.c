@@ -1,7 +1,8 @@
 /*
 ** memory: device memory from the stream-ordered allocator (a pool of our
 ** own per device, with its release threshold raised so freed memory stays
-** in the pool, trimmed when an allocation runs short), page-locked host
+** in the pool, given back when any call that takes device memory runs
+** short: lc_cuda_release_idle), page-locked host
 ** memory, and host memory registered in place.
 ** The pool is this backend's caching allocator: a freed block stays in it
 ** and serves the next allocation in stream order, so no second cache sits
@@ -27,12 +28,28 @@ CUdeviceptr lc_cuda_devptr(const void *p, lc_kind kind) {
   return kind == LC_MAPPED ? lc_cuda_ptr(lc_hostreg_to_device(p)) : lc_cuda_ptr(p);
 }
 
+/* The frees queued on the device's streams return their blocks to the
+** pool only when they run (cuMemPoolTrimTo cannot give back a block an
+** allocation or a queued free still holds), so the context is synchronised
+** first: this is the path of a call already short of memory. Nothing of
+** luacuda's is called (the caller may hold its locks). */
+bool lc_cuda_release_idle(void) {
+  CUmemoryPool pool = lc_cuda_devices[lc_cuda_current].pool;
+  uint64_t before = 0, after = 0;
+  if (pool == NULL || lc_cu.CtxSynchronize() != CUDA_SUCCESS ||
+      lc_cu.MemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &before) !=
+          CUDA_SUCCESS ||
+      lc_cu.MemPoolTrimTo(pool, 0) != CUDA_SUCCESS ||
+      lc_cu.MemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &after) !=
+          CUDA_SUCCESS)
+    return false;
+  return after < before;
+}
+
 int lc_cuda_pool_alloc(const lc_cuda_device *d, size_t n, CUstream st, CUdeviceptr *p,
                        char *err) {
-  CUresult r = lc_cu.MemAllocFromPoolAsync(p, n, d->pool, st);
-  /* the pool's idle blocks (frees that have run) go back to the device */
-  if (r == CUDA_ERROR_OUT_OF_MEMORY && lc_cu.MemPoolTrimTo(d->pool, 0) == CUDA_SUCCESS)
-    r = lc_cu.MemAllocFromPoolAsync(p, n, d->pool, st);
+  CUresult r;
+  LC_CUDA_RETRY_OOM(r, CUDA_ERROR_OUT_OF_MEMORY, lc_cu.MemAllocFromPoolAsync(p, n, d->pool, st));
   return lc_cuda_check(r, "cuMemAllocFromPoolAsync", err);
 }
 
@@ -49,8 +66,11 @@ int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, voi
   } else if (kind == LC_DEVICE) {
     rc = lc_cuda_check(lc_cu.MemAlloc(&p, n), "cuMemAlloc", err);
   } else if (kind == LC_MANAGED) {
-    rc = lc_cuda_check(lc_cu.MemAllocManaged(&p, n, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged",
-                       err);
+    /* managed memory is the device's too: the pool's idle blocks may hold it */
+    CUresult r;
+    LC_CUDA_RETRY_OOM(r, CUDA_ERROR_OUT_OF_MEMORY,
+                      lc_cu.MemAllocManaged(&p, n, CU_MEM_ATTACH_GLOBAL));
+    rc = lc_cuda_check(r, "cuMemAllocManaged", err);
   } else if (lc_kind_page_locked(kind)) {
     unsigned f = (flags & LC_ALLOC_PORTABLE ? CU_MEMHOSTALLOC_PORTABLE : 0) |
                  (flags & LC_ALLOC_WRITECOMBINED ? CU_MEMHOSTALLOC_WRITECOMBINED : 0) |

@@ -212,8 +212,10 @@ static int load_source(const char *text, const char *name, const char *label,
   char jitlog[1024] = "";
   int jopts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *jvals[2] = {jitlog, (void *)(uintptr_t)sizeof jitlog};
-  int rc = lc_cuda_check(lc_cu.ModuleLoadDataEx(mod, image, 2, jopts, jvals),
-                         "cuModuleLoadDataEx", err);
+  CUresult r;          /* the image takes device memory */
+  LC_CUDA_RETRY_OOM(r, CUDA_ERROR_OUT_OF_MEMORY,
+                    lc_cu.ModuleLoadDataEx(mod, image, 2, jopts, jvals));
+  int rc = lc_cuda_check(r, "cuModuleLoadDataEx", err);
   if (rc != LC_OK) {
     /* which versions, and what to do where NVRTC is the newer */
     size_t used = strlen(err);
@@ -524,7 +526,9 @@ static int library_launch(const char *file, const char *source, const char *name
                           CUresult *r, char *err) {
   CUfunction f;
   int rc = lc_cuda_library_function(file, source, name, &f, err);
-  if (rc == LC_OK) *r = lc_cu.LaunchKernel(f, grid, 1, 1, threads, 1, 1, 0, st, params, NULL);
+  if (rc == LC_OK)
+    LC_CUDA_RETRY_OOM(*r, CUDA_ERROR_OUT_OF_MEMORY,
+                      lc_cu.LaunchKernel(f, grid, 1, 1, threads, 1, 1, 0, st, params, NULL));
   return rc;
 }
 
@@ -637,9 +641,11 @@ static int cooperative(lc_function *f, const lc_launch *cfg, char *err) {
   CUresult r = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
   if (!known || blocks <= (unsigned long long)per_sm * (unsigned)sms) {
     lc_cuda_drain();
-    r = lc_cu.LaunchCooperativeKernel(f->fn, cfg->grid[0], cfg->grid[1], cfg->grid[2],
-                                      cfg->block[0], cfg->block[1], cfg->block[2],
-                                      cfg->shared_bytes, cfg->stream->s, cfg->args);
+    LC_CUDA_RETRY_OOM(r, CUDA_ERROR_OUT_OF_MEMORY,
+                      lc_cu.LaunchCooperativeKernel(f->fn, cfg->grid[0], cfg->grid[1],
+                                                    cfg->grid[2], cfg->block[0], cfg->block[1],
+                                                    cfg->block[2], cfg->shared_bytes,
+                                                    cfg->stream->s, cfg->args));
   }
   if (r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE && known) {
     snprintf(err, LC_ERRLEN, "a cooperative launch of %llu blocks is more than the %llu that "
@@ -665,9 +671,12 @@ int lc_cuda_launch(lc_function *f, const lc_launch *cfg, char *err) {
   }
   if (cfg->cooperative) return cooperative(f, cfg, err);
   lc_cuda_drain();
-  CUresult r = lc_cu.LaunchKernel(f->fn, cfg->grid[0], cfg->grid[1], cfg->grid[2],
-                                  cfg->block[0], cfg->block[1], cfg->block[2],
-                                  cfg->shared_bytes, cfg->stream->s, cfg->args, NULL);
+  /* a kernel's local memory is reserved at its launch */
+  CUresult r;
+  LC_CUDA_RETRY_OOM(r, CUDA_ERROR_OUT_OF_MEMORY,
+                    lc_cu.LaunchKernel(f->fn, cfg->grid[0], cfg->grid[1], cfg->grid[2],
+                                       cfg->block[0], cfg->block[1], cfg->block[2],
+                                       cfg->shared_bytes, cfg->stream->s, cfg->args, NULL));
   if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) return out_of_resources(f, cfg, err);
   rc = lc_cuda_check(r, "cuLaunchKernel", err);
   if (rc == LC_OK) lc_cuda_queued();
