@@ -61,10 +61,10 @@ RANDOM_UNITS = $(BUILD)/random_test $(BUILD)/random_portable_test
 # cuda.h where there is one (test code: never installed)
 CUDA_INC  ?= /usr/local/cuda/include
 FAKE_CUDA  = $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/fake/libcuda.so.1)
-# a fake cuBLAS on the fake driver (spec/c/fake_cublas.c), for the matrix
+# a fake cuBLAS on the fake driver (spec/fake/fake_cublas.c), for the matrix
 # products' calls (make check-fake-cuda sets LUACUDA_CUBLAS to it)
 FAKE_CUBLAS = $(if $(FAKE_CUDA),$(BUILD)/fake/libcublas.so.13)
-# a fake NCCL on the fake driver (spec/c/fake_nccl.c), for luacuda.dist's
+# a fake NCCL on the fake driver (spec/fake/fake_nccl.c), for luacuda.dist's
 # NCCL engine (spec/dist_spec.lua), where the toolkit has nccl.h
 FAKE_NCCL = $(if $(and $(FAKE_CUDA),$(wildcard $(CUDA_INC)/nccl.h)),$(BUILD)/fake/libnccl.so.2)
 # an NVRTC that says it is 12.9, for the spec of which NVRTC suits a driver
@@ -159,69 +159,69 @@ $(BUILD)/luacuda/dist_mpi.so: $(DIST_SRC) $(DIST_BASE) $(wildcard src/dist/*.h) 
 
 # bigcount.c with its test, which wraps the MPI calls it makes (MPI's
 # profiling interface) to count them
-$(DIST_HOST_UNIT): spec/c/dist_host_test.c spec/c/unit.h src/luacuda.h $(LIB)
+$(DIST_HOST_UNIT): spec/unit/dist_host_test.c spec/unit/unit.h src/luacuda.h $(LIB)
 	@mkdir -p $(@D)
-	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE -I$(LUA_INCDIR) -Isrc spec/c/dist_host_test.c \
+	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE -I$(LUA_INCDIR) -Isrc spec/unit/dist_host_test.c \
 	  -o $@ $(LDFLAGS) $(HOST_LINK)
 
 # agree.c included in its test, which holds back chosen messages (MPI's
 # profiling interface)
-$(AGREE_UNIT): spec/c/agree_test.c spec/c/unit.h src/dist/agree.c src/dist/agree.h
+$(AGREE_UNIT): spec/unit/agree_test.c spec/unit/unit.h src/dist/agree.c src/dist/agree.h
 	@mkdir -p $(@D)
-	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE spec/c/agree_test.c -o $@ $(LDFLAGS) -lpthread
+	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE spec/unit/agree_test.c -o $@ $(LDFLAGS) -lpthread
 
-$(BIGCOUNT_UNIT): spec/c/bigcount_test.c spec/c/unit.h src/dist/bigcount.c src/dist/bigcount.h
+$(BIGCOUNT_UNIT): spec/unit/bigcount_test.c spec/unit/unit.h src/dist/bigcount.c src/dist/bigcount.h
 	@mkdir -p $(@D)
-	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE spec/c/bigcount_test.c src/dist/bigcount.c \
+	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE spec/unit/bigcount_test.c src/dist/bigcount.c \
 	  -o $@ $(LDFLAGS) -lpthread
 
 # the C units of src/base: pure C, built without Lua's include path
 UNIT_CFLAGS = $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L
-$(UNIT): spec/c/layout_test.c spec/c/unit.h src/base/layout.c src/base/layout.h
+$(UNIT): spec/unit/layout_test.c spec/unit/unit.h src/base/layout.c src/base/layout.h
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/layout_test.c src/base/layout.c -o $@ $(LDFLAGS)
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/unit/layout_test.c src/base/layout.c -o $@ $(LDFLAGS)
 
-$(SCAN_UNIT): spec/c/scan_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
+$(SCAN_UNIT): spec/unit/scan_test.c spec/unit/unit.h $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/scan_test.c $(SCAN_SRC) src/base/dtype.c \
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/unit/scan_test.c $(SCAN_SRC) src/base/dtype.c \
 	  src/base/probe.c src/base/strbuf.c -o $@ \
 	  $(LDFLAGS) -lm
 
 # reductions and scans on host memory: pure C, no Lua
-$(REDUCE_UNIT): spec/c/reduce_test.c spec/c/unit.h src/base/reduce.c src/base/reduce.h \
+$(REDUCE_UNIT): spec/unit/reduce_test.c spec/unit/unit.h src/base/reduce.c src/base/reduce.h \
                 src/base/dtype.c src/base/layout.c
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/reduce_test.c src/base/reduce.c src/base/dtype.c \
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/unit/reduce_test.c src/base/reduce.c src/base/dtype.c \
 	  src/base/layout.c -o $@ $(LDFLAGS) -lm
 
 # the .npy header, read and written: pure C, no Lua
-$(NPY_UNIT): spec/c/npy_test.c spec/c/unit.h src/base/npy.c src/base/npy.h src/base/dtype.c \
+$(NPY_UNIT): spec/unit/npy_test.c spec/unit/unit.h src/base/npy.c src/base/npy.h src/base/dtype.c \
              src/base/strbuf.c src/base/layout.c src/base/layout.h
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/npy_test.c src/base/npy.c src/base/dtype.c \
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/unit/npy_test.c src/base/npy.c src/base/dtype.c \
 	  src/base/strbuf.c src/base/layout.c -o $@ $(LDFLAGS) -lm
 
 # the host's random numbers: pure C, no Lua; built twice, the second time
 # without the AVX2 path, so that both paths are tested on an AVX2 machine
-RANDOM_UNIT_SRC = spec/c/random_test.c src/base/random.c src/base/dtype.c src/base/layout.c
-$(BUILD)/random_test: $(RANDOM_UNIT_SRC) spec/c/unit.h src/base/random.h kernels/philox.h
+RANDOM_UNIT_SRC = spec/unit/random_test.c src/base/random.c src/base/dtype.c src/base/layout.c
+$(BUILD)/random_test: $(RANDOM_UNIT_SRC) spec/unit/unit.h src/base/random.h kernels/philox.h
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(LOOP_CFLAGS) $(BASE_INC) $(RANDOM_UNIT_SRC) -o $@ $(LDFLAGS) -lm
-$(BUILD)/random_portable_test: $(RANDOM_UNIT_SRC) spec/c/unit.h src/base/random.h kernels/philox.h
+$(BUILD)/random_portable_test: $(RANDOM_UNIT_SRC) spec/unit/unit.h src/base/random.h kernels/philox.h
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(LOOP_CFLAGS) -DLC_RANDOM_AVX2=0 $(BASE_INC) $(RANDOM_UNIT_SRC) -o $@ $(LDFLAGS) -lm
 
 # the record of the headers a compilation read: pure C, no Lua
-$(DEPS_UNIT): spec/c/deps_test.c spec/c/unit.h $(wildcard src/base/*.[ch])
+$(DEPS_UNIT): spec/unit/deps_test.c spec/unit/unit.h $(wildcard src/base/*.[ch])
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/deps_test.c src/base/deps.c src/base/includes.c src/base/strbuf.c \
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/unit/deps_test.c src/base/deps.c src/base/includes.c src/base/strbuf.c \
 	  src/base/cache.c src/base/hash.c -o $@ $(LDFLAGS) -lpthread
 
 # the process's compiled modules by key: pure C, no Lua
-$(MODCACHE_UNIT): spec/c/modcache_test.c spec/c/unit.h src/base/modcache.c src/base/modcache.h \
+$(MODCACHE_UNIT): spec/unit/modcache_test.c spec/unit/unit.h src/base/modcache.c src/base/modcache.h \
                   src/base/hash.c src/base/hash.h
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/modcache_test.c src/base/modcache.c src/base/hash.c \
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/unit/modcache_test.c src/base/modcache.c src/base/hash.c \
 	  -o $@ $(LDFLAGS) -lpthread
 
 # several lua_States on several threads (spec/threads_spec.lua runs it): a
@@ -229,70 +229,70 @@ $(MODCACHE_UNIT): spec/c/modcache_test.c spec/c/unit.h src/base/modcache.c src/b
 # The -L list is the loader's path, so a Lua found through LD_LIBRARY_PATH
 # (the GPU devkit's) links too.
 LUA_LIB ?= -llua5.4
-$(THREADS_TEST): spec/c/threads_test.c
+$(THREADS_TEST): spec/unit/threads_test.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -I$(LUA_INCDIR) -Isrc \
-	  -DLC_BUILD_DIR='"$(BUILD)"' spec/c/threads_test.c -o $@ \
+	  -DLC_BUILD_DIR='"$(BUILD)"' spec/unit/threads_test.c -o $@ \
 	  $(LDFLAGS) $(addprefix -L,$(subst :, ,$(LD_LIBRARY_PATH))) $(LUA_LIB) -lpthread
 
 # the simulator's guarded blocks, with mmap and madvise wrapped so a test can fail them
-$(GUARD_UNIT): spec/c/guard_test.c spec/c/unit.h src/backend/sim/guard.c src/backend/sim/sim.h
+$(GUARD_UNIT): spec/unit/guard_test.c spec/unit/unit.h src/backend/sim/guard.c src/backend/sim/sim.h
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BACKEND_INC) -Isrc/backend/sim spec/c/guard_test.c src/backend/sim/guard.c \
+	$(CC) $(UNIT_CFLAGS) $(BACKEND_INC) -Isrc/backend/sim spec/unit/guard_test.c src/backend/sim/guard.c \
 	  -o $@ $(LDFLAGS) \
 	  -Wl,--wrap=mmap -Wl,--wrap=madvise -lpthread
 
 # the simulator's small-block arena, with realloc wrapped so a write past a
 # free list faults
-$(ARENA_UNIT): spec/c/arena_test.c spec/c/unit.h src/backend/sim/arena.c src/backend/sim/sim.h
+$(ARENA_UNIT): spec/unit/arena_test.c spec/unit/unit.h src/backend/sim/arena.c src/backend/sim/sim.h
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BACKEND_INC) -Isrc/backend/sim spec/c/arena_test.c src/backend/sim/arena.c \
+	$(CC) $(UNIT_CFLAGS) $(BACKEND_INC) -Isrc/backend/sim spec/unit/arena_test.c src/backend/sim/arena.c \
 	  -o $@ $(LDFLAGS) -Wl,--wrap=realloc -lpthread
 
 # the simulator's stream executor: small work run at the call, in order
-$(STREAM_UNIT): spec/c/stream_test.c spec/c/unit.h src/backend/sim/stream.c src/backend/sim/sim.h
+$(STREAM_UNIT): spec/unit/stream_test.c spec/unit/unit.h src/backend/sim/stream.c src/backend/sim/sim.h
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BACKEND_INC) -Isrc/backend/sim spec/c/stream_test.c src/backend/sim/stream.c \
+	$(CC) $(UNIT_CFLAGS) $(BACKEND_INC) -Isrc/backend/sim spec/unit/stream_test.c src/backend/sim/stream.c \
 	  -o $@ $(LDFLAGS) -lpthread
 
-# the fake driver, with its PTX interpreter (spec/c/ptx/) always optimised:
+# the fake driver, with its PTX interpreter (spec/fake/ptx/) always optimised:
 # the specs run every kernel through it
-PTX_SRC = spec/c/ptx/parse.c spec/c/ptx/exec.c
-$(BUILD)/fake/libcuda.so.1: spec/c/fake_cuda.c $(PTX_SRC) spec/c/ptx/ptx.h spec/c/ptx/internal.h kernels/abi.h
+PTX_SRC = spec/fake/ptx/parse.c spec/fake/ptx/exec.c
+$(BUILD)/fake/libcuda.so.1: spec/fake/fake_cuda.c $(PTX_SRC) spec/fake/ptx/ptx.h spec/fake/ptx/internal.h kernels/abi.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
-	  -I$(CUDA_INC) -Ikernels -Ispec/c/ptx $(LIBFLAG) $< $(PTX_SRC) -o $@ $(LDFLAGS) -lpthread -lm
+	  -I$(CUDA_INC) -Ikernels -Ispec/fake/ptx $(LIBFLAG) $< $(PTX_SRC) -o $@ $(LDFLAGS) -lpthread -lm
 
-$(BUILD)/fake/fake_peer_test: spec/c/fake_peer_test.c spec/c/unit.h $(BUILD)/fake/libcuda.so.1
+$(BUILD)/fake/fake_peer_test: spec/fake/fake_peer_test.c spec/unit/unit.h $(BUILD)/fake/libcuda.so.1
 	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -I$(CUDA_INC) $< -o $@ \
 	  -L$(BUILD)/fake -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) -lpthread
 
-$(BUILD)/fake/fake_strict_test: spec/c/fake_strict_test.c spec/c/unit.h $(BUILD)/fake/libcuda.so.1
+$(BUILD)/fake/fake_strict_test: spec/fake/fake_strict_test.c spec/unit/unit.h $(BUILD)/fake/libcuda.so.1
 	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -I$(CUDA_INC) $< -o $@ \
 	  -L$(BUILD)/fake -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) -lpthread
 
 # built against the toolkit's cublas_api.h where it is (its own declarations
 # otherwise); it finds the fake driver already loaded, with dlopen
-$(BUILD)/fake/libcublas.so.13: spec/c/fake_cublas.c
+$(BUILD)/fake/libcublas.so.13: spec/fake/fake_cublas.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
 	  -I$(CUDA_INC) $(LIBFLAG) $< -o $@ $(LDFLAGS) -ldl -lpthread
 
-$(BUILD)/fake/libnccl.so.2: spec/c/fake_nccl.c
+$(BUILD)/fake/libnccl.so.2: spec/fake/fake_nccl.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
 	  -I$(CUDA_INC) $(LIBFLAG) $< -o $@ $(LDFLAGS) -ldl -lpthread -lm
 
-$(FAKE_NVRTC): spec/c/fake_nvrtc.c
+$(FAKE_NVRTC): spec/fake/fake_nvrtc.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
 	  $(LIBFLAG) $< -o $@ $(LDFLAGS) -ldl -lpthread
 
 # the C API's test: release callbacks, DLPack deleters, accessors
-$(CAPI_UNIT): spec/c/capi_test.c spec/c/unit.h src/luacuda.h $(LIB)
+$(CAPI_UNIT): spec/unit/capi_test.c spec/unit/unit.h src/luacuda.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE -I$(LUA_INCDIR) -Isrc \
-	  spec/c/capi_test.c -o $@ $(LDFLAGS) $(HOST_LINK) -ldl
+	  spec/unit/capi_test.c -o $@ $(LDFLAGS) $(HOST_LINK) -ldl
 
 # examples/embed: a host program that embeds Lua and luacuda
 embed: $(EMBED_HOST)
@@ -354,14 +354,14 @@ check-shards: $(CHECK_DEPS)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) LUA="$(LUA)" BUSTED="$(BUSTED)" tools/run_shards.sh $(TEST_SHARDS)
 
-# Every spec on the CUDA backend against the fake driver (spec/c/fake_cuda.c):
+# Every spec on the CUDA backend against the fake driver (spec/fake/fake_cuda.c):
 # the tests of what a user kernel computed are pending there (S.fake in
 # spec/support.lua), so this checks the backend's copies, memory, streams,
 # errors and driver calls. The fake's device has room for the memory specs.
 # FAKE_CUDA_DELAY_US=300 slows every queued operation down, so that work
 # read or freed before its stream ran it shows (CI runs both: the delayed
 # run on the specs of queued work, make check-fake-cuda-delayed).
-# Matrix products go to the fake cuBLAS (spec/c/fake_cublas.c); the matmul
+# Matrix products go to the fake cuBLAS (spec/fake/fake_cublas.c); the matmul
 # spec then runs once more without it, so the library's own kernel runs on
 # the fake's PTX interpreter too (when BUSTED_ARGS is empty or names it).
 FAKE_CUDA_DELAY_US ?= 0
@@ -392,8 +392,8 @@ check-fake-cuda:
 QUEUED_SPECS = $(addprefix spec/,$(addsuffix _spec.lua, \
   async stream hostmem copy memory alias dlpack devices smart cuda_fake \
   array_math reduce random matmul gather sort npy memory_cache funcs \
-  frictions cpublas axis_reduce c_units reentry create creation index iterate \
-  record dtype half errors kernel generators math coop threads dist \
+  frictions cpublas axis_reduce c_units reentry constructors ranges_and_joins index iterate \
+  record dtype half errors kernel generators kernel_math coop threads dist \
   differential stress))
 check-fake-cuda-delayed:
 	@$(MAKE) --no-print-directory check-fake-cuda FAKE_CUDA_DELAY_US=300 \

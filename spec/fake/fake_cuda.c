@@ -92,7 +92,7 @@
 ** CUDA_ERROR_ILLEGAL_ADDRESS when it runs, as a faulting kernel does.
 ** Beside the driver's API it exports fake_cuda_reachable(p, n), whether the
 ** current context's device reaches [p, p + n), for the fake cuBLAS
-** (spec/c/fake_cublas.c), which queues its products as host functions.
+** (spec/fake/fake_cublas.c), which queues its products as host functions.
 **
 ** cuLaunchCooperativeKernel refuses a grid larger than the device holds at
 ** once (cuOccupancyMaxActiveBlocksPerMultiprocessor, computed from the
@@ -733,7 +733,7 @@ static int kernel_reach(void *ud, uint64_t p, size_t n, uint64_t *lo, uint64_t *
   return ok;
 }
 
-/* For the fake cuBLAS (spec/c/fake_cublas.c), which computes on the host
+/* For the fake cuBLAS (spec/fake/fake_cublas.c), which computes on the host
 ** what a library kernel would: may a kernel of the current context's
 ** device touch [p, p + n)? 1 when it may; 0 without a context. */
 API int fake_cuda_reachable(CUdeviceptr p, size_t n) {
