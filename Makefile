@@ -48,10 +48,13 @@ BINDING_INC = -Isrc $(BACKEND_INC) -I$(LUA_INCDIR)
 SRC  = $(wildcard src/base/*.c src/backend/*.c src/backend/*/*.c src/binding/*.c)
 OBJ  = $(SRC:src/%.c=$(BUILD)/obj/%.o)
 LIB  = $(BUILD)/luacuda/core.so
+# the pure-C base, built once into a static library that the module, the
+# MPI engine, the C units and (built again with the fuzzer's compiler and
+# flags, $(FUZZ_BASE_LIB)) the fuzzers link, so none lists base sources
+BASE_OBJ = $(filter $(BUILD)/obj/base/%,$(OBJ))
+BASE_LIB = $(BUILD)/libluacuda_base.a
 UNIT = $(BUILD)/layout_test
 SCAN_UNIT = $(BUILD)/scan_test
-# the kernel source scanner's files, for the unit test and the fuzzer
-SCAN_SRC = src/base/scan.c src/base/scan_lex.c src/base/scan_types.c src/base/scan_decl.c
 DEPS_UNIT = $(BUILD)/deps_test
 MODCACHE_UNIT = $(BUILD)/modcache_test
 REDUCE_UNIT = $(BUILD)/reduce_test
@@ -139,9 +142,17 @@ $(BUILD)/obj/backend/sim/compile.o: kernels/abi.h $(wildcard kernels/sim_*.h) \
   $(shell find kernels/sim_include -type f 2>/dev/null)
 $(BUILD)/obj/binding/embed.o: $(wildcard lua/luacuda/*.lua lua/luacuda/jit/*.lua)
 
-$(LIB): $(OBJ)
+$(BASE_LIB): $(BASE_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LIBFLAG) $(OBJ) -o $@ $(LDFLAGS) $(LC_LDFLAGS) $(LC_LIBS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# the whole base, as when its objects were listed (no member left out for
+# being unreferenced)
+$(LIB): $(filter-out $(BASE_OBJ),$(OBJ)) $(BASE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LIBFLAG) $(filter-out $(BASE_OBJ),$(OBJ)) -Wl,--whole-archive $(BASE_LIB) \
+	  -Wl,--no-whole-archive -o $@ $(LDFLAGS) $(LC_LDFLAGS) $(LC_LIBS)
 
 # its NCCL engine (src/dist/nccl_engine.c) needs the toolkit's nccl.h and cuda.h,
 # and is left out without them; NCCL itself is opened with dlopen
@@ -149,12 +160,12 @@ DIST_NCCL_FLAGS = $(if $(and $(wildcard $(CUDA_INC)/nccl.h),$(wildcard $(CUDA_IN
                     -DLUACUDA_NCCL -I$(CUDA_INC))
 DIST_SRC = $(addprefix src/dist/,dist.c process.c dtypes.c comm.c header.c args.c jobs.c \
              route.c collectives.c agree.c nccl_engine.c bigcount.c)
-# the pure-C base it shares with core.so (the dtype table), linked in, not
-# copied: core.so's own copy is hidden
-DIST_BASE = $(BUILD)/obj/base/dtype.o
-$(BUILD)/luacuda/dist_mpi.so: $(DIST_SRC) $(DIST_BASE) $(wildcard src/dist/*.h) src/luacuda.h $(LIB)
+# the pure-C base it shares with core.so (the dtype table), linked in from
+# the base library (the members it uses), not copied: core.so's own copy
+# is hidden
+$(BUILD)/luacuda/dist_mpi.so: $(DIST_SRC) $(BASE_LIB) $(wildcard src/dist/*.h) src/luacuda.h $(LIB)
 	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE -fPIC -fvisibility=hidden -Isrc $(BASE_INC) -I$(LUA_INCDIR) \
-	  $(DIST_NCCL_FLAGS) $(LIBFLAG) $(DIST_SRC) $(DIST_BASE) -o $@ $(LDFLAGS) \
+	  $(DIST_NCCL_FLAGS) $(LIBFLAG) $(DIST_SRC) $(BASE_LIB) -o $@ $(LDFLAGS) \
 	  -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete -ldl -lpthread -lm
 
 # bigcount.c with its test, which wraps the MPI calls it makes (MPI's
@@ -175,54 +186,25 @@ $(BIGCOUNT_UNIT): spec/unit/bigcount_test.c spec/unit/unit.h src/dist/bigcount.c
 	$(MPICC) $(CFLAGS) $(WARN) -D_DEFAULT_SOURCE spec/unit/bigcount_test.c src/dist/bigcount.c \
 	  -o $@ $(LDFLAGS) -lpthread
 
-# the C units of src/base: pure C, built without Lua's include path
+# the C units of src/base: pure C, built without Lua's include path, each
+# test program linking the base library for the code it tests: layout,
+# the kernel source scanner, reductions and scans on host memory, the .npy
+# header, the host's random numbers, the record of the headers a
+# compilation read, the process's compiled modules by key
 UNIT_CFLAGS = $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L
-$(UNIT): spec/unit/layout_test.c spec/unit/unit.h src/base/layout.c src/base/layout.h
+BASE_UNITS = $(UNIT) $(SCAN_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(BUILD)/random_test $(DEPS_UNIT) $(MODCACHE_UNIT)
+$(BASE_UNITS): $(BUILD)/%: spec/unit/%.c spec/unit/unit.h $(BASE_LIB) $(wildcard src/base/*.h) kernels/philox.h
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/unit/layout_test.c src/base/layout.c -o $@ $(LDFLAGS)
-
-$(SCAN_UNIT): spec/unit/scan_test.c spec/unit/unit.h $(wildcard src/base/*.[ch])
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) $< $(BASE_LIB) -o $@ $(LDFLAGS) -lpthread -lm
+# random_test is built with the loop flags of random.c, and again without
+# the AVX2 path (random.c compiled here with it off, the rest from the
+# library), so that both paths are tested on an AVX2 machine
+$(BUILD)/random_test: UNIT_CFLAGS += $(LOOP_CFLAGS)
+$(BUILD)/random_portable_test: spec/unit/random_test.c src/base/random.c spec/unit/unit.h $(BASE_LIB) \
+                               src/base/random.h kernels/philox.h
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/unit/scan_test.c $(SCAN_SRC) src/base/dtype.c \
-	  src/base/probe.c src/base/strbuf.c -o $@ \
-	  $(LDFLAGS) -lm
-
-# reductions and scans on host memory: pure C, no Lua
-$(REDUCE_UNIT): spec/unit/reduce_test.c spec/unit/unit.h src/base/reduce.c src/base/reduce.h \
-                src/base/dtype.c src/base/layout.c
-	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/unit/reduce_test.c src/base/reduce.c src/base/dtype.c \
-	  src/base/layout.c -o $@ $(LDFLAGS) -lm
-
-# the .npy header, read and written: pure C, no Lua
-$(NPY_UNIT): spec/unit/npy_test.c spec/unit/unit.h src/base/npy.c src/base/npy.h src/base/dtype.c \
-             src/base/strbuf.c src/base/layout.c src/base/layout.h
-	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/unit/npy_test.c src/base/npy.c src/base/dtype.c \
-	  src/base/strbuf.c src/base/layout.c -o $@ $(LDFLAGS) -lm
-
-# the host's random numbers: pure C, no Lua; built twice, the second time
-# without the AVX2 path, so that both paths are tested on an AVX2 machine
-RANDOM_UNIT_SRC = spec/unit/random_test.c src/base/random.c src/base/dtype.c src/base/layout.c
-$(BUILD)/random_test: $(RANDOM_UNIT_SRC) spec/unit/unit.h src/base/random.h kernels/philox.h
-	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(LOOP_CFLAGS) $(BASE_INC) $(RANDOM_UNIT_SRC) -o $@ $(LDFLAGS) -lm
-$(BUILD)/random_portable_test: $(RANDOM_UNIT_SRC) spec/unit/unit.h src/base/random.h kernels/philox.h
-	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(LOOP_CFLAGS) -DLC_RANDOM_AVX2=0 $(BASE_INC) $(RANDOM_UNIT_SRC) -o $@ $(LDFLAGS) -lm
-
-# the record of the headers a compilation read: pure C, no Lua
-$(DEPS_UNIT): spec/unit/deps_test.c spec/unit/unit.h $(wildcard src/base/*.[ch])
-	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/unit/deps_test.c src/base/deps.c src/base/includes.c src/base/strbuf.c \
-	  src/base/cache.c src/base/hash.c -o $@ $(LDFLAGS) -lpthread
-
-# the process's compiled modules by key: pure C, no Lua
-$(MODCACHE_UNIT): spec/unit/modcache_test.c spec/unit/unit.h src/base/modcache.c src/base/modcache.h \
-                  src/base/hash.c src/base/hash.h
-	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/unit/modcache_test.c src/base/modcache.c src/base/hash.c \
-	  -o $@ $(LDFLAGS) -lpthread
+	$(CC) $(UNIT_CFLAGS) $(LOOP_CFLAGS) -DLC_RANDOM_AVX2=0 $(BASE_INC) spec/unit/random_test.c src/base/random.c \
+	  $(BASE_LIB) -o $@ $(LDFLAGS) -lpthread -lm
 
 # several lua_States on several threads (spec/threads_spec.lua runs it): a
 # C program that links Lua itself and requires the module from $(BUILD).
@@ -597,19 +579,21 @@ FUZZ_FLAGS  = -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
               -fno-sanitize-recover=undefined $(WARN) -D_POSIX_C_SOURCE=200809L $(BASE_INC)
 FUZZ_TARGETS = layout scan npy
 
-$(BUILD)/fuzz/layout_fuzz: fuzz/layout_fuzz.c src/base/layout.c src/base/layout.h
+# the base library again, built by the fuzzer's compiler with its
+# instrumentation, sanitizers included
+FUZZ_BASE_OBJ = $(BASE_OBJ:$(BUILD)/obj/%=$(BUILD)/fuzz/obj/%)
+FUZZ_BASE_LIB = $(BUILD)/fuzz/libluacuda_base.a
+$(BUILD)/fuzz/obj/base/%.o: src/base/%.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/layout_fuzz.c src/base/layout.c -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) -MMD -MP -c $< -o $@
+-include $(FUZZ_BASE_OBJ:.o=.d)
+$(FUZZ_BASE_LIB): $(FUZZ_BASE_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $^
 
-$(BUILD)/fuzz/scan_fuzz: fuzz/scan_fuzz.c $(wildcard src/base/*.[ch])
+$(BUILD)/fuzz/%_fuzz: fuzz/%_fuzz.c $(FUZZ_BASE_LIB)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/scan_fuzz.c $(SCAN_SRC) src/base/dtype.c -o $@ -lm
-
-$(BUILD)/fuzz/npy_fuzz: fuzz/npy_fuzz.c src/base/npy.c src/base/npy.h src/base/dtype.c src/base/strbuf.c \
-                        src/base/layout.c
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/npy_fuzz.c src/base/npy.c src/base/dtype.c src/base/strbuf.c \
-	  src/base/layout.c -o $@ -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_BASE_LIB) -o $@ -lpthread -lm
 
 fuzz:
 	@$(MAKE) --no-print-directory deps PACKAGES=clang
