@@ -94,7 +94,7 @@ describe("the rockspec", function()
     local tmp = os.tmpname()
     os.remove(tmp)
     -- build in a copy of the sources, so the module under test is untouched
-    local ok, out = sh(("mkdir -p %s/src && cp -r Makefile luacuda-scm-1.rockspec src lua kernels spec docs examples %s/src/ && " ..
+    local ok, out = sh(("mkdir -p %s/src && cp -r Makefile mk luacuda-scm-1.rockspec src lua kernels spec docs examples %s/src/ && " ..
       "cd %s/src && env -u LD_PRELOAD luarocks --lua-version=5.4 make --tree=%s/tree luacuda-scm-1.rockspec")
       :format(tmp, tmp, tmp, tmp))
     assert.is_true(ok, out)
