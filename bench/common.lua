@@ -45,7 +45,7 @@ function B.record(label, ratio, target, dir)
   results:flush()
 end
 
--- The fake CUDA driver's path (spec/c/fake_cuda.c); nil, with the bench's
+-- The fake CUDA driver's path (spec/fake/fake_cuda.c); nil, with the bench's
 -- closing line printed, where it was not built.
 function B.fake_driver()
   local fake = (os.getenv("LUACUDA_BUILD") or "build") .. "/fake/libcuda.so.1"

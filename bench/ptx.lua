@@ -1,4 +1,4 @@
--- The fake driver's PTX interpreter (spec/c/ptx/): PTX instructions run per
+-- The fake driver's PTX interpreter (spec/fake/ptx/): PTX instructions run per
 -- second on one core. A child on the fake (FAKE_CUDA_WORKERS=1, so one
 -- worker runs every block) launches a compute-heavy kernel once, a loop of
 -- fma and integer hashing per thread and a shared-memory tree reduction per

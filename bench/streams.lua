@@ -1,6 +1,6 @@
 -- Streams that overlap: examples/streams.lua (8 chunks of copy in, fill,
 -- kernel, copy out) on one stream and on two, against the fake CUDA driver
--- (spec/c/fake_cuda.c, built by make check) with every queued operation
+-- (spec/fake/fake_cuda.c, built by make check) with every queued operation
 -- taking FAKE_CUDA_DELAY_US, so that the figure is the pipeline's shape,
 -- not the machine's speed: two streams that never wait for each other take
 -- half the time of one. The driver trace also says whether any call went to

@@ -1,6 +1,6 @@
 /* abi.h: the kernel argument ABI, written once for both sides of a launch:
 ** the C that checks launches and packs arguments (src/, the fake driver
-** in spec/c) includes it; the kernel code receives it as text, built into
+** in spec/fake) includes it; the kernel code receives it as text, built into
 ** the module in front of the prelude, the library's kernels and the
 ** simulator's ABI (src/base/kernels.c, src/backend/sim/compile.c).
 **

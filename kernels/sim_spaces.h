@@ -12,7 +12,7 @@
 // - constant: the module's __constant__ variables, each registered just
 //   after its definition (src/backend/sim/compile.c);
 // - global: every other address. The constant variables count as global
-//   too, as in the fake driver's PTX interpreter (spec/c/ptx/exec.c): the
+//   too, as in the fake driver's PTX interpreter (spec/fake/ptx/exec.c): the
 //   PTX ISA does not say whether the const window lies inside the global
 //   one, so no test relies on it.
 // A space's own address (what __cvta_generic_to_* gives) is an offset:

@@ -5,7 +5,7 @@
 -- written), as it does for views of one buffer. The expected values are
 -- NumPy's (numpy 1.24 gives them for the same expressions).
 -- The aliases a host program makes (luacuda_wrap, DLPack imports of the
--- same memory, device memory included) are spec/c/capi_test.c's
+-- same memory, device memory included) are spec/unit/capi_test.c's
 -- alias_* tests.
 local luacuda = require "luacuda"
 

@@ -162,7 +162,7 @@ end)
 -- luacuda.mapped(h) is a second array (a buffer of its own) over h's
 -- memory: work queued through one is waited for by accesses through the
 -- other (the host program's aliases, wraps and DLPack imports, are
--- spec/c/capi_test.c's pending_* tests).
+-- spec/unit/capi_test.c's pending_* tests).
 describe("host accesses through another array over the same memory", function()
   local function host_and_mapped(v)
     local h = luacuda.array(all(v), "float32")

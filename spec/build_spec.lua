@@ -94,16 +94,18 @@ describe("the rockspec", function()
     local tmp = os.tmpname()
     os.remove(tmp)
     -- build in a copy of the sources, so the module under test is untouched
-    local ok, out = sh(("mkdir -p %s/src && cp -r Makefile luacuda-scm-1.rockspec src lua kernels spec docs examples %s/src/ && " ..
+    local ok, out = sh(("mkdir -p %s/src && cp -r Makefile mk luacuda-scm-1.rockspec src lua kernels spec docs examples %s/src/ && " ..
       "cd %s/src && env -u LD_PRELOAD luarocks --lua-version=5.4 make --tree=%s/tree luacuda-scm-1.rockspec")
       :format(tmp, tmp, tmp, tmp))
     assert.is_true(ok, out)
-    -- the rock's own directory holds the documentation, the examples, the
-    -- kernel headers and the C API's header
+    -- the rock's own directory holds the documentation (the guides and the
+    -- API reference among it), the examples, the kernel headers and the C
+    -- API's header
     local _, dir = sh(("luarocks --lua-version=5.4 --tree=%s/tree show --rock-dir luacuda"):format(tmp))
     dir = dir:match("^%s*(.-)%s*$")
     local missing = {}
-    for _, f in ipairs({ "docs/architecture.md", "examples/saxpy.lua", "examples/kernels/saxpy.cu",
+    for _, f in ipairs({ "docs/architecture.md", "docs/guide/kernels.md", "docs/api/index.html",
+                         "examples/saxpy.lua", "examples/kernels/saxpy.cu",
                          "kernels/prelude.cuh", "kernels/philox.h", "include/luacuda.h" }) do
       if not S.exists(dir .. "/" .. f) then missing[#missing + 1] = f end
     end

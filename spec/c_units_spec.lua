@@ -1,4 +1,4 @@
--- The C unit tests (spec/c/*_test.c), one busted test per C test; capi_test
+-- The C unit tests (spec/unit/*_test.c), one busted test per C test; capi_test
 -- is a host program on luacuda.h. The Makefile builds the binaries next to
 -- the module and passes its build directory in LUACUDA_BUILD.
 local S = require "spec.support"

@@ -555,7 +555,7 @@ describe("cooperative launches on the cuda backend", function()
   local BUILD = os.getenv("LUACUDA_BUILD") or "build"
   local FAKE = BUILD .. "/fake/libcuda.so.1"
 
-  -- the fake driver (spec/c/fake_cuda.c), in a process of its own, with
+  -- the fake driver (spec/fake/fake_cuda.c), in a process of its own, with
   -- its trace of the driver calls
   it("ask the occupancy, launch with cuLaunchCooperativeKernel and refuse a grid too large", function()
     if not S.exists(FAKE) then return pending("no fake driver (no cuda.h to build it)") end

@@ -1,4 +1,4 @@
--- The CUDA backend against a fake driver (spec/c/fake_cuda.c, built by make
+-- The CUDA backend against a fake driver (spec/fake/fake_cuda.c, built by make
 -- check where the toolkit's cuda.h is): each scenario runs in a fresh
 -- interpreter with LUACUDA_BACKEND=cuda, checks its results through the
 -- public API and prints "ok"; the fake's trace says which driver calls did
@@ -115,7 +115,7 @@ local function mark(name)    -- a line in the fake's trace, between the calls
 end
 ]]
 
--- Run one test of spec/c/capi_test.c (a host program embedding luacuda)
+-- Run one test of spec/unit/capi_test.c (a host program embedding luacuda)
 -- on the fake; the output, which ends "exit 0" when it passed.
 local function host_test(name, env)
   local dir = S.tmpdir()
@@ -1368,7 +1368,7 @@ extern "C" __global__ void half_sum(__half *x, float *out) {
     os.execute("rm -rf " .. dir)
   end)
 
-  it("is no kinder than a GPU: poisoned fresh memory and registers, overlapping copies refused, threads shuffled (spec/c/fake_strict_test.c)", function()
+  it("is no kinder than a GPU: poisoned fresh memory and registers, overlapping copies refused, threads shuffled (spec/fake/fake_strict_test.c)", function()
     local bin = BUILD .. "/fake/fake_strict_test"
     assert(exists(bin), "no " .. bin .. " (make check builds it)")
     local ok, out = S.sh(bin)

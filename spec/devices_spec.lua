@@ -88,7 +88,7 @@ describe("several devices", function()
   end)
 
   it("keeps the current device per OS thread (two states, two threads)", function()
-    -- spec/c/threads_test.c: thread i selects device (i - 1) mod 3 + 1 and
+    -- spec/unit/threads_test.c: thread i selects device (i - 1) mod 3 + 1 and
     -- checks at each iteration that it is still current and its arrays on it
     local ok, out = S.sh(("%s LUACUDA_BUILD=%s %s/threads_test 20 3"):format(DEVICES, BUILD, BUILD))
     assert(ok, out)
@@ -483,7 +483,7 @@ describe("several devices", function()
     ]==])
   end)
 
-  it("has a fake driver that keeps NVIDIA's peer rules (spec/c/fake_peer_test.c)", function()
+  it("has a fake driver that keeps NVIDIA's peer rules (spec/fake/fake_peer_test.c)", function()
     local bin = BUILD .. "/fake/fake_peer_test"
     if not S.exists(bin) then return pending("no " .. bin .. " (no cuda.h here)") end
     local ok, out = S.sh(bin)

@@ -1,5 +1,5 @@
 -- luacuda.dist's control channel (src/dist/agree.c): its C test,
--- spec/c/agree_test.c, under mpirun with 3 ranks, one busted test per C
+-- spec/unit/agree_test.c, under mpirun with 3 ranks, one busted test per C
 -- test (the C tests hold back chosen messages, so the orderings they need
 -- are made, not left to chance). Pending, with the reason, where mpirun or
 -- the test program (built with mpicc) is missing.
@@ -12,7 +12,7 @@ local why_not = S.mpi.why_not(BIN, "agree.c")
 
 describe("luacuda.dist's control channel (agree.c) under mpirun -np 3", function()
   if why_not then
-    it("runs spec/c/agree_test.c", function() pending(why_not) end)
+    it("runs spec/unit/agree_test.c", function() pending(why_not) end)
     return
   end
   -- the run, made once by the first test that needs it

@@ -1,5 +1,5 @@
 -- luacuda.dist's MPI calls with 64-bit counts (src/dist/bigcount.c): its C
--- test, spec/c/bigcount_test.c, under mpirun, with ranks and chunks that
+-- test, spec/unit/bigcount_test.c, under mpirun, with ranks and chunks that
 -- cut the test's small arrays into several calls, and with the default
 -- chunk; one busted test per C test and run. Pending, with the reason,
 -- where mpirun or the test program (built with mpicc) is missing.
@@ -30,7 +30,7 @@ for _, run in ipairs(RUNS) do
   describe(("bigcount.c under mpirun -np %d %s"):format(run.np,
            run.env == "" and "with the default chunk" or run.env), function()
     if why_not then
-      it("runs spec/c/bigcount_test.c", function() pending(why_not) end)
+      it("runs spec/unit/bigcount_test.c", function() pending(why_not) end)
       return
     end
     local result    -- the run's {ok, out}, made by the first test that needs it

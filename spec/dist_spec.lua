@@ -383,7 +383,7 @@ describe("luacuda.dist on MPI", function()
   end)
 
   it("joins the MPI a host program started, and refuses stream= where MPI gives less than "
-     .. "MPI_THREAD_MULTIPLE (spec/c/dist_host_test.c)", function()
+     .. "MPI_THREAD_MULTIPLE (spec/unit/dist_host_test.c)", function()
     local bin = BUILD .. "/dist_host_test"
     if not S.exists(bin) then
       pending(bin .. " was not built (no mpicc)")
@@ -404,7 +404,7 @@ describe("luacuda.dist on MPI", function()
 end)
 
 -- The NCCL engine against the fake NCCL on the fake driver (make check
--- builds both: spec/c/fake_nccl.c, spec/c/fake_cuda.c), 2 ranks.
+-- builds both: spec/fake/fake_nccl.c, spec/fake/fake_cuda.c), 2 ranks.
 describe("luacuda.dist on NCCL", function()
   local abs = BUILD:sub(1, 1) == "/" and BUILD or os.getenv("PWD") .. "/" .. BUILD
   local fake_cuda, fake_nccl = abs .. "/fake/libcuda.so.1", abs .. "/fake/libnccl.so.2"

@@ -1,5 +1,5 @@
 -- DLPack from Lua: a:to_dlpack() gives a capsule that from_dlpack consumes
--- once, into an array sharing the memory (the C side is spec/c/capi_test.c).
+-- once, into an array sharing the memory (the C side is spec/unit/capi_test.c).
 local luacuda = require "luacuda"
 local S = require "spec.support"
 

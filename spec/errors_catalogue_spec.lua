@@ -53,7 +53,7 @@ describe("docs/errors.md", function()
         local f = io.open(file)
         if not f then return false end
         f:close()
-        if file:match("^spec/c/") then     -- a C unit test: static int test_<name>(void), in the table
+        if file:match("^spec/unit/") then     -- a C unit test: static int test_<name>(void), in the table
           local src = C.slurp(file)
           names[file] = setmetatable({}, { __index = function(_, t)
             return src:find("static int test_" .. t .. "(void)", 1, true) ~= nil

@@ -2,7 +2,7 @@
 -- ...), NumPy's rules, against a product computed here in plain Lua, on
 -- host arrays (the host's loop) and device arrays (the backend: the
 -- library's tiled kernel on the simulator; make check-fake-cuda runs this
--- spec twice, with the fake cuBLAS, spec/c/fake_cublas.c, and without it,
+-- spec twice, with the fake cuBLAS, spec/fake/fake_cublas.c, and without it,
 -- when the same kernel runs on the fake driver's PTX interpreter). Small
 -- integers make every float64 result exact, and float32 ones too; other
 -- values are checked to float32's precision. The calls luacuda makes to

@@ -1,4 +1,4 @@
--- The fake driver's PTX interpreter (spec/c/ptx/) through the public API:
+-- The fake driver's PTX interpreter (spec/fake/ptx/) through the public API:
 -- kernels compiled by the real NVRTC to PTX run on the fake in a child
 -- process (LUACUDA_BACKEND=cuda, LUACUDA_PTX=1), and what they compute is
 -- compared with the same kernel run on the simulator in another child

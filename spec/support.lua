@@ -4,7 +4,7 @@ local assert = require "luassert"   -- a required module does not see busted's a
 
 local S = {}
 
--- The backend under test, and whether its driver is spec/c/fake_cuda.c
+-- The backend under test, and whether its driver is spec/fake/fake_cuda.c
 -- (make check-fake-cuda), which runs the PTX NVRTC makes of every kernel
 -- through an interpreter: every test runs there, a kernel that spins for
 -- time with fewer iterations. A test that needs the simulator itself starts
@@ -104,7 +104,7 @@ function S.tmpdir(sub)
   return dir
 end
 
--- A C test program of MPI code (spec/c/*_test.c built with mpicc), run
+-- A C test program of MPI code (spec/unit/*_test.c built with mpicc), run
 -- under mpirun: one busted test per C test the program lists (--list),
 -- each passed where rank 1 printed "ok NAME".
 S.mpi = {}

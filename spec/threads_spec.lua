@@ -1,4 +1,4 @@
--- Several lua_States on several OS threads at once: spec/c/threads_test.c
+-- Several lua_States on several OS threads at once: spec/unit/threads_test.c
 -- (built next to the module; LUACUDA_BUILD names the build directory) runs
 -- 4 threads, each with its own state, compiling, launching and copying,
 -- and checks every value. Here it runs with an empty compile cache and a

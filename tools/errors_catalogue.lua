@@ -120,7 +120,7 @@ for _, k in ipairs {
 } do GPU_ONLY[k] = true end
 
 -- Errors the public API cannot reach because a caller checks first (kept
--- as defence in depth); the pure-C ones are covered by spec/c/*_test.c.
+-- as defence in depth); the pure-C ones are covered by spec/unit/*_test.c.
 local GUARDED = {}
 for _, k in ipairs {
   "the <> backend has no array math",     -- both backends have it: for a third
@@ -160,16 +160,16 @@ for _, k in ipairs {
   "the communicator was freed",
   -- the control channel: dist.init refuses first once MPI is finalised
   -- ("MPI was finalised already"); a message out of order is a bug, which
-  -- spec/c/agree_test.c's orderings look for
+  -- spec/unit/agree_test.c's orderings look for
   "luacuda.dist has ended in this process (MPI_Finalize)",
   "a control message from rank <> out of order (type <>, number <>, expected <>): a bug in luacuda.dist; the job is aborted",
 } do GUARDED[k] = true end
 
--- A C unit test (spec/c/*_test.c) that checks a message holding the
+-- A C unit test (spec/unit/*_test.c) that checks a message holding the
 -- format's longest literal part: "file", "test name", or nil.
 local ctests = {}
-for _, path in ipairs { "spec/c/layout_test.c", "spec/c/scan_test.c", "spec/c/capi_test.c",
-                        "spec/c/npy_test.c", "spec/c/dist_host_test.c" } do
+for _, path in ipairs { "spec/unit/layout_test.c", "spec/unit/scan_test.c", "spec/unit/capi_test.c",
+                        "spec/unit/npy_test.c", "spec/unit/dist_host_test.c" } do
   local name, n = nil, 0
   for l in io.lines(path) do
     n = n + 1

@@ -1,5 +1,5 @@
 /*
-** ptx: a PTX interpreter for the fake driver (spec/c/fake_cuda.c), so that
+** ptx: a PTX interpreter for the fake driver (spec/fake/fake_cuda.c), so that
 ** the kernels NVRTC really compiles run, and are checked, without a GPU.
 ** Test code only: never installed.
 **

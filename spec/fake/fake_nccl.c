@@ -1,5 +1,5 @@
 /*
-** fake_nccl: an NCCL on the fake driver (spec/c/fake_cuda.c), so that
+** fake_nccl: an NCCL on the fake driver (spec/fake/fake_cuda.c), so that
 ** luacuda.dist's NCCL engine is tested without GPUs
 ** (LUACUDA_LIBNCCL=build/fake/libnccl.so.2 under mpirun). Test code only:
 ** never installed. Built against the toolkit's nccl.h, so its prototypes,

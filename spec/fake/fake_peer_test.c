@@ -1,6 +1,6 @@
 /*
 ** fake_peer_test: the fake driver's rules for several devices and peer
-** access (spec/c/fake_cuda.c), checked against the driver API's manual
+** access (spec/fake/fake_cuda.c), checked against the driver API's manual
 ** (cuda.h's comments): cuDeviceCanAccessPeer, cuCtxEnablePeerAccess's
 ** errors in the manual's order, access that is one direction only and only
 ** once enabled, cuMemcpyPeerAsync, which needs none, and pool memory,
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "unit.h"
+#include "../unit/unit.h"
 
 /* the fake's own export: may the current context's device touch [p, p + n)? */
 int fake_cuda_reachable(CUdeviceptr p, size_t n);

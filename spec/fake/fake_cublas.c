@@ -1,5 +1,5 @@
 /*
-** fake_cublas: a cuBLAS on the fake driver (spec/c/fake_cuda.c), so that the
+** fake_cublas: a cuBLAS on the fake driver (spec/fake/fake_cuda.c), so that the
 ** CUDA backend's matrix products through cuBLAS are tested without a GPU
 ** (LUACUDA_CUBLAS=build/fake/libcublas.so.13, as make check-fake-cuda
 ** sets). Test code only: never installed.

@@ -1,5 +1,5 @@
 /*
-** fake_strict_test: where the fake driver (spec/c/fake_cuda.c) and its PTX
+** fake_strict_test: where the fake driver (spec/fake/fake_cuda.c) and its PTX
 ** interpreter are no kinder than a GPU. Fresh device, managed and pool
 ** memory, a kernel's registers and its local memory hold garbage (0xA5
 ** bytes), not zeros; a copy whose source and destination overlap is
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "unit.h"
+#include "../unit/unit.h"
 
 static CUcontext ctx[2];
 

@@ -100,7 +100,7 @@
 ** CUDA_ERROR_ILLEGAL_ADDRESS when it runs, as a faulting kernel does.
 ** Beside the driver's API it exports fake_cuda_reachable(p, n), whether the
 ** current context's device reaches [p, p + n), for the fake cuBLAS
-** (spec/c/fake_cublas.c), which queues its products as host functions, and
+** (spec/fake/fake_cublas.c), which queues its products as host functions, and
 ** fake_cuda_charge(delta), which takes device memory for its workspaces
 ** (or gives it back).
 **
@@ -750,9 +750,6 @@ static int kernel_reach(void *ud, uint64_t p, size_t n, uint64_t *lo, uint64_t *
   return ok;
 }
 
-/* For the fake cuBLAS (spec/c/fake_cublas.c), which computes on the host
-** what a library kernel would: may a kernel of the current context's
-** device touch [p, p + n)? 1 when it may; 0 without a context. */
 /* For the fake cuBLAS and NCCL: charge n bytes (delta > 0) to the current
 ** context's device, or give them back (delta < 0). 0, or
 ** CUDA_ERROR_OUT_OF_MEMORY when they do not fit beside what is used
@@ -775,6 +772,9 @@ API int fake_cuda_charge(long long delta) {
   return r;
 }
 
+/* For the fake cuBLAS (spec/fake/fake_cublas.c), which computes on the host
+** what a library kernel would: may a kernel of the current context's
+** device touch [p, p + n)? 1 when it may; 0 without a context. */
 API int fake_cuda_reachable(CUdeviceptr p, size_t n) {
   pthread_mutex_lock(&mu);
   const alloc *a = current ? find((const void *)(uintptr_t)p, n ? n : 1) : NULL;

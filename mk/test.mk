@@ -1,0 +1,131 @@
+# mk/test.mk: the spec runs: check, the shards of make test, the fake
+# driver's runs, the sanitizers (ASan/UBSan, valgrind, TSan).
+
+# what the specs run: the module, the units, the host programs and the fakes
+CHECK_DEPS = $(LIB) $(DIST_LIB) $(BIGCOUNT_UNIT) $(AGREE_UNIT) $(DIST_HOST_UNIT) $(UNIT) $(SCAN_UNIT) \
+       $(DEPS_UNIT) $(MODCACHE_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(RANDOM_UNITS) $(GUARD_UNIT) \
+       $(ARENA_UNIT) $(STREAM_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) $(EMBED_HOST) \
+       $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_NCCL) $(FAKE_PEER_TEST) $(FAKE_STRICT_TEST)
+check: $(CHECK_DEPS)
+	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
+	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
+
+# every spec in TEST_SHARDS busted processes side by side (tools/run_shards.sh
+# balances the lists by the specs' times in spec/timings.lua; each process
+# prints its own summary): make test on a machine of several cores
+TEST_SHARDS ?= 2
+check-shards: $(CHECK_DEPS)
+	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
+	$(RUN_ENV) LUA="$(LUA)" BUSTED="$(BUSTED)" tools/run_shards.sh $(TEST_SHARDS)
+
+# Every spec on the CUDA backend against the fake driver (spec/fake/fake_cuda.c):
+# the tests of what a user kernel computed are pending there (S.fake in
+# spec/support.lua), so this checks the backend's copies, memory, streams,
+# errors and driver calls. The fake's device has room for the memory specs.
+# FAKE_CUDA_DELAY_US=300 slows every queued operation down, so that work
+# read or freed before its stream ran it shows (CI runs both: the delayed
+# run on the specs of queued work, make check-fake-cuda-delayed).
+# Matrix products go to the fake cuBLAS (spec/fake/fake_cublas.c); the matmul
+# spec then runs once more without it, so the library's own kernel runs on
+# the fake's PTX interpreter too (when BUSTED_ARGS is empty or names it).
+FAKE_CUDA_DELAY_US ?= 0
+# the order of a block's threads in the fake's PTX interpreter (a missing
+# __syncthreads shows): a fixed seed here, a random one in the delayed run;
+# FAKE_CUDA_SCHED_SEED=n replays a run, 0 runs threads in order
+FAKE_CUDA_SCHED_SEED ?= 1
+FAKE_ENV = LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=$(abspath $(BUILD))/fake/libcuda.so.1 \
+           LUACUDA_CUBLAS=$(abspath $(BUILD))/fake/libcublas.so.13 \
+           LUACUDA_LIBNCCL=$(abspath $(BUILD))/fake/libnccl.so.2 \
+           LUACUDA_PTX=1 FAKE_CUDA_MEMORY=4G FAKE_CUDA_DELAY_US=$(FAKE_CUDA_DELAY_US) \
+           FAKE_CUDA_SCHED_SEED=$(FAKE_CUDA_SCHED_SEED)
+MATMUL_SPEC = spec/matmul_spec.lua
+check-fake-cuda:
+	@test -f $(CUDA_INC)/cuda.h || { echo "no $(CUDA_INC)/cuda.h: the fake driver cannot be built"; exit 1; }
+	@echo "== fake driver: FAKE_CUDA_SCHED_SEED=$(FAKE_CUDA_SCHED_SEED) (a failure replays with it)"
+	@$(MAKE) --no-print-directory check $(FAKE_ENV)
+	@$(if $(or $(if $(strip $(BUSTED_ARGS)),,all),$(findstring $(MATMUL_SPEC),$(BUSTED_ARGS))), \
+	  echo "== $(MATMUL_SPEC) again without cuBLAS (LUACUDA_CUBLAS=/nonexistent): the library's kernel"; \
+	  $(MAKE) --no-print-directory check $(FAKE_ENV) LUACUDA_CUBLAS=/nonexistent \
+	    BUSTED_ARGS="$(filter-out spec/%,$(BUSTED_ARGS)) $(MATMUL_SPEC)")
+
+# The delayed run (CI's): the specs of queued work, that is of streams,
+# copies, memory, array math, reductions, products, gathers, sorts, random
+# numbers, launches and the C API's waits, where a read or free before the
+# stream ran the work would show. The specs of compiling, caching and
+# documents queue nothing a delay could reorder; the plain run covers them.
+QUEUED_SPECS = $(addprefix spec/,$(addsuffix _spec.lua, \
+  async stream hostmem copy memory alias dlpack devices smart cuda_fake \
+  array_math reduce random matmul gather sort npy memory_cache funcs \
+  frictions cpublas axis_reduce c_units reentry constructors ranges_and_joins index iterate \
+  record dtype half errors kernel generators kernel_math coop threads dist \
+  differential stress))
+check-fake-cuda-delayed:
+	@$(MAKE) --no-print-directory check-fake-cuda FAKE_CUDA_DELAY_US=300 \
+	  FAKE_CUDA_SCHED_SEED=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ') \
+	  BUSTED_ARGS="$(BUSTED_ARGS) $(QUEUED_SPECS)"
+
+# make test: every spec, in TEST_SHARDS processes (make test BUSTED_ARGS=...:
+# those specs, in one)
+test: deps
+	@if [ -n "$(BUSTED_ARGS)" ]; then \
+	  $(MAKE) --no-print-directory check BUSTED="$$(command -v busted)"; \
+	else \
+	  $(MAKE) --no-print-directory check-shards BUSTED="$$(command -v busted)"; \
+	fi
+
+# The specs against a module built with AddressSanitizer and UBSan; the
+# runtime is preloaded into the (uninstrumented) interpreter. libasan's
+# tracking of dynamic TLS misreads the thread-local blocks of dlopen'ed
+# kernel modules and crashes the leak checker (valgrind, which checks the
+# same memory, is clean); those blocks hold no heap pointers, so the
+# tracking is turned off.
+SAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+test-asan: deps
+	@$(MAKE) --no-print-directory check BUILD=build-asan CFLAGS="$(SAN_FLAGS)" \
+	  LDFLAGS="-fsanitize=address,undefined" BUSTED="$$(command -v busted)" \
+	  LUA="env LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 LUACUDA_SANITIZED=1 $(LUA)"
+
+# The specs under valgrind's memcheck: any error, or a definite leak, fails.
+# Children (the C++ compiler, the specs' subprocesses) run without it. The
+# specs tagged #oob make invalid accesses on purpose (kernel faults caught
+# by the simulator), which memcheck rightly reports, so they are left out.
+# --fair-sched: valgrind runs one thread at a time, and its default lock can
+# leave the interpreter waiting while the simulator's threads run a whole
+# kernel, which specs that watch a kernel still running would misread.
+VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
+           --show-leak-kinds=definite --error-exitcode=99 --trace-children=no --fair-sched=yes
+# Tests tagged #fenv are left out: valgrind runs floating point in the
+# default rounding mode whatever fesetround asks, and long double as double,
+# so the simulator's directed-rounding intrinsics cannot be right under it.
+# Tests tagged #heavy spend their time in NVRTC compiling large sources or
+# in grids of thousands of values computed twice: minutes under valgrind in
+# code that is not luacuda's (NVRTC) or paths the other tests take too.
+# AddressSanitizer still runs them.
+# LUACUDA_NVRTC_CHECK=0: the simulator's parity check runs NVRTC inside the
+# process (src/backend/sim/check.c), which valgrind then runs too: a minute
+# or two for each kernel compiled outside the disk cache (a fresh cache
+# directory, a source NVRTC rejects), in code that is not luacuda's. The
+# specs of the check see it off (S.nvrtc_checks) and are pending here; the
+# other runs check with NVRTC. LUACUDA_DIFF_SEQUENCES=200: the differential
+# test's sequences take the same paths as its 2,000 elsewhere.
+# The specs whose tests run in child processes (which run without valgrind)
+# or only read the sources are left out of the whole run: under valgrind they
+# take the same paths as in make test, minutes of waiting on children.
+VALGRIND_SKIP = build_spec docs_spec examples_spec errors_catalogue_spec architecture_spec \
+                includes_spec sizes_spec dist_spec dist_agree_spec dist_bigcount_spec
+test-valgrind: deps
+	@$(MAKE) --no-print-directory deps PACKAGES=valgrind
+	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)" \
+	  LUA="env LUACUDA_NVRTC_CHECK=0 LUACUDA_DIFF_SEQUENCES=200 $(VALGRIND) $(LUA)" \
+	  BUSTED_ARGS="--exclude-tags=oob,fenv,heavy $(if $(BUSTED_ARGS),$(BUSTED_ARGS),$(VALGRIND_SKIP:%=--exclude-pattern=%))"
+
+# The threads program against a module built with ThreadSanitizer: the
+# program links Lua (uninstrumented, but each state stays on its thread)
+# and the TSan runtime, so nothing is preloaded. A report fails the run.
+TSAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+TSAN_ITERATIONS ?= 1000
+test-tsan: deps
+	@$(MAKE) --no-print-directory build-tsan/luacuda/core.so build-tsan/threads_test \
+	  BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" LDFLAGS="-fsanitize=thread"
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+	  LUACUDA_BUILD=build-tsan build-tsan/threads_test $(TSAN_ITERATIONS)
