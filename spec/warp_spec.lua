@@ -227,6 +227,24 @@ extern "C" __global__ void disagree(int *out) {
   out[threadIdx.x] = __shfl_sync(lane < 16 ? 0x0000ffffu : 0xffffffffu, lane, 0);
 }
 
+// lane 0 sleeps until lanes 1..31, past a shuffle of theirs, set a flag:
+// a lane asleep does not hold back the calls of the others
+extern "C" __global__ void sleeper(int *out) {
+  __shared__ volatile int flag;
+  int lane = threadIdx.x;
+  if (lane == 0) flag = 0;
+  __syncthreads();
+  if (lane == 0) {
+    while (!flag) __nanosleep(100);
+    out[0] = -1;
+  } else {
+    int v = __shfl_down_sync(0xfffffffeu, lane * 3, 1);
+    out[lane] = v;
+    __syncwarp(0xfffffffeu);
+    if (lane == 1) flag = 1;
+  }
+}
+
 // misuse, for the simulator's diagnoses
 extern "C" __global__ void not_in_mask(int *out) { out[threadIdx.x] = __shfl_sync(0x2u, 1, 0); }
 extern "C" __global__ void bad_width(int *out, int w) { out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1, 1, w); }
@@ -405,6 +423,14 @@ describe("warp shuffles", function()
         assert.equal(t < 16 and (t + 8) * 10 or POISON, h[32 + t + 1], "idx, lane " .. t)
       end
     end
+  end)
+
+  it("do not wait for a lane asleep in __nanosleep", function()
+    local out = luacuda.device_array(32, "int32")
+    m.sleeper[{1, 32}](out)
+    local h = values(out)
+    assert.equal(-1, h[1])
+    for lane = 1, 31 do assert.equal(lane < 31 and (lane + 1) * 3 or 93, h[lane + 1], "lane " .. lane) end
   end)
 
   it("refuse lanes of one call whose member masks disagree, naming both masks", function()
