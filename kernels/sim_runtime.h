@@ -408,7 +408,11 @@ static inline unsigned long long __lc_warp_op(int op, unsigned mask, unsigned lo
   f->wsite = __lc_site(LC_SITE);
   f->state = LC_AT_WARP;
   b->warp_wait[w] |= bit;
-  __lc_warp_settle(b, w);
+  // while a lane of the warp can run, its calls wait for it: the usual case
+  // for all but the last lane to arrive, told here without a call
+  unsigned lanes = __lc_warp_lanes(b, w), idle = (b->warp_wait[w] | b->warp_gone[w]) & lanes;
+  if (idle == lanes || b->f[w * warpSize + __builtin_ctz(lanes & ~idle)].state != LC_RUNNABLE)
+    __lc_warp_settle(b, w);
   if (f->state != LC_RUNNABLE) __lc_yield(b, me);
   return f->wres;
 }
