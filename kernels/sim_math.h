@@ -859,7 +859,13 @@ static inline void __nanosleep(unsigned int ns) {
   (void)ns;
   __lc_block *b = __lc_current;
   if (!b->fibers) __lc_first_barrier(b, false);
-  __lc_yield(b, b->cur);
+  unsigned me = b->cur, w = me / warpSize;
+  if (b->warp_wait[w]) {    // a lane asleep does not hold back its warp's calls
+    b->f[me].state = LC_ASLEEP;
+    __lc_warp_settle(b, w);
+    b->f[me].state = LC_RUNNABLE;
+  }
+  __lc_yield(b, me);
   sched_yield();
 }
 static inline void __prof_trigger(int) {}

@@ -86,8 +86,8 @@ static constexpr int warpSize = LC_WARP_SIZE;   // kernels/abi.h
 // ---- the running block ------------------------------------------------
 // A thread's state: running or ready, waiting at __syncthreads, at a warp
 // function, in __activemask, or returned (LC_WOKEN: out of __activemask,
-// for a moment).
-enum { LC_RUNNABLE, LC_AT_BLOCK, LC_AT_WARP, LC_AT_ACTIVE, LC_DONE, LC_WOKEN };
+// for a moment; LC_ASLEEP: in __nanosleep, for a moment).
+enum { LC_RUNNABLE, LC_AT_BLOCK, LC_AT_WARP, LC_AT_ACTIVE, LC_DONE, LC_WOKEN, LC_ASLEEP };
 enum { LC_SYNC, LC_COUNT, LC_AND, LC_OR };
 // the warp functions (__lc_warp_op)
 enum {
@@ -103,8 +103,9 @@ struct __lc_fiber {
   int state;
   // its warp function while it waits there (LC_AT_WARP): what it asked,
   // with what mask, its value, then the result computed for it
+  // (and where: its call site, __lc_site)
   unsigned char wop, wwidth;
-  unsigned warg, wmask;
+  unsigned warg, wmask, wsite;
   unsigned long long wval, wres;
 };
 
@@ -254,15 +255,35 @@ LC_RT void __trap();
 // (the Programming Guide and cuda_fp16.h: "all non-exited threads named in
 // mask must execute the same intrinsic"; the PTX ISA: shfl/vote/match/
 // redux.sync wait for "all non-exited threads" of membermask), and the
-// lanes past a partial last warp never ran, so they count as exited. What
-// CUDA leaves undefined is the value a shuffle reads from a lane that takes
-// no part (exited, missing or outside the mask): here the caller's own. It
-// is no error either, as code may read it and throw it away. Misuse CUDA leaves undefined is an
-// error naming the thread: a mask without the caller's own lane, a shuffle
-// width that is not a power of 2 from 1 to 32, lanes of one mask at
-// different warp functions, a mask whose lanes wait elsewhere for good.
-// __activemask() waits until no thread of the block can run, then gives
-// the lanes of its warp that have not returned.
+// lanes past a partial last warp never ran, so they count as exited.
+// Convergence: a warp's calls complete only once no lane of the warp can
+// run (each waits at a warp function, a barrier, __activemask, or
+// returned); then the lanes waiting at one call site (file and line, of
+// the warp function's call) whose masks are complete are converged, and
+// run that call together as a GPU's converged lanes run one instruction:
+// a shuffle reads the value of any of them, in its own mask or not (two
+// half warps under complementary masks, say). A source lane that returned,
+// that the block lacks, or that is not at that call (another branch's) is
+// undefined in CUDA; here it gives the poison LC_POISON, as the fake
+// driver does. __activemask() is the lanes waiting in __activemask at its
+// call site once no thread of the block can run. Misuse CUDA leaves
+// undefined is an error naming the thread: a mask without the caller's own
+// lane, a shuffle width that is not a power of 2 from 1 to 32, lanes of one
+// mask at different warp functions, lanes at one call site whose masks
+// disagree (one names the other, which has another mask), a mask whose
+// lanes wait elsewhere for good.
+
+// what a source lane that does not execute a shuffle gives (the bytes the
+// fake driver's fresh registers hold, spec/fake/ptx/exec.c)
+#define LC_POISON 0xa5a5a5a5a5a5a5a5ull
+
+// A warp function's call site, from its two last parameters, defaulted to
+// the caller's file and line: bit 31 set, so that it is never 0.
+#define LC_SITE_ARGS const char *lc_file = __builtin_FILE(), unsigned lc_line = __builtin_LINE()
+#define LC_SITE lc_file, lc_line
+static inline unsigned __lc_site(const char *file, unsigned line) {
+  return ((unsigned)(uintptr_t)file ^ line * 2654435761u) | 1u << 31;
+}
 
 // the lanes the block has in warp w
 static inline unsigned __lc_warp_lanes(const __lc_block *b, unsigned w) {
@@ -285,29 +306,16 @@ LC_RT void __lc_warp_width(int op, int width);
 __attribute__((noinline, cold, noreturn))
 LC_RT void __lc_warp_mask(int op, unsigned mask);
 
-// The group of mask in warp w is complete when each of its lanes that has
-// not returned waits with that mask: compute every lane's result, release
-// them, and say so.
+// Complete the calls of warp w whose masks are complete, when no lane of
+// w can run (see "Convergence" above); whether any did. Called when a lane
+// of w stops running: at a warp function, a barrier, __activemask, its end.
 __attribute__((noinline))
-LC_RT bool __lc_warp_complete(__lc_block *b, unsigned w, unsigned mask, unsigned group);
+LC_RT bool __lc_warp_settle(__lc_block *b, unsigned w);
 
-// Try to complete the group of mask in warp w (after an arrival or a return).
-static inline bool __lc_warp_try(__lc_block *b, unsigned w, unsigned mask) {
-  unsigned group = mask & __lc_warp_lanes(b, w) & ~b->warp_gone[w];
-  if (group == 0 || (b->warp_wait[w] & group) != group) return false;
-  return __lc_warp_complete(b, w, mask, group);
-}
-
-// A lane of warp w returned while others wait there: they may wait no more.
-__attribute__((noinline, cold))
-LC_RT void __lc_warp_retry(__lc_block *b, unsigned w);
-
-// Nothing can run, and threads wait in __activemask: each gets the lanes of
-// its warp that have not returned, now that they all have either returned
-// or stopped at a barrier. A thread that waits in coalesced_threads() (a
-// nonzero call site in warg) gets instead the lanes of its warp that wait
-// at that same call site: a divergent branch's lanes, as on a GPU. Whether
-// any did.
+// Nothing can run, and threads wait in __activemask or coalesced_threads():
+// each gets the lanes of its warp that wait at its call site (warg), now
+// that they all have either returned or stopped at a barrier: a divergent
+// branch's lanes, as on a GPU. Whether any did.
 __attribute__((noinline, cold))
 LC_RT bool __lc_wake_active(__lc_block *b);
 
@@ -368,6 +376,7 @@ __attribute__((always_inline)) static inline int __lc_barrier(int op, int pred) 
     b->at_block = b->count = 0;
   } else {
     b->f[me].state = LC_AT_BLOCK;
+    if (__builtin_expect(b->warp_wait[me / warpSize] != 0, 0)) __lc_warp_settle(b, me / warpSize);
     __lc_yield(b, me);
   }
   switch (op) {
@@ -379,10 +388,10 @@ __attribute__((always_inline)) static inline int __lc_barrier(int op, int pred) 
 }
 
 // Thread cur calls warp function op with its mask, value v, argument arg
-// (source lane, delta, lane mask) and shuffle width (0 for the others); the
-// result computed for it.
+// (source lane, delta, lane mask) and shuffle width (0 for the others), at
+// a call site; the result computed for it.
 static inline unsigned long long __lc_warp_op(int op, unsigned mask, unsigned long long v,
-                                              unsigned arg, int width) {
+                                              unsigned arg, int width, LC_SITE_ARGS) {
   __lc_block *b = __lc_current;
   if (op >= LC_W_SHFL && op <= LC_W_SHFL_XOR &&
       __builtin_expect(width < 1 || width > 32 || (width & (width - 1)) != 0, 0))
@@ -396,11 +405,15 @@ static inline unsigned long long __lc_warp_op(int op, unsigned mask, unsigned lo
   f->warg = arg;
   f->wmask = mask;
   f->wval = v;
+  f->wsite = __lc_site(LC_SITE);
+  f->state = LC_AT_WARP;
   b->warp_wait[w] |= bit;
-  if (!__lc_warp_try(b, w, mask)) {
-    f->state = LC_AT_WARP;
-    __lc_yield(b, me);
-  }
+  // while a lane of the warp can run, its calls wait for it: the usual case
+  // for all but the last lane to arrive, told here without a call
+  unsigned lanes = __lc_warp_lanes(b, w), idle = (b->warp_wait[w] | b->warp_gone[w]) & lanes;
+  if (idle == lanes || b->f[w * warpSize + __builtin_ctz(lanes & ~idle)].state != LC_RUNNABLE)
+    __lc_warp_settle(b, w);
+  if (f->state != LC_RUNNABLE) __lc_yield(b, me);
   return f->wres;
 }
 
@@ -425,49 +438,59 @@ static inline int __syncthreads_count(int p) { return __lc_barrier(LC_COUNT, p);
 static inline int __syncthreads_and(int p) { return __lc_barrier(LC_AND, p); }
 static inline int __syncthreads_or(int p) { return __lc_barrier(LC_OR, p); }
 
-static inline void __syncwarp(unsigned mask = 0xffffffffu) { __lc_warp_op(LC_W_SYNC, mask, 0, 0, 0); }
+static inline void __syncwarp(unsigned mask = 0xffffffffu, LC_SITE_ARGS) {
+  __lc_warp_op(LC_W_SYNC, mask, 0, 0, 0, LC_SITE);
+}
 
-// the lanes of the caller's warp that have not returned, once every lane
-// of the block has returned or stopped at a barrier (threads run
-// independently here, so no lanes are "inactive" but those)
+// the lanes of the caller's warp waiting at this call site (site, of
+// __lc_site), once every lane of the block has returned or stopped at a
+// barrier: the lanes converged there
 static inline unsigned __lc_active_at(unsigned site) {
   __lc_block *b = __lc_current;
   if (__builtin_expect(!b->fibers, 0)) __lc_first_barrier(b, false);
   unsigned me = b->cur;
   b->f[me].warg = site;
   b->f[me].state = LC_AT_ACTIVE;
+  if (__builtin_expect(b->warp_wait[me / warpSize] != 0, 0)) __lc_warp_settle(b, me / warpSize);
   __lc_yield(b, me);
   return (unsigned)b->f[me].wres;
 }
-static inline unsigned __activemask() { return __lc_active_at(0); }
+static inline unsigned __activemask(LC_SITE_ARGS) { return __lc_active_at(__lc_site(LC_SITE)); }
 
-static inline unsigned __ballot_sync(unsigned mask, int p) {
-  return (unsigned)__lc_warp_op(LC_W_BALLOT, mask, p != 0, 0, 0);
+static inline unsigned __ballot_sync(unsigned mask, int p, LC_SITE_ARGS) {
+  return (unsigned)__lc_warp_op(LC_W_BALLOT, mask, p != 0, 0, 0, LC_SITE);
 }
-static inline int __any_sync(unsigned mask, int p) { return (int)__lc_warp_op(LC_W_ANY, mask, p != 0, 0, 0); }
-static inline int __all_sync(unsigned mask, int p) { return (int)__lc_warp_op(LC_W_ALL, mask, p != 0, 0, 0); }
+static inline int __any_sync(unsigned mask, int p, LC_SITE_ARGS) {
+  return (int)__lc_warp_op(LC_W_ANY, mask, p != 0, 0, 0, LC_SITE);
+}
+static inline int __all_sync(unsigned mask, int p, LC_SITE_ARGS) {
+  return (int)__lc_warp_op(LC_W_ALL, mask, p != 0, 0, 0, LC_SITE);
+}
 
 // the shuffles of a type, on its bits (cuda_fp16.h's half types too)
 #define LC_WARP_SHFL_T_(T)                                                                    \
-  static inline T __shfl_sync(unsigned mask, T v, int src, int width = warpSize) {            \
-    return __lc_from_bits<T>(__lc_warp_op(LC_W_SHFL, mask, __lc_bits(v), (unsigned)src, width)); \
+  static inline T __shfl_sync(unsigned mask, T v, int src, int width = warpSize, LC_SITE_ARGS) { \
+    return __lc_from_bits<T>(__lc_warp_op(LC_W_SHFL, mask, __lc_bits(v), (unsigned)src, width, LC_SITE)); \
   }                                                                                           \
-  static inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = warpSize) {  \
-    return __lc_from_bits<T>(__lc_warp_op(LC_W_SHFL_UP, mask, __lc_bits(v), delta, width));   \
+  static inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = warpSize,    \
+                                 LC_SITE_ARGS) {                                              \
+    return __lc_from_bits<T>(__lc_warp_op(LC_W_SHFL_UP, mask, __lc_bits(v), delta, width, LC_SITE)); \
   }                                                                                           \
-  static inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize) { \
-    return __lc_from_bits<T>(__lc_warp_op(LC_W_SHFL_DOWN, mask, __lc_bits(v), delta, width)); \
+  static inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize,  \
+                                   LC_SITE_ARGS) {                                            \
+    return __lc_from_bits<T>(__lc_warp_op(LC_W_SHFL_DOWN, mask, __lc_bits(v), delta, width, LC_SITE)); \
   }                                                                                           \
-  static inline T __shfl_xor_sync(unsigned mask, T v, int lanes, int width = warpSize) {      \
-    return __lc_from_bits<T>(__lc_warp_op(LC_W_SHFL_XOR, mask, __lc_bits(v), (unsigned)lanes, width)); \
+  static inline T __shfl_xor_sync(unsigned mask, T v, int lanes, int width = warpSize,        \
+                                  LC_SITE_ARGS) {                                             \
+    return __lc_from_bits<T>(__lc_warp_op(LC_W_SHFL_XOR, mask, __lc_bits(v), (unsigned)lanes, width, LC_SITE)); \
   }
 #define LC_WARP_T_(T)                                                                         \
   LC_WARP_SHFL_T_(T)                                                                          \
-  static inline unsigned __match_any_sync(unsigned mask, T v) {                               \
-    return (unsigned)__lc_warp_op(LC_W_MATCH_ANY, mask, __lc_bits(v), 0, 0);                  \
+  static inline unsigned __match_any_sync(unsigned mask, T v, LC_SITE_ARGS) {                \
+    return (unsigned)__lc_warp_op(LC_W_MATCH_ANY, mask, __lc_bits(v), 0, 0, LC_SITE);         \
   }                                                                                           \
-  static inline unsigned __match_all_sync(unsigned mask, T v, int *pred) {                    \
-    unsigned long long r = __lc_warp_op(LC_W_MATCH_ALL, mask, __lc_bits(v), 0, 0);            \
+  static inline unsigned __match_all_sync(unsigned mask, T v, int *pred, LC_SITE_ARGS) {      \
+    unsigned long long r = __lc_warp_op(LC_W_MATCH_ALL, mask, __lc_bits(v), 0, 0, LC_SITE);   \
     *pred = (int)(r >> 32);                                                                   \
     return (unsigned)r;                                                                       \
   }
@@ -481,15 +504,33 @@ LC_WARP_T_(float)
 LC_WARP_T_(double)
 #undef LC_WARP_T_
 
-static inline unsigned __reduce_add_sync(unsigned mask, unsigned v) { return (unsigned)__lc_warp_op(LC_W_ADD, mask, v, 0, 0); }
-static inline int __reduce_add_sync(unsigned mask, int v) { return (int)(unsigned)__lc_warp_op(LC_W_ADD, mask, (unsigned)v, 0, 0); }
-static inline unsigned __reduce_min_sync(unsigned mask, unsigned v) { return (unsigned)__lc_warp_op(LC_W_MIN, mask, v, 0, 0); }
-static inline int __reduce_min_sync(unsigned mask, int v) { return (int)(unsigned)__lc_warp_op(LC_W_IMIN, mask, (unsigned)v, 0, 0); }
-static inline unsigned __reduce_max_sync(unsigned mask, unsigned v) { return (unsigned)__lc_warp_op(LC_W_MAX, mask, v, 0, 0); }
-static inline int __reduce_max_sync(unsigned mask, int v) { return (int)(unsigned)__lc_warp_op(LC_W_IMAX, mask, (unsigned)v, 0, 0); }
-static inline unsigned __reduce_and_sync(unsigned mask, unsigned v) { return (unsigned)__lc_warp_op(LC_W_AND, mask, v, 0, 0); }
-static inline unsigned __reduce_or_sync(unsigned mask, unsigned v) { return (unsigned)__lc_warp_op(LC_W_OR, mask, v, 0, 0); }
-static inline unsigned __reduce_xor_sync(unsigned mask, unsigned v) { return (unsigned)__lc_warp_op(LC_W_XOR, mask, v, 0, 0); }
+static inline unsigned __reduce_add_sync(unsigned mask, unsigned v, LC_SITE_ARGS) {
+  return (unsigned)__lc_warp_op(LC_W_ADD, mask, v, 0, 0, LC_SITE);
+}
+static inline int __reduce_add_sync(unsigned mask, int v, LC_SITE_ARGS) {
+  return (int)(unsigned)__lc_warp_op(LC_W_ADD, mask, (unsigned)v, 0, 0, LC_SITE);
+}
+static inline unsigned __reduce_min_sync(unsigned mask, unsigned v, LC_SITE_ARGS) {
+  return (unsigned)__lc_warp_op(LC_W_MIN, mask, v, 0, 0, LC_SITE);
+}
+static inline int __reduce_min_sync(unsigned mask, int v, LC_SITE_ARGS) {
+  return (int)(unsigned)__lc_warp_op(LC_W_IMIN, mask, (unsigned)v, 0, 0, LC_SITE);
+}
+static inline unsigned __reduce_max_sync(unsigned mask, unsigned v, LC_SITE_ARGS) {
+  return (unsigned)__lc_warp_op(LC_W_MAX, mask, v, 0, 0, LC_SITE);
+}
+static inline int __reduce_max_sync(unsigned mask, int v, LC_SITE_ARGS) {
+  return (int)(unsigned)__lc_warp_op(LC_W_IMAX, mask, (unsigned)v, 0, 0, LC_SITE);
+}
+static inline unsigned __reduce_and_sync(unsigned mask, unsigned v, LC_SITE_ARGS) {
+  return (unsigned)__lc_warp_op(LC_W_AND, mask, v, 0, 0, LC_SITE);
+}
+static inline unsigned __reduce_or_sync(unsigned mask, unsigned v, LC_SITE_ARGS) {
+  return (unsigned)__lc_warp_op(LC_W_OR, mask, v, 0, 0, LC_SITE);
+}
+static inline unsigned __reduce_xor_sync(unsigned mask, unsigned v, LC_SITE_ARGS) {
+  return (unsigned)__lc_warp_op(LC_W_XOR, mask, v, 0, 0, LC_SITE);
+}
 static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 // the threads of a block share one OS thread: only the compiler must not reorder

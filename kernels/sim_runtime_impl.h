@@ -135,14 +135,13 @@ LC_RT void __lc_warp_mask(int op, unsigned mask) {
             me % warpSize, __lc_rt_blockIdx.x, __lc_rt_blockIdx.y, __lc_rt_blockIdx.z);
 }
 
-LC_RT bool __lc_warp_complete(__lc_block *b, unsigned w, unsigned mask, unsigned group) {
+// The results of the call of mask whose live lanes are group, in warp w;
+// a shuffle reads the lanes in group or in conv (those converged with it).
+static void __lc_warp_results(__lc_block *b, unsigned w, unsigned mask, unsigned group,
+                              unsigned conv) {
   __lc_fiber *f = b->f + w * warpSize;
   unsigned first = (unsigned)__builtin_ctz(group);
   int op = f[first].wop;
-  for (unsigned g = group; g; g &= g - 1) {
-    unsigned l = (unsigned)__builtin_ctz(g);
-    if (f[l].wmask != mask) return false;         // it waits in another group
-  }
   for (unsigned g = group; g; g &= g - 1) {
     unsigned l = (unsigned)__builtin_ctz(g);
     if (f[l].wop != op || f[l].wwidth != f[first].wwidth) {
@@ -167,10 +166,11 @@ LC_RT bool __lc_warp_complete(__lc_block *b, unsigned w, unsigned mask, unsigned
           case LC_W_SHFL_DOWN: j = (unsigned long long)(l - seg) + a < width ? l + a : l; break;
           default: j = l ^ a; if (j >= seg + width) j = l; break;
         }
-        // a source that takes no part: undefined in CUDA, the caller's own here
-        f[l].wres = j < 32 && (group >> j & 1) ? f[j].wval : f[l].wval;
+        // a source that does not execute this call: undefined in CUDA, poison here
+        bool at = j < 32 && ((group | conv) >> j & 1);
+        f[l].wres = at ? f[j].wval : LC_POISON;
       }
-      goto release;
+      return;
     }
     case LC_W_BALLOT: case LC_W_ANY: case LC_W_ALL:
       for (unsigned g = group; g; g &= g - 1) {
@@ -190,9 +190,9 @@ LC_RT bool __lc_warp_complete(__lc_block *b, unsigned w, unsigned mask, unsigned
         }
         f[l].wres = same;
       }
-      goto release;
-    case LC_W_MATCH_ALL:        // the mask and bit 32 (the predicate), or 0
-      r = mask | 1ull << 32;
+      return;
+    case LC_W_MATCH_ALL:        // the lanes taking part and bit 32 (the predicate), or 0
+      r = group | 1ull << 32;
       for (unsigned g = group; g; g &= g - 1)
         if (f[__builtin_ctz(g)].wval != f[first].wval) r = 0;
       break;
@@ -218,18 +218,66 @@ LC_RT bool __lc_warp_complete(__lc_block *b, unsigned w, unsigned mask, unsigned
     default: break;             // __syncwarp
   }
   for (unsigned g = group; g; g &= g - 1) f[__builtin_ctz(g)].wres = r;
-release:
-  for (unsigned g = group; g; g &= g - 1) f[__builtin_ctz(g)].state = LC_RUNNABLE;
-  b->warp_wait[w] &= ~group;
-  return true;
 }
 
-LC_RT void __lc_warp_retry(__lc_block *b, unsigned w) {
-  for (unsigned g = b->warp_wait[w]; g; g &= b->warp_wait[w]) {
-    unsigned l = (unsigned)__builtin_ctz(g);
-    __lc_warp_try(b, w, b->f[w * warpSize + l].wmask);
-    g &= ~(1u << l);
+// Lane k waits at lane l's call site (same function) with another mask
+// than l's, which names it: the masks of one call disagree.
+__attribute__((noinline, cold, noreturn))
+static void __lc_warp_disagree(__lc_block *b, unsigned w, unsigned l, unsigned k) {
+  const __lc_fiber *f = b->f + w * warpSize;
+  char t1[48], t2[48];
+  __lc_fail("%s: member masks disagree in block (%u, %u, %u): thread %s has mask 0x%08x, "
+            "which names thread %s, at the same call with mask 0x%08x", __lc_warp_name(f[l].wop),
+            __lc_rt_blockIdx.x, __lc_rt_blockIdx.y, __lc_rt_blockIdx.z,
+            __lc_thread_name(w * warpSize + l, t1, sizeof t1), f[l].wmask,
+            __lc_thread_name(w * warpSize + k, t2, sizeof t2), f[k].wmask);
+}
+
+LC_RT bool __lc_warp_settle(__lc_block *b, unsigned w) {
+  __lc_fiber *f = b->f + w * warpSize;
+  unsigned lanes = __lc_warp_lanes(b, w), gone = b->warp_gone[w], wait = b->warp_wait[w];
+  // a lane that can still run may yet join a call: converge with it first
+  for (unsigned g = lanes & ~(gone | wait); g; g &= g - 1)
+    if (f[__builtin_ctz(g)].state == LC_RUNNABLE) return false;
+  // the waiting lanes by mask: those whose every live lane waits with it
+  unsigned ready = 0;
+  for (unsigned pending = wait; pending;) {
+    unsigned l = (unsigned)__builtin_ctz(pending), mask = f[l].wmask, same = 0;
+    for (unsigned g = pending; g; g &= g - 1) {
+      unsigned k = (unsigned)__builtin_ctz(g);
+      if (f[k].wmask == mask) same |= 1u << k;
+    }
+    pending &= ~same;
+    unsigned group = mask & lanes & ~gone;     // same is within it: masks name their caller
+    if (same == group) {
+      ready |= same;
+      continue;
+    }
+    for (unsigned g = group & wait & ~same; g; g &= g - 1) {
+      unsigned k = (unsigned)__builtin_ctz(g);
+      for (unsigned h = same; h; h &= h - 1) {
+        unsigned j = (unsigned)__builtin_ctz(h);
+        if (f[j].wsite == f[k].wsite && f[j].wop == f[k].wop) __lc_warp_disagree(b, w, j, k);
+      }
+    }
   }
+  if (ready == 0) return false;
+  // every complete call's results, from values that no lane has changed yet
+  for (unsigned todo = ready; todo;) {
+    unsigned l = (unsigned)__builtin_ctz(todo), mask = f[l].wmask;
+    unsigned group = mask & lanes & ~gone, conv = 0;
+    todo &= ~group;
+    if (f[l].wop >= LC_W_SHFL && f[l].wop <= LC_W_SHFL_XOR)
+      for (unsigned g = ready & ~group; g; g &= g - 1) {
+        unsigned k = (unsigned)__builtin_ctz(g);
+        if (f[k].wsite == f[l].wsite && f[k].wop == f[l].wop && f[k].wwidth == f[l].wwidth)
+          conv |= 1u << k;
+      }
+    __lc_warp_results(b, w, mask, group, conv);
+  }
+  for (unsigned g = ready; g; g &= g - 1) f[__builtin_ctz(g)].state = LC_RUNNABLE;
+  b->warp_wait[w] &= ~ready;
+  return true;
 }
 
 LC_RT bool __lc_wake_active(__lc_block *b) {
@@ -237,14 +285,10 @@ LC_RT bool __lc_wake_active(__lc_block *b) {
   for (unsigned i = 0; i < b->nthreads; i++)
     if (b->f[i].state == LC_AT_ACTIVE) {
       unsigned w = i / warpSize, site = b->f[i].warg, lanes = 0;
-      if (site == 0) {
-        lanes = __lc_warp_lanes(b, w) & ~b->warp_gone[w];
-      } else {
-        for (unsigned l = 0; l < warpSize && w * warpSize + l < b->nthreads; l++) {
-          const __lc_fiber *g = &b->f[w * warpSize + l];
-          if ((g->state == LC_AT_ACTIVE || g->state == LC_WOKEN) && g->warg == site)
-            lanes |= 1u << l;
-        }
+      for (unsigned l = 0; l < warpSize && w * warpSize + l < b->nthreads; l++) {
+        const __lc_fiber *g = &b->f[w * warpSize + l];
+        if ((g->state == LC_AT_ACTIVE || g->state == LC_WOKEN) && g->warg == site)
+          lanes |= 1u << l;
       }
       b->f[i].wres = lanes;
       b->f[i].state = LC_WOKEN;      // runnable once every mask is known
@@ -288,7 +332,7 @@ LC_RT void __lc_thread_exit(__lc_block *b, unsigned me) {
               __lc_thread_name(me, t, sizeof t));
   unsigned w = me / warpSize;
   b->warp_gone[w] |= 1u << (me % warpSize);
-  if (b->warp_wait[w]) __lc_warp_retry(b, w);
+  if (b->warp_wait[w]) __lc_warp_settle(b, w);
   if (me != b->host) __lc_yield(b, me);     // never comes back
 }
 

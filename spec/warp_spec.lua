@@ -1,14 +1,20 @@
 -- CUDA's warp functions: the shuffles, votes, matches, reductions,
 -- __activemask and __syncwarp with a mask, every expected value computed
 -- here from the CUDA C++ Programming Guide's description. The kernels are
--- valid CUDA; what CUDA leaves undefined (a source lane that takes no part,
--- misuse) is checked on the simulator only, which documents its choice
--- (kernels/sim_runtime.h, "warps").
+-- valid CUDA. Both backends converge the lanes at one call as a GPU does
+-- one instruction, give a poison value for a source lane that does not
+-- execute a shuffle and refuse masks that disagree (the kernels guide's
+-- warps section); the rest of the misuse CUDA leaves undefined is checked
+-- on the simulator only (kernels/sim_runtime.h, "warps").
 local luacuda = require "luacuda"
 local S = require "spec.support"
 
 local values = S.host_values
 local FULL = 0xffffffff
+-- what a shuffle reads from a lane that exited or does not execute it
+-- (undefined in CUDA): the poison of both backends, as uint32 and int32
+local POISON = 0xa5a5a5a5
+local POISON32 = POISON - (1 << 32)
 
 local SOURCE = [[
 // every shuffle of in[t], each into its own row of out (n = blockDim.x)
@@ -145,6 +151,9 @@ extern "C" __global__ void partial(unsigned *out) {
   out[3 * n + t] = __activemask();
   __syncwarp();
   out[4 * n + t] = __match_any_sync(0xffffffffu, lane / 16);
+  int p = -1;
+  out[5 * n + t] = __match_all_sync(0xffffffffu, 7, &p);
+  out[6 * n + t] = p;
 }
 
 // warps are cut from the linear index of a 2-D block: x, then y
@@ -153,7 +162,7 @@ extern "C" __global__ void linear(int *out) {
   out[t] = __shfl_down_sync(0xffffffffu, t, 4, 8);
 }
 
-// what CUDA leaves undefined: sources that take no part
+// what CUDA leaves undefined: sources that do not execute the shuffle
 extern "C" __global__ void undefined_sources(int *out) {
   int t = threadIdx.x;
   if (t == 0) return;
@@ -178,6 +187,62 @@ extern "C" __global__ void assert_late(int *out) {
   __syncwarp(0xfffffff8u);
   assert(threadIdx.x != 5);
   out[threadIdx.x] = 1;
+}
+
+// a block-level tree in shared memory down to 8 partials, then the first
+// warp ends with shuffles: lanes 0..7 (the partials) name each other in
+// their member mask, lanes 8..31 (holding 0) run the same shuffles under
+// the complement; a lane reading past lane 7 reads a lane that executes
+// the same instruction, outside its own mask, and gets its 0
+extern "C" __global__ void tree_sum(const int *x, int *out) {
+  __shared__ int s[256];
+  int t = threadIdx.x;
+  s[t] = x[blockIdx.x * blockDim.x + t];
+  __syncthreads();
+  for (int half = blockDim.x / 2; half >= 8; half /= 2) {
+    if (t < half) s[t] += s[t + half];
+    __syncthreads();
+  }
+  if (t < 32) {
+    unsigned partials = __ballot_sync(0xffffffffu, t < 8);
+    unsigned mask = t < 8 ? partials : ~partials;
+    int v = t < 8 ? s[t] : 0;
+    for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(mask, v, off);
+    if (t == 0) out[blockIdx.x] = v;
+  }
+}
+
+// lanes 24..31 return; the others read lanes 4 and 8 further on
+extern "C" __global__ void exited_sources(unsigned *out) {
+  int t = threadIdx.x, lane = t % 32;
+  out[t] = out[32 + t] = 1;
+  if (lane >= 24) return;
+  out[t] = __shfl_down_sync(0x00ffffffu, t * 10u, 4);
+  out[32 + t] = __shfl_sync(0xffffffffu, t * 10u, lane + 8);
+}
+
+// lanes 0..15 and 16..31 call the same shuffle with masks that disagree
+extern "C" __global__ void disagree(int *out) {
+  int lane = threadIdx.x % 32;
+  out[threadIdx.x] = __shfl_sync(lane < 16 ? 0x0000ffffu : 0xffffffffu, lane, 0);
+}
+
+// lane 0 sleeps until lanes 1..31, past a shuffle of theirs, set a flag:
+// a lane asleep does not hold back the calls of the others
+extern "C" __global__ void sleeper(int *out) {
+  __shared__ volatile int flag;
+  int lane = threadIdx.x;
+  if (lane == 0) flag = 0;
+  __syncthreads();
+  if (lane == 0) {
+    while (!flag) __nanosleep(100);
+    out[0] = -1;
+  } else {
+    int v = __shfl_down_sync(0xfffffffeu, lane * 3, 1);
+    out[lane] = v;
+    __syncwarp(0xfffffffeu);
+    if (lane == 1) flag = 1;
+  }
 }
 
 // misuse, for the simulator's diagnoses
@@ -318,16 +383,74 @@ describe("warp shuffles", function()
     end
   end)
 
-  it("give a lane that takes no part its own value (simulator's choice)", function()
-    if S.backend ~= "sim" then return pending("simulator only: CUDA leaves the value of a source that takes no part undefined") end
+  it("give a source lane that exited or does not execute the shuffle a poison value", function()
     local out = luacuda.to_device(luacuda.zeros(96, "int32"))
     m.undefined_sources[{1, 32}](out)
     local h = values(out)
     for t = 1, 31 do
-      assert.equal(t * 2, h[t + 1])                          -- lane 0 returned
-      assert.equal(t * 3, h[32 + t + 1])                     -- lane 0 not in the mask
-      local want = t < 15 and (t + 1) * 5 or t < 16 and t * 5 or 0
-      assert.equal(want, h[64 + t + 1], "down " .. t)        -- lane 16 not in the mask
+      assert.equal(POISON32, h[t + 1], "lane 0 returned " .. t)
+      assert.equal(t == 1 and 3 or POISON32, h[32 + t + 1], "lane 0 returned, not in the mask " .. t)
+      local want = t < 15 and (t + 1) * 5 or t < 16 and POISON32 or 0
+      assert.equal(want, h[64 + t + 1], "down " .. t)        -- lane 16 not at the shuffle
+    end
+  end)
+
+  it("read a lane outside the member mask that executes the same shuffle (a tree, then a warp)", function()
+    local blocks, input, sums = 2, {}, {}
+    for b = 1, blocks do
+      sums[b] = 0
+      for i = 1, 256 do
+        local v = ((b * 256 + i) * 37) % 101 - 50
+        input[#input + 1] = v
+        sums[b] = sums[b] + v
+      end
+    end
+    local x = luacuda.to_device(input, {dtype = "int32"})
+    local out = luacuda.device_array(blocks, "int32")
+    m.tree_sum[{blocks, 256}](x, out)
+    assert.same(sums, values(out))
+  end)
+
+  it("give a poison value from a source lane that exited, whatever the mask", function()
+    local out = luacuda.device_array(64, "uint32")
+    m.exited_sources[{1, 32}](out)
+    local h = values(out)
+    for t = 0, 31 do
+      if t >= 24 then
+        assert.same({1, 1}, {h[t + 1], h[32 + t + 1]}, "lane " .. t)
+      else
+        assert.equal(t < 20 and (t + 4) * 10 or POISON, h[t + 1], "down, lane " .. t)
+        assert.equal(t < 16 and (t + 8) * 10 or POISON, h[32 + t + 1], "idx, lane " .. t)
+      end
+    end
+  end)
+
+  it("do not wait for a lane asleep in __nanosleep", function()
+    local out = luacuda.device_array(32, "int32")
+    m.sleeper[{1, 32}](out)
+    local h = values(out)
+    assert.equal(-1, h[1])
+    for lane = 1, 31 do assert.equal(lane < 31 and (lane + 1) * 3 or 93, h[lane + 1], "lane " .. lane) end
+  end)
+
+  it("refuse lanes of one call whose member masks disagree, naming both masks", function()
+    if S.backend == "sim" then
+      local out = luacuda.device_array(32, "int32")
+      S.misuse({"kernel 'disagree' failed", "__shfl_sync: member masks disagree",
+                "0xffffffff", "0x0000ffff"}, function() m.disagree[{1, 32}](out); luacuda.synchronize() end)
+      return
+    end
+    -- a GPU's launch failure is sticky: in a child
+    local ok, out = S.lua_run("", ([[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile(%q, {name = "disagree.cu"})
+      local out = luacuda.device_array(32, "int32")
+      m.disagree[{1, 32}](out)
+      luacuda.synchronize()
+    ]]):format(SOURCE:match('extern "C" __global__ void disagree.-\n}\n')))
+    assert.is_false(ok, out)
+    for _, p in ipairs({"shfl.sync: member masks disagree", "0xffffffff", "0x0000ffff"}) do
+      assert.truthy(out:find(p, 1, true), out)
     end
   end)
 end)
@@ -357,14 +480,12 @@ describe("warp votes", function()
     end
   end)
 
-  it("activemask counts the lanes in another branch (simulator's choice)", function()
-    if S.backend ~= "sim" then return pending("simulator only: on a GPU a divergent branch's lanes are inactive") end
+  it("activemask gives the lanes converged at its call, not those of another branch", function()
     local out = luacuda.to_device(luacuda.zeros(64, "uint32"))
     m.active_branch[{1, 64}](out)
     local h = values(out)
     for t = 0, 63 do
-      local want = t % 32 >= 8 and 0 or t < 32 and FULL or FULL & ~(1 << 8)
-      assert.equal(want, h[t + 1], "thread " .. t)
+      assert.equal(t % 32 < 8 and 0xff or 0, h[t + 1], "thread " .. t)
     end
   end)
 
@@ -514,7 +635,7 @@ end)
 describe("a block whose last warp is partial", function()
   it("has warp functions over the lanes it has", function()
     local N = 50
-    local out = luacuda.device_array(5 * N, "uint32")
+    local out = luacuda.device_array(7 * N, "uint32")
     m.partial[{1, N}](out)
     local h = values(out)
     for t = 0, N - 1 do
@@ -533,6 +654,7 @@ describe("a block whose last warp is partial", function()
       local group = {}
       for l = 0, size - 1 do if l // 16 == lane // 16 then group[#group + 1] = l end end
       assert.equal(bits(group), row(4), "match_any " .. t)
+      assert.same({bits(lanes), 1}, {row(5), row(6)}, "match_all " .. t)
     end
   end)
 end)

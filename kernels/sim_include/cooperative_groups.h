@@ -311,8 +311,7 @@ struct access {
 // arguments.
 static inline coalesced_group coalesced_threads(const char *lc_file = __builtin_FILE(),
                                                 unsigned lc_line = __builtin_LINE()) {
-  unsigned site = ((unsigned)(uintptr_t)lc_file ^ lc_line * 2654435761u) | 1u << 31;
-  return details::access::coalesced(__lc_active_at(site), 0, 1, false);
+  return details::access::coalesced(__lc_active_at(__lc_site(lc_file, lc_line)), 0, 1, false);
 }
 
 template <unsigned N>

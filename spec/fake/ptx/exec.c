@@ -35,6 +35,7 @@
 #define MAX_DEPTH 256                  /* calls deep */
 #define NCACHE 8                       /* allocations a worker remembers */
 #define UNDEFINED_BYTE 0xA5            /* what fresh registers, local and shared memory hold */
+#define POISON 0xA5A5A5A5A5A5A5A5ull   /* a value that is undefined: of those bytes */
 
 /* GCC's half precision and 128-bit integers, outside ISO C */
 __extension__ typedef _Float16 half;
@@ -1632,17 +1633,38 @@ static bool resolve_warp(blk *b, int w) {
       any = true;
       continue;
     }
+  }
+  /* The calls whose every live member waits at the same kind of operation
+  ** with the same mask; a member at the same instruction with another mask
+  ** is an error. Lanes at one instruction whose calls are complete ran to
+  ** it in the same round: converged, they execute it together. */
+  uint32_t ready = 0;
+  for (int i = 0; i < n; i++) {
+    thr *t = &lane[i];
+    if (t->state != TS_WARP || t->wait->op == I_ACTIVEMASK) continue;
+    const inst *in = t->wait;
     uint32_t m = (t->mask32 | 1u << i) & alive;
-    /* every live member must wait at the same kind of operation */
-    bool ready = true;
-    for (int j = 0; j < n; j++)
-      if ((m >> j & 1) && !(lane[j].state == TS_WARP && lane[j].wait->op == in->op)) ready = false;
-    if (!ready) continue;
-    parts = m;
-    uint64_t vals[32];
-    for (int j = 0; j < n; j++) vals[j] = lane[j].val;
+    bool ok = true;
     for (int j = 0; j < n; j++) {
-      if (!(parts >> j & 1)) continue;
+      thr *u = &lane[j];
+      if (!(m >> j & 1) || (u->state == TS_WARP && u->wait->op == in->op && u->mask32 == t->mask32)) continue;
+      if (u->state == TS_WARP && u->wait == in) {
+        fault(b, t, PTX_LAUNCH_FAILED, "%s.sync: member masks disagree: lane %d has mask 0x%08x, which "
+              "names lane %d, at the same instruction with mask 0x%08x", ptx_op_name(in->op), i,
+              t->mask32, j, u->mask32);
+        return true;
+      }
+      ok = false;
+    }
+    if (ok) ready |= 1u << i;
+  }
+  if (ready == 0) return any;
+  uint64_t vals[32];
+  for (int j = 0; j < n; j++) vals[j] = lane[j].val;
+  for (int j = 0; j < n; j++) {
+    if (!(ready >> j & 1)) continue;
+    {
+      uint32_t parts = (lane[j].mask32 | 1u << j) & alive;
       thr *u = &lane[j];
       const inst *ui = u->wait;
       uint64_t d = 0;
@@ -1661,7 +1683,12 @@ static bool resolve_warp(blk *b, int w) {
             default: src = (int)(minl | (bval & ~seg)); p = src <= (int)maxl; break;
           }
           if (!p) src = (int)l;
-          d = src >= 0 && src < 32 && (parts >> src & 1) ? vals[src] : u->val;
+          /* the lanes converged at this shuffle give their values, in the
+          ** mask or not; one that exited or is elsewhere: undefined, poison */
+          uint32_t conv = parts;
+          for (int q = 0; q < n; q++)
+            if ((ready >> q & 1) && lane[q].wait == ui) conv |= 1u << q;
+          d = src >= 0 && src < 32 && (conv >> src & 1) ? vals[src] : POISON;
           break;
         }
         case I_VOTE: {
@@ -1714,9 +1741,8 @@ static bool resolve_warp(blk *b, int w) {
       }
       finish_warp_op(b, u, d, p);
     }
-    any = true;
   }
-  return any;
+  return true;
 }
 
 static bool resolve_barriers(blk *b) {
