@@ -497,6 +497,12 @@ int lc_layout_broadcast(const lc_layout *src, int64_t itemsize, int ndim,
                         const int64_t *shape, lc_layout *dst, char *err) {
   if (ndim < src->ndim || ndim > LC_MAXDIM)
     return fail(err, "cannot broadcast %d dimensions to %d", src->ndim, ndim);
+  /* already that shape (array math's operands, mostly): src as it is, its
+  ** count checked when it was made */
+  if (ndim == src->ndim && memcmp(src->shape, shape, sizeof *shape * (size_t)ndim) == 0) {
+    if (dst != src) *dst = *src;
+    return 0;
+  }
   lc_layout out = *src;
   int lead = ndim - src->ndim;
   for (int ax = ndim - 1; ax >= 0; ax--) {

@@ -27,6 +27,7 @@ lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt) {
   a->lay.size = 1;
   a->lay.offset = 0;
   lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
+  a->metatable = lua_topointer(L, -1);
   lua_setmetatable(L, -2);
   lc_dtype_retain(dt);       /* a record lives as long as its arrays */
   a->dtype = dt;
@@ -60,12 +61,16 @@ lc_array *lc_array_push_view(lua_State *L, const lc_array *base,
   return v;
 }
 
+/* Every operand of every call asks this, so no registry lookup: an
+** array's size, magic and metatable (the one it was made with, which the
+** registry holds under a key no Lua code can name) identify it. */
 lc_array *lc_array_test(lua_State *L, int idx) {
-  if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return NULL;
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
-  bool ours = lua_rawequal(L, -1, -2);
-  lua_pop(L, 2);
-  return ours ? lua_touserdata(L, idx) : NULL;
+  if (lua_type(L, idx) != LUA_TUSERDATA || lua_rawlen(L, idx) != sizeof(lc_array)) return NULL;
+  lc_array *a = lua_touserdata(L, idx);
+  if (a->magic != LC_ARRAY_MAGIC || !lua_getmetatable(L, idx)) return NULL;
+  bool ours = lua_topointer(L, -1) == a->metatable;
+  lua_pop(L, 1);
+  return ours ? a : NULL;
 }
 
 lc_array *lc_array_check(lua_State *L, int idx, const char *fname) {

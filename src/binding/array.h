@@ -18,6 +18,9 @@
 typedef struct lc_array {
   uint32_t magic;
   bool closing;                /* closed while a call ran: buf goes later (gate.h) */
+  /* the metatable it was given (lua_topointer): lc_array_test compares
+  ** the userdata's metatable with it, no registry lookup */
+  const void *metatable;
   lc_buffer *buf;              /* NULL once closed (or before allocation) */
   const lc_dtype *dtype;
   lc_layout lay;

@@ -284,18 +284,17 @@ void lc_operands_apply(lua_State *L, lc_ufunc_op op, lc_operands *o, const lc_dt
   ** copy */
   for (int i = 0; i < o->nin; i++) {
     if (!o->a[i]) continue;
-    lc_layout lay;
-    if (lc_layout_broadcast(&o->a[i]->lay, o->a[i]->dtype->size, nd, shape, &lay, err))
+    lc_layout *lay = &c.in[i].lay;    /* broadcast in place: no copy of a layout */
+    if (lc_layout_broadcast(&o->a[i]->lay, o->a[i]->dtype->size, nd, shape, lay, err))
       lc_error(L, fname, "%s", err);
-    if (o->out && overlaps(out, o->a[i], &lay)) {
+    if (o->out && overlaps(out, o->a[i], lay)) {
       lc_array *copy = lc_array_empty(L, lc_array_kind(o->a[i]), o->a[i]->dtype,
                                       o->a[i]->lay.ndim, o->a[i]->lay.shape, 'C', s, fname);
       lc_copy_array(L, copy, o->a[i], s, fname);
       o->a[i] = copy;             /* stays on the stack until the call returns */
-      lc_layout_broadcast(&copy->lay, copy->dtype->size, nd, shape, &lay, err);
+      lc_layout_broadcast(&copy->lay, copy->dtype->size, nd, shape, lay, err);
     }
     c.in[i].dtype = o->a[i]->dtype;
-    c.in[i].lay = lay;
   }
   c.out.dtype = out->dtype;
   c.out.lay = out->lay;
