@@ -199,8 +199,13 @@ end
 
 local DEFAULT_NAME = "lua_kernel"
 
--- translate k's function for argument types `types`: the whole source
-local function translate(k, types)
+-- LUACUDA_VERBOSE=1: a line on stderr for each translation, as for each
+-- compile that misses the cache (luacuda checked the value at require)
+local VERBOSE = (tonumber(os.getenv("LUACUDA_VERBOSE") or "0") or 0) ~= 0
+
+-- translate k's function for argument types `types` (their signature
+-- string `key`): the whole source
+local function translate(k, types, key)
   local deps, devfuncs, devcache, active, ndev = {}, {}, {}, {}, 0
   local unit = {
     boundscheck = k.boundscheck, VOCAB = vocab.VOCAB, ARRAY_MAKERS = vocab.ARRAY_MAKERS, DIM3 = vocab.DIM3,
@@ -276,6 +281,7 @@ local function translate(k, types)
     for i, t in ipairs(rets) do multi[i] = { code = ("%s.v%d"):format(call, i), ty = t } end
     return { code = multi[1].code, ty = rets[1], multi = multi, struct = d.cname .. "_ret", call = call }
   end
+  local started = os.clock()
   local info = source_of(k.fn)
   local text = codegen.function_source(unit, info, types, true, k.name)
   local head = {}
@@ -285,6 +291,10 @@ local function translate(k, types)
   end
   local src = table.concat({ head.fp16 or "", head.bf16 or "", codegen.RUNTIME,
     table.concat(devfuncs, "\n"), text }, "\n")
+  if VERBOSE then
+    io.stderr:write(("luacuda.jit: translated %s for %s (%.1f ms)\n"):format(k.name, key,
+      (os.clock() - started) * 1e3))
+  end
   return src, deps
 end
 
@@ -301,7 +311,7 @@ local function specialise(k, args, n)
       if deps_hold(s.deps) then return s end
     end
   end
-  local src, deps = translate(k, types)
+  local src, deps = translate(k, types, key)
   local ok, m = pcall(core.compile, src, { name = k.name .. ".cu", options = rawget(k, "options") })
   if not ok then
     local numbered, ln = {}, 0
@@ -401,8 +411,8 @@ function Jit.source(k, ...)
   if args.n ~= #k.params then
     fail("the kernel takes %d argument%s, got %d", #k.params, #k.params == 1 and "" or "s", args.n)
   end
-  local types = arg_types(k, args, args.n)
-  return (translate(k, types))
+  local types, key = arg_types(k, args, args.n)
+  return (translate(k, types, key))
 end
 
 --- `k:specializations()`: the signatures compiled so far, in order, each a
