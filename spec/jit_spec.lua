@@ -443,6 +443,39 @@ return bad
     S.misuse("unknown option 'nope'", luacuda.jit, function() end, { nope = true })
   end)
 
+  it("keeps translations on disk: a second process with the same kernel does not translate it", function()
+    local dir = S.tmpdir()
+    finally(function() os.execute("rm -rf '" .. dir .. "'") end)
+    -- the kernel reads an upvalue, so its value is part of the translation's key
+    local code = [==[
+local luacuda = require "luacuda"
+local K = luacuda.kernel
+local SCALE = tonumber(os.getenv("JIT_SCALE"))
+local k = luacuda.jit(function(x)
+  local i = K.grid(1)
+  if i <= #x then x[i] = i * SCALE end
+end, {name = "disk_probe"})
+local x = luacuda.to_device(luacuda.zeros(4, "int64"))
+k[{1, 4}](x)
+print("got " .. table.concat(x:copy_to_host():totable(), ","))
+]==]
+    local script = dir .. "/probe.lua"      -- one file: its name is part of the key
+    local f = assert(io.open(script, "w"))
+    f:write(code)
+    f:close()
+    local function run(scale)
+      local ok, out = S.sh(("LUACUDA_VERBOSE=1 LUACUDA_CACHE_DIR=%s JIT_SCALE=%d lua5.4 %s"):format(dir, scale, script))
+      assert.is_true(ok, out)
+      local n = 0
+      for _ in out:gmatch("luacuda%.jit: translated disk_probe for int64:1") do n = n + 1 end
+      return n, out:match("got ([%d,]+)")
+    end
+    assert.same({ 1, "2,4,6,8" }, { run(2) })
+    assert.same({ 0, "2,4,6,8" }, { run(2) })       -- from the disk
+    assert.same({ 1, "3,6,9,12" }, { run(3) })      -- another upvalue's value: another translation
+    assert.same({ 0, "2,4,6,8" }, { run(2) })
+  end)
+
   it("translates a string chunk's function", function()
     local fn = load("local K = ... return function(x)\n  x[K.grid(1)] = 7\nend")(K)
     local k = luacuda.jit(fn)

@@ -14,6 +14,7 @@ local parser = require "luacuda.jit.parser"
 local codegen = require "luacuda.jit.codegen"
 local vocab = require "luacuda.jit.vocab"
 local T = require "luacuda.jit.types"
+local diskcache = require "luacuda.jit.diskcache"
 
 local A = core.attr
 
@@ -34,6 +35,7 @@ local function fail(fmt, ...) error(("luacuda.jit: " .. fmt):format(...), 0) end
 -- ---- the source of a function ------------------------------------------------
 
 local sources = setmetatable({}, { __mode = "k" })   -- fn -> {ast, chunk, fn}
+local texts = setmetatable({}, { __mode = "k" })     -- fn -> {text, chunk, first, last, params}
 
 local function read_file(path)
   local f = io.open(path, "rb")
@@ -54,10 +56,11 @@ local function lines_of(text, first, last)
   return table.concat(out, "\n")
 end
 
--- The syntax tree of fn's own source, and the name of its chunk.
-local function source_of(fn)
-  local s = sources[fn]
-  if s then return s end
+-- The text of fn's lines (not parsed yet), the name of its chunk, its
+-- lines and its parameters' names; an error when fn has no Lua source.
+local function text_of(fn)
+  local t = texts[fn]
+  if t then return t end
   local info = debug.getinfo(fn, "Su")
   if info.what == "C" then fail("a C function has no Lua source to translate") end
   if info.what == "main" then fail("a chunk is not a kernel: give luacuda.jit a function") end
@@ -75,17 +78,27 @@ local function source_of(fn)
   else
     text = src
   end
-  local chunk = info.short_src
-  local first, last = info.linedefined, info.lastlinedefined
-  local ok, toks = pcall(lexer.tokens, lines_of(text, first, last), chunk, first)
+  local params = {}
+  for k = 1, info.nparams do params[k] = debug.getlocal(fn, k) end
+  t = { text = lines_of(text, info.linedefined, info.lastlinedefined), chunk = info.short_src,
+    first = info.linedefined, last = info.lastlinedefined, params = params }
+  texts[fn] = t
+  return t
+end
+
+-- The syntax tree of fn's own source, and the name of its chunk.
+local function source_of(fn)
+  local s = sources[fn]
+  if s then return s end
+  local t = text_of(fn)
+  local chunk, first, last, names = t.chunk, t.first, t.last, t.params
+  local ok, toks = pcall(lexer.tokens, t.text, chunk, first)
   if not ok then fail("%s", toks) end
   -- the function: a 'function' on its first line whose parameters are fn's
-  local names = {}
-  for k = 1, info.nparams do names[k] = debug.getlocal(fn, k) end
   local found, why
-  for i, t in ipairs(toks) do
-    if t.line > first then break end
-    if t.kind == "function" then
+  for i, tok in ipairs(toks) do
+    if tok.line > first then break end
+    if tok.kind == "function" then
       local okp, ast = pcall(parser.function_at, toks, i, chunk)
       if okp and ast.lastline == last and #ast.params == #names then
         local same = true
@@ -203,20 +216,116 @@ local DEFAULT_NAME = "lua_kernel"
 -- compile that misses the cache (luacuda checked the value at require)
 local VERBOSE = (tonumber(os.getenv("LUACUDA_VERBOSE") or "0") or 0) ~= 0
 
+-- ---- translations on disk ------------------------------------------------------
+
+-- The key of a translation is the kernel's Lua text and chunk, its name and
+-- options, the signature, then every host value the translation read (by
+-- its path of names from the kernel's function, "f.STEP" for the upvalue
+-- STEP of the function f the kernel calls) as text. A function's text is
+-- its source; the vocabulary's and math's values are their names.
+
+local function unwrap(f)
+  if type(f) == "table" and KERNELS[f] then return f.fn end
+  return f
+end
+
+local names_of_static
+local function static_name(v)
+  if not names_of_static then
+    names_of_static = { [math] = "math", [print] = "print" }
+    if package.loaded.luacuda then names_of_static[package.loaded.luacuda] = "luacuda" end
+    for key, f in pairs(math) do names_of_static[f] = names_of_static[f] or "math." .. key end
+    for v2, name in pairs(vocab.NAMES) do names_of_static[v2] = name end
+  end
+  return names_of_static[v]
+end
+
+-- a host value as text, or nil when it has none that another process
+-- could compare (a table of the program's, a function without source)
+local function value_text(v)
+  local mt = math.type(v)
+  if mt == "integer" then return "i" .. v end
+  if mt == "float" then return ("f%a"):format(v) end
+  if type(v) == "boolean" then return tostring(v) end
+  local name = static_name(v)
+  if name then return "s" .. name end
+  v = unwrap(v)
+  if type(v) == "function" then
+    local ok, t = pcall(text_of, v)
+    if ok then return ("l%s:%d:%d\n%s"):format(t.chunk, t.first, t.last, t.text) end
+  end
+  return nil
+end
+
+-- the first part of a translation's key: what it is of
+local function disk_base(k, key)
+  local t = text_of(k.fn)
+  return ("luacuda.jit %s boundscheck=%s\nsignature %s\n%s:%d:%d\n%s"):format(k.name,
+    tostring(k.boundscheck), key, t.chunk, t.first, t.last, t.text)
+end
+
+-- the value now of dependency `desc` ("f.g.NAME") of fn, as a dependency
+-- record (a launch checks it), or nil when the path is broken
+local function resolve(fn, desc)
+  local names = {}
+  for n in desc:gmatch("[^.]+") do names[#names + 1] = n end
+  for i = 1, #names - 1 do
+    fn = unwrap((free_value(fn, names[i])))
+    if type(fn) ~= "function" then return nil end
+  end
+  local name = names[#names]
+  local v, where = free_value(fn, name)
+  if v == nil then return nil end
+  return { fn = fn, name = name, value = v,
+    up = type(where) == "number" and where or nil, env = type(where) == "table" and where or nil }
+end
+
+-- the translation on disk for k's base key, with its dependencies now
+local function disk_get(k, base)
+  local index = diskcache.get("dependencies of\n" .. base)
+  if not index then return nil end
+  local deps, parts = {}, { base, "values" }
+  for desc in index:gmatch("[^\n]+") do
+    local d = resolve(k.fn, desc)
+    local text = d and value_text(d.value)
+    if not text then return nil end
+    deps[#deps + 1] = d
+    parts[#parts + 1] = desc .. "=" .. text
+  end
+  local src = diskcache.get(table.concat(parts, "\n"))
+  if not src then return nil end
+  return src, deps
+end
+
+-- keep a translation on disk, when every value it read has a text
+local function disk_put(base, src, deps)
+  local descs, parts = {}, { base, "values" }
+  for i, d in ipairs(deps) do
+    local text = d.path and value_text(d.value)
+    if not text then return end
+    local p = { table.unpack(d.path) }
+    p[#p + 1] = d.name
+    descs[i] = table.concat(p, ".")
+    parts[#parts + 1] = descs[i] .. "=" .. text
+  end
+  diskcache.put("dependencies of\n" .. base, table.concat(descs, "\n"))
+  diskcache.put(table.concat(parts, "\n"), src)
+end
+
 -- translate k's function for argument types `types` (their signature
 -- string `key`): the whole source
-local function translate(k, types, key)
+local function translate_now(k, types, key)
   local deps, devfuncs, devcache, active, ndev = {}, {}, {}, {}, 0
+  -- the names by which each function was reached from the kernel's (its
+  -- path), for the disk cache to find the same values in another process
+  local paths = { [k.fn] = {} }
   local unit = {
     boundscheck = k.boundscheck, VOCAB = vocab.VOCAB, ARRAY_MAKERS = vocab.ARRAY_MAKERS, DIM3 = vocab.DIM3,
   }
   function unit.static_table(t)
     return t == math or t == package.loaded.luacuda or vocab.TABLES[t] or false
   end
-  function unit.unwrap(f)
-    if type(f) == "table" and KERNELS[f] then return f.fn end
-    return f
-  end
+  unit.unwrap = unwrap
   function unit.free(ctx, name, line)
     local fn = ctx.info.fn
     local v, where = free_value(fn, name)
@@ -228,7 +337,7 @@ local function translate(k, types, key)
     deps[fn] = seen
     if not seen[name] then
       seen[name] = true
-      deps[#deps + 1] = { fn = fn, name = name, value = v,
+      deps[#deps + 1] = { fn = fn, name = name, value = v, path = paths[fn],
         up = type(where) == "number" and where or nil, env = type(where) == "table" and where or nil }
     end
     return v
@@ -256,6 +365,16 @@ local function translate(k, types, key)
     if not d then
       if active[f] then ctx:fail(line, "'%s' calls itself: recursion is not in the kernel subset", name) end
       local info = source_of(f)
+      if paths[f] == nil then
+        -- a function reached by a plain name (not a field of a table) has a path
+        local via = paths[ctx.info.fn]
+        paths[f] = false
+        if via and not name:find(".", 1, true) then
+          local p = { table.unpack(via) }
+          p[#p + 1] = name
+          paths[f] = p
+        end
+      end
       if #info.ast.params ~= #args then
         ctx:fail(line, "'%s' takes %d arguments, got %d", name, #info.ast.params, #args)
       end
@@ -298,6 +417,21 @@ local function translate(k, types, key)
   return src, deps
 end
 
+-- functions of each module of the translator: its version is their text's hash
+local TRANSLATOR = { lexer.tokens, parser.function_at, codegen.function_source, T.promote,
+  rawget(vocab.K, "grid"), diskcache.hash, translate_now }
+
+-- the translation for these types: from the disk when it is there; the
+-- base of its disk key too when it is not (kept once it compiles)
+local function translate(k, types, key)
+  if not diskcache.enabled(TRANSLATOR, codegen.RUNTIME) then return translate_now(k, types, key) end
+  local base = disk_base(k, key)
+  local src, deps = disk_get(k, base)
+  if src then return src, deps end
+  src, deps = translate_now(k, types, key)
+  return src, deps, base
+end
+
 -- the specialisation of k for these arguments, compiled at its first use
 local function specialise(k, args, n)
   if n ~= #k.params then
@@ -311,7 +445,7 @@ local function specialise(k, args, n)
       if deps_hold(s.deps) then return s end
     end
   end
-  local src, deps = translate(k, types, key)
+  local src, deps, base = translate(k, types, key)
   local ok, m = pcall(core.compile, src, { name = k.name .. ".cu", options = rawget(k, "options") })
   if not ok then
     local numbered, ln = {}, 0
@@ -322,6 +456,7 @@ local function specialise(k, args, n)
     fail("the translation of '%s' does not compile (a bug of luacuda.jit: please report it): %s\nthe generated source:\n%s",
       k.name, tostring(m):gsub("^luacuda%.compile: ", ""), table.concat(numbered, "\n"))
   end
+  if base then disk_put(base, src, deps) end
   local s = { key = key, deps = deps, kernel = m:get(k.name), source = src, types = types,
     sigs = {}, seen = setmetatable({}, { __mode = "v" }) }
   local sig = rawget(k, "signature")
@@ -499,9 +634,10 @@ function M.jit(fn, opts)
         tostring(t), tostring(p))
     end
   end
-  local info = source_of(fn)
+  -- parsed at the first translation (a translation on disk needs none)
+  local info = text_of(fn)
   local k = {
-    fn = fn, name = name, params = info.ast.params, signature = opts.signature,
+    fn = fn, name = name, params = info.params, signature = opts.signature,
     boundscheck = opts.boundscheck and true or false, device = opts.device and true or false,
     options = opts.fastmath and { "-use_fast_math" } or nil, specs = {}, order = {},
   }

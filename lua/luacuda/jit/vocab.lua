@@ -18,6 +18,7 @@ end
 local function marker_table(name, fields)
   local t = fields or {}
   M.TABLES[t] = true
+  M.NAMES[t] = "kernel." .. name
   return setmetatable(t, {
     __index = function(_, k)
       error(("luacuda.kernel.%s.%s: exists in kernels only (a function given to luacuda.jit)")
@@ -32,6 +33,7 @@ end
 local K = {}
 M.K = K
 M.TABLES = { [K] = true }   -- the vocabulary's tables, read when a kernel is translated
+M.NAMES = { [K] = "kernel" } -- the vocabulary's tables and functions -> their names (jit's disk cache)
 M.VOCAB = {}          -- function -> handler(ctx, call node, name) -> value
 M.ARRAY_MAKERS = {}   -- K.shared.array, K.local_array -> handler(ctx, call) -> array type
 M.DIM3 = {}           -- K.threadIdx... -> handler(field, line, ctx) -> value
@@ -41,6 +43,7 @@ local function def(path, handler, into, key)
   local f = host_only(path)
   rawset(into, key, f)
   M.VOCAB[f] = handler
+  M.NAMES[f] = "kernel." .. path
   return f
 end
 
@@ -140,6 +143,7 @@ statement("threadfence", "__threadfence()")
 local function array_maker(name, space, into, key)
   local f = host_only(name)
   rawset(into, key, f)
+  M.NAMES[f] = "kernel." .. name
   M.ARRAY_MAKERS[f] = function(ctx, call)
     local a = call.args
     if #a ~= 2 then ctx:fail(call.line, "K.%s(shape, dtype) takes 2 arguments, got %d", name, #a) end
