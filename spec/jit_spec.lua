@@ -301,6 +301,20 @@ print("launch", ok, err)
     assert.truthy(out:find("launch\tfalse\t.*__trap%(%) called"), out)
   end)
 
+  it("names the Lua line of a fault the simulator catches, without boundscheck #oob", function()
+    if S.backend ~= "sim" then return pending("simulator only: its fault reports") end
+    local k = luacuda.jit(function(x)
+      local i = K.grid(1)
+      x[i * 1000] = 1
+    end, { name = "far_store" })
+    local err = S.misuse({ "kernel 'far_store' failed: illegal memory access" }, function()
+      k[{ 1, 4 }](luacuda.device_array(4, "int32"))
+      luacuda.synchronize()
+    end)
+    local line = debug.getinfo(1, "l").currentline - 6     -- the store's
+    assert.truthy(err:find((" at spec/jit_spec.lua:%d in block"):format(line), 1, true), err)
+  end)
+
   -- random expression trees run in one kernel and in plain Lua
   local function lcg(seed)
     local st = seed

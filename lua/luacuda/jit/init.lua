@@ -639,7 +639,8 @@ function M.jit(fn, opts)
   local k = {
     fn = fn, name = name, params = info.params, signature = opts.signature,
     boundscheck = opts.boundscheck and true or false, device = opts.device and true or false,
-    options = opts.fastmath and { "-use_fast_math" } or nil, specs = {}, order = {},
+    -- line tables: a fault the simulator catches names the Lua line (#line)
+    options = opts.fastmath and { "-lineinfo", "-use_fast_math" } or { "-lineinfo" }, specs = {}, order = {},
   }
   KERNELS[k] = true
   return setmetatable(k, JitMT)
