@@ -51,6 +51,26 @@ describe("luacuda.jit", function()
     assert.equal(n * (n - 1) // 2, host(out)[1])
   end)
 
+  it("uses the launch's dynamic shared memory: K.shared.array(0, dtype)", function()
+    local rev = luacuda.jit(function(x, n)
+      local s = K.shared.array(0, "float32")
+      local t = K.threadIdx.x
+      if t <= n then s[t] = x[t] end
+      K.syncthreads()
+      if t <= n then x[t] = s[n + 1 - t] end
+    end, { boundscheck = true })
+    local n = 24
+    local x = luacuda.to_device(luacuda.arange(n, "float32"))
+    rev:launch({ grid = 1, block = 32, shared = n * 4 }, x, n)
+    local got = host(x)
+    for i = 1, n do assert.equal(n - i, got[i]) end
+    local size = luacuda.jit(function(x)
+      local s = K.shared.array(0, "int32")
+      x[1] = #s
+    end)
+    S.misuse({ "spec/jit_spec.lua:", ": the size of dynamic shared memory" }, size.source, size, x)
+  end)
+
   it("multiplies matrices in shared tiles, as plain Lua does", function()
     local TILE = 4
     local matmul = luacuda.jit(function(a, b, c)

@@ -310,8 +310,15 @@ function C:unop(e)
 end
 
 -- the size of axis k (1-based, a Lua integer or a C expression) of array value a
+-- the failure of asking a dynamic shared array its size, which only the launch knows
+function C:dynamic_size(line)
+  self:fail(line, "the size of dynamic shared memory (K.shared.array(0, dtype)) is the launch's "
+    .. "'shared =' bytes, which the kernel does not know: pass the length as an argument")
+end
+
 function C:array_dim(a, k, line)
   local ty = a.ty
+  if ty.dynamic then self:dynamic_size(line) end
   if ty.dims then
     if type(k) ~= "number" then
       self:fail(line, "the shape of a shared or local array is read with a constant axis")
@@ -354,7 +361,7 @@ function C:indices(arr, keynode, line)
     local code
     if node.tag == "Number" and math.type(node.value) == "integer" then
       code = tostring(node.value - 1)
-    elseif self.unit.boundscheck then
+    elseif self.unit.boundscheck and not ty.dynamic then
       local n = ty.dims and int_literal(ty.dims[k]) or ("%s.shape[%d]"):format(arr.code, k - 1)
       code = ('lcj_ix((long long)(%s), %s, "%s", "%s:%d")'):format(iv.code, n, arr.name or "?", self.chunk_c, line)
     else
@@ -405,6 +412,7 @@ function C:index(e)
     local f = e.key.value
     if f == "shape" then return { shape_of = obj, ty = "shape" } end
     if f == "size" then
+      if obj.ty.dynamic then self:dynamic_size(line) end
       if obj.ty.dims then
         local n = 1
         for _, d in ipairs(obj.ty.dims) do n = n * d end
@@ -641,7 +649,9 @@ function C:stat_local(s)
       local ty = self.unit.ARRAY_MAKERS[fnv.host](self, call)
       local v = self:declare(s, 1, s.names[1], s.line)
       v.array = ty
-      if self.mode == "emit" then
+      if self.mode == "emit" and ty.dynamic then
+        self.decls[#self.decls + 1] = ("DYNAMIC_SHARED(%s, %s);"):format(CTYPE[ty.dtype], v.cname)
+      elseif self.mode == "emit" then
         local dims = {}
         for k, d in ipairs(ty.dims) do dims[k] = "[" .. d .. "]" end
         local decl = ("%s%s %s%s;"):format(ty.space == "shared" and "__shared__ " or "",

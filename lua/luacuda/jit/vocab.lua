@@ -154,8 +154,13 @@ local function array_maker(name, space, into, key)
       dims[1] = const_int(ctx, a[1], "the shape of K." .. name)
     end
     if #dims < 1 or #dims > 3 then ctx:fail(call.line, "K.%s takes 1 to 3 dimensions", name) end
+    -- shape 0: the launch's dynamic shared memory (its `shared =` bytes)
+    local dynamic = space == "shared" and #dims == 1 and dims[1] == 0
     for _, d in ipairs(dims) do
-      if d < 1 then ctx:fail(call.line, "K.%s: a dimension is at least 1, got %d", name, d) end
+      if d < 1 and not dynamic then
+        ctx:fail(call.line, "K.%s: a dimension is at least 1, got %d%s", name, d,
+          space == "shared" and " (a shape of 0 is the launch's dynamic shared memory)" or "")
+      end
     end
     local dt = a[2]
     local dtype = dt.tag == "String" and dt.value
@@ -166,7 +171,7 @@ local function array_maker(name, space, into, key)
     if type(dtype) ~= "string" or not CTYPE[dtype] or dtype == "float16" or dtype == "bfloat16" then
       ctx:fail(call.line, "K.%s: the dtype must be a string such as \"float32\" (bool, int8 ... uint64, float32, float64)", name)
     end
-    return { array = true, dtype = dtype, ndim = #dims, dims = dims, space = space }
+    return { array = true, dtype = dtype, ndim = #dims, dims = dims, space = space, dynamic = dynamic }
   end
   return f
 end
