@@ -208,6 +208,33 @@ describe("luacuda.jit", function()
     S.misuse("is a device function (device = true)", twice.launch, twice, { grid = 1, block = 1 }, 1)
   end)
 
+  -- math.tointeger and math.type as Lua 5.4 has them, in the kernel and on the host
+  local function conversions(x, n)
+    local r = 0
+    if math.tointeger(x) then r = r + 1 end               -- a float of an integer's value
+    if not math.tointeger(x + 0.5) then r = r + 10 end
+    r = r + (math.tointeger(x * 2) or -1) * 100
+    r = r + (math.tointeger(x + 0.25) or -7) * 1000
+    r = r + math.tointeger(n) * 100000                     -- an integer is itself
+    if math.type(x) == "float" and math.type(n) == "integer" then r = r + 1000000 end
+    if math.type(n) ~= "float" and math.type(true) == nil then r = r + 10000000 end
+    return r
+  end
+
+  it("has math.tointeger and math.type as Lua 5.4 does", function()
+    local k = luacuda.jit(function(x, n, out)
+      local i = K.grid(1)
+      if i <= #x then out[i] = conversions(x[i], n[i]) end
+    end)
+    local xs, ns = { 0.0, 3.0, -2.5, 1.5, 1e300, -0.0, 0.5 }, { 4, -3, 0, 7, 1, 2, 9 }
+    local out = luacuda.to_device(luacuda.zeros(#xs, "int64"))
+    k[{ 1, 32 }](luacuda.to_device(luacuda.array(xs, "float64")), luacuda.to_device(luacuda.array(ns, "int64")), out)
+    local got = host(out)
+    for i = 1, #xs do
+      assert.equal(conversions(xs[i], ns[i]), got[i], ("x = %s, n = %s"):format(xs[i], ns[i]))
+    end
+  end)
+
   it("keeps float32 with weak literals, and reads upvalues as constants", function()
     local scale = 0.5
     local k = luacuda.jit(function(x)

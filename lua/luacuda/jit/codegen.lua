@@ -145,6 +145,10 @@ M.host_value = host_value
 
 -- a value as a run-time value, or an error saying what it is
 function C:rvalue(val, line)
+  if val.str ~= nil then
+    self:fail(line, "math.type gives a string, which a kernel can only compare with a literal "
+      .. "(math.type(x) == \"float\") or print")
+  end
   if val.host == nil then return val end
   local v, what = val.host, type(val.host)
   if what == "userdata" then what = "an array or other luacuda object"
@@ -171,6 +175,8 @@ local BITWISE = { ["&"] = "&", ["|"] = "|", ["~"] = "^" }
 
 -- the truth of a value in a condition: Lua's (a number is true)
 function C:truth(val, line)
+  if val.str ~= nil then return val.str and "true" or "false" end
+  if val.maybe then return val.maybe end            -- math.tointeger(x): not nil
   val = self:rvalue(val, line)
   if val.ty == "bool" or val.ty == "unknown" then return val.code end
   if type(val.ty) == "table" then self:fail(line, "an array is not a condition") end
@@ -190,6 +196,10 @@ function C:binop(e)
   if op == "and" or op == "or" then return self:logical(e) end
   if op == ".." then
     self:fail(line, "'..' (strings) is not in the kernel subset: a kernel computes numbers; print(a, b) prints several values")
+  end
+  if op == "==" or op == "~=" then
+    local s = self:compare_strings(e)
+    if s then return s end
   end
   local a, b = self:expr(e.a), self:expr(e.b)
   if COMPARE[op] then
@@ -242,6 +252,29 @@ function C:binop(e)
   self:fail(line, "the operator '%s' is not in the kernel subset", op)
 end
 
+-- == and ~= of what is known when the kernel is compiled: math.type(x)
+-- with a string or nil; or math.tointeger(x) with nil. nil otherwise.
+function C:compare_strings(e)
+  local function side(node)
+    if node.tag == "String" then return { str = node.value } end
+    if node.tag == "Nil" then return { str = false, is_nil = true } end
+    if node.tag == "Call" or node.tag == "Paren" then return self:expr(node) end
+    return nil
+  end
+  local a, b = side(e.a), side(e.b)
+  if not a or not b then return nil end
+  local eq = e.op == "=="
+  if a.str ~= nil and b.str ~= nil then
+    return { code = ((a.str == b.str) == eq) and "true" or "false", ty = "bool" }
+  end
+  local m = a.maybe and b.is_nil and a or b.maybe and a.is_nil and b
+  if m then return { code = ("(%s%s)"):format(eq and "!" or "", m.maybe), ty = "bool" } end
+  if a.str ~= nil or b.str ~= nil then
+    self:fail(e.line, "'%s' compares a string with a number: math.type(x) is compared with \"integer\", \"float\" or nil", e.op)
+  end
+  return nil
+end
+
 -- and/or with Lua's truthiness: a number is always true, so `c and a or b`
 -- is the conditional (c ? a : b); booleans give && and ||
 function C:logical(e)
@@ -262,7 +295,16 @@ function C:logical(e)
       return { code = ("(%s ? %s : %s)"):format(self:truth(c, line), cast(x, ct), cast(y, ct)), ty = t }
     end
   end
-  local a = self:rvalue(self:expr(e.a), line)
+  local a = self:expr(e.a)
+  if a.maybe and e.op == "or" then
+    -- math.tointeger(x) or d: d where x has no integer's value
+    local b = self:number(self:expr(e.b), line, "'or' after math.tointeger")
+    if b.ty == "unknown" then return { code = "", ty = "unknown" } end
+    local t = T.promote("int64", b.ty)
+    local ct = T.concrete(t)
+    return { code = ("(%s ? %s : %s)"):format(a.maybe, cast({ code = a.raw, ty = "int64" }, ct), cast(b, ct)), ty = t }
+  end
+  a = self:rvalue(a, line)
   local b = self:rvalue(self:expr(e.b), line)
   if a.ty == "unknown" or b.ty == "unknown" then return { code = "", ty = "unknown" } end
   if type(a.ty) == "table" or type(b.ty) == "table" then
@@ -289,7 +331,11 @@ function C:unop(e)
     end
     return self:array_dim(a, 1, line)
   end
-  local a = self:rvalue(self:expr(e.a), line)
+  local a = self:expr(e.a)
+  if e.op == "not" and (a.str ~= nil or a.maybe) then
+    return { code = ("(!%s)"):format(self:truth(a, line)), ty = "bool" }
+  end
+  a = self:rvalue(a, line)
   if e.op == "not" then
     if a.ty == "unknown" then return { code = "", ty = "bool" } end
     if a.ty == "bool" then return { code = "(!" .. a.code .. ")", ty = "bool" } end

@@ -382,14 +382,32 @@ end
 minmax("min", "lcj_min")
 minmax("max", "lcj_max")
 
+-- math.tointeger: an integer is itself; a float gives an integer, or nil
+-- where it has no integer's value: a condition (`if math.tointeger(x)`),
+-- `math.tointeger(x) or d` and `== nil` test that (maybe); used as a
+-- number, nil stops the kernel naming the Lua line
 M.VOCAB[math.tointeger] = function(ctx, call)
   local v = args(ctx, call, 1, "math.tointeger")
-  if T.is_int(v[1].ty) then return v[1] end
-  ctx:fail(call.line, "math.tointeger of a float may give nil, which a kernel cannot hold: use math.floor(x)")
+  local t = v[1].ty
+  if t == "unknown" or T.is_int(t) then return v[1] end
+  if not T.is_float(t) then
+    ctx:fail(call.line, "math.tointeger of %s: it takes a number", T.describe(t))
+  end
+  local x = cast(v[1], "float64")
+  return { code = ('lcj_tointeger(%s, "%s:%d")'):format(x, ctx.chunk_c, call.line), ty = "int64",
+    maybe = ("lcj_isint(%s)"):format(x), raw = ("(long long)(%s)"):format(x) }
 end
 
+-- math.type: known when the kernel is compiled, as every type is; a string
+-- (str) that the kernel may compare with a literal or print
 M.VOCAB[math.type] = function(ctx, call)
-  ctx:fail(call.line, "math.type gives a string, which a kernel cannot hold: a kernel's types are known when it is compiled")
+  local v = args(ctx, call, 1, "math.type")
+  local t = v[1].ty
+  local s = false                                 -- nil: not a number
+  if t == "unknown" then s = "?"
+  elseif T.is_int(t) then s = "integer"
+  elseif T.is_float(t) then s = "float" end
+  return { str = s, code = "", ty = "string" }
 end
 
 -- ---- print --------------------------------------------------------------------------
@@ -400,10 +418,15 @@ M.VOCAB[print] = function(ctx, call)
     if node.tag == "String" then
       fmt[#fmt + 1] = node.value:gsub("%%", "%%%%"):gsub("\\", "\\\\"):gsub('"', '\\"'):gsub("\n", "\\n")
     else
-      local v = ctx:rvalue(ctx:expr(node), node.line)
+      local v = ctx:expr(node)
+      if v.str ~= nil then v = { code = ('"%s"'):format(v.str or "nil"), ty = "string" }
+      else v = ctx:rvalue(v, node.line) end
       if v.multi then v = v.multi[1] end
       if type(v.ty) == "table" then ctx:fail(node.line, "print takes numbers, booleans and literal strings, not an array") end
-      if v.ty == "bool" then
+      if v.ty == "string" then
+        fmt[#fmt + 1] = "%s"
+        vals[#vals + 1] = v.code
+      elseif v.ty == "bool" then
         fmt[#fmt + 1] = "%s"
         vals[#vals + 1] = ('(%s) ? "true" : "false"'):format(v.code)
       elseif T.is_float(v.ty) then
