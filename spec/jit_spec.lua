@@ -362,7 +362,11 @@ print("launch", ok, err)
     assert.truthy(err:find((" at spec/jit_spec.lua:%d in block"):format(line), 1, true), err)
   end)
 
-  -- random expression trees run in one kernel and in plain Lua
+  -- random expression trees run in one kernel and in plain Lua. A tree
+  -- is its kernel text (k) and the same in Lua (l), whose narrow values
+  -- (int32, float32) are wrapped or rounded (N) where the kernel's are:
+  -- after each operation of a strong operand (a or b), and where a weak
+  -- literal's value meets one (NEP 50)
   local function lcg(seed)
     local st = seed
     return function(m)
@@ -372,48 +376,87 @@ print("launch", ok, err)
   end
   local INT_OPS = { "+", "-", "*", "//", "%", "&", "|", "~", "<<", ">>" }
   local FLOAT_OPS = { "+", "-", "*", "/", "//", "%", "^" }
-  local function tree(r, depth, ops, leaves)
+  -- float32's operations are correctly rounded on both backends (pow is not)
+  local FLOAT32_OPS = { "+", "-", "*", "/", "//", "%" }
+  local function tree(r, depth, ops, leaves, narrow)
     local k = r(10)
-    if depth == 0 or k <= 3 then return leaves[r(#leaves)] end
-    if k == 4 then return ("(- %s)"):format(tree(r, depth - 1, ops, leaves)) end
-    if k == 5 then
-      return ("(%s < %s and %s or %s)"):format(tree(r, depth - 1, ops, leaves), tree(r, depth - 1, ops, leaves),
-        tree(r, depth - 1, ops, leaves), tree(r, depth - 1, ops, leaves))
+    if depth == 0 or k <= 3 then
+      local leaf = leaves[r(#leaves)]
+      return { k = leaf, l = leaf, strong = leaf == "a" or leaf == "b" }
     end
-    return ("(%s %s %s)"):format(tree(r, depth - 1, ops, leaves), ops[r(#ops)], tree(r, depth - 1, ops, leaves))
+    local function N(code, strong) return (narrow and strong) and ("N(" .. code .. ")") or code end
+    local function meet(t, strong) return N(t.l, strong and not t.strong) end
+    if k == 4 then
+      local t = tree(r, depth - 1, ops, leaves, narrow)
+      return { k = ("(- %s)"):format(t.k), l = N(("(- %s)"):format(t.l), t.strong), strong = t.strong }
+    end
+    if k == 5 then
+      local x, y = tree(r, depth - 1, ops, leaves, narrow), tree(r, depth - 1, ops, leaves, narrow)
+      local p, q = tree(r, depth - 1, ops, leaves, narrow), tree(r, depth - 1, ops, leaves, narrow)
+      local cs, vs = x.strong or y.strong, p.strong or q.strong
+      return { k = ("(%s < %s and %s or %s)"):format(x.k, y.k, p.k, q.k),
+        l = ("(%s < %s and %s or %s)"):format(meet(x, cs), meet(y, cs), meet(p, vs), meet(q, vs)), strong = vs }
+    end
+    local x, op, y = tree(r, depth - 1, ops, leaves, narrow), ops[r(#ops)], tree(r, depth - 1, ops, leaves, narrow)
+    local kt = ("(%s %s %s)"):format(x.k, op, y.k)
+    if op == "<<" or op == ">>" then      -- the left operand's type; the count as it is
+      local fn = op == "<<" and "SL" or "SR"
+      return { k = kt, l = x.strong and narrow and ("%s(%s, %s)"):format(fn, x.l, y.l)
+        or ("(%s %s %s)"):format(x.l, op, y.l), strong = x.strong }
+    end
+    local strong = x.strong or y.strong
+    local lx, ly = meet(x, strong), meet(y, strong)
+    if op == "//" and narrow == "float32" and strong then        -- floorf of the rounded quotient
+      return { k = kt, l = ("N(N(%s / %s) // 1.0)"):format(lx, ly), strong = true }
+    end
+    return { k = kt, l = N(("(%s %s %s)"):format(lx, op, ly), strong), strong = strong }
   end
+  -- N: int32's wrapping or float32's rounding; SL, SR: int32's logical shifts
+  local NARROW = {
+    int32 = "local function N(v) v = v & 0xffffffff return v >= 0x80000000 and v - 0x100000000 or v end\n"
+      .. "local function SL(v, n) return N(v << n) end\n"
+      .. "local function SR(v, n) return N((v & 0xffffffff) >> n) end\n",
+    float32 = "local function N(v) return (string.unpack('f', string.pack('f', v))) end\n",
+  }
   for _, case in ipairs({ { "int64", INT_OPS, { "a", "b", "3", "-7", "0x7fffffffffffffff", "63" } },
-                          { "float64", FLOAT_OPS, { "a", "b", "0.5", "-2.25", "3" } } }) do
-    it(("agrees with plain Lua on random %s expressions"):format(case[1]), function()
-      local r = lcg(case[1] == "int64" and 11 or 17)
+                          { "float64", FLOAT_OPS, { "a", "b", "0.5", "-2.25", "3" } },
+                          { "int32", INT_OPS, { "a", "b", "3", "-7", "0x7fffffff", "31" } },
+                          { "float32", FLOAT32_OPS, { "a", "b", "0.5", "-2.25", "3", "1e-3" } } }) do
+    local dt = case[1]
+    local narrow = NARROW[dt] and dt
+    local is_int = dt:find("int") ~= nil
+    it(("agrees with plain Lua on random %s expressions"):format(dt), function()
+      local r = lcg(({ int64 = 11, float64 = 17, int32 = 23, float32 = 29 })[dt])
       local exprs = {}
-      for e = 1, 24 do exprs[e] = tree(r, 4, case[2], case[3]) end
+      for e = 1, 24 do exprs[e] = tree(r, 4, case[2], case[3], narrow) end
       local body = {}
-      for e, ex in ipairs(exprs) do body[e] = ("  out[{i, %d}] = %s"):format(e, ex) end
+      for e, ex in ipairs(exprs) do body[e] = ("  out[{i, %d}] = %s"):format(e, ex.k) end
       local fn = assert(load(("local K = ...\nreturn function(x, y, out)\n  local i = K.grid(1)\n  if i > #x then return end\n"
         .. "  local a, b = x[i], y[i]\n%s\nend"):format(table.concat(body, "\n"))))(K)
       local k = luacuda.jit(fn)
       local xs, ys = {}, {}
       for i = 1, 8 do
-        if case[1] == "int64" then
+        if is_int then
           xs[i], ys[i] = r(2000) - 1000, r(70) - 5
         else
           xs[i], ys[i] = (r(2000) - 1000) / 8, (r(200) - 100) / 16
         end
       end
-      xs[1] = case[1] == "int64" and math.mininteger or 0.0
-      local out = luacuda.to_device(luacuda.zeros({ #xs, #exprs }, case[1]))
-      k[{ 1, 32 }](luacuda.to_device(luacuda.array(xs, case[1])), luacuda.to_device(luacuda.array(ys, case[1])), out)
+      xs[1] = ({ int64 = math.mininteger, int32 = -0x80000000 })[dt] or 0.0
+      local out = luacuda.to_device(luacuda.zeros({ #xs, #exprs }, dt))
+      k[{ 1, 32 }](luacuda.to_device(luacuda.array(xs, dt)), luacuda.to_device(luacuda.array(ys, dt)), out)
       local got = host(out)
       for e, ex in ipairs(exprs) do
-        local f = load("local a, b = ... return " .. ex)
+        -- the value stored: narrowed as the store into the array narrows it
+        local f = assert(load((NARROW[dt] or "local function N(v) return v end\n")
+          .. "local a, b = ... return N(" .. ex.l .. ")"))
         for i = 1, #xs do
           local okw, want = pcall(f, xs[i], ys[i])
           if okw then            -- Lua raises on an integer division by zero
             local g = got[i][e]
             local same = want == g or (want ~= want and g ~= g)
-              or (case[1] == "float64" and math.abs(want - g) <= 1e-12 * math.abs(want))
-            assert.is_true(same, ("%s with a = %s, b = %s: Lua %s, kernel %s"):format(ex, xs[i], ys[i], want, g))
+              or (dt == "float64" and math.abs(want - g) <= 1e-12 * math.abs(want))
+            assert.is_true(same, ("%s with a = %s, b = %s: Lua %s, kernel %s"):format(ex.k, xs[i], ys[i], want, g))
           end
         end
       end
