@@ -251,6 +251,16 @@ describe("luacuda.jit", function()
     k[{ 1, 32 }](x)
     assert.same({ 3, 5, 7, 9 }, host(x))
     assert.equal(2, #k:specializations())
+    -- a global is read as a constant too, and checked at each launch
+    JIT_SPEC_STEP = 1
+    local g = luacuda.jit(function(y) y[K.grid(1)] = JIT_SPEC_STEP end)
+    finally(function() JIT_SPEC_STEP = nil end)
+    local y = luacuda.to_device(luacuda.zeros(2, "int64"))
+    g[{ 1, 2 }](y)
+    JIT_SPEC_STEP = 5
+    g:launch({ grid = 1, block = 2 }, y)
+    assert.same({ 5, 5 }, host(y))
+    assert.equal(2, #g:specializations())
   end)
 
   it("has the vocabulary: K.random draws luacuda.random's bits", function()

@@ -432,6 +432,58 @@ local function translate(k, types, key)
   return src, deps, base
 end
 
+-- whether array a fits the array type want, at argument i of a specialisation
+-- whose arrays last seen are `seen` (an array seen there has its dtype and
+-- rank still)
+local function array_fits(a, want, seen, i)
+  if core.type(a) ~= "array" or A(a, "dtype") ~= want.dtype or A(a, "ndim") ~= want.ndim then return false end
+  seen[i] = a
+  return true
+end
+
+-- s.check(...): whether the arguments fit specialisation s and what it read
+-- from the host is still what it was, written out in a function of its own
+-- (the launch's fast path: no table, no loop): each upvalue it read is an
+-- upvalue of the check too (debug.upvaluejoin), each global read from its
+-- table
+local function make_check(s)
+  local params, lines, shared = {}, {}, {}
+  for i, want in ipairs(s.sigs) do
+    local a = "a" .. i
+    params[i] = a
+    if type(want) == "table" then
+      lines[#lines + 1] = ("if %s ~= seen[%d] and not array_fits(%s, sigs[%d], seen, %d) then return false end")
+        :format(a, i, a, i, i)
+    elseif want == "number" or want == "boolean" then
+      lines[#lines + 1] = ('if type(%s) ~= "%s" then return false end'):format(a, want)
+    else
+      lines[#lines + 1] = ('if mtype(%s) ~= "%s" then return false end'):format(a, want)
+    end
+  end
+  for i, d in ipairs(s.deps) do
+    if d.env then
+      lines[#lines + 1] = ("if deps[%d].env[deps[%d].name] ~= deps[%d].value then return false end"):format(i, i, i)
+    else
+      shared[#shared + 1] = "up" .. i
+      lines[#lines + 1] = ("if up%d ~= deps[%d].value then return false end"):format(i, i)
+    end
+  end
+  local code = ("local sigs, seen, deps, array_fits, mtype = ...\n%sreturn function(%s)\n%s\nreturn true\nend")
+    :format(#shared > 0 and ("local " .. table.concat(shared, ", ") .. "\n") or "",
+      table.concat(params, ", "), table.concat(lines, "\n"))
+  local check = assert(load(code, "=luacuda.jit.check"))(s.sigs, s.seen, s.deps, array_fits, math.type)
+  for i = 1, math.huge do
+    local name = debug.getupvalue(check, i)
+    if name == nil then break end
+    local k = name:match("^up(%d+)$")
+    if k then
+      local d = s.deps[tonumber(k)]
+      debug.upvaluejoin(check, i, d.fn, d.up)
+    end
+  end
+  return check
+end
+
 -- the specialisation of k for these arguments, compiled at its first use
 local function specialise(k, args, n)
   if n ~= #k.params then
@@ -457,7 +509,8 @@ local function specialise(k, args, n)
       k.name, tostring(m):gsub("^luacuda%.compile: ", ""), table.concat(numbered, "\n"))
   end
   if base then disk_put(base, src, deps) end
-  local s = { key = key, deps = deps, kernel = m:get(k.name), source = src, types = types,
+  local kernel = m:get(k.name)
+  local s = { key = key, deps = deps, kernel = kernel, launch = kernel.launch, source = src, types = types,
     sigs = {}, seen = setmetatable({}, { __mode = "v" }) }
   local sig = rawget(k, "signature")
   for i, t in ipairs(types) do
@@ -466,6 +519,7 @@ local function specialise(k, args, n)
     elseif sig and (sig[i] or sig[k.params[i]]) then s.sigs[i] = t == "bool" and "boolean" or "number"
     else s.sigs[i] = t == "bool" and "boolean" or t == "int64" and "integer" or "float" end
   end
+  s.n, s.check = #types, make_check(s)
   k.specs[key] = k.specs[key] or {}
   table.insert(k.specs[key], s)
   k.order[#k.order + 1] = s
@@ -473,34 +527,10 @@ local function specialise(k, args, n)
   return s
 end
 
--- whether the arguments fit specialisation s (the last one used): the
--- launch's fast path, which makes no table
-local function fits(s, n, ...)
-  local sigs, seen = s.sigs, s.seen
-  if n ~= #sigs then return false end
-  for i = 1, n do
-    local a, want = select(i, ...), sigs[i]
-    if type(want) == "table" then
-      -- an array seen here last time has its dtype and rank still
-      if seen[i] ~= a then
-        if core.type(a) ~= "array" or A(a, "dtype") ~= want.dtype or A(a, "ndim") ~= want.ndim then return false end
-        seen[i] = a
-      end
-    elseif want == "number" then
-      if type(a) ~= "number" then return false end
-    elseif want == "boolean" then
-      if type(a) ~= "boolean" then return false end
-    elseif math.type(a) ~= want then
-      return false
-    end
-  end
-  return deps_hold(s.deps)
-end
-
 -- the specialisation for a launch's arguments
 local function specialisation(k, ...)
   local s = rawget(k, "last")
-  if s and fits(s, select("#", ...), ...) then return s end
+  if s and select("#", ...) == s.n and s.check(...) then return s end
   local args = table.pack(...)
   s = specialise(k, args, args.n)
   k.last = s
@@ -527,7 +557,8 @@ end
 function Jit.launch(k, cfg, ...)
   if not KERNELS[k] then fail("launch: a jit kernel expected") end
   if k.device then fail("'%s' is a device function (device = true): call it from a kernel", k.name) end
-  return specialisation(k, ...).kernel:launch(cfg, ...)
+  local s = specialisation(k, ...)
+  return s.launch(s.kernel, cfg, ...)
 end
 
 --- `k:source(...)`: the CUDA C++ generated for the types of these arguments
@@ -572,8 +603,11 @@ end
 JitMT.__index = function(k, key)
   if type(key) == "table" then
     if k.device then fail("'%s' is a device function (device = true): call it from a kernel", k.name) end
+    -- the compiled kernel's launch, with this configuration (either form)
     return function(...)
-      return specialisation(k, ...).kernel[key](...)
+      local s = rawget(k, "last")
+      if not (s and select("#", ...) == s.n and s.check(...)) then s = specialisation(k, ...) end
+      return s.launch(s.kernel, key, ...)
     end
   end
   local m = Jit[key]
