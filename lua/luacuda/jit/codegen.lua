@@ -17,7 +17,9 @@ local RUNTIME = require "luacuda.jit.runtime"
 
 local M = {}
 
-local CTYPE = T.CTYPE
+-- the C types; "unknown" (a type not inferred yet) writes a placeholder,
+-- in a walk whose text is never used (types changed in it)
+local CTYPE = setmetatable({ unknown = "void" }, { __index = T.CTYPE })
 
 -- the C++ words a local may not be named (and the prefixes the code uses)
 local RESERVED = {}
@@ -1003,13 +1005,13 @@ function M.function_source(unit, info, argtypes, kernel, cname)
     ctx:body(info.ast.body)
     return ctx
   end
-  local prev
+  -- a first walk infers, then each writes the text too: the first that
+  -- changes no type has the final text (usually the second)
+  local c = walk("infer")
   for _ = 1, 50 do
-    local c = walk("infer", prev)
-    prev = c
+    c = walk("emit", c)
     if not c.changed then break end
   end
-  local c = walk("emit", prev)
   -- every local has a type by now, or was never given one
   local decls = {}
   for _, v in ipairs(c.vars) do

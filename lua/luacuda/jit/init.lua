@@ -562,7 +562,8 @@ function Jit.launch(k, cfg, ...)
 end
 
 --- `k:source(...)`: the CUDA C++ generated for the types of these arguments
--- (translated, not compiled), for reading and debugging.
+-- (translated now, not compiled, and not read from the disk cache), for
+-- reading and debugging.
 -- @function JitKernel:source
 -- @param ... arguments as for a launch
 -- @treturn string the source
@@ -578,7 +579,7 @@ function Jit.source(k, ...)
     fail("the kernel takes %d argument%s, got %d", #k.params, #k.params == 1 and "" or "s", args.n)
   end
   local types, key = arg_types(k, args, args.n)
-  return (translate(k, types, key))
+  return (translate_now(k, types, key))
 end
 
 --- `k:specializations()`: the signatures compiled so far, in order, each a
