@@ -622,6 +622,15 @@ end
 JitMT.__tostring = function(k) return ("luacuda.jit(%s)"):format(k.name) end
 JitMT.__metatable = false
 
+-- the compile options of a kernel: on the simulator, line tables, so that a
+-- fault it catches names the Lua line (through the #line directives)
+local function options_for(opts)
+  local o = {}
+  if core.backend() == "sim" then o[#o + 1] = "-lineinfo" end
+  if opts.fastmath then o[#o + 1] = "-use_fast_math" end
+  return #o > 0 and o or nil
+end
+
 local OPTS = { device = true, signature = true, fastmath = true, boundscheck = true, name = true }
 
 --- A kernel from a Lua function (Numba's `@cuda.jit`, for Lua): the function,
@@ -674,8 +683,7 @@ function M.jit(fn, opts)
   local k = {
     fn = fn, name = name, params = info.params, signature = opts.signature,
     boundscheck = opts.boundscheck and true or false, device = opts.device and true or false,
-    -- line tables: a fault the simulator catches names the Lua line (#line)
-    options = opts.fastmath and { "-lineinfo", "-use_fast_math" } or { "-lineinfo" }, specs = {}, order = {},
+    options = options_for(opts), specs = {}, order = {},
   }
   KERNELS[k] = true
   return setmetatable(k, JitMT)
