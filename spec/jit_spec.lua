@@ -600,6 +600,10 @@ print("got " .. table.concat(x:copy_to_host():totable(), ","))
     k[{ 1, 3 }](x32)                 -- another dtype in the same place: another compile
     k[{ 1, 3 }](x)
     assert.same({ 7, 7, 7 }, host(x32))
-    assert.same({ "int64:1", "int32:1" }, k:specializations())
+    -- a strided view: another layout, read through its strides
+    local whole = luacuda.to_device(luacuda.zeros(6, "int64"))
+    k[{ 1, 3 }](whole[{ { 1, 6, 2 } }])
+    assert.same({ 7, 0, 7, 0, 7, 0 }, host(whole))
+    assert.same({ "int64:1", "int32:1", "int64:1:A" }, k:specializations())
   end)
 end)

@@ -429,6 +429,12 @@ function C:element(arr, keynode, line)
     for _, i in ipairs(idx) do s = s .. "[" .. i .. "]" end
     return s
   end
+  if ty.contig then
+    -- C order: the strides follow from the shape (Horner's rule)
+    local flat = "(" .. idx[1] .. ")"
+    for k = 2, #idx do flat = ("(%s * %s.shape[%d] + (%s))"):format(flat, arr.code, k - 1, idx[k]) end
+    return ("%s.data[%s]"):format(arr.code, flat)
+  end
   return ("%s(%s)"):format(arr.code, table.concat(idx, ", "))
 end
 

@@ -162,7 +162,9 @@ local function dtype_of(a)
   if not T.CTYPE[dt] then
     return nil, dt
   end
-  return { array = true, dtype = dt, ndim = #A(a, "shape") }
+  -- C-contiguous arrays are read without their strides (Numba's layout
+  -- 'C'); any other layout through them ('A')
+  return { array = true, dtype = dt, ndim = #A(a, "shape"), contig = a:is_c_contiguous() }
 end
 
 -- the types of a launch's arguments
@@ -177,7 +179,7 @@ local function arg_types(k, args, n)
       local why
       t, why = dtype_of(a)
       if not t then fail("argument %d ('%s') is a %s array, which a Lua kernel cannot read", i, k.params[i] or "?", why) end
-      key[i] = t.dtype .. ":" .. t.ndim
+      key[i] = T.array_key(t)
     elseif math.type(a) == "integer" then t = "int64"
     elseif math.type(a) == "float" then t = "float64"
     elseif type(a) == "boolean" then t = "bool"
@@ -349,7 +351,7 @@ local function translate_now(k, types, key)
       if type(v.ty) == "table" then
         if v.ty.dims then ctx:fail(line, "a shared or local array cannot be passed to a function") end
         at[i] = v.ty
-        key[#key + 1] = v.ty.dtype .. ":" .. v.ty.ndim
+        key[#key + 1] = T.array_key(v.ty)
       elseif v.ty == "unknown" then
         return { code = "", ty = "unknown" }
       elseif v.ty == "void" then
@@ -436,7 +438,10 @@ end
 -- whose arrays last seen are `seen` (an array seen there has its dtype and
 -- rank still)
 local function array_fits(a, want, seen, i)
-  if core.type(a) ~= "array" or A(a, "dtype") ~= want.dtype or A(a, "ndim") ~= want.ndim then return false end
+  if core.type(a) ~= "array" or A(a, "dtype") ~= want.dtype or A(a, "ndim") ~= want.ndim
+    or a:is_c_contiguous() ~= want.contig then
+    return false
+  end
   seen[i] = a
   return true
 end
@@ -584,7 +589,8 @@ end
 
 --- `k:specializations()`: the signatures compiled so far, in order, each a
 -- string of the arguments' types (`"float64,float32:1,float32:1"`: a
--- float64 scalar, then two 1-d float32 arrays).
+-- float64 scalar, then two 1-d float32 arrays, C-contiguous; an array of
+-- any other layout, read through its strides, is `"float32:2:A"`).
 -- @function JitKernel:specializations
 -- @treturn table a list of strings
 -- @raise `luacuda.jit: specializations: a jit kernel expected` when called on anything else
