@@ -71,23 +71,28 @@ end
 
 local SEP = "\n// ---- luacuda.jit translation ----\n"
 
--- the translation kept under key, or nil
+-- the translation kept under key, or nil; the hash of its text follows the
+-- key, so a torn or damaged entry is a miss
 function M.get(key)
   local whole = read_all(path_of(key))
   if not whole then return nil end
-  local head = "/* " .. version .. "\n" .. key .. "\n*/" .. SEP
+  local head = "/* " .. version .. "\n" .. key .. "\n*/"
   if whole:sub(1, #head) ~= head then return nil end
-  return whole:sub(#head + 1)
+  local sum, text = whole:sub(#head + 1):match("^ (%x+)" .. SEP:gsub("%p", "%%%0") .. "(.*)$")
+  if not text or M.hash(text) ~= sum then return nil end
+  return text
 end
 
 -- keep text under key: written beside the entry and renamed onto it, so
 -- that a reader in another process sees all of it or nothing
 function M.put(key, text)
   local path = path_of(key)
-  local tmp = ("%s.%d.tmp"):format(path, math.random(1 << 30))
+  -- a name of this writer's own (a table's address differs between
+  -- processes that seeded math.random alike)
+  local tmp = ("%s.%s%d.tmp"):format(path, tostring({}):match("%x+$") or "", math.random(1 << 30))
   local f = io.open(tmp, "wb")
   if not f then return end
-  local ok = f:write("/* ", version, "\n", key, "\n*/", SEP, text)
+  local ok = f:write("/* ", version, "\n", key, "\n*/ ", M.hash(text), SEP, text)
   ok = f:close() and ok
   if not ok or not os.rename(tmp, path) then os.remove(tmp) end
 end
