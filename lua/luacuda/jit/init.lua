@@ -330,18 +330,18 @@ local function translate_now(k, types, key)
   unit.unwrap = unwrap
   function unit.free(ctx, name, line)
     local fn = ctx.info.fn
+    -- each name once (every walk reads it again): a launch checks them all
+    local seen = deps[fn] or {}
+    deps[fn] = seen
+    if seen[name] then return seen[name].value end
     local v, where = free_value(fn, name)
     if v == nil then
       ctx:fail(line, "'%s' is nil: not a local, an upvalue or a global with a value", name)
     end
-    -- each name once: a launch checks them all
-    local seen = deps[fn] or {}
-    deps[fn] = seen
-    if not seen[name] then
-      seen[name] = true
-      deps[#deps + 1] = { fn = fn, name = name, value = v, path = paths[fn],
-        up = type(where) == "number" and where or nil, env = type(where) == "table" and where or nil }
-    end
+    local d = { fn = fn, name = name, value = v, path = paths[fn],
+      up = type(where) == "number" and where or nil, env = type(where) == "table" and where or nil }
+    seen[name] = d
+    deps[#deps + 1] = d
     return v
   end
   function unit.device_call(ctx, f, name, args, line)
