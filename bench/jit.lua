@@ -3,7 +3,8 @@
 -- floats, a 256-thread shared-memory reduction over 2^20 floats and a
 -- 16 x 16 tiled matmul of 256 x 256, each as a ratio of times (jit / C++);
 -- then a small launch of each (one block, in a loop of launches: the jit's
--- own cost per launch), and the translation of a 100-line kernel.
+-- own cost per launch), the translation of a 100-line kernel, and the PTX
+-- instruction count of each kernel's entry (jit / C++, NVRTC's PTX).
 -- Prints "name: value (target: ...)" and "bench: N of M targets met".
 --   LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="build/?.so;;" lua5.4 bench/jit.lua
 local luacuda = require "luacuda"
@@ -104,12 +105,49 @@ for k = 1, 94 do
 end
 lines[#lines + 1] = "  out[i] = s"
 lines[#lines + 1] = "end"
-local big = luacuda.jit(load(table.concat(lines, "\n"))(K))
+-- each time a new function: read, parsed and translated (k:source never
+-- reads the disk cache's translations)
+local text = table.concat(lines, "\n")
 local xd = luacuda.device_array(4, "float64")
 local N = 20
+local bigs = {}
+for n = 1, N do bigs[n] = luacuda.jit(load(text)(K)) end
 local t0 = os.clock()
-for _ = 1, N do big:source(xd, xd, xd) end
+for n = 1, N do bigs[n]:source(xd, xd, xd) end
 figure("translation of a 100-line kernel (ms)", (os.clock() - t0) / N * 1e3, 10, "")
+
+-- the PTX NVRTC makes of each (what a GPU, or the fake driver, runs): the
+-- instructions of the kernel's entry, jit against C++ (target: within 10%)
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+local function ptx_instructions(ptx, name)
+  local body = assert(ptx:match("%.entry%s+" .. name .. "%s*%b().-(%b{})"), name)
+  local n = 0
+  for line in body:gmatch("[^\n]+") do
+    local l = line:gsub("//.*", ""):match("^%s*(.-)%s*$")
+    if l:find(";$") and not l:find("^%.") then n = n + 1 end
+  end
+  return n
+end
+local ok_ptx = pcall(luacuda.ptx, 'extern "C" __global__ void probe() {}')
+if ok_ptx then
+  for _, c in ipairs({
+    { "saxpy", saxpy, "saxpy_lua", { NS, 2.0, x, y }, "saxpy.cu" },
+    { "reduction", block_sum, "block_sum_lua", { xr, out, NR }, "reduce.cu", "block_sum" },
+    { "matmul", matmul, "matmul_lua", { a, b, c, NM }, "matmul_shared.cu" },
+  }) do
+    local nj = ptx_instructions(luacuda.ptx(c[2]:source(table.unpack(c[4]))), c[3])
+    local nc = ptx_instructions(luacuda.ptx(read("examples/kernels/" .. c[5])), c[6] or c[1])
+    print(("%s PTX instructions: jit %d, C++ %d"):format(c[1], nj, nc))
+    figure(c[1] .. " PTX instructions jit/C++", nj / nc, 1.1, "x")
+  end
+else
+  print("bench: NVRTC is not available: the PTX instruction counts are left out")
+end
 
 for _, line in ipairs(figures) do print(line) end
 print(("bench: %d of %d targets met"):format(met, #figures))

@@ -51,6 +51,26 @@ describe("luacuda.jit", function()
     assert.equal(n * (n - 1) // 2, host(out)[1])
   end)
 
+  it("uses the launch's dynamic shared memory: K.shared.array(0, dtype)", function()
+    local rev = luacuda.jit(function(x, n)
+      local s = K.shared.array(0, "float32")
+      local t = K.threadIdx.x
+      if t <= n then s[t] = x[t] end
+      K.syncthreads()
+      if t <= n then x[t] = s[n + 1 - t] end
+    end, { boundscheck = true })
+    local n = 24
+    local x = luacuda.to_device(luacuda.arange(n, "float32"))
+    rev:launch({ grid = 1, block = 32, shared = n * 4 }, x, n)
+    local got = host(x)
+    for i = 1, n do assert.equal(n - i, got[i]) end
+    local size = luacuda.jit(function(x)
+      local s = K.shared.array(0, "int32")
+      x[1] = #s
+    end)
+    S.misuse({ "spec/jit_spec.lua:", ": the size of dynamic shared memory" }, size.source, size, x)
+  end)
+
   it("multiplies matrices in shared tiles, as plain Lua does", function()
     local TILE = 4
     local matmul = luacuda.jit(function(a, b, c)
@@ -188,11 +208,40 @@ describe("luacuda.jit", function()
     S.misuse("is a device function (device = true)", twice.launch, twice, { grid = 1, block = 1 }, 1)
   end)
 
-  it("keeps float32 with weak literals, and reads upvalues as constants", function()
+  -- math.tointeger and math.type as Lua 5.4 has them, in the kernel and on the host
+  local function conversions(x, n)
+    local r = 0
+    if math.tointeger(x) then r = r + 1 end               -- a float of an integer's value
+    if not math.tointeger(x + 0.5) then r = r + 10 end
+    r = r + (math.tointeger(x * 2) or -1) * 100
+    r = r + (math.tointeger(x + 0.25) or -7) * 1000
+    r = r + math.tointeger(n) * 100000                     -- an integer is itself
+    if math.type(x) == "float" and math.type(n) == "integer" then r = r + 1000000 end
+    if math.type(n) ~= "float" and math.type(true) == nil then r = r + 10000000 end
+    return r
+  end
+
+  it("has math.tointeger and math.type as Lua 5.4 does", function()
+    local k = luacuda.jit(function(x, n, out)
+      local i = K.grid(1)
+      if i <= #x then out[i] = conversions(x[i], n[i]) end
+    end)
+    local xs, ns = { 0.0, 3.0, -2.5, 1.5, 1e300, -0.0, 0.5 }, { 4, -3, 0, 7, 1, 2, 9 }
+    local out = luacuda.to_device(luacuda.zeros(#xs, "int64"))
+    k[{ 1, 32 }](luacuda.to_device(luacuda.array(xs, "float64")), luacuda.to_device(luacuda.array(ns, "int64")), out)
+    local got = host(out)
+    for i = 1, #xs do
+      assert.equal(conversions(xs[i], ns[i]), got[i], ("x = %s, n = %s"):format(xs[i], ns[i]))
+    end
+  end)
+
+  it("keeps float32 with weak literals, and reads upvalues and globals as constants", function()
     local scale = 0.5
+    JIT_SPEC_STEP = 1
+    finally(function() JIT_SPEC_STEP = nil end)
     local k = luacuda.jit(function(x)
       local i = K.grid(1)
-      if i <= #x then x[i] = 2.0 * x[i] * scale + 1 end
+      if i <= #x then x[i] = 2.0 * x[i] * scale + JIT_SPEC_STEP end
     end)
     local x = luacuda.to_device(luacuda.arange(4, "float32"))
     local src = k:source(x)
@@ -204,6 +253,10 @@ describe("luacuda.jit", function()
     k[{ 1, 32 }](x)
     assert.same({ 3, 5, 7, 9 }, host(x))
     assert.equal(2, #k:specializations())
+    JIT_SPEC_STEP = 0                -- a global is checked at each launch too
+    k:launch({ grid = 1, block = 32 }, x)
+    assert.same({ 6, 10, 14, 18 }, host(x))
+    assert.equal(3, #k:specializations())
   end)
 
   it("has the vocabulary: K.random draws luacuda.random's bits", function()
@@ -301,7 +354,25 @@ print("launch", ok, err)
     assert.truthy(out:find("launch\tfalse\t.*__trap%(%) called"), out)
   end)
 
-  -- random expression trees run in one kernel and in plain Lua
+  it("names the Lua line of a fault the simulator catches, without boundscheck #oob", function()
+    if S.backend ~= "sim" then return pending("simulator only: its fault reports") end
+    local k = luacuda.jit(function(x)
+      local i = K.grid(1)
+      x[i * 1000] = 1
+    end, { name = "far_store" })
+    local err = S.misuse({ "kernel 'far_store' failed: illegal memory access" }, function()
+      k[{ 1, 4 }](luacuda.device_array(4, "int32"))
+      luacuda.synchronize()
+    end)
+    local line = debug.getinfo(1, "l").currentline - 6     -- the store's
+    assert.truthy(err:find((" at spec/jit_spec.lua:%d in block"):format(line), 1, true), err)
+  end)
+
+  -- random expression trees run in one kernel and in plain Lua. A tree
+  -- is its kernel text (k) and the same in Lua (l), whose narrow values
+  -- (int32, float32) are wrapped or rounded (N) where the kernel's are:
+  -- after each operation of a strong operand (a or b), and where a weak
+  -- literal's value meets one (NEP 50)
   local function lcg(seed)
     local st = seed
     return function(m)
@@ -311,48 +382,87 @@ print("launch", ok, err)
   end
   local INT_OPS = { "+", "-", "*", "//", "%", "&", "|", "~", "<<", ">>" }
   local FLOAT_OPS = { "+", "-", "*", "/", "//", "%", "^" }
-  local function tree(r, depth, ops, leaves)
+  -- float32's operations are correctly rounded on both backends (pow is not)
+  local FLOAT32_OPS = { "+", "-", "*", "/", "//", "%" }
+  local function tree(r, depth, ops, leaves, narrow)
     local k = r(10)
-    if depth == 0 or k <= 3 then return leaves[r(#leaves)] end
-    if k == 4 then return ("(- %s)"):format(tree(r, depth - 1, ops, leaves)) end
-    if k == 5 then
-      return ("(%s < %s and %s or %s)"):format(tree(r, depth - 1, ops, leaves), tree(r, depth - 1, ops, leaves),
-        tree(r, depth - 1, ops, leaves), tree(r, depth - 1, ops, leaves))
+    if depth == 0 or k <= 3 then
+      local leaf = leaves[r(#leaves)]
+      return { k = leaf, l = leaf, strong = leaf == "a" or leaf == "b" }
     end
-    return ("(%s %s %s)"):format(tree(r, depth - 1, ops, leaves), ops[r(#ops)], tree(r, depth - 1, ops, leaves))
+    local function N(code, strong) return (narrow and strong) and ("N(" .. code .. ")") or code end
+    local function meet(t, strong) return N(t.l, strong and not t.strong) end
+    if k == 4 then
+      local t = tree(r, depth - 1, ops, leaves, narrow)
+      return { k = ("(- %s)"):format(t.k), l = N(("(- %s)"):format(t.l), t.strong), strong = t.strong }
+    end
+    if k == 5 then
+      local x, y = tree(r, depth - 1, ops, leaves, narrow), tree(r, depth - 1, ops, leaves, narrow)
+      local p, q = tree(r, depth - 1, ops, leaves, narrow), tree(r, depth - 1, ops, leaves, narrow)
+      local cs, vs = x.strong or y.strong, p.strong or q.strong
+      return { k = ("(%s < %s and %s or %s)"):format(x.k, y.k, p.k, q.k),
+        l = ("(%s < %s and %s or %s)"):format(meet(x, cs), meet(y, cs), meet(p, vs), meet(q, vs)), strong = vs }
+    end
+    local x, op, y = tree(r, depth - 1, ops, leaves, narrow), ops[r(#ops)], tree(r, depth - 1, ops, leaves, narrow)
+    local kt = ("(%s %s %s)"):format(x.k, op, y.k)
+    if op == "<<" or op == ">>" then      -- the left operand's type; the count as it is
+      local fn = op == "<<" and "SL" or "SR"
+      return { k = kt, l = x.strong and narrow and ("%s(%s, %s)"):format(fn, x.l, y.l)
+        or ("(%s %s %s)"):format(x.l, op, y.l), strong = x.strong }
+    end
+    local strong = x.strong or y.strong
+    local lx, ly = meet(x, strong), meet(y, strong)
+    if op == "//" and narrow == "float32" and strong then        -- floorf of the rounded quotient
+      return { k = kt, l = ("N(N(%s / %s) // 1.0)"):format(lx, ly), strong = true }
+    end
+    return { k = kt, l = N(("(%s %s %s)"):format(lx, op, ly), strong), strong = strong }
   end
+  -- N: int32's wrapping or float32's rounding; SL, SR: int32's logical shifts
+  local NARROW = {
+    int32 = "local function N(v) v = v & 0xffffffff return v >= 0x80000000 and v - 0x100000000 or v end\n"
+      .. "local function SL(v, n) return N(v << n) end\n"
+      .. "local function SR(v, n) return N((v & 0xffffffff) >> n) end\n",
+    float32 = "local function N(v) return (string.unpack('f', string.pack('f', v))) end\n",
+  }
   for _, case in ipairs({ { "int64", INT_OPS, { "a", "b", "3", "-7", "0x7fffffffffffffff", "63" } },
-                          { "float64", FLOAT_OPS, { "a", "b", "0.5", "-2.25", "3" } } }) do
-    it(("agrees with plain Lua on random %s expressions"):format(case[1]), function()
-      local r = lcg(case[1] == "int64" and 11 or 17)
+                          { "float64", FLOAT_OPS, { "a", "b", "0.5", "-2.25", "3" } },
+                          { "int32", INT_OPS, { "a", "b", "3", "-7", "0x7fffffff", "31" } },
+                          { "float32", FLOAT32_OPS, { "a", "b", "0.5", "-2.25", "3", "1e-3" } } }) do
+    local dt = case[1]
+    local narrow = NARROW[dt] and dt
+    local is_int = dt:find("int") ~= nil
+    it(("agrees with plain Lua on random %s expressions"):format(dt), function()
+      local r = lcg(({ int64 = 11, float64 = 17, int32 = 23, float32 = 29 })[dt])
       local exprs = {}
-      for e = 1, 24 do exprs[e] = tree(r, 4, case[2], case[3]) end
+      for e = 1, 24 do exprs[e] = tree(r, 4, case[2], case[3], narrow) end
       local body = {}
-      for e, ex in ipairs(exprs) do body[e] = ("  out[{i, %d}] = %s"):format(e, ex) end
+      for e, ex in ipairs(exprs) do body[e] = ("  out[{i, %d}] = %s"):format(e, ex.k) end
       local fn = assert(load(("local K = ...\nreturn function(x, y, out)\n  local i = K.grid(1)\n  if i > #x then return end\n"
         .. "  local a, b = x[i], y[i]\n%s\nend"):format(table.concat(body, "\n"))))(K)
       local k = luacuda.jit(fn)
       local xs, ys = {}, {}
       for i = 1, 8 do
-        if case[1] == "int64" then
+        if is_int then
           xs[i], ys[i] = r(2000) - 1000, r(70) - 5
         else
           xs[i], ys[i] = (r(2000) - 1000) / 8, (r(200) - 100) / 16
         end
       end
-      xs[1] = case[1] == "int64" and math.mininteger or 0.0
-      local out = luacuda.to_device(luacuda.zeros({ #xs, #exprs }, case[1]))
-      k[{ 1, 32 }](luacuda.to_device(luacuda.array(xs, case[1])), luacuda.to_device(luacuda.array(ys, case[1])), out)
+      xs[1] = ({ int64 = math.mininteger, int32 = -0x80000000 })[dt] or 0.0
+      local out = luacuda.to_device(luacuda.zeros({ #xs, #exprs }, dt))
+      k[{ 1, 32 }](luacuda.to_device(luacuda.array(xs, dt)), luacuda.to_device(luacuda.array(ys, dt)), out)
       local got = host(out)
       for e, ex in ipairs(exprs) do
-        local f = load("local a, b = ... return " .. ex)
+        -- the value stored: narrowed as the store into the array narrows it
+        local f = assert(load((NARROW[dt] or "local function N(v) return v end\n")
+          .. "local a, b = ... return N(" .. ex.l .. ")"))
         for i = 1, #xs do
           local okw, want = pcall(f, xs[i], ys[i])
           if okw then            -- Lua raises on an integer division by zero
             local g = got[i][e]
             local same = want == g or (want ~= want and g ~= g)
-              or (case[1] == "float64" and math.abs(want - g) <= 1e-12 * math.abs(want))
-            assert.is_true(same, ("%s with a = %s, b = %s: Lua %s, kernel %s"):format(ex, xs[i], ys[i], want, g))
+              or (dt == "float64" and math.abs(want - g) <= 1e-12 * math.abs(want))
+            assert.is_true(same, ("%s with a = %s, b = %s: Lua %s, kernel %s"):format(ex.k, xs[i], ys[i], want, g))
           end
         end
       end
@@ -443,6 +553,39 @@ return bad
     S.misuse("unknown option 'nope'", luacuda.jit, function() end, { nope = true })
   end)
 
+  it("keeps translations on disk: a second process with the same kernel does not translate it", function()
+    local dir = S.tmpdir()
+    finally(function() os.execute("rm -rf '" .. dir .. "'") end)
+    -- the kernel reads an upvalue, so its value is part of the translation's key
+    local code = [==[
+local luacuda = require "luacuda"
+local K = luacuda.kernel
+local SCALE = tonumber(os.getenv("JIT_SCALE"))
+local k = luacuda.jit(function(x)
+  local i = K.grid(1)
+  if i <= #x then x[i] = i * SCALE end
+end, {name = "disk_probe"})
+local x = luacuda.to_device(luacuda.zeros(4, "int64"))
+k[{1, 4}](x)
+print("got " .. table.concat(x:copy_to_host():totable(), ","))
+]==]
+    local script = dir .. "/probe.lua"      -- one file: its name is part of the key
+    local f = assert(io.open(script, "w"))
+    f:write(code)
+    f:close()
+    local function run(scale)
+      local ok, out = S.sh(("LUACUDA_VERBOSE=1 LUACUDA_CACHE_DIR=%s JIT_SCALE=%d lua5.4 %s"):format(dir, scale, script))
+      assert.is_true(ok, out)
+      local n = 0
+      for _ in out:gmatch("luacuda%.jit: translated disk_probe for int64:1") do n = n + 1 end
+      return n, out:match("got ([%d,]+)")
+    end
+    assert.same({ 1, "2,4,6,8" }, { run(2) })
+    assert.same({ 0, "2,4,6,8" }, { run(2) })       -- from the disk
+    assert.same({ 1, "3,6,9,12" }, { run(3) })      -- another upvalue's value: another translation
+    assert.same({ 0, "2,4,6,8" }, { run(2) })
+  end)
+
   it("translates a string chunk's function", function()
     local fn = load("local K = ... return function(x)\n  x[K.grid(1)] = 7\nend")(K)
     local k = luacuda.jit(fn)
@@ -453,6 +596,10 @@ return bad
     k[{ 1, 3 }](x32)                 -- another dtype in the same place: another compile
     k[{ 1, 3 }](x)
     assert.same({ 7, 7, 7 }, host(x32))
-    assert.same({ "int64:1", "int32:1" }, k:specializations())
+    -- a strided view: another layout, read through its strides
+    local whole = luacuda.to_device(luacuda.zeros(6, "int64"))
+    k[{ 1, 3 }](whole[{ { 1, 6, 2 } }])
+    assert.same({ 7, 0, 7, 0, 7, 0 }, host(whole))
+    assert.same({ "int64:1", "int32:1", "int64:1:A" }, k:specializations())
   end)
 end)

@@ -25,6 +25,7 @@ LC_EMBED(lc_lua_jit_types, "lua/luacuda/jit/types.lua");
 LC_EMBED(lc_lua_jit_runtime, "lua/luacuda/jit/runtime.lua");
 LC_EMBED(lc_lua_jit_codegen, "lua/luacuda/jit/codegen.lua");
 LC_EMBED(lc_lua_jit_vocab, "lua/luacuda/jit/vocab.lua");
+LC_EMBED(lc_lua_jit_diskcache, "lua/luacuda/jit/diskcache.lua");
 /* luacuda.dist's Lua side: it finds its MPI engine (dist_mpi.so) on the
 ** C path, or says it is not available; core.so never needs MPI */
 LC_EMBED(lc_lua_dist, "lua/luacuda/dist.lua");
@@ -32,7 +33,8 @@ LC_EMBED(lc_lua_dist, "lua/luacuda/dist.lua");
 extern const char lc_lua_init[], lc_lua_format[], lc_lua_format_elements[],
   lc_lua_printoptions[], lc_lua_record[], lc_lua_smart[], lc_lua_generators[], lc_lua_assert[],
   lc_lua_dist[], lc_lua_stats[], lc_lua_sampling[],
-  lc_lua_pad[], lc_lua_einsum[], lc_lua_jit_init[], lc_lua_jit_lexer[], lc_lua_jit_parser[], lc_lua_jit_types[], lc_lua_jit_runtime[], lc_lua_jit_codegen[], lc_lua_jit_vocab[];
+  lc_lua_pad[], lc_lua_einsum[], lc_lua_jit_init[], lc_lua_jit_lexer[], lc_lua_jit_parser[], lc_lua_jit_types[], lc_lua_jit_runtime[], lc_lua_jit_codegen[], lc_lua_jit_vocab[],
+  lc_lua_jit_diskcache[];
 
 /* every file of lua/luacuda/, by module name (the preload spec checks) */
 const lc_embedded lc_lua_sources[] = {
@@ -56,5 +58,6 @@ const lc_embedded lc_lua_sources[] = {
   {"luacuda.jit.runtime", "luacuda/jit/runtime.lua", lc_lua_jit_runtime},
   {"luacuda.jit.codegen", "luacuda/jit/codegen.lua", lc_lua_jit_codegen},
   {"luacuda.jit.vocab", "luacuda/jit/vocab.lua", lc_lua_jit_vocab},
+  {"luacuda.jit.diskcache", "luacuda/jit/diskcache.lua", lc_lua_jit_diskcache},
   {NULL, NULL, NULL}
 };

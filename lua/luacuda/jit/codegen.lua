@@ -17,7 +17,9 @@ local RUNTIME = require "luacuda.jit.runtime"
 
 local M = {}
 
-local CTYPE = T.CTYPE
+-- the C types; "unknown" (a type not inferred yet) writes a placeholder,
+-- in a walk whose text is never used (types changed in it)
+local CTYPE = setmetatable({ unknown = "void" }, { __index = T.CTYPE })
 
 -- the C++ words a local may not be named (and the prefixes the code uses)
 local RESERVED = {}
@@ -145,6 +147,10 @@ M.host_value = host_value
 
 -- a value as a run-time value, or an error saying what it is
 function C:rvalue(val, line)
+  if val.str ~= nil then
+    self:fail(line, "math.type gives a string, which a kernel can only compare with a literal "
+      .. "(math.type(x) == \"float\") or print")
+  end
   if val.host == nil then return val end
   local v, what = val.host, type(val.host)
   if what == "userdata" then what = "an array or other luacuda object"
@@ -171,6 +177,8 @@ local BITWISE = { ["&"] = "&", ["|"] = "|", ["~"] = "^" }
 
 -- the truth of a value in a condition: Lua's (a number is true)
 function C:truth(val, line)
+  if val.str ~= nil then return val.str and "true" or "false" end
+  if val.maybe then return val.maybe end            -- math.tointeger(x): not nil
   val = self:rvalue(val, line)
   if val.ty == "bool" or val.ty == "unknown" then return val.code end
   if type(val.ty) == "table" then self:fail(line, "an array is not a condition") end
@@ -190,6 +198,10 @@ function C:binop(e)
   if op == "and" or op == "or" then return self:logical(e) end
   if op == ".." then
     self:fail(line, "'..' (strings) is not in the kernel subset: a kernel computes numbers; print(a, b) prints several values")
+  end
+  if op == "==" or op == "~=" then
+    local s = self:compare_strings(e)
+    if s then return s end
   end
   local a, b = self:expr(e.a), self:expr(e.b)
   if COMPARE[op] then
@@ -242,6 +254,29 @@ function C:binop(e)
   self:fail(line, "the operator '%s' is not in the kernel subset", op)
 end
 
+-- == and ~= of what is known when the kernel is compiled: math.type(x)
+-- with a string or nil; or math.tointeger(x) with nil. nil otherwise.
+function C:compare_strings(e)
+  local function side(node)
+    if node.tag == "String" then return { str = node.value } end
+    if node.tag == "Nil" then return { str = false, is_nil = true } end
+    if node.tag == "Call" or node.tag == "Paren" then return self:expr(node) end
+    return nil
+  end
+  local a, b = side(e.a), side(e.b)
+  if not a or not b then return nil end
+  local eq = e.op == "=="
+  if a.str ~= nil and b.str ~= nil then
+    return { code = ((a.str == b.str) == eq) and "true" or "false", ty = "bool" }
+  end
+  local m = a.maybe and b.is_nil and a or b.maybe and a.is_nil and b
+  if m then return { code = ("(%s%s)"):format(eq and "!" or "", m.maybe), ty = "bool" } end
+  if a.str ~= nil or b.str ~= nil then
+    self:fail(e.line, "'%s' compares a string with a number: math.type(x) is compared with \"integer\", \"float\" or nil", e.op)
+  end
+  return nil
+end
+
 -- and/or with Lua's truthiness: a number is always true, so `c and a or b`
 -- is the conditional (c ? a : b); booleans give && and ||
 function C:logical(e)
@@ -262,7 +297,16 @@ function C:logical(e)
       return { code = ("(%s ? %s : %s)"):format(self:truth(c, line), cast(x, ct), cast(y, ct)), ty = t }
     end
   end
-  local a = self:rvalue(self:expr(e.a), line)
+  local a = self:expr(e.a)
+  if a.maybe and e.op == "or" then
+    -- math.tointeger(x) or d: d where x has no integer's value
+    local b = self:number(self:expr(e.b), line, "'or' after math.tointeger")
+    if b.ty == "unknown" then return { code = "", ty = "unknown" } end
+    local t = T.promote("int64", b.ty)
+    local ct = T.concrete(t)
+    return { code = ("(%s ? %s : %s)"):format(a.maybe, cast({ code = a.raw, ty = "int64" }, ct), cast(b, ct)), ty = t }
+  end
+  a = self:rvalue(a, line)
   local b = self:rvalue(self:expr(e.b), line)
   if a.ty == "unknown" or b.ty == "unknown" then return { code = "", ty = "unknown" } end
   if type(a.ty) == "table" or type(b.ty) == "table" then
@@ -289,7 +333,11 @@ function C:unop(e)
     end
     return self:array_dim(a, 1, line)
   end
-  local a = self:rvalue(self:expr(e.a), line)
+  local a = self:expr(e.a)
+  if e.op == "not" and (a.str ~= nil or a.maybe) then
+    return { code = ("(!%s)"):format(self:truth(a, line)), ty = "bool" }
+  end
+  a = self:rvalue(a, line)
   if e.op == "not" then
     if a.ty == "unknown" then return { code = "", ty = "bool" } end
     if a.ty == "bool" then return { code = "(!" .. a.code .. ")", ty = "bool" } end
@@ -310,8 +358,15 @@ function C:unop(e)
 end
 
 -- the size of axis k (1-based, a Lua integer or a C expression) of array value a
+-- the failure of asking a dynamic shared array its size, which only the launch knows
+function C:dynamic_size(line)
+  self:fail(line, "the size of dynamic shared memory (K.shared.array(0, dtype)) is the launch's "
+    .. "'shared =' bytes, which the kernel does not know: pass the length as an argument")
+end
+
 function C:array_dim(a, k, line)
   local ty = a.ty
+  if ty.dynamic then self:dynamic_size(line) end
   if ty.dims then
     if type(k) ~= "number" then
       self:fail(line, "the shape of a shared or local array is read with a constant axis")
@@ -354,7 +409,7 @@ function C:indices(arr, keynode, line)
     local code
     if node.tag == "Number" and math.type(node.value) == "integer" then
       code = tostring(node.value - 1)
-    elseif self.unit.boundscheck then
+    elseif self.unit.boundscheck and not ty.dynamic then
       local n = ty.dims and int_literal(ty.dims[k]) or ("%s.shape[%d]"):format(arr.code, k - 1)
       code = ('lcj_ix((long long)(%s), %s, "%s", "%s:%d")'):format(iv.code, n, arr.name or "?", self.chunk_c, line)
     else
@@ -373,6 +428,12 @@ function C:element(arr, keynode, line)
     local s = arr.code
     for _, i in ipairs(idx) do s = s .. "[" .. i .. "]" end
     return s
+  end
+  if ty.contig then
+    -- C order: the strides follow from the shape (Horner's rule)
+    local flat = "(" .. idx[1] .. ")"
+    for k = 2, #idx do flat = ("(%s * %s.shape[%d] + (%s))"):format(flat, arr.code, k - 1, idx[k]) end
+    return ("%s.data[%s]"):format(arr.code, flat)
   end
   return ("%s(%s)"):format(arr.code, table.concat(idx, ", "))
 end
@@ -405,6 +466,7 @@ function C:index(e)
     local f = e.key.value
     if f == "shape" then return { shape_of = obj, ty = "shape" } end
     if f == "size" then
+      if obj.ty.dynamic then self:dynamic_size(line) end
       if obj.ty.dims then
         local n = 1
         for _, d in ipairs(obj.ty.dims) do n = n * d end
@@ -641,7 +703,9 @@ function C:stat_local(s)
       local ty = self.unit.ARRAY_MAKERS[fnv.host](self, call)
       local v = self:declare(s, 1, s.names[1], s.line)
       v.array = ty
-      if self.mode == "emit" then
+      if self.mode == "emit" and ty.dynamic then
+        self.decls[#self.decls + 1] = ("DYNAMIC_SHARED(%s, %s);"):format(CTYPE[ty.dtype], v.cname)
+      elseif self.mode == "emit" then
         local dims = {}
         for k, d in ipairs(ty.dims) do dims[k] = "[" .. d .. "]" end
         local decl = ("%s%s %s%s;"):format(ty.space == "shared" and "__shared__ " or "",
@@ -947,13 +1011,13 @@ function M.function_source(unit, info, argtypes, kernel, cname)
     ctx:body(info.ast.body)
     return ctx
   end
-  local prev
+  -- a first walk infers, then each writes the text too: the first that
+  -- changes no type has the final text (usually the second)
+  local c = walk("infer")
   for _ = 1, 50 do
-    local c = walk("infer", prev)
-    prev = c
+    c = walk("emit", c)
     if not c.changed then break end
   end
-  local c = walk("emit", prev)
   -- every local has a type by now, or was never given one
   local decls = {}
   for _, v in ipairs(c.vars) do

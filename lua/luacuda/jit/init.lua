@@ -14,6 +14,7 @@ local parser = require "luacuda.jit.parser"
 local codegen = require "luacuda.jit.codegen"
 local vocab = require "luacuda.jit.vocab"
 local T = require "luacuda.jit.types"
+local diskcache = require "luacuda.jit.diskcache"
 
 local A = core.attr
 
@@ -34,6 +35,7 @@ local function fail(fmt, ...) error(("luacuda.jit: " .. fmt):format(...), 0) end
 -- ---- the source of a function ------------------------------------------------
 
 local sources = setmetatable({}, { __mode = "k" })   -- fn -> {ast, chunk, fn}
+local texts = setmetatable({}, { __mode = "k" })     -- fn -> {text, chunk, first, last, params}
 
 local function read_file(path)
   local f = io.open(path, "rb")
@@ -54,10 +56,11 @@ local function lines_of(text, first, last)
   return table.concat(out, "\n")
 end
 
--- The syntax tree of fn's own source, and the name of its chunk.
-local function source_of(fn)
-  local s = sources[fn]
-  if s then return s end
+-- The text of fn's lines (not parsed yet), the name of its chunk, its
+-- lines and its parameters' names; an error when fn has no Lua source.
+local function text_of(fn)
+  local t = texts[fn]
+  if t then return t end
   local info = debug.getinfo(fn, "Su")
   if info.what == "C" then fail("a C function has no Lua source to translate") end
   if info.what == "main" then fail("a chunk is not a kernel: give luacuda.jit a function") end
@@ -75,17 +78,27 @@ local function source_of(fn)
   else
     text = src
   end
-  local chunk = info.short_src
-  local first, last = info.linedefined, info.lastlinedefined
-  local ok, toks = pcall(lexer.tokens, lines_of(text, first, last), chunk, first)
+  local params = {}
+  for k = 1, info.nparams do params[k] = debug.getlocal(fn, k) end
+  t = { text = lines_of(text, info.linedefined, info.lastlinedefined), chunk = info.short_src,
+    first = info.linedefined, last = info.lastlinedefined, params = params }
+  texts[fn] = t
+  return t
+end
+
+-- The syntax tree of fn's own source, and the name of its chunk.
+local function source_of(fn)
+  local s = sources[fn]
+  if s then return s end
+  local t = text_of(fn)
+  local chunk, first, last, names = t.chunk, t.first, t.last, t.params
+  local ok, toks = pcall(lexer.tokens, t.text, chunk, first)
   if not ok then fail("%s", toks) end
   -- the function: a 'function' on its first line whose parameters are fn's
-  local names = {}
-  for k = 1, info.nparams do names[k] = debug.getlocal(fn, k) end
   local found, why
-  for i, t in ipairs(toks) do
-    if t.line > first then break end
-    if t.kind == "function" then
+  for i, tok in ipairs(toks) do
+    if tok.line > first then break end
+    if tok.kind == "function" then
       local okp, ast = pcall(parser.function_at, toks, i, chunk)
       if okp and ast.lastline == last and #ast.params == #names then
         local same = true
@@ -149,7 +162,9 @@ local function dtype_of(a)
   if not T.CTYPE[dt] then
     return nil, dt
   end
-  return { array = true, dtype = dt, ndim = #A(a, "shape") }
+  -- C-contiguous arrays are read without their strides (Numba's layout
+  -- 'C'); any other layout through them ('A')
+  return { array = true, dtype = dt, ndim = #A(a, "shape"), contig = a:is_c_contiguous() }
 end
 
 -- the types of a launch's arguments
@@ -164,7 +179,7 @@ local function arg_types(k, args, n)
       local why
       t, why = dtype_of(a)
       if not t then fail("argument %d ('%s') is a %s array, which a Lua kernel cannot read", i, k.params[i] or "?", why) end
-      key[i] = t.dtype .. ":" .. t.ndim
+      key[i] = T.array_key(t)
     elseif math.type(a) == "integer" then t = "int64"
     elseif math.type(a) == "float" then t = "float64"
     elseif type(a) == "boolean" then t = "bool"
@@ -199,33 +214,134 @@ end
 
 local DEFAULT_NAME = "lua_kernel"
 
--- translate k's function for argument types `types`: the whole source
-local function translate(k, types)
+-- LUACUDA_VERBOSE=1: a line on stderr for each translation, as for each
+-- compile that misses the cache (luacuda checked the value at require)
+local VERBOSE = (tonumber(os.getenv("LUACUDA_VERBOSE") or "0") or 0) ~= 0
+
+-- ---- translations on disk ------------------------------------------------------
+
+-- The key of a translation is the kernel's Lua text and chunk, its name and
+-- options, the signature, then every host value the translation read (by
+-- its path of names from the kernel's function, "f.STEP" for the upvalue
+-- STEP of the function f the kernel calls) as text. A function's text is
+-- its source; the vocabulary's and math's values are their names.
+
+local function unwrap(f)
+  if type(f) == "table" and KERNELS[f] then return f.fn end
+  return f
+end
+
+local names_of_static
+local function static_name(v)
+  if not names_of_static then
+    names_of_static = { [math] = "math", [print] = "print" }
+    if package.loaded.luacuda then names_of_static[package.loaded.luacuda] = "luacuda" end
+    for key, f in pairs(math) do names_of_static[f] = names_of_static[f] or "math." .. key end
+    for v2, name in pairs(vocab.NAMES) do names_of_static[v2] = name end
+  end
+  return names_of_static[v]
+end
+
+-- a host value as text, or nil when it has none that another process
+-- could compare (a table of the program's, a function without source)
+local function value_text(v)
+  local mt = math.type(v)
+  if mt == "integer" then return "i" .. v end
+  if mt == "float" then return ("f%a"):format(v) end
+  if type(v) == "boolean" then return tostring(v) end
+  local name = static_name(v)
+  if name then return "s" .. name end
+  v = unwrap(v)
+  if type(v) == "function" then
+    local ok, t = pcall(text_of, v)
+    if ok then return ("l%s:%d:%d\n%s"):format(t.chunk, t.first, t.last, t.text) end
+  end
+  return nil
+end
+
+-- the first part of a translation's key: what it is of
+local function disk_base(k, key)
+  local t = text_of(k.fn)
+  return ("luacuda.jit %s boundscheck=%s\nsignature %s\n%s:%d:%d\n%s"):format(k.name,
+    tostring(k.boundscheck), key, t.chunk, t.first, t.last, t.text)
+end
+
+-- the value now of dependency `desc` ("f.g.NAME") of fn, as a dependency
+-- record (a launch checks it), or nil when the path is broken
+local function resolve(fn, desc)
+  local names = {}
+  for n in desc:gmatch("[^.]+") do names[#names + 1] = n end
+  for i = 1, #names - 1 do
+    fn = unwrap((free_value(fn, names[i])))
+    if type(fn) ~= "function" then return nil end
+  end
+  local name = names[#names]
+  local v, where = free_value(fn, name)
+  if v == nil then return nil end
+  return { fn = fn, name = name, value = v,
+    up = type(where) == "number" and where or nil, env = type(where) == "table" and where or nil }
+end
+
+-- the translation on disk for k's base key, with its dependencies now
+local function disk_get(k, base)
+  local index = diskcache.get("dependencies of\n" .. base)
+  if not index then return nil end
+  local deps, parts = {}, { base, "values" }
+  for desc in index:gmatch("[^\n]+") do
+    local d = resolve(k.fn, desc)
+    local text = d and value_text(d.value)
+    if not text then return nil end
+    deps[#deps + 1] = d
+    parts[#parts + 1] = desc .. "=" .. text
+  end
+  local src = diskcache.get(table.concat(parts, "\n"))
+  if not src then return nil end
+  return src, deps
+end
+
+-- keep a translation on disk, when every value it read has a text
+local function disk_put(base, src, deps)
+  local descs, parts = {}, { base, "values" }
+  for i, d in ipairs(deps) do
+    local text = d.path and value_text(d.value)
+    if not text then return end
+    local p = { table.unpack(d.path) }
+    p[#p + 1] = d.name
+    descs[i] = table.concat(p, ".")
+    parts[#parts + 1] = descs[i] .. "=" .. text
+  end
+  diskcache.put("dependencies of\n" .. base, table.concat(descs, "\n"))
+  diskcache.put(table.concat(parts, "\n"), src)
+end
+
+-- translate k's function for argument types `types` (their signature
+-- string `key`): the whole source
+local function translate_now(k, types, key)
   local deps, devfuncs, devcache, active, ndev = {}, {}, {}, {}, 0
+  -- the names by which each function was reached from the kernel's (its
+  -- path), for the disk cache to find the same values in another process
+  local paths = { [k.fn] = {} }
   local unit = {
     boundscheck = k.boundscheck, VOCAB = vocab.VOCAB, ARRAY_MAKERS = vocab.ARRAY_MAKERS, DIM3 = vocab.DIM3,
   }
   function unit.static_table(t)
     return t == math or t == package.loaded.luacuda or vocab.TABLES[t] or false
   end
-  function unit.unwrap(f)
-    if type(f) == "table" and KERNELS[f] then return f.fn end
-    return f
-  end
+  unit.unwrap = unwrap
   function unit.free(ctx, name, line)
     local fn = ctx.info.fn
+    -- each name once (every walk reads it again): a launch checks them all
+    local seen = deps[fn] or {}
+    deps[fn] = seen
+    if seen[name] then return seen[name].value end
     local v, where = free_value(fn, name)
     if v == nil then
       ctx:fail(line, "'%s' is nil: not a local, an upvalue or a global with a value", name)
     end
-    -- each name once: a launch checks them all
-    local seen = deps[fn] or {}
-    deps[fn] = seen
-    if not seen[name] then
-      seen[name] = true
-      deps[#deps + 1] = { fn = fn, name = name, value = v,
-        up = type(where) == "number" and where or nil, env = type(where) == "table" and where or nil }
-    end
+    local d = { fn = fn, name = name, value = v, path = paths[fn],
+      up = type(where) == "number" and where or nil, env = type(where) == "table" and where or nil }
+    seen[name] = d
+    deps[#deps + 1] = d
     return v
   end
   function unit.device_call(ctx, f, name, args, line)
@@ -235,7 +351,7 @@ local function translate(k, types)
       if type(v.ty) == "table" then
         if v.ty.dims then ctx:fail(line, "a shared or local array cannot be passed to a function") end
         at[i] = v.ty
-        key[#key + 1] = v.ty.dtype .. ":" .. v.ty.ndim
+        key[#key + 1] = T.array_key(v.ty)
       elseif v.ty == "unknown" then
         return { code = "", ty = "unknown" }
       elseif v.ty == "void" then
@@ -251,6 +367,16 @@ local function translate(k, types)
     if not d then
       if active[f] then ctx:fail(line, "'%s' calls itself: recursion is not in the kernel subset", name) end
       local info = source_of(f)
+      if paths[f] == nil then
+        -- a function reached by a plain name (not a field of a table) has a path
+        local via = paths[ctx.info.fn]
+        paths[f] = false
+        if via and not name:find(".", 1, true) then
+          local p = { table.unpack(via) }
+          p[#p + 1] = name
+          paths[f] = p
+        end
+      end
       if #info.ast.params ~= #args then
         ctx:fail(line, "'%s' takes %d arguments, got %d", name, #info.ast.params, #args)
       end
@@ -276,6 +402,7 @@ local function translate(k, types)
     for i, t in ipairs(rets) do multi[i] = { code = ("%s.v%d"):format(call, i), ty = t } end
     return { code = multi[1].code, ty = rets[1], multi = multi, struct = d.cname .. "_ret", call = call }
   end
+  local started = os.clock()
   local info = source_of(k.fn)
   local text = codegen.function_source(unit, info, types, true, k.name)
   local head = {}
@@ -285,7 +412,81 @@ local function translate(k, types)
   end
   local src = table.concat({ head.fp16 or "", head.bf16 or "", codegen.RUNTIME,
     table.concat(devfuncs, "\n"), text }, "\n")
+  if VERBOSE then
+    io.stderr:write(("luacuda.jit: translated %s for %s (%.1f ms)\n"):format(k.name, key,
+      (os.clock() - started) * 1e3))
+  end
   return src, deps
+end
+
+-- functions of each module of the translator: its version is their text's hash
+local TRANSLATOR = { lexer.tokens, parser.function_at, codegen.function_source, T.promote,
+  rawget(vocab.K, "grid"), diskcache.hash, translate_now }
+
+-- the translation for these types: from the disk when it is there; the
+-- base of its disk key too when it is not (kept once it compiles)
+local function translate(k, types, key)
+  if not diskcache.enabled(TRANSLATOR, codegen.RUNTIME) then return translate_now(k, types, key) end
+  local base = disk_base(k, key)
+  local src, deps = disk_get(k, base)
+  if src then return src, deps end
+  src, deps = translate_now(k, types, key)
+  return src, deps, base
+end
+
+-- whether array a fits the array type want, at argument i of a specialisation
+-- whose arrays last seen are `seen` (an array seen there has its dtype and
+-- rank still)
+local function array_fits(a, want, seen, i)
+  if core.type(a) ~= "array" or A(a, "dtype") ~= want.dtype or A(a, "ndim") ~= want.ndim
+    or a:is_c_contiguous() ~= want.contig then
+    return false
+  end
+  seen[i] = a
+  return true
+end
+
+-- s.check(...): whether the arguments fit specialisation s and what it read
+-- from the host is still what it was, written out in a function of its own
+-- (the launch's fast path: no table, no loop): each upvalue it read is an
+-- upvalue of the check too (debug.upvaluejoin), each global read from its
+-- table
+local function make_check(s)
+  local params, lines, shared = {}, {}, {}
+  for i, want in ipairs(s.sigs) do
+    local a = "a" .. i
+    params[i] = a
+    if type(want) == "table" then
+      lines[#lines + 1] = ("if %s ~= seen[%d] and not array_fits(%s, sigs[%d], seen, %d) then return false end")
+        :format(a, i, a, i, i)
+    elseif want == "number" or want == "boolean" then
+      lines[#lines + 1] = ('if type(%s) ~= "%s" then return false end'):format(a, want)
+    else
+      lines[#lines + 1] = ('if mtype(%s) ~= "%s" then return false end'):format(a, want)
+    end
+  end
+  for i, d in ipairs(s.deps) do
+    if d.env then
+      lines[#lines + 1] = ("if deps[%d].env[deps[%d].name] ~= deps[%d].value then return false end"):format(i, i, i)
+    else
+      shared[#shared + 1] = "up" .. i
+      lines[#lines + 1] = ("if up%d ~= deps[%d].value then return false end"):format(i, i)
+    end
+  end
+  local code = ("local sigs, seen, deps, array_fits, mtype = ...\n%sreturn function(%s)\n%s\nreturn true\nend")
+    :format(#shared > 0 and ("local " .. table.concat(shared, ", ") .. "\n") or "",
+      table.concat(params, ", "), table.concat(lines, "\n"))
+  local check = assert(load(code, "=luacuda.jit.check"))(s.sigs, s.seen, s.deps, array_fits, math.type)
+  for i = 1, math.huge do
+    local name = debug.getupvalue(check, i)
+    if name == nil then break end
+    local k = name:match("^up(%d+)$")
+    if k then
+      local d = s.deps[tonumber(k)]
+      debug.upvaluejoin(check, i, d.fn, d.up)
+    end
+  end
+  return check
 end
 
 -- the specialisation of k for these arguments, compiled at its first use
@@ -301,7 +502,7 @@ local function specialise(k, args, n)
       if deps_hold(s.deps) then return s end
     end
   end
-  local src, deps = translate(k, types)
+  local src, deps, base = translate(k, types, key)
   local ok, m = pcall(core.compile, src, { name = k.name .. ".cu", options = rawget(k, "options") })
   if not ok then
     local numbered, ln = {}, 0
@@ -312,7 +513,9 @@ local function specialise(k, args, n)
     fail("the translation of '%s' does not compile (a bug of luacuda.jit: please report it): %s\nthe generated source:\n%s",
       k.name, tostring(m):gsub("^luacuda%.compile: ", ""), table.concat(numbered, "\n"))
   end
-  local s = { key = key, deps = deps, kernel = m:get(k.name), source = src, types = types,
+  if base then disk_put(base, src, deps) end
+  local kernel = m:get(k.name)
+  local s = { key = key, deps = deps, kernel = kernel, launch = kernel.launch, source = src, types = types,
     sigs = {}, seen = setmetatable({}, { __mode = "v" }) }
   local sig = rawget(k, "signature")
   for i, t in ipairs(types) do
@@ -321,6 +524,7 @@ local function specialise(k, args, n)
     elseif sig and (sig[i] or sig[k.params[i]]) then s.sigs[i] = t == "bool" and "boolean" or "number"
     else s.sigs[i] = t == "bool" and "boolean" or t == "int64" and "integer" or "float" end
   end
+  s.n, s.check = #types, make_check(s)
   k.specs[key] = k.specs[key] or {}
   table.insert(k.specs[key], s)
   k.order[#k.order + 1] = s
@@ -328,34 +532,10 @@ local function specialise(k, args, n)
   return s
 end
 
--- whether the arguments fit specialisation s (the last one used): the
--- launch's fast path, which makes no table
-local function fits(s, n, ...)
-  local sigs, seen = s.sigs, s.seen
-  if n ~= #sigs then return false end
-  for i = 1, n do
-    local a, want = select(i, ...), sigs[i]
-    if type(want) == "table" then
-      -- an array seen here last time has its dtype and rank still
-      if seen[i] ~= a then
-        if core.type(a) ~= "array" or A(a, "dtype") ~= want.dtype or A(a, "ndim") ~= want.ndim then return false end
-        seen[i] = a
-      end
-    elseif want == "number" then
-      if type(a) ~= "number" then return false end
-    elseif want == "boolean" then
-      if type(a) ~= "boolean" then return false end
-    elseif math.type(a) ~= want then
-      return false
-    end
-  end
-  return deps_hold(s.deps)
-end
-
 -- the specialisation for a launch's arguments
 local function specialisation(k, ...)
   local s = rawget(k, "last")
-  if s and fits(s, select("#", ...), ...) then return s end
+  if s and select("#", ...) == s.n and s.check(...) then return s end
   local args = table.pack(...)
   s = specialise(k, args, args.n)
   k.last = s
@@ -382,11 +562,13 @@ end
 function Jit.launch(k, cfg, ...)
   if not KERNELS[k] then fail("launch: a jit kernel expected") end
   if k.device then fail("'%s' is a device function (device = true): call it from a kernel", k.name) end
-  return specialisation(k, ...).kernel:launch(cfg, ...)
+  local s = specialisation(k, ...)
+  return s.launch(s.kernel, cfg, ...)
 end
 
 --- `k:source(...)`: the CUDA C++ generated for the types of these arguments
--- (translated, not compiled), for reading and debugging.
+-- (translated now, not compiled, and not read from the disk cache), for
+-- reading and debugging.
 -- @function JitKernel:source
 -- @param ... arguments as for a launch
 -- @treturn string the source
@@ -401,13 +583,14 @@ function Jit.source(k, ...)
   if args.n ~= #k.params then
     fail("the kernel takes %d argument%s, got %d", #k.params, #k.params == 1 and "" or "s", args.n)
   end
-  local types = arg_types(k, args, args.n)
-  return (translate(k, types))
+  local types, key = arg_types(k, args, args.n)
+  return (translate_now(k, types, key))
 end
 
 --- `k:specializations()`: the signatures compiled so far, in order, each a
 -- string of the arguments' types (`"float64,float32:1,float32:1"`: a
--- float64 scalar, then two 1-d float32 arrays).
+-- float64 scalar, then two 1-d float32 arrays, C-contiguous; an array of
+-- any other layout, read through its strides, is `"float32:2:A"`).
 -- @function JitKernel:specializations
 -- @treturn table a list of strings
 -- @raise `luacuda.jit: specializations: a jit kernel expected` when called on anything else
@@ -427,8 +610,11 @@ end
 JitMT.__index = function(k, key)
   if type(key) == "table" then
     if k.device then fail("'%s' is a device function (device = true): call it from a kernel", k.name) end
+    -- the compiled kernel's launch, with this configuration (either form)
     return function(...)
-      return specialisation(k, ...).kernel[key](...)
+      local s = rawget(k, "last")
+      if not (s and select("#", ...) == s.n and s.check(...)) then s = specialisation(k, ...) end
+      return s.launch(s.kernel, key, ...)
     end
   end
   local m = Jit[key]
@@ -441,6 +627,15 @@ JitMT.__call = function(k)
 end
 JitMT.__tostring = function(k) return ("luacuda.jit(%s)"):format(k.name) end
 JitMT.__metatable = false
+
+-- the compile options of a kernel: on the simulator, line tables, so that a
+-- fault it catches names the Lua line (through the #line directives)
+local function options_for(opts)
+  local o = {}
+  if core.backend() == "sim" then o[#o + 1] = "-lineinfo" end
+  if opts.fastmath then o[#o + 1] = "-use_fast_math" end
+  return #o > 0 and o or nil
+end
 
 local OPTS = { device = true, signature = true, fastmath = true, boundscheck = true, name = true }
 
@@ -489,11 +684,12 @@ function M.jit(fn, opts)
         tostring(t), tostring(p))
     end
   end
-  local info = source_of(fn)
+  -- parsed at the first translation (a translation on disk needs none)
+  local info = text_of(fn)
   local k = {
-    fn = fn, name = name, params = info.ast.params, signature = opts.signature,
+    fn = fn, name = name, params = info.params, signature = opts.signature,
     boundscheck = opts.boundscheck and true or false, device = opts.device and true or false,
-    options = opts.fastmath and { "-use_fast_math" } or nil, specs = {}, order = {},
+    options = options_for(opts), specs = {}, order = {},
   }
   KERNELS[k] = true
   return setmetatable(k, JitMT)

@@ -9,10 +9,21 @@ local KEYWORDS = {}
 for w in ([[and break do else elseif end false for function goto if in local nil not or
   repeat return then true until while]]):gmatch("%a+") do KEYWORDS[w] = true end
 
--- the symbols, longest first so that "..." wins over ".." and "."
-local SYMBOLS = { "...", "..", "==", "~=", "<=", ">=", "<<", ">>", "//", "::",
+-- the symbols by length: the longest that matches wins ("..." over ".." and ".")
+local SYMBOLS = { {}, {}, {} }
+for _, s in ipairs({ "...", "..", "==", "~=", "<=", ">=", "<<", ">>", "//", "::",
   "+", "-", "*", "/", "%", "^", "#", "&", "~", "|", "<", ">", "=", "(", ")", "{", "}",
-  "[", "]", ";", ":", ",", "." }
+  "[", "]", ";", ":", ",", "." }) do
+  SYMBOLS[#s][s] = true
+end
+
+-- the bytes a name starts with, and digits
+local WORD_START, DIGIT = {}, {}
+for b = 0, 255 do
+  local c = string.char(b)
+  WORD_START[b] = c:match("[%a_]") ~= nil
+  DIGIT[b] = c:match("%d") ~= nil
+end
 
 -- Tokens of src; line numbers start at first_line. Raises
 -- "chunk:line: cause" on text that is not Lua.
@@ -29,14 +40,19 @@ function M.tokens(src, chunk, first_line)
     local body = src:sub(at + #eq + 2, s - 1)
     return body, e + 1
   end
+  local find, byte, sub = string.find, string.byte, string.sub
   while true do
-    local ws = src:match("^[ \t\r\f\v]*", pos)
-    pos = pos + #ws
-    local c = src:sub(pos, pos)
-    if c == "" then break end
-    if c == "\n" then
+    pos = find(src, "[^ \t\r\f\v]", pos)
+    if not pos then break end
+    local b = byte(src, pos)
+    local c = sub(src, pos, pos)
+    if b == 10 then                     -- \n
       line, pos = line + 1, pos + 1
-    elseif src:sub(pos, pos + 1) == "--" then
+    elseif WORD_START[b] then
+      local w = src:match("^[%w_]+", pos)
+      toks[#toks + 1] = { kind = KEYWORDS[w] and w or "name", value = w, line = line }
+      pos = pos + #w
+    elseif b == 45 and byte(src, pos + 1) == 45 then   -- "--"
       local body, after = long_bracket(pos + 2)
       if body then
         count_lines(body)
@@ -44,11 +60,7 @@ function M.tokens(src, chunk, first_line)
       else
         pos = (src:find("\n", pos, true) or #src + 1)
       end
-    elseif c:match("[%a_]") then
-      local w = src:match("^[%w_]+", pos)
-      toks[#toks + 1] = { kind = KEYWORDS[w] and w or "name", value = w, line = line }
-      pos = pos + #w
-    elseif c:match("%d") or (c == "." and src:sub(pos + 1, pos + 1):match("%d")) then
+    elseif DIGIT[b] or (c == "." and src:sub(pos + 1, pos + 1):match("%d")) then
       local num = src:match("^0[xX][%x%.]*[pP][+-]?%d+", pos) or src:match("^0[xX][%x%.]*", pos)
         or src:match("^%d*%.?%d*[eE][+-]?%d+", pos) or src:match("^%d*%.?%d*", pos)
       local v = math.tointeger(num) and tonumber(num) or tonumber(num)
@@ -74,8 +86,9 @@ function M.tokens(src, chunk, first_line)
       pos = after
     else
       local sym
-      for _, s in ipairs(SYMBOLS) do
-        if src:sub(pos, pos + #s - 1) == s then sym = s break end
+      for n = 3, 1, -1 do
+        local s = src:sub(pos, pos + n - 1)
+        if SYMBOLS[n][s] then sym = s break end
       end
       if not sym then fail("unexpected symbol near '" .. c .. "'") end
       toks[#toks + 1] = { kind = sym, value = sym, line = line }

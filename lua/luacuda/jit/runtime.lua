@@ -80,6 +80,20 @@ __device__ __forceinline__ long long lcj_f2i(double x) {
   if (x >= 9223372036854775808.0) return 9223372036854775807LL;
   return (long long)x;
 }
+// math.tointeger of a float: whether it has an integer's value (not NaN,
+// not infinite, in int64's range), and the integer, which is Lua's nil
+// (the kernel stops, saying so) where it has none
+__device__ __forceinline__ bool lcj_isint(double x) {
+  return x == floor(x) && x >= -9223372036854775808.0 && x < 9223372036854775808.0;
+}
+__device__ __noinline__ long long lcj_tointeger(double x, const char *where) {
+  if (!lcj_isint(x)) {
+    printf("luacuda.jit: math.tointeger(%.17g) is nil (no integer has that value), used as a number at %s\n",
+           x, where);
+    __trap();
+  }
+  return (long long)x;
+}
 template <class T> __device__ __forceinline__ T lcj_min(T a, T b) { return b < a ? b : a; }
 template <class T> __device__ __forceinline__ T lcj_max(T a, T b) { return b > a ? b : a; }
 template <class T> __device__ __forceinline__ T lcj_abs(T a) { return a < 0 ? lcj_neg(a) : a; }

@@ -83,6 +83,12 @@ function M.join(cur, t)
   return M.promote(cur, t)
 end
 
+-- an array type in a signature: "float32:2" (C-contiguous), "float32:2:A"
+-- (any other layout, read through its strides)
+function M.array_key(t)
+  return ("%s:%d%s"):format(t.dtype, t.ndim, t.contig and "" or ":A")
+end
+
 function M.describe(t)
   if type(t) == "table" then
     return ("a %d-d %s array"):format(t.ndim, t.dtype)

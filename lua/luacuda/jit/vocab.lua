@@ -18,6 +18,7 @@ end
 local function marker_table(name, fields)
   local t = fields or {}
   M.TABLES[t] = true
+  M.NAMES[t] = "kernel." .. name
   return setmetatable(t, {
     __index = function(_, k)
       error(("luacuda.kernel.%s.%s: exists in kernels only (a function given to luacuda.jit)")
@@ -32,6 +33,7 @@ end
 local K = {}
 M.K = K
 M.TABLES = { [K] = true }   -- the vocabulary's tables, read when a kernel is translated
+M.NAMES = { [K] = "kernel" } -- the vocabulary's tables and functions -> their names (jit's disk cache)
 M.VOCAB = {}          -- function -> handler(ctx, call node, name) -> value
 M.ARRAY_MAKERS = {}   -- K.shared.array, K.local_array -> handler(ctx, call) -> array type
 M.DIM3 = {}           -- K.threadIdx... -> handler(field, line, ctx) -> value
@@ -41,6 +43,7 @@ local function def(path, handler, into, key)
   local f = host_only(path)
   rawset(into, key, f)
   M.VOCAB[f] = handler
+  M.NAMES[f] = "kernel." .. path
   return f
 end
 
@@ -140,6 +143,7 @@ statement("threadfence", "__threadfence()")
 local function array_maker(name, space, into, key)
   local f = host_only(name)
   rawset(into, key, f)
+  M.NAMES[f] = "kernel." .. name
   M.ARRAY_MAKERS[f] = function(ctx, call)
     local a = call.args
     if #a ~= 2 then ctx:fail(call.line, "K.%s(shape, dtype) takes 2 arguments, got %d", name, #a) end
@@ -150,8 +154,13 @@ local function array_maker(name, space, into, key)
       dims[1] = const_int(ctx, a[1], "the shape of K." .. name)
     end
     if #dims < 1 or #dims > 3 then ctx:fail(call.line, "K.%s takes 1 to 3 dimensions", name) end
+    -- shape 0: the launch's dynamic shared memory (its `shared =` bytes)
+    local dynamic = space == "shared" and #dims == 1 and dims[1] == 0
     for _, d in ipairs(dims) do
-      if d < 1 then ctx:fail(call.line, "K.%s: a dimension is at least 1, got %d", name, d) end
+      if d < 1 and not dynamic then
+        ctx:fail(call.line, "K.%s: a dimension is at least 1, got %d%s", name, d,
+          space == "shared" and " (a shape of 0 is the launch's dynamic shared memory)" or "")
+      end
     end
     local dt = a[2]
     local dtype = dt.tag == "String" and dt.value
@@ -162,7 +171,7 @@ local function array_maker(name, space, into, key)
     if type(dtype) ~= "string" or not CTYPE[dtype] or dtype == "float16" or dtype == "bfloat16" then
       ctx:fail(call.line, "K.%s: the dtype must be a string such as \"float32\" (bool, int8 ... uint64, float32, float64)", name)
     end
-    return { array = true, dtype = dtype, ndim = #dims, dims = dims, space = space }
+    return { array = true, dtype = dtype, ndim = #dims, dims = dims, space = space, dynamic = dynamic }
   end
   return f
 end
@@ -373,14 +382,32 @@ end
 minmax("min", "lcj_min")
 minmax("max", "lcj_max")
 
+-- math.tointeger: an integer is itself; a float gives an integer, or nil
+-- where it has no integer's value: a condition (`if math.tointeger(x)`),
+-- `math.tointeger(x) or d` and `== nil` test that (maybe); used as a
+-- number, nil stops the kernel naming the Lua line
 M.VOCAB[math.tointeger] = function(ctx, call)
   local v = args(ctx, call, 1, "math.tointeger")
-  if T.is_int(v[1].ty) then return v[1] end
-  ctx:fail(call.line, "math.tointeger of a float may give nil, which a kernel cannot hold: use math.floor(x)")
+  local t = v[1].ty
+  if t == "unknown" or T.is_int(t) then return v[1] end
+  if not T.is_float(t) then
+    ctx:fail(call.line, "math.tointeger of %s: it takes a number", T.describe(t))
+  end
+  local x = cast(v[1], "float64")
+  return { code = ('lcj_tointeger(%s, "%s:%d")'):format(x, ctx.chunk_c, call.line), ty = "int64",
+    maybe = ("lcj_isint(%s)"):format(x), raw = ("(long long)(%s)"):format(x) }
 end
 
+-- math.type: known when the kernel is compiled, as every type is; a string
+-- (str) that the kernel may compare with a literal or print
 M.VOCAB[math.type] = function(ctx, call)
-  ctx:fail(call.line, "math.type gives a string, which a kernel cannot hold: a kernel's types are known when it is compiled")
+  local v = args(ctx, call, 1, "math.type")
+  local t = v[1].ty
+  local s = false                                 -- nil: not a number
+  if t == "unknown" then s = "?"
+  elseif T.is_int(t) then s = "integer"
+  elseif T.is_float(t) then s = "float" end
+  return { str = s, code = "", ty = "string" }
 end
 
 -- ---- print --------------------------------------------------------------------------
@@ -391,10 +418,15 @@ M.VOCAB[print] = function(ctx, call)
     if node.tag == "String" then
       fmt[#fmt + 1] = node.value:gsub("%%", "%%%%"):gsub("\\", "\\\\"):gsub('"', '\\"'):gsub("\n", "\\n")
     else
-      local v = ctx:rvalue(ctx:expr(node), node.line)
+      local v = ctx:expr(node)
+      if v.str ~= nil then v = { code = ('"%s"'):format(v.str or "nil"), ty = "string" }
+      else v = ctx:rvalue(v, node.line) end
       if v.multi then v = v.multi[1] end
       if type(v.ty) == "table" then ctx:fail(node.line, "print takes numbers, booleans and literal strings, not an array") end
-      if v.ty == "bool" then
+      if v.ty == "string" then
+        fmt[#fmt + 1] = "%s"
+        vals[#vals + 1] = v.code
+      elseif v.ty == "bool" then
         fmt[#fmt + 1] = "%s"
         vals[#vals + 1] = ('(%s) ? "true" : "false"'):format(v.code)
       elseif T.is_float(v.ty) then

@@ -462,7 +462,10 @@ static int sim_module_load(const lc_source *src, lc_module **m, char **log, char
   return rc;
 }
 
-static void sim_module_unload(lc_module *m) { dlclose(m); }
+static void sim_module_unload(lc_module *m) {
+  lc_sim_lines_forget(m);
+  dlclose(m);
+}
 
 static int sim_module_function(lc_module *m, const char *name, lc_function **f,
                                const long long **sizes, char *err) {

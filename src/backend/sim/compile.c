@@ -348,13 +348,16 @@ static const char *const fixed[] = {
   "-fstack-clash-protection", NULL
 };
 
-/* The user's options that change what the head means: the dialect and
-** fast math (its macros and its code). -D and -U are not among them: GCC
+/* The user's options that change what the head means: the dialect,
+** fast math (its macros and its code) and line tables. -D and -U are not among them: GCC
 ** checks that the macros a precompiled head uses are defined as they were,
 ** and reads the text when they are not. */
 static const char *head_option(const char *o) {
   if (strncmp(o, "-std=", 5) == 0) return o;
   if (strcmp(o, "--use_fast_math") == 0) return "-ffast-math";
+  /* line tables (GCC's -g1 leaves the code as it was): a fault names the
+  ** source line (fault.c); a head built without -g is not taken with it */
+  if (strcmp(o, "-lineinfo") == 0 || strcmp(o, "--generate-line-info") == 0) return "-g1";
   return NULL;
 }
 
@@ -399,7 +402,7 @@ static int head_flags(const char **flags, int max, const char *cxx, const lc_sou
 ** source, and the list of the headers read (-MD), which an entry keeps. */
 static int build_argv(const char **argv, int max, const char *cxx, const char *include,
                       const char *out, const char *in, const char *deps, const lc_source *src,
-                      bool strict, const char *libcudacxx, int *nkey) {
+                      bool strict, const char *libcudacxx, const char *prefix_map, int *nkey) {
   int n = 0;
   argv[n++] = cxx;
   argv[n++] = include;        /* -I the simulator's headers: first (argv[1]) */
@@ -416,6 +419,9 @@ static int build_argv(const char **argv, int max, const char *cxx, const char *i
       argv[n++] = head_option(o);
   }
   *nkey = n;
+  /* line tables name the source relative to the directory compiled in
+  ** (not in the key: the module is the same from any directory) */
+  if (prefix_map) argv[n++] = prefix_map;
   /* libcu++ after the user's -I, as for NVRTC: not in the key, whose entry
   ** records the headers it read (libcudacxx.c) */
   if (libcudacxx) argv[n++] = libcudacxx;
@@ -657,6 +663,14 @@ static bool load(const char *path, void **handle, char *err) {
 ** (dlopen takes a name it has loaded for that module). False when there is
 ** none, or it does not load (then it is compiled anew); true with *rc the
 ** result: NVRTC's check (it may have come since) and the options'. */
+/* Whether src asks for line tables (-lineinfo): its faults name a line. */
+static bool wants_lines(const lc_source *src) {
+  for (int i = 0; i < src->noptions; i++)
+    if (strcmp(head_option(src->options[i]) ? head_option(src->options[i]) : "", "-g1") == 0)
+      return true;
+  return false;
+}
+
 static bool load_cached(const lc_source *src, const lc_hash *key, const char *so, int orc,
                         const char *oerr, void **handle, char **log, char *err, int *rc) {
   size_t len;
@@ -675,6 +689,8 @@ static bool load_cached(const lc_source *src, const lc_hash *key, const char *so
   if (*rc != LC_OK) {
     dlclose(*handle);
     *handle = NULL;
+  } else if (wants_lines(src)) {
+    lc_sim_lines_keep(*handle, so);
   }
   return true;
 }
@@ -732,8 +748,14 @@ static int compile_as(const lc_source *src, bool strict, lc_hash *key, const lc_
   snprintf(so, sizeof so, "%s/kernel.so", dir);
   const char *argv[32 + 64], *largv[16];
   int nkey;
+  char cwd[400], map[440];
+  const char *prefix_map = NULL;
+  if (wants_lines(src) && getcwd(cwd, sizeof cwd)) {
+    snprintf(map, sizeof map, "-fdebug-prefix-map=%s=.", cwd);
+    prefix_map = map;
+  }
   build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, include, obj, in, depfile, src,
-             strict, NULL, &nkey);
+             strict, NULL, prefix_map, &nkey);
   /* the key: what is compiled, how, and by which compiler (the headers
   ** read are checked by the entry: cache.h); the simulator's headers are
   ** keyed by their text, not by this compilation's own directory */
@@ -753,7 +775,7 @@ static int compile_as(const lc_source *src, bool strict, lc_hash *key, const lc_
   bool libcudacxx = lc_sim_libcudacxx_option(cccl, sizeof cccl, text.p) == 0;
   if (libcudacxx)
     build_argv(argv, (int)(sizeof argv / sizeof argv[0]), cxx, include, obj, in, depfile, src,
-               strict, cccl, &nkey);
+               strict, cccl, prefix_map, &nkey);
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
   double began = lc_compile_clock();
@@ -802,6 +824,7 @@ static int compile_as(const lc_source *src, bool strict, lc_hash *key, const lc_
     *host_only = true;
   } else if (status == 0 && load(so, handle, err)) {
     rc = LC_OK;
+    if (wants_lines(src)) lc_sim_lines_keep(*handle, so);
     store_in_cache(so, key, depfile, dir, head_rec, nhead, &start);
     if (also) store_in_cache(so, also, depfile, dir, head_rec, nhead, &start);
     lc_compile_note(lc_compile_label(src), "sim", began);

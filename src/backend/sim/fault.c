@@ -218,6 +218,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc) {
     f->signo = sig;
     f->code = si->si_code;
     f->addr = si->si_addr;
+    f->pc = interrupted_pc(uc);
     /* read now: the thread's frames are abandoned by the jump */
     const unsigned *t = f->thread_slot ? *f->thread_slot : NULL;
     f->thread = t ? *t : UINT_MAX;
@@ -342,3 +343,4 @@ void lc_sim_fault_describe(const lc_sim_fault *f, char *buf, size_t n) {
       snprintf(buf, n, "signal %d", f->signo);
   }
 }
+

@@ -34,7 +34,8 @@ static const struct option_rule {
   {"-std", HONOURED, NULL, NULL}, {"--use_fast_math", HONOURED, NULL, NULL},
   {"-arch", NEXT_VALUE, NULL, NULL}, {"--gpu-architecture", NEXT_VALUE, NULL, NULL},
   {"-G", NO_EFFECT, NULL, NULL}, {"--device-debug", NO_EFFECT, NULL, NULL},
-  {"-lineinfo", NO_EFFECT, NULL, NULL}, {"--generate-line-info", NO_EFFECT, NULL, NULL},
+  /* line tables (-g1): a fault names the source line (lines.c) */
+  {"-lineinfo", HONOURED, NULL, NULL}, {"--generate-line-info", HONOURED, NULL, NULL},
   {"-maxrregcount", NO_EFFECT, NULL, NULL}, {"--maxrregcount", NO_EFFECT, NULL, NULL},
   {"-dopt", NO_EFFECT, NULL, NULL}, {"--dopt", NO_EFFECT, NULL, NULL},
   {"-Xptxas", NO_EFFECT, NULL, NULL}, {"--ptxas-options", NO_EFFECT, NULL, NULL},

@@ -230,11 +230,13 @@ static void describe_fault(worker *me, const lc_sim_launch *l) {
         lc_sim_memcheck_explain(addr, past, sizeof past))
       snprintf(where, sizeof where, ": %s", past);
   }
+  char line[200] = "", at[sizeof line + 8] = "";
+  if (f->signo != LC_SIM_STOP_SIGNAL && lc_sim_lines_of(f->pc, line, sizeof line)) snprintf(at, sizeof at, " at %s", line);
   char thread[64] = "";
   unsigned t = f->thread, bx = l->block.x, by = l->block.y;
   if (t != UINT_MAX && f->signo != LC_SIM_STOP_SIGNAL && t < bx * by * l->block.z)
     snprintf(thread, sizeof thread, ", thread (%u, %u, %u)", t % bx, t / bx % by, t / (bx * by));
-  snprintf(me->w.error, LC_SIM_ERRLEN, "%.200s in block (%u, %u, %u)%s%.280s", cause,
+  snprintf(me->w.error, LC_SIM_ERRLEN, "%.200s%s in block (%u, %u, %u)%s%.280s", cause, at,
            me->block.x, me->block.y, me->block.z, thread, where);
 }
 

@@ -121,6 +121,7 @@ typedef struct lc_sim_fault {
   uintptr_t code_lo, code_hi;
   int signo, code;                 /* what happened */
   void *addr;
+  uintptr_t pc;                    /* the faulting instruction; 0 when not known */
   /* where the running module keeps the index of the thread it runs
   ** (lc_sim_worker.thread), and that index when the fault happened;
   ** UINT_MAX when not known */
@@ -142,6 +143,16 @@ void lc_sim_fault_stop(lc_sim_fault *f);
 void lc_sim_code_range(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 /* The recorded signal as a cause, e.g. "integer division by zero (SIGFPE)". */
 void lc_sim_fault_describe(const lc_sim_fault *f, char *buf, size_t n);
+
+/* lines.c: the source lines of faults, in modules compiled with line
+** tables (-lineinfo). keep: the module's image (its file so, which is
+** removed once loaded) is kept while the module is loaded; forget at its
+** unload. line: the source line of code address pc, "file:line" into buf
+** (n bytes), the innermost of the user's source (not luacuda's headers);
+** false when there is none. Not in a signal handler: it runs addr2line. */
+void lc_sim_lines_keep(void *handle, const char *so);
+void lc_sim_lines_forget(void *handle);
+bool lc_sim_lines_of(uintptr_t pc, char *buf, size_t n);
 
 /* Under valgrind, device blocks are heap blocks to memcheck: their contents
 ** start undefined and a lost one is a leak. No-ops elsewhere. */
