@@ -268,7 +268,8 @@ static void store_f64(char *p, lc_typecode t, double v) {
   switch (dt->kind) {
     case 'b': { uint8_t b = v != 0; memcpy(p, &b, 1); return; }
     case 'f':
-      if (t == LC_FLOAT32) { float f = (float)v; memcpy(p, &f, 4); }
+      if (t == LC_FLOAT64) memcpy(p, &v, 8);
+      else if (t == LC_FLOAT32) { float f = (float)v; memcpy(p, &f, 4); }
       else lc_dtype_store_float(dt, p, v);
       return;
     default: store_bits(p, dt->size, float_to_bits(v)); return;
@@ -367,6 +368,12 @@ static void row_shape(const lc_reduce_plan *p, int64_t *n, int64_t *sin, int64_t
     if (c == LC_COMB_ADD || c == LC_COMB_MUL) {                                        \
       bool add = c == LC_COMB_ADD;                                                     \
       T one = (T)(add ? 0 : 1), r[8];                                                  \
+      if (n < 8) {          /* the tree of identities below is the identity */         \
+        T s = one;                                                                     \
+        if (add) for (int64_t i = 0; i < n; i++) s = ADD(s, v[i]);                     \
+        else for (int64_t i = 0; i < n; i++) s = MUL(s, v[i]);                         \
+        return s;                                                                      \
+      }                                                                                \
       for (int j = 0; j < 8; j++) r[j] = one;                                          \
       int64_t i = 0;                                                                   \
       if (add)                                                                         \
@@ -375,13 +382,24 @@ static void row_shape(const lc_reduce_plan *p, int64_t *n, int64_t *sin, int64_t
       else                                                                             \
         for (; i + 8 <= n; i += 8)                                                     \
           for (int j = 0; j < 8; j++) r[j] = MUL(r[j], v[i + j]);                      \
-      T s = comb_##D(c, comb_##D(c, comb_##D(c, r[0], r[1]), comb_##D(c, r[2], r[3])), \
-                     comb_##D(c, comb_##D(c, r[4], r[5]), comb_##D(c, r[6], r[7])));   \
-      for (; i < n; i++) s = comb_##D(c, s, v[i]);                                     \
+      /* (each operation written out, not comb_'s call per element) */                 \
+      T s;                                                                             \
+      if (add) {                                                                       \
+        s = ADD(ADD(ADD(r[0], r[1]), ADD(r[2], r[3])),                                 \
+                ADD(ADD(r[4], r[5]), ADD(r[6], r[7])));                                \
+        for (; i < n; i++) s = ADD(s, v[i]);                                           \
+      } else {                                                                         \
+        s = MUL(MUL(MUL(r[0], r[1]), MUL(r[2], r[3])),                                 \
+                MUL(MUL(r[4], r[5]), MUL(r[6], r[7])));                                \
+        for (; i < n; i++) s = MUL(s, v[i]);                                           \
+      }                                                                                \
       return s;                                                                        \
     }                                                                                  \
     T m = v[0];                                                                        \
-    for (int64_t i = 1; i < n && !ISNAN(m); i++) m = comb_##D(c, m, v[i]);             \
+    if (c == LC_COMB_MIN)                                                              \
+      for (int64_t i = 1; i < n && !ISNAN(m); i++) m = PICK_MIN(m, v[i], ISNAN);       \
+    else                                                                               \
+      for (int64_t i = 1; i < n && !ISNAN(m); i++) m = PICK_MAX(m, v[i], ISNAN);       \
     return m;                                                                          \
   }                                                                                    \
   DEFINE_COMMON(D, T, ISNAN)
@@ -800,6 +818,93 @@ static void next_output(const lc_reduce_plan *pl, int last, int64_t *idx, const 
   }
 }
 
+/* ---- many short rows --------------------------------------------------------------
+** One reduced axis of a few elements, contiguous, for each of many outputs
+** (the sum over a last axis of 2, the argmin over 16 of k-means): the
+** reduction per output is a handful of operations, so the walk through
+** region_, row_ and leaf_ per output was most of the time. Here the outputs
+** of the last kept axis are a loop around the same leaf (so the same bits)
+** or the same first extreme (the first NaN, else the first minimum or
+** maximum), read where they lie. */
+#define SHORT_ROW 128   /* at most a leaf: one leaf_ call per output is the tree */
+_Static_assert(SHORT_ROW <= LC_REDUCE_LEAF, "a short row is one leaf");
+
+#define DEFINE_SHORT(D, T, ISNAN)                                                      \
+  /* without branches on the values (a new extreme is a coin toss the                  \
+  ** branch predictor loses), NaNs looked for again only where seen */                 \
+  static int64_t first_arg_##D(const T *v, int64_t n, bool max) {                      \
+    T best = v[0];                                                                     \
+    int64_t at = 0;                                                                    \
+    bool nan = ISNAN(best);                                                            \
+    if (max)                                                                           \
+      for (int64_t j = 1; j < n; j++) {                                                \
+        T y = v[j];                                                                    \
+        bool better = y > best;                                                        \
+        nan |= ISNAN(y);                                                               \
+        best = better ? y : best;                                                      \
+        at = better ? j : at;                                                          \
+      }                                                                                \
+    else                                                                               \
+      for (int64_t j = 1; j < n; j++) {                                                \
+        T y = v[j];                                                                    \
+        bool better = y < best;                                                        \
+        nan |= ISNAN(y);                                                               \
+        best = better ? y : best;                                                      \
+        at = better ? j : at;                                                          \
+      }                                                                                \
+    if (nan)                                                                           \
+      for (int64_t j = 0; j < n; j++)                                                  \
+        if (ISNAN(v[j])) return j;                                                     \
+    return at;                                                                         \
+  }                                                                                    \
+  static void short_rows_##D(const lc_reduce_call *c, const ctx *x, const char *ip,    \
+                             char *op) {                                               \
+    const lc_reduce_plan *pl = x->p;                                                   \
+    int64_t n = pl->rshape[0], w = pl->kshape[pl->nkept - 1];                          \
+    int64_t is = pl->kin[pl->nkept - 1], os = pl->kout[pl->nkept - 1];                 \
+    int64_t idx[LC_MAXDIM] = {0};                                                      \
+    lc_typecode ot = c->out_type;                                                      \
+    bool same = lc_dtypes[ot].kind == 'f' && lc_dtypes[ot].size == (int64_t)sizeof(T); \
+    bool arg = c->op == LC_RED_ARGMIN || c->op == LC_RED_ARGMAX;                       \
+    bool mean = c->op == LC_RED_MEAN;                                                  \
+    for (int64_t k = 0; k < pl->nout; k += w) {                                        \
+      const char *p = ip;                                                              \
+      char *o = op;                                                                    \
+      for (int64_t j = 0; j < w; j++, p += is, o += os) {                              \
+        const T *v = (const T *)(const void *)p;                                       \
+        if (arg) {                                                                     \
+          store_I64(o, ot, first_arg_##D(v, n, x->comb == LC_COMB_MAX) + 1);           \
+          continue;                                                                    \
+        }                                                                              \
+        T s = leaf_##D(x->comb, v, n);                                                 \
+        if (mean) s = s / (T)pl->count;                                                \
+        if (same) memcpy(o, &s, sizeof s);                                             \
+        else store_##D(o, ot, s);                                                      \
+      }                                                                                \
+      next_output(pl, pl->nkept - 2, idx, &ip, &op);                                   \
+    }                                                                                 \
+  }
+
+DEFINE_SHORT(F32, float, NAN_FLT)
+DEFINE_SHORT(F64, double, NAN_FLT)
+
+/* Are the outputs reduced as short rows: a reduction (not a scan) of
+** float32 or float64 read as such, over one axis of at most SHORT_ROW
+** elements lying next to each other, every row aligned? */
+static bool by_short_rows(const lc_reduce_call *c, const ctx *x, lc_reduce_domain dom,
+                          const char *ip) {
+  const lc_reduce_plan *pl = x->p;
+  int64_t size = dom == LC_DOM_F32 ? 4 : 8;
+  if ((dom != LC_DOM_F32 && dom != LC_DOM_F64) || !x->direct || lc_reduce_is_scan(c->op))
+    return false;
+  if (pl->nred != 1 || pl->nkept == 0 || pl->rshape[0] > SHORT_ROW || pl->rin[0] != size ||
+      (uintptr_t)ip % (uintptr_t)size != 0)
+    return false;
+  for (int d = 0; d < pl->nkept; d++)
+    if (pl->kin[d] % size != 0) return false;
+  return true;
+}
+
 void lc_reduce_host(const lc_reduce_call *c) {
   lc_reduce_plan pl;
   lc_reduce_plan_make(c, &pl);
@@ -811,6 +916,11 @@ void lc_reduce_host(const lc_reduce_call *c) {
   const char *ip = c->in + pl.in0;
   char *op = c->out + pl.out0;
   int64_t idx[LC_MAXDIM] = {0};
+  if (by_short_rows(c, &x, dom, ip)) {
+    if (dom == LC_DOM_F32) short_rows_F32(c, &x, ip, op);
+    else short_rows_F64(c, &x, ip, op);
+    return;
+  }
   void *ws = by_lanes(c, &x, dom) ? malloc(lanes_workspace(&pl) * 8) : NULL;
   if (ws) {          /* (without the memory, the outputs one at a time) */
     /* each line of the last kept axis at once; the others one by one */
