@@ -117,6 +117,66 @@ describe("argmax and argmin of contiguous rows", function()
   end
 end)
 
+describe("reductions over a short last axis", function()
+  -- many outputs of a few contiguous elements each (k-means' sum over a
+  -- last axis of 2, argmin over 16): the same bits as the same values read
+  -- at a stride, the first NaN and the first extreme, -0 kept as before
+  local lens = {2, 13, 128}
+  local function values(n, dt)
+    local t = {}
+    for i = 1, 4 * 3 * n do t[i] = ((i * 37) % 101 - 50) / 7 end
+    t[1], t[2] = -0.0, -0.0                       -- output 1: two -0s
+    t[n + 2], t[n + 3] = 0 / 0, 1 / 0              -- output 2: NaN, then inf
+    t[2 * n + 1], t[3 * n] = 99, 99                -- output 3: a tie at the ends
+    t[3 * n + 2], t[4 * n] = -1 / 0, 0 / 0         -- output 4: -inf, NaN last
+    if dt == "float32" then
+      for i, v in ipairs(t) do t[i] = v == v and string.unpack("f", string.pack("f", v)) or v end
+    end
+    return t
+  end
+  local function first(t, lo, hi, max)
+    local bi
+    for i = lo, hi do
+      if t[i] ~= t[i] then return i - lo + 1 end
+      if not bi or (max and t[i] > t[bi]) or (not max and t[i] < t[bi]) then bi = i end
+    end
+    return bi - lo + 1
+  end
+  local function same(a, b) return a == b and 1 / a == 1 / b or a ~= a and b ~= b end
+  for _, kind in ipairs({"host", "device"}) do
+    for _, dt in ipairs({"float32", "float64"}) do
+      it(("of %s %s arrays"):format(kind, dt), function()
+        for _, n in ipairs(lens) do
+          local t = values(n, dt)
+          local a = luacuda.array(t, dt):reshape(4, 3, n)
+          if kind == "device" then a = luacuda.to_device(a) end
+          -- the same values with the last axis at a stride: the general loop
+          local strided = a:transpose(3, 1, 2):copy():transpose(2, 3, 1)
+          for _, op in ipairs({"sum", "prod", "mean", "min", "max", "argmin", "argmax"}) do
+            local got, want = host(a[op](a, 3)), host(strided[op](strided, 3))
+            assert.equal(op:sub(1, 3) == "arg" and "int64" or dt, got.dtype)
+            for o = 1, 12 do
+              local i, j = (o - 1) // 3 + 1, (o - 1) % 3 + 1
+              local x, y = got[{i, j}], want[{i, j}]
+              if not same(x, y) then
+                error(("%s over a last axis of %d, output %d: %.17g, at a stride %.17g")
+                      :format(op, n, o, x, y))
+              end
+              if op == "argmin" or op == "argmax" then
+                assert.equal(first(t, (o - 1) * n + 1, o * n, op == "argmax"), x,
+                             ("%s over %d, output %d"):format(op, n, o))
+              end
+            end
+          end
+          local s = host(a:sum(3))
+          assert.is_true(1 / s[{1, 1}] > 0 or n > 2, "0 + -0 + -0 is +0, as before")
+          assert.is_true(s[{1, 2}] ~= s[{1, 2}] and host(a:max(3))[{1, 2}] ~= host(a:max(3))[{1, 2}])
+        end
+      end)
+    end
+  end
+end)
+
 -- Inputs and results saved as .npy, NumPy's computed from the inputs.
 local CASES = [==[
 local l = require "luacuda"
