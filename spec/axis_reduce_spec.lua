@@ -20,7 +20,7 @@ describe("reductions over a leading axis", function()
         -- short group of lanes
         local a = g:uniform({300, 257}, dt, {kind = kind, low = -1, high = 1})
         local at = a.T:copy()                      -- each column a contiguous row
-        for _, op in ipairs({"sum", "prod", "mean"}) do
+        for _, op in ipairs({"sum", "prod", "mean", "min", "max"}) do
           local got, want = host(a[op](a, 1)), host(at[op](at, 2))
           for j = 1, 257 do
             if got[j] ~= want[j] then
@@ -39,6 +39,40 @@ describe("reductions over a leading axis", function()
         end
       end)
     end
+    it(("of %s arrays: min and max keep the first NaN and the first of equal extremes")
+       :format(kind), function()
+      -- columns 1 and 2: plain values; 3: a NaN late; 4: a NaN first, then
+      -- -inf and inf; 5: plain values, and in `zero` -0s and 0s; 200 rows
+      local t = {}
+      for i = 1, 200 do
+        local v = ((i * 37) % 101 - 50) / 7
+        t[i] = {v, v, v, v, v}
+        if i == 150 then t[i][3] = 0 / 0 end
+        if i == 1 then t[i][4] = 0 / 0 end
+        if i == 2 then t[i][4] = -1 / 0 end
+        if i == 3 then t[i][4] = 1 / 0 end
+      end
+      for _, dt in ipairs({"float32", "float64"}) do
+        local a = luacuda.array(t, dt)
+        local zero = luacuda.array(t, dt) * 0    -- every value 0 (NaN, inf: NaN) but -0s
+        if kind == "device" then a, zero = luacuda.to_device(a), luacuda.to_device(zero) end
+        local mx, mn = host(a:max(1)), host(a:min(1))
+        local want_mx, want_mn = host(a.T:copy():max(2)), host(a.T:copy():min(2))
+        for j = 1, 5 do
+          assert.is_true(mx[j] == want_mx[j] or mx[j] ~= mx[j] and want_mx[j] ~= want_mx[j])
+          assert.is_true(mn[j] == want_mn[j] or mn[j] ~= mn[j] and want_mn[j] ~= want_mn[j])
+        end
+        assert.is_true(mx[3] ~= mx[3] and mn[3] ~= mn[3] and mx[4] ~= mx[4] and mn[4] ~= mn[4])
+        local top = dt == "float32" and string.unpack("f", string.pack("f", 50 / 7)) or 50 / 7
+        assert.equal(top, mx[5])
+        -- the first of equal extremes: 0 * -x is -0 in the column of zeros
+        local zmx, zmn = host(zero:max(1)), host(zero:min(1))
+        local first_zero = 1 / host(zero)[{1, 5}]    -- row 1's zero's sign
+        assert.equal(first_zero, 1 / zmx[5])
+        assert.equal(first_zero, 1 / zmn[5])
+        assert.equal(1 / host(zero.T:copy():max(2))[5], 1 / zmx[5])
+      end
+    end)
     it(("of %s integer arrays keep NumPy's dtypes"):format(kind), function()
       local a = luacuda.array({{2147483647, 1, 3}, {1, 2, 4}}, "int32")
       if kind == "device" then a = luacuda.to_device(a) end

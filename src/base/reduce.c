@@ -588,7 +588,7 @@ DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
 ** bit, without gathering columns at a stride of a whole row. */
 #define LANES 4096
 
-#define DEFINE_LANES(D, T, ADD, MUL)                                                   \
+#define DEFINE_LANES(D, T, ADD, MUL, HELD)                                             \
   /* the w lanes (ls apart) of the element at p, as the domain's values */             \
   static const T *lanes_at_##D(const ctx *x, const char *p, int64_t ls, int64_t w,     \
                                T *buf) {                                               \
@@ -600,6 +600,24 @@ DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
   static void lrow_##D(const ctx *x, const char *p, int64_t n, int64_t st, int64_t ls, \
                        int64_t w, T *restrict res, T *ws) {                            \
     bool add = x->comb == LC_COMB_ADD;                                                 \
+    if (x->comb == LC_COMB_MIN || x->comb == LC_COMB_MAX) {                            \
+      /* one pass in row order, any n: a lane takes a row's value where it  \
+      ** holds no NaN and the value is a NaN or beats it strictly, so the   \
+      ** first NaN or the first extreme stays, as in row_'s tree */          \
+      T *buf = ws + 8 * LANES;                                                         \
+      const T *restrict v = lanes_at_##D(x, p, ls, w, buf);                            \
+      for (int64_t l = 0; l < w; l++) res[l] = v[l];                                   \
+      for (int64_t q = 1; q < n; q++) {                                                \
+        v = lanes_at_##D(x, p + q * st, ls, w, buf);                                   \
+        if (x->comb == LC_COMB_MAX)                                                    \
+          for (int64_t l = 0; l < w; l++)                                              \
+            res[l] = HELD(res[l]) & !(v[l] <= res[l]) ? v[l] : res[l];                 \
+        else                                                                           \
+          for (int64_t l = 0; l < w; l++)                                              \
+            res[l] = HELD(res[l]) & !(v[l] >= res[l]) ? v[l] : res[l];                 \
+      }                                                                                \
+      return;                                                                          \
+    }                                                                                  \
     if (n <= LC_REDUCE_LEAF) {                                                         \
       T *r[8], *buf = ws + 8 * LANES;                                                  \
       for (int j = 0; j < 8; j++) r[j] = ws + j * LANES;                               \
@@ -657,9 +675,12 @@ DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
     else lspan_##D(x, p, d, 0, pl->rshape[d], ls, w, res, ws);                         \
   }
 
-DEFINE_LANES(F32, float, ADD_PLAIN, MUL_PLAIN)
-DEFINE_LANES(F64, double, ADD_PLAIN, MUL_PLAIN)
-DEFINE_LANES(U64, uint64_t, ADD_PLAIN, MUL_PLAIN)
+/* HELD(v): v is no NaN, by a comparison that the compiler vectorises */
+#define HELD_FLT(v) ((v) == (v))
+#define HELD_INT(v) ((void)(v), 1)
+DEFINE_LANES(F32, float, ADD_PLAIN, MUL_PLAIN, HELD_FLT)
+DEFINE_LANES(F64, double, ADD_PLAIN, MUL_PLAIN, HELD_FLT)
+DEFINE_LANES(U64, uint64_t, ADD_PLAIN, MUL_PLAIN, HELD_INT)
 
 /* The outputs along the last kept axis, LANES at a time, from the input
 ** at ip into the output at op: w outputs, ls and os apart. */
@@ -714,12 +735,16 @@ static size_t lanes_workspace(const lc_reduce_plan *pl) {
 }
 
 /* Are the outputs reduced as lanes: sums and products (and means) over
-** at least one axis of at least one element, the last kept axis nearer
-** in the input than the reduced axis walked fastest? */
+** at least one axis of at least one element, or minima and maxima of
+** floats, the last kept axis nearer in the input than the reduced axis
+** walked fastest? */
 static bool by_lanes(const lc_reduce_call *c, const ctx *x, lc_reduce_domain dom) {
   const lc_reduce_plan *pl = x->p;
-  if (lc_reduce_is_scan(c->op) || (x->comb != LC_COMB_ADD && x->comb != LC_COMB_MUL)) return false;
-  if (dom != LC_DOM_F32 && dom != LC_DOM_F64 && dom != LC_DOM_U64) return false;
+  bool extreme = x->comb == LC_COMB_MIN || x->comb == LC_COMB_MAX;
+  if (lc_reduce_is_scan(c->op) || c->op == LC_RED_ARGMIN || c->op == LC_RED_ARGMAX) return false;
+  if (extreme ? dom != LC_DOM_F32 && dom != LC_DOM_F64
+              : dom != LC_DOM_F32 && dom != LC_DOM_F64 && dom != LC_DOM_U64)
+    return false;
   if (pl->nkept == 0 || pl->nred == 0 || pl->count == 0 || pl->kshape[pl->nkept - 1] < 2)
     return false;
   int64_t ls = pl->kin[pl->nkept - 1], rs = pl->rin[pl->nred - 1];
