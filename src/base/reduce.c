@@ -587,6 +587,7 @@ DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
 ** every lane, so the results are those of one column at a time, bit for
 ** bit, without gathering columns at a stride of a whole row. */
 #define LANES 4096
+#define LANE_CHUNK 256   /* lanes of eight rows added together: 8 KiB of float32 sums */
 
 #define DEFINE_LANES(D, T, ADD, MUL, HELD)                                             \
   /* the w lanes (ls apart) of the element at p, as the domain's values */             \
@@ -623,28 +624,53 @@ DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
       for (int j = 0; j < 8; j++) r[j] = ws + j * LANES;                               \
       T one = (T)(add ? 0 : 1);                                                        \
       int64_t i = n - n % 8;    /* rows in whole groups of eight */                    \
-      /* accumulator j takes rows j, j + 8, ... in order: one at a time, so   \
-      ** that the row of sums being added into stays in the nearest cache */ \
-      for (int j = 0; j < 8; j++) {                                                    \
-        T *restrict a = r[j];                                                          \
-        for (int64_t l = 0; l < w; l++) a[l] = one;                                    \
-        for (int64_t q = j; q < i; q += 8) {                                           \
-          const T *restrict v = lanes_at_##D(x, p + q * st, ls, w, buf);               \
-          if (add)                                                                     \
-            for (int64_t l = 0; l < w; l++) a[l] = ADD(a[l], v[l]);                    \
-          else                                                                         \
-            for (int64_t l = 0; l < w; l++) a[l] = MUL(a[l], v[l]);                    \
+      /* accumulator j takes rows j, j + 8, ... in order (so each lane's   \
+      ** sums are row_'s). Rows read where they lie go eight at a time, a   \
+      ** chunk of lanes of each in turn: the input is read in its order,    \
+      ** the chunks of sums stay in the nearest cache. Others are gathered  \
+      ** once each: accumulator by accumulator, a row of sums at a time. */ \
+      bool rows = x->direct && ls == (int64_t)sizeof(T) && st % (int64_t)sizeof(T) == 0 && \
+                  (uintptr_t)p % sizeof(T) == 0;                                       \
+      for (int j = 0; j < 8; j++)                                                      \
+        for (int64_t l = 0; l < w; l++) r[j][l] = one;                                 \
+      if (rows)                                                                        \
+        for (int64_t g = 0; g < i; g += 8)                                             \
+          for (int64_t c = 0; c < w; c += LANE_CHUNK) {                                \
+            int64_t m = w - c < LANE_CHUNK ? w - c : LANE_CHUNK;                       \
+            for (int j = 0; j < 8; j++) {                                              \
+              T *restrict a = r[j] + c;                                                \
+              const T *restrict v = (const T *)(const void *)(p + (g + j) * st) + c;   \
+              if (add)                                                                 \
+                for (int64_t l = 0; l < m; l++) a[l] = ADD(a[l], v[l]);                \
+              else                                                                     \
+                for (int64_t l = 0; l < m; l++) a[l] = MUL(a[l], v[l]);                \
+            }                                                                          \
+          }                                                                            \
+      else                                                                             \
+        for (int j = 0; j < 8; j++) {                                                  \
+          T *restrict a = r[j];                                                        \
+          for (int64_t q = j; q < i; q += 8) {                                         \
+            const T *restrict v = lanes_at_##D(x, p + q * st, ls, w, buf);             \
+            if (add)                                                                   \
+              for (int64_t l = 0; l < w; l++) a[l] = ADD(a[l], v[l]);                  \
+            else                                                                       \
+              for (int64_t l = 0; l < w; l++) a[l] = MUL(a[l], v[l]);                  \
+          }                                                                            \
         }                                                                              \
-      }                                                                                \
-      for (int64_t l = 0; l < w; l++)                                                  \
-        res[l] = comb_##D(x->comb,                                                     \
-                          comb_##D(x->comb, comb_##D(x->comb, r[0][l], r[1][l]),       \
-                                   comb_##D(x->comb, r[2][l], r[3][l])),               \
-                          comb_##D(x->comb, comb_##D(x->comb, r[4][l], r[5][l]),       \
-                                   comb_##D(x->comb, r[6][l], r[7][l])));              \
+      if (add)                                                                         \
+        for (int64_t l = 0; l < w; l++)                                                \
+          res[l] = ADD(ADD(ADD(r[0][l], r[1][l]), ADD(r[2][l], r[3][l])),              \
+                       ADD(ADD(r[4][l], r[5][l]), ADD(r[6][l], r[7][l])));             \
+      else                                                                             \
+        for (int64_t l = 0; l < w; l++)                                                \
+          res[l] = MUL(MUL(MUL(r[0][l], r[1][l]), MUL(r[2][l], r[3][l])),              \
+                       MUL(MUL(r[4][l], r[5][l]), MUL(r[6][l], r[7][l])));             \
       for (; i < n; i++) {                                                             \
         const T *restrict v = lanes_at_##D(x, p + i * st, ls, w, buf);                 \
-        for (int64_t l = 0; l < w; l++) res[l] = comb_##D(x->comb, res[l], v[l]);      \
+        if (add)                                                                       \
+          for (int64_t l = 0; l < w; l++) res[l] = ADD(res[l], v[l]);                  \
+        else                                                                           \
+          for (int64_t l = 0; l < w; l++) res[l] = MUL(res[l], v[l]);                  \
       }                                                                                \
       return;                                                                          \
     }                                                                                  \
@@ -652,7 +678,8 @@ DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
     T *second = ws;                                                                    \
     lrow_##D(x, p, half, st, ls, w, res, ws + LANES);                                  \
     lrow_##D(x, p + half * st, n - half, st, ls, w, second, ws + LANES);               \
-    for (int64_t l = 0; l < w; l++) res[l] = comb_##D(x->comb, res[l], second[l]);     \
+    if (add) for (int64_t l = 0; l < w; l++) res[l] = ADD(res[l], second[l]);          \
+    else for (int64_t l = 0; l < w; l++) res[l] = MUL(res[l], second[l]);              \
   }                                                                                    \
   static void lregion_##D(const ctx *x, const char *p, int d, int64_t ls, int64_t w,   \
                           T *res, T *ws);                                              \
