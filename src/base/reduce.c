@@ -598,6 +598,17 @@ DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
     gather_##D(buf, p, w, ls, x->in);                                                  \
     return buf;                                                                        \
   }                                                                                    \
+  /* a row's values into the lanes' extremes (wider vectors where there \
+  ** are: each lane on its own, so the same values) */                     \
+  LC_CLONES static void pick_##D(T *restrict res, const T *restrict v, int64_t w,     \
+                                 bool max) {                                           \
+    if (max)                                                                           \
+      for (int64_t l = 0; l < w; l++)                                                  \
+        res[l] = HELD(res[l]) & !(v[l] <= res[l]) ? v[l] : res[l];                     \
+    else                                                                               \
+      for (int64_t l = 0; l < w; l++)                                                  \
+        res[l] = HELD(res[l]) & !(v[l] >= res[l]) ? v[l] : res[l];                     \
+  }                                                                                    \
   static void lrow_##D(const ctx *x, const char *p, int64_t n, int64_t st, int64_t ls, \
                        int64_t w, T *restrict res, T *ws) {                            \
     bool add = x->comb == LC_COMB_ADD;                                                 \
@@ -608,15 +619,9 @@ DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
       T *buf = ws + 8 * LANES;                                                         \
       const T *restrict v = lanes_at_##D(x, p, ls, w, buf);                            \
       for (int64_t l = 0; l < w; l++) res[l] = v[l];                                   \
-      for (int64_t q = 1; q < n; q++) {                                                \
-        v = lanes_at_##D(x, p + q * st, ls, w, buf);                                   \
-        if (x->comb == LC_COMB_MAX)                                                    \
-          for (int64_t l = 0; l < w; l++)                                              \
-            res[l] = HELD(res[l]) & !(v[l] <= res[l]) ? v[l] : res[l];                 \
-        else                                                                           \
-          for (int64_t l = 0; l < w; l++)                                              \
-            res[l] = HELD(res[l]) & !(v[l] >= res[l]) ? v[l] : res[l];                 \
-      }                                                                                \
+      for (int64_t q = 1; q < n; q++)                                                  \
+        pick_##D(res, lanes_at_##D(x, p + q * st, ls, w, buf), w,                      \
+                 x->comb == LC_COMB_MAX);                                              \
       return;                                                                          \
     }                                                                                  \
     if (n <= LC_REDUCE_LEAF) {                                                         \
