@@ -1,8 +1,9 @@
--- Reductions over any axis (src/base/reduce.c): sums, products and means
--- over a leading axis add whole rows, many outputs at once, with the same
--- pairwise tree as one output at a time, so their results are those of a
--- contiguous copy's, bit for bit; sums and argmax over every axis are
--- NumPy's, on host and device arrays.
+-- Reductions over any axis (src/base/reduce.c): sums, products, means,
+-- minima and maxima over a leading axis read whole rows, many outputs at
+-- once, with the same pairwise tree as one output at a time, so their
+-- results are those of a contiguous copy's, bit for bit; so are those over
+-- a short last axis, a loop over the outputs; sums and argmax over every
+-- axis are NumPy's, on host and device arrays.
 local S = require "spec.support"
 local luacuda = require "luacuda"
 

@@ -579,13 +579,15 @@ DEFINE_ARITH(U64, uint64_t, NAN_INT, ADD_PLAIN, MUL_PLAIN)
 DEFINE_ARITH(I64, int64_t, NAN_INT, ADD_I64, MUL_I64)
 DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
 
-/* ---- sums and products of many outputs at once ---------------------------------
+/* ---- sums, products and extremes of many outputs at once -----------------------
 ** Where the outputs lie next to each other in the input (a sum over a
 ** leading axis: each output a column), the columns are reduced together,
 ** LANES of them, reading rows: the same tree as row_ and region_ above
 ** (the same eight accumulators, leaves and halves), each step applied to
 ** every lane, so the results are those of one column at a time, bit for
-** bit, without gathering columns at a stride of a whole row. */
+** bit, without gathering columns at a stride of a whole row. Minima and
+** maxima of floats go one pass in row order, which keeps what row_ keeps
+** (the first NaN, else the first of equal extremes). */
 #define LANES 4096
 #define LANE_CHUNK 256   /* lanes of eight rows added together: 8 KiB of float32 sums */
 
