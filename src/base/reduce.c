@@ -434,7 +434,7 @@ static unsigned char leaf_BOOL(lc_reduce_combine c, const unsigned char *v, int6
 #endif
 
 /* elements of contiguous rows an argmin or argmax looks at together */
-#define ARG_BLOCK 1024
+#define ARG_BLOCK 8192
 
 /* What every domain shares: the pairwise reduction of a row, of a region
 ** of several axes (a balanced tree over the outer axes' indices, each leaf
