@@ -5,7 +5,8 @@
 -- 4096x64x4096 in float32 and float64, on host arrays and on the
 -- simulator's device arrays, against NumPy with the same BLAS (both
 -- name the library they loaded: /proc/self/maps); sum over each axis of
--- 4096 x 4096 float32, argmax, exp and sqrt into out= on 2^24 float32.
+-- 4096 x 4096 float32, mean and max over its first, argmax, exp and sqrt
+-- into out= on 2^24 float32.
 -- Each figure is luacuda's best time over NumPy's best (<= the target
 -- meets it). Prints "name: value (target: ...)" and "bench: N of M
 -- targets met". BENCH_REPEAT sets the runs per figure (3 here by default).
@@ -35,6 +36,8 @@ for dt in ("float32", "float64"):
 a = g.random((4096, 4096), dtype="float32")
 print("sum_1 %.6g" % best(lambda: a.sum(axis=0)))
 print("sum_2 %.6g" % best(lambda: a.sum(axis=1)))
+print("mean_1 %.6g" % best(lambda: a.mean(axis=0)))
+print("max_1 %.6g" % best(lambda: a.max(axis=0)))
 print("argmax %.6g" % best(lambda: a.argmax()))
 print("argmax_1 %.6g" % best(lambda: a.argmax(axis=0)))
 x = g.random(1 << 24, dtype="float32"); o = np.empty_like(x)
@@ -83,6 +86,8 @@ end
 local a = g:uniform({4096, 4096}, "float32", {kind = "host"})
 t["sum_1 host"] = B.best(function() a:sum(1) end)
 t["sum_2 host"] = B.best(function() a:sum(2) end)
+t["mean_1 host"] = B.best(function() a:mean(1) end)
+t["max_1 host"] = B.best(function() a:max(1) end)
 t["argmax host"] = B.best(function() a:argmax() end)
 t["argmax_1 host"] = B.best(function() a:argmax(1) end)
 local x = g:uniform(1 << 24, "float32", {kind = "host"})
@@ -93,6 +98,8 @@ if device then
   local da = luacuda.to_device(a)
   t["sum_1 device"] = B.best(function() da:sum(1) end)
   t["sum_2 device"] = B.best(function() da:sum(2) end)
+  t["mean_1 device"] = B.best(function() da:mean(1) end)
+  t["max_1 device"] = B.best(function() da:max(1) end)
   t["argmax device"] = B.best(function() da:argmax() end)
   t["argmax_1 device"] = B.best(function() da:argmax(1) end)
   local dx = luacuda.to_device(x)

@@ -1,8 +1,9 @@
--- Reductions over any axis (src/base/reduce.c): sums, products and means
--- over a leading axis add whole rows, many outputs at once, with the same
--- pairwise tree as one output at a time, so their results are those of a
--- contiguous copy's, bit for bit; sums and argmax over every axis are
--- NumPy's, on host and device arrays.
+-- Reductions over any axis (src/base/reduce.c): sums, products, means,
+-- minima and maxima over a leading axis read whole rows, many outputs at
+-- once, with the same pairwise tree as one output at a time, so their
+-- results are those of a contiguous copy's, bit for bit; so are those over
+-- a short last axis, a loop over the outputs; sums and argmax over every
+-- axis are NumPy's, on host and device arrays.
 local S = require "spec.support"
 local luacuda = require "luacuda"
 
@@ -20,7 +21,7 @@ describe("reductions over a leading axis", function()
         -- short group of lanes
         local a = g:uniform({300, 257}, dt, {kind = kind, low = -1, high = 1})
         local at = a.T:copy()                      -- each column a contiguous row
-        for _, op in ipairs({"sum", "prod", "mean"}) do
+        for _, op in ipairs({"sum", "prod", "mean", "min", "max"}) do
           local got, want = host(a[op](a, 1)), host(at[op](at, 2))
           for j = 1, 257 do
             if got[j] ~= want[j] then
@@ -39,6 +40,40 @@ describe("reductions over a leading axis", function()
         end
       end)
     end
+    it(("of %s arrays: min and max keep the first NaN and the first of equal extremes")
+       :format(kind), function()
+      -- columns 1 and 2: plain values; 3: a NaN late; 4: a NaN first, then
+      -- -inf and inf; 5: plain values, and in `zero` -0s and 0s; 200 rows
+      local t = {}
+      for i = 1, 200 do
+        local v = ((i * 37) % 101 - 50) / 7
+        t[i] = {v, v, v, v, v}
+        if i == 150 then t[i][3] = 0 / 0 end
+        if i == 1 then t[i][4] = 0 / 0 end
+        if i == 2 then t[i][4] = -1 / 0 end
+        if i == 3 then t[i][4] = 1 / 0 end
+      end
+      for _, dt in ipairs({"float32", "float64"}) do
+        local a = luacuda.array(t, dt)
+        local zero = luacuda.array(t, dt) * 0    -- every value 0 (NaN, inf: NaN) but -0s
+        if kind == "device" then a, zero = luacuda.to_device(a), luacuda.to_device(zero) end
+        local mx, mn = host(a:max(1)), host(a:min(1))
+        local want_mx, want_mn = host(a.T:copy():max(2)), host(a.T:copy():min(2))
+        for j = 1, 5 do
+          assert.is_true(mx[j] == want_mx[j] or mx[j] ~= mx[j] and want_mx[j] ~= want_mx[j])
+          assert.is_true(mn[j] == want_mn[j] or mn[j] ~= mn[j] and want_mn[j] ~= want_mn[j])
+        end
+        assert.is_true(mx[3] ~= mx[3] and mn[3] ~= mn[3] and mx[4] ~= mx[4] and mn[4] ~= mn[4])
+        local top = dt == "float32" and string.unpack("f", string.pack("f", 50 / 7)) or 50 / 7
+        assert.equal(top, mx[5])
+        -- the first of equal extremes: 0 * -x is -0 in the column of zeros
+        local zmx, zmn = host(zero:max(1)), host(zero:min(1))
+        local first_zero = 1 / host(zero)[{1, 5}]    -- row 1's zero's sign
+        assert.equal(first_zero, 1 / zmx[5])
+        assert.equal(first_zero, 1 / zmn[5])
+        assert.equal(1 / host(zero.T:copy():max(2))[5], 1 / zmx[5])
+      end
+    end)
     it(("of %s integer arrays keep NumPy's dtypes"):format(kind), function()
       local a = luacuda.array({{2147483647, 1, 3}, {1, 2, 4}}, "int32")
       if kind == "device" then a = luacuda.to_device(a) end
@@ -53,7 +88,7 @@ describe("reductions over a leading axis", function()
 end)
 
 describe("argmax and argmin of contiguous rows", function()
-  -- the first extreme, read a block of 1024 at a time: ties within and
+  -- the first extreme, read a block of 8192 at a time: ties within and
   -- across blocks, NaN after the extreme, -0 and 0, a tail of the block
   local function first(t, max)
     local bi
@@ -80,6 +115,9 @@ describe("argmax and argmin of contiguous rows", function()
     {0 / 0, 1, 2}, {1, 0 / 0, 1 / 0},                -- short rows: NaN first, NaN then inf
     case(100, {[40] = 1 / 0, [60] = -1 / 0}),      -- infinities are no NaN
     case(100, {[1] = 0 / 0}), case(100, {[100] = 0 / 0}),
+    case(8200, {[5] = 2, [8197] = 2}),              -- a tie in a later block of 8192
+    case(8200, {[8192] = -5, [8193] = 3, [8200] = 0 / 0}),   -- at a block's edge, NaN last
+    case(8200, {[8193] = -5, [8192] = 3}),
   }
   for _, kind in ipairs({"host", "device"}) do
     for _, dt in ipairs({"float32", "float64", "int64"}) do
@@ -111,6 +149,66 @@ describe("argmax and argmin of contiguous rows", function()
               end
             end
           end
+        end
+      end)
+    end
+  end
+end)
+
+describe("reductions over a short last axis", function()
+  -- many outputs of a few contiguous elements each (k-means' sum over a
+  -- last axis of 2, argmin over 16): the same bits as the same values read
+  -- at a stride, the first NaN and the first extreme, -0 kept as before
+  local lens = {2, 13, 128}
+  local function values(n, dt)
+    local t = {}
+    for i = 1, 4 * 3 * n do t[i] = ((i * 37) % 101 - 50) / 7 end
+    t[1], t[2] = -0.0, -0.0                       -- output 1: two -0s
+    t[n + 2], t[n + 3] = 0 / 0, 1 / 0              -- output 2: NaN, then inf
+    t[2 * n + 1], t[3 * n] = 99, 99                -- output 3: a tie at the ends
+    t[3 * n + 2], t[4 * n] = -1 / 0, 0 / 0         -- output 4: -inf, NaN last
+    if dt == "float32" then
+      for i, v in ipairs(t) do t[i] = v == v and string.unpack("f", string.pack("f", v)) or v end
+    end
+    return t
+  end
+  local function first(t, lo, hi, max)
+    local bi
+    for i = lo, hi do
+      if t[i] ~= t[i] then return i - lo + 1 end
+      if not bi or (max and t[i] > t[bi]) or (not max and t[i] < t[bi]) then bi = i end
+    end
+    return bi - lo + 1
+  end
+  local function same(a, b) return a == b and 1 / a == 1 / b or a ~= a and b ~= b end
+  for _, kind in ipairs({"host", "device"}) do
+    for _, dt in ipairs({"float32", "float64"}) do
+      it(("of %s %s arrays"):format(kind, dt), function()
+        for _, n in ipairs(lens) do
+          local t = values(n, dt)
+          local a = luacuda.array(t, dt):reshape(4, 3, n)
+          if kind == "device" then a = luacuda.to_device(a) end
+          -- the same values with the last axis at a stride: the general loop
+          local strided = a:transpose(3, 1, 2):copy():transpose(2, 3, 1)
+          for _, op in ipairs({"sum", "prod", "mean", "min", "max", "argmin", "argmax"}) do
+            local got, want = host(a[op](a, 3)), host(strided[op](strided, 3))
+            assert.equal(op:sub(1, 3) == "arg" and "int64" or dt, got.dtype)
+            for o = 1, 12 do
+              local i, j = (o - 1) // 3 + 1, (o - 1) % 3 + 1
+              local x, y = got[{i, j}], want[{i, j}]
+              if not same(x, y) then
+                error(("%s over a last axis of %d, output %d: %.17g, at a stride %.17g")
+                      :format(op, n, o, x, y))
+              end
+              if op == "argmin" or op == "argmax" then
+                assert.equal(first(t, (o - 1) * n + 1, o * n, op == "argmax"), x,
+                             ("%s over %d, output %d"):format(op, n, o))
+              end
+            end
+          end
+          local s = host(a:sum(3))
+          assert.is_true(1 / s[{1, 1}] > 0 or n > 2, "0 + -0 + -0 is +0, as before")
+          assert.is_true(s[{1, 2}] ~= s[{1, 2}] and host(a:max(3))[{1, 2}] ~= host(a:max(3))[{1, 2}])
         end
       end)
     end

@@ -268,7 +268,8 @@ static void store_f64(char *p, lc_typecode t, double v) {
   switch (dt->kind) {
     case 'b': { uint8_t b = v != 0; memcpy(p, &b, 1); return; }
     case 'f':
-      if (t == LC_FLOAT32) { float f = (float)v; memcpy(p, &f, 4); }
+      if (t == LC_FLOAT64) memcpy(p, &v, 8);
+      else if (t == LC_FLOAT32) { float f = (float)v; memcpy(p, &f, 4); }
       else lc_dtype_store_float(dt, p, v);
       return;
     default: store_bits(p, dt->size, float_to_bits(v)); return;
@@ -367,6 +368,12 @@ static void row_shape(const lc_reduce_plan *p, int64_t *n, int64_t *sin, int64_t
     if (c == LC_COMB_ADD || c == LC_COMB_MUL) {                                        \
       bool add = c == LC_COMB_ADD;                                                     \
       T one = (T)(add ? 0 : 1), r[8];                                                  \
+      if (n < 8) {          /* the tree of identities below is the identity */         \
+        T s = one;                                                                     \
+        if (add) for (int64_t i = 0; i < n; i++) s = ADD(s, v[i]);                     \
+        else for (int64_t i = 0; i < n; i++) s = MUL(s, v[i]);                         \
+        return s;                                                                      \
+      }                                                                                \
       for (int j = 0; j < 8; j++) r[j] = one;                                          \
       int64_t i = 0;                                                                   \
       if (add)                                                                         \
@@ -375,13 +382,24 @@ static void row_shape(const lc_reduce_plan *p, int64_t *n, int64_t *sin, int64_t
       else                                                                             \
         for (; i + 8 <= n; i += 8)                                                     \
           for (int j = 0; j < 8; j++) r[j] = MUL(r[j], v[i + j]);                      \
-      T s = comb_##D(c, comb_##D(c, comb_##D(c, r[0], r[1]), comb_##D(c, r[2], r[3])), \
-                     comb_##D(c, comb_##D(c, r[4], r[5]), comb_##D(c, r[6], r[7])));   \
-      for (; i < n; i++) s = comb_##D(c, s, v[i]);                                     \
+      /* (each operation written out, not comb_'s call per element) */                 \
+      T s;                                                                             \
+      if (add) {                                                                       \
+        s = ADD(ADD(ADD(r[0], r[1]), ADD(r[2], r[3])),                                 \
+                ADD(ADD(r[4], r[5]), ADD(r[6], r[7])));                                \
+        for (; i < n; i++) s = ADD(s, v[i]);                                           \
+      } else {                                                                         \
+        s = MUL(MUL(MUL(r[0], r[1]), MUL(r[2], r[3])),                                 \
+                MUL(MUL(r[4], r[5]), MUL(r[6], r[7])));                                \
+        for (; i < n; i++) s = MUL(s, v[i]);                                           \
+      }                                                                                \
       return s;                                                                        \
     }                                                                                  \
     T m = v[0];                                                                        \
-    for (int64_t i = 1; i < n && !ISNAN(m); i++) m = comb_##D(c, m, v[i]);             \
+    if (c == LC_COMB_MIN)                                                              \
+      for (int64_t i = 1; i < n && !ISNAN(m); i++) m = PICK_MIN(m, v[i], ISNAN);       \
+    else                                                                               \
+      for (int64_t i = 1; i < n && !ISNAN(m); i++) m = PICK_MAX(m, v[i], ISNAN);       \
     return m;                                                                          \
   }                                                                                    \
   DEFINE_COMMON(D, T, ISNAN)
@@ -416,7 +434,7 @@ static unsigned char leaf_BOOL(lc_reduce_combine c, const unsigned char *v, int6
 #endif
 
 /* elements of contiguous rows an argmin or argmax looks at together */
-#define ARG_BLOCK 1024
+#define ARG_BLOCK 8192
 
 /* What every domain shares: the pairwise reduction of a row, of a region
 ** of several axes (a balanced tree over the outer axes' indices, each leaf
@@ -561,16 +579,19 @@ DEFINE_ARITH(U64, uint64_t, NAN_INT, ADD_PLAIN, MUL_PLAIN)
 DEFINE_ARITH(I64, int64_t, NAN_INT, ADD_I64, MUL_I64)
 DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
 
-/* ---- sums and products of many outputs at once ---------------------------------
+/* ---- sums, products and extremes of many outputs at once -----------------------
 ** Where the outputs lie next to each other in the input (a sum over a
 ** leading axis: each output a column), the columns are reduced together,
 ** LANES of them, reading rows: the same tree as row_ and region_ above
 ** (the same eight accumulators, leaves and halves), each step applied to
 ** every lane, so the results are those of one column at a time, bit for
-** bit, without gathering columns at a stride of a whole row. */
+** bit, without gathering columns at a stride of a whole row. Minima and
+** maxima of floats go one pass in row order, which keeps what row_ keeps
+** (the first NaN, else the first of equal extremes). */
 #define LANES 4096
+#define LANE_CHUNK 256   /* lanes of eight rows added together: 8 KiB of float32 sums */
 
-#define DEFINE_LANES(D, T, ADD, MUL)                                                   \
+#define DEFINE_LANES(D, T, ADD, MUL, HELD)                                             \
   /* the w lanes (ls apart) of the element at p, as the domain's values */             \
   static const T *lanes_at_##D(const ctx *x, const char *p, int64_t ls, int64_t w,     \
                                T *buf) {                                               \
@@ -579,36 +600,84 @@ DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
     gather_##D(buf, p, w, ls, x->in);                                                  \
     return buf;                                                                        \
   }                                                                                    \
+  /* a row's values into the lanes' extremes (wider vectors where there \
+  ** are: each lane on its own, so the same values) */                     \
+  LC_CLONES static void pick_##D(T *restrict res, const T *restrict v, int64_t w,     \
+                                 bool max) {                                           \
+    if (max)                                                                           \
+      for (int64_t l = 0; l < w; l++)                                                  \
+        res[l] = HELD(res[l]) & !(v[l] <= res[l]) ? v[l] : res[l];                     \
+    else                                                                               \
+      for (int64_t l = 0; l < w; l++)                                                  \
+        res[l] = HELD(res[l]) & !(v[l] >= res[l]) ? v[l] : res[l];                     \
+  }                                                                                    \
   static void lrow_##D(const ctx *x, const char *p, int64_t n, int64_t st, int64_t ls, \
                        int64_t w, T *restrict res, T *ws) {                            \
     bool add = x->comb == LC_COMB_ADD;                                                 \
+    if (x->comb == LC_COMB_MIN || x->comb == LC_COMB_MAX) {                            \
+      /* one pass in row order, any n: a lane takes a row's value where it  \
+      ** holds no NaN and the value is a NaN or beats it strictly, so the   \
+      ** first NaN or the first extreme stays, as in row_'s tree */          \
+      T *buf = ws + 8 * LANES;                                                         \
+      const T *restrict v = lanes_at_##D(x, p, ls, w, buf);                            \
+      for (int64_t l = 0; l < w; l++) res[l] = v[l];                                   \
+      for (int64_t q = 1; q < n; q++)                                                  \
+        pick_##D(res, lanes_at_##D(x, p + q * st, ls, w, buf), w,                      \
+                 x->comb == LC_COMB_MAX);                                              \
+      return;                                                                          \
+    }                                                                                  \
     if (n <= LC_REDUCE_LEAF) {                                                         \
       T *r[8], *buf = ws + 8 * LANES;                                                  \
       for (int j = 0; j < 8; j++) r[j] = ws + j * LANES;                               \
       T one = (T)(add ? 0 : 1);                                                        \
       int64_t i = n - n % 8;    /* rows in whole groups of eight */                    \
-      /* accumulator j takes rows j, j + 8, ... in order: one at a time, so   \
-      ** that the row of sums being added into stays in the nearest cache */ \
-      for (int j = 0; j < 8; j++) {                                                    \
-        T *restrict a = r[j];                                                          \
-        for (int64_t l = 0; l < w; l++) a[l] = one;                                    \
-        for (int64_t q = j; q < i; q += 8) {                                           \
-          const T *restrict v = lanes_at_##D(x, p + q * st, ls, w, buf);               \
-          if (add)                                                                     \
-            for (int64_t l = 0; l < w; l++) a[l] = ADD(a[l], v[l]);                    \
-          else                                                                         \
-            for (int64_t l = 0; l < w; l++) a[l] = MUL(a[l], v[l]);                    \
+      /* accumulator j takes rows j, j + 8, ... in order (so each lane's   \
+      ** sums are row_'s). Rows read where they lie go eight at a time, a   \
+      ** chunk of lanes of each in turn: the input is read in its order,    \
+      ** the chunks of sums stay in the nearest cache. Others are gathered  \
+      ** once each: accumulator by accumulator, a row of sums at a time. */ \
+      bool rows = x->direct && ls == (int64_t)sizeof(T) && st % (int64_t)sizeof(T) == 0 && \
+                  (uintptr_t)p % sizeof(T) == 0;                                       \
+      for (int j = 0; j < 8; j++)                                                      \
+        for (int64_t l = 0; l < w; l++) r[j][l] = one;                                 \
+      if (rows)                                                                        \
+        for (int64_t g = 0; g < i; g += 8)                                             \
+          for (int64_t c = 0; c < w; c += LANE_CHUNK) {                                \
+            int64_t m = w - c < LANE_CHUNK ? w - c : LANE_CHUNK;                       \
+            for (int j = 0; j < 8; j++) {                                              \
+              T *restrict a = r[j] + c;                                                \
+              const T *restrict v = (const T *)(const void *)(p + (g + j) * st) + c;   \
+              if (add)                                                                 \
+                for (int64_t l = 0; l < m; l++) a[l] = ADD(a[l], v[l]);                \
+              else                                                                     \
+                for (int64_t l = 0; l < m; l++) a[l] = MUL(a[l], v[l]);                \
+            }                                                                          \
+          }                                                                            \
+      else                                                                             \
+        for (int j = 0; j < 8; j++) {                                                  \
+          T *restrict a = r[j];                                                        \
+          for (int64_t q = j; q < i; q += 8) {                                         \
+            const T *restrict v = lanes_at_##D(x, p + q * st, ls, w, buf);             \
+            if (add)                                                                   \
+              for (int64_t l = 0; l < w; l++) a[l] = ADD(a[l], v[l]);                  \
+            else                                                                       \
+              for (int64_t l = 0; l < w; l++) a[l] = MUL(a[l], v[l]);                  \
+          }                                                                            \
         }                                                                              \
-      }                                                                                \
-      for (int64_t l = 0; l < w; l++)                                                  \
-        res[l] = comb_##D(x->comb,                                                     \
-                          comb_##D(x->comb, comb_##D(x->comb, r[0][l], r[1][l]),       \
-                                   comb_##D(x->comb, r[2][l], r[3][l])),               \
-                          comb_##D(x->comb, comb_##D(x->comb, r[4][l], r[5][l]),       \
-                                   comb_##D(x->comb, r[6][l], r[7][l])));              \
+      if (add)                                                                         \
+        for (int64_t l = 0; l < w; l++)                                                \
+          res[l] = ADD(ADD(ADD(r[0][l], r[1][l]), ADD(r[2][l], r[3][l])),              \
+                       ADD(ADD(r[4][l], r[5][l]), ADD(r[6][l], r[7][l])));             \
+      else                                                                             \
+        for (int64_t l = 0; l < w; l++)                                                \
+          res[l] = MUL(MUL(MUL(r[0][l], r[1][l]), MUL(r[2][l], r[3][l])),              \
+                       MUL(MUL(r[4][l], r[5][l]), MUL(r[6][l], r[7][l])));             \
       for (; i < n; i++) {                                                             \
         const T *restrict v = lanes_at_##D(x, p + i * st, ls, w, buf);                 \
-        for (int64_t l = 0; l < w; l++) res[l] = comb_##D(x->comb, res[l], v[l]);      \
+        if (add)                                                                       \
+          for (int64_t l = 0; l < w; l++) res[l] = ADD(res[l], v[l]);                  \
+        else                                                                           \
+          for (int64_t l = 0; l < w; l++) res[l] = MUL(res[l], v[l]);                  \
       }                                                                                \
       return;                                                                          \
     }                                                                                  \
@@ -616,7 +685,8 @@ DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
     T *second = ws;                                                                    \
     lrow_##D(x, p, half, st, ls, w, res, ws + LANES);                                  \
     lrow_##D(x, p + half * st, n - half, st, ls, w, second, ws + LANES);               \
-    for (int64_t l = 0; l < w; l++) res[l] = comb_##D(x->comb, res[l], second[l]);     \
+    if (add) for (int64_t l = 0; l < w; l++) res[l] = ADD(res[l], second[l]);          \
+    else for (int64_t l = 0; l < w; l++) res[l] = MUL(res[l], second[l]);              \
   }                                                                                    \
   static void lregion_##D(const ctx *x, const char *p, int d, int64_t ls, int64_t w,   \
                           T *res, T *ws);                                              \
@@ -639,9 +709,12 @@ DEFINE_COMMON(BOOL, unsigned char, NAN_INT)
     else lspan_##D(x, p, d, 0, pl->rshape[d], ls, w, res, ws);                         \
   }
 
-DEFINE_LANES(F32, float, ADD_PLAIN, MUL_PLAIN)
-DEFINE_LANES(F64, double, ADD_PLAIN, MUL_PLAIN)
-DEFINE_LANES(U64, uint64_t, ADD_PLAIN, MUL_PLAIN)
+/* HELD(v): v is no NaN, by a comparison that the compiler vectorises */
+#define HELD_FLT(v) ((v) == (v))
+#define HELD_INT(v) ((void)(v), 1)
+DEFINE_LANES(F32, float, ADD_PLAIN, MUL_PLAIN, HELD_FLT)
+DEFINE_LANES(F64, double, ADD_PLAIN, MUL_PLAIN, HELD_FLT)
+DEFINE_LANES(U64, uint64_t, ADD_PLAIN, MUL_PLAIN, HELD_INT)
 
 /* The outputs along the last kept axis, LANES at a time, from the input
 ** at ip into the output at op: w outputs, ls and os apart. */
@@ -696,12 +769,16 @@ static size_t lanes_workspace(const lc_reduce_plan *pl) {
 }
 
 /* Are the outputs reduced as lanes: sums and products (and means) over
-** at least one axis of at least one element, the last kept axis nearer
-** in the input than the reduced axis walked fastest? */
+** at least one axis of at least one element, or minima and maxima of
+** floats, the last kept axis nearer in the input than the reduced axis
+** walked fastest? */
 static bool by_lanes(const lc_reduce_call *c, const ctx *x, lc_reduce_domain dom) {
   const lc_reduce_plan *pl = x->p;
-  if (lc_reduce_is_scan(c->op) || (x->comb != LC_COMB_ADD && x->comb != LC_COMB_MUL)) return false;
-  if (dom != LC_DOM_F32 && dom != LC_DOM_F64 && dom != LC_DOM_U64) return false;
+  bool extreme = x->comb == LC_COMB_MIN || x->comb == LC_COMB_MAX;
+  if (lc_reduce_is_scan(c->op) || c->op == LC_RED_ARGMIN || c->op == LC_RED_ARGMAX) return false;
+  if (extreme ? dom != LC_DOM_F32 && dom != LC_DOM_F64
+              : dom != LC_DOM_F32 && dom != LC_DOM_F64 && dom != LC_DOM_U64)
+    return false;
   if (pl->nkept == 0 || pl->nred == 0 || pl->count == 0 || pl->kshape[pl->nkept - 1] < 2)
     return false;
   int64_t ls = pl->kin[pl->nkept - 1], rs = pl->rin[pl->nred - 1];
@@ -800,6 +877,93 @@ static void next_output(const lc_reduce_plan *pl, int last, int64_t *idx, const 
   }
 }
 
+/* ---- many short rows --------------------------------------------------------------
+** One reduced axis of a few elements, contiguous, for each of many outputs
+** (the sum over a last axis of 2, the argmin over 16 of k-means): the
+** reduction per output is a handful of operations, so the walk through
+** region_, row_ and leaf_ per output was most of the time. Here the outputs
+** of the last kept axis are a loop around the same leaf (so the same bits)
+** or the same first extreme (the first NaN, else the first minimum or
+** maximum), read where they lie. */
+#define SHORT_ROW 128   /* at most a leaf: one leaf_ call per output is the tree */
+_Static_assert(SHORT_ROW <= LC_REDUCE_LEAF, "a short row is one leaf");
+
+#define DEFINE_SHORT(D, T, ISNAN)                                                      \
+  /* without branches on the values (a new extreme is a coin toss the                  \
+  ** branch predictor loses), NaNs looked for again only where seen */                 \
+  static int64_t first_arg_##D(const T *v, int64_t n, bool max) {                      \
+    T best = v[0];                                                                     \
+    int64_t at = 0;                                                                    \
+    bool nan = ISNAN(best);                                                            \
+    if (max)                                                                           \
+      for (int64_t j = 1; j < n; j++) {                                                \
+        T y = v[j];                                                                    \
+        bool better = y > best;                                                        \
+        nan |= ISNAN(y);                                                               \
+        best = better ? y : best;                                                      \
+        at = better ? j : at;                                                          \
+      }                                                                                \
+    else                                                                               \
+      for (int64_t j = 1; j < n; j++) {                                                \
+        T y = v[j];                                                                    \
+        bool better = y < best;                                                        \
+        nan |= ISNAN(y);                                                               \
+        best = better ? y : best;                                                      \
+        at = better ? j : at;                                                          \
+      }                                                                                \
+    if (nan)                                                                           \
+      for (int64_t j = 0; j < n; j++)                                                  \
+        if (ISNAN(v[j])) return j;                                                     \
+    return at;                                                                         \
+  }                                                                                    \
+  static void short_rows_##D(const lc_reduce_call *c, const ctx *x, const char *ip,    \
+                             char *op) {                                               \
+    const lc_reduce_plan *pl = x->p;                                                   \
+    int64_t n = pl->rshape[0], w = pl->kshape[pl->nkept - 1];                          \
+    int64_t is = pl->kin[pl->nkept - 1], os = pl->kout[pl->nkept - 1];                 \
+    int64_t idx[LC_MAXDIM] = {0};                                                      \
+    lc_typecode ot = c->out_type;                                                      \
+    bool same = lc_dtypes[ot].kind == 'f' && lc_dtypes[ot].size == (int64_t)sizeof(T); \
+    bool arg = c->op == LC_RED_ARGMIN || c->op == LC_RED_ARGMAX;                       \
+    bool mean = c->op == LC_RED_MEAN;                                                  \
+    for (int64_t k = 0; k < pl->nout; k += w) {                                        \
+      const char *p = ip;                                                              \
+      char *o = op;                                                                    \
+      for (int64_t j = 0; j < w; j++, p += is, o += os) {                              \
+        const T *v = (const T *)(const void *)p;                                       \
+        if (arg) {                                                                     \
+          store_I64(o, ot, first_arg_##D(v, n, x->comb == LC_COMB_MAX) + 1);           \
+          continue;                                                                    \
+        }                                                                              \
+        T s = leaf_##D(x->comb, v, n);                                                 \
+        if (mean) s = s / (T)pl->count;                                                \
+        if (same) memcpy(o, &s, sizeof s);                                             \
+        else store_##D(o, ot, s);                                                      \
+      }                                                                                \
+      next_output(pl, pl->nkept - 2, idx, &ip, &op);                                   \
+    }                                                                                 \
+  }
+
+DEFINE_SHORT(F32, float, NAN_FLT)
+DEFINE_SHORT(F64, double, NAN_FLT)
+
+/* Are the outputs reduced as short rows: a reduction (not a scan) of
+** float32 or float64 read as such, over one axis of at most SHORT_ROW
+** elements lying next to each other, every row aligned? */
+static bool by_short_rows(const lc_reduce_call *c, const ctx *x, lc_reduce_domain dom,
+                          const char *ip) {
+  const lc_reduce_plan *pl = x->p;
+  int64_t size = dom == LC_DOM_F32 ? 4 : 8;
+  if ((dom != LC_DOM_F32 && dom != LC_DOM_F64) || !x->direct || lc_reduce_is_scan(c->op))
+    return false;
+  if (pl->nred != 1 || pl->nkept == 0 || pl->rshape[0] > SHORT_ROW || pl->rin[0] != size ||
+      (uintptr_t)ip % (uintptr_t)size != 0)
+    return false;
+  for (int d = 0; d < pl->nkept; d++)
+    if (pl->kin[d] % size != 0) return false;
+  return true;
+}
+
 void lc_reduce_host(const lc_reduce_call *c) {
   lc_reduce_plan pl;
   lc_reduce_plan_make(c, &pl);
@@ -811,6 +975,11 @@ void lc_reduce_host(const lc_reduce_call *c) {
   const char *ip = c->in + pl.in0;
   char *op = c->out + pl.out0;
   int64_t idx[LC_MAXDIM] = {0};
+  if (by_short_rows(c, &x, dom, ip)) {
+    if (dom == LC_DOM_F32) short_rows_F32(c, &x, ip, op);
+    else short_rows_F64(c, &x, ip, op);
+    return;
+  }
   void *ws = by_lanes(c, &x, dom) ? malloc(lanes_workspace(&pl) * 8) : NULL;
   if (ws) {          /* (without the memory, the outputs one at a time) */
     /* each line of the last kept axis at once; the others one by one */
