@@ -224,6 +224,13 @@ $(MODCACHE_UNIT): spec/c/modcache_test.c spec/c/unit.h src/base/modcache.c src/b
 	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/modcache_test.c src/base/modcache.c src/base/hash.c \
 	  -o $@ $(LDFLAGS) -lpthread
 
+# the fatbinary writer: pure C, no Lua (spec/fatbin_spec.lua compares it
+# with the toolkit's fatbinary tool)
+FATBIN_UNIT = $(BUILD)/fatbin_test
+$(FATBIN_UNIT): spec/c/fatbin_test.c spec/c/unit.h src/base/fatbin.c src/base/fatbin.h
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) $(BASE_INC) spec/c/fatbin_test.c src/base/fatbin.c -o $@ $(LDFLAGS)
+
 # several lua_States on several threads (spec/threads_spec.lua runs it): a
 # C program that links Lua itself and requires the module from $(BUILD).
 # The -L list is the loader's path, so a Lua found through LD_LIBRARY_PATH
@@ -339,7 +346,7 @@ deps:
 
 # what the specs run: the module, the units, the host programs and the fakes
 CHECK_DEPS = $(LIB) $(DIST_LIB) $(BIGCOUNT_UNIT) $(AGREE_UNIT) $(DIST_HOST_UNIT) $(UNIT) $(SCAN_UNIT) \
-       $(DEPS_UNIT) $(MODCACHE_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(RANDOM_UNITS) $(GUARD_UNIT) \
+       $(DEPS_UNIT) $(MODCACHE_UNIT) $(FATBIN_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(RANDOM_UNITS) $(GUARD_UNIT) \
        $(ARENA_UNIT) $(STREAM_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) $(EMBED_HOST) \
        $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_NCCL) $(FAKE_PEER_TEST) $(FAKE_STRICT_TEST)
 check: $(CHECK_DEPS)
