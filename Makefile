@@ -362,9 +362,9 @@ check-shards: $(CHECK_DEPS)
 	$(RUN_ENV) LUA="$(LUA)" BUSTED="$(BUSTED)" tools/run_shards.sh $(TEST_SHARDS)
 
 # Every spec on the CUDA backend against the fake driver (spec/c/fake_cuda.c):
-# the tests of what a user kernel computed are pending there (S.fake in
-# spec/support.lua), so this checks the backend's copies, memory, streams,
-# errors and driver calls. The fake's device has room for the memory specs.
+# luacuda loads the fatbinary it loads on a GPU (no LUACUDA_PTX), whose
+# cubin the fake checks and whose PTX its interpreter runs, so kernels'
+# results are checked too. The fake's device has room for the memory specs.
 # FAKE_CUDA_DELAY_US=300 slows every queued operation down, so that work
 # read or freed before its stream ran it shows (CI runs both: the delayed
 # run on the specs of queued work, make check-fake-cuda-delayed).
@@ -379,7 +379,7 @@ FAKE_CUDA_SCHED_SEED ?= 1
 FAKE_ENV = LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=$(abspath $(BUILD))/fake/libcuda.so.1 \
            LUACUDA_CUBLAS=$(abspath $(BUILD))/fake/libcublas.so.13 \
            LUACUDA_LIBNCCL=$(abspath $(BUILD))/fake/libnccl.so.2 \
-           LUACUDA_PTX=1 FAKE_CUDA_MEMORY=4G FAKE_CUDA_DELAY_US=$(FAKE_CUDA_DELAY_US) \
+           FAKE_CUDA_MEMORY=4G FAKE_CUDA_DELAY_US=$(FAKE_CUDA_DELAY_US) \
            FAKE_CUDA_SCHED_SEED=$(FAKE_CUDA_SCHED_SEED)
 MATMUL_SPEC = spec/matmul_spec.lua
 check-fake-cuda:
@@ -525,7 +525,7 @@ bench-gpu: $(LIB)
 bench-gpu-smoke: $(LIB) $(FAKE_CUDA) $(FAKE_CUBLAS)
 	$(RUN_ENV) LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=$(CURDIR)/$(BUILD)/fake/libcuda.so.1 \
 	  LUACUDA_CUBLAS=$(CURDIR)/$(BUILD)/fake/libcublas.so.13 \
-	  LUACUDA_PTX=1 FAKE_CUDA_MEMORY=8G BENCH_LAUNCHES=2000 BENCH_SAXPY_N=65536 \
+	  FAKE_CUDA_MEMORY=8G BENCH_LAUNCHES=2000 BENCH_SAXPY_N=65536 \
 	  BENCH_MATMUL_N=64 BENCH_MATMUL_REPEAT=2 $(LUA) bench/gpu.lua
 
 # The specs against a module built with AddressSanitizer and UBSan; the

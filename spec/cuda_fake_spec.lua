@@ -45,7 +45,7 @@ local function run(code, env)
   f:write(PRELUDE, code, "\nprint('ok')\n")
   f:close()
   -- a hang (a broken list the old drain looped on) fails after two minutes
-  local p = io.popen(("timeout 120 env LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 LUACUDA_CACHE_DIR=%s "
+  local p = io.popen(("timeout 120 env LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_CACHE_DIR=%s "
                       .. "FAKE_CUDA_TRACE=%s/trace FAKE_CUDA_MEMORY=256M %s lua5.4 %s/s.lua 2>&1"):format(
                        FAKE, dir .. "/cache", dir, env or "", dir))
   local out = p:read("a")
@@ -119,7 +119,7 @@ end
 -- on the fake; the output, which ends "exit 0" when it passed.
 local function host_test(name, env)
   local dir = S.tmpdir()
-  local p = io.popen(("timeout 120 env LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 "
+  local p = io.popen(("timeout 120 env LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s "
                       .. "LUACUDA_CACHE_DIR=%s FAKE_CUDA_MEMORY=256M %s %s/capi_test %s 2>&1; echo exit $?"):format(
                        FAKE, dir .. "/cache", env or "", BUILD, name))
   local out = p:read("a")
@@ -1150,7 +1150,7 @@ extern "C" __global__ void half_sum(__half *x, float *out) {
     ]==], "LUACUDA_SYNC=1")
   end)
 
-  it("loads cubins by default, and PTX for a device newer than NVRTC", function()
+  it("loads the fatbinary by default, and PTX for a device newer than NVRTC", function()
     if not require("luacuda").nvrtc_version() then pending("no NVRTC") return end
     local code = [==[
       local m = l.compile([[extern "C" __global__ void k(int *x) {}]])
@@ -1166,6 +1166,33 @@ extern "C" __global__ void half_sum(__half *x, float *out) {
     trace = scenario(code, "LUACUDA_PTX=0 FAKE_CUDA_CC=99.0")
     assert.equal(2, count(trace, "cuModuleLoadDataEx"))
     assert.equal(0, count(trace, "  -> 209"))
+  end)
+
+  -- issue 32: the image a GPU runs is the image the fake runs. luacuda
+  -- loads a fatbinary (the device's cubin and its PTX), as the disk cache
+  -- keeps it; the fake checks the cubin and runs the PTX of that image
+  it("runs the fatbinary luacuda loads on a GPU, without LUACUDA_PTX", function()
+    if not require("luacuda").nvrtc_version() then pending("no NVRTC") return end
+    local dir = S.tmpdir()
+    local code = [==[
+      local m = l.compile([[extern "C" __global__ void k(int *x) {
+        x[threadIdx.x] = threadIdx.x + __CUDA_ARCH__; }]])
+      local x = l.device_array(3, "int32")
+      m.k[{1, 3}](x)
+      eq({900, 901, 902}, x:totable())
+    ]==]
+    local env = "LUACUDA_PTX= LUACUDA_CACHE_DIR=" .. dir
+    local trace = scenario(code, env)
+    assert.equal(1, count(trace, "cuModuleLoadDataEx"))
+    local p = io.popen("ls " .. dir .. " | grep '^cuda-.*[.]fatbin$'")
+    local name = p:read("l")
+    p:close()
+    assert(name, "no fatbinary in the disk cache")
+    local f = assert(io.open(dir .. "/" .. name, "rb"))
+    assert.equal("\x50\xed\x55\xba", f:read(4))      -- 0xBA55ED50, little-endian
+    f:close()
+    scenario(code, env)                               -- from the cache
+    os.execute("rm -rf " .. dir)
   end)
 
   -- issue 32, defect 5: NVRTC takes the last -arch, so a user's replaced
@@ -1194,8 +1221,8 @@ extern "C" __global__ void half_sum(__half *x, float *out) {
       fails('option -arch=native: an architecture is "compute_XX" or "sm_XX"',
             l.compile, src, {options = {"-arch=native"}})
     ]==]
-    scenario(code, "LUACUDA_PTX=0")   -- cubins, as on a GPU
-    scenario(code)                    -- PTX
+    scenario(code, "LUACUDA_PTX=0")   -- fatbinaries, as on a GPU
+    scenario(code, "LUACUDA_PTX=1")   -- PTX alone
   end)
 
   -- issue 14, item 4: CUDA 13's NVRTC makes PTX 9.0 and cubins a 12.x
@@ -1210,8 +1237,8 @@ extern "C" __global__ void half_sum(__half *x, float *out) {
       assert(e:find("(driver %d.4, NVRTC %d.%d)", 1, true), e)
       assert(e:find("NVRTC is newer than the driver", 1, true), e)
     ]==]):format(maj - 1, maj, min)
-    scenario(code, "FAKE_CUDA_DRIVER_VERSION=" .. older)               -- PTX
-    scenario(code, "LUACUDA_PTX=0 FAKE_CUDA_DRIVER_VERSION=" .. older) -- a cubin
+    scenario(code, "LUACUDA_PTX=1 FAKE_CUDA_DRIVER_VERSION=" .. older) -- PTX
+    scenario(code, "LUACUDA_PTX=0 FAKE_CUDA_DRIVER_VERSION=" .. older) -- a fatbinary
     -- a driver as new as NVRTC takes both
     local ok = [==[ l.compile([[extern "C" __global__ void k(int *x) {}]]) ]==]
     local trace = scenario(ok, ("FAKE_CUDA_DRIVER_VERSION=%d%03d"):format(maj, min * 10))
