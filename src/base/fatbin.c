@@ -3,8 +3,8 @@
 **
 ** The format, as observed in what the toolkit's `fatbinary` tool (13.0)
 ** writes for one cubin and one PTX without compression; every number is
-** little-endian, and spec/c/fatbin_test.c checks this writer byte for
-** byte against the tool where it is installed:
+** little-endian, and spec/fatbin_spec.lua checks this writer byte for
+** byte against the tool where it is installed (spec/c/fatbin_test.c):
 **
 ** A header of 16 bytes:
 **    0  u32  magic 0xBA55ED50
@@ -16,19 +16,20 @@
 **    2  u16  0x0101 (the tool writes it for both kinds)
 **    4  u32  size of the entry's header: 64 for an ELF, 80 for a PTX
 **    8  u64  bytes of the payload that follows the header
-**   16  u32  0
+**   16  u32  0 (compressed: the payload's bytes before the padding)
 **   20  u32  PTX: where, in the header, its JIT options block is (64);
 **            ELF: 0, none
 **   24  u16  minor, u16 major: a PTX's .version (9.0 is 0, 9); an ELF's
 **            e_ident[EI_ABIVERSION] and e_ident[EI_VERSION] (8, 1)
 **   28  u32  the SM it was built for (90 for sm_90)
 **   32  u64  0
-**   40  u64  0x11 (64-bit code, no compression: the tool's flags)
-**   48  16 bytes of zeros
+**   40  u64  flags: 0x11 (64-bit code); 0x8011 when compressed (zstd)
+**   48  u64  0
+**   56  u64  0 (compressed: the image's bytes once uncompressed)
 ** and a PTX's header has the options block at 64: u32 where its text is
 ** (72), u32 its length (0: none), then the text, NUL-ended and padded
 ** with zeros to 8 bytes (8 zero bytes when empty), hence 80.
-** A payload is the image padded with zeros to a multiple of 8 bytes; a
+** A payload is the image (uncompressed here) padded with zeros to a multiple of 8 bytes; a
 ** PTX's has at least one NUL after the text. (The tool also strips a
 ** PTX's comments and indentation; the driver needs neither done, and
 ** this writer stores the text as NVRTC made it.)
