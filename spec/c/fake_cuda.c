@@ -21,6 +21,9 @@
 **   allows);
 ** - a copy whose source and destination overlap is CUDA_ERROR_INVALID_VALUE
 **   (undefined on a GPU);
+** - an intra-device 2-D or 3-D copy with a pitch cuMemAllocPitch would not
+**   give (not a multiple of 512) is CUDA_ERROR_INVALID_VALUE, as the manual
+**   says it may be (pitch_refused);
 ** - cuMemFreeHost and cuMemHostUnregister do not wait for queued work (the
 **   manual does not promise it): a copy queued before that touches the
 **   memory faults (CUDA_ERROR_ILLEGAL_ADDRESS) when it runs;
@@ -1543,6 +1546,20 @@ static char *side(CUmemorytype t, const void *host, CUdeviceptr dev, size_t x, s
   return first;
 }
 
+/* The manual: on intra-device copies, cuMemcpy2D "may fail for pitches
+** not computed by cuMemAllocPitch()". The fake fails them: between two
+** allocations of device memory (device or pool) of one device, a copy of
+** more than one row whose pitch is not a multiple of ALLOC_PITCH (what
+** cuMemAllocPitch gives on current GPUs) is CUDA_ERROR_INVALID_VALUE. */
+#define ALLOC_PITCH 512
+static bool pitch_refused(const char *d, size_t dpitch, const char *s, size_t spitch,
+                          size_t rows) {
+  if (rows <= 1 || (dpitch % ALLOC_PITCH == 0 && spitch % ALLOC_PITCH == 0)) return false;
+  alloc *a = find(d, 1), *b = find(s, 1);
+  return a && b && (a->kind == A_DEVICE || a->kind == A_POOL) &&
+         (b->kind == A_DEVICE || b->kind == A_POOL) && a->dev == b->dev;
+}
+
 static bool host_side(CUmemorytype t, const char *p, size_t width) {
   return t == CU_MEMORYTYPE_HOST && pageable(p, width);
 }
@@ -1558,6 +1575,8 @@ API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream h) {
                    c->srcPitch, 0, c->WidthInBytes, c->Height, 1);
   if (d == NULL || src == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
   if (c->WidthInBytes == 0 || c->Height == 0) return leave(CUDA_SUCCESS);
+  if (pitch_refused(d, c->dstPitch, src, c->srcPitch, c->Height))
+    return leave(CUDA_ERROR_INVALID_VALUE);
   op *o = new_op(OP_COPY);
   o->dst = d;
   o->src = src;
@@ -1587,6 +1606,8 @@ API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream h) {
                    c->srcZ, c->srcPitch, c->srcHeight, c->WidthInBytes, c->Height, c->Depth);
   if (d == NULL || src == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
   if (c->WidthInBytes == 0 || c->Height == 0 || c->Depth == 0) return leave(CUDA_SUCCESS);
+  if (pitch_refused(d, c->dstPitch, src, c->srcPitch, c->Height * c->Depth))
+    return leave(CUDA_ERROR_INVALID_VALUE);
   op *o = new_op(OP_COPY);
   o->dst = d;
   o->src = src;

@@ -3,8 +3,9 @@
 ** interpreter are no kinder than a GPU. Fresh device, managed and pool
 ** memory, a kernel's registers and its local memory hold garbage (0xA5
 ** bytes), not zeros; a copy whose source and destination overlap is
-** refused (undefined on a GPU); an event is not recorded on another
-** context's stream; and the threads of a block run in a shuffled order
+** refused (undefined on a GPU), and so is a device-to-device 2-D copy at
+** a pitch cuMemAllocPitch would not give (the driver may refuse it); an
+** event is not recorded on another context's stream; and the threads of a block run in a shuffled order
 ** (FAKE_CUDA_SCHED_SEED), so a missing bar.sync gives a wrong result. A
 ** fatbinary loads as the driver loads it (its ELF for the device's SM,
 ** checked, with the PTX beside it run; else PTX to JIT; else
@@ -59,7 +60,7 @@ static int test_fresh_memory_poisoned(void) {
 
 static int test_overlapping_copies_refused(void) {
   CUdeviceptr d;
-  CHECK_EQ(cuMemAlloc(&d, 256), CUDA_SUCCESS);
+  CHECK_EQ(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
   CHECK_EQ(cuMemcpyAsync(d + 8, d, 16, NULL), CUDA_ERROR_INVALID_VALUE);
   CHECK_EQ(cuMemcpyAsync(d, d + 15, 16, NULL), CUDA_ERROR_INVALID_VALUE);
   CHECK_EQ(cuMemcpyAsync(d, d, 16, NULL), CUDA_ERROR_INVALID_VALUE);
@@ -69,17 +70,50 @@ static int test_overlapping_copies_refused(void) {
   memset(&c, 0, sizeof c);
   c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
   c.srcDevice = d;
-  c.dstDevice = d + 16;
-  c.srcPitch = c.dstPitch = 32;
-  c.WidthInBytes = 16;
+  c.dstDevice = d + 256;
+  c.srcPitch = c.dstPitch = 512;                     /* a pitch cuMemAllocPitch gives */
+  c.WidthInBytes = 256;
   c.Height = 4;
   CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_SUCCESS);
-  c.dstDevice = d + 8;                                                /* now they do */
+  c.dstDevice = d + 128;                                              /* now they do */
   CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_ERROR_INVALID_VALUE);
-  c.dstDevice = d + 32;                                               /* row k onto row k + 1 */
+  c.dstDevice = d + 512;                                              /* row k onto row k + 1 */
   CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_ERROR_INVALID_VALUE);
   CHECK_EQ(cuStreamSynchronize(NULL), CUDA_SUCCESS);
   CHECK_EQ(cuMemFree(d), CUDA_SUCCESS);
+  return 0;
+}
+
+/* device to device, a pitch cuMemAllocPitch does not give (a multiple of
+** 512) is refused, as the manual says the driver may refuse it; between
+** host and device, or one row, any pitch goes */
+static int test_intra_device_pitch_refused(void) {
+  CUdeviceptr a, b;
+  static unsigned char host[4 * 48];
+  CHECK_EQ(cuMemAlloc(&a, 4096), CUDA_SUCCESS);
+  CHECK_EQ(cuMemAlloc(&b, 4096), CUDA_SUCCESS);
+  CUDA_MEMCPY2D c;
+  memset(&c, 0, sizeof c);
+  c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.srcDevice = a;
+  c.dstDevice = b;
+  c.srcPitch = 48;
+  c.dstPitch = 512;
+  c.WidthInBytes = 32;
+  c.Height = 4;
+  CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_ERROR_INVALID_VALUE);
+  c.srcPitch = 1024;
+  CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_SUCCESS);
+  c.srcPitch = 48;
+  c.Height = 1;
+  CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_SUCCESS);
+  c.Height = 4;
+  c.srcMemoryType = CU_MEMORYTYPE_HOST;
+  c.srcHost = host;
+  CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_SUCCESS);
+  CHECK_EQ(cuStreamSynchronize(NULL), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFree(a), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFree(b), CUDA_SUCCESS);
   return 0;
 }
 
@@ -374,6 +408,7 @@ static int test_cubin_alone_not_run(void) {
 
 #define T(name) { #name, test_##name }
 static const unit_test tests[] = {T(fresh_memory_poisoned), T(overlapping_copies_refused),
+                                  T(intra_device_pitch_refused),
                                   T(event_on_other_context), T(registers_and_local_poisoned),
                                   T(missing_barrier_shows), T(fatbin_runs_its_ptx),
                                   T(fatbin_without_the_devices_cubin), T(cubin_alone_not_run),
