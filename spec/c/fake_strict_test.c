@@ -5,9 +5,9 @@
 ** bytes), not zeros; a copy whose source and destination overlap is
 ** refused (undefined on a GPU), and so is a device-to-device 2-D copy at
 ** a pitch cuMemAllocPitch would not give (the driver may refuse it); an
-** event is not recorded on another context's stream; and the threads of a block run in a shuffled order
-** (FAKE_CUDA_SCHED_SEED), so a missing bar.sync gives a wrong result. A
-** fatbinary loads as the driver loads it (its ELF for the device's SM,
+** event is not recorded on another context's stream; and the threads of a
+** block run in a shuffled order (FAKE_CUDA_SCHED_SEED), so a missing
+** bar.sync gives a wrong result. A fatbinary loads as the driver loads it (its ELF for the device's SM,
 ** checked, with the PTX beside it run; else PTX to JIT; else
 ** NO_BINARY_FOR_GPU), and a cubin loaded alone is not run.
 ** Two devices (FAKE_CUDA_DEVICES=2, set here before cuInit).
