@@ -60,6 +60,7 @@ UNIT = $(BUILD)/layout_test
 SCAN_UNIT = $(BUILD)/scan_test
 DEPS_UNIT = $(BUILD)/deps_test
 MODCACHE_UNIT = $(BUILD)/modcache_test
+FATBIN_UNIT = $(BUILD)/fatbin_test
 REDUCE_UNIT = $(BUILD)/reduce_test
 NPY_UNIT = $(BUILD)/npy_test
 RANDOM_UNITS = $(BUILD)/random_test $(BUILD)/random_portable_test

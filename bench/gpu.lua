@@ -51,15 +51,18 @@ for _ = 1, 1000 do launch(a, 1, 2, 3) end
 luacuda.synchronize()
 local t_lua = best(function() for _ = 1, LAUNCHES do launch(a, 1, 2, 3) end end) / LAUNCHES * 1e6
 
--- The C baseline loads the image the library itself loads (module.c,
--- load_source): a cubin for the device's architecture; PTX (which the
--- driver JITs, and which a driver older than NVRTC refuses) only where
--- LUACUDA_PTX=1 asks for it or NVRTC does not know the device, then for
--- the newest architecture NVRTC knows below it.
+-- The C baseline loads the code the library itself runs (module.c,
+-- load_source): the cubin for the device's architecture (the library's
+-- fatbinary holds it beside its PTX); PTX (which the driver JITs, and
+-- which a driver older than NVRTC refuses) only where LUACUDA_PTX=1 asks
+-- for it, NVRTC does not know the device, or the device is the fake
+-- driver's (which runs PTX only), then for the newest architecture NVRTC
+-- knows below it.
 local function image_for(src, cc)
   local want = cc and cc[1] * 10 + cc[2] or 75
   local ptx = os.getenv("LUACUDA_PTX")
-  if not ptx or ptx == "" or ptx == "0" then
+  local fake = (dev.name or ""):find("^luacuda fake GPU") ~= nil
+  if not fake and (not ptx or ptx == "" or ptx == "0") then
     local ok, cubin = pcall(luacuda.cubin, src, {arch = "sm_" .. want})
     if ok then return cubin, "cubin for sm_" .. want end
   end

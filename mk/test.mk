@@ -3,7 +3,7 @@
 
 # what the specs run: the module, the units, the host programs and the fakes
 CHECK_DEPS = $(LIB) $(DIST_LIB) $(BIGCOUNT_UNIT) $(AGREE_UNIT) $(DIST_HOST_UNIT) $(UNIT) $(SCAN_UNIT) \
-       $(DEPS_UNIT) $(MODCACHE_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(RANDOM_UNITS) $(GUARD_UNIT) \
+       $(DEPS_UNIT) $(MODCACHE_UNIT) $(FATBIN_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(RANDOM_UNITS) $(GUARD_UNIT) \
        $(ARENA_UNIT) $(STREAM_UNIT) $(THREADS_TEST) $(FAKE_CUDA) $(CAPI_UNIT) $(EMBED_HOST) \
        $(FAKE_NVRTC) $(FAKE_CUBLAS) $(FAKE_NCCL) $(FAKE_PEER_TEST) $(FAKE_STRICT_TEST)
 check: $(CHECK_DEPS)
@@ -19,9 +19,9 @@ check-shards: $(CHECK_DEPS)
 	$(RUN_ENV) LUA="$(LUA)" BUSTED="$(BUSTED)" tools/run_shards.sh $(TEST_SHARDS)
 
 # Every spec on the CUDA backend against the fake driver (spec/fake/fake_cuda.c):
-# the tests of what a user kernel computed are pending there (S.fake in
-# spec/support.lua), so this checks the backend's copies, memory, streams,
-# errors and driver calls. The fake's device has room for the memory specs.
+# luacuda loads the fatbinary it loads on a GPU (no LUACUDA_PTX), whose
+# cubin the fake checks and whose PTX its interpreter runs, so kernels'
+# results are checked too. The fake's device has room for the memory specs.
 # FAKE_CUDA_DELAY_US=300 slows every queued operation down, so that work
 # read or freed before its stream ran it shows (CI runs both: the delayed
 # run on the specs of queued work, make check-fake-cuda-delayed).
@@ -36,7 +36,7 @@ FAKE_CUDA_SCHED_SEED ?= 1
 FAKE_ENV = LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=$(abspath $(BUILD))/fake/libcuda.so.1 \
            LUACUDA_CUBLAS=$(abspath $(BUILD))/fake/libcublas.so.13 \
            LUACUDA_LIBNCCL=$(abspath $(BUILD))/fake/libnccl.so.2 \
-           LUACUDA_PTX=1 FAKE_CUDA_MEMORY=4G FAKE_CUDA_DELAY_US=$(FAKE_CUDA_DELAY_US) \
+           FAKE_CUDA_MEMORY=4G FAKE_CUDA_DELAY_US=$(FAKE_CUDA_DELAY_US) \
            FAKE_CUDA_SCHED_SEED=$(FAKE_CUDA_SCHED_SEED)
 MATMUL_SPEC = spec/matmul_spec.lua
 check-fake-cuda:

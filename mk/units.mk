@@ -23,9 +23,11 @@ $(BIGCOUNT_UNIT): spec/unit/bigcount_test.c spec/unit/unit.h src/dist/bigcount.c
 # test program linking the base library for the code it tests: layout,
 # the kernel source scanner, reductions and scans on host memory, the .npy
 # header, the host's random numbers, the record of the headers a
-# compilation read, the process's compiled modules by key
+# compilation read, the process's compiled modules by key, the fatbinary
+# writer (spec/fatbin_spec.lua also compares it with the toolkit's tool)
 UNIT_CFLAGS = $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L
-BASE_UNITS = $(UNIT) $(SCAN_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(BUILD)/random_test $(DEPS_UNIT) $(MODCACHE_UNIT)
+BASE_UNITS = $(UNIT) $(SCAN_UNIT) $(REDUCE_UNIT) $(NPY_UNIT) $(BUILD)/random_test $(DEPS_UNIT) $(MODCACHE_UNIT) \
+             $(FATBIN_UNIT)
 $(BASE_UNITS): $(BUILD)/%: spec/unit/%.c spec/unit/unit.h $(BASE_LIB) $(wildcard src/base/*.h) kernels/philox.h
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(BASE_INC) $< $(BASE_LIB) -o $@ $(LDFLAGS) -lpthread -lm

@@ -21,7 +21,7 @@ local function run(bin, args)
   return ok == true and how == "exit" and code == 0, out, how, code
 end
 
-for _, unit in ipairs({"layout", "scan", "deps", "modcache", "reduce", "npy", "random", "random_portable",
+for _, unit in ipairs({"layout", "scan", "deps", "modcache", "fatbin", "reduce", "npy", "random", "random_portable",
                           "guard", "arena", "stream", "capi"}) do
   local bin = build .. "/" .. unit .. "_test"
   describe(unit .. ".c unit tests (" .. bin .. ")", function()

@@ -21,6 +21,9 @@
 **   allows);
 ** - a copy whose source and destination overlap is CUDA_ERROR_INVALID_VALUE
 **   (undefined on a GPU);
+** - an intra-device 2-D or 3-D copy with a pitch cuMemAllocPitch would not
+**   give (not a multiple of 512) is CUDA_ERROR_INVALID_VALUE, as the manual
+**   says it may be (pitch_refused);
 ** - cuMemFreeHost and cuMemHostUnregister do not wait for queued work (the
 **   manual does not promise it): a copy queued before that touches the
 **   memory faults (CUDA_ERROR_ILLEGAL_ADDRESS) when it runs;
@@ -41,11 +44,15 @@
 ** PTX ISA fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION; so does a cubin
 ** whose .note.nv.cuinfo names a toolkit of a newer major version (minor
 ** version compatibility: a cubin of 12.8 loads on a 12.0 driver; which
-** code a real driver gives for a cubin is not documented). A launch of the
-** library kernels lc_copy_strided and lc_fill_strided are run, on their
-** stream, as kernels/strided.cu computes them (lc_fill_strided's 32-bit
-** indexing and store width checked against the view); other kernels are
-** checked and traced, not run.
+** code a real driver gives for a cubin is not documented). A fatbinary
+** (what luacuda loads on a GPU: the cubin for the device's SM and its PTX)
+** is taken as the driver takes it, its ELF checked, and its PTX run
+** (load_fatbin). The library kernels lc_copy_strided and lc_fill_strided
+** are run, on their stream, as kernels/strided.cu computes them
+** (lc_fill_strided's 32-bit indexing and store width checked against the
+** view); other kernels run on the PTX interpreter. A kernel of a cubin
+** loaded alone (no PTX) is found by name, but its launch fails with
+** CUDA_ERROR_NOT_SUPPORTED and a line on stderr: the fake cannot run it.
 **
 ** Environment:
 **   FAKE_CUDA_DEVICES=2          number of devices (1 to 4)
@@ -1585,6 +1592,20 @@ static char *side(CUmemorytype t, const void *host, CUdeviceptr dev, size_t x, s
   return first;
 }
 
+/* The manual: on intra-device copies, cuMemcpy2D "may fail for pitches
+** not computed by cuMemAllocPitch()". The fake fails them: between two
+** allocations of device memory (device or pool) of one device, a copy of
+** more than one row whose pitch is not a multiple of ALLOC_PITCH (what
+** cuMemAllocPitch gives on current GPUs) is CUDA_ERROR_INVALID_VALUE. */
+#define ALLOC_PITCH 512
+static bool pitch_refused(const char *d, size_t dpitch, const char *s, size_t spitch,
+                          size_t rows) {
+  if (rows <= 1 || (dpitch % ALLOC_PITCH == 0 && spitch % ALLOC_PITCH == 0)) return false;
+  alloc *a = find(d, 1), *b = find(s, 1);
+  return a && b && (a->kind == A_DEVICE || a->kind == A_POOL) &&
+         (b->kind == A_DEVICE || b->kind == A_POOL) && a->dev == b->dev;
+}
+
 static bool host_side(CUmemorytype t, const char *p, size_t width) {
   return t == CU_MEMORYTYPE_HOST && pageable(p, width);
 }
@@ -1600,6 +1621,8 @@ API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream h) {
                    c->srcPitch, 0, c->WidthInBytes, c->Height, 1);
   if (d == NULL || src == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
   if (c->WidthInBytes == 0 || c->Height == 0) return leave(CUDA_SUCCESS);
+  if (pitch_refused(d, c->dstPitch, src, c->srcPitch, c->Height))
+    return leave(CUDA_ERROR_INVALID_VALUE);
   op *o = new_op(OP_COPY);
   o->dst = d;
   o->src = src;
@@ -1629,6 +1652,8 @@ API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream h) {
                    c->srcZ, c->srcPitch, c->srcHeight, c->WidthInBytes, c->Height, c->Depth);
   if (d == NULL || src == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
   if (c->WidthInBytes == 0 || c->Height == 0 || c->Depth == 0) return leave(CUDA_SUCCESS);
+  if (pitch_refused(d, c->dstPitch, src, c->srcPitch, c->Height * c->Depth))
+    return leave(CUDA_ERROR_INVALID_VALUE);
   op *o = new_op(OP_COPY);
   o->dst = d;
   o->src = src;
@@ -1919,18 +1944,24 @@ static CUresult load_ptx(struct CUmod_st *m, const char *ptx, char *log, size_t 
   return CUDA_SUCCESS;
 }
 
-/* A cubin: its entries' names only, from the ".text.<name>" section names;
+/* A cubin (entry_sm: the SM a fatbinary's entry says it holds, or 0):
+** its entries' names only, from the ".text.<name>" section names;
 ** refused when its .note.nv.cuinfo (note version, virtual SM and toolkit
 ** version as 10 * major + minor: 2, 90, 130) names a toolkit of a newer
 ** major version than the driver's, and, as the driver refuses it, when it
 ** was built for an SM the device cannot run: a cubin for X.y runs on X.z
 ** devices with z >= y only. The SM is e_flags' second byte in the ELF ABI
 ** of OSABI 0x41 (CUDA 12.8 and later: 0x5a for sm_90), its first before. */
-static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, char *log,
-                           size_t loglen) {
+static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, int entry_sm,
+                           char *log, size_t loglen) {
   uint32_t eflags;
   memcpy(&eflags, img + 0x30, 4);
   int sm = (int)(img[7] == 0x41 ? (eflags >> 8) & 0xff : eflags & 0xff);
+  if (entry_sm && sm != entry_sm) {   /* a fatbinary's entry says which it holds */
+    snprintf(log, loglen, "fake_cuda: the fatbinary's entry for sm_%d holds a cubin for sm_%d",
+             entry_sm, sm);
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
   if (sm / 10 != ccmaj[m->dev] || sm % 10 > ccmin[m->dev]) {
     snprintf(log, loglen, "fake_cuda: a cubin for sm_%d cannot run on a %d.%d device", sm,
              ccmaj[m->dev], ccmin[m->dev]);
@@ -1974,6 +2005,94 @@ static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, char *l
     func_facts(f, 0, 0);
   }
   return CUDA_SUCCESS;
+}
+
+/* A fatbinary (src/base/fatbin.c writes the format down): as the driver
+** does, the ELF entry for the device's SM (X.y on X.z, z >= y, the newest)
+** is taken, and its ELF header must name that SM; with none, the newest PTX
+** no newer than the device is JIT-compiled; with neither, or when the ELF
+** is refused and no PTX is there to JIT, the image does not load. The fake
+** runs PTX only: with the ELF taken, the PTX entry of the same image runs
+** its kernels, whose entries must be the ELF's. Compressed entries are not
+** read (CUDA_ERROR_INVALID_IMAGE). */
+static uint64_t le(const unsigned char *p, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+static CUresult load_fatbin(struct CUmod_st *m, const unsigned char *img, char *log,
+                            size_t loglen) {
+  uint64_t total = le(img + 8, 8), hdr = le(img + 6, 2);
+  const unsigned char *elf = NULL, *ptx = NULL;
+  int elf_sm = 0, ptx_sm = 0, dev_sm = ccmaj[m->dev] * 10 + ccmin[m->dev];
+  for (uint64_t at = 0; at < total;) {
+    const unsigned char *e = img + hdr + at;
+    uint64_t ehdr = le(e + 4, 4), size = le(e + 8, 8), flags = le(e + 40, 8);
+    unsigned kind = (unsigned)le(e, 2);
+    int sm = (int)le(e + 28, 4);
+    if (ehdr < 64 || at + ehdr + size > total) {
+      snprintf(log, loglen, "fake_cuda: a fatbinary entry runs past the image's %llu bytes",
+               (unsigned long long)total);
+      return CUDA_ERROR_INVALID_IMAGE;
+    }
+    if (flags & 0x8000) {
+      snprintf(log, loglen, "fake_cuda: compressed fatbinary entries are not read");
+      return CUDA_ERROR_INVALID_IMAGE;
+    }
+    const unsigned char *pay = e + ehdr;
+    if (kind == 2 && sm / 10 == ccmaj[m->dev] && sm % 10 <= ccmin[m->dev] && sm > elf_sm) {
+      elf = pay;
+      elf_sm = sm;
+    }
+    if (kind == 1 && sm <= dev_sm && sm > ptx_sm) {
+      if (size == 0 || memchr(pay, '\0', size) == NULL) {
+        snprintf(log, loglen, "fake_cuda: a fatbinary's PTX entry is not NUL-ended");
+        return CUDA_ERROR_INVALID_IMAGE;
+      }
+      ptx = pay;
+      ptx_sm = sm;
+    }
+    at += ehdr + size;
+  }
+  if (elf == NULL && ptx == NULL) {
+    snprintf(log, loglen, "fake_cuda: the fatbinary has no cubin for sm_%d and no PTX to JIT "
+             "for it", dev_sm);
+    return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  }
+  if (elf) {
+    if (memcmp(elf, "\177ELF", 4) != 0) {
+      snprintf(log, loglen, "fake_cuda: the fatbinary's ELF entry for sm_%d is not an ELF", elf_sm);
+      return CUDA_ERROR_INVALID_IMAGE;
+    }
+    CUresult r = load_cubin(m, elf, elf_sm, log, loglen);
+    /* an image whose entry lies about its ELF is broken, not JIT-able */
+    if (r != CUDA_SUCCESS && (ptx == NULL || r == CUDA_ERROR_INVALID_IMAGE)) return r;
+    if (r == CUDA_SUCCESS && ptx == NULL) return CUDA_SUCCESS;   /* loads; its kernels do not run */
+    if (r != CUDA_SUCCESS) {   /* the driver JITs the PTX instead */
+      m->nfuncs = 0;
+      elf = NULL;
+    }
+  }
+  /* the kernels the ELF has, to compare with the PTX's */
+  int nelf = elf ? m->nfuncs : 0;
+  char (*names)[128] = nelf ? malloc((size_t)nelf * sizeof *names) : NULL;
+  for (int i = 0; i < nelf; i++) memcpy(names[i], m->funcs[i].e.name, sizeof names[i]);
+  m->nfuncs = 0;
+  CUresult r = load_ptx(m, (const char *)ptx, log, loglen);
+  /* every PTX entry is compiled in the ELF (which may hold more: device
+  ** functions not inlined have their own .text sections) */
+  for (int j = 0; r == CUDA_SUCCESS && elf && j < m->nfuncs; j++) {
+    bool found = false;
+    for (int i = 0; i < nelf && !found; i++) found = strcmp(names[i], m->funcs[j].e.name) == 0;
+    if (!found) {
+      snprintf(log, loglen, "fake_cuda: the fatbinary's PTX has kernel %s, its cubin does not",
+               m->funcs[j].e.name);
+      r = CUDA_ERROR_INVALID_IMAGE;
+    }
+  }
+  free(names);
+  return r;
 }
 
 /* A launch queued from a module keeps its program until it has run. */
@@ -2034,7 +2153,8 @@ API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
   struct CUmod_st *m = calloc(1, sizeof *m);
   m->dev = curdev();
   CUresult r = CUDA_SUCCESS;
-  if (memcmp(image, "\177ELF", 4) == 0) r = load_cubin(m, image, log, loglen);
+  if (memcmp(image, "\177ELF", 4) == 0) r = load_cubin(m, image, 0, log, loglen);
+  else if (le(image, 4) == 0xBA55ED50u) r = load_fatbin(m, image, log, loglen);
   else r = load_ptx(m, image, log, loglen);
   if (r == CUDA_SUCCESS) {
     /* the image (the code a GPU keeps) and the variables take device memory */
@@ -2263,7 +2383,11 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     o->params = calloc(1, bytes ? bytes : 1);
     for (int i = 0; i < e->nparams; i++) memcpy(o->params + e->offset[i], params[i], e->size[i]);
   } else {
-    o = new_op(OP_NOTHING);   /* a cubin's kernel: checked, not run */
+    /* a cubin loaded alone: the fake runs PTX only, so it says so
+    ** rather than run nothing */
+    fprintf(stderr, "fake_cuda: kernel %s was loaded from a cubin alone, which the fake cannot "
+            "run: load a fatbinary holding its PTX, or the PTX\n", e->name);
+    return CUDA_ERROR_NOT_SUPPORTED;
   }
   enqueue(s, o);
   return CUDA_SUCCESS;

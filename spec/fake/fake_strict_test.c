@@ -3,9 +3,13 @@
 ** interpreter are no kinder than a GPU. Fresh device, managed and pool
 ** memory, a kernel's registers and its local memory hold garbage (0xA5
 ** bytes), not zeros; a copy whose source and destination overlap is
-** refused (undefined on a GPU); an event is not recorded on another
-** context's stream; and the threads of a block run in a shuffled order
-** (FAKE_CUDA_SCHED_SEED), so a missing bar.sync gives a wrong result.
+** refused (undefined on a GPU), and so is a device-to-device 2-D copy at
+** a pitch cuMemAllocPitch would not give (the driver may refuse it); an
+** event is not recorded on another context's stream; and the threads of a
+** block run in a shuffled order (FAKE_CUDA_SCHED_SEED), so a missing
+** bar.sync gives a wrong result. A fatbinary loads as the driver loads it (its ELF for the device's SM,
+** checked, with the PTX beside it run; else PTX to JIT; else
+** NO_BINARY_FOR_GPU), and a cubin loaded alone is not run.
 ** Two devices (FAKE_CUDA_DEVICES=2, set here before cuInit).
 **
 **   fake_strict_test [--list | NAME]   (unit.h)
@@ -56,7 +60,7 @@ static int test_fresh_memory_poisoned(void) {
 
 static int test_overlapping_copies_refused(void) {
   CUdeviceptr d;
-  CHECK_EQ(cuMemAlloc(&d, 256), CUDA_SUCCESS);
+  CHECK_EQ(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
   CHECK_EQ(cuMemcpyAsync(d + 8, d, 16, NULL), CUDA_ERROR_INVALID_VALUE);
   CHECK_EQ(cuMemcpyAsync(d, d + 15, 16, NULL), CUDA_ERROR_INVALID_VALUE);
   CHECK_EQ(cuMemcpyAsync(d, d, 16, NULL), CUDA_ERROR_INVALID_VALUE);
@@ -66,17 +70,50 @@ static int test_overlapping_copies_refused(void) {
   memset(&c, 0, sizeof c);
   c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
   c.srcDevice = d;
-  c.dstDevice = d + 16;
-  c.srcPitch = c.dstPitch = 32;
-  c.WidthInBytes = 16;
+  c.dstDevice = d + 256;
+  c.srcPitch = c.dstPitch = 512;                     /* a pitch cuMemAllocPitch gives */
+  c.WidthInBytes = 256;
   c.Height = 4;
   CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_SUCCESS);
-  c.dstDevice = d + 8;                                                /* now they do */
+  c.dstDevice = d + 128;                                              /* now they do */
   CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_ERROR_INVALID_VALUE);
-  c.dstDevice = d + 32;                                               /* row k onto row k + 1 */
+  c.dstDevice = d + 512;                                              /* row k onto row k + 1 */
   CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_ERROR_INVALID_VALUE);
   CHECK_EQ(cuStreamSynchronize(NULL), CUDA_SUCCESS);
   CHECK_EQ(cuMemFree(d), CUDA_SUCCESS);
+  return 0;
+}
+
+/* device to device, a pitch cuMemAllocPitch does not give (a multiple of
+** 512) is refused, as the manual says the driver may refuse it; between
+** host and device, or one row, any pitch goes */
+static int test_intra_device_pitch_refused(void) {
+  CUdeviceptr a, b;
+  static unsigned char host[4 * 48];
+  CHECK_EQ(cuMemAlloc(&a, 4096), CUDA_SUCCESS);
+  CHECK_EQ(cuMemAlloc(&b, 4096), CUDA_SUCCESS);
+  CUDA_MEMCPY2D c;
+  memset(&c, 0, sizeof c);
+  c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.srcDevice = a;
+  c.dstDevice = b;
+  c.srcPitch = 48;
+  c.dstPitch = 512;
+  c.WidthInBytes = 32;
+  c.Height = 4;
+  CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_ERROR_INVALID_VALUE);
+  c.srcPitch = 1024;
+  CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_SUCCESS);
+  c.srcPitch = 48;
+  c.Height = 1;
+  CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_SUCCESS);
+  c.Height = 4;
+  c.srcMemoryType = CU_MEMORYTYPE_HOST;
+  c.srcHost = host;
+  CHECK_EQ(cuMemcpy2DAsync(&c, NULL), CUDA_SUCCESS);
+  CHECK_EQ(cuStreamSynchronize(NULL), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFree(a), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFree(b), CUDA_SUCCESS);
   return 0;
 }
 
@@ -218,10 +255,165 @@ static int test_free_host_does_not_wait(void) {
   return 0;
 }
 
+/* ---- images: a fatbinary is taken as the driver takes it ---------------- */
+
+/* A kernel that stores 7 at out[0], as PTX for sm_XX (the target patched). */
+static char put_ptx[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry put(.param .u64 out)\n{\n"
+    "  .reg .b32 %r<2>;\n  .reg .b64 %rd<3>;\n"
+    "  ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd2, %rd1;\n"
+    "  mov.u32 %r1, 7;\n  st.global.u32 [%rd2], %r1;\n  ret;\n}\n";
+
+/* A cubin of the least the fake reads: the ELF header (CUDA's OSABI 0x41,
+** the SM in e_flags' second byte) and the section names, one
+** ".text.<kernel>" section; 288 bytes into elf. */
+static size_t tiny_cubin(unsigned char *elf, int sm, const char *kernel) {
+  memset(elf, 0, 288);
+  memcpy(elf, "\177ELF\2\1\1\x41\x08", 9);
+  uint32_t flags = (uint32_t)sm << 8;
+  uint64_t shoff = 96;
+  uint16_t shentsize = 64, shnum = 3, shstrndx = 1;
+  memcpy(elf + 0x30, &flags, 4);
+  memcpy(elf + 0x28, &shoff, 8);
+  memcpy(elf + 0x3a, &shentsize, 2);
+  memcpy(elf + 0x3c, &shnum, 2);
+  memcpy(elf + 0x3e, &shstrndx, 2);
+  /* the section names at 64: "", ".shstrtab", ".text.<kernel>" */
+  memcpy(elf + 65, ".shstrtab", 9);
+  snprintf((char *)elf + 75, 21, ".text.%s", kernel);
+  uint32_t name1 = 1, name2 = 11;
+  uint64_t names_at = 64;
+  memcpy(elf + 96 + 64, &name1, 4);
+  memcpy(elf + 96 + 64 + 0x18, &names_at, 8);
+  memcpy(elf + 96 + 128, &name2, 4);
+  return 288;
+}
+
+/* A fatbinary of up to two entries (kind 2 ELF, 1 PTX), packed here by
+** the layout src/base/fatbin.c writes down, into f; its length. */
+typedef struct image { int kind, sm; const void *data; size_t len; } image;
+static size_t pack(unsigned char *f, const image *in, int n) {
+  size_t at = 16;
+  for (int i = 0; i < n; i++) {
+    size_t hdr = in[i].kind == 1 ? 80 : 64, pay = (in[i].len + 1 + 7) / 8 * 8;
+    unsigned char *e = f + at;
+    memset(e, 0, hdr + pay);
+    uint16_t kind = (uint16_t)in[i].kind, ver = 0x0101;
+    uint32_t h32 = (uint32_t)hdr, sm = (uint32_t)in[i].sm, opts = 64, optext = 72;
+    uint64_t p64 = pay, flags = 0x11;
+    memcpy(e, &kind, 2);
+    memcpy(e + 2, &ver, 2);
+    memcpy(e + 4, &h32, 4);
+    memcpy(e + 8, &p64, 8);
+    memcpy(e + 28, &sm, 4);
+    memcpy(e + 40, &flags, 8);
+    if (in[i].kind == 1) {
+      memcpy(e + 20, &opts, 4);
+      memcpy(e + 64, &optext, 4);
+    }
+    memcpy(e + hdr, in[i].data, in[i].len);
+    at += hdr + pay;
+  }
+  uint32_t magic = 0xBA55ED50u;
+  uint16_t one = 1, sixteen = 16;
+  uint64_t total = at - 16;
+  memcpy(f, &magic, 4);
+  memcpy(f + 4, &one, 2);
+  memcpy(f + 6, &sixteen, 2);
+  memcpy(f + 8, &total, 8);
+  return at;
+}
+
+/* Load image and run put; the loader's code, or the launch's, and what
+** the kernel stored (0 when it did not run). */
+static CUresult load_and_put(const void *image, uint32_t *stored) {
+  CUmodule m;
+  CUfunction f;
+  CUdeviceptr out;
+  *stored = 0;
+  CUresult r = cuModuleLoadData(&m, image);
+  if (r != CUDA_SUCCESS) return r;
+  if ((r = cuModuleGetFunction(&f, m, "put")) == CUDA_SUCCESS &&
+      (r = cuMemAlloc(&out, 4)) == CUDA_SUCCESS) {
+    void *args[] = {&out};
+    r = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
+    if (r == CUDA_SUCCESS) r = cuCtxSynchronize();
+    if (r == CUDA_SUCCESS) r = cuMemcpyDtoH(stored, out, 4);
+    cuMemFree(out);
+  }
+  cuModuleUnload(m);
+  return r;
+}
+
+static unsigned char elf90[288], elf80[288], elf_other[288], fat[2048];
+
+static void ptx_for(int sm) {
+  char *t = strstr(put_ptx, "sm_") + 3;
+  t[0] = (char)('0' + sm / 10);
+  t[1] = (char)('0' + sm % 10);
+}
+
+/* the device's cubin is checked, the PTX beside it runs */
+static int test_fatbin_runs_its_ptx(void) {
+  uint32_t got;
+  ptx_for(90);
+  tiny_cubin(elf90, 90, "put");
+  image both[] = {{2, 90, elf90, 288}, {1, 90, put_ptx, strlen(put_ptx)}};
+  pack(fat, both, 2);
+  CHECK_EQ(load_and_put(fat, &got), CUDA_SUCCESS);
+  CHECK_EQ(got, 7);
+  /* an entry whose ELF says another SM than the entry: a broken image */
+  tiny_cubin(elf80, 80, "put");
+  image lying[] = {{2, 90, elf80, 288}, {1, 90, put_ptx, strlen(put_ptx)}};
+  pack(fat, lying, 2);
+  CHECK_EQ(load_and_put(fat, &got), CUDA_ERROR_INVALID_IMAGE);
+  /* a PTX kernel the cubin does not have: not the same module */
+  tiny_cubin(elf_other, 90, "other");
+  image other[] = {{2, 90, elf_other, 288}, {1, 90, put_ptx, strlen(put_ptx)}};
+  pack(fat, other, 2);
+  CHECK_EQ(load_and_put(fat, &got), CUDA_ERROR_INVALID_IMAGE);
+  return 0;
+}
+
+/* no cubin for the device's SM: the PTX is JIT-compiled; without one
+** either, NO_BINARY_FOR_GPU */
+static int test_fatbin_without_the_devices_cubin(void) {
+  uint32_t got;
+  ptx_for(80);
+  tiny_cubin(elf80, 80, "put");
+  image jit[] = {{2, 80, elf80, 288}, {1, 80, put_ptx, strlen(put_ptx)}};
+  pack(fat, jit, 2);
+  CHECK_EQ(load_and_put(fat, &got), CUDA_SUCCESS);
+  CHECK_EQ(got, 7);
+  image none[] = {{2, 80, elf80, 288}};
+  pack(fat, none, 1);
+  CHECK_EQ(load_and_put(fat, &got), CUDA_ERROR_NO_BINARY_FOR_GPU);
+  ptx_for(100);                            /* PTX newer than the device: no JIT */
+  image newer[] = {{1, 100, put_ptx, strlen(put_ptx)}};
+  pack(fat, newer, 1);
+  CHECK_EQ(load_and_put(fat, &got), CUDA_ERROR_NO_BINARY_FOR_GPU);
+  ptx_for(90);
+  return 0;
+}
+
+/* a cubin alone loads, its kernels are found, but the fake cannot run them */
+static int test_cubin_alone_not_run(void) {
+  uint32_t got;
+  tiny_cubin(elf90, 90, "put");
+  CHECK_EQ(load_and_put(elf90, &got), CUDA_ERROR_NOT_SUPPORTED);
+  CHECK_EQ(got, 0);
+  return 0;
+}
+
 #define T(name) { #name, test_##name }
 static const unit_test tests[] = {T(fresh_memory_poisoned), T(overlapping_copies_refused),
+                                  T(intra_device_pitch_refused),
                                   T(event_on_other_context), T(registers_and_local_poisoned),
-                                  T(missing_barrier_shows), T(free_host_does_not_wait)};
+                                  T(missing_barrier_shows), T(fatbin_runs_its_ptx),
+                                  T(fatbin_without_the_devices_cubin), T(cubin_alone_not_run),
+                                  /* last: it leaves the context's sticky error */
+                                  T(free_host_does_not_wait)};
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 
 int main(int argc, char **argv) {

@@ -16,6 +16,7 @@
 #include "backend.h"
 #include "cache.h"
 #include "common.h"
+#include "fatbin.h"
 #include "ksource.h"
 #include "nvrtc.h"
 #include "probe.h"
@@ -374,17 +375,56 @@ static int fail(char *err, nvrtcResult r, const char *fmt, const char *what) {
   return r == NVRTC_ERROR_OUT_OF_MEMORY ? LC_ENOMEM : LC_EFAIL;
 }
 
+/* The cubin in *out (*outlen bytes) and the program's PTX, in a fatbinary
+** (fatbin.h) that replaces it in *out; the SM is the options' "-arch=sm_XX". */
+static int with_ptx(nvrtcProgram prog, const char *name, const char *const *options,
+                    int noptions, char **out, size_t *outlen, char *err) {
+  int sm = 0;
+  for (int i = 0; i < noptions; i++)
+    if (strncmp(options[i], "-arch=sm_", 9) == 0) sm = atoi(options[i] + 9);
+  size_t n = 0;
+  nvrtcResult r = nv.GetPTXSize(prog, &n);
+  if (r != NVRTC_SUCCESS) return fail(err, r, "nvrtcGetPTXSize failed for %s", name);
+  char *ptx = malloc(n + 1);
+  if (ptx == NULL) {
+    snprintf(err, LC_NVRTC_ERRLEN, "out of memory for the PTX of %s (%zu bytes)", name, n);
+    return LC_ENOMEM;
+  }
+  r = nv.GetPTX(prog, ptx);
+  if (r != NVRTC_SUCCESS) {
+    free(ptx);
+    return fail(err, r, "nvrtcGetPTX failed for %s", name);
+  }
+  ptx[n] = '\0';
+  unsigned char *fat;
+  size_t fatlen;
+  char ferr[LC_ERRLEN];
+  int rc = sm > 0 ? lc_fatbin_write((unsigned char *)*out, *outlen, ptx, strlen(ptx), sm, &fat,
+                                    &fatlen, ferr)
+                  : (snprintf(ferr, sizeof ferr, "a fatbinary needs an -arch=sm_XX option"), -1);
+  free(ptx);
+  if (rc != 0) {
+    snprintf(err, LC_NVRTC_ERRLEN, "%s, for %s", ferr, name);
+    return LC_EFAIL;
+  }
+  free(*out);
+  *out = (char *)fat;
+  *outlen = fatlen;
+  return LC_OK;
+}
+
 int lc_nvrtc_compile(const char *source, const char *name,
-                     const char *const *options, int noptions, bool cubin,
+                     const char *const *options, int noptions, int output,
                      char **out, size_t *outlen, char **log, char *err) {
-  return lc_nvrtc_compile_named(source, name, options, noptions, cubin, NULL, 0, out, outlen,
+  return lc_nvrtc_compile_named(source, name, options, noptions, output, NULL, 0, out, outlen,
                                 NULL, NULL, log, err);
 }
 
 int lc_nvrtc_compile_named(const char *source, const char *name,
-                           const char *const *options, int noptions, bool cubin,
+                           const char *const *options, int noptions, int output,
                            const char *const *exprs, int nexprs, char **out, size_t *outlen,
                            char **lowered, size_t *loweredlen, char **log, char *err) {
+  bool cubin = output != LC_NVRTC_PTX;
   *out = NULL;
   *outlen = 0;
   *log = NULL;
@@ -480,6 +520,10 @@ int lc_nvrtc_compile_named(const char *source, const char *name,
   (*out)[n] = '\0';
   /* the PTX size counts its terminating NUL */
   *outlen = !cubin && (*out)[n - 1] == '\0' ? n - 1 : n;
+  if (output == LC_NVRTC_FATBIN) {
+    rc = with_ptx(prog, name, options, noptions, out, outlen, err);
+    if (rc != LC_OK) goto done;
+  }
   /* the lowered (mangled) names, each ended by its NUL, in order */
   if (nexprs > 0) {
     const char *ln[LC_NVRTC_MAXNAMES];

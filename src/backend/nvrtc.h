@@ -88,17 +88,22 @@ int lc_nvrtc_facts_get(lc_nvrtc_facts *f, char *err);
 ** 0, or LC_ENOTSUP with err set when NVRTC knows no architecture as old. */
 int lc_nvrtc_arch_pick(const lc_nvrtc_facts *f, int want, int *arch, char *err);
 
+/* What a compile gives (output): the PTX text, the cubin (needs an sm_XX
+** architecture), or both in a fatbinary (fatbin.h), the cubin first
+** (needs "-arch=sm_XX" itself among the options). */
+enum { LC_NVRTC_PTX = 0, LC_NVRTC_CUBIN = 1, LC_NVRTC_FATBIN = 2 };
+
 /* Compile source (named name in messages) with the NVRTC options given,
-** which must include the architecture. Gives the PTX text, or with cubin
-** set the cubin (needs an sm_XX architecture), in *out (malloc'd, *outlen
-** bytes, also NUL-terminated) and the compiler's log in *log (malloc'd,
+** which must include the architecture. Gives what output asks for in
+** *out (malloc'd, *outlen bytes; PTX and cubins also NUL-terminated) and
+** the compiler's log in *log (malloc'd,
 ** trailing blank lines cut; NULL when empty). The caller frees both.
 ** Returns LC_OK (the log then holds warnings, if any); LC_ENOTSUP when
 ** NVRTC cannot be loaded; LC_EFAIL when compilation failed (the log holds
 ** the errors, when NVRTC wrote any) or a later step did (no log then);
 ** LC_ENOMEM. err is set on every failure, and *out is NULL then. */
 int lc_nvrtc_compile(const char *source, const char *name,
-                     const char *const *options, int noptions, bool cubin,
+                     const char *const *options, int noptions, int output,
                      char **out, size_t *outlen, char **log, char *err);
 
 /* The text NVRTC compiles for a module's source: the head (ksource.h),
@@ -145,7 +150,7 @@ int lc_nvrtc_user_target(const lc_nvrtc_user_arch *user, int want, int *arch, ch
 ** resolve fails the compilation (the log says why). */
 #define LC_NVRTC_MAXNAMES 256
 int lc_nvrtc_compile_named(const char *source, const char *name,
-                           const char *const *options, int noptions, bool cubin,
+                           const char *const *options, int noptions, int output,
                            const char *const *exprs, int nexprs, char **out, size_t *outlen,
                            char **lowered, size_t *loweredlen, char **log, char *err);
 

@@ -139,7 +139,8 @@ static int compile(lua_State *L, const char *fname, bool cubin) {
   if (lc_nvrtc_facts_get(facts, err) != LC_OK) raise_freeing(L, o, fname, err);
   for (int i = 0; i < facts->nincludes; i++) opts[nopts++] = facts->includes[i];
   size_t outlen;
-  int rc = lc_nvrtc_compile(full, name, opts, nopts, cubin, &o->out, &outlen, &o->log, err);
+  int rc = lc_nvrtc_compile(full, name, opts, nopts, cubin ? LC_NVRTC_CUBIN : LC_NVRTC_PTX,
+                            &o->out, &outlen, &o->log, err);
   if (rc != LC_OK) {
     if (o->log == NULL) raise_freeing(L, o, fname, err);
     lua_pushfstring(L, "compilation of %s failed:\n%s", name, o->log);

@@ -1,6 +1,7 @@
 /*
-** module: modules compiled by NVRTC into cubins for the device's
-** architecture (or PTX the driver JITs) and kept in the disk cache; their
+** module: modules compiled by NVRTC into fatbinaries (base/fatbin.h: the
+** cubin for the device's architecture and its PTX, which a GPU newer than
+** NVRTC knows can JIT) or PTX the driver JITs, kept in the disk cache; their
 ** functions and globals; launches; the library's own kernels (a per-device
 ** cache of functions compiled from the .cu files of kernels/).
 */
@@ -60,8 +61,8 @@ struct lc_module {
   lc_function *funcs;        /* under mu */
 };
 
-/* LUACUDA_PTX=1 loads PTX (the driver JITs it) instead of cubins: for
-** tools that read the PTX, such as the fake driver of the specs. */
+/* LUACUDA_PTX=1 loads PTX alone (the driver JITs it) instead of the
+** fatbinary: for tools that read a plain PTX module. */
 static bool want_ptx(void) {
   static atomic_int cached = -1;
   int c = atomic_load_explicit(&cached, memory_order_relaxed);
@@ -97,13 +98,14 @@ static bool cached_names(unsigned char *entry, size_t *len, int nexprs, char **l
   return true;
 }
 
-/* Compile text for the current device into a cubin (or take it from the
+/* Compile text for the current device into a fatbinary (or take it from the
 ** disk cache, keyed by the text, the options, the toolkit's include
 ** directories and NVRTC's version, which lc_nvrtc_facts_get knows without
 ** loading NVRTC) and load it. options
-** are normalised (ksource.h); the architecture is added. PTX when asked
-** (LUACUDA_PTX), or when NVRTC is older than the device: then for the
-** newest architecture it knows, and the driver JITs it. */
+** are normalised (ksource.h); the architecture is added. The fatbinary
+** holds the cubin the device runs and the PTX beside it; PTX alone when
+** asked (LUACUDA_PTX), or when NVRTC is older than the device: then for
+** the newest architecture it knows, and the driver JITs it. */
 static int load_source(const char *text, const char *name, const char *label,
                        const char *const *options, int noptions, const char *const *exprs,
                        int nexprs, CUmodule *mod, char **lowered, char **log, char *err) {
@@ -157,11 +159,11 @@ static int load_source(const char *text, const char *name, const char *label,
   lc_hash key;
   lc_ksource_key(&key, "cuda 3", text, strlen(text), keyopts, nkey, identity);
   lc_std_headers_key(&key);                /* NVRTC's standard headers are ours */
-  const char *suffix = cubin ? ".cubin" : ".ptx";
+  const char *suffix = cubin ? ".fatbin" : ".ptx";
   size_t len = 0;
   /* an entry is the image, the lowered names (each ended by a NUL) and
   ** the image's length (8 bytes): a hit takes the names back, and never
-  ** calls NVRTC (the loader ignores what follows a cubin's contents) */
+  ** calls NVRTC (the loader ignores what follows a fatbinary's contents) */
   unsigned char *image = lc_cache_load("cuda", &key, suffix, &len);
   if (image && !cached_names(image, &len, nexprs, lowered)) {
     free(image);
@@ -180,8 +182,8 @@ static int load_source(const char *text, const char *name, const char *label,
     if (caching) lc_includes_nvrtc(&deps, text, strlen(text), name, opts, n);
     char *out = NULL, *low = NULL;
     size_t lowlen = 0;
-    int rc = lc_nvrtc_compile_named(text, name, opts, n, cubin, exprs, nexprs, &out, &len,
-                                    &low, &lowlen, log, nerr);
+    int rc = lc_nvrtc_compile_named(text, name, opts, n, cubin ? LC_NVRTC_FATBIN : LC_NVRTC_PTX,
+                                    exprs, nexprs, &out, &len, &low, &lowlen, log, nerr);
     if (rc != LC_OK) {
       lc_deps_free(&deps);
       if (*log) snprintf(err, LC_ERRLEN, "compilation of %.300s failed", name);

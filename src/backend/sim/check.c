@@ -94,8 +94,8 @@ static int run_plan(plan *p, const lc_source *src, char **log, char *err) {
   if (caching) lc_includes_nvrtc(&deps, p->text, p->len, src->name, p->opts, p->nopts);
   char nerr[LC_NVRTC_ERRLEN], *ptx = NULL;
   size_t ptxlen;
-  int rc = lc_nvrtc_compile(p->text, src->name, p->opts, p->nopts, false, &ptx, &ptxlen, log,
-                            nerr);
+  int rc = lc_nvrtc_compile(p->text, src->name, p->opts, p->nopts, LC_NVRTC_PTX, &ptx, &ptxlen,
+                            log, nerr);
   free(ptx);
   if (rc == LC_OK) {
     free(*log);                  /* warnings: not reported for a module that loads */
