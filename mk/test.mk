@@ -10,13 +10,21 @@ check: $(CHECK_DEPS)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
 	$(RUN_ENV) $(LUA) $(BUSTED) $(BUSTED_ARGS)
 
-# every spec in TEST_SHARDS busted processes side by side (tools/run_shards.sh
-# balances the lists by the specs' times in spec/timings.lua; each process
-# prints its own summary): make test on a machine of several cores
-TEST_SHARDS ?= 2
+# every spec in TEST_SHARDS busted processes, TEST_JOBS at a time
+# (tools/run_shards.sh balances the lists by the specs' times in
+# spec/timings.lua; each process prints its own summary): make test on a
+# machine of several cores. The long runs (the sanitizers, the fake driver)
+# use LANE_SHARDS processes one at a time: CI runs them in two lanes side by
+# side, and each process's heap, which every test's full collection walks
+# (spec/helper.lua), holds only its own spec files.
+TEST_SHARDS ?= 4
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+LANE_SHARDS ?= 6
+LANE_JOBS ?= 1
 check-shards: $(CHECK_DEPS)
 	@test -n "$(BUSTED)" || { echo "busted not found (make deps installs it)"; exit 1; }
-	$(RUN_ENV) LUA="$(LUA)" BUSTED="$(BUSTED)" tools/run_shards.sh $(TEST_SHARDS)
+	$(RUN_ENV) LUA="$(LUA)" BUSTED="$(BUSTED)" BUSTED_ARGS="$(BUSTED_ARGS)" \
+	  tools/run_shards.sh $(TEST_SHARDS) $(TEST_JOBS)
 
 # Every spec on the CUDA backend against the fake driver (spec/fake/fake_cuda.c):
 # luacuda loads the fatbinary it loads on a GPU (no LUACUDA_PTX), whose
@@ -42,10 +50,10 @@ MATMUL_SPEC = spec/matmul_spec.lua
 check-fake-cuda:
 	@test -f $(CUDA_INC)/cuda.h || { echo "no $(CUDA_INC)/cuda.h: the fake driver cannot be built"; exit 1; }
 	@echo "== fake driver: FAKE_CUDA_SCHED_SEED=$(FAKE_CUDA_SCHED_SEED) (a failure replays with it)"
-	@$(MAKE) --no-print-directory check $(FAKE_ENV)
+	@$(MAKE) --no-print-directory check-shards $(FAKE_ENV) TEST_SHARDS=$(LANE_SHARDS) TEST_JOBS=$(LANE_JOBS)
 	@$(if $(or $(if $(strip $(BUSTED_ARGS)),,all),$(findstring $(MATMUL_SPEC),$(BUSTED_ARGS))), \
 	  echo "== $(MATMUL_SPEC) again without cuBLAS (LUACUDA_CUBLAS=/nonexistent): the library's kernel"; \
-	  $(MAKE) --no-print-directory check $(FAKE_ENV) LUACUDA_CUBLAS=/nonexistent \
+	  $(MAKE) --no-print-directory check-shards $(FAKE_ENV) LUACUDA_CUBLAS=/nonexistent TEST_SHARDS=1 \
 	    BUSTED_ARGS="$(filter-out spec/%,$(BUSTED_ARGS)) $(MATMUL_SPEC)")
 
 # The delayed run (CI's): the specs of queued work, that is of streams,
@@ -78,12 +86,18 @@ test: deps
 # tracking of dynamic TLS misreads the thread-local blocks of dlopen'ed
 # kernel modules and crashes the leak checker (valgrind, which checks the
 # same memory, is clean); those blocks hold no heap pointers, so the
-# tracking is turned off.
+# tracking is turned off. The tests tagged #heavy (NVRTC compiling large
+# sources in the process, grids of values computed twice: see test-valgrind)
+# are left to make test and the fake driver's run, and the differential
+# test's sequences are 500 (2,000 elsewhere): the same paths, at a quarter
+# of ASan's cost.
 SAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 test-asan: deps
-	@$(MAKE) --no-print-directory check BUILD=build-asan CFLAGS="$(SAN_FLAGS)" \
+	@$(MAKE) --no-print-directory check-shards BUILD=build-asan CFLAGS="$(SAN_FLAGS)" \
+	  TEST_SHARDS=$(LANE_SHARDS) TEST_JOBS=$(LANE_JOBS) \
 	  LDFLAGS="-fsanitize=address,undefined" BUSTED="$$(command -v busted)" \
-	  LUA="env LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 LUACUDA_SANITIZED=1 $(LUA)"
+	  LUA="env LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 LUACUDA_SANITIZED=1 LUACUDA_DIFF_SEQUENCES=500 $(LUA)" \
+	  BUSTED_ARGS="--exclude-tags=heavy $(BUSTED_ARGS)"
 
 # The specs under valgrind's memcheck: any error, or a definite leak, fails.
 # Children (the C++ compiler, the specs' subprocesses) run without it. The
@@ -115,7 +129,8 @@ VALGRIND_SKIP = build_spec docs_spec examples_spec errors_catalogue_spec archite
                 includes_spec sizes_spec dist_spec dist_agree_spec dist_bigcount_spec
 test-valgrind: deps
 	@$(MAKE) --no-print-directory deps PACKAGES=valgrind
-	@$(MAKE) --no-print-directory check BUSTED="$$(command -v busted)" \
+	@$(MAKE) --no-print-directory check-shards BUSTED="$$(command -v busted)" \
+	  TEST_SHARDS=$(LANE_SHARDS) TEST_JOBS=$(LANE_JOBS) \
 	  LUA="env LUACUDA_NVRTC_CHECK=0 LUACUDA_DIFF_SEQUENCES=200 $(VALGRIND) $(LUA)" \
 	  BUSTED_ARGS="--exclude-tags=oob,fenv,heavy $(if $(BUSTED_ARGS),$(BUSTED_ARGS),$(VALGRIND_SKIP:%=--exclude-pattern=%))"
 

@@ -245,7 +245,7 @@ describe("a fault in a kernel on the simulator", function()
       local w = luacuda.device_array(1, "int64")
       m.where[{1, 1}](w)                      -- the worker starts, with its stack
       luacuda.synchronize()
-      local victim = luacuda.device_array(512 << 20, "uint8")   -- mapped below it
+      local victim = luacuda.device_array(64 << 20, "uint8")    -- mapped below it
       victim:fill(0)
       local addr = luacuda.device_array(1, "int64")
       m.where[{1, 1}](addr)
@@ -263,12 +263,12 @@ describe("a fault in a kernel on the simulator", function()
       vm.at[{1, 1}](addr, victim)
       luacuda.synchronize()
       local v = addr[1]
-      assert(sp > v + (256 << 20), "the victim is not below the stack")
-      local n = sp - (v + (256 << 20))         -- the frame starts in the victim's middle
+      assert(sp > v + (32 << 20), "the victim is not below the stack")
+      local n = sp - (v + (32 << 20))          -- the frame starts in the victim's middle
       print(pcall(function() m.big[{1, 1}](luacuda.device_array(1, "int32"), n)
                              luacuda.synchronize() end))
       local count = luacuda.to_device({0}, nil, {dtype = "int32"})
-      vm.nonzero[{64, 256}](victim, 512 << 20, count)
+      vm.nonzero[{64, 256}](victim, 64 << 20, count)
       print("changed", count:copy_to_host()[1])]])
     assert.is_true(ok, out)
     assert.truthy(out:find("kernel 'big' failed: stack overflow in a GPU thread", 1, true), out)
