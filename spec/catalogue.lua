@@ -29,6 +29,7 @@ end
 -- literal. snprintf and friends count only when they write an error buffer.
 local C_SITES = {
   lc_error = 3, arg_error = 5, luaL_error = 2, lua_pushfstring = 2,
+  lc_errf = 2, lc_fail = 3,   -- src/base/errfmt.c: the one formatter of err buffers
   fail = "lit", whyf = "lit", elem_error = "lit", ragged = "lit",
   scan_fail = "lit",      -- src/base/scan*.c: the scanner's message into sc->err
   snprintf = "lit", vsnprintf = "lit",

@@ -39,7 +39,7 @@ static int add(void *p, size_t n, unsigned flags, bool allocated, char *err) {
   pthread_mutex_lock(&mu);
   for (size_t i = 0; i < nranges; i++) {
     if ((char *)p < ranges[i].p + ranges[i].n && ranges[i].p < (char *)p + n) {
-      snprintf(err, LC_ERRLEN, "host memory at %p (%zu bytes) is already page-locked", p, n);
+      lc_errf(err, "host memory at %p (%zu bytes) is already page-locked", p, n);
       rc = LC_EFAIL;
       goto done;
     }
@@ -48,7 +48,7 @@ static int add(void *p, size_t n, unsigned flags, bool allocated, char *err) {
     size_t ncap = cap ? 2 * cap : 16;
     range *r = realloc(ranges, ncap * sizeof *r);
     if (r == NULL) {
-      snprintf(err, LC_ERRLEN, "out of host memory page-locking %zu bytes", n);
+      lc_errf(err, "out of host memory page-locking %zu bytes", n);
       rc = LC_ENOMEM;
       goto done;
     }
@@ -66,7 +66,7 @@ static int drop(void *p, bool allocated, char *err) {
   pthread_mutex_lock(&mu);
   range *r = find(p);
   if (r == NULL || r->p != (char *)p || r->allocated != allocated) {
-    snprintf(err, LC_ERRLEN, "host memory at %p is not registered", p);
+    lc_errf(err, "host memory at %p is not registered", p);
     rc = LC_EFAIL;
   } else {
     *r = ranges[--nranges];
@@ -86,8 +86,8 @@ void lc_hostreg_remove_allocated(void *p) {
 
 int lc_hostreg_register(void *p, size_t n, unsigned flags, char *err) {
   if (n == 0 || (flags & ~(unsigned)(LC_ALLOC_PORTABLE | LC_ALLOC_DEVICEMAP))) {
-    snprintf(err, LC_ERRLEN, "invalid host_register arguments (%zu bytes, flags %#x)", n, flags);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "invalid host_register arguments (%zu bytes, flags %#x)", n,
+                   flags);
   }
   return add(p, n, flags, false, err);
 }
@@ -103,8 +103,7 @@ int lc_hostreg_device_pointer(void *p, void **dev, char *err) {
   if (mapped) *dev = r->dev ? r->dev + ((char *)p - r->p) : p;
   pthread_mutex_unlock(&mu);
   if (!mapped) {
-    snprintf(err, LC_ERRLEN, "host memory at %p is not mapped into the device", p);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "host memory at %p is not mapped into the device", p);
   }
   return LC_OK;
 }
@@ -130,8 +129,7 @@ int lc_hostreg_flags(void *p, unsigned *flags, char *err) {
   if (r) *flags = r->flags;
   pthread_mutex_unlock(&mu);
   if (r == NULL) {
-    snprintf(err, LC_ERRLEN, "host memory at %p is not page-locked", p);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "host memory at %p is not page-locked", p);
   }
   return LC_OK;
 }

@@ -329,12 +329,12 @@ int lc_cache_store(const char *kind, const lc_hash *key, const char *suffix, con
   }
   if (fd >= 0 && close(fd) != 0) ok = false;
   if (!ok) {
-    snprintf(err, LC_ERRLEN, "cannot write %.400s: %s", tmp, strerror(errno));
+    lc_errf(err, "cannot write %.400s: %s", tmp, strerror(errno));
     unlinkat(dfd, tmp, 0);
     return -1;
   }
   if (renameat(dfd, tmp, dfd, name) != 0) {
-    snprintf(err, LC_ERRLEN, "cannot store %.400s: %s", name, strerror(errno));
+    lc_errf(err, "cannot store %.400s: %s", name, strerror(errno));
     unlinkat(dfd, tmp, 0);
     return -1;
   }

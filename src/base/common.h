@@ -14,6 +14,13 @@
 /* Bytes of an error message buffer (err[LC_ERRLEN] everywhere). */
 #define LC_ERRLEN 512
 
+/* The one formatter of error messages (errfmt.c): fmt and its arguments
+** into err[LC_ERRLEN], cut to fit. lc_fail is that, then the value rc, for
+** the common "return lc_fail(err, LC_EFAIL, ...)" (a macro, so that the
+** compiler sees which status a path returns). */
+void lc_errf(char *err, const char *fmt, ...) LC_PRINTF(2, 3);
+#define lc_fail(err, rc, ...) (lc_errf((err), __VA_ARGS__), (rc))
+
 /* Build a file into the module, NUL-terminated, as the array sym: the
 ** assembler's .incbin, so nothing has to be found on disk at run time.
 ** The path is relative to the directory make runs in (the source root). */

@@ -109,14 +109,12 @@ int lc_record_place(lc_field *f, bool packed, int64_t *end, int64_t *align, char
   int64_t off = (*end + fa - 1) / fa * fa;
   f->offset = off;
   if (f->count > RECORD_MAXBYTES / f->dtype->size) {
-    snprintf(err, LC_ERRLEN, "field '%s': the record is too large", f->name);
-    return -1;
+    return lc_fail(err, -1, "field '%s': the record is too large", f->name);
   }
   off += f->count * f->dtype->size;
   if (fa > *align) *align = fa;
   if (off > RECORD_MAXBYTES) {
-    snprintf(err, LC_ERRLEN, "the record is too large");
-    return -1;
+    return lc_fail(err, -1, "the record is too large");
   }
   *end = off;
   return 0;
@@ -167,7 +165,7 @@ lc_record *lc_record_new(const lc_field *fields, int n, bool packed, int64_t end
     for (int i = 0; r && i < n; i++) free(r->fields[i].name);
     free(desc);
     free(r);
-    snprintf(err, LC_ERRLEN, "out of memory");
+    lc_errf(err, "out of memory");
     return NULL;
   }
   describe(desc, fields, n, packed);

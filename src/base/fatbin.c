@@ -77,8 +77,7 @@ int lc_fatbin_write(const unsigned char *cubin, size_t cubinlen, const char *ptx
   *out = NULL;
   *outlen = 0;
   if (cubinlen < 64 || memcmp(cubin, "\177ELF", 4) != 0) {
-    snprintf(err, LC_ERRLEN, "fatbinary: the cubin is not an ELF image");
-    return -1;
+    return lc_fail(err, -1, "fatbinary: the cubin is not an ELF image");
   }
   while (ptxlen > 0 && ptx[ptxlen - 1] == '\0') ptxlen--;   /* the text alone */
   /* the PTX ISA version, from ".version X.Y" */
@@ -87,15 +86,13 @@ int lc_fatbin_write(const unsigned char *cubin, size_t cubinlen, const char *ptx
     if (memcmp(ptx + i, ".version ", 9) == 0) v = ptx + i + 9;
   unsigned major = 0, minor = 0;
   if (v == NULL || sscanf(v, "%u.%u", &major, &minor) != 2) {
-    snprintf(err, LC_ERRLEN, "fatbinary: the PTX has no .version");
-    return -1;
+    return lc_fail(err, -1, "fatbinary: the PTX has no .version");
   }
   size_t elfpay = pad8(cubinlen), ptxpay = pad8(ptxlen + 1);
   size_t entries = ELF_HEADER + elfpay + PTX_HEADER + ptxpay;
   unsigned char *f = calloc(1, FILE_HEADER + entries);
   if (f == NULL) {
-    snprintf(err, LC_ERRLEN, "fatbinary: out of host memory (%zu bytes)", FILE_HEADER + entries);
-    return -1;
+    return lc_fail(err, -1, "fatbinary: out of host memory (%zu bytes)", FILE_HEADER + entries);
   }
   put32(f, LC_FATBIN_MAGIC);
   put16(f + 4, 1);

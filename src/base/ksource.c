@@ -68,8 +68,7 @@ int lc_kopts_normalize(const char *const *in, int nin, lc_kopts *o, char *err) {
   o->n = 0;
   o->cap = cap;
   if (nin > LC_KSOURCE_MAXOPTS) {
-    snprintf(err, LC_ERRLEN, "more than %d options", LC_KSOURCE_MAXOPTS);
-    return -1;
+    return lc_fail(err, -1, "more than %d options", LC_KSOURCE_MAXOPTS);
   }
   for (int i = 0; i < nin; i++) {
     const char *opt = in[i], *value;
@@ -87,17 +86,15 @@ int lc_kopts_normalize(const char *const *in, int nin, lc_kopts *o, char *err) {
       continue;
     }
     if (value == NULL || value[0] == '\0') {
-      snprintf(err, LC_ERRLEN, "option %.100s needs a value", opt);
-      return -1;
+      return lc_fail(err, -1, "option %.100s needs a value", opt);
     }
     if (used) i++;
     if (strcmp(v->norm, "-std=") == 0) {      /* a dialect every backend knows */
       int d = 0;
       while (dialects[d] && strcmp(dialects[d], value) != 0) d++;
       if (dialects[d] == NULL) {
-        snprintf(err, LC_ERRLEN, "option %.100s: the C++ dialect must be one of c++03, c++11, "
-                 "c++14, c++17, c++20, got '%.100s'", opt, value);
-        return -1;
+        return lc_fail(err, -1, "option %.100s: the C++ dialect must be one of c++03, c++11, "
+                       "c++14, c++17, c++20, got '%.100s'", opt, value);
       }
       has_std = true;
     }

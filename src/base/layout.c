@@ -7,15 +7,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <stdarg.h>
-
-static int fail(char *err, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, LC_ERRLEN, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 /* an index as the 1-based messages show it (the C API takes any int64) */
 static long long one_based(int64_t i) { return i == INT64_MAX ? (long long)i : (long long)i + 1; }
@@ -39,20 +30,20 @@ static void recount(lc_layout *l) {
 int lc_shape_count(int ndim, const int64_t *shape, int64_t itemsize, int64_t *size,
                    char *err) {
   if (ndim < 0 || ndim > LC_MAXDIM)
-    return fail(err, "%d dimensions (at most %d)", ndim, LC_MAXDIM);
+    return lc_fail(err, -1, "%d dimensions (at most %d)", ndim, LC_MAXDIM);
   /* the byte count below is what bounds the element count */
-  if (itemsize < 1) return fail(err, "itemsize %lld is not positive", (long long)itemsize);
+  if (itemsize < 1) return lc_fail(err, -1, "itemsize %lld is not positive", (long long)itemsize);
   int64_t n = 1, bytes = itemsize;
   for (int i = 0; i < ndim; i++) {
     if (shape[i] < 0)
-      return fail(err, "negative dimension %lld", (long long)shape[i]);
+      return lc_fail(err, -1, "negative dimension %lld", (long long)shape[i]);
     /* zero dims are counted as 1 for the overflow test: the strides of the
     ** other axes are still computed from them */
     int64_t d = shape[i] ? shape[i] : 1;
     if (!mul_ok(bytes, d, &bytes)) {
       char want[256];
       lc_shape_format(want, sizeof want, ndim, shape);
-      return fail(err, "array size overflows: %s of %lld-byte elements passes 2^63 - 1 bytes",
+      return lc_fail(err, -1, "array size overflows: %s of %lld-byte elements passes 2^63 - 1 bytes",
                   want, (long long)itemsize);
     }
     n *= shape[i];
@@ -91,21 +82,21 @@ int lc_layout_strided(lc_layout *l, int ndim, const int64_t *shape,
   int64_t size;
   if (lc_shape_count(ndim, shape, itemsize, &size, err)) return -1;
   if (nstrides != ndim)
-    return fail(err, "%d strides for %d dimensions", nstrides, ndim);
+    return lc_fail(err, -1, "%d strides for %d dimensions", nstrides, ndim);
   int64_t lo = 0, hi = 0;
   for (int i = 0; i < ndim; i++) {
     if (itemsize > 0 && strides[i] % itemsize != 0)
-      return fail(err, "stride %lld of axis %d is not a multiple of the itemsize %lld",
+      return lc_fail(err, -1, "stride %lld of axis %d is not a multiple of the itemsize %lld",
                   (long long)strides[i], i + 1, (long long)itemsize);
     int64_t reach;
     if (shape[i] == 0) continue;
     if (!mul_ok(shape[i] - 1, strides[i], &reach) ||
         !add_ok(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi))
-      return fail(err, "strides overflow");
+      return lc_fail(err, -1, "strides overflow");
   }
   int64_t total;
   if (__builtin_sub_overflow(hi, lo, &total) || !add_ok(total, itemsize, &total))
-    return fail(err, "strides overflow");
+    return lc_fail(err, -1, "strides overflow");
   l->ndim = ndim;
   l->size = size;
   l->offset = -lo;
@@ -219,26 +210,26 @@ int lc_shape_infer(int ndim, int64_t *shape, int64_t size, char *err) {
   int unknown = -1;
   int64_t known = 1;
   if (ndim < 0 || ndim > LC_MAXDIM)
-    return fail(err, "%d dimensions (at most %d)", ndim, LC_MAXDIM);
+    return lc_fail(err, -1, "%d dimensions (at most %d)", ndim, LC_MAXDIM);
   lc_shape_format(want, sizeof want, ndim, shape);
   for (int i = 0; i < ndim; i++) {
     if (shape[i] == -1) {
-      if (unknown >= 0) return fail(err, "only one dimension can be -1, in %s", want);
+      if (unknown >= 0) return lc_fail(err, -1, "only one dimension can be -1, in %s", want);
       unknown = i;
     } else if (shape[i] < 0) {
-      return fail(err, "negative dimension %lld in %s", (long long)shape[i], want);
+      return lc_fail(err, -1, "negative dimension %lld in %s", (long long)shape[i], want);
     } else if (!mul_ok(known, shape[i], &known)) {
-      return fail(err, "cannot reshape size %lld into %s", (long long)size, want);
+      return lc_fail(err, -1, "cannot reshape size %lld into %s", (long long)size, want);
     }
   }
   if (unknown >= 0) {
     if (known == 0 || size % known != 0)
-      return fail(err, "cannot reshape size %lld into %s", (long long)size, want);
+      return lc_fail(err, -1, "cannot reshape size %lld into %s", (long long)size, want);
     shape[unknown] = size / known;
     known = size;
   }
   if (known != size)
-    return fail(err, "cannot reshape size %lld into %s", (long long)size, want);
+    return lc_fail(err, -1, "cannot reshape size %lld into %s", (long long)size, want);
   return 0;
 }
 
@@ -302,8 +293,8 @@ int lc_layout_reshape(const lc_layout *src, int ndim, const int64_t *newshape,
   if (size != src->size) {
     char want[256];
     lc_shape_format(want, sizeof want, ndim, newshape);
-    fail(err, "cannot reshape size %lld into %s", (long long)src->size, want);
-    return LC_RESHAPE_ERROR;
+    return lc_fail(err, LC_RESHAPE_ERROR, "cannot reshape size %lld into %s",
+                   (long long)src->size, want);
   }
   int64_t ns[LC_MAXDIM];
   if (size > 0 && reshape_view(src, ndim, newshape, itemsize, order, ns)) {
@@ -328,8 +319,8 @@ int lc_layout_transpose(lc_layout *l, const int *perm, char *err) {
   for (int i = 0; i < l->ndim; i++) {
     int p = perm ? perm[i] : l->ndim - 1 - i;
     if (p < 0 || p >= l->ndim)
-      return fail(err, "axis %lld out of range for %d dimensions", (long long)p + 1, l->ndim);
-    if (seen[p]) return fail(err, "axis %d repeated in permutation", p + 1);
+      return lc_fail(err, -1, "axis %lld out of range for %d dimensions", (long long)p + 1, l->ndim);
+    if (seen[p]) return lc_fail(err, -1, "axis %d repeated in permutation", p + 1);
     seen[p] = true;
     t.shape[i] = l->shape[p];
     t.strides[i] = l->strides[p];
@@ -341,17 +332,17 @@ int lc_layout_transpose(lc_layout *l, const int *perm, char *err) {
 int lc_layout_slice(lc_layout *l, int axis, int64_t start, int64_t count,
                     int64_t step, char *err) {
   if (axis < 0 || axis >= l->ndim)
-    return fail(err, "axis %lld out of range for %d dimensions", (long long)axis + 1, l->ndim);
-  if (step == 0) return fail(err, "step cannot be zero");
-  if (count < 0) return fail(err, "negative count %lld", (long long)count);
+    return lc_fail(err, -1, "axis %lld out of range for %d dimensions", (long long)axis + 1, l->ndim);
+  if (step == 0) return lc_fail(err, -1, "step cannot be zero");
+  if (count < 0) return lc_fail(err, -1, "negative count %lld", (long long)count);
   int64_t n = l->shape[axis], stride;
-  if (!mul_ok(l->strides[axis], step, &stride)) return fail(err, "step overflows");
+  if (!mul_ok(l->strides[axis], step, &stride)) return lc_fail(err, -1, "step overflows");
   if (count > 0) {
     int64_t last;
     if (start < 0 || start >= n ||
         !mul_ok(count - 1, step, &last) || !add_ok(start, last, &last) ||
         last < 0 || last >= n)
-      return fail(err, "range out of bounds for axis %d of size %lld",
+      return lc_fail(err, -1, "range out of bounds for axis %d of size %lld",
                   axis + 1, (long long)n);
     l->offset += start * l->strides[axis];
   }
@@ -363,9 +354,9 @@ int lc_layout_slice(lc_layout *l, int axis, int64_t start, int64_t count,
 
 int lc_layout_select(lc_layout *l, int axis, int64_t i, char *err) {
   if (axis < 0 || axis >= l->ndim)
-    return fail(err, "axis %lld out of range for %d dimensions", (long long)axis + 1, l->ndim);
+    return lc_fail(err, -1, "axis %lld out of range for %d dimensions", (long long)axis + 1, l->ndim);
   if (i < 0 || i >= l->shape[axis])
-    return fail(err, "index %lld out of bounds for axis %d of size %lld",
+    return lc_fail(err, -1, "index %lld out of bounds for axis %d of size %lld",
                 one_based(i), axis + 1, (long long)l->shape[axis]);
   l->offset += i * l->strides[axis];
   for (int k = axis; k < l->ndim - 1; k++) {
@@ -380,9 +371,9 @@ int lc_layout_select(lc_layout *l, int axis, int64_t i, char *err) {
 int lc_layout_squeeze(lc_layout *l, int axis, char *err) {
   if (axis >= 0) {
     if (axis >= l->ndim)
-      return fail(err, "axis %lld out of range for %d dimensions", (long long)axis + 1, l->ndim);
+      return lc_fail(err, -1, "axis %lld out of range for %d dimensions", (long long)axis + 1, l->ndim);
     if (l->shape[axis] != 1)
-      return fail(err, "cannot squeeze axis %d of size %lld", axis + 1,
+      return lc_fail(err, -1, "cannot squeeze axis %d of size %lld", axis + 1,
                   (long long)l->shape[axis]);
     return lc_layout_select(l, axis, 0, err);
   }
@@ -400,18 +391,18 @@ int lc_layout_squeeze(lc_layout *l, int axis, char *err) {
 int lc_layout_view_itemsize(lc_layout *l, int64_t old_itemsize,
                             int64_t new_itemsize, char *err) {
   if (old_itemsize < 1 || new_itemsize < 1)
-    return fail(err, "itemsize %lld is not positive",
+    return lc_fail(err, -1, "itemsize %lld is not positive",
                 (long long)(old_itemsize < 1 ? old_itemsize : new_itemsize));
   if (old_itemsize == new_itemsize) return 0;
   if (l->ndim == 0)
-    return fail(err, "a 0-d array cannot change its itemsize from %lld to %lld",
+    return lc_fail(err, -1, "a 0-d array cannot change its itemsize from %lld to %lld",
                 (long long)old_itemsize, (long long)new_itemsize);
   int last = l->ndim - 1;
   if (l->shape[last] != 1 && l->strides[last] != old_itemsize)
-    return fail(err, "the last axis must be contiguous to change the itemsize");
+    return lc_fail(err, -1, "the last axis must be contiguous to change the itemsize");
   int64_t bytes = l->shape[last] * old_itemsize;
   if (bytes % new_itemsize != 0)
-    return fail(err, "the last axis (%lld bytes) is not a multiple of the new itemsize %lld",
+    return lc_fail(err, -1, "the last axis (%lld bytes) is not a multiple of the new itemsize %lld",
                 (long long)bytes, (long long)new_itemsize);
   lc_layout t = *l;
   t.shape[last] = bytes / new_itemsize;
@@ -479,7 +470,7 @@ int lc_broadcast_shapes(int n, const int *ndims, const int64_t *const *shapes,
         char a[LC_SHAPE_STRLEN], b[LC_SHAPE_STRLEN];
         lc_shape_format(a, sizeof a, ndims[from], shapes[from]);
         lc_shape_format(b, sizeof b, ndims[i], shapes[i]);
-        return fail(err, "shapes %s and %s do not broadcast (axis %d of the result: %lld against %lld)",
+        return lc_fail(err, -1, "shapes %s and %s do not broadcast (axis %d of the result: %lld against %lld)",
                     a, b, ax + 1, (long long)size, (long long)s);
       }
       size = s;
@@ -496,7 +487,7 @@ int lc_broadcast_shapes(int n, const int *ndims, const int64_t *const *shapes,
 int lc_layout_broadcast(const lc_layout *src, int64_t itemsize, int ndim,
                         const int64_t *shape, lc_layout *dst, char *err) {
   if (ndim < src->ndim || ndim > LC_MAXDIM)
-    return fail(err, "cannot broadcast %d dimensions to %d", src->ndim, ndim);
+    return lc_fail(err, -1, "cannot broadcast %d dimensions to %d", src->ndim, ndim);
   /* already that shape (array math's operands, mostly): src as it is, its
   ** count checked when it was made */
   if (ndim == src->ndim && memcmp(src->shape, shape, sizeof *shape * (size_t)ndim) == 0) {
@@ -517,7 +508,7 @@ int lc_layout_broadcast(const lc_layout *src, int64_t itemsize, int ndim,
       char a[LC_SHAPE_STRLEN], b[LC_SHAPE_STRLEN];
       lc_shape_format(a, sizeof a, src->ndim, src->shape);
       lc_shape_format(b, sizeof b, ndim, shape);
-      return fail(err, "shape %s does not broadcast to %s", a, b);
+      return lc_fail(err, -1, "shape %s does not broadcast to %s", a, b);
     }
   }
   out.ndim = ndim;

@@ -14,9 +14,9 @@ static void mismatch(char *err, const lc_layout *la, const lc_layout *lb, const 
   char sa[LC_SHAPE_STRLEN], sb[LC_SHAPE_STRLEN];
   lc_shape_format(sa, sizeof sa, la->ndim, la->shape);
   lc_shape_format(sb, sizeof sb, lb->ndim, lb->shape);
-  snprintf(err, LC_ERRLEN, "shapes %.200s and %.200s do not match: %s axis %d of the first has "
-           "%lld elements and axis %d of the second %lld", sa, sb, what, axis_a, (long long)na,
-           axis_b, (long long)nb);
+  lc_errf(err, "shapes %.200s and %.200s do not match: %s axis %d of the first has "
+          "%lld elements and axis %d of the second %lld", sa, sb, what, axis_a, (long long)na,
+          axis_b, (long long)nb);
 }
 
 int lc_matmul_plan(const lc_layout *la, const lc_layout *lb, lc_matmul_call *c, int *ndim,
@@ -24,9 +24,8 @@ int lc_matmul_plan(const lc_layout *la, const lc_layout *lb, lc_matmul_call *c, 
   memset(c, 0, sizeof *c);
   int na = la->ndim, nb = lb->ndim;
   if (na < 1 || nb < 1) {
-    snprintf(err, LC_ERRLEN, "operand %d is 0-d: matmul takes arrays of one axis or more "
-             "(multiply scales by a number)", na < 1 ? 1 : 2);
-    return -1;
+    return lc_fail(err, -1, "operand %d is 0-d: matmul takes arrays of one axis or more "
+                   "(multiply scales by a number)", na < 1 ? 1 : 2);
   }
   int64_t ka, kb;
   c->a_vector = na == 1;

@@ -26,7 +26,7 @@ static const unsigned char MAGIC[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 #define MAX_ITEMSIZE (INT64_C(1) << 40)
 #define MAX_NBYTES (INT64_C(1) << 62)
 
-#define ERR(...) (snprintf(err, LC_ERRLEN, __VA_ARGS__), -1)
+#define ERR(...) lc_fail(err, -1, __VA_ARGS__)
 
 /* ---- the prefix ----------------------------------------------------------- */
 
@@ -527,18 +527,18 @@ static int struct_from_list(const py_node *x, int depth, ptype *out, char *err) 
   for (int i = 0; i < x->n; i++) {
     const py_node *e = x->items[i];
     if (e->kind != PY_TUPLE || e->n < 2 || e->n > 3) {
-      snprintf(err, LC_ERRLEN, "field %d of the structured dtype must be a tuple (name, "
-               "descr [, shape]), got %s", i + 1, py_names[e->kind]);
+      lc_errf(err, "field %d of the structured dtype must be a tuple (name, "
+              "descr [, shape]), got %s", i + 1, py_names[e->kind]);
       goto fail;
     }
     if (e->items[0]->kind == PY_TUPLE) {
-      snprintf(err, LC_ERRLEN, "field %d has a title (a (title, name) pair), which luacuda "
-               "records do not have", i + 1);
+      lc_errf(err, "field %d has a title (a (title, name) pair), which luacuda "
+              "records do not have", i + 1);
       goto fail;
     }
     if (e->items[0]->kind != PY_STR) {
-      snprintf(err, LC_ERRLEN, "field %d: the name must be a string, got %s", i + 1,
-               py_names[e->items[0]->kind]);
+      lc_errf(err, "field %d: the name must be a string, got %s", i + 1,
+              py_names[e->items[0]->kind]);
       goto fail;
     }
     lc_field f = {.name = e->items[0]->str};         /* borrowed */
@@ -560,7 +560,7 @@ static int struct_from_list(const py_node *x, int depth, ptype *out, char *err) 
     off += bytes;
     if (off > MAX_ITEMSIZE) {
       ptype_free(&t);
-      snprintf(err, LC_ERRLEN, "the structured dtype is too large");
+      lc_errf(err, "the structured dtype is too large");
       goto fail;
     }
     if (pad) {
@@ -570,7 +570,7 @@ static int struct_from_list(const py_node *x, int depth, ptype *out, char *err) 
     if (add_field(&s, f, &t, err)) goto fail;
   }
   if (s.n == 0) {
-    snprintf(err, LC_ERRLEN, "the structured dtype has no fields");
+    lc_errf(err, "the structured dtype has no fields");
     goto fail;
   }
   return finish_struct(&s, off, out, err);
@@ -624,14 +624,14 @@ static int struct_from_dict(const py_node *x, int depth, ptype *out, char *err) 
   for (int i = 0; i < names->n; i++) {
     const py_node *nm = names->items[i], *fm = formats->items[i];
     if (nm->kind != PY_STR) {
-      snprintf(err, LC_ERRLEN, "name %d of the structured dtype must be a string", i + 1);
+      lc_errf(err, "name %d of the structured dtype must be a string", i + 1);
       goto fail;
     }
     lc_field f = {.name = nm->str};                  /* borrowed */
     const py_node *descr = fm;
     if (fm->kind == PY_TUPLE) {            /* (descr, shape) */
       if (fm->n != 2) {
-        snprintf(err, LC_ERRLEN, "format %d must be a descr or (descr, shape)", i + 1);
+        lc_errf(err, "format %d must be a descr or (descr, shape)", i + 1);
         goto fail;
       }
       descr = fm->items[0];
@@ -648,8 +648,8 @@ static int struct_from_dict(const py_node *x, int depth, ptype *out, char *err) 
       const py_node *o = offsets->items[i];
       if (o->kind != PY_INT || o->num < 0 || o->num > MAX_ITEMSIZE) {
         ptype_free(&t);
-        snprintf(err, LC_ERRLEN, "offset %d of the structured dtype must be a non-negative "
-                 "integer", i + 1);
+        lc_errf(err, "offset %d of the structured dtype must be a non-negative "
+                "integer", i + 1);
         goto fail;
       }
       f.offset = o->num;
@@ -659,14 +659,14 @@ static int struct_from_dict(const py_node *x, int depth, ptype *out, char *err) 
     if (f.offset + bytes > end) end = f.offset + bytes;
     if (end > MAX_ITEMSIZE) {
       ptype_free(&t);
-      snprintf(err, LC_ERRLEN, "the structured dtype is too large");
+      lc_errf(err, "the structured dtype is too large");
       goto fail;
     }
     if (add_field(&s, f, &t, err)) goto fail;
   }
   if (itemsize && itemsize->num < end) {
-    snprintf(err, LC_ERRLEN, "the structured dtype's itemsize %lld is smaller than its "
-             "fields (%lld bytes)", (long long)itemsize->num, (long long)end);
+    lc_errf(err, "the structured dtype's itemsize %lld is smaller than its "
+            "fields (%lld bytes)", (long long)itemsize->num, (long long)end);
     goto fail;
   }
   return finish_struct(&s, itemsize ? itemsize->num : end, out, err);

@@ -23,20 +23,17 @@ int lc_reduce_dtypes(lc_reduce_op op, const lc_dtype *in, const lc_dtype *asked,
                      const lc_dtype **acc, const lc_dtype **out, char *err) {
   const char *name = lc_reduce_names[op];
   if (in->rec) {
-    snprintf(err, LC_ERRLEN, "%s of a record dtype (%s): a record has no %s", name, in->name,
-             name);
-    return -1;
+    return lc_fail(err, -1, "%s of a record dtype (%s): a record has no %s", name, in->name,
+                   name);
   }
   if (asked && !lc_reduce_takes_dtype(op)) {
-    snprintf(err, LC_ERRLEN, "%s takes no dtype= (its result's dtype is %s; NumPy's %s has no "
-             "dtype either)", name,
-             op == LC_RED_ARGMIN || op == LC_RED_ARGMAX ? "int64" :
-             op == LC_RED_ANY || op == LC_RED_ALL ? "bool" : "the array's", name);
-    return -1;
+    return lc_fail(err, -1, "%s takes no dtype= (its result's dtype is %s; NumPy's %s has no "
+                   "dtype either)", name,
+                   op == LC_RED_ARGMIN || op == LC_RED_ARGMAX ? "int64" :
+                   op == LC_RED_ANY || op == LC_RED_ALL ? "bool" : "the array's", name);
   }
   if (asked && asked->rec) {
-    snprintf(err, LC_ERRLEN, "dtype= must be a builtin dtype, not the record %s", asked->name);
-    return -1;
+    return lc_fail(err, -1, "dtype= must be a builtin dtype, not the record %s", asked->name);
   }
   switch (op) {
     case LC_RED_SUM: case LC_RED_PROD: case LC_RED_CUMSUM: case LC_RED_CUMPROD:

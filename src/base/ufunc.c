@@ -4,7 +4,6 @@
 */
 #include "ufunc.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 
 #define LC_UFT_SAME(code, ...) \
@@ -17,14 +16,6 @@ const lc_ufunc_info lc_ufuncs[LC_UF_NOPS] = {
   LC_UFUNC_LIST(LC_UF_ROW)
 #undef LC_UF_ROW
 };
-
-static int fail(char *err, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, LC_ERRLEN, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 static const lc_dtype *T(lc_typecode c) { return &lc_dtypes[c]; }
 
@@ -129,7 +120,7 @@ int lc_ufunc_resolve(lc_ufunc_op op, const lc_opd_type *t, const lc_dtype *cast_
   const lc_ufunc_info *info = &lc_ufuncs[op];
   for (int i = 0; i < info->nin; i++)
     if (t[i].kind == LC_OPD_ARRAY && t[i].dtype->kind == 'V')
-      return fail(err, "%s is not defined for the record dtype %s", info->name, t[i].dtype->name);
+      return lc_fail(err, -1, "%s is not defined for the record dtype %s", info->name, t[i].dtype->name);
   const lc_dtype *loop = NULL, *res = NULL, *out = NULL;
   char buf[128];
   switch (info->family) {
@@ -156,7 +147,7 @@ int lc_ufunc_resolve(lc_ufunc_op op, const lc_opd_type *t, const lc_dtype *cast_
       break;
     case LC_UFAM_NUM:
       if (loop->kind == 'b')
-        return fail(err, "%s is not defined for bool (the operands are %s)", info->name,
+        return lc_fail(err, -1, "%s is not defined for bool (the operands are %s)", info->name,
                     describe(info->nin, t, buf, sizeof buf));
       break;
     case LC_UFAM_FLOAT:

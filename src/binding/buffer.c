@@ -20,14 +20,13 @@ static int alloc_once(const lc_backend *be, lc_kind kind, size_t nbytes,
                       unsigned flags, lc_stream *s, void **ptr, char *err) {
   if (kind == LC_HOST) {
     int rc = host_alloc(nbytes, ptr);
-    if (rc) snprintf(err, LC_ERRLEN, "out of host memory allocating %zu bytes", nbytes);
+    if (rc) lc_errf(err, "out of host memory allocating %zu bytes", nbytes);
     return rc;
   }
   /* checked once here for every backend */
   if ((flags && !lc_kind_page_locked(kind)) ||
       (flags & ~(unsigned)(LC_ALLOC_PORTABLE | LC_ALLOC_WRITECOMBINED))) {
-    snprintf(err, LC_ERRLEN, "invalid flags %#x for %s memory", flags, lc_kind_names[kind]);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "invalid flags %#x for %s memory", flags, lc_kind_names[kind]);
   }
   return be->mem_alloc(kind, nbytes, flags, s, ptr, err);
 }

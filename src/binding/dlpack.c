@@ -41,26 +41,26 @@ static int dtype_to_dl(const lc_dtype *dt, DLDataType *out) {
 
 static const lc_dtype *dtype_from_dl(DLDataType t, char *err) {
   if (t.lanes != 1) {
-    snprintf(err, LC_ERRLEN, "vector dtypes (%u lanes) are not supported", (unsigned)t.lanes);
+    lc_errf(err, "vector dtypes (%u lanes) are not supported", (unsigned)t.lanes);
     return NULL;
   }
   for (int i = 0; i < LC_NTYPES; i++)
     if (lc_dtypes[i].dl_code == t.code && lc_dtypes[i].size * 8 == t.bits) return &lc_dtypes[i];
   switch (t.code) {
     case kDLInt: case kDLUInt: case kDLFloat: case LC_DL_BOOL:
-      snprintf(err, LC_ERRLEN, "%u-bit %s is not supported", (unsigned)t.bits,
-               t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint"
-               : t.code == kDLFloat ? "float" : "bool");
+      lc_errf(err, "%u-bit %s is not supported", (unsigned)t.bits,
+              t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint"
+              : t.code == kDLFloat ? "float" : "bool");
       return NULL;
     case kDLBfloat:
-      snprintf(err, LC_ERRLEN, "bfloat%u is not supported", (unsigned)t.bits);
+      lc_errf(err, "bfloat%u is not supported", (unsigned)t.bits);
       return NULL;
     case kDLComplex:
-      snprintf(err, LC_ERRLEN, "complex%u is not supported (luacuda has no complex dtypes)",
-               (unsigned)t.bits);
+      lc_errf(err, "complex%u is not supported (luacuda has no complex dtypes)",
+              (unsigned)t.bits);
       return NULL;
     default:
-      snprintf(err, LC_ERRLEN, "DLPack type code %u is not supported", (unsigned)t.code);
+      lc_errf(err, "DLPack type code %u is not supported", (unsigned)t.code);
       return NULL;
   }
 }

@@ -63,20 +63,17 @@ static void sub_path(char *buf, const char *path, const char *name) {
 static int conv_sub(lua_State *L, int idx, const lc_field *f, int d, char *out,
                     const char *path, char *err) {
   if (lua_type(L, idx) != LUA_TTABLE) {
-    snprintf(err, LC_ERRLEN, "field '%s' needs a table of %lld entries, got %s", path,
-             (long long)f->shape[d], luaL_typename(L, idx));
-    return -1;
+    return lc_fail(err, -1, "field '%s' needs a table of %lld entries, got %s", path,
+                   (long long)f->shape[d], luaL_typename(L, idx));
   }
   if ((int64_t)lua_rawlen(L, idx) != f->shape[d]) {
-    snprintf(err, LC_ERRLEN, "field '%s' needs a table of %lld entries, got %lld", path,
-             (long long)f->shape[d], (long long)lua_rawlen(L, idx));
-    return -1;
+    return lc_fail(err, -1, "field '%s' needs a table of %lld entries, got %lld", path,
+                   (long long)f->shape[d], (long long)lua_rawlen(L, idx));
   }
   char key[64];
   if (lc_table_extra_key(L, idx, (lua_Integer)f->shape[d], key, sizeof key)) {
-    snprintf(err, LC_ERRLEN, "field '%s' has %s; only positions 1..%lld are read", path, key,
-             (long long)f->shape[d]);
-    return -1;
+    return lc_fail(err, -1, "field '%s' has %s; only positions 1..%lld are read", path, key,
+                   (long long)f->shape[d]);
   }
   int64_t step = f->dtype->size;
   for (int k = d + 1; k < f->ndim; k++) step *= f->shape[k];
@@ -96,15 +93,14 @@ static int conv_sub(lua_State *L, int idx, const lc_field *f, int d, char *out,
 static int conv_record(lua_State *L, int idx, const lc_record *r, char *out,
                        const char *path, char *err) {
   if (lua_type(L, idx) != LUA_TTABLE) {
-    if (path[0]) snprintf(err, LC_ERRLEN, "field '%s' needs a table of fields, got %s", path,
-                          luaL_typename(L, idx));
-    else snprintf(err, LC_ERRLEN, "a record needs a table of fields, got %s",
-                  luaL_typename(L, idx));
+    if (path[0]) lc_errf(err, "field '%s' needs a table of fields, got %s", path,
+                         luaL_typename(L, idx));
+    else lc_errf(err, "a record needs a table of fields, got %s",
+                 luaL_typename(L, idx));
     return -1;
   }
   if (!lua_checkstack(L, 6)) {
-    snprintf(err, LC_ERRLEN, "records nested too deeply");
-    return -1;
+    return lc_fail(err, -1, "records nested too deeply");
   }
   char sub[PATHLEN];
   lua_pushnil(L);
@@ -113,13 +109,13 @@ static int conv_record(lua_State *L, int idx, const lc_record *r, char *out,
     if (lua_type(L, -1) != LUA_TSTRING || !lc_record_field(r, lua_tostring(L, -1))) {
       if (lua_type(L, -1) == LUA_TSTRING) {
         sub_path(sub, path, lua_tostring(L, -1));
-        snprintf(err, LC_ERRLEN, "unknown field '%s'", sub);
+        lc_errf(err, "unknown field '%s'", sub);
       } else if (path[0]) {
-        snprintf(err, LC_ERRLEN, "field '%s' has a %s key; a record takes field names",
-                 path, luaL_typename(L, -1));
+        lc_errf(err, "field '%s' has a %s key; a record takes field names",
+                path, luaL_typename(L, -1));
       } else {
-        snprintf(err, LC_ERRLEN, "a record table has a %s key; it takes field names",
-                 luaL_typename(L, -1));
+        lc_errf(err, "a record table has a %s key; it takes field names",
+                luaL_typename(L, -1));
       }
       lua_pop(L, 1);
       return -1;
@@ -131,8 +127,7 @@ static int conv_record(lua_State *L, int idx, const lc_record *r, char *out,
     lua_pushstring(L, f->name);
     if (lua_rawget(L, idx) == LUA_TNIL) {
       lua_pop(L, 1);
-      snprintf(err, LC_ERRLEN, "missing field '%s'", sub);
-      return -1;
+      return lc_fail(err, -1, "missing field '%s'", sub);
     }
     int top = lua_gettop(L);
     char *o = out ? out + f->offset : NULL;
@@ -148,8 +143,7 @@ static int conv_value(lua_State *L, int idx, const lc_dtype *dt, char *out,
   if (dt->rec) return conv_record(L, idx, dt->rec, out, path, err);
   char tmp[16], why[LC_ERRLEN];
   if (lc_elem_convert(L, idx, dt, out ? out : tmp, why) == 0) return 0;
-  snprintf(err, LC_ERRLEN, "field '%s': %.300s", path, why);
-  return -1;
+  return lc_fail(err, -1, "field '%s': %.300s", path, why);
 }
 
 /* The record value (a table of fields) at idx into out, written only when
@@ -204,14 +198,14 @@ void lc_elem_push(lua_State *L, const lc_dtype *dt, const void *p) {
 static int integer_error(char *err, const lc_dtype *dt, lua_State *L, int idx) {
   lua_Number f = lua_tonumber(L, idx);
   if (lua_isinteger(L, idx))
-    snprintf(err, LC_ERRLEN, "%lld is out of range for %s",
-             (long long)lua_tointeger(L, idx), dt->name);
+    lc_errf(err, "%lld is out of range for %s",
+            (long long)lua_tointeger(L, idx), dt->name);
   else if (f == floor(f) && isfinite(f))      /* integral, but too large */
-    snprintf(err, LC_ERRLEN, "%.17g is out of range for %s", (double)f, dt->name);
+    lc_errf(err, "%.17g is out of range for %s", (double)f, dt->name);
   else if (isnan(f))         /* printf's spelling varies ("-nan") */
-    snprintf(err, LC_ERRLEN, "%s needs an integer, got nan", dt->name);
+    lc_errf(err, "%s needs an integer, got nan", dt->name);
   else
-    snprintf(err, LC_ERRLEN, "%s needs an integer, got %.17g", dt->name, (double)f);
+    lc_errf(err, "%s needs an integer, got %.17g", dt->name, (double)f);
   return -1;
 }
 
@@ -221,16 +215,14 @@ int lc_elem_convert(lua_State *L, int idx, const lc_dtype *dt, void *out,
   int t = lua_type(L, idx);
   if (dt->kind == 'b') {
     if (t != LUA_TBOOLEAN) {
-      snprintf(err, LC_ERRLEN, "bool needs a boolean, got %s", lua_typename(L, t));
-      return -1;
+      return lc_fail(err, -1, "bool needs a boolean, got %s", lua_typename(L, t));
     }
     uint8_t b = (uint8_t)lua_toboolean(L, idx);
     memcpy(out, &b, 1);
     return 0;
   }
   if (t != LUA_TNUMBER) {
-    snprintf(err, LC_ERRLEN, "%s needs a number, got %s", dt->name, lua_typename(L, t));
-    return -1;
+    return lc_fail(err, -1, "%s needs a number, got %s", dt->name, lua_typename(L, t));
   }
   if (dt->kind == 'f') {
     lc_dtype_store_float(dt, out, lua_tonumber(L, idx));

@@ -158,8 +158,8 @@ static void settle(lc_buffer *const *bufs, int n) {
 static bool locked_already(const lc_buffer *b, int i, char *err) {
   uint64_t lock = atomic_load(&b->lock);
   if (lock == 0) return false;
-  snprintf(err, LC_ERRLEN, "argument %d is registered already (%s)", i,
-           lock & 1 ? "a mapped array is over it" : "deregister it first");
+  lc_errf(err, "argument %d is registered already (%s)", i,
+          lock & 1 ? "a mapped array is over it" : "deregister it first");
   return true;
 }
 
@@ -299,8 +299,8 @@ static int l_deregister(lua_State *L) {
   for (int i = 0; i < n && rc == LC_OK; i++) {
     uint64_t lock = atomic_load(&bufs[i]->lock);
     if (lock == 0 || (lock & 1)) {
-      snprintf(err, LC_ERRLEN, "argument %d is not registered%s", i + 1,
-               lock ? " by register or pinned (a mapped array is over it: close that)" : "");
+      lc_errf(err, "argument %d is not registered%s", i + 1,
+              lock ? " by register or pinned (a mapped array is over it: close that)" : "");
       rc = LC_EFAIL;
     }
   }
@@ -398,8 +398,8 @@ static int map_buffer(lc_buffer *b, int i, mapping *m, void **dev, char *err) {
   rc = b->backend->host_device_pointer(b->ptr, dev, err);
   if (rc == LC_OK && *dev != b->ptr) {
     /* an array has one address for the host and the kernels */
-    snprintf(err, LC_ERRLEN, "the device address of mapped memory differs from its host "
-             "address (the device has no unified addressing)");
+    lc_errf(err, "the device address of mapped memory differs from its host "
+            "address (the device has no unified addressing)");
     rc = LC_ENOTSUP;
   }
   if (rc != LC_OK) {

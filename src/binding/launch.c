@@ -218,9 +218,8 @@ static int vector_value(lua_State *L, int idx, const lc_dtype *dt, int n, char *
   int top = lua_gettop(L);
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) != LUA_TTABLE) {
-    snprintf(err, LC_ERRLEN, "expected a table {x=, y=, ...} or {1, 2, ...} of %d numbers, "
-             "got %s", n, luaL_typename(L, idx));
-    return -1;
+    return lc_fail(err, -1, "expected a table {x=, y=, ...} or {1, 2, ...} of %d numbers, "
+                   "got %s", n, luaL_typename(L, idx));
   }
   bool named = lua_rawgeti(L, idx, 1) == LUA_TNIL;
   lua_pop(L, 1);
@@ -237,8 +236,8 @@ static int vector_value(lua_State *L, int idx, const lc_dtype *dt, int n, char *
     if (!ok) {
       bool str = lua_type(L, -1) == LUA_TSTRING;
       const char *key = luaL_tolstring(L, -1, NULL);
-      snprintf(err, LC_ERRLEN, "the table has an entry %s%s%s, which a vector of %d has not "
-               "(use {x=, y=, ...} or {1, 2, ...})", str ? "'" : "", key, str ? "'" : "", n);
+      lc_errf(err, "the table has an entry %s%s%s, which a vector of %d has not "
+              "(use {x=, y=, ...} or {1, 2, ...})", str ? "'" : "", key, str ? "'" : "", n);
       lua_settop(L, top);
       return -1;
     }
@@ -250,12 +249,12 @@ static int vector_value(lua_State *L, int idx, const lc_dtype *dt, int n, char *
     if (named) snprintf(which, sizeof which, "'%s'", names[c]);
     else snprintf(which, sizeof which, "[%d]", c + 1);
     if (lua_isnil(L, -1)) {
-      snprintf(err, LC_ERRLEN, "the table has no %s", which);
+      lc_errf(err, "the table has no %s", which);
       lua_settop(L, top);
       return -1;
     }
     if (lc_elem_convert(L, lua_gettop(L), dt, tmp + c * dt->size, why)) {
-      snprintf(err, LC_ERRLEN, "%s: %.400s", which, why);
+      lc_errf(err, "%s: %.400s", which, why);
       lua_settop(L, top);
       return -1;
     }
@@ -286,8 +285,8 @@ static int member_element(lua_State *L, int idx, const lc_struct_def *structs,
   if (e->sdef >= 0) return struct_value(L, idx, structs, e->sdef, dst, path, plen, depth + 1, err);
   int rc = e->vec ? vector_value(L, idx, &lc_dtypes[e->type], e->vec, dst, why)
                   : lc_elem_convert(L, idx, &lc_dtypes[e->type], dst, why);
-  if (rc) snprintf(err, LC_ERRLEN, "member '%.100s' (%s%s): %.350s", path,
-                   lc_dtypes[e->type].name, e->vec ? " vector" : "", why);
+  if (rc) lc_errf(err, "member '%.100s' (%s%s): %.350s", path,
+                  lc_dtypes[e->type].name, e->vec ? " vector" : "", why);
   return rc ? -1 : 0;
 }
 
@@ -300,8 +299,7 @@ static int struct_value(lua_State *L, int idx, const lc_struct_def *structs, int
   size_t base = strlen(path);
   idx = lua_absindex(L, idx);
   if (depth > LC_RECORD_MAXDEPTH) {
-    snprintf(err, LC_ERRLEN, "structs nest more than %d deep", LC_RECORD_MAXDEPTH);
-    return -1;
+    return lc_fail(err, -1, "structs nest more than %d deep", LC_RECORD_MAXDEPTH);
   }
   char mname[256], table[300];          /* "inner"; "the table", "the table 'inner'" */
   snprintf(mname, sizeof mname, "%s", path);
@@ -309,10 +307,10 @@ static int struct_value(lua_State *L, int idx, const lc_struct_def *structs, int
   if (base) snprintf(table, sizeof table, "the table '%s'", mname);
   else snprintf(table, sizeof table, "the table");
   if (lua_type(L, idx) != LUA_TTABLE) {
-    if (base) snprintf(err, LC_ERRLEN, "member '%s': expected a table of struct %s's members, "
-                       "got %s", mname, d->name, luaL_typename(L, idx));
-    else snprintf(err, LC_ERRLEN, "expected a table of struct %s's members or a 0-d array of "
-                  "a record with its layout, got %s", d->name, luaL_typename(L, idx));
+    if (base) lc_errf(err, "member '%s': expected a table of struct %s's members, "
+                      "got %s", mname, d->name, luaL_typename(L, idx));
+    else lc_errf(err, "expected a table of struct %s's members or a 0-d array of "
+                 "a record with its layout, got %s", d->name, luaL_typename(L, idx));
     return -1;
   }
   lua_pushnil(L);                       /* every entry is a member */
@@ -324,8 +322,8 @@ static int struct_value(lua_State *L, int idx, const lc_struct_def *structs, int
     if (!ok) {
       bool str = lua_type(L, -1) == LUA_TSTRING;
       const char *key = luaL_tolstring(L, -1, NULL);
-      snprintf(err, LC_ERRLEN, "%s has an entry %s%s%s, which struct %s has not", table,
-               str ? "'" : "", key, str ? "'" : "", d->name);
+      lc_errf(err, "%s has an entry %s%s%s, which struct %s has not", table,
+              str ? "'" : "", key, str ? "'" : "", d->name);
       lua_pop(L, 2);
       return -1;
     }
@@ -343,9 +341,8 @@ static int struct_value(lua_State *L, int idx, const lc_struct_def *structs, int
     lua_pop(L, 1);
   }
   if (nmissing) {
-    snprintf(err, LC_ERRLEN, "struct %s: the table has no member%s %s", d->name,
-             nmissing > 1 ? "s" : "", missing);
-    return -1;
+    return lc_fail(err, -1, "struct %s: the table has no member%s %s", d->name,
+                   nmissing > 1 ? "s" : "", missing);
   }
   for (int f = 0; f < d->nmembers; f++) {
     const lc_member *e = &d->members[f];
@@ -375,11 +372,10 @@ static int member_array(lua_State *L, int idx, const lc_struct_def *structs, con
   bool last = d + 1 >= e->ndim;
   size_t base = strlen(path);
   if (lua_type(L, idx) != LUA_TTABLE || lua_rawlen(L, idx) != (size_t)n) {
-    snprintf(err, LC_ERRLEN, "member '%s': expected a table of %d %s, got %s%s", path, n,
-             last ? "elements" : "tables", lua_type(L, idx) == LUA_TTABLE ? "one of " : "",
-             lua_type(L, idx) == LUA_TTABLE ? lua_pushfstring(L, "%I",
-               (lua_Integer)lua_rawlen(L, idx)) : luaL_typename(L, idx));
-    return -1;
+    return lc_fail(err, -1, "member '%s': expected a table of %d %s, got %s%s", path, n,
+                   last ? "elements" : "tables", lua_type(L, idx) == LUA_TTABLE ? "one of " : "",
+                   lua_type(L, idx) == LUA_TTABLE ? lua_pushfstring(L, "%I",
+                     (lua_Integer)lua_rawlen(L, idx)) : luaL_typename(L, idx));
   }
   int64_t step = e->size;
   for (int k = d + 1; k < e->ndim; k++) step *= e->dims[k];
@@ -438,21 +434,18 @@ static int record_matches(const lc_record *r, const lc_struct_def *structs, int 
                           int depth, char *err) {
   const lc_struct_def *d = &structs[sdef];
   if (depth > LC_RECORD_MAXDEPTH) {
-    snprintf(err, LC_ERRLEN, "records nest more than %d deep", LC_RECORD_MAXDEPTH);
-    return -1;
+    return lc_fail(err, -1, "records nest more than %d deep", LC_RECORD_MAXDEPTH);
   }
   if ((int64_t)r->dt.size != d->size || (int64_t)r->dt.align != d->align) {
-    snprintf(err, LC_ERRLEN, "the dtype %.120s takes %lld bytes aligned to %lld, struct %s "
-             "%lld aligned to %lld", r->dt.name, (long long)r->dt.size, (long long)r->dt.align, d->name,
-             (long long)d->size, (long long)d->align);
-    return -1;
+    return lc_fail(err, -1, "the dtype %.120s takes %lld bytes aligned to %lld, struct %s "
+                   "%lld aligned to %lld", r->dt.name, (long long)r->dt.size,
+                   (long long)r->dt.align, d->name, (long long)d->size, (long long)d->align);
   }
   int nmembers = 0;
   for (int f = 0; f < d->nmembers; f++) nmembers += !is_padding(&d->members[f]);
   if (r->nfields != nmembers) {
-    snprintf(err, LC_ERRLEN, "the dtype %.120s has %d fields, struct %s %d members", r->dt.name,
-             r->nfields, d->name, nmembers);
-    return -1;
+    return lc_fail(err, -1, "the dtype %.120s has %d fields, struct %s %d members", r->dt.name,
+                   r->nfields, d->name, nmembers);
   }
   for (int f = 0, i = 0; f < d->nmembers; f++) {
     const lc_member *e = &d->members[f];
@@ -475,12 +468,11 @@ static int record_matches(const lc_record *r, const lc_struct_def *structs, int 
       else if (g->ndim) lc_shape_format(gs, sizeof gs, g->ndim, g->shape);
       if (ndim == 1) snprintf(es, sizeof es, "[%lld]", (long long)shape[0]);
       else if (ndim) lc_shape_format(es, sizeof es, ndim, shape);
-      snprintf(err, LC_ERRLEN, "field %d '%s' (%.100s%s, offset %lld) of the dtype %.120s "
-               "differs from struct %s's member %d '%s' (%s%s%s, offset %lld) in its %s", i,
-               g->name, g->dtype->name, gs, (long long)g->offset, r->dt.name, d->name, i,
-               e->name, e->sdef >= 0 ? "struct " : lc_dtypes[e->type].name,
-               e->sdef >= 0 ? structs[e->sdef].name : "", es, (long long)e->offset, why);
-      return -1;
+      return lc_fail(err, -1, "field %d '%s' (%.100s%s, offset %lld) of the dtype %.120s "
+                     "differs from struct %s's member %d '%s' (%s%s%s, offset %lld) in its %s", i,
+                     g->name, g->dtype->name, gs, (long long)g->offset, r->dt.name, d->name, i,
+                     e->name, e->sdef >= 0 ? "struct " : lc_dtypes[e->type].name,
+                     e->sdef >= 0 ? structs[e->sdef].name : "", es, (long long)e->offset, why);
     }
     if (e->sdef >= 0 && record_matches(g->dtype->rec, structs, e->sdef, depth + 1, err))
       return -1;

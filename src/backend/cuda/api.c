@@ -129,7 +129,7 @@ static void load(void) {
 
 int lc_cu_load(char *err) {
   pthread_once(&once, load);
-  if (load_rc != 0) snprintf(err, LC_ERRLEN, "%s", load_err);
+  if (load_rc != 0) lc_errf(err, "%s", load_err);
   return load_rc;
 }
 

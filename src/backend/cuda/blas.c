@@ -214,8 +214,7 @@ int lc_cuda_blas_begin(void *h, CUstream st, char *err) {
   cublasStatus_t s = cb.SetStream(h, st);
   if (s == CUBLAS_STATUS_SUCCESS) return LC_OK;
   pthread_mutex_unlock(&mu);
-  snprintf(err, LC_ERRLEN, "cublasSetStream_v2: %s", lc_cuda_blas_status(s));
-  return LC_EFAIL;
+  return lc_fail(err, LC_EFAIL, "cublasSetStream_v2: %s", lc_cuda_blas_status(s));
 }
 
 void lc_cuda_blas_end(void) { pthread_mutex_unlock(&mu); }
@@ -243,6 +242,5 @@ int lc_cuda_blas_call(void *h, const lc_cuda_gemm *q, char *err) {
                                q->b, q->ldb, q->sb, &zero_d, q->c, q->ldc, q->sc, q->count);
   }
   if (s == CUBLAS_STATUS_SUCCESS) return LC_OK;
-  snprintf(err, LC_ERRLEN, "%s: %s", call, lc_cuda_blas_status(s));
-  return LC_EFAIL;
+  return lc_fail(err, LC_EFAIL, "%s: %s", call, lc_cuda_blas_status(s));
 }

@@ -50,7 +50,7 @@ int lc_cuda_check(CUresult r, const char *call, char *err) {
   if (r == CUDA_SUCCESS) return LC_OK;
   char buf[32];
   const char *name = lc_cu_error_name(r, buf);
-  if (err) snprintf(err, LC_ERRLEN, "%s: %s", call, name);
+  if (err) lc_errf(err, "%s: %s", call, name);
   if (sticky(r)) {
     pthread_mutex_lock(&broken_mu);
     if (!atomic_load(&lc_cuda_broken)) {
@@ -96,9 +96,8 @@ void lc_cuda_scope_end(void) {
 
 int lc_cuda_enter(char *err) {
   if (atomic_load(&lc_cuda_broken)) {
-    snprintf(err, LC_ERRLEN, "the CUDA context is unusable after an earlier error (%.300s); "
-             "start a new process", first_error);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "the CUDA context is unusable after an earlier error (%.300s); "
+                   "start a new process", first_error);
   }
   CUcontext ctx = lc_cuda_devices[lc_cuda_current].ctx;
   if (!scope_known) {
@@ -147,7 +146,7 @@ static int activate(int i, char *err) {
                                                 d->dev), "cuDeviceGetAttribute", err);
   if (rc == LC_OK && !uva) {
     /* an array has one address for the host and the kernels */
-    snprintf(err, LC_ERRLEN, "device %d has no unified addressing", i + 1);
+    lc_errf(err, "device %d has no unified addressing", i + 1);
     rc = LC_ENOTSUP;
   }
   if (rc != LC_OK) return rc;
@@ -248,8 +247,7 @@ int lc_cuda_current_device(void) { return lc_cuda_current; }
 
 int lc_cuda_device_info(int i, lc_device_info *info, char *err) {
   if (i < 0 || i >= ndevices) {
-    snprintf(err, LC_ERRLEN, "no device %d (there are %d)", i + 1, ndevices);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "no device %d (there are %d)", i + 1, ndevices);
   }
   const lc_cuda_device *d = &lc_cuda_devices[i];
   int sms = 0;
@@ -270,9 +268,8 @@ int lc_cuda_device_info(int i, lc_device_info *info, char *err) {
 
 int lc_cuda_select_device(int i, char *err) {
   if (i < 0 || i >= ndevices) {
-    snprintf(err, LC_ERRLEN, "no device %d (there %s %d)", i + 1, ndevices == 1 ? "is" : "are",
-             ndevices);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "no device %d (there %s %d)", i + 1, ndevices == 1 ? "is" : "are",
+                   ndevices);
   }
   pthread_mutex_lock(&lc_cuda_mu);
   int rc = activate(i, err);

@@ -84,7 +84,7 @@ static int host_side(host_work *w, lc_stream *s, char *err) {
 
 static host_work *host_work_new(int op, size_t extra, char *err) {
   host_work *w = calloc(1, sizeof *w + extra);
-  if (w == NULL) snprintf(err, LC_ERRLEN, "out of host memory queueing a copy");
+  if (w == NULL) lc_errf(err, "out of host memory queueing a copy");
   else w->op = op;
   return w;
 }
@@ -97,8 +97,7 @@ static int upload(CUdeviceptr t, void *buf, const void *src, size_t n, CUstream 
   if (buf == NULL) {
     buf = malloc(n ? n : 1);
     if (buf == NULL) {
-      snprintf(err, LC_ERRLEN, "out of host memory staging %zu bytes", n);
-      return LC_ENOMEM;
+      return lc_fail(err, LC_ENOMEM, "out of host memory staging %zu bytes", n);
     }
     memcpy(buf, src, n);
   }
@@ -290,8 +289,7 @@ static int staged(const lc_region *dst, char *d0, const lc_region *src, const ch
   size_t nbytes = (size_t)dl->size * (size_t)isz;
   char *h = malloc(nbytes);
   if (h == NULL) {
-    snprintf(err, LC_ERRLEN, "out of host memory staging %zu bytes", nbytes);
-    return LC_ENOMEM;
+    return lc_fail(err, LC_ENOMEM, "out of host memory staging %zu bytes", nbytes);
   }
   CUdeviceptr t;
   rc = lc_cuda_temp_alloc(nbytes, st, &t, err);

@@ -46,9 +46,8 @@ static int launch_blocks(const char *name, int64_t n, void **params, CUstream st
 
 int lc_cuda_gather(const lc_gather_call *c, lc_stream *s, char *err) {
   if (c->op == LC_GATHER_ADD && lc_dtype_is_narrow_float(&lc_dtypes[c->dtype])) {
-    snprintf(err, LC_ERRLEN, "adding at indices is not implemented for %s on the CUDA backend "
-             "(astype float32 first)", lc_dtypes[c->dtype].name);
-    return LC_ENOTSUP;
+    return lc_fail(err, LC_ENOTSUP, "adding at indices is not implemented for %s on the CUDA "
+                   "backend (astype float32 first)", lc_dtypes[c->dtype].name);
   }
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;
@@ -104,8 +103,7 @@ int lc_cuda_gather(const lc_gather_call *c, lc_stream *s, char *err) {
       break;
     }
     default:
-      snprintf(err, LC_ERRLEN, "unknown gather operation %d", c->op);
-      return LC_EFAIL;
+      return lc_fail(err, LC_EFAIL, "unknown gather operation %d", c->op);
   }
   if (rc != LC_OK) return rc;
   return lc_cuda_finish(CUDA_SUCCESS, "cuLaunchKernel", s, err);

@@ -100,8 +100,8 @@ int lc_cuda_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, voi
     }
     p = lc_cuda_ptr(h);
   } else {
-    snprintf(err, LC_ERRLEN, "the cuda backend does not allocate %s memory", lc_kind_names[kind]);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "the cuda backend does not allocate %s memory",
+                   lc_kind_names[kind]);
   }
   if (rc != LC_OK) return rc;
   if (lc_kind_on_device(kind)) atomic_fetch_add(&lc_cuda_devices[lc_cuda_current].used, n);

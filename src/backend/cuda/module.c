@@ -115,8 +115,7 @@ static int load_source(const char *text, const char *name, const char *label,
   /* NVRTC's facts, remembered: a disk-cache hit then never loads NVRTC */
   lc_nvrtc_facts facts;
   if (lc_nvrtc_facts_get(&facts, nerr) != LC_OK) {
-    snprintf(err, LC_ERRLEN, "NVRTC is not available: %.440s", nerr);
-    return LC_ENOTSUP;
+    return lc_fail(err, LC_ENOTSUP, "NVRTC is not available: %.440s", nerr);
   }
   int major = facts.major, minor = facts.minor;
   const lc_cuda_device *d = &lc_cuda_devices[lc_cuda_current];
@@ -132,12 +131,10 @@ static int load_source(const char *text, const char *name, const char *label,
   bool user_real = true;
   if (user.value) {
     if (lc_nvrtc_user_target(&user, want, &target, family, &user_real, nerr) != LC_OK) {
-      snprintf(err, LC_ERRLEN, "%.500s", nerr);
-      return LC_EFAIL;
+      return lc_fail(err, LC_EFAIL, "%.500s", nerr);
     }
   } else if (lc_nvrtc_arch_pick(&facts, want, &target, nerr) != LC_OK) {
-    snprintf(err, LC_ERRLEN, "%.500s", nerr);
-    return LC_ENOTSUP;
+    return lc_fail(err, LC_ENOTSUP, "%.500s", nerr);
   }
   bool cubin = target == want && user_real && !want_ptx();
   char arch[32];
@@ -186,8 +183,8 @@ static int load_source(const char *text, const char *name, const char *label,
                                     exprs, nexprs, &out, &len, &low, &lowlen, log, nerr);
     if (rc != LC_OK) {
       lc_deps_free(&deps);
-      if (*log) snprintf(err, LC_ERRLEN, "compilation of %.300s failed", name);
-      else snprintf(err, LC_ERRLEN, "%.500s", nerr);
+      if (*log) lc_errf(err, "compilation of %.300s failed", name);
+      else lc_errf(err, "%.500s", nerr);
       return rc;
     }
     free(*log);            /* warnings: not reported for a module that loads */
@@ -249,15 +246,13 @@ int lc_cuda_module_load(const lc_source *src, lc_module **m, char **log, char *e
   if (text == NULL || mod == NULL) {
     free(text);
     free(mod);
-    snprintf(err, LC_ERRLEN, "out of host memory");
-    return LC_ENOMEM;
+    return lc_fail(err, LC_ENOMEM, "out of host memory");
   }
   if (src->nnames > LC_NVRTC_MAXNAMES) {
     free(text);
     free(mod);
-    snprintf(err, LC_ERRLEN, "more than %d kernels named by name expressions",
-             LC_NVRTC_MAXNAMES);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "more than %d kernels named by name expressions",
+                   LC_NVRTC_MAXNAMES);
   }
   /* the name expressions, kept to find each kernel by its spelling */
   size_t nbytes = 0;
@@ -267,8 +262,7 @@ int lc_cuda_module_load(const lc_source *src, lc_module **m, char **log, char *e
   if (nbytes && mod->names == NULL) {
     free(text);
     free(mod);
-    snprintf(err, LC_ERRLEN, "out of host memory");
-    return LC_ENOMEM;
+    return lc_fail(err, LC_ENOMEM, "out of host memory");
   }
   for (size_t i = 0, at = 0; i < (size_t)src->nnames; i++) {
     size_t l = strlen(src->names[i]) + 1;
@@ -354,8 +348,7 @@ int lc_cuda_module_function(lc_module *m, const char *name, lc_function **f,
   if (rc != LC_OK) return rc;
   lc_function *lf = calloc(1, sizeof *lf);
   if (lf == NULL) {
-    snprintf(err, LC_ERRLEN, "out of host memory");
-    return LC_ENOMEM;
+    return lc_fail(err, LC_ENOMEM, "out of host memory");
   }
   lf->fn = fn;
   lf->dev = m->dev;           /* its limits are its module's device's, whichever is current */
@@ -461,7 +454,7 @@ static int library_module(lc_cuda_device *d, const char *file, const char *sourc
       free(e);
       fresh = NULL;
       lc_cu.ModuleUnload(mod);
-      snprintf(err, LC_ERRLEN, "out of host memory");
+      lc_errf(err, "out of host memory");
       rc = LC_ENOMEM;
     } else {
       *fresh = (lc_cuda_libmod){NULL, source, e, mod, lowered};
@@ -509,7 +502,7 @@ int lc_cuda_library_function(const char *file, const char *source, const char *n
     if (f == NULL || n == NULL) {
       free(f);
       free(n);
-      snprintf(err, LC_ERRLEN, "out of host memory");
+      lc_errf(err, "out of host memory");
       rc = LC_ENOMEM;
     } else {
       *f = (lc_cuda_libfn){d->libfns, source, n, got};
@@ -581,9 +574,9 @@ static int allow_shared(lc_function *f, unsigned n, char *err) {
     unsigned st = (unsigned)f->static_shared;
     unsigned limit = optin > st ? optin - st : 0;
     if (n > limit) {
-      snprintf(err, LC_ERRLEN, "%u bytes of dynamic shared memory is more than the %u this "
-               "kernel may have (device %d allows a block %u bytes of shared memory, and the "
-               "kernel has %u of static shared memory)", n, limit, f->dev + 1, optin, st);
+      lc_errf(err, "%u bytes of dynamic shared memory is more than the %u this "
+              "kernel may have (device %d allows a block %u bytes of shared memory, and the "
+              "kernel has %u of static shared memory)", n, limit, f->dev + 1, optin, st);
       rc = LC_EFAIL;
     } else {
       rc = lc_cuda_check(lc_cu.FuncSetAttribute(f->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -604,9 +597,9 @@ static int out_of_resources(lc_function *f, const lc_launch *cfg, char *err) {
   if (lc_cu.FuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f->fn) ==
           CUDA_SUCCESS &&
       lc_cu.FuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f->fn) == CUDA_SUCCESS)
-    snprintf(err, LC_ERRLEN, "cuLaunchKernel: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (blocks of %u "
-             "threads; the kernel takes at most %d threads per block and uses %d registers per "
-             "thread)", cfg->block[0] * cfg->block[1] * cfg->block[2], threads, regs);
+    lc_errf(err, "cuLaunchKernel: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (blocks of %u "
+            "threads; the kernel takes at most %d threads per block and uses %d registers per "
+            "thread)", cfg->block[0] * cfg->block[1] * cfg->block[2], threads, regs);
   return rc;
 }
 
@@ -619,15 +612,13 @@ static int cooperative(lc_function *f, const lc_launch *cfg, char *err) {
   CUdevice dev = lc_cuda_devices[f->dev].dev;
   int can = 0, sms = 0, per_sm = 0;
   if (lc_cu.LaunchCooperativeKernel == NULL) {
-    snprintf(err, LC_ERRLEN, "a cooperative launch needs cuLaunchCooperativeKernel, which the "
-             "driver lacks");
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "a cooperative launch needs cuLaunchCooperativeKernel, which the "
+                   "driver lacks");
   }
   int rc = lc_cuda_check(lc_cu.DeviceGetAttribute(&can, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
                                                   dev), "cuDeviceGetAttribute", err);
   if (rc == LC_OK && !can) {
-    snprintf(err, LC_ERRLEN, "device %d does not take cooperative launches", f->dev + 1);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "device %d does not take cooperative launches", f->dev + 1);
   }
   if (rc == LC_OK)
     rc = lc_cuda_check(lc_cu.DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
@@ -650,12 +641,11 @@ static int cooperative(lc_function *f, const lc_launch *cfg, char *err) {
                                                     cfg->stream->s, cfg->args));
   }
   if (r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE && known) {
-    snprintf(err, LC_ERRLEN, "a cooperative launch of %llu blocks is more than the %llu that "
-             "can run at once (%d blocks of %u threads and %u bytes of dynamic shared memory "
-             "on each of device %d's %d multiprocessors)", blocks,
-             (unsigned long long)per_sm * (unsigned)sms, per_sm, threads, cfg->shared_bytes,
-             f->dev + 1, sms);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "a cooperative launch of %llu blocks is more than the %llu that "
+                   "can run at once (%d blocks of %u threads and %u bytes of dynamic shared memory "
+                   "on each of device %d's %d multiprocessors)", blocks,
+                   (unsigned long long)per_sm * (unsigned)sms, per_sm, threads, cfg->shared_bytes,
+                   f->dev + 1, sms);
   }
   if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) return out_of_resources(f, cfg, err);
   rc = lc_cuda_check(r, "cuLaunchCooperativeKernel", err);

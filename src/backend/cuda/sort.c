@@ -41,9 +41,9 @@ int lc_cuda_sort(const lc_sort_call *c, lc_stream *s, char *err) {
   const lc_dtype *dt = &lc_dtypes[c->type];
   if (il->size == 0) return s ? LC_OK : lc_cuda_synchronize(err);
   if ((uint64_t)il->size >= (UINT64_C(1) << 32)) {
-    snprintf(err, LC_ERRLEN, "the CUDA backend sorts fewer than 2^32 elements at once, got %lld",
-             (long long)il->size);
-    return LC_ENOTSUP;
+    return lc_fail(err, LC_ENOTSUP,
+                   "the CUDA backend sorts fewer than 2^32 elements at once, got %lld",
+                   (long long)il->size);
   }
   int rc = lc_cuda_enter(err);
   if (rc != LC_OK) return rc;

@@ -384,8 +384,7 @@ int lc_cuda_stream_create(lc_stream **out, unsigned flags, char *err) {
   if (rc != LC_OK) return rc;
   lc_stream *s = calloc(1, sizeof *s);
   if (s == NULL) {
-    snprintf(err, LC_ERRLEN, "out of host memory creating a stream");
-    return LC_ENOMEM;
+    return lc_fail(err, LC_ENOMEM, "out of host memory creating a stream");
   }
   /* blocking unless asked: ordered with the legacy default stream */
   bool nb = flags & LC_STREAM_NONBLOCKING;
@@ -472,8 +471,7 @@ int lc_cuda_stream_wrap(void *native, lc_stream **out, char *err) {
   }
   s = calloc(1, sizeof *s);
   if (s == NULL) {
-    snprintf(err, LC_ERRLEN, "out of host memory wrapping a stream");
-    return LC_ENOMEM;
+    return lc_fail(err, LC_ENOMEM, "out of host memory wrapping a stream");
   }
   s->s = (CUstream)native;
   s->refs = 1;
@@ -549,8 +547,7 @@ int lc_cuda_event_create(lc_event **out, bool timing, char *err) {
   if (rc != LC_OK) return rc;
   lc_event *e = calloc(1, sizeof *e);
   if (e == NULL) {
-    snprintf(err, LC_ERRLEN, "out of host memory creating an event");
-    return LC_ENOMEM;
+    return lc_fail(err, LC_ENOMEM, "out of host memory creating an event");
   }
   rc = lc_cuda_check(lc_cu.EventCreate(&e->e, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING),
                      "cuEventCreate", err);
@@ -607,9 +604,8 @@ int lc_cuda_event_elapsed(lc_event *a, lc_event *b, float *ms, char *err) {
   CUresult r = lc_cu.EventElapsedTime(ms, a->e, b->e);
   if (r == CUDA_ERROR_NOT_READY) {
     bool start_done = lc_cu.EventQuery(a->e) != CUDA_ERROR_NOT_READY;
-    snprintf(err, LC_ERRLEN, "the %s event has not happened yet (synchronize it first)",
-             start_done ? "end" : "start");
-    return LC_ENOTREADY;
+    return lc_fail(err, LC_ENOTREADY, "the %s event has not happened yet (synchronize it first)",
+                   start_done ? "end" : "start");
   }
   return lc_cuda_check(r, "cuEventElapsedTime", err);
 }

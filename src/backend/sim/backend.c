@@ -180,10 +180,8 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
     }
     if (before + n + kept > capacity || before + n < before) {
       atomic_fetch_sub(counter, n);
-      snprintf(err, LC_ERRLEN,
-               "out of %s memory allocating %zu bytes (%zu of %zu in use)",
-               lc_kind_names[kind], nbytes, before, capacity);
-      return LC_ENOMEM;
+      return lc_fail(err, LC_ENOMEM, "out of %s memory allocating %zu bytes (%zu of %zu in use)",
+                     lc_kind_names[kind], nbytes, before, capacity);
     }
   }
   *ptr = n == SIZE_MAX ? NULL : block_alloc(nbytes, n);
@@ -197,9 +195,8 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
   }
   if (*ptr == NULL) {
     if (lc_kind_on_device(kind)) atomic_fetch_sub(counter, n);
-    snprintf(err, LC_ERRLEN, "out of %s memory allocating %zu bytes",
-             lc_kind_names[kind], nbytes);
-    return LC_ENOMEM;
+    return lc_fail(err, LC_ENOMEM, "out of %s memory allocating %zu bytes",
+                   lc_kind_names[kind], nbytes);
   }
   if (lc_kind_page_locked(kind)) {     /* never counted, so only the block to give back */
     unsigned f = kind == LC_MAPPED ? flags | LC_ALLOC_DEVICEMAP : flags;
@@ -433,9 +430,8 @@ static void sort_call(const void *p) {
 static int sim_sort(const lc_sort_call *c, lc_stream *s, char *err) {
   sort_work w = {*c, lc_sort_scratch_alloc(lc_sort_scratch_bytes(c))};
   if (w.scratch == NULL) {
-    snprintf(err, LC_ERRLEN, "out of memory for the sort's scratch (%zu bytes)",
-             lc_sort_scratch_bytes(c));
-    return LC_ENOMEM;
+    return lc_fail(err, LC_ENOMEM, "out of memory for the sort's scratch (%zu bytes)",
+                   lc_sort_scratch_bytes(c));
   }
   int rc = s ? queue_host_call(s, sort_call, &w, sizeof w, INT64_MAX, err)
              : lc_sim_synchronize(err);
@@ -483,8 +479,7 @@ static int sim_module_function(lc_module *m, const char *name, lc_function **f,
   snprintf(sym, sizeof sym, "__lc_sizes_%s", name);
   const long long *const *sz = dlsym(m, sym);
   if (entry == NULL || sz == NULL) {
-    snprintf(err, LC_ERRLEN, "the compiled module has no kernel '%s'", name);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "the compiled module has no kernel '%s'", name);
   }
   *f = entry;
   *sizes = *sz;
@@ -497,8 +492,7 @@ static int sim_module_global(lc_module *m, const char *name, void **ptr, size_t 
   snprintf(sym, sizeof sym, "__lc_global_%s", name);
   void *accessor = dlsym(m, sym);
   if (accessor == NULL) {
-    snprintf(err, LC_ERRLEN, "the compiled module has no global '%s'", name);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "the compiled module has no global '%s'", name);
   }
   void *(*get)(size_t *);
   memcpy(&get, &accessor, sizeof get);     /* object to function pointer, as POSIX allows */
@@ -520,8 +514,7 @@ static int run_launch(lc_sim_work *w, char *err) {
   launch_work *k = (launch_work *)w;
   char cause[LC_ERRLEN];
   if (lc_sim_run(k->fn, &k->l, cause) == LC_OK) return LC_OK;
-  snprintf(err, LC_ERRLEN, "kernel '%.100s' failed: %.380s", k->kernel, cause);
-  return LC_EFAIL;
+  return lc_fail(err, LC_EFAIL, "kernel '%.100s' failed: %.380s", k->kernel, cause);
 }
 
 /* The blocks of a cooperative launch that may run at once: what an H100
@@ -539,11 +532,10 @@ static int check_coresident(const lc_launch *cfg, char *err) {
   unsigned long long most = (unsigned long long)per_sm * 132u;
   if (most > LC_SIM_COOP_MAX) most = LC_SIM_COOP_MAX;
   if (blocks <= most) return LC_OK;
-  snprintf(err, LC_ERRLEN, "a cooperative launch of %llu blocks is more than the %llu that can "
-           "run at once (the simulator allows what an H100 would: %u blocks of %u threads and "
-           "%u bytes of dynamic shared memory on each of 132 multiprocessors, and at most %u "
-           "blocks)", blocks, most, per_sm, threads, cfg->shared_bytes, LC_SIM_COOP_MAX);
-  return LC_EFAIL;
+  return lc_fail(err, LC_EFAIL, "a cooperative launch of %llu blocks is more than the %llu that can "
+                 "run at once (the simulator allows what an H100 would: %u blocks of %u threads and "
+                 "%u bytes of dynamic shared memory on each of 132 multiprocessors, and at most %u "
+                 "blocks)", blocks, most, per_sm, threads, cfg->shared_bytes, LC_SIM_COOP_MAX);
 }
 
 static int sim_launch(lc_function *f, const lc_launch *cfg, char *err) {
@@ -590,7 +582,7 @@ static void matmul_load(void) {
   lc_global_decl *g = rc ? NULL : calloc((size_t)r.nglobals + 1, sizeof *g);
   lc_struct_def *st = rc ? NULL : calloc((size_t)r.nstructs + 1, sizeof *st);
   if (rc == 0 && (!k || !sh || !g || !st)) {
-    snprintf(err, LC_ERRLEN, "out of host memory");
+    lc_errf(err, "out of host memory");
     rc = -1;
   }
   if (rc == 0) {
@@ -629,8 +621,8 @@ static int sim_matmul(const lc_matmul_call *c, lc_stream *s, char *err) {
   if (lc_cpublas_direct(c)) return queue_host_call(s, matmul_call, c, sizeof *c, INT64_MAX, err);
   pthread_once(&matmul_once, matmul_load);
   if (matmul_rc != LC_OK) {
-    snprintf(err, LC_ERRLEN, "the library's matmul kernel did not compile: %.440s", matmul_err);
-    return matmul_rc;
+    return lc_fail(err, matmul_rc, "the library's matmul kernel did not compile: %.440s",
+                   matmul_err);
   }
   lc_matmul_args a;
   lc_matmul_pack(c, &a);
@@ -666,9 +658,8 @@ static int sim_current_device(void) { return current; }
 static int sim_device_info(int i, lc_device_info *info, char *err) {
   pthread_once(&once, init_capacity);
   if (i < 0 || i >= ndevices) {
-    snprintf(err, LC_ERRLEN, "no device %d (the simulator has %d: LUACUDA_SIM_DEVICES)", i + 1,
-             ndevices);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "no device %d (the simulator has %d: LUACUDA_SIM_DEVICES)", i + 1,
+                   ndevices);
   }
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   snprintf(info->name, sizeof info->name, "luacuda simulator");

@@ -71,8 +71,7 @@ static int prepare(plan *p, const lc_source *src, char *err) {
   p->nopts = lc_nvrtc_options(p->opts, p->arch, src->options, src->noptions, &p->facts);
   p->text = lc_nvrtc_text(src, &p->len);
   if (p->text == NULL) {
-    snprintf(err, LC_ERRLEN, "out of host memory");
-    return LC_ENOMEM;
+    return lc_fail(err, LC_ENOMEM, "out of host memory");
   }
   char identity[64];
   snprintf(identity, sizeof identity, "NVRTC %d.%d", p->facts.major, p->facts.minor);
@@ -106,13 +105,13 @@ static int run_plan(plan *p, const lc_source *src, char **log, char *err) {
   } else if (rc == LC_ENOTSUP) {
     rc = LC_OK;                  /* remembered facts, but NVRTC is gone: no check */
   } else if (rc == LC_ENOMEM) {
-    snprintf(err, LC_ERRLEN, "%.500s", nerr);
+    lc_errf(err, "%.500s", nerr);
   } else {
     /* NVRTC's log, or what failed when it wrote none */
     if (*log == NULL) *log = strdup(nerr);
-    snprintf(err, LC_ERRLEN, "compilation of %.200s failed: NVRTC rejects it, so it would not "
-             "compile for a GPU (the simulator checks every kernel with NVRTC; "
-             "LUACUDA_NVRTC_CHECK=0 turns this off)", src->name);
+    lc_errf(err, "compilation of %.200s failed: NVRTC rejects it, so it would not "
+            "compile for a GPU (the simulator checks every kernel with NVRTC; "
+            "LUACUDA_NVRTC_CHECK=0 turns this off)", src->name);
   }
   lc_deps_free(&deps);
   return rc;
@@ -152,6 +151,6 @@ int lc_sim_check_wait(lc_sim_checker *c, char **log, char *err) {
   else check_thread(c);          /* no thread to be had: the check, here */
   *log = c->log;
   c->log = NULL;
-  if (c->rc != LC_OK) snprintf(err, LC_ERRLEN, "%s", c->err);
+  if (c->rc != LC_OK) lc_errf(err, "%s", c->err);
   return c->rc;
 }

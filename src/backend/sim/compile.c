@@ -473,8 +473,7 @@ int lc_sim_run_compiler(const char *const *argv, lc_strbuf *log, char *err) {
   ** (the dup2 onto the child's 1 and 2 clears the flag there) */
   int fd[2];
   if (pipe2(fd, O_CLOEXEC) != 0) {
-    snprintf(err, LC_ERRLEN, "pipe: %s", strerror(errno));
-    return -1;
+    return lc_fail(err, -1, "pipe: %s", strerror(errno));
   }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -489,8 +488,7 @@ int lc_sim_run_compiler(const char *const *argv, lc_strbuf *log, char *err) {
     posix_spawn_file_actions_destroy(&fa);
     close(fd[0]);
     close(fd[1]);
-    snprintf(err, LC_ERRLEN, "out of memory");
-    return -1;
+    return lc_fail(err, -1, "out of memory");
   }
   size_t k = 0;
   for (size_t i = 0; i < nenv; i++)
@@ -503,9 +501,8 @@ int lc_sim_run_compiler(const char *const *argv, lc_strbuf *log, char *err) {
   close(fd[1]);
   if (rc != 0) {
     close(fd[0]);
-    snprintf(err, LC_ERRLEN, "cannot run the C++ compiler '%.200s': %s (set LUACUDA_CXX)",
-             argv[0], strerror(rc));
-    return -1;
+    return lc_fail(err, -1, "cannot run the C++ compiler '%.200s': %s (set LUACUDA_CXX)",
+                   argv[0], strerror(rc));
   }
   char chunk[4096];
   ssize_t got;
@@ -520,8 +517,7 @@ int lc_sim_run_compiler(const char *const *argv, lc_strbuf *log, char *err) {
   int status;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) {
-      snprintf(err, LC_ERRLEN, "waitpid: %s", strerror(errno));
-      return -1;
+      return lc_fail(err, -1, "waitpid: %s", strerror(errno));
     }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
@@ -529,15 +525,14 @@ int lc_sim_run_compiler(const char *const *argv, lc_strbuf *log, char *err) {
 int lc_sim_write_file(const char *path, const char *data, size_t n, char *err) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
-    snprintf(err, LC_ERRLEN, "cannot write %.300s: %s", path, strerror(errno));
-    return -1;
+    return lc_fail(err, -1, "cannot write %.300s: %s", path, strerror(errno));
   }
   size_t off = 0;
   while (off < n) {
     ssize_t w = write(fd, data + off, n - off);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      snprintf(err, LC_ERRLEN, "cannot write %.300s: %s", path, strerror(errno));
+      lc_errf(err, "cannot write %.300s: %s", path, strerror(errno));
       close(fd);
       return -1;
     }
@@ -615,8 +610,7 @@ static int write_headers(const char *dir, char *err) {
     for (char *p = path + top + 1; (p = strchr(p, '/')) != NULL; *p++ = '/') {
       *p = '\0';                 /* its directories, from the top */
       if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-        snprintf(err, LC_ERRLEN, "cannot make %.400s: %s", path, strerror(errno));
-        return -1;
+        return lc_fail(err, -1, "cannot make %.400s: %s", path, strerror(errno));
       }
     }
     const char *text = sim_headers[i].text;
@@ -642,14 +636,14 @@ static void remove_headers(const char *dir) {
 static bool load(const char *path, void **handle, char *err) {
   *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (*handle == NULL) {
-    snprintf(err, LC_ERRLEN, "cannot load the compiled module: %.400s", dlerror());
+    lc_errf(err, "cannot load the compiled module: %.400s", dlerror());
     return false;
   }
   void *sym = dlsym(*handle, "__lc_sim_abi");
   int (*abi)(void) = NULL;
   if (sym) memcpy(&abi, &sym, sizeof abi);     /* as POSIX allows */
   if (abi == NULL || abi() != LC_SIM_ABI) {
-    snprintf(err, LC_ERRLEN, "the compiled module has another ABI version");
+    lc_errf(err, "the compiled module has another ABI version");
     dlclose(*handle);
     *handle = NULL;
     return false;
@@ -684,7 +678,7 @@ static bool load_cached(const lc_source *src, const lc_hash *key, const char *so
   *rc = lc_sim_check(src, log, err);
   if (*rc == LC_OK && orc) {
     *rc = LC_EFAIL;
-    snprintf(err, LC_ERRLEN, "%s", oerr);
+    lc_errf(err, "%s", oerr);
   }
   if (*rc != LC_OK) {
     dlclose(*handle);
@@ -725,8 +719,7 @@ static int compile_as(const lc_source *src, bool strict, lc_hash *key, const lc_
   compose(&text, src, strict, &head, &user);
   if (text.oom) {
     free(text.p);
-    snprintf(err, LC_ERRLEN, "out of memory composing the source");
-    return LC_ENOMEM;
+    return lc_fail(err, LC_ENOMEM, "out of memory composing the source");
   }
   const char *cxx = getenv("LUACUDA_CXX");
   if (cxx == NULL || *cxx == '\0') cxx = "c++";
@@ -734,8 +727,8 @@ static int compile_as(const lc_source *src, bool strict, lc_hash *key, const lc_
   char dir[512], in[600], obj[600], so[600], depfile[600], include[600], pch[600], rt[600];
   snprintf(dir, sizeof dir, "%s/luacuda-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (mkdtemp(dir) == NULL) {
-    snprintf(err, LC_ERRLEN, "cannot make a directory in %.300s: %s",
-             tmp && *tmp ? tmp : "/tmp", strerror(errno));
+    lc_errf(err, "cannot make a directory in %.300s: %s",
+            tmp && *tmp ? tmp : "/tmp", strerror(errno));
     free(text.p);
     return LC_EFAIL;
   }
@@ -813,12 +806,12 @@ static int compile_as(const lc_source *src, bool strict, lc_hash *key, const lc_
   int crc = lc_sim_check_wait(&check, &nlog, nerr);
   if (crc != LC_OK) {
     rc = crc;
-    snprintf(err, LC_ERRLEN, "%s", nerr);
+    lc_errf(err, "%s", nerr);
     *log = nlog;
   } else if (orc) {
-    snprintf(err, LC_ERRLEN, "%s", oerr);
+    lc_errf(err, "%s", oerr);
   } else if (status > 0) {
-    snprintf(err, LC_ERRLEN, "compilation of %.300s failed", src->name);
+    lc_errf(err, "compilation of %.300s failed", src->name);
     *log = out.p;
     out.p = NULL;
     *host_only = true;

@@ -271,21 +271,19 @@ static void install(void) {
 int lc_sim_fault_thread(lc_sim_fault *f, char *err) {
   pthread_once(&once, install);
   if (install_error) {
-    snprintf(err, LC_ERRLEN, "cannot install the simulator's fault handlers: %s",
-             strerror(install_error));
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "cannot install the simulator's fault handlers: %s",
+                   strerror(install_error));
   }
   /* SIGSTKSZ is not a constant in every libc; the handler needs little */
   size_t size = 64 * 1024;
   if ((size_t)SIGSTKSZ > size) size = (size_t)SIGSTKSZ;
   void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (stack == MAP_FAILED) {
-    snprintf(err, LC_ERRLEN, "cannot make a signal stack: %s", strerror(errno));
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "cannot make a signal stack: %s", strerror(errno));
   }
   stack_t ss = {.ss_sp = stack, .ss_size = size, .ss_flags = 0};
   if (sigaltstack(&ss, NULL) != 0) {
-    snprintf(err, LC_ERRLEN, "cannot set up a signal stack for a worker: %s", strerror(errno));
+    lc_errf(err, "cannot set up a signal stack for a worker: %s", strerror(errno));
     munmap(stack, size);
     return LC_EFAIL;
   }

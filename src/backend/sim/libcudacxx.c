@@ -83,8 +83,7 @@ int lc_sim_libcudacxx_write(const char *dir, char *err) {
   for (int i = 0; i < 2; i++) {
     snprintf(path, sizeof path, "%s%s", dir, sub[i]);
     if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-      snprintf(err, LC_ERRLEN, "cannot make %.400s: %s", path, strerror(errno));
-      return -1;
+      return lc_fail(err, -1, "cannot make %.400s: %s", path, strerror(errno));
     }
   }
   for (size_t i = 0; i < NSTD; i++) {
@@ -92,7 +91,7 @@ int lc_sim_libcudacxx_write(const char *dir, char *err) {
     wrapper(&b, std_headers[i]);
     snprintf(path, sizeof path, "%s/include/cuda/std/%s", dir, std_headers[i]);
     int rc = b.oom ? -1 : lc_sim_write_file(path, b.p, b.n, err);
-    if (b.oom) snprintf(err, LC_ERRLEN, "out of memory");
+    if (b.oom) lc_errf(err, "out of memory");
     free(b.p);
     if (rc != 0) return -1;
   }

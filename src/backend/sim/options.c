@@ -113,16 +113,14 @@ int lc_sim_check_options(const lc_source *src, char *err) {
     const char *o = src->options[i], *value;
     const struct option_rule *r = rule_of(o, &value);
     if (r == NULL) {
-      snprintf(err, LC_ERRLEN, "option %.100s is not one the simulator knows: it honours -D, "
-               "-U, -I, -std and -use_fast_math, and takes NVRTC's options for a GPU's code "
-               "(-arch, -lineinfo, -maxrregcount, ...), -ftz, -prec-div, -prec-sqrt and -fmad "
-               "(docs/guide/kernels.md, \"Compile options\")", o);
-      return -1;
+      return lc_fail(err, -1, "option %.100s is not one the simulator knows: it honours -D, "
+                     "-U, -I, -std and -use_fast_math, and takes NVRTC's options for a GPU's code "
+                     "(-arch, -lineinfo, -maxrregcount, ...), -ftz, -prec-div, -prec-sqrt and -fmad "
+                     "(docs/guide/kernels.md, \"Compile options\")", o);
     }
     if (r->what == REFUSED) {
-      snprintf(err, LC_ERRLEN, "option %.100s cannot be honoured by the simulator: %s", o,
-               r->why);
-      return -1;
+      return lc_fail(err, -1, "option %.100s cannot be honoured by the simulator: %s", o,
+                     r->why);
     }
     if (r->what == NEXT_VALUE && value == NULL) i++;   /* -arch compute_80 */
     if (r->what == RESULTS && (value == NULL || strcmp(value, r->same) != 0))

@@ -400,9 +400,8 @@ static int grow_pool(uint64_t n, char *err) {
     bool ok = start_worker(nstarted);
     pthread_mutex_unlock(&lock);
     if (!ok) {
-      snprintf(err, LC_ERRLEN, "cannot start a worker thread for each of the %llu blocks of a "
-               "cooperative launch (%u started)", (unsigned long long)n, nstarted);
-      return LC_EFAIL;
+      return lc_fail(err, LC_EFAIL, "cannot start a worker thread for each of the %llu blocks of a "
+                     "cooperative launch (%u started)", (unsigned long long)n, nstarted);
     }
   }
   return LC_OK;
@@ -520,7 +519,7 @@ static void run_with_self(worker *me, lc_sim_block_fn fn, const lc_sim_launch *l
 /* The launch is over (lock and run_lock held): its result. */
 static int finish(char *err) {
   bool failed = cur_failed;
-  if (failed) snprintf(err, LC_ERRLEN, "%s", cur_error);
+  if (failed) lc_errf(err, "%s", cur_error);
   pthread_mutex_unlock(&lock);
   pthread_mutex_unlock(&run_lock);
   return failed ? LC_EFAIL : LC_OK;
@@ -529,8 +528,7 @@ static int finish(char *err) {
 int lc_sim_run(lc_sim_block_fn fn, const lc_sim_launch *l, char *err) {
   pthread_once(&once, start_pool);
   if (init_error) {
-    snprintf(err, LC_ERRLEN, "%s", init_error);
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "%s", init_error);
   }
   uint64_t total = (uint64_t)l->grid.x * l->grid.y * l->grid.z;
   bool coop = l->cooperative != 0;

@@ -109,7 +109,7 @@ static void start(void) {
 lc_sim_work *lc_sim_work_new(size_t payload, int (*run)(lc_sim_work *, char *),
                              char *err) {
   lc_sim_work *w = calloc(1, sizeof *w + payload);
-  if (w == NULL) snprintf(err, LC_ERRLEN, "out of host memory queueing work");
+  if (w == NULL) lc_errf(err, "out of host memory queueing work");
   else w->run = run;
   return w;
 }
@@ -118,8 +118,7 @@ int lc_sim_submit(lc_stream *s, lc_sim_work *w, uint64_t *ticket, char *err) {
   pthread_once(&started, start);
   if (start_failed) {
     free(w);
-    snprintf(err, LC_ERRLEN, "cannot start the simulator's stream executor");
-    return LC_EFAIL;
+    return lc_fail(err, LC_EFAIL, "cannot start the simulator's stream executor");
   }
   w->stream = s;
   w->next = NULL;
@@ -185,7 +184,7 @@ static int take_failure(lc_stream *s, char *err) {
   if (!s->failed) return LC_OK;
   s->failed = false;
   atomic_fetch_sub(&unreported, 1);
-  if (err) snprintf(err, LC_ERRLEN, "%s", s->error);
+  if (err) lc_errf(err, "%s", s->error);
   return LC_EFAIL;
 }
 
@@ -258,8 +257,7 @@ int lc_sim_stream_create(lc_stream **out, unsigned flags, char *err) {
   (void)flags;
   lc_stream *s = calloc(1, sizeof *s);
   if (s == NULL) {
-    snprintf(err, LC_ERRLEN, "out of host memory creating a stream");
-    return LC_ENOMEM;
+    return lc_fail(err, LC_ENOMEM, "out of host memory creating a stream");
   }
   s->refs = 1;
   pthread_mutex_lock(&lock);
@@ -321,8 +319,7 @@ int lc_sim_stream_query(lc_stream *s, bool *idle, char *err) {
 int lc_sim_event_create(lc_event **out, bool timing, char *err) {
   lc_event *e = calloc(1, sizeof *e);
   if (e == NULL) {
-    snprintf(err, LC_ERRLEN, "out of host memory creating an event");
-    return LC_ENOMEM;
+    return lc_fail(err, LC_ENOMEM, "out of host memory creating an event");
   }
   (void)timing;                  /* every record has a time here */
   *out = e;
@@ -391,8 +388,8 @@ int lc_sim_event_elapsed(lc_event *a, lc_event *b, float *ms, char *err) {
   pthread_mutex_lock(&lock);
   uint64_t d = atomic_load(&done);
   if (d < a->ticket || d < b->ticket) {
-    snprintf(err, LC_ERRLEN, "the %s event has not happened yet (synchronize it first)",
-             d < a->ticket ? "start" : "end");
+    lc_errf(err, "the %s event has not happened yet (synchronize it first)",
+            d < a->ticket ? "start" : "end");
     rc = LC_ENOTREADY;
   } else {
     *ms = (float)((b->when - a->when) * 1e3);
