@@ -67,10 +67,11 @@ $(ARENA_UNIT): spec/unit/arena_test.c spec/unit/unit.h src/backend/sim/arena.c s
 	  -o $@ $(LDFLAGS) -Wl,--wrap=realloc -lpthread
 
 # the simulator's stream executor: small work run at the call, in order
-$(STREAM_UNIT): spec/unit/stream_test.c spec/unit/unit.h src/backend/sim/stream.c src/backend/sim/sim.h
+$(STREAM_UNIT): spec/unit/stream_test.c spec/unit/unit.h src/backend/sim/stream.c src/backend/sim/sim.h \
+                $(BASE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(BACKEND_INC) -Isrc/backend/sim spec/unit/stream_test.c src/backend/sim/stream.c \
-	  -o $@ $(LDFLAGS) -lpthread
+	  $(BASE_LIB) -o $@ $(LDFLAGS) -lpthread
 
 # the C API's test: release callbacks, DLPack deleters, accessors
 $(CAPI_UNIT): spec/unit/capi_test.c spec/unit/unit.h src/luacuda.h $(LIB)
