@@ -157,6 +157,10 @@ char lc_check_order(lua_State *L, int idx, const char *fname) {
 }
 
 int lc_opt_get(lua_State *L, int idx, const char *key) {
+  if (lua_type(L, idx) != LUA_TTABLE) {   /* no options: lua_rawget of a nil reads garbage */
+    lua_pushnil(L);
+    return LUA_TNIL;
+  }
   idx = lua_absindex(L, idx);
   lua_pushstring(L, key);
   return lua_rawget(L, idx);

@@ -58,7 +58,7 @@ bool lc_check_opts(lua_State *L, int idx, const char *const *known, const char *
 
 /* Push the option key of the options table at idx, read raw: options are
 ** plain data, and a metamethod run here could close what the caller holds
-** (gate.h). Returns its type. */
+** (gate.h). Returns its type. No table at idx (nil, none) pushes nil. */
 int lc_opt_get(lua_State *L, int idx, const char *key);
 
 /* The compiler options at idx (nil, or a sequence of strings with no

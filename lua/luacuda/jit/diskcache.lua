@@ -25,6 +25,7 @@ function M.hash(s)
   return ("%016x"):format(h)
 end
 
+-- a whole file's bytes, or nil (also the translator's reader of sources)
 local function read_all(path)
   local f = io.open(path, "rb")
   if not f then return nil end
@@ -32,6 +33,7 @@ local function read_all(path)
   f:close()
   return s
 end
+M.read_all = read_all
 
 -- the translator's version: the hash of its modules' text (each found
 -- through the chunk name of one of its functions) and the C++ runtime;

@@ -37,13 +37,7 @@ local function fail(fmt, ...) error(("luacuda.jit: " .. fmt):format(...), 0) end
 local sources = setmetatable({}, { __mode = "k" })   -- fn -> {ast, chunk, fn}
 local texts = setmetatable({}, { __mode = "k" })     -- fn -> {text, chunk, first, last, params}
 
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read_file = diskcache.read_all
 
 -- the lines first..last of text
 local function lines_of(text, first, last)
