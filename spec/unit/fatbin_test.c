@@ -22,7 +22,7 @@ static void made_up_cubin(unsigned char *c) {
   memcpy(c, "\177ELF\2\1\1\x41\x08", 9);
 }
 
-static int layout(void) {
+static int test_layout(void) {
   unsigned char cubin[67];
   made_up_cubin(cubin);
   const char *ptx = ".version 8.7\n.target sm_86\n";   /* 27 bytes */
@@ -65,7 +65,7 @@ static int layout(void) {
 
 /* a PTX given with its NUL, or a text of a multiple of 8 bytes, still
 ** gets a NUL in its payload */
-static int ptx_always_ended(void) {
+static int test_ptx_always_ended(void) {
   unsigned char cubin[67];
   made_up_cubin(cubin);
   const char ptx[] = ".version 9.0\n.target sm_90\n\n\n\n\n\n";   /* 32 bytes and its NUL */
@@ -80,19 +80,19 @@ static int ptx_always_ended(void) {
   return 0;
 }
 
-static int refusals(void) {
+static int test_refusals(void) {
   unsigned char cubin[67], *f = (unsigned char *)"x";
   made_up_cubin(cubin);
   size_t n = 1;
   const char *ptx = ".version 9.0\n";
   CHECK_ERR(lc_fatbin_write((const unsigned char *)"not an ELF at all, and long enough to be "
                             "read as one if nothing looked at it ...", 80, ptx, strlen(ptx), 90,
-                            &f, &n, err), "the cubin is not an ELF image");
+                            &f, &n, err), "fatbinary: the cubin is not an ELF image");
   CHECK(f == NULL && n == 0);
   CHECK_ERR(lc_fatbin_write(cubin, 8, ptx, strlen(ptx), 90, &f, &n, err),
-            "the cubin is not an ELF image");
+            "fatbinary: the cubin is not an ELF image");
   CHECK_ERR(lc_fatbin_write(cubin, sizeof cubin, ".target sm_90\n", 14, 90, &f, &n, err),
-            "the PTX has no .version");
+            "fatbinary: the PTX has no .version");
   return 0;
 }
 
@@ -119,7 +119,7 @@ static int compare(char **argv) {
   unsigned char *cubin = slurp(argv[2], &nc), *ptx = slurp(argv[3], &np);
   unsigned char *want = slurp(argv[5], &ne), *got;
   if (!cubin || !ptx || !want) {
-    fprintf(stderr, "fatbin_test: cannot read %s, %s or %s\n", argv[2], argv[3], argv[5]);
+    fprintf(stderr, "fatbin_test: %s, %s or %s is unreadable\n", argv[2], argv[3], argv[5]);
     return 2;
   }
   if (lc_fatbin_write(cubin, nc, (const char *)ptx, np, atoi(argv[4]), &got, &n, err) != 0) {
@@ -138,10 +138,11 @@ static int compare(char **argv) {
   return rc;
 }
 
+#define T(name) { #name, test_##name }
 int main(int argc, char **argv) {
   if (argc == 6 && strcmp(argv[1], "compare") == 0) return compare(argv);
   static const unit_test tests[] = {
-    {"layout", layout}, {"ptx_always_ended", ptx_always_ended}, {"refusals", refusals},
+    T(layout), T(ptx_always_ended), T(refusals),
   };
   return unit_main(argv[0], tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }
