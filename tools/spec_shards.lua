@@ -2,10 +2,12 @@
 -- about equal running time, one line each (files separated by spaces), for
 -- the busted processes of tools/run_shards.sh. The weights are the seconds
 -- each spec took in a plain run (make check) on the development machine; a
--- spec not listed counts DEFAULT seconds. Files are the arguments ending in
--- .lua, or every spec/*_spec.lua; a --exclude-pattern=P argument leaves out
--- the files whose name matches the Lua pattern P, as busted does; other
--- arguments are busted's options, not files.
+-- spec not listed counts DEFAULT seconds (to refresh spec/timings.lua, time
+-- `make check BUSTED_ARGS=spec/x_spec.lua` for each spec file, one at a
+-- time). Files are the arguments ending in .lua, or every
+-- spec/*_spec.lua; a --exclude-pattern=P argument leaves out the files
+-- whose name matches the Lua pattern P, as busted does; other arguments
+-- are busted's options, not files.
 local SECONDS = require("spec.timings")
 local DEFAULT = 2
 
