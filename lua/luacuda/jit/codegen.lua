@@ -193,6 +193,20 @@ function C:number(val, line, what)
   return val
 end
 
+-- k where value val is the constant 2^k (an integer literal or host value)
+-- that type ct holds, else nil
+local function pow2_exponent(val, ct)
+  if val.ty ~= "wint" then return nil end
+  local n = math.tointeger(tonumber((val.code:gsub("LL$", ""))))
+  if not n or n < 1 or n & (n - 1) ~= 0 then return nil end
+  local bits = T.bits(ct)
+  local top = T.is_signed(ct) and bits - 1 or bits   -- ct holds 2^k for k < top
+  local k = 0
+  while (1 << k) ~= n do k = k + 1 end
+  if k >= top then return nil end
+  return k
+end
+
 function C:binop(e)
   local op, line = e.op, e.line
   if op == "and" or op == "or" then return self:logical(e) end
@@ -235,6 +249,14 @@ function C:binop(e)
     end
     return { code = ("pow(%s, %s)"):format(cast(a, cf), cast(b, cf)), ty = ft }
   elseif op == "//" or op == "%" then
+    local k = T.is_int(t) and pow2_exponent(b, ct)
+    if k then
+      -- by 2^k, a constant: floored division is the arithmetic shift and
+      -- floored modulo the low k bits (two's complement), as
+      -- lcj_idiv/lcj_mod would compute them, without their sign fix-ups
+      if op == "//" then return { code = ("(%s)((%s) >> %d)"):format(CTYPE[ct], cast(a, ct), k), ty = t } end
+      return { code = ("(%s)((%s) & %s)"):format(CTYPE[ct], cast(a, ct), int_literal((1 << k) - 1)), ty = t }
+    end
     -- the float overloads are plain functions: no template arguments for them
     local fn = op == "//" and "lcj_idiv" or "lcj_mod"
     if T.is_int(t) then fn = ("%s<%s>"):format(fn, CTYPE[ct]) end
@@ -790,6 +812,16 @@ function C:stat_set(s)
   self:emit("}")
 end
 
+-- whether integer value val plus step (> 0) is at most int64's maximum:
+-- val a literal, or of a type of 32 bits or fewer
+local function below_max(val, step)
+  if val.ty == "wint" then
+    local n = math.tointeger(tonumber((val.code:gsub("LL$", ""))))
+    return n ~= nil and n <= math.maxinteger - step
+  end
+  return T.is_int(val.ty) and T.bits(val.ty) <= 32 and step <= math.maxinteger - 0xffffffff
+end
+
 function C:stat_fornum(s)
   local line = s.line
   local a = self:number(self:expr(s.start), line, "a for loop's start")
@@ -826,6 +858,15 @@ function C:stat_fornum(s)
     self:emit(("  long long %s = %s, %s = %s;"):format(A, cast(a, "int64"), S, cast(c, "int64")))
     self:emit(("  long long %s = %s;"):format(B, lim))
     local N = "lcj_n" .. n
+    if type(step_const) == "number" and step_const > 0 and below_max(b, step_const) then
+      -- the limit plus the step is an int64: the plain loop cannot wrap,
+      -- so it runs the iterations Lua's count would
+      self:emit(("  for (%s = %s; %s <= %s; %s += %s) {"):format(v.cname, A, v.cname, B, v.cname, S))
+      self:loop_body(s.body)
+      self:emit("  }")
+      self:emit("}")
+      return self:pop()
+    end
     if type(step_const) == "number" and step_const > 0 then
       self:emit(("  if (%s <= %s) {"):format(A, B))
       self:emit(("    unsigned long long %s = ((unsigned long long)%s - (unsigned long long)%s) / %s;")

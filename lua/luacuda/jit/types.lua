@@ -25,6 +25,8 @@ function M.is_float(t) return t == "wfloat" or (INFO[t] ~= nil and INFO[t][1] ==
 function M.is_number(t) return t == "wint" or t == "wfloat" or INFO[t] ~= nil end
 function M.is_weak(t) return t == "wint" or t == "wfloat" end
 function M.is_signed(t) return t == "wint" or (INFO[t] ~= nil and INFO[t][1] == "s") end
+-- the width in bits of a numeric dtype
+function M.bits(t) return INFO[t] and INFO[t][2] end
 
 -- the type a weak type has alone
 function M.concrete(t)
