@@ -21,21 +21,28 @@ local P = {}
 P.__index = P
 
 function P:peek(k) return self.toks[self.i + (k or 0)] end
-function P:next() local t = self.toks[self.i]; self.i = self.i + 1; return t end
+function P:next() local i = self.i; self.i = i + 1; return self.toks[i] end
 function P:check(kind) return self.toks[self.i].kind == kind end
 function P:accept(kind)
-  if self:check(kind) then return self:next() end
+  local i = self.i
+  local t = self.toks[i]
+  if t.kind == kind then
+    self.i = i + 1
+    return t
+  end
 end
 function P:fail(msg, line)
   error(("%s:%d: %s"):format(self.chunk, line or self:peek().line, msg), 0)
 end
 function P:expect(kind, what)
-  local t = self:accept(kind)
-  if not t then
-    self:fail(("'%s' expected%s near '%s'"):format(kind, what and (" " .. what) or "",
-      tostring(self:peek().value)))
+  local i = self.i
+  local t = self.toks[i]
+  if t.kind == kind then
+    self.i = i + 1
+    return t
   end
-  return t
+  self:fail(("'%s' expected%s near '%s'"):format(kind, what and (" " .. what) or "",
+    tostring(t.value)))
 end
 function P:name() return self:expect("name").value end
 
@@ -198,12 +205,13 @@ function P:exprlist()
 end
 
 function P:primaryexp()
-  local t = self:peek()
-  if t.kind == "name" then
-    self:next()
+  local t = self.toks[self.i]
+  local k = t.kind
+  if k == "name" then
+    self.i = self.i + 1
     return { tag = "Name", name = t.value, line = t.line }
-  elseif t.kind == "(" then
-    self:next()
+  elseif k == "(" then
+    self.i = self.i + 1
     local e = self:expr()
     self:expect(")")
     return { tag = "Paren", e = e, line = t.line }
@@ -228,22 +236,24 @@ end
 
 function P:suffixedexp()
   local e = self:primaryexp()
+  local toks = self.toks
   while true do
-    local t = self:peek()
-    if t.kind == "." then
-      self:next()
+    local t = toks[self.i]
+    local k = t.kind
+    if k == "." then
+      self.i = self.i + 1
       local n = self:expect("name")
       e = { tag = "Index", obj = e, key = { tag = "String", value = n.value, line = n.line }, dot = true, line = t.line }
-    elseif t.kind == "[" then
-      self:next()
+    elseif k == "[" then
+      self.i = self.i + 1
       local key = self:expr()
       self:expect("]")
       e = { tag = "Index", obj = e, key = key, line = t.line }
-    elseif t.kind == ":" then
-      self:next()
+    elseif k == ":" then
+      self.i = self.i + 1
       local n = self:name()
       e = { tag = "Method", obj = e, name = n, args = self:callargs(), line = t.line }
-    elseif t.kind == "(" or t.kind == "string" or t.kind == "{" then
+    elseif k == "(" or k == "string" or k == "{" then
       e = { tag = "Call", fn = e, args = self:callargs(), line = t.line }
     else
       return e
@@ -275,9 +285,9 @@ function P:table()
 end
 
 function P:simpleexp()
-  local t = self:peek()
+  local t = self.toks[self.i]
   local k = t.kind
-  if k == "number" then self:next() return { tag = "Number", value = t.value, line = t.line }
+  if k == "number" then self.i = self.i + 1 return { tag = "Number", value = t.value, line = t.line }
   elseif k == "string" then self:next() return { tag = "String", value = t.value, line = t.line }
   elseif k == "nil" then self:next() return { tag = "Nil", line = t.line }
   elseif k == "true" then self:next() return { tag = "True", line = t.line }
@@ -292,19 +302,22 @@ end
 function P:expr(limit)
   limit = limit or 0
   local e
-  local t = self:peek()
-  if t.kind == "not" or t.kind == "-" or t.kind == "#" or t.kind == "~" then
-    self:next()
-    e = { tag = "Unop", op = t.kind, a = self:expr(UNARY_PRIORITY), line = t.line }
+  local toks = self.toks
+  local t = toks[self.i]
+  local k = t.kind
+  if k == "not" or k == "-" or k == "#" or k == "~" then
+    self.i = self.i + 1
+    e = { tag = "Unop", op = k, a = self:expr(UNARY_PRIORITY), line = t.line }
   else
     e = self:simpleexp()
   end
   while true do
-    local op = self:peek().kind
+    t = toks[self.i]
+    local op = t.kind
     local pr = BINARY[op]
     if not pr or pr[1] <= limit then break end
-    local line = self:next().line
-    e = { tag = "Binop", op = op, a = e, b = self:expr(pr[2]), line = line }
+    self.i = self.i + 1
+    e = { tag = "Binop", op = op, a = e, b = self:expr(pr[2]), line = t.line }
   end
   return e
 end
