@@ -291,9 +291,10 @@ local function float_arg(v)
 end
 
 local function math1(name, cfn)
+  local full = "math." .. name
   M.VOCAB[math[name]] = function(ctx, call)
-    local v = args(ctx, call, 1, "math." .. name)
-    ctx:number(v[1], call.line, "math." .. name)
+    local v = args(ctx, call, 1, full)
+    ctx:number(v[1], call.line, full)
     local code, t = float_arg(v[1])
     return { code = ("%s(%s)"):format(cfn, code), ty = t }
   end
