@@ -90,9 +90,9 @@ local function source_of(fn)
   if not ok then fail("%s", toks) end
   -- the function: a 'function' on its first line whose parameters are fn's
   local found, why
-  for i, tok in ipairs(toks) do
-    if tok.line > first then break end
-    if tok.kind == "function" then
+  for i = 1, #toks.kind do
+    if toks.line[i] > first then break end
+    if toks.kind[i] == "function" then
       local okp, ast = pcall(parser.function_at, toks, i, chunk)
       if okp and ast.lastline == last and #ast.params == #names then
         local same = true

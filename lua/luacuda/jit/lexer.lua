@@ -1,7 +1,8 @@
--- jit/lexer: Lua 5.4 source text to tokens, each {kind, value, line}.
--- kind is "name", "number", "string", "eof" or the keyword or symbol
--- itself ("local", "==", "..."). Numbers keep Lua's own reading
--- (math.type tells an integer from a float).
+-- jit/lexer: Lua 5.4 source text to tokens, as three columns (no table
+-- per token): toks.kind[i], toks.value[i], toks.line[i]. A kind is
+-- "name", "number", "string", "eof" or the keyword or symbol itself
+-- ("local", "==", "..."). Numbers keep Lua's own reading (math.type
+-- tells an integer from a float).
 
 local M = {}
 
@@ -45,7 +46,8 @@ end
 -- Tokens of src; line numbers start at first_line. Raises
 -- "chunk:line: cause" on text that is not Lua.
 function M.tokens(src, chunk, first_line)
-  local toks, n, pos, line = {}, 0, 1, first_line or 1
+  local kinds, values, lines = {}, {}, {}
+  local n, pos, line = 0, 1, first_line or 1
   local function fail(msg) error(("%s:%d: %s"):format(chunk, line, msg), 0) end
   local function count_lines(s) local _, k = s:gsub("\n", "") line = line + k end
   local function long_bracket(at)
@@ -67,7 +69,7 @@ function M.tokens(src, chunk, first_line)
       local _, e = find(src, "^[%w_]*", pos + 1)
       local w = sub(src, pos, e)
       n = n + 1
-      toks[n] = { kind = KEYWORDS[w] and w or "name", value = w, line = line }
+      kinds[n], values[n], lines[n] = KEYWORDS[w] and w or "name", w, line
       pos = e + 1
     elseif b == 45 and byte(src, pos + 1) == 45 then   -- "--"
       local body, after = long_bracket(pos + 2)
@@ -83,7 +85,7 @@ function M.tokens(src, chunk, first_line)
       local v = tonumber(num)
       if v == nil then fail("malformed number near '" .. num .. "'") end
       n = n + 1
-      toks[n] = { kind = "number", value = v, line = line }
+      kinds[n], values[n], lines[n] = "number", v, line
       pos = e + 1
     elseif b == 34 or b == 39 then      -- " '
       local c = sub(src, pos, pos)
@@ -97,12 +99,12 @@ function M.tokens(src, chunk, first_line)
         at = at + 1
       end
       n = n + 1
-      toks[n] = { kind = "string", value = table.concat(buf), line = line }
+      kinds[n], values[n], lines[n] = "string", table.concat(buf), line
       pos = at + 1
     elseif b == 91 and find(src, "^%[=*%[", pos) then
       local body, after = long_bracket(pos)
       n = n + 1
-      toks[n] = { kind = "string", value = body, line = line }
+      kinds[n], values[n], lines[n] = "string", body, line
       count_lines(body)
       pos = after
     else
@@ -111,12 +113,12 @@ function M.tokens(src, chunk, first_line)
       elseif not SYMBOL2[sym] then sym = SYMBOL1[b] end
       if not sym then fail("unexpected symbol near '" .. sub(src, pos, pos) .. "'") end
       n = n + 1
-      toks[n] = { kind = sym, value = sym, line = line }
+      kinds[n], values[n], lines[n] = sym, sym, line
       pos = pos + #sym
     end
   end
-  toks[n + 1] = { kind = "eof", value = "<eof>", line = line }
-  return toks
+  kinds[n + 1], values[n + 1], lines[n + 1] = "eof", "<eof>", line
+  return { kind = kinds, value = values, line = lines }
 end
 
 return M
