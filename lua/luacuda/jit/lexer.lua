@@ -12,11 +12,11 @@ for w in ([[and break do else elseif end false for function goto if in local nil
 
 -- the symbols: "..." is the only one of three bytes; the longest that
 -- matches wins ("..." over ".." and ".")
-local SYMBOL2, SYMBOL1 = {}, {}
+local SYMBOL2, SYMBOL1, STARTS2 = {}, {}, {}
 for _, s in ipairs({ "..", "==", "~=", "<=", ">=", "<<", ">>", "//", "::",
   "+", "-", "*", "/", "%", "^", "#", "&", "~", "|", "<", ">", "=", "(", ")", "{", "}",
   "[", "]", ";", ":", ",", "." }) do
-  if #s == 2 then SYMBOL2[s] = true else SYMBOL1[s:byte()] = s end
+  if #s == 2 then SYMBOL2[s], STARTS2[s:byte()] = true, true else SYMBOL1[s:byte()] = s end
 end
 
 -- the bytes a name starts with, and digits
@@ -60,9 +60,13 @@ function M.tokens(src, chunk, first_line)
     return body, e + 1
   end
   while true do
-    pos = find(src, "[^ \t\r\f\v]", pos)
-    if not pos then break end
+    -- blanks (a newline is a token's end of its own)
     local b = byte(src, pos)
+    while b == 32 or b == 9 or b == 13 or b == 12 or b == 11 do
+      pos = pos + 1
+      b = byte(src, pos)
+    end
+    if not b then break end
     if b == 10 then                     -- \n
       line, pos = line + 1, pos + 1
     elseif WORD_START[b] then
@@ -108,9 +112,13 @@ function M.tokens(src, chunk, first_line)
       count_lines(body)
       pos = after
     else
-      local sym = sub(src, pos, pos + 1)
-      if sym == ".." and byte(src, pos + 2) == 46 then sym = "..."
-      elseif not SYMBOL2[sym] then sym = SYMBOL1[b] end
+      local sym
+      if STARTS2[b] then
+        sym = sub(src, pos, pos + 1)
+        if sym == ".." and byte(src, pos + 2) == 46 then sym = "..."
+        elseif not SYMBOL2[sym] then sym = nil end
+      end
+      sym = sym or SYMBOL1[b]
       if not sym then fail("unexpected symbol near '" .. sub(src, pos, pos) .. "'") end
       n = n + 1
       kinds[n], values[n], lines[n] = sym, sym, line
