@@ -169,7 +169,7 @@ end
 local function cast(val, t)
   local code = val.code
   if val.ty == t then return code end
-  if type(code) ~= "string" then return ("(%s)(%s)"):format(CTYPE[t], code) end
+  if not code then return ("(%s)(%s)"):format(CTYPE[t], code) end
   return "(" .. CTYPE[t] .. ")(" .. code .. ")"
 end
 
@@ -623,8 +623,8 @@ end
 -- the arguments of a call as values (a multi-valued last one expanded)
 function C:args(nodes)
   local out = {}
-  for i, n in ipairs(nodes) do
-    local v = self:expr(n)
+  for i = 1, #nodes do
+    local v = self:expr(nodes[i])
     if v.multi then
       if i == #nodes then
         for _, m in ipairs(v.multi) do out[#out + 1] = m end
@@ -676,14 +676,15 @@ end
 
 function C:block(stats)
   self:push()
-  for _, s in ipairs(stats) do self:stat(s) end
+  for i = 1, #stats do self:stat(stats[i]) end
   self:pop()
 end
 
 -- labels visible in a block (Lua: a goto sees the labels of its enclosing blocks)
 function C:collect_labels(stats)
   local labels = {}
-  for _, s in ipairs(stats) do
+  for i = 1, #stats do
+    local s = stats[i]
     if s.tag == "Label" then
       if labels[s.name] then self:fail(s.line, "label '%s' already defined", s.name) end
       self.labelmap[s] = self.labelmap[s] or ("lcj_" .. s.name .. "_" .. s.line)
@@ -746,7 +747,8 @@ end
 -- gives several (a call)
 function C:values(exprs, n)
   local vals = {}
-  for i, ex in ipairs(exprs) do
+  for i = 1, #exprs do
+    local ex = exprs[i]
     local v = self:expr(ex)
     if v.multi then
       if v.struct and i == #exprs then

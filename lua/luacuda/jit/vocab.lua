@@ -54,7 +54,7 @@ local function args(ctx, call, n, name)
   if n and #vals ~= n then
     ctx:fail(call.line, "%s takes %d argument%s, got %d", name, n, n == 1 and "" or "s", #vals)
   end
-  for i, v in ipairs(vals) do vals[i] = ctx:rvalue(v, call.line) end
+  for i = 1, #vals do vals[i] = ctx:rvalue(vals[i], call.line) end
   return vals
 end
 
