@@ -1094,6 +1094,7 @@ function M.function_source(unit, info, argtypes, kernel, cname)
       rettypes = prev and prev.rettypes or {}, retstruct = cname .. "_ret", changed = false,
       memo = prev and prev.memo or {}, impure = 0,
     }, C)
+    for name, f in pairs(C) do rawset(ctx, name, f) end   -- its methods without a metatable lookup
     ctx.scope = {}
     ctx:push()
     local params = {}

@@ -326,7 +326,8 @@ end
 -- The function expression starting at token index i (a 'function' token)
 -- of toks (jit/lexer's)
 function M.function_at(toks, i, chunk)
-  local p = setmetatable({ kind = toks.kind, value = toks.value, line = toks.line, i = i + 1, chunk = chunk }, P)
+  local p = { kind = toks.kind, value = toks.value, line = toks.line, i = i + 1, chunk = chunk }
+  for name, f in pairs(P) do p[name] = f end       -- its methods without a metatable lookup
   local line = toks.line[i]
   -- `function name(...)` and `local function name(...)` as statements
   if p:check("name") then
