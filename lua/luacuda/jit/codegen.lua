@@ -526,7 +526,24 @@ end
 local KEPT = { Binop = true, Unop = true, Index = true, Paren = true }
 
 function C:expr(e)
-  if not KEPT[e.tag] then return self:expr_now(e) end
+  local tag = e.tag
+  if tag == "Number" then
+    if math.type(e.value) == "integer" then return { code = int_literal(e.value), ty = "wint" } end
+    return { code = float_literal(e.value), ty = "wfloat" }
+  elseif tag == "Name" then
+    local v = self.scope[e.name]
+    if v then
+      local reads = self.reads
+      if reads then
+        local k = #reads
+        reads[k + 1], reads[k + 2] = v, v.ty or false
+      end
+      if v.array then return { code = v.cname, ty = v.array, name = v.name } end
+      return { code = v.cname, ty = v.ty or "unknown" }
+    end
+    return host_value(self.unit.free(self, e.name, e.line), e.name)
+  end
+  if not KEPT[tag] then return self:expr_now(e) end
   local outer = self.reads
   local m = self.memo[e]
   if m then
@@ -557,30 +574,16 @@ function C:expr(e)
   return val
 end
 
+-- the value of expression e but for a number or a name (C:expr's)
 function C:expr_now(e)
   local tag = e.tag
-  if tag == "Number" then
-    if math.type(e.value) == "integer" then return { code = int_literal(e.value), ty = "wint" } end
-    return { code = float_literal(e.value), ty = "wfloat" }
+  if tag == "Binop" then return self:binop(e)
   elseif tag == "True" or tag == "False" then
     return { code = tag == "True" and "true" or "false", ty = "bool" }
   elseif tag == "Paren" then
     local v = self:expr(e.e)
     if v.multi then v = v.multi[1] end
     return v
-  elseif tag == "Name" then
-    local v = self.scope[e.name]
-    if v then
-      local reads = self.reads
-      if reads then
-        local k = #reads
-        reads[k + 1], reads[k + 2] = v, v.ty or false
-      end
-      if v.array then return { code = v.cname, ty = v.array, name = v.name } end
-      return { code = v.cname, ty = v.ty or "unknown" }
-    end
-    return host_value(self.unit.free(self, e.name, e.line), e.name)
-  elseif tag == "Binop" then return self:binop(e)
   elseif tag == "Unop" then return self:unop(e)
   elseif tag == "Index" then
     local obj = e.obj
