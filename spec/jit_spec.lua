@@ -24,6 +24,16 @@ describe("luacuda.jit", function()
     local src = saxpy:source(2.0, x, y)
     assert.truthy(src:find('extern "C" __global__ void saxpy(float a, Array<float, 1> x, Array<float, 1> y)', 1, true), src)
     assert.truthy(src:find('#line 13 "spec/jit_spec.lua"', 1, true), src)
+    -- one launch function for a configuration table (a loop of launches
+    -- makes none), which reads the table at each launch
+    local cfg = { 1, 32 }
+    local launch = saxpy[cfg]
+    assert.equal(launch, saxpy[cfg])
+    launch(1.0, x, y)
+    cfg[1] = 2
+    launch(1.0, x, y)
+    got = host(y)
+    for i = 1, n do assert.equal((i <= 32 and 2 or 1) * (i - 1) + 1 + 3 * (i - 1), got[i], i) end
   end)
 
   it("reduces through shared memory and atomics", function()

@@ -603,13 +603,19 @@ end
 
 JitMT.__index = function(k, key)
   if type(key) == "table" then
+    -- the compiled kernel's launch, with this configuration (either form);
+    -- one function for each configuration table, which a loop of launches
+    -- indexes again each time (it reads the table at each launch)
+    local launch = k.launchers[key]
+    if launch then return launch end
     if k.device then fail("'%s' is a device function (device = true): call it from a kernel", k.name) end
-    -- the compiled kernel's launch, with this configuration (either form)
-    return function(...)
+    launch = function(...)
       local s = rawget(k, "last")
       if not (s and select("#", ...) == s.n and s.check(...)) then s = specialisation(k, ...) end
       return s.launch(s.kernel, key, ...)
     end
+    k.launchers[key] = launch
+    return launch
   end
   local m = Jit[key]
   if m then return m end
@@ -684,6 +690,7 @@ function M.jit(fn, opts)
     fn = fn, name = name, params = info.params, signature = opts.signature,
     boundscheck = opts.boundscheck and true or false, device = opts.device and true or false,
     options = options_for(opts), specs = {}, order = {},
+    launchers = setmetatable({}, { __mode = "k" }),   -- configuration table -> its launch
   }
   KERNELS[k] = true
   return setmetatable(k, JitMT)
