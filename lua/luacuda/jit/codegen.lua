@@ -8,10 +8,11 @@
 -- the types (a local's type is the promotion of everything assigned to it,
 -- so the walk repeats until no local's type changes), then once more to
 -- emit the source; an expression whose locals kept their types is not
--- walked again (C:expr keeps its value). An expression's walk gives a value {code =, ty =}
--- (ty a type of jit/types), or {host = v, name =} for what is known on the
--- host (the vocabulary tables, math, upvalues), which becomes a constant
--- or a call of the vocabulary where it is used.
+-- walked again (C:expr keeps its value). An expression's walk gives a
+-- value {code =, ty =} (ty a type of jit/types), or {host = v, name =} for
+-- what is known on the host (the vocabulary tables, math, upvalues), which
+-- becomes a constant or a call of the vocabulary where it is used. Values
+-- are never changed once made (C:expr gives a kept one again).
 
 local T = require "luacuda.jit.types"
 local INT, FLOAT = T.INT, T.FLOAT       -- the integer and float types, as sets
