@@ -24,6 +24,16 @@ describe("luacuda.jit", function()
     local src = saxpy:source(2.0, x, y)
     assert.truthy(src:find('extern "C" __global__ void saxpy(float a, Array<float, 1> x, Array<float, 1> y)', 1, true), src)
     assert.truthy(src:find('#line 13 "spec/jit_spec.lua"', 1, true), src)
+    -- one launch function for a configuration table (a loop of launches
+    -- makes none), which reads the table at each launch
+    local cfg = { 1, 32 }
+    local launch = saxpy[cfg]
+    assert.equal(launch, saxpy[cfg])
+    launch(1.0, x, y)
+    cfg[1] = 2
+    launch(1.0, x, y)
+    got = host(y)
+    for i = 1, n do assert.equal((i <= 32 and 2 or 1) * (i - 1) + 1 + 3 * (i - 1), got[i], i) end
   end)
 
   it("reduces through shared memory and atomics", function()
@@ -206,6 +216,53 @@ describe("luacuda.jit", function()
       assert.equal(q * 1000 + 2 * r, got2[k])
     end
     S.misuse("is a device function (device = true)", twice.launch, twice, { grid = 1, block = 1 }, 1)
+  end)
+
+  -- // and % by a constant 2^k are shifts and masks, and a numeric for whose
+  -- limit plus step cannot pass int64's maximum is C's plain loop: the
+  -- same values as Lua's, at both edges of each type
+  it("divides by 2^k with shifts and runs plain loops, with Lua's results", function()
+    local k = luacuda.jit(function(x8, x32, x64, xu, out)
+      local i = K.grid(1)
+      if i > #x8 then return end
+      local a, b, c, d = x8[i], x32[i], x64[i], xu[i]
+      out[{ i, 1 }], out[{ i, 2 }] = a // 64, a % 64
+      out[{ i, 3 }], out[{ i, 4 }] = b // 0x40000000, b % 0x40000000
+      out[{ i, 5 }], out[{ i, 6 }] = c // 16, c % 16
+      out[{ i, 7 }], out[{ i, 8 }] = c // 0x4000000000000000, c % 0x4000000000000000
+      out[{ i, 9 }], out[{ i, 10 }] = d // 8, d % 8
+      out[{ i, 11 }] = c // 1 + c % 1
+      local s, n = 0, 0
+      for j = 0x7ffffffd, b do s = s + j end                -- an int32 limit
+      for j = 9223372036854775802, 9223372036854775805, 2 do n = n + 1 end   -- limit + step: the maximum
+      for j = 9223372036854775802, 9223372036854775806, 2 do n = n + 10 end  -- past it: Lua's count
+      for j = 3, 1 do n = n + 100 end
+      out[{ i, 12 }], out[{ i, 13 }] = s, n
+    end)
+    local v8 = { -128, 127, -1, -65, 0, 64, -64, 63 }
+    local v32 = { -0x80000000, 0x7fffffff, -1, -0x40000001, 0, 0x40000000, -0x40000000, 5 }
+    local v64 = { math.mininteger, math.maxinteger, -1, -17, 0, 16, -(1 << 62) - 1, 1 << 62 }
+    local vu = { 0, 0xffffffff, 7, 8, 9, 0x80000000, 1, 15 }
+    local x8 = luacuda.to_device(luacuda.array(v8, "int8"))
+    local x32 = luacuda.to_device(luacuda.array(v32, "int32"))
+    local x64 = luacuda.to_device(luacuda.array(v64, "int64"))
+    local xu = luacuda.to_device(luacuda.array(vu, "uint32"))
+    local out = luacuda.to_device(luacuda.zeros({ #v8, 13 }, "int64"))
+    local kernel = k:source(x8, x32, x64, xu, out):match('extern "C".*')
+    assert.is_nil(kernel:find("lcj_idiv", 1, true))
+    assert.is_nil(kernel:find("lcj_mod", 1, true))
+    assert.truthy(kernel:find(">> 62)", 1, true))
+    assert.equal(1, select(2, kernel:gsub("unsigned long long lcj_n", "")))   -- only the loop past it
+    k[{ 1, 32 }](x8, x32, x64, xu, out)
+    local got = host(out)
+    for i = 1, #v8 do
+      local a, b, c, d = v8[i], v32[i], v64[i], vu[i]
+      local s = 0
+      for j = 0x7ffffffd, b do s = s + j end
+      local want = { a // 64, a % 64, b // 0x40000000, b % 0x40000000, c // 16, c % 16,
+        c // 0x4000000000000000, c % 0x4000000000000000, d // 8, d % 8, c, s, 32 }
+      assert.same(want, got[i], ("element %d"):format(i))
+    end
   end)
 
   -- math.tointeger and math.type as Lua 5.4 has them, in the kernel and on the host

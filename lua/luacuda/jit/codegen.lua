@@ -7,12 +7,15 @@
 -- Each function is walked twice or more by the same code: first to infer
 -- the types (a local's type is the promotion of everything assigned to it,
 -- so the walk repeats until no local's type changes), then once more to
--- emit the source. An expression's walk gives a value {code =, ty =}
--- (ty a type of jit/types), or {host = v, name =} for what is known on the
--- host (the vocabulary tables, math, upvalues), which becomes a constant
--- or a call of the vocabulary where it is used.
+-- emit the source; an expression whose locals kept their types is not
+-- walked again (C:expr keeps its value). An expression's walk gives a
+-- value {code =, ty =} (ty a type of jit/types), or {host = v, name =} for
+-- what is known on the host (the vocabulary tables, math, upvalues), which
+-- becomes a constant or a call of the vocabulary where it is used. Values
+-- are never changed once made (C:expr gives a kept one again).
 
 local T = require "luacuda.jit.types"
+local INT, FLOAT = T.INT, T.FLOAT       -- the integer and float types, as sets
 local RUNTIME = require "luacuda.jit.runtime"
 
 local M = {}
@@ -51,6 +54,7 @@ function C:fail(line, fmt, ...)
 end
 
 function C:emit(line)
+  self.impure = self.impure + 1
   if self.mode == "emit" then self.out[#self.out + 1] = self.indent .. line end
 end
 
@@ -165,8 +169,10 @@ end
 
 -- the C expression of value val in type t (a dtype name)
 local function cast(val, t)
-  if val.ty == t then return val.code end
-  return ("(%s)(%s)"):format(CTYPE[t], val.code)
+  local code = val.code
+  if val.ty == t then return code end
+  if not code then return ("(%s)(%s)"):format(CTYPE[t], code) end
+  return "(" .. CTYPE[t] .. ")(" .. code .. ")"
 end
 
 -- ---- expressions --------------------------------------------------------------
@@ -174,6 +180,11 @@ end
 local ARITH = { ["+"] = "lcj_add", ["-"] = "lcj_sub", ["*"] = "lcj_mul" }
 local COMPARE = { ["=="] = "==", ["~="] = "!=", ["<"] = "<", ["<="] = "<=", [">"] = ">", [">="] = ">=" }
 local BITWISE = { ["&"] = "&", ["|"] = "|", ["~"] = "^" }
+-- each operator quoted, for messages
+local QUOTED = setmetatable({}, { __index = function(q, op)
+  q[op] = ("'%s'"):format(op)
+  return q[op]
+end })
 
 -- the truth of a value in a condition: Lua's (a number is true)
 function C:truth(val, line)
@@ -186,11 +197,26 @@ function C:truth(val, line)
 end
 
 function C:number(val, line, what)
-  val = self:rvalue(val, line)
-  if val.ty ~= "unknown" and not T.is_number(val.ty) then
+  if val.host ~= nil or val.str ~= nil then val = self:rvalue(val, line) end
+  local ty = val.ty
+  if ty ~= "unknown" and not (INT[ty] or FLOAT[ty]) then
     self:fail(line, "%s of %s: it takes numbers", what, T.describe(val.ty))
   end
   return val
+end
+
+-- k where value val is the constant 2^k (an integer literal or host value)
+-- that type ct holds, else nil
+local function pow2_exponent(val, ct)
+  if val.ty ~= "wint" then return nil end
+  local n = math.tointeger(tonumber((val.code:gsub("LL$", ""))))
+  if not n or n < 1 or n & (n - 1) ~= 0 then return nil end
+  local bits = T.bits(ct)
+  local top = T.is_signed(ct) and bits - 1 or bits   -- ct holds 2^k for k < top
+  local k = 0
+  while (1 << k) ~= n do k = k + 1 end
+  if k >= top then return nil end
+  return k
 end
 
 function C:binop(e)
@@ -210,23 +236,23 @@ function C:binop(e)
     if a.ty == "bool" and b.ty == "bool" and (op == "==" or op == "~=") then
       return { code = ("(%s %s %s)"):format(a.code, COMPARE[op], b.code), ty = "bool" }
     end
-    if not T.is_number(a.ty) or not T.is_number(b.ty) then
+    if not (INT[a.ty] or FLOAT[a.ty]) or not (INT[b.ty] or FLOAT[b.ty]) then
       self:fail(line, "'%s' compares %s with %s: a kernel compares numbers with numbers, booleans with booleans",
         op, T.describe(a.ty), T.describe(b.ty))
     end
     local t = T.concrete(T.promote(a.ty, b.ty))
     return { code = ("(%s %s %s)"):format(cast(a, t), COMPARE[op], cast(b, t)), ty = "bool" }
   end
-  local what = ("'%s'"):format(op)
+  local what = QUOTED[op]
   a, b = self:number(a, line, what), self:number(b, line, what)
   local t = T.promote(a.ty, b.ty)
   if t == "unknown" then return { code = "", ty = "unknown" } end
   local ct = T.concrete(t)
   if ARITH[op] then
-    if T.is_int(t) then
-      return { code = ("%s<%s>(%s, %s)"):format(ARITH[op], CTYPE[ct], cast(a, ct), cast(b, ct)), ty = t }
+    if INT[t] then
+      return { code = ARITH[op] .. "<" .. CTYPE[ct] .. ">(" .. cast(a, ct) .. ", " .. cast(b, ct) .. ")", ty = t }
     end
-    return { code = ("(%s %s %s)"):format(cast(a, ct), op, cast(b, ct)), ty = t }
+    return { code = "(" .. cast(a, ct) .. " " .. op .. " " .. cast(b, ct) .. ")", ty = t }
   elseif op == "/" or op == "^" then
     local ft = T.float_of(t)
     local cf = T.concrete(ft)
@@ -235,12 +261,20 @@ function C:binop(e)
     end
     return { code = ("pow(%s, %s)"):format(cast(a, cf), cast(b, cf)), ty = ft }
   elseif op == "//" or op == "%" then
+    local k = INT[t] and pow2_exponent(b, ct)
+    if k then
+      -- by 2^k, a constant: floored division is the arithmetic shift and
+      -- floored modulo the low k bits (two's complement), as
+      -- lcj_idiv/lcj_mod would compute them, without their sign fix-ups
+      if op == "//" then return { code = ("(%s)((%s) >> %d)"):format(CTYPE[ct], cast(a, ct), k), ty = t } end
+      return { code = ("(%s)((%s) & %s)"):format(CTYPE[ct], cast(a, ct), int_literal((1 << k) - 1)), ty = t }
+    end
     -- the float overloads are plain functions: no template arguments for them
     local fn = op == "//" and "lcj_idiv" or "lcj_mod"
-    if T.is_int(t) then fn = ("%s<%s>"):format(fn, CTYPE[ct]) end
+    if INT[t] then fn = ("%s<%s>"):format(fn, CTYPE[ct]) end
     return { code = ("%s(%s, %s)"):format(fn, cast(a, ct), cast(b, ct)), ty = t }
   elseif BITWISE[op] or op == "<<" or op == ">>" then
-    if not T.is_int(a.ty) or not T.is_int(b.ty) then
+    if not INT[a.ty] or not INT[b.ty] then
       self:fail(line, "'%s' on %s and %s: bitwise operators take integers (math.floor(x) makes one)",
         op, T.describe(a.ty), T.describe(b.ty))
     end
@@ -347,11 +381,11 @@ function C:unop(e)
   if a.ty == "unknown" then return a end
   local ct = T.concrete(a.ty)
   if e.op == "-" then
-    if T.is_float(a.ty) then return { code = "(-" .. cast(a, ct) .. ")", ty = a.ty } end
+    if FLOAT[a.ty] then return { code = "(-" .. cast(a, ct) .. ")", ty = a.ty } end
     return { code = ("lcj_neg<%s>(%s)"):format(CTYPE[ct], cast(a, ct)), ty = a.ty }
   end
   -- "~": bitwise not
-  if not T.is_int(a.ty) then
+  if not INT[a.ty] then
     self:fail(line, "'~' of %s: bitwise operators take integers (math.floor(x) makes one)", T.describe(a.ty))
   end
   return { code = ("(%s)(~%s)"):format(CTYPE[ct], cast(a, ct)), ty = a.ty }
@@ -402,7 +436,7 @@ function C:indices(arr, keynode, line)
   local out = {}
   for k, node in ipairs(items) do
     local iv = self:rvalue(self:expr(node), line)
-    if iv.ty ~= "unknown" and not T.is_int(iv.ty) then
+    if iv.ty ~= "unknown" and not INT[iv.ty] then
       self:fail(line, "an index is %s: indices are integers (// divides to one, math.floor makes one)",
         T.describe(iv.ty))
     end
@@ -485,25 +519,72 @@ function C:index(e)
   return { code = code, ty = et }
 end
 
+-- The value of an operation, an index or a parenthesis is kept (self.memo,
+-- shared by the walks) with the locals it read and their types then, and
+-- given again while they have those types: the next walk does not
+-- translate it again. Not kept where the walk moved on (self.impure: a
+-- call, a temporary, a line emitted), whose text depends on where it is.
+local KEPT = { Binop = true, Unop = true, Index = true, Paren = true }
+
 function C:expr(e)
   local tag = e.tag
   if tag == "Number" then
     if math.type(e.value) == "integer" then return { code = int_literal(e.value), ty = "wint" } end
     return { code = float_literal(e.value), ty = "wfloat" }
+  elseif tag == "Name" then
+    local v = self.scope[e.name]
+    if v then
+      local reads = self.reads
+      if reads then
+        local k = #reads
+        reads[k + 1], reads[k + 2] = v, v.ty or false
+      end
+      if v.array then return { code = v.cname, ty = v.array, name = v.name } end
+      return { code = v.cname, ty = v.ty or "unknown" }
+    end
+    return host_value(self.unit.free(self, e.name, e.line), e.name)
+  end
+  if not KEPT[tag] then return self:expr_now(e) end
+  local outer = self.reads
+  local m = self.memo[e]
+  if m then
+    local n, same = #m, true
+    for i = 1, n, 2 do
+      if (m[i].ty or false) ~= m[i + 1] then same = false break end
+    end
+    if same then
+      if outer then
+        local k = #outer
+        for i = 1, n do outer[k + i] = m[i] end
+      end
+      return m.val
+    end
+  end
+  local impure, reads = self.impure, {}
+  self.reads = reads
+  local val = self:expr_now(e)
+  self.reads = outer
+  if outer then
+    local k = #outer
+    for i = 1, #reads do outer[k + i] = reads[i] end
+  end
+  if self.impure == impure then
+    reads.val = val
+    self.memo[e] = reads
+  end
+  return val
+end
+
+-- the value of expression e but for a number or a name (C:expr's)
+function C:expr_now(e)
+  local tag = e.tag
+  if tag == "Binop" then return self:binop(e)
   elseif tag == "True" or tag == "False" then
     return { code = tag == "True" and "true" or "false", ty = "bool" }
   elseif tag == "Paren" then
     local v = self:expr(e.e)
     if v.multi then v = v.multi[1] end
     return v
-  elseif tag == "Name" then
-    local v = self.scope[e.name]
-    if v then
-      if v.array then return { code = v.cname, ty = v.array, name = v.name } end
-      return { code = v.cname, ty = v.ty or "unknown" }
-    end
-    return host_value(self.unit.free(self, e.name, e.line), e.name)
-  elseif tag == "Binop" then return self:binop(e)
   elseif tag == "Unop" then return self:unop(e)
   elseif tag == "Index" then
     local obj = e.obj
@@ -513,7 +594,7 @@ function C:expr(e)
       if o.host == nil and type(o.ty) == "table" then
         if e.key.tag == "Number" then return self:array_dim(o, e.key.value, e.line) end
         local k = self:rvalue(self:expr(e.key), e.line)
-        if not T.is_int(k.ty) and k.ty ~= "unknown" then self:fail(e.line, "an axis is an integer") end
+        if not INT[k.ty] and k.ty ~= "unknown" then self:fail(e.line, "an axis is an integer") end
         return self:array_dim(o, k.code, e.line)
       end
     end
@@ -547,8 +628,8 @@ end
 -- the arguments of a call as values (a multi-valued last one expanded)
 function C:args(nodes)
   local out = {}
-  for i, n in ipairs(nodes) do
-    local v = self:expr(n)
+  for i = 1, #nodes do
+    local v = self:expr(nodes[i])
     if v.multi then
       if i == #nodes then
         for _, m in ipairs(v.multi) do out[#out + 1] = m end
@@ -575,6 +656,7 @@ local HOST_ADVICE = {
 for _, f in pairs(coroutine) do HOST_ADVICE[f] = "coroutines are not in the kernel subset" end
 
 function C:call(e)
+  self.impure = self.impure + 1
   local line = e.line
   local fnv = self:expr(e.fn)
   if fnv.host == nil then
@@ -599,14 +681,15 @@ end
 
 function C:block(stats)
   self:push()
-  for _, s in ipairs(stats) do self:stat(s) end
+  for i = 1, #stats do self:stat(stats[i]) end
   self:pop()
 end
 
 -- labels visible in a block (Lua: a goto sees the labels of its enclosing blocks)
 function C:collect_labels(stats)
   local labels = {}
-  for _, s in ipairs(stats) do
+  for i = 1, #stats do
+    local s = stats[i]
     if s.tag == "Label" then
       if labels[s.name] then self:fail(s.line, "label '%s' already defined", s.name) end
       self.labelmap[s] = self.labelmap[s] or ("lcj_" .. s.name .. "_" .. s.line)
@@ -656,7 +739,7 @@ function C:store(tg, val, line)
   if et == "bool" and val.ty ~= "bool" or et ~= "bool" and val.ty == "bool" then
     self:fail(line, "%s is stored into an element of %s", T.describe(val.ty), T.describe(obj.ty))
   end
-  if T.is_int(et) and T.is_float(val.ty) then
+  if INT[et] and FLOAT[val.ty] then
     self:fail(line, "a float is stored into an element of %s: make it an integer first (math.floor(x))",
       T.describe(obj.ty))
   end
@@ -669,7 +752,8 @@ end
 -- gives several (a call)
 function C:values(exprs, n)
   local vals = {}
-  for i, ex in ipairs(exprs) do
+  for i = 1, #exprs do
+    local ex = exprs[i]
     local v = self:expr(ex)
     if v.multi then
       if v.struct and i == #exprs then
@@ -759,6 +843,7 @@ function C:stat_local(s)
 end
 
 function C:tmp()
+  self.impure = self.impure + 1
   self.ntmp = self.ntmp + 1
   return self.ntmp
 end
@@ -790,6 +875,16 @@ function C:stat_set(s)
   self:emit("}")
 end
 
+-- whether integer value val plus step (> 0) is at most int64's maximum:
+-- val a literal, or of a type of 32 bits or fewer
+local function below_max(val, step)
+  if val.ty == "wint" then
+    local n = math.tointeger(tonumber((val.code:gsub("LL$", ""))))
+    return n ~= nil and n <= math.maxinteger - step
+  end
+  return INT[val.ty] and T.bits(val.ty) <= 32 and step <= math.maxinteger - 0xffffffff
+end
+
 function C:stat_fornum(s)
   local line = s.line
   local a = self:number(self:expr(s.start), line, "a for loop's start")
@@ -798,7 +893,7 @@ function C:stat_fornum(s)
   local step_const = s.step == nil and 1 or (s.step.tag == "Number" and s.step.value)
     or (s.step.tag == "Unop" and s.step.op == "-" and s.step.a.tag == "Number" and -s.step.a.value)
   if step_const == 0 then self:fail(line, "'for' step is zero") end
-  local int_loop = T.is_int(a.ty) and T.is_int(c.ty)
+  local int_loop = INT[a.ty] and INT[c.ty]
   local vt
   if int_loop then vt = "int64"
   else
@@ -815,7 +910,7 @@ function C:stat_fornum(s)
   self:emit("{")
   if int_loop then
     local lim
-    if T.is_float(b.ty) then
+    if FLOAT[b.ty] then
       local fl = ("lcj_f2i(floor((double)(%s)))"):format(b.code)
       local ce = ("lcj_f2i(ceil((double)(%s)))"):format(b.code)
       lim = type(step_const) == "number" and (step_const > 0 and fl or ce)
@@ -826,6 +921,15 @@ function C:stat_fornum(s)
     self:emit(("  long long %s = %s, %s = %s;"):format(A, cast(a, "int64"), S, cast(c, "int64")))
     self:emit(("  long long %s = %s;"):format(B, lim))
     local N = "lcj_n" .. n
+    if type(step_const) == "number" and step_const > 0 and below_max(b, step_const) then
+      -- the limit plus the step is an int64: the plain loop cannot wrap,
+      -- so it runs the iterations Lua's count would
+      self:emit(("  for (%s = %s; %s <= %s; %s += %s) {"):format(v.cname, A, v.cname, B, v.cname, S))
+      self:loop_body(s.body)
+      self:emit("  }")
+      self:emit("}")
+      return self:pop()
+    end
     if type(step_const) == "number" and step_const > 0 then
       self:emit(("  if (%s <= %s) {"):format(A, B))
       self:emit(("    unsigned long long %s = ((unsigned long long)%s - (unsigned long long)%s) / %s;")
@@ -992,7 +1096,9 @@ function M.function_source(unit, info, argtypes, kernel, cname)
       varmap = prev and prev.varmap or {}, vars = prev and prev.vars or {}, labelmap = prev and prev.labelmap or {},
       labelstack = {}, loops = 0, ntmp = 0, kernel = kernel, info = info,
       rettypes = prev and prev.rettypes or {}, retstruct = cname .. "_ret", changed = false,
+      memo = prev and prev.memo or {}, impure = 0,
     }, C)
+    for name, f in pairs(C) do rawset(ctx, name, f) end   -- its methods without a metatable lookup
     ctx.scope = {}
     ctx:push()
     local params = {}

@@ -90,9 +90,9 @@ local function source_of(fn)
   if not ok then fail("%s", toks) end
   -- the function: a 'function' on its first line whose parameters are fn's
   local found, why
-  for i, tok in ipairs(toks) do
-    if tok.line > first then break end
-    if tok.kind == "function" then
+  for i = 1, #toks.kind do
+    if toks.line[i] > first then break end
+    if toks.kind[i] == "function" then
       local okp, ast = pcall(parser.function_at, toks, i, chunk)
       if okp and ast.lastline == last and #ast.params == #names then
         local same = true
@@ -543,7 +543,9 @@ end
 
 --- `k:launch({grid =, block = [, stream =] [, shared =]}, ...)`: launches the
 -- kernel for these arguments, translating and compiling it at the first launch
--- with their types. `k[{grid, block [, stream [, shared]]}](...)` is the same.
+-- with their types. `k[{grid, block [, stream [, shared]]}](...)` is the same;
+-- `k[cfg]` is one function for each configuration table `cfg`, which reads
+-- the table at each launch.
 -- @function JitKernel:launch
 -- @tparam table config as a compiled kernel's launch
 -- @param ... the arguments: arrays, numbers, booleans
@@ -603,13 +605,19 @@ end
 
 JitMT.__index = function(k, key)
   if type(key) == "table" then
+    -- the compiled kernel's launch, with this configuration (either form);
+    -- one function for each configuration table, which a loop of launches
+    -- indexes again each time (it reads the table at each launch)
+    local launch = k.launchers[key]
+    if launch then return launch end
     if k.device then fail("'%s' is a device function (device = true): call it from a kernel", k.name) end
-    -- the compiled kernel's launch, with this configuration (either form)
-    return function(...)
+    launch = function(...)
       local s = rawget(k, "last")
       if not (s and select("#", ...) == s.n and s.check(...)) then s = specialisation(k, ...) end
       return s.launch(s.kernel, key, ...)
     end
+    k.launchers[key] = launch
+    return launch
   end
   local m = Jit[key]
   if m then return m end
@@ -684,6 +692,7 @@ function M.jit(fn, opts)
     fn = fn, name = name, params = info.params, signature = opts.signature,
     boundscheck = opts.boundscheck and true or false, device = opts.device and true or false,
     options = options_for(opts), specs = {}, order = {},
+    launchers = setmetatable({}, { __mode = "k" }),   -- configuration table -> its launch
   }
   KERNELS[k] = true
   return setmetatable(k, JitMT)

@@ -20,38 +20,46 @@ local UNARY_PRIORITY = 12
 local P = {}
 P.__index = P
 
-function P:peek(k) return self.toks[self.i + (k or 0)] end
-function P:next() local t = self.toks[self.i]; self.i = self.i + 1; return t end
-function P:check(kind) return self.toks[self.i].kind == kind end
+-- the tokens are jit/lexer's columns: self.kind[i], self.value[i],
+-- self.line[i]; self.i is the next one. peek gives a kind; next, accept
+-- and expect give the index of the token they take.
+function P:peek(k) return self.kind[self.i + (k or 0)] end
+function P:next() local i = self.i; self.i = i + 1; return i end
+function P:check(kind) return self.kind[self.i] == kind end
 function P:accept(kind)
-  if self:check(kind) then return self:next() end
+  local i = self.i
+  if self.kind[i] == kind then
+    self.i = i + 1
+    return i
+  end
 end
 function P:fail(msg, line)
-  error(("%s:%d: %s"):format(self.chunk, line or self:peek().line, msg), 0)
+  error(("%s:%d: %s"):format(self.chunk, line or self.line[self.i], msg), 0)
 end
 function P:expect(kind, what)
-  local t = self:accept(kind)
-  if not t then
-    self:fail(("'%s' expected%s near '%s'"):format(kind, what and (" " .. what) or "",
-      tostring(self:peek().value)))
+  local i = self.i
+  if self.kind[i] == kind then
+    self.i = i + 1
+    return i
   end
-  return t
+  self:fail(("'%s' expected%s near '%s'"):format(kind, what and (" " .. what) or "",
+    tostring(self.value[i])))
 end
-function P:name() return self:expect("name").value end
+function P:name() return self.value[self:expect("name")] end
 
 local BLOCK_END = { ["return"] = true, ["end"] = true, ["else"] = true, ["elseif"] = true,
   ["until"] = true, eof = true }
 
 function P:block()
   local stats = {}
-  while not BLOCK_END[self:peek().kind] do
+  while not BLOCK_END[self:peek()] do
     local s = self:statement()
     if s then stats[#stats + 1] = s end
   end
   if self:check("return") then
-    local line = self:next().line
+    local line = self.line[self:next()]
     local exprs = {}
-    if not BLOCK_END[self:peek().kind] and not self:check(";") then exprs = self:exprlist() end
+    if not BLOCK_END[self:peek()] and not self:check(";") then exprs = self:exprlist() end
     self:accept(";")
     stats[#stats + 1] = { tag = "Return", exprs = exprs, line = line }
   end
@@ -59,9 +67,8 @@ function P:block()
 end
 
 function P:statement()
-  local t = self:peek()
-  local line = t.line
-  local k = t.kind
+  local line = self.line[self.i]
+  local k = self.kind[self.i]
   if k == ";" then self:next() return nil end
   if k == "if" then
     self:next()
@@ -187,7 +194,7 @@ function P:funcbody(line)
   end
   self:expect(")")
   local body = self:block()
-  local last = self:expect("end", "to close 'function' at line " .. line).line
+  local last = self.line[self:expect("end", "to close 'function' at line " .. line)]
   return { tag = "Function", params = params, vararg = vararg, body = body, line = line, lastline = last }
 end
 
@@ -198,25 +205,27 @@ function P:exprlist()
 end
 
 function P:primaryexp()
-  local t = self:peek()
-  if t.kind == "name" then
-    self:next()
-    return { tag = "Name", name = t.value, line = t.line }
-  elseif t.kind == "(" then
-    self:next()
+  local i = self.i
+  local k = self.kind[i]
+  if k == "name" then
+    self.i = i + 1
+    return { tag = "Name", name = self.value[i], line = self.line[i] }
+  elseif k == "(" then
+    self.i = i + 1
     local e = self:expr()
     self:expect(")")
-    return { tag = "Paren", e = e, line = t.line }
+    return { tag = "Paren", e = e, line = self.line[i] }
   end
-  self:fail(("unexpected symbol near '%s'"):format(tostring(t.value)))
+  self:fail(("unexpected symbol near '%s'"):format(tostring(self.value[i])))
 end
 
 function P:callargs()
-  local t = self:peek()
-  if t.kind == "string" then
-    self:next()
-    return { { tag = "String", value = t.value, line = t.line } }
-  elseif t.kind == "{" then
+  local i = self.i
+  local k = self.kind[i]
+  if k == "string" then
+    self.i = i + 1
+    return { { tag = "String", value = self.value[i], line = self.line[i] } }
+  elseif k == "{" then
     return { self:table() }
   end
   self:expect("(")
@@ -228,23 +237,25 @@ end
 
 function P:suffixedexp()
   local e = self:primaryexp()
+  local kinds, lines = self.kind, self.line
   while true do
-    local t = self:peek()
-    if t.kind == "." then
-      self:next()
+    local i = self.i
+    local k = kinds[i]
+    if k == "." then
+      self.i = i + 1
       local n = self:expect("name")
-      e = { tag = "Index", obj = e, key = { tag = "String", value = n.value, line = n.line }, dot = true, line = t.line }
-    elseif t.kind == "[" then
-      self:next()
+      e = { tag = "Index", obj = e, key = { tag = "String", value = self.value[n], line = lines[n] }, dot = true, line = lines[i] }
+    elseif k == "[" then
+      self.i = i + 1
       local key = self:expr()
       self:expect("]")
-      e = { tag = "Index", obj = e, key = key, line = t.line }
-    elseif t.kind == ":" then
-      self:next()
+      e = { tag = "Index", obj = e, key = key, line = lines[i] }
+    elseif k == ":" then
+      self.i = i + 1
       local n = self:name()
-      e = { tag = "Method", obj = e, name = n, args = self:callargs(), line = t.line }
-    elseif t.kind == "(" or t.kind == "string" or t.kind == "{" then
-      e = { tag = "Call", fn = e, args = self:callargs(), line = t.line }
+      e = { tag = "Method", obj = e, name = n, args = self:callargs(), line = lines[i] }
+    elseif k == "(" or k == "string" or k == "{" then
+      e = { tag = "Call", fn = e, args = self:callargs(), line = lines[i] }
     else
       return e
     end
@@ -252,7 +263,7 @@ function P:suffixedexp()
 end
 
 function P:table()
-  local line = self:expect("{").line
+  local line = self.line[self:expect("{")]
   local items = {}
   while not self:check("}") do
     if self:check("[") then
@@ -261,10 +272,10 @@ function P:table()
       self:expect("]")
       self:expect("=")
       items[#items + 1] = { key = k, value = self:expr() }
-    elseif self:check("name") and self:peek(1).kind == "=" then
+    elseif self:check("name") and self:peek(1) == "=" then
       local n = self:next()
       self:next()
-      items[#items + 1] = { key = { tag = "String", value = n.value, line = n.line }, value = self:expr() }
+      items[#items + 1] = { key = { tag = "String", value = self.value[n], line = self.line[n] }, value = self:expr() }
     else
       items[#items + 1] = { value = self:expr() }
     end
@@ -275,16 +286,16 @@ function P:table()
 end
 
 function P:simpleexp()
-  local t = self:peek()
-  local k = t.kind
-  if k == "number" then self:next() return { tag = "Number", value = t.value, line = t.line }
-  elseif k == "string" then self:next() return { tag = "String", value = t.value, line = t.line }
-  elseif k == "nil" then self:next() return { tag = "Nil", line = t.line }
-  elseif k == "true" then self:next() return { tag = "True", line = t.line }
-  elseif k == "false" then self:next() return { tag = "False", line = t.line }
-  elseif k == "..." then self:next() return { tag = "Vararg", line = t.line }
+  local i = self.i
+  local k = self.kind[i]
+  if k == "number" then self.i = i + 1 return { tag = "Number", value = self.value[i], line = self.line[i] }
+  elseif k == "string" then self.i = i + 1 return { tag = "String", value = self.value[i], line = self.line[i] }
+  elseif k == "nil" then self.i = i + 1 return { tag = "Nil", line = self.line[i] }
+  elseif k == "true" then self.i = i + 1 return { tag = "True", line = self.line[i] }
+  elseif k == "false" then self.i = i + 1 return { tag = "False", line = self.line[i] }
+  elseif k == "..." then self.i = i + 1 return { tag = "Vararg", line = self.line[i] }
   elseif k == "{" then return self:table()
-  elseif k == "function" then self:next() return self:funcbody(t.line)
+  elseif k == "function" then self.i = i + 1 return self:funcbody(self.line[i])
   end
   return self:suffixedexp()
 end
@@ -292,27 +303,32 @@ end
 function P:expr(limit)
   limit = limit or 0
   local e
-  local t = self:peek()
-  if t.kind == "not" or t.kind == "-" or t.kind == "#" or t.kind == "~" then
-    self:next()
-    e = { tag = "Unop", op = t.kind, a = self:expr(UNARY_PRIORITY), line = t.line }
+  local kinds, lines = self.kind, self.line
+  local i = self.i
+  local k = kinds[i]
+  if k == "not" or k == "-" or k == "#" or k == "~" then
+    self.i = i + 1
+    e = { tag = "Unop", op = k, a = self:expr(UNARY_PRIORITY), line = lines[i] }
   else
     e = self:simpleexp()
   end
   while true do
-    local op = self:peek().kind
+    i = self.i
+    local op = kinds[i]
     local pr = BINARY[op]
     if not pr or pr[1] <= limit then break end
-    local line = self:next().line
-    e = { tag = "Binop", op = op, a = e, b = self:expr(pr[2]), line = line }
+    self.i = i + 1
+    e = { tag = "Binop", op = op, a = e, b = self:expr(pr[2]), line = lines[i] }
   end
   return e
 end
 
 -- The function expression starting at token index i (a 'function' token)
+-- of toks (jit/lexer's)
 function M.function_at(toks, i, chunk)
-  local p = setmetatable({ toks = toks, i = i + 1, chunk = chunk }, P)
-  local line = toks[i].line
+  local p = { kind = toks.kind, value = toks.value, line = toks.line, i = i + 1, chunk = chunk }
+  for name, f in pairs(P) do p[name] = f end       -- its methods without a metatable lookup
+  local line = toks.line[i]
   -- `function name(...)` and `local function name(...)` as statements
   if p:check("name") then
     p:next()

@@ -20,11 +20,21 @@ local INFO = {
   float32 = { "f", 32 }, float64 = { "f", 64 },
 }
 
-function M.is_int(t) return t == "wint" or (INFO[t] ~= nil and INFO[t][1] ~= "f") end
-function M.is_float(t) return t == "wfloat" or (INFO[t] ~= nil and INFO[t][1] == "f") end
-function M.is_number(t) return t == "wint" or t == "wfloat" or INFO[t] ~= nil end
+-- the kinds as sets (the translator asks them for every operand)
+local INT, FLOAT, SIGNED = { wint = true }, { wfloat = true }, { wint = true }
+for t, info in pairs(INFO) do
+  if info[1] == "f" then FLOAT[t] = true else INT[t] = true end
+  if info[1] == "s" then SIGNED[t] = true end
+end
+
+M.INT, M.FLOAT = INT, FLOAT
+function M.is_int(t) return INT[t] == true end
+function M.is_float(t) return FLOAT[t] == true end
+function M.is_number(t) return INT[t] == true or FLOAT[t] == true end
 function M.is_weak(t) return t == "wint" or t == "wfloat" end
-function M.is_signed(t) return t == "wint" or (INFO[t] ~= nil and INFO[t][1] == "s") end
+function M.is_signed(t) return SIGNED[t] == true end
+-- the width in bits of a numeric dtype
+function M.bits(t) return INFO[t] and INFO[t][2] end
 
 -- the type a weak type has alone
 function M.concrete(t)
@@ -51,7 +61,7 @@ local function promote_strong(a, b)
 end
 
 -- the promotion of two numeric types; nil when either is not a number
-function M.promote(a, b)
+local function promote(a, b)
   if a == "unknown" or b == "unknown" then return "unknown" end
   if not M.is_number(a) or not M.is_number(b) then return nil end
   local wa, wb = M.is_weak(a), M.is_weak(b)
@@ -62,6 +72,24 @@ function M.promote(a, b)
     return strong
   end
   return promote_strong(a, b)
+end
+
+-- promote's answers, by its two types (false for nil)
+local PROMOTED = {}
+function M.promote(a, b)
+  local row = PROMOTED[a]
+  if not row then
+    if type(a) ~= "string" then return promote(a, b) end
+    row = {}
+    PROMOTED[a] = row
+  end
+  local r = row[b]
+  if r == nil then
+    if type(b) ~= "string" then return promote(a, b) end
+    r = promote(a, b) or false
+    row[b] = r
+  end
+  return r or nil
 end
 
 -- the float type an operation that always gives a float (/ and ^) gives

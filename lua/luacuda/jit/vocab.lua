@@ -54,7 +54,7 @@ local function args(ctx, call, n, name)
   if n and #vals ~= n then
     ctx:fail(call.line, "%s takes %d argument%s, got %d", name, n, n == 1 and "" or "s", #vals)
   end
-  for i, v in ipairs(vals) do vals[i] = ctx:rvalue(v, call.line) end
+  for i = 1, #vals do vals[i] = ctx:rvalue(vals[i], call.line) end
   return vals
 end
 
@@ -291,9 +291,10 @@ local function float_arg(v)
 end
 
 local function math1(name, cfn)
+  local full = "math." .. name
   M.VOCAB[math[name]] = function(ctx, call)
-    local v = args(ctx, call, 1, "math." .. name)
-    ctx:number(v[1], call.line, "math." .. name)
+    local v = args(ctx, call, 1, full)
+    ctx:number(v[1], call.line, full)
     local code, t = float_arg(v[1])
     return { code = ("%s(%s)"):format(cfn, code), ty = t }
   end
