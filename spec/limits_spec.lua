@@ -18,6 +18,11 @@ __device__ int depth_sum(int d) {
   return depth_sum(d - 1) + frame[(d * 7) % 32];
 }
 extern "C" __global__ void recurse(int depth, int *out) { out[threadIdx.x] = depth_sum(depth); }
+extern "C" __global__ void big_frame(int k, int *out) {
+  volatile int a[1024];                    // 4 KiB of local memory, sized before it runs
+  for (int i = 0; i < 1024; i++) a[i] = 3 * i;
+  out[0] = a[k];
+}
 extern "C" __global__ void say(int n) {
   if (threadIdx.x < n) printf("line %d\n", threadIdx.x);
 }
@@ -42,13 +47,22 @@ describe("device limits", function()
   local m
   setup(function() m = luacuda.compile(SOURCE) end)
 
-  it("start at the driver's defaults: a 1 KiB stack and a 1 MiB printf FIFO", function()
-    local ok, out = S.lua_run("", [[
-      local luacuda = require "luacuda"
+  it("start at the driver's defaults, a 1 KiB stack and a 1 MiB printf FIFO; a kernel's known frame raises the stack", function()
+    local ok, out = child([[
       print(luacuda.get_limit("stack_size"), luacuda.get_limit("printf_fifo_size"))
+      local d = luacuda.device_array(1, "int32")
+      m.big_frame[{1, 1}](1000, d)
+      print(d:copy_to_host()[1], luacuda.get_limit("stack_size"))
     ]])
     assert.is_true(ok, out)
-    assert.equal("1024\t1048576\n", out)
+    local stack, fifo, result, after = out:match("^(%d+)\t(%d+)\n(%d+)\t(%d+)\n$")
+    assert.equal("1024", stack, out)
+    assert.equal("1048576", fifo, out)
+    assert.equal("3000", result, out)
+    if S.backend == "cuda" then
+      -- the driver raised it for the kernel, and keeps it raised
+      assert.is_true(tonumber(after) >= 4096, out)
+    end
   end)
 
   it("refuse an unknown name, a name that is no string and a negative size", function()

@@ -24,6 +24,9 @@
 ** - an intra-device 2-D or 3-D copy with a pitch cuMemAllocPitch would not
 **   give (not a multiple of 512) is CUDA_ERROR_INVALID_VALUE, as the manual
 **   says it may be (pitch_refused);
+** - a thread's call stack is held to CU_LIMIT_STACK_SIZE, and printf output
+**   waits in its context's FIFO for the driver's delivery points, the
+**   oldest overwritten past CU_LIMIT_PRINTF_FIFO_SIZE ("limits" below);
 ** - cuMemFreeHost and cuMemHostUnregister do not wait for queued work (the
 **   manual does not promise it): a copy queued before that touches the
 **   memory faults (CUDA_ERROR_ILLEGAL_ADDRESS) when it runs;

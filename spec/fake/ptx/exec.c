@@ -1167,15 +1167,15 @@ static int kernel_printf(blk *b, thr *t, uint64_t fmt, uint64_t args) {
 ** use when fn's frame is in place). A call back into a function already on
 ** the chain (recursion) adds nothing: its depth is known only as it runs,
 ** so ptxas cannot size it, and the driver's limit is what it gets. */
-static size_t deepest(const ptx_module *m, int fn, size_t top, bool *on_chain) {
+static size_t deepest(const ptx_module *m, int fn, size_t top, bool *on_chain, long *budget) {
   const func *f = &m->fns[fn];
   size_t most = top;
   on_chain[fn] = true;
-  for (int i = 0; i < f->ncalls; i++) {
+  for (int i = 0; i < f->ncalls && --*budget > 0; i++) {   /* (a budget: chains may be many) */
     int c = f->calls[i].callee;
     if (!m->fns[c].defined || on_chain[c]) continue;
     size_t at = ((top + 15) & ~(size_t)15) + m->fns[c].local_bytes + CALL_FRAME_BYTES;
-    size_t n = deepest(m, c, at, on_chain);
+    size_t n = deepest(m, c, at, on_chain, budget);
     if (n > most) most = n;
   }
   on_chain[fn] = false;
@@ -1184,7 +1184,8 @@ static size_t deepest(const ptx_module *m, int fn, size_t top, bool *on_chain) {
 
 size_t ptx_entry_stack_bytes(const ptx_module *m, int e) {
   bool *on_chain = calloc((size_t)m->nfns, sizeof *on_chain);
-  size_t n = deepest(m, e, m->fns[e].local_bytes, on_chain);
+  long budget = 1000000;
+  size_t n = deepest(m, e, m->fns[e].local_bytes, on_chain, &budget);
   free(on_chain);
   return n;
 }
