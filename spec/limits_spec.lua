@@ -120,6 +120,29 @@ describe("device limits", function()
     assert.is_true(lines > 0 and lines < 256, ("%d lines kept of 256"):format(lines))
   end)
 
+  -- what the fake chose where the manual lets a driver choose: whole
+  -- records, the oldest overwritten (the guide's words), and a stack
+  -- clamped to the 512 KiB a thread's local memory has
+  it("on the fake driver, keep the newest printf records whole and clamp the stack to 512 KiB", function()
+    if not S.fake then
+      return pending("the fake driver's choices: a GPU's thread order and clamping are its own")
+    end
+    local ok, out = S.lua_run("FAKE_CUDA_SCHED_SEED=0", ([==[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile(%q)
+      luacuda.set_limit("printf_fifo_size", 4096)
+      m.say[{1, 256}](256)
+      luacuda.synchronize()
+      print("clamped", luacuda.set_limit("stack_size", 1 << 30))
+    ]==]):format(SOURCE))
+    assert.is_true(ok, out)
+    local kept = {}
+    for i in out:gmatch("line (%d+)\n") do kept[#kept + 1] = tonumber(i) end
+    assert.is_true(#kept > 0 and #kept < 256, out)
+    for k, i in ipairs(kept) do assert.equal(256 - #kept + k - 1, i, out) end   -- the last ones, in order
+    assert.truthy(out:find("clamped\t524288\n", 1, true), out)
+  end)
+
   it("deliver printf output at a synchronize, not when the kernel ends, and fix the FIFO's size after", function()
     if S.backend ~= "cuda" then
       return pending("the CUDA driver's printf FIFO: the simulator's printf writes at once")
