@@ -560,7 +560,7 @@ describe("cooperative launches on the cuda backend", function()
   it("ask the occupancy, launch with cuLaunchCooperativeKernel and refuse a grid too large", function()
     if not S.exists(FAKE) then return pending("no fake driver (no cuda.h to build it)") end
     local dir = S.tmpdir()
-    local ok, out = S.lua_run(("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 "
+    local ok, out = S.lua_run(("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s "
                                .. "LUACUDA_CACHE_DIR=%s/cache FAKE_CUDA_TRACE=%s/trace"):format(FAKE, dir, dir), [[
       local luacuda = require "luacuda"
       local m = luacuda.compile([=[
@@ -601,7 +601,7 @@ describe("cooperative launches on the cuda backend", function()
 
   it("refuse a cooperative launch on a device that takes none", function()
     if not S.exists(FAKE) then return pending("no fake driver (no cuda.h to build it)") end
-    local ok, out = S.lua_run(("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 "
+    local ok, out = S.lua_run(("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s "
                                .. "FAKE_CUDA_COOPERATIVE=0"):format(FAKE), [[
       local luacuda = require "luacuda"
       local m = luacuda.compile([=[

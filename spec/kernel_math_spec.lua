@@ -1191,7 +1191,7 @@ io.write("OUT ", table.concat(r, " "), "\n")
     if not S.exists(FAKE) then return pending("no fake driver here (" .. FAKE .. ")") end
     local src = code(funcs, T)
     local sim = child(src, "LUACUDA_BACKEND=sim")
-    local fake = child(src, ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 FAKE_CUDA_DELAY_US=0 FAKE_CUDA_TRACE="):format(FAKE))
+    local fake = child(src, ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s FAKE_CUDA_DELAY_US=0 FAKE_CUDA_TRACE="):format(FAKE))
     assert.equal(#sim, #fake)
     local n, dist, bad = #INPUTS, T == "float" and ulps32 or ulps64, {}
     local zero = T == "float" and 0x7fffffff or math.maxinteger

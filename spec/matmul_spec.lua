@@ -484,7 +484,7 @@ describe("matmul on the CUDA backend with the fake cuBLAS", function()
     local f = assert(io.open(dir .. "/c.lua", "w"))
     f:write("local l = require 'luacuda'\n", code, "\nprint('ok')\n")
     f:close()
-    local ok, out = S.sh(("env LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_CUBLAS=%s LUACUDA_PTX=1 "
+    local ok, out = S.sh(("env LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_CUBLAS=%s "
                           .. "LUACUDA_CACHE_DIR=%s/cache FAKE_CUDA_MEMORY=256M FAKE_CUDA_DELAY_US=0 "
                           .. "FAKE_CUBLAS_TRACE=%s/blas FAKE_CUDA_TRACE=%s/cuda FAKE_CUDA_TRACE_STREAMS=1 %s lua5.4 %s/c.lua")
                          :format(FAKE, FAKE_CUBLAS, dir, dir, dir, env or "", dir))

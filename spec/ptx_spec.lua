@@ -1,6 +1,6 @@
 -- The fake driver's PTX interpreter (spec/fake/ptx/) through the public API:
 -- kernels compiled by the real NVRTC to PTX run on the fake in a child
--- process (LUACUDA_BACKEND=cuda, LUACUDA_PTX=1), and what they compute is
+-- process (LUACUDA_BACKEND=cuda: the fatbinary a GPU loads), and what they compute is
 -- compared with the same kernel run on the simulator in another child
 -- (the host compiler's arithmetic and C library) or with values computed
 -- here in Lua; the faults a GPU reports (illegal and misaligned addresses,
@@ -13,7 +13,7 @@ local S = require "spec.support"
 local BUILD = os.getenv("LUACUDA_BUILD") or "build"
 local FAKE = BUILD .. "/fake/libcuda.so.1"
 
-local FAKE_ENV = ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 FAKE_CUDA_MEMORY=256M "
+local FAKE_ENV = ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s FAKE_CUDA_MEMORY=256M "
                   .. "FAKE_CUDA_DELAY_US=0 FAKE_CUDA_TRACE="):format(FAKE)
 local SIM_ENV = "LUACUDA_BACKEND=sim"
 

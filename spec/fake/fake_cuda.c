@@ -24,6 +24,9 @@
 ** - an intra-device 2-D or 3-D copy with a pitch cuMemAllocPitch would not
 **   give (not a multiple of 512) is CUDA_ERROR_INVALID_VALUE, as the manual
 **   says it may be (pitch_refused);
+** - a thread's call stack is held to CU_LIMIT_STACK_SIZE, and printf output
+**   waits in its context's FIFO for the driver's delivery points, the
+**   oldest overwritten past CU_LIMIT_PRINTF_FIFO_SIZE ("limits" below);
 ** - cuMemFreeHost and cuMemHostUnregister do not wait for queued work (the
 **   manual does not promise it): a copy queued before that touches the
 **   memory faults (CUDA_ERROR_ILLEGAL_ADDRESS) when it runs;
@@ -190,7 +193,17 @@ typedef struct pool {
   bool made, destroyed;         /* by cuMemPoolCreate; by cuMemPoolDestroy */
   struct pool *next;            /* the pools made */
 } pool;
-struct CUctx_st { int dev; int retains; struct CUstream_st *legacy; };
+/* A printf's text, waiting in its context's FIFO for a flush (printf_flush). */
+typedef struct record { struct record *next; size_t bytes; char text[]; } record;
+struct CUctx_st {
+  int dev;
+  int retains;
+  struct CUstream_st *legacy;
+  size_t stack, fifo, heap;     /* the limits cuCtxSetLimit sets (the driver's defaults first) */
+  bool printed;                 /* a kernel calling printf was launched: the FIFO's size is fixed */
+  record *head, *tail;          /* the printf FIFO (fifo_mu), */
+  size_t fifo_used;             /* the bytes its records take */
+};
 
 /* A point in a stream's queue: done once the stream has completed seq. */
 typedef struct point { struct CUstream_st *s; unsigned long long seq; } point;
@@ -226,6 +239,7 @@ typedef struct op {
   unsigned shared;
   unsigned char *params;        /* and its parameters, as the PTX lays them out */
   bool cooperative;             /* cuLaunchCooperativeKernel's: every block at once */
+  size_t stack;                 /* OP_PTX: the context's stack limit at the launch */
   bool unmapped;                /* OP_COPY: touches a pool block its device was not granted */
   unsigned long long born;      /* its number among every op made (retired memory's check) */
 } op;
@@ -790,12 +804,91 @@ API int fake_cuda_reachable(CUdeviceptr p, size_t n) {
   return ok;
 }
 
+/* ---- limits: each thread's stack, the printf FIFO -------------------------------
+** What the driver does, and the fake with it (cuda.h 13.0, cuCtxSetLimit and
+** CUDA_ERROR_HARDWARE_STACK_ERROR; the Programming Guide, "Formatted Output"):
+** - CU_LIMIT_STACK_SIZE is each GPU thread's stack. The driver raises it for
+**   a launch that needs more, as far as that is known before the kernel
+**   runs (its frames and calls, recursion not counted), and keeps the raised
+**   value. A thread that goes past it as it runs (recursion too deep) is
+**   the hardware's stack error, CUDA_ERROR_HARDWARE_STACK_ERROR, sticky as
+**   the manual says. Setting it waits for the work queued before, and
+**   applies to later launches. 1024 bytes at first: what current drivers
+**   report (the manual gives no figure; no GPU was lent to check). A request
+**   above 512 KiB, the most local memory a thread has (the guide's table of
+**   technical specifications), is clamped to it, as the manual lets a
+**   driver clamp (cuCtxGetLimit tells).
+** - CU_LIMIT_PRINTF_FIFO_SIZE is the FIFO a kernel's printf writes its
+**   arguments and metadata to, 1 MiB at first (the guide). Setting it once
+**   a kernel calling printf was launched in the context is
+**   CUDA_ERROR_INVALID_VALUE (the manual). The FIFO is circular: output past
+**   its size overwrites the oldest (the guide; here whole records, the
+**   oldest first). It reaches stdout only at a kernel launch (at its
+**   start), at cuCtxSynchronize, cuStreamSynchronize and cuEventSynchronize,
+**   at a blocking cuMemcpy, at a module's load or unload, and when the
+**   context is destroyed (here: the primary context's last release); never
+**   at exit (the guide). What one record takes is not documented: the fake
+**   counts 16 bytes of header, the packed arguments and the %s strings
+**   (spec/fake/ptx/exec.c, kernel_printf).
+** - CU_LIMIT_MALLOC_HEAP_SIZE is kept and read back (8 MiB at first, the
+**   guide); the fake has no device malloc. Other limits are
+**   CUDA_ERROR_UNSUPPORTED_LIMIT here (luacuda sets none of them). */
+#define DEFAULT_STACK ((size_t)1024)
+#define MAX_STACK ((size_t)512 << 10)
+#define DEFAULT_PRINTF_FIFO ((size_t)1 << 20)
+#define DEFAULT_MALLOC_HEAP ((size_t)8 << 20)
+
+static pthread_mutex_t fifo_mu = PTHREAD_MUTEX_INITIALIZER;   /* every context's FIFO */
+
+/* The interpreter's printf: a record in the FIFO of the launch's context,
+** the oldest ones overwritten to make room; one larger than the FIFO is lost. */
+static void printf_record(void *ud, const char *text, size_t bytes) {
+  struct CUctx_st *c = &ctxs[*(const int *)ud];
+  size_t n = strlen(text) + 1;
+  pthread_mutex_lock(&fifo_mu);
+  while (c->head && c->fifo_used + bytes > c->fifo) {
+    record *old = c->head;
+    c->head = old->next;
+    if (c->head == NULL) c->tail = NULL;
+    c->fifo_used -= old->bytes;
+    free(old);
+  }
+  record *r = bytes <= c->fifo ? malloc(sizeof *r + n) : NULL;
+  if (r) {
+    r->next = NULL;
+    r->bytes = bytes;
+    memcpy(r->text, text, n);
+    if (c->tail) c->tail->next = r;
+    else c->head = r;
+    c->tail = r;
+    c->fifo_used += bytes;
+  }
+  pthread_mutex_unlock(&fifo_mu);
+}
+
+/* The FIFO's records to stdout, at the points the driver delivers them. */
+static void printf_flush(struct CUctx_st *c) {
+  pthread_mutex_lock(&fifo_mu);
+  record *r = c->head;
+  c->head = c->tail = NULL;
+  c->fifo_used = 0;
+  while (r) {
+    record *next = r->next;
+    fputs(r->text, stdout);
+    free(r);
+    r = next;
+  }
+  fflush(stdout);
+  pthread_mutex_unlock(&fifo_mu);
+}
+
 /* A user kernel, interpreted with the lock free (other streams go on);
 ** its failure is the context's sticky error, described on stderr as
 ** compute-sanitizer would. */
 static void run_ptx(op *o) {
   pthread_mutex_unlock(&mu);
-  ptx_host host = {&o->dev, kernel_reach, stdout, o->cooperative};
+  ptx_host host = {.ud = &o->dev, .reach = kernel_reach, .out = stdout, .print = printf_record,
+                   .stack = o->stack, .cooperative = o->cooperative};
   char why[1024];
   int r = ptx_launch(o->prog->m, o->entry, o->grid, o->block, o->shared, o->params, &host, why,
                      sizeof why);
@@ -927,6 +1020,9 @@ API CUresult cuInit(unsigned flags) {
     for (int i = 0; i < MAXDEV; i++) {
       ctxs[i].dev = pools[i].dev = i;
       ctxs[i].legacy = new_stream(i, false, true);
+      ctxs[i].stack = DEFAULT_STACK;
+      ctxs[i].fifo = DEFAULT_PRINTF_FIFO;
+      ctxs[i].heap = DEFAULT_MALLOC_HEAP;
     }
     initialized = true;
   }
@@ -980,7 +1076,8 @@ API CUresult cuGetErrorName(CUresult e, const char **s) {
     {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}, {712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"},
     {713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"}, {719, "CUDA_ERROR_LAUNCH_FAILED"},
     {710, "CUDA_ERROR_ASSERT"}, {715, "CUDA_ERROR_ILLEGAL_INSTRUCTION"},
-    {716, "CUDA_ERROR_MISALIGNED_ADDRESS"},   /* the PTX interpreter's faults */
+    {716, "CUDA_ERROR_MISALIGNED_ADDRESS"}, {714, "CUDA_ERROR_HARDWARE_STACK_ERROR"},
+    {215, "CUDA_ERROR_UNSUPPORTED_LIMIT"},    /* the PTX interpreter's faults, the limits' */
     {800, "CUDA_ERROR_NOT_PERMITTED"}, {801, "CUDA_ERROR_NOT_SUPPORTED"},
     {999, "CUDA_ERROR_UNKNOWN"},
   };
@@ -1076,7 +1173,7 @@ API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
 API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
   ENTER(false);
   if (d < 0 || d >= ndev || ctxs[d].retains == 0) return leave(CUDA_ERROR_INVALID_CONTEXT);
-  ctxs[d].retains--;
+  if (--ctxs[d].retains == 0) printf_flush(&ctxs[d]);   /* the context is destroyed */
   return leave(CUDA_SUCCESS);
 }
 
@@ -1149,8 +1246,38 @@ API CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags) {
 API CUresult cuCtxSynchronize(void) {
   ENTER(true);
   drain_device(curdev());
+  printf_flush(current);
   settle();
   return leave(sticky ? sticky : CUDA_SUCCESS);
+}
+
+API CUresult cuCtxGetLimit(size_t *v, CUlimit limit) {
+  ENTER(true);
+  if (v == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
+  switch (limit) {
+    case CU_LIMIT_STACK_SIZE: *v = current->stack; break;
+    case CU_LIMIT_PRINTF_FIFO_SIZE: *v = current->fifo; break;
+    case CU_LIMIT_MALLOC_HEAP_SIZE: *v = current->heap; break;
+    default: return leave(CUDA_ERROR_UNSUPPORTED_LIMIT);
+  }
+  return leave(CUDA_SUCCESS);
+}
+
+API CUresult cuCtxSetLimit(CUlimit limit, size_t v) {
+  ENTER(true);
+  switch (limit) {
+    case CU_LIMIT_STACK_SIZE:
+      drain_device(curdev());          /* "the device will block until all preceding ... are complete" */
+      current->stack = v < MAX_STACK ? v : MAX_STACK;
+      break;
+    case CU_LIMIT_PRINTF_FIFO_SIZE:
+      if (current->printed) return leave(CUDA_ERROR_INVALID_VALUE);
+      current->fifo = v;
+      break;
+    case CU_LIMIT_MALLOC_HEAP_SIZE: current->heap = v; break;
+    default: return leave(CUDA_ERROR_UNSUPPORTED_LIMIT);
+  }
+  return leave(CUDA_SUCCESS);
 }
 
 /* ---- memory ------------------------------------------------------------------ */
@@ -1561,6 +1688,7 @@ API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
     at = (point){s, s->enqueued};
     if (!staged) wait_point(at);
   }
+  printf_flush(current);
   return leave(CUDA_SUCCESS);
 }
 
@@ -1574,6 +1702,7 @@ API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
     queue_copy(s, o, false, false);
     wait_point(last_of(s));
   }
+  printf_flush(current);
   return leave(CUDA_SUCCESS);
 }
 
@@ -1740,6 +1869,7 @@ API CUresult cuStreamSynchronize(CUstream h) {
   } else {
     wait_point(last_of(s));
   }
+  printf_flush(current);
   settle();
   return leave(sticky ? sticky : CUDA_SUCCESS);
 }
@@ -1811,6 +1941,7 @@ API CUresult cuEventSynchronize(CUevent e) {
   struct CUevent_st *ev = event_of(e);
   if (ev == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
   wait_point(ev->rec);
+  printf_flush(current);
   settle();
   return leave(sticky ? sticky : CUDA_SUCCESS);
 }
@@ -2150,6 +2281,7 @@ API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
   }
   char scratch[256];
   if (log == NULL || loglen == 0) { log = scratch; loglen = sizeof scratch; }
+  printf_flush(current);
   struct CUmod_st *m = calloc(1, sizeof *m);
   m->dev = curdev();
   CUresult r = CUDA_SUCCESS;
@@ -2172,6 +2304,7 @@ API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
 
 API CUresult cuModuleUnload(CUmodule m) {
   ENTER(true);
+  printf_flush(current);
   module_free(m);
   return leave(CUDA_SUCCESS);
 }
@@ -2283,6 +2416,7 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                             unsigned by, unsigned bz, unsigned shared, CUstream h,
                             void **params, void **extra) {
   ENTER(true);
+  printf_flush(current);   /* the driver delivers earlier kernels' printf at a launch */
   return leave(launch(f, gx, gy, gz, bx, by, bz, shared, h, params, extra, false));
 }
 
@@ -2294,6 +2428,7 @@ API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, u
                                        unsigned bx, unsigned by, unsigned bz, unsigned shared,
                                        CUstream h, void **params) {
   ENTER(true);
+  printf_flush(current);
   if (no_cooperative) return leave(CUDA_ERROR_NOT_SUPPORTED);
   if (f != NULL && f->mod->dev == curdev() && gx && gy && gz && bx && by && bz &&
       (unsigned long long)bx * by * bz <= LC_MAX_BLOCK_THREADS) {
@@ -2379,6 +2514,11 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     o->block = (ptx_dims){bx, by, bz};
     o->shared = shared;
     o->cooperative = cooperative;
+    /* the stack the kernel is known to need raises the limit, which stays raised */
+    size_t need = ptx_entry_stack_bytes(o->prog->m, f->ptx_entry);
+    if (need > current->stack) current->stack = need;
+    o->stack = current->stack;
+    if (ptx_uses_printf(o->prog->m)) current->printed = true;
     size_t bytes = ptx_entry_param_bytes(o->prog->m, f->ptx_entry);
     o->params = calloc(1, bytes ? bytes : 1);
     for (int i = 0; i < e->nparams; i++) memcpy(o->params + e->offset[i], params[i], e->size[i]);

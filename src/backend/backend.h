@@ -107,6 +107,13 @@ typedef struct lc_device_info {
   unsigned max_shared_per_block;    /* bytes of shared memory a kernel may opt in to */
 } lc_device_info;
 
+/* A device's limits a program may raise (the driver's CU_LIMIT_*). */
+typedef enum lc_limit {
+  LC_LIMIT_STACK,          /* bytes of stack of each kernel thread */
+  LC_LIMIT_PRINTF_FIFO,    /* bytes kernels' printf output takes between deliveries */
+  LC_NLIMITS
+} lc_limit;
+
 typedef struct lc_backend {
   const char *name;
   /* device memory is host memory, at the addresses the host uses (the
@@ -123,6 +130,10 @@ typedef struct lc_backend {
   int (*device_info)(int i, lc_device_info *info, char *err);
   int (*select_device)(int i, char *err);
   int (*current_device)(void);
+  /* the current device's limit which; set_limit gives back in *took what
+  ** the device took (a driver may round or clamp) */
+  int (*get_limit)(lc_limit which, size_t *value, char *err);
+  int (*set_limit)(lc_limit which, size_t value, size_t *took, char *err);
 
   /* memory; flags are LC_ALLOC_PORTABLE and LC_ALLOC_WRITECOMBINED, for
   ** page-locked kinds only (the caller checks). Device memory is allocated

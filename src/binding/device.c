@@ -4,7 +4,9 @@
 ** keep it per thread): select_device on one thread moves no other
 ** thread's work, and a thread that never chose one uses device 1.
 ** device(i) is the scoped form: a value whose close makes the device that
-** was current before current again.
+** was current before current again. get_limit and set_limit read and raise
+** the current device's limits (a recursive kernel's stack, a chatty
+** kernel's printf).
 */
 #include "device.h"
 
@@ -205,6 +207,83 @@ void lc_check_current_device(lua_State *L, const lc_array *a, const char *what,
              "(luacuda.device)", what, b->device + 1, here + 1);
 }
 
+/* The limits, by the names the CUDA runtime's cudaLimit* give them. */
+static const char *const limit_names[LC_NLIMITS] = {"stack_size", "printf_fifo_size"};
+
+static lc_limit check_limit(lua_State *L, int idx, const char *fname) {
+  const char *name = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
+  for (int i = 0; name && i < LC_NLIMITS; i++)
+    if (strcmp(name, limit_names[i]) == 0) return (lc_limit)i;
+  if (name == NULL)
+    lc_error(L, fname, "the limit must be a string (\"stack_size\" or \"printf_fifo_size\"), "
+             "got %s", luaL_typename(L, idx));
+  lc_error(L, fname, "no limit '%s' (\"stack_size\" or \"printf_fifo_size\")", name);
+  return LC_LIMIT_STACK;   /* not reached */
+}
+
+/***
+A limit of the current device, in bytes: `"stack_size"`, the stack of each
+kernel thread (what a recursive kernel's depth needs), or
+`"printf_fifo_size"`, what kernels' `printf` output holds between two
+deliveries (a kernel launch, a synchronize, a blocking copy). On CUDA the
+driver's defaults are 1024 and 1 MiB; the driver raises the stack for a
+kernel that needs more, when it can tell before the kernel runs (not for
+recursion). On the simulator the values are kept and read back only: its
+threads have `LUACUDA_SIM_STACK` bytes of host stack and its `printf`
+writes at once.
+@function get_limit
+@tparam string name `"stack_size"` or `"printf_fifo_size"`
+@treturn integer the limit, in bytes
+@raise `luacuda.get_limit: no limit '<name>' ("stack_size" or
+"printf_fifo_size")` for another name, or the driver's error
+@usage assert(luacuda.get_limit("stack_size") > 0)
+*/
+
+/* get_limit(name) -> bytes */
+static int l_get_limit(lua_State *L) {
+  lc_limit which = check_limit(L, 1, "get_limit");
+  size_t v = 0;
+  char err[LC_ERRLEN];
+  if (backend()->get_limit(which, &v, err)) lc_error(L, "get_limit", "%s", err);
+  lua_pushinteger(L, (lua_Integer)v);
+  return 1;
+}
+
+/***
+Sets a limit of the current device (see `get_limit`) for the kernels
+launched from then on: raise `"stack_size"` for a kernel that recurses
+deeper than the stack holds (on CUDA a kernel past it fails with
+`CUDA_ERROR_HARDWARE_STACK_ERROR`, which ends the process's use of the
+device), and `"printf_fifo_size"` for a kernel that prints more than the
+FIFO holds (the driver keeps the newest output and loses the oldest).
+On CUDA the FIFO's size can be set only before the first kernel that
+calls `printf` is launched on the device. The driver may round or clamp
+the value (the fake driver clamps the stack to 512 KiB): the one it took
+is returned.
+@function set_limit
+@tparam string name `"stack_size"` or `"printf_fifo_size"`
+@tparam integer bytes the new limit, 0 or more
+@treturn integer the limit the device took, in bytes
+@raise `luacuda.set_limit: no limit '<name>' ("stack_size" or
+"printf_fifo_size")` for another name; `luacuda.set_limit: bytes must be 0
+or more, got <n>`; `luacuda.set_limit: the printf FIFO's size cannot change
+once a kernel that calls printf was launched on the device (cuCtxSetLimit:
+CUDA_ERROR_INVALID_VALUE)`; or the driver's error
+@usage local took = luacuda.set_limit("stack_size", 16 * 1024)
+*/
+
+/* set_limit(name, bytes) -> the bytes the device took */
+static int l_set_limit(lua_State *L) {
+  lc_limit which = check_limit(L, 1, "set_limit");
+  int64_t bytes = lc_check_integer(L, 2, "bytes", 0, "set_limit");
+  if (bytes < 0) lc_error(L, "set_limit", "bytes must be 0 or more, got %lld", (long long)bytes);
+  size_t took = 0;
+  char err[LC_ERRLEN];
+  if (backend()->set_limit(which, (size_t)bytes, &took, err)) lc_error(L, "set_limit", "%s", err);
+  lua_pushinteger(L, (lua_Integer)took);
+  return 1;
+}
+
 void lc_device_open(lua_State *L) {
   static const luaL_Reg scope_meta[] = {
     {"__close", scope_close}, {"__tostring", scope_tostring}, {NULL, NULL}
@@ -213,6 +292,7 @@ void lc_device_open(lua_State *L) {
   static const luaL_Reg fns[] = {
     {"current_device", l_current_device}, {"device", l_device},
     {"devices", l_devices}, {"select_device", l_select_device},
+    {"get_limit", l_get_limit}, {"set_limit", l_set_limit},
     {NULL, NULL}
   };
   lc_new_type(L, SCOPE_MT, scope_meta, scope_methods);

@@ -31,8 +31,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LOCAL_PER_THREAD (64u << 10)   /* each thread's local memory (a GPU's stack) */
-#define MAX_DEPTH 256                  /* calls deep */
+/* A call's frame beyond its .local variables: ptxas keeps at least the
+** return address there (8 bytes, kept 16-aligned). Real frames also hold the
+** registers the callee saves, so a GPU's stack runs out sooner than the
+** fake's, never later. */
+#define CALL_FRAME_BYTES 16
 #define NCACHE 8                       /* allocations a worker remembers */
 #define UNDEFINED_BYTE 0xA5            /* what fresh registers, local and shared memory hold */
 #define POISON 0xA5A5A5A5A5A5A5A5ull   /* a value that is undefined: of those bytes */
@@ -44,7 +47,7 @@ __extension__ typedef __int128 i128;
 
 enum { TS_RUN, TS_BAR, TS_WARP, TS_EXIT };
 
-typedef struct frame { int fn, pc, call; size_t rbase, pbase, lbase; } frame;
+typedef struct frame { int fn, pc, call; size_t rbase, pbase, lbase, ltop; } frame;
 
 typedef struct thr {
   uint64_t *r;                 /* the current frame's registers */
@@ -53,8 +56,8 @@ typedef struct thr {
   int pc, fn;
   unsigned char *param;        /* the current frame's .param area */
   size_t lbase;                /* its .local area, in the thread's local memory */
-  int state, depth;
-  frame frames[MAX_DEPTH];
+  int state, depth, fcap;
+  frame *frames;               /* fcap of them, grown as calls go deeper */
   uint64_t *rstack;
   size_t rtop, rcap;
   unsigned char *pstack;
@@ -77,7 +80,7 @@ typedef struct blk {
   unsigned ctaid[3];
   unsigned char *shared;
   size_t shared_size;
-  unsigned char *local;        /* n * LOCAL_PER_THREAD, mapped on demand */
+  unsigned char *local;        /* n * L->stack, mapped on demand */
   uint64_t lo[NCACHE], hi[NCACHE];
   int cache_next;
   int smid;
@@ -96,6 +99,7 @@ struct launch {
   const unsigned char *params;
   const ptx_host *host;
   bool has_local;
+  size_t stack;                /* each thread's stack (its local memory), in bytes */
   uint64_t seed;               /* this launch's scheduling seed; 0: threads in order */
   atomic_ullong next;
   atomic_int err;
@@ -335,7 +339,7 @@ static bool in_const(const ptx_module *m, uint64_t a) {
 }
 
 static unsigned char *local_of(blk *b, thr *t) {
-  return b->local + (size_t)t->linear * LOCAL_PER_THREAD;
+  return b->local + (size_t)t->linear * b->L->stack;
 }
 
 /* The host address of n bytes at a in space, checked; NULL after a fault. */
@@ -351,9 +355,9 @@ static unsigned char *mem(blk *b, thr *t, int space, uint64_t a, size_t n) {
       if (b->shared && a >= s && a < s + b->shared_size) { a -= s; goto shared; }
       if (b->local) {
         uint64_t l = (uint64_t)(uintptr_t)b->local;
-        if (a >= l && a < l + (uint64_t)b->n * LOCAL_PER_THREAD) {
+        if (a >= l && a < l + (uint64_t)b->n * b->L->stack) {
           uint64_t mine = (uint64_t)(uintptr_t)local_of(b, t);
-          if (a < mine || a >= mine + LOCAL_PER_THREAD) {
+          if (a < mine || a >= mine + b->L->stack) {
             fault(b, t, PTX_ILLEGAL_ADDRESS, "an access at 0x%llx, in another thread's local memory",
                   (unsigned long long)a);
             return NULL;
@@ -1088,7 +1092,7 @@ static const char *kernel_string(blk *b, thr *t, uint64_t a, char *buf, size_t l
 static int kernel_printf(blk *b, thr *t, uint64_t fmt, uint64_t args) {
   char f[2048], out[8192];
   if (kernel_string(b, t, fmt, f, sizeof f) == NULL) return -1;
-  size_t o = 0, at = 0;
+  size_t o = 0, at = 0, strings = 0;
   int count = 0;
   for (const char *p = f; *p && o + 1 < sizeof out;) {
     if (*p != '%') { out[o++] = *p++; continue; }
@@ -1118,6 +1122,7 @@ static int kernel_printf(blk *b, thr *t, uint64_t fmt, uint64_t args) {
     } else if (conv == 's') {
       char str[1024];
       if (kernel_string(b, t, v, str, sizeof str) == NULL) return -1;
+      strings += strlen(str) + 1;
       spec[s++] = 's';
       spec[s] = 0;
       w = snprintf(out + o, sizeof out - o, spec, str);
@@ -1141,7 +1146,14 @@ static int kernel_printf(blk *b, thr *t, uint64_t fmt, uint64_t args) {
     if (o >= sizeof out) o = sizeof out - 1;
   }
   out[o] = '\0';
-  FILE *fp = b->L->host->out ? b->L->host->out : stdout;
+  const ptx_host *h = b->L->host;
+  if (h->print) {
+    /* the record the FIFO holds: a header (the format's address and the
+    ** record's length), the packed arguments and the %s strings' bytes */
+    h->print(h->ud, out, (16 + at + strings + 7) / 8 * 8);
+    return count;
+  }
+  FILE *fp = h->out ? h->out : stdout;
   pthread_mutex_lock(&print_mu);
   fputs(out, fp);
   fflush(fp);
@@ -1150,6 +1162,39 @@ static int kernel_printf(blk *b, thr *t, uint64_t fmt, uint64_t args) {
 }
 
 /* ---- calls ---------------------------------------------------------------------- */
+
+/* The deepest stack a call chain from fn reaches, from top (the bytes in
+** use when fn's frame is in place). A call back into a function already on
+** the chain (recursion) adds nothing: its depth is known only as it runs,
+** so ptxas cannot size it, and the driver's limit is what it gets. */
+static size_t deepest(const ptx_module *m, int fn, size_t top, bool *on_chain, long *budget) {
+  const func *f = &m->fns[fn];
+  size_t most = top;
+  on_chain[fn] = true;
+  for (int i = 0; i < f->ncalls && --*budget > 0; i++) {   /* (a budget: chains may be many) */
+    int c = f->calls[i].callee;
+    if (!m->fns[c].defined || on_chain[c]) continue;
+    size_t at = ((top + 15) & ~(size_t)15) + m->fns[c].local_bytes + CALL_FRAME_BYTES;
+    size_t n = deepest(m, c, at, on_chain, budget);
+    if (n > most) most = n;
+  }
+  on_chain[fn] = false;
+  return most;
+}
+
+size_t ptx_entry_stack_bytes(const ptx_module *m, int e) {
+  bool *on_chain = calloc((size_t)m->nfns, sizeof *on_chain);
+  long budget = 1000000;
+  size_t n = deepest(m, e, m->fns[e].local_bytes, on_chain, &budget);
+  free(on_chain);
+  return n;
+}
+
+int ptx_uses_printf(const ptx_module *m) {
+  for (int i = 0; i < m->nfns; i++)
+    if (!m->fns[i].defined && strcmp(m->fns[i].name, "vprintf") == 0) return 1;
+  return 0;
+}
 
 static void enter_frame(blk *b, thr *t, int fn) {
   const func *f = &b->L->m->fns[fn];
@@ -1167,8 +1212,8 @@ static void enter_frame(blk *b, thr *t, int fn) {
   }
   t->ptop += f->param_bytes;
   size_t lbase = (t->ltop + 15) & ~(size_t)15;
-  t->ltop = lbase + f->local_bytes;
-  if (f->local_bytes && b->local && t->ltop <= LOCAL_PER_THREAD)   /* (an overflow faults in do_call) */
+  t->ltop = lbase + f->local_bytes + (t->depth > 0 ? CALL_FRAME_BYTES : 0);
+  if (f->local_bytes && b->local && t->ltop <= b->L->stack)   /* (an overflow faults in do_call) */
     memset(local_of(b, t) + lbase, UNDEFINED_BYTE, f->local_bytes);
   t->r = t->rstack + rbase;
   t->mask = f->regmask;
@@ -1221,18 +1266,25 @@ static void do_call(blk *b, thr *t, const inst *in) {
     t->pc++;
     return;
   }
-  if (t->depth + 1 >= MAX_DEPTH) {
-    fault(b, t, PTX_ILLEGAL_ADDRESS, "calls deeper than %d (a stack overflow)", MAX_DEPTH);
-    return;
+  if (t->depth + 1 >= t->fcap) {
+    t->fcap *= 2;
+    t->frames = realloc(t->frames, (size_t)t->fcap * sizeof *t->frames);
   }
   t->frames[t->depth].pc = t->pc;
   t->frames[t->depth].call = in->call;
+  t->frames[t->depth].ltop = t->ltop;
   unsigned char *args = t->param;
   size_t caller_pbase = t->frames[t->depth].pbase;
   t->depth++;
   enter_frame(b, t, cs->callee);
-  if (t->ltop > LOCAL_PER_THREAD || (callee->local_bytes && b->local == NULL)) {
-    fault(b, t, PTX_ILLEGAL_ADDRESS, "local memory past the %u bytes of a thread (a stack overflow)", LOCAL_PER_THREAD);
+  if (t->ltop > b->L->stack) {
+    /* the driver's CU_LIMIT_STACK_SIZE: the hardware's stack error */
+    fault(b, t, PTX_STACK_ERROR, "a call stack of %zu bytes, past the thread's %zu (CU_LIMIT_STACK_SIZE: a stack overflow)",
+          t->ltop, b->L->stack);
+    return;
+  }
+  if (callee->local_bytes && b->local == NULL) {
+    fault(b, t, PTX_ILLEGAL_ADDRESS, "no local memory: the fake could not map %zu bytes a thread", b->L->stack);
     return;
   }
   args = t->pstack + caller_pbase;   /* pstack may have moved */
@@ -1260,7 +1312,7 @@ static void do_ret(blk *b, thr *t) {
   }
   t->rtop = fr->rbase + (size_t)caller->nregs;
   t->ptop = fr->pbase + caller->param_bytes;
-  t->ltop = fr->lbase + caller->local_bytes;
+  t->ltop = fr->ltop;
   t->r = t->rstack + fr->rbase;
   t->mask = caller->regmask;
   t->param = cparam;
@@ -1474,7 +1526,7 @@ static void run_thread(blk *b, thr *t) {
         uint64_t a = get(b, t, &o[1]), s = (uint64_t)(uintptr_t)b->shared;
         bool sh = b->shared && a >= s && a < s + b->shared_size;
         uint64_t l = (uint64_t)(uintptr_t)b->local;
-        bool lo = b->local && a >= l && a < l + (uint64_t)b->n * LOCAL_PER_THREAD;
+        bool lo = b->local && a >= l && a < l + (uint64_t)b->n * b->L->stack;
         bool r = in->space == SP_SHARED ? sh : in->space == SP_LOCAL ? lo
                : in->space == SP_CONST ? in_const(b->L->m, a) : !sh && !lo;
         put(t, &o[0], r);
@@ -1519,7 +1571,7 @@ static void run_thread(blk *b, thr *t) {
         unsigned char *p = mem(b, t, in->space, a, ptx_type_size(in->t));
         if (p == NULL) continue;
         if (in->space == SP_LOCAL || (in->space == SP_GENERIC && p >= b->local && b->local &&
-                                      p < b->local + (size_t)b->n * LOCAL_PER_THREAD)) {
+                                      p < b->local + (size_t)b->n * b->L->stack)) {
           fault(b, t, PTX_ILLEGAL_ADDRESS, "an atomic operation on local memory");
           continue;
         }
@@ -1793,6 +1845,10 @@ static void run_block(blk *b, unsigned long long id) {
     thr *t = &b->t[i];
     t->state = TS_RUN;
     t->depth = 0;
+    if (t->frames == NULL) {
+      t->fcap = 8;
+      t->frames = malloc((size_t)t->fcap * sizeof *t->frames);
+    }
     t->rtop = t->ptop = t->ltop = 0;
     t->carry = false;
     t->linear = (unsigned)i;
@@ -1873,6 +1929,11 @@ int ptx_launch(ptx_module *m, int e, ptx_dims grid, ptx_dims block, size_t dynam
   if (errlen) err[0] = '\0';
   for (int i = 0; i < m->nfns; i++)
     if (m->fns[i].local_bytes) L.has_local = true;
+  /* the driver's stack limit, raised to what the kernel needs when that is
+  ** known before it runs (ptx_entry_stack_bytes) */
+  size_t need = ptx_entry_stack_bytes(m, e), limit = host->stack ? host->stack : 1024;
+  L.stack = limit > need ? limit : need;
+  L.stack = (L.stack + 15) & ~(size_t)15;
   int nthreads = (int)(block.x * block.y * block.z);
   /* a cooperative launch's blocks wait for each other: one thread each
   ** (the driver checked that the grid fits the device at once) */
@@ -1890,7 +1951,7 @@ int ptx_launch(ptx_module *m, int e, ptx_dims grid, ptx_dims block, size_t dynam
     b->shared_size = shared;
     b->shared = aligned_alloc(256, (shared + 255) / 256 * 256 + 256);
     if (L.has_local) {
-      void *p = mmap(NULL, (size_t)nthreads * LOCAL_PER_THREAD, PROT_READ | PROT_WRITE,
+      void *p = mmap(NULL, (size_t)nthreads * L.stack, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       b->local = p == MAP_FAILED ? NULL : p;
     }
@@ -1903,11 +1964,11 @@ int ptx_launch(ptx_module *m, int e, ptx_dims grid, ptx_dims block, size_t dynam
   for (int w = 0; w < nw; w++) {
     blk *b = &bs[w];
     total += b->icount;
-    for (int i = 0; i < nthreads; i++) { free(b->t[i].rstack); free(b->t[i].pstack); }
+    for (int i = 0; i < nthreads; i++) { free(b->t[i].rstack); free(b->t[i].pstack); free(b->t[i].frames); }
     free(b->t);
     free(b->order);
     free(b->shared);
-    if (b->local) munmap(b->local, (size_t)nthreads * LOCAL_PER_THREAD);
+    if (b->local) munmap(b->local, (size_t)nthreads * L.stack);
   }
   atomic_fetch_add(&executed, total);
   free(bs);

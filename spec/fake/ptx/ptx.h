@@ -25,6 +25,7 @@ enum {
   PTX_ILLEGAL_ADDRESS = 700,      /* CUDA_ERROR_ILLEGAL_ADDRESS */
   PTX_ASSERT = 710,               /* CUDA_ERROR_ASSERT */
   PTX_MISALIGNED = 716,           /* CUDA_ERROR_MISALIGNED_ADDRESS */
+  PTX_STACK_ERROR = 714,          /* CUDA_ERROR_HARDWARE_STACK_ERROR */
   PTX_ILLEGAL_INSTRUCTION = 715,  /* CUDA_ERROR_ILLEGAL_INSTRUCTION */
   PTX_LAUNCH_FAILED = 719,        /* CUDA_ERROR_LAUNCH_FAILED */
 };
@@ -60,6 +61,10 @@ size_t ptx_entry_param_bytes(const ptx_module *m, int e);
 size_t ptx_entry_static_shared(const ptx_module *m, int e);
 int ptx_entry_maxntid(const ptx_module *m, int e);   /* 0: none declared */
 size_t ptx_entry_local_bytes(const ptx_module *m, int e);   /* its own frame's .local */
+/* The stack a thread of entry e needs, as far as it is known before it runs:
+** its frame and the deepest chain of calls (recursion not counted). */
+size_t ptx_entry_stack_bytes(const ptx_module *m, int e);
+int ptx_uses_printf(const ptx_module *m);   /* does it call vprintf? */
 
 /* What the interpreter asks of its driver. */
 typedef struct ptx_host {
@@ -67,7 +72,11 @@ typedef struct ptx_host {
   /* Set [*lo, *hi) to the range around [p, p + n) that a kernel may touch
   ** (a live allocation the device can reach); false when there is none. */
   int (*reach)(void *ud, uint64_t p, size_t n, uint64_t *lo, uint64_t *hi);
-  FILE *out;                      /* where printf writes (stdout when NULL) */
+  FILE *out;                      /* where printf writes (stdout when NULL), */
+  /* unless print is given: then each printf's text goes there, with the
+  ** bytes its record takes in the driver's printf FIFO */
+  void (*print)(void *ud, const char *text, size_t record);
+  size_t stack;                   /* each thread's stack (CU_LIMIT_STACK_SIZE); 0: 1024 */
   /* a cooperative launch: every block runs at once, on a thread of its
   ** own, and %envreg1:%envreg2 give the kernel a grid barrier's workspace
   ** (this_grid().sync()); else they are 0, as cooperative groups expect */

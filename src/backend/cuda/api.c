@@ -59,6 +59,8 @@ static void load(void) {
     S(CtxPushCurrent, "cuCtxPushCurrent_v2"),
     S(CtxPopCurrent, "cuCtxPopCurrent_v2"),
     S(CtxSynchronize, "cuCtxSynchronize"),
+    S(CtxGetLimit, "cuCtxGetLimit"),
+    S(CtxSetLimit, "cuCtxSetLimit"),
     S(MemPoolCreate, "cuMemPoolCreate"),
     S(MemPoolSetAttribute, "cuMemPoolSetAttribute"),
     S(MemPoolGetAttribute, "cuMemPoolGetAttribute"),

@@ -39,6 +39,8 @@ enum {
   CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
 };
 
+enum { CU_LIMIT_STACK_SIZE = 0, CU_LIMIT_PRINTF_FIFO_SIZE = 1 };   /* CUlimit */
+
 #define LC_CU_STREAM_LEGACY ((CUstream)0x1)
 
 enum {
@@ -146,6 +148,8 @@ typedef struct lc_cu_api {
   CUresult (*CtxPushCurrent)(CUcontext c);                              /* _v2 */
   CUresult (*CtxPopCurrent)(CUcontext *c);                              /* _v2 */
   CUresult (*CtxSynchronize)(void);                                     /* no suffix */
+  CUresult (*CtxGetLimit)(size_t *value, int limit);
+  CUresult (*CtxSetLimit)(int limit, size_t value);
   CUresult (*MemPoolCreate)(CUmemoryPool *p, const lc_cu_mempool_props *props);
   CUresult (*MemPoolSetAttribute)(CUmemoryPool p, int attr, void *v);
   CUresult (*MemPoolGetAttribute)(CUmemoryPool p, int attr, void *v);

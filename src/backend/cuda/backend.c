@@ -26,6 +26,9 @@
   }
 
 SCOPED(int, lc_cuda_select_device, (int i, char *err), (i, err))
+SCOPED(int, lc_cuda_get_limit, (lc_limit which, size_t *value, char *err), (which, value, err))
+SCOPED(int, lc_cuda_set_limit, (lc_limit which, size_t value, size_t *took, char *err),
+       (which, value, took, err))
 SCOPED(int, lc_cuda_alloc, (lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, void **ptr,
                             char *err),
        (kind, nbytes, flags, s, ptr, err))
@@ -102,6 +105,8 @@ const lc_backend lc_backend_cuda = {
   .device_count = lc_cuda_device_count,
   .device_info = lc_cuda_device_info,
   .select_device = lc_cuda_select_device_scoped,
+  .get_limit = lc_cuda_get_limit_scoped,
+  .set_limit = lc_cuda_set_limit_scoped,
   .current_device = lc_cuda_current_device,
   .mem_alloc = lc_cuda_alloc_scoped,
   .mem_free = lc_cuda_free_scoped,

@@ -56,6 +56,10 @@ int lc_cuda_current_device(void);
 int lc_cuda_device_info(int i, lc_device_info *info, char *err);
 int lc_cuda_select_device(int i, char *err);
 
+/* ---- limits.c: the context's limits (backend.h) ---- */
+int lc_cuda_get_limit(lc_limit which, size_t *value, char *err);
+int lc_cuda_set_limit(lc_limit which, size_t value, size_t *took, char *err);
+
 /* A pointer as the driver's device address (unified addressing: the same). */
 static inline CUdeviceptr lc_cuda_ptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
 

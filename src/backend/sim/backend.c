@@ -673,6 +673,38 @@ static int sim_device_info(int i, lc_device_info *info, char *err) {
   return LC_OK;
 }
 
+/* The limits, kept per device and read back: the simulator's threads run
+** on fibers of LUACUDA_SIM_STACK bytes of host stack (host frames are not a
+** GPU's), and its printf writes at once, so neither bounds anything here. */
+static size_t limits[LC_SIM_MAX_DEVICES][LC_NLIMITS];
+static pthread_mutex_t limits_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t limits_once = PTHREAD_ONCE_INIT;
+
+static void limits_init(void) {
+  for (int d = 0; d < LC_SIM_MAX_DEVICES; d++) {
+    limits[d][LC_LIMIT_STACK] = 1024;                   /* the driver's defaults */
+    limits[d][LC_LIMIT_PRINTF_FIFO] = (size_t)1 << 20;
+  }
+}
+
+static int sim_get_limit(lc_limit which, size_t *value, char *err) {
+  (void)err;
+  pthread_once(&limits_once, limits_init);
+  pthread_mutex_lock(&limits_mu);
+  *value = limits[current][which];
+  pthread_mutex_unlock(&limits_mu);
+  return LC_OK;
+}
+
+static int sim_set_limit(lc_limit which, size_t value, size_t *took, char *err) {
+  (void)err;
+  pthread_once(&limits_once, limits_init);
+  pthread_mutex_lock(&limits_mu);
+  *took = limits[current][which] = value;
+  pthread_mutex_unlock(&limits_mu);
+  return LC_OK;
+}
+
 static int sim_select_device(int i, char *err) {
   lc_device_info info;
   int rc = sim_device_info(i, &info, err);
@@ -717,6 +749,8 @@ const lc_backend lc_backend_sim = {
   .device_count = sim_device_count,
   .device_info = sim_device_info,
   .select_device = sim_select_device,
+  .get_limit = sim_get_limit,
+  .set_limit = sim_set_limit,
   .current_device = sim_current_device,
   .trim_pool = sim_trim_pool,
   .pool_info = sim_pool_info,
