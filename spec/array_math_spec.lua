@@ -1221,3 +1221,51 @@ describe("array math's errors", function()
     assert.truthy(tostring(err):find("closed", 1, true), err)
   end)
 end)
+
+-- Issue 30, small host arrays at speed: a small array's memory is in its
+-- buffer's own allocation (up to 512 bytes), and operands that are all
+-- C-contiguous run as one run, without collapsing their axes. The sizes
+-- around that bound, arrays made and dropped while the collector runs,
+-- and the operands the one run must refuse or read with their own strides.
+describe("small host arrays", function()
+  local function range(n, dtype)
+    local t = {}
+    for i = 1, n do t[i] = i end
+    return luacuda.array(t, dtype)
+  end
+
+  it("keep their values at the sizes around the bound of the shared allocation", function()
+    for _, n in ipairs({0, 1, 16, 127, 128, 129, 200}) do   -- 128 float32: 512 bytes
+      local c = range(n, "float32") + range(n, "float32")
+      assert.equal(n, c.size)
+      local t = c:totable()
+      for i = 1, n do assert.equal(2 * i, t[i]) end
+    end
+  end)
+
+  it("keep their values while the ones dropped are collected", function()
+    local a, kept = range(16, "float32"), {}
+    for i = 1, 600 do
+      local c = a + i
+      if i % 100 == 0 then kept[#kept + 1] = {i, c} end
+      if i % 50 == 0 then collectgarbage() end
+    end
+    for _, k in ipairs(kept) do
+      local t = k[2]:totable()
+      for j = 1, 16 do assert.equal(j + k[1], t[j]) end
+    end
+  end)
+
+  it("read mixed itemsizes, a scalar, 0-d arrays and a view of another order", function()
+    local c = range(4, "int8") + luacuda.array({0.5, 0.5, 0.5, 0.5}, "float32")
+    assert.equal("float32", c.dtype)
+    assert.same({1.5, 2.5, 3.5, 4.5}, c:totable())
+    assert.same({11, 12, 13, 14}, (range(4, "int16") + 10):totable())
+    assert.equal(5, (luacuda.array(2, "float64") + luacuda.array(3, "float64")):item())
+    local m = luacuda.array({{1, 2}, {3, 4}}, "float32")
+    assert.same({{2, 5}, {5, 8}}, (m + m.T):totable())
+    local out = luacuda.zeros({2, 2}, "float64")
+    luacuda.add(m, m.T, out)                         -- converted as it is stored
+    assert.same({{2, 5}, {5, 8}}, out:totable())
+  end)
+end)

@@ -491,10 +491,11 @@ int lc_layout_broadcast(const lc_layout *src, int64_t itemsize, int ndim,
   /* already that shape (array math's operands, mostly): src as it is, its
   ** count checked when it was made */
   if (ndim == src->ndim && memcmp(src->shape, shape, sizeof *shape * (size_t)ndim) == 0) {
-    if (dst != src) *dst = *src;
+    lc_layout_copy(dst, src);
     return 0;
   }
-  lc_layout out = *src;
+  lc_layout out;              /* every axis of it is written below */
+  out.offset = src->offset;
   int lead = ndim - src->ndim;
   for (int ax = ndim - 1; ax >= 0; ax--) {
     int k = ax - lead;
@@ -514,6 +515,6 @@ int lc_layout_broadcast(const lc_layout *src, int64_t itemsize, int ndim,
   out.ndim = ndim;
   /* stride 0 takes no memory, but the count must fit as any other */
   if (lc_shape_count(ndim, out.shape, itemsize, &out.size, err)) return -1;
-  *dst = out;
+  lc_layout_copy(dst, &out);
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "abi.h"          /* LC_MAXDIM */
 #include "common.h"       /* LC_ERRLEN */
@@ -23,6 +24,18 @@ typedef struct lc_layout {
   int64_t shape[LC_MAXDIM];
   int64_t strides[LC_MAXDIM];    /* bytes; may be zero or negative */
 } lc_layout;
+
+/* dst = src, the live axes only: a layout is ~530 bytes, most of them
+** axes past ndim, which nothing reads (they are not even set by
+** lc_layout_contiguous); array math on small arrays copies several a call. */
+static inline void lc_layout_copy(lc_layout *dst, const lc_layout *src) {
+  if (dst == src) return;
+  dst->ndim = src->ndim;
+  dst->size = src->size;
+  dst->offset = src->offset;
+  memcpy(dst->shape, src->shape, sizeof *src->shape * (size_t)src->ndim);
+  memcpy(dst->strides, src->strides, sizeof *src->strides * (size_t)src->ndim);
+}
 
 /* A reshape may be satisfied by a view or may need a copy. */
 enum { LC_RESHAPE_VIEW = 0, LC_RESHAPE_COPY = 1, LC_RESHAPE_ERROR = -1 };

@@ -464,7 +464,8 @@ static void collapse(iter *it, int nops, const lc_layout *const *lay) {
 /* Call fn(ptrs, inner strides, n, ud) for each run along the last axis. */
 typedef void (*run_fn)(char **p, const int64_t *s, int64_t n, void *ud);
 static void each_run(const iter *it, int nops, char **base, run_fn fn, void *ud) {
-  int64_t idx[LC_MAXDIM] = {0};
+  int64_t idx[LC_MAXDIM];
+  memset(idx, 0, sizeof idx[0] * (size_t)it->ndim);
   int last = it->ndim - 1;
   int64_t inner[MAXOPS];
   char *p[MAXOPS];
@@ -552,6 +553,25 @@ int lc_ufunc_collapse(const lc_ufunc_call *c, int64_t *shape, int64_t (*strides)
   return it.ndim;
 }
 
+/* Every array operand C-contiguous in its own itemsize, a scalar aside:
+** their elements lie in the output's order, one run over all of them,
+** which is what collapse finds, at a fraction of its cost (small arrays'
+** math pays it on every call). */
+static bool one_run(const lc_ufunc_call *c, int nin, iter *run) {
+  for (int o = 0; o <= nin; o++) {
+    const lc_ufunc_operand *op = o < nin ? &c->in[o] : &c->out;
+    if (op->scalar) {
+      run->strides[o][0] = 0;
+      continue;
+    }
+    if (!lc_layout_is_c_contiguous(&op->lay, op->dtype->size)) return false;
+    run->strides[o][0] = op->dtype->size;
+  }
+  run->ndim = 1;
+  run->shape[0] = c->out.lay.size;
+  return true;
+}
+
 void lc_ufunc_host(const lc_ufunc_call *c) {
   if (c->out.lay.size == 0) return;
   int nin = c->op == LC_UF_CAST ? 1 : c->nin, nops = nin + 1;
@@ -559,7 +579,7 @@ void lc_ufunc_host(const lc_ufunc_call *c) {
   for (int o = 0; o < nin; o++) base[o] = c->in[o].scalar ? (char *)c->in[o].value : c->in[o].data;
   base[nin] = c->out.data;
   iter run;
-  run.ndim = lc_ufunc_collapse(c, run.shape, run.strides);
+  if (!one_run(c, nin, &run)) run.ndim = lc_ufunc_collapse(c, run.shape, run.strides);
   if (c->op == LC_UF_CAST) {
     each_run(&run, nops, base, run_cast, (void *)c);
     return;

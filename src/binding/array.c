@@ -37,7 +37,7 @@ lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt) {
 lc_array *lc_array_alloc(lua_State *L, lc_kind kind, const lc_dtype *dt,
                          const lc_layout *lay, int64_t nbytes, lc_stream *s, const char *fname) {
   lc_array *a = lc_array_push_closed(L, dt);
-  a->lay = *lay;
+  lc_layout_copy(&a->lay, lay);
   a->buf = lc_buffer_new(L, kind, (size_t)nbytes, 0, s, fname);
   lc_array_note_origin(L, a);
   return a;
@@ -55,7 +55,7 @@ lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndi
 lc_array *lc_array_push_view(lua_State *L, const lc_array *base,
                              const lc_layout *lay, const lc_dtype *dt) {
   lc_array *v = lc_array_push_closed(L, dt);
-  v->lay = *lay;
+  lc_layout_copy(&v->lay, lay);
   lc_buffer_retain(base->buf);
   v->buf = base->buf;
   return v;

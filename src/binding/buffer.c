@@ -4,6 +4,7 @@
 */
 #include "buffer.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -46,17 +47,31 @@ static void untracked(lc_buffer *b) {
   atomic_init(&b->pend, NULL);
 }
 
+/* Where a small host block starts in its buffer's allocation: 64-byte
+** aligned, as lc_hostcache_alloc's are, after the buffer. */
+#define INLINE_EXTRA 64
+static void *inline_start(lc_buffer *b) {
+  return (void *)(((uintptr_t)(b + 1) + INLINE_EXTRA - 1) & ~(uintptr_t)(INLINE_EXTRA - 1));
+}
+
 lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
                          unsigned flags, lc_stream *s, const char *fname) {
   const lc_backend *be = lc_backend_get(NULL);
   char err[LC_ERRLEN];
-  lc_buffer *b = malloc(sizeof *b);
+  /* a small host array's memory comes with its buffer: one malloc and
+  ** one free instead of two, for arrays made and dropped by the thousand
+  ** (a + b on 16 elements); with their own blocks under a sanitizer or
+  ** valgrind (lc_hostcache_small), whose checks of a read past an array
+  ** need its block to end where the array does */
+  bool inline_data = kind == LC_HOST && flags == 0 && lc_hostcache_small(nbytes);
+  lc_buffer *b = malloc(sizeof *b + (inline_data ? INLINE_EXTRA + nbytes : 0));
   if (b == NULL) lc_error(L, fname, "out of host memory");
   /* the collector sees only the small userdata: dropped arrays are
   ** finalized at the pace their memory is used (gcpace.c) */
   lc_gcpace_before(L, nbytes);
   void *ptr = NULL;
-  int rc = alloc_once(be, kind, nbytes, flags, s, &ptr, err);
+  int rc = inline_data ? (ptr = inline_start(b), LC_OK)
+                       : alloc_once(be, kind, nbytes, flags, s, &ptr, err);
   if (rc == LC_ENOMEM) {
     /* collect, and let the frees held back behind queued work happen */
     lua_gc(L, LUA_GCCOLLECT, 0);
@@ -84,6 +99,7 @@ lc_buffer *lc_buffer_new(lua_State *L, lc_kind kind, size_t nbytes,
   b->release_ud = NULL;
   atomic_init(&b->lock, 0);
   b->foreign = false;
+  b->inline_data = inline_data;
   untracked(b);
   lc_gcpace_added(nbytes);
   if (be->ordered_free && be->ordered_free(kind)) {
@@ -119,6 +135,7 @@ lc_buffer *lc_buffer_wrap(lua_State *L, lc_kind kind, void *ptr, size_t nbytes,
   b->release_ud = ud;
   atomic_init(&b->lock, 0);
   b->foreign = true;
+  b->inline_data = false;
   untracked(b);
   return b;
 }
@@ -180,6 +197,8 @@ static void buffer_free(void *ud) {
   const lc_backend *be = b->backend;
   if (b->release) {
     b->release(b->release_ud);
+  } else if (b->inline_data) {
+    /* freed with b below */
   } else if (b->kind == LC_HOST) {
     lc_hostcache_free(b->ptr, b->nbytes);
   } else if (b->ordered) {          /* all work is done: on its device's default stream */

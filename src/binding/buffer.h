@@ -57,6 +57,9 @@ typedef struct lc_buffer {
   ** program's wraps, DLPack imports), which other buffers may hold too;
   ** beside busy, which the same test reads */
   bool foreign;
+  /* small host memory in the buffer's own allocation, after it (buffer.c):
+  ** it goes with the buffer */
+  bool inline_data;
   _Atomic(lc_buffer_note *) pend;
 } lc_buffer;
 

@@ -108,6 +108,11 @@ static void *map_new(size_t bytes) {
   return p;
 }
 
+bool lc_hostcache_small(size_t nbytes) {
+  pthread_once(&once, init);
+  return small_own && nbytes <= SMALL_MAX;
+}
+
 void *lc_hostcache_alloc(size_t nbytes) {
   pthread_once(&once, init);
   if (!mapped || nbytes < LARGE) {

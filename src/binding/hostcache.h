@@ -8,10 +8,15 @@
 #ifndef LUACUDA_HOSTCACHE_H
 #define LUACUDA_HOSTCACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* 64-byte aligned host memory for nbytes, or NULL. */
 void *lc_hostcache_alloc(size_t nbytes);
+/* Would lc_hostcache_alloc(nbytes) take a plain malloc block and align it
+** by hand (a small block, not under a sanitizer or valgrind)? Such memory
+** may as well share its caller's own allocation (buffer.c). */
+bool lc_hostcache_small(size_t nbytes);
 /* p from lc_hostcache_alloc(nbytes), no longer used by anything */
 void lc_hostcache_free(void *p, size_t nbytes);
 /* the bytes kept for reuse; free gives them back to the system */

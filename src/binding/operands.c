@@ -5,6 +5,7 @@
 */
 #include "operands.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "gate.h"
@@ -169,9 +170,27 @@ static void scalar_operand(lua_State *L, const lc_operands *o, int i, const lc_d
              "NumPy's rule: make it an array of a wider dtype first)", i + 1, err);
   }
   op->scalar = true;
+  memset(&op->lay, 0, sizeof op->lay);    /* stride 0 along every axis (collapse) */
   op->dtype = want;
   op->data = NULL;
   lc_cast_host(want, (char *)op->value, want->size, as, (const char *)elem, as->size, 1);
+}
+
+/* A call with nothing set: the header and each operand cleared, but not
+** the axes of its layout (most of the struct's 2 KB), which only
+** lc_layout_broadcast, the output's copy or scalar_operand fill. */
+static void call_clear(lc_ufunc_call *c) {
+  memset(c, 0, offsetof(lc_ufunc_call, in));
+  for (int i = 0; i <= 3; i++) {
+    lc_ufunc_operand *op = i < 3 ? &c->in[i] : &c->out;
+    op->data = NULL;
+    op->dtype = NULL;
+    op->scalar = false;
+    memset(op->value, 0, sizeof op->value);
+    op->lay.ndim = 0;
+    op->lay.size = 0;
+    op->lay.offset = 0;
+  }
 }
 
 /* Broadcast the input arrays' shapes. */
@@ -221,7 +240,7 @@ void lc_operands_apply(lua_State *L, lc_ufunc_op op, lc_operands *o, const lc_dt
   int nd = broadcast(L, o, shape, fname);
 
   lc_ufunc_call c;
-  memset(&c, 0, sizeof c);
+  call_clear(&c);
   c.op = op;
   c.types = types;
   c.nin = o->nin;
@@ -297,7 +316,7 @@ void lc_operands_apply(lua_State *L, lc_ufunc_op op, lc_operands *o, const lc_dt
     c.in[i].dtype = o->a[i]->dtype;
   }
   c.out.dtype = out->dtype;
-  c.out.lay = out->lay;
+  lc_layout_copy(&c.out.lay, &out->lay);
 
   if (!o->device) {
     for (int i = 0; i < o->nin; i++)
