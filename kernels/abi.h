@@ -6,9 +6,10 @@
 **
 ** So it must be valid C11, host C++ and CUDA C++ under NVRTC, which has
 ** no C library headers: it includes nothing and uses built-in types only
-** (long long, not int64_t). Its names start with LC_ / lc_, which user
-** kernels see too. The checks at the end hold the layouts written here to
-** what each compiler makes of them. */
+** (long long, not int64_t); C++ also gets lc_elem, the dtype rows as
+** types. Its names start with LC_ / lc_, which user kernels see too.
+** The checks at the end hold the layouts written here to what each
+** compiler makes of them. */
 #ifndef LUACUDA_ABI_H
 #define LUACUDA_ABI_H
 
