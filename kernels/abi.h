@@ -6,9 +6,10 @@
 **
 ** So it must be valid C11, host C++ and CUDA C++ under NVRTC, which has
 ** no C library headers: it includes nothing and uses built-in types only
-** (long long, not int64_t). Its names start with LC_ / lc_, which user
-** kernels see too. The checks at the end hold the layouts written here to
-** what each compiler makes of them. */
+** (long long, not int64_t); C++ also gets lc_elem, the dtype rows as
+** types. Its names start with LC_ / lc_, which user kernels see too.
+** The checks at the end hold the layouts written here to what each
+** compiler makes of them. */
 #ifndef LUACUDA_ABI_H
 #define LUACUDA_ABI_H
 
@@ -63,6 +64,44 @@
 ** every launch this much. */
 #define LC_MAX_SHARED (227u * 1024u)
 #define LC_WARP_SIZE 32
+
+/* ---- element types ------------------------------------------------------
+** The builtin dtypes, one row each: the one list every typed list derives
+** from, on the host (src/base/dtype.h's lc_typecode and lc_dtypes[], the
+** host reductions' loads) and in the library's kernels (ufunc.cu's,
+** reduce.cu's and gather.cu's loads and stores by type code). A new row is
+** a new dtype everywhere; its kernel type, where the toolkit lacks one, is
+** the prelude's (kernels/prelude.cuh) and the simulator's
+** (kernels/sim_runtime.h). Only X-macro users expand it, so the C types
+** named need only exist there.
+** Columns: code, name, size (= alignment), kind ('b', 'i', 'u', 'f'),
+** NumPy alias (NULL: none), the names a kernel spells it by other than
+** C's own words (space-separated; the scanner reads them), the C type of
+** a record member holding it (record.lua), how its bits are read (B bool,
+** I signed, U unsigned, F C's float or double, H float16, Z bfloat16, N
+** any other float format: by its significand and exponent bits; with the
+** size, LC_BITS_ below names the C type typed loops load), the
+** DLPack type code, the C++ type the device's array math
+** (kernels/ufunc.cu) computes in for it (float16 and bfloat16 have no
+** operations there: a cast to them goes through double), and for floats
+** the significand bits (with the implicit one) and exponent bits: a float
+** other than C's float and double is converted by these (round to nearest
+** even), and printed to the digits they hold. dtype.c checks at compile
+** time that each row is one its conversions handle. */
+#define LC_DTYPE_LIST(X)                                                                                               \
+  X(BOOL,     "bool",     1, 'b', "b1", NULL,                        "bool",     B, LC_DL_BOOL,   "bool",     0,   0) \
+  X(INT8,     "int8",     1, 'i', "i1", "int8_t",                    "int8_t",   I, LC_DL_INT,    "int8_t",   0,   0) \
+  X(INT16,    "int16",    2, 'i', "i2", "int16_t",                   "int16_t",  I, LC_DL_INT,    "int16_t",  0,   0) \
+  X(INT32,    "int32",    4, 'i', "i4", "int32_t",                   "int32_t",  I, LC_DL_INT,    "int32_t",  0,   0) \
+  X(INT64,    "int64",    8, 'i', "i8", "int64_t",                   "int64_t",  I, LC_DL_INT,    "int64_t",  0,   0) \
+  X(UINT8,    "uint8",    1, 'u', "u1", "uint8_t",                   "uint8_t",  U, LC_DL_UINT,   "uint8_t",  0,   0) \
+  X(UINT16,   "uint16",   2, 'u', "u2", "uint16_t",                  "uint16_t", U, LC_DL_UINT,   "uint16_t", 0,   0) \
+  X(UINT32,   "uint32",   4, 'u', "u4", "uint32_t",                  "uint32_t", U, LC_DL_UINT,   "uint32_t", 0,   0) \
+  X(UINT64,   "uint64",   8, 'u', "u8", "uint64_t",                  "uint64_t", U, LC_DL_UINT,   "uint64_t", 0,   0) \
+  X(FLOAT16,  "float16",  2, 'f', "f2", "__half half",               "uint16_t", H, LC_DL_FLOAT,  "double",   11,  5) \
+  X(BFLOAT16, "bfloat16", 2, 'f', NULL, "__nv_bfloat16 nv_bfloat16", "uint16_t", Z, LC_DL_BFLOAT, "double",   8,   8) \
+  X(FLOAT32,  "float32",  4, 'f', "f4", NULL,                        "float",    F, LC_DL_FLOAT,  "float",    24,  8) \
+  X(FLOAT64,  "float64",  8, 'f', "f8", NULL,                        "double",   F, LC_DL_FLOAT,  "double",   53, 11)
 
 /* ---- the library's kernels' parameters ---------------------------------- */
 
@@ -196,14 +235,52 @@ typedef enum lc_ufunc_op {
   LC_UF_NOPS
 } lc_ufunc_op;
 
-/* an operand's element type: the dtype codes of src/base/dtype.h (ufunc.c
-** checks that they agree); ufunc.cu's lc_load and lc_store read and write
-** each (a new float format needs its conversion there) */
+/* The built-in C type of an element's bits, by its row's reading and size
+** (LC_BITS_##repr##_##size): what typed loops load and store. */
+#define LC_BITS_B_1 unsigned char
+#define LC_BITS_I_1 signed char
+#define LC_BITS_I_2 short
+#define LC_BITS_I_4 int
+#define LC_BITS_I_8 long long
+#define LC_BITS_U_1 unsigned char
+#define LC_BITS_U_2 unsigned short
+#define LC_BITS_U_4 unsigned int
+#define LC_BITS_U_8 unsigned long long
+#define LC_BITS_H_2 unsigned short
+#define LC_BITS_Z_2 unsigned short
+#define LC_BITS_F_4 float
+#define LC_BITS_F_8 double
+#define LC_BITS_N_1 unsigned char
+#define LC_BITS_N_2 unsigned short
+#define LC_BITS_N_4 unsigned int
+#define LC_BITS_N_8 unsigned long long
+#define LC_BITS_OF(repr, size) LC_BITS_##repr##_##size
+
+/* an operand's element type: LC_DTYPE_LIST's row number (dtype.h's
+** lc_typecode) */
 enum {
-  LC_UFT_BOOL, LC_UFT_INT8, LC_UFT_INT16, LC_UFT_INT32, LC_UFT_INT64, LC_UFT_UINT8,
-  LC_UFT_UINT16, LC_UFT_UINT32, LC_UFT_UINT64, LC_UFT_FLOAT16, LC_UFT_BFLOAT16,
-  LC_UFT_FLOAT32, LC_UFT_FLOAT64
+#define LC_UFT_CODE(code, ...) LC_UFT_##code,
+  LC_DTYPE_LIST(LC_UFT_CODE)
+#undef LC_UFT_CODE
+  LC_UFT_COUNT
 };
+
+#ifdef __cplusplus
+/* Each row as a type, for typed kernel code (the library's kernels):
+** lc_elem<LC_UFT_code>::bits, and its kind, size and float format. */
+template <int CODE> struct lc_elem;
+#define LC_ELEM_ROW(code, name, size, kind, numpy, knames, member, repr, dl, uctype, mant, exp) \
+  template <> struct lc_elem<LC_UFT_##code> {                                                 \
+    typedef LC_BITS_OF(repr, size) bits;                                                      \
+    static const char kind_ = kind;                                                           \
+    static const int size_ = size, mant_ = mant, exp_ = exp;                                  \
+    /* a float other than C's float and double: converted by its bits */                     \
+    static const bool narrow_ = kind == 'f' && !(mant == 24 && exp == 8) &&                   \
+                                !(mant == 53 && exp == 11);                                   \
+  };
+LC_DTYPE_LIST(LC_ELEM_ROW)
+#undef LC_ELEM_ROW
+#endif
 
 /* lc_ufunc<op, T>(lc_ufunc_args a): n elements of the output's shape
 ** (collapsed to ndim axes), each operand (the inputs, then the output) of

@@ -14,10 +14,6 @@ namespace lcg {
 typedef long long i64;
 typedef unsigned long long u64;
 
-// dtype.h's type codes (src/backend/cuda/gather.c checks the numbers)
-enum { T_BOOL, T_INT8, T_INT16, T_INT32, T_INT64, T_UINT8, T_UINT16, T_UINT32, T_UINT64,
-       T_FLOAT16, T_BFLOAT16, T_FLOAT32, T_FLOAT64 };
-
 // the byte offset of element e (C order) of a view
 __device__ i64 unravel(i64 e, int ndim, const i64 *shape, const i64 *strides) {
   i64 off = 0;
@@ -69,16 +65,19 @@ __device__ __forceinline__ void copy_item(char *dst, const char *src, i64 size) 
 template <int T, typename U>
 __device__ void add_plain(char *p, const char *q) {
   U x = *(const U *)p, y = *(const U *)q;
-  *(U *)p = T == T_BOOL ? (U)(x || y) : (U)(x + y);
+  *(U *)p = lc_elem<T>::kind_ == 'b' ? (U)(x || y) : (U)(x + y);
 }
 
+// dtype T's element q added to p (T: abi.h's code; a float other than
+// float32 and float64 is refused before a launch)
 template <int T>
 __device__ void add_item(char *p, const char *q) {
-  if (T == T_FLOAT32) atomicAdd((float *)p, *(const float *)q);
-  else if (T == T_FLOAT64) atomicAdd((double *)p, *(const double *)q);
-  else if (T == T_INT32 || T == T_UINT32) atomicAdd((unsigned *)p, *(const unsigned *)q);
-  else if (T == T_INT64 || T == T_UINT64) atomicAdd((u64 *)p, *(const u64 *)q);
-  else if (T == T_INT16 || T == T_UINT16) add_plain<T, unsigned short>(p, q);
+  typedef lc_elem<T> E;
+  if constexpr (E::kind_ == 'f' && E::size_ == 4) atomicAdd((float *)p, *(const float *)q);
+  else if constexpr (E::kind_ == 'f' && E::size_ == 8) atomicAdd((double *)p, *(const double *)q);
+  else if constexpr (E::size_ == 4) atomicAdd((unsigned *)p, *(const unsigned *)q);
+  else if constexpr (E::size_ == 8) atomicAdd((u64 *)p, *(const u64 *)q);
+  else if constexpr (E::size_ == 2) add_plain<T, unsigned short>(p, q);
   else add_plain<T, unsigned char>(p, q);
 }
 

@@ -23,13 +23,12 @@ namespace lcr {
 typedef unsigned long long u64;
 typedef long long i64;
 
-// reduce.h's lc_reduce_op, lc_reduce_domain and lc_reduce_combine, and
-// dtype.h's type codes (src/backend/cuda/reduce.c checks the numbers)
+// reduce.h's lc_reduce_op, lc_reduce_domain and lc_reduce_combine
+// (src/backend/cuda/reduce.c checks the numbers); the dtypes are abi.h's
+// codes, each described by lc_elem
 enum { SUM, PROD, MIN, MAX, MEAN, ARGMIN, ARGMAX, ANY, ALL, CUMSUM, CUMPROD };
 enum { D_BOOL, D_I64, D_U64, D_F32, D_F64 };
 enum { C_ADD, C_MUL, C_MIN, C_MAX };
-enum { T_BOOL, T_INT8, T_INT16, T_INT32, T_INT64, T_UINT8, T_UINT16, T_UINT32, T_UINT64,
-       T_FLOAT16, T_BFLOAT16, T_FLOAT32, T_FLOAT64 };
 
 __device__ __forceinline__ float bits_float(unsigned b) {
   union { unsigned u; float f; } x;
@@ -47,16 +46,18 @@ __device__ __forceinline__ u64 double_bits(double d) {
   return x.u;
 }
 
-__device__ float half_to_float(unsigned short h) {
-  unsigned sign = (unsigned)(h & 0x8000) << 16, e = h >> 10 & 0x1f, m = h & 0x3ff;
-  if (e == 0x1f) return bits_float(sign | 0x7f800000u | m << 13);
-  if (e != 0) return bits_float(sign | (e + 112) << 23 | m << 13);
-  float f = (float)m * 5.9604644775390625e-8f;          // 2^-24: exact
-  return sign ? -f : f;
-}
-
-__device__ __forceinline__ float bf16_to_float(unsigned short h) {
-  return bits_float((unsigned)h << 16);
+// a float of M significand bits (the implicit one included) and E
+// exponent bits, from its bits: exact as a double. float16's and
+// bfloat16's the short way.
+template <int M, int E> __device__ double widen(u64 h) {
+  if constexpr (M == 8 && E == 8) return bits_float((unsigned)h << 16);
+  const int frac = M - 1, bias = (1 << (E - 1)) - 1;
+  u64 sign = (h >> (frac + E) & 1) << 63, m = h & ((1ull << frac) - 1);
+  int e = (int)(h >> frac & ((1u << E) - 1));
+  if (e == (1 << E) - 1) return bits_double(sign | 0x7ff0000000000000ull | m << (52 - frac));
+  if (e != 0) return bits_double(sign | (u64)(e - bias + 1023) << 52 | m << (52 - frac));
+  double d = (double)m * bits_double((u64)(1023 + 1 - bias - frac) << 52);   // subnormal: exact
+  return sign ? -d : d;
 }
 
 // reduce.c's float_to_bits: truncated toward zero where it fits in 64
@@ -102,27 +103,18 @@ template <> struct dom<D_F64> { typedef double T; };
 
 // An input dtype: its bits' type R, and its value as C: double for the
 // floats (exact), i64 for signed integers, u64 for unsigned ones and bool.
-template <int IN> struct in_type;
-#define LCR_IN(code, r, c, expr)                                               \
-  template <> struct in_type<code> {                                           \
-    typedef r R;                                                               \
-    typedef c C;                                                               \
-    static __device__ __forceinline__ C value(R x) { return expr; }            \
-  };
-LCR_IN(T_BOOL, unsigned char, u64, x != 0)
-LCR_IN(T_INT8, signed char, i64, x)
-LCR_IN(T_INT16, short, i64, x)
-LCR_IN(T_INT32, int, i64, x)
-LCR_IN(T_INT64, i64, i64, x)
-LCR_IN(T_UINT8, unsigned char, u64, x)
-LCR_IN(T_UINT16, unsigned short, u64, x)
-LCR_IN(T_UINT32, unsigned, u64, x)
-LCR_IN(T_UINT64, u64, u64, x)
-LCR_IN(T_FLOAT16, unsigned short, double, half_to_float(x))
-LCR_IN(T_BFLOAT16, unsigned short, double, bf16_to_float(x))
-LCR_IN(T_FLOAT32, float, double, x)
-LCR_IN(T_FLOAT64, double, double, x)
-#undef LCR_IN
+template <bool B, typename A, typename Z> struct pick { typedef A T; };
+template <typename A, typename Z> struct pick<false, A, Z> { typedef Z T; };
+template <int IN> struct in_type {
+  typedef lc_elem<IN> E;
+  typedef typename E::bits R;
+  typedef typename pick<E::kind_ == 'f', double, typename pick<E::kind_ == 'i', i64, u64>::T>::T C;
+  static __device__ __forceinline__ C value(R x) {
+    if constexpr (E::kind_ == 'b') return x != 0;
+    else if constexpr (E::narrow_) return widen<E::mant_, E::exp_>((u64)x);
+    else return (C)x;
+  }
+};
 
 // a value into a domain (reduce.c's TO_* conversions)
 __device__ __forceinline__ void conv(unsigned char &t, double c) { t = c != 0; }
@@ -172,20 +164,16 @@ __device__ __forceinline__ T load(const char *p, bool bytes) {
 // ---- into the output dtype (reduce.c's store_*) ----------------------------------
 
 template <int OUT> __device__ __forceinline__ void put_bits(char *p, u64 v, bool bytes) {
-  if (OUT == T_INT8 || OUT == T_UINT8 || OUT == T_BOOL)
-    store_raw<unsigned char>(p, (unsigned char)v, bytes);
-  else if (OUT == T_INT16 || OUT == T_UINT16)
-    store_raw<unsigned short>(p, (unsigned short)v, bytes);
-  else if (OUT == T_INT32 || OUT == T_UINT32) store_raw<unsigned>(p, (unsigned)v, bytes);
-  else store_raw<u64>(p, v, bytes);
+  typedef typename lc_elem<OUT>::bits R;
+  store_raw<R>(p, (R)v, bytes);
 }
 
 template <int OUT> __device__ void put_double(char *p, double v, bool bytes) {
-  if (OUT == T_BOOL) store_raw<unsigned char>(p, v != 0, bytes);
-  else if (OUT == T_FLOAT64) store_raw<double>(p, v, bytes);
-  else if (OUT == T_FLOAT32) store_raw<float>(p, (float)v, bytes);
-  else if (OUT == T_FLOAT16) store_raw<unsigned short>(p, (unsigned short)narrow(v, 11, 5), bytes);
-  else if (OUT == T_BFLOAT16) store_raw<unsigned short>(p, (unsigned short)narrow(v, 8, 8), bytes);
+  typedef lc_elem<OUT> E;
+  typedef typename E::bits R;
+  if constexpr (E::kind_ == 'b') store_raw<R>(p, v != 0, bytes);
+  else if constexpr (E::narrow_) store_raw<R>(p, (R)narrow(v, E::mant_, E::exp_), bytes);
+  else if constexpr (E::kind_ == 'f') store_raw<R>(p, (R)v, bytes);
   else put_bits<OUT>(p, float_bits(v), bytes);
 }
 
@@ -196,13 +184,13 @@ template <int OUT> __device__ __forceinline__ void put(char *p, float v, bool by
   put_double<OUT>(p, (double)v, bytes);
 }
 template <int OUT> __device__ __forceinline__ void put(char *p, u64 v, bool bytes) {
-  if (OUT == T_BOOL) store_raw<unsigned char>(p, v != 0, bytes);
-  else if (OUT >= T_FLOAT16) put_double<OUT>(p, (double)v, bytes);
+  if constexpr (lc_elem<OUT>::kind_ == 'b') put_bits<OUT>(p, v != 0, bytes);
+  else if constexpr (lc_elem<OUT>::kind_ == 'f') put_double<OUT>(p, (double)v, bytes);
   else put_bits<OUT>(p, v, bytes);
 }
 template <int OUT> __device__ __forceinline__ void put(char *p, i64 v, bool bytes) {
-  if (OUT == T_BOOL) store_raw<unsigned char>(p, v != 0, bytes);
-  else if (OUT >= T_FLOAT16) put_double<OUT>(p, (double)v, bytes);
+  if constexpr (lc_elem<OUT>::kind_ == 'b') put_bits<OUT>(p, v != 0, bytes);
+  else if constexpr (lc_elem<OUT>::kind_ == 'f') put_double<OUT>(p, (double)v, bytes);
   else put_bits<OUT>(p, (u64)v, bytes);
 }
 template <int OUT> __device__ __forceinline__ void put(char *p, unsigned char v, bool bytes) {

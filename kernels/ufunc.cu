@@ -41,23 +41,56 @@ __device__ __forceinline__ T lc_conv(S x) {
   else return (T)x;
 }
 
-__device__ __forceinline__ float lc_half_to_float(unsigned short h) {
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
+// a float of M significand bits (the implicit one included) and E
+// exponent bits (abi.h's narrow_ rows) from and to its bits: float16 and
+// bfloat16 by the hardware's conversions through float, any other format
+// by its bits through double (exact one way, rounded to nearest even the
+// other)
+template <int M, int E>
+__device__ __forceinline__ auto lc_narrow_load(unsigned long long h) {
+  if constexpr (M == 11 && E == 5) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)h));
+    return f;
+  } else if constexpr (M == 8 && E == 8) {
+    return __uint_as_float((unsigned)h << 16);
+  } else {
+    const int frac = M - 1, bias = (1 << (E - 1)) - 1;
+    unsigned long long sign = (h >> (frac + E) & 1) << 63, m = h & ((1ull << frac) - 1);
+    int e = (int)(h >> frac & ((1u << E) - 1));
+    if (e == (1 << E) - 1)
+      return __longlong_as_double((long long)(sign | 0x7ff0000000000000ull | m << (52 - frac)));
+    double d = e ? ldexp((double)(m | 1ull << frac), e - bias - frac)
+                 : ldexp((double)m, 1 - bias - frac);
+    return sign ? -d : d;
+  }
 }
-__device__ __forceinline__ float lc_bf16_to_float(unsigned short h) {
-  return __uint_as_float((unsigned)h << 16);
-}
-__device__ __forceinline__ unsigned short lc_float_to_half(float f) {
+// f rounded to the format (f already holds the value rounded to odd where
+// it came from a wider type: rounding again rounds once)
+template <int M, int E>
+__device__ __forceinline__ unsigned long long lc_narrow_store(float f) {
   unsigned short h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-  return h;
-}
-__device__ __forceinline__ unsigned short lc_float_to_bf16(float f) {
-  unsigned short h;
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
-  return h;
+  if constexpr (M == 11 && E == 5) {
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+  } else if constexpr (M == 8 && E == 8) {
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+  } else {
+    const int frac = M - 1, emax = (1 << E) - 1, bias = (1 << (E - 1)) - 1;
+    unsigned long long b = (unsigned long long)__double_as_longlong((double)f);
+    unsigned long long sign = (b >> 63) << (frac + E), inf = (unsigned long long)emax << frac;
+    int exp = (int)(b >> 52 & 0x7ff);
+    unsigned long long man = b & ((1ull << 52) - 1);
+    if (exp == 0x7ff) return sign | inf | (man ? 1ull << (frac - 1) : 0);
+    int e = exp - 1023 + bias, shift = e >= 1 ? 52 - frac : 53 - frac - e;
+    if (e >= emax) return sign | inf;
+    if (exp == 0 || shift >= 64) return sign;
+    unsigned long long m = e >= 1 ? man : man | 1ull << 52;
+    unsigned long long q = m >> shift, rem = m & ((1ull << shift) - 1), half = 1ull << (shift - 1);
+    if (rem > half || (rem == half && (q & 1))) q++;
+    return sign | (e >= 1 ? ((unsigned long long)e << frac) + q : q);
+  }
 }
 // a double as a float rounded to odd: rounding that float again to the 11
 // or 8 bits of a half type gives the double correctly rounded (float keeps
@@ -86,23 +119,50 @@ __device__ __forceinline__ void lc_wr(char *p, U v, bool bytes) {
   for (unsigned k = 0; k < sizeof(U); k++) p[k] = ((const char *)&v)[k];
 }
 
-// element i of type code at p, as T
+// an element of dtype CODE at p, as T
+template <int CODE, typename T>
+__device__ __forceinline__ T lc_load_as(const char *p, bool bytes) {
+  typedef lc_elem<CODE> E;
+  typedef typename E::bits B;
+  if constexpr (E::kind_ == 'b') return lc_conv<T>((bool)(*(const unsigned char *)p != 0));
+  else if constexpr (E::narrow_)
+    return lc_conv<T>(lc_narrow_load<E::mant_, E::exp_>(lc_rd<B>(p, bytes)));
+  else return lc_conv<T>(lc_rd<B>(p, bytes));
+}
+
+// v of type R stored as an element of dtype CODE at p
+template <int CODE, typename R>
+__device__ __forceinline__ void lc_store_as(char *p, R v, bool bytes) {
+  typedef lc_elem<CODE> E;
+  typedef typename E::bits B;
+  if constexpr (E::kind_ == 'b') {
+    *(unsigned char *)p = v != 0;
+  } else if constexpr (E::narrow_) {
+    static_assert(E::mant_ <= 24 && E::exp_ <= 8, "a float format that float holds (stored through it)");
+    // rounded once: from a double (or a 64-bit integer, through one) by
+    // way of a float rounded to odd
+    float f;
+    if constexpr (lc_same<R, double>::value || lc_same<R, int64_t>::value ||
+                  lc_same<R, uint64_t>::value || lc_same<R, int32_t>::value ||
+                  lc_same<R, uint32_t>::value)
+      f = lc_round_odd((double)v);
+    else
+      f = (float)v;
+    lc_wr<B>(p, (B)lc_narrow_store<E::mant_, E::exp_>(f), bytes);
+  } else {
+    lc_wr<B>(p, lc_conv<B>(v), bytes);
+  }
+}
+
+// element i of type code at p, as T: a case per row of abi.h's list
 template <typename T>
 __device__ __forceinline__ T lc_load(const char *p, int code, bool bytes) {
   switch (code) {
-    case LC_UFT_BOOL: return lc_conv<T>((bool)(*(const unsigned char *)p != 0));
-    case LC_UFT_INT8: return lc_conv<T>(lc_rd<int8_t>(p, bytes));
-    case LC_UFT_INT16: return lc_conv<T>(lc_rd<int16_t>(p, bytes));
-    case LC_UFT_INT32: return lc_conv<T>(lc_rd<int32_t>(p, bytes));
-    case LC_UFT_INT64: return lc_conv<T>(lc_rd<int64_t>(p, bytes));
-    case LC_UFT_UINT8: return lc_conv<T>(lc_rd<uint8_t>(p, bytes));
-    case LC_UFT_UINT16: return lc_conv<T>(lc_rd<uint16_t>(p, bytes));
-    case LC_UFT_UINT32: return lc_conv<T>(lc_rd<uint32_t>(p, bytes));
-    case LC_UFT_UINT64: return lc_conv<T>(lc_rd<uint64_t>(p, bytes));
-    case LC_UFT_FLOAT16: return lc_conv<T>(lc_half_to_float(lc_rd<unsigned short>(p, bytes)));
-    case LC_UFT_BFLOAT16: return lc_conv<T>(lc_bf16_to_float(lc_rd<unsigned short>(p, bytes)));
-    case LC_UFT_FLOAT32: return lc_conv<T>(lc_rd<float>(p, bytes));
-    default: return lc_conv<T>(lc_rd<double>(p, bytes));
+#define LC_LOAD_CASE(c, ...) \
+    case LC_UFT_##c: return lc_load_as<LC_UFT_##c, T>(p, bytes);
+    LC_DTYPE_LIST(LC_LOAD_CASE)
+#undef LC_LOAD_CASE
+    default: return T();
   }
 }
 
@@ -110,31 +170,11 @@ __device__ __forceinline__ T lc_load(const char *p, int code, bool bytes) {
 template <typename R>
 __device__ __forceinline__ void lc_store(char *p, int code, R v, bool bytes) {
   switch (code) {
-    case LC_UFT_BOOL: *(unsigned char *)p = v != 0; break;
-    case LC_UFT_INT8: lc_wr<int8_t>(p, lc_conv<int8_t>(v), bytes); break;
-    case LC_UFT_INT16: lc_wr<int16_t>(p, lc_conv<int16_t>(v), bytes); break;
-    case LC_UFT_INT32: lc_wr<int32_t>(p, lc_conv<int32_t>(v), bytes); break;
-    case LC_UFT_INT64: lc_wr<int64_t>(p, lc_conv<int64_t>(v), bytes); break;
-    case LC_UFT_UINT8: lc_wr<uint8_t>(p, lc_conv<uint8_t>(v), bytes); break;
-    case LC_UFT_UINT16: lc_wr<uint16_t>(p, lc_conv<uint16_t>(v), bytes); break;
-    case LC_UFT_UINT32: lc_wr<uint32_t>(p, lc_conv<uint32_t>(v), bytes); break;
-    case LC_UFT_UINT64: lc_wr<uint64_t>(p, lc_conv<uint64_t>(v), bytes); break;
-    case LC_UFT_FLOAT16:
-    case LC_UFT_BFLOAT16: {
-      // rounded once: from a double (or a 64-bit integer, through one) by
-      // way of a float rounded to odd
-      float f;
-      if constexpr (lc_same<R, double>::value || lc_same<R, int64_t>::value ||
-                    lc_same<R, uint64_t>::value || lc_same<R, int32_t>::value ||
-                    lc_same<R, uint32_t>::value)
-        f = lc_round_odd((double)v);
-      else
-        f = (float)v;
-      lc_wr<unsigned short>(p, code == LC_UFT_FLOAT16 ? lc_float_to_half(f) : lc_float_to_bf16(f), bytes);
-      break;
-    }
-    case LC_UFT_FLOAT32: lc_wr<float>(p, lc_conv<float>(v), bytes); break;
-    default: lc_wr<double>(p, lc_conv<double>(v), bytes); break;
+#define LC_STORE_CASE(c, ...) \
+    case LC_UFT_##c: lc_store_as<LC_UFT_##c, R>(p, v, bytes); break;
+    LC_DTYPE_LIST(LC_STORE_CASE)
+#undef LC_STORE_CASE
+    default: break;
   }
 }
 

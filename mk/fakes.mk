@@ -25,10 +25,10 @@ $(BUILD)/fake/libcublas.so.13: spec/fake/fake_cublas.c
 	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
 	  -I$(CUDA_INC) $(LIBFLAG) $< -o $@ $(LDFLAGS) -ldl -lpthread
 
-$(BUILD)/fake/libnccl.so.2: spec/fake/fake_nccl.c
+$(BUILD)/fake/libnccl.so.2: spec/fake/fake_nccl.c src/base/half.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
-	  -I$(CUDA_INC) $(LIBFLAG) $< -o $@ $(LDFLAGS) -ldl -lpthread -lm
+	  -I$(CUDA_INC) -Isrc/base $(LIBFLAG) $< -o $@ $(LDFLAGS) -ldl -lpthread -lm
 
 $(FAKE_NVRTC): spec/fake/fake_nvrtc.c
 	@mkdir -p $(@D)

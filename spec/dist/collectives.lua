@@ -100,6 +100,17 @@ for _, dt in ipairs { "int32", "float64", "float16" } do
   same(flat(out), expected(dt, "max", 6), "allreduce max into out " .. dt)
 end
 
+-- a NaN reduced in float16 or bfloat16 comes back as the quiet NaN of its
+-- sign, its payload dropped, as luacuda converts it everywhere (base's
+-- half.h): bits 0x7f81 and 0xffa5 sum to bfloat16's 0x7fc0 and 0xffc0
+for _, case in ipairs { { "float16", 0x3c00, { 0x7d01, 0xfd25 }, { 0x7e00, 0xfe00 } },
+                        { "bfloat16", 0x3f80, { 0x7f81, 0xffa5 }, { 0x7fc0, 0xffc0 } } } do
+  local dt, one, nan, want = table.unpack(case)
+  local bits = luacuda.array(R == 1 and nan or { one, nan[2] }, "uint16")
+  comm:allreduce(bits:view(dt), "sum")
+  same(flat(bits), want, "allreduce of a NaN in " .. dt)
+end
+
 -- every memory kind (a device array goes through a host copy)
 for _, kind in ipairs { "pinned", "mapped", "managed", "device" } do
   local x = make(kind, "float32", R, { 5 })

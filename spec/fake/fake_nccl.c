@@ -22,7 +22,7 @@
 ** files it needs; a send writes "p<from>.<to>.<k>", which its receiver
 ** reads and removes. Every rank computes the result on the host, reducing
 ** in rank order in the element type (float16 and bfloat16 through float,
-** rounded at each step). ncclCommDestroy waits for the communicator's
+** rounded at each step by luacuda's own conversions, src/base/half.h). ncclCommDestroy waits for the communicator's
 ** queued work; ncclCommAbort makes that work stop waiting for the other
 ** ranks and fail at once (as NCCL aborts its uncompleted operations), and
 ** the other ranks' operations that wait for this one fail too, with
@@ -72,6 +72,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "half.h"          /* src/base/: float16 and bfloat16 as luacuda converts them */
 
 #define API __attribute__((visibility("default")))
 
@@ -188,48 +190,6 @@ static const size_t type_sizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2};
 #define NTYPES 10   /* the fp8 types are not modelled: refused */
 static const char *const op_names[] = {"sum", "prod", "max", "min", "avg"};
 
-static float half_load(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-  if (exp == 0) {
-    float f = ldexpf((float)mant, -24);
-    return sign ? -f : f;
-  }
-  uint32_t bits = exp == 31 ? sign | 0x7f800000u | (mant << 13) : sign | ((exp + 112u) << 23) | (mant << 13);
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-static uint16_t half_store(float f) {
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-  uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return sign | 0x7e00u;
-  if (ax >= 0x477ff000u) return sign | 0x7c00u;
-  if (ax < 0x38800000u) {
-    float a;
-    memcpy(&a, &ax, sizeof a);
-    return sign | (uint16_t)lrintf(a * 16777216.0f);
-  }
-  uint32_t r = ax + 0xfffu + ((ax >> 13) & 1u) - (112u << 23);
-  return sign | (uint16_t)(r >> 13);
-}
-
-static float bf16_load(uint16_t h) {
-  uint32_t bits = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-static uint16_t bf16_store(float f) {
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
-  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-
 #define APPLY(op, a, b) ((op) == ncclSum || (op) == ncclAvg ? (a) + (b) : (op) == ncclProd ? (a) * (b) \
                          : (op) == ncclMax ? ((a) > (b) ? (a) : (b)) : ((a) < (b) ? (a) : (b)))
 #define REDUCE_AS(T)                                                                 \
@@ -264,10 +224,10 @@ static void reduce_into(void *dst, const void *const *srcs, int nsrc, size_t n, 
   case ncclUint32: REDUCE_AS(uint32_t); break;
   case ncclInt64: REDUCE_AS(int64_t); break;
   case ncclUint64: REDUCE_AS(uint64_t); break;
-  case ncclFloat16: REDUCE_HALF(half_load, half_store); break;
+  case ncclFloat16: REDUCE_HALF(lc_float16_to_float, lc_float_to_float16); break;
   case ncclFloat32: REDUCE_AS(float); break;
   case ncclFloat64: REDUCE_AS(double); break;
-  case ncclBfloat16: REDUCE_HALF(bf16_load, bf16_store); break;
+  case ncclBfloat16: REDUCE_HALF(lc_bfloat16_to_float, lc_float_to_bfloat16); break;
   default: break;
   }
 }

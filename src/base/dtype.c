@@ -22,7 +22,7 @@
 #include "layout.h"     /* LC_ERRLEN */
 
 const lc_dtype lc_dtypes[LC_NTYPES] = {
-#define LC_DTYPE_ROW(code, name, size, kind, numpy, knames, member, dl, uctype, mant, exp) \
+#define LC_DTYPE_ROW(code, name, size, kind, numpy, knames, member, repr, dl, uctype, mant, exp) \
   {LC_##code, name, size, size, kind, NULL, numpy, knames, member, dl, uctype, mant, exp},
   LC_DTYPE_LIST(LC_DTYPE_ROW)
 #undef LC_DTYPE_ROW
@@ -38,7 +38,7 @@ const lc_dtype lc_dtypes[LC_NTYPES] = {
 #define IS_DOUBLE(mant, exp) ((mant) == DBL_MANT_DIG && (exp) == 11)
 _Static_assert(FLT_RADIX == 2 && FLT_MANT_DIG == 24 && DBL_MANT_DIG == 53,
                "float and double are IEEE binary32 and binary64");
-#define LC_DTYPE_CHECK(code, name, size, kind, numpy, knames, member, dl, uctype, mant, exp) \
+#define LC_DTYPE_CHECK(code, name, size, kind, numpy, knames, member, repr, dl, uctype, mant, exp) \
   _Static_assert((kind) == 'f'                                                           \
                  ? (mant) + (exp) == 8 * (size) &&                                       \
                    (IS_SINGLE(mant, exp) || IS_DOUBLE(mant, exp) ||                      \

@@ -13,37 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "abi.h"          /* LC_MAXDIM */
-
-/* The builtin dtypes, one row each. Every place that needs a fact about a
-** dtype reads it from this list (through lc_dtypes[]); the few that must
-** also name it (kernel ABI codes, typed loops) are listed, and checked at
-** compile time, in docs/architecture.md's "Add a dtype".
-** Columns: code, name, size (= alignment), kind ('b', 'i', 'u', 'f'),
-** NumPy alias (NULL: none), the names a kernel spells it by other than
-** C's own words (space-separated; the scanner reads them), the C type of
-** a record member holding it (record.lua), DLPack type code, the C++
-** type the device's array math (kernels/ufunc.cu) computes in for it
-** (float16 and bfloat16 have no operations there: a cast to them goes
-** through double), and for floats the significand bits (with the
-** implicit one) and exponent bits: a float other than C's float and
-** double is converted by these (round to nearest even), and printed to
-** the digits they hold. dtype.c checks at compile time that each row is
-** one its conversions handle. */
-#define LC_DTYPE_LIST(X)                                                                                           \
-  X(BOOL,     "bool",     1, 'b', "b1", NULL,                        "bool",     LC_DL_BOOL,   "bool",     0,   0) \
-  X(INT8,     "int8",     1, 'i', "i1", "int8_t",                    "int8_t",   LC_DL_INT,    "int8_t",   0,   0) \
-  X(INT16,    "int16",    2, 'i', "i2", "int16_t",                   "int16_t",  LC_DL_INT,    "int16_t",  0,   0) \
-  X(INT32,    "int32",    4, 'i', "i4", "int32_t",                   "int32_t",  LC_DL_INT,    "int32_t",  0,   0) \
-  X(INT64,    "int64",    8, 'i', "i8", "int64_t",                   "int64_t",  LC_DL_INT,    "int64_t",  0,   0) \
-  X(UINT8,    "uint8",    1, 'u', "u1", "uint8_t",                   "uint8_t",  LC_DL_UINT,   "uint8_t",  0,   0) \
-  X(UINT16,   "uint16",   2, 'u', "u2", "uint16_t",                  "uint16_t", LC_DL_UINT,   "uint16_t", 0,   0) \
-  X(UINT32,   "uint32",   4, 'u', "u4", "uint32_t",                  "uint32_t", LC_DL_UINT,   "uint32_t", 0,   0) \
-  X(UINT64,   "uint64",   8, 'u', "u8", "uint64_t",                  "uint64_t", LC_DL_UINT,   "uint64_t", 0,   0) \
-  X(FLOAT16,  "float16",  2, 'f', "f2", "__half half",               "uint16_t", LC_DL_FLOAT,  "double",   11,  5) \
-  X(BFLOAT16, "bfloat16", 2, 'f', NULL, "__nv_bfloat16 nv_bfloat16", "uint16_t", LC_DL_BFLOAT, "double",   8,   8) \
-  X(FLOAT32,  "float32",  4, 'f', "f4", NULL,                        "float",    LC_DL_FLOAT,  "float",    24,  8) \
-  X(FLOAT64,  "float64",  8, 'f', "f8", NULL,                        "double",   LC_DL_FLOAT,  "double",   53, 11)
+#include "abi.h"          /* LC_MAXDIM, LC_DTYPE_LIST: the builtin dtypes */
 
 /* DLPack's type codes (dlpack.h's DLDataTypeCode; kDLBool is DLPack 0.8's,
 ** newer than Debian 12's header). */

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "half.h"
+
 const char *const lc_reduce_names[LC_RED_NOPS] = {
   "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "cumsum", "cumprod",
 };
@@ -141,26 +143,13 @@ void lc_reduce_plan_make(const lc_reduce_call *c, lc_reduce_plan *p) {
 
 /* ---- conversions ------------------------------------------------------------ */
 
-static float half_to_float(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = h >> 10 & 0x1f, m = h & 0x3ff, bits;
-  if (e == 0x1f) {
-    bits = sign | 0x7f800000u | m << 13;                 /* inf, nan */
-  } else if (e != 0) {
-    bits = sign | (e + 112) << 23 | m << 13;             /* normal: rebias 15 -> 127 */
-  } else {
-    float f = (float)m * 0x1p-24f;                        /* subnormal, or zero: exact */
-    return sign ? -f : f;
-  }
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
-
-static float bf16_to_float(uint16_t h) {
-  uint32_t bits = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
+/* an element of a float format other than float16, bfloat16 (half.h's),
+** float and double: bits r of dtype c (unused while there is none) */
+__attribute__((unused)) static double narrow_load(uint64_t r, lc_typecode c) {
+  unsigned char b[8];
+  memcpy(b, &r, 8);
+  /* the element's bytes are r's low ones (little-endian, as the hosts) */
+  return lc_dtype_load_float(&lc_dtypes[c], b);
 }
 
 /* A float as an integer, with no undefined behaviour: truncated toward
@@ -201,60 +190,61 @@ static double int_value(uint64_t u, const lc_dtype *dt) {
   return dt->kind == 'i' ? (double)bits_to_int(u) : (double)u;
 }
 
-/* An element's raw value r of each kind as each domain: B bool, I signed,
-** U unsigned, H float16, Z bfloat16, F float32 and float64. NaN is true. */
-#define TO_F32_B(r) ((float)((r) != 0))
-#define TO_F32_I(r) ((float)(r))
-#define TO_F32_U(r) ((float)(r))
-#define TO_F32_H(r) half_to_float(r)
-#define TO_F32_Z(r) bf16_to_float(r)
-#define TO_F32_F(r) ((float)(r))
-#define TO_F64_B(r) ((double)((r) != 0))
-#define TO_F64_I(r) ((double)(r))
-#define TO_F64_U(r) ((double)(r))
-#define TO_F64_H(r) ((double)half_to_float(r))
-#define TO_F64_Z(r) ((double)bf16_to_float(r))
-#define TO_F64_F(r) ((double)(r))
-#define TO_U64_B(r) ((uint64_t)((r) != 0))
-#define TO_U64_I(r) ((uint64_t)(int64_t)(r))
-#define TO_U64_U(r) ((uint64_t)(r))
-#define TO_U64_H(r) float_to_bits(half_to_float(r))
-#define TO_U64_Z(r) float_to_bits(bf16_to_float(r))
-#define TO_U64_F(r) float_to_bits((double)(r))
-#define TO_I64_B(r) ((int64_t)((r) != 0))
-#define TO_I64_I(r) ((int64_t)(r))
-#define TO_I64_U(r) bits_to_int((uint64_t)(r))
-#define TO_I64_H(r) bits_to_int(TO_U64_H(r))
-#define TO_I64_Z(r) bits_to_int(TO_U64_Z(r))
-#define TO_I64_F(r) bits_to_int(TO_U64_F(r))
-#define TO_BOOL_B(r) ((r) != 0)
-#define TO_BOOL_I(r) ((r) != 0)
-#define TO_BOOL_U(r) ((r) != 0)
-#define TO_BOOL_H(r) (((r) & 0x7fff) != 0)
-#define TO_BOOL_Z(r) (((r) & 0x7fff) != 0)
-#define TO_BOOL_F(r) ((r) != 0)
+/* An element's raw value r (of dtype code c) of each kind as each domain:
+** abi.h's LC_DTYPE_LIST says which kind a dtype's bits are (B bool, I
+** signed, U unsigned, H float16, Z bfloat16, F float32 and float64, N any
+** other float format, through dtype.c's conversion). NaN is true. */
+#define TO_F32_B(r, c) ((float)((r) != 0))
+#define TO_F32_I(r, c) ((float)(r))
+#define TO_F32_U(r, c) ((float)(r))
+#define TO_F32_H(r, c) lc_float16_to_float(r)
+#define TO_F32_Z(r, c) lc_bfloat16_to_float(r)
+#define TO_F32_F(r, c) ((float)(r))
+#define TO_F32_N(r, c) ((float)narrow_load(r, c))
+#define TO_F64_B(r, c) ((double)((r) != 0))
+#define TO_F64_I(r, c) ((double)(r))
+#define TO_F64_U(r, c) ((double)(r))
+#define TO_F64_H(r, c) ((double)lc_float16_to_float(r))
+#define TO_F64_Z(r, c) ((double)lc_bfloat16_to_float(r))
+#define TO_F64_F(r, c) ((double)(r))
+#define TO_F64_N(r, c) narrow_load(r, c)
+#define TO_U64_B(r, c) ((uint64_t)((r) != 0))
+#define TO_U64_I(r, c) ((uint64_t)(int64_t)(r))
+#define TO_U64_U(r, c) ((uint64_t)(r))
+#define TO_U64_H(r, c) float_to_bits(lc_float16_to_float(r))
+#define TO_U64_Z(r, c) float_to_bits(lc_bfloat16_to_float(r))
+#define TO_U64_F(r, c) float_to_bits((double)(r))
+#define TO_U64_N(r, c) float_to_bits(narrow_load(r, c))
+#define TO_I64_B(r, c) ((int64_t)((r) != 0))
+#define TO_I64_I(r, c) ((int64_t)(r))
+#define TO_I64_U(r, c) bits_to_int((uint64_t)(r))
+#define TO_I64_H(r, c) bits_to_int(TO_U64_H(r, c))
+#define TO_I64_Z(r, c) bits_to_int(TO_U64_Z(r, c))
+#define TO_I64_F(r, c) bits_to_int(TO_U64_F(r, c))
+#define TO_I64_N(r, c) bits_to_int(TO_U64_N(r, c))
+#define TO_BOOL_B(r, c) ((r) != 0)
+#define TO_BOOL_I(r, c) ((r) != 0)
+#define TO_BOOL_U(r, c) ((r) != 0)
+#define TO_BOOL_H(r, c) (((r) & 0x7fff) != 0)
+#define TO_BOOL_Z(r, c) (((r) & 0x7fff) != 0)
+#define TO_BOOL_F(r, c) ((r) != 0)
+#define TO_BOOL_N(r, c) (narrow_load(r, c) != 0)
 
-/* the builtin dtypes: code, the C type of their bits, kind */
-#define LC_REDUCE_TYPES(X, D)                                                         \
-  X(BOOL, uint8_t, B, D) X(INT8, int8_t, I, D) X(INT16, int16_t, I, D)                \
-  X(INT32, int32_t, I, D) X(INT64, int64_t, I, D) X(UINT8, uint8_t, U, D)             \
-  X(UINT16, uint16_t, U, D) X(UINT32, uint32_t, U, D) X(UINT64, uint64_t, U, D)       \
-  X(FLOAT16, uint16_t, H, D) X(BFLOAT16, uint16_t, Z, D) X(FLOAT32, float, F, D)      \
-  X(FLOAT64, double, F, D)
-
-/* every row of dtype.h's table has its loads here: a dtype without one
-** would reduce to nothing, silently */
-#define LC_REDUCE_COUNT(CODE, CT, K, D) + 1
-_Static_assert(0 LC_REDUCE_TYPES(LC_REDUCE_COUNT, _) == LC_NTYPES,
-               "a dtype of dtype.h lacks its row in LC_REDUCE_TYPES");
-#undef LC_REDUCE_COUNT
+/* the loads of each row of LC_DTYPE_LIST into each domain D */
+#define GATHER_ROW(D, code, name, size, kind, numpy, knames, member, repr, ...) \
+  GATHER_CASE(code, LC_BITS_OF(repr, size), repr, D)
+#define GATHER_CASE_F32(...) GATHER_ROW(F32, __VA_ARGS__)
+#define GATHER_CASE_F64(...) GATHER_ROW(F64, __VA_ARGS__)
+#define GATHER_CASE_U64(...) GATHER_ROW(U64, __VA_ARGS__)
+#define GATHER_CASE_I64(...) GATHER_ROW(I64, __VA_ARGS__)
+#define GATHER_CASE_BOOL(...) GATHER_ROW(BOOL, __VA_ARGS__)
 
 #define GATHER_CASE(CODE, CT, K, D)                                                   \
   case LC_##CODE:                                                                     \
     for (int64_t i = 0; i < n; i++) {                                                 \
       CT r;                                                                           \
       memcpy(&r, p + i * st, sizeof r);                                               \
-      dst[i] = TO_##D##_##K(r);                                                       \
+      dst[i] = TO_##D##_##K(r, LC_##CODE);                                            \
     }                                                                                 \
     break;
 
@@ -349,7 +339,7 @@ static void row_shape(const lc_reduce_plan *p, int64_t *n, int64_t *sin, int64_t
 #define DEFINE_ARITH(D, T, ISNAN, ADD, MUL)                                            \
   static void gather_##D(T *dst, const char *p, int64_t n, int64_t st, lc_typecode t) { \
     switch (t) {                                                                       \
-      LC_REDUCE_TYPES(GATHER_CASE, D)                                                  \
+      LC_DTYPE_LIST(GATHER_CASE_##D)                                                  \
       default: break;                                                                  \
     }                                                                                  \
   }                                                                                    \
@@ -405,7 +395,7 @@ static void row_shape(const lc_reduce_plan *p, int64_t *n, int64_t *sin, int64_t
 static void gather_BOOL(unsigned char *dst, const char *p, int64_t n, int64_t st,
                         lc_typecode t) {
   switch (t) {
-    LC_REDUCE_TYPES(GATHER_CASE, BOOL)
+    LC_DTYPE_LIST(GATHER_CASE_BOOL)
     default: break;
   }
 }

@@ -6,11 +6,6 @@
 
 #include <stdio.h>
 
-#define LC_UFT_SAME(code, ...) \
-  _Static_assert(LC_UFT_##code == (int)LC_##code, "abi.h's LC_UFT_" #code " is dtype.h's code");
-LC_DTYPE_LIST(LC_UFT_SAME)
-#undef LC_UFT_SAME
-
 const lc_ufunc_info lc_ufuncs[LC_UF_NOPS] = {
 #define LC_UF_ROW(code, name, nin, family) {name, nin, LC_UFAM_##family},
   LC_UFUNC_LIST(LC_UF_ROW)

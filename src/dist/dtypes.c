@@ -1,12 +1,13 @@
 /*
 ** dtypes: luacuda's dtypes and reduction ops as MPI's and NCCL's, and the
 ** user ops that reduce float16 and bfloat16 (MPI has no such types: they
-** move as 16-bit integers and reduce in float).
+** move as 16-bit integers and reduce in float, converted by base's half.h).
 */
 #include <math.h>
 #include <string.h>
 
 #include "dist.h"
+#include "half.h"         /* base/: the conversions, inline */
 
 /* ---- dtypes -------------------------------------------------------------- */
 
@@ -39,49 +40,6 @@ MPI_Datatype dist_mpi_type(int code) {
 
 /* ---- half-precision reductions: user-defined MPI ops ------------------- */
 
-static float float16_load(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-  if (exp == 0) {                        /* zero or subnormal: mant * 2^-24 */
-    float f = ldexpf((float)mant, -24);
-    return sign ? -f : f;
-  }
-  uint32_t bits = exp == 31 ? sign | 0x7f800000u | (mant << 13)
-                            : sign | ((exp + 112u) << 23) | (mant << 13);
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-static uint16_t float16_store(float f) {   /* rounded to nearest even */
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-  uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return sign | 0x7e00u;          /* NaN */
-  if (ax >= 0x477ff000u) return sign | 0x7c00u;         /* 65520 and up: inf */
-  if (ax < 0x38800000u) {                               /* under 2^-14: subnormal */
-    float a;
-    memcpy(&a, &ax, sizeof a);
-    return sign | (uint16_t)lrintf(a * 16777216.0f);    /* exact scaling; 1024 is 2^-14 */
-  }
-  uint32_t r = ax + 0xfffu + ((ax >> 13) & 1u) - (112u << 23);
-  return sign | (uint16_t)(r >> 13);
-}
-
-static float bfloat16_load(uint16_t h) {
-  uint32_t bits = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-static uint16_t bfloat16_store(float f) {
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);   /* quiet NaN */
-  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-
 /* min and max as NumPy's minimum and maximum: a NaN wins */
 #define OP_SUM(a, b) ((a) + (b))
 #define OP_PROD(a, b) ((a) * (b))
@@ -93,8 +51,8 @@ static uint16_t bfloat16_store(float f) {
     const uint16_t *a = in;                                                         \
     uint16_t *b = inout;                                                            \
     for (int i = 0; i < *len; i++) {                                                \
-      float x = type##_load(a[i]), y = type##_load(b[i]);                           \
-      b[i] = type##_store(OP(x, y));                                                \
+      float x = lc_##type##_to_float(a[i]), y = lc_##type##_to_float(b[i]);         \
+      b[i] = lc_float_to_##type(OP(x, y));                                          \
     }                                                                               \
   }
 HALF_OP(f16_sum, float16, OP_SUM)

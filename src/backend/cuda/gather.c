@@ -17,10 +17,6 @@
 #include "gather.h"
 #include "kernels.h"
 
-_Static_assert(LC_BOOL == 0 && LC_INT64 == 4 && LC_UINT64 == 8 && LC_FLOAT16 == 9 &&
-               LC_BFLOAT16 == 10 && LC_FLOAT32 == 11 && LC_FLOAT64 == 12 && LC_NTYPES == 13,
-               "gather.cu's dtype numbers (a new dtype needs its case there)");
-
 #define THREADS 256
 
 /* n elements, one thread each (serial: one thread for them all) */

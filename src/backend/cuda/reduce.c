@@ -23,10 +23,6 @@ _Static_assert(LC_RED_SUM == 0 && LC_RED_MEAN == 4 && LC_RED_ARGMIN == 5 && LC_R
                LC_RED_CUMSUM == 9 && LC_RED_CUMPROD == 10, "reduce.cu's op numbers");
 _Static_assert(LC_DOM_BOOL == 0 && LC_DOM_I64 == 1 && LC_DOM_U64 == 2 && LC_DOM_F32 == 3 &&
                LC_DOM_F64 == 4, "reduce.cu's domain numbers");
-_Static_assert(LC_BOOL == 0 && LC_INT8 == 1 && LC_INT64 == 4 && LC_UINT8 == 5 && LC_UINT64 == 8 &&
-               LC_FLOAT16 == 9 && LC_BFLOAT16 == 10 && LC_FLOAT32 == 11 && LC_FLOAT64 == 12 &&
-               LC_NTYPES == 13,
-               "reduce.cu's dtype numbers (a new dtype needs its loads and stores there)");
 
 /* elements one thread of a block reduces serially, at most */
 #define PER_THREAD 16
