@@ -561,6 +561,9 @@ bad.vararg = function(...) end
 bad.loopvar = function(x) for i = 1, 2 do i = 3 end end
 bad.andmix = function(x) local v = x[1] > 0 and 1 end
 bad.string_upvalue = function(x) print(K.name) end
+bad.raise = function(x) if x[1] > 0 then error(1) end end
+bad.coroutine = function(x) coroutine.yield(1) end
+bad.metatable = function(x) setmetatable(x, x) end
 return bad
 ]==])
     f:close()
@@ -584,6 +587,9 @@ return bad
       { "loopvar", 18, "the loop variable 'i' is assigned" },
       { "andmix", 19, "'and' of a boolean and an integer would give either type" },
       { "string_upvalue", 20, "'K.name' is nil: no such field" },
+      { "raise", 21, "'error' is not in the kernel subset: a kernel cannot raise" },
+      { "coroutine", 22, "coroutines are not in the kernel subset" },
+      { "metatable", 23, "metatables are not in the kernel subset" },
     }
     for _, c in ipairs(cases) do
       it(c[1], function()
