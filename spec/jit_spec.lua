@@ -401,6 +401,8 @@ describe("luacuda.jit", function()
       elseif j % 2 == 0 then c = c + 10
       else c = c + 1 end
     end
+    local lim = 3
+    for _ = 1, lim do lim = lim + 1; c = c + 100 end    -- the limit is read once
     local p, q = c, n
     p, q = q, p
     if not n then c = -1 end
@@ -432,13 +434,17 @@ describe("luacuda.jit", function()
       K.atomic.and_(acc, { 1, 2 }, ~(1 << ((flat - 1) % 20)))
       out[{ flat, 5 }] = K.atomic.exch(acc, { 2, 1 }, flat)
       if flag then out[{ flat, 6 }] = math.floor(s * 4) + math.maxinteger + math.mininteger end
-      fout[flat] = trig(flat / 64)
+      local v = flat                   -- given an integer, then a float: a float64
+      if flag then v = v / 4 end
+      fout[flat] = trig(flat / 64) + v
     end, { signature = { nil, nil, nil, nil, nil, "float32" }, fastmath = true })
     local base = luacuda.to_device(luacuda.arange(24, "int64"):reshape(3, 8))
     local m = base[{ {}, { 8, 1, -2 } }]
     local out = luacuda.to_device(luacuda.zeros({ 64, 6 }, "int64"))
-    local fout = luacuda.device_array(64, "float64")
-    local acc = luacuda.to_device(luacuda.array({ { 0, 0x7fffffff }, { 0, 0 } }, "int32"))
+    local fout = luacuda.mapped_array(64, "float64")          -- other device-accessible kinds
+    local acc = luacuda.managed_array({ 2, 2 }, "int32")
+    acc:fill(0)
+    acc[{ 1, 2 }] = 0x7fffffff
     local cfg = { { 1, 1, 2 }, { 8, 2, 2 } }
     assert.truthy(rest:source(m, out, fout, acc, true, 2.75):find("float s)", 1, true))
     rest[cfg](m, out, fout, acc, true, 2.75)
@@ -450,7 +456,8 @@ describe("luacuda.jit", function()
       local want = { lane == 1 and 10 or (lane - 1) * 10,
         122 + 1000 * hm[(flat - 1) % 3 + 1][(flat - 1) % 4 + 1], flow(flat), 35, got[flat][5], 10 }
       assert.same(want, got[flat], ("thread %d"):format(flat))
-      assert.is_true(math.abs(trig(flat / 64) - fgot[flat]) <= 1e-6 * math.abs(trig(flat / 64)), flat)
+      local fwant = trig(flat / 64) + flat / 4
+      assert.is_true(math.abs(fwant - fgot[flat]) <= 1e-6 * math.abs(fwant), flat)
       xor, olds = xor ~ flat, olds + got[flat][5]
     end
     assert.same({ { xor, 0x7ff00000 }, { 64 * 65 // 2 - olds, 0 } }, hacc)
@@ -624,7 +631,7 @@ print("launch", ok, err)
     local path = os.tmpname() .. ".lua"
     local f = assert(io.open(path, "w"))
     f:write([==[
-local K, tbl = ...
+local K, tbl, arr = ... local str = "text"
 local bad = {}
 bad.table = function(x) local t = {1, 2} x[1] = t[1] end
 bad.string = function(x) local s = "a" end
@@ -647,10 +654,12 @@ bad.string_upvalue = function(x) print(K.name) end
 bad.raise = function(x) if x[1] > 0 then error(1) end end
 bad.coroutine = function(x) coroutine.yield(1) end
 bad.metatable = function(x) setmetatable(x, x) end
+bad.string_up = function(x) local s = str end
+bad.array_up = function(x) x[1] = arr[1] end
 return bad
 ]==])
     f:close()
-    local bad = assert(loadfile(path))(K, { 1 })
+    local bad = assert(loadfile(path))(K, { 1 }, luacuda.device_array(2, "int32"))
     teardown(function() os.remove(path) os.remove((path:gsub("%.lua$", ""))) end)
     local x = luacuda.device_array(4, "int32")
     local cases = {
@@ -658,7 +667,7 @@ return bad
       { "string", 4, "strings are not in the kernel subset" },
       { "pairs", 5, "'for ... in' (pairs, ipairs) is not in the kernel subset" },
       { "closure", 6, "closures cannot be created in a kernel" },
-      { "upvalue", 7, "'tbl' is a table, which a kernel cannot hold" },
+      { "upvalue", 7, "'tbl' is a table, which a kernel cannot hold: only numbers and booleans of the host are read as constants; pass it as an argument" },
       { "method", 8, "method calls (':sum') are not in the kernel subset" },
       { "booladd", 9, "'+' of a boolean: it takes numbers" },
       { "arity", 10, "is indexed with 2 indices; it takes 1" },
@@ -673,6 +682,8 @@ return bad
       { "raise", 21, "'error' is not in the kernel subset: a kernel cannot raise" },
       { "coroutine", 22, "coroutines are not in the kernel subset" },
       { "metatable", 23, "metatables are not in the kernel subset" },
+      { "string_up", 24, "'str' is a string, which a kernel cannot hold: only numbers and booleans of the host are read as constants; pass it as an argument" },
+      { "array_up", 25, "'arr' is an array or other luacuda object, which a kernel cannot hold: only numbers and booleans of the host are read as constants; pass it as an argument" },
     }
     for _, c in ipairs(cases) do
       it(c[1], function()
