@@ -316,10 +316,15 @@ describe("luacuda.jit", function()
     assert.equal(3, #k:specializations())
   end)
 
-  it("has the vocabulary: K.random draws luacuda.random's bits", function()
+  it("has the vocabulary: K.random draws luacuda.random's bits (and Monte Carlo pi as array math)", function()
     local n = 10
-    local rk = luacuda.jit(function(seed, counter, u32, u64, n32, n64)
+    local rk = luacuda.jit(function(seed, counter, u32, u64, n32, n64, m, hits)
       local i = K.grid(1)
+      -- Monte Carlo pi (examples/monte_carlo_pi.lua): points from one draw of 2m
+      if i <= m then
+        local px, py = K.random.uniform_float64(seed, counter, i), K.random.uniform_float64(seed, counter, m + i)
+        if px * px + py * py <= 1 then K.atomic.add(hits, 1, 1) end
+      end
       if i <= #u32 then
         u32[i] = K.random.uniform_float32(seed, counter, i)
         u64[i] = K.random.uniform_float64(seed, counter, i)
@@ -330,7 +335,11 @@ describe("luacuda.jit", function()
     local st = luacuda.random(42):state()
     local u32, u64 = luacuda.device_array(n, "float32"), luacuda.device_array(n, "float64")
     local n32, n64 = luacuda.device_array(n, "float32"), luacuda.device_array(n, "float64")
-    rk[{ 1, 32 }](st.seed, st.counter, u32, u64, n32, n64)
+    local m, hits = 128, luacuda.to_device(luacuda.zeros(1, "int64"))
+    rk[{ 4, 32 }](st.seed, st.counter, u32, u64, n32, n64, m, hits)
+    local xy = luacuda.random(42):uniform(2 * m, "float64")
+    local px, py = xy[{ { 1, m } }], xy[{ { m + 1, 2 * m } }]
+    assert.same({ (px * px + py * py):le(1):sum() }, host(hits))     -- the same points as array math's
     assert.same(host(luacuda.random(42):uniform(n, "float32")), host(u32))
     assert.same(host(luacuda.random(42):uniform(n, "float64")), host(u64))
     assert.same(host(luacuda.random(42):normal(n, "float32")), host(n32))
