@@ -491,7 +491,7 @@ local luacuda = require "luacuda"
 local K = luacuda.kernel
 local k = luacuda.jit(function(x)
   local i = K.grid(1)
-  if i == 1 then print("first", i, 2.5, true) end
+  if i == 1 then print("first", i, 2.5, true) end K.syncthreads()   -- printed before any trap
   x[i] = 1
 end, {boundscheck = true})
 local ok, err = pcall(function()
