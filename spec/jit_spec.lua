@@ -427,7 +427,8 @@ describe("luacuda.jit", function()
       local x, y, z = K.grid(3)
       local gx, gy, gz = K.gridsize(3)
       local flat = ((z - 1) * gy + (y - 1)) * gx + x
-      local up = K.shfl_up(K.laneid * 10, 1)
+      local up = K.shfl_up(K.laneid * 10, 1)          -- lane 1 and lane 32 keep their own
+      out[{ flat, 7 }] = K.shfl_down(K.laneid * 10, 1)
       local z2 = (K.blockIdx.z - 1) * K.blockDim.z + K.threadIdx.z
       local same = z2 == z and gz == K.gridDim.z * K.blockDim.z
       out[{ flat, 1 }] = up
@@ -449,7 +450,7 @@ describe("luacuda.jit", function()
     end, { signature = { nil, nil, nil, nil, nil, "float32" }, fastmath = true })
     local base = luacuda.to_device(luacuda.arange(24, "int64"):reshape(3, 8))
     local m = base[{ {}, { 8, 1, -2 } }]
-    local out = luacuda.to_device(luacuda.zeros({ 64, 6 }, "int64"))
+    local out = luacuda.to_device(luacuda.zeros({ 64, 7 }, "int64"))
     local fout = luacuda.mapped_array(64, "float64")          -- other device-accessible kinds
     local acc = luacuda.managed_array({ 2, 2 }, "int32")
     acc:fill(0)
@@ -463,7 +464,8 @@ describe("luacuda.jit", function()
     for flat = 1, 64 do
       local lane = (flat - 1) % 32 + 1
       local want = { lane == 1 and 10 or (lane - 1) * 10,
-        122 + 1000 * hm[(flat - 1) % 3 + 1][(flat - 1) % 4 + 1], flow(flat), 35, got[flat][5], 10 }
+        122 + 1000 * hm[(flat - 1) % 3 + 1][(flat - 1) % 4 + 1], flow(flat), 35, got[flat][5], 10,
+        lane == 32 and 320 or (lane + 1) * 10 }
       assert.same(want, got[flat], ("thread %d"):format(flat))
       local fwant = trig(flat / 64) + flat / 4
       assert.is_true(math.abs(fwant - fgot[flat]) <= 1e-6 * math.abs(fwant), flat)
