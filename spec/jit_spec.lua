@@ -424,7 +424,7 @@ describe("luacuda.jit", function()
 
   local ON = true                    -- a boolean upvalue: a constant
   it("has the rest: 3-d positions, size and ndim, shfl_up, n-d atomics, elseif/break/swap, fastmath", function()
-    local rest = luacuda.jit(function(m, out, fout, acc, flag, s)
+    local rest = luacuda.jit(function(m, out, fout, acc, flag, s, b, u8, i16, u16, u64, bf)
       local x, y, z = K.grid(3)
       local gx, gy, gz = K.gridsize(3)
       local flat = ((z - 1) * gy + (y - 1)) * gx + x
@@ -448,6 +448,14 @@ describe("luacuda.jit", function()
       local v = flat                   -- given an integer, then a float: a float64
       if flag then v = v / 4 end
       fout[flat] = trig(flat / 64) + v
+      if flat <= #b then                -- the other dtypes
+        b[flat] = not b[flat]
+        u8[flat] = u8[flat] + 250
+        i16[flat] = i16[flat] * -3
+        u16[flat] = u16[flat] - 1
+        u64[flat] = u64[flat] >> 1
+        bf[flat] = bf[flat] * 2 + 0.5
+      end
     end, { signature = { nil, nil, nil, nil, nil, "float32" }, fastmath = true })
     local base = luacuda.to_device(luacuda.arange(24, "int64"):reshape(3, 8))
     local m = base[{ {}, { 8, 1, -2 } }]
@@ -457,8 +465,14 @@ describe("luacuda.jit", function()
     acc:fill(0)
     acc[{ 1, 2 }] = 0x7fffffff
     local cfg = { { 1, 1, 2 }, { 8, 2, 2 } }
-    assert.truthy(rest:source(m, out, fout, acc, true, 2.75):find("float s)", 1, true))
-    rest[cfg](m, out, fout, acc, true, 2.75)
+    local others = { luacuda.to_device(luacuda.array({ true, false, true, false }, "bool")),
+      luacuda.to_device(luacuda.array({ 0, 5, 6, 255 }, "uint8")),
+      luacuda.to_device(luacuda.array({ 1, -2, 300, 0 }, "int16")),
+      luacuda.to_device(luacuda.array({ 0, 1, 65535, 7 }, "uint16")),
+      luacuda.to_device(luacuda.array({ 6, 1 << 62, 1, 0 }, "uint64")),
+      luacuda.to_device(luacuda.array({ 1, 2.5, -4, 10 }, "bfloat16")) }
+    assert.truthy(rest:source(m, out, fout, acc, true, 2.75, table.unpack(others)):find("float s,", 1, true))
+    rest[cfg](m, out, fout, acc, true, 2.75, table.unpack(others))
     local hm, got, fgot, hacc = host(m), host(out), host(fout), host(acc)
     assert.same({ 3, 4 }, { #hm, #hm[1] })
     local xor, olds = 0, 0
@@ -473,16 +487,20 @@ describe("luacuda.jit", function()
       xor, olds = xor ~ flat, olds + got[flat][5]
     end
     assert.same({ { xor, 0x7ff00000 }, { 64 * 65 // 2 - olds, 0 } }, hacc)
+    local want = { { false, true, false, true }, { 250, 255, 0, 249 }, { -3, 6, -900, 0 },
+      { 65535, 0, 65534, 6 }, { 3, 1 << 61, 0, 0 }, { 2.5, 5.5, -7.5, 20.5 } }
+    for k, a in ipairs(others) do assert.same(want[k], host(a), a.dtype) end
     -- a host array is refused as a compiled kernel refuses it (the same
     -- specialisation); a record array before any translation
     S.misuse("a host array cannot be passed to a kernel", function()
-      rest[cfg](m, out:copy_to_host(), fout, acc, true, 2.75)
+      rest[cfg](m, out:copy_to_host(), fout, acc, true, 2.75, table.unpack(others))
     end)
     local rec = luacuda.device_array(2, luacuda.record { { "a", "int32" } })
     S.misuse({ "luacuda.jit: argument 1 ('m')", "which a Lua kernel cannot read" }, function()
-      rest[cfg](rec, out, fout, acc, true, 2.75)
+      rest[cfg](rec, out, fout, acc, true, 2.75, table.unpack(others))
     end)
-    assert.same({ "int64:2:A,int64:2,float64:1,int32:2,bool,float32" }, rest:specializations())
+    assert.same({ "int64:2:A,int64:2,float64:1,int32:2,bool,float32,bool:1,uint8:1,int16:1,uint16:1,uint64:1,bfloat16:1" },
+      rest:specializations())
   end)
 
   it("prints, and checks bounds naming the array and the Lua line", function()
