@@ -482,6 +482,8 @@ function C:index(e)
       self:fail(line, "'%s' is indexed by a value known only on the GPU: a host table's fields are read at compile time", obj.name)
     end
     local h = obj.host
+    -- coroutine.yield(...) and the like: say why, not "pass it as an argument"
+    if h == coroutine then self:fail(line, "coroutines are not in the kernel subset") end
     -- only the luacuda tables are read at compile time: another table's
     -- contents could change between launches
     if not self.unit.static_table(h) then self:rvalue(obj, line) end
