@@ -417,9 +417,11 @@ describe("luacuda.dist on NCCL", function()
     it("runs collectives through NCCL", function() pending(why) end)
     return
   end
-  -- the ranks' settings; TMPDIR: where the fake NCCL's ranks exchange data
+  -- the ranks' settings; TMPDIR: where the fake NCCL's ranks exchange data.
+  -- The ranks load the fatbinary a GPU loads (no LUACUDA_PTX): its kernels
+  -- are compiled once into the disk cache, which every job's ranks share.
   local function env(nccl, extra)
-    return ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_LIBNCCL=%s LUACUDA_PTX=1 "
+    return ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_LIBNCCL=%s "
       .. "FAKE_CUDA_MEMORY=1G TMPDIR=%%s %s"):format(fake_cuda, nccl, extra or "")
   end
 
