@@ -3,8 +3,9 @@
 -- worker runs every block) launches a compute-heavy kernel once, a loop of
 -- fma and integer hashing per thread and a shared-memory tree reduction per
 -- block, and times the launch with its synchronize in CPU time; the fake
--- counts the instructions it ran (FAKE_CUDA_STATS). Best of BENCH_REPEAT
--- runs (3).
+-- counts the instructions it ran (FAKE_CUDA_STATS). The child loads the
+-- fatbinary a GPU would load, whose PTX the fake runs: the same count as a
+-- load of the PTX alone (LUACUDA_PTX=1). Best of BENCH_REPEAT runs (3).
 --   lua5.4 bench/ptx.lua    (make bench-ptx)
 local B = require "bench.common"
 local fake = B.fake_driver()
@@ -57,7 +58,7 @@ local function run()
   local fh = assert(io.open(script, "w"))
   fh:write(CHILD)
   fh:close()
-  local cmd = ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 LUACUDA_CACHE_DIR=%s/cache "
+  local cmd = ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_CACHE_DIR=%s/cache "
                .. "FAKE_CUDA_MEMORY=256M FAKE_CUDA_DELAY_US=0 FAKE_CUDA_WORKERS=1 FAKE_CUDA_STATS=%s/stats "
                .. "lua5.4 %s %d 2>&1"):format(fake, dir, dir, script, iters)
   local p = io.popen(cmd)

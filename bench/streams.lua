@@ -25,7 +25,7 @@ local delay = tonumber(os.getenv("FAKE_CUDA_DELAY_US")) or 5000
 -- made on the legacy stream between them
 local function run(n)
   local trace = os.tmpname()
-  local cmd = ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 FAKE_CUDA_MEMORY=1G "
+  local cmd = ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s FAKE_CUDA_MEMORY=1G "
                .. "FAKE_CUDA_DELAY_US=%d FAKE_CUDA_TRACE=%s FAKE_CUDA_TRACE_STREAMS=1 "
                .. "lua5.4 examples/streams.lua %d %d 2>&1"):format(fake, delay, trace, n, FLOATS)
   local p = io.popen(cmd)
@@ -63,7 +63,7 @@ local function narrow_rows(n)
     mark("end")
   ]]):format(n, n))
   f:close()
-  local p = io.popen(("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_PTX=1 FAKE_CUDA_TRACE=%s "
+  local p = io.popen(("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s FAKE_CUDA_TRACE=%s "
                       .. "lua5.4 %s 2>&1"):format(fake, trace, script))
   local out = p:read("a")
   p:close()

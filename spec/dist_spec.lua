@@ -404,7 +404,7 @@ describe("luacuda.dist on MPI", function()
 end)
 
 -- The NCCL engine against the fake NCCL on the fake driver (make check
--- builds both: spec/fake/fake_nccl.c, spec/fake/fake_cuda.c), 2 ranks.
+-- builds both: spec/fake/fake_nccl.c, spec/fake/fake_cuda.c), 2 ranks (1 in one job).
 describe("luacuda.dist on NCCL", function()
   local abs = BUILD:sub(1, 1) == "/" and BUILD or os.getenv("PWD") .. "/" .. BUILD
   local fake_cuda, fake_nccl = abs .. "/fake/libcuda.so.1", abs .. "/fake/libnccl.so.2"
@@ -417,9 +417,11 @@ describe("luacuda.dist on NCCL", function()
     it("runs collectives through NCCL", function() pending(why) end)
     return
   end
-  -- the ranks' settings; TMPDIR: where the fake NCCL's ranks exchange data
+  -- the ranks' settings; TMPDIR: where the fake NCCL's ranks exchange data.
+  -- The ranks load the fatbinary a GPU loads (no LUACUDA_PTX): its kernels
+  -- are compiled once into the disk cache, which every job's ranks share.
   local function env(nccl, extra)
-    return ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_LIBNCCL=%s LUACUDA_PTX=1 "
+    return ("LUACUDA_BACKEND=cuda LUACUDA_LIBCUDA=%s LUACUDA_LIBNCCL=%s "
       .. "FAKE_CUDA_MEMORY=1G TMPDIR=%%s %s"):format(fake_cuda, nccl, extra or "")
   end
 
@@ -453,6 +455,26 @@ describe("luacuda.dist on NCCL", function()
     end
     -- int16 reductions go through MPI (NCCL has no such type)
     assert.is_nil(out:find("int16", 1, true), out)
+  end)
+
+  it("runs a job of one rank on NCCL, whose collectives give x back", function()
+    local ok, stdout, _, _, out = mpirun("spec/dist/nccl_one.lua", 1,
+      env(fake_nccl, "FAKE_NCCL_TRACE=%s/trace.txt"))
+    all_passed(ok, stdout, out, 1, 10)
+    assert.same({ "nccl" }, lines(out, "engine "), out)
+    local function has(line) return count_lines(out, line) end
+    assert.equal(1, has("ncclCommInitRank nranks=1 rank=0"), out)
+    local me = "rank=1/1 "
+    for _, op in ipairs { "sum", "prod", "min", "max" } do
+      assert.equal(1, has("ncclAllReduce " .. me .. "count=3 float32 " .. op .. " inplace @legacy"), out)
+    end
+    assert.equal(1, has("ncclAllReduce " .. me .. "count=2 int64 sum @legacy"), out)    -- into out
+    assert.equal(1, has("ncclBroadcast " .. me .. "count=3 int32 root=0 inplace @legacy"), out)
+    assert.equal(1, has("ncclReduce " .. me .. "count=2 float64 max root=0 inplace @legacy"), out)
+    assert.equal(1, has("ncclAllGather " .. me .. "sendcount=3 float32 @legacy"), out)
+    assert.equal(1, has("ncclReduceScatter " .. me .. "recvcount=2 int32 sum @legacy"), out)
+    assert.equal(1, has("ncclAllReduce " .. me .. "count=4 float32 sum inplace @stream"), out)
+    assert.equal(1, has("ncclCommDestroy rank=1/1"), out)
   end)
 
   it("queues collectives on streams through NCCL, and through MPI where NCCL is off", function()
