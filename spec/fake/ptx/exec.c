@@ -32,9 +32,11 @@
 #include <unistd.h>
 
 /* A call's frame beyond its .local variables: ptxas keeps at least the
-** return address there (8 bytes, kept 16-aligned). Real frames also hold the
-** registers the callee saves, so a GPU's stack runs out sooner than the
-** fake's, never later. */
+** return address there (8 bytes, kept 16-aligned). Real frames differ both
+** ways: they hold the registers the callee saves (a recursive function's was
+** 72 bytes on sm_90 where this counts 48), and ptxas may shrink what it
+** inlines (a kernel's 256 where this counts 272); the cubin's .nv.info
+** (EIATTR_FRAME_SIZE) has the real sizes, not read here. */
 #define CALL_FRAME_BYTES 16
 #define NCACHE 8                       /* allocations a worker remembers */
 #define UNDEFINED_BYTE 0xA5            /* what fresh registers, local and shared memory hold */
