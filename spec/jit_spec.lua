@@ -1,6 +1,7 @@
 -- luacuda.jit: Lua functions as kernels. Each kernel's results are checked
--- against the same computation in plain Lua; the error cases check the
--- message and the Lua file:line of the construct.
+-- against the same computation in plain Lua, and the ported ones also
+-- against their CUDA C++ versions on the same inputs; the error cases check
+-- the message and the Lua file:line of the construct.
 local luacuda = require "luacuda"
 local S = require "spec.support"
 local K = luacuda.kernel
@@ -8,6 +9,59 @@ local K = luacuda.kernel
 local function host(a) return a:copy_to_host():totable() end
 
 describe("luacuda.jit", function()
+  -- The CUDA C++ versions of the ported kernels, run on the same inputs as
+  -- the Lua ones: the examples' kernels (examples/kernels/*.cu) and, for
+  -- the stencil, Monte Carlo and warp kernels no example has, twins written
+  -- here. One module, compiled on first use, so a filtered run works too.
+  local TWINS = [==[
+extern "C" __global__ void stencil_twin(Array<double, 2> src, Array<double, 2> dst) {
+  int j = grid2().x, i = grid2().y, n = src.shape[0], m = src.shape[1];
+  if (i > 0 && i < n - 1 && j > 0 && j < m - 1)
+    dst(i, j) = (src(i - 1, j) + src(i + 1, j) + src(i, j - 1) + src(i, j + 1)) / 4;
+}
+// Monte Carlo pi's points: element i of a draw of 2m float64 uniforms
+extern "C" __global__ void pi_twin(unsigned long long seed, unsigned long long counter, int m,
+                                   unsigned long long *hits) {
+  int i = grid1();
+  if (i < m) {
+    double px = lc_uniform_double(lc_random_word(seed, counter, 2ull * i),
+                                  lc_random_word(seed, counter, 2ull * i + 1));
+    double py = lc_uniform_double(lc_random_word(seed, counter, 2ull * (m + i)),
+                                  lc_random_word(seed, counter, 2ull * (m + i) + 1));
+    if (px * px + py * py <= 1) atomicAdd(hits, 1ull);
+  }
+}
+// the warp test's kernel; s unsigned, as the Lua kernel's wraps
+extern "C" __global__ void warp_twin(Array<long long, 2> out, unsigned *bal) {
+  int t = threadIdx.x;
+  long long lane = laneid() + 1, v = lane * 10;
+  unsigned long long s = v;
+  for (int d = 16; d >= 1; d /= 2) s += __shfl_down_sync(0xffffffffu, s, d);
+  unsigned b = __ballot_sync(0xffffffffu, lane % 2 == 0);
+  bool some = __any_sync(0xffffffffu, lane == 5), every = __all_sync(0xffffffffu, lane > 0);
+  out(t, 0) = (long long)s;
+  out(t, 1) = __shfl_sync(0xffffffffu, v, 0);
+  out(t, 2) = __shfl_xor_sync(0xffffffffu, v, 1);
+  out(t, 3) = some;
+  out(t, 4) = every;
+  bal[t] = b;
+}
+]==]
+  local twins
+  local function cxx()
+    if not twins then
+      local src = {}
+      for _, f in ipairs({ "saxpy", "reduce", "matmul_shared", "histogram" }) do
+        local fh = assert(io.open("examples/kernels/" .. f .. ".cu"))
+        src[#src + 1] = fh:read("a")
+        fh:close()
+      end
+      src[#src + 1] = TWINS
+      twins = luacuda.compile(table.concat(src, "\n"))
+    end
+    return twins
+  end
+
   it("runs saxpy by both launch forms, compiling once per signature", function()
     local saxpy = luacuda.jit(function(a, x, y)
       local i = K.grid(1)
@@ -23,7 +77,7 @@ describe("luacuda.jit", function()
     assert.same({ "float32,float32:1,float32:1" }, saxpy:specializations())
     local src = saxpy:source(2.0, x, y)
     assert.truthy(src:find('extern "C" __global__ void saxpy(float a, Array<float, 1> x, Array<float, 1> y)', 1, true), src)
-    assert.truthy(src:find('#line 13 "spec/jit_spec.lua"', 1, true), src)
+    assert.truthy(src:find('#line 67 "spec/jit_spec.lua"', 1, true), src)
     -- one launch function for a configuration table (a loop of launches
     -- makes none), which reads the table at each launch
     local cfg = { 1, 32 }
@@ -34,6 +88,17 @@ describe("luacuda.jit", function()
     launch(1.0, x, y)
     got = host(y)
     for i = 1, n do assert.equal((i <= 32 and 2 or 1) * (i - 1) + 1 + 3 * (i - 1), got[i], i) end
+    -- examples/kernels/saxpy.cu on the same floats, the same arithmetic:
+    -- the same bits; the Lua one queued on a stream
+    local rx = luacuda.random(5):uniform(n, "float32")
+    local y1, y2 = luacuda.random(6):uniform(n, "float32"), luacuda.random(6):uniform(n, "float32")
+    local s = luacuda.stream()
+    saxpy:launch({ grid = 2, block = 32, stream = s }, 0.7, rx, y1)
+    s:synchronize()
+    cxx().saxpy[{ 2, 32 }](n, 0.7, rx, y2)
+    local got1, y0 = host(y1), host(luacuda.random(6):uniform(n, "float32"))
+    assert.same(host(y2), got1)
+    for i = 1, n do assert.is_true(got1[i] > y0[i], i) end   -- the stream's launch ran
   end)
 
   it("reduces through shared memory and atomics", function()
@@ -59,6 +124,16 @@ describe("luacuda.jit", function()
     local out = luacuda.to_device(luacuda.zeros(1, "float64"))
     reduce[{ (n + TPB - 1) // TPB, TPB }](x, out)
     assert.equal(n * (n - 1) // 2, host(out)[1])
+    -- examples/kernels/reduce.cu sums float32 in blocks of 256, this one
+    -- float64 in blocks of 32 (its float32 inputs exact in float64): the
+    -- orders differ, so the sums agree to float32's rounding of n - 1
+    -- additions, (n - 1) * 2^-24 * sum |x|
+    local x32 = luacuda.random(7):uniform(300, "float32")
+    local s32, s64 = luacuda.to_device(luacuda.zeros(1, "float32")), luacuda.to_device(luacuda.zeros(1, "float64"))
+    cxx().block_sum[{ 2, 256 }](x32, s32, 300)
+    reduce[{ 10, TPB }](x32:astype("float64"), s64)
+    local want, got = host(s64)[1], host(s32)[1]
+    assert.is_true(want > 100 and math.abs(got - want) <= 299 * 2 ^ -24 * want, got .. " " .. want)
   end)
 
   it("uses the launch's dynamic shared memory: K.shared.array(0, dtype)", function()
@@ -111,6 +186,14 @@ describe("luacuda.jit", function()
         assert.equal(s, hc[i][j])
       end
     end
+    -- examples/kernels/matmul_shared.cu (16 x 16 tiles) on 16 x 16 floats:
+    -- each element the same float32 sum over k in order, so the same bits
+    local a16 = luacuda.random(8):uniform(256, "float32"):reshape(16, 16)
+    local b16 = luacuda.random(9):uniform(256, "float32"):reshape(16, 16)
+    local c1, c2 = luacuda.device_array({ 16, 16 }, "float32"), luacuda.device_array({ 16, 16 }, "float32")
+    matmul[{ { 4, 4 }, { TILE, TILE } }](a16, b16, c1)
+    cxx().matmul[{ { 1, 1 }, { 16, 16 } }](a16, b16, c2, 16)
+    assert.same(host(c2), host(c1))
   end)
 
   it("counts a histogram with atomics, a grid-stride loop and goto continue", function()
@@ -142,6 +225,19 @@ describe("luacuda.jit", function()
     local st = host(stats)
     assert.same({ 49, 1, -40, 255, 1 }, { st[1], st[2], st[3], st[4], st[6] })
     assert.truthy(st[5] % 5 ~= 0 and st[5] > 0, st[5])   -- the first to swap 0 for its value
+    -- examples/kernels/histogram.cu (uint8 data, per-block bins in shared
+    -- memory) counts the same bins of data with no multiple of 5
+    local vals = {}
+    for k = 1, 200 do
+      local v = k * 37 % 256
+      if v % 5 ~= 0 then vals[#vals + 1] = v end
+    end
+    local h1, h2 = luacuda.to_device(luacuda.zeros(8, "int32")), luacuda.to_device(luacuda.zeros(8, "uint32"))
+    hist[{ 2, 8 }](luacuda.to_device(luacuda.array(vals, "int32")), h1, stats)
+    cxx().histogram:launch({ grid = 2, block = 8, shared = 8 * 4 },
+      luacuda.to_device(luacuda.array(vals, "uint8")), #vals, h2, 8)
+    assert.same(host(h2), host(h1))
+    assert.equal(#vals, h1:sum())
   end)
 
   it("reads a transposed view through its strides (a 2-d stencil)", function()
@@ -170,6 +266,10 @@ describe("luacuda.jit", function()
         assert.equal(want, ho[i][j])
       end
     end
+    -- its C++ twin (above) on the same view: the same sums, the same bits
+    local o2 = luacuda.to_device(luacuda.zeros({ 5, 4 }, "float64"))
+    cxx().stencil_twin[{ { 1, 1 }, { 8, 8 } }](g, o2)
+    assert.same(host(o2), ho)
   end)
 
   -- the same Lua function runs in the kernel (as a device function) and
@@ -340,36 +440,58 @@ describe("luacuda.jit", function()
     local xy = luacuda.random(42):uniform(2 * m, "float64")
     local px, py = xy[{ { 1, m } }], xy[{ { m + 1, 2 * m } }]
     assert.same({ (px * px + py * py):le(1):sum() }, host(hits))     -- the same points as array math's
+    local hits2 = luacuda.to_device(luacuda.zeros(1, "uint64"))
+    cxx().pi_twin[{ 4, 32 }](st.seed, st.counter, m, hits2)          -- and as the prelude's Philox's
+    assert.same(host(hits), host(hits2))
     assert.same(host(luacuda.random(42):uniform(n, "float32")), host(u32))
     assert.same(host(luacuda.random(42):uniform(n, "float64")), host(u64))
     assert.same(host(luacuda.random(42):normal(n, "float32")), host(n32))
     assert.same(host(luacuda.random(42):normal(n, "float64")), host(n64))
   end)
 
-  it("has the vocabulary: warp shuffles and votes, lanes from 1", function()
+  it("has the vocabulary: warp shuffles and votes, lanes from 1, in a last partial warp too", function()
     local wk = luacuda.jit(function(out, bal)
-      local lane = K.laneid
+      local t, lane = K.threadIdx.x, K.laneid
       local v = lane * 10
       local s, d = v, K.warpsize // 2
       while d >= 1 do
         s = s + K.shfl_down(s, d)
         d = d // 2
       end
-      local first, b = K.shfl(v, 1), K.ballot(lane % 2 == 0)
+      local b = K.ballot(lane % 2 == 0)
       local some, every = K.any(lane == 5), K.all(lane > 0)
-      if lane == 1 then
-        out[1], out[2], bal[1] = s, first, b
-        out[3], out[4] = some and 1 or 0, every and 1 or 0
-      end
-      out[4 + lane] = K.shfl_xor(v, 1)
+      out[{ t, 1 }], out[{ t, 2 }], out[{ t, 3 }] = s, K.shfl(v, 1), K.shfl_xor(v, 1)
+      out[{ t, 4 }], out[{ t, 5 }], bal[t] = some and 1 or 0, every and 1 or 0, b
     end)
-    local out = luacuda.to_device(luacuda.zeros(36, "int64"))
-    local bal = luacuda.to_device(luacuda.zeros(1, "uint32"))
-    wk[{ 1, 32 }](out, bal)
-    local got = host(out)
-    assert.same({ 5280, 10, 1, 1 }, { got[1], got[2], got[3], got[4] })
-    for lane = 1, 32 do assert.equal(((lane - 1) ~ 1) * 10 + 10, got[4 + lane]) end
-    assert.same({ 0xAAAAAAAA }, host(bal))
+    local function run(k, threads)
+      local out = luacuda.to_device(luacuda.zeros({ threads, 5 }, "int64"))
+      local bal = luacuda.to_device(luacuda.zeros(threads, "uint32"))
+      k[{ 1, threads }](out, bal)
+      return host(out), host(bal)
+    end
+    local got, bal = run(wk, 32)
+    assert.same({ 5280, 10, 1, 1 }, { got[1][1], got[1][2], got[1][4], got[1][5] })
+    for lane = 1, 32 do
+      assert.equal(((lane - 1) ~ 1) * 10 + 10, got[lane][3])
+      assert.equal(0xAAAAAAAA, bal[lane])
+    end
+    -- a block of 40: its second warp has 8 lanes. A shuffle from a lane
+    -- the block lacks is undefined (CUDA's rule), so the sums (column 1)
+    -- of that warp are not compared; the rest is defined, and is what the
+    -- C++ __shfl_sync, __shfl_xor_sync and votes give on this backend
+    local twin, twin_bal
+    got, bal = run(wk, 40)
+    twin, twin_bal = run(cxx().warp_twin, 40)
+    assert.same(twin_bal, bal)
+    for t = 1, 40 do
+      local defined = { table.unpack(got[t], t <= 32 and 1 or 2) }
+      assert.same({ table.unpack(twin[t], t <= 32 and 1 or 2) }, defined, t)
+    end
+    for t = 33, 40 do
+      local lane = t - 32
+      assert.same({ 10, ((lane - 1) ~ 1) * 10 + 10, 1, 1 }, { table.unpack(got[t], 2) }, t)
+      assert.equal(0xAA, bal[t])     -- only the 8 lanes there are
+    end
   end)
 
   it("has math's functions as Lua's, a local array and a float loop", function()
