@@ -60,7 +60,7 @@ local AREAS = {
   { "CUDA backend only", { "src/backend/cuda/context.c", "src/backend/cuda/memory.c", "src/backend/cuda/stream.c",
     "src/backend/cuda/module.c", "src/backend/cuda/copy.c", "src/backend/cuda/api.c",
     "src/backend/cuda/reduce.c", "src/backend/cuda/blas.c", "src/backend/cuda/matmul.c",
-    "src/backend/cuda/gather.c", "src/backend/cuda/sort.c" } },
+    "src/backend/cuda/gather.c", "src/backend/cuda/sort.c", "src/backend/cuda/limits.c" } },
 }
 
 -- Errors no spec can provoke on a working machine: the reason, by key.
