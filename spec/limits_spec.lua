@@ -127,7 +127,9 @@ describe("device limits", function()
     if not S.fake then
       return pending("the fake driver's choices: a GPU's thread order and clamping are its own")
     end
-    local ok, out = S.lua_run("FAKE_CUDA_SCHED_SEED=0", ([==[
+    -- (a 512 KiB stack for each of an H100's 270336 resident threads is
+    -- about 132 GiB of device memory)
+    local ok, out = S.lua_run("FAKE_CUDA_SCHED_SEED=0 FAKE_CUDA_MEMORY=160G", ([==[
       local luacuda = require "luacuda"
       local m = luacuda.compile(%q)
       luacuda.set_limit("printf_fifo_size", 4096)
@@ -141,6 +143,31 @@ describe("device limits", function()
     assert.is_true(#kept > 0 and #kept < 256, out)
     for k, i in ipairs(kept) do assert.equal(256 - #kept + k - 1, i, out) end   -- the last ones, in order
     assert.truthy(out:find("clamped\t524288\n", 1, true), out)
+  end)
+
+  -- the device reserves the stack for every thread it holds at once
+  -- (132 multiprocessors of 2048 threads on the fake's H100); the fake's
+  -- FAKE_CUDA_MEMORY is what is left beside the default 1 KiB stack
+  it("on the fake driver, charge a raised stack to device memory and refuse one that does not fit", function()
+    if not S.fake then
+      return pending("the fake driver's memory: a GPU's own size and reservations differ")
+    end
+    local ok, out = S.lua_run("FAKE_CUDA_MEMORY=64M", [==[
+      local luacuda = require "luacuda"
+      print(luacuda.set_limit("stack_size", 1024 + 128))      -- 33 MiB more: fits
+      print(pcall(luacuda.set_limit, "stack_size", 2048))     -- 264 MiB more: does not
+      print(luacuda.get_limit("stack_size"))
+      print(luacuda.set_limit("stack_size", 1024))
+    ]==])
+    assert.is_true(ok, out)
+    local took, failed, msg, kept, back = out:match("^(%d+)\n(%a+)\t([^\n]*)\n(%d+)\n(%d+)\n$")
+    assert.equal("1152", took, out)
+    assert.equal("false", failed, out)
+    assert.equal("luacuda.set_limit: the device has no memory for a stack of 2048 bytes for "
+                 .. "each thread it holds; the limit is unchanged (cuCtxSetLimit: "
+                 .. "CUDA_ERROR_OUT_OF_MEMORY)", msg)
+    assert.equal("1152", kept, out)                           -- the old limit stays
+    assert.equal("1024", back, out)
   end)
 
   it("deliver printf output at a synchronize, not when the kernel ends, and fix the FIFO's size after", function()

@@ -74,7 +74,11 @@
 **                                holds loaded modules (image and variables),
 **                                the local memory reserved for launches (the
 **                                entry's .local frame times the threads the
-**                                device holds at once, grown, never shrunk)
+**                                device holds at once, grown, never shrunk),
+**                                or, when larger, the stack above the
+**                                default 1 KiB times those threads (the
+**                                default's share is the context's, outside
+**                                this figure)
 **                                and what fake_cuda_charge takes (cuBLAS's
 **                                workspaces); short of it, those calls are
 **                                CUDA_ERROR_OUT_OF_MEMORY
@@ -414,12 +418,22 @@ static void drop(alloc *a) {
 }
 
 /* Device memory that is no allocation of the program's: module images,
-** the local memory reserved for launches, cuBLAS's workspaces and NCCL's
+** each thread's local memory (local_held), cuBLAS's workspaces and NCCL's
 ** buffers (fake_cuda_charge). Under mu. */
 static size_t charged[MAXDEV], local_reserved[MAXDEV];
+static size_t stack_reserved(int dev, size_t stack);
+
+static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+
+/* Each thread's local memory, reserved for every thread the device holds:
+** the launches' frames (local_reserved) live in the stack, so it is the
+** larger of those and the stack above the default (stack_reserved). */
+static size_t local_held(int dev) {
+  return max_size(local_reserved[dev], stack_reserved(dev, ctxs[dev].stack));
+}
 
 static size_t dev_used(int dev) {
-  size_t n = pools[dev].reserved + charged[dev] + local_reserved[dev];
+  size_t n = pools[dev].reserved + charged[dev] + local_held(dev);
   for (pool *q = made_pools; q; q = q->next)
     if (q->dev == dev) n += q->reserved;
   for (alloc *a = allocs; a; a = a->next)
@@ -813,7 +827,10 @@ API int fake_cuda_reachable(CUdeviceptr p, size_t n) {
 **   value. A thread that goes past it as it runs (recursion too deep) is
 **   the hardware's stack error, CUDA_ERROR_HARDWARE_STACK_ERROR, sticky as
 **   the manual says. Setting it waits for the work queued before, and
-**   applies to later launches. 1024 bytes at first: what current drivers
+**   applies to later launches. The stack is reserved for every thread the
+**   device holds at once, so a raise, set or at a launch, the device has
+**   no room for is CUDA_ERROR_OUT_OF_MEMORY, the limit as it was (the
+**   manual lists that error). 1024 bytes at first: what current drivers
 **   report (the manual gives no figure; no GPU was lent to check). A request
 **   above 512 KiB, the most local memory a thread has (the guide's table of
 **   technical specifications), is clamped to it, as the manual lets a
@@ -837,6 +854,31 @@ API int fake_cuda_reachable(CUdeviceptr p, size_t n) {
 #define MAX_STACK ((size_t)512 << 10)
 #define DEFAULT_PRINTF_FIFO ((size_t)1 << 20)
 #define DEFAULT_MALLOC_HEAP ((size_t)8 << 20)
+
+static bool dev_attr(int d, CUdevice_attribute attr, int *v);
+
+/* The threads device dev holds at once: its multiprocessors times the
+** threads one holds (as resident_blocks counts them). */
+static size_t resident_threads(int dev) {
+  int sms = 0;
+  dev_attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms);
+  return (size_t)sms * (ccmaj[dev] == 8 && ccmin[dev] == 6 ? 1536u : 2048u);
+}
+
+/* The device memory a stack of the given size takes beyond the default's
+** (the fake's FAKE_CUDA_MEMORY is what the context leaves, its default
+** stack reserved already): the excess for every thread the device holds. */
+static size_t stack_reserved(int dev, size_t stack) {
+  return stack > DEFAULT_STACK ? (stack - DEFAULT_STACK) * resident_threads(dev) : 0;
+}
+
+/* May the current context's stack become `stack` bytes, the device's other
+** memory as it is? */
+static bool stack_fits(size_t stack) {
+  int d = curdev();
+  return dev_used(d) - local_held(d) + max_size(local_reserved[d], stack_reserved(d, stack)) <=
+         devmem;
+}
 
 static pthread_mutex_t fifo_mu = PTHREAD_MUTEX_INITIALIZER;   /* every context's FIFO */
 
@@ -1268,7 +1310,9 @@ API CUresult cuCtxSetLimit(CUlimit limit, size_t v) {
   switch (limit) {
     case CU_LIMIT_STACK_SIZE:
       drain_device(curdev());          /* "the device will block until all preceding ... are complete" */
-      current->stack = v < MAX_STACK ? v : MAX_STACK;
+      if (v > MAX_STACK) v = MAX_STACK;
+      if (!stack_fits(v)) return leave(CUDA_ERROR_OUT_OF_MEMORY);   /* the old limit stays */
+      current->stack = v;
       break;
     case CU_LIMIT_PRINTF_FIFO_SIZE:
       if (current->printed) return leave(CUDA_ERROR_INVALID_VALUE);
@@ -2446,12 +2490,11 @@ API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, u
 ** holds at once; the driver grows the reservation it keeps (never
 ** shrinking it here) and fails the launch when the device has no room. */
 static bool reserve_local(const struct CUfunc_st *f) {
-  int d = f->mod->dev, sms = 0;
-  dev_attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms);
-  bool ga = ccmaj[d] == 8 && ccmin[d] == 6;
-  size_t need = f->local_bytes * (size_t)sms * (ga ? 1536u : 2048u);
+  int d = f->mod->dev;
+  size_t need = f->local_bytes * resident_threads(d);
   if (need <= local_reserved[d]) return true;
-  if (dev_used(d) - local_reserved[d] + need > devmem) return false;
+  if (dev_used(d) - local_held(d) + max_size(need, stack_reserved(d, ctxs[d].stack)) > devmem)
+    return false;
   local_reserved[d] = need;
   return true;
 }
@@ -2505,6 +2548,13 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
   } else if (strncmp(e->name, "fake_fault", 10) == 0) {
     o = new_op(OP_FAULT);
   } else if (f->ptx_entry >= 0) {
+    /* the stack the kernel is known to need raises the limit, which stays
+    ** raised, when the device has room for it */
+    size_t need = ptx_entry_stack_bytes(f->mod->prog->m, f->ptx_entry);
+    if (need > current->stack) {
+      if (!stack_fits(need)) return CUDA_ERROR_OUT_OF_MEMORY;
+      current->stack = need;
+    }
     /* run by the PTX interpreter, on its stream */
     o = new_op(OP_PTX);
     o->prog = f->mod->prog;
@@ -2514,9 +2564,6 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     o->block = (ptx_dims){bx, by, bz};
     o->shared = shared;
     o->cooperative = cooperative;
-    /* the stack the kernel is known to need raises the limit, which stays raised */
-    size_t need = ptx_entry_stack_bytes(o->prog->m, f->ptx_entry);
-    if (need > current->stack) current->stack = need;
     o->stack = current->stack;
     if (ptx_uses_printf(o->prog->m)) current->printed = true;
     size_t bytes = ptx_entry_param_bytes(o->prog->m, f->ptx_entry);

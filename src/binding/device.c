@@ -268,7 +268,10 @@ is returned.
 "printf_fifo_size")` for another name; `luacuda.set_limit: bytes must be 0
 or more, got <n>`; `luacuda.set_limit: the printf FIFO's size cannot change
 once a kernel that calls printf was launched on the device (cuCtxSetLimit:
-CUDA_ERROR_INVALID_VALUE)`; or the driver's error
+CUDA_ERROR_INVALID_VALUE)`; `luacuda.set_limit: the device has no memory
+for a stack of <n> bytes for each thread it holds; the limit is unchanged
+(cuCtxSetLimit: CUDA_ERROR_OUT_OF_MEMORY)` (a GPU reserves the stack for
+every thread it can hold at once); or the driver's error
 @usage local took = luacuda.set_limit("stack_size", 16 * 1024)
 */
 
