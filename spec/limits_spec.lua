@@ -23,6 +23,12 @@ extern "C" __global__ void big_frame(int k, int *out) {
   for (int i = 0; i < 1024; i++) a[i] = 3 * i;
   out[0] = a[k];
 }
+__device__ __noinline__ int callee_frame(int k) {
+  volatile int a[512];                     // 2 KiB in a callee's frame, not the kernel's
+  for (int i = 0; i < 512; i++) a[i] = 5 * i;
+  return a[k];
+}
+extern "C" __global__ void deep_call(int k, int *out) { out[0] = callee_frame(k); }
 extern "C" __global__ void say(int n) {
   if (threadIdx.x < n) printf("line %d\n", threadIdx.x);
 }
@@ -168,6 +174,21 @@ describe("device limits", function()
                  .. "CUDA_ERROR_OUT_OF_MEMORY)", msg)
     assert.equal("1152", kept, out)                           -- the old limit stays
     assert.equal("1024", back, out)
+  end)
+
+  it("on the fake driver, fail a launch whose known stack the device has no memory for", function()
+    if not S.fake then
+      return pending("the fake driver's memory: a GPU's own size and reservations differ")
+    end
+    local ok, out = S.lua_run("FAKE_CUDA_MEMORY=128M", ([==[
+      local luacuda = require "luacuda"
+      local m = luacuda.compile(%q)
+      local d = luacuda.device_array(1, "int32")
+      print(pcall(function() m.deep_call[{1, 1}](100, d); luacuda.synchronize() end))
+      print(luacuda.get_limit("stack_size"))
+    ]==]):format(SOURCE))
+    assert.is_true(ok, out)
+    assert.truthy(out:find("^false\t[^\n]*CUDA_ERROR_OUT_OF_MEMORY[^\n]*\n1024\n$"), out)
   end)
 
   it("deliver printf output at a synchronize, not when the kernel ends, and fix the FIFO's size after", function()
