@@ -21,7 +21,8 @@ for _, s in ipairs({ "..", "==", "~=", "<=", ">=", "<<", ">>", "//", "::",
 end
 
 -- the bytes a name starts with, those it goes on with, and digits
-local WORD_START, WORD, DIGIT = {}, {}, {}
+local WORD_START, WORD, DIGIT, BLANK = {}, {}, {}, {}
+for _, b in ipairs({ 32, 9, 13, 12, 11 }) do BLANK[b] = true end   -- not \n: it counts lines
 for b = 0, 255 do
   local c = string.char(b)
   WORD_START[b] = c:match("[%a_]") ~= nil
@@ -29,14 +30,14 @@ for b = 0, 255 do
   DIGIT[b] = c:match("%d") ~= nil
 end
 
--- the bytes of s as a table (one string.byte call per 4096 bytes: a call
--- of a C function costs more than reading the table)
+-- the bytes of s as a table (one string.byte call per 64 KiB: a call of
+-- a C function costs more than reading the table; table.move past the first)
+local CHUNK = 65536
 local function bytes_of(s)
-  local out, n = {}, #s
-  for i = 1, n, 4096 do
-    local j = i + 4095
-    if j > n then j = n end
-    local part = { string.byte(s, i, j) }
+  local n = #s
+  local out = { string.byte(s, 1, n < CHUNK and n or CHUNK) }
+  for i = CHUNK + 1, n, CHUNK do
+    local part = { string.byte(s, i, i + CHUNK - 1) }
     table.move(part, 1, #part, i, out)
   end
   return out
@@ -90,12 +91,20 @@ function M.tokens(src, chunk, first_line)
   while true do
     -- blanks (a newline is a token's end of its own)
     local b = bytes[pos]
-    while b == 32 or b == 9 or b == 13 or b == 12 or b == 11 do
+    while BLANK[b] do
       pos = pos + 1
       b = bytes[pos]
     end
     if not b then break end
-    if b == 10 then                     -- \n
+    -- a symbol other than "--", a number's "." and a long bracket's "["
+    local sym = SYMBOL1[b]
+    if sym and b ~= 45 and b ~= 46 and b ~= 91 then
+      local b2 = bytes[pos + 1]
+      sym = b2 and SYMBOL2[b * 256 + b2] or sym
+      n = n + 1
+      kinds[n], values[n], lines[n] = sym, sym, line
+      pos = pos + #sym
+    elseif b == 10 then                 -- \n
       line, pos = line + 1, pos + 1
     elseif WORD_START[b] then
       local e = pos + 1
