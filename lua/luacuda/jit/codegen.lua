@@ -524,11 +524,12 @@ function C:index(e)
   return { code = code, ty = et }
 end
 
--- The value of an operation, an index or a parenthesis is kept (self.memo,
--- shared by the walks) with the locals it read and their types then, and
--- given again while they have those types: the next walk does not
--- translate it again. Not kept where the walk moved on (self.impure: a
--- call, a temporary, a line emitted), whose text depends on where it is.
+-- The value of an operation, an index, a parenthesis or a math call is
+-- kept (self.memo, shared by the walks) with the locals it read and their
+-- types then, and given again while they have those types: the next walk
+-- does not translate it again. Not kept where the walk moved on
+-- (self.impure: a call but of vocab.PURE's, a temporary, a line emitted),
+-- whose text depends on where it is.
 local KEPT = { Binop = true, Unop = true, Index = true, Paren = true, Call = true }
 
 function C:expr(e)
