@@ -4,11 +4,11 @@
 -- Array<T, N> parameters, every statement behind a #line directive naming
 -- the Lua file and line.
 --
--- Each function is walked twice or more by the same code: first to infer
--- the types (a local's type is the promotion of everything assigned to it,
--- so the walk repeats until no local's type changes), then once more to
--- emit the source; an expression whose locals kept their types is not
--- walked again (C:expr keeps its value). An expression's walk gives a
+-- Each function is walked once or more by the same code, each walk
+-- inferring the types (a local's type is the promotion of everything
+-- assigned to it) and writing the text, until a walk whose text used only
+-- final types; an expression (a math call too) whose locals kept their
+-- types is not walked again (C:expr keeps its value). An expression's walk gives a
 -- value {code =, ty =} (ty a type of jit/types), or {host = v, name =} for
 -- what is known on the host (the vocabulary tables, math, upvalues), which
 -- becomes a constant or a call of the vocabulary where it is used. Values
@@ -116,6 +116,8 @@ function C:assign_type(v, t, line)
     v.ty = j
     self.changed = true
   end
+  local seen = self.seen
+  if seen[v] == nil then seen[v] = j end     -- the store's text casts to it
 end
 
 -- ---- constants --------------------------------------------------------------
@@ -138,6 +140,7 @@ end
 -- a host value (an upvalue, a global, a field of one) as a kernel value
 -- vocabulary values: K.warpsize, K.laneid -> {code, ty}
 local SENTINEL = require("luacuda.jit.vocab").SENTINELS
+local PURE = require("luacuda.jit.vocab").PURE
 
 local function host_value(v, name)
   local tv = type(v)
@@ -521,12 +524,13 @@ function C:index(e)
   return { code = code, ty = et }
 end
 
--- The value of an operation, an index or a parenthesis is kept (self.memo,
--- shared by the walks) with the locals it read and their types then, and
--- given again while they have those types: the next walk does not
--- translate it again. Not kept where the walk moved on (self.impure: a
--- call, a temporary, a line emitted), whose text depends on where it is.
-local KEPT = { Binop = true, Unop = true, Index = true, Paren = true }
+-- The value of an operation, an index, a parenthesis or a math call is
+-- kept (self.memo, shared by the walks) with the locals it read and their
+-- types then, and given again while they have those types: the next walk
+-- does not translate it again. Not kept where the walk moved on
+-- (self.impure: a call but of vocab.PURE's, a temporary, a line emitted),
+-- whose text depends on where it is.
+local KEPT = { Binop = true, Unop = true, Index = true, Paren = true, Call = true }
 
 function C:expr(e)
   local tag = e.tag
@@ -536,6 +540,8 @@ function C:expr(e)
   elseif tag == "Name" then
     local v = self.scope[e.name]
     if v then
+      local seen = self.seen
+      if seen[v] == nil then seen[v] = v.ty or false end
       local reads = self.reads
       if reads then
         local k = #reads
@@ -555,6 +561,10 @@ function C:expr(e)
       if (m[i].ty or false) ~= m[i + 1] then same = false break end
     end
     if same then
+      local seen = self.seen
+      for i = 1, n, 2 do
+        if seen[m[i]] == nil then seen[m[i]] = m[i + 1] end
+      end
       if outer then
         local k = #outer
         for i = 1, n do outer[k + i] = m[i] end
@@ -658,9 +668,10 @@ local HOST_ADVICE = {
 for _, f in pairs(coroutine) do HOST_ADVICE[f] = "coroutines are not in the kernel subset" end
 
 function C:call(e)
-  self.impure = self.impure + 1
   local line = e.line
   local fnv = self:expr(e.fn)
+  -- a math function's text is that of its arguments: it can be kept
+  if fnv.host == nil or not PURE[fnv.host] then self.impure = self.impure + 1 end
   if fnv.host == nil then
     self:fail(line, "%s is called: only the vocabulary, math functions, print and Lua functions are",
       T.describe(fnv.ty))
@@ -905,6 +916,7 @@ function C:stat_fornum(s)
   self:push()
   local v = self:declare(s, 1, s.var, line)
   if v.ty ~= vt then v.ty, self.changed = vt, true end
+  if self.seen[v] == nil then self.seen[v] = vt end
   v.loopvar = true
   local ctv = CTYPE[vt]
   local n = self:tmp()
@@ -1072,6 +1084,7 @@ function C:stat_return(s)
     local j, why = T.join(rt[i], val.ty)
     if not j then self:fail(s.line, "the function returns %s as value %d (%s)", T.describe(val.ty), i, why) end
     if j ~= rt[i] then rt[i] = j; self.changed = true end
+    if self.seen_ret[i] == nil then self.seen_ret[i] = j end
     vals[i] = val
   end
   if self.mode == "emit" then
@@ -1098,7 +1111,7 @@ function M.function_source(unit, info, argtypes, kernel, cname)
       varmap = prev and prev.varmap or {}, vars = prev and prev.vars or {}, labelmap = prev and prev.labelmap or {},
       labelstack = {}, loops = 0, ntmp = 0, kernel = kernel, info = info,
       rettypes = prev and prev.rettypes or {}, retstruct = cname .. "_ret", changed = false,
-      memo = prev and prev.memo or {}, impure = 0,
+      memo = prev and prev.memo or {}, impure = 0, seen = {}, seen_ret = {},
     }, C)
     for name, f in pairs(C) do rawset(ctx, name, f) end   -- its methods without a metatable lookup
     ctx.scope = {}
@@ -1119,12 +1132,26 @@ function M.function_source(unit, info, argtypes, kernel, cname)
     ctx:body(info.ast.body)
     return ctx
   end
-  -- a first walk infers, then each writes the text too: the first that
-  -- changes no type has the final text (usually the second)
-  local c = walk("infer")
+  -- Every walk writes the text. A walk's text is final when no type
+  -- changed in it, or when every local (and return value) had its final
+  -- type already where the text first used it: then the next walk would
+  -- see the same types everywhere and write the same text. (A type only
+  -- widens, so the first use in a walk is the one to check.) Most kernels
+  -- give their locals a value before reading them: one walk.
+  local function final(c)
+    if not c.changed then return true end
+    for v, t in pairs(c.seen) do
+      if (v.ty or false) ~= t then return false end
+    end
+    for i, t in pairs(c.seen_ret) do
+      if c.rettypes[i] ~= t then return false end
+    end
+    return true
+  end
+  local c = walk("emit")
   for _ = 1, 50 do
+    if final(c) then break end
     c = walk("emit", c)
-    if not c.changed then break end
   end
   -- every local has a type by now, or was never given one
   local decls = {}

@@ -12,35 +12,63 @@ for w in ([[and break do else elseif end false for function goto if in local nil
 
 -- the symbols: "..." is the only one of three bytes; the longest that
 -- matches wins ("..." over ".." and ".")
-local SYMBOL2, SYMBOL1, STARTS2 = {}, {}, {}
+-- (SYMBOL2 by the two bytes, first * 256 + second)
+local SYMBOL2, SYMBOL1 = {}, {}
 for _, s in ipairs({ "..", "==", "~=", "<=", ">=", "<<", ">>", "//", "::",
   "+", "-", "*", "/", "%", "^", "#", "&", "~", "|", "<", ">", "=", "(", ")", "{", "}",
   "[", "]", ";", ":", ",", "." }) do
-  if #s == 2 then SYMBOL2[s], STARTS2[s:byte()] = true, true else SYMBOL1[s:byte()] = s end
+  if #s == 2 then SYMBOL2[s:byte(1) * 256 + s:byte(2)] = s else SYMBOL1[s:byte()] = s end
 end
 
--- the bytes a name starts with, and digits
-local WORD_START, DIGIT = {}, {}
+-- the bytes a name starts with, those it goes on with, and digits
+local WORD_START, WORD, DIGIT, BLANK = {}, {}, {}, {}
+for _, b in ipairs({ 32, 9, 13, 12, 11 }) do BLANK[b] = true end   -- not \n: it counts lines
 for b = 0, 255 do
   local c = string.char(b)
   WORD_START[b] = c:match("[%a_]") ~= nil
+  WORD[b] = c:match("[%w_]") ~= nil
   DIGIT[b] = c:match("%d") ~= nil
 end
 
-local find, byte, sub = string.find, string.byte, string.sub
+-- the bytes of s as a table (one string.byte call per 64 KiB: a call of
+-- a C function costs more than reading the table; table.move past the first)
+local CHUNK = 65536
+local function bytes_of(s)
+  local n = #s
+  local out = { string.byte(s, 1, n < CHUNK and n or CHUNK) }
+  for i = CHUNK + 1, n, CHUNK do
+    local part = { string.byte(s, i, i + CHUNK - 1) }
+    table.move(part, 1, #part, i, out)
+  end
+  return out
+end
+
+local find, sub = string.find, string.sub
 
 -- the end of the number at pos: hexadecimal (with a binary exponent), or
 -- decimal (with a decimal one)
-local function number_end(src, pos)
-  local x = byte(src, pos + 1)
-  if byte(src, pos) == 48 and (x == 120 or x == 88) then        -- 0x, 0X
+local function number_end(src, bytes, pos)
+  local x = bytes[pos + 1]
+  if bytes[pos] == 48 and (x == 120 or x == 88) then        -- 0x, 0X
     local _, e = find(src, "^0[xX][%x%.]*[pP][+-]?%d+", pos)
     if not e then _, e = find(src, "^0[xX][%x%.]*", pos) end
     return e
   end
-  local _, e = find(src, "^%d*%.?%d*", pos)
-  local _, ee = find(src, "^[eE][+-]?%d+", e + 1)
-  return ee or e
+  -- digits, one '.', digits; then an exponent if digits follow its e
+  local e = pos
+  while DIGIT[bytes[e]] do e = e + 1 end
+  if bytes[e] == 46 then e = e + 1 end
+  while DIGIT[bytes[e]] do e = e + 1 end
+  local b = bytes[e]
+  if b == 101 or b == 69 then                                   -- e, E
+    local d = e + 1
+    if bytes[d] == 43 or bytes[d] == 45 then d = d + 1 end      -- + -
+    if DIGIT[bytes[d]] then
+      e = d
+      while DIGIT[bytes[e]] do e = e + 1 end
+    end
+  end
+  return e - 1
 end
 
 -- Tokens of src; line numbers start at first_line. Raises
@@ -59,23 +87,34 @@ function M.tokens(src, chunk, first_line)
     local body = src:sub(at + #eq + 2, s - 1)
     return body, e + 1
   end
+  local bytes = bytes_of(src)
   while true do
     -- blanks (a newline is a token's end of its own)
-    local b = byte(src, pos)
-    while b == 32 or b == 9 or b == 13 or b == 12 or b == 11 do
+    local b = bytes[pos]
+    while BLANK[b] do
       pos = pos + 1
-      b = byte(src, pos)
+      b = bytes[pos]
     end
     if not b then break end
-    if b == 10 then                     -- \n
+    -- a symbol other than "--", a number's "." and a long bracket's "["
+    local sym = SYMBOL1[b]
+    if sym and b ~= 45 and b ~= 46 and b ~= 91 then
+      local b2 = bytes[pos + 1]
+      sym = b2 and SYMBOL2[b * 256 + b2] or sym
+      n = n + 1
+      kinds[n], values[n], lines[n] = sym, sym, line
+      pos = pos + #sym
+    elseif b == 10 then                 -- \n
       line, pos = line + 1, pos + 1
     elseif WORD_START[b] then
-      local _, e = find(src, "^[%w_]*", pos + 1)
+      local e = pos + 1
+      while WORD[bytes[e]] do e = e + 1 end
+      e = e - 1
       local w = sub(src, pos, e)
       n = n + 1
       kinds[n], values[n], lines[n] = KEYWORDS[w] and w or "name", w, line
       pos = e + 1
-    elseif b == 45 and byte(src, pos + 1) == 45 then   -- "--"
+    elseif b == 45 and bytes[pos + 1] == 45 then   -- "--"
       local body, after = long_bracket(pos + 2)
       if body then
         count_lines(body)
@@ -83,8 +122,8 @@ function M.tokens(src, chunk, first_line)
       else
         pos = (find(src, "\n", pos, true) or #src + 1)
       end
-    elseif DIGIT[b] or (b == 46 and DIGIT[byte(src, pos + 1)]) then
-      local e = number_end(src, pos)
+    elseif DIGIT[b] or (b == 46 and DIGIT[bytes[pos + 1]]) then
+      local e = number_end(src, bytes, pos)
       local num = sub(src, pos, e)
       local v = tonumber(num)
       if v == nil then fail("malformed number near '" .. num .. "'") end
@@ -112,12 +151,9 @@ function M.tokens(src, chunk, first_line)
       count_lines(body)
       pos = after
     else
-      local sym
-      if STARTS2[b] then
-        sym = sub(src, pos, pos + 1)
-        if sym == ".." and byte(src, pos + 2) == 46 then sym = "..."
-        elseif not SYMBOL2[sym] then sym = nil end
-      end
+      local b2 = bytes[pos + 1]
+      local sym = b2 and SYMBOL2[b * 256 + b2]
+      if sym == ".." and bytes[pos + 2] == 46 then sym = "..." end
       sym = sym or SYMBOL1[b]
       if not sym then fail("unexpected symbol near '" .. sub(src, pos, pos) .. "'") end
       n = n + 1

@@ -38,6 +38,8 @@ M.VOCAB = {}          -- function -> handler(ctx, call node, name) -> value
 M.ARRAY_MAKERS = {}   -- K.shared.array, K.local_array -> handler(ctx, call) -> array type
 M.DIM3 = {}           -- K.threadIdx... -> handler(field, line, ctx) -> value
 M.SENTINELS = {}      -- K.warpsize, K.laneid -> {code, type}
+M.PURE = {}           -- functions whose value is a function of their arguments' values
+                      -- alone (no line, temporary or state): jit/codegen keeps it
 
 local function def(path, handler, into, key)
   local f = host_only(path)
@@ -357,6 +359,11 @@ M.VOCAB[math.fmod] = function(ctx, call)
       CTYPE[ct], cast(v[2], ct), CTYPE[ct], CTYPE[ct], cast(v[1], ct), cast(v[2], ct)), ty = t }
   end
   return { code = ("fmod(%s, %s)"):format(cast(v[1], ct), cast(v[2], ct)), ty = t }
+end
+
+for _, n in ipairs({ "sqrt", "exp", "sin", "cos", "tan", "asin", "acos", "log", "atan", "floor", "ceil",
+  "abs", "fmod" }) do
+  M.PURE[math[n]] = true
 end
 
 M.VOCAB[math.modf] = function(ctx, call)
