@@ -176,21 +176,25 @@ static void scalar_operand(lua_State *L, const lc_operands *o, int i, const lc_d
   lc_cast_host(want, (char *)op->value, want->size, as, (const char *)elem, as->size, 1);
 }
 
-/* A call with nothing set: the header and each operand cleared, but not
-** the axes of its layout (most of the struct's 2 KB), which only
-** lc_layout_broadcast, the output's copy or scalar_operand fill. */
+/* An operand with nothing set, but the axes of its layout (most of the
+** call struct's 2 KB), which only lc_layout_broadcast, the output's copy
+** or scalar_operand fill. */
+static void operand_clear(lc_ufunc_operand *op) {
+  op->data = NULL;
+  op->dtype = NULL;
+  op->scalar = false;
+  memset(op->value, 0, sizeof op->value);
+  op->lay.ndim = 0;
+  op->lay.size = 0;
+  op->lay.offset = 0;
+}
+
+/* A call with nothing set: its header and every operand, the inputs
+** counted from the struct so the loop follows it. */
 static void call_clear(lc_ufunc_call *c) {
   memset(c, 0, offsetof(lc_ufunc_call, in));
-  for (int i = 0; i <= 3; i++) {
-    lc_ufunc_operand *op = i < 3 ? &c->in[i] : &c->out;
-    op->data = NULL;
-    op->dtype = NULL;
-    op->scalar = false;
-    memset(op->value, 0, sizeof op->value);
-    op->lay.ndim = 0;
-    op->lay.size = 0;
-    op->lay.offset = 0;
-  }
+  for (size_t i = 0; i < sizeof c->in / sizeof c->in[0]; i++) operand_clear(&c->in[i]);
+  operand_clear(&c->out);
 }
 
 /* Broadcast the input arrays' shapes. */
