@@ -21,55 +21,71 @@ static bool ours(const char *src) {
   return at == 7 || slash[-8] == '/' || slash[-8] == '@';
 }
 
-/* The script's frame of the call, or false when there is none (a host
-** program's C call) */
-static bool script_frame(lua_State *L, lua_Debug *ar) {
-  for (int level = 1; lua_getstack(L, level, ar); level++)
-    if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0 && !ours(ar->source)) return true;
-  return false;
-}
-
 /* The last label made on this thread and what it was made of: a loop that
 ** makes arrays of one dtype and shape at one line (most allocations) takes
-** its text again instead of formatting it each time. */
+** its text again instead of formatting it each time. Its chunk's full name
+** (source), when it fits, also says at once that a frame of that chunk is
+** the script's, without ours(). */
 #define LABEL_MAX 320          /* the simulator keeps its first 199 bytes */
-static _Thread_local struct {
+typedef struct last_label {
   bool made;
   char dtype[64];
   int ndim;
   int64_t shape[LC_MAXDIM];
-  char src[LUA_IDSIZE];
+  char source[LUA_IDSIZE];     /* "" when the name did not fit */
+  char src[LUA_IDSIZE];        /* its short form, in the label */
   int line;
   char label[LABEL_MAX];
-} last;
+} last_label;
+static _Thread_local last_label last;
 
-static bool same_as_last(const lc_array *a, const char *src, int line) {
-  return last.made && last.line == line && last.ndim == a->lay.ndim &&
-         memcmp(last.shape, a->lay.shape, (size_t)a->lay.ndim * sizeof *last.shape) == 0 &&
-         strcmp(last.src, src) == 0 && strncmp(last.dtype, a->dtype->name, sizeof last.dtype) == 0;
+/* The thread's copy, looked up once a call: inline, GCC computes the
+** address again (a __tls_get_addr call) at each use after a call. */
+__attribute__((noinline)) static last_label *this_thread(void) { return &last; }
+
+/* The script's frame of the call, or false when there is none (a host
+** program's C call) */
+static bool script_frame(lua_State *L, const last_label *l, lua_Debug *ar) {
+  for (int level = 1; lua_getstack(L, level, ar); level++)
+    if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0 &&
+        ((l->made && l->source[0] && strcmp(ar->source, l->source) == 0) || !ours(ar->source)))
+      return true;
+  return false;
+}
+
+static bool same_as_last(const last_label *l, const lc_array *a, const lua_Debug *ar,
+                         bool found) {
+  int line = found ? ar->currentline : 0;
+  return l->made && l->line == line && l->ndim == a->lay.ndim &&
+         memcmp(l->shape, a->lay.shape, (size_t)a->lay.ndim * sizeof *l->shape) == 0 &&
+         strcmp(l->src, found ? ar->short_src : "") == 0 &&
+         strncmp(l->dtype, a->dtype->name, sizeof l->dtype) == 0;
 }
 
 void lc_array_note_origin(lua_State *L, const lc_array *a) {
   const lc_backend *be = a->buf->backend;
   if (be->mem_label == NULL || a->buf->kind == LC_HOST) return;
+  last_label *l = this_thread();
   lua_Debug ar;
-  bool found = script_frame(L, &ar);
-  const char *src = found ? ar.short_src : "";
-  int line = found ? ar.currentline : 0;
-  if (!same_as_last(a, src, line)) {
+  bool found = script_frame(L, l, &ar);
+  if (!same_as_last(l, a, &ar, found)) {
+    const char *src = found ? ar.short_src : "";
+    int line = found ? ar.currentline : 0;
     char shape[96];
     lc_shape_format(shape, sizeof shape, a->lay.ndim, a->lay.shape);
     if (found)
-      snprintf(last.label, sizeof last.label, "%.60s array of shape %s allocated at %s:%d",
+      snprintf(l->label, sizeof l->label, "%.60s array of shape %s allocated at %s:%d",
                a->dtype->name, shape, src, line);
     else
-      snprintf(last.label, sizeof last.label, "%.60s array of shape %s", a->dtype->name, shape);
-    snprintf(last.dtype, sizeof last.dtype, "%s", a->dtype->name);
-    last.ndim = a->lay.ndim;
-    memcpy(last.shape, a->lay.shape, (size_t)a->lay.ndim * sizeof *last.shape);
-    snprintf(last.src, sizeof last.src, "%s", src);
-    last.line = line;
-    last.made = true;
+      snprintf(l->label, sizeof l->label, "%.60s array of shape %s", a->dtype->name, shape);
+    snprintf(l->dtype, sizeof l->dtype, "%s", a->dtype->name);
+    l->ndim = a->lay.ndim;
+    memcpy(l->shape, a->lay.shape, (size_t)a->lay.ndim * sizeof *l->shape);
+    snprintf(l->src, sizeof l->src, "%s", src);
+    l->source[0] = '\0';
+    if (found && strlen(ar.source) < sizeof l->source) strcpy(l->source, ar.source);
+    l->line = line;
+    l->made = true;
   }
-  be->mem_label(a->buf->ptr, last.label);
+  be->mem_label(a->buf->ptr, l->label);
 }
