@@ -148,7 +148,9 @@ typedef struct lc_backend {
   int (*mem_info)(size_t *free_bytes, size_t *total_bytes, size_t *used_bytes);
   /* what the memory at ptr (from mem_alloc) holds, for the messages of a
   ** backend that checks kernels' accesses ("float32 array of shape (16)
-  ** allocated at x.lua:3"); NULL where none does */
+  ** allocated at x.lua:3"); NULL where none does. The binding gives every
+  ** device allocation its label at once (lc_array_note_origin), so a
+  ** block the allocator reuses is relabelled without being cleared. */
   void (*mem_label)(void *ptr, const char *label);
   /* the allocator's pool: bytes it holds from the device and bytes in use
   ** (NULL where there is no pool); trim gives back what it holds unused */

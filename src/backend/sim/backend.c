@@ -165,7 +165,8 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
     void *p = lc_sim_reuse_take(current, reuse_key(nbytes, n), n);
     if (p) {
       atomic_fetch_add(counter, n);
-      if (memcheck) lc_sim_memcheck_label(p, NULL);   /* the old array's name goes */
+      /* the old array's name stays until the binding names the new one,
+      ** as it does every allocation (backend.h, mem_label) */
       *ptr = p;
       return LC_OK;
     }
