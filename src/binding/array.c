@@ -65,8 +65,8 @@ lc_array *lc_array_push_view(lua_State *L, const lc_array *base,
 ** array's size, magic and metatable (the one it was made with, which the
 ** registry holds under a key no Lua code can name) identify it. */
 lc_array *lc_array_test(lua_State *L, int idx) {
-  if (lua_type(L, idx) != LUA_TUSERDATA || lua_rawlen(L, idx) != sizeof(lc_array)) return NULL;
-  lc_array *a = lua_touserdata(L, idx);
+  lc_array *a = lua_touserdata(L, idx);     /* a light userdata's length is 0 */
+  if (a == NULL || lua_rawlen(L, idx) != sizeof(lc_array)) return NULL;
   if (a->magic != LC_ARRAY_MAGIC || !lua_getmetatable(L, idx)) return NULL;
   bool ours = lua_topointer(L, -1) == a->metatable;
   lua_pop(L, 1);
