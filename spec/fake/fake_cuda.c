@@ -860,9 +860,10 @@ static bool dev_attr(int d, CUdevice_attribute attr, int *v);
 /* The threads device dev holds at once: its multiprocessors times the
 ** threads one holds (as resident_blocks counts them). */
 static size_t resident_threads(int dev) {
-  int sms = 0;
+  int sms = 0, per_sm = 0;
   dev_attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms);
-  return (size_t)sms * (ccmaj[dev] == 8 && ccmin[dev] == 6 ? 1536u : 2048u);
+  dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &per_sm);
+  return (size_t)sms * (size_t)per_sm;
 }
 
 /* The device memory a stack of the given size takes beyond the default's
@@ -872,12 +873,18 @@ static size_t stack_reserved(int dev, size_t stack) {
   return stack > DEFAULT_STACK ? (stack - DEFAULT_STACK) * resident_threads(dev) : 0;
 }
 
+/* Do launches' local memory of `local` bytes and a stack limit of `stack`
+** bytes fit device dev beside its other memory? (They share one
+** reservation, local_held's.) */
+static bool local_fits(int dev, size_t local, size_t stack) {
+  return dev_used(dev) - local_held(dev) + max_size(local, stack_reserved(dev, stack)) <= devmem;
+}
+
 /* May the current context's stack become `stack` bytes, the device's other
 ** memory as it is? */
 static bool stack_fits(size_t stack) {
   int d = curdev();
-  return dev_used(d) - local_held(d) + max_size(local_reserved[d], stack_reserved(d, stack)) <=
-         devmem;
+  return local_fits(d, local_reserved[d], stack);
 }
 
 static pthread_mutex_t fifo_mu = PTHREAD_MUTEX_INITIALIZER;   /* every context's FIFO */
@@ -2431,8 +2438,9 @@ static int resident_blocks(struct CUfunc_st *f, int threads, size_t dynamic) {
   int d = f->mod->dev;
   bool ga = ccmaj[d] == 8 && ccmin[d] == 6;
   if (threads < 1 || threads > f->max_threads) return 0;
-  int warps = (threads + 31) / 32, n = ga ? 16 : 32;
-  int by_threads = (ga ? 1536 : 2048) / 32 / warps;
+  int warps = (threads + 31) / 32, n = ga ? 16 : 32, per_sm = 0;
+  dev_attr(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &per_sm);
+  int by_threads = per_sm / 32 / warps;
   int by_regs = 65536 / ((f->nregs * 32 + 255) / 256 * 256) / warps;
   size_t by_shared = (ga ? 102400u : 233472u) / ((size_t)f->static_shared + dynamic + 1024);
   if (by_threads < n) n = by_threads;
@@ -2493,8 +2501,7 @@ static bool reserve_local(const struct CUfunc_st *f) {
   int d = f->mod->dev;
   size_t need = f->local_bytes * resident_threads(d);
   if (need <= local_reserved[d]) return true;
-  if (dev_used(d) - local_held(d) + max_size(need, stack_reserved(d, ctxs[d].stack)) > devmem)
-    return false;
+  if (!local_fits(d, need, ctxs[d].stack)) return false;
   local_reserved[d] = need;
   return true;
 }
