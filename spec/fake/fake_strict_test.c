@@ -452,7 +452,7 @@ static int test_cubin_frames_bounded(void) {
     {frame, 12, 6, 0, CUDA_ERROR_INVALID_IMAGE},         /* its value past the section's end */
     {frame, 12, 2, 0, CUDA_ERROR_INVALID_IMAGE},         /* the section ends in its header */
     {frame, 12, 12, 0, CUDA_ERROR_INVALID_IMAGE},        /* symbol 0 of a cubin with no .symtab */
-    {maxreg, 4, 4, 380, CUDA_ERROR_INVALID_IMAGE},       /* the section past the image's end */
+    {maxreg, 4, 4, 1000, CUDA_ERROR_INVALID_IMAGE},      /* the section past the image's end */
     {"\x09\x1b\xff\x00", 4, 4, 0, CUDA_ERROR_INVALID_IMAGE},   /* a format the fake does not know */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
