@@ -5,10 +5,11 @@
 # the fake driver, with its PTX interpreter (spec/fake/ptx/) always optimised:
 # the specs run every kernel through it
 PTX_SRC = spec/fake/ptx/parse.c spec/fake/ptx/exec.c
-$(BUILD)/fake/libcuda.so.1: spec/fake/fake_cuda.c $(PTX_SRC) spec/fake/ptx/ptx.h spec/fake/ptx/internal.h kernels/abi.h
+$(BUILD)/fake/libcuda.so.1: spec/fake/fake_cuda.c $(PTX_SRC) spec/fake/ptx/ptx.h spec/fake/ptx/internal.h kernels/abi.h \
+                            spec/fake/cubin.c spec/fake/cubin.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -O2 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC -fvisibility=hidden \
-	  -I$(CUDA_INC) -Ikernels -Ispec/fake/ptx $(LIBFLAG) $< $(PTX_SRC) -o $@ $(LDFLAGS) -lpthread -lm
+	  -I$(CUDA_INC) -Ikernels -Ispec/fake/ptx $(LIBFLAG) $< $(PTX_SRC) spec/fake/cubin.c -o $@ $(LDFLAGS) -lpthread -lm
 
 $(BUILD)/fake/fake_peer_test: spec/fake/fake_peer_test.c spec/unit/unit.h $(BUILD)/fake/libcuda.so.1
 	$(CC) $(CFLAGS) $(WARN) -D_POSIX_C_SOURCE=200809L -I$(CUDA_INC) $< -o $@ \

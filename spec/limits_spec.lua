@@ -57,17 +57,28 @@ describe("device limits", function()
     local ok, out = child([[
       print(luacuda.get_limit("stack_size"), luacuda.get_limit("printf_fifo_size"))
       local d = luacuda.device_array(1, "int32")
+      m.deep_call[{1, 1}](100, d)
+      print(d:copy_to_host()[1], luacuda.get_limit("stack_size"))
       m.big_frame[{1, 1}](1000, d)
       print(d:copy_to_host()[1], luacuda.get_limit("stack_size"))
     ]])
     assert.is_true(ok, out)
-    local stack, fifo, result, after = out:match("^(%d+)\t(%d+)\n(%d+)\t(%d+)\n$")
+    local stack, fifo, called, raised, result, after =
+      out:match("^(%d+)\t(%d+)\n(%d+)\t(%d+)\n(%d+)\t(%d+)\n$")
     assert.equal("1024", stack, out)
     assert.equal("1048576", fifo, out)
+    assert.equal("500", called, out)
     assert.equal("3000", result, out)
     if S.backend == "cuda" then
       -- the driver raised it for the kernel, and keeps it raised
+      assert.is_true(tonumber(raised) >= 2048, out)
       assert.is_true(tonumber(after) >= 4096, out)
+    end
+    if S.fake then
+      -- to the cubin's EIATTR_MIN_STACK_SIZE, 2048 (NVRTC 13.0, sm_90:
+      -- the callee's array in the kernel's frame), not the 2048 + 16 of
+      -- its .local variables and a call
+      assert.equal("2048", raised, out)
     end
   end)
 
@@ -100,12 +111,20 @@ describe("device limits", function()
     if S.backend ~= "cuda" then
       return pending("the CUDA driver's stack limit: the simulator's threads have LUACUDA_SIM_STACK of host stack")
     end
+    -- on the fake, exactly where the cubin's frames say: depth_sum's is
+    -- 192 bytes (NVRTC 13.0, sm_90: its .debug_frame, the 192 its code
+    -- takes off the stack pointer), so 5 calls fit the default 1 KiB and 6
+    -- do not (counting its 128 bytes of .local and 16, 7 would fit)
+    local fits, past = S.fake and 4 or 0, S.fake and 5 or DEPTH
     local ok, out = child(([[
       local d = luacuda.device_array(1, "int32")
+      m.recurse[{1, 1}](%d, d)
+      print(d:copy_to_host()[1])
       print(pcall(function() m.recurse[{1, 1}](%d, d); luacuda.synchronize() end))
-    ]]):format(DEPTH))
+    ]]):format(fits, past))
     assert.is_true(ok, out)
-    assert.truthy(out:find("false", 1, true), out)
+    assert.truthy(out:find("^" .. expected(fits) .. "\n"), out)     -- (stderr may come between)
+    assert.truthy(out:find("\nfalse\t"), out)
     assert.truthy(out:find("CUDA_ERROR_HARDWARE_STACK_ERROR", 1, true), out)
   end)
 

@@ -73,7 +73,8 @@
 **                                allocations (pools' idle blocks included)
 **                                holds loaded modules (image and variables),
 **                                the local memory reserved for launches (the
-**                                entry's .local frame times the threads the
+**                                entry's frame (the cubin's, else its
+**                                .local variables) times the threads the
 **                                device holds at once, grown, never shrunk),
 **                                or, when larger, the stack above the
 **                                default 1 KiB times those threads (the
@@ -145,6 +146,7 @@
 #include <cuda.h>
 
 #include "abi.h"          /* the launch limits and the library kernels' parameters, as luacuda's */
+#include "cubin.h"        /* the frame sizes a cubin holds */
 #include "ptx.h"          /* the PTX interpreter that runs user kernels */
 
 #include <ctype.h>
@@ -288,6 +290,7 @@ struct CUmod_st {
   alloc **globals;           /* its .global and .const variables */
   int nglobals;
   size_t charged;            /* its image and variables, charged to dev */
+  cubin_frames frames;       /* its cubin's frame sizes (none for PTX alone) */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -826,7 +829,10 @@ API int fake_cuda_reachable(CUdeviceptr p, size_t n) {
 **   runs (its frames and calls, recursion not counted), and keeps the raised
 **   value. A thread that goes past it as it runs (recursion too deep) is
 **   the hardware's stack error, CUDA_ERROR_HARDWARE_STACK_ERROR, sticky as
-**   the manual says. Setting it waits for the work queued before, and
+**   the manual says. A frame is the size ptxas gave it, from the cubin
+**   (spec/fake/cubin.c; exec.c's comment on frames), and the stack known
+**   before the kernel runs its EIATTR_MIN_STACK_SIZE; with PTX alone, the
+**   interpreter's count. Setting it waits for the work queued before, and
 **   applies to later launches. The stack is reserved for every thread the
 **   device holds at once, so a raise, set or at a launch, the device has
 **   no room for is CUDA_ERROR_OUT_OF_MEMORY, the limit as it was (the
@@ -860,9 +866,10 @@ static bool dev_attr(int d, CUdevice_attribute attr, int *v);
 /* The threads device dev holds at once: its multiprocessors times the
 ** threads one holds (as resident_blocks counts them). */
 static size_t resident_threads(int dev) {
-  int sms = 0;
+  int sms = 0, per_sm = 0;
   dev_attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms);
-  return (size_t)sms * (ccmaj[dev] == 8 && ccmin[dev] == 6 ? 1536u : 2048u);
+  dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &per_sm);
+  return (size_t)sms * (size_t)per_sm;
 }
 
 /* The device memory a stack of the given size takes beyond the default's
@@ -872,12 +879,18 @@ static size_t stack_reserved(int dev, size_t stack) {
   return stack > DEFAULT_STACK ? (stack - DEFAULT_STACK) * resident_threads(dev) : 0;
 }
 
+/* Do launches' local memory of `local` bytes and a stack limit of `stack`
+** bytes fit device dev beside its other memory? (They share one
+** reservation, local_held's.) */
+static bool local_fits(int dev, size_t local, size_t stack) {
+  return dev_used(dev) - local_held(dev) + max_size(local, stack_reserved(dev, stack)) <= devmem;
+}
+
 /* May the current context's stack become `stack` bytes, the device's other
 ** memory as it is? */
 static bool stack_fits(size_t stack) {
   int d = curdev();
-  return dev_used(d) - local_held(d) + max_size(local_reserved[d], stack_reserved(d, stack)) <=
-         devmem;
+  return local_fits(d, local_reserved[d], stack);
 }
 
 static pthread_mutex_t fifo_mu = PTHREAD_MUTEX_INITIALIZER;   /* every context's FIFO */
@@ -2119,16 +2132,17 @@ static CUresult load_ptx(struct CUmod_st *m, const char *ptx, char *log, size_t 
   return CUDA_SUCCESS;
 }
 
-/* A cubin (entry_sm: the SM a fatbinary's entry says it holds, or 0):
-** its entries' names only, from the ".text.<name>" section names;
+/* A cubin of len bytes (SIZE_MAX: not known, a cubin loaded alone;
+** entry_sm: the SM a fatbinary's entry says it holds, or 0): its entries'
+** names, from the ".text.<name>" section names, and its frame sizes;
 ** refused when its .note.nv.cuinfo (note version, virtual SM and toolkit
 ** version as 10 * major + minor: 2, 90, 130) names a toolkit of a newer
 ** major version than the driver's, and, as the driver refuses it, when it
 ** was built for an SM the device cannot run: a cubin for X.y runs on X.z
 ** devices with z >= y only. The SM is e_flags' second byte in the ELF ABI
 ** of OSABI 0x41 (CUDA 12.8 and later: 0x5a for sm_90), its first before. */
-static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, int entry_sm,
-                           char *log, size_t loglen) {
+static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, size_t len,
+                           int entry_sm, char *log, size_t loglen) {
   uint32_t eflags;
   memcpy(&eflags, img + 0x30, 4);
   int sm = (int)(img[7] == 0x41 ? (eflags >> 8) & 0xff : eflags & 0xff);
@@ -2179,6 +2193,47 @@ static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, int ent
     f->ptx_entry = -1;
     func_facts(f, 0, 0);
   }
+  /* the frames ptxas sized: a cubin whose records run past their sections
+  ** is refused, as a broken image */
+  char why[256];
+  if (cubin_frames_read(img, len, &m->frames, why, sizeof why) != 0) {
+    snprintf(log, loglen, "fake_cuda: %s", why);
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  return CUDA_SUCCESS;
+}
+
+/* Each kernel's stack as its cubin sizes it (spec/fake/cubin.c): its own
+** frame (which is also the local memory a launch reserves), the device
+** functions compiled into it, and the stack it needs before it runs. A
+** kernel the cubin gives no frame keeps the interpreter's count. */
+static CUresult apply_frames(struct CUmod_st *m) {
+  ptx_module *pm = m->prog->m;
+  int n = ptx_nfunctions(pm);
+  size_t *frames = malloc((size_t)(n ? n : 1) * sizeof *frames);
+  if (frames == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  for (int i = 0; i < m->nfuncs; i++) {
+    struct CUfunc_st *f = &m->funcs[i];
+    const cubin_frame *k = NULL;
+    for (int j = 0; j < m->frames.n && k == NULL; j++)
+      if (m->frames.v[j].is_kernel && strcmp(m->frames.v[j].name, f->e.name) == 0)
+        k = &m->frames.v[j];
+    if (k == NULL) continue;
+    memset(frames, 0, (size_t)n * sizeof *frames);   /* not in the cubin: inlined */
+    frames[f->ptx_entry] = k->bytes;
+    for (int j = 0; j < m->frames.n; j++) {
+      const cubin_frame *c = &m->frames.v[j];
+      int fn = ptx_function(pm, c->name);
+      if (!c->is_kernel && fn >= 0 && (c->kernel[0] == '\0' || strcmp(c->kernel, k->name) == 0))
+        frames[fn] = c->bytes;
+    }
+    if (ptx_entry_set_frames(pm, f->ptx_entry, frames, k->has_min_stack ? k->min_stack : k->bytes)) {
+      free(frames);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    f->local_bytes = k->bytes;
+  }
+  free(frames);
   return CUDA_SUCCESS;
 }
 
@@ -2201,6 +2256,7 @@ static CUresult load_fatbin(struct CUmod_st *m, const unsigned char *img, char *
   uint64_t total = le(img + 8, 8), hdr = le(img + 6, 2);
   const unsigned char *elf = NULL, *ptx = NULL;
   int elf_sm = 0, ptx_sm = 0, dev_sm = ccmaj[m->dev] * 10 + ccmin[m->dev];
+  size_t elf_size = 0;
   for (uint64_t at = 0; at < total;) {
     const unsigned char *e = img + hdr + at;
     uint64_t ehdr = le(e + 4, 4), size = le(e + 8, 8), flags = le(e + 40, 8);
@@ -2219,6 +2275,7 @@ static CUresult load_fatbin(struct CUmod_st *m, const unsigned char *img, char *
     if (kind == 2 && sm / 10 == ccmaj[m->dev] && sm % 10 <= ccmin[m->dev] && sm > elf_sm) {
       elf = pay;
       elf_sm = sm;
+      elf_size = (size_t)size;
     }
     if (kind == 1 && sm <= dev_sm && sm > ptx_sm) {
       if (size == 0 || memchr(pay, '\0', size) == NULL) {
@@ -2240,12 +2297,13 @@ static CUresult load_fatbin(struct CUmod_st *m, const unsigned char *img, char *
       snprintf(log, loglen, "fake_cuda: the fatbinary's ELF entry for sm_%d is not an ELF", elf_sm);
       return CUDA_ERROR_INVALID_IMAGE;
     }
-    CUresult r = load_cubin(m, elf, elf_sm, log, loglen);
+    CUresult r = load_cubin(m, elf, elf_size, elf_sm, log, loglen);
     /* an image whose entry lies about its ELF is broken, not JIT-able */
     if (r != CUDA_SUCCESS && (ptx == NULL || r == CUDA_ERROR_INVALID_IMAGE)) return r;
     if (r == CUDA_SUCCESS && ptx == NULL) return CUDA_SUCCESS;   /* loads; its kernels do not run */
     if (r != CUDA_SUCCESS) {   /* the driver JITs the PTX instead */
       m->nfuncs = 0;
+      cubin_frames_free(&m->frames);
       elf = NULL;
     }
   }
@@ -2267,6 +2325,7 @@ static CUresult load_fatbin(struct CUmod_st *m, const unsigned char *img, char *
     }
   }
   free(names);
+  if (r == CUDA_SUCCESS && elf) r = apply_frames(m);
   return r;
 }
 
@@ -2287,6 +2346,7 @@ static void module_free(struct CUmod_st *m) {
   free(m->globals);
   program_release(m->prog);
   free(m->funcs);
+  cubin_frames_free(&m->frames);
   free(m);
 }
 
@@ -2329,7 +2389,7 @@ API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
   struct CUmod_st *m = calloc(1, sizeof *m);
   m->dev = curdev();
   CUresult r = CUDA_SUCCESS;
-  if (memcmp(image, "\177ELF", 4) == 0) r = load_cubin(m, image, 0, log, loglen);
+  if (memcmp(image, "\177ELF", 4) == 0) r = load_cubin(m, image, SIZE_MAX, 0, log, loglen);
   else if (le(image, 4) == 0xBA55ED50u) r = load_fatbin(m, image, log, loglen);
   else r = load_ptx(m, image, log, loglen);
   if (r == CUDA_SUCCESS) {
@@ -2431,8 +2491,9 @@ static int resident_blocks(struct CUfunc_st *f, int threads, size_t dynamic) {
   int d = f->mod->dev;
   bool ga = ccmaj[d] == 8 && ccmin[d] == 6;
   if (threads < 1 || threads > f->max_threads) return 0;
-  int warps = (threads + 31) / 32, n = ga ? 16 : 32;
-  int by_threads = (ga ? 1536 : 2048) / 32 / warps;
+  int warps = (threads + 31) / 32, n = ga ? 16 : 32, per_sm = 0;
+  dev_attr(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &per_sm);
+  int by_threads = per_sm / 32 / warps;
   int by_regs = 65536 / ((f->nregs * 32 + 255) / 256 * 256) / warps;
   size_t by_shared = (ga ? 102400u : 233472u) / ((size_t)f->static_shared + dynamic + 1024);
   if (by_threads < n) n = by_threads;
@@ -2493,8 +2554,7 @@ static bool reserve_local(const struct CUfunc_st *f) {
   int d = f->mod->dev;
   size_t need = f->local_bytes * resident_threads(d);
   if (need <= local_reserved[d]) return true;
-  if (dev_used(d) - local_held(d) + max_size(need, stack_reserved(d, ctxs[d].stack)) > devmem)
-    return false;
+  if (!local_fits(d, need, ctxs[d].stack)) return false;
   local_reserved[d] = need;
   return true;
 }

@@ -9,7 +9,8 @@
 ** block run in a shuffled order (FAKE_CUDA_SCHED_SEED), so a missing
 ** bar.sync gives a wrong result. A fatbinary loads as the driver loads it (its ELF for the device's SM,
 ** checked, with the PTX beside it run; else PTX to JIT; else
-** NO_BINARY_FOR_GPU), and a cubin loaded alone is not run.
+** NO_BINARY_FOR_GPU), and a cubin loaded alone is not run; a cubin's
+** .nv.info that runs past its section or the image is refused.
 ** Two devices (FAKE_CUDA_DEVICES=2, set here before cuInit).
 **
 **   fake_strict_test [--list | NAME]   (unit.h)
@@ -266,7 +267,8 @@ static char put_ptx[] =
     "  mov.u32 %r1, 7;\n  st.global.u32 [%rd2], %r1;\n  ret;\n}\n";
 
 /* A cubin of the least the fake reads: the ELF header (CUDA's OSABI 0x41,
-** the SM in e_flags' second byte) and the section names, one
+** the SM in e_flags' second byte) and the section names (their table's
+** size too: spec/fake/cubin.c reads within it), one
 ** ".text.<kernel>" section; 288 bytes into elf. */
 static size_t tiny_cubin(unsigned char *elf, int sm, const char *kernel) {
   memset(elf, 0, 288);
@@ -283,9 +285,10 @@ static size_t tiny_cubin(unsigned char *elf, int sm, const char *kernel) {
   memcpy(elf + 65, ".shstrtab", 9);
   snprintf((char *)elf + 75, 21, ".text.%s", kernel);
   uint32_t name1 = 1, name2 = 11;
-  uint64_t names_at = 64;
+  uint64_t names_at = 64, names_size = 32;
   memcpy(elf + 96 + 64, &name1, 4);
   memcpy(elf + 96 + 64 + 0x18, &names_at, 8);
+  memcpy(elf + 96 + 64 + 0x20, &names_size, 8);
   memcpy(elf + 96 + 128, &name2, 4);
   return 288;
 }
@@ -406,12 +409,70 @@ static int test_cubin_alone_not_run(void) {
   return 0;
 }
 
+/* A tiny cubin with a .nv.info section of the n bytes at info (up to 32),
+** its size said to be `size`, at offset `at` (0: where the bytes are);
+** 384 bytes into elf. */
+static void cubin_with_info(unsigned char *elf, const void *info, size_t n, uint64_t size,
+                            uint64_t at) {
+  memset(elf, 0, 384);
+  memcpy(elf, "\177ELF\2\1\1\x41\x08", 9);
+  uint32_t flags = 90u << 8;
+  uint64_t shoff = 128, names_at = 64, info_at = at ? at : 96;
+  uint16_t shentsize = 64, shnum = 4, shstrndx = 1;
+  memcpy(elf + 0x30, &flags, 4);
+  memcpy(elf + 0x28, &shoff, 8);
+  memcpy(elf + 0x3a, &shentsize, 2);
+  memcpy(elf + 0x3c, &shnum, 2);
+  memcpy(elf + 0x3e, &shstrndx, 2);
+  memcpy(elf + 64, "\0.shstrtab\0.text.put\0.nv.info", 30);   /* names at 1, 11, 21 */
+  memcpy(elf + 96, info, n);
+  uint32_t name1 = 1, name2 = 11, name3 = 21, loproc = 0x70000000;
+  uint64_t names_size = 30;
+  memcpy(elf + 128 + 64, &name1, 4);
+  memcpy(elf + 128 + 64 + 0x18, &names_at, 8);
+  memcpy(elf + 128 + 64 + 0x20, &names_size, 8);
+  memcpy(elf + 128 + 128, &name2, 4);
+  memcpy(elf + 128 + 192, &name3, 4);
+  memcpy(elf + 128 + 192 + 4, &loproc, 4);
+  memcpy(elf + 128 + 192 + 0x18, &info_at, 8);
+  memcpy(elf + 128 + 192 + 0x20, &size, 8);
+}
+
+/* a cubin's .nv.info (spec/fake/cubin.c) is read within its section and
+** the image: one that runs past either is a broken image, refused */
+static int test_cubin_frames_bounded(void) {
+  static unsigned char elf[384];
+  uint32_t got;
+  ptx_for(90);
+  /* EIATTR_FRAME_SIZE (format 4, 8 bytes: a symbol, a size) */
+  const unsigned char frame[] = {4, 0x11, 8, 0, 0, 0, 0, 0, 64, 0, 0, 0};
+  const unsigned char maxreg[] = {3, 0x1b, 0xff, 0};   /* a format 3 attribute: 4 bytes */
+  struct { const void *info; size_t n; uint64_t size, at; CUresult want; } cases[] = {
+    {maxreg, 4, 4, 0, CUDA_SUCCESS},                     /* well formed, no frames */
+    {frame, 12, 6, 0, CUDA_ERROR_INVALID_IMAGE},         /* its value past the section's end */
+    {frame, 12, 2, 0, CUDA_ERROR_INVALID_IMAGE},         /* the section ends in its header */
+    {frame, 12, 12, 0, CUDA_ERROR_INVALID_IMAGE},        /* symbol 0 of a cubin with no .symtab */
+    {maxreg, 4, 4, 1000, CUDA_ERROR_INVALID_IMAGE},      /* the section past the image's end */
+    {"\x09\x1b\xff\x00", 4, 4, 0, CUDA_ERROR_INVALID_IMAGE},   /* a format the fake does not know */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cubin_with_info(elf, cases[i].info, cases[i].n, cases[i].size, cases[i].at);
+    image both[] = {{2, 90, elf, 384}, {1, 90, put_ptx, strlen(put_ptx)}};
+    pack(fat, both, 2);
+    if (load_and_put(fat, &got) != cases[i].want)
+      return failf(__FILE__, __LINE__, "case %zu: not %d", i, (int)cases[i].want);
+    if (cases[i].want == CUDA_SUCCESS) CHECK_EQ(got, 7);
+  }
+  return 0;
+}
+
 #define T(name) { #name, test_##name }
 static const unit_test tests[] = {T(fresh_memory_poisoned), T(overlapping_copies_refused),
                                   T(intra_device_pitch_refused),
                                   T(event_on_other_context), T(registers_and_local_poisoned),
                                   T(missing_barrier_shows), T(fatbin_runs_its_ptx),
                                   T(fatbin_without_the_devices_cubin), T(cubin_alone_not_run),
+                                  T(cubin_frames_bounded),
                                   /* last: it leaves the context's sticky error */
                                   T(free_host_does_not_wait)};
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))

@@ -31,12 +31,16 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A call's frame beyond its .local variables: ptxas keeps at least the
-** return address there (8 bytes, kept 16-aligned). Real frames differ both
-** ways: they hold the registers the callee saves (a recursive function's was
-** 72 bytes on sm_90 where this counts 48), and ptxas may shrink what it
-** inlines (a kernel's 256 where this counts 272); the cubin's .nv.info
-** (EIATTR_FRAME_SIZE) has the real sizes, not read here. */
+/* The stack a thread takes (CU_LIMIT_STACK_SIZE): with a cubin, the frames
+** ptxas gave (ptx_entry_set_frames: the kernel's own, each device
+** function's as compiled into it, 0 for one it inlined; spec/fake/cubin.c
+** reads them). Without one (a PTX-only load, LUACUDA_PTX=1) a guess: a
+** frame is its .local variables, and a call's 16 bytes more, for the
+** return address (8 bytes, kept 16-aligned). Real frames differ both ways:
+** they hold the registers a callee saves (a recursive function's 192 bytes
+** on sm_90 where this counts 144), and ptxas may shrink what it inlines.
+** The .local variables lie in a thread's local memory as that guess
+** places them, whatever the stack counts. */
 #define CALL_FRAME_BYTES 16
 #define NCACHE 8                       /* allocations a worker remembers */
 #define UNDEFINED_BYTE 0xA5            /* what fresh registers, local and shared memory hold */
@@ -49,7 +53,7 @@ __extension__ typedef __int128 i128;
 
 enum { TS_RUN, TS_BAR, TS_WARP, TS_EXIT };
 
-typedef struct frame { int fn, pc, call; size_t rbase, pbase, lbase, ltop; } frame;
+typedef struct frame { int fn, pc, call; size_t rbase, pbase, lbase, ltop, used; } frame;
 
 typedef struct thr {
   uint64_t *r;                 /* the current frame's registers */
@@ -64,6 +68,7 @@ typedef struct thr {
   size_t rtop, rcap;
   unsigned char *pstack;
   size_t ptop, pcap, ltop;
+  size_t used;                 /* the stack its frames take (ltop without a cubin) */
   unsigned tid[3], lane, warp, linear;
   bool carry;
   /* waiting at a barrier or a warp operation */
@@ -82,7 +87,7 @@ typedef struct blk {
   unsigned ctaid[3];
   unsigned char *shared;
   size_t shared_size;
-  unsigned char *local;        /* n * L->stack, mapped on demand */
+  unsigned char *local;        /* n * L->stride, mapped on demand */
   uint64_t lo[NCACHE], hi[NCACHE];
   int cache_next;
   int smid;
@@ -101,7 +106,8 @@ struct launch {
   const unsigned char *params;
   const ptx_host *host;
   bool has_local;
-  size_t stack;                /* each thread's stack (its local memory), in bytes */
+  size_t stack;                /* each thread's stack (CU_LIMIT_STACK_SIZE), in bytes */
+  size_t stride;               /* each thread's local memory (stack, or more with a cubin) */
   uint64_t seed;               /* this launch's scheduling seed; 0: threads in order */
   atomic_ullong next;
   atomic_int err;
@@ -341,7 +347,7 @@ static bool in_const(const ptx_module *m, uint64_t a) {
 }
 
 static unsigned char *local_of(blk *b, thr *t) {
-  return b->local + (size_t)t->linear * b->L->stack;
+  return b->local + (size_t)t->linear * b->L->stride;
 }
 
 /* The host address of n bytes at a in space, checked; NULL after a fault. */
@@ -357,9 +363,9 @@ static unsigned char *mem(blk *b, thr *t, int space, uint64_t a, size_t n) {
       if (b->shared && a >= s && a < s + b->shared_size) { a -= s; goto shared; }
       if (b->local) {
         uint64_t l = (uint64_t)(uintptr_t)b->local;
-        if (a >= l && a < l + (uint64_t)b->n * b->L->stack) {
+        if (a >= l && a < l + (uint64_t)b->n * b->L->stride) {
           uint64_t mine = (uint64_t)(uintptr_t)local_of(b, t);
-          if (a < mine || a >= mine + b->L->stack) {
+          if (a < mine || a >= mine + b->L->stride) {
             fault(b, t, PTX_ILLEGAL_ADDRESS, "an access at 0x%llx, in another thread's local memory",
                   (unsigned long long)a);
             return NULL;
@@ -1165,31 +1171,68 @@ static int kernel_printf(blk *b, thr *t, uint64_t fmt, uint64_t args) {
 
 /* ---- calls ---------------------------------------------------------------------- */
 
+/* The stack function c's frame takes in a launch of entry e, called (depth
+** > 0) or not. */
+static size_t frame_bytes(const ptx_module *m, int e, int c, int depth) {
+  const size_t *cubin = m->fns[e].cubin_frames;
+  if (cubin) return cubin[c];
+  return m->fns[c].local_bytes + (depth > 0 ? CALL_FRAME_BYTES : 0);
+}
+
 /* The deepest stack a call chain from fn reaches, from top (the bytes in
-** use when fn's frame is in place). A call back into a function already on
-** the chain (recursion) adds nothing: its depth is known only as it runs,
-** so ptxas cannot size it, and the driver's limit is what it gets. */
-static size_t deepest(const ptx_module *m, int fn, size_t top, bool *on_chain, long *budget) {
+** use when fn's frame is in place), in a launch of entry e: the stack as
+** counted (cubin: the cubin's frames), or the local memory its .local
+** variables take. A call back into a function already on the chain
+** (recursion) adds nothing, and sets *recursive: its depth is known only
+** as it runs, so ptxas cannot size it, and the driver's limit is what it
+** gets. */
+static size_t deepest(const ptx_module *m, int e, int fn, size_t top, bool cubin,
+                      bool *on_chain, bool *recursive, long *budget) {
   const func *f = &m->fns[fn];
   size_t most = top;
   on_chain[fn] = true;
   for (int i = 0; i < f->ncalls && --*budget > 0; i++) {   /* (a budget: chains may be many) */
     int c = f->calls[i].callee;
-    if (!m->fns[c].defined || on_chain[c]) continue;
-    size_t at = ((top + 15) & ~(size_t)15) + m->fns[c].local_bytes + CALL_FRAME_BYTES;
-    size_t n = deepest(m, c, at, on_chain, budget);
+    if (!m->fns[c].defined) continue;
+    if (on_chain[c]) { *recursive = true; continue; }
+    size_t at = cubin ? top + frame_bytes(m, e, c, 1)
+                      : ((top + 15) & ~(size_t)15) + m->fns[c].local_bytes + CALL_FRAME_BYTES;
+    size_t n = deepest(m, e, c, at, cubin, on_chain, recursive, budget);
     if (n > most) most = n;
   }
   on_chain[fn] = false;
   return most;
 }
 
-size_t ptx_entry_stack_bytes(const ptx_module *m, int e) {
+/* Entry e's deepest chain: its stack (cubin), or its local memory. */
+static size_t entry_deepest(const ptx_module *m, int e, bool cubin, bool *recursive) {
   bool *on_chain = calloc((size_t)m->nfns, sizeof *on_chain);
   long budget = 1000000;
-  size_t n = deepest(m, e, m->fns[e].local_bytes, on_chain, &budget);
+  *recursive = false;
+  size_t start = cubin ? frame_bytes(m, e, e, 0) : m->fns[e].local_bytes;
+  size_t n = deepest(m, e, e, start, cubin, on_chain, recursive, &budget);
   free(on_chain);
   return n;
+}
+
+/* With a cubin, what it says the kernel needs (EIATTR_MIN_STACK_SIZE), or
+** more where its frames add up to more. */
+size_t ptx_entry_stack_bytes(const ptx_module *m, int e) {
+  bool recursive;
+  const func *f = &m->fns[e];
+  size_t n = entry_deepest(m, e, f->cubin_frames != NULL, &recursive);
+  return f->cubin_frames && f->cubin_min_stack > n ? f->cubin_min_stack : n;
+}
+
+int ptx_entry_set_frames(ptx_module *m, int e, const size_t *frames, size_t min_stack) {
+  func *f = &m->fns[e];
+  size_t *v = malloc((size_t)m->nfns * sizeof *v);
+  if (v == NULL) return -1;
+  memcpy(v, frames, (size_t)m->nfns * sizeof *v);
+  free(f->cubin_frames);
+  f->cubin_frames = v;
+  f->cubin_min_stack = min_stack;
+  return 0;
 }
 
 int ptx_uses_printf(const ptx_module *m) {
@@ -1215,7 +1258,10 @@ static void enter_frame(blk *b, thr *t, int fn) {
   t->ptop += f->param_bytes;
   size_t lbase = (t->ltop + 15) & ~(size_t)15;
   t->ltop = lbase + f->local_bytes + (t->depth > 0 ? CALL_FRAME_BYTES : 0);
-  if (f->local_bytes && b->local && t->ltop <= b->L->stack)   /* (an overflow faults in do_call) */
+  const ptx_module *m = b->L->m;
+  int e = (int)(b->L->entry - m->fns);
+  t->used = m->fns[e].cubin_frames ? t->used + frame_bytes(m, e, fn, t->depth) : t->ltop;
+  if (f->local_bytes && b->local && t->ltop <= b->L->stride)   /* (an overflow faults in do_call) */
     memset(local_of(b, t) + lbase, UNDEFINED_BYTE, f->local_bytes);
   t->r = t->rstack + rbase;
   t->mask = f->regmask;
@@ -1275,14 +1321,21 @@ static void do_call(blk *b, thr *t, const inst *in) {
   t->frames[t->depth].pc = t->pc;
   t->frames[t->depth].call = in->call;
   t->frames[t->depth].ltop = t->ltop;
+  t->frames[t->depth].used = t->used;
   unsigned char *args = t->param;
   size_t caller_pbase = t->frames[t->depth].pbase;
   t->depth++;
   enter_frame(b, t, cs->callee);
-  if (t->ltop > b->L->stack) {
+  if (t->used > b->L->stack) {
     /* the driver's CU_LIMIT_STACK_SIZE: the hardware's stack error */
     fault(b, t, PTX_STACK_ERROR, "a call stack of %zu bytes, past the thread's %zu (CU_LIMIT_STACK_SIZE: a stack overflow)",
-          t->ltop, b->L->stack);
+          t->used, b->L->stack);
+    return;
+  }
+  if (t->ltop > b->L->stride) {
+    /* a cubin's frames smaller than the .local variables the fake places */
+    fault(b, t, PTX_STACK_ERROR, "the fake's local memory for a thread, %zu bytes, cannot hold the %zu its .local variables take here (a stack of %zu by the cubin's frames)",
+          b->L->stride, t->ltop, t->used);
     return;
   }
   if (callee->local_bytes && b->local == NULL) {
@@ -1315,6 +1368,7 @@ static void do_ret(blk *b, thr *t) {
   t->rtop = fr->rbase + (size_t)caller->nregs;
   t->ptop = fr->pbase + caller->param_bytes;
   t->ltop = fr->ltop;
+  t->used = fr->used;
   t->r = t->rstack + fr->rbase;
   t->mask = caller->regmask;
   t->param = cparam;
@@ -1528,7 +1582,7 @@ static void run_thread(blk *b, thr *t) {
         uint64_t a = get(b, t, &o[1]), s = (uint64_t)(uintptr_t)b->shared;
         bool sh = b->shared && a >= s && a < s + b->shared_size;
         uint64_t l = (uint64_t)(uintptr_t)b->local;
-        bool lo = b->local && a >= l && a < l + (uint64_t)b->n * b->L->stack;
+        bool lo = b->local && a >= l && a < l + (uint64_t)b->n * b->L->stride;
         bool r = in->space == SP_SHARED ? sh : in->space == SP_LOCAL ? lo
                : in->space == SP_CONST ? in_const(b->L->m, a) : !sh && !lo;
         put(t, &o[0], r);
@@ -1573,7 +1627,7 @@ static void run_thread(blk *b, thr *t) {
         unsigned char *p = mem(b, t, in->space, a, ptx_type_size(in->t));
         if (p == NULL) continue;
         if (in->space == SP_LOCAL || (in->space == SP_GENERIC && p >= b->local && b->local &&
-                                      p < b->local + (size_t)b->n * b->L->stack)) {
+                                      p < b->local + (size_t)b->n * b->L->stride)) {
           fault(b, t, PTX_ILLEGAL_ADDRESS, "an atomic operation on local memory");
           continue;
         }
@@ -1851,7 +1905,7 @@ static void run_block(blk *b, unsigned long long id) {
       t->fcap = 8;
       t->frames = malloc((size_t)t->fcap * sizeof *t->frames);
     }
-    t->rtop = t->ptop = t->ltop = 0;
+    t->rtop = t->ptop = t->ltop = t->used = 0;
     t->carry = false;
     t->linear = (unsigned)i;
     t->tid[0] = (unsigned)i % L->block.x;
@@ -1936,6 +1990,23 @@ int ptx_launch(ptx_module *m, int e, ptx_dims grid, ptx_dims block, size_t dynam
   size_t need = ptx_entry_stack_bytes(m, e), limit = host->stack ? host->stack : 1024;
   L.stack = limit > need ? limit : need;
   L.stack = (L.stack + 15) & ~(size_t)15;
+  /* the local memory the .local variables take: the stack as counted
+  ** without a cubin; with one, room for them beside it, and for a
+  ** recursion the stack again times the most a function's variables take
+  ** for each byte of its frame (at most 8: past that, a recursion the
+  ** stack holds may fault for the fake's want of room, and says so) */
+  L.stride = L.stack;
+  const size_t *frames = m->fns[e].cubin_frames;
+  if (frames) {
+    bool recursive;
+    size_t vars = (entry_deepest(m, e, false, &recursive) + 15) & ~(size_t)15, ratio = 1;
+    for (int i = 0; i < m->nfns && recursive; i++) {
+      size_t takes = ((m->fns[i].local_bytes + 15) & ~(size_t)15) + CALL_FRAME_BYTES;
+      if (m->fns[i].defined && frames[i] && (takes + frames[i] - 1) / frames[i] > ratio)
+        ratio = (takes + frames[i] - 1) / frames[i];
+    }
+    L.stride = L.stack + vars + (recursive ? L.stack * (ratio < 8 ? ratio : 8) : 0);
+  }
   int nthreads = (int)(block.x * block.y * block.z);
   /* a cooperative launch's blocks wait for each other: one thread each
   ** (the driver checked that the grid fits the device at once) */
@@ -1953,7 +2024,7 @@ int ptx_launch(ptx_module *m, int e, ptx_dims grid, ptx_dims block, size_t dynam
     b->shared_size = shared;
     b->shared = aligned_alloc(256, (shared + 255) / 256 * 256 + 256);
     if (L.has_local) {
-      void *p = mmap(NULL, (size_t)nthreads * L.stack, PROT_READ | PROT_WRITE,
+      void *p = mmap(NULL, (size_t)nthreads * L.stride, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       b->local = p == MAP_FAILED ? NULL : p;
     }
@@ -1970,7 +2041,7 @@ int ptx_launch(ptx_module *m, int e, ptx_dims grid, ptx_dims block, size_t dynam
     free(b->t);
     free(b->order);
     free(b->shared);
-    if (b->local) munmap(b->local, (size_t)nthreads * L.stack);
+    if (b->local) munmap(b->local, (size_t)nthreads * L.stride);
   }
   atomic_fetch_add(&executed, total);
   free(bs);

@@ -153,6 +153,8 @@ typedef struct func {
   size_t shared_bytes_aligned;   /* where its dynamic shared memory starts */
   uint64_t *regmask;  /* each slot's width, as a mask */
   size_t local_bytes, local_align;
+  size_t *cubin_frames;      /* an entry's: each function's frame from the cubin, or NULL */
+  size_t cubin_min_stack;
   int maxntid;
   int32_t *brx;       /* .branchtargets lists: first count, then instruction indices */
   int nbrx;

@@ -1311,6 +1311,7 @@ void ptx_free(ptx_module *m) {
     free(f->calls);
     free(f->params);
     free(f->brx);
+    free(f->cubin_frames);
   }
   free(m->fns);
   for (int i = 0; i < m->nvars; i++) {
@@ -1363,3 +1364,10 @@ size_t ptx_entry_param_bytes(const ptx_module *m, int e) { return m->fns[e].form
 size_t ptx_entry_static_shared(const ptx_module *m, int e) { return m->fns[e].shared_bytes; }
 int ptx_entry_maxntid(const ptx_module *m, int e) { return m->fns[e].maxntid; }
 size_t ptx_entry_local_bytes(const ptx_module *m, int e) { return m->fns[e].local_bytes; }
+
+int ptx_function(const ptx_module *m, const char *nm) {
+  for (int i = 0; i < m->nfns; i++)
+    if (m->fns[i].defined && strcmp(m->fns[i].name, nm) == 0) return i;
+  return -1;
+}
+int ptx_nfunctions(const ptx_module *m) { return m->nfns; }

@@ -64,6 +64,15 @@ size_t ptx_entry_local_bytes(const ptx_module *m, int e);   /* its own frame's .
 /* The stack a thread of entry e needs, as far as it is known before it runs:
 ** its frame and the deepest chain of calls (recursion not counted). */
 size_t ptx_entry_stack_bytes(const ptx_module *m, int e);
+/* The functions (.entry and .func, defined), numbered as entries are:
+** the number of name, or -1; how many numbers there are. */
+int ptx_function(const ptx_module *m, const char *name);
+int ptx_nfunctions(const ptx_module *m);
+/* The frames a cubin gives entry e's launches: frames[i] the stack
+** function i's frame takes (ptx_nfunctions of them; e's own at e; 0 for
+** one inlined), min_stack the stack the kernel needs before it runs.
+** Without, the interpreter counts .local variables (exec.c). -1: no memory. */
+int ptx_entry_set_frames(ptx_module *m, int e, const size_t *frames, size_t min_stack);
 int ptx_uses_printf(const ptx_module *m);   /* does it call vprintf? */
 
 /* What the interpreter asks of its driver. */
