@@ -404,16 +404,35 @@ extern "C" __global__ void warp_twin(Array<long long, 2> out, unsigned *bal) {
     local src = k:source(x)
     src = src:sub(src:find('extern "C"', 1, true), -1)
     assert.falsy(src:find("double", 1, true), src)     -- float32 stays float32
-    k[{ 1, 32 }](x)
+    local cfg = { 1, 32 }
+    k[cfg](x)
     assert.same({ 1, 2, 3, 4 }, host(x))
+    local launch = k[cfg]            -- the first compile's, kept across the ones below
     scale = 1.0                      -- a new constant: a new compile
-    k[{ 1, 32 }](x)
+    launch(x)
     assert.same({ 3, 5, 7, 9 }, host(x))
     assert.equal(2, #k:specializations())
     JIT_SPEC_STEP = 0                -- a global is checked at each launch too
-    k:launch({ grid = 1, block = 32 }, x)
+    k[cfg](x)                        -- (now the second compile's launcher)
     assert.same({ 6, 10, 14, 18 }, host(x))
     assert.equal(3, #k:specializations())
+    JIT_SPEC_STEP = 1                -- back to the second compile, by k:launch and the one kept
+    k:launch({ grid = 1, block = 32 }, x)
+    launch(x)
+    assert.same({ 27, 43, 59, 75 }, host(x))
+    assert.equal(3, #k:specializations())
+    -- a launcher takes the kernel's arguments, no more, no fewer
+    S.misuse("luacuda.jit: the kernel takes 1 argument (x), got 2", k[cfg], x, 1)
+    S.misuse("luacuda.jit: the kernel takes 1 argument (x), got 0", k[cfg])
+    -- k[cfg] keeps its launch only while cfg lives: launches with a new
+    -- table each time leave none behind
+    local tables = setmetatable({}, { __mode = "k" })
+    local function launch_new() local c = { 1, 32 }; tables[c] = true; k[c](x) end
+    for _ = 1, 3 do launch_new() end
+    collectgarbage()
+    collectgarbage()
+    assert.is_nil(next(tables))
+    assert.same({ 223, 351, 479, 607 }, host(x))
   end)
 
   it("has the vocabulary: K.random draws luacuda.random's bits (and Monte Carlo pi as array math)", function()
