@@ -562,8 +562,9 @@ end
 --- `k:launch({grid =, block = [, stream =] [, shared =]}, ...)`: launches the
 -- kernel for these arguments, translating and compiling it at the first launch
 -- with their types. `k[{grid, block [, stream [, shared]]}](...)` is the same;
--- `k[cfg]` is one function for each configuration table `cfg`, which reads
--- the table at each launch.
+-- `k[cfg]` is one function for each configuration table `cfg` (kept while
+-- `cfg` lives; a launch through it with arguments of other types gives the
+-- next `k[cfg]` in its place), which reads the table at each launch.
 -- @function JitKernel:launch
 -- @tparam table config as a compiled kernel's launch
 -- @param ... the arguments: arrays, numbers, booleans
