@@ -46,6 +46,15 @@ extern "C" __global__ void warp_twin(Array<long long, 2> out, unsigned *bal) {
   out(t, 4) = every;
   bal[t] = b;
 }
+// the helper K.grid(n) is written with (lcj_grid, jit/runtime.lua), at
+// the edges of its 64 bits: b * d + t past 2^32
+extern "C" __global__ void grid_edges(long long *out) {
+  out[0] = lcj_grid(4294967295u, 1024u, 1023u);
+  out[1] = lcj_grid(2147483647u, 1024u, 1023u);
+  out[2] = lcj_grid(65536u, 65536u, 0u);
+  out[3] = lcj_grid(4194304u, 1024u, 5u);
+  out[4] = lcj_grid(3u, 256u, 7u);
+}
 ]==]
   local twins
   local function cxx()
@@ -56,6 +65,7 @@ extern "C" __global__ void warp_twin(Array<long long, 2> out, unsigned *bal) {
         src[#src + 1] = fh:read("a")
         fh:close()
       end
+      src[#src + 1] = require("luacuda.jit.codegen").RUNTIME
       src[#src + 1] = TWINS
       twins = luacuda.compile(table.concat(src, "\n"))
     end
@@ -63,6 +73,7 @@ extern "C" __global__ void warp_twin(Array<long long, 2> out, unsigned *bal) {
   end
 
   it("runs saxpy by both launch forms, compiling once per signature", function()
+    local first = debug.getinfo(1, "l").currentline + 2    -- the kernel's first line
     local saxpy = luacuda.jit(function(a, x, y)
       local i = K.grid(1)
       if i <= #y then y[i] = a * x[i] + y[i] end
@@ -77,7 +88,7 @@ extern "C" __global__ void warp_twin(Array<long long, 2> out, unsigned *bal) {
     assert.same({ "float32,float32:1,float32:1" }, saxpy:specializations())
     local src = saxpy:source(2.0, x, y)
     assert.truthy(src:find('extern "C" __global__ void saxpy(float a, Array<float, 1> x, Array<float, 1> y)', 1, true), src)
-    assert.truthy(src:find('#line 67 "spec/jit_spec.lua"', 1, true), src)
+    assert.truthy(src:find(('#line %d "spec/jit_spec.lua"'):format(first), 1, true), src)
     -- one launch function for a configuration table (a loop of launches
     -- makes none), which reads the table at each launch
     local cfg = { 1, 32 }
@@ -99,6 +110,12 @@ extern "C" __global__ void warp_twin(Array<long long, 2> out, unsigned *bal) {
     local got1, y0 = host(y1), host(luacuda.random(6):uniform(n, "float32"))
     assert.same(host(y2), got1)
     for i = 1, n do assert.is_true(got1[i] > y0[i], i) end   -- the stream's launch ran
+  end)
+
+  it("computes K.grid's position in 64 bits (its helper past 2^32)", function()
+    local out = luacuda.device_array(5, "int64")
+    cxx().grid_edges[{ 1, 1 }](out)
+    assert.same({ 4294967295 * 1024 + 1023, 2147483647 * 1024 + 1023, 1 << 32, (1 << 32) + 5, 775 }, host(out))
   end)
 
   it("reduces through shared memory and atomics", function()
@@ -404,16 +421,35 @@ extern "C" __global__ void warp_twin(Array<long long, 2> out, unsigned *bal) {
     local src = k:source(x)
     src = src:sub(src:find('extern "C"', 1, true), -1)
     assert.falsy(src:find("double", 1, true), src)     -- float32 stays float32
-    k[{ 1, 32 }](x)
+    local cfg = { 1, 32 }
+    k[cfg](x)
     assert.same({ 1, 2, 3, 4 }, host(x))
+    local launch = k[cfg]            -- the first compile's, kept across the ones below
     scale = 1.0                      -- a new constant: a new compile
-    k[{ 1, 32 }](x)
+    launch(x)
     assert.same({ 3, 5, 7, 9 }, host(x))
     assert.equal(2, #k:specializations())
     JIT_SPEC_STEP = 0                -- a global is checked at each launch too
-    k:launch({ grid = 1, block = 32 }, x)
+    k[cfg](x)                        -- (now the second compile's launcher)
     assert.same({ 6, 10, 14, 18 }, host(x))
     assert.equal(3, #k:specializations())
+    JIT_SPEC_STEP = 1                -- back to the second compile, by k:launch and the one kept
+    k:launch({ grid = 1, block = 32 }, x)
+    launch(x)
+    assert.same({ 27, 43, 59, 75 }, host(x))
+    assert.equal(3, #k:specializations())
+    -- a launcher takes the kernel's arguments, no more, no fewer
+    S.misuse("luacuda.jit: the kernel takes 1 argument (x), got 2", k[cfg], x, 1)
+    S.misuse("luacuda.jit: the kernel takes 1 argument (x), got 0", k[cfg])
+    -- k[cfg] keeps its launch only while cfg lives: launches with a new
+    -- table each time leave none behind
+    local tables = setmetatable({}, { __mode = "k" })
+    local function launch_new() local c = { 1, 32 }; tables[c] = true; k[c](x) end
+    for _ = 1, 3 do launch_new() end
+    collectgarbage()
+    collectgarbage()
+    assert.is_nil(next(tables))
+    assert.same({ 223, 351, 479, 607 }, host(x))
   end)
 
   it("has the vocabulary: K.random draws luacuda.random's bits (and Monte Carlo pi as array math)", function()

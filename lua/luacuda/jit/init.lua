@@ -148,7 +148,7 @@ end
 -- ---- specialisations ------------------------------------------------------------
 
 local Jit = { __name = "luacuda.jit" }
-local JitMT = { __name = "luacuda.jit" }
+local JitMT = { __name = "luacuda.jit", __mode = "k" }   -- k[cfg] keeps its launch while cfg lives
 local KERNELS = setmetatable({}, { __mode = "k" })   -- the jit kernels (their metatable is hidden)
 
 local function dtype_of(a)
@@ -441,46 +441,63 @@ local function array_fits(a, want, seen, i)
 end
 
 -- s.check(...): whether the arguments fit specialisation s and what it read
--- from the host is still what it was, written out in a function of its own
--- (the launch's fast path: no table, no loop): each upvalue it read is an
--- upvalue of the check too (debug.upvaluejoin), each global read from its
--- table
+-- from the host is still what it was; s.launcher(cfg, slow): k[cfg]'s
+-- function while s is the last, the same checks inline before s's launch
+-- with cfg, and slow(...) where they fail. Both are written out for s (a
+-- launch's fast path: no table, no loop, one Lua call): each upvalue s read
+-- is an upvalue of theirs too (debug.upvaluejoin), each global read from
+-- its table
 local function make_check(s)
-  local params, lines, shared = {}, {}, {}
+  local params, tests, shared = {}, {}, {}
   for i, want in ipairs(s.sigs) do
     local a = "a" .. i
     params[i] = a
     if type(want) == "table" then
-      lines[#lines + 1] = ("if %s ~= seen[%d] and not array_fits(%s, sigs[%d], seen, %d) then return false end")
-        :format(a, i, a, i, i)
+      tests[#tests + 1] = ("%s ~= seen[%d] and not array_fits(%s, sigs[%d], seen, %d)"):format(a, i, a, i, i)
     elseif want == "number" or want == "boolean" then
-      lines[#lines + 1] = ('if type(%s) ~= "%s" then return false end'):format(a, want)
+      tests[#tests + 1] = ('type(%s) ~= "%s"'):format(a, want)
     else
-      lines[#lines + 1] = ('if mtype(%s) ~= "%s" then return false end'):format(a, want)
+      tests[#tests + 1] = ('mtype(%s) ~= "%s"'):format(a, want)
     end
   end
   for i, d in ipairs(s.deps) do
     if d.env then
-      lines[#lines + 1] = ("if deps[%d].env[deps[%d].name] ~= deps[%d].value then return false end"):format(i, i, i)
+      tests[#tests + 1] = ("deps[%d].env[deps[%d].name] ~= deps[%d].value"):format(i, i, i)
     else
       shared[#shared + 1] = "up" .. i
-      lines[#lines + 1] = ("if up%d ~= deps[%d].value then return false end"):format(i, i)
+      tests[#tests + 1] = ("up%d ~= deps[%d].value"):format(i, i)
     end
   end
-  local code = ("local sigs, seen, deps, array_fits, mtype = ...\n%sreturn function(%s)\n%s\nreturn true\nend")
-    :format(#shared > 0 and ("local " .. table.concat(shared, ", ") .. "\n") or "",
-      table.concat(params, ", "), table.concat(lines, "\n"))
-  local check = assert(load(code, "=luacuda.jit.check"))(s.sigs, s.seen, s.deps, array_fits, math.type)
-  for i = 1, math.huge do
-    local name = debug.getupvalue(check, i)
-    if name == nil then break end
-    local k = name:match("^up(%d+)$")
-    if k then
-      local d = s.deps[tonumber(k)]
-      debug.upvaluejoin(check, i, d.fn, d.up)
+  local list = table.concat(params, ", ")
+  local fails = {}
+  for i, t in ipairs(tests) do fails[i] = "if " .. t .. " then return %s end" end
+  fails = table.concat(fails, "\n")
+  local code = table.concat({
+    "local sigs, seen, deps, array_fits, mtype, launch, kernel = ...",
+    "local select, type = select, type",
+    #shared > 0 and ("local " .. table.concat(shared, ", ")) or "",
+    ("local function check(%s)"):format(list), fails:gsub("%%s", "false"), "return true end",
+    "local function launcher(cfg, slow) return function(...)",
+    #params > 0 and ("local %s = ..."):format(list) or "",
+    ("if select('#', ...) ~= %d then return slow(...) end"):format(#params),
+    (fails:gsub("%%s", "slow(...)")),
+    ("return launch(kernel, cfg%s)"):format(#params > 0 and ", " .. list or ""),
+    "end end",
+    "return check, launcher" }, "\n")
+  local check, launcher = assert(load(code, "=luacuda.jit.check"))(s.sigs, s.seen, s.deps, array_fits,
+    math.type, s.launch, s.kernel)
+  for _, f in ipairs({ check, launcher }) do
+    for i = 1, math.huge do
+      local name = debug.getupvalue(f, i)
+      if name == nil then break end
+      local k = name:match("^up(%d+)$")
+      if k then
+        local d = s.deps[tonumber(k)]
+        debug.upvaluejoin(f, i, d.fn, d.up)
+      end
     end
   end
-  return check
+  return check, launcher
 end
 
 -- the specialisation of k for these arguments, compiled at its first use
@@ -518,7 +535,8 @@ local function specialise(k, args, n)
     elseif sig and (sig[i] or sig[k.params[i]]) then s.sigs[i] = t == "bool" and "boolean" or "number"
     else s.sigs[i] = t == "bool" and "boolean" or t == "int64" and "integer" or "float" end
   end
-  s.n, s.check = #types, make_check(s)
+  s.n = #types
+  s.check, s.launcher = make_check(s)
   k.specs[key] = k.specs[key] or {}
   table.insert(k.specs[key], s)
   k.order[#k.order + 1] = s
@@ -544,8 +562,9 @@ end
 --- `k:launch({grid =, block = [, stream =] [, shared =]}, ...)`: launches the
 -- kernel for these arguments, translating and compiling it at the first launch
 -- with their types. `k[{grid, block [, stream [, shared]]}](...)` is the same;
--- `k[cfg]` is one function for each configuration table `cfg`, which reads
--- the table at each launch.
+-- `k[cfg]` is one function for each configuration table `cfg` (kept while
+-- `cfg` lives; a launch through it with arguments of other types gives the
+-- next `k[cfg]` in its place), which reads the table at each launch.
 -- @function JitKernel:launch
 -- @tparam table config as a compiled kernel's launch
 -- @param ... the arguments: arrays, numbers, booleans
@@ -603,21 +622,33 @@ end
 
 --- @section end
 
+-- k[cfg]'s function: the last specialisation's launcher, or where there is
+-- none yet, slow. slow finds (or compiles) the specialisation that the
+-- arguments fit, launches it, and makes its launcher k[cfg] where it was
+-- another's; a launcher whose checks fail calls slow.
+local function configured(k, cfg)
+  local held, slow = rawget(k, "last"), nil   -- held: the specialisation k[cfg] launches
+  slow = function(...)
+    local s = specialisation(k, ...)
+    if s ~= held then
+      held = s
+      rawset(k, cfg, s.launcher(cfg, slow))
+    end
+    return s.launch(s.kernel, cfg, ...)
+  end
+  local launch = held and held.launcher(cfg, slow) or slow
+  rawset(k, cfg, launch)
+  return launch
+end
+
 JitMT.__index = function(k, key)
   if type(key) == "table" then
-    -- the compiled kernel's launch, with this configuration (either form);
-    -- one function for each configuration table, which a loop of launches
-    -- indexes again each time (it reads the table at each launch)
-    local launch = k.launchers[key]
-    if launch then return launch end
+    -- the compiled kernel's launch, with this configuration (either form):
+    -- one function for each configuration table, kept in k itself (its
+    -- keys are weak) so that a loop of launches indexing it again finds it
+    -- without this call; it reads the table at each launch
     if k.device then fail("'%s' is a device function (device = true): call it from a kernel", k.name) end
-    launch = function(...)
-      local s = rawget(k, "last")
-      if not (s and select("#", ...) == s.n and s.check(...)) then s = specialisation(k, ...) end
-      return s.launch(s.kernel, key, ...)
-    end
-    k.launchers[key] = launch
-    return launch
+    return configured(k, key)
   end
   local m = Jit[key]
   if m then return m end
@@ -692,7 +723,6 @@ function M.jit(fn, opts)
     fn = fn, name = name, params = info.params, signature = opts.signature,
     boundscheck = opts.boundscheck and true or false, device = opts.device and true or false,
     options = options_for(opts), specs = {}, order = {},
-    launchers = setmetatable({}, { __mode = "k" }),   -- configuration table -> its launch
   }
   KERNELS[k] = true
   return setmetatable(k, JitMT)

@@ -167,4 +167,16 @@ __device__ __forceinline__ long long lcj_ix(long long i, long long n, const char
   if (i < 1 || i > n) lcj_oob(array, i, n, where);
   return i - 1;
 }
+// K.grid's 0-based position on an axis, b * d + t, in 64 bits (a grid's
+// threads can pass 2^31): on a GPU one mad.wide.u32, where NVRTC makes a
+// mul.wide.u32, a cvt of t and an add of the C++ expression
+__device__ __forceinline__ long long lcj_grid(unsigned b, unsigned d, unsigned t) {
+#ifdef __LC_SIM__
+  return (long long)b * d + t;
+#else
+  unsigned long long r;
+  asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(r) : "r"(b), "r"(d), "l"((unsigned long long)t));
+  return (long long)r;
+#endif
+}
 ]==]

@@ -124,7 +124,7 @@ local function grid_like(name, one)
   end, K, name)
 end
 grid_like("grid", function(a)
-  return ("((long long)blockIdx.%s * blockDim.%s + threadIdx.%s + 1)"):format(a, a, a)
+  return ("(lcj_grid(blockIdx.%s, blockDim.%s, threadIdx.%s) + 1)"):format(a, a, a)
 end)
 grid_like("gridsize", function(a) return ("((long long)blockDim.%s * gridDim.%s)"):format(a, a) end)
 
