@@ -58,9 +58,15 @@ function C:emit(line)
   if self.mode == "emit" then self.out[#self.out + 1] = self.indent .. line end
 end
 
+-- (each line's directive made once for all the walks)
 function C:line_directive(line)
   if self.mode == "emit" then
-    self.out[#self.out + 1] = ('#line %d "%s"'):format(line, self.chunk_c)
+    local d = self.directives[line]
+    if not d then
+      d = "#line " .. line .. ' "' .. self.chunk_c .. '"'
+      self.directives[line] = d
+    end
+    self.out[#self.out + 1] = d
   end
 end
 
@@ -532,25 +538,39 @@ end
 -- whose text depends on where it is.
 local KEPT = { Binop = true, Unop = true, Index = true, Paren = true, Call = true }
 
+local mathtype = math.type
+
 function C:expr(e)
   local tag = e.tag
   if tag == "Number" then
-    if math.type(e.value) == "integer" then return { code = int_literal(e.value), ty = "wint" } end
+    if mathtype(e.value) == "integer" then return { code = int_literal(e.value), ty = "wint" } end
     return { code = float_literal(e.value), ty = "wfloat" }
   elseif tag == "Name" then
-    local v = self.scope[e.name]
+    local name = e.name
+    local v = self.scope[name]
     if v then
+      local ty = v.ty
       local seen = self.seen
-      if seen[v] == nil then seen[v] = v.ty or false end
+      if seen[v] == nil then seen[v] = ty or false end
       local reads = self.reads
       if reads then
         local k = #reads
-        reads[k + 1], reads[k + 2] = v, v.ty or false
+        reads[k + 1], reads[k + 2] = v, ty or false
       end
-      if v.array then return { code = v.cname, ty = v.array, name = v.name } end
-      return { code = v.cname, ty = v.ty or "unknown" }
+      -- a local's value, made again only when its type changed
+      local val = v.val
+      if val and val.ty == (v.array or ty or "unknown") then return val end
+      if v.array then val = { code = v.cname, ty = v.array, name = v.name }
+      else val = { code = v.cname, ty = ty or "unknown" } end
+      v.val = val
+      return val
     end
-    return host_value(self.unit.free(self, e.name, e.line), e.name)
+    -- a host name's value: the same for the whole walk
+    local hv = self.hostvals[name]
+    if hv then return hv end
+    hv = host_value(self.unit.free(self, name, e.line), name)
+    self.hostvals[name] = hv
+    return hv
   end
   if not KEPT[tag] then return self:expr_now(e) end
   local outer = self.reads
@@ -1111,7 +1131,8 @@ function M.function_source(unit, info, argtypes, kernel, cname)
       varmap = prev and prev.varmap or {}, vars = prev and prev.vars or {}, labelmap = prev and prev.labelmap or {},
       labelstack = {}, loops = 0, ntmp = 0, kernel = kernel, info = info,
       rettypes = prev and prev.rettypes or {}, retstruct = cname .. "_ret", changed = false,
-      memo = prev and prev.memo or {}, impure = 0, seen = {}, seen_ret = {},
+      memo = prev and prev.memo or {}, impure = 0, seen = {}, seen_ret = {}, hostvals = {},
+      directives = prev and prev.directives or {},
     }, C)
     for name, f in pairs(C) do rawset(ctx, name, f) end   -- its methods without a metatable lookup
     ctx.scope = {}
