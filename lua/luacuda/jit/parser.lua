@@ -243,10 +243,13 @@ function P:callargs()
   elseif k == "{" then
     return { self:table() }
   end
-  self:expect("(")
-  local args = {}
-  if not self:check(")") then args = self:exprlist() end
-  self:expect(")")
+  -- (the expected tokens checked here first: a method call each costs more)
+  if k == "(" then i = i + 1 else i = self:expect("(") + 1 end
+  self.i = i
+  local args
+  if self.kind[i] == ")" then args = {} else args = self:exprlist() end
+  i = self.i
+  if self.kind[i] == ")" then self.i = i + 1 else self:expect(")") end
   return args
 end
 
@@ -261,8 +264,8 @@ function P:suffixes(e)
     local i = self.i
     local k = kinds[i]
     if k == "." then
-      self.i = i + 1
-      local n = self:expect("name")
+      local n = i + 1
+      if kinds[n] == "name" then self.i = n + 1 else self.i = n; self:expect("name") end
       e = { tag = "Index", obj = e, key = { tag = "String", value = self.value[n], line = lines[n] }, dot = true, line = lines[i] }
     elseif k == "[" then
       self.i = i + 1
