@@ -22,7 +22,9 @@ local M = {}
 
 -- the C types; "unknown" (a type not inferred yet) writes a placeholder,
 -- in a walk whose text is never used (types changed in it)
-local CTYPE = setmetatable({ unknown = "void" }, { __index = T.CTYPE })
+-- (a copy of T.CTYPE's: a read through __index is a step more)
+local CTYPE = { unknown = "void" }
+for t, c in pairs(T.CTYPE) do CTYPE[t] = c end
 
 -- the C++ words a local may not be named (and the prefixes the code uses)
 local RESERVED = {}
@@ -205,7 +207,12 @@ function C:truth(val, line)
   return ("((void)(%s), true)"):format(val.code)
 end
 
+local NUMERIC = { unknown = true }     -- the types C:number takes
+for t in pairs(INT) do NUMERIC[t] = true end
+for t in pairs(FLOAT) do NUMERIC[t] = true end
+
 function C:number(val, line, what)
+  if NUMERIC[val.ty] and val.host == nil and val.str == nil then return val end
   if val.host ~= nil or val.str ~= nil then val = self:rvalue(val, line) end
   local ty = val.ty
   if ty ~= "unknown" and not (INT[ty] or FLOAT[ty]) then
