@@ -538,13 +538,17 @@ function C:index(e)
 end
 
 -- The value of an operation, an index, a parenthesis or a math call is
--- kept (self.memo, shared by the walks) with the locals it read and their
--- types then, and given again while they have those types: the next walk
--- does not translate it again. Not kept where the walk moved on
+-- kept (self.memov, shared by the walks) with the locals it read and their
+-- types then (self.memo), and given again while they have those types: the
+-- next walk does not translate it again. Not kept where the walk moved on
 -- (self.impure: a call but of vocab.PURE's, a temporary, a line emitted),
--- whose text depends on where it is.
+-- whose text depends on where it is. While kept expressions are walked
+-- (self.depth of them), the locals read are pairs (variable, its type or
+-- false) on one stack, self.rd up to self.nrd: an expression's are those
+-- above the height at its start. Its list of them is the one of the last
+-- expression kept inside it when that one's covers the same pairs (a
+-- parenthesis, a call of one argument): fewer tables.
 local KEPT = { Binop = true, Unop = true, Index = true, Paren = true, Call = true }
-
 local mathtype = math.type
 
 function C:expr(e)
@@ -559,10 +563,10 @@ function C:expr(e)
       local ty = v.ty
       local seen = self.seen
       if seen[v] == nil then seen[v] = ty or false end
-      local reads = self.reads
-      if reads then
-        local k = #reads
-        reads[k + 1], reads[k + 2] = v, ty or false
+      if self.depth > 0 then
+        local n, rd = self.nrd, self.rd
+        rd[n + 1], rd[n + 2] = v, ty or false
+        self.nrd = n + 2
       end
       -- a local's value, made again only when its type changed
       local val = v.val
@@ -580,8 +584,8 @@ function C:expr(e)
     return hv
   end
   if not KEPT[tag] then return self:expr_now(e) end
-  local outer = self.reads
-  local m = self.memo[e]
+  local memo = self.memo
+  local m = memo[e]
   if m then
     local n, same = #m, true
     for i = 1, n, 2 do
@@ -592,25 +596,30 @@ function C:expr(e)
       for i = 1, n, 2 do
         if seen[m[i]] == nil then seen[m[i]] = m[i + 1] end
       end
-      if outer then
-        local k = #outer
-        for i = 1, n do outer[k + i] = m[i] end
+      if self.depth > 0 then
+        local k, rd = self.nrd, self.rd
+        for i = 1, n do rd[k + i] = m[i] end
+        self.nrd = k + n
+        self.lastlist, self.laststart = m, k
       end
-      return m.val
+      return self.memov[e]
     end
   end
-  local impure, reads = self.impure, {}
-  self.reads = reads
+  local impure, start, depth = self.impure, self.nrd, self.depth
+  self.depth, self.lastlist = depth + 1, nil
   local val = self:expr_now(e)
-  self.reads = outer
-  if outer then
-    local k = #outer
-    for i = 1, #reads do outer[k + i] = reads[i] end
-  end
+  self.depth = depth
   if self.impure == impure then
-    reads.val = val
-    self.memo[e] = reads
+    local top, list = self.nrd, self.lastlist
+    if not (list and self.laststart == start and #list == top - start) then
+      list = {}
+      local rd = self.rd
+      for i = 1, top - start do list[i] = rd[start + i] end
+    end
+    memo[e], self.memov[e] = list, val
+    self.lastlist, self.laststart = list, start
   end
+  if depth == 0 then self.nrd = start end
   return val
 end
 
@@ -1139,6 +1148,7 @@ function M.function_source(unit, info, argtypes, kernel, cname)
       labelstack = {}, loops = 0, ntmp = 0, kernel = kernel, info = info,
       rettypes = prev and prev.rettypes or {}, retstruct = cname .. "_ret", changed = false,
       memo = prev and prev.memo or {}, impure = 0, seen = {}, seen_ret = {}, hostvals = {},
+      memov = prev and prev.memov or {}, rd = {}, nrd = 0, depth = 0,
       directives = prev and prev.directives or {},
     }, C)
     for name, f in pairs(C) do rawset(ctx, name, f) end   -- its methods without a metatable lookup
