@@ -554,8 +554,24 @@ local mathtype = math.type
 function C:expr(e)
   local tag = e.tag
   if tag == "Number" then
-    if mathtype(e.value) == "integer" then return { code = int_literal(e.value), ty = "wint" } end
-    return { code = float_literal(e.value), ty = "wfloat" }
+    -- a literal's value, once a translation (floats apart: 1 and 1.0 are
+    -- one key, so are 0.0 and -0.0; NaN is none)
+    local x = e.value
+    if mathtype(x) == "integer" then
+      local val = self.ints[x]
+      if not val then
+        val = { code = int_literal(x), ty = "wint" }
+        self.ints[x] = val
+      end
+      return val
+    end
+    if x == 0 or x ~= x then return { code = float_literal(x), ty = "wfloat" } end
+    local val = self.floats[x]
+    if not val then
+      val = { code = float_literal(x), ty = "wfloat" }
+      self.floats[x] = val
+    end
+    return val
   elseif tag == "Name" then
     local name = e.name
     local v = self.scope[name]
@@ -1149,6 +1165,7 @@ function M.function_source(unit, info, argtypes, kernel, cname)
       rettypes = prev and prev.rettypes or {}, retstruct = cname .. "_ret", changed = false,
       memo = prev and prev.memo or {}, impure = 0, seen = {}, seen_ret = {}, hostvals = {},
       memov = prev and prev.memov or {}, rd = {}, nrd = 0, depth = 0,
+      ints = prev and prev.ints or {}, floats = prev and prev.floats or {},
       directives = prev and prev.directives or {},
     }, C)
     for name, f in pairs(C) do rawset(ctx, name, f) end   -- its methods without a metatable lookup
