@@ -75,7 +75,7 @@ end
 function P:statement()
   local line = self.line[self.i]
   local k = self.kind[self.i]
-  if k == "name" then return self:exprstat(line) end   -- the most of a kernel's
+  if k == "name" then return self:exprstat(line) end   -- most of a kernel's statements
   if k == ";" then self:next() return nil end
   if k == "if" then
     self:next()
