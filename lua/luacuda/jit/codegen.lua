@@ -554,8 +554,9 @@ local mathtype = math.type
 function C:expr(e)
   local tag = e.tag
   if tag == "Number" then
-    -- a literal's value, once a translation (floats apart: 1 and 1.0 are
-    -- one key, so are 0.0 and -0.0; NaN is none)
+    -- a literal's value, made once a translation; floats in a table of
+    -- their own (1 and 1.0 are one key), but for 0.0 and -0.0 (one key
+    -- too) and NaN (no key)
     local x = e.value
     if mathtype(x) == "integer" then
       local val = self.ints[x]

@@ -24,7 +24,7 @@ end
 local SIMPLE = {}
 for b, sym in pairs(SYMBOL1) do SIMPLE[b] = sym end
 for b2 in pairs(SYMBOL2) do SIMPLE[b2 // 256] = nil end
-for _, c in ipairs({ "-", "." , "[" }) do SIMPLE[c:byte()] = nil end
+for _, c in ipairs({ "-", ".", "[" }) do SIMPLE[c:byte()] = nil end
 
 -- the bytes a name starts with, those it goes on with, and digits
 local WORD_START, WORD, DIGIT, BLANK = {}, {}, {}, {}
