@@ -950,4 +950,28 @@ print("got " .. table.concat(x:copy_to_host():totable(), ","))
     assert.same({ 7, 0, 7, 0, 7, 0 }, host(whole))
     assert.same({ "int64:1", "int32:1", "int64:1:A" }, k:specializations())
   end)
+
+  it("translates a local's reads again once its type is known or widened (k:source alone)", function()
+    -- t is read above its first assignment (in the loop's next round): the
+    -- first walk has no type for it there, so the store waits for the second;
+    -- s is a float literal's until a float64 element widens it; 2 and 2.0
+    -- are one key of a Lua table, but an integer and a float here
+    local k = luacuda.jit(function(x, out)
+      local t
+      local s = 0.0
+      for i = 1, #x do
+        if i > 1 then out[i] = t end
+        t = x[i]
+        s = s + x[i]
+      end
+      local two, two_f = 2, 2.0
+      out[1] = s + two + two_f
+    end)
+    local x = luacuda.device_array(4, "float64")
+    local src = k:source(x, x)
+    assert.truthy(src:find("out%.data%[[^\n]*%] = t;"), src)
+    assert.falsy(src:find("(double)(s)", 1, true), src)
+    assert.truthy(src:find("int64_t two;", 1, true), src)
+    assert.truthy(src:find("double two_f;", 1, true), src)
+  end)
 end)

@@ -22,7 +22,9 @@ local M = {}
 
 -- the C types; "unknown" (a type not inferred yet) writes a placeholder,
 -- in a walk whose text is never used (types changed in it)
-local CTYPE = setmetatable({ unknown = "void" }, { __index = T.CTYPE })
+-- (a copy of T.CTYPE's: a read through __index is a step more)
+local CTYPE = { unknown = "void" }
+for t, c in pairs(T.CTYPE) do CTYPE[t] = c end
 
 -- the C++ words a local may not be named (and the prefixes the code uses)
 local RESERVED = {}
@@ -58,9 +60,15 @@ function C:emit(line)
   if self.mode == "emit" then self.out[#self.out + 1] = self.indent .. line end
 end
 
+-- (each line's directive made once for all the walks)
 function C:line_directive(line)
   if self.mode == "emit" then
-    self.out[#self.out + 1] = ('#line %d "%s"'):format(line, self.chunk_c)
+    local d = self.directives[line]
+    if not d then
+      d = "#line " .. line .. ' "' .. self.chunk_c .. '"'
+      self.directives[line] = d
+    end
+    self.out[#self.out + 1] = d
   end
 end
 
@@ -199,7 +207,12 @@ function C:truth(val, line)
   return ("((void)(%s), true)"):format(val.code)
 end
 
+local NUMERIC = { unknown = true }     -- the types C:number takes
+for t in pairs(INT) do NUMERIC[t] = true end
+for t in pairs(FLOAT) do NUMERIC[t] = true end
+
 function C:number(val, line, what)
+  if NUMERIC[val.ty] and val.host == nil and val.str == nil then return val end
   if val.host ~= nil or val.str ~= nil then val = self:rvalue(val, line) end
   local ty = val.ty
   if ty ~= "unknown" and not (INT[ty] or FLOAT[ty]) then
@@ -525,36 +538,71 @@ function C:index(e)
 end
 
 -- The value of an operation, an index, a parenthesis or a math call is
--- kept (self.memo, shared by the walks) with the locals it read and their
--- types then, and given again while they have those types: the next walk
--- does not translate it again. Not kept where the walk moved on
+-- kept (self.memov, shared by the walks) with the locals it read and their
+-- types then (self.memo), and given again while they have those types: the
+-- next walk does not translate it again. Not kept where the walk moved on
 -- (self.impure: a call but of vocab.PURE's, a temporary, a line emitted),
--- whose text depends on where it is.
+-- whose text depends on where it is. While kept expressions are walked
+-- (self.depth of them), the locals read are pairs (variable, its type or
+-- false) on one stack, self.rd up to self.nrd: an expression's are those
+-- above the height at its start. Its list of them is the one of the last
+-- expression kept inside it when that one's covers the same pairs (a
+-- parenthesis, a call of one argument): fewer tables.
 local KEPT = { Binop = true, Unop = true, Index = true, Paren = true, Call = true }
+local mathtype = math.type
 
 function C:expr(e)
   local tag = e.tag
   if tag == "Number" then
-    if math.type(e.value) == "integer" then return { code = int_literal(e.value), ty = "wint" } end
-    return { code = float_literal(e.value), ty = "wfloat" }
-  elseif tag == "Name" then
-    local v = self.scope[e.name]
-    if v then
-      local seen = self.seen
-      if seen[v] == nil then seen[v] = v.ty or false end
-      local reads = self.reads
-      if reads then
-        local k = #reads
-        reads[k + 1], reads[k + 2] = v, v.ty or false
+    -- a literal's value, made once a translation; floats in a table of
+    -- their own (1 and 1.0 are one key), but for 0.0 and -0.0 (one key
+    -- too) and NaN (no key)
+    local x = e.value
+    if mathtype(x) == "integer" then
+      local val = self.ints[x]
+      if not val then
+        val = { code = int_literal(x), ty = "wint" }
+        self.ints[x] = val
       end
-      if v.array then return { code = v.cname, ty = v.array, name = v.name } end
-      return { code = v.cname, ty = v.ty or "unknown" }
+      return val
     end
-    return host_value(self.unit.free(self, e.name, e.line), e.name)
+    if x == 0 or x ~= x then return { code = float_literal(x), ty = "wfloat" } end
+    local val = self.floats[x]
+    if not val then
+      val = { code = float_literal(x), ty = "wfloat" }
+      self.floats[x] = val
+    end
+    return val
+  elseif tag == "Name" then
+    local name = e.name
+    local v = self.scope[name]
+    if v then
+      local ty = v.ty
+      local seen = self.seen
+      if seen[v] == nil then seen[v] = ty or false end
+      if self.depth > 0 then
+        local n, rd = self.nrd, self.rd
+        rd[n + 1], rd[n + 2] = v, ty or false
+        self.nrd = n + 2
+      end
+      -- a local's value, made again only when its type changed
+      local val = v.val
+      if val and val.ty == (v.array or ty or "unknown") then return val end
+      if v.array then val = { code = v.cname, ty = v.array, name = v.name }
+      else val = { code = v.cname, ty = ty or "unknown" } end
+      v.val = val
+      return val
+    end
+    -- a host name's value: the same for the whole walk
+    local hv = self.hostvals[name]
+    if hv then return hv end
+    hv = host_value(self.unit.free(self, name, e.line), name)
+    self.hostvals[name] = hv
+    return hv
   end
   if not KEPT[tag] then return self:expr_now(e) end
-  local outer = self.reads
-  local m = self.memo[e]
+  local memo = self.memo
+  local m = memo[e]
   if m then
     local n, same = #m, true
     for i = 1, n, 2 do
@@ -565,25 +613,30 @@ function C:expr(e)
       for i = 1, n, 2 do
         if seen[m[i]] == nil then seen[m[i]] = m[i + 1] end
       end
-      if outer then
-        local k = #outer
-        for i = 1, n do outer[k + i] = m[i] end
+      if self.depth > 0 then
+        local k, rd = self.nrd, self.rd
+        for i = 1, n do rd[k + i] = m[i] end
+        self.nrd = k + n
+        self.lastlist, self.laststart = m, k
       end
-      return m.val
+      return self.memov[e]
     end
   end
-  local impure, reads = self.impure, {}
-  self.reads = reads
+  local impure, start, depth = self.impure, self.nrd, self.depth
+  self.depth, self.lastlist = depth + 1, nil
   local val = self:expr_now(e)
-  self.reads = outer
-  if outer then
-    local k = #outer
-    for i = 1, #reads do outer[k + i] = reads[i] end
-  end
+  self.depth = depth
   if self.impure == impure then
-    reads.val = val
-    self.memo[e] = reads
+    local top, list = self.nrd, self.lastlist
+    if not (list and self.laststart == start and #list == top - start) then
+      list = {}
+      local rd = self.rd
+      for i = 1, top - start do list[i] = rd[start + i] end
+    end
+    memo[e], self.memov[e] = list, val
+    self.lastlist, self.laststart = list, start
   end
+  if depth == 0 then self.nrd = start end
   return val
 end
 
@@ -1111,7 +1164,10 @@ function M.function_source(unit, info, argtypes, kernel, cname)
       varmap = prev and prev.varmap or {}, vars = prev and prev.vars or {}, labelmap = prev and prev.labelmap or {},
       labelstack = {}, loops = 0, ntmp = 0, kernel = kernel, info = info,
       rettypes = prev and prev.rettypes or {}, retstruct = cname .. "_ret", changed = false,
-      memo = prev and prev.memo or {}, impure = 0, seen = {}, seen_ret = {},
+      memo = prev and prev.memo or {}, impure = 0, seen = {}, seen_ret = {}, hostvals = {},
+      memov = prev and prev.memov or {}, rd = {}, nrd = 0, depth = 0,
+      ints = prev and prev.ints or {}, floats = prev and prev.floats or {},
+      directives = prev and prev.directives or {},
     }, C)
     for name, f in pairs(C) do rawset(ctx, name, f) end   -- its methods without a metatable lookup
     ctx.scope = {}

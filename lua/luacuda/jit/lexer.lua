@@ -20,6 +20,12 @@ for _, s in ipairs({ "..", "==", "~=", "<=", ">=", "<<", ">>", "//", "::",
   if #s == 2 then SYMBOL2[s:byte(1) * 256 + s:byte(2)] = s else SYMBOL1[s:byte()] = s end
 end
 
+-- the symbols of one byte that start no longer one (most of a kernel's)
+local SIMPLE = {}
+for b, sym in pairs(SYMBOL1) do SIMPLE[b] = sym end
+for b2 in pairs(SYMBOL2) do SIMPLE[b2 // 256] = nil end
+for _, c in ipairs({ "-", ".", "[" }) do SIMPLE[c:byte()] = nil end
+
 -- the bytes a name starts with, those it goes on with, and digits
 local WORD_START, WORD, DIGIT, BLANK = {}, {}, {}, {}
 for _, b in ipairs({ 32, 9, 13, 12, 11 }) do BLANK[b] = true end   -- not \n: it counts lines
@@ -88,6 +94,9 @@ function M.tokens(src, chunk, first_line)
     return body, e + 1
   end
   local bytes = bytes_of(src)
+  -- the tables of the loop as locals (an upvalue's read is one step more)
+  local BLANK, SIMPLE, SYMBOL1, SYMBOL2, WORD_START, WORD, KEYWORDS = BLANK, SIMPLE, SYMBOL1, SYMBOL2,
+    WORD_START, WORD, KEYWORDS
   while true do
     -- blanks (a newline is a token's end of its own)
     local b = bytes[pos]
@@ -96,16 +105,11 @@ function M.tokens(src, chunk, first_line)
       b = bytes[pos]
     end
     if not b then break end
-    -- a symbol other than "--", a number's "." and a long bracket's "["
-    local sym = SYMBOL1[b]
-    if sym and b ~= 45 and b ~= 46 and b ~= 91 then
-      local b2 = bytes[pos + 1]
-      sym = b2 and SYMBOL2[b * 256 + b2] or sym
+    local sym = SIMPLE[b]
+    if sym then
       n = n + 1
       kinds[n], values[n], lines[n] = sym, sym, line
-      pos = pos + #sym
-    elseif b == 10 then                 -- \n
-      line, pos = line + 1, pos + 1
+      pos = pos + 1
     elseif WORD_START[b] then
       local e = pos + 1
       while WORD[bytes[e]] do e = e + 1 end
@@ -114,6 +118,16 @@ function M.tokens(src, chunk, first_line)
       n = n + 1
       kinds[n], values[n], lines[n] = KEYWORDS[w] and w or "name", w, line
       pos = e + 1
+    elseif SYMBOL1[b] and b ~= 45 and b ~= 46 and b ~= 91 then
+      -- a symbol other than "--", a number's "." and a long bracket's "["
+      sym = SYMBOL1[b]
+      local b2 = bytes[pos + 1]
+      sym = b2 and SYMBOL2[b * 256 + b2] or sym
+      n = n + 1
+      kinds[n], values[n], lines[n] = sym, sym, line
+      pos = pos + #sym
+    elseif b == 10 then                 -- \n
+      line, pos = line + 1, pos + 1
     elseif b == 45 and bytes[pos + 1] == 45 then   -- "--"
       local body, after = long_bracket(pos + 2)
       if body then

@@ -16,6 +16,12 @@ local BINARY = {
   ["^"] = { 14, 13 },
 }
 local UNARY_PRIORITY = 12
+-- the same as two sets, for the expression loop
+local LEFT, RIGHT = {}, {}
+for op, pr in pairs(BINARY) do LEFT[op], RIGHT[op] = pr[1], pr[2] end
+local UNARY = { ["not"] = true, ["-"] = true, ["#"] = true, ["~"] = true }
+-- the tokens that go on with a primary expression (a field, an index, a call)
+local SUFFIX = { ["."] = true, ["["] = true, [":"] = true, ["("] = true, string = true, ["{"] = true }
 
 local P = {}
 P.__index = P
@@ -51,8 +57,8 @@ local BLOCK_END = { ["return"] = true, ["end"] = true, ["else"] = true, ["elseif
   ["until"] = true, eof = true }
 
 function P:block()
-  local stats = {}
-  while not BLOCK_END[self:peek()] do
+  local stats, kinds = {}, self.kind
+  while not BLOCK_END[kinds[self.i]] do
     local s = self:statement()
     if s then stats[#stats + 1] = s end
   end
@@ -69,6 +75,7 @@ end
 function P:statement()
   local line = self.line[self.i]
   local k = self.kind[self.i]
+  if k == "name" then return self:exprstat(line) end   -- most of a kernel's statements
   if k == ";" then self:next() return nil end
   if k == "if" then
     self:next()
@@ -168,9 +175,14 @@ function P:statement()
     self:next()
     return { tag = "Goto", label = self:name(), line = line }
   end
-  -- an expression statement: a call or an assignment
+  return self:exprstat(line)
+end
+
+-- an expression statement: a call or an assignment
+function P:exprstat(line)
   local e = self:suffixedexp()
-  if self:check("=") or self:check(",") then
+  local k = self.kind[self.i]
+  if k == "=" or k == "," then
     local targets = { e }
     while self:accept(",") do targets[#targets + 1] = self:suffixedexp() end
     self:expect("=")
@@ -199,8 +211,11 @@ function P:funcbody(line)
 end
 
 function P:exprlist()
-  local list = { self:expr() }
-  while self:accept(",") do list[#list + 1] = self:expr() end
+  local list, kinds = { self:expr() }, self.kind
+  while kinds[self.i] == "," do
+    self.i = self.i + 1
+    list[#list + 1] = self:expr()
+  end
   return list
 end
 
@@ -228,22 +243,29 @@ function P:callargs()
   elseif k == "{" then
     return { self:table() }
   end
-  self:expect("(")
-  local args = {}
-  if not self:check(")") then args = self:exprlist() end
-  self:expect(")")
+  -- (the expected tokens checked here first: a method call each costs more)
+  if k == "(" then i = i + 1 else i = self:expect("(") + 1 end
+  self.i = i
+  local args
+  if self.kind[i] == ")" then args = {} else args = self:exprlist() end
+  i = self.i
+  if self.kind[i] == ")" then self.i = i + 1 else self:expect(")") end
   return args
 end
 
 function P:suffixedexp()
-  local e = self:primaryexp()
+  return self:suffixes(self:primaryexp())
+end
+
+-- primary expression e and the fields, indices and calls that follow it
+function P:suffixes(e)
   local kinds, lines = self.kind, self.line
   while true do
     local i = self.i
     local k = kinds[i]
     if k == "." then
-      self.i = i + 1
-      local n = self:expect("name")
+      local n = i + 1
+      if kinds[n] == "name" then self.i = n + 1 else self.i = n; self:expect("name") end
       e = { tag = "Index", obj = e, key = { tag = "String", value = self.value[n], line = lines[n] }, dot = true, line = lines[i] }
     elseif k == "[" then
       self.i = i + 1
@@ -301,26 +323,32 @@ function P:simpleexp()
 end
 
 function P:expr(limit)
-  limit = limit or 0
-  local e
-  local kinds, lines = self.kind, self.line
-  local i = self.i
+  local kinds, i = self.kind, self.i
   local k = kinds[i]
-  if k == "not" or k == "-" or k == "#" or k == "~" then
+  local e
+  -- a name and a number first (most operands), without simpleexp's chain
+  if k == "name" then
     self.i = i + 1
-    e = { tag = "Unop", op = k, a = self:expr(UNARY_PRIORITY), line = lines[i] }
+    e = { tag = "Name", name = self.value[i], line = self.line[i] }
+    if SUFFIX[kinds[i + 1]] then e = self:suffixes(e) end
+  elseif k == "number" then
+    self.i = i + 1
+    e = { tag = "Number", value = self.value[i], line = self.line[i] }
+  elseif UNARY[k] then
+    self.i = i + 1
+    e = { tag = "Unop", op = k, a = self:expr(UNARY_PRIORITY), line = self.line[i] }
   else
     e = self:simpleexp()
   end
+  limit = limit or 0
   while true do
     i = self.i
     local op = kinds[i]
-    local pr = BINARY[op]
-    if not pr or pr[1] <= limit then break end
+    local left = LEFT[op]
+    if not left or left <= limit then return e end
     self.i = i + 1
-    e = { tag = "Binop", op = op, a = e, b = self:expr(pr[2]), line = lines[i] }
+    e = { tag = "Binop", op = op, a = e, b = self:expr(RIGHT[op]), line = self.line[i] }
   end
-  return e
 end
 
 -- The function expression starting at token index i (a 'function' token)
