@@ -1,13 +1,14 @@
 -- saxpy on 2^24 floats: y = a * x + y, checked element by element; then
 -- the same without a kernel, with array math.
 --   make demo
+--   lua5.4 examples/saxpy.lua [n]
 package.path = ((arg and arg[0] or ""):match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.path
 local luacuda = require "luacuda"
 local C = require "common"
 
 print("luacuda on the " .. C.describe())
 local m = C.kernel("saxpy.cu")
-local n = 1 << 24
+local n = math.tointeger(tonumber(arg[1]) or 1 << 24)
 local x = luacuda.to_device(luacuda.arange(n, "float32"))
 local y = luacuda.to_device(luacuda.full(n, 1.0, "float32"))
 
