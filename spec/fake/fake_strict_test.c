@@ -266,21 +266,28 @@ static char put_ptx[] =
     "  ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd2, %rd1;\n"
     "  mov.u32 %r1, 7;\n  st.global.u32 [%rd2], %r1;\n  ret;\n}\n";
 
+/* The ELF header of a cubin for sm: CUDA's OSABI 0x41, the SM in e_flags'
+** second byte, shnum section headers of 64 bytes at shoff, the section
+** names in section 1. */
+static void cubin_header(unsigned char *elf, unsigned sm, uint64_t shoff, uint16_t shnum) {
+  memcpy(elf, "\177ELF\2\1\1\x41\x08", 9);
+  uint32_t flags = sm << 8;
+  uint16_t shentsize = 64, shstrndx = 1;
+  memcpy(elf + 0x30, &flags, 4);
+  memcpy(elf + 0x28, &shoff, 8);
+  memcpy(elf + 0x3a, &shentsize, 2);
+  memcpy(elf + 0x3c, &shnum, 2);
+  memcpy(elf + 0x3e, &shstrndx, 2);
+}
+
 /* A cubin of the least the fake reads: the ELF header (CUDA's OSABI 0x41,
 ** the SM in e_flags' second byte) and the section names (their table's
 ** size too: spec/fake/cubin.c reads within it), one
 ** ".text.<kernel>" section; 288 bytes into elf. */
 static size_t tiny_cubin(unsigned char *elf, int sm, const char *kernel) {
   memset(elf, 0, 288);
-  memcpy(elf, "\177ELF\2\1\1\x41\x08", 9);
-  uint32_t flags = (uint32_t)sm << 8;
   uint64_t shoff = 96;
-  uint16_t shentsize = 64, shnum = 3, shstrndx = 1;
-  memcpy(elf + 0x30, &flags, 4);
-  memcpy(elf + 0x28, &shoff, 8);
-  memcpy(elf + 0x3a, &shentsize, 2);
-  memcpy(elf + 0x3c, &shnum, 2);
-  memcpy(elf + 0x3e, &shstrndx, 2);
+  cubin_header(elf, (unsigned)sm, shoff, 3);
   /* the section names at 64: "", ".shstrtab", ".text.<kernel>" */
   memcpy(elf + 65, ".shstrtab", 9);
   snprintf((char *)elf + 75, 21, ".text.%s", kernel);
@@ -415,15 +422,8 @@ static int test_cubin_alone_not_run(void) {
 static void cubin_with_info(unsigned char *elf, const void *info, size_t n, uint64_t size,
                             uint64_t at) {
   memset(elf, 0, 384);
-  memcpy(elf, "\177ELF\2\1\1\x41\x08", 9);
-  uint32_t flags = 90u << 8;
   uint64_t shoff = 128, names_at = 64, info_at = at ? at : 96;
-  uint16_t shentsize = 64, shnum = 4, shstrndx = 1;
-  memcpy(elf + 0x30, &flags, 4);
-  memcpy(elf + 0x28, &shoff, 8);
-  memcpy(elf + 0x3a, &shentsize, 2);
-  memcpy(elf + 0x3c, &shnum, 2);
-  memcpy(elf + 0x3e, &shstrndx, 2);
+  cubin_header(elf, 90, shoff, 4);
   memcpy(elf + 64, "\0.shstrtab\0.text.put\0.nv.info", 30);   /* names at 1, 11, 21 */
   memcpy(elf + 96, info, n);
   uint32_t name1 = 1, name2 = 11, name3 = 21, loproc = 0x70000000;
