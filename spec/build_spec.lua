@@ -87,8 +87,10 @@ describe("the rockspec", function()
     assert.is_true(copied.docs)
   end)
 
+  -- a build of the sources, whatever the backend: make test runs it; the
+  -- sanitizers' and the fake driver's runs would build the same again
   local have = sh("command -v luarocks")
-  local it_rock = (have and not os.getenv("LUACUDA_SANITIZED")) and it or pending
+  local it_rock = (have and not os.getenv("LUACUDA_SANITIZED") and not S.fake) and it or pending
 
   it_rock("installs with luarocks make into a tree that plain lua5.4 can require", function()
     local tmp = os.tmpname()
