@@ -25,6 +25,12 @@ for _, unit in ipairs({"layout", "scan", "deps", "modcache", "fatbin", "reduce",
                           "guard", "arena", "stream", "capi"}) do
   local bin = build .. "/" .. unit .. "_test"
   describe(unit .. ".c unit tests (" .. bin .. ")", function()
+    -- the units but capi test C code that no backend changes: the CUDA
+    -- backend's runs (the fake driver's, twice in CI) would repeat them
+    if unit ~= "capi" and S.backend == "cuda" then
+      pending("no backend of its own: make test and the sanitizers' runs test it")
+      return
+    end
     local f = io.open(bin, "rb")
     if not f then
       it("finds the test binary", function()
