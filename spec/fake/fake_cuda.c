@@ -170,7 +170,7 @@
 enum { A_DEVICE, A_POOL, A_MANAGED, A_HOST, A_REGISTERED, A_GLOBAL, A_ALIAS };
 
 typedef struct alloc {
-  struct alloc *next;
+  struct alloc *next, *prev;   /* the list of allocations, both ways */
   char *p;
   size_t n;
   int kind, dev;
@@ -305,6 +305,10 @@ static struct CUctx_st ctxs[MAXDEV];
 static pool pools[MAXDEV];                /* the default pools */
 static pool *made_pools;                  /* cuMemPoolCreate's, never freed */
 static alloc *allocs;
+/* The bytes of cuMemAlloc's and cuMemAllocManaged's live blocks, per
+** device: kept as they come and go, so that each allocation's room check
+** does not walk every allocation of the process (thousands in a long run). */
+static size_t alloc_bytes[MAXDEV];
 static struct CUstream_st *streams;   /* every stream ever made: a later use is reported */
 static struct CUevent_st *events;     /* likewise */
 static CUresult sticky;
@@ -410,13 +414,16 @@ static alloc *add(void *p, size_t n, int kind, unsigned flags) {
   a->dev = current ? curdev() : 0;
   a->flags = flags;
   a->next = allocs;
+  if (allocs) allocs->prev = a;
   allocs = a;
+  if (kind == A_DEVICE || kind == A_MANAGED) alloc_bytes[a->dev] += n;
   return a;
 }
 
 static void drop(alloc *a) {
-  for (alloc **pp = &allocs; *pp; pp = &(*pp)->next)
-    if (*pp == a) { *pp = a->next; break; }
+  if (a->prev) a->prev->next = a->next; else allocs = a->next;
+  if (a->next) a->next->prev = a->prev;
+  if (a->kind == A_DEVICE || a->kind == A_MANAGED) alloc_bytes[a->dev] -= a->n;
   free(a);
 }
 
@@ -439,9 +446,7 @@ static size_t dev_used(int dev) {
   size_t n = pools[dev].reserved + charged[dev] + local_held(dev);
   for (pool *q = made_pools; q; q = q->next)
     if (q->dev == dev) n += q->reserved;
-  for (alloc *a = allocs; a; a = a->next)
-    if (a->dev == dev && (a->kind == A_DEVICE || a->kind == A_MANAGED)) n += a->n;
-  return n;
+  return n + alloc_bytes[dev];
 }
 
 /* ---- the queues ---------------------------------------------------------------
