@@ -1006,8 +1006,9 @@ describe("the cuda backend on the fake driver", function()
 
   -- issue 14, item 3: NVRTC searches no directory of its own; the toolkit
   -- the loaded NVRTC belongs to (or $CUDA_HOME, $CUDA_PATH) gives include
-  -- and include/cccl
-  it("compiles a source that includes cuda_fp16.h and cooperative_groups.h", function()
+  -- and include/cccl. #heavy: NVRTC compiles the toolkit's large headers
+  -- (in a child, which the sanitizers' runs would only wait for)
+  it("compiles a source that includes cuda_fp16.h and cooperative_groups.h #heavy", function()
     if not require("luacuda").nvrtc_version() then pending("no NVRTC") return end
     if not exists(TOOLKIT_INC .. "/cuda_fp16.h") then pending("no toolkit headers in " .. TOOLKIT_INC) return end
     local src = [==[

@@ -33,7 +33,9 @@ local function write(path, bytes)
 end
 
 describe("the fatbinary writer", function()
-  it("writes what the toolkit's fatbinary tool writes for a cubin and its PTX", function()
+  -- #heavy: NVRTC compiles four images in the process (minutes under
+  -- valgrind); the writer's own code runs in build/fatbin_test, a child
+  it("writes what the toolkit's fatbinary tool writes for a cubin and its PTX #heavy", function()
     if not S.exists(TOOL) then return pending("no " .. TOOL) end
     if not luacuda.nvrtc_version() then return pending("no NVRTC") end
     local dir = S.tmpdir()
