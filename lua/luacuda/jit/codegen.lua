@@ -497,6 +497,11 @@ function C:index(e)
     if key.tag ~= "String" and key.tag ~= "Number" then
       self:fail(line, "'%s' is indexed by a value known only on the GPU: a host table's fields are read at compile time", obj.name)
     end
+    -- a field named before in this walk, of the same host value (so of
+    -- the same name): the value made then, its checks passed
+    local byname = key.tag == "String" and self.fields[obj]
+    local fv = byname and byname[key.value]
+    if fv then return fv end
     local h = obj.host
     -- coroutine.yield(...) and the like: say why, not "pass it as an argument"
     if h == coroutine then self:fail(line, "coroutines are not in the kernel subset") end
@@ -504,11 +509,22 @@ function C:index(e)
     -- contents could change between launches
     if not self.unit.static_table(h) then self:rvalue(obj, line) end
     local dim = self.unit.DIM3[h]
-    if dim then return dim(key.value, line, self) end
-    local v = rawget(h, key.value)
-    local name = ("%s.%s"):format(obj.name, tostring(key.value))
-    if v == nil then self:fail(line, "'%s' is nil: no such field", name) end
-    return host_value(v, name)
+    if dim then
+      fv = dim(key.value, line, self)
+    else
+      local v = rawget(h, key.value)
+      local name = ("%s.%s"):format(obj.name, tostring(key.value))
+      if v == nil then self:fail(line, "'%s' is nil: no such field", name) end
+      fv = host_value(v, name)
+    end
+    if key.tag == "String" then
+      if not byname then
+        byname = {}
+        self.fields[obj] = byname
+      end
+      byname[key.value] = fv
+    end
+    return fv
   end
   if type(obj.ty) ~= "table" then
     if obj.ty == "unknown" then return obj end
@@ -1164,7 +1180,7 @@ function M.function_source(unit, info, argtypes, kernel, cname)
       varmap = prev and prev.varmap or {}, vars = prev and prev.vars or {}, labelmap = prev and prev.labelmap or {},
       labelstack = {}, loops = 0, ntmp = 0, kernel = kernel, info = info,
       rettypes = prev and prev.rettypes or {}, retstruct = cname .. "_ret", changed = false,
-      memo = prev and prev.memo or {}, impure = 0, seen = {}, seen_ret = {}, hostvals = {},
+      memo = prev and prev.memo or {}, impure = 0, seen = {}, seen_ret = {}, hostvals = {}, fields = {},
       memov = prev and prev.memov or {}, rd = {}, nrd = 0, depth = 0,
       ints = prev and prev.ints or {}, floats = prev and prev.floats or {},
       directives = prev and prev.directives or {},
