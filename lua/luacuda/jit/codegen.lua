@@ -188,6 +188,10 @@ end
 
 -- ---- expressions --------------------------------------------------------------
 
+local promote = T.promote
+-- T.concrete's answers but for the types that are their own
+local CONCRETE = { wint = "int64", wfloat = "float64" }
+
 local ARITH = { ["+"] = "lcj_add", ["-"] = "lcj_sub", ["*"] = "lcj_mul" }
 local COMPARE = { ["=="] = "==", ["~="] = "!=", ["<"] = "<", ["<="] = "<=", [">"] = ">", [">="] = ">=" }
 local BITWISE = { ["&"] = "&", ["|"] = "|", ["~"] = "^" }
@@ -259,16 +263,19 @@ function C:binop(e)
     local t = T.concrete(T.promote(a.ty, b.ty))
     return { code = ("(%s %s %s)"):format(cast(a, t), COMPARE[op], cast(b, t)), ty = "bool" }
   end
-  local what = QUOTED[op]
-  a, b = self:number(a, line, what), self:number(b, line, what)
-  local t = T.promote(a.ty, b.ty)
+  -- (C:number's answer for a run-time number without the call)
+  if not (NUMERIC[a.ty] and a.host == nil and a.str == nil) then a = self:number(a, line, QUOTED[op]) end
+  if not (NUMERIC[b.ty] and b.host == nil and b.str == nil) then b = self:number(b, line, QUOTED[op]) end
+  local t = promote(a.ty, b.ty)
   if t == "unknown" then return { code = "", ty = "unknown" } end
-  local ct = T.concrete(t)
-  if ARITH[op] then
-    if INT[t] then
-      return { code = ARITH[op] .. "<" .. CTYPE[ct] .. ">(" .. cast(a, ct) .. ", " .. cast(b, ct) .. ")", ty = t }
-    end
-    return { code = "(" .. cast(a, ct) .. " " .. op .. " " .. cast(b, ct) .. ")", ty = t }
+  local ct = CONCRETE[t] or t
+  local fn = ARITH[op]
+  if fn then
+    -- (cast's answer where the operand has the type already, without the call)
+    local ca = a.ty == ct and a.code or cast(a, ct)
+    local cb = b.ty == ct and b.code or cast(b, ct)
+    if INT[t] then return { code = fn .. "<" .. CTYPE[ct] .. ">(" .. ca .. ", " .. cb .. ")", ty = t } end
+    return { code = "(" .. ca .. " " .. op .. " " .. cb .. ")", ty = t }
   elseif op == "/" or op == "^" then
     local ft = T.float_of(t)
     local cf = T.concrete(ft)
