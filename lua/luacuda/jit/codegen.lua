@@ -560,19 +560,20 @@ function C:index(e)
   return { code = code, ty = et }
 end
 
--- The value of an operation, an index, a parenthesis or a math call is
--- kept (self.memov, shared by the walks) with the locals it read and their
--- types then (self.memo), and given again while they have those types: the
--- next walk does not translate it again. Not kept where the walk moved on
--- (self.impure: a call but of vocab.PURE's, a temporary, a line emitted),
--- whose text depends on where it is. While kept expressions are walked
+-- The value of an operation, an index, a parenthesis or a math call that
+-- read a local is kept (self.memov, shared by the walks) with the locals it
+-- read and their types then (self.memo), and given again while they have
+-- those types: the next walk does not translate it again. (One that read
+-- none, math.pi or 2 * 3, is cheaper made again than kept.) Not kept where
+-- the walk moved on (self.impure: a call but of vocab.PURE's, a temporary,
+-- a line emitted), whose text depends on where it is. While kept expressions are walked
 -- (self.depth of them), the locals read are pairs (variable, its type or
 -- false) on one stack, self.rd up to self.nrd: an expression's are those
 -- above the height at its start. Its list of them is the one of the last
 -- expression kept inside it when that one's covers the same pairs (a
 -- parenthesis, a call of one argument): fewer tables.
 local KEPT = { Binop = true, Unop = true, Index = true, Paren = true, Call = true }
-local mathtype = math.type
+local mathtype, unpack = math.type, table.unpack
 
 function C:expr(e)
   local tag = e.tag
@@ -649,12 +650,12 @@ function C:expr(e)
   self.depth, self.lastlist = depth + 1, nil
   local val = self:expr_now(e)
   self.depth = depth
-  if self.impure == impure then
-    local top, list = self.nrd, self.lastlist
+  local top = self.nrd
+  -- (one that read no local is made again where needed: it is never stale)
+  if self.impure == impure and top > start then
+    local list = self.lastlist
     if not (list and self.laststart == start and #list == top - start) then
-      list = {}
-      local rd = self.rd
-      for i = 1, top - start do list[i] = rd[start + i] end
+      list = { unpack(self.rd, start + 1, top) }     -- (made at its size at once)
     end
     memo[e], self.memov[e] = list, val
     self.lastlist, self.laststart = list, start
