@@ -261,7 +261,7 @@ function C:binop(e)
         op, T.describe(a.ty), T.describe(b.ty))
     end
     local t = T.concrete(T.promote(a.ty, b.ty))
-    return { code = ("(%s %s %s)"):format(cast(a, t), COMPARE[op], cast(b, t)), ty = "bool" }
+    return { code = "(" .. cast(a, t) .. " " .. COMPARE[op] .. " " .. cast(b, t) .. ")", ty = "bool" }
   end
   -- (C:number's answer for a run-time number without the call)
   if not (NUMERIC[a.ty] and a.host == nil and a.str == nil) then a = self:number(a, line, QUOTED[op]) end
@@ -280,7 +280,7 @@ function C:binop(e)
     local ft = T.float_of(t)
     local cf = T.concrete(ft)
     if op == "/" then
-      return { code = ("(%s / %s)"):format(cast(a, cf), cast(b, cf)), ty = ft }
+      return { code = "(" .. cast(a, cf) .. " / " .. cast(b, cf) .. ")", ty = ft }
     end
     return { code = ("pow(%s, %s)"):format(cast(a, cf), cast(b, cf)), ty = ft }
   elseif op == "//" or op == "%" then
@@ -295,7 +295,7 @@ function C:binop(e)
     -- the float overloads are plain functions: no template arguments for them
     local fn = op == "//" and "lcj_idiv" or "lcj_mod"
     if INT[t] then fn = ("%s<%s>"):format(fn, CTYPE[ct]) end
-    return { code = ("%s(%s, %s)"):format(fn, cast(a, ct), cast(b, ct)), ty = t }
+    return { code = fn .. "(" .. cast(a, ct) .. ", " .. cast(b, ct) .. ")", ty = t }
   elseif BITWISE[op] or op == "<<" or op == ">>" then
     if not INT[a.ty] or not INT[b.ty] then
       self:fail(line, "'%s' on %s and %s: bitwise operators take integers (math.floor(x) makes one)",
@@ -810,7 +810,7 @@ function C:store(tg, val, line)
       self:fail(line, "the loop variable '%s' is assigned: copy it into a local of its own", v.name)
     end
     self:assign_type(v, val.ty, line)
-    if self.mode == "emit" then self:emit(("%s = %s;"):format(v.cname, cast(val, T.concrete(v.ty)))) end
+    if self.mode == "emit" then self:emit(v.cname .. " = " .. cast(val, CONCRETE[v.ty] or v.ty) .. ";") end
     return
   end
   local obj = self:expr(tg.obj)
@@ -835,7 +835,7 @@ function C:store(tg, val, line)
   end
   local code = cast(val, et)
   if et ~= obj.ty.dtype then code = ("(%s)(%s)"):format(CTYPE[obj.ty.dtype], code) end
-  self:emit(("%s = %s;"):format(lv, code))
+  self:emit(lv .. " = " .. code .. ";")
 end
 
 -- the values of an expression list, n of them at least when the last one
