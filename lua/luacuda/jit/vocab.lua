@@ -56,7 +56,11 @@ local function args(ctx, call, n, name)
   if n and #vals ~= n then
     ctx:fail(call.line, "%s takes %d argument%s, got %d", name, n, n == 1 and "" or "s", #vals)
   end
-  for i = 1, #vals do vals[i] = ctx:rvalue(vals[i], call.line) end
+  for i = 1, #vals do
+    local v = vals[i]
+    -- (ctx:rvalue gives a run-time value back: called only for the others)
+    if v.host ~= nil or v.str ~= nil then vals[i] = ctx:rvalue(v, call.line) end
+  end
   return vals
 end
 
@@ -290,8 +294,8 @@ end
 -- ---- math ---------------------------------------------------------------------------
 
 local function float_arg(v)
-  local t = T.concrete(T.float_of(v.ty))
-  return cast(v, t), T.float_of(v.ty)
+  local ft = T.float_of(v.ty)
+  return cast(v, T.concrete(ft)), ft
 end
 
 local function math1(name, cfn)
