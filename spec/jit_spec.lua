@@ -978,6 +978,24 @@ print("got " .. table.concat(x:copy_to_host():totable(), ","))
     assert.truthy(src:find("double two_f;", 1, true), src)
   end)
 
+  it("gives each pair of operand types its own promotion (k:source alone)", function()
+    -- each type first with several others and after several others: the
+    -- translator keeps promotions by the pair
+    local k = luacuda.jit(function(i32, i64, f32, out)
+      local a, b, c = i32[1], i64[1], f32[1]
+      local r1, r2, r3, r4, r5 = a + b, a + c, a + a, a + 1, a + 1.5
+      local r6, r7, r8, r9 = b + a, c + a, c + c, 1 + c
+      out[1] = r1 + r2 + r3 + r4 + r5 + r6 + r7 + r8 + r9
+    end)
+    local src = k:source(luacuda.device_array(1, "int32"), luacuda.device_array(1, "int64"),
+      luacuda.device_array(1, "float32"), luacuda.device_array(1, "float64"))
+    local want = { r1 = "int64_t", r2 = "double", r3 = "int32_t", r4 = "int32_t", r5 = "double",
+      r6 = "int64_t", r7 = "double", r8 = "float", r9 = "float" }
+    for name, ctype in pairs(want) do
+      assert.truthy(src:find("\n  " .. ctype .. " " .. name .. ";", 1, true), name .. " " .. ctype .. " in\n" .. src)
+    end
+  end)
+
   it("reads each host table's fields as its own (k:source alone)", function()
     -- x of three positions, and two of math's functions, each twice: the
     -- translator keeps a field's value once a walk by table and name

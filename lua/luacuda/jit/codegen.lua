@@ -189,6 +189,17 @@ end
 -- ---- expressions --------------------------------------------------------------
 
 local promote = T.promote
+-- T.promote's answers by the two numeric types (or "unknown"), made at the
+-- first use of a pair
+local PROMOTED = setmetatable({}, { __index = function(rows, a)
+  local row = setmetatable({}, { __index = function(row, b)
+    local t = promote(a, b)
+    row[b] = t
+    return t
+  end })
+  rows[a] = row
+  return row
+end })
 -- T.concrete's answers but for the types that are their own
 local CONCRETE = { wint = "int64", wfloat = "float64" }
 
@@ -241,16 +252,19 @@ end
 
 function C:binop(e)
   local op, line = e.op, e.line
-  if op == "and" or op == "or" then return self:logical(e) end
-  if op == ".." then
-    self:fail(line, "'..' (strings) is not in the kernel subset: a kernel computes numbers; print(a, b) prints several values")
-  end
-  if op == "==" or op == "~=" then
-    local s = self:compare_strings(e)
-    if s then return s end
+  local fn = ARITH[op]      -- (+, - and *, the most frequent, asked once)
+  if not fn then
+    if op == "and" or op == "or" then return self:logical(e) end
+    if op == ".." then
+      self:fail(line, "'..' (strings) is not in the kernel subset: a kernel computes numbers; print(a, b) prints several values")
+    end
+    if op == "==" or op == "~=" then
+      local s = self:compare_strings(e)
+      if s then return s end
+    end
   end
   local a, b = self:expr(e.a), self:expr(e.b)
-  if COMPARE[op] then
+  if not fn and COMPARE[op] then
     a, b = self:rvalue(a, line), self:rvalue(b, line)
     if a.ty == "unknown" or b.ty == "unknown" then return { code = "", ty = "bool" } end
     if a.ty == "bool" and b.ty == "bool" and (op == "==" or op == "~=") then
@@ -266,10 +280,9 @@ function C:binop(e)
   -- (C:number's answer for a run-time number without the call)
   if not (NUMERIC[a.ty] and a.host == nil and a.str == nil) then a = self:number(a, line, QUOTED[op]) end
   if not (NUMERIC[b.ty] and b.host == nil and b.str == nil) then b = self:number(b, line, QUOTED[op]) end
-  local t = promote(a.ty, b.ty)
+  local t = PROMOTED[a.ty][b.ty]
   if t == "unknown" then return { code = "", ty = "unknown" } end
   local ct = CONCRETE[t] or t
-  local fn = ARITH[op]
   if fn then
     -- (cast's answer where the operand has the type already, without the call)
     local ca = a.ty == ct and a.code or cast(a, ct)
@@ -293,9 +306,9 @@ function C:binop(e)
       return { code = ("(%s)((%s) & %s)"):format(CTYPE[ct], cast(a, ct), int_literal((1 << k) - 1)), ty = t }
     end
     -- the float overloads are plain functions: no template arguments for them
-    local fn = op == "//" and "lcj_idiv" or "lcj_mod"
-    if INT[t] then fn = ("%s<%s>"):format(fn, CTYPE[ct]) end
-    return { code = fn .. "(" .. cast(a, ct) .. ", " .. cast(b, ct) .. ")", ty = t }
+    local name = op == "//" and "lcj_idiv" or "lcj_mod"
+    if INT[t] then name = ("%s<%s>"):format(name, CTYPE[ct]) end
+    return { code = name .. "(" .. cast(a, ct) .. ", " .. cast(b, ct) .. ")", ty = t }
   elseif BITWISE[op] or op == "<<" or op == ">>" then
     if not INT[a.ty] or not INT[b.ty] then
       self:fail(line, "'%s' on %s and %s: bitwise operators take integers (math.floor(x) makes one)",
