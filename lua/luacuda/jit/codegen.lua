@@ -579,12 +579,12 @@ end
 -- those types: the next walk does not translate it again. (One that read
 -- none, math.pi or 2 * 3, is cheaper made again than kept.) Not kept where
 -- the walk moved on (self.impure: a call but of vocab.PURE's, a temporary,
--- a line emitted), whose text depends on where it is. While kept expressions are walked
--- (self.depth of them), the locals read are pairs (variable, its type or
--- false) on one stack, self.rd up to self.nrd: an expression's are those
--- above the height at its start. Its list of them is the one of the last
--- expression kept inside it when that one's covers the same pairs (a
--- parenthesis, a call of one argument): fewer tables.
+-- a line emitted), whose text depends on where it is. While kept
+-- expressions are walked (self.depth of them), the locals read are pairs
+-- (variable, its type or false) on one stack, self.rd up to self.nrd: an
+-- expression's are those above the height at its start. Its list of them
+-- is the one of the last expression kept inside it when that one's covers
+-- the same pairs (a parenthesis, a call of one argument): fewer tables.
 local KEPT = { Binop = true, Unop = true, Index = true, Paren = true, Call = true }
 local mathtype, unpack = math.type, table.unpack
 
