@@ -846,6 +846,7 @@ bad.coroutine = function(x) coroutine.yield(1) end
 bad.metatable = function(x) setmetatable(x, x) end
 bad.string_up = function(x) local s = str end
 bad.array_up = function(x) x[1] = arr[1] end
+local m = math bad.field_alias = function(x) x[1] = math.sqrt(4.0) + m.sqrt end
 return bad
 ]==])
     f:close()
@@ -875,6 +876,8 @@ return bad
       { "metatable", 23, "metatables are not in the kernel subset" },
       { "string_up", 24, "'str' is a string, which a kernel cannot hold" .. PASS },
       { "array_up", 25, "'arr' is an array or other luacuda object, which a kernel cannot hold" .. PASS },
+      -- math's sqrt by another name: the message names it as the kernel does
+      { "field_alias", 26, "'m.sqrt' is a function, which a kernel cannot hold" },
     }
     for _, c in ipairs(cases) do
       it(c[1], function()
@@ -973,5 +976,38 @@ print("got " .. table.concat(x:copy_to_host():totable(), ","))
     assert.falsy(src:find("(double)(s)", 1, true), src)
     assert.truthy(src:find("int64_t two;", 1, true), src)
     assert.truthy(src:find("double two_f;", 1, true), src)
+  end)
+
+  it("gives each pair of operand types its own promotion (k:source alone)", function()
+    -- each type first with several others and after several others: the
+    -- translator keeps promotions by the pair
+    local k = luacuda.jit(function(i32, i64, f32, out)
+      local a, b, c = i32[1], i64[1], f32[1]
+      local r1, r2, r3, r4, r5 = a + b, a + c, a + a, a + 1, a + 1.5
+      local r6, r7, r8, r9 = b + a, c + a, c + c, 1 + c
+      out[1] = r1 + r2 + r3 + r4 + r5 + r6 + r7 + r8 + r9
+    end)
+    local src = k:source(luacuda.device_array(1, "int32"), luacuda.device_array(1, "int64"),
+      luacuda.device_array(1, "float32"), luacuda.device_array(1, "float64"))
+    local want = { r1 = "int64_t", r2 = "double", r3 = "int32_t", r4 = "int32_t", r5 = "double",
+      r6 = "int64_t", r7 = "double", r8 = "float", r9 = "float" }
+    for name, ctype in pairs(want) do
+      assert.truthy(src:find("\n  " .. ctype .. " " .. name .. ";", 1, true), name .. " " .. ctype .. " in\n" .. src)
+    end
+  end)
+
+  it("reads each host table's fields as its own (k:source alone)", function()
+    -- x of three positions, and two of math's functions, each twice: the
+    -- translator keeps a field's value once a walk by table and name
+    local k = luacuda.jit(function(x)
+      local i = K.threadIdx.x + K.blockIdx.x * K.blockDim.x
+      x[1] = math.abs(i) + math.floor(1.5)
+      x[2] = K.threadIdx.x + K.blockIdx.x * K.blockDim.x + math.abs(i) + math.floor(2.5)
+    end)
+    local src = k:source(luacuda.device_array(4, "int64")):match('extern "C".*')
+    for _, part in ipairs({ "threadIdx.x", "blockIdx.x", "blockDim.x", "lcj_abs", "floor" }) do
+      local _, n = src:gsub(part:gsub("%.", "%%."), "")
+      assert.equal(2, n, part .. " in\n" .. src)
+    end
   end)
 end)

@@ -188,6 +188,21 @@ end
 
 -- ---- expressions --------------------------------------------------------------
 
+local promote = T.promote
+-- T.promote's answers by the two numeric types (or "unknown"), made at the
+-- first use of a pair
+local PROMOTED = setmetatable({}, { __index = function(rows, a)
+  local row = setmetatable({}, { __index = function(row, b)
+    local t = promote(a, b)
+    row[b] = t
+    return t
+  end })
+  rows[a] = row
+  return row
+end })
+-- T.concrete's answers but for the types that are their own
+local CONCRETE = { wint = "int64", wfloat = "float64" }
+
 local ARITH = { ["+"] = "lcj_add", ["-"] = "lcj_sub", ["*"] = "lcj_mul" }
 local COMPARE = { ["=="] = "==", ["~="] = "!=", ["<"] = "<", ["<="] = "<=", [">"] = ">", [">="] = ">=" }
 local BITWISE = { ["&"] = "&", ["|"] = "|", ["~"] = "^" }
@@ -237,16 +252,19 @@ end
 
 function C:binop(e)
   local op, line = e.op, e.line
-  if op == "and" or op == "or" then return self:logical(e) end
-  if op == ".." then
-    self:fail(line, "'..' (strings) is not in the kernel subset: a kernel computes numbers; print(a, b) prints several values")
-  end
-  if op == "==" or op == "~=" then
-    local s = self:compare_strings(e)
-    if s then return s end
+  local fn = ARITH[op]      -- (+, - and *, the most frequent, asked once)
+  if not fn then
+    if op == "and" or op == "or" then return self:logical(e) end
+    if op == ".." then
+      self:fail(line, "'..' (strings) is not in the kernel subset: a kernel computes numbers; print(a, b) prints several values")
+    end
+    if op == "==" or op == "~=" then
+      local s = self:compare_strings(e)
+      if s then return s end
+    end
   end
   local a, b = self:expr(e.a), self:expr(e.b)
-  if COMPARE[op] then
+  if not fn and COMPARE[op] then
     a, b = self:rvalue(a, line), self:rvalue(b, line)
     if a.ty == "unknown" or b.ty == "unknown" then return { code = "", ty = "bool" } end
     if a.ty == "bool" and b.ty == "bool" and (op == "==" or op == "~=") then
@@ -257,23 +275,25 @@ function C:binop(e)
         op, T.describe(a.ty), T.describe(b.ty))
     end
     local t = T.concrete(T.promote(a.ty, b.ty))
-    return { code = ("(%s %s %s)"):format(cast(a, t), COMPARE[op], cast(b, t)), ty = "bool" }
+    return { code = "(" .. cast(a, t) .. " " .. COMPARE[op] .. " " .. cast(b, t) .. ")", ty = "bool" }
   end
-  local what = QUOTED[op]
-  a, b = self:number(a, line, what), self:number(b, line, what)
-  local t = T.promote(a.ty, b.ty)
+  -- (C:number's answer for a run-time number without the call)
+  if not (NUMERIC[a.ty] and a.host == nil and a.str == nil) then a = self:number(a, line, QUOTED[op]) end
+  if not (NUMERIC[b.ty] and b.host == nil and b.str == nil) then b = self:number(b, line, QUOTED[op]) end
+  local t = PROMOTED[a.ty][b.ty]
   if t == "unknown" then return { code = "", ty = "unknown" } end
-  local ct = T.concrete(t)
-  if ARITH[op] then
-    if INT[t] then
-      return { code = ARITH[op] .. "<" .. CTYPE[ct] .. ">(" .. cast(a, ct) .. ", " .. cast(b, ct) .. ")", ty = t }
-    end
-    return { code = "(" .. cast(a, ct) .. " " .. op .. " " .. cast(b, ct) .. ")", ty = t }
+  local ct = CONCRETE[t] or t
+  if fn then
+    -- (cast's answer where the operand has the type already, without the call)
+    local ca = a.ty == ct and a.code or cast(a, ct)
+    local cb = b.ty == ct and b.code or cast(b, ct)
+    if INT[t] then return { code = fn .. "<" .. CTYPE[ct] .. ">(" .. ca .. ", " .. cb .. ")", ty = t } end
+    return { code = "(" .. ca .. " " .. op .. " " .. cb .. ")", ty = t }
   elseif op == "/" or op == "^" then
     local ft = T.float_of(t)
     local cf = T.concrete(ft)
     if op == "/" then
-      return { code = ("(%s / %s)"):format(cast(a, cf), cast(b, cf)), ty = ft }
+      return { code = "(" .. cast(a, cf) .. " / " .. cast(b, cf) .. ")", ty = ft }
     end
     return { code = ("pow(%s, %s)"):format(cast(a, cf), cast(b, cf)), ty = ft }
   elseif op == "//" or op == "%" then
@@ -286,9 +306,9 @@ function C:binop(e)
       return { code = ("(%s)((%s) & %s)"):format(CTYPE[ct], cast(a, ct), int_literal((1 << k) - 1)), ty = t }
     end
     -- the float overloads are plain functions: no template arguments for them
-    local fn = op == "//" and "lcj_idiv" or "lcj_mod"
-    if INT[t] then fn = ("%s<%s>"):format(fn, CTYPE[ct]) end
-    return { code = ("%s(%s, %s)"):format(fn, cast(a, ct), cast(b, ct)), ty = t }
+    local name = op == "//" and "lcj_idiv" or "lcj_mod"
+    if INT[t] then name = ("%s<%s>"):format(name, CTYPE[ct]) end
+    return { code = name .. "(" .. cast(a, ct) .. ", " .. cast(b, ct) .. ")", ty = t }
   elseif BITWISE[op] or op == "<<" or op == ">>" then
     if not INT[a.ty] or not INT[b.ty] then
       self:fail(line, "'%s' on %s and %s: bitwise operators take integers (math.floor(x) makes one)",
@@ -497,6 +517,11 @@ function C:index(e)
     if key.tag ~= "String" and key.tag ~= "Number" then
       self:fail(line, "'%s' is indexed by a value known only on the GPU: a host table's fields are read at compile time", obj.name)
     end
+    -- a field named before in this walk, of the same host value (so of
+    -- the same name): the value made then, its checks passed
+    local byname = key.tag == "String" and self.fields[obj]
+    local fv = byname and byname[key.value]
+    if fv then return fv end
     local h = obj.host
     -- coroutine.yield(...) and the like: say why, not "pass it as an argument"
     if h == coroutine then self:fail(line, "coroutines are not in the kernel subset") end
@@ -504,11 +529,22 @@ function C:index(e)
     -- contents could change between launches
     if not self.unit.static_table(h) then self:rvalue(obj, line) end
     local dim = self.unit.DIM3[h]
-    if dim then return dim(key.value, line, self) end
-    local v = rawget(h, key.value)
-    local name = ("%s.%s"):format(obj.name, tostring(key.value))
-    if v == nil then self:fail(line, "'%s' is nil: no such field", name) end
-    return host_value(v, name)
+    if dim then
+      fv = dim(key.value, line, self)
+    else
+      local v = rawget(h, key.value)
+      local name = ("%s.%s"):format(obj.name, tostring(key.value))
+      if v == nil then self:fail(line, "'%s' is nil: no such field", name) end
+      fv = host_value(v, name)
+    end
+    if key.tag == "String" then
+      if not byname then
+        byname = {}
+        self.fields[obj] = byname
+      end
+      byname[key.value] = fv
+    end
+    return fv
   end
   if type(obj.ty) ~= "table" then
     if obj.ty == "unknown" then return obj end
@@ -537,19 +573,20 @@ function C:index(e)
   return { code = code, ty = et }
 end
 
--- The value of an operation, an index, a parenthesis or a math call is
--- kept (self.memov, shared by the walks) with the locals it read and their
--- types then (self.memo), and given again while they have those types: the
--- next walk does not translate it again. Not kept where the walk moved on
--- (self.impure: a call but of vocab.PURE's, a temporary, a line emitted),
--- whose text depends on where it is. While kept expressions are walked
--- (self.depth of them), the locals read are pairs (variable, its type or
--- false) on one stack, self.rd up to self.nrd: an expression's are those
--- above the height at its start. Its list of them is the one of the last
--- expression kept inside it when that one's covers the same pairs (a
--- parenthesis, a call of one argument): fewer tables.
+-- The value of an operation, an index, a parenthesis or a math call that
+-- read a local is kept (self.memov, shared by the walks) with the locals it
+-- read and their types then (self.memo), and given again while they have
+-- those types: the next walk does not translate it again. (One that read
+-- none, math.pi or 2 * 3, is cheaper made again than kept.) Not kept where
+-- the walk moved on (self.impure: a call but of vocab.PURE's, a temporary,
+-- a line emitted), whose text depends on where it is. While kept
+-- expressions are walked (self.depth of them), the locals read are pairs
+-- (variable, its type or false) on one stack, self.rd up to self.nrd: an
+-- expression's are those above the height at its start. Its list of them
+-- is the one of the last expression kept inside it when that one's covers
+-- the same pairs (a parenthesis, a call of one argument): fewer tables.
 local KEPT = { Binop = true, Unop = true, Index = true, Paren = true, Call = true }
-local mathtype = math.type
+local mathtype, unpack = math.type, table.unpack
 
 function C:expr(e)
   local tag = e.tag
@@ -626,12 +663,12 @@ function C:expr(e)
   self.depth, self.lastlist = depth + 1, nil
   local val = self:expr_now(e)
   self.depth = depth
-  if self.impure == impure then
-    local top, list = self.nrd, self.lastlist
+  local top = self.nrd
+  -- (one that read no local is made again where needed: it is never stale)
+  if self.impure == impure and top > start then
+    local list = self.lastlist
     if not (list and self.laststart == start and #list == top - start) then
-      list = {}
-      local rd = self.rd
-      for i = 1, top - start do list[i] = rd[start + i] end
+      list = { unpack(self.rd, start + 1, top) }     -- (made at its size at once)
     end
     memo[e], self.memov[e] = list, val
     self.lastlist, self.laststart = list, start
@@ -786,7 +823,7 @@ function C:store(tg, val, line)
       self:fail(line, "the loop variable '%s' is assigned: copy it into a local of its own", v.name)
     end
     self:assign_type(v, val.ty, line)
-    if self.mode == "emit" then self:emit(("%s = %s;"):format(v.cname, cast(val, T.concrete(v.ty)))) end
+    if self.mode == "emit" then self:emit(v.cname .. " = " .. cast(val, CONCRETE[v.ty] or v.ty) .. ";") end
     return
   end
   local obj = self:expr(tg.obj)
@@ -811,7 +848,7 @@ function C:store(tg, val, line)
   end
   local code = cast(val, et)
   if et ~= obj.ty.dtype then code = ("(%s)(%s)"):format(CTYPE[obj.ty.dtype], code) end
-  self:emit(("%s = %s;"):format(lv, code))
+  self:emit(lv .. " = " .. code .. ";")
 end
 
 -- the values of an expression list, n of them at least when the last one
@@ -1164,7 +1201,7 @@ function M.function_source(unit, info, argtypes, kernel, cname)
       varmap = prev and prev.varmap or {}, vars = prev and prev.vars or {}, labelmap = prev and prev.labelmap or {},
       labelstack = {}, loops = 0, ntmp = 0, kernel = kernel, info = info,
       rettypes = prev and prev.rettypes or {}, retstruct = cname .. "_ret", changed = false,
-      memo = prev and prev.memo or {}, impure = 0, seen = {}, seen_ret = {}, hostvals = {},
+      memo = prev and prev.memo or {}, impure = 0, seen = {}, seen_ret = {}, hostvals = {}, fields = {},
       memov = prev and prev.memov or {}, rd = {}, nrd = 0, depth = 0,
       ints = prev and prev.ints or {}, floats = prev and prev.floats or {},
       directives = prev and prev.directives or {},

@@ -56,7 +56,11 @@ local function args(ctx, call, n, name)
   if n and #vals ~= n then
     ctx:fail(call.line, "%s takes %d argument%s, got %d", name, n, n == 1 and "" or "s", #vals)
   end
-  for i = 1, #vals do vals[i] = ctx:rvalue(vals[i], call.line) end
+  for i = 1, #vals do
+    local v = vals[i]
+    -- (ctx:rvalue gives a run-time value back: called only for the others)
+    if v.host ~= nil or v.str ~= nil then vals[i] = ctx:rvalue(v, call.line) end
+  end
   return vals
 end
 
@@ -68,8 +72,10 @@ local function int_arg(ctx, v, line, what)
 end
 
 local function cast(val, t)
-  if val.ty == t then return val.code end
-  return ("(%s)(%s)"):format(CTYPE[t], val.code)
+  local code = val.code
+  if val.ty == t then return code end
+  if not code then return ("(%s)(%s)"):format(CTYPE[t], code) end
+  return "(" .. CTYPE[t] .. ")(" .. code .. ")"     -- (a concatenation: cheaper than format)
 end
 
 -- a compile-time integer: a literal, or an upvalue's value
@@ -288,8 +294,8 @@ end
 -- ---- math ---------------------------------------------------------------------------
 
 local function float_arg(v)
-  local t = T.concrete(T.float_of(v.ty))
-  return cast(v, t), T.float_of(v.ty)
+  local ft = T.float_of(v.ty)
+  return cast(v, T.concrete(ft)), ft
 end
 
 local function math1(name, cfn)
@@ -298,7 +304,7 @@ local function math1(name, cfn)
     local v = args(ctx, call, 1, full)
     ctx:number(v[1], call.line, full)
     local code, t = float_arg(v[1])
-    return { code = ("%s(%s)"):format(cfn, code), ty = t }
+    return { code = cfn .. "(" .. code .. ")", ty = t }
   end
 end
 for _, n in ipairs({ "sqrt", "exp", "sin", "cos", "tan", "asin", "acos" }) do math1(n, n) end
@@ -345,8 +351,8 @@ M.VOCAB[math.abs] = function(ctx, call)
   local v = args(ctx, call, 1, "math.abs")
   ctx:number(v[1], call.line, "math.abs")
   local t = T.concrete(v[1].ty)
-  if T.is_float(t) then return { code = ("lcj_abs(%s)"):format(cast(v[1], t)), ty = v[1].ty } end
-  return { code = ("lcj_abs<%s>(%s)"):format(CTYPE[t], cast(v[1], t)), ty = v[1].ty }
+  if T.is_float(t) then return { code = "lcj_abs(" .. cast(v[1], t) .. ")", ty = v[1].ty } end
+  return { code = "lcj_abs<" .. CTYPE[t] .. ">(" .. cast(v[1], t) .. ")", ty = v[1].ty }
 end
 
 M.VOCAB[math.fmod] = function(ctx, call)
