@@ -359,18 +359,19 @@ __attribute__((always_inline)) static inline void __lc_yield(__lc_block *b, unsi
 // Thread me returned: let a warp that waits for it go on, and hand over.
 LC_RT void __lc_thread_exit(__lc_block *b, unsigned me);
 
+// Nothing can run, and threads wait in __activemask: the general switch,
+// out of line, so that __lc_fiber_exit keeps no register across a call.
+__attribute__((noinline, cold, noreturn)) static inline void __lc_fiber_stall(__lc_block *b, unsigned me) {
+  __lc_yield(b, me);
+  __builtin_unreachable();
+}
+
 // A fiber's thread returned (never the host's: its exit returns). The
 // usual case, no barrier or warp waiting for it, is __lc_thread_exit's,
 // inline and without a frame: its context is not saved (it never
 // resumes), so nothing is written to its stack, whose lines near the top
 // have not been touched since the thread started (a write miss each, per
 // thread, for kernels whose frame is deeper than the exit's).
-// (Nothing runnable but threads waiting in __activemask: the general
-// switch, out of line, so that the exit keeps no register across a call.)
-__attribute__((noinline, cold, noreturn)) static void __lc_fiber_stall(__lc_block *b, unsigned me) {
-  __lc_yield(b, me);
-  __builtin_unreachable();
-}
 __attribute__((always_inline, noreturn)) static inline void __lc_fiber_exit(__lc_block *b) {
   unsigned me = b->cur, w = me / warpSize;
 #if defined(__x86_64__)
@@ -753,9 +754,9 @@ struct __lc_pack<std::index_sequence<I...>, T...> : __lc_slot<I, T>... {
   __attribute__((always_inline)) void call() const { K(__lc_slot<I, T>::v...); }
 };
 
-// A fiber's whole life: the first frame on its stack (no __lc_fiber_main
-// frame above it, so K's frame starts where a tail call would put it).
-// The thread's exit is called from here rather than after a return: a
+// A fiber's whole life, from the first frame on its stack (x86-64: no
+// __lc_fiber_main frame above it, so K's frame starts where a tail call
+// from there put it) to its exit, from here rather than after a return: a
 // kernel with arguments passed in memory (Array<T, N>, 24 bytes and more)
 // has their copy in this frame, and returning through it read a stack line
 // untouched since the thread started, a cache miss per thread.
