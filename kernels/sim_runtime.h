@@ -113,6 +113,9 @@ struct __lc_block;
 typedef void (*__lc_thread_fn)(__lc_block *);
 
 struct __lc_block {
+  // first: a fiber's stack starts by calling it (sim_runtime_impl.h's
+  // __lc_fiber_start reads it at offset 0)
+  __lc_thread_fn run;      // runs the kernel for the current thread, then its exit
   const lc_sim_launch *launch;
   lc_sim_worker *worker;
   unsigned nthreads;
@@ -131,7 +134,6 @@ struct __lc_block {
   // (known in fiber mode only)
   unsigned warp_wait[LC_MAX_BLOCK_THREADS / LC_WARP_SIZE];
   unsigned warp_gone[LC_MAX_BLOCK_THREADS / LC_WARP_SIZE];
-  __lc_thread_fn run;      // runs the kernel for the current thread
   const void *args;        // the unpacked arguments, for run
   jmp_buf abort;           // unwinds the block on an error
 };
@@ -178,7 +180,8 @@ LC_RT void __lc_vmessage(__lc_block *b, const char *fmt, va_list ap);
 // A new fiber's stack resumes at __lc_fiber_start with its argument.
 extern "C" void __lc_fiber_start(void);
 extern "C" __attribute__((noreturn, visibility("hidden"))) void __lc_fiber_main(__lc_block *b);
-// A fresh stack for a fiber that starts at __lc_fiber_main(arg).
+// A fresh stack for a fiber that starts at arg->run(arg) (x86-64), or
+// __lc_fiber_main(arg), which calls it.
 LC_RT void *__lc_stack_init(void *base, size_t size, void *arg);
 
 #if defined(__x86_64__)
@@ -327,7 +330,9 @@ LC_RT void __lc_stuck(unsigned me);
 // Switch from thread me (whose state is already set) to the next thread that
 // can run, or return at once when that is me. With nobody left, the
 // worker's stack (thread host's context) is resumed to finish the block.
-__attribute__((always_inline)) static inline void __lc_yield(__lc_block *b, unsigned me) {
+// The thread to run after thread me: the next that can run, me itself,
+// or, with all returned, thread host.
+__attribute__((always_inline)) static inline unsigned __lc_next(__lc_block *b, unsigned me) {
   unsigned n = b->nthreads, u = me + 1 == n ? 0 : me + 1;
   while (b->f[u].state != LC_RUNNABLE) {
     if (u == me) {               // no other thread can run
@@ -336,7 +341,11 @@ __attribute__((always_inline)) static inline void __lc_yield(__lc_block *b, unsi
     }
     u = u + 1 == n ? 0 : u + 1;
   }
-  if (b->done == n) u = b->host;
+  return b->done == n ? b->host : u;
+}
+
+__attribute__((always_inline)) static inline void __lc_yield(__lc_block *b, unsigned me) {
+  unsigned u = __lc_next(b, me);
   if (u == me) return;
   b->cur = u;
   __lc_jump(&b->f[me].sp, b->f[u].sp);
@@ -349,6 +358,48 @@ __attribute__((always_inline)) static inline void __lc_yield(__lc_block *b, unsi
 
 // Thread me returned: let a warp that waits for it go on, and hand over.
 LC_RT void __lc_thread_exit(__lc_block *b, unsigned me);
+
+// Nothing can run, and threads wait in __activemask: the general switch,
+// out of line, so that __lc_fiber_exit keeps no register across a call.
+__attribute__((noinline, cold, noreturn)) static inline void __lc_fiber_stall(__lc_block *b, unsigned me) {
+  __lc_yield(b, me);
+  __builtin_unreachable();
+}
+
+// A fiber's thread returned (never the host's: its exit returns). The
+// usual case, no barrier or warp waiting for it, is __lc_thread_exit's,
+// inline and without a frame: its context is not saved (it never
+// resumes), so nothing is written to its stack, whose lines near the top
+// have not been touched since the thread started (a write miss each, per
+// thread, for kernels whose frame is deeper than the exit's).
+__attribute__((always_inline, noreturn)) static inline void __lc_fiber_exit(__lc_block *b) {
+  unsigned me = b->cur, w = me / warpSize;
+#if defined(__x86_64__)
+  if (__builtin_expect(b->at_block == 0 && b->warp_wait[w] == 0, 1)) {
+    b->f[me].state = LC_DONE;
+    b->done++;
+    b->warp_gone[w] |= 1u << (me % warpSize);
+    unsigned n = b->nthreads, u = me;
+    do u = u + 1 == n ? 0 : u + 1;
+    while (u != me && b->f[u].state != LC_RUNNABLE);
+    if (u == me) {              // none can run: all returned, or __lc_next's case
+      if (__builtin_expect(b->done != n, 0)) __lc_fiber_stall(b, me);
+      u = b->host;
+    }
+    b->cur = u;
+    __asm__ volatile("movq %0, %%rsp\n\t"      // __lc_jump's second half
+                     "popq %%rbp\n\t"
+                     "popq %%rax\n\t"
+                     "jmp *%%rax"
+                     :
+                     : "r"(b->f[u].sp)
+                     : "memory");
+    __builtin_unreachable();
+  }
+#endif
+  __lc_thread_exit(b, me);      // never returns to a fiber
+  __builtin_unreachable();
+}
 
 // Turn a plain-loop block into fibers at its first barrier or warp
 // function. The loop ran threads 0..cur-1 to their end: they have
@@ -703,10 +754,17 @@ struct __lc_pack<std::index_sequence<I...>, T...> : __lc_slot<I, T>... {
   __attribute__((always_inline)) void call() const { K(__lc_slot<I, T>::v...); }
 };
 
+// A fiber's whole life, from the first frame on its stack (x86-64: no
+// __lc_fiber_main frame above it, so K's frame starts where a tail call
+// from there put it) to its exit, from here rather than after a return: a
+// kernel with arguments passed in memory (Array<T, N>, 24 bytes and more)
+// has their copy in this frame, and returning through it read a stack line
+// untouched since the thread started, a cache miss per thread.
 template <auto K, typename Pack>
-static void __lc_run_thread(__lc_block *b) {
+__attribute__((noreturn)) static void __lc_run_thread(__lc_block *b) {
   __lc_threadIdx = b->f[b->cur].tid;     // a fiber's first run
   static_cast<const Pack *>(b->args)->template call<K>();
+  __lc_fiber_exit(b);
 }
 
 // Namespace-scope `extern __shared__` arrays point at this worker's dynamic

@@ -22,10 +22,12 @@ __asm__(".pushsection .text\n"
         "  movq %rbp, %rdi\n"
         "  xorl %ebp, %ebp\n"
         "  andq $-16, %rsp\n"
-        "  call __lc_fiber_main\n"
+        "  call *(%rdi)\n"                 /* b->run(b), which never returns */
         "  ud2\n"
         ".size __lc_fiber_start, . - __lc_fiber_start\n"
         ".popsection\n");
+
+static_assert(offsetof(__lc_block, run) == 0, "__lc_fiber_start calls b->run at offset 0");
 
 // A fresh stack: the argument where rbp is restored from, then the start.
 void *__lc_stack_init(void *base, size_t size, void *arg) {
@@ -336,9 +338,9 @@ LC_RT void __lc_thread_exit(__lc_block *b, unsigned me) {
   if (me != b->host) __lc_yield(b, me);     // never comes back
 }
 
+// (x86-64's fibers call b->run straight from __lc_fiber_start)
 extern "C" void __lc_fiber_main(__lc_block *b) {
-  b->run(b);
-  __lc_thread_exit(b, b->cur);
+  b->run(b);                    // the kernel, then the thread's exit
   __builtin_unreachable();
 }
 

@@ -104,6 +104,18 @@ extern "C" __global__ void locals(int *out) {
   out[threadIdx.x] = m[1][1] + l[2];
 }
 
+// a thread's parameters are its own, across a barrier too: the odd threads
+// change theirs (an Array, passed in memory, and an int) before it
+extern "C" __global__ void own_params(Array<int, 1> a, int k) {
+  if (threadIdx.x % 2) {
+    a.data += blockDim.x;
+    a.shape[0] = 1000;
+    k += 100;
+  }
+  __syncthreads();
+  a.data[threadIdx.x] = k + (int)a.shape[0];
+}
+
 extern "C" __global__ void warps(int *out) {
   SHARED_ARRAY(int, s, 64);
   s[threadIdx.x] = threadIdx.x;
@@ -567,6 +579,21 @@ describe("launch", function()
     m.locals[{1, 64}](out)
     local h = values(out)
     for t = 0, 63 do assert.equal(3 * t + 2 * t, h[t + 1]) end
+  end)
+
+  it("gives each thread its own copy of the parameters, which some threads change", function()
+    local out = luacuda.to_device(luacuda.zeros(16, "int32"))
+    m.own_params[{1, 8}](out, 7)
+    local h = values(out)
+    for t = 0, 7 do
+      if t % 2 == 0 then
+        assert.equal(7 + 16, h[t + 1])
+        assert.equal(0, h[t + 9])
+      else
+        assert.equal(0, h[t + 1])
+        assert.equal(7 + 100 + 1000, h[t + 9])
+      end
+    end
   end)
 
   it("synchronises the threads of a warp", function()
