@@ -122,12 +122,16 @@ VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
 # specs of the check see it off (S.nvrtc_checks) and are pending here; the
 # other runs check with NVRTC. LUACUDA_DIFF_SEQUENCES=200: the differential
 # test's sequences take the same paths as its 2,000 elsewhere.
-# The specs whose tests run in child processes (which run without valgrind:
-# c_units_spec's unit programs among them) or only read the sources are
-# left out of the whole run: under valgrind they
-# take the same paths as in make test, minutes of waiting on children.
+# Left out of the whole run: the specs whose tests run in child processes
+# (which run without valgrind: c_units_spec's unit programs among them) or
+# only read the sources, which under valgrind take make test's paths with
+# minutes of waiting on children; nvrtc_spec, whose tests are NVRTC
+# compiling in the process (NVRTC's code, not luacuda's); and jit_spec,
+# whose own code is Lua (the translator) and whose compiles and launches
+# take kernel_spec's paths.
 VALGRIND_SKIP = build_spec docs_spec examples_spec errors_catalogue_spec architecture_spec \
-                includes_spec sizes_spec dist_spec dist_agree_spec dist_bigcount_spec c_units_spec
+                includes_spec sizes_spec dist_spec dist_agree_spec dist_bigcount_spec c_units_spec \
+                nvrtc_spec jit_spec
 test-valgrind: deps
 	@$(MAKE) --no-print-directory deps PACKAGES=valgrind
 	@$(MAKE) --no-print-directory check-shards BUSTED="$$(command -v busted)" \
