@@ -387,14 +387,15 @@ __attribute__((noinline, cold, noreturn)) static inline void __lc_fiber_stall(__
 
 // A fiber's thread returned (never the host's: its exit returns). The
 // usual case, no barrier or warp waiting for it, is __lc_thread_exit's,
-// inline and without a frame: its context is not saved (it never
-// resumes), so nothing is written to its stack, whose lines near the top
-// have not been touched since the thread started (a write miss each, per
-// thread, for kernels whose frame is deeper than the exit's).
+// inline and without a frame (of the same pieces: __lc_returned, and
+// __lc_next's loop): its context is not saved (it never resumes), so
+// nothing is written to its stack, whose lines near the top have not been
+// touched since the thread started (a write miss each, per thread, for
+// kernels whose frame is deeper than the exit's).
 __attribute__((always_inline, noreturn)) static inline void __lc_fiber_exit(__lc_block *b) {
-  unsigned me = b->cur, w = me / warpSize;
+  unsigned me = b->cur;
 #if defined(__x86_64__)
-  if (__builtin_expect(b->at_block == 0 && b->warp_wait[w] == 0, 1)) {
+  if (__builtin_expect(b->at_block == 0 && b->warp_wait[me / warpSize] == 0, 1)) {
     __lc_returned(b, me);
     unsigned u = __lc_next_runnable(b, me);
     if (u == me) {              // none can run: all returned, or __lc_next's case
