@@ -185,6 +185,14 @@ extern "C" __attribute__((noreturn, visibility("hidden"))) void __lc_fiber_main(
 LC_RT void *__lc_stack_init(void *base, size_t size, void *arg);
 
 #if defined(__x86_64__)
+// Resume the context in register operand `to`: its stack holds the frame
+// pointer and the address to resume at. The second half of __lc_jump, and
+// the whole of a returned fiber's exit (__lc_fiber_exit), which saves
+// nothing.
+#define LC_ASM_RESUME_ "movq %[to], %%rsp\n\t" \
+                      "popq %%rbp\n\t"        \
+                      "popq %%rax\n\t"        \
+                      "jmp *%%rax"
 __attribute__((always_inline)) static inline void __lc_jump(void **save, void *to) {
   // the compiler saves whatever is live in the clobbered registers; rbp is
   // pushed by hand, and the red zone below rsp is stepped over
@@ -192,14 +200,11 @@ __attribute__((always_inline)) static inline void __lc_jump(void **save, void *t
                    "leaq 1f(%%rip), %%rax\n\t"
                    "pushq %%rax\n\t"
                    "pushq %%rbp\n\t"
-                   "movq %%rsp, (%0)\n\t"
-                   "movq %1, %%rsp\n\t"
-                   "popq %%rbp\n\t"
-                   "popq %%rax\n\t"
-                   "jmp *%%rax\n"
+                   "movq %%rsp, (%[save])\n\t"
+                   LC_ASM_RESUME_ "\n"
                    "1:\n\t"
                    "leaq 128(%%rsp), %%rsp\n\t"
-                   : "+D"(save), "+S"(to)
+                   : [save] "+D"(save), [to] "+S"(to)
                    :
                    : "rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r14",
                      "r15", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
@@ -327,21 +332,28 @@ LC_RT bool __lc_wake_active(__lc_block *b);
 __attribute__((noinline, cold, noreturn))
 LC_RT void __lc_stuck(unsigned me);
 
-// Switch from thread me (whose state is already set) to the next thread that
-// can run, or return at once when that is me. With nobody left, the
-// worker's stack (thread host's context) is resumed to finish the block.
-// The thread to run after thread me: the next that can run, me itself,
-// or, with all returned, thread host.
+// The next thread after me (in a circle) that can run, or me when no other
+// can: a loop without calls, which both exits and __lc_next share, so that
+// __lc_fiber_exit keeps no register across one.
+__attribute__((always_inline)) static inline unsigned __lc_next_runnable(const __lc_block *b,
+                                                                         unsigned me) {
+  unsigned n = b->nthreads, u = me;
+  do u = u + 1 == n ? 0 : u + 1;
+  while (u != me && b->f[u].state != LC_RUNNABLE);
+  return u;
+}
+
+// The thread to run after thread me (whose state is already set): the next
+// that can run, me itself, or, with all returned, thread host (the
+// worker's stack, which finishes the block). With none able to run, the
+// threads that wait in __activemask wake, or the block is stuck.
 __attribute__((always_inline)) static inline unsigned __lc_next(__lc_block *b, unsigned me) {
-  unsigned n = b->nthreads, u = me + 1 == n ? 0 : me + 1;
-  while (b->f[u].state != LC_RUNNABLE) {
-    if (u == me) {               // no other thread can run
-      if (b->done == n) break;   // all returned: back to the worker's stack
-      if (!__lc_wake_active(b)) __lc_stuck(me);
-    }
-    u = u + 1 == n ? 0 : u + 1;
+  unsigned u;
+  while ((u = __lc_next_runnable(b, me)) == me && b->f[me].state != LC_RUNNABLE) {
+    if (b->done == b->nthreads) return b->host;   // all returned
+    if (!__lc_wake_active(b)) __lc_stuck(me);
   }
-  return b->done == n ? b->host : u;
+  return u;
 }
 
 __attribute__((always_inline)) static inline void __lc_yield(__lc_block *b, unsigned me) {
@@ -356,6 +368,13 @@ __attribute__((always_inline)) static inline void __lc_yield(__lc_block *b, unsi
   if (b->failed && me == b->host) longjmp(b->abort, 1);
 }
 
+// Thread me returned: count it, and mark its lane gone from its warp.
+__attribute__((always_inline)) static inline void __lc_returned(__lc_block *b, unsigned me) {
+  b->f[me].state = LC_DONE;
+  b->done++;
+  b->warp_gone[me / warpSize] |= 1u << (me % warpSize);
+}
+
 // Thread me returned: let a warp that waits for it go on, and hand over.
 LC_RT void __lc_thread_exit(__lc_block *b, unsigned me);
 
@@ -368,38 +387,31 @@ __attribute__((noinline, cold, noreturn)) static inline void __lc_fiber_stall(__
 
 // A fiber's thread returned (never the host's: its exit returns). The
 // usual case, no barrier or warp waiting for it, is __lc_thread_exit's,
-// inline and without a frame: its context is not saved (it never
-// resumes), so nothing is written to its stack, whose lines near the top
-// have not been touched since the thread started (a write miss each, per
-// thread, for kernels whose frame is deeper than the exit's).
+// inline and without a frame (of the same pieces: __lc_returned, and
+// __lc_next's loop): its context is not saved (it never resumes), so
+// nothing is written to its stack, whose lines near the top have not been
+// touched since the thread started (a write miss each, per thread, for
+// kernels whose frame is deeper than the exit's).
 __attribute__((always_inline, noreturn)) static inline void __lc_fiber_exit(__lc_block *b) {
-  unsigned me = b->cur, w = me / warpSize;
+  unsigned me = b->cur;
 #if defined(__x86_64__)
-  if (__builtin_expect(b->at_block == 0 && b->warp_wait[w] == 0, 1)) {
-    b->f[me].state = LC_DONE;
-    b->done++;
-    b->warp_gone[w] |= 1u << (me % warpSize);
-    unsigned n = b->nthreads, u = me;
-    do u = u + 1 == n ? 0 : u + 1;
-    while (u != me && b->f[u].state != LC_RUNNABLE);
+  if (__builtin_expect(b->at_block == 0 && b->warp_wait[me / warpSize] == 0, 1)) {
+    __lc_returned(b, me);
+    unsigned u = __lc_next_runnable(b, me);
     if (u == me) {              // none can run: all returned, or __lc_next's case
-      if (__builtin_expect(b->done != n, 0)) __lc_fiber_stall(b, me);
+      if (__builtin_expect(b->done != b->nthreads, 0)) __lc_fiber_stall(b, me);
       u = b->host;
     }
     b->cur = u;
-    __asm__ volatile("movq %0, %%rsp\n\t"      // __lc_jump's second half
-                     "popq %%rbp\n\t"
-                     "popq %%rax\n\t"
-                     "jmp *%%rax"
-                     :
-                     : "r"(b->f[u].sp)
-                     : "memory");
+    void *to = b->f[u].sp;
+    __asm__ volatile(LC_ASM_RESUME_ : : [to] "r"(to) : "memory");
     __builtin_unreachable();
   }
 #endif
   __lc_thread_exit(b, me);      // never returns to a fiber
   __builtin_unreachable();
 }
+#undef LC_ASM_RESUME_
 
 // Turn a plain-loop block into fibers at its first barrier or warp
 // function. The loop ran threads 0..cur-1 to their end: they have

@@ -326,14 +326,12 @@ LC_RT void __lc_stuck(unsigned me) {
 
 LC_RT void __lc_thread_exit(__lc_block *b, unsigned me) {
   char t[48];
-  b->f[me].state = LC_DONE;
-  b->done++;
+  __lc_returned(b, me);
   if (b->at_block)
     __lc_fail("barrier never completes in block (%u, %u, %u): thread %s returned while "
               "others wait at syncthreads", __lc_rt_blockIdx.x, __lc_rt_blockIdx.y, __lc_rt_blockIdx.z,
               __lc_thread_name(me, t, sizeof t));
   unsigned w = me / warpSize;
-  b->warp_gone[w] |= 1u << (me % warpSize);
   if (b->warp_wait[w]) __lc_warp_settle(b, w);
   if (me != b->host) __lc_yield(b, me);     // never comes back
 }

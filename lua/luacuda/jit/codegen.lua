@@ -222,11 +222,17 @@ function C:truth(val, line)
   return ("((void)(%s), true)"):format(val.code)
 end
 
-local NUMERIC = { unknown = true }     -- the types C:number takes
+-- The types C:number takes. A run-time number, which C:number gives back
+-- as it is, is a value of one of them that is neither a host value nor a
+-- string: `NUMERIC[v.ty] and v.host == nil and v.str == nil`. The test is
+-- written out three times, to spare a call per operand: in C:number, and
+-- for each operand in C:binop. A change to it is a change to all three.
+local NUMERIC = { unknown = true }
 for t in pairs(INT) do NUMERIC[t] = true end
 for t in pairs(FLOAT) do NUMERIC[t] = true end
 
 function C:number(val, line, what)
+  -- a run-time number as it is (NUMERIC's test)
   if NUMERIC[val.ty] and val.host == nil and val.str == nil then return val end
   if val.host ~= nil or val.str ~= nil then val = self:rvalue(val, line) end
   local ty = val.ty
@@ -277,7 +283,7 @@ function C:binop(e)
     local t = T.concrete(T.promote(a.ty, b.ty))
     return { code = "(" .. cast(a, t) .. " " .. COMPARE[op] .. " " .. cast(b, t) .. ")", ty = "bool" }
   end
-  -- (C:number's answer for a run-time number without the call)
+  -- (C:number's answer for a run-time number without the call: NUMERIC's test)
   if not (NUMERIC[a.ty] and a.host == nil and a.str == nil) then a = self:number(a, line, QUOTED[op]) end
   if not (NUMERIC[b.ty] and b.host == nil and b.str == nil) then b = self:number(b, line, QUOTED[op]) end
   local t = PROMOTED[a.ty][b.ty]
@@ -588,6 +594,17 @@ end
 local KEPT = { Binop = true, Unop = true, Index = true, Paren = true, Call = true }
 local mathtype, unpack = math.type, table.unpack
 
+-- literal x's value of type ty, its text made by text(x) at its first use
+-- and kept in cache (C:expr's integers, or floats)
+local function literal(cache, x, ty, text)
+  local val = cache[x]
+  if not val then
+    val = { code = text(x), ty = ty }
+    cache[x] = val
+  end
+  return val
+end
+
 function C:expr(e)
   local tag = e.tag
   if tag == "Number" then
@@ -595,21 +612,9 @@ function C:expr(e)
     -- their own (1 and 1.0 are one key), but for 0.0 and -0.0 (one key
     -- too) and NaN (no key)
     local x = e.value
-    if mathtype(x) == "integer" then
-      local val = self.ints[x]
-      if not val then
-        val = { code = int_literal(x), ty = "wint" }
-        self.ints[x] = val
-      end
-      return val
-    end
+    if mathtype(x) == "integer" then return literal(self.ints, x, "wint", int_literal) end
     if x == 0 or x ~= x then return { code = float_literal(x), ty = "wfloat" } end
-    local val = self.floats[x]
-    if not val then
-      val = { code = float_literal(x), ty = "wfloat" }
-      self.floats[x] = val
-    end
-    return val
+    return literal(self.floats, x, "wfloat", float_literal)
   elseif tag == "Name" then
     local name = e.name
     local v = self.scope[name]
