@@ -158,6 +158,26 @@ bool lc_sim_run_inline(lc_stream *s, int (*run)(void *ud, char *err), void *ud,
   return true;
 }
 
+/* Under the lock the executor cannot start queued work, nor can another
+** thread queue any, until fn returns: busy is not needed. The ticket is
+** taken and done at once, so that a synchronize from another thread
+** meanwhile (which waits for the lock) still waits for it; nobody can wait
+** on the progress signal before it is done, and nothing is queued after it
+** while it runs, so neither condition is signalled. */
+bool lc_sim_run_call_inline(lc_stream *s, void (*fn)(const void *call), const void *call) {
+  pthread_mutex_lock(&lock);
+  bool idle = head == NULL && !busy;
+  if (idle) {
+    uint64_t ticket = next_ticket++;
+    if (s) s->last = ticket;
+    atomic_store(&queued, ticket);
+    fn(call);
+    atomic_store(&done, ticket);
+  }
+  pthread_mutex_unlock(&lock);
+  return idle;
+}
+
 static int run_work(void *ud, char *err) {
   lc_sim_work *w = ud;
   return w->run(w, err);
