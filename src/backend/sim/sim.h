@@ -6,8 +6,10 @@
 #define LUACUDA_SIM_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "backend.h"
@@ -190,6 +192,18 @@ void lc_sim_guard_trim(void);           /* unmap the blocks kept for reuse */
 bool lc_sim_guard_page(char *p, size_t page);
 /* madvise(MADV_HUGEPAGE) over n bytes at p (page-aligned) from 2 MiB on */
 void lc_sim_huge_pages(char *p, size_t n);
+
+/* ---- a spin lock, for the records touched at every allocation and free
+** (reuse.c's bins, memcheck.c's table), whose holds are a few loads and
+** stores but for rare growth and a fault's scan: a lock and unlock cost a
+** few instructions where a mutex's cost some fifty. A thread that finds
+** it held yields, so a holder descheduled mid-hold is not spun against. */
+static inline void lc_sim_spin_lock(atomic_flag *f) {
+  while (atomic_flag_test_and_set_explicit(f, memory_order_acquire)) sched_yield();
+}
+static inline void lc_sim_spin_unlock(atomic_flag *f) {
+  atomic_flag_clear_explicit(f, memory_order_release);
+}
 
 /* ---- the live blocks, for a fault's message (memcheck.c) ----
 ** Every block allocated while LUACUDA_SIM_MEMCHECK is on is added with its
