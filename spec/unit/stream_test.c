@@ -189,7 +189,7 @@ static int an_event_recorded_after_it_is_complete(void) {
   return 0;
 }
 
-/* lc_sim_run_call_inline: a host loop run under the queue's lock */
+/* lc_sim_run_call_inline: a host loop run at the call */
 typedef struct host_loop {
   pthread_t thread;          /* where it ran */
   lc_stream *queue_from;     /* when set, a second thread queues work on it meanwhile */

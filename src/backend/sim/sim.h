@@ -259,9 +259,8 @@ bool lc_sim_run_inline(lc_stream *s, int (*run)(void *ud, char *err), void *ud,
 ** false when the caller must still queue it. */
 bool lc_sim_run_work_inline(lc_stream *s, lc_sim_work *w, uint64_t *ticket);
 /* fn(call) now, as the next work on s, when nothing is queued or running
-** (true), else false. For host loops that cannot fail and call nothing of
-** the simulator's: they run under the queue's lock, which makes one lock
-** round instead of lc_sim_run_inline's two. */
+** (true), else false: lc_sim_run_inline for host loops that cannot fail
+** (no error buffer, no failure to keep). */
 bool lc_sim_run_call_inline(lc_stream *s, void (*fn)(const void *call), const void *call);
 
 int lc_sim_synchronize(char *err);
