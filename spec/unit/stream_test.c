@@ -1,8 +1,9 @@
 /*
 ** Unit tests for src/backend/sim/stream.c (run them as unit.h says): small
 ** work run at the call (lc_sim_run_inline, and lc_sim_run_call_inline's
-** host loops) keeps the order of the one queue: it runs on the caller's thread only when nothing is queued or
-** running, work queued while it runs waits for it, and its failure is its
+** host loops) keeps the order of the one queue: it runs on the caller's
+** thread only when nothing is queued or running, work queued while it runs
+** (by it, or by another thread) waits for it, and its failure is its
 ** stream's, reported at the next synchronize as a queued failure is.
 ** No timing: queued work that must wait is held by a gate the test opens.
 ** A broken order shows as a wait that never ends (the ticket done going
