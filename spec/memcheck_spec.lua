@@ -173,6 +173,28 @@ describe("memory checking on the simulator", function()
                .. " (" }, luacuda.synchronize)
   end)
 
+  it("names each array's own shape and dtype, of several made at one line #oob", function()
+    -- the label of the array before, made at the same line, must not serve
+    local D = luacuda.device_array
+    local _, y, z = D({ 4, 16 }, "float32"), D({ 4, 8 }, "float32"), D({ 4, 8 }, "int8")
+    local line = debug.getinfo(1, "l").currentline - 1
+    m.write_float32[{ 1, 256 }](y, 32, 0)
+    S.misuse({ "past the end of float32 array of shape {4, 8} allocated at " .. HERE .. ":" .. line
+               .. " (" }, luacuda.synchronize)
+    m.write_int8[{ 1, 256 }](z, 32, 0)
+    S.misuse({ "past the end of int8 array of shape {4, 8} allocated at " .. HERE .. ":" .. line
+               .. " (" }, luacuda.synchronize)
+  end)
+
+  it("names each chunk's own line, where two chunks allocate alike at one line number #oob", function()
+    local make = [[local luacuda = ...; return luacuda.device_array(16, "float32")]]
+    load(make, "=first")(luacuda)
+    local y = load(make, "=second")(luacuda)
+    m.write_float32[{ 1, 256 }](y, 16, 0)
+    S.misuse({ "past the end of float32 array of shape {16} allocated at second:1 (" },
+             luacuda.synchronize)
+  end)
+
   it("does not catch an access before the start unless strict", function()
     local x = zeroed("device", 16, "float32")
     m.write_float32[{ 1, 256 }](x[{ { 2, 16 } }], 14, 1)   -- x[0 - 1] of the view: in x

@@ -1,8 +1,9 @@
 /*
 ** Unit tests for src/backend/sim/stream.c (run them as unit.h says): small
-** work run at the call (lc_sim_run_inline) keeps the order of the one
-** queue: it runs on the caller's thread only when nothing is queued or
-** running, work queued while it runs waits for it, and its failure is its
+** work run at the call (lc_sim_run_inline, and lc_sim_run_call_inline's
+** host loops) keeps the order of the one queue: it runs on the caller's
+** thread only when nothing is queued or running, work queued while it runs
+** (by it, or by another thread) waits for it, and its failure is its
 ** stream's, reported at the next synchronize as a queued failure is.
 ** No timing: queued work that must wait is held by a gate the test opens.
 ** A broken order shows as a wait that never ends (the ticket done going
@@ -189,11 +190,87 @@ static int an_event_recorded_after_it_is_complete(void) {
   return 0;
 }
 
+/* lc_sim_run_call_inline: a host loop run at the call */
+typedef struct host_loop {
+  pthread_t thread;          /* where it ran */
+  lc_stream *queue_from;     /* when set, a second thread queues work on it meanwhile */
+  pthread_t helper;
+  bool helper_started;
+} host_loop;
+
+static void *queue_note_q(void *ud) {
+  queue(ud, run_note_q);
+  return NULL;
+}
+
+static void run_host_loop(const void *call) {
+  host_loop *h = (host_loop *)call;
+  h->thread = pthread_self();
+  if (h->queue_from) {
+    /* another thread queues work now: the executor must not run it first */
+    h->helper_started = pthread_create(&h->helper, NULL, queue_note_q, h->queue_from) == 0;
+    for (int i = 0; i < 1000; i++) sched_yield();
+  }
+  note('I');
+}
+
+static int a_host_loop_runs_on_the_caller_when_idle(void) {
+  reset();
+  lc_stream *s;
+  CHECK_OK(lc_sim_stream_create(&s, 0, err));
+  host_loop h = {0};
+  CHECK(lc_sim_run_call_inline(s, run_host_loop, &h));
+  CHECK(pthread_equal(h.thread, pthread_self()));
+  bool idle = false;
+  CHECK_OK(lc_sim_stream_query(s, &idle, err));
+  CHECK(idle);
+  CHECK_OK(lc_sim_stream_synchronize(s, err));
+  CHECK_STR(order, "I");
+  lc_sim_stream_destroy(s);
+  return 0;
+}
+
+static int a_host_loop_waits_its_turn_behind_queued_work(void) {
+  reset();
+  lc_stream *s;
+  CHECK_OK(lc_sim_stream_create(&s, 0, err));
+  gate_set(false);
+  CHECK_OK(queue(s, run_gate));
+  host_loop h = {0};
+  CHECK(!lc_sim_run_call_inline(s, run_host_loop, &h));      /* the gate is queued */
+  CHECK(!lc_sim_run_call_inline(NULL, run_host_loop, &h));   /* on any stream */
+  CHECK_STR(order, "");
+  gate_set(true);
+  CHECK_OK(lc_sim_stream_synchronize(s, err));
+  CHECK(lc_sim_run_call_inline(s, run_host_loop, &h));
+  CHECK_STR(order, "I");
+  lc_sim_stream_destroy(s);
+  return 0;
+}
+
+static int work_queued_while_a_host_loop_runs_comes_after_it(void) {
+  reset();
+  lc_stream *s, *t;
+  CHECK_OK(lc_sim_stream_create(&s, 0, err));
+  CHECK_OK(lc_sim_stream_create(&t, 0, err));
+  host_loop h = {.queue_from = t};
+  CHECK(lc_sim_run_call_inline(s, run_host_loop, &h));
+  CHECK(h.helper_started);
+  pthread_join(h.helper, NULL);
+  CHECK_OK(lc_sim_stream_synchronize(t, err));
+  CHECK_STR(order, "IQ");
+  lc_sim_stream_destroy(s);
+  lc_sim_stream_destroy(t);
+  return 0;
+}
+
 #define T(name) { #name, name }
 static const unit_test tests[] = {
   T(runs_on_the_caller_when_idle), T(waits_its_turn_behind_queued_work),
   T(work_queued_while_it_runs_comes_after_it), T(its_failure_is_its_streams_reported_once),
-  T(an_event_recorded_after_it_is_complete),
+  T(an_event_recorded_after_it_is_complete), T(a_host_loop_runs_on_the_caller_when_idle),
+  T(a_host_loop_waits_its_turn_behind_queued_work),
+  T(work_queued_while_a_host_loop_runs_comes_after_it),
 };
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
 

@@ -140,15 +140,26 @@ lc_buffer *lc_buffer_wrap(lua_State *L, lc_kind kind, void *ptr, size_t nbytes,
   return b;
 }
 
+/* lc_buffer_use's change of b's streams, entered holding b's spin lock */
+static __attribute__((noinline)) void use_anew(lua_State *L, lc_buffer *b, lc_stream *s,
+                                               const char *fname);
+
+/* The common case (as before: ordered memory used again on its last stream)
+** sets up no frame for the change's error buffer. */
 void lc_buffer_use(lua_State *L, lc_buffer *b, lc_stream *s, const char *fname) {
   if (!b->ordered) return;
-  const lc_backend *be = b->backend;
   while (atomic_flag_test_and_set_explicit(&b->using, memory_order_acquire)) {}
   int n = b->nstreams;
   if (b->more || (n > 0 && b->streams[n - 1] == s && !b->alloc_only)) {   /* as before */
     atomic_flag_clear_explicit(&b->using, memory_order_release);
     return;
   }
+  use_anew(L, b, s, fname);
+}
+
+static void use_anew(lua_State *L, lc_buffer *b, lc_stream *s, const char *fname) {
+  const lc_backend *be = b->backend;
+  int n = b->nstreams;
   lc_stream *alloc = NULL;       /* the allocation's stream, let go of below */
   if (b->alloc_only) {
     /* the allocation is the one thing queued on it so far: s follows it

@@ -44,21 +44,25 @@ static _Thread_local last_label last;
 __attribute__((noinline)) static last_label *this_thread(void) { return &last; }
 
 /* The script's frame of the call, or false when there is none (a host
-** program's C call) */
-static bool script_frame(lua_State *L, const last_label *l, lua_Debug *ar) {
-  for (int level = 1; lua_getstack(L, level, ar); level++)
-    if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0 &&
-        ((l->made && l->source[0] && strcmp(ar->source, l->source) == 0) || !ours(ar->source)))
-      return true;
+** program's C call); *same: its chunk is the last label's (whose short
+** form is then the label's too) */
+static bool script_frame(lua_State *L, const last_label *l, lua_Debug *ar, bool *same) {
+  for (int level = 1; lua_getstack(L, level, ar); level++) {
+    if (!lua_getinfo(L, "Sl", ar) || ar->currentline <= 0) continue;
+    *same = l->made && l->source[0] && strcmp(ar->source, l->source) == 0;
+    if (*same || !ours(ar->source)) return true;
+  }
+  *same = false;
   return false;
 }
 
 static bool same_as_last(const last_label *l, const lc_array *a, const lua_Debug *ar,
-                         bool found) {
+                         bool found, bool same_source) {
   int line = found ? ar->currentline : 0;
-  return l->made && l->line == line && l->ndim == a->lay.ndim &&
-         memcmp(l->shape, a->lay.shape, (size_t)a->lay.ndim * sizeof *l->shape) == 0 &&
-         strcmp(l->src, found ? ar->short_src : "") == 0 &&
+  if (!l->made || l->line != line || l->ndim != a->lay.ndim) return false;
+  for (int i = 0; i < a->lay.ndim; i++)
+    if (l->shape[i] != a->lay.shape[i]) return false;
+  return (same_source || strcmp(l->src, found ? ar->short_src : "") == 0) &&
          strncmp(l->dtype, a->dtype->name, sizeof l->dtype) == 0;
 }
 
@@ -67,8 +71,9 @@ void lc_array_note_origin(lua_State *L, const lc_array *a) {
   if (be->mem_label == NULL || a->buf->kind == LC_HOST) return;
   last_label *l = this_thread();
   lua_Debug ar;
-  bool found = script_frame(L, l, &ar);
-  if (!same_as_last(l, a, &ar, found)) {
+  bool same_source;
+  bool found = script_frame(L, l, &ar, &same_source);
+  if (!same_as_last(l, a, &ar, found, same_source)) {
     const char *src = found ? ar.short_src : "";
     int line = found ? ar.currentline : 0;
     char shape[96];

@@ -126,8 +126,15 @@ static lc_pendrec *record_of(lc_buffer *b) {
   return r;
 }
 
+/* Out of line: its frame (an error buffer, the streams let go of) is not
+** set up for the device memory the host cannot touch, three times a + b. */
+static __attribute__((noinline)) void add_record(lc_buffer *b, lc_stream *s, bool writes);
+
 void lc_pending_add(lc_buffer *b, lc_stream *s, bool writes) {
-  if (!lc_kind_host_accessible(b->kind)) return;
+  if (lc_kind_host_accessible(b->kind)) add_record(b, s, writes);
+}
+
+static void add_record(lc_buffer *b, lc_stream *s, bool writes) {
   const lc_backend *be = b->backend;
   char err[LC_ERRLEN];
   lc_pendrec *r = record_of(b);

@@ -370,20 +370,11 @@ static int run_host_call(lc_sim_work *w, char *err) {
 }
 
 /* fn(call) as queued work; at once when it is small work (n elements) and
-** the queue is idle, without the copy of the call */
-typedef struct host_call { void (*fn)(const void *call); const void *call; } host_call;
-
-static int run_host_call_now(void *ud, char *err) {
-  (void)err;
-  const host_call *h = ud;
-  h->fn(h->call);
-  return LC_OK;
-}
-
+** the queue is idle, without the copy of the call (the loops of base/ that
+** come here cannot fail and call nothing of the simulator's) */
 static int queue_host_call(lc_stream *s, void (*fn)(const void *), const void *call,
                            size_t size, int64_t n, char *err) {
-  host_call now = {fn, call};
-  if (n <= INLINE_MAX && lc_sim_run_inline(s, run_host_call_now, &now, NULL)) return LC_OK;
+  if (n <= INLINE_MAX && lc_sim_run_call_inline(s, fn, call)) return LC_OK;
   host_call_work *h = (host_call_work *)lc_sim_work_new(
       sizeof *h - sizeof h->w + size, run_host_call, err);
   if (h == NULL) return LC_ENOMEM;

@@ -9,7 +9,6 @@
 */
 #include "sim.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +24,7 @@ typedef struct block {
   char label[LABEL_MAX];     /* "" when the allocation gave none */
 } block;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_flag lock = ATOMIC_FLAG_INIT;       /* lc_sim_spin_lock */
 static block **buckets;
 static size_t nbuckets, count;
 
@@ -59,10 +58,10 @@ void lc_sim_memcheck_add(void *p, size_t n) {
   b->at = (uintptr_t)p;
   b->n = n;
   b->label[0] = '\0';
-  pthread_mutex_lock(&lock);
+  lc_sim_spin_lock(&lock);
   if (count >= nbuckets) grow();
   if (nbuckets == 0) {
-    pthread_mutex_unlock(&lock);
+    lc_sim_spin_unlock(&lock);
     free(b);
     return;
   }
@@ -70,7 +69,7 @@ void lc_sim_memcheck_add(void *p, size_t n) {
   b->next = buckets[h];
   buckets[h] = b;
   count++;
-  pthread_mutex_unlock(&lock);
+  lc_sim_spin_unlock(&lock);
 }
 
 /* the node of p (under lock), or NULL */
@@ -82,25 +81,25 @@ static block **find(uintptr_t at) {
 }
 
 void lc_sim_memcheck_label(void *p, const char *label) {
-  pthread_mutex_lock(&lock);
+  lc_sim_spin_lock(&lock);
   block **b = find((uintptr_t)p);
   if (b) {                       /* a copy without printf's cost: once per allocation */
     size_t n = label ? strnlen(label, LABEL_MAX - 1) : 0;
     memcpy((*b)->label, label ? label : "", n);
     (*b)->label[n] = '\0';
   }
-  pthread_mutex_unlock(&lock);
+  lc_sim_spin_unlock(&lock);
 }
 
 void lc_sim_memcheck_remove(void *p) {
-  pthread_mutex_lock(&lock);
+  lc_sim_spin_lock(&lock);
   block **b = find((uintptr_t)p), *gone = NULL;
   if (b) {
     gone = *b;
     *b = gone->next;
     count--;
   }
-  pthread_mutex_unlock(&lock);
+  lc_sim_spin_unlock(&lock);
   free(gone);
 }
 
@@ -109,7 +108,7 @@ bool lc_sim_memcheck_explain(const void *addr, char *buf, size_t n) {
   uintptr_t best = page;            /* the nearest block within a page of addr */
   block found;
   bool before = false, any = false;
-  pthread_mutex_lock(&lock);
+  lc_sim_spin_lock(&lock);
   for (size_t i = 0; i < nbuckets; i++)
     for (const block *b = buckets[i]; b; b = b->next) {
       uintptr_t end = b->at + b->n;
@@ -125,7 +124,7 @@ bool lc_sim_memcheck_explain(const void *addr, char *buf, size_t n) {
       found = *b;
       any = true;
     }
-  pthread_mutex_unlock(&lock);
+  lc_sim_spin_unlock(&lock);
   if (!any) return false;
   char what[LABEL_MAX + 40];
   if (found.label[0]) snprintf(what, sizeof what, "%s", found.label);

@@ -23,7 +23,6 @@
 #include "sim.h"
 #include "env.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +38,7 @@ typedef struct device_cache {
   size_t bytes;                     /* counted as the allocation counted them */
 } device_cache;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_flag lock = ATOMIC_FLAG_INIT;       /* lc_sim_spin_lock */
 static device_cache caches[LC_SIM_MAX_DEVICES];
 
 static bin *find(device_cache *c, size_t key) {
@@ -50,20 +49,20 @@ static bin *find(device_cache *c, size_t key) {
 
 void *lc_sim_reuse_take(int device, size_t key, size_t counted) {
   void *p = NULL;
-  pthread_mutex_lock(&lock);
+  lc_sim_spin_lock(&lock);
   device_cache *c = &caches[device];
   bin *b = find(c, key);
   if (b && b->n > 0) {
     p = b->blocks[--b->n];
     c->bytes -= counted;
   }
-  pthread_mutex_unlock(&lock);
+  lc_sim_spin_unlock(&lock);
   return p;
 }
 
 bool lc_sim_reuse_put(int device, void *p, size_t key, size_t counted, size_t limit) {
   bool kept = false;
-  pthread_mutex_lock(&lock);
+  lc_sim_spin_lock(&lock);
   device_cache *c = &caches[device];
   if (c->bytes + counted <= limit && c->bytes + counted >= c->bytes) {
     bin *b = find(c, key);
@@ -94,24 +93,24 @@ bool lc_sim_reuse_put(int device, void *p, size_t key, size_t counted, size_t li
       kept = true;
     }
   }
-  pthread_mutex_unlock(&lock);
+  lc_sim_spin_unlock(&lock);
   return kept;
 }
 
 size_t lc_sim_reuse_bytes(int device) {
-  pthread_mutex_lock(&lock);
+  lc_sim_spin_lock(&lock);
   size_t n = caches[device].bytes;
-  pthread_mutex_unlock(&lock);
+  lc_sim_spin_unlock(&lock);
   return n;
 }
 
 /* The bins are taken whole under the lock and given back outside it: give
 ** queues work, and the executor's deferred frees come back here (put). */
 void lc_sim_reuse_drain(int device, void (*give)(void *p, size_t key)) {
-  pthread_mutex_lock(&lock);
+  lc_sim_spin_lock(&lock);
   device_cache c = caches[device];
   memset(&caches[device], 0, sizeof c);
-  pthread_mutex_unlock(&lock);
+  lc_sim_spin_unlock(&lock);
   for (size_t i = 0; i < c.nbins; i++) {
     bin *b = &c.bins[i];
     while (b->n > 0) give(b->blocks[--b->n], b->key);

@@ -6,8 +6,10 @@
 #define LUACUDA_SIM_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "backend.h"
@@ -191,6 +193,18 @@ bool lc_sim_guard_page(char *p, size_t page);
 /* madvise(MADV_HUGEPAGE) over n bytes at p (page-aligned) from 2 MiB on */
 void lc_sim_huge_pages(char *p, size_t n);
 
+/* ---- a spin lock, for the records touched at every allocation and free
+** (reuse.c's bins, memcheck.c's table), whose holds are a few loads and
+** stores but for rare growth and a fault's scan: a lock and unlock cost a
+** few instructions where a mutex's cost some fifty. A thread that finds
+** it held yields, so a holder descheduled mid-hold is not spun against. */
+static inline void lc_sim_spin_lock(atomic_flag *f) {
+  while (atomic_flag_test_and_set_explicit(f, memory_order_acquire)) sched_yield();
+}
+static inline void lc_sim_spin_unlock(atomic_flag *f) {
+  atomic_flag_clear_explicit(f, memory_order_release);
+}
+
 /* ---- the live blocks, for a fault's message (memcheck.c) ----
 ** Every block allocated while LUACUDA_SIM_MEMCHECK is on is added with its
 ** size; label describes it ("float32 array of shape (16) allocated at
@@ -244,6 +258,10 @@ bool lc_sim_run_inline(lc_stream *s, int (*run)(void *ud, char *err), void *ud,
 /* The same for w, built to be queued: true when it ran (w then freed),
 ** false when the caller must still queue it. */
 bool lc_sim_run_work_inline(lc_stream *s, lc_sim_work *w, uint64_t *ticket);
+/* fn(call) now, as the next work on s, when nothing is queued or running
+** (true), else false: lc_sim_run_inline for host loops that cannot fail
+** (no error buffer, no failure to keep). */
+bool lc_sim_run_call_inline(lc_stream *s, void (*fn)(const void *call), const void *call);
 
 int lc_sim_synchronize(char *err);
 void lc_sim_defer(void (*release)(void *), void *ud);

@@ -13,10 +13,16 @@
 **
 ** Small work may run on the caller's thread instead (lc_sim_run_inline),
 ** when nothing is queued or running: then every ticket before its own is
-** done, so it keeps the order above, and the executor waits while it runs
-** (busy), so nothing queued after it starts before it ends. Waking the
-** executor for it would cost more than the work: a futex wake, a switch
-** of threads, and the caller's wait for the lock the executor holds.
+** done, so it keeps the order above. Waking the executor for it would cost
+** more than the work: a futex wake, a switch of threads, and the caller's
+** wait for the lock the executor holds. It takes its ticket without the
+** lock, by moving queued from done to done + 1 (the compare-and-swap fails
+** when any ticket is not done), and the executor starts the work of a
+** ticket only once the ticket before it is done, so nothing queued
+** meanwhile starts before it ends. Its end takes the lock only when
+** somebody waits or work was queued meanwhile; the atomics are
+** sequentially consistent, so that either it sees them, or they see its
+** ticket done (finish_inline).
 */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -30,7 +36,7 @@
 struct lc_stream {
   lc_stream *prev, *next;        /* every live stream, for synchronize() */
   int refs;                      /* its object, and the host's slots (wrap) */
-  uint64_t last;                 /* ticket of its last queued work */
+  _Atomic uint64_t last;         /* ticket of its last queued work */
   bool failed;                   /* a failure not reported yet, in error */
   char error[LC_ERRLEN];
 };
@@ -45,13 +51,11 @@ static pthread_cond_t work_ready = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t progress = PTHREAD_COND_INITIALIZER;
 static pthread_once_t started = PTHREAD_ONCE_INIT;
 static bool start_failed;
-static lc_sim_work *head, *tail;
-static uint64_t next_ticket = 1;
-static atomic_uint_fast64_t queued;       /* tickets handed out */
+static lc_sim_work *head, *tail;           /* in the order of their tickets */
+static atomic_uint_fast64_t queued;       /* tickets handed out: 1, 2, ... */
 static atomic_uint_fast64_t done;         /* ticket of the last work done */
 static atomic_int unreported;             /* streams with failed set */
-static unsigned waiters;
-static bool busy;                         /* a piece of work is running */
+static atomic_uint waiters;               /* on progress (changed under the lock) */
 static lc_stream default_stream = {NULL, NULL, 1, 0, false, ""};
 static lc_stream *streams = &default_stream;
 
@@ -71,8 +75,14 @@ static void finish(lc_stream *s, uint64_t ticket, int rc, const char *err) {
     atomic_fetch_add(&unreported, 1);
   }
   atomic_store(&done, ticket);
-  busy = false;
-  if (waiters) pthread_cond_broadcast(&progress);
+  if (atomic_load(&waiters)) pthread_cond_broadcast(&progress);
+}
+
+/* s's last ticket is at least t (a ticket taken without the lock may come
+** after a later one's record) */
+static void note_last(lc_stream *s, uint64_t t) {
+  uint64_t last = atomic_load(&s->last);
+  while (last < t && !atomic_compare_exchange_weak(&s->last, &last, t)) {}
 }
 
 static void *executor(void *arg) {
@@ -80,11 +90,12 @@ static void *executor(void *arg) {
   char err[LC_ERRLEN];
   pthread_mutex_lock(&lock);
   for (;;) {
-    while (head == NULL || busy) pthread_cond_wait(&work_ready, &lock);
+    /* the ticket before head's may be work run at a call (not queued) */
+    while (head == NULL || atomic_load(&done) + 1 != head->ticket)
+      pthread_cond_wait(&work_ready, &lock);
     lc_sim_work *w = head;
     head = w->next;
     if (head == NULL) tail = NULL;
-    busy = true;
     pthread_mutex_unlock(&lock);
     err[0] = '\0';
     int rc = w->run(w, err);
@@ -123,10 +134,9 @@ int lc_sim_submit(lc_stream *s, lc_sim_work *w, uint64_t *ticket, char *err) {
   w->stream = s;
   w->next = NULL;
   pthread_mutex_lock(&lock);
-  w->ticket = next_ticket++;
-  if (s) s->last = w->ticket;
+  w->ticket = atomic_fetch_add(&queued, 1) + 1;
+  if (s) note_last(s, w->ticket);
   if (ticket) *ticket = w->ticket;
-  atomic_store(&queued, w->ticket);
   if (tail) tail->next = w;
   else head = w;
   tail = w;
@@ -135,26 +145,49 @@ int lc_sim_submit(lc_stream *s, lc_sim_work *w, uint64_t *ticket, char *err) {
   return LC_OK;
 }
 
+/* The next ticket, when every ticket handed out is done (else 0). */
+static uint64_t claim_inline(lc_stream *s) {
+  uint64_t t = atomic_load(&queued);
+  if (atomic_load(&done) != t || !atomic_compare_exchange_strong(&queued, &t, t + 1)) return 0;
+  if (s) note_last(s, t + 1);
+  return t + 1;
+}
+
+/* The claimed ticket's work has run without failing: done, and the lock
+** taken only to wake who waits for it or for work queued meanwhile. */
+static void finish_inline(uint64_t ticket) {
+  atomic_store(&done, ticket);
+  if (atomic_load(&waiters) == 0 && atomic_load(&queued) == ticket) return;
+  pthread_mutex_lock(&lock);
+  if (atomic_load(&waiters)) pthread_cond_broadcast(&progress);
+  if (head) pthread_cond_signal(&work_ready);
+  pthread_mutex_unlock(&lock);
+}
+
 bool lc_sim_run_inline(lc_stream *s, int (*run)(void *ud, char *err), void *ud,
                        uint64_t *ticket_out) {
-  pthread_mutex_lock(&lock);
-  if (head != NULL || busy) {
-    pthread_mutex_unlock(&lock);
-    return false;
-  }
-  busy = true;
-  uint64_t ticket = next_ticket++;
-  if (s) s->last = ticket;
+  uint64_t ticket = claim_inline(s);
+  if (ticket == 0) return false;
   if (ticket_out) *ticket_out = ticket;
-  atomic_store(&queued, ticket);
-  pthread_mutex_unlock(&lock);
   char err[LC_ERRLEN];
   err[0] = '\0';
   int rc = run(ud, err);
+  if (rc == LC_OK) {
+    finish_inline(ticket);
+    return true;
+  }
   pthread_mutex_lock(&lock);
   finish(s, ticket, rc, err);
   if (head) pthread_cond_signal(&work_ready);   /* queued while it ran */
   pthread_mutex_unlock(&lock);
+  return true;
+}
+
+bool lc_sim_run_call_inline(lc_stream *s, void (*fn)(const void *call), const void *call) {
+  uint64_t ticket = claim_inline(s);
+  if (ticket == 0) return false;
+  fn(call);
+  finish_inline(ticket);
   return true;
 }
 
@@ -173,9 +206,9 @@ bool lc_sim_run_work_inline(lc_stream *s, lc_sim_work *w, uint64_t *ticket) {
 static void wait_for(uint64_t ticket) {
   if (atomic_load(&done) >= ticket) return;
   pthread_mutex_lock(&lock);
-  waiters++;
+  atomic_fetch_add(&waiters, 1);
   while (atomic_load(&done) < ticket) pthread_cond_wait(&progress, &lock);
-  waiters--;
+  atomic_fetch_sub(&waiters, 1);
   pthread_mutex_unlock(&lock);
 }
 
@@ -297,7 +330,7 @@ void lc_sim_stream_destroy(lc_stream *s) {
 
 int lc_sim_stream_synchronize(lc_stream *s, char *err) {
   pthread_mutex_lock(&lock);
-  uint64_t last = s->last;
+  uint64_t last = atomic_load(&s->last);
   pthread_mutex_unlock(&lock);
   wait_for(last);
   pthread_mutex_lock(&lock);
@@ -308,7 +341,7 @@ int lc_sim_stream_synchronize(lc_stream *s, char *err) {
 
 int lc_sim_stream_query(lc_stream *s, bool *idle, char *err) {
   pthread_mutex_lock(&lock);
-  *idle = atomic_load(&done) >= s->last;
+  *idle = atomic_load(&done) >= atomic_load(&s->last);
   int rc = *idle ? take_failure(s, err) : LC_OK;
   pthread_mutex_unlock(&lock);
   return rc;
