@@ -197,8 +197,28 @@ static void call_clear(lc_ufunc_call *c) {
   operand_clear(&c->out);
 }
 
+/* Every input an array of one dtype and one shape (a + b on arrays alike,
+** the common case): their types come from lc_ufunc_types_same, and their
+** shape is the result's, with no broadcasting to work out. */
+static bool arrays_alike(const lc_operands *o) {
+  const lc_array *a0 = o->a[0];
+  if (a0 == NULL) return false;
+  for (int i = 1; i < o->nin; i++) {
+    const lc_array *a = o->a[i];
+    if (a == NULL || a->dtype != a0->dtype || a->lay.ndim != a0->lay.ndim ||
+        memcmp(a->lay.shape, a0->lay.shape, sizeof *a0->lay.shape * (size_t)a0->lay.ndim) != 0)
+      return false;
+  }
+  return true;
+}
+
 /* Broadcast the input arrays' shapes. */
 static int broadcast(lua_State *L, const lc_operands *o, int64_t *shape, const char *fname) {
+  if (arrays_alike(o)) {
+    const lc_layout *l = &o->a[0]->lay;
+    memcpy(shape, l->shape, sizeof *shape * (size_t)l->ndim);
+    return l->ndim;
+  }
   int ndims[3];
   const int64_t *shapes[3];
   int n = 0;
@@ -235,11 +255,16 @@ void lc_operands_apply(lua_State *L, lc_ufunc_op op, lc_operands *o, const lc_dt
                   const char *fname) {
   lc_ufunc_types types;
   char err[LC_ERRLEN];
-  if (lc_ufunc_resolve(op, o->t, cast_to, &types, err)) lc_error(L, fname, "%s", err);
-  const lc_dtype *loop = types.in[op == LC_UF_WHERE ? 1 : 0];
-  if (!lc_ufunc_has_loop(op, loop))
-    lc_error(L, fname, "no %s loop for %s (every loop dtype should have one)", lc_ufuncs[op].name,
-             loop->name);
+  const lc_ufunc_types *known = cast_to == NULL && arrays_alike(o)
+                                ? lc_ufunc_types_same(op, o->a[0]->dtype) : NULL;
+  if (known) types = *known;
+  else {
+    if (lc_ufunc_resolve(op, o->t, cast_to, &types, err)) lc_error(L, fname, "%s", err);
+    const lc_dtype *loop = types.in[op == LC_UF_WHERE ? 1 : 0];
+    if (!lc_ufunc_has_loop(op, loop))
+      lc_error(L, fname, "no %s loop for %s (every loop dtype should have one)",
+               lc_ufuncs[op].name, loop->name);
+  }
   int64_t shape[LC_MAXDIM];
   int nd = broadcast(L, o, shape, fname);
 
