@@ -324,7 +324,10 @@ void lc_operands_apply(lua_State *L, lc_ufunc_op op, lc_operands *o, const lc_dt
   int out_idx;
   if (out) out_idx = o->out_slot;
   else {
-    out = lc_array_empty(L, o->kind, types.out, nd, shape, 'C', s, fname);
+    int like = 0;      /* an input array, whose metatable the output takes */
+    for (int i = o->nin - 1; i >= 0; i--)
+      if (o->a[i]) like = o->idx[i];
+    out = lc_array_empty_like(L, like, o->kind, types.out, nd, shape, 'C', s, fname);
     out_idx = lua_gettop(L);
   }
 
