@@ -213,8 +213,9 @@ static bool arrays_alike(const lc_operands *o) {
 }
 
 /* Broadcast the input arrays' shapes. */
-static int broadcast(lua_State *L, const lc_operands *o, int64_t *shape, const char *fname) {
-  if (arrays_alike(o)) {
+static int broadcast(lua_State *L, const lc_operands *o, bool alike, int64_t *shape,
+                     const char *fname) {
+  if (alike) {
     const lc_layout *l = &o->a[0]->lay;
     memcpy(shape, l->shape, sizeof *shape * (size_t)l->ndim);
     return l->ndim;
@@ -255,7 +256,8 @@ void lc_operands_apply(lua_State *L, lc_ufunc_op op, lc_operands *o, const lc_dt
                   const char *fname) {
   lc_ufunc_types types;
   char err[LC_ERRLEN];
-  const lc_ufunc_types *known = cast_to == NULL && arrays_alike(o)
+  bool alike = arrays_alike(o);
+  const lc_ufunc_types *known = cast_to == NULL && alike
                                 ? lc_ufunc_types_same(op, o->a[0]->dtype) : NULL;
   if (known) types = *known;
   else {
@@ -266,7 +268,7 @@ void lc_operands_apply(lua_State *L, lc_ufunc_op op, lc_operands *o, const lc_dt
                lc_ufuncs[op].name, loop->name);
   }
   int64_t shape[LC_MAXDIM];
-  int nd = broadcast(L, o, shape, fname);
+  int nd = broadcast(L, o, alike, shape, fname);
 
   lc_ufunc_call c;
   call_clear(&c);
@@ -336,7 +338,8 @@ void lc_operands_apply(lua_State *L, lc_ufunc_op op, lc_operands *o, const lc_dt
   for (int i = 0; i < o->nin; i++) {
     if (!o->a[i]) continue;
     lc_layout *lay = &c.in[i].lay;    /* broadcast in place: no copy of a layout */
-    if (lc_layout_broadcast(&o->a[i]->lay, o->a[i]->dtype->size, nd, shape, lay, err))
+    if (alike) lc_layout_copy(lay, &o->a[i]->lay);      /* the result's shape already */
+    else if (lc_layout_broadcast(&o->a[i]->lay, o->a[i]->dtype->size, nd, shape, lay, err))
       lc_error(L, fname, "%s", err);
     if (o->out && overlaps(out, o->a[i], lay)) {
       lc_array *copy = lc_array_empty(L, lc_array_kind(o->a[i]), o->a[i]->dtype,
