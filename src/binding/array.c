@@ -25,7 +25,7 @@ static const char metatable_key = 0;    /* the registry's key for the metatable 
 static lc_array *push_closed(lua_State *L, const lc_dtype *dt, int like) {
   const lc_array *model = like ? lua_touserdata(L, like) : NULL;
   if (like) like = lua_absindex(L, like);
-  lc_array *a = lua_newuserdatauv(L, sizeof *a, 1);
+  lc_array *a = lua_newuserdatauv(L, sizeof *a, 0);    /* no user value: nothing uses one */
   a->magic = LC_ARRAY_MAGIC;
   a->closing = false;
   a->buf = NULL;
