@@ -1269,3 +1269,96 @@ describe("small host arrays", function()
     assert.same({{2, 5}, {5, 8}}, out:totable())
   end)
 end)
+
+-- Issue 30, a shorter path for arrays alike: inputs that are all arrays of
+-- one dtype and one shape take their dtypes from a table resolved once per
+-- op and dtype and their layouts as they are (no broadcasting worked out);
+-- the result takes its metatable from an input array; the finalizer runs
+-- outside the gate. What must not take that path, and what it must keep.
+for _, side in ipairs(SIDES) do
+  describe("array math on " .. side.name .. " arrays alike", function()
+    local make = side.make
+
+    it("reads each input in its own layout: a transposed view, a stepped view, an offset", function()
+      local m = make({{1, 2, 3}, {4, 5, 6}}, "float32")           -- {2, 3}, C order
+      local t = make({{10, 40}, {20, 50}, {30, 60}}, "float32").T  -- {2, 3}, F order
+      assert.same({{11, 22, 33}, {44, 55, 66}}, values(m + t))
+      assert.same({{9, 18, 27}, {36, 45, 54}}, values(t - m))
+      local w = make({1, 2, 3, 4, 5, 6, 7, 8}, "int16")
+      local odd, tail = w[{{1, 8, 2}}], w[{{5, 8}}]               -- stride 2; offset 4
+      assert.same({6, 9, 12, 15}, values(odd + tail))
+      local z = make(2.5, "float64")                               -- 0-d
+      assert.equal(6.25, values(z * z))
+    end)
+
+    it("broadcasts arrays of one dtype and rank but other shapes, and promotes one shape of two dtypes", function()
+      local col, row = make({{1}, {2}}, "int32"), make({{10, 20, 30}}, "int32")
+      local c = col + row
+      assert.same({2, 3}, c.shape)
+      assert.same({{11, 21, 31}, {12, 22, 32}}, values(c))
+      local p = make({1, 2}, "int8") + make({300, 400}, "int16")
+      assert.equal("int16", p.dtype)
+      assert.same({301, 402}, values(p))
+      local q = make({1, 2}, "uint8") / make({4, 8}, "uint8")   -- its own op's dtypes
+      assert.equal("float64", q.dtype)
+      assert.same({0.25, 0.25}, values(q))
+      local l = make({1, 5}, "uint8"):lt(make({2, 2}, "uint8"))
+      assert.equal("bool", l.dtype)
+      assert.same({true, false}, values(l))
+    end)
+
+    it("raises resolve's error for arrays alike with no loop, as for others", function()
+      local b = make({true, false}, "bool")
+      local ok, alike = pcall(function() return b - b end)
+      assert.is_false(ok)
+      local ok2, other = pcall(function() return b - make({{true}}, "bool") end)
+      assert.is_false(ok2)
+      assert.truthy(tostring(alike):find("subtract is not defined for bool (the operands are bool and bool)", 1, true), alike)
+      assert.equal(tostring(other):match("subtract is not defined.*"), tostring(alike):match("subtract is not defined.*"))
+    end)
+
+    it("makes results that are arrays of their own, with the arrays' metatable", function()
+      local x, y = make({1, 2}, "float32"), make({3, 4}, "float32")
+      local mt = debug.getmetatable(x)
+      for _, r in ipairs({x + y, 2 + y, y * 2, -x, luacuda.sqrt(x)}) do
+        assert.equal(mt, debug.getmetatable(r))
+        assert.equal("array", luacuda.type(r))
+        r:close()
+        assert.equal("closed array", luacuda.type(r))
+      end
+    end)
+  end)
+end
+
+describe("the array finalizer", function()
+  it("does nothing for what is not an array, nor for an array's metatable on another userdata", function()
+    local a = luacuda.zeros(2, "float32")
+    local gc = debug.getmetatable(a).__gc
+    for _, v in ipairs({{}, 1, "x", io.stdout, luacuda.null}) do gc(v) end
+    local s = luacuda.stream()
+    local smt = debug.getmetatable(s)
+    debug.setmetatable(s, debug.getmetatable(a))       -- a forged array: its size differs
+    local ok, err = pcall(function() return a + s end)
+    gc(s)
+    debug.setmetatable(s, smt)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("operand 2 must be an array", 1, true), err)
+    s:synchronize()                                      -- the stream is whole
+    local foreign = {}
+    debug.setmetatable(a, foreign)                       -- no longer the array metatable
+    ok, err = pcall(luacuda.add, a, a)
+    debug.setmetatable(a, debug.getmetatable(luacuda.zeros(1)))
+    assert.is_false(ok)
+    assert.same({0, 0}, (a + a):totable())
+  end)
+
+  it("lets go of an array's memory when called on it, and the array reads as closed", function()
+    local a = luacuda.array({1, 2}, "float32")
+    debug.getmetatable(a).__gc(a)
+    assert.equal("closed array", luacuda.type(a))
+    local ok, err = pcall(function() return a + a end)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("closed", 1, true), err)
+    debug.getmetatable(a).__gc(a)                        -- twice: nothing
+  end)
+end)

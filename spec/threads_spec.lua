@@ -81,8 +81,8 @@ describe("several states on several threads", function()
   it("run 4 threads x 1000 iterations, every value right", function()
     local ok, out, compiles = run("1000 4")
     assert.is_true(ok, out)
-    -- 64 + 64 + 64 + 2 + 64 values an iteration
-    assert.truthy(out:find("4 threads x 1000 iterations, 1032000 values checked, "
+    -- 64 + 64 + 64 + 64 + 2 + 64 values an iteration
+    assert.truthy(out:find("4 threads x 1000 iterations, 1288000 values checked, "
                            .. "0 threads failed", 1, true), out)
     if luacuda.backend() == "sim" then
       -- one shared source, compiled once for all, and one per thread

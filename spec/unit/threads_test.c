@@ -99,6 +99,10 @@ static const char script[] =
   "  axpy[{1, N}](N, 3, d1, d2)\n"
   "  local r = d2:copy_to_host()\n"
   "  for j = 1, N do expect('sync', i, j, 3 * x[j] + y[j], r[j]) end\n"
+  /* array math on host arrays alike: their dtypes' table is made once a
+  ** process, by whichever thread comes first (ufunc.c, pthread_once) */
+  "  local h2 = hx + hx\n"
+  "  for j = 1, N do expect('math', i, j, 2 * x[j], h2[j]) end\n"
   /* on the thread's stream, through pinned memory, timed by its event */
   "  for j = 1, N do px[j] = x[j] + id; py[j] = i % 13 end\n"
   "  dx:copy_to_device(px, s)\n"
@@ -213,8 +217,8 @@ int main(int argc, char **argv) {
   }
   int failed = 0;
   long long total = 0;
-  /* each iteration checks 64 + 64 + 64 + 2 + 64 values */
-  long long per_thread = (long long)iterations * (64 + 64 + 64 + 2 + 64);
+  /* each iteration checks 64 + 64 + 64 + 64 + 2 + 64 values */
+  long long per_thread = (long long)iterations * (64 + 64 + 64 + 64 + 2 + 64);
   for (int i = 0; i < nthreads; i++) {
     pthread_join(threads[i], NULL);
     if (jobs[i].error[0]) {

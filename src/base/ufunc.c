@@ -4,6 +4,7 @@
 */
 #include "ufunc.h"
 
+#include <pthread.h>
 #include <stdio.h>
 
 const lc_ufunc_info lc_ufuncs[LC_UF_NOPS] = {
@@ -162,4 +163,36 @@ int lc_ufunc_resolve(lc_ufunc_op op, const lc_opd_type *t, const lc_dtype *cast_
   types->res = res;
   types->out = out;
   return 0;
+}
+
+/* ---- the types of one dtype's arrays, resolved once ------------------------ */
+
+typedef struct same_types {
+  bool ok;                   /* resolved, and a loop has them */
+  lc_ufunc_types types;
+} same_types;
+
+static same_types same[LC_UF_NOPS][LC_NTYPES];   /* written once, under same_once */
+static pthread_once_t same_once = PTHREAD_ONCE_INIT;
+
+static void resolve_same(void) {
+  char err[LC_ERRLEN];
+  for (int op = 0; op < LC_UF_NOPS; op++) {
+    if (op == LC_UF_CAST || op == LC_UF_WHERE) continue;
+    for (int code = 0; code < LC_NTYPES; code++) {
+      lc_opd_type t[3];
+      for (int i = 0; i < 3; i++) t[i] = (lc_opd_type){.kind = LC_OPD_ARRAY, .dtype = T(code)};
+      same_types *e = &same[op][code];
+      e->ok = lc_ufunc_resolve((lc_ufunc_op)op, t, NULL, &e->types, err) == 0 &&
+              lc_ufunc_has_loop((lc_ufunc_op)op, e->types.in[0]);
+    }
+  }
+}
+
+const lc_ufunc_types *lc_ufunc_types_same(lc_ufunc_op op, const lc_dtype *dt) {
+  if (dt->code >= LC_NTYPES || dt != &lc_dtypes[dt->code]) return NULL;   /* a record */
+  if (op == LC_UF_CAST || op == LC_UF_WHERE) return NULL;
+  pthread_once(&same_once, resolve_same);
+  const same_types *e = &same[op][dt->code];
+  return e->ok ? &e->types : NULL;
 }

@@ -87,6 +87,14 @@ typedef struct lc_ufunc_types {
 int lc_ufunc_resolve(lc_ufunc_op op, const lc_opd_type *t, const lc_dtype *cast_to,
                      lc_ufunc_types *types, char *err);
 
+/* The types of op on nin arrays of the one builtin dtype dt (every input
+** an array of dt; not LC_UF_CAST nor LC_UF_WHERE), as lc_ufunc_resolve
+** gives them, worked out once a process for every op and dtype: array math
+** on small arrays asked resolve on every call. NULL where resolve fails or
+** no loop has the types (the caller resolves, for the error), and for a
+** record, a cast or where. */
+const lc_ufunc_types *lc_ufunc_types_same(lc_ufunc_op op, const lc_dtype *dt);
+
 /* One operand of a call: the host or device address of element 0 and the
 ** layout broadcast to the output's shape; a scalar is an element of its
 ** dtype held in value (data then points there on the host side). */

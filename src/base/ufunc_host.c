@@ -590,5 +590,11 @@ void lc_ufunc_host(const lc_ufunc_call *c) {
   bool any = false;
   for (int o = 0; o < nin; o++) any |= st.conv[o] = c->in[o].dtype != c->types.in[o];
   any |= st.conv[nin] = c->out.dtype != c->types.res;
+  if (!any && run.ndim == 1) {       /* one run, no conversion: the loop itself */
+    int64_t inner[MAXOPS];
+    for (int o = 0; o < nops; o++) inner[o] = run.strides[o][0];
+    st.loop(base, inner, run.shape[0]);
+    return;
+  }
   each_run(&run, nops, base, any ? run_buffered : run_direct, &st);
 }

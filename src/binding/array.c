@@ -17,8 +17,15 @@
 
 static const char metatable_key = 0;    /* the registry's key for the metatable */
 
-lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt) {
-  lc_array *a = lua_newuserdatauv(L, sizeof *a, 1);
+/* like: the stack slot of an array (lc_array_test accepted it, so its
+** metatable is the registry's) whose metatable the new one takes, which
+** costs less than the registry's lookup; 0: the registry's. A metatable
+** changed since (debug.setmetatable) is not the one the array was made
+** with, and is not taken. */
+static lc_array *push_closed(lua_State *L, const lc_dtype *dt, int like) {
+  const lc_array *model = like ? lua_touserdata(L, like) : NULL;
+  if (like) like = lua_absindex(L, like);
+  lc_array *a = lua_newuserdatauv(L, sizeof *a, 0);    /* no user value: nothing uses one */
   a->magic = LC_ARRAY_MAGIC;
   a->closing = false;
   a->buf = NULL;
@@ -26,7 +33,12 @@ lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt) {
   a->lay.ndim = 0;
   a->lay.size = 1;
   a->lay.offset = 0;
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
+  bool taken = model && lua_getmetatable(L, like);
+  if (taken && lua_topointer(L, -1) != model->metatable) {
+    lua_pop(L, 1);
+    taken = false;
+  }
+  if (!taken) lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
   a->metatable = lua_topointer(L, -1);
   lua_setmetatable(L, -2);
   lc_dtype_retain(dt);       /* a record lives as long as its arrays */
@@ -34,22 +46,37 @@ lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt) {
   return a;
 }
 
-lc_array *lc_array_alloc(lua_State *L, lc_kind kind, const lc_dtype *dt,
-                         const lc_layout *lay, int64_t nbytes, lc_stream *s, const char *fname) {
-  lc_array *a = lc_array_push_closed(L, dt);
+lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt) {
+  return push_closed(L, dt, 0);
+}
+
+static lc_array *alloc(lua_State *L, int like, lc_kind kind, const lc_dtype *dt,
+                       const lc_layout *lay, int64_t nbytes, lc_stream *s, const char *fname) {
+  lc_array *a = push_closed(L, dt, like);
   lc_layout_copy(&a->lay, lay);
   a->buf = lc_buffer_new(L, kind, (size_t)nbytes, 0, s, fname);
   lc_array_note_origin(L, a);
   return a;
 }
 
-lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndim,
-                         const int64_t *shape, char order, lc_stream *s, const char *fname) {
+lc_array *lc_array_alloc(lua_State *L, lc_kind kind, const lc_dtype *dt,
+                         const lc_layout *lay, int64_t nbytes, lc_stream *s, const char *fname) {
+  return alloc(L, 0, kind, dt, lay, nbytes, s, fname);
+}
+
+lc_array *lc_array_empty_like(lua_State *L, int like, lc_kind kind, const lc_dtype *dt,
+                              int ndim, const int64_t *shape, char order, lc_stream *s,
+                              const char *fname) {
   lc_layout lay;
   char err[LC_ERRLEN];
   if (lc_layout_contiguous(&lay, ndim, shape, dt->size, order, err))
     lc_error(L, fname, "%s", err);
-  return lc_array_alloc(L, kind, dt, &lay, lay.size * dt->size, s, fname);
+  return alloc(L, like, kind, dt, &lay, lay.size * dt->size, s, fname);
+}
+
+lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndim,
+                         const int64_t *shape, char order, lc_stream *s, const char *fname) {
+  return lc_array_empty_like(L, 0, kind, dt, ndim, shape, order, s, fname);
 }
 
 lc_array *lc_array_push_view(lua_State *L, const lc_array *base,
@@ -102,15 +129,20 @@ static int array_release(lua_State *L) {
 
 /* __gc: a closed array still answers tostring and luacuda.type with its
 ** dtype; only the finalizer lets go of it. Nothing holds an array being
-** finalized, so its buffer goes at once. */
+** finalized, so its buffer goes at once. It is not behind the gate (every
+** array made pays for its finalizer): like a close put off (gate.h's
+** lc_closer), it raises nothing, runs no Lua code and allocates no Lua
+** memory, so no call of luacuda can run inside it. */
 static int array_gc(lua_State *L) {
   lc_array *a = lc_array_test(L, 1);
-  if (a) array_finish(L, 1);
-  if (a && a->dtype) {
-    const lc_dtype *dt = a->dtype;
-    a->dtype = NULL;
-    lc_dtype_release(dt);
-  }
+  if (a == NULL) return 0;
+  lc_buffer *b = a->buf;
+  const lc_dtype *dt = a->dtype;
+  a->buf = NULL;
+  a->closing = false;
+  a->dtype = NULL;
+  if (b) lc_buffer_release(b);
+  if (dt) lc_dtype_release(dt);
   return 0;
 }
 
@@ -276,7 +308,6 @@ static int array_tostring(lua_State *L) {
 }
 
 static const luaL_Reg meta[] = {
-  {"__gc", array_gc},
   {"__tostring", array_tostring},
   {"__close", array_release},
   {"__len", array_len},
@@ -343,6 +374,8 @@ static const luaL_Reg methods[] = {
 void lc_array_open(lua_State *L) {
   lc_new_type(L, LC_ARRAY_MT, meta, NULL);    /* index.c adds __index, __newindex */
   luaL_getmetatable(L, LC_ARRAY_MT);
+  lua_pushcfunction(L, array_gc);             /* not gated: see array_gc */
+  lua_setfield(L, -2, "__gc");
   lua_rawsetp(L, LUA_REGISTRYINDEX, &metatable_key);
   lua_newtable(L);
   lc_setfuncs(L, methods);

@@ -60,6 +60,13 @@ void lc_array_note_origin(lua_State *L, const lc_array *a);
 lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndim,
                          const int64_t *shape, char order, lc_stream *s, const char *fname);
 
+/* lc_array_empty for a result of the array at stack slot like (one that
+** lc_array_test accepted): the new array takes its metatable, which costs
+** less than the registry's lookup (array math's results). */
+lc_array *lc_array_empty_like(lua_State *L, int like, lc_kind kind, const lc_dtype *dt,
+                              int ndim, const int64_t *shape, char order, lc_stream *s,
+                              const char *fname);
+
 /* The array constructors' arguments (shape [, dtype] [, opts | order]):
 ** reads shape, dtype (float64 by default; or the option dtype=) and the
 ** options strides= and order= (stream= too), refusing keys not in known

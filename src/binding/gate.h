@@ -13,6 +13,11 @@
 ** such care: an object the collector finalizes is unreachable, so no call
 ** holds it, as long as a call keeps on its stack every object whose memory
 ** it uses (the rule of every file here).
+**
+** A finalizer that lets go of its object as a close put off does (it
+** raises nothing, runs no Lua code, allocates no Lua memory: lc_closer's
+** rules) may skip the gate: no luacuda call can run inside it, so it has
+** no frame to record (array.c's __gc, which every array made pays for).
 */
 #ifndef LUACUDA_GATE_H
 #define LUACUDA_GATE_H

@@ -197,8 +197,29 @@ static void call_clear(lc_ufunc_call *c) {
   operand_clear(&c->out);
 }
 
+/* Every input an array of one dtype and one shape (a + b on arrays alike,
+** the common case): their types come from lc_ufunc_types_same, and their
+** shape is the result's, with no broadcasting to work out. */
+static bool arrays_alike(const lc_operands *o) {
+  const lc_array *a0 = o->a[0];
+  if (a0 == NULL) return false;
+  for (int i = 1; i < o->nin; i++) {
+    const lc_array *a = o->a[i];
+    if (a == NULL || a->dtype != a0->dtype || a->lay.ndim != a0->lay.ndim ||
+        memcmp(a->lay.shape, a0->lay.shape, sizeof *a0->lay.shape * (size_t)a0->lay.ndim) != 0)
+      return false;
+  }
+  return true;
+}
+
 /* Broadcast the input arrays' shapes. */
-static int broadcast(lua_State *L, const lc_operands *o, int64_t *shape, const char *fname) {
+static int broadcast(lua_State *L, const lc_operands *o, bool alike, int64_t *shape,
+                     const char *fname) {
+  if (alike) {
+    const lc_layout *l = &o->a[0]->lay;
+    memcpy(shape, l->shape, sizeof *shape * (size_t)l->ndim);
+    return l->ndim;
+  }
   int ndims[3];
   const int64_t *shapes[3];
   int n = 0;
@@ -235,13 +256,19 @@ void lc_operands_apply(lua_State *L, lc_ufunc_op op, lc_operands *o, const lc_dt
                   const char *fname) {
   lc_ufunc_types types;
   char err[LC_ERRLEN];
-  if (lc_ufunc_resolve(op, o->t, cast_to, &types, err)) lc_error(L, fname, "%s", err);
-  const lc_dtype *loop = types.in[op == LC_UF_WHERE ? 1 : 0];
-  if (!lc_ufunc_has_loop(op, loop))
-    lc_error(L, fname, "no %s loop for %s (every loop dtype should have one)", lc_ufuncs[op].name,
-             loop->name);
+  bool alike = arrays_alike(o);
+  const lc_ufunc_types *known = cast_to == NULL && alike
+                                ? lc_ufunc_types_same(op, o->a[0]->dtype) : NULL;
+  if (known) types = *known;
+  else {
+    if (lc_ufunc_resolve(op, o->t, cast_to, &types, err)) lc_error(L, fname, "%s", err);
+    const lc_dtype *loop = types.in[op == LC_UF_WHERE ? 1 : 0];
+    if (!lc_ufunc_has_loop(op, loop))
+      lc_error(L, fname, "no %s loop for %s (every loop dtype should have one)",
+               lc_ufuncs[op].name, loop->name);
+  }
   int64_t shape[LC_MAXDIM];
-  int nd = broadcast(L, o, shape, fname);
+  int nd = broadcast(L, o, alike, shape, fname);
 
   lc_ufunc_call c;
   call_clear(&c);
@@ -299,7 +326,10 @@ void lc_operands_apply(lua_State *L, lc_ufunc_op op, lc_operands *o, const lc_dt
   int out_idx;
   if (out) out_idx = o->out_slot;
   else {
-    out = lc_array_empty(L, o->kind, types.out, nd, shape, 'C', s, fname);
+    int like = 0;      /* an input array, whose metatable the output takes */
+    for (int i = o->nin - 1; i >= 0; i--)
+      if (o->a[i]) like = o->idx[i];
+    out = lc_array_empty_like(L, like, o->kind, types.out, nd, shape, 'C', s, fname);
     out_idx = lua_gettop(L);
   }
 
@@ -308,7 +338,8 @@ void lc_operands_apply(lua_State *L, lc_ufunc_op op, lc_operands *o, const lc_dt
   for (int i = 0; i < o->nin; i++) {
     if (!o->a[i]) continue;
     lc_layout *lay = &c.in[i].lay;    /* broadcast in place: no copy of a layout */
-    if (lc_layout_broadcast(&o->a[i]->lay, o->a[i]->dtype->size, nd, shape, lay, err))
+    if (alike) lc_layout_copy(lay, &o->a[i]->lay);      /* the result's shape already */
+    else if (lc_layout_broadcast(&o->a[i]->lay, o->a[i]->dtype->size, nd, shape, lay, err))
       lc_error(L, fname, "%s", err);
     if (o->out && overlaps(out, o->a[i], lay)) {
       lc_array *copy = lc_array_empty(L, lc_array_kind(o->a[i]), o->a[i]->dtype,
