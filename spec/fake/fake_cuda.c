@@ -2137,17 +2137,18 @@ static CUresult load_ptx(struct CUmod_st *m, const char *ptx, char *log, size_t 
   return CUDA_SUCCESS;
 }
 
-/* A cubin of len bytes (SIZE_MAX: not known, a cubin loaded alone;
-** entry_sm: the SM a fatbinary's entry says it holds, or 0): its entries'
-** names, from the ".text.<name>" section names, and its frame sizes;
-** refused when its .note.nv.cuinfo (note version, virtual SM and toolkit
-** version as 10 * major + minor: 2, 90, 130) names a toolkit of a newer
-** major version than the driver's, and, as the driver refuses it, when it
-** was built for an SM the device cannot run: a cubin for X.y runs on X.z
-** devices with z >= y only. The SM is e_flags' second byte in the ELF ABI
-** of OSABI 0x41 (CUDA 12.8 and later: 0x5a for sm_90), its first before. */
-static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, size_t len,
-                           int entry_sm, char *log, size_t loglen) {
+/* A cubin whose ELF spec/fake/cubin.c read (entry_sm: the SM a
+** fatbinary's entry says it holds, or 0): its entries' names, from the
+** ".text.<name>" section names, and its frame sizes; refused when its
+** .note.nv.cuinfo (note version, virtual SM and toolkit version as
+** 10 * major + minor: 2, 90, 130) names a toolkit of a newer major version
+** than the driver's, and, as the driver refuses it, when it was built for
+** an SM the device cannot run: a cubin for X.y runs on X.z devices with
+** z >= y only. The SM is e_flags' second byte in the ELF ABI of OSABI 0x41
+** (CUDA 12.8 and later: 0x5a for sm_90), its first before. */
+static CUresult load_sections(struct CUmod_st *m, const cubin_elf *elf, int entry_sm, char *log,
+                              size_t loglen) {
+  const unsigned char *img = elf->img;   /* its 64-byte header was read */
   uint32_t eflags;
   memcpy(&eflags, img + 0x30, 4);
   int sm = (int)(img[7] == 0x41 ? (eflags >> 8) & 0xff : eflags & 0xff);
@@ -2161,35 +2162,23 @@ static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, size_t 
              ccmaj[m->dev], ccmin[m->dev]);
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
   }
-  uint64_t shoff, off;
-  uint16_t shentsize, shnum, shstrndx;
-  memcpy(&shoff, img + 0x28, 8);
-  memcpy(&shentsize, img + 0x3a, 2);
-  memcpy(&shnum, img + 0x3c, 2);
-  memcpy(&shstrndx, img + 0x3e, 2);
-  memcpy(&off, img + shoff + (size_t)shstrndx * shentsize + 0x18, 8);
-  for (unsigned i = 0; i < shnum; i++) {
-    uint32_t nameoff;
-    memcpy(&nameoff, img + shoff + (size_t)i * shentsize, 4);
-    const char *nm = (const char *)img + off + nameoff;
-    if (strcmp(nm, ".note.nv.cuinfo") == 0) {
-      uint64_t at;
-      uint32_t namesz, toolkit;
-      memcpy(&at, img + shoff + (size_t)i * shentsize + 0x18, 8);
-      memcpy(&namesz, img + at, 4);
-      memcpy(&toolkit, img + at + 12 + (namesz + 3) / 4 * 4 + 4, 4);
-      int dv = driver_version();
-      if ((int)toolkit / 10 > dv / 1000) {
-        snprintf(log, loglen, "fake_cuda: a cubin of CUDA %u.%u is newer than driver %d.%d takes",
-                 toolkit / 10, toolkit % 10, dv / 1000, dv % 1000 / 10);
-        return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
-      }
+  for (unsigned i = 0; i < elf->nsections; i++) {
+    const cubin_section *s = &elf->sections[i];
+    unsigned toolkit;
+    if (strcmp(s->name, ".note.nv.cuinfo") != 0) continue;
+    if (cubin_cuinfo_toolkit(s, &toolkit) != 0) {
+      snprintf(log, loglen, "fake_cuda: the cubin's .note.nv.cuinfo runs past its section");
+      return CUDA_ERROR_INVALID_IMAGE;
+    }
+    int dv = driver_version();
+    if ((int)toolkit / 10 > dv / 1000) {
+      snprintf(log, loglen, "fake_cuda: a cubin of CUDA %u.%u is newer than driver %d.%d takes",
+               toolkit / 10, toolkit % 10, dv / 1000, dv % 1000 / 10);
+      return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
     }
   }
-  for (unsigned i = 0; i < shnum; i++) {
-    uint32_t nameoff;
-    memcpy(&nameoff, img + shoff + (size_t)i * shentsize, 4);
-    const char *nm = (const char *)img + off + nameoff;
+  for (unsigned i = 0; i < elf->nsections; i++) {
+    const char *nm = elf->sections[i].name;
     if (strncmp(nm, ".text.", 6) != 0) continue;
     struct CUfunc_st *f = new_func(m);
     if (f == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -2201,11 +2190,30 @@ static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, size_t 
   /* the frames ptxas sized: a cubin whose records run past their sections
   ** is refused, as a broken image */
   char why[256];
-  if (cubin_frames_read(img, len, &m->frames, why, sizeof why) != 0) {
+  if (cubin_frames_read(elf, &m->frames, why, sizeof why) != 0) {
     snprintf(log, loglen, "fake_cuda: %s", why);
     return CUDA_ERROR_INVALID_IMAGE;
   }
   return CUDA_SUCCESS;
+}
+
+/* A cubin of len bytes (SIZE_MAX: a cubin loaded alone, which carries no
+** length: its ELF header's tables end it, spec/fake/cubin.c's
+** cubin_extent), read by spec/fake/cubin.c's one ELF reader: a section
+** table, a name or a section that runs past the image is a broken image,
+** never a read past it. */
+static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, size_t len,
+                           int entry_sm, char *log, size_t loglen) {
+  cubin_elf elf;
+  char why[256];
+  if (len == SIZE_MAX) len = cubin_extent(img);
+  if (cubin_elf_read(img, len, &elf, why, sizeof why) != 0) {
+    snprintf(log, loglen, "fake_cuda: %s", why);
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  CUresult r = load_sections(m, &elf, entry_sm, log, loglen);
+  cubin_elf_free(&elf);
+  return r;
 }
 
 /* Each kernel's stack as its cubin sizes it (spec/fake/cubin.c): its own
@@ -2298,7 +2306,7 @@ static CUresult load_fatbin(struct CUmod_st *m, const unsigned char *img, char *
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
   }
   if (elf) {
-    if (memcmp(elf, "\177ELF", 4) != 0) {
+    if (elf_size < 4 || memcmp(elf, "\177ELF", 4) != 0) {
       snprintf(log, loglen, "fake_cuda: the fatbinary's ELF entry for sm_%d is not an ELF", elf_sm);
       return CUDA_ERROR_INVALID_IMAGE;
     }
