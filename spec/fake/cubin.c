@@ -77,7 +77,9 @@ static const char *string(const unsigned char *tab, size_t n, uint64_t off) {
   return (const char *)tab + off;
 }
 
-static uint64_t sum_or_max(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+static uint64_t sum_or_max(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 size_t cubin_extent(const unsigned char *img) {
   uint64_t sections = sum_or_max(rd(img + 0x28, 8), rd(img + 0x3a, 2) * rd(img + 0x3c, 2));
