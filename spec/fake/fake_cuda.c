@@ -170,7 +170,8 @@
 enum { A_DEVICE, A_POOL, A_MANAGED, A_HOST, A_REGISTERED, A_GLOBAL, A_ALIAS };
 
 typedef struct alloc {
-  struct alloc *next, *prev;   /* the list of allocations, both ways */
+  unsigned long long made;   /* its number among the allocations made: newer is larger */
+  uintptr_t reach;           /* the furthest end of it and of those before it in by_addr */
   char *p;
   size_t n;
   int kind, dev;
@@ -304,7 +305,16 @@ static int user_regs = 32;
 static struct CUctx_st ctxs[MAXDEV];
 static pool pools[MAXDEV];                /* the default pools */
 static pool *made_pools;                  /* cuMemPoolCreate's, never freed */
-static alloc *allocs;
+/* The live allocations, ordered by address (then by making) in by_addr,
+** each with its reach: the furthest end of it and of every one before it. The allocation holding an address is found by a binary
+** search, then a walk back that reach ends (at once, as ranges do not
+** overlap), not by a walk of them all (thousands in a long run, on every
+** copy). The one overlap, a pool block taken again while the free of its
+** last allocation is still queued, starts both at the block; of those the
+** newest is found, as the list the index replaced found it first. */
+static alloc **by_addr;
+static size_t nallocs, slots_cap;
+static unsigned long long allocs_made;
 /* The bytes of cuMemAlloc's and cuMemAllocManaged's live blocks, per
 ** device: kept as they come and go, so that each allocation's room check
 ** does not walk every allocation of the process (thousands in a long run). */
@@ -368,12 +378,52 @@ static CUresult leave(CUresult r) {
 }
 static int curdev(void) { return current->dev; }
 
+static uintptr_t start_of(const alloc *a) { return (uintptr_t)a->p; }
+
+/* A zero-byte allocation holds its own address. */
+static uintptr_t end_of(const alloc *a) { return (uintptr_t)a->p + (a->n ? a->n : 1); }
+
+/* The number of slots whose allocation starts at or below address c. */
+static size_t slots_upto(uintptr_t c) {
+  size_t lo = 0, hi = nallocs;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (start_of(by_addr[mid]) <= c) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The reaches from slot i on, after slot i came or went: each depends on
+** the one before, so they stop changing where one is as it was. */
+static void fix_reach(size_t i) {
+  for (; i < nallocs; i++) {
+    uintptr_t r = end_of(by_addr[i]);
+    if (i > 0 && by_addr[i - 1]->reach > r) r = by_addr[i - 1]->reach;
+    if (by_addr[i]->reach == r) break;
+    by_addr[i]->reach = r;
+  }
+}
+
+/* The newest allocation whose bytes [p, p + max(n, 1)) meet [lo, hi)
+** (lo < hi) and that pick(a, lo, n) accepts, or NULL. */
+static alloc *newest_meeting(uintptr_t lo, uintptr_t hi,
+                             bool (*pick)(const alloc *a, uintptr_t lo, size_t n), size_t n) {
+  alloc *best = NULL;
+  for (size_t i = slots_upto(hi - 1); i-- > 0 && by_addr[i]->reach > lo;) {
+    alloc *a = by_addr[i];
+    if (end_of(a) > lo && (best == NULL || a->made > best->made) && pick(a, lo, n)) best = a;
+  }
+  return best;
+}
+
+/* [c, c + n) inside a (c inside it already). */
+static bool holds(const alloc *a, uintptr_t c, size_t n) { return n <= start_of(a) + a->n - c; }
+
 /* The allocation holding [p, p + n), or NULL. */
 static alloc *find(const void *p, size_t n) {
-  const char *c = p;
-  for (alloc *a = allocs; a; a = a->next)
-    if (c >= a->p && c + n <= a->p + a->n && c < a->p + (a->n ? a->n : 1)) return a;
-  return NULL;
+  uintptr_t c = (uintptr_t)p;
+  return newest_meeting(c, c + 1, holds, n);
 }
 
 static bool device_accessible(const alloc *a) {
@@ -394,35 +444,57 @@ static bool pageable(const void *p, size_t n) {
   return a == NULL;
 }
 
+/* Device memory whose bytes hold c. */
+static bool device_bytes(const alloc *a, uintptr_t c, size_t n) {
+  (void)n;
+  return c < start_of(a) + a->n &&
+         (a->kind == A_DEVICE || a->kind == A_POOL || a->kind == A_MANAGED);
+}
+
 /* Device memory a copy touches must lie in one allocation; other addresses
 ** are (pageable) host memory. */
 static bool check_range(CUdeviceptr p, size_t n) {
-  for (alloc *a = allocs; a; a = a->next) {
-    const char *c = (const char *)(uintptr_t)p;
-    bool starts = c >= a->p && c < a->p + a->n;
-    if (starts && (a->kind == A_DEVICE || a->kind == A_POOL || a->kind == A_MANAGED))
-      return c + n <= a->p + a->n;
-  }
-  return true;
+  const alloc *a = newest_meeting((uintptr_t)p, (uintptr_t)p + 1, device_bytes, 0);
+  return a == NULL || holds(a, (uintptr_t)p, n);
+}
+
+/* The slot of a, a live allocation. */
+static size_t slot_of(const alloc *a) {
+  size_t i = slots_upto(start_of(a));
+  while (by_addr[--i] != a) {}
+  return i;
 }
 
 static alloc *add(void *p, size_t n, int kind, unsigned flags) {
   alloc *a = calloc(1, sizeof *a);
+  if (nallocs == slots_cap) {
+    slots_cap = slots_cap ? 2 * slots_cap : 256;
+    by_addr = realloc(by_addr, slots_cap * sizeof *by_addr);
+  }
+  if (a == NULL || by_addr == NULL) {
+    fprintf(stderr, "fake_cuda: out of memory for the allocations' index\n");
+    abort();
+  }
+  a->made = ++allocs_made;
   a->p = p;
   a->n = n;
   a->kind = kind;
   a->dev = current ? curdev() : 0;
   a->flags = flags;
-  a->next = allocs;
-  if (allocs) allocs->prev = a;
-  allocs = a;
+  size_t i = slots_upto(start_of(a));   /* after the older ones at its address */
+  memmove(&by_addr[i + 1], &by_addr[i], (nallocs - i) * sizeof *by_addr);
+  by_addr[i] = a;   /* its reach 0, below any: fix_reach sets it */
+  nallocs++;
+  fix_reach(i);
   if (kind == A_DEVICE || kind == A_MANAGED) alloc_bytes[a->dev] += n;
   return a;
 }
 
 static void drop(alloc *a) {
-  if (a->prev) a->prev->next = a->next; else allocs = a->next;
-  if (a->next) a->next->prev = a->prev;
+  size_t i = slot_of(a);
+  memmove(&by_addr[i], &by_addr[i + 1], (nallocs - i - 1) * sizeof *by_addr);
+  nallocs--;
+  fix_reach(i);
   if (a->kind == A_DEVICE || a->kind == A_MANAGED) alloc_bytes[a->dev] -= a->n;
   free(a);
 }
@@ -1545,6 +1617,12 @@ API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n, CUmemoryPool mp, 
   return leave(pool_alloc(p, n, q, h, __func__));
 }
 
+/* A pool allocation starting at c whose free is not queued. */
+static bool pool_block_at(const alloc *a, uintptr_t c, size_t n) {
+  (void)n;
+  return start_of(a) == c && a->kind == A_POOL && !a->freeing;
+}
+
 /* The block is idle at once for s's later allocations, and for everyone
 ** once the stream reaches the free, which poisons it. */
 API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream h) {
@@ -1552,9 +1630,8 @@ API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream h) {
   struct CUstream_st *s = stream_of(h);
   if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
   trace_stream(__func__, s);
-  alloc *a = NULL;
-  for (alloc *t = allocs; t; t = t->next)       /* the live allocation at p */
-    if (t->p == (char *)(uintptr_t)p && t->kind == A_POOL && !t->freeing) { a = t; break; }
+  /* the live allocation at p */
+  alloc *a = newest_meeting((uintptr_t)p, (uintptr_t)p + 1, pool_block_at, 0);
   if (a == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
   a->freeing = true;
   block *b = calloc(1, sizeof *b);
@@ -1617,13 +1694,18 @@ API CUresult cuMemFreeHost(void *p) {
   return leave(CUDA_SUCCESS);
 }
 
+/* Host memory the driver page-locked (allocated or registered). */
+static bool page_locked(const alloc *a, uintptr_t lo, size_t n) {
+  (void)lo, (void)n;
+  return a->kind == A_HOST || a->kind == A_REGISTERED;
+}
+
 API CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) {
   ENTER(true);
   if (n == 0 || (flags & ~3u)) return leave(CUDA_ERROR_INVALID_VALUE);
-  for (alloc *a = allocs; a; a = a->next)
-    if ((a->kind == A_HOST || a->kind == A_REGISTERED) && (char *)p < a->p + a->n &&
-        a->p < (char *)p + n)
-      return leave(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+  uintptr_t lo = (uintptr_t)p, hi = n > UINTPTR_MAX - lo ? UINTPTR_MAX : lo + n;
+  if (newest_meeting(lo, hi, page_locked, 0) != NULL)
+    return leave(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
   add(p, n, A_REGISTERED, flags);
   return leave(CUDA_SUCCESS);
 }

@@ -12,6 +12,8 @@
 ** NO_BINARY_FOR_GPU), and a cubin loaded alone is not run; a cubin's
 ** .nv.info that runs past its section or the image is refused, and so is
 ** one whose section table, names or .note.nv.cuinfo run past the image.
+** An address is found in the allocation that holds it, interior pointers
+** and the ends of ranges as the driver takes them.
 ** Two devices (FAKE_CUDA_DEVICES=2, set here before cuInit).
 **
 **   fake_strict_test [--list | NAME]   (unit.h)
@@ -254,6 +256,64 @@ static int test_free_host_does_not_wait(void) {
   CHECK_EQ(cuStreamQuery(s), CUDA_ERROR_NOT_READY);      /* the free did not wait */
   atomic_store(&gate, 1);
   CHECK_EQ(cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_ADDRESS);
+  return 0;
+}
+
+/* The fake finds the allocation holding an address (its index by address):
+** a copy may start anywhere inside a device allocation and end at its end,
+** not one byte past; a free, an unregistration or a free on a stream takes
+** an allocation's first byte only; registered memory may end where
+** page-locked memory starts, not one byte inside it. A pool block taken
+** again while its last allocation's free is still queued holds both (they
+** start at the block): the newest allocation is the one freed. */
+static int test_allocations_found_by_address(void) {
+  enum { N = 24 };
+  static unsigned char bytes[4096];
+  CUdeviceptr d[N];
+  for (int i = 0; i < N; i++) CHECK_EQ(cuMemAlloc(&d[i], 16 + 8 * (size_t)i), CUDA_SUCCESS);
+  for (int i = 0; i < N; i += 3) CHECK_EQ(cuMemFree(d[i]), CUDA_SUCCESS);   /* holes between */
+  for (int i = 0; i < N; i += 3) CHECK_EQ(cuMemAlloc(&d[i], 16 + 8 * (size_t)i), CUDA_SUCCESS);
+  for (int i = 0; i < N; i++) {
+    size_t n = 16 + 8 * (size_t)i;
+    CHECK_EQ(cuMemcpyHtoD(d[i], bytes, n), CUDA_SUCCESS);
+    CHECK_EQ(cuMemcpyHtoD(d[i] + n / 2, bytes, n - n / 2), CUDA_SUCCESS);   /* to its end */
+    CHECK_EQ(cuMemcpyHtoD(d[i] + n - 1, bytes, 2), CUDA_ERROR_INVALID_VALUE);   /* one past */
+    CHECK_EQ(cuMemcpyDtoH(bytes, d[i] + 1, n), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ(cuMemFree(d[i] + 1), CUDA_ERROR_INVALID_VALUE);                /* not its start */
+  }
+  for (int i = 0; i < N; i++) CHECK_EQ(cuMemFree(d[i]), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFree(d[0]), CUDA_ERROR_INVALID_VALUE);                       /* gone */
+
+  void *h;
+  CHECK_EQ(cuMemAllocHost(&h, 64), CUDA_SUCCESS);
+  CHECK_EQ(cuMemHostRegister(bytes, 64, 0), CUDA_SUCCESS);
+  CHECK_EQ(cuMemHostRegister(bytes + 63, 64, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+  CHECK_EQ(cuMemHostRegister(bytes + 64, 64, 0), CUDA_SUCCESS);             /* where it ends */
+  CHECK_EQ(cuMemHostRegister((char *)h + 63, 1, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+  CHECK_EQ(cuMemHostUnregister(bytes + 1), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+  CHECK_EQ(cuMemHostUnregister(bytes + 64), CUDA_SUCCESS);
+  CHECK_EQ(cuMemHostUnregister(bytes), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFreeHost((char *)h + 8), CUDA_ERROR_INVALID_VALUE);
+  CHECK_EQ(cuMemFreeHost(h), CUDA_SUCCESS);
+
+  CUstream s;
+  CUdeviceptr p, q;
+  CHECK_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CHECK_EQ(cuLaunchHostFunc(s, hold, NULL), CUDA_SUCCESS);   /* the frees stay queued */
+  CHECK_EQ(cuMemAllocAsync(&p, 256, s), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFreeAsync(p + 8, s), CUDA_ERROR_INVALID_VALUE);
+  CHECK_EQ(cuMemFreeAsync(p, s), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFreeAsync(p, s), CUDA_ERROR_INVALID_VALUE);              /* its free is queued */
+  CHECK_EQ(cuMemAllocAsync(&q, 64, s), CUDA_SUCCESS);
+  CHECK_EQ(q, p);                                                         /* the same block */
+  CHECK_EQ(cuMemcpyHtoD(q + 32, bytes, 64), CUDA_ERROR_INVALID_VALUE);   /* past the newest's end */
+  CHECK_EQ(cuMemcpyHtoD(q + 96, bytes, 256), CUDA_ERROR_INVALID_VALUE);  /* past the older's */
+  CHECK_EQ(cuMemFreeAsync(q, s), CUDA_SUCCESS);                          /* the newest */
+  CHECK_EQ(cuMemFreeAsync(q, s), CUDA_ERROR_INVALID_VALUE);
+  atomic_store(&gate, 1);
+  CHECK_EQ(cuStreamSynchronize(s), CUDA_SUCCESS);
+  atomic_store(&gate, 0);
+  CHECK_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
   return 0;
 }
 
@@ -560,6 +620,7 @@ static const unit_test tests[] = {T(fresh_memory_poisoned), T(overlapping_copies
                                   T(missing_barrier_shows), T(fatbin_runs_its_ptx),
                                   T(fatbin_without_the_devices_cubin), T(cubin_alone_not_run),
                                   T(cubin_frames_bounded), T(cubin_loader_bounded),
+                                  T(allocations_found_by_address),
                                   /* last: it leaves the context's sticky error */
                                   T(free_host_does_not_wait)};
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
