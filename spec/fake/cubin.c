@@ -1,6 +1,15 @@
-/* spec/fake/cubin.c: the stack sizes ptxas wrote into a cubin, for the fake
-** driver's CU_LIMIT_STACK_SIZE (spec/fake/fake_cuda.c, "limits"). Test
-** code, never installed.
+/* spec/fake/cubin.c: the fake driver's one reader of a cubin's ELF
+** (spec/fake/fake_cuda.c's loader takes its sections, the toolkit its
+** .note.nv.cuinfo names and its frames from here): the section table, each
+** name and each section's bytes are checked once to lie inside the image,
+** and every later read stays inside its section. Then the stack sizes
+** ptxas wrote into the cubin, for the fake driver's CU_LIMIT_STACK_SIZE
+** ("limits" in fake_cuda.c). Test code, never installed.
+**
+** .note.nv.cuinfo (as observed in nvcc 13.0's sm_90 cubins): an ELF note,
+** its name "NVIDIA Corp", its description 16-bit words: the note's
+** version, the virtual SM and the toolkit (10 * major + minor), then 16
+** bits of padding.
 **
 ** Where they are, as observed in NVRTC 13.0's and nvcc 13.0's cubins for
 ** sm_90 and sm_86 (checked against `ptxas -v`; no cuobjdump or nvdisasm
@@ -24,6 +33,7 @@
 **   instructions subtract 192 from R1; ptxas -v says 200, 8 more). */
 #include "cubin.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,13 +42,11 @@
 #define EIATTR_FRAME_SIZE 0x11
 #define EIATTR_MIN_STACK_SIZE 0x12
 
+/* A bounded read of the cubin: every section's name and bytes lie inside the
+** image (cubin_elf_read checks them once); the frames' reader keeps its
+** place in the symbols here. */
 typedef struct elf {
-  const unsigned char *img;
-  size_t len;
-  uint64_t shoff;
-  unsigned shentsize, shnum;
-  const unsigned char *shstr;   /* the section names */
-  size_t shstrlen;
+  const cubin_elf *c;
   const unsigned char *syms, *strs;
   size_t nsyms, strlen_;
   char *why;
@@ -51,24 +59,17 @@ static uint64_t rd(const unsigned char *p, int n) {
   return v;
 }
 
-static int bad(elf *e, const char *what) {
-  snprintf(e->why, e->whylen, "the cubin's %s", what);
+__attribute__((format(printf, 3, 4)))
+static int refuse(char *why, size_t whylen, const char *fmt, ...) {
+  int n = snprintf(why, whylen, "the cubin's ");
+  va_list ap;
+  va_start(ap, fmt);
+  if (n >= 0 && (size_t)n < whylen) vsnprintf(why + n, whylen - (size_t)n, fmt, ap);
+  va_end(ap);
   return -1;
 }
 
-static const unsigned char *shdr(const elf *e, unsigned i) {
-  return e->img + e->shoff + (uint64_t)i * e->shentsize;
-}
-
-/* Section i's bytes, inside the image (NULL when they are not). */
-static const unsigned char *section(const elf *e, unsigned i, size_t *size) {
-  const unsigned char *h = shdr(e, i);
-  uint64_t off = rd(h + 0x18, 8), n = rd(h + 0x20, 8);
-  if (rd(h + 4, 4) == 8) n = 0;   /* SHT_NOBITS: nothing in the file */
-  if (off > e->len || n > e->len - off) return NULL;
-  *size = (size_t)n;
-  return e->img + off;
-}
+static int bad(elf *e, const char *what) { return refuse(e->why, e->whylen, "%s", what); }
 
 /* A NUL-ended string at offset off of a string table, or NULL. */
 static const char *string(const unsigned char *tab, size_t n, uint64_t off) {
@@ -76,9 +77,85 @@ static const char *string(const unsigned char *tab, size_t n, uint64_t off) {
   return (const char *)tab + off;
 }
 
-static const char *section_name(const elf *e, unsigned i) {
-  return string(e->shstr, e->shstrlen, rd(shdr(e, i), 4));
+static uint64_t sum_or_max(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
+
+size_t cubin_extent(const unsigned char *img) {
+  uint64_t sections = sum_or_max(rd(img + 0x28, 8), rd(img + 0x3a, 2) * rd(img + 0x3c, 2));
+  uint64_t programs = sum_or_max(rd(img + 0x20, 8), rd(img + 0x36, 2) * rd(img + 0x38, 2));
+  uint64_t end = sections > programs ? sections : programs;
+  return end > SIZE_MAX ? SIZE_MAX : (size_t)end;
+}
+
+/* Section header i's bytes [off, off + n) inside the image: 0, else -1. */
+static int section_bytes(const unsigned char *img, size_t len, const unsigned char *h,
+                         const unsigned char **bytes, size_t *size) {
+  uint64_t off = rd(h + 0x18, 8), n = rd(h + 0x20, 8);
+  if (rd(h + 4, 4) == 8) n = 0;   /* SHT_NOBITS: nothing in the file */
+  if (off > len || n > len - off) return -1;
+  *bytes = img + off;
+  *size = (size_t)n;
+  return 0;
+}
+
+static int read_elf(const unsigned char *img, size_t len, cubin_elf *out, char *why,
+                    size_t whylen) {
+  if (len < 64 || memcmp(img, "\177ELF", 4) != 0 || img[4] != 2)
+    return refuse(why, whylen, "ELF header");
+  uint64_t shoff = rd(img + 0x28, 8);
+  unsigned shentsize = (unsigned)rd(img + 0x3a, 2), shnum = (unsigned)rd(img + 0x3c, 2);
+  unsigned shstrndx = (unsigned)rd(img + 0x3e, 2);
+  if (shentsize < 64 || shoff > len || (uint64_t)shnum * shentsize > len - shoff ||
+      shstrndx >= shnum)
+    return refuse(why, whylen, "section headers run past the image");
+  const unsigned char *names;
+  size_t nnames;
+  if (section_bytes(img, len, img + shoff + (uint64_t)shstrndx * shentsize, &names, &nnames) != 0)
+    return refuse(why, whylen, "section names run past the image");
+  out->sections = calloc(shnum, sizeof *out->sections);
+  if (out->sections == NULL) return refuse(why, whylen, "sections: out of memory");
+  out->nsections = shnum;
+  for (unsigned i = 0; i < shnum; i++) {
+    const unsigned char *h = img + shoff + (uint64_t)i * shentsize;
+    cubin_section *s = &out->sections[i];
+    s->name = string(names, nnames, rd(h, 4));
+    if (s->name == NULL) return refuse(why, whylen, "section %u's name runs past its table", i);
+    s->type = (unsigned)rd(h + 4, 4);
+    s->link = (unsigned)rd(h + 0x28, 4);
+    s->info = (unsigned)rd(h + 0x2c, 4);
+    if (section_bytes(img, len, h, &s->bytes, &s->size) != 0)
+      return refuse(why, whylen, "section %s runs past the image", s->name);
+  }
+  return 0;
+}
+
+int cubin_elf_read(const unsigned char *img, size_t len, cubin_elf *out, char *why,
+                   size_t whylen) {
+  memset(out, 0, sizeof *out);
+  out->img = img;
+  out->len = len;
+  if (read_elf(img, len, out, why, whylen) == 0) return 0;
+  cubin_elf_free(out);
+  return -1;
+}
+
+void cubin_elf_free(cubin_elf *e) {
+  free(e->sections);
+  e->sections = NULL;
+  e->nsections = 0;
+}
+
+int cubin_cuinfo_toolkit(const cubin_section *s, unsigned *toolkit) {
+  if (s->size < 12) return -1;
+  uint64_t namesz = rd(s->bytes, 4), descsz = rd(s->bytes + 4, 4);
+  uint64_t desc = 12 + (namesz + 3) / 4 * 4;
+  if (desc > s->size || descsz > s->size - desc || descsz < 8) return -1;
+  *toolkit = (unsigned)rd(s->bytes + desc + 4, 4);
+  return 0;
+}
+
+static const char *section_name(const elf *e, unsigned i) { return e->c->sections[i].name; }
 
 static const char *symbol_name(const elf *e, size_t s) {
   return string(e->strs, e->strlen_, rd(e->syms + 24 * s, 4));
@@ -89,9 +166,9 @@ static int is_kernel(const elf *e, size_t s) {
   const unsigned char *p = e->syms + 24 * s;
   unsigned shndx = (unsigned)rd(p + 6, 2);
   const char *name = symbol_name(e, s);
-  if (p[4] != 0x12 || shndx == 0 || shndx >= e->shnum || name == NULL) return 0;
+  if (p[4] != 0x12 || shndx == 0 || shndx >= e->c->nsections || name == NULL) return 0;
   const char *sec = section_name(e, shndx);
-  return sec && strncmp(sec, ".text.", 6) == 0 && strcmp(sec + 6, name) == 0;
+  return strncmp(sec, ".text.", 6) == 0 && strcmp(sec + 6, name) == 0;
 }
 
 static cubin_frame *frame_of(cubin_frames *out, const char *kernel, const char *name) {
@@ -272,63 +349,43 @@ static int read_debug_frame(elf *e, const unsigned char *p, size_t n, const unsi
   return 0;
 }
 
-static int read_frames(elf *ep, cubin_frames *out) {
-  elf e = *ep;
-  const unsigned char *img = e.img;
-  size_t len = e.len;
-  if (len < 64 || memcmp(img, "\177ELF", 4) != 0 || img[4] != 2) return bad(&e, "ELF header");
-  e.shoff = rd(img + 0x28, 8);
-  e.shentsize = (unsigned)rd(img + 0x3a, 2);
-  e.shnum = (unsigned)rd(img + 0x3c, 2);
-  unsigned shstrndx = (unsigned)rd(img + 0x3e, 2);
-  if (e.shentsize < 64 || e.shoff > len || (uint64_t)e.shnum * e.shentsize > len - e.shoff ||
-      shstrndx >= e.shnum)
-    return bad(&e, "section headers run past the image");
-  e.shstr = section(&e, shstrndx, &e.shstrlen);
-  if (e.shstr == NULL) return bad(&e, "section names run past the image");
-  const unsigned char *dframe = NULL, *rel = NULL;
-  size_t ndframe = 0, nrel = 0, entsize = 0;
+/* The frames, from the sections cubin_elf_read checked: .symtab (its
+** names in the section its sh_link gives), each .nv.info, and .debug_frame
+** with its relocations (the section whose sh_info names it). */
+static int read_frames(elf *e, cubin_frames *out) {
+  const cubin_elf *c = e->c;
+  const cubin_section *dframe = NULL, *rel = NULL;
   unsigned dframe_index = 0;
-  for (unsigned i = 0; i < e.shnum; i++) {
-    if (rd(shdr(&e, i) + 4, 4) != 2) continue;   /* SHT_SYMTAB */
-    size_t n, sn;
-    unsigned link = (unsigned)rd(shdr(&e, i) + 0x28, 4);
-    e.syms = section(&e, i, &n);
-    e.strs = link < e.shnum ? section(&e, link, &sn) : NULL;
-    if (e.syms == NULL || e.strs == NULL) return bad(&e, ".symtab runs past the image");
-    e.nsyms = n / 24;
-    e.strlen_ = sn;
+  for (unsigned i = 0; i < c->nsections; i++) {
+    const cubin_section *s = &c->sections[i];
+    if (s->type == 2) {   /* SHT_SYMTAB */
+      if (s->link >= c->nsections) return bad(e, ".symtab names a string table it does not have");
+      e->syms = s->bytes;
+      e->nsyms = s->size / 24;
+      e->strs = c->sections[s->link].bytes;
+      e->strlen_ = c->sections[s->link].size;
+    }
+    if (strcmp(s->name, ".debug_frame") == 0) dframe_index = i;
   }
-  for (unsigned i = 0; i < e.shnum; i++) {
-    const char *name = section_name(&e, i);
-    if (name == NULL) return bad(&e, "section names run past their table");
-    if (strcmp(name, ".debug_frame") == 0) dframe_index = i;
-  }
-  for (unsigned i = 0; i < e.shnum; i++) {
-    const char *name = section_name(&e, i);
-    size_t n;
-    const unsigned char *p;
-    if (strncmp(name, ".nv.info", 8) == 0 && (name[8] == '\0' || name[8] == '.')) {
-      if ((p = section(&e, i, &n)) == NULL) return bad(&e, ".nv.info runs past the image");
-      if (read_nv_info(&e, p, n, out) != 0) return -1;
+  for (unsigned i = 0; i < c->nsections; i++) {
+    const cubin_section *s = &c->sections[i];
+    if (strncmp(s->name, ".nv.info", 8) == 0 && (s->name[8] == '\0' || s->name[8] == '.')) {
+      if (read_nv_info(e, s->bytes, s->size, out) != 0) return -1;
     } else if (dframe_index && i == dframe_index) {
-      if ((dframe = section(&e, i, &ndframe)) == NULL)
-        return bad(&e, ".debug_frame runs past the image");
-    } else if (dframe_index && (rd(shdr(&e, i) + 4, 4) == 4 || rd(shdr(&e, i) + 4, 4) == 9) &&
-               rd(shdr(&e, i) + 0x2c, 4) == dframe_index) {   /* SHT_RELA, SHT_REL */
-      if ((rel = section(&e, i, &nrel)) == NULL)
-        return bad(&e, "relocations of .debug_frame run past the image");
-      entsize = rd(shdr(&e, i) + 4, 4) == 4 ? 24 : 16;
+      dframe = s;
+    } else if (dframe_index && (s->type == 4 || s->type == 9) && s->info == dframe_index) {
+      rel = s;   /* SHT_RELA, SHT_REL */
     }
   }
-  if (dframe && rel && e.nsyms && read_debug_frame(&e, dframe, ndframe, rel, nrel, entsize, out) != 0)
+  if (dframe && rel && e->nsyms &&
+      read_debug_frame(e, dframe->bytes, dframe->size, rel->bytes, rel->size,
+                       rel->type == 4 ? 24 : 16, out) != 0)
     return -1;
   return 0;
 }
 
-int cubin_frames_read(const unsigned char *img, size_t len, cubin_frames *out, char *why,
-                      size_t whylen) {
-  elf e = {.img = img, .len = len, .why = why, .whylen = whylen};
+int cubin_frames_read(const cubin_elf *c, cubin_frames *out, char *why, size_t whylen) {
+  elf e = {.c = c, .why = why, .whylen = whylen};
   out->v = NULL;
   out->n = 0;
   if (read_frames(&e, out) == 0) return 0;

@@ -170,7 +170,8 @@
 enum { A_DEVICE, A_POOL, A_MANAGED, A_HOST, A_REGISTERED, A_GLOBAL, A_ALIAS };
 
 typedef struct alloc {
-  struct alloc *next, *prev;   /* the list of allocations, both ways */
+  unsigned long long made;   /* its number among the allocations made: newer is larger */
+  uintptr_t reach;           /* the furthest end of it and of those before it in by_addr */
   char *p;
   size_t n;
   int kind, dev;
@@ -304,7 +305,16 @@ static int user_regs = 32;
 static struct CUctx_st ctxs[MAXDEV];
 static pool pools[MAXDEV];                /* the default pools */
 static pool *made_pools;                  /* cuMemPoolCreate's, never freed */
-static alloc *allocs;
+/* The live allocations, ordered by address (then by making) in by_addr,
+** each with its reach: the furthest end of it and of every one before it. The allocation holding an address is found by a binary
+** search, then a walk back that reach ends (at once, as ranges do not
+** overlap), not by a walk of them all (thousands in a long run, on every
+** copy). The one overlap, a pool block taken again while the free of its
+** last allocation is still queued, starts both at the block; of those the
+** newest is found, as the list the index replaced found it first. */
+static alloc **by_addr;
+static size_t nallocs, slots_cap;
+static unsigned long long allocs_made;
 /* The bytes of cuMemAlloc's and cuMemAllocManaged's live blocks, per
 ** device: kept as they come and go, so that each allocation's room check
 ** does not walk every allocation of the process (thousands in a long run). */
@@ -368,12 +378,52 @@ static CUresult leave(CUresult r) {
 }
 static int curdev(void) { return current->dev; }
 
+static uintptr_t start_of(const alloc *a) { return (uintptr_t)a->p; }
+
+/* A zero-byte allocation holds its own address. */
+static uintptr_t end_of(const alloc *a) { return (uintptr_t)a->p + (a->n ? a->n : 1); }
+
+/* The number of slots whose allocation starts at or below address c. */
+static size_t slots_upto(uintptr_t c) {
+  size_t lo = 0, hi = nallocs;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (start_of(by_addr[mid]) <= c) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The reaches from slot i on, after slot i came or went: each depends on
+** the one before, so they stop changing where one is as it was. */
+static void fix_reach(size_t i) {
+  for (; i < nallocs; i++) {
+    uintptr_t r = end_of(by_addr[i]);
+    if (i > 0 && by_addr[i - 1]->reach > r) r = by_addr[i - 1]->reach;
+    if (by_addr[i]->reach == r) break;
+    by_addr[i]->reach = r;
+  }
+}
+
+/* The newest allocation whose bytes [p, p + max(n, 1)) meet [lo, hi)
+** (lo < hi) and that pick(a, lo, n) accepts, or NULL. */
+static alloc *newest_meeting(uintptr_t lo, uintptr_t hi,
+                             bool (*pick)(const alloc *a, uintptr_t lo, size_t n), size_t n) {
+  alloc *best = NULL;
+  for (size_t i = slots_upto(hi - 1); i-- > 0 && by_addr[i]->reach > lo;) {
+    alloc *a = by_addr[i];
+    if (end_of(a) > lo && (best == NULL || a->made > best->made) && pick(a, lo, n)) best = a;
+  }
+  return best;
+}
+
+/* [c, c + n) inside a (c inside it already). */
+static bool holds(const alloc *a, uintptr_t c, size_t n) { return n <= start_of(a) + a->n - c; }
+
 /* The allocation holding [p, p + n), or NULL. */
 static alloc *find(const void *p, size_t n) {
-  const char *c = p;
-  for (alloc *a = allocs; a; a = a->next)
-    if (c >= a->p && c + n <= a->p + a->n && c < a->p + (a->n ? a->n : 1)) return a;
-  return NULL;
+  uintptr_t c = (uintptr_t)p;
+  return newest_meeting(c, c + 1, holds, n);
 }
 
 static bool device_accessible(const alloc *a) {
@@ -394,35 +444,57 @@ static bool pageable(const void *p, size_t n) {
   return a == NULL;
 }
 
+/* Device memory whose bytes hold c. */
+static bool device_bytes(const alloc *a, uintptr_t c, size_t n) {
+  (void)n;
+  return c < start_of(a) + a->n &&
+         (a->kind == A_DEVICE || a->kind == A_POOL || a->kind == A_MANAGED);
+}
+
 /* Device memory a copy touches must lie in one allocation; other addresses
 ** are (pageable) host memory. */
 static bool check_range(CUdeviceptr p, size_t n) {
-  for (alloc *a = allocs; a; a = a->next) {
-    const char *c = (const char *)(uintptr_t)p;
-    bool starts = c >= a->p && c < a->p + a->n;
-    if (starts && (a->kind == A_DEVICE || a->kind == A_POOL || a->kind == A_MANAGED))
-      return c + n <= a->p + a->n;
-  }
-  return true;
+  const alloc *a = newest_meeting((uintptr_t)p, (uintptr_t)p + 1, device_bytes, 0);
+  return a == NULL || holds(a, (uintptr_t)p, n);
+}
+
+/* The slot of a, a live allocation. */
+static size_t slot_of(const alloc *a) {
+  size_t i = slots_upto(start_of(a));
+  while (by_addr[--i] != a) {}
+  return i;
 }
 
 static alloc *add(void *p, size_t n, int kind, unsigned flags) {
   alloc *a = calloc(1, sizeof *a);
+  if (nallocs == slots_cap) {
+    slots_cap = slots_cap ? 2 * slots_cap : 256;
+    by_addr = realloc(by_addr, slots_cap * sizeof *by_addr);
+  }
+  if (a == NULL || by_addr == NULL) {
+    fprintf(stderr, "fake_cuda: out of memory for the allocations' index\n");
+    abort();
+  }
+  a->made = ++allocs_made;
   a->p = p;
   a->n = n;
   a->kind = kind;
   a->dev = current ? curdev() : 0;
   a->flags = flags;
-  a->next = allocs;
-  if (allocs) allocs->prev = a;
-  allocs = a;
+  size_t i = slots_upto(start_of(a));   /* after the older ones at its address */
+  memmove(&by_addr[i + 1], &by_addr[i], (nallocs - i) * sizeof *by_addr);
+  by_addr[i] = a;   /* its reach 0, below any: fix_reach sets it */
+  nallocs++;
+  fix_reach(i);
   if (kind == A_DEVICE || kind == A_MANAGED) alloc_bytes[a->dev] += n;
   return a;
 }
 
 static void drop(alloc *a) {
-  if (a->prev) a->prev->next = a->next; else allocs = a->next;
-  if (a->next) a->next->prev = a->prev;
+  size_t i = slot_of(a);
+  memmove(&by_addr[i], &by_addr[i + 1], (nallocs - i - 1) * sizeof *by_addr);
+  nallocs--;
+  fix_reach(i);
   if (a->kind == A_DEVICE || a->kind == A_MANAGED) alloc_bytes[a->dev] -= a->n;
   free(a);
 }
@@ -1545,6 +1617,12 @@ API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n, CUmemoryPool mp, 
   return leave(pool_alloc(p, n, q, h, __func__));
 }
 
+/* A pool allocation starting at c whose free is not queued. */
+static bool pool_block_at(const alloc *a, uintptr_t c, size_t n) {
+  (void)n;
+  return start_of(a) == c && a->kind == A_POOL && !a->freeing;
+}
+
 /* The block is idle at once for s's later allocations, and for everyone
 ** once the stream reaches the free, which poisons it. */
 API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream h) {
@@ -1552,9 +1630,8 @@ API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream h) {
   struct CUstream_st *s = stream_of(h);
   if (s == NULL) return leave(CUDA_ERROR_INVALID_HANDLE);
   trace_stream(__func__, s);
-  alloc *a = NULL;
-  for (alloc *t = allocs; t; t = t->next)       /* the live allocation at p */
-    if (t->p == (char *)(uintptr_t)p && t->kind == A_POOL && !t->freeing) { a = t; break; }
+  /* the live allocation at p */
+  alloc *a = newest_meeting((uintptr_t)p, (uintptr_t)p + 1, pool_block_at, 0);
   if (a == NULL) return leave(CUDA_ERROR_INVALID_VALUE);
   a->freeing = true;
   block *b = calloc(1, sizeof *b);
@@ -1617,13 +1694,18 @@ API CUresult cuMemFreeHost(void *p) {
   return leave(CUDA_SUCCESS);
 }
 
+/* Host memory the driver page-locked (allocated or registered). */
+static bool page_locked(const alloc *a, uintptr_t lo, size_t n) {
+  (void)lo, (void)n;
+  return a->kind == A_HOST || a->kind == A_REGISTERED;
+}
+
 API CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) {
   ENTER(true);
   if (n == 0 || (flags & ~3u)) return leave(CUDA_ERROR_INVALID_VALUE);
-  for (alloc *a = allocs; a; a = a->next)
-    if ((a->kind == A_HOST || a->kind == A_REGISTERED) && (char *)p < a->p + a->n &&
-        a->p < (char *)p + n)
-      return leave(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+  uintptr_t lo = (uintptr_t)p, hi = n > UINTPTR_MAX - lo ? UINTPTR_MAX : lo + n;
+  if (newest_meeting(lo, hi, page_locked, 0) != NULL)
+    return leave(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
   add(p, n, A_REGISTERED, flags);
   return leave(CUDA_SUCCESS);
 }
@@ -2137,17 +2219,18 @@ static CUresult load_ptx(struct CUmod_st *m, const char *ptx, char *log, size_t 
   return CUDA_SUCCESS;
 }
 
-/* A cubin of len bytes (SIZE_MAX: not known, a cubin loaded alone;
-** entry_sm: the SM a fatbinary's entry says it holds, or 0): its entries'
-** names, from the ".text.<name>" section names, and its frame sizes;
-** refused when its .note.nv.cuinfo (note version, virtual SM and toolkit
-** version as 10 * major + minor: 2, 90, 130) names a toolkit of a newer
-** major version than the driver's, and, as the driver refuses it, when it
-** was built for an SM the device cannot run: a cubin for X.y runs on X.z
-** devices with z >= y only. The SM is e_flags' second byte in the ELF ABI
-** of OSABI 0x41 (CUDA 12.8 and later: 0x5a for sm_90), its first before. */
-static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, size_t len,
-                           int entry_sm, char *log, size_t loglen) {
+/* A cubin whose ELF spec/fake/cubin.c read (entry_sm: the SM a
+** fatbinary's entry says it holds, or 0): its entries' names, from the
+** ".text.<name>" section names, and its frame sizes; refused when its
+** .note.nv.cuinfo (note version, virtual SM and toolkit version as
+** 10 * major + minor: 2, 90, 130) names a toolkit of a newer major version
+** than the driver's, and, as the driver refuses it, when it was built for
+** an SM the device cannot run: a cubin for X.y runs on X.z devices with
+** z >= y only. The SM is e_flags' second byte in the ELF ABI of OSABI 0x41
+** (CUDA 12.8 and later: 0x5a for sm_90), its first before. */
+static CUresult load_sections(struct CUmod_st *m, const cubin_elf *elf, int entry_sm, char *log,
+                              size_t loglen) {
+  const unsigned char *img = elf->img;   /* its 64-byte header was read */
   uint32_t eflags;
   memcpy(&eflags, img + 0x30, 4);
   int sm = (int)(img[7] == 0x41 ? (eflags >> 8) & 0xff : eflags & 0xff);
@@ -2161,35 +2244,23 @@ static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, size_t 
              ccmaj[m->dev], ccmin[m->dev]);
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
   }
-  uint64_t shoff, off;
-  uint16_t shentsize, shnum, shstrndx;
-  memcpy(&shoff, img + 0x28, 8);
-  memcpy(&shentsize, img + 0x3a, 2);
-  memcpy(&shnum, img + 0x3c, 2);
-  memcpy(&shstrndx, img + 0x3e, 2);
-  memcpy(&off, img + shoff + (size_t)shstrndx * shentsize + 0x18, 8);
-  for (unsigned i = 0; i < shnum; i++) {
-    uint32_t nameoff;
-    memcpy(&nameoff, img + shoff + (size_t)i * shentsize, 4);
-    const char *nm = (const char *)img + off + nameoff;
-    if (strcmp(nm, ".note.nv.cuinfo") == 0) {
-      uint64_t at;
-      uint32_t namesz, toolkit;
-      memcpy(&at, img + shoff + (size_t)i * shentsize + 0x18, 8);
-      memcpy(&namesz, img + at, 4);
-      memcpy(&toolkit, img + at + 12 + (namesz + 3) / 4 * 4 + 4, 4);
-      int dv = driver_version();
-      if ((int)toolkit / 10 > dv / 1000) {
-        snprintf(log, loglen, "fake_cuda: a cubin of CUDA %u.%u is newer than driver %d.%d takes",
-                 toolkit / 10, toolkit % 10, dv / 1000, dv % 1000 / 10);
-        return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
-      }
+  for (unsigned i = 0; i < elf->nsections; i++) {
+    const cubin_section *s = &elf->sections[i];
+    unsigned toolkit;
+    if (strcmp(s->name, ".note.nv.cuinfo") != 0) continue;
+    if (cubin_cuinfo_toolkit(s, &toolkit) != 0) {
+      snprintf(log, loglen, "fake_cuda: the cubin's .note.nv.cuinfo runs past its section");
+      return CUDA_ERROR_INVALID_IMAGE;
+    }
+    int dv = driver_version();
+    if ((int)toolkit / 10 > dv / 1000) {
+      snprintf(log, loglen, "fake_cuda: a cubin of CUDA %u.%u is newer than driver %d.%d takes",
+               toolkit / 10, toolkit % 10, dv / 1000, dv % 1000 / 10);
+      return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
     }
   }
-  for (unsigned i = 0; i < shnum; i++) {
-    uint32_t nameoff;
-    memcpy(&nameoff, img + shoff + (size_t)i * shentsize, 4);
-    const char *nm = (const char *)img + off + nameoff;
+  for (unsigned i = 0; i < elf->nsections; i++) {
+    const char *nm = elf->sections[i].name;
     if (strncmp(nm, ".text.", 6) != 0) continue;
     struct CUfunc_st *f = new_func(m);
     if (f == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -2201,11 +2272,30 @@ static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, size_t 
   /* the frames ptxas sized: a cubin whose records run past their sections
   ** is refused, as a broken image */
   char why[256];
-  if (cubin_frames_read(img, len, &m->frames, why, sizeof why) != 0) {
+  if (cubin_frames_read(elf, &m->frames, why, sizeof why) != 0) {
     snprintf(log, loglen, "fake_cuda: %s", why);
     return CUDA_ERROR_INVALID_IMAGE;
   }
   return CUDA_SUCCESS;
+}
+
+/* A cubin of len bytes (SIZE_MAX: a cubin loaded alone, which carries no
+** length: its ELF header's tables end it, spec/fake/cubin.c's
+** cubin_extent), read by spec/fake/cubin.c's one ELF reader: a section
+** table, a name or a section that runs past the image is a broken image,
+** never a read past it. */
+static CUresult load_cubin(struct CUmod_st *m, const unsigned char *img, size_t len,
+                           int entry_sm, char *log, size_t loglen) {
+  cubin_elf elf;
+  char why[256];
+  if (len == SIZE_MAX) len = cubin_extent(img);
+  if (cubin_elf_read(img, len, &elf, why, sizeof why) != 0) {
+    snprintf(log, loglen, "fake_cuda: %s", why);
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  CUresult r = load_sections(m, &elf, entry_sm, log, loglen);
+  cubin_elf_free(&elf);
+  return r;
 }
 
 /* Each kernel's stack as its cubin sizes it (spec/fake/cubin.c): its own
@@ -2298,7 +2388,7 @@ static CUresult load_fatbin(struct CUmod_st *m, const unsigned char *img, char *
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
   }
   if (elf) {
-    if (memcmp(elf, "\177ELF", 4) != 0) {
+    if (elf_size < 4 || memcmp(elf, "\177ELF", 4) != 0) {
       snprintf(log, loglen, "fake_cuda: the fatbinary's ELF entry for sm_%d is not an ELF", elf_sm);
       return CUDA_ERROR_INVALID_IMAGE;
     }

@@ -10,7 +10,10 @@
 ** bar.sync gives a wrong result. A fatbinary loads as the driver loads it (its ELF for the device's SM,
 ** checked, with the PTX beside it run; else PTX to JIT; else
 ** NO_BINARY_FOR_GPU), and a cubin loaded alone is not run; a cubin's
-** .nv.info that runs past its section or the image is refused.
+** .nv.info that runs past its section or the image is refused, and so is
+** one whose section table, names or .note.nv.cuinfo run past the image.
+** An address is found in the allocation that holds it, interior pointers
+** and the ends of ranges as the driver takes them.
 ** Two devices (FAKE_CUDA_DEVICES=2, set here before cuInit).
 **
 **   fake_strict_test [--list | NAME]   (unit.h)
@@ -256,6 +259,64 @@ static int test_free_host_does_not_wait(void) {
   return 0;
 }
 
+/* The fake finds the allocation holding an address (its index by address):
+** a copy may start anywhere inside a device allocation and end at its end,
+** not one byte past; a free, an unregistration or a free on a stream takes
+** an allocation's first byte only; registered memory may end where
+** page-locked memory starts, not one byte inside it. A pool block taken
+** again while its last allocation's free is still queued holds both (they
+** start at the block): the newest allocation is the one freed. */
+static int test_allocations_found_by_address(void) {
+  enum { N = 24 };
+  static unsigned char bytes[4096];
+  CUdeviceptr d[N];
+  for (int i = 0; i < N; i++) CHECK_EQ(cuMemAlloc(&d[i], 16 + 8 * (size_t)i), CUDA_SUCCESS);
+  for (int i = 0; i < N; i += 3) CHECK_EQ(cuMemFree(d[i]), CUDA_SUCCESS);   /* holes between */
+  for (int i = 0; i < N; i += 3) CHECK_EQ(cuMemAlloc(&d[i], 16 + 8 * (size_t)i), CUDA_SUCCESS);
+  for (int i = 0; i < N; i++) {
+    size_t n = 16 + 8 * (size_t)i;
+    CHECK_EQ(cuMemcpyHtoD(d[i], bytes, n), CUDA_SUCCESS);
+    CHECK_EQ(cuMemcpyHtoD(d[i] + n / 2, bytes, n - n / 2), CUDA_SUCCESS);   /* to its end */
+    CHECK_EQ(cuMemcpyHtoD(d[i] + n - 1, bytes, 2), CUDA_ERROR_INVALID_VALUE);   /* one past */
+    CHECK_EQ(cuMemcpyDtoH(bytes, d[i] + 1, n), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ(cuMemFree(d[i] + 1), CUDA_ERROR_INVALID_VALUE);                /* not its start */
+  }
+  for (int i = 0; i < N; i++) CHECK_EQ(cuMemFree(d[i]), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFree(d[0]), CUDA_ERROR_INVALID_VALUE);                       /* gone */
+
+  void *h;
+  CHECK_EQ(cuMemAllocHost(&h, 64), CUDA_SUCCESS);
+  CHECK_EQ(cuMemHostRegister(bytes, 64, 0), CUDA_SUCCESS);
+  CHECK_EQ(cuMemHostRegister(bytes + 63, 64, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+  CHECK_EQ(cuMemHostRegister(bytes + 64, 64, 0), CUDA_SUCCESS);             /* where it ends */
+  CHECK_EQ(cuMemHostRegister((char *)h + 63, 1, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+  CHECK_EQ(cuMemHostUnregister(bytes + 1), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+  CHECK_EQ(cuMemHostUnregister(bytes + 64), CUDA_SUCCESS);
+  CHECK_EQ(cuMemHostUnregister(bytes), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFreeHost((char *)h + 8), CUDA_ERROR_INVALID_VALUE);
+  CHECK_EQ(cuMemFreeHost(h), CUDA_SUCCESS);
+
+  CUstream s;
+  CUdeviceptr p, q;
+  CHECK_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CHECK_EQ(cuLaunchHostFunc(s, hold, NULL), CUDA_SUCCESS);   /* the frees stay queued */
+  CHECK_EQ(cuMemAllocAsync(&p, 256, s), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFreeAsync(p + 8, s), CUDA_ERROR_INVALID_VALUE);
+  CHECK_EQ(cuMemFreeAsync(p, s), CUDA_SUCCESS);
+  CHECK_EQ(cuMemFreeAsync(p, s), CUDA_ERROR_INVALID_VALUE);              /* its free is queued */
+  CHECK_EQ(cuMemAllocAsync(&q, 64, s), CUDA_SUCCESS);
+  CHECK_EQ(q, p);                                                         /* the same block */
+  CHECK_EQ(cuMemcpyHtoD(q + 32, bytes, 64), CUDA_ERROR_INVALID_VALUE);   /* past the newest's end */
+  CHECK_EQ(cuMemcpyHtoD(q + 96, bytes, 256), CUDA_ERROR_INVALID_VALUE);  /* past the older's */
+  CHECK_EQ(cuMemFreeAsync(q, s), CUDA_SUCCESS);                          /* the newest */
+  CHECK_EQ(cuMemFreeAsync(q, s), CUDA_ERROR_INVALID_VALUE);
+  atomic_store(&gate, 1);
+  CHECK_EQ(cuStreamSynchronize(s), CUDA_SUCCESS);
+  atomic_store(&gate, 0);
+  CHECK_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+  return 0;
+}
+
 /* ---- images: a fatbinary is taken as the driver takes it ---------------- */
 
 /* A kernel that stores 7 at out[0], as PTX for sm_XX (the target patched). */
@@ -466,13 +527,100 @@ static int test_cubin_frames_bounded(void) {
   return 0;
 }
 
+/* Section header i of a cubin whose headers are at shoff: its name (an
+** offset into the names), type, and bytes [off, off + size). */
+static void put_section(unsigned char *elf, uint64_t shoff, int i, uint32_t name, uint32_t type,
+                        uint64_t off, uint64_t size) {
+  unsigned char *h = elf + shoff + 64 * (uint64_t)i;
+  memcpy(h, &name, 4);
+  memcpy(h + 4, &type, 4);
+  memcpy(h + 0x18, &off, 8);
+  memcpy(h + 0x20, &size, 8);
+}
+
+/* A cubin of the sections "", .shstrtab, .text.put and .note.nv.cuinfo (a
+** toolkit of 12.0), NOTED_LEN bytes into elf: the names at 64 (37 bytes),
+** the note at 104 (32: its name "NVIDIA Corp", its description the note's
+** version, the SM and the toolkit, 16 bits each, then 16 of padding), the
+** section headers at 136, ending the image as a cubin's headers do. */
+enum { NOTED_LEN = 392, NOTED_SHOFF = 136 };
+static void noted_cubin(unsigned char *elf) {
+  memset(elf, 0, NOTED_LEN);
+  cubin_header(elf, 90, NOTED_SHOFF, 4);
+  memcpy(elf + 64, "\0.shstrtab\0.text.put\0.note.nv.cuinfo", 37);   /* names at 1, 11, 21 */
+  const uint32_t note[] = {12, 8, 1000};                                /* namesz, descsz, type */
+  const uint16_t desc[] = {2, 90, 120, 0};
+  memcpy(elf + 104, note, sizeof note);
+  memcpy(elf + 116, "NVIDIA Corp", 12);
+  memcpy(elf + 128, desc, sizeof desc);
+  put_section(elf, NOTED_SHOFF, 1, 1, 3, 64, 37);      /* SHT_STRTAB */
+  put_section(elf, NOTED_SHOFF, 2, 11, 1, 0, 0);       /* SHT_PROGBITS */
+  put_section(elf, NOTED_SHOFF, 3, 21, 7, 104, 32);    /* SHT_NOTE */
+}
+
+/* The loader reads a cubin's section table, its names and its
+** .note.nv.cuinfo within the image (a fatbinary's entry; a cubin alone ends
+** where its header's tables end): one that runs past is a broken image,
+** refused, loaded alone or in a fatbinary. The cubin alone is loaded from
+** a buffer of its own size, so that a read past it shows under ASan. */
+static int test_cubin_loader_bounded(void) {
+  static unsigned char elf[NOTED_LEN];
+  uint32_t got, u32;
+  uint16_t u16;
+  uint64_t u64;
+  struct { const char *what; int at; int size; uint64_t value; bool alone; } cases[] = {
+    {"well formed", 0, 0, 0, true},
+    {"the section table past the image", 0x3c, 2, 5, false},          /* e_shnum */
+    {"the section table starting past the image", 0x28, 8, 4096, false},   /* e_shoff */
+    {"the names' table past the image", NOTED_SHOFF + 64 + 0x20, 8, 4096, true},
+    {"the names' table starting past the image", NOTED_SHOFF + 64 + 0x18, 8, 4096, true},
+    {"a name past its table", NOTED_SHOFF + 128, 4, 1u << 20, true},
+    {"a name not NUL-ended in its table", NOTED_SHOFF + 64 + 0x20, 8, 30, true},
+    {"the note's section past the image", NOTED_SHOFF + 192 + 0x18, 8, 1u << 20, true},
+    {"the note's name past its section", 104, 4, 1u << 20, true},       /* namesz */
+    {"the note's description past its section", 108, 4, 1u << 20, true},   /* descsz */
+    {"the note's description without the toolkit", 108, 4, 4, true},
+    {"the note's section shorter than its header", NOTED_SHOFF + 192 + 0x20, 8, 8, true},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    CUresult want = i == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_IMAGE;
+    noted_cubin(elf);
+    u16 = (uint16_t)cases[i].value, u32 = (uint32_t)cases[i].value, u64 = cases[i].value;
+    if (cases[i].size) memcpy(elf + cases[i].at, cases[i].size == 2 ? (void *)&u16 :
+                              cases[i].size == 4 ? (void *)&u32 : (void *)&u64, (size_t)cases[i].size);
+    image both[] = {{2, 90, elf, NOTED_LEN}, {1, 90, put_ptx, strlen(put_ptx)}};
+    pack(fat, both, 2);
+    CUresult r = load_and_put(fat, &got);
+    if (r != want) return failf(__FILE__, __LINE__, "%s, in a fatbinary: %d, not %d", cases[i].what,
+                                (int)r, (int)want);
+    if (want == CUDA_SUCCESS) CHECK_EQ(got, 7);
+    if (!cases[i].alone) continue;
+    unsigned char *alone = malloc(NOTED_LEN);
+    CHECK(alone != NULL);
+    memcpy(alone, elf, NOTED_LEN);
+    CUmodule m;
+    r = cuModuleLoadData(&m, alone);
+    if (r == CUDA_SUCCESS) cuModuleUnload(m);
+    free(alone);
+    if (r != want) return failf(__FILE__, __LINE__, "%s, alone: %d, not %d", cases[i].what, (int)r,
+                                (int)want);
+  }
+  /* an ELF header cut short: no e_flags, no section table */
+  noted_cubin(elf);
+  image cut[] = {{2, 90, elf, 40}, {1, 90, put_ptx, strlen(put_ptx)}};
+  pack(fat, cut, 2);
+  CHECK_EQ(load_and_put(fat, &got), CUDA_ERROR_INVALID_IMAGE);
+  return 0;
+}
+
 #define T(name) { #name, test_##name }
 static const unit_test tests[] = {T(fresh_memory_poisoned), T(overlapping_copies_refused),
                                   T(intra_device_pitch_refused),
                                   T(event_on_other_context), T(registers_and_local_poisoned),
                                   T(missing_barrier_shows), T(fatbin_runs_its_ptx),
                                   T(fatbin_without_the_devices_cubin), T(cubin_alone_not_run),
-                                  T(cubin_frames_bounded),
+                                  T(cubin_frames_bounded), T(cubin_loader_bounded),
+                                  T(allocations_found_by_address),
                                   /* last: it leaves the context's sticky error */
                                   T(free_host_does_not_wait)};
 #define NTESTS ((int)(sizeof tests / sizeof tests[0]))
