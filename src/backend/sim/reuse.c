@@ -47,7 +47,21 @@ static bin *find(device_cache *c, size_t key) {
   return NULL;
 }
 
-void *lc_sim_reuse_take(int device, size_t key, size_t counted) {
+/* a change of a device's count, under lock */
+static size_t count(atomic_size_t *used, size_t add, size_t sub) {
+  size_t before = atomic_load_explicit(used, memory_order_relaxed);
+  atomic_store_explicit(used, before + add - sub, memory_order_relaxed);
+  return before;
+}
+
+size_t lc_sim_reuse_count(atomic_size_t *used, size_t add, size_t sub) {
+  lc_sim_spin_lock(&lock);
+  size_t before = count(used, add, sub);
+  lc_sim_spin_unlock(&lock);
+  return before;
+}
+
+void *lc_sim_reuse_take(int device, size_t key, size_t counted, atomic_size_t *used) {
   void *p = NULL;
   lc_sim_spin_lock(&lock);
   device_cache *c = &caches[device];
@@ -55,14 +69,17 @@ void *lc_sim_reuse_take(int device, size_t key, size_t counted) {
   if (b && b->n > 0) {
     p = b->blocks[--b->n];
     c->bytes -= counted;
+    count(used, counted, 0);
   }
   lc_sim_spin_unlock(&lock);
   return p;
 }
 
-bool lc_sim_reuse_put(int device, void *p, size_t key, size_t counted, size_t limit) {
+bool lc_sim_reuse_put(int device, void *p, size_t key, size_t counted, size_t limit,
+                      atomic_size_t *used) {
   bool kept = false;
   lc_sim_spin_lock(&lock);
+  count(used, 0, counted);
   device_cache *c = &caches[device];
   if (c->bytes + counted <= limit && c->bytes + counted >= c->bytes) {
     bin *b = find(c, key);
