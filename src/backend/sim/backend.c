@@ -49,7 +49,11 @@
 ** the calling thread's, as in the CUDA runtime (device 0 until selected). */
 /* bytes in live device allocations, changed under reuse.c's lock */
 static atomic_size_t used[LC_SIM_MAX_DEVICES];
-static _Thread_local int current;
+/* initial-exec: read at a fixed offset from the thread pointer, where a
+** module's default calls __tls_get_addr (some ten instructions) at each
+** of the three reads a device allocation makes; its 4 bytes come out of
+** the static TLS that the C library keeps spare for modules loaded later */
+static _Thread_local int current __attribute__((tls_model("initial-exec")));
 static int ndevices = 1;
 static size_t capacity;             /* of each device */
 static size_t guard_from;           /* the smallest allocation with a guard page */
@@ -121,7 +125,7 @@ static void give_now(void *ud) {
   free(g);
 }
 
-static void give_back(void *p, size_t key) {
+static __attribute__((cold, noinline)) void give_back(void *p, size_t key) {
   size_t n = (key + 255) & ~(size_t)255;
   if (n == 0) n = 256;
   given *g = malloc(sizeof *g);
@@ -153,6 +157,9 @@ static void sim_free_after(lc_kind kind, void *ptr, size_t nbytes, int device,
     give_back(ptr, reuse_key(nbytes, n));
 }
 
+static int alloc_fresh(lc_kind kind, size_t nbytes, size_t n, unsigned flags, void **ptr,
+                       char *err);
+
 /* s: one queue orders everything on the simulator, allocations included */
 static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, void **ptr,
                      char *err) {
@@ -160,9 +167,8 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
   pthread_once(&once, init_capacity);
   size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
   if (n < nbytes) n = SIZE_MAX;
-  atomic_size_t *counter = &used[current];
   if (kind == LC_DEVICE && n != SIZE_MAX && cache_cap > 0) {
-    void *p = lc_sim_reuse_take(current, reuse_key(nbytes, n), n, counter);
+    void *p = lc_sim_reuse_take(current, reuse_key(nbytes, n), n, &used[current]);
     if (p) {
       /* the old array's name stays until the binding names the new one,
       ** as it does every allocation (backend.h, mem_label) */
@@ -170,6 +176,14 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
       return LC_OK;
     }
   }
+  return alloc_fresh(kind, nbytes, n, flags, ptr, err);
+}
+
+/* a block the cache had none of: out of line, so that the reused block's
+** path above is a few contiguous lines of code */
+static __attribute__((cold, noinline)) int alloc_fresh(lc_kind kind, size_t nbytes, size_t n,
+                                                        unsigned flags, void **ptr, char *err) {
+  atomic_size_t *counter = &used[current];
   if (lc_kind_on_device(kind)) {
     size_t before = lc_sim_reuse_count(counter, n, 0);
     size_t kept = lc_sim_reuse_bytes(current);

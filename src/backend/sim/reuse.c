@@ -61,6 +61,33 @@ size_t lc_sim_reuse_count(atomic_size_t *used, size_t add, size_t sub) {
   return before;
 }
 
+/* a bin for key with room for one more block (under lock), out of line
+** as rare; NULL or a full bin when memory is short */
+static __attribute__((cold, noinline)) bin *make_room(device_cache *c, bin *b, size_t key) {
+  if (b == NULL && c->nbins == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 8;
+    bin *grown = realloc(c->bins, cap * sizeof *grown);
+    if (grown) {
+      c->bins = grown;
+      c->cap = cap;
+    }
+  }
+  if (b == NULL && c->nbins < c->cap) {
+    b = &c->bins[c->nbins++];
+    memset(b, 0, sizeof *b);
+    b->key = key;
+  }
+  if (b && b->n == b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 8;
+    void **grown = realloc(b->blocks, cap * sizeof *grown);
+    if (grown) {
+      b->blocks = grown;
+      b->cap = cap;
+    }
+  }
+  return b;
+}
+
 void *lc_sim_reuse_take(int device, size_t key, size_t counted, atomic_size_t *used) {
   void *p = NULL;
   lc_sim_spin_lock(&lock);
@@ -83,27 +110,7 @@ bool lc_sim_reuse_put(int device, void *p, size_t key, size_t counted, size_t li
   device_cache *c = &caches[device];
   if (c->bytes + counted <= limit && c->bytes + counted >= c->bytes) {
     bin *b = find(c, key);
-    if (b == NULL && c->nbins == c->cap) {
-      size_t cap = c->cap ? c->cap * 2 : 8;
-      bin *grown = realloc(c->bins, cap * sizeof *grown);
-      if (grown) {
-        c->bins = grown;
-        c->cap = cap;
-      }
-    }
-    if (b == NULL && c->nbins < c->cap) {
-      b = &c->bins[c->nbins++];
-      memset(b, 0, sizeof *b);
-      b->key = key;
-    }
-    if (b && b->n == b->cap) {
-      size_t cap = b->cap ? b->cap * 2 : 8;
-      void **grown = realloc(b->blocks, cap * sizeof *grown);
-      if (grown) {
-        b->blocks = grown;
-        b->cap = cap;
-      }
-    }
+    if (b == NULL || b->n == b->cap) b = make_room(c, b, key);
     if (b && b->n < b->cap) {
       b->blocks[b->n++] = p;
       c->bytes += counted;
