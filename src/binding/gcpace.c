@@ -53,11 +53,15 @@ static void fold(void) {
   my.change = 0;
 }
 
+/* keyed again by a change after this (another destructor's drop): the
+** C library then calls this again */
 static void at_thread_end(void *unused) {
   (void)unused;
   fold();
+  my.keyed = false;
 }
 
+/* the destructor stays callable: core.so is never unmapped (-z nodelete) */
 static void make_key(void) { key_made = pthread_key_create(&key, at_thread_end) == 0; }
 
 /* once a thread: its change will be folded at its end; false (count at
