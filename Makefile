@@ -102,6 +102,7 @@ HOST_LINK = -L$(BUILD)/luacuda -l:core.so -Wl,-rpath,'$$ORIGIN/luacuda' -llua5.4
 GUARD_UNIT = $(BUILD)/guard_test
 ARENA_UNIT = $(BUILD)/arena_test
 STREAM_UNIT = $(BUILD)/stream_test
+GCPACE_UNIT = $(BUILD)/gcpace_test
 THREADS_TEST = $(BUILD)/threads_test
 
 # the spec runner sees the in-tree Lua files and the module just built

@@ -73,6 +73,12 @@ $(STREAM_UNIT): spec/unit/stream_test.c spec/unit/unit.h src/backend/sim/stream.
 	$(CC) $(UNIT_CFLAGS) $(BACKEND_INC) -Isrc/backend/sim spec/unit/stream_test.c src/backend/sim/stream.c \
 	  $(BASE_LIB) -o $@ $(LDFLAGS) -lpthread
 
+# the count of live buffer bytes that paces the collector, across threads
+$(GCPACE_UNIT): spec/unit/gcpace_test.c spec/unit/unit.h src/binding/gcpace.c src/binding/gcpace.h
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) -Isrc/binding -I$(LUA_INCDIR) spec/unit/gcpace_test.c src/binding/gcpace.c \
+	  -o $@ $(LDFLAGS) -llua5.4 -lpthread
+
 # the C API's test: release callbacks, DLPack deleters, accessors
 $(CAPI_UNIT): spec/unit/capi_test.c spec/unit/unit.h src/luacuda.h $(LIB)
 	@mkdir -p $(@D)

@@ -22,7 +22,7 @@ local function run(bin, args)
 end
 
 for _, unit in ipairs({"layout", "scan", "deps", "modcache", "fatbin", "reduce", "npy", "random", "random_portable",
-                          "guard", "arena", "stream", "capi"}) do
+                          "guard", "arena", "stream", "gcpace", "capi"}) do
   local bin = build .. "/" .. unit .. "_test"
   describe(unit .. ".c unit tests (" .. bin .. ")", function()
     -- the units but capi test C code that no backend changes: the CUDA

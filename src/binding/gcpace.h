@@ -19,7 +19,9 @@ void lc_gcpace_before(lua_State *L, size_t nbytes);
 /* A buffer of nbytes made, and one let go of (its last reference). */
 void lc_gcpace_added(size_t nbytes);
 void lc_gcpace_dropped(size_t nbytes);
-/* the bytes of live buffers made by lc_buffer_new, in the whole process */
+/* the bytes of live buffers made by lc_buffer_new, in the whole process:
+** within 64 KiB a thread (each thread's small buffers are counted in
+** steps of that much; its own are in) */
 size_t lc_gcpace_live(void);
 
 #endif

@@ -47,8 +47,13 @@
 /* Virtual devices (LUACUDA_SIM_DEVICES): one memory, the host's, but each
 ** device counts its own bytes against its own capacity; the current one is
 ** the calling thread's, as in the CUDA runtime (device 0 until selected). */
-static atomic_size_t used[LC_SIM_MAX_DEVICES];   /* bytes in live device allocations */
-static _Thread_local int current;
+/* bytes in live device allocations, changed under reuse.c's lock */
+static atomic_size_t used[LC_SIM_MAX_DEVICES];
+/* initial-exec: read at a fixed offset from the thread pointer, where a
+** module's default calls __tls_get_addr (some ten instructions) at each
+** of the three reads a device allocation makes; its 4 bytes come out of
+** the static TLS that the C library keeps spare for modules loaded later */
+static _Thread_local int current __attribute__((tls_model("initial-exec")));
 static int ndevices = 1;
 static size_t capacity;             /* of each device */
 static size_t guard_from;           /* the smallest allocation with a guard page */
@@ -120,7 +125,7 @@ static void give_now(void *ud) {
   free(g);
 }
 
-static void give_back(void *p, size_t key) {
+static __attribute__((cold, noinline)) void give_back(void *p, size_t key) {
   size_t n = (key + 255) & ~(size_t)255;
   if (n == 0) n = 256;
   given *g = malloc(sizeof *g);
@@ -148,10 +153,12 @@ static void sim_free_after(lc_kind kind, void *ptr, size_t nbytes, int device,
                            lc_stream *const *streams, int nstreams) {
   (void)kind; (void)streams; (void)nstreams;
   size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
-  atomic_fetch_sub(&used[device], n);
-  if (!lc_sim_reuse_put(device, ptr, reuse_key(nbytes, n), n, cache_cap))
+  if (!lc_sim_reuse_put(device, ptr, reuse_key(nbytes, n), n, cache_cap, &used[device]))
     give_back(ptr, reuse_key(nbytes, n));
 }
+
+static int alloc_fresh(lc_kind kind, size_t nbytes, size_t n, unsigned flags, void **ptr,
+                       char *err);
 
 /* s: one queue orders everything on the simulator, allocations included */
 static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, void **ptr,
@@ -160,19 +167,25 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
   pthread_once(&once, init_capacity);
   size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
   if (n < nbytes) n = SIZE_MAX;
-  atomic_size_t *counter = &used[current];
   if (kind == LC_DEVICE && n != SIZE_MAX && cache_cap > 0) {
-    void *p = lc_sim_reuse_take(current, reuse_key(nbytes, n), n);
+    void *p = lc_sim_reuse_take(current, reuse_key(nbytes, n), n, &used[current]);
     if (p) {
-      atomic_fetch_add(counter, n);
       /* the old array's name stays until the binding names the new one,
       ** as it does every allocation (backend.h, mem_label) */
       *ptr = p;
       return LC_OK;
     }
   }
+  return alloc_fresh(kind, nbytes, n, flags, ptr, err);
+}
+
+/* a block the cache had none of: out of line, so that the reused block's
+** path above is a few contiguous lines of code */
+static __attribute__((cold, noinline)) int alloc_fresh(lc_kind kind, size_t nbytes, size_t n,
+                                                        unsigned flags, void **ptr, char *err) {
+  atomic_size_t *counter = &used[current];
   if (lc_kind_on_device(kind)) {
-    size_t before = atomic_fetch_add(counter, n);
+    size_t before = lc_sim_reuse_count(counter, n, 0);
     size_t kept = lc_sim_reuse_bytes(current);
     if (kept > 0 && (before + n + kept > capacity || before + n < before)) {
       /* the device is full with the cache: give it back and look again */
@@ -180,7 +193,7 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
       kept = 0;
     }
     if (before + n + kept > capacity || before + n < before) {
-      atomic_fetch_sub(counter, n);
+      lc_sim_reuse_count(counter, 0, n);
       return lc_fail(err, LC_ENOMEM, "out of %s memory allocating %zu bytes (%zu of %zu in use)",
                      lc_kind_names[kind], nbytes, before, capacity);
     }
@@ -195,7 +208,7 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
     *ptr = block_alloc(nbytes, n);
   }
   if (*ptr == NULL) {
-    if (lc_kind_on_device(kind)) atomic_fetch_sub(counter, n);
+    if (lc_kind_on_device(kind)) lc_sim_reuse_count(counter, 0, n);
     return lc_fail(err, LC_ENOMEM, "out of %s memory allocating %zu bytes",
                    lc_kind_names[kind], nbytes);
   }
@@ -215,7 +228,7 @@ static int sim_alloc(lc_kind kind, size_t nbytes, unsigned flags, lc_stream *s, 
 static void sim_free(lc_kind kind, void *ptr, size_t nbytes, int device) {
   size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256;
   if (lc_kind_page_locked(kind)) lc_hostreg_remove_allocated(ptr);
-  if (lc_kind_on_device(kind)) atomic_fetch_sub(&used[device], n);
+  if (lc_kind_on_device(kind)) lc_sim_reuse_count(&used[device], 0, n);
   release(ptr, nbytes, n);
 }
 

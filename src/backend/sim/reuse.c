@@ -47,7 +47,48 @@ static bin *find(device_cache *c, size_t key) {
   return NULL;
 }
 
-void *lc_sim_reuse_take(int device, size_t key, size_t counted) {
+/* a change of a device's count, under lock */
+static size_t count(atomic_size_t *used, size_t add, size_t sub) {
+  size_t before = atomic_load_explicit(used, memory_order_relaxed);
+  atomic_store_explicit(used, before + add - sub, memory_order_relaxed);
+  return before;
+}
+
+size_t lc_sim_reuse_count(atomic_size_t *used, size_t add, size_t sub) {
+  lc_sim_spin_lock(&lock);
+  size_t before = count(used, add, sub);
+  lc_sim_spin_unlock(&lock);
+  return before;
+}
+
+/* a bin for key with room for one more block (under lock), out of line
+** as rare; NULL or a full bin when memory is short */
+static __attribute__((cold, noinline)) bin *make_room(device_cache *c, bin *b, size_t key) {
+  if (b == NULL && c->nbins == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 8;
+    bin *grown = realloc(c->bins, cap * sizeof *grown);
+    if (grown) {
+      c->bins = grown;
+      c->cap = cap;
+    }
+  }
+  if (b == NULL && c->nbins < c->cap) {
+    b = &c->bins[c->nbins++];
+    memset(b, 0, sizeof *b);
+    b->key = key;
+  }
+  if (b && b->n == b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 8;
+    void **grown = realloc(b->blocks, cap * sizeof *grown);
+    if (grown) {
+      b->blocks = grown;
+      b->cap = cap;
+    }
+  }
+  return b;
+}
+
+void *lc_sim_reuse_take(int device, size_t key, size_t counted, atomic_size_t *used) {
   void *p = NULL;
   lc_sim_spin_lock(&lock);
   device_cache *c = &caches[device];
@@ -55,38 +96,21 @@ void *lc_sim_reuse_take(int device, size_t key, size_t counted) {
   if (b && b->n > 0) {
     p = b->blocks[--b->n];
     c->bytes -= counted;
+    count(used, counted, 0);
   }
   lc_sim_spin_unlock(&lock);
   return p;
 }
 
-bool lc_sim_reuse_put(int device, void *p, size_t key, size_t counted, size_t limit) {
+bool lc_sim_reuse_put(int device, void *p, size_t key, size_t counted, size_t limit,
+                      atomic_size_t *used) {
   bool kept = false;
   lc_sim_spin_lock(&lock);
+  count(used, 0, counted);
   device_cache *c = &caches[device];
   if (c->bytes + counted <= limit && c->bytes + counted >= c->bytes) {
     bin *b = find(c, key);
-    if (b == NULL && c->nbins == c->cap) {
-      size_t cap = c->cap ? c->cap * 2 : 8;
-      bin *grown = realloc(c->bins, cap * sizeof *grown);
-      if (grown) {
-        c->bins = grown;
-        c->cap = cap;
-      }
-    }
-    if (b == NULL && c->nbins < c->cap) {
-      b = &c->bins[c->nbins++];
-      memset(b, 0, sizeof *b);
-      b->key = key;
-    }
-    if (b && b->n == b->cap) {
-      size_t cap = b->cap ? b->cap * 2 : 8;
-      void **grown = realloc(b->blocks, cap * sizeof *grown);
-      if (grown) {
-        b->blocks = grown;
-        b->cap = cap;
-      }
-    }
+    if (b == NULL || b->n == b->cap) b = make_room(c, b, key);
     if (b && b->n < b->cap) {
       b->blocks[b->n++] = p;
       c->bytes += counted;

@@ -220,9 +220,18 @@ bool lc_sim_memcheck_explain(const void *addr, char *buf, size_t n);
 ** Per device, by key (the size the block was allocated with); counted is
 ** the bytes the device's count gives it. put keeps p unless the device's
 ** cache would pass limit bytes (false: the caller gives it back). drain
-** hands every kept block to give(p, key) and forgets them. */
-void *lc_sim_reuse_take(int device, size_t key, size_t counted);
-bool lc_sim_reuse_put(int device, void *p, size_t key, size_t counted, size_t limit);
+** hands every kept block to give(p, key) and forgets them.
+** used is the device's count of bytes in live allocations (backend.c):
+** take adds counted to it when it finds a block, put takes counted off it
+** in any case, in the same hold of the lock, so that a reused block costs
+** one locked instruction a call and not two. Every change of a count is
+** made under this lock (count: add, then sub, returning the count before),
+** so plain loads and stores under it lose none; readers load it at any
+** time. */
+void *lc_sim_reuse_take(int device, size_t key, size_t counted, atomic_size_t *used);
+bool lc_sim_reuse_put(int device, void *p, size_t key, size_t counted, size_t limit,
+                      atomic_size_t *used);
+size_t lc_sim_reuse_count(atomic_size_t *used, size_t add, size_t sub);
 size_t lc_sim_reuse_bytes(int device);
 void lc_sim_reuse_drain(int device, void (*give)(void *p, size_t key));
 
