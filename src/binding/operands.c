@@ -197,6 +197,14 @@ static void call_clear(lc_ufunc_call *c) {
   operand_clear(&c->out);
 }
 
+/* l has exactly shape (nd axes) */
+static bool same_shape(int nd, const int64_t *shape, const lc_layout *l) {
+  if (l->ndim != nd) return false;
+  for (int i = 0; i < nd; i++)
+    if (l->shape[i] != shape[i]) return false;
+  return true;
+}
+
 /* Every input an array of one dtype and one shape (a + b on arrays alike,
 ** the common case): their types come from lc_ufunc_types_same, and their
 ** shape is the result's, with no broadcasting to work out. */
@@ -205,8 +213,7 @@ static bool arrays_alike(const lc_operands *o) {
   if (a0 == NULL) return false;
   for (int i = 1; i < o->nin; i++) {
     const lc_array *a = o->a[i];
-    if (a == NULL || a->dtype != a0->dtype || a->lay.ndim != a0->lay.ndim ||
-        memcmp(a->lay.shape, a0->lay.shape, sizeof *a0->lay.shape * (size_t)a0->lay.ndim) != 0)
+    if (a == NULL || a->dtype != a0->dtype || !same_shape(a0->lay.ndim, a0->lay.shape, &a->lay))
       return false;
   }
   return true;
@@ -232,13 +239,6 @@ static int broadcast(lua_State *L, const lc_operands *o, bool alike, int64_t *sh
   char err[LC_ERRLEN];
   if (lc_broadcast_shapes(n, ndims, shapes, &nd, shape, err)) lc_error(L, fname, "%s", err);
   return nd;
-}
-
-static bool same_shape(int nd, const int64_t *shape, const lc_layout *l) {
-  if (l->ndim != nd) return false;
-  for (int i = 0; i < nd; i++)
-    if (l->shape[i] != shape[i]) return false;
-  return true;
 }
 
 /* Does writing out's elements change input a's before they are read?
