@@ -27,12 +27,23 @@ def loop():
     global acc
     for _ in range(50): acc = acc + a
 print("acc_ms", best(loop) / 50 * 1e3)
-x, y = np.ones(16, np.float32), np.ones(16, np.float32)
-def small():
-    for _ in range(10000): c = x + y
-print("add16_us", best(small) / 10000 * 1e6)
 blas = sorted({l.split()[-1] for l in open("/proc/self/maps") if "blas" in l.split()[-1]})
 print("blas", " ".join(blas) or "none", "numpy", np.__version__)
+]]
+
+-- NumPy's `a + b` on 16 elements, alone: run before and after each of
+-- ours (small_numpy below)
+local SMALL_NUMPY = [[
+import sys, time
+import numpy as np
+R = int(sys.argv[1])
+x, y = np.ones(16, np.float32), np.ones(16, np.float32)
+t = float("inf")
+for _ in range(R):
+    t0 = time.perf_counter()
+    for _ in range(10000): c = x + y
+    t = min(t, time.perf_counter() - t0)
+print("add16_us", t / 10000 * 1e6)
 ]]
 
 local PEAK_NUMPY = [[
@@ -74,6 +85,18 @@ local function field(out, name)
   return tonumber(out:match(name .. " ([%d.e+-]+)"))
 end
 
+-- A step of `a + b` on 16 elements takes half a microsecond, and this
+-- machine's speed for such a loop swings by 2x from one minute to the next
+-- (NumPy's own best: 0.39 us in one minute, 0.75 us in the next). A ratio
+-- of two times taken minutes apart measures the swing. So NumPy's loop runs
+-- in a child before, between and after two of ours, and each side's best
+-- counts: both sides have the same minutes to show their best in.
+local small_py = script(SMALL_NUMPY, ".py")
+local function small_numpy()
+  local _, out = B.sh(("%s %s %d"):format(PYTHON, small_py, REPEAT))
+  return field(out, "add16_us") or math.huge
+end
+
 local py = script(NUMPY, ".py")
 local ok, np_out = B.sh(("%s %s %d"):format(PYTHON, py, REPEAT))
 os.remove(py)
@@ -93,6 +116,7 @@ local function per_step(steps, f)
   return B.best(function() for _ = 1, steps do f() end end) / steps
 end
 
+local add16_us = math.huge     -- NumPy's best a + b, for the baseline line
 for _, kind in ipairs({ "host", "device" }) do
   local function make(n, v)
     local h = luacuda.full({ n }, v, "float32")
@@ -104,9 +128,19 @@ for _, kind in ipairs({ "host", "device" }) do
          t * 1e3 / field(np_out, "acc_ms"), 1.5)
   local x, y = make(16, 1), make(16, 1)
   local c
-  t = per_step(10000, function() c = x + y end)
-  figure(("a + b, 16 float32, %s arrays / NumPy"):format(kind),
-         t * 1e6 / field(np_out, "add16_us"), 1.5)
+  local small = function() c = x + y end
+  local theirs = small_numpy()
+  t = math.huge
+  for _ = 1, 2 do
+    t = math.min(t, per_step(10000, small))
+    theirs = math.min(theirs, small_numpy())
+  end
+  add16_us = math.min(add16_us, theirs)
+  if theirs < math.huge then
+    figure(("a + b, 16 float32, %s arrays / NumPy"):format(kind), t * 1e6 / theirs, 1.5)
+  else
+    print("a + b on 16 elements not measured: NumPy's child printed no time")
+  end
   acc, a, x, y, c = nil, nil, nil, nil, nil
   collectgarbage()
   if luacuda.free_cached then luacuda.free_cached() end   -- (absent before issue 30)
@@ -127,6 +161,7 @@ for _, kind in ipairs({ "host", "device" }) do
   end
 end
 os.remove(lua)
+os.remove(small_py)
 
 local met = 0
 for _, f in ipairs(figures) do
@@ -136,7 +171,7 @@ for _, f in ipairs(figures) do
   B.record(name, ratio, target, "<=")
 end
 print(("baseline: NumPy acc = acc + a %.3f ms a step, a + b on 16 %.2f us, peak %d MiB")
-  :format(field(np_out, "acc_ms"), field(np_out, "add16_us"),
+  :format(field(np_out, "acc_ms"), add16_us,
           (field(np_peak, "peak_kb") or 0) // 1024))
 print("NumPy's BLAS (loaded by its process): " .. (np_out:match("blas ([^\n]*)") or "unknown"))
 print(("bench: %d of %d targets met"):format(met, #figures))
