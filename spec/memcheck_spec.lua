@@ -195,6 +195,22 @@ describe("memory checking on the simulator", function()
              luacuda.synchronize)
   end)
 
+  it("names array math's results by their operation, and every other array by its line #oob", function()
+    local x = zeroed("device", 16, "float32")
+    local y, z = x + x, luacuda.exp(x)
+    m.write_float32[{ 1, 256 }](y, 16, 0)
+    S.misuse({ "past the end of float32 array of shape {16} made by add (+) at a line "
+               .. "LUACUDA_SIM_MEMCHECK=3 names (64 bytes at" }, luacuda.synchronize)
+    m.write_float32[{ 1, 256 }](z, 16, 0)
+    S.misuse({ "past the end of float32 array of shape {16} made by exp at a line" },
+             luacuda.synchronize)
+    -- the result's label must not serve the next array of its shape, made by name
+    local w, wline = luacuda.device_array(16, "float32"), debug.getinfo(1, "l").currentline
+    m.write_float32[{ 1, 256 }](w, 16, 0)
+    S.misuse({ "past the end of float32 array of shape {16} allocated at " .. HERE .. ":" .. wline
+               .. " (" }, luacuda.synchronize)
+  end)
+
   it("does not catch an access before the start unless strict", function()
     local x = zeroed("device", 16, "float32")
     m.write_float32[{ 1, 256 }](x[{ { 2, 16 } }], 14, 1)   -- x[0 - 1] of the view: in x
@@ -273,6 +289,20 @@ describe("LUACUDA_SIM_MEMCHECK", function()
       print("last", again[#again]:sum())]])
     assert.truthy(out:find("total	36000", 1, true), out)
     assert.truthy(out:find("last	8", 1, true), out)
+  end)
+
+  it("=3 and =2 name the line of array math's results too #oob", function()
+    for _, mode in ipairs({ 3, 2 }) do
+      -- strict mode faults from the page after the array's end on
+      local past = mode == 2 and 1024 + 4096 // 4 or 1024
+      local out = run("LUACUDA_SIM_MEMCHECK=" .. mode, ([[
+        local x = luacuda.device_array(1024, "float32")
+        x:fill(1)
+        local y = x + x
+        try("past", m.at[{1, 1}], y, %d)]]):format(past))
+      assert.truthy(out:find("float32 array of shape {1024} allocated at [^\n]*:%d+ %("), out)
+      assert.falsy(out:find("made by", 1, true), out)
+    end
   end)
 
   it("=3 catches one element past the end of every kind, dtype and size #oob", function()

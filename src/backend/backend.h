@@ -114,6 +114,12 @@ typedef enum lc_limit {
   LC_NLIMITS
 } lc_limit;
 
+/* mem_labels: none (mem_label ignores them); each array's dtype and shape,
+** the line that allocated it for arrays made by name (device_array,
+** to_device, ...) and the operation for array math's results; the line for
+** every array */
+enum { LC_LABELS_NONE, LC_LABELS_NAMED_LINES, LC_LABELS_ALL_LINES };
+
 typedef struct lc_backend {
   const char *name;
   /* device memory is host memory, at the addresses the host uses (the
@@ -152,6 +158,10 @@ typedef struct lc_backend {
   ** device allocation its label at once (lc_array_note_origin), so a
   ** block the allocator reuses is relabelled without being cleared. */
   void (*mem_label)(void *ptr, const char *label);
+  /* which labels mem_label keeps (LC_LABELS_*); NULL: every one. The
+  ** script's line costs a small array's allocation as much as its
+  ** arithmetic (lua_getinfo), so array math's results may go without it. */
+  int (*mem_labels)(void);
   /* the allocator's pool: bytes it holds from the device and bytes in use
   ** (NULL where there is no pool); trim gives back what it holds unused */
   int (*pool_info)(size_t *reserved, size_t *in_use);

@@ -50,18 +50,21 @@ lc_array *lc_array_push_closed(lua_State *L, const lc_dtype *dt) {
   return push_closed(L, dt, 0);
 }
 
+/* made_by: the math function whose result it is (its memory's label), or
+** NULL */
 static lc_array *alloc(lua_State *L, int like, lc_kind kind, const lc_dtype *dt,
-                       const lc_layout *lay, int64_t nbytes, lc_stream *s, const char *fname) {
+                       const lc_layout *lay, int64_t nbytes, lc_stream *s, const char *fname,
+                       const char *made_by) {
   lc_array *a = push_closed(L, dt, like);
   lc_layout_copy(&a->lay, lay);
   a->buf = lc_buffer_new(L, kind, (size_t)nbytes, 0, s, fname);
-  lc_array_note_origin(L, a);
+  lc_array_note_origin(L, a, made_by);
   return a;
 }
 
 lc_array *lc_array_alloc(lua_State *L, lc_kind kind, const lc_dtype *dt,
                          const lc_layout *lay, int64_t nbytes, lc_stream *s, const char *fname) {
-  return alloc(L, 0, kind, dt, lay, nbytes, s, fname);
+  return alloc(L, 0, kind, dt, lay, nbytes, s, fname, NULL);
 }
 
 lc_array *lc_array_empty_like(lua_State *L, int like, lc_kind kind, const lc_dtype *dt,
@@ -71,7 +74,7 @@ lc_array *lc_array_empty_like(lua_State *L, int like, lc_kind kind, const lc_dty
   char err[LC_ERRLEN];
   if (lc_layout_contiguous(&lay, ndim, shape, dt->size, order, err))
     lc_error(L, fname, "%s", err);
-  return alloc(L, like, kind, dt, &lay, lay.size * dt->size, s, fname);
+  return alloc(L, like, kind, dt, &lay, lay.size * dt->size, s, fname, fname);
 }
 
 lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndim,

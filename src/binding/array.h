@@ -53,8 +53,9 @@ lc_array *lc_array_alloc(lua_State *L, lc_kind kind, const lc_dtype *dt,
 
 /* Tell the backend what a newly allocated array's memory holds, and where
 ** the script allocated it, for its messages (origin.c; backend.h's
-** mem_label). */
-void lc_array_note_origin(lua_State *L, const lc_array *a);
+** mem_label); made_by: the array math function whose result it is, or
+** NULL. */
+void lc_array_note_origin(lua_State *L, const lc_array *a, const char *made_by);
 
 /* Push a new contiguous array (order 'C' or 'F'). */
 lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndim,
@@ -62,7 +63,8 @@ lc_array *lc_array_empty(lua_State *L, lc_kind kind, const lc_dtype *dt, int ndi
 
 /* lc_array_empty for a result of the array at stack slot like (one that
 ** lc_array_test accepted): the new array takes its metatable, which costs
-** less than the registry's lookup (array math's results). */
+** less than the registry's lookup (array math's results; fname, the math
+** function, is named in its memory's label: origin.c). */
 lc_array *lc_array_empty_like(lua_State *L, int like, lc_kind kind, const lc_dtype *dt,
                               int ndim, const int64_t *shape, char order, lc_stream *s,
                               const char *fname);

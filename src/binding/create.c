@@ -547,7 +547,7 @@ static lc_array *alloc_flags(lua_State *L, lc_kind kind, unsigned flags, const l
   lc_array *a = lc_array_push_closed(L, dt);
   a->lay = *lay;
   a->buf = lc_buffer_new(L, kind, (size_t)nbytes, flags, s, fname);
-  lc_array_note_origin(L, a);
+  lc_array_note_origin(L, a, NULL);
   return a;
 }
 

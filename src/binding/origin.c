@@ -4,7 +4,10 @@
 ** and the line of the script that allocated it, so a kernel that runs past
 ** it gets a message naming it. The line is the first Lua function on the
 ** stack outside luacuda's own Lua files (lua/luacuda/), which wrap some
-** constructors.
+** constructors. Where the backend keeps the line for arrays made by name
+** only (backend.h, mem_labels), array math's results are named by their
+** operation instead: finding the line is lua_getinfo's walk of the
+** function's line table, as long as a + b on a small array itself.
 */
 #include "array.h"
 
@@ -34,7 +37,8 @@ typedef struct last_label {
   int64_t shape[LC_MAXDIM];
   char source[LUA_IDSIZE];     /* "" when the name did not fit */
   char src[LUA_IDSIZE];        /* its short form, in the label */
-  int line;
+  int line;                    /* -1: a math result's label, made_by op */
+  char op[64];
   char label[LABEL_MAX];
 } last_label;
 static _Thread_local last_label last;
@@ -56,20 +60,52 @@ static bool script_frame(lua_State *L, const last_label *l, lua_Debug *ar, bool 
   return false;
 }
 
-static bool same_as_last(const last_label *l, const lc_array *a, const lua_Debug *ar,
-                         bool found, bool same_source) {
-  int line = found ? ar->currentline : 0;
+static bool same_array(const last_label *l, const lc_array *a, int line) {
   if (!l->made || l->line != line || l->ndim != a->lay.ndim) return false;
   for (int i = 0; i < a->lay.ndim; i++)
     if (l->shape[i] != a->lay.shape[i]) return false;
-  return (same_source || strcmp(l->src, found ? ar->short_src : "") == 0) &&
-         strncmp(l->dtype, a->dtype->name, sizeof l->dtype) == 0;
+  return strncmp(l->dtype, a->dtype->name, sizeof l->dtype) == 0;
 }
 
-void lc_array_note_origin(lua_State *L, const lc_array *a) {
+static bool same_as_last(const last_label *l, const lc_array *a, const lua_Debug *ar,
+                         bool found, bool same_source) {
+  return same_array(l, a, found ? ar->currentline : 0) &&
+         (same_source || strcmp(l->src, found ? ar->short_src : "") == 0);
+}
+
+static void keep_array(last_label *l, const lc_array *a, int line) {
+  snprintf(l->dtype, sizeof l->dtype, "%s", a->dtype->name);
+  l->ndim = a->lay.ndim;
+  memcpy(l->shape, a->lay.shape, (size_t)a->lay.ndim * sizeof *l->shape);
+  l->line = line;
+  l->made = true;
+}
+
+/* A math result's label: its dtype, shape and operation, and how to have
+** its line named (the message says it where a fault names the array). */
+static void note_made_by(const lc_backend *be, last_label *l, const lc_array *a,
+                         const char *op) {
+  if (!same_array(l, a, -1) || strncmp(l->op, op, sizeof l->op) != 0) {
+    char shape[96];
+    lc_shape_format(shape, sizeof shape, a->lay.ndim, a->lay.shape);
+    snprintf(l->label, sizeof l->label, "%.60s array of shape %s made by %.60s "
+             "at a line LUACUDA_SIM_MEMCHECK=3 names", a->dtype->name, shape, op);
+    snprintf(l->op, sizeof l->op, "%s", op);
+    keep_array(l, a, -1);
+  }
+  be->mem_label(a->buf->ptr, l->label);
+}
+
+void lc_array_note_origin(lua_State *L, const lc_array *a, const char *made_by) {
   const lc_backend *be = a->buf->backend;
   if (be->mem_label == NULL || a->buf->kind == LC_HOST) return;
+  int labels = be->mem_labels ? be->mem_labels() : LC_LABELS_ALL_LINES;
+  if (labels == LC_LABELS_NONE) return;
   last_label *l = this_thread();
+  if (made_by && labels == LC_LABELS_NAMED_LINES) {
+    note_made_by(be, l, a, made_by);
+    return;
+  }
   lua_Debug ar;
   bool same_source;
   bool found = script_frame(L, l, &ar, &same_source);
@@ -83,14 +119,10 @@ void lc_array_note_origin(lua_State *L, const lc_array *a) {
                a->dtype->name, shape, src, line);
     else
       snprintf(l->label, sizeof l->label, "%.60s array of shape %s", a->dtype->name, shape);
-    snprintf(l->dtype, sizeof l->dtype, "%s", a->dtype->name);
-    l->ndim = a->lay.ndim;
-    memcpy(l->shape, a->lay.shape, (size_t)a->lay.ndim * sizeof *l->shape);
     snprintf(l->src, sizeof l->src, "%s", src);
     l->source[0] = '\0';
     if (found && strlen(ar.source) < sizeof l->source) strcpy(l->source, ar.source);
-    l->line = line;
-    l->made = true;
+    keep_array(l, a, line);
   }
   be->mem_label(a->buf->ptr, l->label);
 }
