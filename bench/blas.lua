@@ -8,22 +8,29 @@
 -- 4096 x 4096 float32, mean and max over its first, argmax, exp and sqrt
 -- into out= on 2^24 float32.
 -- Each figure is luacuda's best time over NumPy's best (<= the target
--- meets it). Prints "name: value (target: ...)" and "bench: N of M
--- targets met". BENCH_REPEAT sets the runs per figure (3 here by default).
+-- meets it), each side measured in two rounds that take turns (NumPy,
+-- luacuda, NumPy, luacuda): this machine's speed swings from one minute to
+-- the next, and a ratio of times taken minutes apart measured the swing.
+-- Prints "name: value (target: ...)" and "bench: N of M targets met".
+-- BENCH_REPEAT sets the runs per figure (3 here by default, more for the
+-- short ones: at least a quarter of a second of them a round).
 local luacuda = require "luacuda"
 local B = require "bench.common"
 B.results("blas")
 local REPEAT = tonumber(os.getenv("BENCH_REPEAT")) or 3
-B.REPEAT = REPEAT
+-- and as many more runs as fit in SPAN seconds: a product of 2 ms timed
+-- three times is a sample of this machine's noise
+local SPAN = 0.25
 
 local PY = [==[
 import sys, time
 import numpy as np
-rep = int(sys.argv[1])
+rep, SPAN = int(sys.argv[1]), float(sys.argv[2])
 def best(f):
-    t = float("inf")
-    for _ in range(rep):
-        t0 = time.perf_counter(); f(); t = min(t, time.perf_counter() - t0)
+    t, spent, n = float("inf"), 0.0, 0
+    while n < rep or spent < SPAN:
+        t0 = time.perf_counter(); f(); d = time.perf_counter() - t0
+        t, spent, n = min(t, d), spent + d, n + 1
     return t
 g = np.random.default_rng(1)
 for dt in ("float32", "float64"):
@@ -51,62 +58,96 @@ local path = os.tmpname()
 local f = assert(io.open(path, "w"))
 f:write(PY)
 f:close()
-local ok, out = B.sh(("env -u LD_PRELOAD /usr/bin/python3 %s %d"):format(path, REPEAT))
-os.remove(path)
-if not ok then
-  print("bench: NumPy did not run (/usr/bin/python3 with python3-numpy): " .. out)
-  print("bench: 0 of 0 targets met")
-  return
-end
-local np = {}
-for name, v in out:gmatch("(%S+) (%S+)\n") do np[name] = tonumber(v) or v end
 
-local g = luacuda.random(1)
+-- NumPy's figures, the best of its rounds so far; false when it did not run
+local np = {}
+local function numpy_round()
+  local ok, out = B.sh(("env -u LD_PRELOAD /usr/bin/python3 %s %d %g"):format(path, REPEAT, SPAN))
+  if not ok then
+    print("bench: NumPy did not run (/usr/bin/python3 with python3-numpy): " .. out)
+    return false
+  end
+  for name, v in out:gmatch("(%S+) (%S+)\n") do
+    v = tonumber(v) or v
+    np[name] = type(v) == "number" and math.min(np[name] or math.huge, v) or v
+  end
+  return true
+end
+
 local device = luacuda.backend() == "sim"     -- device arrays computed by the CPU
 local t = {}
-for _, dt in ipairs({"float32", "float64"}) do
-  for _, c in ipairs({{"thin", 100000, 32, 1}, {"xt", 32, 100000, 1, true},
-                      {"square", 512, 512, 512}, {"wide", 4096, 64, 4096}}) do
-    local name, m, k, n, xt = c[1], c[2], c[3], c[4], c[5]
-    local ha = g:uniform(xt and {k, m} or {m, k}, dt, {kind = "host"})
-    local hb = g:uniform({k, n}, dt, {kind = "host"})
-    local a = xt and ha.T or ha
-    local hc = luacuda.empty({m, n}, dt)
-    t["matmul_" .. name .. "_" .. dt .. " host"] = B.best(function() luacuda.matmul(a, hb, hc) end)
-    if device then
-      local da, db = luacuda.to_device(ha), luacuda.to_device(hb)
-      da = xt and da.T or da
-      local dc = luacuda.device_array({m, n}, dt)
-      luacuda.matmul(da, db, dc)          -- a first product (the kernel's compile without BLAS)
-      luacuda.synchronize()
-      t["matmul_" .. name .. "_" .. dt .. " device"] = B.best(function() luacuda.matmul(da, db, dc) end)
+-- ours: t[key] the best time of f so far, f run as NumPy's best() runs
+-- its figures
+local function best(key, f)
+  local b, spent, n = math.huge, 0, 0
+  while n < REPEAT or spent < SPAN do
+    local t0 = luacuda.clock()
+    f()
+    luacuda.synchronize()
+    local d = luacuda.clock() - t0
+    b, spent, n = math.min(b, d), spent + d, n + 1
+  end
+  t[key] = math.min(t[key] or math.huge, b)
+end
+
+-- one round of ours: every figure, best of REPEAT runs each
+local function our_round()
+  local g = luacuda.random(1)
+  for _, dt in ipairs({"float32", "float64"}) do
+    for _, c in ipairs({{"thin", 100000, 32, 1}, {"xt", 32, 100000, 1, true},
+                        {"square", 512, 512, 512}, {"wide", 4096, 64, 4096}}) do
+      local name, m, k, n, xt = c[1], c[2], c[3], c[4], c[5]
+      local ha = g:uniform(xt and {k, m} or {m, k}, dt, {kind = "host"})
+      local hb = g:uniform({k, n}, dt, {kind = "host"})
+      local a = xt and ha.T or ha
+      local hc = luacuda.empty({m, n}, dt)
+      best("matmul_" .. name .. "_" .. dt .. " host", function() luacuda.matmul(a, hb, hc) end)
+      if device then
+        local da, db = luacuda.to_device(ha), luacuda.to_device(hb)
+        da = xt and da.T or da
+        local dc = luacuda.device_array({m, n}, dt)
+        luacuda.matmul(da, db, dc)          -- a first product (the kernel's compile without BLAS)
+        luacuda.synchronize()
+        best("matmul_" .. name .. "_" .. dt .. " device", function() luacuda.matmul(da, db, dc) end)
+      end
     end
   end
+  local a = g:uniform({4096, 4096}, "float32", {kind = "host"})
+  best("sum_1 host", function() a:sum(1) end)
+  best("sum_2 host", function() a:sum(2) end)
+  best("mean_1 host", function() a:mean(1) end)
+  best("max_1 host", function() a:max(1) end)
+  best("argmax host", function() a:argmax() end)
+  best("argmax_1 host", function() a:argmax(1) end)
+  local x = g:uniform(1 << 24, "float32", {kind = "host"})
+  local o = luacuda.empty_like(x)
+  best("exp host", function() luacuda.exp(x, o) end)
+  best("sqrt host", function() luacuda.sqrt(x, o) end)
+  if device then
+    local da = luacuda.to_device(a)
+    best("sum_1 device", function() da:sum(1) end)
+    best("sum_2 device", function() da:sum(2) end)
+    best("mean_1 device", function() da:mean(1) end)
+    best("max_1 device", function() da:max(1) end)
+    best("argmax device", function() da:argmax() end)
+    best("argmax_1 device", function() da:argmax(1) end)
+    local dx = luacuda.to_device(x)
+    local dout = luacuda.device_array({1 << 24}, "float32")
+    best("exp device", function() luacuda.exp(dx, dout) end)
+    best("sqrt device", function() luacuda.sqrt(dx, dout) end)
+  end
 end
-local a = g:uniform({4096, 4096}, "float32", {kind = "host"})
-t["sum_1 host"] = B.best(function() a:sum(1) end)
-t["sum_2 host"] = B.best(function() a:sum(2) end)
-t["mean_1 host"] = B.best(function() a:mean(1) end)
-t["max_1 host"] = B.best(function() a:max(1) end)
-t["argmax host"] = B.best(function() a:argmax() end)
-t["argmax_1 host"] = B.best(function() a:argmax(1) end)
-local x = g:uniform(1 << 24, "float32", {kind = "host"})
-local o = luacuda.empty_like(x)
-t["exp host"] = B.best(function() luacuda.exp(x, o) end)
-t["sqrt host"] = B.best(function() luacuda.sqrt(x, o) end)
-if device then
-  local da = luacuda.to_device(a)
-  t["sum_1 device"] = B.best(function() da:sum(1) end)
-  t["sum_2 device"] = B.best(function() da:sum(2) end)
-  t["mean_1 device"] = B.best(function() da:mean(1) end)
-  t["max_1 device"] = B.best(function() da:max(1) end)
-  t["argmax device"] = B.best(function() da:argmax() end)
-  t["argmax_1 device"] = B.best(function() da:argmax(1) end)
-  local dx = luacuda.to_device(x)
-  local dout = luacuda.device_array({1 << 24}, "float32")
-  t["exp device"] = B.best(function() luacuda.exp(dx, dout) end)
-  t["sqrt device"] = B.best(function() luacuda.sqrt(dx, dout) end)
+
+for _ = 1, 2 do
+  if not numpy_round() then
+    os.remove(path)
+    print("bench: 0 of 0 targets met")
+    return
+  end
+  our_round()
+  collectgarbage()        -- the round's arrays
 end
+os.remove(path)
 
 local libs = {}
 for line in io.lines("/proc/self/maps") do
