@@ -8,8 +8,8 @@
 -- 4096 x 4096 float32, mean and max over its first, argmax, exp and sqrt
 -- into out= on 2^24 float32.
 -- Each figure is luacuda's best time over NumPy's best (<= the target
--- meets it), each side measured in two rounds that take turns (NumPy,
--- luacuda, NumPy, luacuda): this machine's speed swings from one minute to
+-- meets it), each side measured in three rounds that take turns (NumPy,
+-- luacuda, NumPy, ...): this machine's speed swings from one minute to
 -- the next, and a ratio of times taken minutes apart measured the swing.
 -- Prints "name: value (target: ...)" and "bench: N of M targets met".
 -- BENCH_REPEAT sets the runs per figure (3 here by default, more for the
@@ -21,6 +21,8 @@ local REPEAT = tonumber(os.getenv("BENCH_REPEAT")) or 3
 -- and as many more runs as fit in SPAN seconds: a product of 2 ms timed
 -- three times is a sample of this machine's noise
 local SPAN = 0.25
+-- rounds of each side, taking turns
+local ROUNDS = 3
 
 local PY = [==[
 import sys, time
@@ -138,7 +140,7 @@ local function our_round()
   end
 end
 
-for _ = 1, 2 do
+for _ = 1, ROUNDS do
   if not numpy_round() then
     os.remove(path)
     print("bench: 0 of 0 targets met")
