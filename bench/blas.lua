@@ -18,6 +18,7 @@ local luacuda = require "luacuda"
 local B = require "bench.common"
 B.results("blas")
 local REPEAT = tonumber(os.getenv("BENCH_REPEAT")) or 3
+B.REPEAT = REPEAT
 -- and as many more runs as fit in SPAN seconds: a product of 2 ms timed
 -- three times is a sample of this machine's noise
 local SPAN = 0.25
@@ -81,15 +82,20 @@ local t = {}
 -- ours: t[key] the best time of f so far, f run as NumPy's best() runs
 -- its figures
 local function best(key, f)
-  local b, spent, n = math.huge, 0, 0
-  while n < REPEAT or spent < SPAN do
-    local t0 = luacuda.clock()
-    f()
-    luacuda.synchronize()
-    local d = luacuda.clock() - t0
-    b, spent, n = math.min(b, d), spent + d, n + 1
-  end
-  t[key] = math.min(t[key] or math.huge, b)
+  t[key] = math.min(t[key] or math.huge, B.best(f, SPAN))
+end
+
+-- the reductions and loops of one side: a 4096 x 4096 array, x of 2^24
+-- elements and out of its shape
+local function reductions(side, a, x, out)
+  best("sum_1 " .. side, function() a:sum(1) end)
+  best("sum_2 " .. side, function() a:sum(2) end)
+  best("mean_1 " .. side, function() a:mean(1) end)
+  best("max_1 " .. side, function() a:max(1) end)
+  best("argmax " .. side, function() a:argmax() end)
+  best("argmax_1 " .. side, function() a:argmax(1) end)
+  best("exp " .. side, function() luacuda.exp(x, out) end)
+  best("sqrt " .. side, function() luacuda.sqrt(x, out) end)
 end
 
 -- one round of ours: every figure, best of REPEAT runs each
@@ -115,28 +121,11 @@ local function our_round()
     end
   end
   local a = g:uniform({4096, 4096}, "float32", {kind = "host"})
-  best("sum_1 host", function() a:sum(1) end)
-  best("sum_2 host", function() a:sum(2) end)
-  best("mean_1 host", function() a:mean(1) end)
-  best("max_1 host", function() a:max(1) end)
-  best("argmax host", function() a:argmax() end)
-  best("argmax_1 host", function() a:argmax(1) end)
   local x = g:uniform(1 << 24, "float32", {kind = "host"})
-  local o = luacuda.empty_like(x)
-  best("exp host", function() luacuda.exp(x, o) end)
-  best("sqrt host", function() luacuda.sqrt(x, o) end)
+  reductions("host", a, x, luacuda.empty_like(x))
   if device then
-    local da = luacuda.to_device(a)
-    best("sum_1 device", function() da:sum(1) end)
-    best("sum_2 device", function() da:sum(2) end)
-    best("mean_1 device", function() da:mean(1) end)
-    best("max_1 device", function() da:max(1) end)
-    best("argmax device", function() da:argmax() end)
-    best("argmax_1 device", function() da:argmax(1) end)
-    local dx = luacuda.to_device(x)
-    local dout = luacuda.device_array({1 << 24}, "float32")
-    best("exp device", function() luacuda.exp(dx, dout) end)
-    best("sqrt device", function() luacuda.sqrt(dx, dout) end)
+    reductions("device", luacuda.to_device(a), luacuda.to_device(x),
+               luacuda.device_array({1 << 24}, "float32"))
   end
 end
 

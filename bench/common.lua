@@ -14,14 +14,16 @@ function B.sh(cmd)
   return p:close() == true, out
 end
 
--- the best wall time of f over REPEAT runs, queued device work included
-function B.best(f)
-  local t = math.huge
-  for _ = 1, B.REPEAT do
+-- the best wall time of f over REPEAT runs, queued device work included,
+-- and over as many more as fit in span seconds (none unless given)
+function B.best(f, span)
+  local t, spent, n = math.huge, 0, 0
+  while n < B.REPEAT or spent < (span or 0) do
     local t0 = luacuda.clock()
     f()
     luacuda.synchronize()
-    t = math.min(t, luacuda.clock() - t0)
+    local d = luacuda.clock() - t0
+    t, spent, n = math.min(t, d), spent + d, n + 1
   end
   return t
 end

@@ -74,7 +74,9 @@ end
 ]]
 
 local function script(text, ext)
-  local path = os.tmpname() .. ext
+  local name = os.tmpname()      -- made by tmpname, and not the file written
+  os.remove(name)
+  local path = name .. ext
   local f = assert(io.open(path, "w"))
   f:write(text)
   f:close()
@@ -91,12 +93,6 @@ end
 -- of two times taken minutes apart measures the swing. So NumPy's loop runs
 -- in a child before, between and after six of ours, and each side's best
 -- counts: both sides have the same minutes to show their best in.
-local small_py = script(SMALL_NUMPY, ".py")
-local function small_numpy()
-  local _, out = B.sh(("%s %s %d"):format(PYTHON, small_py, REPEAT))
-  return field(out, "add16_us") or math.huge
-end
-
 local py = script(NUMPY, ".py")
 local ok, np_out = B.sh(("%s %s %d"):format(PYTHON, py, REPEAT))
 os.remove(py)
@@ -104,6 +100,12 @@ if not ok or not field(np_out, "acc_ms") then
   print("no NumPy (" .. PYTHON .. " with numpy): " .. np_out:sub(1, 200))
   print("bench: 0 of 0 targets met")
   return
+end
+
+local small_py = script(SMALL_NUMPY, ".py")
+local function small_numpy()
+  local _, out = B.sh(("%s %s %d"):format(PYTHON, small_py, REPEAT))
+  return field(out, "add16_us") or math.huge
 end
 
 local figures = {}
